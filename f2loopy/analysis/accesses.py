@@ -1,0 +1,139 @@
+"""Memory accesses of instructions and exact (isl) tests on them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import islpy as isl
+
+from f2loopy.ir.domains import combined_domain, iname_to_domain_index
+from f2loopy.ir.expressions import accesses, index_tuple
+from f2loopy.ir.isl_tools import NonAffineError, align_params, dim_type, pwaff_from_expr
+from f2loopy.ir.kernel import Assignment, Kernel
+
+
+@dataclass(frozen=True)
+class Access:
+    """One access of an instruction to a variable.
+
+    :attr index: the subscript tuple, or None for a scalar (or a use of the
+        whole variable).
+    """
+
+    insn_id: str
+    name: str
+    index: tuple | None
+    is_write: bool
+
+
+def instruction_accesses(kernel: Kernel, insn, *, with_domain_params: bool = True
+                         ) -> list[Access]:
+    """Reads and writes of *insn* to kernel variables (not inames).
+
+    Reads include the data-dependent loop-bound variables of its loops, since
+    the loops cannot start before those are known.
+    """
+    inames = set(kernel.all_inames())
+    out = []
+    if isinstance(insn, Assignment):
+        a = insn.assignee
+        name = insn.assignee_name
+        idx = index_tuple(a) if hasattr(a, "aggregate") else None
+        out.append(Access(insn.id, name, idx, True))
+    for expr in insn.read_expressions():
+        for name, idx in accesses(expr):
+            if name in inames:
+                continue
+            out.append(Access(insn.id, name, idx, False))
+    if with_domain_params:
+        for name in loop_bound_variables(kernel, insn.within_inames):
+            out.append(Access(insn.id, name, None, False))
+    return [acc for acc in out if kernel.has_variable(acc.name)]
+
+
+def loop_bound_variables(kernel: Kernel, inames) -> set[str]:
+    """Temporaries that the loop bounds of *inames* read."""
+    where = iname_to_domain_index(kernel)
+    out = set()
+    for i in inames:
+        if i not in where:
+            continue
+        dom = kernel.domains[where[i]]
+        for n in dom.get_var_names(dim_type.param):
+            if n in kernel.temporaries:
+                out.add(n)
+    return out
+
+
+class AccessAnalysis:
+    """Cached instance domains and exact conflict tests for one kernel."""
+
+    def __init__(self, kernel: Kernel):
+        self.kernel = kernel
+        self._domains: dict[frozenset, isl.Set] = {}
+
+    def instance_domain(self, inames) -> isl.Set:
+        key = frozenset(inames)
+        if key not in self._domains:
+            order = [i for i in self.kernel.all_inames() if i in key]
+            self._domains[key] = combined_domain(self.kernel, order)
+        return self._domains[key]
+
+    @cached_property
+    def id_to_insn(self):
+        return self.kernel.id_to_insn
+
+    def conflict_set(self, a: Access, b: Access, *, suffix_a="__a", suffix_b="__b"):
+        """The pairs of instances of *a*'s and *b*'s instructions that touch the
+        same element, as a set over renamed inames (``i__a``, ``i__b``), or
+        None if the subscripts are not affine (unknown: assume a conflict)."""
+        ia, ib = self.id_to_insn[a.insn_id], self.id_to_insn[b.insn_id]
+        da = _rename_set(self.instance_domain(ia.within_inames), suffix_a)
+        db = _rename_set(self.instance_domain(ib.within_inames), suffix_b)
+        da, db = align_params(da, db)
+        joint = _product(da, db)
+        if a.index is None or b.index is None:
+            return joint
+        if len(a.index) != len(b.index):
+            return joint
+        space = joint.get_space()
+        try:
+            for ea, eb in zip(a.index, b.index):
+                pa = pwaff_from_expr(_suffixed(ea, ia.within_inames, suffix_a), space)
+                pb = pwaff_from_expr(_suffixed(eb, ib.within_inames, suffix_b), space)
+                joint = joint & pa.eq_set(pb)
+        except NonAffineError:
+            return None
+        return joint
+
+    def may_conflict(self, a: Access, b: Access) -> bool:
+        if a.index is None or b.index is None:
+            return True
+        if a.index == b.index:
+            return True
+        s = self.conflict_set(a, b)
+        return s is None or not s.is_empty()
+
+
+def _rename_set(s: isl.Set, suffix: str) -> isl.Set:
+    for k in range(s.dim(dim_type.set)):
+        s = s.set_dim_name(dim_type.set, k, s.get_dim_name(dim_type.set, k) + suffix)
+    return s
+
+
+def _product(a: isl.Set, b: isl.Set) -> isl.Set:
+    na = a.dim(dim_type.set)
+    nb = b.dim(dim_type.set)
+    a2 = a.add_dims(dim_type.set, nb)
+    for k in range(nb):
+        a2 = a2.set_dim_name(dim_type.set, na + k, b.get_dim_name(dim_type.set, k))
+    b2 = b.insert_dims(dim_type.set, 0, na)
+    for k in range(na):
+        b2 = b2.set_dim_name(dim_type.set, k, a.get_dim_name(dim_type.set, k))
+    return a2 & b2
+
+
+def _suffixed(expr, inames, suffix):
+    from f2loopy.ir.expressions import rename
+    return rename(expr, {i: i + suffix for i in inames})

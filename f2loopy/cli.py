@@ -1,0 +1,133 @@
+"""The ``f2loopy`` command line.
+
+Exit status: 0 success, 1 translation error (a located diagnostic is
+printed), 2 usage error.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from pathlib import Path
+
+import click
+
+from f2loopy.diagnostics import F2LoopyError
+from f2loopy.version import __version__
+
+
+def _parse_defines(values) -> dict:
+    out = {}
+    for item in values:
+        if "=" not in item:
+            raise click.BadParameter(f"expected NAME=VALUE, got {item!r}", param_hint="-D")
+        name, value = item.split("=", 1)
+        name = name.strip()
+        if not name.isidentifier():
+            raise click.BadParameter(f"{name!r} is not a valid name", param_hint="-D")
+        out[name] = _parse_value(value.strip())
+    return out
+
+
+def _parse_value(text: str):
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    return text
+
+
+class _Failure(Exception):
+    pass
+
+
+def _report(exc: BaseException, debug: bool) -> None:
+    if isinstance(exc, F2LoopyError):
+        click.echo(exc.format(), err=True)
+    else:
+        click.echo(f"f2loopy: internal error: {type(exc).__name__}: {exc}", err=True)
+        if not debug:
+            click.echo("f2loopy: run again with --debug for the traceback, and please report "
+                       "it", err=True)
+    if debug:
+        traceback.print_exception(exc)
+
+
+defines_option = click.option("-D", "--define", "defines", multiple=True, metavar="NAME=VALUE",
+                              help="Value visible to the transformation script as NAME "
+                                   "(repeatable), e.g. -D Nq=8.")
+debug_option = click.option("--debug", is_flag=True,
+                            help="Show Python tracebacks for errors.")
+transform_option = click.option("--transform", metavar="NAME_OR_FILE", default=None,
+                                help="Apply a transformation recipe from transforms/ or a "
+                                     "Python file.")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="f2loopy")
+def main():
+    """f2loopy: translate annotated Fortran subroutines to OpenCL kernels and host glue."""
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("-o", "--output-dir", type=click.Path(file_okay=False), default=None,
+              help="Directory for the outputs (default: next to each input).")
+@defines_option
+@transform_option
+@debug_option
+def translate(files, output_dir, defines, transform, debug):
+    """Translate Fortran FILES: writes NAME.cl and NAME_cl.py for each.
+
+    Nothing is written for a file that has an error.
+    """
+    from f2loopy.pipeline import translate_file, write_outputs
+    values = _parse_defines(defines)
+    failed = 0
+    for f in files:
+        try:
+            result = translate_file(f, output_dir=output_dir, defines=values,
+                                    transform=transform, debug=debug)
+            write_outputs(result.outputs)
+        except Exception as exc:  # noqa: BLE001 - every failure is reported, not raised
+            _report(exc, debug)
+            failed += 1
+    sys.exit(1 if failed else 0)
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--kernel", "kernel_name", default=None, help="Only this subroutine.")
+@click.option("--ir/--no-ir", default=True, help="Print the kernel IR.")
+@click.option("--code/--no-code", default=True, help="Print the generated OpenCL.")
+@defines_option
+@transform_option
+@debug_option
+def show(file, kernel_name, ir, code, defines, transform, debug):
+    """Print the IR and the generated OpenCL of FILE (writes nothing)."""
+    from f2loopy.pipeline import translate_file
+    try:
+        result = translate_file(file, defines=_parse_defines(defines), transform=transform,
+                                debug=debug)
+    except Exception as exc:  # noqa: BLE001
+        _report(exc, debug)
+        sys.exit(1)
+    shown = 0
+    for knl, gk in zip(result.kernels, result.generated):
+        if kernel_name is not None and knl.name.lower() != kernel_name.lower():
+            continue
+        shown += 1
+        if ir:
+            click.echo(str(knl))
+        if code:
+            click.echo(gk.source)
+    if kernel_name is not None and not shown:
+        click.echo(f"f2loopy: error: no subroutine named '{kernel_name}' in {file}", err=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

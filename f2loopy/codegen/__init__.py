@@ -1,0 +1,155 @@
+"""Code generation: kernel IR to OpenCL C.
+
+:func:`generate_code` runs the back half of the pipeline on one kernel::
+
+    checks -> grid -> schedule -> barriers -> OpenCL C
+
+and returns a :class:`GeneratedKernel` with everything the host glue needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from f2loopy.codegen.c_expressions import c_type
+from f2loopy.codegen.emit import KernelEmitter, constant_table, declare_temporary
+from f2loopy.codegen.grid import Grid, compute_grid
+from f2loopy.codegen.names import c_name
+from f2loopy.diagnostics import CodegenError
+from f2loopy.ir.kernel import AddressSpace, ArrayArg, Kernel, ScalarArg
+from f2loopy.schedule.linearize import linearize
+from f2loopy.version import __version__
+
+
+@dataclass(frozen=True)
+class KernelArgument:
+    """One argument of the generated OpenCL kernel.
+
+    :attr kind: ``"value"`` (scalar by value), ``"scalar_ref"`` (a scalar the
+        kernel writes, passed as a one-element buffer) or ``"array"``.
+    """
+
+    name: str
+    c_name: str
+    kind: str
+    dtype: np.dtype
+    read: bool
+    written: bool
+    ir_arg: object
+
+
+@dataclass(frozen=True)
+class GeneratedKernel:
+    name: str
+    c_name: str
+    device_code: str          # the kernel function and what it needs
+    preamble: str             # pragmas, helper functions and constant tables
+    arguments: tuple
+    grid: Grid
+    kernel: Kernel
+
+    @property
+    def source(self) -> str:
+        """A complete OpenCL program for this kernel alone."""
+        return join_program([self])
+
+    @property
+    def build_options(self) -> tuple:
+        return tuple(self.kernel.options.build_options)
+
+
+def join_program(kernels) -> str:
+    """One OpenCL program holding several generated kernels."""
+    pre_lines: list[str] = []
+    seen = set()
+    for gk in kernels:
+        for line in gk.preamble.split("\n\n"):
+            if line.strip() and line not in seen:
+                seen.add(line)
+                pre_lines.append(line)
+    parts = [p for p in pre_lines]
+    parts.extend(gk.device_code for gk in kernels)
+    return "\n\n".join(parts) + "\n"
+
+
+def address_spaces(kernel: Kernel) -> dict:
+    out = {}
+    for name, t in kernel.temporaries.items():
+        out[name] = t.address_space or AddressSpace.PRIVATE
+    return out
+
+
+def generate_code(kernel: Kernel) -> GeneratedKernel:
+    """Generate OpenCL C for *kernel* (raises :class:`CodegenError` and
+    :class:`~f2loopy.diagnostics.RaceError` for kernels that cannot be run
+    correctly as transformed)."""
+    from f2loopy.codegen.preprocess import preprocess
+    kernel = preprocess(kernel)
+    grid = compute_grid(kernel)
+    schedule = linearize(kernel)
+    from f2loopy.codegen.barriers import check_and_insert_barriers
+    schedule = check_and_insert_barriers(kernel, grid, schedule)
+    spaces = address_spaces(kernel)
+    emitter = KernelEmitter(kernel, grid, schedule, address_spaces=spaces)
+    emitter.emit_body()
+
+    written = kernel.written_variables()
+    read = set()
+    from f2loopy.ir.expressions import variables_read
+    for insn in kernel.instructions:
+        read |= variables_read(*insn.read_expressions())
+
+    args = []
+    params = []
+    for a in kernel.args:
+        if isinstance(a, ScalarArg):
+            kind = "scalar_ref" if a.name in written else "value"
+            if kind == "value":
+                params.append(f"{c_type(a.dtype)} const {c_name(a.name)}")
+            else:
+                params.append(f"__global {c_type(a.dtype)} *__restrict__ {c_name(a.name)}")
+        elif isinstance(a, ArrayArg):
+            kind = "array"
+            const = "" if a.name in written else " const"
+            params.append(f"__global {c_type(a.dtype)}{const} *__restrict__ {c_name(a.name)}")
+        else:
+            raise CodegenError(f"unknown argument kind for '{a.name}'")
+        if np.dtype(a.dtype) in (np.float64, np.complex128):
+            emitter.uses_double = True
+        args.append(KernelArgument(a.name, c_name(a.name), kind, np.dtype(a.dtype),
+                                   a.name in read, a.name in written, a))
+
+    decls = []
+    tables = []
+    for name, t in kernel.temporaries.items():
+        if t.read_only and t.initializer is not None:
+            tables.append(constant_table(t, kernel.name))
+            continue
+        if np.dtype(t.dtype) in (np.float64, np.complex128):
+            emitter.uses_double = True
+        decls.append(declare_temporary(t, spaces[name], kernel.name))
+
+    local = grid.local_size
+    header = (f"__kernel void __attribute__ ((reqd_work_group_size({local[0]}, {local[1]}, "
+              f"{local[2]}))) {c_name(kernel.name)}({', '.join(params)})")
+    body = ["{"] + ["    " + d for d in decls] + emitter.lines + ["}"]
+    device_code = header + "\n" + "\n".join(body)
+
+    pre = []
+    if emitter.uses_double or emitter.helpers.uses_double:
+        pre.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
+    if not kernel.options.fp_contract:
+        pre.append("#pragma OPENCL FP_CONTRACT OFF")
+    helper_src = emitter.helpers.source()
+    if helper_src:
+        pre.append(helper_src.rstrip())
+    pre.extend(tables)
+    return GeneratedKernel(kernel.name, c_name(kernel.name), device_code, "\n\n".join(pre),
+                           tuple(args), grid, kernel)
+
+
+def file_header(filename: str) -> str:
+    return (f"/* Generated by f2loopy {__version__} from {filename}. Do not edit: change the "
+            "Fortran source or its !$loopy script and translate again. */")

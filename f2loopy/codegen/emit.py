@@ -1,0 +1,381 @@
+"""Emitting the OpenCL C text of one kernel from its schedule tree.
+
+Loop bounds and guards come from the loop domains with isl: each loop runs
+over exactly the range its domain allows given the enclosing loops (what isl
+cannot prove from that range becomes a guard on the instructions, nothing
+else does).  The *context* threaded through the walk is the set of values
+the enclosing loops and the grid can take.
+"""
+
+from __future__ import annotations
+
+import islpy as isl
+import numpy as np
+import pymbolic.primitives as p
+
+from f2loopy.analysis.types import BOOL, kernel_type_inferrer
+from f2loopy.codegen.c_expressions import CExpressionPrinter, c_constant, c_type
+from f2loopy.codegen.grid import Grid
+from f2loopy.codegen.helpers import HelperSet
+from f2loopy.codegen.names import c_name
+from f2loopy.diagnostics import CodegenError
+from f2loopy.ir.domains import combined_domain
+from f2loopy.ir.folding import normalize_integer
+from f2loopy.ir.isl_tools import (
+    align_params, dim_type, expr_from_pwaff, expr_from_set, set_to_params)
+from f2loopy.ir.kernel import (
+    AddressSpace, ArrayArg, Assignment, BarrierInstruction, Kernel, NoOpInstruction,
+    ScalarArg, Temporary)
+from f2loopy.ir.tags import ILPTag, UnrollTag, VectorizeTag
+from f2loopy.schedule.linearize import BarrierNode, InsnNode, LoopNode
+
+
+class KernelEmitter:
+    def __init__(self, kernel: Kernel, grid: Grid, schedule, *, address_spaces: dict):
+        self.kernel = kernel
+        self.grid = grid
+        self.schedule = schedule
+        self.address_spaces = address_spaces
+        self.helpers = HelperSet()
+        self.types = kernel_type_inferrer(kernel)
+        self.written = kernel.written_variables()
+        self.printer = CExpressionPrinter(self.dtype_of, self.c_variable, self.c_subscript,
+                                          self.helpers)
+        self.lines: list[str] = []
+        self.indent = 1
+        self._domains: dict[tuple, isl.Set] = {}
+        self.uses_double = False
+
+    # {{{ naming and types
+
+    def dtype_of(self, expr):
+        dt = self.types(expr)
+        if dt == np.float64 or dt == np.complex128:
+            self.uses_double = True
+        return dt
+
+    def c_variable(self, name: str) -> str:
+        var = self._lookup(name)
+        if isinstance(var, ScalarArg) and name in self.written:
+            return f"{c_name(name)}[0]"
+        if var is not None and getattr(var, "shape", ()) and not isinstance(var, ScalarArg):
+            raise CodegenError(f"array '{name}' used without subscripts")
+        return c_name(name)
+
+    def _lookup(self, name):
+        try:
+            return self.kernel.variable(name)
+        except KeyError:
+            return None
+
+    def c_subscript(self, name: str, indices) -> str:
+        var = self._lookup(name)
+        if var is None:
+            raise CodegenError(f"unknown array '{name}'")
+        if len(indices) != var.ndim:
+            raise CodegenError(f"'{name}' has {var.ndim} axes but is indexed with "
+                               f"{len(indices)}", None)
+        offset = self.linear_offset(var, indices)
+        text = self.printer.rec(offset, 0)
+        return f"{self.c_array_name(var)}[{text}]"
+
+    def c_array_name(self, var) -> str:
+        if isinstance(var, Temporary) and var.read_only and var.initializer is not None:
+            return c_name(f"{self.kernel.name}_{var.name}")
+        return c_name(var.name)
+
+    def linear_offset(self, var, indices):
+        """Offset of ``var(indices)`` in its storage: Horner form over the axes
+        from the slowest- to the fastest-varying (nesting order N0 fastest)."""
+        tags = var.axis_tags
+        axes = sorted(range(var.ndim), key=lambda a: tags[a].order)
+        offset = None
+        for a in reversed(axes):
+            rel = normalize_integer(p.Sum((indices[a], p.Product((-1, var.lower_bounds[a])))))
+            if offset is None:
+                offset = rel
+            else:
+                extent = var.shape[a]
+                if extent is None:
+                    raise CodegenError(f"assumed-size axis of '{var.name}' must be the "
+                                       "slowest-varying one")
+                offset = normalize_integer(p.Sum((rel, p.Product((extent, offset))))) \
+                    if _is_small(offset) else p.Sum((rel, p.Product((extent, offset))))
+        return offset if offset is not None else 0
+
+    # }}}
+
+    # {{{ domains and context
+    #
+    # The context is a parameter-only isl set: the kernel parameters and the
+    # inames of the enclosing loops (and of the grid) are all parameters.
+
+    def domain(self, names) -> isl.Set:
+        key = tuple(names)
+        if key not in self._domains:
+            self._domains[key] = combined_domain(self.kernel, list(names))
+        return self._domains[key]
+
+    def initial_context(self) -> tuple[list[str], isl.Set]:
+        names = [h.iname for h in self.grid.inames]
+        ctx = self.kernel.assumptions
+        ctx = ctx if ctx.is_params() else ctx.params()
+        for h in self.grid.inames:
+            if h.kind == "l":
+                upper = h.lower + (self.grid.local_size[h.axis] - 1)
+            else:
+                upper = h.upper
+            ctx = _intersect_params(ctx, range_constraint(h.iname, h.lower, upper, 1))
+        return names, ctx
+
+    # }}}
+
+    # {{{ emission
+
+    def emit_line(self, text: str):
+        self.lines.append("    " * self.indent + text)
+
+    def emit_body(self):
+        names, ctx = self.initial_context()
+        for h in self.grid.inames:
+            fn = "get_group_id" if h.kind == "g" else "get_local_id"
+            base = self.printer(normalize_integer(h.base))
+            value = f"(int) {fn}({h.axis})" if base == "0" else f"{base} + (int) {fn}({h.axis})"
+            self.emit_line(f"int const {c_name(h.iname)} = {value};")
+        self.emit_nodes(self.schedule, names, ctx)
+
+    def emit_nodes(self, nodes, names, ctx):
+        k = 0
+        nodes = list(nodes)
+        while k < len(nodes):
+            node = nodes[k]
+            if isinstance(node, InsnNode):
+                # group consecutive instructions under the same condition
+                group = []
+                cond = self.insn_condition(self.kernel.insn(node.insn_id), names, ctx)
+                while k < len(nodes) and isinstance(nodes[k], InsnNode):
+                    insn = self.kernel.insn(nodes[k].insn_id)
+                    c = cond if not group else self.insn_condition(insn, names, ctx)
+                    if group and c != cond:
+                        break
+                    group.append(insn)
+                    k += 1
+                self.emit_guarded(cond, group)
+                continue
+            if isinstance(node, LoopNode):
+                self.emit_loop(node, names, ctx)
+            elif isinstance(node, BarrierNode):
+                fence = "CLK_LOCAL_MEM_FENCE" if node.scope == "local" else \
+                    "CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE"
+                comment = f" /* {node.reason} */" if node.reason else ""
+                self.emit_line(f"barrier({fence});{comment}")
+            k += 1
+
+    def emit_guarded(self, cond, insns):
+        if cond is None:
+            for insn in insns:
+                self.emit_instruction(insn)
+            return
+        self.emit_line(f"if ({cond})")
+        if len(insns) == 1:
+            self.indent += 1
+            self.emit_instruction(insns[0])
+            self.indent -= 1
+            return
+        self.emit_line("{")
+        self.indent += 1
+        for insn in insns:
+            self.emit_instruction(insn)
+        self.indent -= 1
+        self.emit_line("}")
+
+    def insn_condition(self, insn, names, ctx) -> str | None:
+        conds = []
+        guard = self.domain_guard(insn, names, ctx)
+        if guard is not None:
+            conds.append(guard)
+        conds.extend(insn.predicates)
+        if not conds:
+            return None
+        cond = conds[0] if len(conds) == 1 else p.LogicalAnd(tuple(conds))
+        return self.printer.rec(cond, 0)
+
+    def domain_guard(self, insn, names, ctx):
+        """The condition (pymbolic) under which *insn* must run in addition to
+        what the enclosing loops guarantee, or None."""
+        missing = set(insn.within_inames) - set(names)
+        if missing:
+            raise CodegenError(f"instruction '{insn.id}' scheduled outside its loop(s) "
+                               f"{', '.join(sorted(missing))}", insn.span)
+        own = [n for n in names if n in insn.within_inames]
+        dom = _as_params(self.domain(own), own)
+        dom, c = align_params(dom, ctx)
+        if (dom & c).is_empty():
+            return np.bool_(False)
+        g = dom.gist(c)
+        if g.plain_is_universe():
+            return None
+        cond = expr_from_set(g, c)
+        if cond is True:
+            return None
+        return _normalize_condition(cond)
+
+    def emit_instruction(self, insn):
+        if isinstance(insn, Assignment):
+            lhs = self.printer(insn.assignee)
+            lhs_dtype = self.dtype_of(insn.assignee)
+            rhs = self.printer(insn.expression, lhs_dtype)
+            if insn.atomic:
+                raise CodegenError("atomic updates are not supported yet", insn.span)
+            self.emit_line(f"{lhs} = {rhs};")
+        elif isinstance(insn, BarrierInstruction):
+            fence = "CLK_LOCAL_MEM_FENCE" if insn.scope == "local" else \
+                "CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE"
+            self.emit_line(f"barrier({fence});")
+        elif isinstance(insn, NoOpInstruction):
+            pass
+        else:
+            raise CodegenError(f"cannot generate code for instruction {insn.id}", insn.span)
+
+    def emit_loop(self, node: LoopNode, names, ctx):
+        iname = node.iname
+        tag = self.kernel.iname_tag(iname)
+        dom = _as_params(self.domain(names + [iname]), names)
+        dom, c = align_params(dom, ctx)
+        dom = dom.intersect_params(c)
+        if dom.is_empty():
+            self.emit_line(f"/* the loop over '{iname}' never runs */")
+            return
+        lower = dom.dim_min(0).coalesce()
+        upper = dom.dim_max(0).coalesce()
+        stride = _stride(dom, 0)
+        inner_names = names + [iname]
+        if isinstance(tag, (UnrollTag, VectorizeTag)) or \
+                (isinstance(tag, ILPTag) and tag.unrolled):
+            self.emit_unrolled(node, inner_names, ctx, lower, upper, stride)
+            return
+        lo_text = self.printer(normalize_integer(expr_from_pwaff(lower, ctx)))
+        hi_text = self.printer(normalize_integer(expr_from_pwaff(upper, ctx)))
+        var = c_name(iname)
+        step = "++" + var if stride == 1 else f"{var} += {stride}"
+        self.emit_line(f"for (int {var} = {lo_text}; {var} <= {hi_text}; {step})")
+        inner_ctx = _intersect_params(ctx, range_constraint(iname, lower, upper, stride))
+        self.emit_block(node.body, inner_names, inner_ctx)
+
+    def emit_block(self, body, names, ctx):
+        self.emit_line("{")
+        self.indent += 1
+        self.emit_nodes(body, names, ctx)
+        self.indent -= 1
+        self.emit_line("}")
+
+    def emit_unrolled(self, node, names, ctx, lower, upper, stride):
+        iname = node.iname
+        lo, hi = _const_range(lower, upper)
+        if lo is None:
+            raise CodegenError(f"cannot unroll loop '{iname}': its length is not a constant "
+                               "(split it first)", self.kernel.span)
+        for value in range(lo, hi + 1, stride):
+            fixed = _intersect_params(ctx, _fixed_value(iname, value))
+            if fixed.is_empty():
+                continue
+            self.emit_line("{")
+            self.indent += 1
+            self.emit_line(f"int const {c_name(iname)} = {value};")
+            self.emit_nodes(node.body, names, fixed)
+            self.indent -= 1
+            self.emit_line("}")
+
+    # }}}
+
+
+def _is_small(expr) -> bool:
+    return isinstance(expr, (int, np.integer, p.Variable))
+
+
+def _normalize_condition(cond):
+    """Simplify the integer parts of an isl-produced condition."""
+    if isinstance(cond, p.Comparison):
+        return p.Comparison(normalize_integer(cond.left), cond.operator,
+                            normalize_integer(cond.right))
+    if isinstance(cond, (p.LogicalAnd, p.LogicalOr)):
+        return type(cond)(tuple(_normalize_condition(c) for c in cond.children))
+    return cond
+
+
+def _as_params(s: isl.Set, names) -> isl.Set:
+    """Move the set dimensions *names* to parameters (a parameter set if no
+    set dimension is left)."""
+    s = set_to_params(s, names)
+    return s.params() if s.dim(dim_type.set) == 0 else s
+
+
+def _intersect_params(ctx: isl.Set, cons: isl.Set) -> isl.Set:
+    ctx, cons = align_params(ctx, cons)
+    return ctx & cons
+
+
+def range_constraint(name: str, lower: isl.PwAff, upper: isl.PwAff, stride: int) -> isl.Set:
+    """The parameter set ``lower <= name <= upper`` (and ``name - lower``
+    divisible by *stride*), *lower* and *upper* being parameter-only."""
+    sp = isl.Space.create_from_names(isl.DEFAULT_CONTEXT, set=[name], params=[])
+    var = isl.PwAff.var_on_domain(isl.LocalSpace.from_space(sp), dim_type.set, 0)
+    lo = _on_dim(lower, name)
+    hi = _on_dim(upper, name)
+    var, lo, hi = align_params(var, lo, hi)
+    cons = var.ge_set(lo) & var.le_set(hi)
+    if stride != 1:
+        zero = var.sub(var)
+        cons = cons & (var - lo).mod_val(isl.Val.int_from_si(sp.get_ctx(), stride)).eq_set(zero)
+    return set_to_params(cons, [name]).params()
+
+
+def _fixed_value(name: str, value: int) -> isl.Set:
+    return isl.Set(f"[{name}] -> {{ : {name} = {value} }}")
+
+
+def _on_dim(pw: isl.PwAff, name: str) -> isl.PwAff:
+    """A parameter-only PwAff as a function on the one-dimensional space [name]."""
+    out = pw.insert_dims(dim_type.in_, 0, 1)
+    return out.set_dim_id(dim_type.in_, 0, isl.Id.read_from_str(isl.DEFAULT_CONTEXT, name))
+
+
+def _stride(dom: isl.Set, pos: int) -> int:
+    try:
+        s = int(dom.get_stride(pos).to_python())
+    except (AttributeError, isl.Error):
+        return 1
+    return s if s > 1 else 1
+
+
+def _const_range(lower, upper):
+    try:
+        lo = lower.min_val()
+        hi = upper.max_val()
+    except isl.Error:
+        return None, None
+    for v in (lo, hi):
+        if v.is_infty() or v.is_neginfty() or v.is_nan():
+            return None, None
+    return int(lo.to_python()), int(hi.to_python())
+
+
+def declare_temporary(t: Temporary, space: AddressSpace, kernel_name: str) -> str:
+    ctype = c_type(t.dtype)
+    if space == AddressSpace.LOCAL:
+        prefix = "__local "
+    elif space == AddressSpace.GLOBAL:
+        raise CodegenError(f"global temporary '{t.name}' is not supported yet", t.span)
+    else:
+        prefix = ""
+    if not t.shape:
+        return f"{prefix}{ctype} {c_name(t.name)};"
+    size = int(np.prod([int(s) for s in t.shape]))
+    return f"{prefix}{ctype} {c_name(t.name)}[{size}];"
+
+
+def constant_table(t: Temporary, kernel_name: str) -> str:
+    values = np.asarray(t.initializer).reshape(-1, order="F")
+    body = ", ".join(c_constant(v, t.dtype) for v in values)
+    return (f"__constant {c_type(t.dtype)} {c_name(f'{kernel_name}_{t.name}')}"
+            f"[{len(values)}] = {{{body}}};")

@@ -1,0 +1,36 @@
+"""Making Fortran names safe as C and Python identifiers."""
+
+from __future__ import annotations
+
+import keyword
+
+C_RESERVED = frozenset("""
+auto break case char const continue default do double else enum extern float for goto if
+inline int long register restrict return short signed sizeof static struct switch typedef
+union unsigned void volatile while bool true false half size_t ptrdiff_t intptr_t uintptr_t
+kernel __kernel global __global local __local private __private constant __constant
+read_only write_only read_write image2d_t image3d_t sampler_t event_t
+uchar ushort uint ulong float2 float3 float4 float8 float16 double2 double3 double4 double8
+double16 int2 int3 int4 int8 int16 long2 long4 long8 long16
+get_global_id get_local_id get_group_id get_local_size get_global_size get_num_groups
+barrier mem_fence sqrt exp log log10 sin cos tan asin acos atan atan2 sinh cosh tanh pow
+fabs fmin fmax min max fmod floor ceil round trunc copysign hypot abs mad fma clamp
+vload2 vload4 vload8 vload16 vstore2 vstore4 vstore8 vstore16 convert_int convert_float
+select isnan isinf dot cross length normalize
+NAN INFINITY
+""".split())
+
+
+def c_name(name: str) -> str:
+    """*name* as a C identifier that cannot clash with keywords, OpenCL built-ins
+    or f2loopy's helpers."""
+    if name in C_RESERVED or name.startswith(("f2l_", "cfloat", "cdouble", "__")):
+        return name + "_"
+    return name
+
+
+def py_name(name: str) -> str:
+    """*name* as a Python identifier (keywords get a trailing underscore)."""
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name) or name in ("queue", "np", "cl"):
+        return name + "_"
+    return name

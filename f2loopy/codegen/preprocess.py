@@ -1,0 +1,38 @@
+"""Checks and normalisations run before code generation."""
+
+from __future__ import annotations
+
+from f2loopy.analysis.types import FortranTypeError, kernel_type_inferrer
+from f2loopy.diagnostics import CodegenError
+from f2loopy.ir.kernel import Assignment, Kernel
+
+
+def preprocess(kernel: Kernel) -> Kernel:
+    """Validate *kernel* for code generation and return it ready to emit."""
+    check_instructions(kernel)
+    return kernel
+
+
+def check_instructions(kernel: Kernel) -> None:
+    inames = set(kernel.all_inames())
+    types = kernel_type_inferrer(kernel)
+    ids = set()
+    for insn in kernel.instructions:
+        if insn.id in ids:
+            raise CodegenError(f"two instructions have the id '{insn.id}'", insn.span)
+        ids.add(insn.id)
+        unknown = set(insn.within_inames) - inames
+        if unknown:
+            raise CodegenError(f"instruction '{insn.id}' runs in loop(s) that no domain "
+                               f"defines: {', '.join(sorted(unknown))}", insn.span)
+        if isinstance(insn, Assignment):
+            for expr in (insn.assignee, insn.expression, *insn.predicates):
+                try:
+                    types(expr)
+                except (FortranTypeError, KeyError) as exc:
+                    raise CodegenError(f"instruction '{insn.id}': {exc}", insn.span) from None
+    for insn in kernel.instructions:
+        missing = set(insn.depends_on) - ids
+        if missing:
+            raise CodegenError(f"instruction '{insn.id}' depends on unknown instruction(s) "
+                               f"{', '.join(sorted(missing))}", insn.span)

@@ -1,0 +1,590 @@
+"""fparser.two expression nodes to IR (pymbolic) expressions.
+
+Literals become numpy scalars of their Fortran kind, intrinsics become calls
+of their IR names (see :mod:`f2loopy.ir.kernel`), names are resolved by the
+caller (parameters fold to constants, loop variables become inames).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pymbolic.primitives as p
+from fparser.two import Fortran2003 as F
+
+from f2loopy.analysis.types import (
+    COMPLEX64, COMPLEX128, FLOAT32, FLOAT64, INT32, INT64, FortranTypeError, is_complex,
+    is_integer, is_logical, promote)
+from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
+
+_REL_OPS = {
+    ".EQ.": "==", "==": "==", ".NE.": "!=", "/=": "!=", ".LT.": "<", "<": "<",
+    ".LE.": "<=", "<=": "<=", ".GT.": ">", ">": ">", ".GE.": ">=", ">=": ">=",
+}
+
+#: F77 specific intrinsic names and the generic they stand for
+SPECIFIC_INTRINSICS = {
+    "dsqrt": "sqrt", "csqrt": "sqrt", "dexp": "exp", "cexp": "exp", "alog": "log",
+    "dlog": "log", "clog": "log", "alog10": "log10", "dlog10": "log10",
+    "dsin": "sin", "csin": "sin", "dcos": "cos", "ccos": "cos", "dtan": "tan",
+    "dasin": "asin", "dacos": "acos", "datan": "atan", "datan2": "atan2",
+    "dsinh": "sinh", "dcosh": "cosh", "dtanh": "tanh",
+    "dabs": "abs", "iabs": "abs", "cabs": "abs",
+    "amax1": "max", "amin1": "min", "max0": "max", "min0": "min", "dmax1": "max",
+    "dmin1": "min", "amod": "mod", "dmod": "mod", "dsign": "sign", "isign": "sign",
+    "idint": "int", "ifix": "int", "idnint": "nint", "dint": "aint", "dnint": "anint",
+}
+
+_MATH_1 = {"sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
+           "sinh", "cosh", "tanh", "aint", "anint"}
+
+
+class ConversionContext:
+    """What the converter needs from its caller.
+
+    :attr error: ``error(message, needle, cls=FortranError)`` -> exception
+        located at the statement (pointing at *needle* if found).
+    :attr resolve_name: ``(name, node) -> expr`` for a bare name.
+    :attr array_ref: ``(name, index_nodes, node) -> expr`` or None if *name*
+        is not an array.
+    :attr function_call: ``(name, arg_nodes, node) -> expr`` or None if
+        *name* is not a known function.
+    :attr dtype_of: ``expr -> np.dtype``.
+    :attr kind_value: ``node -> int`` (a kind parameter's value).
+    """
+
+    def __init__(self, *, error: Callable, resolve_name: Callable, array_ref: Callable,
+                 function_call: Callable, dtype_of: Callable, kind_value: Callable,
+                 array_intrinsic: Callable | None = None):
+        self.error = error
+        self.resolve_name = resolve_name
+        self.array_ref = array_ref
+        self.function_call = function_call
+        self.dtype_of = dtype_of
+        self.kind_value = kind_value
+        self.array_intrinsic = array_intrinsic
+
+
+def real_literal(text: str, kind: int | None) -> np.generic:
+    """Value of a Fortran real literal: ``1.5`` (default kind), ``1.5d0``
+    (double), ``1.5_8`` / ``1.5e0_dp`` (explicit kind)."""
+    t = text.lower()
+    is_double = "d" in t
+    value = t.replace("d", "e")
+    if kind is None:
+        return np.float64(value) if is_double else np.float32(value)
+    if is_double:
+        raise ValueError("a 'd' exponent cannot have a kind")
+    if kind == 4:
+        return np.float32(value)
+    if kind == 8:
+        return np.float64(value)
+    raise ValueError(f"real kind {kind} is not supported")
+
+
+def int_literal(text: str, kind: int | None) -> np.generic:
+    value = int(text)
+    if kind in (None, 4):
+        if not -2**31 <= value < 2**31:
+            if kind is None:
+                return np.int64(value)
+            raise ValueError(f"integer literal {text} does not fit in kind 4")
+        return np.int32(value)
+    if kind == 8:
+        return np.int64(value)
+    if kind in (1, 2):
+        return np.dtype(f"int{8 * kind}").type(value)
+    raise ValueError(f"integer kind {kind} is not supported")
+
+
+def negate(expr):
+    if isinstance(expr, np.generic) and not isinstance(expr, np.bool_):
+        return expr.dtype.type(-expr)
+    if isinstance(expr, int):
+        return -expr
+    return p.Product((-1, expr))
+
+
+class ExpressionConverter:
+    def __init__(self, ctx: ConversionContext):
+        self.ctx = ctx
+
+    def __call__(self, node):
+        return self.convert(node)
+
+    def convert(self, node):
+        method = getattr(self, "conv_" + type(node).__name__, None)
+        if method is None:
+            raise self.ctx.error(f"unsupported expression '{node}'", str(node),
+                                 UnsupportedFeatureError)
+        return method(node)
+
+    # {{{ leaves
+
+    def _kind(self, kind_node):
+        if kind_node is None:
+            return None
+        if isinstance(kind_node, str):
+            if kind_node.isdigit():
+                return int(kind_node)
+            kind_node = F.Name(kind_node)
+        return self.ctx.kind_value(kind_node)
+
+    def conv_Int_Literal_Constant(self, node):
+        text, kind = node.items
+        try:
+            return int_literal(text, self._kind(kind))
+        except ValueError as exc:
+            raise self.ctx.error(str(exc), str(node)) from None
+
+    conv_Signed_Int_Literal_Constant = conv_Int_Literal_Constant
+
+    def conv_Real_Literal_Constant(self, node):
+        text, kind = node.items
+        try:
+            return real_literal(text, self._kind(kind))
+        except ValueError as exc:
+            raise self.ctx.error(str(exc), str(node)) from None
+
+    conv_Signed_Real_Literal_Constant = conv_Real_Literal_Constant
+
+    def conv_Logical_Literal_Constant(self, node):
+        return np.bool_(node.items[0].upper() == ".TRUE.")
+
+    def conv_Complex_Literal_Constant(self, node):
+        re, im = (self.convert(x) for x in node.items)
+        dt = promote(_const_dtype(re), _const_dtype(im), FLOAT32)
+        cdt = COMPLEX128 if dt == FLOAT64 or dt == COMPLEX128 else COMPLEX64
+        return cdt.type(complex(float(re), float(im)))
+
+    def conv_Char_Literal_Constant(self, node):
+        raise self.ctx.error("character strings are not supported", str(node)[:20],
+                             UnsupportedFeatureError)
+
+    def conv_Name(self, node):
+        return self.ctx.resolve_name(str(node), node)
+
+    def conv_Parenthesis(self, node):
+        return self.convert(node.items[1])
+
+    # }}}
+
+    # {{{ operators
+
+    def conv_Level_2_Expr(self, node):
+        left, op, right = node.items
+        a, b = self.convert(left), self.convert(right)
+        self._check_numeric(op, a, b)
+        if op == "+":
+            return p.Sum((a, b))
+        if op == "-":
+            return p.Sum((a, negate(b)))
+        raise self.ctx.error(f"unsupported operator '{op}'", op, UnsupportedFeatureError)
+
+    def conv_Level_2_Unary_Expr(self, node):
+        op, operand = node.items
+        a = self.convert(operand)
+        self._check_numeric(op, a)
+        return negate(a) if op == "-" else a
+
+    def conv_Add_Operand(self, node):
+        left, op, right = node.items
+        a, b = self.convert(left), self.convert(right)
+        self._check_numeric(op, a, b)
+        if op == "*":
+            return p.Product((a, b))
+        if op == "/":
+            if _is_zero_int(b) and is_integer(self.ctx.dtype_of(a)):
+                raise self.ctx.error("integer division by zero", str(node))
+            return p.Quotient(a, b)
+        raise self.ctx.error(f"unsupported operator '{op}'", op, UnsupportedFeatureError)
+
+    def conv_Mult_Operand(self, node):
+        left, op, right = node.items
+        a, b = self.convert(left), self.convert(right)
+        self._check_numeric(op, a, b)
+        if op == "**":
+            return p.Power(a, b)
+        raise self.ctx.error(f"unsupported operator '{op}'", op, UnsupportedFeatureError)
+
+    def conv_Level_4_Expr(self, node):
+        left, op, right = node.items
+        a, b = self.convert(left), self.convert(right)
+        try:
+            rel = _REL_OPS[op.upper()]
+        except KeyError:
+            raise self.ctx.error(f"unsupported operator '{op}'", op,
+                                 UnsupportedFeatureError) from None
+        self._check_numeric(op, a, b)
+        if rel not in ("==", "!=") and any(is_complex(self.ctx.dtype_of(x)) for x in (a, b)):
+            raise self.ctx.error(f"complex values cannot be compared with '{op}'", op)
+        return p.Comparison(a, rel, b)
+
+    def _logical_operands(self, op, *exprs):
+        for e in exprs:
+            if not is_logical(self.ctx.dtype_of(e)):
+                raise self.ctx.error(f"operand of '{op}' is not logical", op)
+
+    def conv_And_Operand(self, node):
+        op, operand = node.items
+        a = self.convert(operand)
+        self._logical_operands(op, a)
+        return p.LogicalNot(a)
+
+    def conv_Level_1_Expr(self, node):
+        op, operand = node.items
+        if op.upper() == ".NOT.":
+            return self.conv_And_Operand(node)
+        raise self.ctx.error(f"defined operator '{op}' is not supported", op,
+                             UnsupportedFeatureError)
+
+    def conv_Or_Operand(self, node):
+        left, op, right = node.items
+        a, b = self.convert(left), self.convert(right)
+        self._logical_operands(op, a, b)
+        return p.LogicalAnd((a, b))
+
+    def conv_Equiv_Operand(self, node):
+        left, op, right = node.items
+        a, b = self.convert(left), self.convert(right)
+        self._logical_operands(op, a, b)
+        return p.LogicalOr((a, b))
+
+    def conv_Level_5_Expr(self, node):
+        left, op, right = node.items
+        a, b = self.convert(left), self.convert(right)
+        self._logical_operands(op, a, b)
+        if op.upper() == ".EQV.":
+            return p.Comparison(a, "==", b)
+        if op.upper() == ".NEQV.":
+            return p.Comparison(a, "!=", b)
+        raise self.ctx.error(f"unsupported operator '{op}'", op, UnsupportedFeatureError)
+
+    def conv_Level_3_Expr(self, node):
+        raise self.ctx.error("character concatenation is not supported", "//",
+                             UnsupportedFeatureError)
+
+    def _check_numeric(self, op, *exprs):
+        for e in exprs:
+            try:
+                dt = self.ctx.dtype_of(e)
+            except FortranTypeError as exc:
+                raise self.ctx.error(str(exc), op) from None
+            if is_logical(dt) and op not in (".EQ.", "==", ".NE.", "/="):
+                raise self.ctx.error(f"logical operand of arithmetic operator '{op}'", op)
+            if is_logical(dt):
+                raise self.ctx.error(f"logical values are compared with .eqv./.neqv., "
+                                     f"not '{op}'", op)
+
+    # }}}
+
+    # {{{ references and calls
+
+    def _subscripts(self, node):
+        if isinstance(node, F.Section_Subscript_List):
+            return list(node.items)
+        return [node]
+
+    def conv_Part_Ref(self, node):
+        name_node, subs = node.items
+        name = str(name_node)
+        index_nodes = self._subscripts(subs)
+        ref = self.ctx.array_ref(name, index_nodes, node)
+        if ref is not None:
+            return ref
+        call = self.ctx.function_call(name, index_nodes, node)
+        if call is not None:
+            return call
+        if name.lower() in SPECIFIC_INTRINSICS or name.lower() in _ALL_INTRINSICS:
+            return self.intrinsic(name.lower(), index_nodes, node)
+        raise self.ctx.error(f"'{name}' is neither an array nor a known function", name)
+
+    def conv_Function_Reference(self, node):
+        name_node, args = node.items
+        arg_nodes = list(args.items) if args is not None else []
+        return self._call(str(name_node), arg_nodes, node)
+
+    def _call(self, name, arg_nodes, node):
+        ref = self.ctx.array_ref(name, arg_nodes, node)
+        if ref is not None:
+            return ref
+        call = self.ctx.function_call(name, arg_nodes, node)
+        if call is not None:
+            return call
+        if name.lower() in SPECIFIC_INTRINSICS or name.lower() in _ALL_INTRINSICS:
+            return self.intrinsic(name.lower(), arg_nodes, node)
+        raise self.ctx.error(f"function '{name}' is not known", name)
+
+    def conv_Intrinsic_Function_Reference(self, node):
+        name_node, args = node.items
+        name = str(name_node).lower()
+        arg_nodes = list(args.items) if args is not None else []
+        ref = self.ctx.array_ref(name, arg_nodes, node)  # an array shadowing an intrinsic
+        if ref is not None:
+            return ref
+        call = self.ctx.function_call(name, arg_nodes, node)
+        if call is not None:
+            return call
+        return self.intrinsic(name, arg_nodes, node)
+
+    def conv_Data_Ref(self, node):
+        raise self.ctx.error("derived types ('%' component access) are not supported",
+                             "%", UnsupportedFeatureError)
+
+    conv_Structure_Constructor = conv_Data_Ref
+
+    def conv_Array_Constructor(self, node):
+        raise self.ctx.error("array constructors are not supported in expressions",
+                             str(node)[:10], UnsupportedFeatureError)
+
+    def conv_Subscript_Triplet(self, node):
+        raise self.ctx.error("array section here is not supported", ":",
+                             UnsupportedFeatureError)
+
+    # }}}
+
+    # {{{ intrinsics
+
+    def _split_args(self, name, arg_nodes, allowed_keywords):
+        positional, keywords = [], {}
+        for a in arg_nodes:
+            if isinstance(a, F.Actual_Arg_Spec):
+                key, val = a.items
+                key = str(key).lower()
+                if key not in allowed_keywords:
+                    raise self.ctx.error(f"intrinsic '{name}' has no argument '{key}'", key)
+                keywords[key] = val
+            else:
+                if keywords:
+                    raise self.ctx.error("positional argument after a keyword argument", name)
+                positional.append(a)
+        return positional, keywords
+
+    def intrinsic(self, name: str, arg_nodes, node):
+        generic = SPECIFIC_INTRINSICS.get(name, name)
+        if generic in _ARRAY_INTRINSICS:
+            if self.ctx.array_intrinsic is None:
+                raise self.ctx.error(f"intrinsic '{name}' is not supported here", name,
+                                     UnsupportedFeatureError)
+            return self.ctx.array_intrinsic(generic, arg_nodes, node)
+        handler = _INTRINSIC_HANDLERS.get(generic)
+        if handler is None:
+            raise self.ctx.error(f"intrinsic '{name}' is not supported", name,
+                                 UnsupportedFeatureError)
+        return handler(self, name, generic, arg_nodes)
+
+    def _args(self, name, arg_nodes, nmin, nmax, keywords=()):
+        positional, kw = self._split_args(name, arg_nodes, set(keywords))
+        ordered = list(positional)
+        for k in keywords:
+            if k in kw:
+                idx = list(keywords).index(k)
+                while len(ordered) < idx:
+                    ordered.append(None)
+                if idx < len(ordered):
+                    if ordered[idx] is not None:
+                        raise self.ctx.error(f"argument '{k}' given twice", k)
+                    ordered[idx] = kw[k]
+                else:
+                    ordered.append(kw[k])
+        n = len(ordered)
+        if n < nmin or (nmax is not None and n > nmax):
+            want = f"{nmin}" if nmin == nmax else (f"{nmin} or more" if nmax is None
+                                                   else f"{nmin} to {nmax}")
+            raise self.ctx.error(f"intrinsic '{name}' takes {want} arguments, got {n}", name)
+        return ordered
+
+    def _typed(self, name, expr):
+        try:
+            return self.ctx.dtype_of(expr)
+        except FortranTypeError as exc:
+            raise self.ctx.error(str(exc), name) from None
+
+    def _h_math1(self, name, generic, arg_nodes):
+        (x,) = self._args(name, arg_nodes, 1, 1, ("x",))
+        x = self.convert(x)
+        dt = self._typed(name, x)
+        if not (dt.kind in "fc"):
+            raise self.ctx.error(f"argument of '{name}' must be real or complex, not "
+                                 f"{_type_name(dt)}", name)
+        if generic == "atan":
+            return p.Call(p.Variable("atan"), (x,))
+        return p.Call(p.Variable(generic), (x,))
+
+    def _h_atan(self, name, generic, arg_nodes):
+        args = self._args(name, arg_nodes, 1, 2, ("y", "x"))
+        if len(args) == 2:
+            return self._h_atan2(name, "atan2", arg_nodes)
+        return self._h_math1(name, generic, arg_nodes)
+
+    def _h_atan2(self, name, generic, arg_nodes):
+        y, x = (self.convert(a) for a in self._args(name, arg_nodes, 2, 2, ("y", "x")))
+        for v in (x, y):
+            if self._typed(name, v).kind != "f":
+                raise self.ctx.error(f"arguments of '{name}' must be real", name)
+        return p.Call(p.Variable("atan2"), (y, x))
+
+    def _h_abs(self, name, generic, arg_nodes):
+        (x,) = self._args(name, arg_nodes, 1, 1, ("a",))
+        x = self.convert(x)
+        if is_logical(self._typed(name, x)):
+            raise self.ctx.error(f"argument of '{name}' must be numeric", name)
+        return p.Call(p.Variable("abs"), (x,))
+
+    def _h_minmax(self, name, generic, arg_nodes):
+        args = [self.convert(a) for a in self._args(name, arg_nodes, 2, None)]
+        for a in args:
+            dt = self._typed(name, a)
+            if dt.kind not in "iuf":
+                raise self.ctx.error(f"arguments of '{name}' must be integer or real", name)
+        result = p.Call(p.Variable(generic), tuple(args))
+        if name in ("amax1", "amin1", "dmax1", "dmin1", "max0", "min0"):
+            target = {"a": FLOAT32, "d": FLOAT64, "m": INT32}[name[0]]
+            return _convert_call(target, result)
+        return result
+
+    def _h_mod(self, name, generic, arg_nodes):
+        a, b = (self.convert(x) for x in self._args(name, arg_nodes, 2, 2, ("a", "p")))
+        for v in (a, b):
+            if self._typed(name, v).kind not in "iuf":
+                raise self.ctx.error(f"arguments of '{name}' must be integer or real", name)
+        if _is_zero_int(b):
+            raise self.ctx.error(f"'{name}' with a zero second argument", name)
+        return p.Call(p.Variable(generic), (a, b))
+
+    def _h_sign(self, name, generic, arg_nodes):
+        a, b = (self.convert(x) for x in self._args(name, arg_nodes, 2, 2, ("a", "b")))
+        for v in (a, b):
+            if self._typed(name, v).kind not in "iuf":
+                raise self.ctx.error(f"arguments of '{name}' must be integer or real", name)
+        return p.Call(p.Variable("sign"), (a, b))
+
+    def _h_dim(self, name, generic, arg_nodes):
+        a, b = (self.convert(x) for x in self._args(name, arg_nodes, 2, 2, ("x", "y")))
+        return p.Call(p.Variable("dim"), (a, b))
+
+    def _kind_arg(self, name, node):
+        if node is None:
+            return None
+        try:
+            return self.ctx.kind_value(node)
+        except FortranError:
+            raise
+        except Exception:
+            raise self.ctx.error(f"kind argument of '{name}' must be a constant", name) from None
+
+    def _h_to_int(self, name, generic, arg_nodes):
+        args = self._args(name, arg_nodes, 1, 2, ("a", "kind"))
+        x = self.convert(args[0])
+        kind = args[1] if len(args) > 1 else None
+        dt = self._typed(name, x)
+        if dt.kind not in "iufc":
+            raise self.ctx.error(f"argument of '{name}' must be numeric", name)
+        kind = self._kind_arg(name, kind)
+        target = {None: INT32, 4: INT32, 8: INT64}.get(kind)
+        if target is None:
+            raise self.ctx.error(f"integer kind {kind} is not supported", name)
+        if generic == "int":
+            if is_complex(dt):
+                x = p.Call(p.Variable("realpart"), (x,))
+            return _convert_call(target, x)
+        # nint, floor, ceiling: result kind from the optional kind argument
+        if dt.kind not in "f":
+            if is_integer(dt) and generic in ("floor", "ceiling"):
+                return _convert_call(target, x)
+            raise self.ctx.error(f"argument of '{name}' must be real", name)
+        call = p.Call(p.Variable(generic), (x,))
+        return call if target == INT32 else p.Call(p.Variable(generic), (x, np.int32(8)))
+
+    def _h_to_real(self, name, generic, arg_nodes):
+        args = self._args(name, arg_nodes, 1, 2, ("a", "kind"))
+        x = self.convert(args[0])
+        dt = self._typed(name, x)
+        if dt.kind not in "iufc":
+            raise self.ctx.error(f"argument of '{name}' must be numeric", name)
+        if name in ("dble", "dfloat"):
+            target = FLOAT64
+        elif name in ("float", "sngl"):
+            target = FLOAT32
+        else:
+            kind = self._kind_arg(name, args[1] if len(args) > 1 else None)
+            if kind is None and is_complex(dt):
+                target = FLOAT64 if dt == COMPLEX128 else FLOAT32
+            else:
+                target = {None: FLOAT32, 4: FLOAT32, 8: FLOAT64}.get(kind)
+                if target is None:
+                    raise self.ctx.error(f"real kind {kind} is not supported", name)
+        if is_complex(dt):
+            x = p.Call(p.Variable("realpart"), (x,))
+        return _convert_call(target, x)
+
+    def _h_aint(self, name, generic, arg_nodes):
+        (x,) = self._args(name, arg_nodes, 1, 1, ("a",))
+        x = self.convert(x)
+        if self._typed(name, x).kind != "f":
+            raise self.ctx.error(f"argument of '{name}' must be real", name)
+        return p.Call(p.Variable(generic), (x,))
+
+    def _h_cmplx(self, name, generic, arg_nodes):
+        args = self._args(name, arg_nodes, 1, 3, ("x", "y", "kind"))
+        x = self.convert(args[0])
+        y = self.convert(args[1]) if len(args) > 1 and args[1] is not None else np.float32(0)
+        kind = self._kind_arg(name, args[2] if len(args) > 2 else None)
+        target = COMPLEX128 if (name == "dcmplx" or kind == 8) else COMPLEX64
+        return p.Call(p.Variable("cmplx"), (x, y, np.int32(8 if target == COMPLEX128 else 4)))
+
+    def _h_aimag(self, name, generic, arg_nodes):
+        (z,) = self._args(name, arg_nodes, 1, 1, ("z",))
+        z = self.convert(z)
+        if not is_complex(self._typed(name, z)):
+            raise self.ctx.error(f"argument of '{name}' must be complex", name)
+        return p.Call(p.Variable("imagpart"), (z,))
+
+    def _h_conjg(self, name, generic, arg_nodes):
+        (z,) = self._args(name, arg_nodes, 1, 1, ("z",))
+        z = self.convert(z)
+        if not is_complex(self._typed(name, z)):
+            raise self.ctx.error(f"argument of '{name}' must be complex", name)
+        return p.Call(p.Variable("conjg"), (z,))
+
+    # }}}
+
+
+def _convert_call(dtype: np.dtype, expr):
+    return p.Call(p.Variable(np.dtype(dtype).name), (expr,))
+
+
+def _is_zero_int(e) -> bool:
+    return isinstance(e, (int, np.integer)) and not isinstance(e, np.bool_) and int(e) == 0
+
+
+def _const_dtype(v):
+    return v.dtype if isinstance(v, np.generic) else np.dtype(type(v))
+
+
+def _type_name(dt: np.dtype) -> str:
+    return {"i": "integer", "u": "integer", "f": "real", "c": "complex",
+            "b": "logical"}.get(dt.kind, str(dt))
+
+
+_INTRINSIC_HANDLERS = {
+    **{n: ExpressionConverter._h_math1 for n in _MATH_1 - {"aint", "anint", "atan"}},
+    "atan": ExpressionConverter._h_atan,
+    "atan2": ExpressionConverter._h_atan2,
+    "abs": ExpressionConverter._h_abs,
+    "min": ExpressionConverter._h_minmax, "max": ExpressionConverter._h_minmax,
+    "mod": ExpressionConverter._h_mod, "modulo": ExpressionConverter._h_mod,
+    "sign": ExpressionConverter._h_sign, "dim": ExpressionConverter._h_dim,
+    "int": ExpressionConverter._h_to_int, "nint": ExpressionConverter._h_to_int,
+    "floor": ExpressionConverter._h_to_int, "ceiling": ExpressionConverter._h_to_int,
+    "real": ExpressionConverter._h_to_real, "dble": ExpressionConverter._h_to_real,
+    "float": ExpressionConverter._h_to_real, "sngl": ExpressionConverter._h_to_real,
+    "dfloat": ExpressionConverter._h_to_real,
+    "aint": ExpressionConverter._h_aint, "anint": ExpressionConverter._h_aint,
+    "cmplx": ExpressionConverter._h_cmplx, "dcmplx": ExpressionConverter._h_cmplx,
+    "aimag": ExpressionConverter._h_aimag, "conjg": ExpressionConverter._h_conjg,
+}
+
+_ARRAY_INTRINSICS = frozenset({"sum", "product", "maxval", "minval", "dot_product"})
+_ALL_INTRINSICS = frozenset(_INTRINSIC_HANDLERS) | _ARRAY_INTRINSICS

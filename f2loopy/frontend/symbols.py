@@ -1,0 +1,107 @@
+"""The symbol table of one subroutine, built from its specification part.
+
+Fortran names are case-insensitive: symbols are keyed by the lower-case name
+and keep the spelling of their first declaration (or first use), which is the
+name the IR uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from f2loopy.analysis.types import (
+    BOOL, COMPLEX64, COMPLEX128, FLOAT32, FLOAT64, INT32, INT64)
+from f2loopy.diagnostics import FortranError, SourceSpan, UnsupportedFeatureError
+
+
+@dataclass
+class Symbol:
+    """What the declarations say about one name.
+
+    :attr dims: per axis ``(lower, upper)`` fparser nodes or pymbolic
+        expressions; upper is ``"*"`` for assumed size; None for scalars.
+    """
+
+    name: str
+    dtype: np.dtype | None = None
+    dims: list | None = None
+    intent: str | None = None
+    is_dummy: bool = False
+    is_parameter: bool = False
+    init_node: object = None
+    value: object = None          # folded parameter value / initializer array
+    span: SourceSpan | None = None
+    type_span: SourceSpan | None = None
+    attributes: set = field(default_factory=set)
+    data_values: list | None = None
+
+    @property
+    def is_array(self) -> bool:
+        return self.dims is not None
+
+
+class SymbolTable:
+    def __init__(self):
+        self._syms: dict[str, Symbol] = {}
+        self.implicit_none = False
+        # letter -> dtype; Fortran's default implicit typing
+        self.implicit: dict[str, np.dtype] = {
+            c: (INT32 if c in "ijklmn" else FLOAT32) for c in "abcdefghijklmnopqrstuvwxyz"}
+
+    def get(self, name: str) -> Symbol | None:
+        return self._syms.get(name.lower())
+
+    def __contains__(self, name: str) -> bool:
+        return name.lower() in self._syms
+
+    def declare(self, name: str, span: SourceSpan | None) -> Symbol:
+        sym = self._syms.get(name.lower())
+        if sym is None:
+            sym = Symbol(name=name, span=span)
+            self._syms[name.lower()] = sym
+        return sym
+
+    def symbols(self) -> list[Symbol]:
+        return list(self._syms.values())
+
+    def implicit_type(self, name: str) -> np.dtype | None:
+        if self.implicit_none:
+            return None
+        return self.implicit.get(name[0].lower())
+
+
+def dtype_from_type_spec(type_name: str, kind, span: SourceSpan,
+                         star: bool = False) -> np.dtype:
+    """numpy dtype for Fortran type *type_name* with kind *kind* (an int or None).
+
+    *star* says the kind came from the ``*N`` byte-size form, which differs for
+    complex (``complex*16`` is double precision complex).
+    """
+    t = type_name.upper().replace(" ", "")
+    if t == "DOUBLEPRECISION":
+        if kind is not None:
+            raise FortranError("DOUBLE PRECISION takes no kind", span)
+        return FLOAT64
+    if t == "DOUBLECOMPLEX":
+        return COMPLEX128
+    if t == "INTEGER":
+        table = {None: INT32, 1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: INT32, 8: INT64}
+    elif t == "REAL":
+        table = {None: FLOAT32, 4: FLOAT32, 8: FLOAT64}
+    elif t == "COMPLEX":
+        table = ({None: COMPLEX64, 8: COMPLEX64, 16: COMPLEX128} if star
+                 else {None: COMPLEX64, 4: COMPLEX64, 8: COMPLEX128})
+    elif t == "LOGICAL":
+        table = {None: BOOL, 1: BOOL, 4: BOOL}
+    elif t == "CHARACTER":
+        raise UnsupportedFeatureError("character variables are not supported "
+                                      "(kernels compute on numbers)", span)
+    else:
+        raise UnsupportedFeatureError(f"type '{type_name.lower()}' is not supported", span)
+    if kind not in table:
+        raise UnsupportedFeatureError(
+            f"{type_name.lower()} of kind {kind} is not supported (kinds: "
+            f"{', '.join(str(k) for k in table if k is not None)})", span)
+    return table[kind]

@@ -1,0 +1,277 @@
+"""The Python host glue ``NAME_cl.py``: one function per subroutine.
+
+The generated module depends only on numpy and pyopencl.  Each function takes
+the Fortran arguments in Fortran order, checks every array (dtype, shape,
+Fortran order: never a silent copy), runs the kernel and leaves the arrays as
+the Fortran subroutine would have; scalars the subroutine writes are returned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from f2loopy.analysis.types import is_complex, is_integer, is_logical
+from f2loopy.codegen import GeneratedKernel
+from f2loopy.codegen.names import py_name
+from f2loopy.glue.pyexpr import py_int_expr
+from f2loopy.version import __version__
+
+_FORTRAN_TYPE = {
+    "int8": "integer(1)", "int16": "integer(2)", "int32": "integer", "int64": "integer(8)",
+    "float32": "real", "float64": "double precision", "complex64": "complex",
+    "complex128": "complex(8)", "bool": "logical",
+}
+
+_RUNTIME = '''
+import os
+import threading
+
+import numpy as np
+import pyopencl as cl
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_lock = threading.Lock()
+_default = {}
+_programs = {}
+
+
+class KernelArgumentError(TypeError):
+    """An argument does not match the Fortran declaration."""
+
+
+def _tdiv(a, b):
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _tmod(a, b):
+    return a - _tdiv(a, b) * b
+
+
+def _default_queue():
+    with _lock:
+        if "queue" not in _default:
+            ctx = cl.create_some_context(interactive=False)
+            _default["queue"] = cl.CommandQueue(ctx)
+        return _default["queue"]
+
+
+def _kernel(queue, name, options):
+    key = (queue.context.int_ptr, options)
+    with _lock:
+        prg = _programs.get(key)
+        if prg is None:
+            path = os.path.join(_HERE, CL_FILE)
+            try:
+                with open(path, encoding="utf-8") as f:
+                    source = f.read()
+            except OSError as exc:
+                raise RuntimeError(f"cannot read the OpenCL source {path}: {exc}") from None
+            import hashlib
+            if hashlib.sha256(source.encode()).hexdigest() != CL_SHA256:
+                raise RuntimeError(f"{path} does not match this glue module; translate the "
+                                   "Fortran file again so both are regenerated together")
+            prg = cl.Program(queue.context, source).build(options=list(options))
+            _programs[key] = prg
+        return getattr(prg, name)
+
+
+def _scalar(fn, name, value, dtype, kind):
+    if kind == "logical":
+        if not isinstance(value, (bool, np.bool_)):
+            raise KernelArgumentError(f"{fn}: argument '{name}' must be a logical (bool), "
+                                      f"got {type(value).__name__}")
+        return np.int32(bool(value))
+    if kind == "integer":
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise KernelArgumentError(f"{fn}: argument '{name}' must be an integer, got "
+                                      f"{type(value).__name__}")
+        info = np.iinfo(dtype)
+        if not info.min <= int(value) <= info.max:
+            raise KernelArgumentError(f"{fn}: argument '{name}' = {value} does not fit in "
+                                      f"{np.dtype(dtype).name}")
+        return np.dtype(dtype).type(value)
+    if kind == "complex":
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, complex,
+                                                                         np.number)):
+            raise KernelArgumentError(f"{fn}: argument '{name}' must be a number, got "
+                                      f"{type(value).__name__}")
+        return np.dtype(dtype).type(value)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
+                                                                     np.floating)):
+        raise KernelArgumentError(f"{fn}: argument '{name}' must be a real number, got "
+                                  f"{type(value).__name__}")
+    return np.dtype(dtype).type(value)
+
+
+def _check_shape(fn, name, have, want):
+    if len(have) != len(want) or any(w is not None and h != w for h, w in zip(have, want)):
+        shown = "(" + ", ".join("*" if w is None else str(w) for w in want) + ")"
+        raise KernelArgumentError(f"{fn}: argument '{name}' must have shape {shown} as "
+                                  f"declared in Fortran, got {tuple(have)}")
+
+
+def _array(fn, name, value, dtype, shape, queue, written):
+    """Device buffer for *value* and a function that copies results back."""
+    import pyopencl.array as cla
+    if isinstance(value, cla.Array):
+        if value.dtype != dtype:
+            raise KernelArgumentError(f"{fn}: argument '{name}' must have dtype "
+                                      f"{np.dtype(dtype).name}, got {value.dtype}")
+        _check_shape(fn, name, value.shape, shape)
+        if value.ndim > 1 and not value.flags.f_contiguous:
+            raise KernelArgumentError(f"{fn}: argument '{name}' must be a Fortran-ordered "
+                                      "array (order='F')")
+        if value.offset:
+            raise KernelArgumentError(f"{fn}: argument '{name}' must not be an offset view")
+        if value.context != queue.context:
+            raise KernelArgumentError(f"{fn}: argument '{name}' lives in another OpenCL "
+                                      "context than the queue")
+        return value.data, None
+    if not isinstance(value, np.ndarray):
+        raise KernelArgumentError(f"{fn}: argument '{name}' must be a numpy or pyopencl "
+                                  f"array, got {type(value).__name__}")
+    if value.dtype != dtype:
+        raise KernelArgumentError(f"{fn}: argument '{name}' must have dtype "
+                                  f"{np.dtype(dtype).name}, got {value.dtype} (convert it "
+                                  "with .astype() before the call)")
+    _check_shape(fn, name, value.shape, shape)
+    if not value.flags.f_contiguous:
+        raise KernelArgumentError(f"{fn}: argument '{name}' must be a Fortran-ordered "
+                                  "contiguous array (np.asfortranarray)")
+    if written and not value.flags.writeable:
+        raise KernelArgumentError(f"{fn}: argument '{name}' is written by the subroutine "
+                                  "but the array is read-only")
+    mf = cl.mem_flags
+    if value.nbytes == 0:
+        return cl.Buffer(queue.context, mf.READ_WRITE, 1), None
+    buf = cl.Buffer(queue.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=value)
+    if not written:
+        return buf, None
+    return buf, lambda: cl.enqueue_copy(queue, value, buf)
+
+
+def _scalar_ref(queue, value):
+    """A one-element buffer holding a scalar the kernel writes."""
+    arr = np.array([value])
+    buf = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                    hostbuf=arr)
+    return buf, arr
+
+
+def _launch(queue, kernel, args, groups, local):
+    kernel.set_args(*args)
+    if all(g > 0 for g in groups):
+        gsize = tuple(g * l for g, l in zip(groups, local))
+        cl.enqueue_nd_range_kernel(queue, kernel, gsize, local)
+'''
+
+
+def _kind(dtype) -> str:
+    dt = np.dtype(dtype)
+    if is_logical(dt):
+        return "logical"
+    if is_integer(dt):
+        return "integer"
+    if is_complex(dt):
+        return "complex"
+    return "real"
+
+
+def _shape_tuple(arg) -> str:
+    items = ["None" if s is None else py_int_expr(s) for s in arg.shape]
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
+    k = gk.kernel
+    names = [py_name(a.name) for a in k.args]
+    fn = k.name
+    lines = [f"def {py_name(fn)}({', '.join(names)}{', ' if names else ''}*, queue=None):"]
+    decl = ", ".join(a.name for a in k.args)
+    doc = [f'    """OpenCL version of Fortran ``subroutine {k.name}({decl})``'
+           f'{f" ({k.span})" if k.span else ""}.', "", "    Arguments:"]
+    for ka in gk.arguments:
+        a = ka.ir_arg
+        ftype = _FORTRAN_TYPE.get(np.dtype(a.dtype).name, str(a.dtype))
+        if ka.kind == "array":
+            shape = ", ".join("*" if s is None else str(s) for s in a.shape)
+            what = f"{ftype} array ({shape}), numpy dtype {np.dtype(a.dtype).name}, order 'F'"
+            what += "; updated in place" if ka.written else ""
+        else:
+            what = f"{ftype} scalar" + ("; new value returned" if ka.kind == "scalar_ref"
+                                        else "")
+        doc.append(f"      {a.name}: {what}")
+    outs = [ka for ka in gk.arguments if ka.kind == "scalar_ref"]
+    if outs:
+        doc += ["", "    Returns the new value" + ("s" if len(outs) > 1 else "") + " of "
+                + ", ".join(ka.name for ka in outs) + "."]
+    doc.append('    """')
+    lines += doc
+    lines.append("    if queue is None:")
+    lines.append("        queue = _default_queue()")
+    # scalars first: shapes and grid sizes are computed from them
+    for ka in gk.arguments:
+        if ka.kind in ("value", "scalar_ref"):
+            v = py_name(ka.name)
+            lines.append(f"    {v} = _scalar({fn!r}, {ka.name!r}, {v}, np.{np.dtype(ka.dtype).name}, "
+                         f"{_kind(ka.dtype)!r})")
+    copy_backs = []
+    cl_args = []
+    for ka in gk.arguments:
+        v = py_name(ka.name)
+        if ka.kind == "array":
+            dtype = np.dtype(ka.dtype)
+            if is_logical(dtype):
+                raise NotImplementedError("logical array arguments")
+            lines.append(f"    {v}_buf, {v}_back = _array({fn!r}, {ka.name!r}, {v}, "
+                         f"np.{dtype.name}, {_shape_tuple(ka.ir_arg)}, queue, {ka.written})")
+            cl_args.append(f"{v}_buf")
+            if ka.written:
+                copy_backs.append(f"{v}_back")
+        elif ka.kind == "scalar_ref":
+            lines.append(f"    {v}_buf, {v}_host = _scalar_ref(queue, {v})")
+            cl_args.append(f"{v}_buf")
+        else:
+            cl_args.append(v)
+    groups = "(" + ", ".join(py_int_expr(g) for g in gk.grid.num_groups) + ")"
+    local = "(" + ", ".join(str(x) for x in gk.grid.local_size) + ")"
+    options = tuple(gk.build_options)
+    lines.append(f"    knl = _kernel(queue, {gk.c_name!r}, {options!r})")
+    lines.append("    with _lock:")
+    lines.append(f"        _launch(queue, knl, [{', '.join(cl_args)}], {groups}, {local})")
+    for cb in copy_backs:
+        lines.append(f"    if {cb} is not None:")
+        lines.append(f"        {cb}()")
+    for ka in outs:
+        v = py_name(ka.name)
+        lines.append(f"    cl.enqueue_copy(queue, {v}_host, {v}_buf)")
+    lines.append("    queue.finish()")
+    if len(outs) == 1:
+        lines.append(f"    return {py_name(outs[0].name)}_host[0]")
+    elif outs:
+        lines.append("    return (" + ", ".join(f"{py_name(o.name)}_host[0]" for o in outs) + ")")
+    return "\n".join(lines) + "\n"
+
+
+def generate_python_glue(kernels: list[GeneratedKernel], cl_source: str, cl_filename: str,
+                         source_name: str) -> str:
+    """Text of the glue module for *kernels*, whose program text is *cl_source*
+    (written to *cl_filename* beside the module)."""
+    sha = hashlib.sha256(cl_source.encode()).hexdigest()
+    names = ", ".join(gk.kernel.name for gk in kernels)
+    head = (f'"""OpenCL versions of the Fortran subroutines in {source_name}: {names}.\n\n'
+            f"Generated by f2loopy {__version__}; do not edit (change the Fortran or its "
+            "!$loopy script and\ntranslate again).  Each function takes the arguments of its "
+            "Fortran subroutine, in order:\nnumpy arrays (Fortran order, exactly the declared "
+            "dtype and shape) or pyopencl arrays, and\nPython numbers.  Arrays the subroutine "
+            "writes are updated in place; scalars it writes are\nreturned.  Pass queue= to "
+            "choose the OpenCL queue; otherwise a context is created once\n(set PYOPENCL_CTX "
+            'to choose the device).\n"""\n')
+    consts = f"\nCL_FILE = {cl_filename!r}\nCL_SHA256 = {sha!r}\n"
+    funcs = "\n\n".join(_kernel_function(gk, source_name) for gk in kernels)
+    exports = "__all__ = [" + ", ".join(repr(py_name(gk.kernel.name)) for gk in kernels) + \
+        ", 'KernelArgumentError']\n"
+    return head + _RUNTIME + consts + "\n" + exports + "\n\n" + funcs

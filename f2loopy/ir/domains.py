@@ -1,0 +1,92 @@
+"""Loop domains of a kernel: which domain introduces which iname, and the
+combined iteration domain of a set of inames."""
+
+from __future__ import annotations
+
+import islpy as isl
+
+from f2loopy.ir.isl_tools import align_params, dim_type, param_names, reorder_set, set_names
+
+
+def iname_to_domain_index(kernel) -> dict[str, int]:
+    """Map each iname to the index of the domain that introduces it."""
+    out = {}
+    for idx, dom in enumerate(kernel.domains):
+        for name in dom.get_var_names(dim_type.set):
+            out[name] = idx
+    return out
+
+
+def domain_parent_inames(kernel, idx: int, inames=None) -> set[str]:
+    """Inames of other domains that domain *idx* uses as parameters."""
+    if inames is None:
+        inames = set(kernel.all_inames())
+    return {n for n in param_names(kernel.domains[idx]) if n in inames}
+
+
+def iname_closure(kernel, inames) -> list[str]:
+    """*inames* plus every iname their domains depend on, in kernel order."""
+    all_inames = kernel.all_inames()
+    known = set(all_inames)
+    where = iname_to_domain_index(kernel)
+    result = set()
+    stack = [i for i in inames if i in known]
+    while stack:
+        i = stack.pop()
+        if i in result:
+            continue
+        result.add(i)
+        dom = kernel.domains[where[i]]
+        stack.extend(set_names(dom))
+        stack.extend(n for n in param_names(dom) if n in known)
+    return [i for i in all_inames if i in result]
+
+
+def combined_domain(kernel, inames, *, with_assumptions: bool = True) -> isl.Set:
+    """The iteration domain over exactly *inames* (in the given order).
+
+    Domains that introduce any of *inames*, and the domains they depend on, are
+    intersected; inames outside *inames* are projected out (existentially), so
+    the result says for which values of *inames* some iteration exists.
+    Parameters are the kernel parameters and data-dependent bound variables.
+    """
+    inames = list(inames)
+    closure = iname_closure(kernel, inames)
+    where = iname_to_domain_index(kernel)
+    dom_ids = sorted({where[i] for i in closure})
+    result = None
+    for idx in dom_ids:
+        d = reorder_set(kernel.domains[idx], closure)
+        result = d if result is None else _intersect(result, d)
+    if result is None:
+        result = isl.Set.universe(isl.Space.create_from_names(isl.DEFAULT_CONTEXT, set=[]))
+    if with_assumptions and kernel.assumptions is not None:
+        assumptions = kernel.assumptions
+        if not assumptions.is_params():
+            assumptions = assumptions.params()
+        result = _intersect(result, assumptions)
+    return reorder_set(result, inames)
+
+
+def _intersect(a: isl.Set, b: isl.Set) -> isl.Set:
+    if b.is_params():
+        a, b = align_params(a, b)
+        return a.intersect_params(b)
+    a, b = align_params(a, b)
+    return a & b
+
+
+def iname_bounds(kernel, iname: str, outer_inames=()) -> tuple[isl.PwAff, isl.PwAff]:
+    """Lower and upper bound of *iname* as functions of *outer_inames* and parameters."""
+    dom = combined_domain(kernel, [*outer_inames, iname])
+    pos = len(outer_inames)
+    return dom.dim_min(pos), dom.dim_max(pos)
+
+
+def domain_params(kernel) -> set[str]:
+    """Non-iname parameters of all domains."""
+    inames = set(kernel.all_inames())
+    out = set()
+    for d in kernel.domains:
+        out.update(n for n in param_names(d) if n not in inames)
+    return out

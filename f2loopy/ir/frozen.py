@@ -1,0 +1,59 @@
+"""A small immutable mapping used throughout the IR."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Generic, TypeVar
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class FrozenMap(Mapping, Generic[K, V]):
+    """An immutable, hashable mapping that keeps insertion order.
+
+    Updates return new maps: ``m.set(k, v)``, ``m.remove(k)``, ``m.update(d)``.
+    """
+
+    __slots__ = ("_d", "_hash")
+
+    def __init__(self, items: Mapping[K, V] | Iterable[tuple[K, V]] = ()):
+        self._d = dict(items)
+        self._hash = None
+
+    def __getitem__(self, key: K) -> V:
+        return self._d[key]
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._d)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(frozenset(self._d.items()))
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, FrozenMap):
+            return self._d == other._d
+        if isinstance(other, Mapping):
+            return self._d == dict(other)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({self._d!r})"
+
+    def set(self, key: K, value: V) -> "FrozenMap[K, V]":
+        d = dict(self._d)
+        d[key] = value
+        return FrozenMap(d)
+
+    def remove(self, *keys: K) -> "FrozenMap[K, V]":
+        return FrozenMap((k, v) for k, v in self._d.items() if k not in keys)
+
+    def update(self, other: Mapping[K, V] | Iterable[tuple[K, V]]) -> "FrozenMap[K, V]":
+        d = dict(self._d)
+        d.update(other)
+        return FrozenMap(d)

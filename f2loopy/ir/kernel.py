@@ -1,0 +1,429 @@
+"""The kernel IR: variables, instructions, and the kernel itself.
+
+Everything here is an immutable (frozen) dataclass.  Transformations build new
+objects with :func:`dataclasses.replace` (``obj.copy(...)``) and never mutate.
+
+Conventions:
+
+* Loop domains are :class:`islpy.Set` objects.  Each domain *introduces* the
+  inames that are its set dimensions; its parameters are kernel parameters
+  (scalar arguments), inames of enclosing domains, or data-dependent loop bound
+  temporaries.  Inames keep Fortran values (``do i = 1, n`` gives
+  ``{ [i] : 1 <= i <= n }``).
+* Arrays keep Fortran semantics: subscripts are Fortran index values, each axis
+  has a declared lower bound and an extent; memory order comes from the axis
+  tags (Fortran order by default).
+* Expressions are pymbolic expressions.  Fortran intrinsics appear as calls of
+  their lower-case names; type conversions as calls of numpy dtype names
+  (``float32(x)``, ``float64(x)``, ``int32(x)``); literals are numpy scalars so
+  that their kind survives (``0.1`` is ``np.float32(0.1)``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+import islpy as isl
+import numpy as np
+
+from f2loopy.diagnostics import SourceSpan
+from f2loopy.ir.frozen import FrozenMap
+from f2loopy.ir.tags import ArrayAxisTag, InameTag, fortran_axis_tags
+
+
+class AddressSpace(enum.Enum):
+    PRIVATE = "private"
+    LOCAL = "local"
+    GLOBAL = "global"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class _Copyable:
+    def copy(self, **changes):
+        return dataclasses.replace(self, **changes)
+
+
+# {{{ variables
+
+@dataclass(frozen=True, kw_only=True)
+class ArrayLayout(_Copyable):
+    """The Fortran declaration of an array: extents and lower bounds per axis.
+
+    Kept on an argument whose layout a transformation changed, so the host glue
+    can convert from what the Fortran caller passes.
+    """
+
+    shape: tuple
+    lower_bounds: tuple
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArrayVariable(_Copyable):
+    """Common part of array arguments and array temporaries.
+
+    :attr shape: extent per axis (pymbolic expressions in the kernel
+        parameters); ``None`` for an assumed-size last axis (``*``).
+    :attr lower_bounds: Fortran lower bound per axis.
+    :attr axis_tags: memory layout per axis (:class:`ArrayAxisTag`).
+    :attr axis_names: optional names of the axes (used to name new inames).
+    """
+
+    name: str
+    dtype: np.dtype
+    shape: tuple = ()
+    lower_bounds: tuple = ()
+    axis_tags: tuple[ArrayAxisTag, ...] = ()
+    axis_names: tuple | None = None
+    span: SourceSpan | None = None
+
+    def __post_init__(self):
+        if len(self.lower_bounds) != len(self.shape):
+            raise ValueError("shape and lower_bounds differ in length")
+        if not self.axis_tags and self.shape:
+            object.__setattr__(self, "axis_tags", fortran_axis_tags(len(self.shape)))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def is_scalar(self) -> bool:
+        return not self.shape
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArrayArg(ArrayVariable):
+    """An array dummy argument, passed as a global-memory buffer.
+
+    :attr intent: ``"in"``, ``"out"``, ``"inout"`` or None (not declared).
+    :attr fortran_layout: the caller's layout if a transformation changed it.
+    """
+
+    intent: str | None = None
+    fortran_layout: ArrayLayout | None = None
+    address_space: AddressSpace = AddressSpace.GLOBAL
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScalarArg(_Copyable):
+    """A scalar dummy argument.
+
+    Read-only scalars are passed by value and may act as domain parameters;
+    scalars the kernel writes are passed as one-element buffers.
+    """
+
+    name: str
+    dtype: np.dtype
+    intent: str | None = None
+    span: SourceSpan | None = None
+
+    shape = ()
+    lower_bounds = ()
+    ndim = 0
+    is_scalar = True
+
+
+@dataclass(frozen=True, kw_only=True)
+class Temporary(ArrayVariable):
+    """A kernel-local variable (a Fortran local, or made by a transformation).
+
+    :attr address_space: private, local or global; None lets code generation
+        choose (local if written in parallel across local inames).
+    :attr initializer: constant contents (``data`` statements, ``parameter``
+        arrays), as a Fortran-ordered numpy array, or None.
+    :attr read_only: True for constant tables.
+    :attr base_storage: name of the storage area shared by aliased temporaries.
+    """
+
+    address_space: AddressSpace | None = None
+    initializer: Any = None
+    read_only: bool = False
+    base_storage: str | None = None
+
+    def __eq__(self, other):
+        if not isinstance(other, Temporary):
+            return NotImplemented
+        return (_tmp_key(self) == _tmp_key(other)
+                and _arrays_equal(self.initializer, other.initializer))
+
+    def __hash__(self):
+        return hash(_tmp_key(self))
+
+
+def _tmp_key(t: Temporary):
+    return (t.name, t.dtype, t.shape, t.lower_bounds, t.axis_tags, t.axis_names,
+            t.address_space, t.read_only, t.base_storage)
+
+
+def _arrays_equal(a, b) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a.shape == b.shape and a.dtype == b.dtype and bool((a == b).all())
+
+# }}}
+
+
+# {{{ instructions
+
+@dataclass(frozen=True, kw_only=True)
+class Instruction(_Copyable):
+    """Common attributes of instructions.
+
+    :attr id: unique identifier.
+    :attr within_inames: the loops (inames) the instruction runs in.
+    :attr depends_on: ids of instructions that must run before it (within the
+        loops both share; across loops the whole earlier loop comes first).
+    :attr tags: names from ``!$loopy begin tagged: NAME`` and tag_instructions.
+    :attr predicates: conditions (all must hold) guarding the instruction.
+    :attr span: the Fortran statement it came from.
+    :attr no_sync_with: ``(id_or_pattern, scope)`` pairs for which no barrier
+        or race check is wanted (scope is ``"local"``, ``"global"`` or ``"any"``).
+    :attr priority: higher runs earlier when the order is otherwise free.
+    """
+
+    id: str
+    within_inames: frozenset = frozenset()
+    depends_on: frozenset = frozenset()
+    tags: frozenset = frozenset()
+    predicates: tuple = ()
+    span: SourceSpan | None = None
+    no_sync_with: frozenset = frozenset()
+    priority: int = 0
+
+    def read_expressions(self) -> tuple:
+        return self.predicates
+
+    def assignee_names(self) -> tuple[str, ...]:
+        return ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Assignment(Instruction):
+    """``assignee = expression``.
+
+    :attr assignee: a Variable or a Subscript of one.
+    :attr atomic: update with an atomic operation (for parallel accumulation).
+    """
+
+    assignee: Any
+    expression: Any
+    atomic: bool = False
+
+    @property
+    def assignee_name(self) -> str:
+        from pymbolic.primitives import Subscript
+        a = self.assignee
+        return a.aggregate.name if isinstance(a, Subscript) else a.name
+
+    def assignee_names(self) -> tuple[str, ...]:
+        return (self.assignee_name,)
+
+    def read_expressions(self) -> tuple:
+        from pymbolic.primitives import Subscript
+        idx = self.assignee.index if isinstance(self.assignee, Subscript) else ()
+        if not isinstance(idx, tuple):
+            idx = (idx,)
+        return (self.expression, *idx, *self.predicates)
+
+
+@dataclass(frozen=True, kw_only=True)
+class BarrierInstruction(Instruction):
+    """An explicit barrier; *scope* is ``"local"`` or ``"global"``."""
+
+    scope: str = "local"
+
+
+@dataclass(frozen=True, kw_only=True)
+class NoOpInstruction(Instruction):
+    """Does nothing; a place to hang dependencies."""
+
+# }}}
+
+
+@dataclass(frozen=True)
+class SubstitutionRule:
+    """``name(arguments) := expression``: a named, parametric expression."""
+
+    name: str
+    arguments: tuple
+    expression: Any
+    span: SourceSpan | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class KernelOptions(_Copyable):
+    """Options that affect code generation.
+
+    :attr build_options: OpenCL compiler flags (e.g. ``-cl-fast-relaxed-math``).
+    :attr check_races: refuse parallel tags that break a dependence.
+    :attr fp_contract: let the OpenCL compiler fuse ``a*b + c`` into one
+        rounding (faster; off by default so results match the Fortran bit
+        for bit more often).
+    """
+
+    build_options: tuple = ()
+    check_races: bool = True
+    fp_contract: bool = False
+    write_code: bool = False
+    index_dtype: Any = np.dtype(np.int32)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Kernel(_Copyable):
+    """One kernel: what a Fortran subroutine becomes.
+
+    :attr name: kernel name (the subroutine's name as written).
+    :attr args: arguments in Fortran order (:class:`ArrayArg`, :class:`ScalarArg`).
+    :attr temporaries: name -> :class:`Temporary`.
+    :attr domains: loop domains (see module docstring).
+    :attr instructions: in program order.
+    :attr iname_tags: iname -> :class:`InameTag` (absent means ``for``).
+    :attr substitutions: name -> :class:`SubstitutionRule`.
+    :attr assumptions: facts about the parameters (a parameter-only isl.Set).
+    :attr loop_priority: tuples of inames, outermost first.
+    :attr span: the ``subroutine`` statement.
+    """
+
+    name: str
+    args: tuple = ()
+    temporaries: FrozenMap = field(default_factory=FrozenMap)
+    domains: tuple = ()
+    instructions: tuple = ()
+    iname_tags: FrozenMap = field(default_factory=FrozenMap)
+    substitutions: FrozenMap = field(default_factory=FrozenMap)
+    assumptions: Any = None
+    loop_priority: frozenset = frozenset()
+    options: KernelOptions = field(default_factory=KernelOptions)
+    span: SourceSpan | None = None
+
+    def __post_init__(self):
+        if self.assumptions is None:
+            object.__setattr__(self, "assumptions", isl.Set("{ : }"))
+
+    # {{{ lookups
+
+    @property
+    def arg_dict(self) -> dict:
+        return {a.name: a for a in self.args}
+
+    @property
+    def id_to_insn(self) -> dict:
+        return {insn.id: insn for insn in self.instructions}
+
+    def insn(self, insn_id: str) -> Instruction:
+        for insn in self.instructions:
+            if insn.id == insn_id:
+                return insn
+        raise KeyError(insn_id)
+
+    def variable(self, name: str):
+        """The argument or temporary called *name* (KeyError if none)."""
+        for a in self.args:
+            if a.name == name:
+                return a
+        return self.temporaries[name]
+
+    def has_variable(self, name: str) -> bool:
+        return name in self.temporaries or any(a.name == name for a in self.args)
+
+    def all_inames(self) -> tuple[str, ...]:
+        """Every iname, in domain order (outer loops of the source first)."""
+        out = []
+        for dom in self.domains:
+            out.extend(dom.get_var_names(isl.dim_type.set))
+        return tuple(out)
+
+    def iname_tag(self, iname: str) -> InameTag:
+        from f2loopy.ir.tags import SequentialTag
+        return self.iname_tags.get(iname, SequentialTag())
+
+    def hardware_inames(self) -> frozenset:
+        return frozenset(i for i, t in self.iname_tags.items() if t.hardware)
+
+    def all_variable_names(self) -> set[str]:
+        return ({a.name for a in self.args} | set(self.temporaries)
+                | set(self.all_inames()) | set(self.substitutions))
+
+    def written_variables(self) -> frozenset:
+        return frozenset(n for insn in self.instructions for n in insn.assignee_names())
+
+    def scalar_params(self) -> tuple[str, ...]:
+        """Scalar arguments the kernel only reads: usable as domain parameters."""
+        written = self.written_variables()
+        return tuple(a.name for a in self.args
+                     if isinstance(a, ScalarArg) and a.name not in written)
+
+    # }}}
+
+    def __str__(self) -> str:
+        from f2loopy.ir.printing import kernel_to_str
+        return kernel_to_str(self)
+
+
+class TranslationUnit:
+    """The kernels of one Fortran file, in file order.
+
+    Unpacks like a sequence (``f_r, f_s = parse_fortran(...)``) and indexes
+    like a mapping (``tu["refFluxR"]``, case-insensitively as Fortran is).
+    """
+
+    def __init__(self, kernels, filename: str = "<string>", source: str = ""):
+        self.kernels = tuple(kernels)
+        self.filename = filename
+        self.source = source
+
+    def __iter__(self):
+        return iter(self.kernels)
+
+    def __len__(self) -> int:
+        return len(self.kernels)
+
+    def __getitem__(self, key):
+        if isinstance(key, int):
+            return self.kernels[key]
+        for k in self.kernels:
+            if k.name == key:
+                return k
+        for k in self.kernels:
+            if k.name.lower() == str(key).lower():
+                return k
+        raise KeyError(f"no subroutine named {key!r} (have: {', '.join(self.keys())})")
+
+    def __contains__(self, key) -> bool:
+        try:
+            self[key]
+        except KeyError:
+            return False
+        return True
+
+    def keys(self):
+        return [k.name for k in self.kernels]
+
+    def values(self):
+        return list(self.kernels)
+
+    def items(self):
+        return [(k.name, k) for k in self.kernels]
+
+    def with_kernel(self, kernel: Kernel) -> "TranslationUnit":
+        ks = [kernel if k.name == kernel.name else k for k in self.kernels]
+        if kernel.name not in self.keys():
+            ks.append(kernel)
+        return TranslationUnit(ks, self.filename, self.source)
+
+    @property
+    def default_entrypoint(self) -> Kernel:
+        if len(self.kernels) != 1:
+            raise ValueError("translation unit has several kernels; index it by name")
+        return self.kernels[0]
+
+    def __repr__(self) -> str:
+        return f"TranslationUnit({', '.join(self.keys())})"
+
+    def __str__(self) -> str:
+        return "\n".join(str(k) for k in self.kernels)

@@ -1,0 +1,114 @@
+"""The whole translation of one Fortran file, as one readable function.
+
+::
+
+    source --frontend--> kernels --script (sandboxed)--> kernels --codegen--> .cl
+                                                                     \\--glue--> _cl.py
+
+Nothing is written until every stage has succeeded; outputs are written
+atomically (temporary file, then rename) and an output whose content did not
+change is left alone, so its timestamp stays.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from f2loopy.codegen import file_header, generate_code, join_program
+from f2loopy.diagnostics import F2LoopyError
+from f2loopy.frontend import read_source, translate_source
+from f2loopy.glue.python import generate_python_glue
+
+INPUT_SUFFIXES = (".f90", ".F90", ".f", ".F", ".for", ".f77", ".floopy", ".f95", ".f03",
+                  ".f08")
+
+
+@dataclass
+class TranslationResult:
+    """What translating one file produced (nothing is on disk yet)."""
+
+    source_path: Path
+    kernels: list            # transformed IR kernels, in output order
+    generated: list          # GeneratedKernel objects
+    outputs: dict = field(default_factory=dict)   # path -> text
+    inputs: list = field(default_factory=list)    # files read (for depfiles)
+
+
+def output_stem(path: Path) -> str:
+    return path.name.split(".")[0] if path.suffix else path.name
+
+
+def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | None = None,
+                   defines: dict | None = None, transform: str | None = None,
+                   debug: bool = False) -> TranslationResult:
+    """Translate the Fortran file *path*; return the outputs without writing them."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        text = path.read_text(encoding="latin-1")
+    except OSError as exc:
+        raise F2LoopyError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return translate_text(text, path, output_dir=output_dir, defines=defines,
+                          transform=transform, debug=debug)
+
+
+def translate_text(text: str, path: Path, *, output_dir=None, defines=None, transform=None,
+                   debug=False) -> TranslationResult:
+    src = read_source(text, str(path))
+    kernels = list(translate_source(src))
+    inputs = [path]
+    kernels, script_inputs = apply_transformations(src, kernels, defines or {}, transform,
+                                                   debug=debug)
+    inputs.extend(script_inputs)
+    generated = [generate_code(k) for k in kernels]
+    stem = output_stem(path)
+    out_dir = Path(output_dir) if output_dir is not None else path.parent
+    cl_name = f"{stem}.cl"
+    program = file_header(path.name) + "\n\n" + join_program(generated)
+    glue = generate_python_glue(generated, program, cl_name, path.name)
+    outputs = {out_dir / cl_name: program, out_dir / f"{stem}_cl.py": glue}
+    return TranslationResult(path, kernels, generated, outputs, inputs)
+
+
+def apply_transformations(src, kernels, defines, transform, *, debug=False):
+    """Run the file's ``!$loopy begin`` script (and/or a named recipe) on *kernels*."""
+    if not src.scripts and transform is None:
+        return kernels, []
+    from f2loopy.directives import run_transformations
+    return run_transformations(src, kernels, defines, transform, debug=debug)
+
+
+def write_outputs(outputs: dict) -> list[Path]:
+    """Write every output atomically; skip files whose content is unchanged.
+
+    Returns the paths actually (re)written.
+    """
+    pending = []
+    for path, text in outputs.items():
+        path = Path(path)
+        try:
+            if path.read_text(encoding="utf-8") == text:
+                continue
+        except (OSError, UnicodeDecodeError):
+            pass
+        pending.append((path, text))
+    temps = []
+    try:
+        for path, text in pending:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+                f.write(text)
+            temps.append((tmp, path))
+        for tmp, path in temps:
+            os.replace(tmp, path)
+    except OSError as exc:
+        for tmp, _ in temps:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        raise F2LoopyError(f"cannot write output: {exc}") from None
+    return [path for _, path in temps]

@@ -1,0 +1,208 @@
+"""Ordering a kernel's instructions into a loop nest (the schedule).
+
+Rules, as in loopy:
+
+* an instruction runs inside exactly the sequential loops of its inames
+  (hardware-parallel inames are not loops);
+* it runs after every instruction it depends on;
+* each loop is entered once.
+
+The search is greedy (program order first, then loop priorities, then the
+order in which inames appear in the domains) and backtracks over the choice of
+which loop to enter when the greedy choice leads to a dead end.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from f2loopy.diagnostics import CodegenError
+from f2loopy.ir.domains import iname_to_domain_index
+from f2loopy.ir.isl_tools import dim_type
+from f2loopy.ir.kernel import Kernel
+
+
+@dataclass(frozen=True)
+class LoopNode:
+    iname: str
+    body: tuple
+
+
+@dataclass(frozen=True)
+class InsnNode:
+    insn_id: str
+
+
+@dataclass(frozen=True)
+class BarrierNode:
+    """A barrier between work-items (scope ``"local"``) with the reason."""
+
+    scope: str
+    reason: str = ""
+
+
+def schedule_nodes(nodes):
+    """All nodes of a schedule tree, depth first."""
+    for n in nodes:
+        yield n
+        if isinstance(n, LoopNode):
+            yield from schedule_nodes(n.body)
+
+
+class _Search:
+    MAX_STEPS = 50_000
+
+    def __init__(self, kernel: Kernel):
+        self.kernel = kernel
+        hw = kernel.hardware_inames()
+        self.insns = list(kernel.instructions)
+        self.order = {insn.id: k for k, insn in enumerate(self.insns)}
+        self.loops_of = {insn.id: frozenset(insn.within_inames) - hw for insn in self.insns}
+        self.deps = {insn.id: frozenset(d for d in insn.depends_on if d in self.order)
+                     for insn in self.insns}
+        self.sorted_ids = [insn.id for insn in sorted(
+            self.insns, key=lambda i: (-i.priority, self.order[i.id]))]
+        iname_order = kernel.all_inames()
+        self.iname_rank = {n: k for k, n in enumerate(iname_order)}
+        # inames whose domain mentions another iname as a parameter
+        where = iname_to_domain_index(kernel)
+        all_inames = set(iname_order)
+        self.parents = {}
+        for n in iname_order:
+            dom = kernel.domains[where[n]]
+            self.parents[n] = frozenset(x for x in dom.get_var_names(dim_type.param)
+                                        if x in all_inames) - hw
+        self.innermost = {n for n in iname_order if kernel.iname_tag(n).innermost}
+        self.prio_pairs = set()
+        self.prio_rank = {}
+        for tup in kernel.loop_priority:
+            for a_idx, a in enumerate(tup):
+                self.prio_rank.setdefault(a, a_idx)
+                for b in tup[a_idx + 1:]:
+                    self.prio_pairs.add((a, b))
+        self.steps = 0
+
+    def run(self):
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 10_000))
+        try:
+            result = self._search([], frozenset(), frozenset(), [[]])
+        finally:
+            sys.setrecursionlimit(limit)
+        if result is None:
+            raise self._failure()
+        return tuple(result[0])
+
+    def _search(self, active, scheduled, done, stack):
+        active = list(active)
+        stack = [list(level) for level in stack]
+        while True:
+            self.steps += 1
+            if self.steps > self.MAX_STEPS:
+                raise CodegenError(f"kernel '{self.kernel.name}': no instruction order found "
+                                   "(search limit reached)", self.kernel.span)
+            remaining = [i for i in self.sorted_ids if i not in scheduled]
+            if not remaining:
+                while active:
+                    self._close(active, stack)
+                return stack
+            active_set = frozenset(active)
+            ready = [i for i in remaining if self.deps[i] <= scheduled]
+            runnable = [i for i in ready if self.loops_of[i] == active_set]
+            if runnable:
+                insn_id = runnable[0]
+                stack[-1].append(InsnNode(insn_id))
+                scheduled = scheduled | {insn_id}
+                continue
+            if active and not any(active[-1] in self.loops_of[i] for i in remaining):
+                done = done | {active[-1]}
+                self._close(active, stack)
+                continue
+            candidates = self._candidates(ready, active_set, done)
+            for iname in candidates:
+                new_stack = [list(level) for level in stack] + [[]]
+                result = self._search(active + [iname], scheduled, done, new_stack)
+                if result is not None:
+                    return result
+            return None
+
+    def _close(self, active, stack):
+        iname = active.pop()
+        body = stack.pop()
+        stack[-1].append(LoopNode(iname, tuple(body)))
+
+    def _candidates(self, ready, active_set, done):
+        out = []
+        for insn_id in ready:
+            loops = self.loops_of[insn_id]
+            if not active_set <= loops:
+                continue
+            needed = loops - active_set
+            if needed & done:
+                continue
+            for iname in sorted(needed, key=lambda n: self._rank(n)):
+                if iname in out:
+                    continue
+                if not self.parents[iname] <= active_set:
+                    continue
+                if any((other, iname) in self.prio_pairs for other in needed if other != iname):
+                    continue
+                if iname in self.innermost and any(o not in self.innermost for o in needed):
+                    continue
+                out.append(iname)
+        return out
+
+    def _rank(self, iname):
+        return (iname in self.innermost, self.prio_rank.get(iname, 10**6),
+                self.iname_rank.get(iname, 10**6))
+
+    def _failure(self) -> CodegenError:
+        # find an instruction that needs a loop it cannot get, to explain
+        for insn in self.insns:
+            missing = set(insn.within_inames) - set(self.kernel.all_inames())
+            if missing:
+                return CodegenError(f"instruction '{insn.id}' runs in unknown loop(s) "
+                                    f"{', '.join(sorted(missing))}", insn.span)
+        cycle = _find_cycle(self.deps)
+        if cycle:
+            first = self.kernel.insn(cycle[0])
+            return CodegenError("instructions depend on each other in a cycle: "
+                                + " -> ".join(cycle), first.span)
+        return CodegenError(
+            f"kernel '{self.kernel.name}': no order of instructions satisfies the dependencies "
+            "with each loop entered once (two instructions that must be ordered both need a "
+            "loop that a third, between them, must not be inside; use duplicate_inames to give "
+            "them separate loops)", self.kernel.span)
+
+
+def _find_cycle(deps):
+    state = {}
+    path = []
+
+    def visit(n):
+        state[n] = 1
+        path.append(n)
+        for d in sorted(deps.get(n, ())):
+            if state.get(d) == 1:
+                return path[path.index(d):] + [d]
+            if d not in state:
+                r = visit(d)
+                if r:
+                    return r
+        state[n] = 2
+        path.pop()
+        return None
+
+    for n in sorted(deps):
+        if n not in state:
+            r = visit(n)
+            if r:
+                return r
+    return None
+
+
+def linearize(kernel: Kernel) -> tuple:
+    """The schedule tree of *kernel*: a tuple of :class:`LoopNode`,
+    :class:`InsnNode` (barriers are added by the barrier pass)."""
+    return _Search(kernel).run()
