@@ -14,7 +14,7 @@ import numpy as np
 import pymbolic.primitives as p
 
 from f2loopy.analysis.types import BOOL, kernel_type_inferrer
-from f2loopy.codegen.c_expressions import CExpressionPrinter, c_constant, c_type
+from f2loopy.codegen.c_expressions import PREC_REL, CExpressionPrinter, c_constant, c_type
 from f2loopy.codegen.grid import Grid
 from f2loopy.codegen.helpers import HelperSet
 from f2loopy.codegen.names import c_name
@@ -85,22 +85,24 @@ class KernelEmitter:
         return c_name(var.name)
 
     def linear_offset(self, var, indices):
-        """Offset of ``var(indices)`` in its storage: Horner form over the axes
-        from the slowest- to the fastest-varying (nesting order N0 fastest)."""
+        """Offset of ``var(indices)`` in its storage, in Horner form from the
+        slowest- to the fastest-varying axis (nesting order N0 is fastest):
+        ``(i - 1) + n*((j - 1) + m*(k - 1))``."""
         tags = var.axis_tags
         axes = sorted(range(var.ndim), key=lambda a: tags[a].order)
         offset = None
-        for a in reversed(axes):
+        for pos, a in enumerate(reversed(axes)):
             rel = normalize_integer(p.Sum((indices[a], p.Product((-1, var.lower_bounds[a])))))
             if offset is None:
                 offset = rel
-            else:
-                extent = var.shape[a]
-                if extent is None:
-                    raise CodegenError(f"assumed-size axis of '{var.name}' must be the "
-                                       "slowest-varying one")
-                offset = normalize_integer(p.Sum((rel, p.Product((extent, offset))))) \
-                    if _is_small(offset) else p.Sum((rel, p.Product((extent, offset))))
+                continue
+            extent = var.shape[a]
+            if extent is None:
+                raise CodegenError(f"assumed-size axis of '{var.name}' must be the "
+                                   "slowest-varying one")
+            scaled = _times(normalize_integer(extent), offset)
+            offset = scaled if _is_zero(rel) else (
+                rel if _is_zero(scaled) else p.Sum((rel, scaled)))
         return offset if offset is not None else 0
 
     # }}}
@@ -255,7 +257,7 @@ class KernelEmitter:
             self.emit_unrolled(node, inner_names, ctx, lower, upper, stride)
             return
         lo_text = self.printer(normalize_integer(expr_from_pwaff(lower, ctx)))
-        hi_text = self.printer(normalize_integer(expr_from_pwaff(upper, ctx)))
+        hi_text = self.printer.rec(normalize_integer(expr_from_pwaff(upper, ctx)), PREC_REL + 1)
         var = c_name(iname)
         step = "++" + var if stride == 1 else f"{var} += {stride}"
         self.emit_line(f"for (int {var} = {lo_text}; {var} <= {hi_text}; {step})")
@@ -289,8 +291,18 @@ class KernelEmitter:
     # }}}
 
 
-def _is_small(expr) -> bool:
-    return isinstance(expr, (int, np.integer, p.Variable))
+def _is_zero(expr) -> bool:
+    return isinstance(expr, (int, np.integer)) and int(expr) == 0
+
+
+def _times(a, b):
+    if _is_zero(a) or _is_zero(b):
+        return 0
+    if isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer)):
+        return int(a) * int(b)
+    if isinstance(a, (int, np.integer)) and int(a) == 1:
+        return b
+    return p.Product((a, b))
 
 
 def _normalize_condition(cond):

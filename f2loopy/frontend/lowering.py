@@ -585,7 +585,11 @@ class UnitLowering:
                 return super().rec(expr, *args, **kwargs)
 
         rep = _Replace()
-        new_body = [insn.copy(predicates=tuple(rep(pr) for pr in insn.predicates))
+
+        def replace(expr):
+            return p.Variable(replacements[expr]) if expr in replacements else rep(expr)
+
+        new_body = [insn.copy(predicates=tuple(replace(pr) for pr in insn.predicates))
                     for insn in body]
         self.instructions[start:] = snapshot_insns + new_body
 

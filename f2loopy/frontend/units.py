@@ -39,6 +39,7 @@ def program_units(src: SourceFile, tree):
 
 def _module_units(src: SourceFile, module):
     host = SymbolTable()
+    host.module_name = str(module.children[0].items[1])
     spec = None
     subprograms = []
     for ch in module.children:
@@ -109,6 +110,7 @@ def lower_subroutine(src: SourceFile, unit, host: SymbolTable | None) -> Kernel:
         domains=tuple(lowering.domains),
         instructions=tuple(lowering.instructions),
         span=src.span(first, name),
+        module=getattr(host, "module_name", None),
     )
     return add_program_order_dependencies(kernel)
 

@@ -35,6 +35,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _lock = threading.Lock()
 _default = {}
 _programs = {}
+_kernels = {}
 
 
 class KernelArgumentError(TypeError):
@@ -61,6 +62,9 @@ def _default_queue():
 def _kernel(queue, name, options):
     key = (queue.context.int_ptr, options)
     with _lock:
+        knl = _kernels.get(key + (name,))
+        if knl is not None:
+            return knl
         prg = _programs.get(key)
         if prg is None:
             path = os.path.join(_HERE, CL_FILE)
@@ -75,7 +79,9 @@ def _kernel(queue, name, options):
                                    "Fortran file again so both are regenerated together")
             prg = cl.Program(queue.context, source).build(options=list(options))
             _programs[key] = prg
-        return getattr(prg, name)
+        knl = cl.Kernel(prg, name)
+        _kernels[key + (name,)] = knl
+        return knl
 
 
 def _scalar(fn, name, value, dtype, kind):

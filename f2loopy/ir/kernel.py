@@ -287,6 +287,7 @@ class Kernel(_Copyable):
     :attr assumptions: facts about the parameters (a parameter-only isl.Set).
     :attr loop_priority: tuples of inames, outermost first.
     :attr span: the ``subroutine`` statement.
+    :attr module: the Fortran module the subroutine belongs to, if any.
     """
 
     name: str
@@ -300,6 +301,7 @@ class Kernel(_Copyable):
     loop_priority: frozenset = frozenset()
     options: KernelOptions = field(default_factory=KernelOptions)
     span: SourceSpan | None = None
+    module: str | None = None
 
     def __post_init__(self):
         if self.assumptions is None:

@@ -1,0 +1,529 @@
+"""Transformations of loop axes (inames): split, join, tag, rename, duplicate,
+reorder, remove.
+
+Every function takes a kernel and returns a new kernel; options are keyword
+arguments.  Names follow loopy, so scripts written for loopy read the same.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+import islpy as isl
+import pymbolic.primitives as p
+
+from f2loopy.diagnostics import TransformError
+from f2loopy.ir.domains import iname_to_domain_index
+from f2loopy.ir.expressions import substitute
+from f2loopy.ir.frozen import FrozenMap
+from f2loopy.ir.isl_tools import (
+    dim_type, expr_from_pwaff, params_to_set, set_names, set_to_params)
+from f2loopy.ir.kernel import Kernel, SubstitutionRule
+from f2loopy.ir.tags import ILPTag, InameTag, SequentialTag, parse_iname_tag
+from f2loopy.transform.match import parse_match
+from f2loopy.transform.util import (
+    check_new_iname, parse_iname_list, rename_in_set, resolve_iname, substitute_in_insn)
+
+
+# {{{ split
+
+def split_iname(kernel: Kernel, split_iname: str, inner_length: int, *,
+                outer_iname: str | None = None, inner_iname: str | None = None,
+                outer_tag=None, inner_tag=None, slabs=(0, 0), do_tagged_check: bool = True,
+                within=None) -> Kernel:
+    """Split loop *split_iname* into an outer and an inner loop.
+
+    ``split_iname = base + inner + inner_length*outer`` with
+    ``0 <= inner < inner_length``, where *base* is the loop's lower bound
+    when that is a single affine expression (so a Fortran loop ``1..n`` splits
+    into full chunks ``1..16, 17..32, ...``) and 0 otherwise.
+
+    :arg inner_length: positive integer length of the inner loop.
+    :arg outer_iname, inner_iname: names of the new inames (default
+        ``<iname>_outer`` / ``<iname>_inner``).
+    :arg outer_tag, inner_tag: implementation tags for the new inames.
+    :arg slabs: accepted for compatibility (loop peeling is not performed;
+        results are the same).
+    :arg within: match expression: split only in these instructions (the
+        others keep the old loop).
+    """
+    iname = resolve_iname(kernel, split_iname)
+    try:
+        length = int(inner_length)
+    except (TypeError, ValueError):
+        raise TransformError(f"split_iname: inner_length must be an integer, got "
+                             f"{inner_length!r}") from None
+    if length != inner_length or length <= 0:
+        raise TransformError(f"split_iname: inner_length must be a positive integer, got "
+                             f"{inner_length!r}")
+    if do_tagged_check and kernel.iname_tag(iname).hardware:
+        raise TransformError(f"split_iname: iname '{iname}' is already tagged "
+                             f"'{kernel.iname_tag(iname)}'; split before tagging")
+    outer = outer_iname or f"{iname}_outer"
+    inner = inner_iname or f"{iname}_inner"
+    for new in (outer, inner):
+        check_new_iname(kernel, new)
+    if outer == inner:
+        raise TransformError("split_iname: outer and inner iname must differ")
+
+    match = parse_match(within)
+    users = [insn for insn in kernel.instructions if iname in insn.within_inames]
+    selected = {insn.id for insn in users if match.match(kernel, insn)}
+    if users and not selected:
+        raise TransformError(f"split_iname: no instruction in loop '{iname}' matches "
+                             f"within={within!r}")
+    keep_old = len(selected) < len(users)
+
+    where = iname_to_domain_index(kernel)
+    dom_idx = where[iname]
+    dom = kernel.domains[dom_idx]
+    base = _affine_lower_bound(dom, iname)
+    replacement = p.Sum((base, p.Variable(inner), p.Product((length, p.Variable(outer))))) \
+        if base != 0 else p.Sum((p.Variable(inner), p.Product((length, p.Variable(outer)))))
+
+    children = [k for k, d in enumerate(kernel.domains)
+                if d.find_dim_by_name(dim_type.param, iname) >= 0]
+    if keep_old and children:
+        raise TransformError(f"split_iname: loop '{iname}' encloses loops whose bounds depend "
+                             "on it; split it in all instructions (drop within=)")
+
+    new_dom = _split_domain(dom, iname, outer, inner, length, base, keep_old)
+    domains = list(kernel.domains)
+    domains[dom_idx] = new_dom
+    for k in children:
+        domains[k] = _substitute_param(domains[k], iname, [outer, inner],
+                                       {iname: replacement})
+
+    insns = []
+    for insn in kernel.instructions:
+        if insn.id in selected:
+            insn = substitute_in_insn(insn, {iname: replacement})
+            insn = insn.copy(within_inames=(insn.within_inames - {iname}) | {outer, inner})
+        insns.append(insn)
+
+    substitutions = kernel.substitutions
+    if not keep_old:
+        substitutions = FrozenMap(
+            (name, SubstitutionRule(r.name, r.arguments,
+                                    substitute(r.expression, lambda n: replacement
+                                               if n == iname and n not in r.arguments
+                                               else None), r.span))
+            for name, r in kernel.substitutions.items())
+
+    tags = dict(kernel.iname_tags)
+    if not keep_old:
+        tags.pop(iname, None)
+    for name, tag in ((outer, outer_tag), (inner, inner_tag)):
+        if tag is not None:
+            tags[name] = parse_tag(tag)
+    priority = frozenset(
+        tuple(x for n in tup for x in ((outer, inner) if n == iname and not keep_old else (n,)))
+        for tup in kernel.loop_priority)
+    return kernel.copy(domains=tuple(domains), instructions=tuple(insns),
+                       iname_tags=FrozenMap(tags), substitutions=substitutions,
+                       loop_priority=priority)
+
+
+def _affine_lower_bound(dom: isl.Set, iname: str):
+    """The lower bound of *iname* in *dom* as a pymbolic expression, if it is
+    one affine piece; 0 otherwise."""
+    pos = dom.find_dim_by_name(dim_type.set, iname)
+    others = [n for n in set_names(dom) if n != iname]
+    d = set_to_params(dom, others) if others else dom
+    pos = d.find_dim_by_name(dim_type.set, iname)
+    lb = d.dim_min(pos).coalesce()
+    if lb.n_piece() != 1:
+        return 0
+    pieces = lb.get_pieces()
+    _, aff = pieces[0]
+    if aff.dim(dim_type.div) != 0:
+        return 0
+    try:
+        from f2loopy.ir.folding import normalize_integer
+        return normalize_integer(expr_from_pwaff(isl.PwAff.from_aff(aff)))
+    except Exception:
+        return 0
+
+
+def _split_domain(dom, iname, outer, inner, length, base, keep_old):
+    n = dom.dim(dim_type.set)
+    d = dom.add_dims(dim_type.set, 2)
+    d = d.set_dim_name(dim_type.set, n, outer).set_dim_name(dim_type.set, n + 1, inner)
+    # iname position stays; place outer/inner right after it
+    from f2loopy.ir.isl_tools import pwaff_from_expr, reorder_set
+    order = []
+    for name in set_names(dom):
+        order.append(name)
+        if name == iname:
+            order += [outer, inner]
+    d = reorder_set(d, order)
+    space = d.get_space()
+    affs = isl.affs_from_space(space)
+    base_aff = pwaff_from_expr(base, space) if base != 0 else affs[0]
+    cons = (affs[inner].ge_set(affs[0]) & affs[inner].lt_set(affs[0] + length)
+            & affs[iname].eq_set(base_aff + affs[inner] + affs[outer] * length))
+    d = d & cons
+    if not keep_old:
+        idx = d.find_dim_by_name(dim_type.set, iname)
+        d = d.project_out(dim_type.set, idx, 1)
+    return d.coalesce()
+
+
+def _substitute_param(dom: isl.Set, old: str, new_params, mapping) -> isl.Set:
+    """Replace parameter *old* of *dom* by an affine expression of *new_params*."""
+    from f2loopy.ir.isl_tools import pwaff_from_expr
+    names = set_names(dom)
+    d = params_to_set(dom, [old])
+    for np_ in new_params:
+        if d.find_dim_by_name(dim_type.param, np_) < 0 and \
+                d.find_dim_by_name(dim_type.set, np_) < 0:
+            d = d.add_dims(dim_type.set, 1)
+            d = d.set_dim_name(dim_type.set, d.dim(dim_type.set) - 1, np_)
+        else:
+            d = params_to_set(d, [np_])
+    space = d.get_space()
+    affs = isl.affs_from_space(space)
+    d = d & affs[old].eq_set(pwaff_from_expr(mapping[old], space))
+    idx = d.find_dim_by_name(dim_type.set, old)
+    d = d.project_out(dim_type.set, idx, 1)
+    d = set_to_params(d, [n for n in new_params])
+    from f2loopy.ir.isl_tools import reorder_set
+    return reorder_set(d, names).coalesce()
+
+# }}}
+
+
+# {{{ tags
+
+def parse_tag(tag) -> InameTag:
+    try:
+        return parse_iname_tag(tag)
+    except ValueError as exc:
+        raise TransformError(str(exc)) from None
+
+
+def _tag_pairs(tags):
+    if isinstance(tags, dict):
+        return list(tags.items())
+    if isinstance(tags, str):
+        pairs = []
+        for item in tags.split(","):
+            item = item.strip()
+            if not item:
+                continue
+            if ":" not in item:
+                raise TransformError(f"tag_inames: expected 'iname:tag', got {item!r}")
+            name, tag = item.split(":", 1)
+            pairs.append((name.strip(), tag.strip()))
+        return pairs
+    return [tuple(t) for t in tags]
+
+
+def tag_inames(kernel: Kernel, iname_to_tag, *, force: bool = False,
+               ignore_nonexistent: bool = False) -> Kernel:
+    """Set implementation tags of inames.
+
+    *iname_to_tag* is a dict ``{"i": "l.0"}``, a string ``"i:l.0, e:g.0"`` or
+    a list of pairs; iname names may be glob patterns.  Tags: ``for``, ``g.N``,
+    ``l.N``, ``l.auto``, ``unr``, ``ilp`` / ``ilp.unr``, ``ilp.seq``, ``vec``.
+    Changing an existing parallel tag to a different one needs ``force=True``.
+    """
+    tags = dict(kernel.iname_tags)
+    inames = kernel.all_inames()
+    for name, tag_text in _tag_pairs(iname_to_tag):
+        tag = parse_tag(tag_text)
+        if any(c in name for c in "*?["):
+            targets = [i for i in inames if fnmatch.fnmatchcase(i, name)]
+        else:
+            try:
+                targets = [resolve_iname(kernel, name)]
+            except TransformError:
+                if ignore_nonexistent:
+                    continue
+                raise
+        if not targets and not ignore_nonexistent:
+            raise TransformError(f"tag_inames: no iname matches {name!r}")
+        for t in targets:
+            old = tags.get(t)
+            if (old is not None and not force and old != tag
+                    and not isinstance(old, SequentialTag) and not isinstance(tag, SequentialTag)
+                    and (old.hardware or tag.hardware)):
+                raise TransformError(f"tag_inames: iname '{t}' is already tagged '{old}'; "
+                                     f"cannot also tag it '{tag}' (pass force=True to replace)")
+            if isinstance(tag, SequentialTag):
+                tags.pop(t, None)
+            else:
+                tags[t] = tag
+    return kernel.copy(iname_tags=FrozenMap(tags))
+
+
+def untag_inames(kernel: Kernel, inames) -> Kernel:
+    """Remove the tags of *inames* (they become plain loops)."""
+    drop = {resolve_iname(kernel, i) for i in parse_iname_list(inames)}
+    return kernel.copy(iname_tags=FrozenMap((k, v) for k, v in kernel.iname_tags.items()
+                                            if k not in drop))
+
+# }}}
+
+
+# {{{ rename / duplicate
+
+def rename_iname(kernel: Kernel, old_iname: str, new_iname: str, *, within=None,
+                 existing_ok: bool = False, preserve_tags: bool = True) -> Kernel:
+    """Rename loop *old_iname* to *new_iname* in the instructions *within*
+    selects (all by default).
+
+    If only some instructions are selected, the others keep *old_iname* and
+    the selected ones get a new loop with the same bounds.  If *new_iname*
+    already exists (allowed with ``existing_ok=True``), its domain must be the
+    same as that of *old_iname*; the selected instructions move to it.
+    """
+    old = resolve_iname(kernel, old_iname)
+    new = new_iname
+    exists = new in kernel.all_inames()
+    if exists and not existing_ok:
+        raise TransformError(f"rename_iname: iname '{new}' already exists (pass "
+                             "existing_ok=True to move instructions into it)")
+    if not exists:
+        check_new_iname(kernel, new)
+    match = parse_match(within)
+    users = [insn for insn in kernel.instructions if old in insn.within_inames]
+    selected = {insn.id for insn in users if match.match(kernel, insn)}
+    if not selected:
+        if within is None:
+            return _rename_everywhere(kernel, old, new) if not exists else kernel
+        return kernel
+    whole = len(selected) == len(users)
+    if whole and not exists:
+        return _rename_everywhere(kernel, old, new)
+
+    where = iname_to_domain_index(kernel)
+    children = [k for k, d in enumerate(kernel.domains)
+                if d.find_dim_by_name(dim_type.param, old) >= 0]
+    if children:
+        raise TransformError(f"rename_iname: loop '{old}' encloses loops whose bounds depend "
+                             "on it; rename it in all instructions")
+    domains = list(kernel.domains)
+    if exists:
+        if not _same_range(kernel, old, new):
+            raise TransformError(f"rename_iname: loops '{old}' and '{new}' have different "
+                                 "bounds, so instructions cannot move between them")
+    else:
+        domains.append(_copied_domain(kernel.domains[where[old]], old, new))
+    insns = []
+    for insn in kernel.instructions:
+        if insn.id in selected:
+            insn = substitute_in_insn(insn, {old: p.Variable(new)})
+            insn = insn.copy(within_inames=(insn.within_inames - {old}) | {new})
+        insns.append(insn)
+    tags = dict(kernel.iname_tags)
+    if preserve_tags and old in tags and not exists:
+        tags[new] = tags[old]
+    kernel = kernel.copy(domains=tuple(domains), instructions=tuple(insns),
+                         iname_tags=FrozenMap(tags))
+    if whole:
+        kernel = remove_unused_inames(kernel, [old])
+    return kernel
+
+
+def _same_range(kernel, a, b) -> bool:
+    from f2loopy.ir.domains import combined_domain
+    da = combined_domain(kernel, [a], with_assumptions=True)
+    db = combined_domain(kernel, [b], with_assumptions=True)
+    db = rename_in_set(db, b, a)
+    from f2loopy.ir.isl_tools import align_params
+    da, db = align_params(da, db)
+    return da.is_equal(db)
+
+
+def _copied_domain(dom: isl.Set, old: str, new: str) -> isl.Set:
+    """A domain introducing only *new*, with the bounds *old* has in *dom*."""
+    others = [n for n in set_names(dom) if n != old]
+    d = dom
+    for n in others:
+        idx = d.find_dim_by_name(dim_type.set, n)
+        d = d.project_out(dim_type.set, idx, 1)
+    return rename_in_set(d, old, new)
+
+
+def _rename_everywhere(kernel: Kernel, old: str, new: str) -> Kernel:
+    domains = tuple(rename_in_set(d, old, new) for d in kernel.domains)
+    insns = []
+    for insn in kernel.instructions:
+        if old in insn.within_inames:
+            insn = insn.copy(within_inames=(insn.within_inames - {old}) | {new})
+        insn = substitute_in_insn(insn, {old: p.Variable(new)})
+        insns.append(insn)
+    tags = FrozenMap((new if k == old else k, v) for k, v in kernel.iname_tags.items())
+    priority = frozenset(tuple(new if n == old else n for n in t) for t in kernel.loop_priority)
+    subst = FrozenMap((k, SubstitutionRule(r.name, r.arguments, substitute(
+        r.expression, lambda n: p.Variable(new) if n == old and n not in r.arguments else None),
+        r.span)) for k, r in kernel.substitutions.items())
+    return kernel.copy(domains=domains, instructions=tuple(insns), iname_tags=tags,
+                       loop_priority=priority, substitutions=subst)
+
+
+def duplicate_inames(kernel: Kernel, inames, within=None, *, new_inames=None,
+                     suffix: str | None = None, tags=None) -> Kernel:
+    """Give the instructions *within* selects their own copies of loops *inames*.
+
+    The copies are named ``<iname>_<k>`` (first free k) unless *new_inames*
+    or *suffix* is given; *tags* maps old iname names to tags for the copies.
+    """
+    names = [resolve_iname(kernel, i) for i in parse_iname_list(inames)]
+    if new_inames is not None:
+        new_names = parse_iname_list(new_inames)
+        if len(new_names) != len(names):
+            raise TransformError("duplicate_inames: new_inames must match inames in length")
+    else:
+        new_names = []
+        for n in names:
+            if suffix is not None:
+                new_names.append(n + suffix)
+            else:
+                from f2loopy.transform.util import unique_name
+                new_names.append(unique_name(kernel, n, new_names))
+    for old, new in zip(names, new_names):
+        kernel = rename_iname(kernel, old, new, within=within if within is not None else "all")
+        if tags and old in tags:
+            kernel = tag_inames(kernel, {new: tags[old]})
+    return kernel
+
+# }}}
+
+
+# {{{ join
+
+def join_inames(kernel: Kernel, inames, new_iname: str | None = None, *, tag=None,
+                within=None) -> Kernel:
+    """Replace loops *inames* (outermost first, the last varying fastest) by one
+    loop *new_iname* running over all their combinations.
+
+    The loops must form a box: every iname but the first has constant bounds,
+    the first may have parameter-dependent ones.  Every instruction inside any
+    of the loops must be inside all of them (and selected by *within*).
+    """
+    from f2loopy.ir.domains import combined_domain
+    from f2loopy.ir.isl_tools import align_params, make_space, pwaff_from_expr
+
+    names = [resolve_iname(kernel, i) for i in parse_iname_list(inames)]
+    if len(names) < 2:
+        raise TransformError("join_inames: give at least two inames")
+    new = new_iname or "_".join(names)
+    check_new_iname(kernel, new)
+    box = combined_domain(kernel, names)
+    lows, sizes = [], []
+    rect = isl.Set.universe(box.get_space())
+    for k, n in enumerate(names):
+        lo, hi = box.dim_min(k), box.dim_max(k)
+        if k > 0 and not (lo.is_cst() and hi.is_cst()):
+            raise TransformError(f"join_inames: the bounds of '{n}' are not constant")
+        lows.append(lo)
+        sizes.append(hi - lo + 1)
+        affs = isl.affs_from_space(box.get_space())
+        lo_l, hi_l, var = align_params(_params_on(lo, box), _params_on(hi, box), affs[n])
+        rect = rect & var.ge_set(lo_l) & var.le_set(hi_l)
+    rect, box = align_params(rect, box)
+    if not rect.is_equal(box):
+        raise TransformError(f"join_inames: loops {', '.join(names)} do not form a box (the "
+                             "bounds of one depend on another)")
+    const_sizes = [int(s.max_val().to_python()) for s in sizes[1:]]
+    strides = [1]
+    for sz in reversed(const_sizes):
+        strides.insert(0, strides[0] * sz)
+    j = p.Variable(new)
+    low_exprs = [expr_from_pwaff(lo) for lo in lows]
+    mapping = {names[0]: p.Sum((low_exprs[0], p.FloorDiv(j, strides[0])))}
+    for k in range(1, len(names)):
+        mapping[names[k]] = p.Sum((low_exprs[k], p.Remainder(p.FloorDiv(j, strides[k]),
+                                                             const_sizes[k - 1])))
+    len0 = expr_from_pwaff(sizes[0])
+    space = make_space([new], sorted(sizes[0].get_var_names(dim_type.param)))
+    affs = isl.affs_from_space(space)
+    dom = affs[new].ge_set(affs[0]) & affs[new].lt_set(
+        pwaff_from_expr(p.Product((len0, strides[0])), space))
+
+    match = parse_match(within)
+    users = [i for i in kernel.instructions if set(names) & set(i.within_inames)]
+    for insn in users:
+        if not set(names) <= set(insn.within_inames):
+            raise TransformError(f"join_inames: instruction '{insn.id}' is inside only some "
+                                 f"of {', '.join(names)}")
+        if not match.match(kernel, insn):
+            raise TransformError("join_inames: within= must select every instruction in "
+                                 "the joined loops")
+    user_ids = {i.id for i in users}
+    insns = []
+    for insn in kernel.instructions:
+        if insn.id in user_ids:
+            insn = substitute_in_insn(insn, mapping)
+            insn = insn.copy(within_inames=(insn.within_inames - set(names)) | {new})
+        insns.append(insn)
+    kernel = kernel.copy(domains=kernel.domains + (dom,), instructions=tuple(insns))
+    kernel = remove_unused_inames(kernel, names)
+    if tag is not None:
+        kernel = tag_inames(kernel, {new: tag})
+    return kernel
+
+
+def _params_on(pw: isl.PwAff, s: isl.Set) -> isl.PwAff:
+    """A parameter-only PwAff as a function on the set space of *s*."""
+    n = s.dim(dim_type.set)
+    out = pw.insert_dims(dim_type.in_, 0, n)
+    for k in range(n):
+        out = out.set_dim_id(dim_type.in_, k, isl.Id.read_from_str(
+            isl.DEFAULT_CONTEXT, s.get_dim_name(dim_type.set, k)))
+    return out
+
+
+# }}}
+
+
+# {{{ loop order, cleanup
+
+def prioritize_loops(kernel: Kernel, loop_priority) -> Kernel:
+    """Prefer the nesting *loop_priority* (outermost first, e.g. ``"i,j"``)
+    where the dependencies leave the order open."""
+    names = tuple(resolve_iname(kernel, i) for i in parse_iname_list(loop_priority))
+    return kernel.copy(loop_priority=kernel.loop_priority | {names})
+
+
+def set_loop_priority(kernel: Kernel, loop_priority) -> Kernel:
+    """Old name of :func:`prioritize_loops`."""
+    return prioritize_loops(kernel, loop_priority)
+
+
+def remove_unused_inames(kernel: Kernel, inames=None) -> Kernel:
+    """Drop loops no instruction runs in (all such, or only those in *inames*).
+
+    An iname that the bounds of a used loop depend on is kept.
+    """
+    used = set()
+    for insn in kernel.instructions:
+        used |= set(insn.within_inames)
+    from f2loopy.ir.domains import iname_closure
+    used = set(iname_closure(kernel, used))
+    candidates = set(kernel.all_inames()) if inames is None else \
+        {resolve_iname(kernel, i) for i in parse_iname_list(inames)}
+    drop = candidates - used
+    if not drop:
+        return kernel
+    domains = []
+    for d in kernel.domains:
+        for n in drop:
+            idx = d.find_dim_by_name(dim_type.set, n)
+            if idx >= 0:
+                d = d.project_out(dim_type.set, idx, 1)
+        if d.dim(dim_type.set) > 0:
+            domains.append(d.coalesce())
+    tags = FrozenMap((k, v) for k, v in kernel.iname_tags.items() if k not in drop)
+    priority = frozenset(t2 for t2 in (tuple(n for n in t if n not in drop)
+                                       for t in kernel.loop_priority) if t2)
+    return kernel.copy(domains=tuple(domains), iname_tags=tags, loop_priority=priority)
+
+# }}}
+
+
+__all__ = ["split_iname", "tag_inames", "untag_inames", "rename_iname", "duplicate_inames",
+           "join_inames", "prioritize_loops", "set_loop_priority", "remove_unused_inames",
+           "parse_tag", "ILPTag"]

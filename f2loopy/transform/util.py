@@ -1,0 +1,77 @@
+"""Helpers shared by the transformations."""
+
+from __future__ import annotations
+
+import difflib
+
+import islpy as isl
+
+from f2loopy.diagnostics import TransformError
+from f2loopy.ir.expressions import substitute
+from f2loopy.ir.kernel import Assignment, Kernel
+
+
+def _resolve(name: str, known, what: str) -> str:
+    known = list(known)
+    if name in known:
+        return name
+    folded = [k for k in known if k.lower() == str(name).lower()]
+    if len(folded) == 1:
+        return folded[0]
+    hint = difflib.get_close_matches(str(name), known, n=3)
+    extra = f" (did you mean {', '.join(repr(h) for h in hint)}?)" if hint else \
+        (f" (the kernel has: {', '.join(known[:12])}{', ...' if len(known) > 12 else ''})"
+         if known else "")
+    raise TransformError(f"no {what} named '{name}'{extra}")
+
+
+def resolve_iname(kernel: Kernel, name: str) -> str:
+    """*name* as the kernel spells it (Fortran names are case-insensitive)."""
+    return _resolve(name, kernel.all_inames(), "iname")
+
+
+def resolve_variable(kernel: Kernel, name: str) -> str:
+    names = [a.name for a in kernel.args] + list(kernel.temporaries)
+    return _resolve(name, names, "variable")
+
+
+def parse_iname_list(spec) -> list[str]:
+    if isinstance(spec, str):
+        return [s.strip() for s in spec.split(",") if s.strip()]
+    return [str(s) for s in spec]
+
+
+def unique_name(kernel: Kernel, base: str, extra_taken=()) -> str:
+    taken = {n.lower() for n in kernel.all_variable_names()} | {n.lower() for n in extra_taken}
+    taken |= {i.id.lower() for i in kernel.instructions}
+    name, k = base, 0
+    while name.lower() in taken:
+        k += 1
+        name = f"{base}_{k}"
+    return name
+
+
+def check_new_iname(kernel: Kernel, name: str) -> None:
+    if name in kernel.all_variable_names():
+        raise TransformError(f"the name '{name}' is already used in kernel '{kernel.name}'")
+
+
+def map_expressions(insn, func):
+    """Apply *func* to every expression of *insn* (assignee, value, predicates)."""
+    preds = tuple(func(p) for p in insn.predicates)
+    if isinstance(insn, Assignment):
+        return insn.copy(assignee=func(insn.assignee), expression=func(insn.expression),
+                         predicates=preds)
+    return insn.copy(predicates=preds)
+
+
+def substitute_in_insn(insn, mapping):
+    return map_expressions(insn, lambda e: substitute(e, mapping))
+
+
+def rename_in_set(s: isl.Set, old: str, new: str) -> isl.Set:
+    for dt in (isl.dim_type.set, isl.dim_type.param):
+        idx = s.find_dim_by_name(dt, old)
+        if idx >= 0:
+            s = s.set_dim_name(dt, idx, new)
+    return s

@@ -1,0 +1,138 @@
+"""Running the original Fortran: compile with gfortran, call through ctypes.
+
+The subroutines are compiled unchanged into a shared library, together with a
+generated ``bind(c)`` shim per subroutine that takes every argument by
+reference and calls the original, so no compiler-specific name mangling is
+relied upon.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from f2loopy.diagnostics import F2LoopyError
+from f2loopy.ir.kernel import ArrayArg, Kernel, ScalarArg
+
+
+class FortranToolError(F2LoopyError):
+    """gfortran is missing or failed."""
+
+
+_ISO_KIND = {
+    "int8": ("integer", "c_int8_t"), "int16": ("integer", "c_int16_t"),
+    "int32": ("integer", "c_int32_t"), "int64": ("integer", "c_int64_t"),
+    "float32": ("real", "c_float"), "float64": ("real", "c_double"),
+    "complex64": ("complex", "c_float_complex"), "complex128": ("complex", "c_double_complex"),
+    "bool": ("logical", "4"),
+}
+
+
+def find_gfortran() -> str:
+    exe = os.environ.get("F2LOOPY_FC") or shutil.which("gfortran")
+    if not exe:
+        raise FortranToolError("gfortran was not found: install it (Debian/Ubuntu: "
+                               "apt-get install gfortran) or set F2LOOPY_FC")
+    return exe
+
+
+def _shim_name(kernel: Kernel) -> str:
+    return f"f2l_shim_{kernel.name.lower()}"
+
+
+def _shim(kernel: Kernel) -> str:
+    """A bind(c) wrapper taking every argument by reference."""
+    names = [f"a{k}" for k in range(len(kernel.args))]
+    lines = [f"subroutine {_shim_name(kernel)}({', '.join(names)}) "
+             f"bind(c, name='{_shim_name(kernel)}')"]
+    lines.append("  use iso_c_binding")
+    if kernel.module:
+        lines.append(f"  use {kernel.module}, only: {kernel.name}")
+    lines.append("  implicit none")
+    for name, arg in zip(names, kernel.args):
+        type_name, kind = _ISO_KIND[np.dtype(arg.dtype).name]
+        decl = f"{type_name}({kind})"
+        if isinstance(arg, ArrayArg):
+            lines.append(f"  {decl} :: {name}(*)")
+        else:
+            lines.append(f"  {decl} :: {name}")
+    if not kernel.module:
+        lines.append(f"  external :: {kernel.name}")
+    lines.append(f"  call {kernel.name}({', '.join(names)})")
+    lines.append(f"end subroutine {_shim_name(kernel)}")
+    return "\n".join(lines) + "\n"
+
+
+class FortranLibrary:
+    """The subroutines of one Fortran source, compiled into a shared library.
+
+    :arg flags: gfortran flags (default ``-O0``: evaluation as written).
+    """
+
+    def __init__(self, source: str, kernels, *, filename: str = "kernel.f90",
+                 flags=("-O0",), workdir: str | None = None):
+        self.kernels = {k.name.lower(): k for k in kernels}
+        fc = find_gfortran()
+        suffix = Path(filename).suffix or ".f90"
+        shims = "\n".join(_shim(k) for k in kernels)
+        key = hashlib.sha256((source + shims + suffix + " ".join(flags)).encode()).hexdigest()
+        self._tmp = None
+        if workdir is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="f2loopy-ref-")
+            workdir = self._tmp.name
+        wd = Path(workdir)
+        src_path = wd / f"original{suffix}"
+        src_path.write_text(source)
+        shim_path = wd / "shims.f90"
+        shim_path.write_text(shims)
+        lib_path = wd / f"libref_{key[:12]}.so"
+        cmd = [fc, "-shared", "-fPIC", *flags, "-J", str(wd), "-o", str(lib_path),
+               str(src_path), str(shim_path)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=wd)
+        if proc.returncode != 0:
+            raise FortranToolError("gfortran failed to compile the original Fortran:\n"
+                                   + proc.stderr.strip())
+        self.lib = ctypes.CDLL(str(lib_path))
+
+    def call(self, name: str, args: list) -> list:
+        """Call subroutine *name* with *args* (numpy arrays are updated in
+        place; scalars are passed by reference and their final values are
+        returned in the result list, arrays returned as given)."""
+        kernel = self.kernels[name.lower()]
+        fn = getattr(self.lib, _shim_name(kernel))
+        fn.restype = None
+        c_args, holders = [], []
+        for arg, value in zip(kernel.args, args):
+            dt = np.dtype(arg.dtype)
+            if isinstance(arg, ArrayArg):
+                if not isinstance(value, np.ndarray) or value.dtype != _storage(dt) or \
+                        not value.flags.f_contiguous:
+                    raise TypeError(f"argument '{arg.name}' must be a Fortran-ordered "
+                                    f"{_storage(dt)} array")
+                c_args.append(value.ctypes.data_as(ctypes.c_void_p))
+                holders.append(value)
+            else:
+                box = np.array([value], dtype=_storage(dt))
+                c_args.append(box.ctypes.data_as(ctypes.c_void_p))
+                holders.append(box)
+        fn(*c_args)
+        out = []
+        for arg, h in zip(kernel.args, holders):
+            if isinstance(arg, ScalarArg):
+                v = h[0]
+                out.append(bool(v) if np.dtype(arg.dtype) == np.bool_ else v)
+            else:
+                out.append(h)
+        return out
+
+
+def _storage(dt: np.dtype) -> np.dtype:
+    """How a Fortran value of type *dt* is stored (logical is a 4-byte integer)."""
+    return np.dtype(np.int32) if dt == np.bool_ else dt

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Set up f2loopy on a fresh machine: gfortran and OpenCL on the CPU (PoCL) from the
+# OS package manager, then the Python package with its test dependencies.
+#
+# OpenCL must come from Debian's pocl-opencl-icd: PyPI's pocl-binary-distribution 3.0
+# cannot build kernels on recent CPUs ("unknown target CPU 'generic'"), so it is
+# removed if some other package pulled it in.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=()
+command -v gfortran >/dev/null 2>&1 || packages+=(gfortran)
+ls /etc/OpenCL/vendors/*pocl*.icd >/dev/null 2>&1 || packages+=(pocl-opencl-icd)
+[ -e /usr/lib/x86_64-linux-gnu/libOpenCL.so ] || [ -e /usr/lib/aarch64-linux-gnu/libOpenCL.so ] \
+  || packages+=(ocl-icd-opencl-dev)
+if [ ${#packages[@]} -gt 0 ]; then
+  if command -v apt-get >/dev/null 2>&1; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${packages[@]}" >/dev/null
+  else
+    echo "setup: please install ${packages[*]} with your package manager" >&2
+    exit 1
+  fi
+fi
+
+python3 -m pip install -q -e '.[test]'
+if python3 -m pip show pocl-binary-distribution >/dev/null 2>&1; then
+  python3 -m pip uninstall -y -q pocl-binary-distribution
+fi
+echo "setup: gfortran $(gfortran -dumpversion), $(python3 -c 'import pyopencl as cl; print(", ".join(d.name for p in cl.get_platforms() for d in p.get_devices()))')"
