@@ -332,7 +332,19 @@ class ExpressionConverter:
         raise self.ctx.error("derived types ('%' component access) are not supported",
                              "%", UnsupportedFeatureError)
 
-    conv_Structure_Constructor = conv_Data_Ref
+    def conv_Structure_Constructor(self, node):
+        # fparser reads f(1.5) as a structure constructor when f is unknown to it:
+        # treat it as an array reference or a function call.
+        name_node, comps = node.items
+        if comps is None:
+            arg_nodes = []
+        elif isinstance(comps, F.Component_Spec_List):
+            arg_nodes = list(comps.items)
+        else:
+            arg_nodes = [comps]
+        arg_nodes = [F.Actual_Arg_Spec(str(a)) if isinstance(a, F.Component_Spec) else a
+                     for a in arg_nodes]
+        return self._call(str(name_node), arg_nodes, node)
 
     def conv_Array_Constructor(self, node):
         raise self.ctx.error("array constructors are not supported in expressions",

@@ -261,7 +261,9 @@ class UnitLowering:
 
     def lower_statement(self, node, is_last=False) -> None:
         saved = self.lines
-        self.lines = statement_lines(node)
+        lines = statement_lines(node)
+        if lines != (0, 0):
+            self.lines = lines
         try:
             name = type(node).__name__
             method = getattr(self, "stmt_" + name, None)

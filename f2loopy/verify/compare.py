@@ -50,20 +50,22 @@ class Mismatch:
 
 
 def _ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Units in the last place between *a* and *b* (inf across signs)."""
+    a = np.atleast_1d(a)
+    b = np.atleast_1d(b)
     if a.dtype == np.float32:
         ia, ib = a.view(np.int32).astype(np.int64), b.view(np.int32).astype(np.int64)
     elif a.dtype == np.float64:
-        ia = a.view(np.int64).astype(object)
-        ib = b.view(np.int64).astype(object)
-        # map sign-magnitude to a monotonic integer line
-        ia = np.where(np.asarray(ia) < 0, -(2**63) - np.asarray(ia), np.asarray(ia))
-        ib = np.where(np.asarray(ib) < 0, -(2**63) - np.asarray(ib), np.asarray(ib))
-        return np.abs((ia - ib).astype(float))
+        ia, ib = a.view(np.int64), b.view(np.int64)
     else:
         return np.full(a.shape, np.inf)
-    ia = np.where(ia < 0, -(2**31) - ia, ia)
-    ib = np.where(ib < 0, -(2**31) - ib, ib)
-    return np.abs(ia - ib).astype(float)
+    same_sign = (ia < 0) == (ib < 0)
+    with np.errstate(over="ignore"):
+        d = np.abs(np.where(same_sign, ia - ib, 0)).astype(float)
+    d = np.where(same_sign, d, np.inf)
+    # +0.0 and -0.0 are the same value
+    d = np.where((a == 0) & (b == 0), 0.0, d)
+    return d
 
 
 def compare(name: str, got, want, tol: Tolerance | None = None,
@@ -86,7 +88,7 @@ def compare(name: str, got, want, tol: Tolerance | None = None,
         atol = tol.atol if tol.atol is not None else tol.rtol * float(scale)
         ok = (diff <= atol + tol.rtol * np.abs(want_a)) | both_nan | same_inf
         if tol.ulps and want_a.dtype.kind == "f":
-            ok |= _ulp_distance(g, want_a) <= tol.ulps
+            ok |= (_ulp_distance(g, want_a) <= tol.ulps).reshape(ok.shape)
         bad = ~ok
         err = np.where(bad, np.nan_to_num(diff, nan=np.inf, posinf=np.inf), 0.0)
     if not np.any(bad):

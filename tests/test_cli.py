@@ -1,0 +1,89 @@
+"""The command line: outputs, exit codes, usage errors."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+
+
+def f2loopy(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "f2loopy.cli", *args], cwd=cwd,
+                          capture_output=True, text=True)
+
+
+def test_translate_writes_kernel_and_glue(tmp_path):
+    src = tmp_path / "saxpy.f90"
+    src.write_text((SAMPLES / "saxpy.f90").read_text())
+    proc = f2loopy("translate", str(src))
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["saxpy.cl", "saxpy.f90",
+                                                          "saxpy_cl.py"]
+    assert "__kernel void" in (tmp_path / "saxpy.cl").read_text()
+
+
+def test_output_dir(tmp_path):
+    out = tmp_path / "gen"
+    proc = f2loopy("translate", "-o", str(out), str(SAMPLES / "matmul.f90"))
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["matmul.cl", "matmul_cl.py"]
+
+
+def test_unchanged_output_is_not_rewritten(tmp_path):
+    src = tmp_path / "saxpy.f90"
+    src.write_text((SAMPLES / "saxpy.f90").read_text())
+    assert f2loopy("translate", str(src)).returncode == 0
+    cl = tmp_path / "saxpy.cl"
+    old = time.time() - 100
+    os.utime(cl, (old, old))
+    assert f2loopy("translate", str(src)).returncode == 0
+    assert abs(cl.stat().st_mtime - old) < 1e-3
+
+
+def test_errors_in_one_file_do_not_stop_the_others(tmp_path):
+    good = tmp_path / "good.f90"
+    good.write_text((SAMPLES / "saxpy.f90").read_text())
+    bad = tmp_path / "bad.f90"
+    bad.write_text("subroutine b(x)\n  real x\n  print *, x\nend\n")
+    worse = tmp_path / "worse.f90"
+    worse.write_text("subroutine w(x)\n  real x\n  stop\nend\n")
+    proc = f2loopy("translate", str(bad), str(good), str(worse))
+    assert proc.returncode == 1
+    assert "bad.f90:3:3: error: 'print' statements" in proc.stderr
+    assert "worse.f90:3:3: error: 'stop' is not supported" in proc.stderr
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["bad.f90", "good.cl", "good.f90", "good_cl.py", "worse.f90"]
+
+
+def test_show_prints_ir_and_code(tmp_path):
+    proc = f2loopy("show", str(SAMPLES / "euler_flux.f90"))
+    assert proc.returncode == 0, proc.stderr
+    assert "KERNEL: euler_volume" in proc.stdout
+    assert "tags=local_prep" in proc.stdout
+    assert "__kernel void" in proc.stdout
+    proc = f2loopy("show", "--kernel", "nosuch", str(SAMPLES / "euler_flux.f90"))
+    assert proc.returncode == 1
+    assert "no subroutine named 'nosuch'" in proc.stderr
+
+
+def test_usage_errors_exit_2(tmp_path):
+    assert f2loopy("translate").returncode == 2
+    assert f2loopy("frobnicate").returncode == 2
+    proc = f2loopy("translate", "-D", "novalue", str(SAMPLES / "saxpy.f90"))
+    assert proc.returncode == 2
+    assert "NAME=VALUE" in proc.stderr
+
+
+def test_missing_file_is_an_error(tmp_path):
+    proc = f2loopy("translate", str(tmp_path / "nope.f90"))
+    assert proc.returncode == 1
+    assert "cannot read" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_help_everywhere():
+    for args in (["--help"], ["translate", "--help"], ["show", "--help"]):
+        proc = f2loopy(*args)
+        assert proc.returncode == 0
+        assert "Usage:" in proc.stdout

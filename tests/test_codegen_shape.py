@@ -1,0 +1,123 @@
+"""The shape of generated code: loop bounds, guards, grid mapping, indexing."""
+
+import numpy as np
+import pytest
+
+from f2loopy import generate_code, parse_fortran
+from f2loopy.transform.iname import split_iname, tag_inames
+from util import farray, needs_gfortran, run_both
+
+SAXPY = """
+subroutine saxpy(n, a, x, y)
+  integer n, i
+  real a, x(n), y(n)
+  do i = 1, n
+    y(i) = a*x(i) + y(i)
+  end do
+end subroutine
+"""
+
+
+def kernel(src=SAXPY, name=None):
+    tu = parse_fortran(src, "k.f90")
+    return tu[name] if name else tu.kernels[0]
+
+
+def test_sequential_loop_exact_bounds_no_guard():
+    code = generate_code(kernel()).device_code
+    assert "for (int i = 1; i <= n; ++i)" in code
+    assert "y[i - 1] = a * x[i - 1] + y[i - 1];" in code
+    assert "if (" not in code
+    assert "reqd_work_group_size(1, 1, 1)" in code
+
+
+def test_split_and_tag_maps_to_grid_with_guard():
+    k = split_iname(kernel(), "i", 128, outer_tag="g.0", inner_tag="l.0")
+    gk = generate_code(k)
+    code = gk.device_code
+    assert "reqd_work_group_size(128, 1, 1)" in code
+    assert "int const i_outer = (int) get_group_id(0);" in code
+    assert "int const i_inner = (int) get_local_id(0);" in code
+    assert "if (n >= i_inner + 128 * i_outer + 1)" in code
+    assert "y[i_inner + 128 * i_outer]" in code
+    assert gk.grid.local_size == (128, 1, 1)
+
+
+def test_assumption_removes_guard():
+    from f2loopy.ir.kernel import Kernel  # noqa: F401
+    import islpy as isl
+    k = split_iname(kernel(), "i", 16, outer_tag="g.0", inner_tag="l.0")
+    k = k.copy(assumptions=isl.Set("[n] -> { : n mod 16 = 0 and n >= 16 }"))
+    code = generate_code(k).device_code
+    assert "if (" not in code
+
+
+def test_unrolled_inner_loop():
+    k = split_iname(kernel(), "i", 4, inner_tag="unr")
+    code = generate_code(k).device_code
+    assert code.count("int const i_inner =") == 4
+    assert "for (int i_outer = 0; i_outer <= (n + 3) / 4 - 1; ++i_outer)" in code
+
+
+def test_local_tag_needs_constant_length():
+    from f2loopy import CodegenError
+    k = tag_inames(kernel(), "i:l.0")
+    with pytest.raises(CodegenError, match="length n is not a constant"):
+        generate_code(k)
+
+
+def test_group_tag_alone():
+    k = tag_inames(kernel(), {"i": "g.0"})
+    gk = generate_code(k)
+    assert "int const i = 1 + (int) get_group_id(0);" in gk.device_code
+    assert "for (" not in gk.device_code
+
+
+def test_column_major_indexing_with_lower_bounds():
+    src = """
+subroutine lb(n, a)
+  integer n, i, j
+  real a(-1:1, 0:n)
+  do j = 0, n
+    do i = -1, 1
+      a(i, j) = 1.0
+    end do
+  end do
+end subroutine
+"""
+    code = generate_code(kernel(src)).device_code
+    assert "a[i + 1 + 3 * j] = 1.0f;" in code
+
+
+def test_double_precision_enables_fp64():
+    src = "subroutine d(x)\n  double precision x\n  x = x * 0.5d0\nend\n"
+    gk = generate_code(kernel(src))
+    assert "#pragma OPENCL EXTENSION cl_khr_fp64 : enable" in gk.preamble
+    assert "x[0] = x[0] * 0.5;" in gk.device_code
+
+
+def test_single_precision_literal_widened_like_fortran():
+    src = "subroutine d(x)\n  double precision x\n  x = 0.1\nend\n"
+    code = generate_code(kernel(src)).device_code
+    # 0.1 is a default-real literal: single precision, then widened
+    assert "x[0] = (double)0.1f;" in code or "x[0] = 0.10000000149011612;" in code
+
+
+@needs_gfortran
+@pytest.mark.parametrize("n", [1, 100, 128, 257])
+def test_parallel_saxpy_matches_gfortran(n, tmp_path, cl_queue):
+    import copy
+    from util import fortran_reference, translate_and_load
+    from f2loopy.codegen import join_program
+    from f2loopy.glue.python import generate_python_glue
+    import importlib.util
+    k = split_iname(kernel(), "i", 32, outer_tag="g.0", inner_tag="l.0")
+    gk = generate_code(k)
+    prog = join_program([gk])
+    (tmp_path / "p.cl").write_text(prog)
+    (tmp_path / "p_cl.py").write_text(generate_python_glue([gk], prog, "p.cl", "k.f90"))
+    spec = importlib.util.spec_from_file_location("p_cl", tmp_path / "p_cl.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    run_both(SAXPY, "saxpy", [n, np.float32(1.5), farray(n, seed=3), farray(n, seed=4)],
+             tmp_path, cl_queue, module=mod)

@@ -1,0 +1,121 @@
+"""Unsupported or wrong Fortran: exact located messages, exit code 1, nothing written."""
+
+import subprocess
+import sys
+
+import pytest
+
+from f2loopy import FortranError, UnsupportedFeatureError, parse_fortran
+
+TEMPLATE = """subroutine s(n, a, x)
+  implicit none
+  integer n
+  real a(n), x
+  {stmt}
+end subroutine
+"""
+
+# (statement, expected first line of the diagnostic, expected caret line)
+UNSUPPORTED = [
+    ("print *, x", "t.f90:5:3: error: 'print' statements are not supported (kernels cannot do I/O)",
+     "^~~~~"),
+    ("write(*,*) x", "t.f90:5:3: error: 'write' statements are not supported (kernels cannot "
+     "do I/O)", "^~~~~"),
+    ("read(*,*) x", "t.f90:5:3: error: 'read' statements are not supported (kernels cannot do "
+     "I/O)", "^~~~"),
+    ("goto 10", "t.f90:5:3: error: 'goto' is not supported (use structured loops and if blocks)",
+     "^~"),
+    ("if (x > 1) goto 10", "t.f90:5:14: error: 'goto' is not supported (use structured loops and "
+     "if blocks)", None),
+    ("do while (x > 1)\n    x = x / 2\n  end do", "t.f90:5:3: error: 'do while' loops are not "
+     "supported (loop bounds must be known on entry)", "^~~~~~~~"),
+    ("do\n  end do", "t.f90:5:3: error: 'do' without a loop control (an endless loop) is not "
+     "supported", "^~"),
+    ("exit", "t.f90:5:3: error: 'exit' is not supported (loop trip counts must be known on "
+     "entry)", "^~~~"),
+    ("stop", "t.f90:5:3: error: 'stop' is not supported in a kernel", "^~~~"),
+    ("x = x // 'a'", "t.f90:5:9: error: character concatenation is not supported", "^~"),
+    ("where (a > 0) a = 0", "t.f90:5:3: error: 'where' statements are not supported", "^~~~~"),
+    ("forall (i=1:n) a(i) = 0", "t.f90:5:3: error: 'forall' statements are not supported "
+     "(use 'do concurrent')", "^~~~~~"),
+    ("return\n  x = 1", "t.f90:5:3: error: 'return' is only supported as the last statement",
+     "^~~~~~"),
+]
+
+ERRORS = [
+    ("x = y", "t.f90:5:7: error: 'y' has no type (implicit none is in effect; declare it)"),
+    ("x = a(1, 2)", "t.f90:5:7: error: 'a' has 1 dimension(s) but 2 subscript(s) are given"),
+    ("x = .true.", "t.f90:5:3: error: cannot assign a logical value to a numeric variable or "
+     "vice versa"),
+    ("x = a(1.5)", "t.f90:5:9: error: subscript of 'a' must be an integer"),
+    ("x = sqrt(n)", "t.f90:5:7: error: argument of 'sqrt' must be real or complex, not integer"),
+    ("n = n / 0", "t.f90:5:7: error: integer division by zero"),
+    ("x = mod(n)", "t.f90:5:3: error: syntax error"),
+    ("x = foo(1)", "t.f90:5:7: error: 'foo' is neither an array nor a known function"),
+    ("x = foo(1.5, 2)", "t.f90:5:7: error: function 'foo' is not known"),
+    ("x = max(a(1))", "t.f90:5:3: error: syntax error"),
+    ("x = = 1", "t.f90:5:3: error: syntax error"),
+]
+
+
+def _diag(stmt):
+    src = TEMPLATE.format(stmt=stmt)
+    with pytest.raises(FortranError) as info:
+        parse_fortran(src, "t.f90")
+    return info.value
+
+
+@pytest.mark.parametrize("stmt, first, caret", UNSUPPORTED)
+def test_unsupported_construct_message(stmt, first, caret):
+    err = _diag(stmt)
+    assert isinstance(err, UnsupportedFeatureError)
+    lines = err.format().splitlines()
+    assert lines[0] == first
+    assert lines[1] == "    " + TEMPLATE.format(stmt=stmt).splitlines()[4]
+    if caret is not None:
+        assert lines[2].strip() == caret
+
+
+@pytest.mark.parametrize("stmt, first", ERRORS)
+def test_error_message(stmt, first):
+    assert _diag(stmt).format().splitlines()[0] == first
+
+
+@pytest.mark.parametrize("stmt, first, caret", UNSUPPORTED[:6] + [UNSUPPORTED[9]])
+def test_cli_exit_code_and_nothing_written(stmt, first, caret, tmp_path):
+    path = tmp_path / "t.f90"
+    path.write_text(TEMPLATE.format(stmt=stmt))
+    proc = subprocess.run([sys.executable, "-m", "f2loopy.cli", "translate", "t.f90"],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[0] == first
+    assert "Traceback" not in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.f90"]
+
+
+def test_mismatched_end_name():
+    with pytest.raises(FortranError) as info:
+        parse_fortran("subroutine f(a)\n  real :: a\n  a = 1\nend subroutine g\n", "t.f90")
+    assert info.value.format().splitlines()[0] == \
+        "t.f90:4:16: error: END statement names 'g' but the subroutine is called 'f'"
+
+
+def test_loop_variable_after_loop_is_rejected():
+    src = ("subroutine s(n, a)\n  integer n, i\n  real a(n)\n  do i = 1, n\n    a(i) = 0\n"
+           "  end do\n  a(1) = i\nend\n")
+    with pytest.raises(UnsupportedFeatureError) as info:
+        parse_fortran(src, "t.f90")
+    assert str(info.value).splitlines()[0] == ("t.f90:7:10: error: the value of loop variable "
+                                               "'i' outside its loop is not supported")
+
+
+def test_directive_errors():
+    src = "subroutine s(a)\n  real a\n  !$loopy begin tagged: t1\n  a = 1\nend\n"
+    with pytest.raises(FortranError) as info:
+        parse_fortran(src, "t.f90")
+    assert str(info.value).splitlines()[0] == ("t.f90:3:25: error: tagged region 't1' is never "
+                                               "closed with '!$loopy end tagged: t1'")
+    src = "subroutine s(a)\n  real a\n  !$loopy frobnicate\n  a = 1\nend\n"
+    with pytest.raises(FortranError) as info:
+        parse_fortran(src, "t.f90")
+    assert "unknown '!$loopy' directive 'frobnicate'" in str(info.value)

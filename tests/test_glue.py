@@ -1,0 +1,107 @@
+"""The generated Python glue: argument checking, in-place results, scalar outputs."""
+
+import numpy as np
+import pytest
+
+from util import translate_and_load
+
+SRC = """
+subroutine update(n, m, alpha, a, b, total, count)
+  implicit none
+  integer n, m, count, i, j
+  real*8 alpha, total
+  real a(n, m)
+  integer b(m)
+  total = 0.0d0
+  count = 0
+  do j = 1, m
+    do i = 1, n
+      a(i, j) = a(i, j) * real(alpha) + real(b(j))
+      total = total + dble(a(i, j))
+      if (a(i, j) > 0.0) count = count + 1
+    end do
+  end do
+end subroutine
+
+subroutine fill(n, v, x)
+  implicit none
+  integer n, i
+  real v, x(n)
+  do i = 1, n
+    x(i) = v
+  end do
+end subroutine
+"""
+
+
+@pytest.fixture(scope="module")
+def glue(tmp_path_factory):
+    module, _ = translate_and_load(SRC, tmp_path_factory.mktemp("glue"))
+    return module
+
+
+def _inputs():
+    a = np.asfortranarray(np.arange(12, dtype=np.float32).reshape(3, 4) - 5)
+    b = np.array([1, -2, 3, 0], dtype=np.int32)
+    return a, b
+
+
+def test_results_in_place_and_scalar_outputs(glue, cl_queue):
+    a, b = _inputs()
+    expect = a * np.float32(2.0) + b[None, :].astype(np.float32)
+    total, count = glue.update(3, 4, 2.0, a, b, 0.0, 0, queue=cl_queue)
+    assert np.array_equal(a, expect)
+    assert total == pytest.approx(float(expect.astype(np.float64).sum()))
+    assert count == int((expect > 0).sum())
+
+
+def test_pyopencl_arrays_are_used_in_place(glue, cl_queue):
+    import pyopencl.array as cla
+    x = cla.zeros(cl_queue, 5, np.float32)
+    assert glue.fill(5, 3.5, x, queue=cl_queue) is None
+    assert np.array_equal(x.get(), np.full(5, 3.5, np.float32))
+
+
+@pytest.mark.parametrize("bad, message", [
+    (lambda a, b: (a.astype(np.float64), b), "argument 'a' must have dtype float32, got float64"),
+    (lambda a, b: (np.ascontiguousarray(a), b), "argument 'a' must be a Fortran-ordered"),
+    (lambda a, b: (a[:, :3], b), "argument 'a' must have shape (3, 4)"),
+    (lambda a, b: (a, b.astype(np.int64)), "argument 'b' must have dtype int32, got int64"),
+    (lambda a, b: (a.tolist(), b), "argument 'a' must be a numpy or pyopencl array"),
+])
+def test_bad_arrays_are_refused(glue, cl_queue, bad, message):
+    a, b = _inputs()
+    a2, b2 = bad(a, b)
+    with pytest.raises(glue.KernelArgumentError) as info:
+        glue.update(3, 4, 2.0, a2, b2, 0.0, 0, queue=cl_queue)
+    assert message in str(info.value)
+
+
+def test_bad_scalars_are_refused(glue, cl_queue):
+    a, b = _inputs()
+    with pytest.raises(glue.KernelArgumentError, match="argument 'n' must be an integer"):
+        glue.update(3.0, 4, 2.0, a, b, 0.0, 0, queue=cl_queue)
+    with pytest.raises(glue.KernelArgumentError, match="does not fit in int32"):
+        glue.update(2**40, 4, 2.0, a, b, 0.0, 0, queue=cl_queue)
+    with pytest.raises(glue.KernelArgumentError, match="argument 'alpha' must be a real"):
+        glue.update(3, 4, "2", a, b, 0.0, 0, queue=cl_queue)
+
+
+def test_read_only_array_that_is_written_is_refused(glue, cl_queue):
+    a, b = _inputs()
+    a.setflags(write=False)
+    with pytest.raises(glue.KernelArgumentError, match="read-only"):
+        glue.update(3, 4, 2.0, a, b, 0.0, 0, queue=cl_queue)
+
+
+def test_default_queue_works(glue):
+    x = np.zeros(4, np.float32)
+    glue.fill(4, 1.25, x)
+    assert np.array_equal(x, np.full(4, 1.25, np.float32))
+
+
+def test_docstring_describes_fortran_arguments(glue):
+    doc = glue.update.__doc__
+    assert "subroutine update(n, m, alpha, a, b, total, count)" in doc
+    assert "a: real array (n, m), numpy dtype float32, order 'F'; updated in place" in doc
+    assert "Returns the new values of total, count." in doc
