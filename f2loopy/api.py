@@ -1,0 +1,21 @@
+"""The namespace a transformation script sees.
+
+Inside a ``!$loopy begin`` block, ``from loopy import *``, ``import loopy as lp``
+and the bare names all resolve to what is listed here (loopy itself is never
+imported); ``import loopy.match as m`` gives :mod:`f2loopy.transform.match`.
+Every name is a pure function or a plain class: nothing here reaches the file
+system, the network or other processes.
+"""
+
+from f2loopy import transform as _transform
+from f2loopy.codegen import generate_code
+from f2loopy.frontend import parse_fortran
+from f2loopy.ir.kernel import (
+    AddressSpace, ArrayArg, Assignment, Kernel, ScalarArg, Temporary, TranslationUnit)
+from f2loopy.transform import *  # noqa: F401,F403
+from f2loopy.transform import match  # noqa: F401
+
+#: names exported to scripts (the sandbox builds its namespace from this list)
+API_NAMES = sorted(set(_transform.__all__) | {
+    "generate_code", "parse_fortran", "AddressSpace", "ArrayArg", "Assignment", "Kernel",
+    "ScalarArg", "Temporary", "TranslationUnit", "match"})
