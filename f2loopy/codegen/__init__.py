@@ -28,7 +28,9 @@ class KernelArgument:
     """One argument of the generated OpenCL kernel.
 
     :attr kind: ``"value"`` (scalar by value), ``"scalar_ref"`` (a scalar the
-        kernel writes, passed as a one-element buffer) or ``"array"``.
+        kernel writes, passed as a one-element buffer), ``"array"``, or
+        ``"fixed"`` (a scalar fixed at translation time: not passed to the
+        OpenCL kernel, only checked by the glue).
     """
 
     name: str
@@ -104,7 +106,9 @@ def generate_code(kernel: Kernel) -> GeneratedKernel:
     args = []
     params = []
     for a in kernel.args:
-        if isinstance(a, ScalarArg):
+        if isinstance(a, ScalarArg) and a.fixed_value is not None:
+            kind = "fixed"
+        elif isinstance(a, ScalarArg):
             kind = "scalar_ref" if a.name in written else "value"
             if kind == "value":
                 params.append(f"{c_type(a.dtype)} const {c_name(a.name)}")

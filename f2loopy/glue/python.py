@@ -186,6 +186,21 @@ def _kind(dtype) -> str:
     return "real"
 
 
+def _assumption_check(kernel):
+    """Python condition (and its isl text) for the kernel's assumptions, or None."""
+    from f2loopy.glue.pyexpr import py_bool_expr
+    from f2loopy.ir.isl_tools import expr_from_set
+    a = kernel.assumptions
+    if a.plain_is_universe():
+        return None
+    cond = expr_from_set(a)
+    if cond is True:
+        return None
+    text = str(a)
+    text = text[text.index(":") + 1:].rstrip("} ").strip() if ":" in text else text
+    return py_bool_expr(cond), text
+
+
 def _shape_tuple(arg) -> str:
     items = ["None" if s is None else py_int_expr(s) for s in arg.shape]
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
@@ -220,10 +235,21 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
     lines.append("        queue = _default_queue()")
     # scalars first: shapes and grid sizes are computed from them
     for ka in gk.arguments:
-        if ka.kind in ("value", "scalar_ref"):
+        if ka.kind in ("value", "scalar_ref", "fixed"):
             v = py_name(ka.name)
             lines.append(f"    {v} = _scalar({fn!r}, {ka.name!r}, {v}, np.{np.dtype(ka.dtype).name}, "
                          f"{_kind(ka.dtype)!r})")
+        if ka.kind == "fixed":
+            fixed = ka.ir_arg.fixed_value
+            lines.append(f"    if {v} != {fixed!r}:")
+            lines.append(f"        raise KernelArgumentError(f\"{fn}: argument '{ka.name}' was fixed "
+                         f"to {str(fixed)} when the kernel was translated; got {{{v}}}\")")
+    check = _assumption_check(gk.kernel)
+    if check is not None:
+        cond, text = check
+        lines.append(f"    if not {cond}:")
+        lines.append(f"        raise KernelArgumentError({fn!r} + \": the kernel was translated "
+                     f"assuming {text}; the arguments violate it\")")
     copy_backs = []
     cl_args = []
     for ka in gk.arguments:
@@ -240,7 +266,7 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
         elif ka.kind == "scalar_ref":
             lines.append(f"    {v}_buf, {v}_host = _scalar_ref(queue, {v})")
             cl_args.append(f"{v}_buf")
-        else:
+        elif ka.kind == "value":
             cl_args.append(v)
     groups = "(" + ", ".join(py_int_expr(g) for g in gk.grid.num_groups) + ")"
     local = "(" + ", ".join(str(x) for x in gk.grid.local_size) + ")"

@@ -115,12 +115,17 @@ class ScalarArg(_Copyable):
 
     Read-only scalars are passed by value and may act as domain parameters;
     scalars the kernel writes are passed as one-element buffers.
+
+    :attr fixed_value: set by :func:`~f2loopy.transform.parameters.fix_parameters`:
+        the kernel was specialised for this value, no longer receives the
+        argument, and the host glue checks that callers pass exactly it.
     """
 
     name: str
     dtype: np.dtype
     intent: str | None = None
     span: SourceSpan | None = None
+    fixed_value: Any = None
 
     shape = ()
     lower_bounds = ()

@@ -127,7 +127,8 @@ def _enc_array_common(a):
 def _enc_arg(a):
     if isinstance(a, ScalarArg):
         return {"kind": "scalar", "name": a.name, "dtype": _enc_dtype(a.dtype),
-                "intent": a.intent, "span": _enc_span(a.span)}
+                "intent": a.intent, "span": _enc_span(a.span),
+                "fixed_value": None if a.fixed_value is None else encode_expr(a.fixed_value)}
     d = _enc_array_common(a)
     d.update(kind="array", intent=a.intent)
     if a.fortran_layout is not None:
@@ -374,8 +375,10 @@ def _dec_arg(d):
     if not isinstance(d, dict):
         _fail("invalid argument")
     if d.get("kind") == "scalar":
+        fixed = d.get("fixed_value")
         return ScalarArg(name=_name(d["name"]), dtype=_dtype(d["dtype"]),
-                         intent=_intent(d.get("intent")), span=_dec_span(d.get("span")))
+                         intent=_intent(d.get("intent")), span=_dec_span(d.get("span")),
+                         fixed_value=None if fixed is None else decode_expr(fixed))
     if d.get("kind") != "array":
         _fail("invalid argument kind")
     kw = _dec_array_common(d)

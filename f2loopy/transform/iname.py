@@ -22,11 +22,12 @@ from f2loopy.ir.kernel import Kernel, SubstitutionRule
 from f2loopy.ir.tags import ILPTag, InameTag, SequentialTag, parse_iname_tag
 from f2loopy.transform.match import parse_match
 from f2loopy.transform.util import (
-    check_new_iname, parse_iname_list, rename_in_set, resolve_iname, substitute_in_insn)
+    for_each_kernel, check_new_iname, parse_iname_list, rename_in_set, resolve_iname, substitute_in_insn)
 
 
 # {{{ split
 
+@for_each_kernel
 def split_iname(kernel: Kernel, split_iname: str, inner_length: int, *,
                 outer_iname: str | None = None, inner_iname: str | None = None,
                 outer_tag=None, inner_tag=None, slabs=(0, 0), do_tagged_check: bool = True,
@@ -219,6 +220,7 @@ def _tag_pairs(tags):
     return [tuple(t) for t in tags]
 
 
+@for_each_kernel
 def tag_inames(kernel: Kernel, iname_to_tag, *, force: bool = False,
                ignore_nonexistent: bool = False) -> Kernel:
     """Set implementation tags of inames.
@@ -257,6 +259,7 @@ def tag_inames(kernel: Kernel, iname_to_tag, *, force: bool = False,
     return kernel.copy(iname_tags=FrozenMap(tags))
 
 
+@for_each_kernel
 def untag_inames(kernel: Kernel, inames) -> Kernel:
     """Remove the tags of *inames* (they become plain loops)."""
     drop = {resolve_iname(kernel, i) for i in parse_iname_list(inames)}
@@ -268,6 +271,7 @@ def untag_inames(kernel: Kernel, inames) -> Kernel:
 
 # {{{ rename / duplicate
 
+@for_each_kernel
 def rename_iname(kernel: Kernel, old_iname: str, new_iname: str, *, within=None,
                  existing_ok: bool = False, preserve_tags: bool = True) -> Kernel:
     """Rename loop *old_iname* to *new_iname* in the instructions *within*
@@ -363,6 +367,7 @@ def _rename_everywhere(kernel: Kernel, old: str, new: str) -> Kernel:
                        loop_priority=priority, substitutions=subst)
 
 
+@for_each_kernel
 def duplicate_inames(kernel: Kernel, inames, within=None, *, new_inames=None,
                      suffix: str | None = None, tags=None) -> Kernel:
     """Give the instructions *within* selects their own copies of loops *inames*.
@@ -394,6 +399,7 @@ def duplicate_inames(kernel: Kernel, inames, within=None, *, new_inames=None,
 
 # {{{ join
 
+@for_each_kernel
 def join_inames(kernel: Kernel, inames, new_iname: str | None = None, *, tag=None,
                 within=None) -> Kernel:
     """Replace loops *inames* (outermost first, the last varying fastest) by one
@@ -481,6 +487,7 @@ def _params_on(pw: isl.PwAff, s: isl.Set) -> isl.PwAff:
 
 # {{{ loop order, cleanup
 
+@for_each_kernel
 def prioritize_loops(kernel: Kernel, loop_priority) -> Kernel:
     """Prefer the nesting *loop_priority* (outermost first, e.g. ``"i,j"``)
     where the dependencies leave the order open."""
@@ -488,11 +495,13 @@ def prioritize_loops(kernel: Kernel, loop_priority) -> Kernel:
     return kernel.copy(loop_priority=kernel.loop_priority | {names})
 
 
+@for_each_kernel
 def set_loop_priority(kernel: Kernel, loop_priority) -> Kernel:
     """Old name of :func:`prioritize_loops`."""
     return prioritize_loops(kernel, loop_priority)
 
 
+@for_each_kernel
 def remove_unused_inames(kernel: Kernel, inames=None) -> Kernel:
     """Drop loops no instruction runs in (all such, or only those in *inames*).
 

@@ -75,3 +75,41 @@ def rename_in_set(s: isl.Set, old: str, new: str) -> isl.Set:
         if idx >= 0:
             s = s.set_dim_name(dt, idx, new)
     return s
+
+
+class _NotInKernel(Exception):
+    pass
+
+
+def for_each_kernel(func):
+    """Let transformation *func* also take a TranslationUnit (as loopy's do).
+
+    The transformation is applied to every kernel of the unit; kernels it does
+    not apply to (e.g. the iname does not exist there) are left as they are,
+    but if it applies to none, its error is raised.
+    """
+    import functools
+
+    from f2loopy.ir.kernel import TranslationUnit
+
+    @functools.wraps(func)
+    def wrapper(kernel, *args, **kwargs):
+        if not isinstance(kernel, TranslationUnit):
+            if not isinstance(kernel, Kernel):
+                raise TransformError(f"{func.__name__}: expected a kernel, got "
+                                     f"{type(kernel).__name__}")
+            return func(kernel, *args, **kwargs)
+        out, first_error, applied = [], None, 0
+        for k in kernel:
+            try:
+                out.append(func(k, *args, **kwargs))
+                applied += 1
+            except TransformError as exc:
+                if first_error is None:
+                    first_error = exc
+                out.append(k)
+        if not applied and first_error is not None:
+            raise first_error
+        return TranslationUnit(out, kernel.filename, kernel.source)
+
+    return wrapper
