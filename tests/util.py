@@ -84,3 +84,28 @@ def farray(shape, dtype=np.float32, seed=0, low=-1.0, high=1.0):
     else:
         a = rng.uniform(low, high, size=shape).astype(dtype)
     return np.asfortranarray(a)
+
+
+def load_kernels(kernels, tmp_path, stem=None):
+    """Generate code for (transformed) IR *kernels* and import their glue."""
+    from f2loopy.codegen import generate_code, join_program
+    from f2loopy.glue.python import generate_python_glue
+    if not isinstance(kernels, (list, tuple)):
+        kernels = [kernels]
+    stem = stem or f"k{next(_counter)}"
+    gks = [generate_code(k) for k in kernels]
+    program = join_program(gks)
+    (Path(tmp_path) / f"{stem}.cl").write_text(program)
+    glue = Path(tmp_path) / f"{stem}_cl.py"
+    glue.write_text(generate_python_glue(gks, program, f"{stem}.cl", "test.f90"))
+    spec = importlib.util.spec_from_file_location(f"{stem}_cl", glue)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_transformed(source, name, transform, args, tmp_path, queue, **kw):
+    """Compare gfortran on *source* with the OpenCL of ``transform(kernel)``."""
+    kernel = parse_fortran(source, "test.f90")[name]
+    module = load_kernels(transform(kernel), tmp_path)
+    return run_both(source, name, args, tmp_path, queue, module=module, **kw)

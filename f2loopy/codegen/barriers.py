@@ -1,11 +1,328 @@
-"""Race checks and barrier placement for parallel kernels."""
+"""Race checks and barrier placement for parallel kernels.
+
+For every variable, the accesses of every pair of instructions (and of each
+instruction with itself) are examined exactly with isl (see
+:mod:`f2loopy.analysis.races`):
+
+* global memory touched by two different work-groups, one access a write:
+  a race no barrier can fix -> :class:`RaceError` naming both Fortran lines;
+* global or local memory touched by two work-items of the same group: a
+  barrier must separate the two accesses; it is placed automatically, as late
+  as possible, shared between requirements; two work-items executing the very
+  same statement instance-for-instance on the same element is a race;
+* a private temporary (or local memory across groups) whose value flows from
+  one work-item to another in the kernel's sequential order: privatising it
+  would change results -> :class:`RaceError`.
+
+``no_sync_with`` on an instruction (see :func:`add_nosync`) waives the check
+for the named instruction pairs.
+"""
 
 from __future__ import annotations
 
+import fnmatch
+from dataclasses import dataclass
 
-def check_and_insert_barriers(kernel, grid, schedule):
-    """Return *schedule* with the barriers parallel execution needs.
+from f2loopy.analysis.accesses import instruction_accesses
+from f2loopy.analysis.races import RaceAnalysis
+from f2loopy.diagnostics import CodegenError, RaceError
+from f2loopy.ir.domains import iname_to_domain_index
+from f2loopy.ir.frozen import FrozenMap
+from f2loopy.ir.isl_tools import dim_type
+from f2loopy.ir.kernel import (
+    AddressSpace, ArrayArg, BarrierInstruction, Kernel, ScalarArg)
+from f2loopy.schedule.linearize import BarrierNode, InsnNode, LoopNode, linearize
 
-    Sequential kernels (no hardware-parallel inames) need none.
-    """
-    return schedule
+
+@dataclass
+class _Requirement:
+    """A barrier must stand at one of the gaps *allowed* in the body of the
+    loop nest *level* (gap k is just before child k; ``None`` as an upper end
+    means the end of the body)."""
+
+    a: str
+    b: str
+    var: str
+    scope: str                    # "local" or "global" (which fences)
+    level: tuple                  # path of the loop body (tuple of loop inames)
+    allowed: tuple                # ((lo, hi), ...) inclusive gap ranges
+    carried: bool = False
+
+    def satisfied_by(self, gap: int, end: int) -> bool:
+        return any(lo <= gap <= (end if hi is None else hi) for lo, hi in self.allowed)
+
+
+def storage_class(kernel: Kernel, name: str, spaces: dict) -> str:
+    """``"global"``, ``"local"`` or ``"private"``."""
+    try:
+        var = kernel.variable(name)
+    except KeyError:
+        return "private"
+    if isinstance(var, (ArrayArg, ScalarArg)):
+        return "global"
+    space = spaces.get(name, AddressSpace.PRIVATE)
+    return {AddressSpace.GLOBAL: "global", AddressSpace.LOCAL: "local"}.get(space, "private")
+
+
+def _nosync(kernel, a_id, b_id, scope) -> bool:
+    for x, y in ((a_id, b_id), (b_id, a_id)):
+        insn = kernel.insn(x)
+        for pattern, s in insn.no_sync_with:
+            if s in (scope, "any") and fnmatch.fnmatchcase(y, pattern):
+                return True
+    return False
+
+
+def check_and_insert_barriers(kernel: Kernel, grid, schedule, spaces: dict | None = None):
+    """Return *schedule* with the barriers parallel execution needs; raise
+    :class:`RaceError` where no barrier can make it correct."""
+    if not grid.inames or not kernel.options.check_races:
+        return schedule
+    from f2loopy.codegen import address_spaces
+    spaces = spaces if spaces is not None else address_spaces(kernel)
+    ra = RaceAnalysis(kernel, grid)
+    by_var: dict = {}
+    for insn in kernel.instructions:
+        for acc in instruction_accesses(kernel, insn, with_domain_params=False):
+            by_var.setdefault(acc.name, []).append(acc)
+
+    paths = _paths(schedule)
+    requirements = []
+    private_vars, local_vars = set(), set()
+    for name in sorted(by_var):
+        accs = by_var[name]
+        cls = storage_class(kernel, name, spaces)
+        if cls == "private":
+            private_vars.add(name)
+            continue
+        if cls == "local":
+            local_vars.add(name)
+        for k, a in enumerate(accs):
+            for b in accs[k:]:
+                if not (a.is_write or b.is_write):
+                    continue
+                requirements += _shared_pair(kernel, ra, paths, cls, a, b)
+    if private_vars or local_vars:
+        _check_flows(kernel, ra, private_vars, local_vars)
+    return _place(kernel, schedule, requirements)
+
+
+def _insn_desc(insn) -> str:
+    return f"'{insn.id}'" + (f" (line {insn.span.line})" if insn.span else "")
+
+
+def _shared_pair(kernel, ra: RaceAnalysis, paths, cls, a, b):
+    ia, ib = kernel.insn(a.insn_id), kernel.insn(b.insn_id)
+    scope = "global" if cls == "global" else "local"
+    pairs, exact = ra.pair_set(a, b)
+    if pairs.is_empty():
+        return []
+    var = a.name
+    if cls == "global" and ra.group_axes:
+        cross = ra.differs(pairs, ra.group_axes)
+        if not cross.is_empty() and not _nosync(kernel, ia.id, ib.id, "global"):
+            inames = sorted(set(ra.hw_inames_on(ia, ra.group_axes))
+                            | set(ra.hw_inames_on(ib, ra.group_axes)))
+            tags = ", ".join(f"'{i}' ({kernel.iname_tag(i)})" for i in inames) or \
+                "the work-group axes"
+            how = "" if exact else " (its subscripts are data-dependent, so f2loopy cannot " \
+                "prove they differ; mark the instructions nosync if they never collide)"
+            if ia.id == ib.id:
+                if a.is_write and b.is_write:
+                    msg = (f"write race on '{var}': instruction {_insn_desc(ia)} writes the "
+                           f"same element from different work-groups along {tags}{how}")
+                else:
+                    msg = (f"parallel inames {tags} carry a dependence on '{var}': instruction "
+                           f"{_insn_desc(ia)} reads elements that its instances in other "
+                           f"work-groups write{how}")
+                raise RaceError(msg, ia.span)
+            msg = (f"parallel inames {tags} carry a dependence on '{var}': instructions "
+                   f"{_insn_desc(ia)} and {_insn_desc(ib)} access the same element from "
+                   f"different work-groups{how}")
+            raise RaceError(msg, ia.span, (("the other access", ib.span),))
+    within = ra.equal(pairs, ra.group_axes) if ra.group_axes else pairs
+    if not ra.local_axes:
+        return []
+    diff = ra.differs(within, ra.local_axes)
+    if diff.is_empty() or _nosync(kernel, ia.id, ib.id, scope):
+        return []
+    return _requirements(kernel, ra, paths, ia, ib, diff, var, scope)
+
+
+def _requirements(kernel, ra, paths, ia, ib, pairs, var, scope):
+    pa, pb = paths[ia.id], paths[ib.id]
+    common = []
+    for (pos_a, loop_a), (pos_b, loop_b) in zip(pa, pb):
+        if pos_a != pos_b or loop_a is None or loop_a != loop_b:
+            break
+        common.append(loop_a)
+    out = []
+    for m, loop in enumerate(common):
+        # pairs in different iterations of `loop`: the access of the earlier
+        # iteration must be followed by a barrier before the later one runs
+        base = ra.equal(pairs, common[:m])
+        pos_a, pos_b = pa[m + 1][0], pb[m + 1][0]
+        for first, second, earlier in ((pos_a, pos_b, _before(base, loop, "__a", "__b")),
+                                       (pos_b, pos_a, _before(base, loop, "__b", "__a"))):
+            if not earlier.is_empty():
+                out.append(_Requirement(ia.id, ib.id, var, scope, tuple(common[:m + 1]),
+                                        ((first + 1, None), (0, second)), carried=True))
+    same = ra.equal(pairs, common)
+    if not same.is_empty():
+        replicated = [ax for ax in ra.local_axes if ra.space(ia).axis_iname.get(ax) is None]
+        if ia.id == ib.id and replicated and (
+                not _differs_only_on(ra, same, replicated) is False):
+            loops = sorted(h.iname for h in ra.grid.inames
+                           if f"{h.kind}{h.axis}" in replicated)
+            raise RaceError(f"instruction {_insn_desc(ia)} is outside the parallel loop(s) "
+                            f"{', '.join(loops)}, so every work-item of a group runs it and "
+                            f"they all access '{var}' at once; move it into those loops or "
+                            "keep the loops sequential", ia.span)
+        if ia.id == ib.id:
+            raise RaceError(f"race on '{var}': instances of instruction {_insn_desc(ia)} in "
+                            "different work-items of a group access the same element at the "
+                            "same time, one of them writing (a barrier cannot order a "
+                            "statement with itself)", ia.span)
+        p, q = pa[len(common)][0], pb[len(common)][0]
+        if p > q:
+            p, q = q, p
+        out.append(_Requirement(ia.id, ib.id, var, scope, tuple(common), ((p + 1, q),)))
+    return out
+
+
+def _differs_only_on(ra, s, axes) -> bool:
+    """Whether the pairs of *s* that differ in local ids differ on *axes*."""
+    return not ra.differs(s, axes).is_empty()
+
+
+def _before(s, iname, first, second):
+    """Pairs of *s* where the *first* side runs an earlier iteration of *iname*."""
+    import islpy as isl
+    affs = isl.affs_from_space(s.get_space())
+    return s & affs[iname + first].lt_set(affs[iname + second])
+
+
+def _check_flows(kernel, ra: RaceAnalysis, private_vars, local_vars):
+    reference = linearize(kernel.copy(iname_tags=FrozenMap()))
+    flows = ra.value_flows(private_vars | local_vars, reference)
+    for src, sink, rel in flows:
+        var = _flow_var(kernel, src, private_vars | local_vars)
+        is_local = var in local_vars
+        axes = ra.group_axes if is_local else ra.axes
+        if not axes:
+            continue
+        pairs = None
+        for ax in axes:
+            if ra.space(src).axis_iname.get(ax) is None:
+                continue      # every work-item computes the value itself
+            if pairs is None:
+                pairs = ra.flow_pair_set(src, sink, rel)
+            bad = ra.differs(pairs, [ax])
+            if bad.is_empty() or _nosync(kernel, src.id, sink.id, "any"):
+                continue
+            iname = ra.space(src).axis_iname[ax]
+            where = "work-groups" if ax[0] == "g" else "work-items"
+            space = "local" if is_local else "private"
+            raise RaceError(
+                f"iname '{iname}' is tagged {kernel.iname_tag(iname)} but the value of "
+                f"'{var}' written by {_insn_desc(src)} is read by {_insn_desc(sink)} in another "
+                f"iteration of '{iname}': '{var}' is {space} to the {where[:-1]}, so the value "
+                f"would not arrive (do not parallelise '{iname}', or turn the accumulation "
+                "into a reduction)", sink.span, (("the value is written here", src.span),))
+
+
+def _flow_var(kernel, src, candidates):
+    names = set(src.assignee_names()) & set(candidates)
+    return sorted(names)[0] if names else "?"
+
+
+# {{{ placement
+
+def _paths(schedule):
+    """insn id -> [(position, loop iname or None), ...] from the root down."""
+    out = {}
+
+    def walk(nodes, prefix):
+        for pos, node in enumerate(nodes):
+            if isinstance(node, LoopNode):
+                walk(node.body, prefix + [(pos, node.iname)])
+            elif isinstance(node, InsnNode):
+                out[node.insn_id] = prefix + [(pos, None)]
+    walk(schedule, [])
+    return out
+
+
+def _place(kernel, schedule, requirements):
+    if not requirements:
+        return schedule
+    by_level: dict = {}
+    for r in requirements:
+        by_level.setdefault(r.level, []).append(r)
+    _check_uniform(kernel, {lvl for lvl in by_level})
+    return tuple(_place_in(kernel, list(schedule), (), by_level))
+
+
+def _place_in(kernel, nodes, level, by_level):
+    new_nodes = []
+    for node in nodes:
+        if isinstance(node, LoopNode):
+            body = _place_in(kernel, list(node.body), level + (node.iname,), by_level)
+            node = LoopNode(node.iname, tuple(body))
+        new_nodes.append(node)
+    reqs = by_level.get(level, [])
+    if not reqs:
+        return new_nodes
+    barriers = {}        # gap position -> scope
+    for pos, node in enumerate(new_nodes):
+        if _is_barrier(kernel, node):
+            barriers[pos] = "global"
+    end = len(new_nodes)
+    simple = sorted((r for r in reqs if not r.carried), key=lambda r: r.allowed[0][1])
+    for r in simple + [r for r in reqs if r.carried]:
+        hit = [g for g in barriers if r.satisfied_by(g, end)]
+        if hit:
+            if r.scope == "global":
+                barriers[hit[0]] = "global"
+            continue
+        gap = end if r.carried else r.allowed[0][1]
+        barriers[gap] = r.scope if barriers.get(gap) != "global" else "global"
+    out = []
+    reasons = {}
+    for r in reqs:
+        reasons.setdefault(r.var, (r.a, r.b))
+    text = ", ".join(f"{v}: {a} -> {b}" for v, (a, b) in sorted(reasons.items()))
+    for pos in range(len(new_nodes) + 1):
+        if pos in barriers and not (pos < len(new_nodes)
+                                    and _is_barrier(kernel, new_nodes[pos])):
+            out.append(BarrierNode(barriers[pos], f"for {text}"))
+        if pos < len(new_nodes):
+            out.append(new_nodes[pos])
+    return out
+
+
+def _is_barrier(kernel, node) -> bool:
+    if isinstance(node, BarrierNode):
+        return True
+    if isinstance(node, InsnNode):
+        return isinstance(kernel.insn(node.insn_id), BarrierInstruction)
+    return False
+
+
+def _check_uniform(kernel, levels):
+    """Barriers inside a loop need every work-item of a group to run the loop
+    the same number of times."""
+    local_inames = {i for i, t in kernel.iname_tags.items()
+                    if t.hardware and str(t).startswith("l.")}
+    where = iname_to_domain_index(kernel)
+    for level in levels:
+        for iname in level:
+            dom = kernel.domains[where[iname]]
+            params = set(dom.get_var_names(dim_type.param))
+            bad = params & (local_inames | set(kernel.temporaries))
+            if bad:
+                raise CodegenError(
+                    f"a barrier is needed inside loop '{iname}', but its bounds depend on "
+                    f"{', '.join(sorted(bad))}, which differs between the work-items of a "
+                    "group", kernel.span)
+
+# }}}

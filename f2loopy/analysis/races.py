@@ -1,0 +1,308 @@
+"""Exact (isl) analysis of what parallel execution does to a kernel's accesses.
+
+A work-item is identified by its group ids ``g0..g2`` and local ids
+``l0..l2``.  An instruction inside an iname tagged ``l.N`` runs in the
+work-item ``lN = iname - base``; an instruction outside every iname of an
+axis runs in *all* work-items along that axis (it is replicated).
+
+Two questions are answered exactly where subscripts are affine:
+
+* :meth:`RaceAnalysis.conflicts`: which pairs of instances touch the same
+  element from different work-items (memory-based; for storage shared between
+  work-items: global memory, and local memory within a group);
+* :meth:`RaceAnalysis.value_flows`: where a value read by one instance was
+  written by another (value-based, with isl's dataflow analysis over the
+  kernel's sequential order), for storage that is *not* shared: a private
+  temporary cannot carry a value between work-items, nor local memory between
+  groups.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+import pymbolic.primitives as p
+
+from f2loopy.analysis.accesses import Access, instruction_accesses
+from f2loopy.ir.domains import combined_domain
+from f2loopy.ir.isl_tools import NonAffineError, align_params, dim_type, pwaff_from_expr
+from f2loopy.ir.kernel import Kernel
+from f2loopy.schedule.linearize import InsnNode, LoopNode
+
+AXIS_NAMES = {("g", 0): "g0", ("g", 1): "g1", ("g", 2): "g2",
+              ("l", 0): "l0", ("l", 1): "l1", ("l", 2): "l2"}
+
+
+@dataclass(frozen=True)
+class InstanceSpace:
+    """How an instruction's instances are named in a pair set."""
+
+    inames: tuple          # the instruction's inames, kernel order
+    axis_iname: dict       # axis name -> iname of the instruction on it (or None)
+
+
+class RaceAnalysis:
+    def __init__(self, kernel: Kernel, grid):
+        self.kernel = kernel
+        self.grid = grid
+        self.hw = {h.iname: h for h in grid.inames}
+        self.axes = sorted({AXIS_NAMES[(h.kind, h.axis)] for h in grid.inames})
+        self._inst: dict = {}
+        self.order = list(kernel.all_inames())
+
+    # {{{ instance sets
+
+    def space(self, insn) -> InstanceSpace:
+        inames = tuple(i for i in self.order if i in insn.within_inames)
+        axis_iname = {}
+        for ax in self.axes:
+            on_axis = [i for i in inames if i in self.hw and
+                       AXIS_NAMES[(self.hw[i].kind, self.hw[i].axis)] == ax]
+            if len(on_axis) > 1:
+                from f2loopy.diagnostics import CodegenError
+                raise CodegenError(f"instruction '{insn.id}' is inside inames "
+                                   f"{' and '.join(on_axis)}, both mapped to hardware axis "
+                                   f"{ax}", insn.span)
+            axis_iname[ax] = on_axis[0] if on_axis else None
+        return InstanceSpace(inames, axis_iname)
+
+    def instance_set(self, insn, suffix: str) -> isl.Set:
+        """Instances of *insn* with their work-item coordinates, dims renamed
+        ``name + suffix``; data-dependent loop-bound variables become
+        per-side parameters."""
+        key = (insn.id, suffix)
+        if key in self._inst:
+            return self._inst[key]
+        sp = self.space(insn)
+        dom = combined_domain(self.kernel, list(sp.inames))
+        n = dom.dim(dim_type.set)
+        dom = dom.add_dims(dim_type.set, len(self.axes))
+        for k, ax in enumerate(self.axes):
+            dom = dom.set_dim_name(dim_type.set, n + k, ax)
+        space = dom.get_space()
+        affs = isl.affs_from_space(space)
+        for ax in self.axes:
+            x = sp.axis_iname[ax]
+            if x is not None:
+                base = pwaff_from_expr(self.hw[x].base, space)
+                dom = dom & affs[ax].eq_set(affs[x] - base)
+            else:
+                size = self._axis_size(ax, space)
+                dom = dom & affs[ax].ge_set(affs[0]) & affs[ax].lt_set(size)
+        for k in range(dom.dim(dim_type.set)):
+            dom = dom.set_dim_name(dim_type.set, k, dom.get_dim_name(dim_type.set, k) + suffix)
+        for k in range(dom.dim(dim_type.param)):
+            name = dom.get_dim_name(dim_type.param, k)
+            if name in self.kernel.temporaries:
+                dom = dom.set_dim_name(dim_type.param, k, name + suffix)
+        self._inst[key] = dom
+        return dom
+
+    def _axis_size(self, ax: str, space) -> isl.PwAff:
+        kind, axis = ax[0], int(ax[1])
+        if kind == "l":
+            return isl.affs_from_space(space)[0] + self.grid.local_size[axis]
+        return pwaff_from_expr(self.grid.num_groups[axis], space)
+
+    # }}}
+
+    # {{{ pairs
+
+    def pair_set(self, a: Access, b: Access) -> tuple[isl.Set, bool]:
+        """Instance pairs of *a* and *b* touching the same element; the flag
+        says whether the subscripts were affine (else all pairs are returned)."""
+        ia, ib = self.kernel.insn(a.insn_id), self.kernel.insn(b.insn_id)
+        sa, sb = self.instance_set(ia, "__a"), self.instance_set(ib, "__b")
+        sa, sb = align_params(sa, sb)
+        joint = _product(sa, sb)
+        if a.index is None or b.index is None:
+            return joint, True
+        space = joint.get_space()
+        ren_a = {i: i + "__a" for i in ia.within_inames}
+        ren_b = {i: i + "__b" for i in ib.within_inames}
+        ren_a.update({t: t + "__a" for t in self.kernel.temporaries})
+        ren_b.update({t: t + "__b" for t in self.kernel.temporaries})
+        from f2loopy.ir.expressions import rename
+        try:
+            for ea, eb in zip(a.index, b.index):
+                pa = pwaff_from_expr(rename(ea, ren_a), space)
+                pb = pwaff_from_expr(rename(eb, ren_b), space)
+                pa, pb = align_params(pa, pb)
+                joint, pa = align_params(joint, pa)
+                joint = joint & pa.eq_set(pb)
+        except NonAffineError:
+            return joint, False
+        return joint, True
+
+    def differs(self, s: isl.Set, axes) -> isl.Set:
+        """Pairs of *s* whose coordinates differ on at least one of *axes*."""
+        affs = isl.affs_from_space(s.get_space())
+        out = isl.Set.empty(s.get_space())
+        for ax in axes:
+            a, b = affs[ax + "__a"], affs[ax + "__b"]
+            out = out | a.lt_set(b) | a.gt_set(b)
+        return s & out
+
+    def equal(self, s: isl.Set, names) -> isl.Set:
+        affs = isl.affs_from_space(s.get_space())
+        for n in names:
+            s = s & affs[n + "__a"].eq_set(affs[n + "__b"])
+        return s
+
+    @property
+    def group_axes(self):
+        return [a for a in self.axes if a[0] == "g"]
+
+    @property
+    def local_axes(self):
+        return [a for a in self.axes if a[0] == "l"]
+
+    def hw_inames_on(self, insn, axes) -> list[str]:
+        sp = self.space(insn)
+        return [sp.axis_iname[a] for a in axes if sp.axis_iname.get(a)]
+
+    # }}}
+
+    # {{{ value flow (private / local-across-groups storage)
+
+    def value_flows(self, variables, reference_schedule):
+        """Flow dependences ``(src_insn, sink_insn, relation)`` on *variables*
+        in the sequential order *reference_schedule* (a schedule tree of the
+        kernel with every iname a loop).  The relation maps source instances
+        to sink instances as sets over ``iname__a`` / ``iname__b`` dims plus
+        work-item coordinates."""
+        names = {insn.id: f"S{k}" for k, insn in enumerate(self.kernel.instructions)}
+        back = {v: k for k, v in names.items()}
+        sched = _schedule_map(self.kernel, reference_schedule, names)
+        sinks, must, may = [], [], []
+        for insn in self.kernel.instructions:
+            accs = [acc for acc in instruction_accesses(self.kernel, insn,
+                                                        with_domain_params=False)
+                    if acc.name in variables]
+            for acc in accs:
+                m, exact = self._access_map(insn, acc, names[insn.id])
+                if acc.is_write:
+                    (must if exact and not insn.predicates else may).append(m)
+                else:
+                    sinks.append(m)
+        if not sinks or not (must or may):
+            return []
+        info = isl.UnionAccessInfo.from_sink(_union(sinks))
+        if must:
+            info = info.set_must_source(_union(must))
+        if may:
+            info = info.set_may_source(_union(may))
+        info = info.set_schedule_map(sched)
+        dep = info.compute_flow().get_may_dependence()
+        out = []
+        maps = []
+        dep.foreach_map(maps.append)
+        for m in maps:
+            src = back[m.get_tuple_name(dim_type.in_)]
+            snk = back[m.get_tuple_name(dim_type.out)]
+            out.append((self.kernel.insn(src), self.kernel.insn(snk), m))
+        return out
+
+    def _access_map(self, insn, acc: Access, tuple_name: str):
+        inames = [i for i in self.order if i in insn.within_inames]
+        dom = combined_domain(self.kernel, inames)
+        ndim = len(acc.index) if acc.index is not None else 0
+        outs = [f"_o{k}" for k in range(ndim)]
+        s = dom.add_dims(dim_type.set, ndim)
+        for k, o in enumerate(outs):
+            s = s.set_dim_name(dim_type.set, len(inames) + k, o)
+        exact = True
+        if acc.index is not None:
+            affs = isl.affs_from_space(s.get_space())
+            for o, e in zip(outs, acc.index):
+                try:
+                    s = s & affs[o].eq_set(pwaff_from_expr(e, s.get_space()))
+                except NonAffineError:
+                    exact = False
+        m = _map_from_set(s, len(inames), ndim)
+        m = m.set_tuple_name(dim_type.in_, tuple_name).set_tuple_name(dim_type.out, acc.name)
+        return m, exact
+
+    def flow_pair_set(self, src, sink, relation: isl.Map) -> isl.Set:
+        """A flow relation (from :meth:`value_flows`) as a pair set with the
+        work-item coordinates of both sides."""
+        from f2loopy.ir.isl_tools import reorder_set
+        n_src = relation.dim(dim_type.in_)
+        s = relation.wrap().flatten()
+        src_names = [i for i in self.order if i in src.within_inames]
+        sink_names = [i for i in self.order if i in sink.within_inames]
+        names = [n + "__a" for n in src_names] + [n + "__b" for n in sink_names]
+        for k, n in enumerate(names):
+            s = s.set_dim_name(dim_type.set, k, n)
+        del n_src
+        joint = _product(self.instance_set(src, "__a"), self.instance_set(sink, "__b"))
+        s = reorder_set(s, [joint.get_dim_name(dim_type.set, k)
+                            for k in range(joint.dim(dim_type.set))])
+        s, joint = align_params(s, joint)
+        return joint & s
+
+    # }}}
+
+
+def _map_from_set(s: isl.Set, n_in: int, n_out: int) -> isl.Map:
+    """The set over [in..., out...] as a map in -> out."""
+    m = isl.Map.from_range(s)
+    m = m.move_dims(dim_type.in_, 0, dim_type.out, 0, n_in)
+    return m
+
+
+def _union(maps) -> isl.UnionMap:
+    out = None
+    for m in maps:
+        u = isl.UnionMap.from_map(m)
+        out = u if out is None else out.union(u)
+    return out
+
+
+def _schedule_map(kernel, tree, names) -> isl.UnionMap:
+    """The 2d+1 schedule of *tree*: instance -> [pos0, iname1, pos1, ...]."""
+    paths = {}
+
+    def walk(nodes, prefix):
+        for pos, node in enumerate(nodes):
+            if isinstance(node, LoopNode):
+                walk(node.body, prefix + [pos, p.Variable(node.iname)])
+            elif isinstance(node, InsnNode):
+                paths[node.insn_id] = prefix + [pos]
+    walk(tree, [])
+    depth = max((len(v) for v in paths.values()), default=1)
+    out = None
+    order = list(kernel.all_inames())
+    for insn in kernel.instructions:
+        if insn.id not in paths:
+            continue
+        inames = [i for i in order if i in insn.within_inames]
+        dom = combined_domain(kernel, inames)
+        path = paths[insn.id] + [0] * (depth - len(paths[insn.id]))
+        ts = [f"_t{k}" for k in range(depth)]
+        s = dom.add_dims(dim_type.set, depth)
+        for k, t in enumerate(ts):
+            s = s.set_dim_name(dim_type.set, len(inames) + k, t)
+        affs = isl.affs_from_space(s.get_space())
+        for t, v in zip(ts, path):
+            val = affs[v.name] if isinstance(v, p.Variable) else affs[0] + v
+            s = s & affs[t].eq_set(val)
+        m = _map_from_set(s, len(inames), depth)
+        m = m.set_tuple_name(dim_type.in_, names[insn.id])
+        m = m.reset_tuple_id(dim_type.out)
+        u = isl.UnionMap.from_map(m)
+        out = u if out is None else out.union(u)
+    return out
+
+
+def _product(a: isl.Set, b: isl.Set) -> isl.Set:
+    na, nb = a.dim(dim_type.set), b.dim(dim_type.set)
+    a2 = a.add_dims(dim_type.set, nb)
+    for k in range(nb):
+        a2 = a2.set_dim_name(dim_type.set, na + k, b.get_dim_name(dim_type.set, k))
+    b2 = b.insert_dims(dim_type.set, 0, na)
+    for k in range(na):
+        b2 = b2.set_dim_name(dim_type.set, k, a.get_dim_name(dim_type.set, k))
+    a2, b2 = align_params(a2, b2)
+    return a2 & b2
