@@ -1,0 +1,1135 @@
+/* f2loopy runtime: see f2loopy_runtime.h and README.md. */
+#define CL_TARGET_OPENCL_VERSION 120
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+
+#include "f2loopy_runtime.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __APPLE__
+#include <OpenCL/opencl.h>
+#else
+#include <CL/cl.h>
+#endif
+
+/* {{{ errors */
+
+static char *copy_string(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *c = malloc(n);
+    if (c)
+        memcpy(c, s, n);
+    return c;
+}
+
+static _Thread_local char *err_message;
+static _Thread_local int err_code;
+static _Thread_local int err_cl;
+
+const char *f2l_error_message(void) { return err_message ? err_message : ""; }
+int f2l_error_code(void) { return err_code; }
+int f2l_error_cl_code(void) { return err_cl; }
+
+void f2l_clear_error(void)
+{
+    free(err_message);
+    err_message = NULL;
+    err_code = F2L_OK;
+    err_cl = 0;
+}
+
+static int set_message(int code, int cl, char *text)
+{
+    free(err_message);
+    err_message = text;
+    err_code = code;
+    err_cl = cl;
+    return code;
+}
+
+static char *vformat(const char *fmt, va_list ap)
+{
+    va_list ap2;
+    char probe[1];
+    va_copy(ap2, ap);
+    int n = vsnprintf(probe, sizeof probe, fmt, ap2);
+    va_end(ap2);
+    if (n < 0)
+        n = 0;
+    char *text = malloc((size_t)n + 1);
+    if (text)
+        vsnprintf(text, (size_t)n + 1, fmt, ap);
+    return text;
+}
+
+/* Record an error and return its code. */
+static int fail(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *text = vformat(fmt, ap);
+    va_end(ap);
+    return set_message(code, 0, text);
+}
+
+/* Record a failed OpenCL call: "<what>: CL_NAME (code)". */
+static int fail_cl(cl_int cl, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *what = vformat(fmt, ap);
+    va_end(ap);
+    const char *name = f2l_cl_error_name(cl);
+    size_t n = (what ? strlen(what) : 0) + strlen(name) + 64;
+    char *text = malloc(n);
+    if (text)
+        snprintf(text, n, "%s: OpenCL error %s (%d)", what ? what : "", name, (int)cl);
+    free(what);
+    return set_message(F2L_ERROR_OPENCL, cl, text);
+}
+
+int f2l_set_error(int code, const char *message)
+{
+    return set_message(code, 0, copy_string(message ? message : ""));
+}
+
+void f2l_prefix_error(const char *prefix)
+{
+    if (!prefix || !*prefix)
+        return;
+    const char *old = f2l_error_message();
+    size_t n = strlen(prefix) + strlen(old) + 3;
+    char *text = malloc(n);
+    if (!text)
+        return;
+    snprintf(text, n, "%s: %s", prefix, old);
+    free(err_message);
+    err_message = text;
+}
+
+const char *f2l_cl_error_name(int code)
+{
+    switch (code) {
+    case 0: return "CL_SUCCESS";
+    case -1: return "CL_DEVICE_NOT_FOUND";
+    case -2: return "CL_DEVICE_NOT_AVAILABLE";
+    case -3: return "CL_COMPILER_NOT_AVAILABLE";
+    case -4: return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+    case -5: return "CL_OUT_OF_RESOURCES";
+    case -6: return "CL_OUT_OF_HOST_MEMORY";
+    case -7: return "CL_PROFILING_INFO_NOT_AVAILABLE";
+    case -8: return "CL_MEM_COPY_OVERLAP";
+    case -9: return "CL_IMAGE_FORMAT_MISMATCH";
+    case -10: return "CL_IMAGE_FORMAT_NOT_SUPPORTED";
+    case -11: return "CL_BUILD_PROGRAM_FAILURE";
+    case -12: return "CL_MAP_FAILURE";
+    case -13: return "CL_MISALIGNED_SUB_BUFFER_OFFSET";
+    case -14: return "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST";
+    case -15: return "CL_COMPILE_PROGRAM_FAILURE";
+    case -16: return "CL_LINKER_NOT_AVAILABLE";
+    case -17: return "CL_LINK_PROGRAM_FAILURE";
+    case -18: return "CL_DEVICE_PARTITION_FAILED";
+    case -19: return "CL_KERNEL_ARG_INFO_NOT_AVAILABLE";
+    case -30: return "CL_INVALID_VALUE";
+    case -31: return "CL_INVALID_DEVICE_TYPE";
+    case -32: return "CL_INVALID_PLATFORM";
+    case -33: return "CL_INVALID_DEVICE";
+    case -34: return "CL_INVALID_CONTEXT";
+    case -35: return "CL_INVALID_QUEUE_PROPERTIES";
+    case -36: return "CL_INVALID_COMMAND_QUEUE";
+    case -37: return "CL_INVALID_HOST_PTR";
+    case -38: return "CL_INVALID_MEM_OBJECT";
+    case -39: return "CL_INVALID_IMAGE_FORMAT_DESCRIPTOR";
+    case -40: return "CL_INVALID_IMAGE_SIZE";
+    case -41: return "CL_INVALID_SAMPLER";
+    case -42: return "CL_INVALID_BINARY";
+    case -43: return "CL_INVALID_BUILD_OPTIONS";
+    case -44: return "CL_INVALID_PROGRAM";
+    case -45: return "CL_INVALID_PROGRAM_EXECUTABLE";
+    case -46: return "CL_INVALID_KERNEL_NAME";
+    case -47: return "CL_INVALID_KERNEL_DEFINITION";
+    case -48: return "CL_INVALID_KERNEL";
+    case -49: return "CL_INVALID_ARG_INDEX";
+    case -50: return "CL_INVALID_ARG_VALUE";
+    case -51: return "CL_INVALID_ARG_SIZE";
+    case -52: return "CL_INVALID_KERNEL_ARGS";
+    case -53: return "CL_INVALID_WORK_DIMENSION";
+    case -54: return "CL_INVALID_WORK_GROUP_SIZE";
+    case -55: return "CL_INVALID_WORK_ITEM_SIZE";
+    case -56: return "CL_INVALID_GLOBAL_OFFSET";
+    case -57: return "CL_INVALID_EVENT_WAIT_LIST";
+    case -58: return "CL_INVALID_EVENT";
+    case -59: return "CL_INVALID_OPERATION";
+    case -60: return "CL_INVALID_GL_OBJECT";
+    case -61: return "CL_INVALID_BUFFER_SIZE";
+    case -62: return "CL_INVALID_MIP_LEVEL";
+    case -63: return "CL_INVALID_GLOBAL_WORK_SIZE";
+    case -64: return "CL_INVALID_PROPERTY";
+    case -65: return "CL_INVALID_IMAGE_DESCRIPTOR";
+    case -66: return "CL_INVALID_COMPILER_OPTIONS";
+    case -67: return "CL_INVALID_LINKER_OPTIONS";
+    case -68: return "CL_INVALID_DEVICE_PARTITION_COUNT";
+    case -69: return "CL_INVALID_PIPE_SIZE";
+    case -70: return "CL_INVALID_DEVICE_QUEUE";
+    case -71: return "CL_INVALID_SPEC_ID";
+    case -72: return "CL_MAX_SIZE_RESTRICTION_EXCEEDED";
+    case -1000: return "CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR";
+    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+    default: return "unknown OpenCL error";
+    }
+}
+
+/* }}} */
+
+/* {{{ state */
+
+struct f2l_kernel {
+    cl_kernel kernel;
+    char *name;
+    struct f2l_kernel *next;
+};
+
+struct program {
+    uint64_t hash;
+    char *source;
+    char *options;
+    cl_program program;
+    struct f2l_kernel *kernels;
+    struct program *next;
+};
+
+struct f2l_buffer {
+    cl_mem mem;
+    size_t size;
+};
+
+struct resident {
+    const char *host;
+    size_t nbytes;
+    cl_mem mem;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct {
+    int ready;                 /* 1: context and queue exist; -1: creating them failed */
+    int fail_code;
+    char *fail_message;
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue;
+    char description[512];
+    struct program *programs;
+    struct resident *resident;
+    size_t nresident, capresident;
+} rt;
+
+/* }}} */
+
+/* {{{ device selection */
+
+static int contains_ci(const char *haystack, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (const char *h = haystack; *h; h++) {
+        size_t i = 0;
+        while (i < n && h[i] && tolower((unsigned char)h[i]) == tolower((unsigned char)needle[i]))
+            i++;
+        if (i == n)
+            return 1;
+    }
+    return n == 0;
+}
+
+static int parse_index(const char *text, long *out)
+{
+    if (!*text)
+        return 0;
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (*end)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+/* Pick entry `spec` (an index or a part of a name) among n names; -1 if none. */
+static long pick(const char *spec, char names[][256], long n)
+{
+    long idx;
+    if (parse_index(spec, &idx))
+        return (idx >= 0 && idx < n) ? idx : -1;
+    for (long i = 0; i < n; i++)
+        if (contains_ci(names[i], spec))
+            return i;
+    return -1;
+}
+
+static void append(char *buf, size_t size, const char *fmt, ...)
+{
+    size_t len = strlen(buf);
+    if (len + 1 >= size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + len, size - len, fmt, ap);
+    va_end(ap);
+}
+
+#define MAX_PLATFORMS 16
+#define MAX_DEVICES 32
+
+/* Choose platform and device; on failure set the error and return its code. */
+static int choose_device(void)
+{
+    cl_platform_id platforms[MAX_PLATFORMS];
+    cl_uint np = 0;
+    cl_int err = clGetPlatformIDs(MAX_PLATFORMS, platforms, &np);
+    if (err == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (err == CL_SUCCESS && np == 0))
+        return fail(F2L_ERROR_NO_DEVICE,
+                    "no OpenCL platform found (install an OpenCL driver, e.g. Debian's "
+                    "pocl-opencl-icd, and check /etc/OpenCL/vendors)");
+    if (err != CL_SUCCESS) {
+        fail_cl(err, "clGetPlatformIDs");
+        err_code = F2L_ERROR_NO_DEVICE;
+        return F2L_ERROR_NO_DEVICE;
+    }
+    static char pnames[MAX_PLATFORMS][256];
+    static char dnames[MAX_DEVICES][256];
+    cl_device_id devices[MAX_PLATFORMS][MAX_DEVICES];
+    cl_uint nd[MAX_PLATFORMS];
+    char listing[2048] = "";
+    for (cl_uint p = 0; p < np; p++) {
+        /* "name (vendor)": a selection may name either */
+        char vendor[128] = "";
+        pnames[p][0] = 0;
+        clGetPlatformInfo(platforms[p], CL_PLATFORM_NAME, 120, pnames[p], NULL);
+        clGetPlatformInfo(platforms[p], CL_PLATFORM_VENDOR, sizeof vendor, vendor, NULL);
+        if (vendor[0] && !contains_ci(pnames[p], vendor))
+            append(pnames[p], sizeof pnames[p], " (%s)", vendor);
+        nd[p] = 0;
+        if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, MAX_DEVICES, devices[p], &nd[p])
+            != CL_SUCCESS)
+            nd[p] = 0;
+        append(listing, sizeof listing, "%s[%u] %s:", p ? "; " : "", p, pnames[p]);
+        for (cl_uint d = 0; d < nd[p]; d++) {
+            char name[256] = "";
+            clGetDeviceInfo(devices[p][d], CL_DEVICE_NAME, sizeof name, name, NULL);
+            append(listing, sizeof listing, " [%u] %s", d, name);
+        }
+        if (!nd[p])
+            append(listing, sizeof listing, " no devices");
+    }
+    const char *var = "F2LOOPY_DEVICE";
+    const char *spec = getenv(var);
+    if (!spec || !*spec) {
+        var = "PYOPENCL_CTX";
+        spec = getenv(var);
+    }
+    long pi = -1, di = 0;
+    if (spec && *spec) {
+        char pspec[256], dspec[256] = "";
+        snprintf(pspec, sizeof pspec, "%s", spec);
+        char *colon = strchr(pspec, ':');
+        if (colon) {
+            snprintf(dspec, sizeof dspec, "%s", colon + 1);
+            *colon = 0;
+        }
+        pi = pick(pspec, pnames, (long)np);
+        if (pi < 0)
+            return fail(F2L_ERROR_NO_DEVICE, "%s=%s: no OpenCL platform '%s' (platforms: %s)",
+                        var, spec, pspec, listing);
+        if (dspec[0]) {
+            for (cl_uint d = 0; d < nd[pi]; d++) {
+                dnames[d][0] = 0;
+                clGetDeviceInfo(devices[pi][d], CL_DEVICE_NAME, sizeof dnames[d], dnames[d],
+                                NULL);
+            }
+            di = pick(dspec, dnames, (long)nd[pi]);
+            if (di < 0)
+                return fail(F2L_ERROR_NO_DEVICE, "%s=%s: platform %s has no device '%s' (%s)",
+                            var, spec, pnames[pi], dspec, listing);
+        } else if (nd[pi] == 0) {
+            return fail(F2L_ERROR_NO_DEVICE, "%s=%s: platform %s has no devices", var, spec,
+                        pnames[pi]);
+        }
+    } else {
+        for (cl_uint p = 0; p < np; p++)
+            if (nd[p]) {
+                pi = (long)p;
+                break;
+            }
+        if (pi < 0)
+            return fail(F2L_ERROR_NO_DEVICE, "no OpenCL device found (platforms: %s)", listing);
+    }
+    rt.platform = platforms[pi];
+    rt.device = devices[pi][di];
+    char dname[256] = "";
+    clGetDeviceInfo(rt.device, CL_DEVICE_NAME, sizeof dname, dname, NULL);
+    snprintf(rt.description, sizeof rt.description, "%s (%s)", dname, pnames[pi]);
+    return F2L_OK;
+}
+
+/* Called with the lock held. */
+static int init_locked(void)
+{
+    if (rt.ready == 1)
+        return F2L_OK;
+    if (rt.ready == -1)
+        return f2l_set_error(rt.fail_code, rt.fail_message);
+    int st = choose_device();
+    cl_int err = CL_SUCCESS;
+    if (st == F2L_OK) {
+        rt.context = clCreateContext(NULL, 1, &rt.device, NULL, NULL, &err);
+        if (err != CL_SUCCESS)
+            st = fail_cl(err, "clCreateContext on %s", rt.description);
+    }
+    if (st == F2L_OK) {
+        rt.queue = clCreateCommandQueue(rt.context, rt.device, 0, &err);
+        if (err != CL_SUCCESS) {
+            st = fail_cl(err, "clCreateCommandQueue on %s", rt.description);
+            clReleaseContext(rt.context);
+            rt.context = NULL;
+        }
+    }
+    if (st != F2L_OK) {
+        /* remember the failure: later calls report it again without retrying */
+        rt.ready = -1;
+        rt.fail_code = st;
+        free(rt.fail_message);
+        rt.fail_message = copy_string(f2l_error_message());
+        return st;
+    }
+    rt.ready = 1;
+    return F2L_OK;
+}
+
+int f2l_init(void)
+{
+    pthread_mutex_lock(&lock);
+    int st = init_locked();
+    pthread_mutex_unlock(&lock);
+    return st;
+}
+
+int f2l_device_description(char *buf, size_t size)
+{
+    int st = f2l_init();
+    if (size)
+        snprintf(buf, size, "%s", st == F2L_OK ? rt.description : "");
+    return st;
+}
+
+int f2l_finish(void)
+{
+    int st = f2l_init();
+    if (st != F2L_OK)
+        return st;
+    cl_int err = clFinish(rt.queue);
+    if (err != CL_SUCCESS)
+        return fail_cl(err, "waiting for the OpenCL queue (clFinish)");
+    return F2L_OK;
+}
+
+void f2l_shutdown(void)
+{
+    pthread_mutex_lock(&lock);
+    if (rt.queue)
+        clFinish(rt.queue);
+    for (struct program *p = rt.programs; p;) {
+        struct program *next = p->next;
+        for (struct f2l_kernel *k = p->kernels; k;) {
+            struct f2l_kernel *kn = k->next;
+            clReleaseKernel(k->kernel);
+            free(k->name);
+            free(k);
+            k = kn;
+        }
+        clReleaseProgram(p->program);
+        free(p->source);
+        free(p->options);
+        free(p);
+        p = next;
+    }
+    rt.programs = NULL;
+    for (size_t i = 0; i < rt.nresident; i++)
+        clReleaseMemObject(rt.resident[i].mem);
+    free(rt.resident);
+    rt.resident = NULL;
+    rt.nresident = rt.capresident = 0;
+    if (rt.queue)
+        clReleaseCommandQueue(rt.queue);
+    if (rt.context)
+        clReleaseContext(rt.context);
+    rt.queue = NULL;
+    rt.context = NULL;
+    free(rt.fail_message);
+    rt.fail_message = NULL;
+    rt.ready = 0;
+    pthread_mutex_unlock(&lock);
+}
+
+/* }}} */
+
+/* {{{ programs */
+
+static uint64_t fnv1a(uint64_t h, const char *s)
+{
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static int build_locked(const char *source, const char *options, struct program **out)
+{
+    uint64_t h = fnv1a(14695981039346656037ULL, source);
+    h = fnv1a(h ^ 0xffu, options);
+    for (struct program *p = rt.programs; p; p = p->next)
+        if (p->hash == h && !strcmp(p->source, source) && !strcmp(p->options, options)) {
+            *out = p;
+            return F2L_OK;
+        }
+    cl_int err;
+    cl_program prog = clCreateProgramWithSource(rt.context, 1, &source, NULL, &err);
+    if (err != CL_SUCCESS)
+        return fail_cl(err, "creating the OpenCL program (clCreateProgramWithSource)");
+    err = clBuildProgram(prog, 1, &rt.device, options, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        size_t len = 0;
+        clGetProgramBuildInfo(prog, rt.device, CL_PROGRAM_BUILD_LOG, 0, NULL, &len);
+        char *log = malloc(len + 1);
+        if (log) {
+            log[0] = 0;
+            clGetProgramBuildInfo(prog, rt.device, CL_PROGRAM_BUILD_LOG, len, log, NULL);
+            log[len] = 0;
+            /* trim trailing blank lines */
+            while (len && isspace((unsigned char)log[len - 1]))
+                log[--len] = 0;
+        }
+        const size_t max_log = 8000;
+        if (log && strlen(log) > max_log)
+            strcpy(log + max_log - 20, "\n[... log cut]");
+        fail_cl(err, "building the OpenCL program for %s with options '%s' failed; build log:"
+                "\n%s\n(the code is generated: please report this together with the Fortran "
+                "source)", rt.description, options, log && *log ? log : "(empty)");
+        free(log);
+        clReleaseProgram(prog);
+        err_code = F2L_ERROR_BUILD;
+        return F2L_ERROR_BUILD;
+    }
+    struct program *p = calloc(1, sizeof *p);
+    if (p) {
+        p->source = copy_string(source);
+        p->options = copy_string(options);
+    }
+    if (!p || !p->source || !p->options) {
+        if (p) {
+            free(p->source);
+            free(p->options);
+        }
+        free(p);
+        clReleaseProgram(prog);
+        return fail(F2L_ERROR_HOST_MEMORY, "out of host memory caching the OpenCL program");
+    }
+    p->hash = h;
+    p->program = prog;
+    p->next = rt.programs;
+    rt.programs = p;
+    *out = p;
+    return F2L_OK;
+}
+
+int f2l_kernel_get(const char *source, const char *options, const char *name, f2l_kernel **out)
+{
+    *out = NULL;
+    if (!options)
+        options = "";
+    pthread_mutex_lock(&lock);
+    int st = init_locked();
+    struct program *p = NULL;
+    if (st == F2L_OK)
+        st = build_locked(source, options, &p);
+    if (st == F2L_OK) {
+        struct f2l_kernel *k;
+        for (k = p->kernels; k; k = k->next)
+            if (!strcmp(k->name, name))
+                break;
+        if (!k) {
+            cl_int err;
+            cl_kernel kernel = clCreateKernel(p->program, name, &err);
+            if (err != CL_SUCCESS) {
+                st = fail_cl(err, "no kernel '%s' in the OpenCL program (clCreateKernel)", name);
+            } else if (!(k = calloc(1, sizeof *k)) || !(k->name = copy_string(name))) {
+                free(k);
+                k = NULL;
+                clReleaseKernel(kernel);
+                st = fail(F2L_ERROR_HOST_MEMORY, "out of host memory");
+            } else {
+                k->kernel = kernel;
+                k->next = p->kernels;
+                p->kernels = k;
+            }
+        }
+        *out = k;
+    }
+    pthread_mutex_unlock(&lock);
+    return st;
+}
+
+/* }}} */
+
+/* {{{ buffers */
+
+static int new_mem(size_t nbytes, const void *host, cl_mem *out, const char *what)
+{
+    cl_int err;
+    /* OpenCL buffers cannot be empty */
+    cl_mem mem = clCreateBuffer(rt.context, CL_MEM_READ_WRITE, nbytes ? nbytes : 1, NULL, &err);
+    if (err != CL_SUCCESS)
+        return fail_cl(err, "allocating %zu bytes on %s for %s", nbytes, rt.description, what);
+    if (host && nbytes) {
+        err = clEnqueueWriteBuffer(rt.queue, mem, CL_TRUE, 0, nbytes, host, 0, NULL, NULL);
+        if (err != CL_SUCCESS) {
+            clReleaseMemObject(mem);
+            return fail_cl(err, "copying %zu bytes of %s to the device", nbytes, what);
+        }
+    }
+    *out = mem;
+    return F2L_OK;
+}
+
+int f2l_buffer_create(size_t nbytes, const void *host, f2l_buffer **out)
+{
+    *out = NULL;
+    int st = f2l_init();
+    if (st != F2L_OK)
+        return st;
+    f2l_buffer *b = calloc(1, sizeof *b);
+    if (!b)
+        return fail(F2L_ERROR_HOST_MEMORY, "out of host memory");
+    st = new_mem(nbytes, host, &b->mem, "a buffer");
+    if (st != F2L_OK) {
+        free(b);
+        return st;
+    }
+    b->size = nbytes;
+    *out = b;
+    return F2L_OK;
+}
+
+int f2l_buffer_write(f2l_buffer *b, const void *host, size_t nbytes)
+{
+    if (nbytes > b->size)
+        return fail(F2L_ERROR_ARGUMENT, "writing %zu bytes into a buffer of %zu bytes", nbytes,
+                    b->size);
+    if (!nbytes)
+        return F2L_OK;
+    cl_int err = clEnqueueWriteBuffer(rt.queue, b->mem, CL_TRUE, 0, nbytes, host, 0, NULL, NULL);
+    return err == CL_SUCCESS ? F2L_OK : fail_cl(err, "writing %zu bytes to the device", nbytes);
+}
+
+int f2l_buffer_read(f2l_buffer *b, void *host, size_t nbytes)
+{
+    if (nbytes > b->size)
+        return fail(F2L_ERROR_ARGUMENT, "reading %zu bytes from a buffer of %zu bytes", nbytes,
+                    b->size);
+    if (!nbytes)
+        return F2L_OK;
+    cl_int err = clEnqueueReadBuffer(rt.queue, b->mem, CL_TRUE, 0, nbytes, host, 0, NULL, NULL);
+    return err == CL_SUCCESS ? F2L_OK : fail_cl(err, "reading %zu bytes from the device", nbytes);
+}
+
+size_t f2l_buffer_size(const f2l_buffer *b) { return b ? b->size : 0; }
+
+void f2l_buffer_release(f2l_buffer *b)
+{
+    if (!b)
+        return;
+    clReleaseMemObject(b->mem);
+    free(b);
+}
+
+/* }}} */
+
+/* {{{ device-resident arrays */
+
+/* The resident entry overlapping [host, host+nbytes), or NULL (lock held). */
+static struct resident *find_overlap(const char *host, size_t nbytes)
+{
+    for (size_t i = 0; i < rt.nresident; i++) {
+        struct resident *r = &rt.resident[i];
+        size_t len = nbytes ? nbytes : 1;
+        if (host < r->host + r->nbytes && r->host < host + len)
+            return r;
+    }
+    return NULL;
+}
+
+int f2l_resident_upload(const void *host, size_t nbytes)
+{
+    pthread_mutex_lock(&lock);
+    int st = init_locked();
+    if (st != F2L_OK)
+        goto done;
+    const char *h = host;
+    struct resident *r = find_overlap(h, nbytes);
+    if (r && (r->host != h || r->nbytes != nbytes)) {
+        st = fail(F2L_ERROR_RESIDENT,
+                  "the array (%zu bytes at %p) overlaps a device-resident array of %zu bytes "
+                  "at %p without being it; release that one first", nbytes, host, r->nbytes,
+                  (const void *)r->host);
+        goto done;
+    }
+    if (r) {
+        cl_int err = nbytes ? clEnqueueWriteBuffer(rt.queue, r->mem, CL_TRUE, 0, nbytes, host, 0,
+                                                   NULL, NULL) : CL_SUCCESS;
+        if (err != CL_SUCCESS)
+            st = fail_cl(err, "copying a device-resident array (%zu bytes) to the device", nbytes);
+        goto done;
+    }
+    if (rt.nresident == rt.capresident) {
+        size_t cap = rt.capresident ? 2 * rt.capresident : 16;
+        struct resident *grown = realloc(rt.resident, cap * sizeof *grown);
+        if (!grown) {
+            st = fail(F2L_ERROR_HOST_MEMORY, "out of host memory");
+            goto done;
+        }
+        rt.resident = grown;
+        rt.capresident = cap;
+    }
+    cl_mem mem;
+    st = new_mem(nbytes, host, &mem, "a device-resident array");
+    if (st != F2L_OK)
+        goto done;
+    rt.resident[rt.nresident].host = h;
+    rt.resident[rt.nresident].nbytes = nbytes;
+    rt.resident[rt.nresident].mem = mem;
+    rt.nresident++;
+done:
+    pthread_mutex_unlock(&lock);
+    return st;
+}
+
+int f2l_resident_download(void *host, size_t nbytes)
+{
+    pthread_mutex_lock(&lock);
+    int st = F2L_OK;
+    struct resident *r = find_overlap(host, nbytes);
+    if (!r || r->host != (const char *)host) {
+        st = fail(F2L_ERROR_RESIDENT, "the array (%zu bytes at %p) is not device-resident%s",
+                  nbytes, host, r ? " (it overlaps one that starts elsewhere)" : "");
+    } else if (nbytes > r->nbytes) {
+        st = fail(F2L_ERROR_RESIDENT, "the array has %zu bytes but only %zu are device-resident",
+                  nbytes, r->nbytes);
+    } else if (nbytes) {
+        cl_int err = clEnqueueReadBuffer(rt.queue, r->mem, CL_TRUE, 0, nbytes, host, 0, NULL,
+                                         NULL);
+        if (err != CL_SUCCESS)
+            st = fail_cl(err, "copying a device-resident array (%zu bytes) to the host", nbytes);
+    }
+    pthread_mutex_unlock(&lock);
+    return st;
+}
+
+int f2l_resident_release(const void *host)
+{
+    pthread_mutex_lock(&lock);
+    int st = F2L_OK;
+    size_t i;
+    for (i = 0; i < rt.nresident; i++)
+        if (rt.resident[i].host == (const char *)host)
+            break;
+    if (i == rt.nresident) {
+        st = fail(F2L_ERROR_RESIDENT, "the array at %p is not device-resident", host);
+    } else {
+        clReleaseMemObject(rt.resident[i].mem);
+        rt.resident[i] = rt.resident[--rt.nresident];
+    }
+    pthread_mutex_unlock(&lock);
+    return st;
+}
+
+int f2l_resident_query(const void *host)
+{
+    pthread_mutex_lock(&lock);
+    int found = 0;
+    for (size_t i = 0; i < rt.nresident; i++)
+        if (rt.resident[i].host == (const char *)host)
+            found = 1;
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
+int f2l_resident_count(void)
+{
+    pthread_mutex_lock(&lock);
+    int n = (int)rt.nresident;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+/* }}} */
+
+/* {{{ layout conversion */
+
+int f2l_relayout(void *host, void *device, size_t elem_size, int ndim, const int64_t *extents,
+                 int nterms, const int64_t *terms, int64_t device_elems, int to_device)
+{
+    int64_t total = 1;
+    for (int d = 0; d < ndim; d++) {
+        if (extents[d] <= 0)
+            return F2L_OK;
+        total *= extents[d];
+    }
+    for (int t = 0; t < nterms; t++) {
+        const int64_t *term = terms + 4 * t;
+        if (term[0] < 0 || term[0] >= ndim || term[1] <= 0 || term[2] < 0)
+            return fail(F2L_ERROR_ARGUMENT, "invalid layout term %d (axis %lld, div %lld, "
+                        "mod %lld)", t, (long long)term[0], (long long)term[1],
+                        (long long)term[2]);
+    }
+    int64_t idx[32] = {0};
+    if (ndim > 32)
+        return fail(F2L_ERROR_ARGUMENT, "too many axes (%d)", ndim);
+    char *h = host, *dv = device;
+    for (int64_t n = 0; n < total; n++) {
+        int64_t off = 0;
+        for (int t = 0; t < nterms; t++) {
+            const int64_t *term = terms + 4 * t;
+            int64_t v = idx[term[0]] / term[1];
+            if (term[2])
+                v %= term[2];
+            off += term[3] * v;
+        }
+        if (off < 0 || off >= device_elems)
+            return fail(F2L_ERROR_ARGUMENT, "layout conversion: element %lld of the host "
+                        "array maps to offset %lld outside the %lld device elements",
+                        (long long)n, (long long)off, (long long)device_elems);
+        if (to_device)
+            memcpy(dv + off * elem_size, h + n * elem_size, elem_size);
+        else
+            memcpy(h + n * elem_size, dv + off * elem_size, elem_size);
+        for (int d = 0; d < ndim; d++) {
+            if (++idx[d] < extents[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    return F2L_OK;
+}
+
+/* }}} */
+
+/* {{{ launches */
+
+enum { ARG_VALUE, ARG_MEM };
+
+struct launch_arg {
+    unsigned index;
+    int kind;
+    unsigned char value[64];
+    size_t size;
+    cl_mem mem;
+    int owned;            /* release mem at the end */
+    void *copy_back;      /* host destination after the kernel (NULL: none) */
+    size_t nbytes;
+    /* layout-converted arrays */
+    char *staging;
+    size_t elem_size;
+    int ndim, nterms;
+    int64_t *extents, *terms, device_elems;
+};
+
+struct f2l_launch {
+    f2l_kernel *kernel;
+    int status;
+    int waits;            /* something must be copied back: wait for the kernel */
+    struct launch_arg *args;
+    size_t nargs, cap;
+};
+
+int f2l_launch_begin(f2l_kernel *kernel, f2l_launch **out)
+{
+    *out = NULL;
+    if (!kernel)
+        return fail(F2L_ERROR_ARGUMENT, "no kernel given to f2l_launch_begin");
+    f2l_launch *L = calloc(1, sizeof *L);
+    if (!L)
+        return fail(F2L_ERROR_HOST_MEMORY, "out of host memory");
+    L->kernel = kernel;
+    *out = L;
+    return F2L_OK;
+}
+
+static struct launch_arg *new_arg(f2l_launch *L, unsigned index)
+{
+    if (L->nargs == L->cap) {
+        size_t cap = L->cap ? 2 * L->cap : 16;
+        struct launch_arg *grown = realloc(L->args, cap * sizeof *grown);
+        if (!grown) {
+            L->status = fail(F2L_ERROR_HOST_MEMORY, "out of host memory");
+            return NULL;
+        }
+        L->args = grown;
+        L->cap = cap;
+    }
+    struct launch_arg *a = &L->args[L->nargs++];
+    memset(a, 0, sizeof *a);
+    a->index = index;
+    return a;
+}
+
+int f2l_launch_value(f2l_launch *L, unsigned index, const void *value, size_t size)
+{
+    if (!L)
+        return F2L_ERROR_ARGUMENT;
+    if (L->status)
+        return L->status;
+    if (size > sizeof ((struct launch_arg *)0)->value)
+        return L->status = fail(F2L_ERROR_ARGUMENT, "scalar argument %u is too large (%zu bytes)",
+                                index, size);
+    struct launch_arg *a = new_arg(L, index);
+    if (!a)
+        return L->status;
+    a->kind = ARG_VALUE;
+    memcpy(a->value, value, size);
+    a->size = size;
+    return F2L_OK;
+}
+
+/* Use the device copy of a resident array, or say why not.  Returns 1 if
+ * [host, host+nbytes) is resident (a->mem set), 0 if it does not overlap any
+ * resident array, -1 (error set) otherwise.  Lock held. */
+static int use_resident(f2l_launch *L, struct launch_arg *a, const char *name, const char *host,
+                        size_t nbytes, int mapped)
+{
+    struct resident *r = find_overlap(host, nbytes);
+    if (!r)
+        return 0;
+    if (r->host != host) {
+        L->status = fail(F2L_ERROR_RESIDENT,
+                         "argument '%s' overlaps a device-resident array without starting where "
+                         "it starts (%td bytes apart): a kernel can use a device-resident array "
+                         "only as a whole (pass the whole array, or download and release it "
+                         "first)", name, host - r->host);
+        return -1;
+    }
+    if (mapped) {
+        L->status = fail(F2L_ERROR_RESIDENT,
+                         "argument '%s' is device-resident, but the kernel stores it in another "
+                         "layout than Fortran's; release it (pass it from the host) or "
+                         "translate without the layout change", name);
+        return -1;
+    }
+    if (nbytes > r->nbytes) {
+        L->status = fail(F2L_ERROR_RESIDENT, "argument '%s' needs %zu bytes but only %zu are "
+                         "device-resident (upload the whole array)", name, nbytes, r->nbytes);
+        return -1;
+    }
+    a->kind = ARG_MEM;
+    a->mem = r->mem;
+    a->owned = 0;
+    return 1;
+}
+
+int f2l_launch_array(f2l_launch *L, unsigned index, const char *name, void *host, size_t nbytes,
+                     int written)
+{
+    if (!L)
+        return F2L_ERROR_ARGUMENT;
+    if (L->status)
+        return L->status;
+    struct launch_arg *a = new_arg(L, index);
+    if (!a)
+        return L->status;
+    pthread_mutex_lock(&lock);
+    int st = init_locked();
+    if (st != F2L_OK) {
+        pthread_mutex_unlock(&lock);
+        return L->status = st;
+    }
+    int res = nbytes ? use_resident(L, a, name, host, nbytes, 0) : 0;
+    pthread_mutex_unlock(&lock);
+    if (res < 0)
+        return L->status;
+    if (res == 1)
+        return F2L_OK;
+    char what[300];
+    snprintf(what, sizeof what, "argument '%s'", name);
+    st = new_mem(nbytes, host, &a->mem, what);
+    if (st != F2L_OK)
+        return L->status = st;
+    a->kind = ARG_MEM;
+    a->owned = 1;
+    a->nbytes = nbytes;
+    if (written && nbytes) {
+        a->copy_back = host;
+        L->waits = 1;
+    }
+    return F2L_OK;
+}
+
+int f2l_launch_array_mapped(f2l_launch *L, unsigned index, const char *name, void *host,
+                            size_t elem_size, int ndim, const int64_t *extents, int nterms,
+                            const int64_t *terms, int64_t device_elems, int written)
+{
+    if (!L)
+        return F2L_ERROR_ARGUMENT;
+    if (L->status)
+        return L->status;
+    struct launch_arg *a = new_arg(L, index);
+    if (!a)
+        return L->status;
+    int64_t host_elems = 1;
+    for (int d = 0; d < ndim; d++)
+        host_elems *= extents[d] > 0 ? extents[d] : 0;
+    size_t host_bytes = (size_t)host_elems * elem_size;
+    pthread_mutex_lock(&lock);
+    int st = init_locked();
+    int res = st == F2L_OK && host_bytes ? use_resident(L, a, name, host, host_bytes, 1) : 0;
+    pthread_mutex_unlock(&lock);
+    if (st != F2L_OK)
+        return L->status = st;
+    if (res < 0)
+        return L->status;
+    size_t dev_bytes = (size_t)(device_elems > 0 ? device_elems : 0) * elem_size;
+    a->staging = calloc(dev_bytes ? dev_bytes : 1, 1);
+    a->extents = malloc(sizeof(int64_t) * (ndim ? ndim : 1));
+    a->terms = malloc(sizeof(int64_t) * 4 * (nterms ? nterms : 1));
+    a->kind = ARG_MEM;   /* so that _end releases what was allocated */
+    if (!a->staging || !a->extents || !a->terms)
+        return L->status = fail(F2L_ERROR_HOST_MEMORY, "out of host memory");
+    memcpy(a->extents, extents, sizeof(int64_t) * ndim);
+    memcpy(a->terms, terms, sizeof(int64_t) * 4 * nterms);
+    a->elem_size = elem_size;
+    a->ndim = ndim;
+    a->nterms = nterms;
+    a->device_elems = device_elems;
+    st = f2l_relayout(host, a->staging, elem_size, ndim, extents, nterms, terms, device_elems, 1);
+    if (st != F2L_OK) {
+        f2l_prefix_error(name);
+        return L->status = st;
+    }
+    char what[300];
+    snprintf(what, sizeof what, "argument '%s'", name);
+    st = new_mem(dev_bytes, a->staging, &a->mem, what);
+    if (st != F2L_OK)
+        return L->status = st;
+    a->owned = 1;
+    a->nbytes = dev_bytes;
+    if (written && host_bytes) {
+        a->copy_back = host;
+        L->waits = 1;
+    }
+    return F2L_OK;
+}
+
+int f2l_launch_scalar(f2l_launch *L, unsigned index, void *host, size_t size)
+{
+    if (!L)
+        return F2L_ERROR_ARGUMENT;
+    if (L->status)
+        return L->status;
+    struct launch_arg *a = new_arg(L, index);
+    if (!a)
+        return L->status;
+    int st = f2l_init();
+    if (st == F2L_OK)
+        st = new_mem(size, host, &a->mem, "a scalar argument");
+    if (st != F2L_OK)
+        return L->status = st;
+    a->kind = ARG_MEM;
+    a->owned = 1;
+    a->nbytes = size;
+    a->copy_back = host;
+    L->waits = 1;
+    return F2L_OK;
+}
+
+int f2l_launch_run(f2l_launch *L, const int64_t num_groups[3], const int64_t local_size[3])
+{
+    if (!L)
+        return F2L_ERROR_ARGUMENT;
+    if (L->status)
+        return L->status;
+    size_t global[3], local[3];
+    int empty = 0;
+    for (int d = 0; d < 3; d++) {
+        if (num_groups[d] < 0 || local_size[d] < 1)
+            return L->status = fail(F2L_ERROR_ARGUMENT, "invalid launch size on axis %d: %lld "
+                                    "groups of %lld", d, (long long)num_groups[d],
+                                    (long long)local_size[d]);
+        if (num_groups[d] == 0)
+            empty = 1;
+        global[d] = (size_t)num_groups[d] * (size_t)local_size[d];
+        local[d] = (size_t)local_size[d];
+    }
+    pthread_mutex_lock(&lock);
+    cl_kernel k = L->kernel->kernel;
+    cl_int err = CL_SUCCESS;
+    for (size_t i = 0; i < L->nargs && err == CL_SUCCESS; i++) {
+        struct launch_arg *a = &L->args[i];
+        if (a->kind == ARG_VALUE)
+            err = clSetKernelArg(k, a->index, a->size, a->value);
+        else
+            err = clSetKernelArg(k, a->index, sizeof(cl_mem), &a->mem);
+        if (err != CL_SUCCESS)
+            L->status = fail_cl(err, "setting argument %u of kernel '%s' (clSetKernelArg)",
+                                a->index, L->kernel->name);
+    }
+    if (err == CL_SUCCESS && !empty) {
+        err = clEnqueueNDRangeKernel(rt.queue, k, 3, NULL, global, local, 0, NULL, NULL);
+        if (err != CL_SUCCESS)
+            L->status = fail_cl(err, "launching kernel '%s' on %s with %zu x %zu x %zu groups of "
+                                "%zu x %zu x %zu work-items", L->kernel->name, rt.description,
+                                global[0] / local[0], global[1] / local[1], global[2] / local[2],
+                                local[0], local[1], local[2]);
+    }
+    pthread_mutex_unlock(&lock);
+    if (L->status)
+        return L->status;
+    for (size_t i = 0; i < L->nargs; i++) {
+        struct launch_arg *a = &L->args[i];
+        if (!a->copy_back)
+            continue;
+        void *dest = a->staging ? (void *)a->staging : a->copy_back;
+        err = clEnqueueReadBuffer(rt.queue, a->mem, CL_TRUE, 0, a->nbytes, dest, 0, NULL, NULL);
+        if (err != CL_SUCCESS)
+            return L->status = fail_cl(err, "copying the results of kernel '%s' back to the host",
+                                       L->kernel->name);
+        if (a->staging) {
+            int st = f2l_relayout(a->copy_back, a->staging, a->elem_size, a->ndim, a->extents,
+                                  a->nterms, a->terms, a->device_elems, 0);
+            if (st != F2L_OK)
+                return L->status = st;
+        }
+    }
+    return F2L_OK;
+}
+
+void f2l_launch_end(f2l_launch *L)
+{
+    if (!L)
+        return;
+    for (size_t i = 0; i < L->nargs; i++) {
+        struct launch_arg *a = &L->args[i];
+        if (a->kind == ARG_MEM && a->owned && a->mem)
+            clReleaseMemObject(a->mem);
+        free(a->staging);
+        free(a->extents);
+        free(a->terms);
+    }
+    free(L->args);
+    free(L);
+}
+
+/* }}} */

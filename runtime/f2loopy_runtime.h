@@ -1,0 +1,166 @@
+/* f2loopy runtime: a small layer over the OpenCL host API for the code that
+ * f2loopy generates (and for people who call its kernels by hand).
+ *
+ * - One OpenCL context and in-order queue per process, on the device chosen by
+ *   the environment variable F2LOOPY_DEVICE (else PYOPENCL_CTX), "P" or "P:D"
+ *   where P and D are indices or case-insensitive parts of the platform and
+ *   device names.  Default: the first device of the first platform that has one.
+ * - Programs are built once per process: a cache keyed by a hash of the source
+ *   and the build options (the text is compared too).
+ * - Host arrays can be made device-resident: kernels then use the device copy
+ *   in place and nothing is transferred until f2l_resident_download.
+ * - Nothing aborts.  Every function returns a status (F2L_OK or one of the
+ *   F2L_ERROR_* codes); the message of the last error of the calling thread,
+ *   with the OpenCL error name where OpenCL failed, is f2l_error_message().
+ */
+#ifndef F2LOOPY_RUNTIME_H
+#define F2LOOPY_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+    F2L_OK = 0,
+    F2L_ERROR_NO_DEVICE = 1,   /* no OpenCL platform or device (or the selection matches none) */
+    F2L_ERROR_OPENCL = 2,      /* an OpenCL call failed; the message names the error */
+    F2L_ERROR_BUILD = 3,       /* the program did not build; the message holds the build log */
+    F2L_ERROR_ARGUMENT = 4,    /* an argument does not fit the kernel (size, value, assumption) */
+    F2L_ERROR_RESIDENT = 5,    /* misuse of device-resident arrays */
+    F2L_ERROR_HOST_MEMORY = 6  /* the host ran out of memory */
+};
+
+/* {{{ errors */
+
+/* Message of the calling thread's last error ("" if the last call succeeded). */
+const char *f2l_error_message(void);
+/* Status code of the calling thread's last error (F2L_OK if none). */
+int f2l_error_code(void);
+/* OpenCL error code behind the last error (0 if it was not an OpenCL error). */
+int f2l_error_cl_code(void);
+/* Name of an OpenCL error code, e.g. "CL_INVALID_KERNEL_NAME". */
+const char *f2l_cl_error_name(int cl_code);
+/* Set the calling thread's error (for glue code that checks its own arguments). */
+int f2l_set_error(int code, const char *message);
+/* Prepend "prefix: " to the calling thread's error message. */
+void f2l_prefix_error(const char *prefix);
+void f2l_clear_error(void);
+
+/* }}} */
+
+/* {{{ device */
+
+/* Create the context and queue if not done yet (every function below does it). */
+int f2l_init(void);
+/* "device name (platform name)" of the chosen device, into buf (NUL-terminated). */
+int f2l_device_description(char *buf, size_t size);
+/* Wait until every command enqueued so far has finished. */
+int f2l_finish(void);
+/* Release every program, kernel and device-resident buffer, the queue and the context.
+ * A later call starts again from scratch. */
+void f2l_shutdown(void);
+
+/* }}} */
+
+/* {{{ programs */
+
+typedef struct f2l_kernel f2l_kernel;
+
+/* The kernel `name` of the program built from `source` with `options` (both
+ * NUL-terminated; options may be NULL).  The program is built on first use and
+ * cached for the rest of the process. */
+int f2l_kernel_get(const char *source, const char *options, const char *name, f2l_kernel **out);
+
+/* }}} */
+
+/* {{{ buffers */
+
+typedef struct f2l_buffer f2l_buffer;
+
+/* A device buffer of nbytes bytes, initialised from host if host is not NULL. */
+int f2l_buffer_create(size_t nbytes, const void *host, f2l_buffer **out);
+int f2l_buffer_write(f2l_buffer *buffer, const void *host, size_t nbytes);
+int f2l_buffer_read(f2l_buffer *buffer, void *host, size_t nbytes);
+size_t f2l_buffer_size(const f2l_buffer *buffer);
+void f2l_buffer_release(f2l_buffer *buffer);
+
+/* }}} */
+
+/* {{{ device-resident host arrays
+ *
+ * A host array (identified by its address) that is device-resident has a
+ * device copy that kernels launched through f2l_launch_* use in place: no
+ * transfer happens when it is passed to a kernel, and the host array is stale
+ * until f2l_resident_download.  Release it before the host memory is freed. */
+
+/* Make [host, host+nbytes) device-resident, copying it to the device (again,
+ * if it already is: the device copy is refreshed from the host). */
+int f2l_resident_upload(const void *host, size_t nbytes);
+/* Copy the device copy back into the host array (it stays device-resident). */
+int f2l_resident_download(void *host, size_t nbytes);
+/* Forget the device copy (no copy back). */
+int f2l_resident_release(const void *host);
+/* 1 if host is the start of a device-resident array, else 0. */
+int f2l_resident_query(const void *host);
+/* Number of device-resident arrays. */
+int f2l_resident_count(void);
+
+/* }}} */
+
+/* {{{ launching a kernel
+ *
+ *   f2l_launch *L;
+ *   f2l_launch_begin(kernel, &L);
+ *   f2l_launch_value(L, 0, &n, sizeof n);               scalar by value
+ *   f2l_launch_array(L, 1, "x", x, n * 4, 0);            array the kernel reads
+ *   f2l_launch_array(L, 2, "y", y, n * 4, 1);            array the kernel writes
+ *   f2l_launch_run(L, groups, local);                    copies written arrays back
+ *   f2l_launch_end(L);                                   always, also after an error
+ *
+ * Arrays that are device-resident are used in place; the others are copied to
+ * a temporary buffer and, if written, back after the kernel.  A launch whose
+ * arrays are all device-resident and that writes no scalar returns without
+ * waiting for the kernel (f2l_finish waits).  Every function but _end does
+ * nothing and returns the first error once one has happened in the launch. */
+
+typedef struct f2l_launch f2l_launch;
+
+int f2l_launch_begin(f2l_kernel *kernel, f2l_launch **out);
+int f2l_launch_value(f2l_launch *launch, unsigned index, const void *value, size_t size);
+/* `name` is used in messages; written != 0 copies the buffer back into host. */
+int f2l_launch_array(f2l_launch *launch, unsigned index, const char *name, void *host,
+                     size_t nbytes, int written);
+/* A host array stored on the device in another layout (see f2l_relayout). */
+int f2l_launch_array_mapped(f2l_launch *launch, unsigned index, const char *name, void *host,
+                            size_t elem_size, int ndim, const int64_t *extents, int nterms,
+                            const int64_t *terms, int64_t device_elems, int written);
+/* A scalar the kernel writes (a one-element buffer); its new value is copied to host. */
+int f2l_launch_scalar(f2l_launch *launch, unsigned index, void *host, size_t size);
+/* Enqueue num_groups[a] * local_size[a] work-items per axis (nothing if a count is 0). */
+int f2l_launch_run(f2l_launch *launch, const int64_t num_groups[3], const int64_t local_size[3]);
+void f2l_launch_end(f2l_launch *launch);
+
+/* }}} */
+
+/* {{{ layout conversion
+ *
+ * A host array with ndim axes of the given extents (Fortran order: axis 0 is
+ * fastest) holds element (i_0, ..., i_ndim-1) (zero-based) at the device offset
+ *     sum over terms t of  stride_t * ((i_{axis_t} / div_t) mod mod_t)
+ * (mod_t == 0: no modulo).  terms holds nterms groups of four int64 values
+ * (axis, div, mod, stride).  to_device != 0 scatters host into device (whose
+ * other elements are left alone), else gathers device into host.  Fails if an
+ * offset falls outside device_elems. */
+int f2l_relayout(void *host, void *device, size_t elem_size, int ndim, const int64_t *extents,
+                 int nterms, const int64_t *terms, int64_t device_elems, int to_device);
+
+/* }}} */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
