@@ -35,6 +35,8 @@ class TranslationResult:
     generated: list          # GeneratedKernel objects
     outputs: dict = field(default_factory=dict)   # path -> text
     inputs: list = field(default_factory=list)    # files read (for depfiles)
+    checkpoints: list = field(default_factory=list)  # (label, kernels) from checkpoint()
+    script_output: str = ""                          # what the script printed
 
 
 def output_stem(path: Path) -> str:
@@ -61,9 +63,9 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
     src = read_source(text, str(path))
     kernels = list(translate_source(src))
     inputs = [path]
-    kernels, script_inputs = apply_transformations(src, kernels, defines or {}, transform,
-                                                   debug=debug)
-    inputs.extend(script_inputs)
+    script = apply_transformations(src, kernels, defines or {}, transform, debug=debug)
+    kernels = script.kernels
+    inputs.extend(script.inputs)
     generated = [generate_code(k) for k in kernels]
     stem = output_stem(path)
     out_dir = Path(output_dir) if output_dir is not None else path.parent
@@ -71,14 +73,16 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
     program = file_header(path.name) + "\n\n" + join_program(generated)
     glue = generate_python_glue(generated, program, cl_name, path.name)
     outputs = {out_dir / cl_name: program, out_dir / f"{stem}_cl.py": glue}
-    return TranslationResult(path, kernels, generated, outputs, inputs)
+    return TranslationResult(path, kernels, generated, outputs, inputs, script.checkpoints,
+                             script.output)
 
 
 def apply_transformations(src, kernels, defines, transform, *, debug=False):
-    """Run the file's ``!$loopy begin`` script (and/or a named recipe) on *kernels*."""
+    """Run the file's ``!$loopy begin`` script (and/or a named recipe) on *kernels*
+    in the sandbox; returns a :class:`~f2loopy.directives.TransformOutcome`."""
+    from f2loopy.directives import TransformOutcome, run_transformations
     if not src.scripts and transform is None:
-        return kernels, []
-    from f2loopy.directives import run_transformations
+        return TransformOutcome(kernels)
     return run_transformations(src, kernels, defines, transform, debug=debug)
 
 

@@ -1,0 +1,92 @@
+"""Transformation recipes: reusable scripts in the top-level ``transforms/``.
+
+A recipe is a documented Python file that defines
+
+* ``transform(kernel, **options)``: returns the transformed kernel, and
+* ``OPTIONS``: a dict of the options it accepts with their defaults (used to
+  check ``apply_recipe`` calls and to pick ``-D`` values on the command line).
+
+It runs in the same sandbox, with the same namespace, as an in-file script.
+Use one from a ``!$loopy begin`` block with ``apply_recipe("gpu_tiling", knl,
+tile=16)``, or on every kernel of a file with ``f2loopy translate --transform
+gpu_tiling FILE`` (``-D tile=32`` sets an option), where a path to any
+recipe file may stand instead of the name.
+
+The parent reads the recipe files (the child cannot read files) and hands
+their text to the child; a script can only name recipes, never paths.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from f2loopy.diagnostics import F2LoopyError
+
+#: the project's own recipes
+RECIPE_DIR = Path(__file__).resolve().parents[2] / "transforms"
+
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    path: Path
+    text: str
+
+    @property
+    def display_path(self) -> str:
+        """The path as printed in diagnostics (relative to the working
+        directory when inside it)."""
+        try:
+            rel = os.path.relpath(self.path)
+        except ValueError:
+            return str(self.path)
+        return rel if not rel.startswith("..") else str(self.path)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise F2LoopyError(f"cannot read transformation recipe {path}: "
+                           f"{getattr(exc, 'strerror', None) or exc}") from None
+
+
+def builtin_recipe_names(directory: Path = RECIPE_DIR) -> list[str]:
+    if not directory.is_dir():
+        return []
+    return sorted(p.stem for p in directory.glob("*.py")
+                  if _NAME_RE.match(p.stem) and not p.stem.startswith("_"))
+
+
+def resolve_recipe(spec: str, directory: Path = RECIPE_DIR) -> Recipe:
+    """The recipe a ``--transform`` argument names: a recipe name, or a file."""
+    spec = str(spec)
+    looks_like_path = spec.endswith(".py") or os.sep in spec or "/" in spec
+    if looks_like_path or (not _NAME_RE.match(spec) and Path(spec).is_file()):
+        path = Path(spec)
+        if not path.is_file():
+            raise F2LoopyError(f"transformation recipe file {spec} does not exist")
+        name = re.sub(r"\W", "_", path.stem)
+        if not _NAME_RE.match(name):
+            name = f"recipe_{name}"
+        return Recipe(name, path, _read(path))
+    path = directory / f"{spec}.py"
+    if not _NAME_RE.match(spec) or not path.is_file():
+        have = ", ".join(builtin_recipe_names(directory)) or "none"
+        raise F2LoopyError(f"unknown transformation recipe '{spec}' (recipes in "
+                           f"{directory}: {have}; or give the path of a recipe file)")
+    return Recipe(spec, path, _read(path))
+
+
+def available_recipes(extra: Recipe | None = None, directory: Path = RECIPE_DIR) -> dict:
+    """name -> :class:`Recipe` for every recipe in *directory*, plus *extra*."""
+    out = {name: Recipe(name, directory / f"{name}.py", _read(directory / f"{name}.py"))
+           for name in builtin_recipe_names(directory)}
+    if extra is not None:
+        out[extra.name] = extra
+    return out

@@ -1,0 +1,235 @@
+"""Running a file's transformation script: the parent's whole side.
+
+:func:`run_transformations` turns the ``!$loopy begin`` blocks of a source
+file (and an optional ``--transform`` recipe) into a sandbox job, runs it
+(:mod:`~f2loopy.directives.sandbox`), and turns the child's JSON answer back
+into kernels, checkpoints and located diagnostics.  Everything in the answer
+is checked: kernels go through :func:`f2loopy.ir.serialize.kernels_from_data`,
+locations must lie in the files the parent knows, messages are length-capped
+and stripped of control characters.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from f2loopy.diagnostics import F2LoopyError, SandboxViolation, ScriptError, SourceSpan
+from f2loopy.directives.child import FORMAT, VERSION, CodeUnit, Job
+from f2loopy.directives.lockdown import Limits
+from f2loopy.directives.recipes import Recipe, available_recipes, resolve_recipe
+from f2loopy.directives.sandbox import run_sandboxed
+from f2loopy.ir.serialize import SerializationError, kernels_from_data, loads
+
+
+@dataclass
+class TransformOutcome:
+    """What the transformation script produced.
+
+    :attr kernels: the kernels to generate, in output order.
+    :attr checkpoints: ``(label, kernels)`` for every ``checkpoint(label)``
+        call, in call order; each list is complete (code can be generated
+        from it alone).
+    :attr inputs: recipe files that were read (for make depfiles).
+    :attr output: what the script printed.
+    :attr layers: the sandbox layers that were in force.
+    """
+
+    kernels: list
+    checkpoints: list = field(default_factory=list)
+    inputs: list = field(default_factory=list)
+    output: str = ""
+    layers: dict = field(default_factory=dict)
+
+
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
+
+
+def _clean(text, limit=2000) -> str:
+    text = str(text)[:limit]
+    return _CONTROL_RE.sub("?", text)
+
+
+def block_unit(src, index: int, block) -> CodeUnit:
+    """The script block as a :class:`CodeUnit`, with the column of each code
+    line in its Fortran line."""
+    code_lines = block.code.splitlines()
+    offsets = []
+    for k, line in enumerate(block.line_map):
+        text = src.lines[line - 1] if 0 < line <= len(src.lines) else ""
+        code = code_lines[k] if k < len(code_lines) else ""
+        if code and text.endswith(code):
+            offsets.append(len(text) - len(code))
+        else:
+            bang = text.find("!")
+            offsets.append(bang + 1 if bang >= 0 else 0)
+    return CodeUnit("block", index, block.code, tuple(block.line_map), tuple(offsets))
+
+
+def recipe_unit(recipe: Recipe) -> CodeUnit:
+    n = max(1, len(recipe.text.splitlines()))
+    return CodeUnit("recipe", recipe.name, recipe.text, tuple(range(1, n + 1)), (0,) * n)
+
+
+def run_transformations(src, kernels, defines, transform, *, debug=False,
+                        limits: Limits | None = None, layers: dict | None = None
+                        ) -> TransformOutcome:
+    """Run the ``!$loopy begin`` blocks of *src* (a
+    :class:`~f2loopy.frontend.source.SourceFile`) on *kernels* in the sandbox,
+    then the recipe *transform* (a name from ``transforms/`` or a file path)
+    if given.
+
+    :arg defines: ``-D NAME=VALUE`` values, visible to the script as variables
+        (and to a ``--transform`` recipe as options it declares).
+    :arg limits: resource limits (default: :meth:`Limits.from_environment`).
+    :arg layers: for tests only: switch single sandbox layers off
+        (``{"checks": False}``) to check that the others hold alone.
+    :raises ScriptError: the script failed (located at its ``.f90`` line).
+    :raises SandboxViolation: the script tried something the sandbox forbids.
+    """
+    cli = resolve_recipe(transform) if transform is not None else None
+    recipes = available_recipes(cli)
+    blocks = tuple(block_unit(src, i, b) for i, b in enumerate(src.scripts))
+    job_layers = {"checks": True, "builtins": True, "audit": True, "seccomp": True}
+    job_layers.update(layers or {})
+    job = Job(source=src.text, filename=src.filename, defines=dict(defines or {}),
+              blocks=blocks, recipes={n: recipe_unit(r) for n, r in recipes.items()},
+              kernels=tuple(kernels), cli_recipe=cli.name if cli else None, debug=debug,
+              layers=job_layers)
+    limits = limits or Limits.from_environment()
+    answer = run_sandboxed(job, limits)
+    decoder = _AnswerReader(src, recipes, debug)
+    if answer.problem is not None:
+        raise SandboxViolation(answer.problem, decoder.begin_span())
+    outcome = decoder.read(answer.text)
+    if cli is not None and cli.path not in outcome.inputs:
+        outcome.inputs.insert(0, cli.path)
+    return outcome
+
+
+class _AnswerReader:
+    """Checks the child's answer and rebuilds kernels and diagnostics from it."""
+
+    def __init__(self, src, recipes: dict, debug: bool):
+        self.src = src
+        self.recipes = recipes
+        self.debug = debug
+
+    def begin_span(self) -> SourceSpan | None:
+        if not self.src.scripts:
+            return None
+        return self.src.span(self.src.scripts[0].begin_line, "$loopy")
+
+    def invalid(self, why: str):
+        return ScriptError(f"the transformation sandbox sent an invalid answer ({why})",
+                           self.begin_span())
+
+    # {{{ locations
+
+    @staticmethod
+    def _int(v, lo, hi):
+        return isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
+
+    def span(self, loc) -> SourceSpan | None:
+        if not isinstance(loc, dict):
+            return None
+        unit = loc.get("unit")
+        if unit == "begin":
+            idx = loc.get("index")
+            if self._int(idx, 0, len(self.src.scripts) - 1):
+                return self.src.span(self.src.scripts[idx].begin_line, "$loopy")
+            return self.begin_span()
+        line, col, length = loc.get("line"), loc.get("col", 1), loc.get("length", 1)
+        if not self._int(col, 1, 100_000):
+            col = 1
+        if not self._int(length, 1, 100_000):
+            length = 1
+        if unit == "block":
+            if not self._int(line, 1, len(self.src.lines)):
+                return self.begin_span()
+            return SourceSpan(self.src.filename, line, col, length, self.src.lines[line - 1])
+        if unit == "recipe":
+            recipe = self.recipes.get(loc.get("name"))
+            if recipe is None:
+                return None
+            lines = recipe.text.splitlines()
+            if not self._int(line, 1, max(1, len(lines))):
+                return None
+            text = lines[line - 1] if lines else ""
+            return SourceSpan(recipe.display_path, line, col, length, text)
+        if unit == "span":
+            filename = loc.get("filename")
+            if not isinstance(filename, str) or not self._int(line, 1, 10_000_000):
+                return None
+            text = ""
+            if filename == self.src.filename and line <= len(self.src.lines):
+                text = self.src.lines[line - 1]
+            return SourceSpan(_clean(filename, 500), line, col, length, text)
+        return None
+
+    # }}}
+
+    def error(self, err) -> F2LoopyError:
+        if not isinstance(err, dict) or not isinstance(err.get("message"), str):
+            return self.invalid("malformed error")
+        notes = []
+        for note in err.get("notes") or []:
+            if isinstance(note, dict) and isinstance(note.get("message"), str):
+                notes.append((_clean(note["message"]), self.span(note.get("at"))))
+        tb = err.get("traceback")
+        if self.debug and isinstance(tb, str):
+            notes.append(("Python traceback of the script (--debug):\n" + _clean(tb, 20000),
+                          None))
+        cls = SandboxViolation if err.get("sandbox") is True else ScriptError
+        return cls(_clean(err["message"]), self.span(err.get("at")), tuple(notes))
+
+    def read(self, text: str) -> TransformOutcome:
+        try:
+            data = loads(text)
+        except SerializationError as exc:
+            raise self.invalid(str(exc)) from None
+        if not isinstance(data, dict) or data.get("format") != FORMAT \
+                or data.get("version") != VERSION:
+            raise self.invalid("unknown format")
+        if "internal" in data:
+            raise RuntimeError(f"the transformation sandbox failed: {_clean(data['internal'])}")
+        output = data.get("output", "")
+        output = _clean(output, 70_000) if isinstance(output, str) else ""
+        if data.get("ok") is not True:
+            exc = self.error(data.get("error"))
+            exc.script_output = output
+            raise exc
+        try:
+            table = kernels_from_data(data.get("table"))
+        except SerializationError as exc:
+            raise self.invalid(str(exc)) from None
+
+        def pick(indices, what):
+            if not isinstance(indices, list) or not all(
+                    self._int(i, 0, len(table) - 1) for i in indices):
+                raise self.invalid(f"bad kernel references in {what}")
+            return [table[i] for i in indices]
+
+        kernels = pick(data.get("result"), "the result")
+        if not kernels:
+            raise self.invalid("no kernels")
+        names = [k.name for k in kernels]
+        if len(set(names)) != len(names):
+            raise self.invalid("duplicate kernel names")
+        checkpoints = []
+        raw_cps = data.get("checkpoints", [])
+        if not isinstance(raw_cps, list):
+            raise self.invalid("bad checkpoints")
+        for cp in raw_cps:
+            if not isinstance(cp, dict) or not isinstance(cp.get("label"), str):
+                raise self.invalid("bad checkpoint")
+            checkpoints.append((_clean(cp["label"], 200), pick(cp.get("kernels"), "a checkpoint")))
+        used = data.get("recipes", [])
+        inputs: list[Path] = []
+        if isinstance(used, list):
+            inputs = [self.recipes[n].path for n in used
+                      if isinstance(n, str) and n in self.recipes]
+        layers = data.get("layers") if isinstance(data.get("layers"), dict) else {}
+        layers = {str(k)[:20]: bool(v) for k, v in list(layers.items())[:10]}
+        return TransformOutcome(kernels, checkpoints, inputs, output, layers)

@@ -1,0 +1,226 @@
+"""Running a job in a forked, locked-down child process (the parent's side).
+
+The parent pre-imports everything the transformation API can need (once per
+process), forks, and reads the child's answer from a pipe as bytes, with a
+size cap and a wall-clock deadline; past the deadline the child's process
+group is killed.  The answer is JSON, parsed with :func:`json.loads` (no
+constants, bounded size); nothing from the child is ever unpickled or
+evaluated.
+
+Forking the already initialised parent is what keeps a scripted translation
+fast (a fresh interpreter would spend most of a second importing numpy, islpy
+and fparser); the child then drops what it may not keep (see
+:mod:`~f2loopy.directives.lockdown`).
+"""
+
+from __future__ import annotations
+
+import errno
+import importlib
+import os
+import pkgutil
+import select
+import signal
+import time
+from dataclasses import dataclass
+
+from f2loopy.directives.child import Job, child_main
+from f2loopy.directives.lockdown import Limits
+
+#: bytes the child may send back
+MAX_ANSWER = 256 * 1024 * 1024
+#: seconds the parent waits past the wall-clock limit before killing
+KILL_GRACE_S = 2.0
+
+_PRELOADED = False
+_SKIP = {"cli", "pipeline", "verify", "__main__"}
+
+_WARMUP_FORTRAN = """\
+subroutine f2loopy_warmup(n, a, x)
+  implicit none
+  integer n, i
+  real a, x(n), t
+  do i = 1, n
+    t = abs(x(i)) ** 2
+    if (t > a) then
+      x(i) = sqrt(t) + max(a, 1.0)
+    else
+      x(i) = mod(i, 3) * exp(a)
+    end if
+  end do
+end subroutine
+"""
+
+
+def preload() -> None:
+    """Import every module the transformation API may need (once).
+
+    After the child locks down, importing is refused; so all of f2loopy (but
+    the command line, the pipeline and the gfortran runner) is imported here,
+    and a tiny kernel is parsed, transformed, generated and serialized to
+    load whatever those paths import lazily.
+    """
+    global _PRELOADED
+    if _PRELOADED:
+        return
+    import ctypes  # noqa: F401 - the child installs its seccomp filter with it
+
+    import f2loopy
+    for info in pkgutil.walk_packages(f2loopy.__path__, "f2loopy."):
+        if info.name.split(".")[1] in _SKIP:
+            continue
+        try:
+            importlib.import_module(info.name)
+        except Exception:  # noqa: BLE001 - a broken module fails later, where it is used
+            pass
+    try:
+        from f2loopy.codegen import generate_code
+        from f2loopy.frontend import parse_fortran
+        from f2loopy.ir.serialize import encode_kernel, kernels_from_data, kernels_to_json, loads
+        from f2loopy.transform import split_iname, tag_inames
+        (knl,) = parse_fortran(_WARMUP_FORTRAN, "warmup.f90")
+        knl = tag_inames(split_iname(knl, "i", 4), "i_inner:unr")
+        generate_code(knl)
+        kernels_from_data(loads(kernels_to_json({"k": [encode_kernel(knl)]}))["k"])
+    except Exception:  # noqa: BLE001 - the warm-up only loads modules
+        pass
+    _PRELOADED = True
+
+
+@dataclass
+class SandboxAnswer:
+    """What came back: the child's JSON text, or why there is none."""
+
+    text: str | None
+    problem: str | None = None
+    elapsed_s: float = 0.0
+
+
+def _kill(pid: int) -> None:
+    """SIGKILL the child's process group and the child (safe while it is unreaped)."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _exited(pid: int) -> bool:
+    """True once *pid* has ended (left as a zombie, so its pid cannot be reused)."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def _finish(pid: int, grace_s: float) -> tuple[int, bool]:
+    """Wait up to *grace_s* for the child to end, kill what is left of its
+    process group, reap it.  Returns (wait status, whether it had to be killed)."""
+    deadline = time.monotonic() + grace_s
+    killed = False
+    while not _exited(pid):
+        if time.monotonic() >= deadline:
+            killed = True
+            break
+        time.sleep(0.001)
+    _kill(pid)
+    try:
+        _, status = os.waitpid(pid, 0)
+    except ChildProcessError:
+        status = 0
+    return status, killed
+
+
+def _describe_death(status: int, limits: Limits) -> str:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig == signal.SIGXCPU or sig == signal.SIGKILL:
+            return (f"the transformation script used more than {limits.cpu_s:g} s of CPU "
+                    "time (the sandbox limit) and was stopped")
+        if sig == signal.SIGXFSZ:
+            return "the transformation script tried to write a file and was stopped"
+        if sig == signal.SIGSYS:
+            return "the transformation script made a forbidden system call and was stopped"
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        return (f"the transformation script crashed ({name}; it may have run out of memory: "
+                f"the sandbox allows {limits.memory_mb} MiB)")
+    return (f"the transformation script's process ended without an answer (exit status "
+            f"{os.WEXITSTATUS(status)})")
+
+
+def run_sandboxed(job: Job, limits: Limits) -> SandboxAnswer:
+    """Run *job* in a forked child under *limits*; return its answer."""
+    preload()
+    start = time.monotonic()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child (coverage cannot follow it)
+        try:
+            os.close(r)
+            os.setpgid(0, 0)
+            child_main(job, limits, w)
+        finally:
+            os._exit(4)
+    os.close(w)
+    try:
+        os.setpgid(pid, pid)
+    except OSError:
+        pass
+    try:
+        return _collect(pid, r, limits, start)
+    except BaseException:
+        _kill(pid)
+        _finish(pid, 5.0)
+        raise
+    finally:
+        os.close(r)
+
+
+def _collect(pid: int, r: int, limits: Limits, start: float) -> SandboxAnswer:
+    deadline = start + limits.wall_s + KILL_GRACE_S
+    chunks, size, problem = [], 0, None
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            problem = (f"the transformation script ran longer than {limits.wall_s:g} s (the "
+                       "sandbox limit) and was stopped")
+            break
+        try:
+            ready, _, _ = select.select([r], [], [], remaining)
+        except InterruptedError:
+            continue
+        if not ready:
+            continue
+        try:
+            chunk = os.read(r, 1 << 20)
+        except OSError as exc:
+            if exc.errno == errno.EINTR:
+                continue
+            raise
+        if not chunk:
+            break
+        size += len(chunk)
+        if size > MAX_ANSWER:
+            problem = "the transformation script's answer is too large"
+            break
+        chunks.append(chunk)
+    if problem is not None:
+        _kill(pid)
+        _finish(pid, 5.0)
+        return SandboxAnswer(None, problem, time.monotonic() - start)
+    status, killed = _finish(pid, KILL_GRACE_S)
+    elapsed = time.monotonic() - start
+    data = b"".join(chunks)
+    if killed:
+        return SandboxAnswer(None, "the transformation script's process did not end after "
+                             "answering and was stopped", elapsed)
+    if os.WIFSIGNALED(status) or not data:
+        return SandboxAnswer(None, _describe_death(status, limits), elapsed)
+    try:
+        return SandboxAnswer(data.decode("utf-8"), None, elapsed)
+    except UnicodeDecodeError:
+        return SandboxAnswer(None, "the transformation script's answer is not valid text",
+                             elapsed)
