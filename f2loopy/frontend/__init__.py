@@ -6,10 +6,50 @@ lowers every subroutine to a :class:`~f2loopy.ir.kernel.Kernel`.
 
 from __future__ import annotations
 
-from f2loopy.frontend.reader import parse_tree
+from f2loopy.diagnostics import FortranError
+from f2loopy.frontend.reader import parse_units
 from f2loopy.frontend.source import SourceFile, is_fixed_form_name
-from f2loopy.frontend.units import lower_subroutine, program_units
 from f2loopy.ir.kernel import TranslationUnit
+
+
+class FortranErrors(FortranError):
+    """Several located errors (collecting mode): every statement of a file
+    that cannot be translated."""
+
+    def __init__(self, errors, filename: str = ""):
+        errors = _unique(errors)
+        first = errors[0]
+        super().__init__(first.message, first.span, first.notes)
+        self.errors = errors
+        self.filename = filename
+
+    def format(self) -> str:
+        parts = [e.format() for e in self.errors]
+        n = len(self.errors)
+        where = self.filename or (self.span.filename if self.span is not None else "input")
+        parts.append(f"{where}: {n} error{'s' if n != 1 else ''}: "
+                     f"{'this statement' if n == 1 else 'these statements'} cannot be "
+                     "translated")
+        return "\n".join(parts)
+
+
+def _unique(errors):
+    out, seen = [], set()
+    for e in errors:
+        if isinstance(e, FortranErrors):
+            items = e.errors
+        else:
+            items = [e]
+        for x in items:
+            key = x.format()
+            if key not in seen:
+                seen.add(key)
+                out.append(x)
+
+    def where(e):
+        s = e.span
+        return (0, 0) if s is None else (s.line, s.column)
+    return sorted(out, key=where)
 
 
 def read_source(source: str, filename: str = "<string>", *,
@@ -21,7 +61,7 @@ def read_source(source: str, filename: str = "<string>", *,
 
 def parse_fortran(source: str, filename: str = "<string>", *,
                   auto_dependencies: bool = True, fixed_form: bool | None = None,
-                  **_loopy_compat) -> TranslationUnit:
+                  collect_errors: bool = False, **_loopy_compat) -> TranslationUnit:
     """Translate the subroutines of Fortran *source* into kernels.
 
     Returns a :class:`~f2loopy.ir.kernel.TranslationUnit` that unpacks like a
@@ -31,18 +71,32 @@ def parse_fortran(source: str, filename: str = "<string>", *,
     Dependencies always come from program order, exactly (*auto_dependencies*
     is accepted for compatibility with loopy scripts and has no effect).
     Raises :class:`~f2loopy.diagnostics.FortranError` with the location for
-    anything that cannot be translated.
+    anything that cannot be translated; with *collect_errors*, a
+    :class:`FortranErrors` listing every statement that cannot be.
     """
     src = read_source(source, filename, fixed_form=fixed_form)
-    return translate_source(src)
+    return translate_source(src, collect_errors=collect_errors)
 
 
-def translate_source(src: SourceFile) -> TranslationUnit:
-    tree = parse_tree(src)
-    kernels = [lower_subroutine(src, unit, host) for unit, host in program_units(src, tree)]
-    names = [k.name.lower() for k in kernels]
-    for k in kernels:
-        if names.count(k.name.lower()) > 1:
-            from f2loopy.diagnostics import FortranError
-            raise FortranError(f"subroutine '{k.name}' is defined twice", k.span)
+def translate_source(src: SourceFile, *, collect_errors: bool = False,
+                     jobs: int | None = None) -> TranslationUnit:
+    """Kernels of every subroutine of *src*.
+
+    With *collect_errors*, lowering goes on after a statement fails and all
+    failures are raised together as :class:`FortranErrors`.
+    """
+    from f2loopy.frontend.units import FileRegistry, lower_subroutine
+    units = parse_units(src, jobs=jobs)
+    registry = FileRegistry(src, units)
+    kernels, errors = [], []
+    for proc in registry.kernel_procedures():
+        if collect_errors:
+            kernel, errs = lower_subroutine(src, proc, registry, collect=True)
+            errors.extend(errs)
+            if kernel is not None:
+                kernels.append(kernel)
+        else:
+            kernels.append(lower_subroutine(src, proc, registry))
+    if errors:
+        raise FortranErrors(errors, src.filename)
     return TranslationUnit(kernels, src.filename, src.text)

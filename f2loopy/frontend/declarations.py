@@ -2,8 +2,9 @@
 
 Handles type declarations (with ``*N``, ``(N)``, ``(kind=p)`` kinds and the
 ``dimension``, ``intent`` and ``parameter`` attributes), ``implicit``,
-``dimension``, ``intent``, ``parameter`` and ``data`` statements, and initialised
-constant arrays.  Parameters are folded to constants as they are declared.
+``dimension``, ``intent``, ``parameter``, ``data``, ``external`` and ``use``
+statements (of modules of the same file), and initialised constant arrays.
+Parameters are folded to constants as they are declared.
 """
 
 from __future__ import annotations
@@ -18,6 +19,34 @@ from f2loopy.frontend.expressions import ConversionContext, ExpressionConverter
 from f2loopy.frontend.source import SourceFile
 from f2loopy.frontend.symbols import Symbol, SymbolTable, dtype_from_type_spec
 from f2loopy.ir.folding import NotConstant, _cast, evaluate_constant
+
+_UNSUPPORTED_SPEC = {
+    "Common_Stmt": "'common' blocks are not supported (pass the data as arguments)",
+    "Equivalence_Stmt": "'equivalence' is not supported",
+    "Save_Stmt": "'save' is not supported (kernel variables cannot keep values between "
+                 "calls)",
+    "Namelist_Stmt": "'namelist' is not supported (kernels cannot do I/O)",
+    "Format_Stmt": "'format' statements are not supported (kernels cannot do I/O)",
+    "Interface_Block": "interface blocks are not supported (call subroutines of the same "
+                       "file instead)",
+    "Derived_Type_Def": "derived types are not supported",
+    "Allocatable_Stmt": "'allocatable' is not supported (kernels cannot allocate memory)",
+    "Pointer_Stmt": "pointers are not supported",
+    "Target_Stmt": None,
+    "Optional_Stmt": "optional arguments are not supported",
+    "Entry_Stmt": "'entry' statements are not supported",
+    "Stmt_Function_Stmt": None,
+    "Include_Stmt": "'include' is not supported (put the code in the file)",
+    "Import_Stmt": "'import' is not supported",
+    "Enum_Def": "enumerations are not supported",
+    "Procedure_Declaration_Stmt": "procedure pointers are not supported",
+    "Volatile_Stmt": None,
+    "Protected_Stmt": None,
+    "Access_Stmt": None,
+    "Bind_Stmt": None,
+    "Value_Stmt": "the 'value' attribute is not supported",
+    "Asynchronous_Stmt": None,
+}
 
 
 def statement_lines(node) -> tuple[int, int]:
@@ -36,17 +65,25 @@ def statement_lines(node) -> tuple[int, int]:
 class DeclarationReader:
     """Fill *symtab* from the specification statements of one unit.
 
-    :arg host: symbols visible from an enclosing module (parameters only).
+    :arg modules: ``name -> module info`` (with ``.symtab``) for ``use``
+        statements, or None when no module is known.
+    :arg errors: a list to collect errors into (one per failing statement)
+        instead of raising the first.
     """
 
     def __init__(self, src: SourceFile, symtab: SymbolTable, dummy_names: list[str],
-                 host: SymbolTable | None = None):
+                 host: SymbolTable | None = None, *, modules=None, errors=None):
         self.src = src
         self.symtab = symtab
-        self.host = host
+        self.modules = modules
+        self.errors = errors
+        if host is not None:
+            import_host(symtab, host)
         self.dummy_names = [d.lower() for d in dummy_names]
         self.lines = (0, 0)
         self.data_stmts: list[tuple] = []
+        self.externals: set[str] = set()
+        self.statement_functions: list = []
 
     # {{{ errors and constant evaluation
 
@@ -55,10 +92,7 @@ class DeclarationReader:
         return cls(message, self.src.span_in_lines(first, last, needle))
 
     def lookup(self, name: str) -> Symbol | None:
-        sym = self.symtab.get(name)
-        if sym is None and self.host is not None:
-            sym = self.host.get(name)
-        return sym
+        return self.symtab.get(name)
 
     def _const_context(self, allow_dummies: bool) -> ConversionContext:
         def resolve_name(name, node):
@@ -80,11 +114,10 @@ class DeclarationReader:
                 idx = [int(evaluate_constant(conv(i))) for i in index_nodes]
                 lbs = [int(evaluate_constant(conv(d[0]))) if d[0] is not None else 1
                        for d in sym.dims]
-                try:
-                    return sym.value[tuple(i - lb for i, lb in zip(idx, lbs))]
-                except IndexError:
-                    raise self.error(f"index out of bounds of parameter array '{name}'",
-                                     name) from None
+                pos = tuple(i - lb for i, lb in zip(idx, lbs))
+                if any(k < 0 or k >= n for k, n in zip(pos, sym.value.shape)):
+                    raise self.error(f"index out of bounds of parameter array '{name}'", name)
+                return sym.value[pos]
             return None
 
         def dtype_of(expr):
@@ -107,7 +140,7 @@ class DeclarationReader:
     def _const_function(self, name, arg_nodes, node):
         low = name.lower()
         if low == "kind":
-            value = self.constant(arg_nodes[0])
+            value = self.constant(_arg_value(arg_nodes[0]))
             return np.int32(value.dtype.itemsize if value.dtype.kind != "c"
                             else value.dtype.itemsize // 2)
         if low == "selected_real_kind":
@@ -138,12 +171,26 @@ class DeclarationReader:
 
     def read(self, spec_part) -> None:
         for stmt in _flatten_spec(spec_part):
-            self.lines = statement_lines(stmt)
-            method = getattr(self, "decl_" + type(stmt).__name__, None)
+            self.read_statement(stmt)
+
+    def read_statement(self, stmt) -> None:
+        self.lines = statement_lines(stmt)
+        try:
+            name = type(stmt).__name__
+            method = getattr(self, "decl_" + name, None)
             if method is None:
+                if name in _UNSUPPORTED_SPEC:
+                    message = _UNSUPPORTED_SPEC[name]
+                    if message is None:
+                        message = f"'{_stmt_keyword(stmt)}' statements are not supported"
+                    raise self.error(message, _stmt_keyword(stmt), UnsupportedFeatureError)
                 raise self.error(f"'{_stmt_keyword(stmt)}' statement is not supported",
                                  _stmt_keyword(stmt), UnsupportedFeatureError)
             method(stmt)
+        except FortranError as exc:
+            if self.errors is None:
+                raise
+            self.errors.append(exc)
 
     # {{{ statements
 
@@ -156,7 +203,7 @@ class DeclarationReader:
             type_spec, letters = ispec.items
             dtype = self.type_spec_dtype(type_spec)
             for ls in letters.items:
-                lo, hi = (str(x).lower() for x in ls.items)
+                lo, hi = (str(x).lower() if x is not None else None for x in ls.items)
                 hi = hi or lo
                 for c in range(ord(lo), ord(hi) + 1):
                     self.symtab.implicit[chr(c)] = dtype
@@ -195,15 +242,25 @@ class DeclarationReader:
                     is_param = True
                 elif word in ("INTRINSIC", "TARGET", "VOLATILE", "CONTIGUOUS"):
                     pass
+                elif word == "EXTERNAL":
+                    for ent in entities.items:
+                        self.externals.add(str(ent.items[0]).lower())
+                elif word == "SAVE":
+                    raise self.error("'save' is not supported (kernel variables cannot keep "
+                                     "values between calls)", "save",
+                                     UnsupportedFeatureError)
                 else:
-                    raise self.error(f"attribute '{word.lower()}' is not supported",
-                                     word.split("(")[0].lower(), UnsupportedFeatureError)
+                    raise self.error(f"attribute '{word.lower().split('(')[0]}' is not "
+                                     "supported", word.split("(")[0].lower(),
+                                     UnsupportedFeatureError)
         for ent in entities.items:
             name_node, shape, charlen, init = ent.items
             name = str(name_node)
+            if self.symtab.is_local(name):
+                sym = self.symtab.get(name)
+                if sym.dtype is not None and sym.type_span is not None:
+                    raise self.error(f"'{name}' is declared twice", name)
             sym = self.declare(name)
-            if sym.dtype is not None and sym.type_span is not None:
-                raise self.error(f"'{name}' is declared twice", name)
             sym.dtype = dtype
             sym.type_span = sym.span
             if shape is not None or dims_attr is not None:
@@ -215,10 +272,15 @@ class DeclarationReader:
                     raise self.error(f"parameter '{name}' has no value", name)
                 self.set_parameter(sym, init.items[1])
             elif init is not None:
+                if str(init.items[0]) == "=>":
+                    raise self.error("pointers are not supported", "=>",
+                                     UnsupportedFeatureError)
                 self.set_initializer(sym, init.items[1])
 
     def declare(self, name: str) -> Symbol:
-        return self.symtab.declare(name, self.src.span_in_lines(*self.lines, name))
+        if not self.symtab.is_local(name):
+            return self.symtab.declare(name, self.src.span_in_lines(*self.lines, name))
+        return self.symtab.get(name)
 
     def set_dims(self, sym: Symbol, spec):
         if sym.dims is not None:
@@ -250,6 +312,7 @@ class DeclarationReader:
             raise self.error(f"parameter '{sym.name}' has no type (implicit none)", sym.name)
         if sym.dims is not None:
             sym.value = self.constant_array(sym, value_node, dtype)
+            sym.dtype = dtype
             return
         value = self.constant(value_node)
         if value.dtype.kind == "b" and dtype.kind != "b" or \
@@ -258,24 +321,37 @@ class DeclarationReader:
         sym.value = _cast(value, dtype)
         sym.dtype = dtype
 
-    def constant_array(self, sym: Symbol, value_node, dtype) -> np.ndarray:
-        """Fortran-ordered array of an initializer (array constructor or scalar)."""
+    def array_shape(self, sym: Symbol) -> list[int]:
         shape = []
         for lo, hi in sym.dims:
             if hi == "*":
                 raise self.error(f"constant array '{sym.name}' needs explicit extents",
                                  sym.name)
             lo_v = int(self.constant(lo)) if lo is not None else 1
-            shape.append(int(self.constant(hi)) - lo_v + 1)
+            shape.append(max(0, int(self.constant(hi)) - lo_v + 1))
+        return shape
+
+    def array_lower_bounds(self, sym: Symbol) -> list[int]:
+        return [int(self.constant(lo)) if lo is not None else 1 for lo, _ in sym.dims]
+
+    def constant_array(self, sym: Symbol, value_node, dtype) -> np.ndarray:
+        """Fortran-ordered array of an initializer (array constructor or scalar)."""
+        shape = self.array_shape(sym)
         size = int(np.prod(shape)) if shape else 1
         values = self.array_values(value_node)
-        if len(values) == 1:
+        if len(values) == 1 and not isinstance(value_node, F.Array_Constructor):
             values = values * size
         if len(values) != size:
             raise self.error(f"'{sym.name}' has {size} elements but {len(values)} values "
                              "are given", sym.name)
-        arr = np.array([_cast(v, dtype) for v in values], dtype=dtype)
+        arr = np.array([self.cast_value(v, dtype, sym.name) for v in values], dtype=dtype)
         return arr.reshape(shape, order="F")
+
+    def cast_value(self, value, dtype, name):
+        if (value.dtype.kind == "b") != (np.dtype(dtype).kind == "b"):
+            raise self.error(f"value for '{name}' has the wrong type (logical and numeric "
+                             "values do not mix)", name)
+        return _cast(value, dtype)
 
     def array_values(self, node) -> list:
         if isinstance(node, F.Array_Constructor):
@@ -290,8 +366,10 @@ class DeclarationReader:
 
     def set_initializer(self, sym: Symbol, value_node):
         dtype = sym.dtype or self.symtab.implicit_type(sym.name)
+        if dtype is None:
+            raise self.error(f"'{sym.name}' has no type (implicit none)", sym.name)
         if sym.dims is None:
-            sym.value = _cast(self.constant(value_node), dtype)
+            sym.value = self.cast_value(self.constant(value_node), dtype, sym.name)
         else:
             sym.value = self.constant_array(sym, value_node, dtype)
         sym.attributes.add("initialized")
@@ -316,11 +394,150 @@ class DeclarationReader:
     def decl_Intrinsic_Stmt(self, stmt):
         pass
 
+    def decl_External_Stmt(self, stmt):
+        for name in stmt.items[1].items:
+            self.externals.add(str(name).lower())
+
     def decl_Use_Stmt(self, stmt):
-        raise self.error("'use' of a module is not supported; put the subroutines in the "
-                         "module's own file", "use", UnsupportedFeatureError)
+        nature, _, name_node, only_word, items = stmt.items
+        name = str(name_node)
+        module = self.modules(name) if self.modules is not None else None
+        if module is None:
+            raise self.error(f"module '{name}' is not defined in this file (only modules of "
+                             "the same file can be used)", name, UnsupportedFeatureError)
+        available = {s.name.lower(): s for s in module.symtab.symbols()}
+        procedures = getattr(module, "procedure_names", set())
+        wanted = []          # (local name, module name)
+        if items is None:
+            wanted = [(k, k) for k in available]
+        else:
+            for it in items.items:
+                if isinstance(it, F.Rename):
+                    _, local, remote = it.items
+                    wanted.append((str(local).lower(), str(remote).lower()))
+                else:
+                    wanted.append((str(it).lower(), str(it).lower()))
+        for local, remote in wanted:
+            sym = available.get(remote)
+            if sym is None:
+                if remote in procedures:
+                    self.symtab.use_renames[local] = (module, remote)
+                    continue
+                if items is not None:
+                    raise self.error(f"module '{name}' has no public entity '{remote}'",
+                                     remote)
+                continue
+            if local != remote:
+                sym = Symbol(**{**sym.__dict__, "name": local, "attributes": set(
+                    sym.attributes)})
+            self.symtab.imports[local] = sym
+        if items is None:
+            for proc in procedures:
+                self.symtab.use_renames.setdefault(proc, (module, proc))
+        else:
+            for local, remote in wanted:
+                if remote in procedures:
+                    self.symtab.use_renames[local] = (module, remote)
+        self.symtab.used_modules.append(module)
 
     # }}}
+
+    # {{{ data statements
+
+    def apply_data(self):
+        """Give the objects of the collected ``data`` statements their values."""
+        for stmt, lines in self.data_stmts:
+            self.lines = lines
+            try:
+                for dset in stmt.items:
+                    self.apply_data_set(dset)
+            except FortranError as exc:
+                if self.errors is None:
+                    raise
+                self.errors.append(exc)
+
+    def apply_data_set(self, dset):
+        objects, values_node = dset.items
+        values = []
+        for v in values_node.items:
+            if isinstance(v, F.Data_Stmt_Value):
+                count_node, value_node = v.items
+                count = int(self.constant(count_node)) if count_node is not None else 1
+                value = self.constant(value_node)
+                values.extend([value] * count)
+            else:
+                values.append(self.constant(v))
+        targets = []
+        for obj in objects.items:
+            targets.extend(self.data_targets(obj))
+        if len(targets) != len(values):
+            raise self.error(f"'data' statement has {len(targets)} objects but "
+                             f"{len(values)} values", "data")
+        for (sym, pos), value in zip(targets, values):
+            if sym.is_parameter or sym.is_dummy:
+                raise self.error(f"'{sym.name}' cannot appear in a 'data' statement",
+                                 sym.name)
+            dtype = sym.dtype or self.symtab.implicit_type(sym.name)
+            if dtype is None:
+                raise self.error(f"'{sym.name}' has no type (implicit none)", sym.name)
+            sym.dtype = dtype
+            value = self.cast_value(value, dtype, sym.name)
+            if pos is None:
+                sym.value = value
+            else:
+                if not isinstance(sym.value, np.ndarray):
+                    sym.value = np.zeros(self.array_shape(sym), dtype=dtype, order="F")
+                sym.value[pos] = value
+            sym.attributes.add("initialized")
+
+    def data_targets(self, obj) -> list:
+        if isinstance(obj, F.Name):
+            sym = self.declare(str(obj))
+            if sym.dims is None:
+                return [(sym, None)]
+            shape = self.array_shape(sym)
+            return [(sym, idx) for idx in _fortran_order(shape)]
+        if isinstance(obj, F.Part_Ref):
+            name = str(obj.items[0])
+            sym = self.declare(name)
+            if sym.dims is None:
+                raise self.error(f"'{name}' is not an array", name)
+            subs = obj.items[1].items
+            if any(isinstance(s, F.Subscript_Triplet) for s in subs):
+                raise self.error("array sections in 'data' statements are not supported",
+                                 name, UnsupportedFeatureError)
+            if len(subs) != len(sym.dims):
+                raise self.error(f"'{name}' has {len(sym.dims)} dimension(s) but "
+                                 f"{len(subs)} subscript(s) are given", name)
+            shape = self.array_shape(sym)
+            lbs = self.array_lower_bounds(sym)
+            pos = tuple(int(self.constant(s)) - lb for s, lb in zip(subs, lbs))
+            if any(k < 0 or k >= n for k, n in zip(pos, shape)):
+                raise self.error(f"subscript out of bounds of '{name}'", name)
+            return [(sym, pos)]
+        if isinstance(obj, F.Data_Implied_Do):
+            raise self.error("implied-do in a 'data' statement is not supported (list the "
+                             "elements or initialise the whole array)", "(",
+                             UnsupportedFeatureError)
+        raise self.error(f"unsupported object '{obj}' in a 'data' statement", str(obj),
+                         UnsupportedFeatureError)
+
+    # }}}
+
+
+def import_host(symtab: SymbolTable, host: SymbolTable) -> None:
+    """Make the symbols of module *host* visible in *symtab* (host association)."""
+    for sym in host.symbols():
+        symtab.imports[sym.name.lower()] = sym
+    symtab.use_renames.update(host.use_renames)
+    symtab.used_modules.extend(host.used_modules)
+    symtab.implicit_none = host.implicit_none
+    symtab.implicit = dict(host.implicit)
+
+
+def _fortran_order(shape):
+    return [tuple(int(x) for x in np.unravel_index(k, shape, order="F"))
+            for k in range(int(np.prod(shape)) if shape else 1)]
 
 
 def _arg_value(node):
@@ -333,14 +550,14 @@ def _flatten_spec(spec_part):
     for ch in spec_part.children:
         if isinstance(ch, F.Implicit_Part):
             yield from (c for c in ch.children if c is not None)
-        else:
+        elif ch is not None:
             yield ch
 
 
 def _stmt_keyword(stmt) -> str:
     text = str(stmt).strip()
     word = text.split("(")[0].split()[0] if text else type(stmt).__name__
-    return word.lower()
+    return word.lower().split(",")[0].split("::")[0]
 
 
 def logical_dtype() -> np.dtype:

@@ -34,7 +34,11 @@ SPECIFIC_INTRINSICS = {
     "amax1": "max", "amin1": "min", "max0": "max", "min0": "min", "dmax1": "max",
     "dmin1": "min", "amod": "mod", "dmod": "mod", "dsign": "sign", "isign": "sign",
     "idint": "int", "ifix": "int", "idnint": "nint", "dint": "aint", "dnint": "anint",
+    "dimag": "aimag", "dconjg": "conjg", "dreal": "dble",
 }
+
+#: elemental functions the generated code implements for complex arguments
+_COMPLEX_MATH = {"sqrt", "exp", "log", "sin", "cos"}
 
 _MATH_1 = {"sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
            "sinh", "cosh", "tanh", "aint", "anint"}
@@ -420,6 +424,9 @@ class ExpressionConverter:
         if not (dt.kind in "fc"):
             raise self.ctx.error(f"argument of '{name}' must be real or complex, not "
                                  f"{_type_name(dt)}", name)
+        if dt.kind == "c" and generic not in _COMPLEX_MATH:
+            raise self.ctx.error(f"intrinsic '{name}' of a complex argument is not supported",
+                                 name, UnsupportedFeatureError)
         if generic == "atan":
             return p.Call(p.Variable("atan"), (x,))
         return p.Call(p.Variable(generic), (x,))
@@ -446,10 +453,17 @@ class ExpressionConverter:
 
     def _h_minmax(self, name, generic, arg_nodes):
         args = [self.convert(a) for a in self._args(name, arg_nodes, 2, None)]
+        kinds = set()
         for a in args:
             dt = self._typed(name, a)
             if dt.kind not in "iuf":
                 raise self.ctx.error(f"arguments of '{name}' must be integer or real", name)
+            kinds.add("f" if dt.kind == "f" else "i")
+        if len(kinds) > 1 and name in ("max", "min"):
+            # Fortran (and gfortran) require one type; kinds may differ (the result
+            # has the largest kind, as gfortran does)
+            raise self.ctx.error(f"arguments of '{name}' mix integer and real values "
+                                 "(convert them with real() or int())", name)
         result = p.Call(p.Variable(generic), tuple(args))
         if name in ("amax1", "amin1", "dmax1", "dmin1", "max0", "min0"):
             target = {"a": FLOAT32, "d": FLOAT64, "m": INT32}[name[0]]
@@ -515,7 +529,7 @@ class ExpressionConverter:
         dt = self._typed(name, x)
         if dt.kind not in "iufc":
             raise self.ctx.error(f"argument of '{name}' must be numeric", name)
-        if name in ("dble", "dfloat"):
+        if name in ("dble", "dfloat", "dreal"):
             target = FLOAT64
         elif name in ("float", "sngl"):
             target = FLOAT32
@@ -545,6 +559,20 @@ class ExpressionConverter:
         kind = self._kind_arg(name, args[2] if len(args) > 2 else None)
         target = COMPLEX128 if (name == "dcmplx" or kind == 8) else COMPLEX64
         return p.Call(p.Variable("cmplx"), (x, y, np.int32(8 if target == COMPLEX128 else 4)))
+
+    def _h_numeric_inquiry(self, name, generic, arg_nodes):
+        (x,) = self._args(name, arg_nodes, 1, 1, ("x",))
+        dt = self._typed(name, self.convert(x))
+        if generic == "huge":
+            if dt.kind in "iu":
+                return dt.type(np.iinfo(dt).max)
+            if dt.kind == "f":
+                return dt.type(np.finfo(dt).max)
+        elif dt.kind == "f":
+            info = np.finfo(dt)
+            return dt.type(info.tiny if generic == "tiny" else info.eps)
+        raise self.ctx.error(f"argument of '{name}' must be "
+                             f"{'integer or real' if generic == 'huge' else 'real'}", name)
 
     def _h_aimag(self, name, generic, arg_nodes):
         (z,) = self._args(name, arg_nodes, 1, 1, ("z",))
@@ -596,7 +624,11 @@ _INTRINSIC_HANDLERS = {
     "aint": ExpressionConverter._h_aint, "anint": ExpressionConverter._h_aint,
     "cmplx": ExpressionConverter._h_cmplx, "dcmplx": ExpressionConverter._h_cmplx,
     "aimag": ExpressionConverter._h_aimag, "conjg": ExpressionConverter._h_conjg,
+    "huge": ExpressionConverter._h_numeric_inquiry,
+    "tiny": ExpressionConverter._h_numeric_inquiry,
+    "epsilon": ExpressionConverter._h_numeric_inquiry,
 }
 
-_ARRAY_INTRINSICS = frozenset({"sum", "product", "maxval", "minval", "dot_product"})
+_ARRAY_INTRINSICS = frozenset({"sum", "product", "maxval", "minval", "dot_product",
+                               "size", "lbound", "ubound"})
 _ALL_INTRINSICS = frozenset(_INTRINSIC_HANDLERS) | _ARRAY_INTRINSICS

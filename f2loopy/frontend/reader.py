@@ -75,7 +75,14 @@ def parse_tree(src: SourceFile):
 
 def _format(src: SourceFile):
     from fparser.common.sourceinfo import FortranFormat
-    return FortranFormat(not src.fixed_form, False)
+    # fixed form is read strictly: text after column 72 is ignored, as compilers do
+    return FortranFormat(not src.fixed_form, src.fixed_form)
+
+
+def parse_units(src: SourceFile, *, jobs: int | None = None) -> list:
+    """The top-level program units of *src* (fparser nodes, file order)."""
+    tree = parse_tree(src)
+    return [u for u in tree.children if u is not None]
 
 
 _END_NAME_RE = re.compile(r"expected <([\w-]+)-name> is (\w+) but got (\w+)")

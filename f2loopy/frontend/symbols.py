@@ -41,20 +41,43 @@ class Symbol:
     def is_array(self) -> bool:
         return self.dims is not None
 
+    @property
+    def is_initialized(self) -> bool:
+        """Given a value by a ``data`` statement or an initialisation in its
+        declaration (and not a parameter): such a local keeps its value between
+        calls in Fortran (implicit ``save``)."""
+        return "initialized" in self.attributes
+
 
 class SymbolTable:
+    """Symbols of one program unit.
+
+    *imports* holds what is visible from a module (the host module of a
+    module procedure, or ``use``); a local declaration of the same name hides it.
+    """
+
     def __init__(self):
         self._syms: dict[str, Symbol] = {}
+        self.imports: dict[str, Symbol] = {}
+        #: local name -> (module info, name in the module) of used module procedures
+        self.use_renames: dict[str, tuple] = {}
+        self.used_modules: list = []
         self.implicit_none = False
         # letter -> dtype; Fortran's default implicit typing
         self.implicit: dict[str, np.dtype] = {
             c: (INT32 if c in "ijklmn" else FLOAT32) for c in "abcdefghijklmnopqrstuvwxyz"}
 
     def get(self, name: str) -> Symbol | None:
-        return self._syms.get(name.lower())
+        low = name.lower()
+        sym = self._syms.get(low)
+        return sym if sym is not None else self.imports.get(low)
+
+    def is_local(self, name: str) -> bool:
+        return name.lower() in self._syms
 
     def __contains__(self, name: str) -> bool:
-        return name.lower() in self._syms
+        low = name.lower()
+        return low in self._syms or low in self.imports
 
     def declare(self, name: str, span: SourceSpan | None) -> Symbol:
         sym = self._syms.get(name.lower())
@@ -64,6 +87,11 @@ class SymbolTable:
         return sym
 
     def symbols(self) -> list[Symbol]:
+        """Local symbols, then the imported ones they do not hide."""
+        return list(self._syms.values()) + [s for k, s in self.imports.items()
+                                            if k not in self._syms]
+
+    def local_symbols(self) -> list[Symbol]:
         return list(self._syms.values())
 
     def implicit_type(self, name: str) -> np.dtype | None:
@@ -94,7 +122,8 @@ def dtype_from_type_spec(type_name: str, kind, span: SourceSpan,
         table = ({None: COMPLEX64, 8: COMPLEX64, 16: COMPLEX128} if star
                  else {None: COMPLEX64, 4: COMPLEX64, 8: COMPLEX128})
     elif t == "LOGICAL":
-        table = {None: BOOL, 1: BOOL, 4: BOOL}
+        # stored as 4 bytes (Fortran's default logical) on both sides
+        table = {None: BOOL, 4: BOOL}
     elif t == "CHARACTER":
         raise UnsupportedFeatureError("character variables are not supported "
                                       "(kernels compute on numbers)", span)

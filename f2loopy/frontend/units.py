@@ -1,6 +1,14 @@
-"""Turning each program unit of a file into a kernel."""
+"""The program units of a file, and turning each subroutine into a kernel.
+
+:class:`FileRegistry` knows every subroutine, function and module of the
+file (top level or ``module ... contains``).  Every subroutine becomes a
+kernel; functions, and subroutines called from others, are inlined where
+they are referenced (:mod:`f2loopy.frontend.inline`).
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import numpy as np
 import pymbolic.primitives as p
@@ -10,7 +18,8 @@ from fparser.two.utils import walk
 from f2loopy.analysis.dependences import add_program_order_dependencies
 from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
 from f2loopy.frontend.declarations import DeclarationReader, statement_lines
-from f2loopy.frontend.lowering import UnitLowering
+from f2loopy.frontend.inline import StatementFunction
+from f2loopy.frontend.lowering import LoweringState, UnitLowering
 from f2loopy.frontend.source import SourceFile
 from f2loopy.frontend.symbols import SymbolTable
 from f2loopy.ir.expressions import variables_read
@@ -18,54 +27,178 @@ from f2loopy.ir.folding import NotConstant, evaluate_constant, normalize_integer
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.kernel import ArrayArg, Kernel, ScalarArg, Temporary
 
+_REFERENCE_NODES = (F.Part_Ref, F.Function_Reference, F.Structure_Constructor,
+                    F.Intrinsic_Function_Reference)
 
-def program_units(src: SourceFile, tree):
-    """Yield ``(kind, node, host_symbols)`` for each subroutine of the file."""
-    for unit in tree.children:
-        if isinstance(unit, F.Subroutine_Subprogram):
-            yield unit, None
+
+@dataclass(eq=False)
+class ModuleInfo:
+    name: str
+    node: object
+    procedures: dict = field(default_factory=dict)      # lower name -> Procedure
+    symtab: SymbolTable | None = None
+
+    @property
+    def procedure_names(self) -> set:
+        return set(self.procedures)
+
+
+@dataclass(eq=False)
+class Procedure:
+    """A subroutine or function of the file."""
+
+    name: str
+    kind: str                  # "subroutine" or "function"
+    node: object
+    module: ModuleInfo | None
+    line: int
+
+    def prepare(self, src, registry, errors=None) -> "PreparedProcedure":
+        return prepare_procedure(src, self, registry, errors)
+
+
+@dataclass(eq=False)
+class PreparedProcedure:
+    """A procedure's declarations read, ready to be lowered."""
+
+    proc: Procedure
+    symtab: SymbolTable
+    reader: DeclarationReader
+    dummies: list
+    body: list
+    written: set
+    do_variables: set
+    statement_functions: dict
+    result_name: str | None
+    first_line: int
+
+
+class FileRegistry:
+    """Procedures and modules of one file (from one or several parse trees)."""
+
+    def __init__(self, src: SourceFile, units, errors=None):
+        self.src = src
+        self.errors = errors
+        self.procedures: dict[str, Procedure] = {}
+        self.modules: dict[str, ModuleInfo] = {}
+        self.all_procedures: list[Procedure] = []
+        self._writes: dict = {}
+        self._module_busy: set = set()
+        for unit in units:
+            self.add_unit(unit)
+        self.all_procedures.sort(key=lambda pr: pr.line)
+
+    def add_unit(self, unit):
+        if isinstance(unit, (F.Subroutine_Subprogram, F.Function_Subprogram)):
+            proc = _procedure(unit, None)
+            self._register(proc, self.procedures)
         elif isinstance(unit, F.Module):
-            yield from _module_units(src, unit)
-        elif isinstance(unit, (F.Function_Subprogram, F.Main_Program)):
-            continue          # functions are inlined where called; programs are drivers
-        elif unit is None:
-            continue
+            name = str(unit.children[0].items[1])
+            info = self.modules.get(name.lower())
+            if info is None:
+                info = ModuleInfo(name, unit)
+                self.modules[name.lower()] = info
+            for ch in unit.children:
+                if isinstance(ch, F.Module_Subprogram_Part):
+                    for sub in ch.children:
+                        if isinstance(sub, (F.Subroutine_Subprogram, F.Function_Subprogram)):
+                            self._register(_procedure(sub, info), info.procedures)
+        elif isinstance(unit, F.Main_Program) or unit is None:
+            pass       # programs are drivers
+        elif isinstance(unit, F.Comment):
+            pass
         else:
             first, _ = statement_lines(unit)
             raise UnsupportedFeatureError(
                 f"program unit '{type(unit).__name__.lower()}' is not supported",
-                src.span(first or 1))
+                self.src.span(first or 1))
+
+    def _register(self, proc, table):
+        if proc.name.lower() in table:
+            if table[proc.name.lower()].line == proc.line:
+                return            # the same unit parsed twice (module headers)
+            raise FortranError(f"{proc.kind} '{proc.name}' is defined twice",
+                               self.src.span(proc.line, proc.name))
+        table[proc.name.lower()] = proc
+        self.all_procedures.append(proc)
+
+    def kernel_procedures(self) -> list[Procedure]:
+        return [pr for pr in self.all_procedures if pr.kind == "subroutine"]
+
+    def module(self, name: str) -> ModuleInfo | None:
+        info = self.modules.get(name.lower())
+        if info is None:
+            return None
+        if info.symtab is None:
+            if name.lower() in self._module_busy:
+                raise FortranError(f"module '{name}' uses itself",
+                                   self.src.span(statement_lines(info.node)[0], name))
+            self._module_busy.add(name.lower())
+            try:
+                info.symtab = read_module_spec(self.src, info, self)
+            finally:
+                self._module_busy.discard(name.lower())
+        return info
+
+    def find(self, name: str, symtab: SymbolTable | None, module: ModuleInfo | None):
+        low = name.lower()
+        if symtab is not None and low in symtab.use_renames:
+            mod, remote = symtab.use_renames[low]
+            return mod.procedures.get(remote)
+        if module is not None and low in module.procedures:
+            return module.procedures[low]
+        return self.procedures.get(low)
+
+    def dummy_writes(self, proc: Procedure) -> set:
+        """Lower-case names of *proc*'s dummy arguments it (or what it calls)
+        may assign."""
+        key = id(proc)
+        if key in self._writes:
+            return self._writes[key] or set()
+        self._writes[key] = None          # in progress (recursion is rejected later)
+        try:
+            prep = proc.prepare(self.src, self)
+            result = {d.lower() for d in prep.dummies} & prep.written
+        except FortranError:
+            result = set()
+        self._writes[key] = result
+        return result
 
 
-def _module_units(src: SourceFile, module):
+def _procedure(node, module) -> Procedure:
+    stmt = node.children[0]
+    kind = "function" if isinstance(node, F.Function_Subprogram) else "subroutine"
+    return Procedure(str(stmt.items[1]), kind, node, module, statement_lines(stmt)[0])
+
+
+def read_module_spec(src, info: ModuleInfo, registry) -> SymbolTable:
     host = SymbolTable()
-    host.module_name = str(module.children[0].items[1])
     spec = None
-    subprograms = []
-    for ch in module.children:
+    for ch in info.node.children:
         if isinstance(ch, F.Specification_Part):
             spec = ch
-        elif isinstance(ch, F.Module_Subprogram_Part):
-            subprograms = [c for c in ch.children
-                           if isinstance(c, (F.Subroutine_Subprogram, F.Function_Subprogram))]
     if spec is not None:
-        reader = DeclarationReader(src, host, [])
+        reader = DeclarationReader(src, host, [], modules=registry.module)
         reader.read(spec)
-        for sym in host.symbols():
+        reader.apply_data()
+        for sym in host.local_symbols():
             if not sym.is_parameter:
                 raise FortranError(f"module variable '{sym.name}' is not supported (only "
                                    "parameters may be declared in a module)", sym.span)
-    for sub in subprograms:
-        if isinstance(sub, F.Subroutine_Subprogram):
-            yield sub, host
+    return host
 
 
-def lower_subroutine(src: SourceFile, unit, host: SymbolTable | None) -> Kernel:
+def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
+                      errors=None) -> PreparedProcedure:
+    unit = proc.node
     parts = {type(ch).__name__: ch for ch in unit.children}
-    stmt = parts["Subroutine_Stmt"]
+    stmt = unit.children[0]
     first, _ = statement_lines(stmt)
-    _, name_node, dummy_list, suffix = stmt.items
-    name = str(name_node)
+    if proc.kind == "subroutine":
+        _, name_node, dummy_list, suffix = stmt.items
+        prefix = stmt.items[0]
+    else:
+        prefix, name_node, dummy_list, suffix = stmt.items
     dummies = []
     for d in (dummy_list.items if dummy_list is not None else ()):
         if str(d) == "*":
@@ -73,65 +206,230 @@ def lower_subroutine(src: SourceFile, unit, host: SymbolTable | None) -> Kernel:
                                           src.span(first, "*"))
         dummies.append(str(d))
     if len({d.lower() for d in dummies}) != len(dummies):
-        raise FortranError("a dummy argument is repeated", src.span(first, name))
+        raise FortranError("a dummy argument is repeated", src.span(first, proc.name))
     if "Internal_Subprogram_Part" in parts:
         line, _ = statement_lines(parts["Internal_Subprogram_Part"])
         raise UnsupportedFeatureError("internal procedures ('contains' in a subroutine) are "
                                       "not supported", src.span(line, "contains"))
+    prefix_type = None
+    for item in (prefix.items if prefix is not None else ()):
+        word = str(item).strip().upper()
+        if isinstance(item, (F.Intrinsic_Type_Spec, F.Declaration_Type_Spec)):
+            prefix_type = item
+        elif word in ("PURE", "ELEMENTAL", "RECURSIVE", "IMPURE"):
+            pass
+        else:
+            raise UnsupportedFeatureError(f"'{word.lower()}' procedures are not supported",
+                                          src.span(first, word.lower()))
 
     symtab = SymbolTable()
-    if host is not None:
-        symtab.implicit_none = host.implicit_none
-    reader = DeclarationReader(src, symtab, dummies, host)
+    host = None
+    if proc.module is not None:
+        host = registry.module(proc.module.name).symtab
+    reader = DeclarationReader(src, symtab, dummies, host, modules=registry.module,
+                               errors=errors)
     reader.read(parts.get("Specification_Part"))
-    if reader.data_stmts:
-        stmt_node, lines = reader.data_stmts[0]
-        raise UnsupportedFeatureError("'data' statements are not supported yet",
-                                      src.span(lines[0], "data"))
-    if host is not None:
-        for sym in host.symbols():
-            if sym.name.lower() not in symtab:
-                symtab._syms[sym.name.lower()] = sym
-
     exec_part = parts.get("Execution_Part")
-    written, do_vars = _scan_writes(exec_part)
-    for d in dummies:
-        symtab.declare(d, src.span(first, d)).is_dummy = True
-    lowering = UnitLowering(src, symtab, dummies, written, do_vars)
-    if exec_part is not None:
-        lowering.lower_block(exec_part.children)
+    body = [c for c in (exec_part.children if exec_part is not None else ()) if c is not None]
+    for node in body:
+        if isinstance(node, F.Data_Stmt):
+            reader.lines = statement_lines(node)
+            reader.decl_Data_Stmt(node)
+    statement_functions, body = _statement_functions(src, reader, symtab, body)
+    reader.apply_data()
 
-    args = [_make_arg(src, reader, lowering, symtab, d, first) for d in dummies]
-    temporaries = _make_temporaries(src, lowering, symtab, dummies)
+    result_name = None
+    if proc.kind == "function":
+        result_name = str(suffix.items[0]) if suffix is not None and suffix.items[0] \
+            is not None else proc.name
+        rsym = symtab.get(result_name)
+        if rsym is None or not symtab.is_local(result_name):
+            rsym = symtab.declare(result_name, src.span(first, proc.name))
+        if prefix_type is not None:
+            reader.lines = (first, first)
+            if rsym.dtype is not None and rsym.type_span is not None:
+                raise FortranError(f"the type of '{proc.name}' is declared twice",
+                                   src.span(first, proc.name))
+            rsym.dtype = reader.type_spec_dtype(prefix_type)
+        if rsym.dtype is None:
+            rsym.dtype = symtab.implicit_type(result_name)
+            if rsym.dtype is None:
+                raise FortranError(f"function '{proc.name}' has no type (implicit none is "
+                                   "in effect; declare it)", src.span(first, proc.name))
+        if rsym.is_array:
+            raise UnsupportedFeatureError(f"array-valued function '{proc.name}' is not "
+                                          "supported", src.span(first, proc.name))
+    for d in dummies:
+        sym = symtab.get(d) if symtab.is_local(d) else None
+        if sym is None:
+            sym = symtab.declare(d, src.span(first, d))
+        sym.is_dummy = True
+        if sym.dtype is None:
+            sym.dtype = symtab.implicit_type(d)
+            if sym.dtype is None:
+                raise FortranError(f"dummy argument '{d}' has no type (implicit none is in "
+                                   "effect; declare it)", src.span(first, d))
+        if sym.is_parameter:
+            raise FortranError(f"dummy argument '{d}' cannot be a parameter", sym.span)
+        if sym.is_initialized:
+            raise FortranError(f"dummy argument '{d}' cannot have an initial value",
+                               sym.span)
+    written, do_vars = scan_writes(body, registry, symtab, proc.module)
+    return PreparedProcedure(proc, symtab, reader, dummies, body, written, do_vars,
+                             statement_functions, result_name, first)
+
+
+def _statement_functions(src, reader, symtab, body):
+    """Split leading statement functions (``f(x) = expr``) off *body*."""
+    out = {}
+    k = 0
+    while k < len(body):
+        node = body[k]
+        if isinstance(node, (F.Data_Stmt, F.Format_Stmt)):
+            k += 1
+            continue
+        if not isinstance(node, F.Assignment_Stmt) or not isinstance(node.items[0], F.Part_Ref):
+            break
+        lhs = node.items[0]
+        name = str(lhs.items[0])
+        sym = symtab.get(name)
+        if sym is not None and sym.is_array:
+            break
+        subs = list(lhs.items[1].items)
+        if not all(isinstance(s, F.Name) for s in subs):
+            break
+        reader.lines = statement_lines(node)
+        dtype = (sym.dtype if sym is not None and sym.dtype is not None
+                 else symtab.implicit_type(name))
+        if dtype is None:
+            raise reader.error(f"statement function '{name}' has no type (implicit none is "
+                               "in effect; declare it)", name)
+        arg_dtypes = []
+        for s in subs:
+            asym = symtab.get(str(s))
+            dt = asym.dtype if asym is not None and asym.dtype is not None else \
+                symtab.implicit_type(str(s))
+            if dt is None:
+                raise reader.error(f"'{s}' has no type (implicit none is in effect; declare "
+                                   "it)", str(s))
+            arg_dtypes.append(dt)
+        out[name.lower()] = StatementFunction(name, [str(s) for s in subs], node.items[2],
+                                              dtype, arg_dtypes)
+        k += 1
+    rest = [n for n in body[k:]]
+    lead = [n for n in body[:k] if not isinstance(n, F.Assignment_Stmt)]
+    return out, lead + rest
+
+
+def scan_writes(body, registry: FileRegistry | None, symtab, module):
+    """Lower-case names assigned in *body* (directly, as loop variables, or
+    through arguments of called procedures of the file) and loop variables."""
+    written, do_vars = set(), set()
+    for root in body:
+        for node in walk(root, F.Assignment_Stmt):
+            lhs = node.items[0]
+            if isinstance(lhs, F.Part_Ref):
+                lhs = lhs.items[0]
+            if isinstance(lhs, F.Data_Ref):
+                continue
+            written.add(str(lhs).lower())
+        for node in walk(root, F.Loop_Control):
+            if node.items[1] is not None:
+                do_vars.add(str(node.items[1][0]).lower())
+        for node in walk(root, F.Forall_Triplet_Spec):
+            do_vars.add(str(node.items[0]).lower())
+        if registry is None:
+            continue
+        for node in walk(root, (F.Call_Stmt, *_REFERENCE_NODES)):
+            name = str(node.items[0])
+            sym = symtab.get(name) if symtab is not None else None
+            if sym is not None and sym.is_array:
+                continue
+            proc = registry.find(name, symtab, module)
+            if proc is None:
+                continue
+            args = node.items[1]
+            actuals = list(args.items) if args is not None and hasattr(args, "items") else (
+                [args] if args is not None else [])
+            changed = registry.dummy_writes(proc)
+            if not changed:
+                continue
+            dummies = _dummy_names(proc)
+            for k, a in enumerate(actuals):
+                dummy = None
+                if isinstance(a, (F.Actual_Arg_Spec, F.Component_Spec)):
+                    dummy = str(a.items[0]).lower()
+                    a = a.items[1]
+                elif k < len(dummies):
+                    dummy = dummies[k]
+                if dummy not in changed:
+                    continue
+                if isinstance(a, F.Part_Ref):
+                    a = a.items[0]
+                if isinstance(a, F.Name):
+                    written.add(str(a).lower())
+    return written, do_vars
+
+
+def _dummy_names(proc: Procedure) -> list[str]:
+    stmt = proc.node.children[0]
+    dl = stmt.items[2]
+    return [str(d).lower() for d in (dl.items if dl is not None else ())]
+
+
+def lower_subroutine(src: SourceFile, proc: Procedure, registry: FileRegistry, *,
+                     collect: bool = False):
+    """The kernel of subroutine *proc*.  In collecting mode returns
+    ``(kernel or None, errors)``."""
+    errors = [] if collect else None
+    try:
+        kernel = _lower(src, proc, registry, errors)
+    except FortranError as exc:
+        if errors is None:
+            raise
+        errors.append(exc)
+        kernel = None
+    if collect:
+        return (None if errors else kernel), errors
+    return kernel
+
+
+def _lower(src, proc, registry, errors):
+    prep = proc.prepare(src, registry, errors)
+    state = LoweringState(collect=errors is not None)
+    symtab = prep.symtab
+    lowering = UnitLowering(src, symtab, prep.dummies, prep.written, prep.do_variables,
+                            state=state, registry=registry, unit_name=proc.name,
+                            statement_functions=prep.statement_functions)
+    lowering.module_info = proc.module
+    for root in prep.body:
+        state.taken_names.update(str(n).lower() for n in walk(root, F.Name))
+    lowering.lower_body(prep.body)
+    if state.errors:
+        errors.extend(state.errors)
+
+    first = prep.first_line
+    args = []
+    for d in prep.dummies:
+        try:
+            args.append(_make_arg(src, prep.reader, lowering, symtab, d, first))
+        except FortranError as exc:
+            if errors is None:
+                raise
+            errors.append(exc)
+    temporaries = _make_temporaries(src, lowering, symtab, prep.dummies)
+    if errors:
+        return None
     kernel = Kernel(
-        name=name,
+        name=proc.name,
         args=tuple(args),
         temporaries=FrozenMap(temporaries),
         domains=tuple(lowering.domains),
         instructions=tuple(lowering.instructions),
-        span=src.span(first, name),
-        module=getattr(host, "module_name", None),
+        span=src.span(first, proc.name),
+        module=proc.module.name if proc.module is not None else None,
     )
     return add_program_order_dependencies(kernel)
-
-
-def _scan_writes(exec_part):
-    written, do_vars = set(), set()
-    if exec_part is None:
-        return written, do_vars
-    for node in walk(exec_part, F.Assignment_Stmt):
-        lhs = node.items[0]
-        if isinstance(lhs, F.Part_Ref):
-            lhs = lhs.items[0]
-        if isinstance(lhs, F.Data_Ref):
-            continue
-        written.add(str(lhs).lower())
-    for node in walk(exec_part, F.Loop_Control):
-        if node.items[1] is not None:
-            do_vars.add(str(node.items[1][0]).lower())
-    for node in walk(exec_part, F.Forall_Triplet_Spec):
-        do_vars.add(str(node.items[0]).lower())
-    return written, do_vars
 
 
 def _shape_expr(src, reader: DeclarationReader, lowering: UnitLowering, node, sym_name,
@@ -167,13 +465,6 @@ def _dims(src, reader, lowering, sym):
 
 def _make_arg(src, reader, lowering, symtab, dummy, first_line):
     sym = symtab.get(dummy)
-    if sym.dtype is None:
-        sym.dtype = symtab.implicit_type(dummy)
-        if sym.dtype is None:
-            raise FortranError(f"dummy argument '{dummy}' has no type (implicit none is in "
-                               "effect; declare it)", src.span(first_line, dummy))
-    if sym.is_parameter:
-        raise FortranError(f"dummy argument '{dummy}' cannot be a parameter", sym.span)
     if sym.is_array:
         shape, lbs = _dims(src, reader, lowering, sym)
         if any(s is None for s in shape[:-1]):
@@ -190,11 +481,12 @@ def _make_temporaries(src, lowering: UnitLowering, symtab, dummies) -> dict:
         low = sym.name.lower()
         if low in dummy_set or low not in lowering.used:
             continue
-        if sym.is_parameter and not sym.is_array:
+        if (sym.is_parameter or sym.is_initialized) and not sym.is_array:
             continue
         shape, lbs = (), ()
         if sym.is_array:
-            shape, lbs = _dims(src, lowering_reader(lowering, symtab), lowering, sym)
+            shape, lbs = _dims(src, DeclarationReader(src, symtab, lowering.dummies), lowering,
+                               sym)
             for ext in shape:
                 try:
                     evaluate_constant(ext)
@@ -202,16 +494,14 @@ def _make_temporaries(src, lowering: UnitLowering, symtab, dummies) -> dict:
                     raise UnsupportedFeatureError(
                         f"local array '{sym.name}' has a size that is not constant "
                         "(automatic arrays are not supported)", sym.span) from None
-            shape = tuple(evaluate_constant(s) for s in shape)
-            shape = tuple(int(s) for s in shape)
+            shape = tuple(max(0, int(evaluate_constant(s))) for s in shape)
             lbs = tuple(int(evaluate_constant(lb)) for lb in lbs)
+        constant = sym.is_parameter or sym.is_initialized
         init = sym.value if isinstance(sym.value, np.ndarray) else None
+        if constant and init is None:
+            init = np.zeros(shape, dtype=sym.dtype, order="F")
         temps[sym.name] = Temporary(
             name=sym.name, dtype=np.dtype(sym.dtype), shape=shape, lower_bounds=lbs,
-            span=sym.span, initializer=init, read_only=sym.is_parameter)
+            span=sym.span, initializer=init, read_only=constant)
     temps.update(lowering.extra_temporaries)
     return temps
-
-
-def lowering_reader(lowering: UnitLowering, symtab) -> DeclarationReader:
-    return DeclarationReader(lowering.src, symtab, lowering.dummies)

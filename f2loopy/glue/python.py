@@ -159,6 +159,30 @@ def _array(fn, name, value, dtype, shape, queue, written):
     return buf, lambda: cl.enqueue_copy(queue, value, buf)
 
 
+def _logical_array(fn, name, value, shape, queue, written):
+    """Logical arrays are 4-byte integers on the device (Fortran's default
+    logical): numpy bool arrays are converted (and copied back if written),
+    int32 arrays holding 0/1 are used as they are."""
+    if isinstance(value, np.ndarray) and value.dtype == np.bool_:
+        _check_shape(fn, name, value.shape, shape)
+        if not value.flags.f_contiguous:
+            raise KernelArgumentError(f"{fn}: argument '{name}' must be a Fortran-ordered "
+                                      "contiguous array (np.asfortranarray)")
+        if written and not value.flags.writeable:
+            raise KernelArgumentError(f"{fn}: argument '{name}' is written by the "
+                                      "subroutine but the array is read-only")
+        store = value.astype(np.int32, order="F")
+        buf, back = _array(fn, name, store, np.int32, shape, queue, written)
+        if back is None:
+            return buf, None
+
+        def copy_back():
+            back()
+            value[...] = store != 0
+        return buf, copy_back
+    return _array(fn, name, value, np.int32, shape, queue, written)
+
+
 def _scalar_ref(queue, value):
     """A one-element buffer holding a scalar the kernel writes."""
     arr = np.array([value])
@@ -219,7 +243,9 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
         ftype = _FORTRAN_TYPE.get(np.dtype(a.dtype).name, str(a.dtype))
         if ka.kind == "array":
             shape = ", ".join("*" if s is None else str(s) for s in a.shape)
-            what = f"{ftype} array ({shape}), numpy dtype {np.dtype(a.dtype).name}, order 'F'"
+            dtname = "bool (or int32 holding 0/1)" if is_logical(a.dtype) else \
+                np.dtype(a.dtype).name
+            what = f"{ftype} array ({shape}), numpy dtype {dtname}, order 'F'"
             what += "; updated in place" if ka.written else ""
         else:
             what = f"{ftype} scalar" + ("; new value returned" if ka.kind == "scalar_ref"
@@ -257,9 +283,12 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
         if ka.kind == "array":
             dtype = np.dtype(ka.dtype)
             if is_logical(dtype):
-                raise NotImplementedError("logical array arguments")
-            lines.append(f"    {v}_buf, {v}_back = _array({fn!r}, {ka.name!r}, {v}, "
-                         f"np.{dtype.name}, {_shape_tuple(ka.ir_arg)}, queue, {ka.written})")
+                lines.append(f"    {v}_buf, {v}_back = _logical_array({fn!r}, {ka.name!r}, "
+                             f"{v}, {_shape_tuple(ka.ir_arg)}, queue, {ka.written})")
+            else:
+                lines.append(f"    {v}_buf, {v}_back = _array({fn!r}, {ka.name!r}, {v}, "
+                             f"np.{dtype.name}, {_shape_tuple(ka.ir_arg)}, queue, "
+                             f"{ka.written})")
             cl_args.append(f"{v}_buf")
             if ka.written:
                 copy_backs.append(f"{v}_back")

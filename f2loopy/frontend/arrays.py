@@ -1,0 +1,543 @@
+"""Arrays in the lowering: views, array syntax and array reductions.
+
+An :class:`ArrayView` is what a Fortran array name refers to: an IR array
+(argument, temporary or constant table) and a map from the Fortran
+subscripts of the name to the IR subscripts (the identity, except for dummy
+arguments of inlined procedures, which view part of the caller's array).
+
+Array syntax (``a(:, j) = b(:, j) * 2``, ``a = 0``, ``a(2:n-1) = b(1:n-2)``)
+becomes one loop per section axis with fresh inames, the last axis
+outermost (Fortran order).  The right-hand side is converted with
+placeholders for the zero-based positions along the section axes, which are
+substituted once the iteration order is chosen: if the right-hand side reads
+the assigned array at other elements, isl decides whether ascending or
+descending order keeps Fortran's "evaluate everything, then assign" meaning;
+if neither does, the statement is rejected.
+
+``sum``, ``product``, ``maxval``, ``minval`` and ``dot_product`` become an
+accumulator temporary, initialised before loops over the argument's sections.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pymbolic.primitives as p
+from fparser.two import Fortran2003 as F
+
+from f2loopy.analysis.types import is_complex, is_integer, is_logical, promote
+from f2loopy.diagnostics import UnsupportedFeatureError
+from f2loopy.ir.expressions import accesses, index_tuple, make_subscript, substitute
+from f2loopy.ir.folding import NotConstant, evaluate_constant, normalize_integer
+from f2loopy.ir.isl_tools import NonAffineError, make_space, set_from_condition
+
+
+@dataclass(eq=False)
+class ArrayView:
+    """What a Fortran array name refers to in the IR.
+
+    :attr lbounds: Fortran lower bound per axis (IR expressions).
+    :attr ubounds: upper bound per axis; None for an assumed-size axis.
+    :attr mapper: Fortran subscripts -> IR subscripts (None: the same).
+    :attr read_only: a constant table or an argument bound to one.
+    """
+
+    name: str
+    ir_name: str
+    dtype: np.dtype
+    lbounds: tuple
+    ubounds: tuple
+    mapper: object = None
+    read_only: bool = False
+    what: str = ""
+
+    @property
+    def rank(self) -> int:
+        return len(self.lbounds)
+
+    def ir_indices(self, indices) -> tuple:
+        indices = tuple(normalize_integer(i) for i in indices)
+        return tuple(self.mapper(indices)) if self.mapper is not None else indices
+
+    def element(self, indices):
+        return make_subscript(self.ir_name, self.ir_indices(indices))
+
+    def extent(self, k):
+        if self.ubounds[k] is None:
+            return None
+        return normalize_integer(p.Sum((self.ubounds[k], p.Product((-1, self.lbounds[k])),
+                                        1)))
+
+
+class ElementalContext:
+    """The iteration of an array expression: the first array operand met
+    fixes the rank and the index ranges; later operands must conform.
+
+    :attr positions: placeholder variables, one per axis: the zero-based
+        position along that axis.
+    :attr axes: ``(lower, upper, step)`` per axis of the defining operand.
+    """
+
+    def __init__(self, lowering):
+        self.lowering = lowering
+        self.rank = None
+        self.axes = []
+        self.positions = []
+        self.extents = []
+        self.names = []
+
+    def define(self, axes, name):
+        self.rank = len(axes)
+        self.axes = list(axes)
+        self.names = [name] * len(axes)
+        self.positions = [p.Variable(self.lowering.fresh_name(f"_{name}_pos{k + 1}"))
+                          for k in range(len(axes))]
+        self.lowering.st.placeholders.update(v.name for v in self.positions)
+        self.extents = [_triplet_extent(*ax) for ax in axes]
+
+
+def _triplet_extent(lo, hi, st):
+    try:
+        lo_v, hi_v = int(evaluate_constant(lo)), int(evaluate_constant(hi))
+    except (NotConstant, TypeError, ValueError):
+        return None
+    return max(0, (hi_v - lo_v + st) // st)
+
+
+class ArraySyntaxMixin:
+    """Array views, sections and reductions (mixed into UnitLowering)."""
+
+    # {{{ views
+
+    def view(self, sym, name) -> ArrayView:
+        low = sym.name.lower()
+        v = self.views.get(low)
+        if v is not None:
+            return v
+        b = self.bindings.get(low)
+        if b is not None:
+            v = b.view
+        elif sym.is_parameter or sym.is_initialized:
+            lbs, ubs = self.bounds_of(sym)
+            v = ArrayView(sym.name, self.table_name(sym), np.dtype(sym.dtype), lbs, ubs,
+                          read_only=True, what="a constant")
+        else:
+            if self.parent is None:
+                self.used.add(low)
+                ir_name = sym.name
+            else:
+                ir_name = self.local_name(sym)
+            lbs, ubs = self.bounds_of(sym)
+            v = ArrayView(sym.name, ir_name, np.dtype(sym.dtype), lbs, ubs)
+        self.views[low] = v
+        return v
+
+    def bounds_of(self, sym):
+        lbs, ubs = [], []
+        for lo_node, hi_node in sym.dims:
+            lbs.append(1 if lo_node is None else
+                       normalize_integer(self.int_expr(lo_node, "an array bound")))
+            ubs.append(None if hi_node == "*" else
+                       normalize_integer(self.int_expr(hi_node, "an array bound")))
+        return tuple(lbs), tuple(ubs)
+
+    def table_name(self, sym) -> str:
+        """IR name of the constant table holding parameter (or data) array *sym*."""
+        if self.parent is None:
+            self.used.add(sym.name.lower())
+            return sym.name
+        key = (self.unit_name.lower(), sym.name.lower()) if self.symtab.is_local(sym.name) \
+            else ("<module>", id(sym))
+        name = self.st.shared_tables.get(key)
+        if name is None:
+            shape = tuple(sym.value.shape)
+            lbs = tuple(int(evaluate_constant(lb)) for lb in self.bounds_of(sym)[0])
+            name = self.new_temporary(sym.name, sym.dtype, shape=shape, lower_bounds=lbs,
+                                      initializer=sym.value, read_only=True)
+            self.st.shared_tables[key] = name
+        return name
+
+    def array_ref(self, name: str, index_nodes, node):
+        sym = self.symtab.get(name)
+        if sym is None or not self.is_array_symbol(sym):
+            return None
+        view = self.view(sym, name)
+        if len(index_nodes) != view.rank:
+            raise self.error(f"'{sym.name}' has {view.rank} dimension(s) but "
+                             f"{len(index_nodes)} subscript(s) are given", name)
+        if any(isinstance(i, F.Subscript_Triplet) for i in index_nodes):
+            return self.section_element(view, index_nodes, name)
+        indices = [self.subscript(i, sym.name) for i in index_nodes]
+        return view.element(indices)
+
+    def subscript(self, node, array_name):
+        idx = normalize_integer(self.expr(node))
+        if not is_integer(self.checked_dtype(idx)):
+            raise self.error(f"subscript of '{array_name}' must be an integer", str(node))
+        return idx
+
+    # }}}
+
+    # {{{ sections in array expressions
+
+    def triplet(self, view: ArrayView, k: int, node):
+        """``(lower, upper, step)`` of subscript triplet *node* on axis *k*."""
+        lo_node, hi_node, st_node = node.items
+        lo = self.subscript(lo_node, view.name) if lo_node is not None else view.lbounds[k]
+        if hi_node is not None:
+            hi = self.subscript(hi_node, view.name)
+        elif view.ubounds[k] is None:
+            raise self.error(f"the upper bound of the last dimension of assumed-size array "
+                             f"'{view.name}' must be given in a section", view.name)
+        else:
+            hi = view.ubounds[k]
+        st = 1
+        if st_node is not None:
+            try:
+                st = int(evaluate_constant(self.expr(st_node)))
+            except NotConstant:
+                raise self.error("the stride of an array section must be a constant",
+                                 str(st_node), UnsupportedFeatureError) from None
+            if st == 0:
+                raise self.error("the stride of an array section is zero", str(st_node))
+        return lo, hi, st
+
+    def section_element(self, view: ArrayView, index_nodes, name):
+        ctx = self.elemental
+        if ctx is None:
+            raise self.error(f"array section of '{view.name}' is not supported here",
+                             name, UnsupportedFeatureError)
+        axes, parts = [], []
+        for k, inode in enumerate(index_nodes):
+            if isinstance(inode, F.Subscript_Triplet):
+                axes.append(self.triplet(view, k, inode))
+                parts.append(("axis", len(axes) - 1))
+            else:
+                parts.append(("index", self.subscript(inode, view.name)))
+        return self.conforming_element(view, axes, parts, name)
+
+    def whole_array_element(self, sym, name):
+        view = self.view(sym, name)
+        axes = []
+        for k in range(view.rank):
+            if view.ubounds[k] is None:
+                raise self.error(f"assumed-size array '{view.name}' cannot be used as a whole "
+                                 "array (give the section bounds)", name)
+            axes.append((view.lbounds[k], view.ubounds[k], 1))
+        return self.conforming_element(view, axes, [("axis", k) for k in range(view.rank)],
+                                       name)
+
+    def conforming_element(self, view, axes, parts, name):
+        ctx = self.elemental
+        if ctx.rank is None:
+            ctx.define(axes, view.name)
+        elif len(axes) != ctx.rank:
+            raise self.error(f"'{name}' has rank {len(axes)} here but the array expression "
+                             f"has rank {ctx.rank}", name)
+        else:
+            for d, ax in enumerate(axes):
+                ext = _triplet_extent(*ax)
+                if ext is not None and ctx.extents[d] is not None and ext != ctx.extents[d]:
+                    raise self.error(f"array shapes do not conform: dimension {d + 1} of "
+                                     f"'{name}' has {ext} elements, of '{ctx.names[d]}' "
+                                     f"{ctx.extents[d]}", name)
+        indices = []
+        for kind, value in parts:
+            if kind == "axis":
+                lo, hi, st = axes[value]
+                indices.append(normalize_integer(
+                    p.Sum((lo, p.Product((st, ctx.positions[value]))))))
+            else:
+                indices.append(value)
+        return view.element(indices)
+
+    # }}}
+
+    # {{{ array assignment
+
+    def is_array_assignment(self, lhs_node) -> bool:
+        if isinstance(lhs_node, F.Name):
+            sym = self.symtab.get(str(lhs_node))
+            return sym is not None and self.is_array_symbol(sym)
+        if isinstance(lhs_node, F.Part_Ref):
+            sym = self.symtab.get(str(lhs_node.items[0]))
+            if sym is None or not self.is_array_symbol(sym):
+                return False
+            return any(isinstance(i, F.Subscript_Triplet) for i in lhs_node.items[1].items)
+        return False
+
+    def array_assignment(self, lhs_node, rhs_node):
+        name = str(lhs_node.items[0]) if isinstance(lhs_node, F.Part_Ref) else str(lhs_node)
+        sym = self.symtab.get(name)
+        if sym.is_parameter:
+            raise self.error(f"cannot assign to parameter '{sym.name}'", name)
+        self.check_not_initialized(sym, name)
+        view = self.view(sym, name)
+        if view.read_only:
+            raise self.error(f"'{name}' is assigned, but the actual argument passed for it "
+                             f"is {view.what}", name)
+        ctx = ElementalContext(self)
+        saved = self.elemental
+        self.elemental = ctx
+        try:
+            if isinstance(lhs_node, F.Name):
+                lhs = self.whole_array_element(sym, name)
+            else:
+                subs = list(lhs_node.items[1].items)
+                if len(subs) != view.rank:
+                    raise self.error(f"'{sym.name}' has {view.rank} dimension(s) but "
+                                     f"{len(subs)} subscript(s) are given", name)
+                for s in subs:
+                    if not isinstance(s, F.Subscript_Triplet) and _has_section(s):
+                        raise self.error("vector subscripts on the left of an assignment "
+                                         "are not supported", name, UnsupportedFeatureError)
+                lhs = self.section_element(view, subs, name)
+            rhs = self.expr(rhs_node)
+        finally:
+            self.elemental = saved
+        rhs = self.convert_for_assignment(rhs, view.dtype, name)
+        order = self.assignment_order(lhs, rhs, ctx, name)
+        self.emit_elemental(ctx, order, name, lambda: self.add_assignment(
+            lhs, view.dtype, rhs, name, base_id=view.ir_name),
+            subst_targets=True)
+
+    def emit_elemental(self, ctx, order, base, emit, subst_targets=False):
+        """Open one loop per axis of *ctx* (last axis outermost) in *order*
+        ("ascending" or "descending"), call *emit* inside and replace the
+        position placeholders of what it added by the loop positions."""
+        opened = []
+        positions = {}
+        start = len(self.instructions)
+        try:
+            for d in reversed(range(ctx.rank)):
+                lo, hi, st = ctx.axes[d]
+                iname_base = f"{base}_i{d + 1}"
+                if order == "ascending":
+                    scope = self.open_counter_loop(iname_base, lo, hi, st)
+                    pos = normalize_integer(p.Sum((scope.value, p.Product((-1, lo))))) \
+                        if st == 1 else p.Variable(scope.iname)
+                else:
+                    # st == 1: run j over [lo, hi], position hi - j
+                    scope = self.open_counter_loop(iname_base, lo, hi, 1)
+                    pos = normalize_integer(p.Sum((hi, p.Product((-1, scope.value)))))
+                opened.append(scope)
+                positions[ctx.positions[d].name] = pos
+            emit()
+        finally:
+            for _ in opened:
+                self.loops.pop()
+        for k in range(start, len(self.instructions)):
+            insn = self.instructions[k]
+            new_expr = _normalized_indices(substitute(insn.expression, positions))
+            new_lhs = _normalized_indices(substitute(insn.assignee, positions))
+            new_preds = tuple(substitute(x, positions) for x in insn.predicates)
+            self.instructions[k] = insn.copy(expression=new_expr, assignee=new_lhs,
+                                             predicates=new_preds)
+
+    def assignment_order(self, lhs, rhs, ctx, name) -> str:
+        """"ascending" or "descending": an order of the element assignments in
+        which no element is read after it was assigned."""
+        target = lhs.aggregate.name
+        lhs_idx = index_tuple(lhs)
+        reads = [idx for n, idx in accesses(rhs) if n == target]
+        if all(idx == lhs_idx for idx in reads):
+            return "ascending"
+        pos_names = [v.name for v in ctx.positions]
+        primed = [f"{n}__r" for n in pos_names]
+        try:
+            later, earlier = self._overlap_sets(lhs_idx, reads, ctx, pos_names, primed)
+        except NonAffineError:
+            later = earlier = None
+        if later is False:
+            return "ascending"
+        if earlier is False and all(st == 1 for _, _, st in ctx.axes):
+            return "descending"
+        raise self.error(f"the right-hand side reads elements of '{name}' that the "
+                         "assignment changes, in an order no loop can keep (assign "
+                         "through a temporary array)", name, UnsupportedFeatureError)
+
+    def _overlap_sets(self, lhs_idx, reads, ctx, pos_names, primed):
+        """Whether some element is read by a later (resp. earlier) iteration
+        than the one assigning it; False when provably not, True otherwise."""
+        from f2loopy.ir.expressions import rename, variables_read
+        rename_map = dict(zip(pos_names, primed))
+        exprs = list(lhs_idx) + [e for idx in reads for e in idx]
+        for lo, hi, st in ctx.axes:
+            exprs += [lo, hi]
+        params = sorted(set().union(*(variables_read(e) for e in exprs))
+                        - set(pos_names) - set(primed))
+        space = make_space(pos_names + primed, params)
+
+        def in_range(names):
+            conds = []
+            for (lo, hi, st), n in zip(ctx.axes, names):
+                v = p.Variable(n)
+                idx = p.Sum((lo, p.Product((st, v))))
+                conds.append(p.Comparison(v, ">=", 0))
+                conds.append(p.Comparison(idx, "<=" if st > 0 else ">=", hi))
+            return set_from_condition(p.LogicalAnd(tuple(conds)), space)
+
+        base = in_range(pos_names) & in_range(primed)
+        # loop order: the last axis is outermost
+        order_w = [p.Variable(n) for n in reversed(pos_names)]
+        order_r = [p.Variable(n) for n in reversed(primed)]
+
+        def lex(op):
+            terms = []
+            for k in range(len(order_w)):
+                eqs = [p.Comparison(order_r[j], "==", order_w[j]) for j in range(k)]
+                terms.append(p.LogicalAnd(tuple(eqs + [p.Comparison(order_r[k], op,
+                                                                    order_w[k])])))
+            return set_from_condition(p.LogicalOr(tuple(terms)), space)
+
+        later_set, earlier_set = lex(">"), lex("<")
+        later = earlier = False
+        for idx in reads:
+            conflict = base
+            for w, r in zip(lhs_idx, idx):
+                r = rename(r, rename_map)
+                conflict = conflict & set_from_condition(p.Comparison(w, "==", r), space)
+            if not (conflict & later_set).is_empty():
+                later = True
+            if not (conflict & earlier_set).is_empty():
+                earlier = True
+        return later, earlier
+
+    # }}}
+
+    # {{{ reductions and inquiry
+
+    def array_intrinsic(self, name, arg_nodes, node):
+        if name in ("size", "lbound", "ubound"):
+            return self.array_inquiry(name, arg_nodes)
+        conv = self.converter()
+        keywords = ("vector_a", "vector_b") if name == "dot_product" else ("array",)
+        positional, kw = conv._split_args(name, arg_nodes, set(keywords) | {"dim", "mask"})
+        for bad in ("dim", "mask"):
+            if bad in kw:
+                raise self.error(f"the '{bad}' argument of '{name}' is not supported", bad,
+                                 UnsupportedFeatureError)
+        args = list(positional) + [kw[k] for k in keywords if k in kw]
+        want = 2 if name == "dot_product" else 1
+        if len(args) != want:
+            raise self.error(f"intrinsic '{name}' takes {want} array argument"
+                             f"{'s' if want > 1 else ''} here, got {len(args)}", name)
+        ctx = ElementalContext(self)
+        saved = self.elemental
+        self.elemental = ctx
+        try:
+            elems = [self.expr(a) for a in args]
+        finally:
+            self.elemental = saved
+        if ctx.rank is None:
+            raise self.error(f"the argument of '{name}' must be an array", name)
+        dts = [self.checked_dtype(e) for e in elems]
+        for dt in dts:
+            if is_logical(dt) or (name in ("maxval", "minval") and is_complex(dt)):
+                raise self.error(f"the argument of '{name}' must be "
+                                 f"{'integer or real' if name in ('maxval', 'minval') else 'numeric'}",
+                                 name)
+        dtype = promote(*dts)
+        if name == "dot_product":
+            a, b = elems
+            if is_complex(dts[0]):
+                a = p.Call(p.Variable("conjg"), (a,))
+            elem = p.Product((a, b))
+        else:
+            elem = elems[0]
+        acc = self.new_temporary(name, dtype)
+        self.add_raw_assignment(acc, _initial_value(name, dtype))
+        accv = p.Variable(acc)
+        if name in ("sum", "dot_product"):
+            update = p.Sum((accv, elem))
+        elif name == "product":
+            update = p.Product((accv, elem))
+        else:
+            update = p.Call(p.Variable("max" if name == "maxval" else "min"), (accv, elem))
+        self.emit_elemental(ctx, "ascending", acc, lambda: self.add_assignment(
+            accv, dtype, update, name, base_id=acc))
+        return accv
+
+    def array_inquiry(self, name, arg_nodes):
+        conv = self.converter()
+        positional, kw = conv._split_args(name, arg_nodes, {"array", "dim", "kind"})
+        if "kind" in kw:
+            raise self.error(f"the 'kind' argument of '{name}' is not supported", "kind",
+                             UnsupportedFeatureError)
+        args = list(positional) + [kw[k] for k in ("array", "dim") if k in kw]
+        if not args or len(args) > 2:
+            raise self.error(f"intrinsic '{name}' takes 1 or 2 arguments", name)
+        arr = args[0]
+        sym = self.symtab.get(str(arr)) if isinstance(arr, F.Name) else None
+        if sym is None or not self.is_array_symbol(sym):
+            raise self.error(f"the first argument of '{name}' must be an array name", name,
+                             UnsupportedFeatureError)
+        view = self.view(sym, str(arr))
+        if len(args) == 2:
+            dim = int(self.constant(args[1]))
+            if not 1 <= dim <= view.rank:
+                raise self.error(f"dimension {dim} of '{view.name}' does not exist", name)
+            dims = [dim - 1]
+        elif name != "size":
+            raise self.error(f"'{name}' without a 'dim' argument (an array result) is not "
+                             "supported", name, UnsupportedFeatureError)
+        else:
+            dims = list(range(view.rank))
+        if name == "lbound":
+            return _int32(view.lbounds[dims[0]])
+        if any(view.ubounds[k] is None for k in dims):
+            raise self.error(f"'{name}' of the assumed-size dimension of '{view.name}'", name)
+        if name == "ubound":
+            return _int32(view.ubounds[dims[0]])
+        total = None
+        for k in dims:
+            ext = view.extent(k)
+            try:
+                ext = np.int32(max(0, int(evaluate_constant(ext))))
+            except NotConstant:
+                ext = p.Call(p.Variable("max"), (np.int32(0), ext))
+            total = ext if total is None else p.Product((total, ext))
+        return normalize_integer(total) if not isinstance(total, np.generic) else total
+
+    # }}}
+
+
+def _int32(e):
+    if isinstance(e, (int, np.integer)):
+        return np.int32(e)
+    return e
+
+
+def _initial_value(name, dtype):
+    dt = np.dtype(dtype)
+    if name in ("sum", "dot_product"):
+        return dt.type(0)
+    if name == "product":
+        return dt.type(1)
+    if is_integer(dt):
+        info = np.iinfo(dt)
+        return dt.type(info.min if name == "maxval" else info.max)
+    info = np.finfo(dt)
+    return dt.type(-info.max if name == "maxval" else info.max)
+
+
+def _has_section(node) -> bool:
+    if isinstance(node, F.Subscript_Triplet):
+        return True
+    for ch in getattr(node, "items", ()) or ():
+        if hasattr(ch, "items") and _has_section(ch):
+            return True
+    return False
+
+
+def _normalized_indices(expr):
+    from f2loopy.ir.expressions import map_subscripts
+
+    def norm(sub):
+        idx = tuple(normalize_integer(i) for i in index_tuple(sub))
+        if idx == index_tuple(sub):
+            return None
+        return make_subscript(sub.aggregate.name, idx)
+    return map_subscripts(expr, norm)
+

@@ -1,0 +1,373 @@
+"""Calls of subroutines and functions of the same file: inlined.
+
+A ``call`` (or a function reference) is lowered by lowering the callee's body
+into the caller's kernel, with the callee's names bound to what the caller
+passes:
+
+* a scalar dummy argument refers to the caller's variable or array element
+  (by reference: assignments go there), or, for an expression, to its value
+  (evaluated once, before the body, into a temporary unless it is trivial;
+  assigning such a dummy is an error);
+* an array dummy argument views the caller's array from the element passed
+  (``a``, ``a(1, i)``, or a contiguous section such as ``a(:, i)``): when the
+  leading extents agree the axes map one to one (``x(k, j)`` is ``q(k, j,
+  e)``), otherwise by sequence association (column-major offsets);
+* local variables become fresh temporaries of the kernel; a function's
+  result is a temporary, which the reference evaluates to.
+
+Statement functions (``f(x) = x**2`` before the first executable statement)
+are expanded as expressions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pymbolic.primitives as p
+from fparser.two import Fortran2003 as F
+
+from f2loopy.analysis.types import is_integer
+from f2loopy.diagnostics import UnsupportedFeatureError
+from f2loopy.ir.expressions import is_constant, variables_read
+from f2loopy.ir.folding import normalize_integer
+
+_MAX_INLINE_DEPTH = 32
+
+
+@dataclass(eq=False)
+class ScalarBinding:
+    expr: object
+    writable: bool
+    what: str = "an expression"
+    is_array = False
+
+
+@dataclass(eq=False)
+class ArrayBinding:
+    view: object
+    is_array = True
+
+
+@dataclass(eq=False)
+class StatementFunction:
+    """``name(args) = body`` declared before the first executable statement."""
+
+    name: str
+    args: list
+    body: object
+    dtype: np.dtype
+    arg_dtypes: list
+
+
+def type_name(dt) -> str:
+    dt = np.dtype(dt)
+    base = {"i": "integer", "u": "integer", "f": "real", "c": "complex",
+            "b": "logical"}.get(dt.kind, str(dt))
+    default = {"i": 4, "u": 4, "f": 4, "c": 8, "b": 1}.get(dt.kind)
+    if dt.itemsize != default:
+        kind = dt.itemsize // 2 if dt.kind == "c" else dt.itemsize
+        return f"{base}({kind})"
+    return base
+
+
+class InliningMixin:
+    """Calls and function references (mixed into UnitLowering)."""
+
+    def find_procedure(self, name):
+        if self.registry is None:
+            return None
+        return self.registry.find(name, self.symtab, getattr(self, "module_info", None))
+
+    def statement_function_call(self, sf, arg_nodes):
+        if len(arg_nodes) != len(sf.args):
+            raise self.error(f"statement function '{sf.name}' takes {len(sf.args)} "
+                             f"argument(s), got {len(arg_nodes)}", sf.name)
+        values = {}
+        conv = self.converter()
+        for n, node, dt in zip(sf.args, arg_nodes, sf.arg_dtypes):
+            v = conv(node.items[1] if isinstance(node, F.Actual_Arg_Spec) else node)
+            values[n.lower()] = self.convert_for_assignment(v, dt, sf.name)
+        had = "resolve_name" in self.__dict__
+        outer = self.resolve_name
+
+        def resolve(name, node):
+            if name.lower() in values:
+                return values[name.lower()]
+            return outer(name, node)
+        self.resolve_name = resolve
+        try:
+            body = self.converter()(sf.body)
+        finally:
+            if had:
+                self.resolve_name = outer
+            else:
+                del self.resolve_name
+        return self.convert_for_assignment(body, sf.dtype, sf.name)
+
+    def inline_call(self, proc, actual_nodes, node):
+        """Lower *proc* (a subroutine or function of the file) into this
+        kernel; return the result variable for a function."""
+        stack = self.st.call_stack
+        if proc.name.lower() in [s.lower() for s in stack] or \
+                proc.name.lower() == self.root.unit_name.lower():
+            raise self.error(f"recursive call of '{proc.name}' is not supported", proc.name,
+                             UnsupportedFeatureError)
+        if len(stack) >= _MAX_INLINE_DEPTH:
+            raise self.error("calls nested too deeply", proc.name, UnsupportedFeatureError)
+        callee = proc.prepare(self.src, self.registry)
+        actuals = self.match_arguments(proc, callee.dummies, actual_nodes)
+        from f2loopy.frontend.lowering import UnitLowering
+        child = UnitLowering(self.src, callee.symtab, callee.dummies, callee.written,
+                             callee.do_variables, state=self.st, registry=self.registry,
+                             parent=self, unit_name=proc.name,
+                             statement_functions=callee.statement_functions)
+        child.module_info = proc.module
+        saved_elemental = self.elemental
+        self.elemental = None
+        try:
+            scalars = [(d, a) for d, a in zip(callee.dummies, actuals)
+                       if not callee.symtab.get(d).is_array]
+            arrays = [(d, a) for d, a in zip(callee.dummies, actuals)
+                      if callee.symtab.get(d).is_array]
+            for d, a in scalars:
+                child.bindings[d.lower()] = self.bind_scalar(proc, callee, d, a)
+            self.snapshot_element_bindings(child, callee)
+            for d, a in arrays:
+                child.bindings[d.lower()] = self.bind_array(proc, callee, child, d, a)
+            result = None
+            if proc.kind == "function":
+                rsym = callee.symtab.get(callee.result_name)
+                tmp = self.new_temporary(proc.name, rsym.dtype)
+                result = p.Variable(tmp)
+                child.bindings[callee.result_name.lower()] = ScalarBinding(
+                    result, True, "the function result")
+            stack.append(proc.name)
+            try:
+                child.lower_body(callee.body)
+            finally:
+                stack.pop()
+        finally:
+            self.elemental = saved_elemental
+        return result
+
+    def match_arguments(self, proc, dummies, actual_nodes):
+        positional, by_name = [], {}
+        for a in actual_nodes:
+            if isinstance(a, F.Actual_Arg_Spec):
+                key, val = a.items
+                by_name[str(key).lower()] = val
+            else:
+                if by_name:
+                    raise self.error("positional argument after a keyword argument",
+                                     proc.name)
+                positional.append(a)
+        if len(positional) + len(by_name) != len(dummies) or len(positional) > len(dummies):
+            raise self.error(f"'{proc.name}' takes {len(dummies)} argument(s), got "
+                             f"{len(positional) + len(by_name)}", proc.name)
+        out = list(positional)
+        for d in dummies[len(positional):]:
+            if d.lower() not in by_name:
+                raise self.error(f"argument '{d}' of '{proc.name}' is missing", proc.name)
+            out.append(by_name.pop(d.lower()))
+        if by_name:
+            raise self.error(f"'{proc.name}' has no argument '{next(iter(by_name))}'",
+                             next(iter(by_name)))
+        return out
+
+    def _check_type(self, proc, dummy, have, want):
+        if np.dtype(have) != np.dtype(want):
+            raise self.error(f"argument '{dummy}' of '{proc.name}' is {type_name(want)}, but "
+                             f"the actual argument is {type_name(have)}", proc.name)
+
+    def bind_scalar(self, proc, callee, dummy, node):
+        dsym = callee.symtab.get(dummy)
+        writes = dummy.lower() in callee.written
+        if isinstance(node, F.Name):
+            name = str(node)
+            scope = self.loop_for(name)
+            if scope is not None:
+                self._check_type(proc, dummy, np.dtype(np.int32), dsym.dtype)
+                return ScalarBinding(scope.value, False, "a loop variable")
+            sym = self.symbol(name)
+            if self.is_array_symbol(sym):
+                raise self.error(f"array '{name}' is passed for scalar argument '{dummy}' of "
+                                 f"'{proc.name}'", name)
+            if sym.is_parameter:
+                self._check_type(proc, dummy, sym.dtype, dsym.dtype)
+                return ScalarBinding(sym.value, False, "a constant")
+            if writes:
+                expr, dt = self.scalar_target(sym, name)
+                self._check_type(proc, dummy, dt, dsym.dtype)
+                return ScalarBinding(expr, True, "a variable")
+            expr = self.resolve_name(name, node)
+            self._check_type(proc, dummy, self.checked_dtype(expr), dsym.dtype)
+            if is_constant(expr):
+                return ScalarBinding(expr, False, "a constant")
+            return ScalarBinding(expr, False, "a variable")
+        if isinstance(node, F.Part_Ref) and not any(
+                isinstance(s, F.Subscript_Triplet) for s in node.items[1].items):
+            name = str(node.items[0])
+            sym = self.symtab.get(name)
+            if sym is not None and self.is_array_symbol(sym):
+                view = self.view(sym, name)
+                if writes and view.read_only:
+                    raise self.error(f"'{proc.name}' assigns argument '{dummy}', but the "
+                                     f"actual argument is {view.what}", name)
+                expr = self.array_ref(name, list(node.items[1].items), node)
+                self._check_type(proc, dummy, view.dtype, dsym.dtype)
+                return ScalarBinding(expr, writes, "an array element")
+        value = self.expr(node)
+        if writes:
+            raise self.error(f"'{proc.name}' assigns argument '{dummy}', but the actual "
+                             "argument is an expression", str(node))
+        self._check_type(proc, dummy, self.checked_dtype(value), dsym.dtype)
+        if is_constant(value) or isinstance(value, p.Variable) or \
+                _is_index_arithmetic(value, self):
+            return ScalarBinding(value, False, "an expression")
+        tmp = self.new_temporary(f"{dummy}_arg", dsym.dtype)
+        self.add_assignment(p.Variable(tmp), dsym.dtype, value, str(node), base_id=tmp)
+        return ScalarBinding(p.Variable(tmp), False, "an expression")
+
+    def snapshot_element_bindings(self, child, callee):
+        """Array elements passed by reference are fixed at the call: if the
+        callee may change a variable their subscripts read, evaluate the
+        subscripts first."""
+        changed = set()
+        for d, b in child.bindings.items():
+            if isinstance(b, ScalarBinding) and b.writable and d in callee.written:
+                changed |= variables_read(b.expr) if isinstance(b.expr, p.Variable) else set()
+        if not changed:
+            return
+        for d, b in list(child.bindings.items()):
+            e = b.expr if isinstance(b, ScalarBinding) else None
+            if not isinstance(e, p.Subscript):
+                continue
+            idx = e.index if isinstance(e.index, tuple) else (e.index,)
+            new_idx = []
+            for k, i in enumerate(idx):
+                if variables_read(i) & changed:
+                    tmp = self.new_temporary(f"{d}_index{k + 1}", np.int32)
+                    self.add_assignment(p.Variable(tmp), np.dtype(np.int32), i, None,
+                                        base_id=tmp)
+                    i = p.Variable(tmp)
+                new_idx.append(i)
+            child.bindings[d] = ScalarBinding(
+                p.Subscript(e.aggregate, tuple(new_idx) if len(new_idx) > 1 else new_idx[0]),
+                b.writable, b.what)
+
+    def bind_array(self, proc, callee, child, dummy, node):
+        from f2loopy.frontend.arrays import ArrayView
+        dsym = callee.symtab.get(dummy)
+        writes = dummy.lower() in callee.written
+        if isinstance(node, F.Name):
+            sym = self.symtab.get(str(node))
+            if sym is None or not self.is_array_symbol(sym):
+                raise self.error(f"argument '{dummy}' of '{proc.name}' is an array, but "
+                                 f"'{node}' is not", str(node))
+            view = self.view(sym, str(node))
+            start = list(view.lbounds)
+        elif isinstance(node, F.Part_Ref):
+            name = str(node.items[0])
+            sym = self.symtab.get(name)
+            if sym is None or not self.is_array_symbol(sym):
+                raise self.error(f"argument '{dummy}' of '{proc.name}' is an array, but "
+                                 f"'{name}' is not", name)
+            view = self.view(sym, name)
+            subs = list(node.items[1].items)
+            if len(subs) != view.rank:
+                raise self.error(f"'{sym.name}' has {view.rank} dimension(s) but "
+                                 f"{len(subs)} subscript(s) are given", name)
+            start = self.section_start(view, subs, proc, name)
+        else:
+            raise self.error(f"argument '{dummy}' of '{proc.name}' is an array: pass an array, "
+                             "an array element or a contiguous section", str(node))
+        self._check_type(proc, dummy, view.dtype, dsym.dtype)
+        if writes and view.read_only:
+            raise self.error(f"'{proc.name}' assigns argument '{dummy}', but the actual "
+                             f"argument is {view.what}", str(node))
+        lbs, ubs = child.bounds_of(dsym)
+        mapper = _association(view, start, lbs, ubs)
+        if mapper is None:
+            raise self.error(f"cannot pass '{node}' for argument '{dummy}' of '{proc.name}': "
+                             "the leading extents of the dummy argument are not known",
+                             str(node), UnsupportedFeatureError)
+        return ArrayBinding(ArrayView(dsym.name, view.ir_name, view.dtype, lbs, ubs,
+                                      mapper=mapper, read_only=view.read_only,
+                                      what=view.what))
+
+    def section_start(self, view, subs, proc, name):
+        """First element of an element or contiguous-section actual argument."""
+        start = []
+        axes = [isinstance(s, F.Subscript_Triplet) for s in subs]
+        if any(axes):
+            m = axes.index(False) if False in axes else len(axes)
+            if any(axes[m:]):
+                raise self.error(f"the section '{name}(...)' passed to '{proc.name}' is not "
+                                 "contiguous (only leading ':' dimensions are)", name,
+                                 UnsupportedFeatureError)
+            for k, s in enumerate(subs):
+                if axes[k]:
+                    lo, hi, st = self.triplet(view, k, s)
+                    full = normalize_integer(lo) == normalize_integer(view.lbounds[k]) and \
+                        view.ubounds[k] is not None and \
+                        normalize_integer(hi) == normalize_integer(view.ubounds[k])
+                    if st != 1 or (k < m - 1 and not full):
+                        raise self.error(f"the section '{name}(...)' passed to '{proc.name}' "
+                                         "is not contiguous", name, UnsupportedFeatureError)
+                    start.append(lo)
+                else:
+                    start.append(self.subscript(s, name))
+            return start
+        return [self.subscript(s, name) for s in subs]
+
+
+def _is_index_arithmetic(expr, lowering) -> bool:
+    """Integer arithmetic on variables and constants (cheap to repeat)."""
+    if isinstance(expr, (p.Subscript, p.Call)):
+        return False
+    if not is_integer(lowering.checked_dtype(expr)):
+        return False
+    children = getattr(expr, "children", None)
+    if children is None:
+        return isinstance(expr, p.Variable) or is_constant(expr)
+    return all(_is_index_arithmetic(c, lowering) for c in children)
+
+
+def _same(a, b) -> bool:
+    return normalize_integer(a) == normalize_integer(b)
+
+
+def _association(view, start, lbs, ubs):
+    """Map the dummy's subscripts to the actual view's, or None."""
+    rd, ra = len(lbs), view.rank
+    d_ext = [None if ubs[k] is None else normalize_integer(
+        p.Sum((ubs[k], p.Product((-1, lbs[k])), 1))) for k in range(rd)]
+    a_ext = [view.extent(k) for k in range(ra)]
+    aligned = rd <= ra and all(
+        d_ext[k] is not None and a_ext[k] is not None and _same(d_ext[k], a_ext[k])
+        and _same(start[k], view.lbounds[k]) for k in range(rd - 1))
+
+    if aligned:
+        def mapper(idx):
+            out = []
+            for k in range(rd):
+                base = view.lbounds[k] if k < rd - 1 else start[k]
+                out.append(normalize_integer(p.Sum((base, idx[k], p.Product((-1, lbs[k]))))))
+            out.extend(start[rd:])
+            return view.ir_indices(out)
+        return mapper
+    if any(e is None for e in d_ext[:-1]):
+        return None
+
+    def linear(idx):
+        offset, stride = 0, 1
+        for k in range(rd):
+            rel = p.Sum((idx[k], p.Product((-1, lbs[k]))))
+            offset = p.Sum((offset, p.Product((stride, rel))))
+            if k < rd - 1:
+                stride = p.Product((stride, d_ext[k]))
+        out = [normalize_integer(p.Sum((start[0], offset)))] + list(start[1:])
+        return view.ir_indices(out)
+    return linear
+
