@@ -76,23 +76,41 @@ def main():
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-o", "--output-dir", type=click.Path(file_okay=False), default=None,
               help="Directory for the outputs (default: next to each input).")
+@click.option("--depfile", type=click.Path(dir_okay=False), default=None,
+              help="Write the files each output depends on (the Fortran file, recipes, "
+                   "scripts) as Make rules, like gcc -MD.")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Translate up to N files at once (0: one per CPU).")
+@click.option("--progress/--no-progress", default=None,
+              help="Show a progress bar on stderr (default: when stderr is a terminal).")
 @defines_option
 @transform_option
 @debug_option
-def translate(files, output_dir, defines, transform, debug):
-    """Translate Fortran FILES: writes NAME.cl and NAME_cl.py for each.
+def translate(files, output_dir, depfile, jobs, progress, defines, transform, debug):
+    """Translate Fortran FILES: writes NAME.cl, NAME_cl.py (Python glue), NAME_cl.f90 and
+    NAME_cl.c (Fortran glue) for each.
 
-    Nothing is written for a file that has an error.
+    Nothing is written for a file that has an error; the errors of every file are reported.
     """
-    from f2loopy.pipeline import translate_file, write_outputs
+    from f2loopy.build import Progress, depfile_text, translate_files
     values = _parse_defines(defines)
+    if progress is None:
+        progress = sys.stderr.isatty()
+    outcomes = translate_files(files, jobs=jobs, progress=Progress(len(files), progress),
+                               output_dir=output_dir, defines=values, transform=transform,
+                               debug=debug)
     failed = 0
-    for f in files:
+    for o in outcomes:
+        if o.skipped:
+            click.echo(f"f2loopy: note: skipping {o.path}: {o.skipped}", err=True)
+        elif o.error is not None:
+            click.echo(o.error, err=True)
+            failed += 1
+    if depfile is not None and not failed:
+        from f2loopy.pipeline import write_outputs
         try:
-            result = translate_file(f, output_dir=output_dir, defines=values,
-                                    transform=transform, debug=debug)
-            write_outputs(result.outputs)
-        except Exception as exc:  # noqa: BLE001 - every failure is reported, not raised
+            write_outputs({Path(depfile): depfile_text(outcomes)})
+        except Exception as exc:  # noqa: BLE001
             _report(exc, debug)
             failed += 1
     sys.exit(1 if failed else 0)

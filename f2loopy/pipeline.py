@@ -3,7 +3,8 @@
 ::
 
     source --frontend--> kernels --script (sandboxed)--> kernels --codegen--> .cl
-                                                                     \\--glue--> _cl.py
+                                                                     \\--glue--> _cl.py,
+                                                                               _cl.f90 + _cl.c
 
 Nothing is written until every stage has succeeded; outputs are written
 atomically (temporary file, then rename) and an output whose content did not
@@ -20,6 +21,7 @@ from pathlib import Path
 from f2loopy.codegen import file_header, generate_code, join_program
 from f2loopy.diagnostics import F2LoopyError
 from f2loopy.frontend import read_source, translate_source
+from f2loopy.glue.fortran import generate_fortran_glue
 from f2loopy.glue.python import generate_python_glue
 
 INPUT_SUFFIXES = (".f90", ".F90", ".f", ".F", ".for", ".f77", ".floopy", ".f95", ".f03",
@@ -72,7 +74,9 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
     cl_name = f"{stem}.cl"
     program = file_header(path.name) + "\n\n" + join_program(generated)
     glue = generate_python_glue(generated, program, cl_name, path.name)
-    outputs = {out_dir / cl_name: program, out_dir / f"{stem}_cl.py": glue}
+    f_glue, c_program = generate_fortran_glue(generated, program, stem, path.name)
+    outputs = {out_dir / cl_name: program, out_dir / f"{stem}_cl.py": glue,
+               out_dir / f"{stem}_cl.f90": f_glue, out_dir / f"{stem}_cl.c": c_program}
     return TranslationResult(path, kernels, generated, outputs, inputs, script.checkpoints,
                              script.output)
 

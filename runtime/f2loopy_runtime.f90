@@ -9,7 +9,7 @@
 !   f2l_error_message()               message of the last error of this thread
 !   f2l_device_name()                 the OpenCL device in use
 ! Every procedure with an optional status sets it (F2L_OK = 0 on success); when
-! the caller does not pass status, an error stops the program with its message.
+! the caller does not pass status, an error stops the program with its message (stop 1).
 !
 ! The type f2l_call is what the generated glue (NAME_cl.f90) uses to launch kernels.
 module f2loopy_runtime
@@ -209,8 +209,10 @@ contains
     character(kind=c_char), pointer :: chars(:)
     integer(c_size_t) :: n
     integer :: i
-    s = ""
-    if (.not. c_associated(p)) return
+    if (.not. c_associated(p)) then
+      s = ""
+      return
+    end if
     n = c_strlen(p)
     call c_f_pointer(p, chars, [n])
     allocate(character(len=n) :: s)
@@ -229,7 +231,7 @@ contains
     else if (st /= F2L_OK) then
       write(error_unit, '(a)') "f2loopy: error: " // f2l_error_message()
       write(error_unit, '(a)') "f2loopy: (pass status= to handle errors in the program)"
-      error stop 1
+      stop 1
     end if
   end subroutine
 

@@ -20,6 +20,7 @@ def test_translate_writes_kernel_and_glue(tmp_path):
     proc = f2loopy("translate", str(src))
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["saxpy.cl", "saxpy.f90",
+                                                          "saxpy_cl.c", "saxpy_cl.f90",
                                                           "saxpy_cl.py"]
     assert "__kernel void" in (tmp_path / "saxpy.cl").read_text()
 
@@ -28,7 +29,8 @@ def test_output_dir(tmp_path):
     out = tmp_path / "gen"
     proc = f2loopy("translate", "-o", str(out), str(SAMPLES / "matmul.f90"))
     assert proc.returncode == 0, proc.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["matmul.cl", "matmul_cl.py"]
+    assert sorted(p.name for p in out.iterdir()) == ["matmul.cl", "matmul_cl.c",
+                                                     "matmul_cl.f90", "matmul_cl.py"]
 
 
 def test_unchanged_output_is_not_rewritten(tmp_path):
@@ -54,7 +56,8 @@ def test_errors_in_one_file_do_not_stop_the_others(tmp_path):
     assert "bad.f90:3:3: error: 'print' statements" in proc.stderr
     assert "worse.f90:3:3: error: 'stop' is not supported" in proc.stderr
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == ["bad.f90", "good.cl", "good.f90", "good_cl.py", "worse.f90"]
+    assert names == ["bad.f90", "good.cl", "good.f90", "good_cl.c", "good_cl.f90",
+                     "good_cl.py", "worse.f90"]
 
 
 def test_show_prints_ir_and_code(tmp_path):
