@@ -287,14 +287,11 @@ def _place_in(kernel, nodes, level, by_level):
         gap = end if r.carried else r.allowed[0][1]
         barriers[gap] = r.scope if barriers.get(gap) != "global" else "global"
     out = []
-    reasons = {}
-    for r in reqs:
-        reasons.setdefault(r.var, (r.a, r.b))
-    text = ", ".join(f"{v}: {a} -> {b}" for v, (a, b) in sorted(reasons.items()))
     for pos in range(len(new_nodes) + 1):
         if pos in barriers and not (pos < len(new_nodes)
                                     and _is_barrier(kernel, new_nodes[pos])):
-            out.append(BarrierNode(barriers[pos], f"for {text}"))
+            served = sorted({r.var for r in reqs if r.satisfied_by(pos, end)})
+            out.append(BarrierNode(barriers[pos], f"for {', '.join(served)}"))
         if pos < len(new_nodes):
             out.append(new_nodes[pos])
     return out

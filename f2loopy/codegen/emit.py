@@ -19,7 +19,7 @@ from f2loopy.codegen.grid import Grid
 from f2loopy.codegen.helpers import HelperSet
 from f2loopy.codegen.names import c_name
 from f2loopy.diagnostics import CodegenError
-from f2loopy.ir.domains import combined_domain
+from f2loopy.ir.domains import combined_domain, iname_closure
 from f2loopy.ir.folding import normalize_integer
 from f2loopy.ir.isl_tools import (
     align_params, dim_type, expr_from_pwaff, expr_from_set, set_to_params)
@@ -242,7 +242,11 @@ class KernelEmitter:
     def emit_loop(self, node: LoopNode, names, ctx):
         iname = node.iname
         tag = self.kernel.iname_tag(iname)
-        dom = _as_params(self.domain(names + [iname]), names)
+        # only the loops this one's bounds depend on (or share a domain with)
+        # constrain it: the loop runs for every value of the others
+        related = set(iname_closure(self.kernel, [iname]))
+        outer = [n for n in names if n in related]
+        dom = _as_params(self.domain(outer + [iname]), outer)
         dom, c = align_params(dom, ctx)
         dom = dom.intersect_params(c)
         if dom.is_empty():

@@ -8,7 +8,11 @@ from f2loopy.ir.kernel import Assignment, Kernel
 
 
 def preprocess(kernel: Kernel) -> Kernel:
-    """Validate *kernel* for code generation and return it ready to emit."""
+    """Validate *kernel* for code generation and return it ready to emit:
+    reductions become plain instructions."""
+    from f2loopy.codegen.reductions import realize_reductions
+    check_instructions(kernel)
+    kernel = realize_reductions(kernel)
     check_instructions(kernel)
     return kernel
 
@@ -25,6 +29,11 @@ def check_instructions(kernel: Kernel) -> None:
         if unknown:
             raise CodegenError(f"instruction '{insn.id}' runs in loop(s) that no domain "
                                f"defines: {', '.join(sorted(unknown))}", insn.span)
+        from f2loopy.ir.kernel import BarrierInstruction
+        if isinstance(insn, BarrierInstruction) and insn.scope == "global":
+            raise CodegenError(f"global barrier '{insn.id}': synchronising all work-groups "
+                               "needs the kernel split in two, which f2loopy does not do; "
+                               "use a local barrier or separate kernels", insn.span)
         if isinstance(insn, Assignment):
             for expr in (insn.assignee, insn.expression, *insn.predicates):
                 try:

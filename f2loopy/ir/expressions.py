@@ -210,3 +210,23 @@ def flatten_sum(terms) -> object:
     if len(terms) == 1:
         return terms[0]
     return p.Sum(tuple(terms))
+
+
+class _CallRenamer(_Rewriter):
+    def __init__(self, mapping):
+        self.mapping = mapping
+
+    def map_call(self, expr, *args, **kwargs):
+        pars = tuple(self.rec(a) for a in expr.parameters)
+        fn = expr.function
+        new_fn = p.Variable(self.mapping[fn.name]) if fn.name in self.mapping else fn
+        if new_fn is fn and all(a is b for a, b in zip(pars, expr.parameters)):
+            return expr
+        return p.Call(new_fn, pars)
+
+
+def rename_functions(expr, mapping: Mapping[str, str]):
+    """Rename called functions (e.g. substitution rules) by *mapping*."""
+    if not mapping:
+        return expr
+    return _CallRenamer(mapping)(expr)

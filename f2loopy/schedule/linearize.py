@@ -204,5 +204,13 @@ def _find_cycle(deps):
 
 def linearize(kernel: Kernel) -> tuple:
     """The schedule tree of *kernel*: a tuple of :class:`LoopNode`,
-    :class:`InsnNode` (barriers are added by the barrier pass)."""
-    return _Search(kernel).run()
+    :class:`InsnNode` (barriers are added by the barrier pass).
+
+    Loop priorities are followed where the dependencies allow; if no schedule
+    respects them, they are dropped (they are advice, as in loopy)."""
+    try:
+        return _Search(kernel).run()
+    except CodegenError:
+        if not kernel.loop_priority:
+            raise
+    return _Search(kernel.copy(loop_priority=frozenset())).run()

@@ -3,11 +3,16 @@
 from f2loopy.transform.iname import (
     duplicate_inames, join_inames, prioritize_loops, remove_unused_inames, rename_iname,
     set_loop_priority, split_iname, tag_inames, untag_inames)
+from f2loopy.transform.fusion import fuse_kernels
+from f2loopy.transform.instructions import (
+    add_barrier, add_dependency, add_nosync, remove_instructions, set_options, tag_instructions)
 from f2loopy.transform.match import find_instructions, parse_match
 from f2loopy.transform.parameters import assume, fix_parameters
+from f2loopy.transform.reduction import accumulation_to_reduction
 
 __all__ = [
-    "assume", "fix_parameters", "duplicate_inames", "find_instructions", "join_inames", "parse_match", "prioritize_loops",
+    "accumulation_to_reduction", "add_barrier", "add_dependency", "add_nosync", "fuse_kernels", "remove_instructions",
+    "set_options", "tag_instructions", "assume", "fix_parameters", "duplicate_inames", "find_instructions", "join_inames", "parse_match", "prioritize_loops",
     "remove_unused_inames", "rename_iname", "set_loop_priority", "split_iname", "tag_inames",
     "untag_inames",
 ]

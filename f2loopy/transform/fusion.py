@@ -1,0 +1,261 @@
+"""Fusing several kernels into one."""
+
+from __future__ import annotations
+
+from f2loopy.analysis.accesses import AccessAnalysis, instruction_accesses
+from f2loopy.diagnostics import TransformError
+from f2loopy.ir.domains import combined_domain, iname_closure
+from f2loopy.ir.expressions import rename, rename_functions
+from f2loopy.ir.frozen import FrozenMap
+from f2loopy.ir.isl_tools import align_params, dim_type, set_names, set_to_params
+from f2loopy.ir.kernel import Kernel, ScalarArg, SubstitutionRule, TranslationUnit
+from f2loopy.transform.util import map_expressions
+
+
+def _as_kernels(kernels) -> list[Kernel]:
+    out = []
+    for k in kernels:
+        if isinstance(k, TranslationUnit):
+            out.extend(k.kernels)
+        elif isinstance(k, Kernel):
+            out.append(k)
+        else:
+            raise TransformError(f"fuse_kernels: expected kernels, got {type(k).__name__}")
+    return out
+
+
+def _rename_kernel_locals(k: Kernel, suffix: str, keep: set) -> Kernel:
+    """Rename temporaries, substitution rules and instruction ids with *suffix*."""
+    tmp_map = {n: n + suffix for n in k.temporaries if n not in keep}
+    rule_map = {n: n + suffix for n in k.substitutions}
+    id_map = {i.id: i.id + suffix for i in k.instructions}
+
+    def fix(expr):
+        return rename_functions(rename(expr, tmp_map), rule_map)
+
+    insns = []
+    for i in k.instructions:
+        i = map_expressions(i, fix)
+        i = i.copy(id=id_map[i.id], depends_on=frozenset(id_map.get(d, d) for d in i.depends_on),
+                   no_sync_with=frozenset((id_map.get(a, a), s) for a, s in i.no_sync_with))
+        insns.append(i)
+    temps = FrozenMap((tmp_map.get(n, n), t.copy(name=tmp_map.get(n, n)))
+                      for n, t in k.temporaries.items())
+    rules = FrozenMap((rule_map[n], SubstitutionRule(rule_map[n], r.arguments, fix(r.expression),
+                                                     r.span))
+                      for n, r in k.substitutions.items())
+    domains = []
+    for d in k.domains:
+        for old, new in tmp_map.items():
+            idx = d.find_dim_by_name(dim_type.param, old)
+            if idx >= 0:
+                d = d.set_dim_name(dim_type.param, idx, new)
+        domains.append(d)
+    return k.copy(instructions=tuple(insns), temporaries=temps, substitutions=rules,
+                  domains=tuple(domains))
+
+
+def fuse_kernels(kernels, suffixes=None, data_flow=None, *, name: str | None = None) -> Kernel:
+    """Fuse *kernels* into one kernel that does the work of all of them, in order.
+
+    * Inames with the same name are joined: their domains must agree (the
+      projection of each kernel's domain onto the shared inames must be the
+      same), else the fusion would change what runs and is refused.
+    * Arguments with the same name are merged (their declarations must agree).
+    * Temporaries, substitution rules and instruction ids of kernel *k* get the
+      suffix ``suffixes[k]`` (default: ``_0``, ``_1``, ... only where names
+      clash), so locals stay apart.
+    * Conflicting accesses to shared arguments are ordered like the original
+      sequence of calls (exactly: only accesses that can touch the same
+      element are ordered).
+    * *data_flow*: ``[(variable, from_kernel_index, to_kernel_index), ...]``
+      names temporaries that carry values from one kernel to a later one;
+      they are shared instead of renamed, and ordered.
+    """
+    ks = _as_kernels(kernels)
+    if len(ks) < 2:
+        raise TransformError("fuse_kernels: give at least two kernels")
+    if suffixes is not None and len(suffixes) != len(ks):
+        raise TransformError("fuse_kernels: one suffix per kernel is needed")
+    shared = {v for v, *_ in (data_flow or ())}
+    for v, src, dst in (data_flow or ()):
+        if not (0 <= src < dst < len(ks)):
+            raise TransformError(f"fuse_kernels: data_flow entry ({v!r}, {src}, {dst}) must go "
+                                 "from an earlier kernel to a later one")
+    renamed = []
+    for k_idx, k in enumerate(ks):
+        if suffixes is not None:
+            suffix = suffixes[k_idx]
+        else:
+            clash = any(n in other.temporaries or n in {i.id for i in other.instructions}
+                        for other in renamed for n in list(k.temporaries)
+                        + [i.id for i in k.instructions])
+            suffix = f"_{k_idx}" if clash else ""
+        renamed.append(_rename_kernel_locals(k, suffix, shared) if suffix else k)
+
+    _check_domains_agree(renamed)
+    args = _merge_args(renamed)
+    temps = {}
+    for k in renamed:
+        for n, t in k.temporaries.items():
+            if n in temps and temps[n] != t and n not in shared:
+                raise TransformError(f"fuse_kernels: temporary '{n}' is declared differently "
+                                     "in two kernels (give suffixes=)")
+            temps.setdefault(n, t)
+    rules = {}
+    for k in renamed:
+        for n, r in k.substitutions.items():
+            if n in rules and rules[n].expression != r.expression:
+                raise TransformError(f"fuse_kernels: substitution rule '{n}' differs between "
+                                     "kernels (give suffixes=)")
+            rules[n] = r
+    tags = {}
+    for k in renamed:
+        for n, t in k.iname_tags.items():
+            if n in tags and tags[n] != t:
+                raise TransformError(f"fuse_kernels: iname '{n}' is tagged '{tags[n]}' in one "
+                                     f"kernel and '{t}' in another")
+            tags[n] = t
+    ids = [i.id for k in renamed for i in k.instructions]
+    if len(set(ids)) != len(ids):
+        raise TransformError("fuse_kernels: instruction ids clash (give suffixes=)")
+
+    domains = list(renamed[0].domains)
+    known = set(renamed[0].all_inames())
+    for k in renamed[1:]:
+        for d in k.domains:
+            present = [n for n in set_names(d) if n in known]
+            if present:
+                d = set_to_params(d, present)
+            if d.dim(dim_type.set):
+                domains.append(d.coalesce())
+                known |= set(set_names(d))
+    assumptions = renamed[0].assumptions
+    for k in renamed[1:]:
+        a, b = align_params(assumptions, k.assumptions)
+        assumptions = a & b
+    fused = Kernel(
+        name=name or "_".join(k.name for k in ks),
+        args=tuple(args), temporaries=FrozenMap(temps), domains=tuple(domains),
+        instructions=tuple(i for k in renamed for i in k.instructions),
+        iname_tags=FrozenMap(tags), substitutions=FrozenMap(rules),
+        assumptions=assumptions.coalesce(),
+        loop_priority=frozenset().union(*(k.loop_priority for k in renamed)),
+        options=renamed[0].options, span=renamed[0].span, module=renamed[0].module)
+    return _order_across_kernels(fused, [[i.id for i in k.instructions] for k in renamed])
+
+
+def _check_domains_agree(kernels):
+    seen = {}
+    for k in kernels:
+        for iname in k.all_inames():
+            closure = iname_closure(k, [iname])
+            dom = combined_domain(k, closure, with_assumptions=False)
+            if iname in seen:
+                other_k, other = seen[iname]
+                if set(set_names(other)) != set(set_names(dom)):
+                    raise TransformError(
+                        f"fuse_kernels: loop '{iname}' depends on different loops in kernels "
+                        f"'{other_k}' and '{k.name}'")
+                from f2loopy.ir.isl_tools import reorder_set
+                a, b = align_params(other, reorder_set(dom, set_names(other)))
+                if not a.is_equal(b):
+                    raise TransformError(
+                        f"fuse_kernels: loop '{iname}' has different bounds in kernels "
+                        f"'{other_k}' ({other}) and '{k.name}' ({dom}); fusing would change "
+                        "which iterations run (rename the iname in one kernel first)")
+            else:
+                seen[iname] = (k.name, dom)
+
+
+def _merge_args(kernels):
+    args = {}
+    order = []
+    for k in kernels:
+        for a in k.args:
+            if a.name in args:
+                b = args[a.name]
+                same = type(a) is type(b) and a.dtype == b.dtype and \
+                    tuple(a.shape) == tuple(b.shape) and \
+                    tuple(a.lower_bounds) == tuple(b.lower_bounds)
+                if isinstance(a, ScalarArg):
+                    same = same and a.fixed_value == b.fixed_value
+                if not same:
+                    raise TransformError(f"fuse_kernels: argument '{a.name}' is declared "
+                                         f"differently in the kernels")
+                continue
+            args[a.name] = a
+            order.append(a.name)
+    return [args[n] for n in order]
+
+
+def _order_across_kernels(fused: Kernel, groups) -> Kernel:
+    """Add dependencies from each kernel's instructions on the earlier kernels'
+    instructions they conflict with, after checking that running them in the
+    shared loops does not reorder a dependence (which would change results)."""
+    analysis = AccessAnalysis(fused)
+    by_id = fused.id_to_insn
+    accs = {i.id: instruction_accesses(fused, i) for i in fused.instructions}
+    order = list(fused.all_inames())
+    extra = {}
+    for g_idx, group in enumerate(groups):
+        for later in group:
+            for earlier_group in groups[:g_idx]:
+                for earlier in earlier_group:
+                    for a in accs[earlier]:
+                        for b in accs[later]:
+                            if a.name != b.name or not (a.is_write or b.is_write):
+                                continue
+                            if not analysis.may_conflict(a, b):
+                                continue
+                            extra.setdefault(later, set()).add(earlier)
+                            _check_not_reversed(analysis, order, by_id[earlier],
+                                                by_id[later], a, b)
+    insns = tuple(i.copy(depends_on=i.depends_on | frozenset(extra.get(i.id, ())))
+                  for i in fused.instructions)
+    return fused.copy(instructions=insns)
+
+
+def _is_accumulation(insn, name) -> bool:
+    """``v[idx] = v[idx] + ...`` (or ``*``): order of such updates is free up to rounding."""
+    from f2loopy.ir.kernel import Assignment
+    import pymbolic.primitives as p
+    if not isinstance(insn, Assignment) or insn.assignee_name != name:
+        return False
+    e = insn.expression
+    if isinstance(e, (p.Sum, p.Product)):
+        return any(c == insn.assignee for c in e.children)
+    return False
+
+
+def _check_not_reversed(analysis, order, ia, ib, a, b):
+    """Refuse the fusion if an instance of *ib* (later kernel) would run in an
+    earlier iteration of the shared loops than an instance of *ia* it conflicts
+    with."""
+    if _is_accumulation(ia, a.name) and _is_accumulation(ib, b.name):
+        return
+    shared = [n for n in order if n in ia.within_inames and n in ib.within_inames]
+    if not shared:
+        return
+    pairs = analysis.conflict_set(a, b)
+    if pairs is None:
+        raise TransformError(
+            f"fuse_kernels: cannot prove that fusing keeps the order of "
+            f"{_where(ia)} and {_where(ib)} on '{a.name}' (data-dependent subscripts)")
+    import islpy as isl
+    affs = isl.affs_from_space(pairs.get_space())
+    reversed_pairs = isl.Set.empty(pairs.get_space())
+    prefix = isl.Set.universe(pairs.get_space())
+    for n in shared:
+        xa, xb = affs[n + "__a"], affs[n + "__b"]
+        reversed_pairs = reversed_pairs | (prefix & xb.lt_set(xa))
+        prefix = prefix & xa.eq_set(xb)
+    if not (pairs & reversed_pairs).is_empty():
+        raise TransformError(
+            f"fuse_kernels: fusing would change results: {_where(ib)} reads or writes "
+            f"elements of '{a.name}' in an earlier iteration of loop(s) "
+            f"{', '.join(shared)} than {_where(ia)} of the earlier kernel produces them")
+
+
+def _where(insn) -> str:
+    return f"instruction '{insn.id}'" + (f" (line {insn.span.line})" if insn.span else "")

@@ -1,0 +1,174 @@
+"""Turning accumulation loops written in Fortran into reductions.
+
+``do k = 1, n; s = s + a(k)*b(k); end do`` becomes the single instruction
+``s = s + sum(k, a(k)*b(k))`` outside the loop over ``k``.  A reduction is
+computed sequentially, or, when its iname is tagged ``l.N``, as a tree
+reduction in local memory by the work-items of a group (see
+:mod:`f2loopy.codegen.reductions`).
+"""
+
+from __future__ import annotations
+
+import pymbolic.primitives as p
+
+from f2loopy.diagnostics import TransformError
+from f2loopy.ir.expressions import Reduction, index_tuple, variables_read
+from f2loopy.ir.kernel import Assignment, Kernel
+from f2loopy.transform.match import find_instructions
+from f2loopy.transform.util import for_each_kernel, parse_iname_list, resolve_iname
+
+def _split_update(insn: Assignment):
+    """(operation, contribution) if *insn* is ``v = v op e``, else None."""
+    v, e = insn.assignee, insn.expression
+    if isinstance(e, (p.Sum, p.Product)):
+        rest = [c for c in e.children if c != v]
+        if len(rest) == len(e.children) - 1 and rest:
+            op = "sum" if isinstance(e, p.Sum) else "product"
+            contrib = rest[0] if len(rest) == 1 else type(e)(tuple(rest))
+            return op, contrib
+    if isinstance(e, p.Call) and e.function.name in ("max", "min") and len(e.parameters) >= 2:
+        rest = [c for c in e.parameters if c != v]
+        if len(rest) == len(e.parameters) - 1:
+            contrib = rest[0] if len(rest) == 1 else p.Call(e.function, tuple(rest))
+            return e.function.name, contrib
+    # a numeric conversion around the update, as the frontend writes for mixed kinds
+    if isinstance(e, p.Call) and len(e.parameters) == 1 and e.function.name.startswith(
+            ("float", "int", "complex")):
+        inner = insn.copy(expression=e.parameters[0])
+        return _split_update(inner)
+    return None
+
+
+@for_each_kernel
+def accumulation_to_reduction(kernel: Kernel, within, *, inames=None) -> Kernel:
+    """Rewrite accumulations ``v = v + e`` (also ``*``, ``max(v, e)``,
+    ``min(v, e)``) selected by *within* into ``v = v + sum(k, e)``.
+
+    :arg inames: the loop(s) to reduce over; by default the loops in which
+        the instruction is the only statement and that its assignee's
+        subscripts do not use.
+
+    The contribution must not read ``v``.  An ``if`` inside the loop that
+    depends on the reduction iname becomes part of the contribution (masked
+    elements contribute the neutral element).  Summation order changes
+    (that is the point), so floating-point results may differ in rounding.
+    """
+    selected = find_instructions(kernel, within)
+    if not selected:
+        raise TransformError(f"accumulation_to_reduction: no instruction matches {within!r}")
+    new = {}
+    removed: set[str] = set()
+    for insn in selected:
+        if not isinstance(insn, Assignment):
+            raise TransformError(f"accumulation_to_reduction: '{insn.id}' is not an assignment")
+        split = _split_update(insn)
+        if split is None:
+            raise TransformError(f"accumulation_to_reduction: instruction '{insn.id}' is not an "
+                                 f"accumulation of the form {insn.assignee_name} = "
+                                 f"{insn.assignee_name} + ... (or *, max, min)", insn.span)
+        op, contrib = split
+        vname = insn.assignee_name
+        if vname in variables_read(contrib):
+            raise TransformError(f"accumulation_to_reduction: the contribution in '{insn.id}' "
+                                 f"reads '{vname}' itself", insn.span)
+        red_inames = _reduction_inames(kernel, insn, inames)
+        keep_preds, mask = [], []
+        for pred in insn.predicates:
+            (mask if variables_read(pred) & set(red_inames) else keep_preds).append(pred)
+        if mask:
+            if op not in ("sum", "product"):
+                raise TransformError(f"accumulation_to_reduction: '{insn.id}' is a {op} "
+                                     "accumulation under a condition on the loop; only sums "
+                                     "and products can be masked", insn.span)
+            cond = mask[0] if len(mask) == 1 else p.LogicalAnd(tuple(mask))
+            contrib = p.If(cond, contrib, 0 if op == "sum" else 1)
+        red = Reduction(op, tuple(red_inames), contrib)
+        within = insn.within_inames - set(red_inames)
+        init = _foldable_init(kernel, insn, within, keep_preds)
+        start = insn.assignee if init is None else init.expression
+        if init is not None and _is_neutral(op, start):
+            value = red
+        elif op in ("sum", "product"):
+            value = (p.Sum if op == "sum" else p.Product)((start, red))
+        else:
+            value = p.Call(p.Variable(op), (start, red))
+        deps = insn.depends_on
+        if init is not None:
+            removed.add(init.id)
+            deps = (deps - {init.id}) | init.depends_on
+        new[insn.id] = insn.copy(expression=value, predicates=tuple(keep_preds),
+                                 within_inames=within, depends_on=deps)
+    insns = []
+    for i in kernel.instructions:
+        if i.id in removed:
+            continue
+        i = new.get(i.id, i)
+        if i.depends_on & removed:
+            i = i.copy(depends_on=i.depends_on - removed)
+        insns.append(i)
+    return kernel.copy(instructions=tuple(insns))
+
+
+def _is_neutral(op, value) -> bool:
+    import numpy as np
+    if not isinstance(value, (int, float, np.number)) or isinstance(value, (bool, np.bool_)):
+        return False
+    return (op == "sum" and value == 0) or (op == "product" and value == 1)
+
+
+def _foldable_init(kernel, insn, within, preds):
+    """The instruction initialising the accumulator right before the loop
+    (``s = 0``), if nothing else uses that value: it becomes the start of the
+    reduction instead of a separate statement."""
+    candidates = [kernel.insn(d) for d in insn.depends_on]
+    candidates = [c for c in candidates if isinstance(c, Assignment)
+                  and c.assignee == insn.assignee and c.within_inames == within
+                  and tuple(c.predicates) == tuple(preds)
+                  and insn.assignee_name not in variables_read(c.expression)]
+    if len(candidates) != 1:
+        return None
+    init = candidates[0]
+    users = [i.id for i in kernel.instructions if init.id in i.depends_on and i.id != insn.id]
+    return None if users else init
+
+
+def _reduction_inames(kernel, insn, inames):
+    if inames is not None:
+        names = [resolve_iname(kernel, i) for i in parse_iname_list(inames)]
+        missing = [n for n in names if n not in insn.within_inames]
+        if missing:
+            raise TransformError(f"accumulation_to_reduction: instruction '{insn.id}' is not "
+                                 f"inside loop(s) {', '.join(missing)}", insn.span)
+    else:
+        used_by_assignee = set()
+        if isinstance(insn.assignee, p.Subscript):
+            used_by_assignee = variables_read(*index_tuple(insn.assignee))
+        names = []
+        for k in insn.within_inames:
+            if k in used_by_assignee or kernel.iname_tag(k).hardware and \
+                    not str(kernel.iname_tag(k)).startswith("l."):
+                continue
+            others = [i for i in kernel.instructions if i.id != insn.id and k in i.within_inames]
+            if not others:
+                names.append(k)
+        if not names:
+            raise TransformError(f"accumulation_to_reduction: no loop around '{insn.id}' "
+                                 "contains only this accumulation; pass inames=", insn.span)
+        order = list(kernel.all_inames())
+        names.sort(key=order.index)
+    if isinstance(insn.assignee, p.Subscript):
+        used = variables_read(*index_tuple(insn.assignee))
+        clash = set(names) & used
+        if clash:
+            raise TransformError(f"accumulation_to_reduction: '{insn.id}' writes a different "
+                                 f"element in each iteration of {', '.join(sorted(clash))}",
+                                 insn.span)
+    # the reduction inames' loops must not contain other statements
+    for k in names:
+        others = [i.id for i in kernel.instructions if i.id != insn.id and k in i.within_inames]
+        if others:
+            raise TransformError(f"accumulation_to_reduction: loop '{k}' also contains "
+                                 f"{', '.join(others)}; the reduction would reorder them",
+                                 insn.span)
+    return names
+
