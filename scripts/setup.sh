@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set up f2loopy on a fresh machine: gfortran and OpenCL on the CPU (PoCL) from the
-# OS package manager, then the Python package with its test dependencies.
+# Set up f2loopy on a fresh machine: gfortran, OpenCL on the CPU (PoCL), cmake and make
+# from the OS package manager, then the Python package with its test dependencies.
 #
 # OpenCL must come from Debian's pocl-opencl-icd: PyPI's pocl-binary-distribution 3.0
 # cannot build kernels on recent CPUs ("unknown target CPU 'generic'"), so it is
@@ -13,6 +13,10 @@ command -v gfortran >/dev/null 2>&1 || packages+=(gfortran)
 ls /etc/OpenCL/vendors/*pocl*.icd >/dev/null 2>&1 || packages+=(pocl-opencl-icd)
 [ -e /usr/lib/x86_64-linux-gnu/libOpenCL.so ] || [ -e /usr/lib/aarch64-linux-gnu/libOpenCL.so ] \
   || packages+=(ocl-icd-opencl-dev)
+# the Fortran glue and samples/heat_app are built with cmake + make and a C compiler
+command -v cmake >/dev/null 2>&1 || packages+=(cmake)
+command -v make >/dev/null 2>&1 || packages+=(make)
+command -v gcc >/dev/null 2>&1 || packages+=(gcc)
 if [ ${#packages[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1; then
     sudo=""

@@ -1,0 +1,113 @@
+# F2Loopy.cmake: translate Fortran subroutines to OpenCL as a step of a CMake build.
+#
+#   include(<f2loopy>/runtime/F2Loopy.cmake)       # the project enables C and Fortran
+#   add_executable(app main.f90)
+#   f2loopy_add_kernels(app
+#     SOURCES heat.f90 ...             # Fortran files to translate
+#     [DEFINES NAME=VALUE ...]         # values for the transformation scripts (-D)
+#     [TRANSFORM recipe-or-file]       # a recipe of transforms/ or a Python file (--transform)
+#     [OUTPUT_DIR dir])                # default: ${CMAKE_CURRENT_BINARY_DIR}/f2loopy
+#
+# For each SOURCE NAME.f90 a custom command runs `f2loopy translate` at build time
+# and writes NAME.cl, NAME_cl.py, NAME_cl.f90 and NAME_cl.c into OUTPUT_DIR, with a
+# depfile listing every file the translation read (the Fortran file, recipes,
+# scripts): editing any of them regenerates, nothing else does.  NAME_cl.f90 and
+# NAME_cl.c are added to the target, which is linked with the f2loopy runtime
+# (the static library target f2loopy_runtime, built once per project from
+# runtime/, linked with OpenCL).  Programs then `use foo_cl_mod` and
+# `call foo_cl(...)`.
+#
+# The f2loopy command: F2LOOPY_EXECUTABLE if set, else `f2loopy` on the PATH, else
+# `python3 -m f2loopy.cli`.
+
+cmake_minimum_required(VERSION 3.20)   # DEPFILE with the Makefile generators
+
+set(F2LOOPY_RUNTIME_DIR "${CMAKE_CURRENT_LIST_DIR}" CACHE INTERNAL "f2loopy runtime sources")
+
+function(_f2loopy_command out_var)
+  if(F2LOOPY_EXECUTABLE)
+    set(cmd "${F2LOOPY_EXECUTABLE}")
+  else()
+    find_program(F2LOOPY_EXECUTABLE_FOUND f2loopy)
+    if(F2LOOPY_EXECUTABLE_FOUND)
+      set(cmd "${F2LOOPY_EXECUTABLE_FOUND}")
+    else()
+      find_package(Python3 REQUIRED COMPONENTS Interpreter)
+      set(cmd "${Python3_EXECUTABLE}" -m f2loopy.cli)
+    endif()
+  endif()
+  set(${out_var} "${cmd}" PARENT_SCOPE)
+endfunction()
+
+function(_f2loopy_runtime_target)
+  if(TARGET f2loopy_runtime)
+    return()
+  endif()
+  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  if(NOT "C" IN_LIST languages OR NOT "Fortran" IN_LIST languages)
+    message(FATAL_ERROR "f2loopy: the project must enable C and Fortran "
+                        "(project(... LANGUAGES C Fortran))")
+  endif()
+  find_package(OpenCL REQUIRED)
+  find_package(Threads REQUIRED)
+  add_library(f2loopy_runtime STATIC
+    "${F2LOOPY_RUNTIME_DIR}/f2loopy_runtime.c"
+    "${F2LOOPY_RUNTIME_DIR}/f2loopy_runtime.f90")
+  set(moddir "${CMAKE_BINARY_DIR}/f2loopy_runtime_modules")
+  set_target_properties(f2loopy_runtime PROPERTIES
+    Fortran_MODULE_DIRECTORY "${moddir}"
+    C_STANDARD 11
+    POSITION_INDEPENDENT_CODE ON)
+  target_include_directories(f2loopy_runtime PUBLIC "${moddir}" "${F2LOOPY_RUNTIME_DIR}")
+  target_link_libraries(f2loopy_runtime PUBLIC OpenCL::OpenCL Threads::Threads)
+endfunction()
+
+function(f2loopy_add_kernels target)
+  cmake_parse_arguments(PARSE_ARGV 1 F2L "" "TRANSFORM;OUTPUT_DIR" "SOURCES;DEFINES")
+  if(F2L_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "f2loopy_add_kernels: unknown arguments ${F2L_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT F2L_SOURCES)
+    message(FATAL_ERROR "f2loopy_add_kernels(${target}): no SOURCES given")
+  endif()
+  _f2loopy_runtime_target()
+  _f2loopy_command(f2loopy)
+  if(NOT F2L_OUTPUT_DIR)
+    set(F2L_OUTPUT_DIR "${CMAKE_CURRENT_BINARY_DIR}/f2loopy")
+  endif()
+  file(MAKE_DIRECTORY "${F2L_OUTPUT_DIR}")
+
+  set(options)
+  foreach(define IN LISTS F2L_DEFINES)
+    list(APPEND options -D "${define}")
+  endforeach()
+  set(transform_deps)
+  if(F2L_TRANSFORM)
+    set(transform "${F2L_TRANSFORM}")
+    if(EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/${transform}")
+      set(transform "${CMAKE_CURRENT_SOURCE_DIR}/${transform}")
+    endif()
+    list(APPEND options --transform "${transform}")
+  endif()
+
+  foreach(source IN LISTS F2L_SOURCES)
+    get_filename_component(abs "${source}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    get_filename_component(name "${source}" NAME)
+    string(REGEX REPLACE "\\..*$" "" stem "${name}")   # as f2loopy names its outputs
+    set(out "${F2L_OUTPUT_DIR}/${stem}")
+    add_custom_command(
+      OUTPUT "${out}_cl.f90" "${out}_cl.c" "${out}.cl" "${out}_cl.py"
+      COMMAND ${f2loopy} translate -o "${F2L_OUTPUT_DIR}" --depfile "${out}.d" ${options}
+              "${abs}"
+      # f2loopy leaves unchanged outputs alone; touching them keeps make from
+      # running the translation again at every build after a no-op edit
+      COMMAND "${CMAKE_COMMAND}" -E touch_nocreate "${out}_cl.f90" "${out}_cl.c" "${out}.cl"
+              "${out}_cl.py"
+      DEPENDS "${abs}"
+      DEPFILE "${out}.d"
+      COMMENT "f2loopy: translating ${source}"
+      VERBATIM)
+    target_sources(${target} PRIVATE "${out}_cl.f90" "${out}_cl.c")
+  endforeach()
+  target_link_libraries(${target} PRIVATE f2loopy_runtime)
+endfunction()
