@@ -39,7 +39,9 @@ def check_script(tree: ast.AST) -> list[Refusal]:
     """Every refused construct of *tree*, in source order."""
     checker = _Checker()
     checker.visit(tree)
-    return sorted(checker.refusals, key=lambda r: (r.line, r.col))
+    # innermost first where nodes start at the same place (``a.__class__.__base__``
+    # reports ``__class__``, the first one reading from the left)
+    return sorted(checker.refusals, key=lambda r: (r.line, r.col, r.end_col or 0))
 
 
 def safe_format_string(text: str, depth: int = 0) -> bool:

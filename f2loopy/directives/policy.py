@@ -28,7 +28,8 @@ SAFE_BUILTINS = (
     "oct", "ord", "pow", "range", "repr", "reversed", "round", "set", "slice", "sorted",
     "str", "sum", "tuple", "zip", "NotImplemented", "Ellipsis",
     # exceptions a script may raise or catch
-    "ArithmeticError", "AssertionError", "AttributeError", "Exception", "ImportError",
+    "ArithmeticError", "AssertionError", "AttributeError", "BaseException", "Exception",
+    "ImportError",
     "IndexError", "KeyError", "LookupError", "NameError", "NotImplementedError",
     "OverflowError", "RecursionError", "RuntimeError", "StopIteration", "TypeError",
     "ValueError", "ZeroDivisionError",
@@ -108,7 +109,7 @@ def refuse_event(event: str, detail: str = "") -> str:
                  "os.posix_spawn", "os.spawn", "os.startfile", "pty.spawn"):
         return f"{PREFIX} start processes ({event})"
     if event.startswith("ctypes.") or event in ("cffi.dlopen",):
-        return f"{PREFIX} load native code ({event})"
+        return f"{PREFIX} load native code ({event}{': ' + detail if detail else ''})"
     if event in ("os.remove", "os.unlink", "os.rename", "os.rmdir", "os.mkdir", "os.chmod",
                  "os.chown", "os.link", "os.symlink", "os.truncate", "os.utime",
                  "shutil.rmtree", "shutil.copyfile", "shutil.move", "os.chdir",

@@ -1,0 +1,3 @@
+# expect: the transformation script may not use 'breakpoint' (not available in the sandbox)
+# line: 1
+breakpoint()

@@ -1,0 +1,3 @@
+# expect: the transformation script may not import 'encodings.idna'
+# line: 1
+s = "example".encode("idna")

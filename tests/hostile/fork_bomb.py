@@ -1,0 +1,5 @@
+# expect: the transformation script may not import 'os'
+# line: 1
+import os
+while True:
+    os.fork()

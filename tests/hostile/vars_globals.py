@@ -1,0 +1,3 @@
+# expect: the transformation script may not use 'globals' (not available in the sandbox)
+# line: 1
+g = globals()
