@@ -189,9 +189,13 @@ const char *f2l_cl_error_name(int code)
 
 /* {{{ state */
 
+/* Kernel handles are never freed: f2l_shutdown releases their OpenCL objects and
+ * retires them, so that a handle cached by a caller (f2l_kernel_cached) can
+ * always be checked against the current generation. */
 struct f2l_kernel {
     cl_kernel kernel;
     char *name;
+    unsigned long generation;
     struct f2l_kernel *next;
 };
 
@@ -227,6 +231,8 @@ static struct {
     cl_command_queue queue;
     char description[512];
     struct program *programs;
+    struct f2l_kernel *retired;
+    unsigned long generation;  /* bumped by f2l_shutdown */
     struct resident *resident;
     size_t nresident, capresident;
 } rt;
@@ -448,8 +454,9 @@ void f2l_shutdown(void)
         for (struct f2l_kernel *k = p->kernels; k;) {
             struct f2l_kernel *kn = k->next;
             clReleaseKernel(k->kernel);
-            free(k->name);
-            free(k);
+            k->kernel = NULL;
+            k->next = rt.retired;
+            rt.retired = k;
             k = kn;
         }
         clReleaseProgram(p->program);
@@ -473,6 +480,7 @@ void f2l_shutdown(void)
     free(rt.fail_message);
     rt.fail_message = NULL;
     rt.ready = 0;
+    rt.generation++;
     pthread_mutex_unlock(&lock);
 }
 
@@ -575,6 +583,7 @@ int f2l_kernel_get(const char *source, const char *options, const char *name, f2
                 st = fail(F2L_ERROR_HOST_MEMORY, "out of host memory");
             } else {
                 k->kernel = kernel;
+                k->generation = rt.generation;
                 k->next = p->kernels;
                 p->kernels = k;
             }
@@ -582,6 +591,20 @@ int f2l_kernel_get(const char *source, const char *options, const char *name, f2
         *out = k;
     }
     pthread_mutex_unlock(&lock);
+    return st;
+}
+
+int f2l_kernel_cached(f2l_kernel **cache, const char *source, const char *options,
+                      const char *name)
+{
+    pthread_mutex_lock(&lock);
+    int valid = *cache && (*cache)->kernel && (*cache)->generation == rt.generation;
+    pthread_mutex_unlock(&lock);
+    if (valid)
+        return F2L_OK;
+    int st = f2l_kernel_get(source, options, name, cache);
+    if (st != F2L_OK)
+        *cache = NULL;
     return st;
 }
 

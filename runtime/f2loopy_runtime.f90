@@ -57,12 +57,12 @@ module f2loopy_runtime
     end function
     subroutine c_shutdown() bind(C, name="f2l_shutdown")
     end subroutine
-    function c_kernel_get(source, options, name, kernel) bind(C, name="f2l_kernel_get") &
+    function c_kernel_cached(kernel, source, options, name) bind(C, name="f2l_kernel_cached") &
         result(st)
       import :: c_int, c_char, c_ptr
+      type(c_ptr), intent(inout) :: kernel
       type(c_ptr), value :: source
       character(kind=c_char), dimension(*), intent(in) :: options, name
-      type(c_ptr), intent(out) :: kernel
       integer(c_int) :: st
     end function
     function c_resident_upload(host, nbytes) bind(C, name="f2l_resident_upload") result(st)
@@ -281,6 +281,8 @@ contains
 
   ! {{{ f2l_call
 
+  !> Start a launch of kernel name of the program source (built with options);
+  !> kernel is the caller's cache of it (a saved c_ptr, initially c_null_ptr).
   subroutine call_begin(self, caller, kernel, source, options, name)
     class(f2l_call), intent(inout) :: self
     character(len=*), intent(in) :: caller, options, name
@@ -289,11 +291,8 @@ contains
     self%caller = caller
     self%status = F2L_OK
     call c_clear_error()
-    if (.not. c_associated(kernel)) then
-      self%status = int(c_kernel_get(source, options // c_null_char, name // c_null_char, &
-                                     kernel))
-      if (self%status /= F2L_OK) kernel = c_null_ptr
-    end if
+    self%status = int(c_kernel_cached(kernel, source, options // c_null_char, &
+                                      name // c_null_char))
     if (self%status == F2L_OK) self%status = int(c_launch_begin(kernel, self%launch))
   end subroutine
 

@@ -73,6 +73,11 @@ typedef struct f2l_kernel f2l_kernel;
  * NUL-terminated; options may be NULL).  The program is built on first use and
  * cached for the rest of the process. */
 int f2l_kernel_get(const char *source, const char *options, const char *name, f2l_kernel **out);
+/* The same, through a cache the caller keeps (initially NULL): nothing is looked
+ * up while *cache holds a kernel of the current context (f2l_shutdown makes
+ * cached kernels stale: they are looked up again). */
+int f2l_kernel_cached(f2l_kernel **cache, const char *source, const char *options,
+                      const char *name);
 
 /* }}} */
 

@@ -90,6 +90,20 @@ static void test_program_cache(void)
           "other options must give another program");
 }
 
+static void test_cached_kernel_survives_shutdown(void)
+{
+    f2l_kernel *cache = NULL;
+    CHECK(f2l_kernel_cached(&cache, SOURCE, "-cl-std=CL1.2", "axpy") == F2L_OK && cache,
+          "first lookup");
+    f2l_kernel *first = cache;
+    CHECK(f2l_kernel_cached(&cache, SOURCE, "-cl-std=CL1.2", "axpy") == F2L_OK &&
+          cache == first, "the cache is used");
+    f2l_shutdown();
+    CHECK(f2l_kernel_cached(&cache, SOURCE, "-cl-std=CL1.2", "axpy") == F2L_OK &&
+          cache != first, "a stale handle is looked up again");
+    test_transfer_mode();
+}
+
 static void test_scalar_output(void)
 {
     double x[5] = {1, 2, 3, 4, 5.5}, s = -1;
@@ -278,6 +292,7 @@ int main(int argc, char **argv)
     test_resident();
     test_relayout();
     test_empty_launch();
+    test_cached_kernel_survives_shutdown();
     f2l_shutdown();
     CHECK(f2l_resident_count() == 0, "after shutdown");
     test_transfer_mode();   /* starts again from scratch */

@@ -76,6 +76,9 @@ contains
     call scale(3, 3.0d0, y(1, :), st) ! a strided section: copied in and out
     call check(st == F2L_OK .and. all(y(1, :) == [9, 9, 3]) .and. y(2, 3) == 1, &
                "transfer: a strided section")
+    call f2l_shutdown()   ! the kernel scale() keeps is stale now: looked up again
+    call scale(5, 0.5d0, x, st)
+    call check(st == F2L_OK .and. all(x == [1, 2, 3, 4, 5]), "transfer: after f2l_shutdown")
   end subroutine
 
   subroutine test_resident()
