@@ -121,6 +121,19 @@ def test_blocks_share_one_namespace(tmp_path):
     assert r.kernels[0].all_inames() == ("i_outer", "i_inner")
 
 
+def test_old_style_transform_block_prebinds_kernels(tmp_path):
+    text = (SAXPY + "!$loopy begin transform\n! saxpy = split_iname(saxpy, 'i', 4)\n"
+            "!$loopy end transform\n")
+    r = translate_text(text, tmp_path / "t.f90")
+    assert r.kernels[0].all_inames() == ("i_outer", "i_inner")
+    text = text.replace("! saxpy = split_iname(saxpy, 'i', 4)\n",
+                        "! saxpy = split_iname(saxpy, 'i', 4)\n! saxpy = 3\n")
+    with pytest.raises(ScriptError) as info:
+        translate_text(text, tmp_path / "t.f90")
+    assert info.value.message == "RESULT must hold kernels, but holds a int"
+    assert where(info.value) == ("t.f90", FIRST - 1, 2)
+
+
 def test_print_is_captured_and_capped(tmp_path):
     r = run("for q in range(100000):\n    print('x' * 10)\nRESULT = parse_fortran(SOURCE, FILENAME)",
             tmp_path)

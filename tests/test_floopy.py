@@ -97,6 +97,14 @@ def test_tagged_statements(tmp_path, cl_queue):
 
 
 @needs_gfortran
+def test_old_style_transform_block(tmp_path, cl_queue):
+    result = _check("fill_transform.floopy", "fill",
+                    [np.zeros(300, np.float64), 1.25, 300], tmp_path, cl_queue)
+    (knl,) = result.kernels
+    assert sorted(knl.all_inames()) == ["i_1_inner", "i_1_outer", "i_inner", "i_outer"]
+
+
+@needs_gfortran
 def test_volume_kernel_fix_parameters_and_tags(tmp_path, cl_queue):
     nq, ne = 4, 16         # _TILE_MULTIPLES
     result = _check("volume.floopy", "volumeKernel",

@@ -54,6 +54,9 @@ class CodeUnit:
     :attr key: the block's index, or the recipe's name.
     :attr line_map: line ``k`` of *text* is line ``line_map[k-1]`` of its file.
     :attr col_offsets: characters before the code on each of those lines.
+    :attr prebound: an old-style ``!$loopy begin transform`` block: the kernels
+        are bound to their subroutine names, and are the result unless the
+        script sets ``RESULT``.
     """
 
     kind: str
@@ -61,6 +64,7 @@ class CodeUnit:
     text: str
     line_map: tuple
     col_offsets: tuple
+    prebound: bool = False
 
     @property
     def code_name(self) -> str:
@@ -238,9 +242,14 @@ class _Runner:
         self.layers["checks"] = job.layers.get("checks", True)
         self.layers["builtins"] = job.layers.get("builtins", True)
         g = self.globals_for_blocks()
+        prebound = any(u.prebound for u in job.blocks)
+        if prebound:
+            g.update({k.name: k for k in job.kernels})
         if job.blocks:
             for unit in job.blocks:
                 self.run_code(self.compiled[unit.code_name], g)
+            if "RESULT" not in g and prebound:
+                g["RESULT"] = [g.get(k.name) for k in job.kernels]
             if "RESULT" not in g:
                 raise _ResultError("the transformation script did not set RESULT (assign the "
                                    "kernels to generate, e.g. RESULT = [knl])")

@@ -64,7 +64,8 @@ def block_unit(src, index: int, block) -> CodeUnit:
         else:
             bang = text.find("!")
             offsets.append(bang + 1 if bang >= 0 else 0)
-    return CodeUnit("block", index, block.code, tuple(block.line_map), tuple(offsets))
+    return CodeUnit("block", index, block.code, tuple(block.line_map), tuple(offsets),
+                    bool(getattr(block, "prebound", False)))
 
 
 def recipe_unit(recipe: Recipe) -> CodeUnit:

@@ -22,6 +22,7 @@ import pkgutil
 import select
 import signal
 import time
+import warnings
 from dataclasses import dataclass
 
 from f2loopy.directives.child import Job, child_main
@@ -156,7 +157,12 @@ def run_sandboxed(job: Job, limits: Limits) -> SandboxAnswer:
     preload()
     start = time.monotonic()
     r, w = os.pipe()
-    pid = os.fork()
+    with warnings.catch_warnings():
+        # Python 3.12+ warns about forking a process with threads (OpenCL
+        # runtimes start some); the child only runs Python and islpy code and
+        # exits with os._exit, so no lock held by another thread is needed.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
     if pid == 0:  # pragma: no cover - the child (coverage cannot follow it)
         try:
             os.close(r)

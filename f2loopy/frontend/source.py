@@ -7,6 +7,8 @@ Two kinds of directive comments exist:
   overlap; several names may be given, separated by commas).
 * ``!$loopy begin`` ... ``!$loopy end`` encloses a Python transformation
   script, one statement line per comment line (``! f = split_iname(...)``).
+  loopy's older ``!$loopy begin transform`` ... ``!$loopy end transform`` form
+  is accepted too (its kernels are pre-bound by subroutine name).
 
 Directives are found by scanning the raw lines (fparser moves comments around
 in its tree), so tags attach to statements by line number.
@@ -39,12 +41,14 @@ class ScriptBlock:
     :attr code: the Python text (comment markers removed, dedented).
     :attr line_map: line ``k`` (1-based) of *code* is line ``line_map[k-1]``
         of the Fortran file.
+    :attr prebound: written as ``!$loopy begin transform`` (old loopy style).
     """
 
     begin_line: int
     end_line: int
     code: str
     line_map: tuple[int, ...]
+    prebound: bool = False
 
 
 @dataclass
@@ -90,14 +94,16 @@ def _scan_directives(src: SourceFile):
     scripts: list[ScriptBlock] = []
     open_tags: list[tuple[str, int]] = []
     script_start: int | None = None
+    script_prebound = False
     script_lines: list[tuple[int, str]] = []
 
     for lineno, text in enumerate(src.lines, start=1):
         m = _DIRECTIVE_RE.match(text)
         if script_start is not None:
-            if m and m.group(1).strip().lower() == "end":
+            if m and m.group(1).strip().lower() in ("end", "end transform"):
                 code, line_map = _script_code(script_lines)
-                scripts.append(ScriptBlock(script_start, lineno, code, line_map))
+                scripts.append(ScriptBlock(script_start, lineno, code, line_map,
+                                           script_prebound))
                 script_start = None
                 script_lines = []
                 continue
@@ -138,8 +144,9 @@ def _scan_directives(src: SourceFile):
                                            "begin", src.span(lineno, name))
             continue
         low = rest.lower()
-        if low == "begin":
+        if low in ("begin", "begin transform"):
             script_start = lineno
+            script_prebound = low == "begin transform"
             continue
         if low == "end":
             raise FortranError("'!$loopy end' without a matching '!$loopy begin'",
