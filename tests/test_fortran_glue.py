@@ -643,3 +643,38 @@ end program
             "glue converts only reorderings of the axes of a(n, 0:m - 1)") in proc.stdout
 
 # }}}
+
+
+def test_arguments_named_like_what_the_glue_uses(tmp_path, runtime):
+    """Arguments may be called size, rank, status...: keyword calls keep working."""
+    src = """
+subroutine clash(size, rank, status, x)
+  implicit none
+  integer size, rank, status, i
+  real x(size)
+  status = 0
+  do i = 1, size
+    x(i) = x(i) * rank
+    status = status + 1
+  end do
+end subroutine
+"""
+    sources = translate(tmp_path, "clash", src)
+    glue = sources[2].read_text()
+    assert "subroutine clash_cl(size, rank, status, x, f2l_status)" in glue
+    main = """
+program main
+  use checks
+  use clash_cl_mod
+  implicit none
+  real :: x(5) = [1, 2, 3, 4, 5]
+  integer :: count, st
+  call clash_cl(x=x, rank=3, size=4, status=count, f2l_status=st)
+  call check(st == F2L_OK .and. count == 4 .and. all(x == [3, 6, 9, 12, 5]), "keywords")
+  call clash_cl(6, 3, count, x, st)
+  call check(st == F2L_ERROR_ARGUMENT .and. f2l_error_message() == "clash_cl: argument 'x' " &
+             // "has 5 elements, but its declaration x(size) needs 6", "message")
+  call done()
+end program
+"""
+    assert_all_ok(compile_and_run(tmp_path, runtime, sources, main), 2)

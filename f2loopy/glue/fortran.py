@@ -49,11 +49,15 @@ _ERRORS = ("F2L_OK", "F2L_ERROR_NO_DEVICE", "F2L_ERROR_OPENCL", "F2L_ERROR_BUILD
            "F2L_ERROR_ARGUMENT", "F2L_ERROR_RESIDENT", "F2L_ERROR_HOST_MEMORY")
 _REEXPORTED = ("f2l_upload", "f2l_download", "f2l_release", "f2l_is_resident", "f2l_sync",
                "f2l_error_message", "f2l_device_name") + _ERRORS
-# names of iso_c_binding and the runtime that the glue procedures use
-_GLUE_NAMES = {"c_loc", "c_ptr", "c_null_ptr", "c_size_t", "c_int8_t", "c_int16_t", "c_int32_t",
-               "c_int64_t", "c_float", "c_double", "c_float_complex", "c_double_complex",
-               "f2l_call", "f2l_to_string", "f2l_floordiv", "merge", "max", "min", "size", "rank",
-               "modulo", "mod", "int", "real", "storage_size"} | {n.lower() for n in _REEXPORTED}
+# kinds the declarations of the dummy arguments use: no argument may be named so
+_KIND_NAMES = {"c_int8_t", "c_int16_t", "c_int32_t", "c_int64_t", "c_float", "c_double",
+               "c_float_complex", "c_double_complex"}
+# other names the body of a glue procedure uses: an argument named so is renamed
+# in an inner procedure that the glue procedure forwards to
+_BODY_NAMES = {"c_loc", "c_ptr", "c_null_ptr", "c_size_t", "f2l_call", "f2l_to_string",
+               "f2l_floordiv", "f2l_kernel", "f2l_program", "merge", "max", "min", "size",
+               "rank", "modulo", "mod", "int", "real", "storage_size", "abs"} | \
+    {n.lower() for n in _REEXPORTED}
 
 
 def c_identifier(text: str) -> str:
@@ -179,7 +183,11 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     _check_names(k)
     arg_names = {a.name.lower() for a in k.args}
     status = "status" if "status" not in arg_names else "f2l_status"
-    dummies = [a.name for a in k.args] + [status]
+    # the names of the procedure doing the work: the arguments', unless one
+    # would hide a name the body needs
+    clash = any(n in _BODY_NAMES or n.startswith(LOCAL_PREFIX) or n == f"{glue.lower()}_impl"
+                for n in arg_names)
+    nm = {a.name: f"{LOCAL_PREFIX}arg_{a.name}" if clash else a.name for a in k.args}
     options = " ".join(gk.build_options)
 
     decls: list[str] = []
@@ -192,8 +200,8 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     # fixed arguments and assumptions first: sizes depend on the scalars
     for ka in gk.arguments:
         if ka.kind == "fixed":
-            _check_fixed(body, ka)
-    _check_assumptions(body, k)
+            _check_fixed(body, ka, nm)
+    _check_assumptions(body, k, nm)
 
     index = 0
     for ka in gk.arguments:
@@ -202,18 +210,18 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
         is_logical = np.dtype(ka.dtype).kind == "b"
         if ka.kind in ("value", "fixed", "scalar_ref"):
             intent = "inout" if ka.kind == "scalar_ref" else "in"
-            decls.append(f"{ftype}, intent({intent}), target :: {a.name}")
+            decls.append((None, f"{ftype}, intent({intent}), target", a.name))
             if ka.kind == "fixed":
                 continue
             if is_logical:
                 tmp = f"{LOCAL_PREFIX}v_{a.name}"
                 locals_.append(f"integer(c_int32_t), target :: {tmp}")
-                body.add(f"{tmp} = merge(1_c_int32_t, 0_c_int32_t, {a.name})")
+                body.add(f"{tmp} = merge(1_c_int32_t, 0_c_int32_t, {nm[a.name]})")
                 ptr = f"c_loc({tmp})"
                 if ka.kind == "scalar_ref":
-                    after_run.append(f"if (f2l_c%status == F2L_OK) {a.name} = {tmp} /= 0")
+                    after_run.append(f"if (f2l_c%status == F2L_OK) {nm[a.name]} = {tmp} /= 0")
             else:
-                ptr = f"c_loc({a.name})"
+                ptr = f"c_loc({nm[a.name]})"
             what = "value" if ka.kind == "value" else "scalar"
             body.add(f"call f2l_c%{what}({index}, {ptr}, {nbytes}_c_size_t)")
             index += 1
@@ -221,13 +229,14 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
         # arrays
         intent = "inout" if ka.written else "in"
         decl_text = _declaration_text(a)
-        decls.append(f"! {decl_text}")
-        decls.append(f"{ftype}, dimension(..), intent({intent}), contiguous, target :: {a.name}")
+        decls.append((decl_text, f"{ftype}, dimension(..), intent({intent}), contiguous, target",
+                      a.name))
+        v = nm[a.name]
         if is_logical:
-            body.add(f"if (storage_size({a.name}) /= 32) call f2l_c%fail(F2L_ERROR_ARGUMENT, "
+            body.add(f"if (storage_size({v}) /= 32) call f2l_c%fail(F2L_ERROR_ARGUMENT, "
                      + f_string(f"argument '{a.name}': the kernel needs 4-byte logicals") + ")")
-        common = (f"{index}, {f_string(a.name)}, {f_string(decl_text)}, c_loc({a.name}), "
-                  f"rank({a.name}), size({a.name}, kind=c_int64_t)")
+        common = (f"{index}, {f_string(a.name)}, {f_string(decl_text)}, c_loc({v}), "
+                  f"rank({v}), size({v}, kind=c_int64_t)")
         written = ".true." if ka.written else ".false."
         conversion = _layout_conversion(a)
         if isinstance(conversion, str):
@@ -259,7 +268,7 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
                 raise CodegenError(f"the Fortran glue of '{name}' needs '{a.name}' as an "
                                    "integer scalar to compute sizes", k.span)
             locals_.append(f"integer(c_int64_t) :: {local_int(a.name)}")
-            copies.append(f"    {local_int(a.name)} = {a.name}")
+            copies.append(f"    {local_int(a.name)} = {nm[a.name]}")
     unknown = body.used - {a.name for a in k.args}
     if unknown:
         raise CodegenError(f"the Fortran glue of '{name}' cannot compute sizes that depend on "
@@ -285,23 +294,40 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
             "contains",
             ""]
     out += _doc(gk, glue, status, source_name)
-    out += wrap(f"  subroutine {glue}({', '.join(dummies)})")
-    for d in decls:
-        out += wrap("    " + d)
-    out.append(f"    integer, intent(out), optional :: {status}")
+    originals = {a.name: a.name for a in k.args}
+    if clash:
+        # a wrapper with the original names that only forwards
+        out += _header(glue, k, decls, originals, status)
+        out += wrap(f"    call {glue}_impl({', '.join([a.name for a in k.args] + [status])})")
+        out += [f"  end subroutine {glue}", ""]
+        out += _header(f"{glue}_impl", k, decls, nm, status)
+    else:
+        out += _header(glue, k, decls, nm, status)
     out.append("    type(f2l_call) :: f2l_c")
     out += ["    " + x for x in locals_]
     out.append("")
     out += copies
     out += body.lines
-    out += [f"  end subroutine {glue}", "", f"end module {glue}_mod", ""]
+    out += [f"  end subroutine {glue}_impl" if clash else f"  end subroutine {glue}", "",
+            f"end module {glue}_mod", ""]
     return "\n".join(out)
+
+
+def _header(proc: str, k, decls, names: dict, status: str) -> list[str]:
+    """``subroutine proc(...)`` and the declarations of its dummy arguments."""
+    out = wrap(f"  subroutine {proc}({', '.join([names[a.name] for a in k.args] + [status])})")
+    for comment, prefix, arg in decls:
+        if comment:
+            out.append(f"    ! {comment}")
+        out += wrap(f"    {prefix} :: {names[arg]}")
+    out.append(f"    integer, intent(out), optional :: {status}")
+    return out
 
 
 def _check_names(k):
     for a in k.args:
         low = a.name.lower()
-        if low in _GLUE_NAMES or low.startswith(LOCAL_PREFIX) or low == f"{k.name.lower()}_cl":
+        if low in _KIND_NAMES or low == f"{k.name.lower()}_cl":
             raise CodegenError(f"argument '{a.name}' of '{k.name}' has a name the Fortran glue "
                                "needs for itself; rename it", a.span or k.span)
 
@@ -338,17 +364,17 @@ def _elements(body: _Body, arg) -> str:
     return " * ".join(factors)
 
 
-def _check_fixed(body: _Body, ka):
+def _check_fixed(body: _Body, ka, nm):
     a = ka.ir_arg
     lit = f_literal(a.fixed_value, ka.dtype)
     differs = ".neqv." if np.dtype(ka.dtype).kind == "b" else "/="
     shown = f"{a.fixed_value}"
-    body.add(f"if ({a.name} {differs} {lit}) call f2l_c%fail(F2L_ERROR_ARGUMENT, "
+    body.add(f"if ({nm[a.name]} {differs} {lit}) call f2l_c%fail(F2L_ERROR_ARGUMENT, "
              + f_string(f"argument '{a.name}' was fixed to {shown} when the kernel was "
-                        "translated; got ") + f" // f2l_to_string({a.name}))")
+                        "translated; got ") + f" // f2l_to_string({nm[a.name]}))")
 
 
-def _check_assumptions(body: _Body, k):
+def _check_assumptions(body: _Body, k, nm):
     from f2loopy.ir.isl_tools import expr_from_set
     a = k.assumptions
     if a.plain_is_universe():
@@ -364,7 +390,7 @@ def _check_assumptions(body: _Body, k):
         raise CodegenError(f"the Fortran glue cannot check the assumption {text}: {exc}",
                            k.span) from None
     names = [n for n in a.get_var_names(_param_type()) if any(x.name == n for x in k.args)]
-    values = " // \", \" // ".join(f"\"{n} = \" // f2l_to_string({n})" for n in names)
+    values = " // \", \" // ".join(f"\"{n} = \" // f2l_to_string({nm[n]})" for n in names)
     message = f_string(f"the kernel was translated assuming {text}; the arguments violate it (")
     body.add(f"if (.not. {test}) call f2l_c%fail(F2L_ERROR_ARGUMENT, {message}"
              + (f" // {values}" if values else "") + " // \")\")")
