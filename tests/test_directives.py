@@ -141,6 +141,12 @@ def test_print_is_captured_and_capped(tmp_path):
     assert len(r.script_output) < 70_000
 
 
+def test_warnings_go_to_the_output(tmp_path):
+    r = run("x = np.arcsin(np.array([2.0]))\nRESULT = parse_fortran(SOURCE, FILENAME)", tmp_path)
+    assert r.script_output == (f"{tmp_path / 't.f90'}:{FIRST}: RuntimeWarning: invalid value "
+                               "encountered in arcsin\n")
+
+
 def test_without_a_script_nothing_changes(tmp_path):
     r = translate_text(SAXPY, tmp_path / "t.f90")
     assert r.checkpoints == [] and r.script_output == "" and r.inputs == [tmp_path / "t.f90"]

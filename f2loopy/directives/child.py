@@ -29,6 +29,7 @@ import difflib
 import json
 import os
 import signal
+import warnings
 from dataclasses import dataclass, field
 
 from f2loopy.diagnostics import F2LoopyError
@@ -229,12 +230,24 @@ class _Runner:
             g["__builtins__"] = b
         return g
 
+    def show_warning(self, message, category, filename, lineno, file=None, line=None):
+        """Warnings go to the script's output (showing them the usual way would
+        read source files, which the sandbox refuses)."""
+        unit = self.units.get(filename)
+        if unit is not None:
+            where = self.job.filename if unit.kind == "block" else f"recipe {unit.key}"
+            lineno = unit_location(unit, lineno, None, None)["line"]
+        else:
+            where = os.path.basename(str(filename))
+        self.ctx.write_output(f"{where}:{lineno}: {category.__name__}: {message}\n")
+
     # {{{ running
 
     def run(self) -> dict:
         job = self.job
         self.compile_all()
         self.ctx = self.make_context()
+        warnings.showwarning = self.show_warning
         self.guard.allowed_code = list(self.compiled.values())
         self.layers = lock_down(self.guard, self.limits,
                                 use_seccomp=job.layers.get("seccomp", True),

@@ -53,7 +53,7 @@ flipud float_power floor floor_divide fmax fmin fmod full full_like gcd greater
 greater_equal hstack hypot identity iinfo imag indices inf inner isclose iscomplexobj
 isfinite isinf isnan isreal isscalar issubdtype kron lcm ldexp less less_equal linspace log
 log10 log1p log2 logaddexp logical_and logical_not logical_or logical_xor logspace matmul max
-maximum mean median meshgrid min min_scalar_type minimum mod moveaxis multiply nan nanmax
+maximum mean meshgrid min min_scalar_type minimum mod moveaxis multiply nan nanmax
 nanmin ndarray ndim negative newaxis nextafter nonzero not_equal ones ones_like outer pi
 positive power prod promote_types ptp rad2deg ravel ravel_multi_index real reciprocal
 remainder repeat reshape result_type rint roll rot90 round searchsorted shape sign signbit

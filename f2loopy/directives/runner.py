@@ -44,6 +44,10 @@ class TransformOutcome:
 
 
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
+#: OpenCL build options a script may set: they reach the OpenCL compiler in the
+#: user's program, long after the sandbox (no -Xclang, -load, -I, -o ...)
+_BUILD_OPTION_RE = re.compile(r"^(-cl-[a-z0-9][a-z0-9.=_-]*|-w|-Werror|-g|"
+                              r"-D[A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9_.+-]*)?)$")
 
 
 def _clean(text, limit=2000) -> str:
@@ -212,6 +216,13 @@ class _AnswerReader:
                 raise self.invalid(f"bad kernel references in {what}")
             return [table[i] for i in indices]
 
+        for k in table:
+            for option in k.options.build_options:
+                if not _BUILD_OPTION_RE.match(option):
+                    raise SandboxViolation(
+                        f"the transformation script may not set the OpenCL build option "
+                        f"'{_clean(option, 60)}' (allowed: -cl-..., -DNAME[=VALUE], -w, "
+                        "-Werror, -g)", self.begin_span())
         kernels = pick(data.get("result"), "the result")
         if not kernels:
             raise self.invalid("no kernels")

@@ -19,22 +19,32 @@ import errno
 import importlib
 import os
 import pkgutil
+import re
 import select
 import signal
+import sys
 import time
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 from f2loopy.directives.child import Job, child_main
 from f2loopy.directives.lockdown import Limits
 
 #: bytes the child may send back
-MAX_ANSWER = 256 * 1024 * 1024
+MAX_ANSWER = 64 * 1024 * 1024
 #: seconds the parent waits past the wall-clock limit before killing
 KILL_GRACE_S = 2.0
 
 _PRELOADED = False
-_SKIP = {"cli", "pipeline", "verify", "__main__"}
+#: parts of f2loopy a script cannot reach (the command line, builds, glue, gfortran)
+_SKIP = {"cli", "pipeline", "verify", "build", "glue", "__main__"}
+_SKIP_LAZY = ("pyopencl", "multiprocessing", "concurrent", "subprocess", "f2loopy.cli",
+              "f2loopy.pipeline", "f2loopy.verify", "f2loopy.build", "f2loopy.glue")
+#: ``import`` statements inside functions (lazy imports)
+_LAZY_IMPORT_RE = re.compile(
+    r"^[ \t]+(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b|"
+    r"import[ \t]+([A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*))", re.M)
 
 _WARMUP_FORTRAN = """\
 subroutine f2loopy_warmup(n, a, x)
@@ -70,10 +80,10 @@ def preload() -> None:
     for info in pkgutil.walk_packages(f2loopy.__path__, "f2loopy."):
         if info.name.split(".")[1] in _SKIP:
             continue
-        try:
-            importlib.import_module(info.name)
-        except Exception:  # noqa: BLE001 - a broken module fails later, where it is used
-            pass
+        _try_import(info.name)
+    for name in sorted(_lazy_imports(Path(f2loopy.__file__).parent)):
+        if name not in sys.modules and not name.startswith(_SKIP_LAZY):
+            _try_import(name)
     try:
         from f2loopy.codegen import generate_code
         from f2loopy.frontend import parse_fortran
@@ -86,6 +96,32 @@ def preload() -> None:
     except Exception:  # noqa: BLE001 - the warm-up only loads modules
         pass
     _PRELOADED = True
+
+
+def _try_import(name: str) -> None:
+    try:
+        importlib.import_module(name)
+    except Exception:  # noqa: BLE001 - a broken module fails later, where it is used
+        pass
+
+
+def _lazy_imports(package_dir: Path) -> set:
+    """Modules that f2loopy's reachable code imports inside functions."""
+    names = set()
+    for path in package_dir.rglob("*.py"):
+        parts = path.relative_to(package_dir).parts
+        if parts[0].removesuffix(".py") in _SKIP:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        for m in _LAZY_IMPORT_RE.finditer(text):
+            if m.group(1):
+                names.add(m.group(1))
+            else:
+                names.update(n.strip() for n in m.group(2).split(","))
+    return names
 
 
 @dataclass
