@@ -843,7 +843,7 @@ contains
     character(len=:), allocatable :: s
     character(len=100) :: buf
     write(buf, '(g0)') v
-    s = trim(adjustl(buf))
+    s = trim_zeros(trim(adjustl(buf)))
   end function
 
   function str_r8(v) result(s)
@@ -851,23 +851,38 @@ contains
     character(len=:), allocatable :: s
     character(len=100) :: buf
     write(buf, '(g0)') v
-    s = trim(adjustl(buf))
+    s = trim_zeros(trim(adjustl(buf)))
+  end function
+
+  !> "1.50000000" -> "1.5", "0.250000000E-05" -> "0.25E-05", "2.00000" -> "2.0"
+  function trim_zeros(text) result(s)
+    character(len=*), intent(in) :: text
+    character(len=:), allocatable :: s
+    integer :: e, last
+    e = scan(text, "EeDd")
+    if (e == 0) e = len(text) + 1
+    last = e - 1
+    if (index(text(1:last), ".") == 0) then
+      s = text
+      return
+    end if
+    do while (last > 1 .and. text(last:last) == "0")
+      last = last - 1
+    end do
+    if (text(last:last) == ".") last = last + 1
+    s = text(1:last) // text(e:)
   end function
 
   function str_c4(v) result(s)
     complex(c_float_complex), intent(in) :: v
     character(len=:), allocatable :: s
-    character(len=100) :: buf
-    write(buf, '("(", g0, ", ", g0, ")")') real(v), aimag(v)
-    s = trim(adjustl(buf))
+    s = "(" // str_r4(real(v)) // ", " // str_r4(aimag(v)) // ")"
   end function
 
   function str_c8(v) result(s)
     complex(c_double_complex), intent(in) :: v
     character(len=:), allocatable :: s
-    character(len=100) :: buf
-    write(buf, '("(", g0, ", ", g0, ")")') real(v), aimag(v)
-    s = trim(adjustl(buf))
+    s = "(" // str_r8(real(v)) // ", " // str_r8(aimag(v)) // ")"
   end function
 
   function str_l(v) result(s)

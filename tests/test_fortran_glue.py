@@ -678,3 +678,47 @@ program main
 end program
 """
     assert_all_ok(compile_and_run(tmp_path, runtime, sources, main), 2)
+
+
+# {{{ the paper's kernel through its own script
+
+PAPER_MAIN = """
+program main
+  use checks
+  use refFluxR_refFluxS_cl_mod
+  implicit none
+  integer, parameter :: nq = 4, ne = 3
+  real :: geo(nq, nq, nq, 11, ne), d(nq, nq), q(nq, nq, nq, 8, ne)
+  real :: rhs1(nq, nq, nq, 8, ne), rhs2(nq, nq, nq, 8, ne)
+  integer :: st
+  call random_seed(put=[(17, st = 1, 64)])
+  call random_number(geo); call random_number(d); call random_number(q)
+  q(:, :, :, 4:5, :) = q(:, :, :, 4:5, :) + 1     ! density and theta away from 0
+  call random_number(rhs1); rhs2 = rhs1
+  call refFluxR(ne, nq, geo, d, q, rhs1, 1.0, 1.4, 1.0)
+  call refFluxS(ne, nq, geo, d, q, rhs1, 1.0, 1.4, 1.0)
+  call refFluxR_refFluxS_cl(ne, nq, geo, d, q, rhs2, 1.0, 1.4, 1.0, st)
+  call check(st == F2L_OK, "status")
+  call check(all(abs(rhs1 - rhs2) <= 1e-4 * max(1.0, abs(rhs1))), "fused, fixed, tagged: same")
+  call refFluxR_refFluxS_cl(ne, nq, geo, d, q, rhs2, 1.0, 1.5, 1.0, st)
+  call check(st == F2L_ERROR_ARGUMENT .and. f2l_error_message() == "refFluxR_refFluxS_cl: " &
+             // "argument 'p_Gamma' was fixed to 1.4 when the kernel was translated; got 1.5", &
+             "fixed gamma")
+  call done()
+end program
+"""
+
+
+def test_paper_kernel_with_its_script(tmp_path, runtime):
+    """samples/paper/ref_flux.f90: two subroutines fused, parameters fixed and
+    the loops tagged by its !$loopy script (level 1), called from Fortran."""
+    from f2loopy.pipeline import translate_text, write_outputs
+    src = (Path(__file__).resolve().parent.parent / "samples" / "paper" / "ref_flux.f90")
+    path = tmp_path / "ref_flux.f90"
+    path.write_text(src.read_text())
+    write_outputs(translate_text(path.read_text(), path, defines={"Nq": 4}).outputs)
+    sources = [path, tmp_path / "ref_flux_cl.c", tmp_path / "ref_flux_cl.f90"]
+    proc = compile_and_run(tmp_path, runtime, sources, PAPER_MAIN)
+    assert_all_ok(proc, 3)
+
+# }}}

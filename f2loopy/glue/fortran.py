@@ -360,15 +360,27 @@ def _elements(body: _Body, arg) -> str:
     """Elements the declaration of *arg* needs (-1: assumed size)."""
     if any(s is None for s in arg.shape):
         return "-1_c_int64_t"
-    factors = [f"max(0_c_int64_t, {body.int_expr(s)})" for s in arg.shape]
+    const = 1
+    factors = []
+    for s in arg.shape:
+        if isinstance(s, (int, np.integer)):
+            const *= max(0, int(s))
+        else:
+            factors.append(f"max(0_c_int64_t, {body.int_expr(s)})")
+    if const != 1 or not factors:
+        factors.insert(0, f"{const}_c_int64_t")
     return " * ".join(factors)
 
 
 def _check_fixed(body: _Body, ka, nm):
     a = ka.ir_arg
     lit = f_literal(a.fixed_value, ka.dtype)
-    differs = ".neqv." if np.dtype(ka.dtype).kind == "b" else "/="
-    shown = f"{a.fixed_value}"
+    dt = np.dtype(ka.dtype)
+    differs = ".neqv." if dt.kind == "b" else "/="
+    if dt.kind == "f":     # as short as the kernel's precision allows: 1.4, not 1.39999997
+        shown = np.format_float_positional(dt.type(a.fixed_value), unique=True, trim="0")
+    else:
+        shown = f"{a.fixed_value}"
     body.add(f"if ({nm[a.name]} {differs} {lit}) call f2l_c%fail(F2L_ERROR_ARGUMENT, "
              + f_string(f"argument '{a.name}' was fixed to {shown} when the kernel was "
                         "translated; got ") + f" // f2l_to_string({nm[a.name]}))")

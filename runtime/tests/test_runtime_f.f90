@@ -199,7 +199,11 @@ contains
     call check(f2l_to_string(42_c_int32_t) == "42", "to_string int")
     call check(f2l_to_string(-7_c_int64_t) == "-7", "to_string int64")
     call check(f2l_to_string(.true.) == ".true.", "to_string logical")
-    call check(f2l_to_string(0.5_c_double) == "0.50000000000000000", "to_string double")
+    call check(f2l_to_string(0.5_c_double) == "0.5", "to_string double")
+    call check(f2l_to_string(1.5_c_float) == "1.5", "to_string float")
+    call check(f2l_to_string(2.0_c_float) == "2.0", "to_string float, integral")
+    call check(f2l_to_string(1.0e20_c_float) == "0.100000002E+21", "to_string, exponent")
+    call check(f2l_to_string((1.5_c_float, -2.0_c_float)) == "(1.5, -2.0)", "to_string complex")
     call check(f2l_floordiv(-7_c_int64_t, 2_c_int64_t) == -4 .and. &
                f2l_floordiv(7_c_int64_t, 2_c_int64_t) == 3 .and. &
                f2l_floordiv(-8_c_int64_t, 2_c_int64_t) == -4 .and. &
