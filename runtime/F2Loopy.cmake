@@ -6,7 +6,7 @@
 #     SOURCES heat.f90 ...             # Fortran files to translate
 #     [DEFINES NAME=VALUE ...]         # values for the transformation scripts (-D)
 #     [TRANSFORM recipe-or-file]       # a recipe of transforms/ or a Python file (--transform)
-#     [OUTPUT_DIR dir])                # default: ${CMAKE_CURRENT_BINARY_DIR}/f2loopy
+#     [OUTPUT_DIR dir])                # default: ${CMAKE_CURRENT_BINARY_DIR}/f2loopy_generated/<target>
 #
 # For each SOURCE NAME.f90 a custom command runs `f2loopy translate` at build time
 # and writes NAME.cl, NAME_cl.py, NAME_cl.f90 and NAME_cl.c into OUTPUT_DIR, with a
@@ -15,7 +15,10 @@
 # NAME_cl.c are added to the target, which is linked with the f2loopy runtime
 # (the static library target f2loopy_runtime, built once per project from
 # runtime/, linked with OpenCL).  Programs then `use foo_cl_mod` and
-# `call foo_cl(...)`.
+# `call foo_cl(...)`.  Each target gets its own outputs (the same file may be
+# translated for two targets with different DEFINES or TRANSFORM); a target
+# without a Fortran_MODULE_DIRECTORY gets one there too, so that the glue
+# modules of two targets do not overwrite each other.
 #
 # The f2loopy command: F2LOOPY_EXECUTABLE if set, else `f2loopy` on the PATH, else
 # `python3 -m f2loopy.cli`.
@@ -73,9 +76,16 @@ function(f2loopy_add_kernels target)
   _f2loopy_runtime_target()
   _f2loopy_command(f2loopy)
   if(NOT F2L_OUTPUT_DIR)
-    set(F2L_OUTPUT_DIR "${CMAKE_CURRENT_BINARY_DIR}/f2loopy")
+    # (not .../f2loopy: 'python -m f2loopy.cli' run where a folder of that name
+    # lies would import the folder as the package)
+    set(F2L_OUTPUT_DIR "${CMAKE_CURRENT_BINARY_DIR}/f2loopy_generated/${target}")
   endif()
   file(MAKE_DIRECTORY "${F2L_OUTPUT_DIR}")
+  get_target_property(moddir ${target} Fortran_MODULE_DIRECTORY)
+  if(NOT moddir)
+    set_target_properties(${target} PROPERTIES
+      Fortran_MODULE_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}/f2loopy_generated/${target}/modules")
+  endif()
 
   set(options)
   foreach(define IN LISTS F2L_DEFINES)
@@ -105,6 +115,7 @@ function(f2loopy_add_kernels target)
               "${out}_cl.py"
       DEPENDS "${abs}"
       DEPFILE "${out}.d"
+      WORKING_DIRECTORY "${F2L_OUTPUT_DIR}"
       COMMENT "f2loopy: translating ${source}"
       VERBATIM)
     target_sources(${target} PRIVATE "${out}_cl.f90" "${out}_cl.c")

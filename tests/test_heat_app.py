@@ -67,10 +67,15 @@ def heat_build(tmp_path_factory):
 def test_opencl_build_matches_fortran(heat_build):
     _, build = heat_build
     plain = results(build / "heat_fortran")
-    opencl = results(build / "heat_opencl")
-    for key in plain:
-        assert opencl[key] == pytest.approx(plain[key], rel=1e-12), key
+    for variant in ("heat_opencl", "heat_opencl_serial"):
+        opencl = results(build / variant)
+        for key in plain:
+            assert opencl[key] == pytest.approx(plain[key], rel=1e-12), (variant, key)
     assert "device: " in run([build / "heat_opencl", *ARGS]).stdout
+    # the two translations of heat.f90 differ: tiled over the grid, or one work-item
+    tiled = (build / "f2loopy_generated" / "heat_opencl" / "heat.cl").read_text()
+    serial = (build / "f2loopy_generated" / "heat_opencl_serial" / "heat.cl").read_text()
+    assert "get_local_id" in tiled and "get_local_id" not in serial
 
 
 def test_rebuilds_exactly_when_needed(heat_build):
@@ -88,10 +93,11 @@ def test_rebuilds_exactly_when_needed(heat_build):
     steps = rebuilt(make(build))
     assert any("f2loopy: translating heat.f90" in s for s in steps), steps
     assert any("Linking Fortran executable heat_opencl" in s for s in steps), steps
+    assert sum("f2loopy: translating heat.f90" in s for s in steps) == 2, steps
     assert rebuilt(make(build)) == []
 
     # an edit changes the kernel; both builds still agree
-    cl = build / "f2loopy" / "heat.cl"
+    cl = build / "f2loopy_generated" / "heat_opencl" / "heat.cl"
     before = cl.read_text()
     text = source.read_text()
     assert "- 4 * u(i, j)" in text
