@@ -112,8 +112,23 @@ class AccessAnalysis:
             return True
         if a.index == b.index:
             return True
+        if distinct_constants(a.index, b.index):
+            return False
         s = self.conflict_set(a, b)
         return s is None or not s.is_empty()
+
+
+def distinct_constants(ia, ib) -> bool:
+    """Some subscript position holds two different integer constants, so the
+    accesses never touch the same element."""
+    import numpy as np
+    if len(ia) != len(ib):
+        return False
+    for x, y in zip(ia, ib):
+        if isinstance(x, (int, np.integer)) and isinstance(y, (int, np.integer)) and \
+                int(x) != int(y):
+            return True
+    return False
 
 
 def _rename_set(s: isl.Set, suffix: str) -> isl.Set:

@@ -26,7 +26,8 @@ import pymbolic.primitives as p
 
 from f2loopy.analysis.accesses import Access, instruction_accesses
 from f2loopy.ir.domains import combined_domain
-from f2loopy.ir.isl_tools import NonAffineError, align_params, dim_type, pwaff_from_expr
+from f2loopy.ir.isl_tools import (
+    NonAffineError, align_params, dim_type, lazy_affs, pwaff_from_expr)
 from f2loopy.ir.kernel import Kernel
 from f2loopy.schedule.linearize import InsnNode, LoopNode
 
@@ -81,7 +82,7 @@ class RaceAnalysis:
         for k, ax in enumerate(self.axes):
             dom = dom.set_dim_name(dim_type.set, n + k, ax)
         space = dom.get_space()
-        affs = isl.affs_from_space(space)
+        affs = lazy_affs(space)
         for ax in self.axes:
             x = sp.axis_iname[ax]
             if x is not None:
@@ -102,7 +103,7 @@ class RaceAnalysis:
     def _axis_size(self, ax: str, space) -> isl.PwAff:
         kind, axis = ax[0], int(ax[1])
         if kind == "l":
-            return isl.affs_from_space(space)[0] + self.grid.local_size[axis]
+            return lazy_affs(space)[0] + self.grid.local_size[axis]
         return pwaff_from_expr(self.grid.num_groups[axis], space)
 
     # }}}
@@ -137,7 +138,7 @@ class RaceAnalysis:
 
     def differs(self, s: isl.Set, axes) -> isl.Set:
         """Pairs of *s* whose coordinates differ on at least one of *axes*."""
-        affs = isl.affs_from_space(s.get_space())
+        affs = lazy_affs(s.get_space())
         out = isl.Set.empty(s.get_space())
         for ax in axes:
             a, b = affs[ax + "__a"], affs[ax + "__b"]
@@ -145,7 +146,7 @@ class RaceAnalysis:
         return s & out
 
     def equal(self, s: isl.Set, names) -> isl.Set:
-        affs = isl.affs_from_space(s.get_space())
+        affs = lazy_affs(s.get_space())
         for n in names:
             s = s & affs[n + "__a"].eq_set(affs[n + "__b"])
         return s
@@ -214,7 +215,7 @@ class RaceAnalysis:
             s = s.set_dim_name(dim_type.set, len(inames) + k, o)
         exact = True
         if acc.index is not None:
-            affs = isl.affs_from_space(s.get_space())
+            affs = lazy_affs(s.get_space())
             for o, e in zip(outs, acc.index):
                 try:
                     s = s & affs[o].eq_set(pwaff_from_expr(e, s.get_space()))
@@ -284,7 +285,7 @@ def _schedule_map(kernel, tree, names) -> isl.UnionMap:
         s = dom.add_dims(dim_type.set, depth)
         for k, t in enumerate(ts):
             s = s.set_dim_name(dim_type.set, len(inames) + k, t)
-        affs = isl.affs_from_space(s.get_space())
+        affs = lazy_affs(s.get_space())
         for t, v in zip(ts, path):
             val = affs[v.name] if isinstance(v, p.Variable) else affs[0] + v
             s = s & affs[t].eq_set(val)

@@ -28,7 +28,7 @@ from f2loopy.analysis.races import RaceAnalysis
 from f2loopy.diagnostics import CodegenError, RaceError
 from f2loopy.ir.domains import iname_to_domain_index
 from f2loopy.ir.frozen import FrozenMap
-from f2loopy.ir.isl_tools import dim_type
+from f2loopy.ir.isl_tools import dim_type, lazy_affs
 from f2loopy.ir.kernel import (
     AddressSpace, ArrayArg, BarrierInstruction, Kernel, ScalarArg)
 from f2loopy.schedule.linearize import BarrierNode, InsnNode, LoopNode, linearize
@@ -103,7 +103,7 @@ def check_and_insert_barriers(kernel: Kernel, grid, schedule, spaces: dict | Non
                     continue
                 requirements += _shared_pair(kernel, ra, paths, cls, a, b)
     if private_vars or local_vars:
-        _check_flows(kernel, ra, private_vars, local_vars)
+        _check_flows(kernel, ra, private_vars, local_vars, by_var)
     return _place(kernel, schedule, requirements)
 
 
@@ -111,9 +111,52 @@ def _insn_desc(insn) -> str:
     return f"'{insn.id}'" + (f" (line {insn.span.line})" if insn.span else "")
 
 
+def _distinct_constants(a, b) -> bool:
+    from f2loopy.analysis.accesses import distinct_constants
+    return a.index is not None and b.index is not None and \
+        distinct_constants(a.index, b.index)
+
+
+def _same_work_item_only(ra: RaceAnalysis, ia, ib, a, b) -> bool:
+    """Cheap sufficient test: identical subscripts in which every hardware
+    iname of the two instructions stands alone in some position, with both
+    instructions on the same iname of every grid axis: then equal elements
+    mean equal work-items (the common case, e.g. ``rhsq(i,j,k,c,e)``)."""
+    if a.index is None or b.index is None or a.index != b.index:
+        return False
+    sa, sb = ra.space(ia), ra.space(ib)
+    for ax in ra.axes:
+        x = sa.axis_iname.get(ax)
+        if x is None or x != sb.axis_iname.get(ax):
+            return False
+        if not any(_alone(ix, x, ra.hw) for ix in a.index):
+            return False
+    return True
+
+
+def _alone(expr, iname, hw) -> bool:
+    from f2loopy.ir.folding import _NotPolynomial, _poly
+    try:
+        poly = _poly(expr)
+    except _NotPolynomial:
+        return False
+    if poly.get(((iname, None),)) not in (1, -1) and \
+            not any(len(m) == 1 and m[0][0] == iname and c in (1, -1) for m, c in poly.items()):
+        return False
+    for mono in poly:
+        names = {n for n, _ in mono}
+        if len(mono) > 1 and iname in names:
+            return False
+        if names & set(hw) - {iname}:
+            return False
+    return True
+
+
 def _shared_pair(kernel, ra: RaceAnalysis, paths, cls, a, b):
     ia, ib = kernel.insn(a.insn_id), kernel.insn(b.insn_id)
     scope = "global" if cls == "global" else "local"
+    if _distinct_constants(a, b) or _same_work_item_only(ra, ia, ib, a, b):
+        return []
     pairs, exact = ra.pair_set(a, b)
     if pairs.is_empty():
         return []
@@ -198,12 +241,45 @@ def _differs_only_on(ra, s, axes) -> bool:
 def _before(s, iname, first, second):
     """Pairs of *s* where the *first* side runs an earlier iteration of *iname*."""
     import islpy as isl
-    affs = isl.affs_from_space(s.get_space())
+    affs = lazy_affs(s.get_space())
     return s & affs[iname + first].lt_set(affs[iname + second])
 
 
-def _check_flows(kernel, ra: RaceAnalysis, private_vars, local_vars):
+def _covered_reads(kernel, reference, var, readers) -> bool:
+    """Every read of private *var* is preceded, in the same iteration of all
+    its loops, by an unconditional write: values never cross iterations."""
+    ref_paths = reference
+    writers = [i for i in kernel.instructions if var in i.assignee_names()]
+    if any(w.predicates or hasattr(getattr(w, "assignee", None), "aggregate")
+           for w in writers):
+        return False
+    for insn in readers.get(var, ()):
+        ok = False
+        for w in writers:
+            if w.id == insn.id or set(w.within_inames) != set(insn.within_inames):
+                continue
+            pw, pr = ref_paths.get(w.id), ref_paths.get(insn.id)
+            if pw is None or pr is None or len(pw) != len(pr):
+                continue
+            if pw[:-1] == pr[:-1] and pw[-1][0] < pr[-1][0]:
+                ok = True
+                break
+        if not ok:
+            return False
+    return True
+
+
+def _check_flows(kernel, ra: RaceAnalysis, private_vars, local_vars, by_var):
     reference = linearize(kernel.copy(iname_tags=FrozenMap()))
+    ref_paths = _paths(reference)
+    readers = {}
+    for name, accs in by_var.items():
+        ids = {acc.insn_id for acc in accs if not acc.is_write}
+        readers[name] = [i for i in kernel.instructions if i.id in ids]
+    private_vars = {v for v in private_vars
+                    if not _covered_reads(kernel, ref_paths, v, readers)}
+    if not private_vars and not local_vars:
+        return
     flows = ra.value_flows(private_vars | local_vars, reference)
     for src, sink, rel in flows:
         var = _flow_var(kernel, src, private_vars | local_vars)

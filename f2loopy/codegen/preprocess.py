@@ -11,8 +11,11 @@ def preprocess(kernel: Kernel) -> Kernel:
     """Validate *kernel* for code generation and return it ready to emit:
     reductions become plain instructions."""
     from f2loopy.codegen.reductions import realize_reductions
+    kernel = expand_all_rules(kernel)
     check_instructions(kernel)
+    kernel = resolve_auto_tags(kernel)
     kernel = realize_reductions(kernel)
+    kernel = resolve_address_spaces(kernel)
     check_instructions(kernel)
     return kernel
 
@@ -45,3 +48,129 @@ def check_instructions(kernel: Kernel) -> None:
         if missing:
             raise CodegenError(f"instruction '{insn.id}' depends on unknown instruction(s) "
                                f"{', '.join(sorted(missing))}", insn.span)
+
+
+def expand_all_rules(kernel: Kernel) -> Kernel:
+    """Replace every substitution rule call by what it stands for."""
+    if not kernel.substitutions:
+        return kernel
+    from f2loopy.ir.frozen import FrozenMap
+    from f2loopy.transform.rules import _map_insn, expand_rules
+    rules = kernel.substitutions
+    insns = tuple(_map_insn(i, lambda e: expand_rules(e, rules)) for i in kernel.instructions)
+    return kernel.copy(instructions=insns, substitutions=FrozenMap())
+
+
+def resolve_auto_tags(kernel: Kernel) -> Kernel:
+    """Give ``l.auto`` inames a concrete local axis.
+
+    An ``l.auto`` iname takes a local axis the kernel already uses but the
+    instructions in its loop do not (lowest stride in global memory first);
+    if there is none, or its length is not a constant that fits, it becomes a
+    sequential loop (unrolled when short).  A kernel without local axes gets
+    none from ``l.auto`` (that would replicate every other statement).
+    """
+    from f2loopy.ir.frozen import FrozenMap
+    from f2loopy.ir.tags import AutoLocalAxisTag, LocalAxisTag, SequentialTag, UnrollTag
+    autos = [i for i in kernel.all_inames()
+             if isinstance(kernel.iname_tag(i), AutoLocalAxisTag)]
+    if not autos:
+        return kernel
+    tags = dict(kernel.iname_tags)
+    sizes = _local_axis_sizes(kernel)
+    for x in sorted(autos, key=lambda i: _stride_rank(kernel, i)):
+        users = [insn for insn in kernel.instructions if x in insn.within_inames]
+        taken = set()
+        for insn in users:
+            for i in insn.within_inames:
+                t = tags.get(i)
+                if isinstance(t, LocalAxisTag):
+                    taken.add(t.axis)
+        length = _constant_length(kernel, x)
+        choice = None
+        for axis in sorted(sizes):
+            if axis not in taken and length is not None and length <= sizes[axis]:
+                choice = axis
+                break
+        if choice is not None:
+            tags[x] = LocalAxisTag(choice)
+        elif length is not None and length <= 16:
+            tags[x] = UnrollTag()
+        else:
+            tags[x] = SequentialTag()
+    return kernel.copy(iname_tags=FrozenMap((k, v) for k, v in tags.items()
+                                            if not isinstance(v, SequentialTag)))
+
+
+def _local_axis_sizes(kernel) -> dict:
+    from f2loopy.ir.tags import LocalAxisTag
+    sizes = {}
+    for i, t in kernel.iname_tags.items():
+        if isinstance(t, LocalAxisTag):
+            n = _constant_length(kernel, i)
+            if n is not None:
+                sizes[t.axis] = max(sizes.get(t.axis, 0), n)
+    return sizes
+
+
+def _constant_length(kernel, iname):
+    from f2loopy.ir.domains import combined_domain
+    try:
+        dom = combined_domain(kernel, [iname])
+        n = (dom.dim_max(0) - dom.dim_min(0) + 1).max_val()
+        if n.is_infty() or n.is_nan():
+            return None
+        return int(n.to_python())
+    except Exception:
+        return None
+
+
+def _stride_rank(kernel, iname):
+    """How fast global memory moves with *iname* (smaller is faster)."""
+    from f2loopy.ir.expressions import accesses, variables_read
+    from f2loopy.ir.kernel import ArrayArg
+    best = (10**9, iname)
+    for insn in kernel.instructions:
+        if iname not in insn.within_inames:
+            continue
+        for e in insn.read_expressions() + ((insn.assignee,) if isinstance(insn, Assignment)
+                                            else ()):
+            for name, idx in accesses(e):
+                if idx is None or not kernel.has_variable(name):
+                    continue
+                var = kernel.variable(name)
+                if not isinstance(var, ArrayArg):
+                    continue
+                for axis, ix in enumerate(idx):
+                    if iname in variables_read(ix):
+                        order = var.axis_tags[axis].order if var.axis_tags[axis].kind == "nest" \
+                            else -1
+                        best = min(best, (order, iname))
+    return best
+
+
+def resolve_address_spaces(kernel: Kernel) -> Kernel:
+    """Temporaries with no address space become local if some work-items of
+    a group write them at places that depend on their local ids, else
+    private."""
+    from f2loopy.ir.expressions import index_tuple, variables_read
+    from f2loopy.ir.frozen import FrozenMap
+    from f2loopy.ir.kernel import AddressSpace
+    from f2loopy.ir.tags import LocalAxisTag
+    local_inames = {i for i, t in kernel.iname_tags.items() if isinstance(t, LocalAxisTag)}
+    temps = dict(kernel.temporaries)
+    changed = False
+    for name, t in kernel.temporaries.items():
+        if t.address_space is not None:
+            continue
+        space = AddressSpace.PRIVATE
+        for insn in kernel.instructions:
+            if not isinstance(insn, Assignment) or insn.assignee_name != name:
+                continue
+            if hasattr(insn.assignee, "aggregate"):
+                used = variables_read(*index_tuple(insn.assignee)) & local_inames
+                if used & set(insn.within_inames):
+                    space = AddressSpace.LOCAL
+        temps[name] = t.copy(address_space=space)
+        changed = True
+    return kernel.copy(temporaries=FrozenMap(temps)) if changed else kernel

@@ -26,7 +26,7 @@ from f2loopy.ir.domains import combined_domain
 from f2loopy.ir.expressions import Reduction, _Rewriter, make_subscript
 from f2loopy.ir.folding import normalize_integer
 from f2loopy.ir.frozen import FrozenMap
-from f2loopy.ir.isl_tools import expr_from_pwaff, make_space
+from f2loopy.ir.isl_tools import expr_from_pwaff, lazy_affs, make_space
 from f2loopy.ir.kernel import AddressSpace, Assignment, Kernel, Temporary
 from f2loopy.ir.tags import GroupAxisTag, LocalAxisTag
 
@@ -193,7 +193,7 @@ class _Realizer:
             x = self.fresh(f"{k}_tree{step}")
             space = make_space([x], [])
             import islpy as isl
-            affs = isl.affs_from_space(space)
+            affs = lazy_affs(space)
             d = (affs[x].ge_set(affs[0]) & affs[x].lt_set(affs[0] + step)
                  & (affs[x] + step).lt_set(affs[0] + length))
             self.domains.append(d)
@@ -211,7 +211,7 @@ class _Realizer:
             owner = self.fresh(f"{k}_first")
             space = make_space([owner], [])
             import islpy as isl
-            affs = isl.affs_from_space(space)
+            affs = lazy_affs(space)
             self.domains.append(affs[owner].eq_set(affs[0]))
             self.tags[owner] = tag
             self._owner_iname = owner

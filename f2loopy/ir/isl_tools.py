@@ -117,10 +117,39 @@ def _is_int(x) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
+class _LazyAffs:
+    """``affs_from_space`` computed on demand (it is costly for wide spaces)."""
+
+    def __init__(self, space: isl.Space):
+        self.space = space
+        self.ls = isl.LocalSpace.from_space(space)
+        self._cache: dict = {}
+
+    def __getitem__(self, key):
+        if key in self._cache:
+            return self._cache[key]
+        if key == 0:
+            value = isl.PwAff.from_aff(isl.Aff.zero_on_domain(self.ls))
+        else:
+            for dt in (dim_type.set, dim_type.param):
+                idx = self.space.find_dim_by_name(dt, key)
+                if idx >= 0:
+                    value = isl.PwAff.var_on_domain(self.ls, dt, idx)
+                    break
+            else:
+                raise KeyError(key)
+        self._cache[key] = value
+        return value
+
+
+def lazy_affs(space: isl.Space) -> _LazyAffs:
+    return _LazyAffs(space)
+
+
 class _PwAffMapper(Mapper):
     def __init__(self, space: isl.Space):
         self.space = space
-        self.affs = isl.affs_from_space(space)
+        self.affs = _LazyAffs(space)
 
     def _const(self, v) -> isl.PwAff:
         return self.affs[0] + int(v)

@@ -7,7 +7,7 @@ from f2loopy.diagnostics import TransformError
 from f2loopy.ir.domains import combined_domain, iname_closure
 from f2loopy.ir.expressions import rename, rename_functions
 from f2loopy.ir.frozen import FrozenMap
-from f2loopy.ir.isl_tools import align_params, dim_type, set_names, set_to_params
+from f2loopy.ir.isl_tools import align_params, dim_type, lazy_affs, set_names, set_to_params
 from f2loopy.ir.kernel import Kernel, ScalarArg, SubstitutionRule, TranslationUnit
 from f2loopy.transform.util import map_expressions
 
@@ -243,7 +243,7 @@ def _check_not_reversed(analysis, order, ia, ib, a, b):
             f"fuse_kernels: cannot prove that fusing keeps the order of "
             f"{_where(ia)} and {_where(ib)} on '{a.name}' (data-dependent subscripts)")
     import islpy as isl
-    affs = isl.affs_from_space(pairs.get_space())
+    affs = lazy_affs(pairs.get_space())
     reversed_pairs = isl.Set.empty(pairs.get_space())
     prefix = isl.Set.universe(pairs.get_space())
     for n in shared:

@@ -17,7 +17,7 @@ from f2loopy.ir.domains import iname_to_domain_index
 from f2loopy.ir.expressions import substitute
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.isl_tools import (
-    dim_type, expr_from_pwaff, params_to_set, set_names, set_to_params)
+    dim_type, expr_from_pwaff, lazy_affs, params_to_set, set_names, set_to_params)
 from f2loopy.ir.kernel import Kernel, SubstitutionRule
 from f2loopy.ir.tags import ILPTag, InameTag, SequentialTag, parse_iname_tag
 from f2loopy.transform.match import parse_match
@@ -159,7 +159,7 @@ def _split_domain(dom, iname, outer, inner, length, base, keep_old):
             order += [outer, inner]
     d = reorder_set(d, order)
     space = d.get_space()
-    affs = isl.affs_from_space(space)
+    affs = lazy_affs(space)
     base_aff = pwaff_from_expr(base, space) if base != 0 else affs[0]
     cons = (affs[inner].ge_set(affs[0]) & affs[inner].lt_set(affs[0] + length)
             & affs[iname].eq_set(base_aff + affs[inner] + affs[outer] * length))
@@ -183,7 +183,7 @@ def _substitute_param(dom: isl.Set, old: str, new_params, mapping) -> isl.Set:
         else:
             d = params_to_set(d, [np_])
     space = d.get_space()
-    affs = isl.affs_from_space(space)
+    affs = lazy_affs(space)
     d = d & affs[old].eq_set(pwaff_from_expr(mapping[old], space))
     idx = d.find_dim_by_name(dim_type.set, old)
     d = d.project_out(dim_type.set, idx, 1)
@@ -426,7 +426,7 @@ def join_inames(kernel: Kernel, inames, new_iname: str | None = None, *, tag=Non
             raise TransformError(f"join_inames: the bounds of '{n}' are not constant")
         lows.append(lo)
         sizes.append(hi - lo + 1)
-        affs = isl.affs_from_space(box.get_space())
+        affs = lazy_affs(box.get_space())
         lo_l, hi_l, var = align_params(_params_on(lo, box), _params_on(hi, box), affs[n])
         rect = rect & var.ge_set(lo_l) & var.le_set(hi_l)
     rect, box = align_params(rect, box)
@@ -445,7 +445,7 @@ def join_inames(kernel: Kernel, inames, new_iname: str | None = None, *, tag=Non
                                                              const_sizes[k - 1])))
     len0 = expr_from_pwaff(sizes[0])
     space = make_space([new], sorted(sizes[0].get_var_names(dim_type.param)))
-    affs = isl.affs_from_space(space)
+    affs = lazy_affs(space)
     dom = affs[new].ge_set(affs[0]) & affs[new].lt_set(
         pwaff_from_expr(p.Product((len0, strides[0])), space))
 

@@ -1,0 +1,489 @@
+"""precompute and add_prefetch: compute a substitution rule (or fetch an
+array) into a temporary ahead of its uses.
+
+Given a rule and *sweep inames*, the values the rule takes at its uses while
+the sweep inames vary (the *footprint*, computed exactly with isl) are
+computed by a new loop nest over *precompute inames* into a temporary, and the
+uses read the temporary.  The compute loop runs inside the loops the values
+depend on (the *outer* inames) and nowhere else: a flux that does not depend
+on ``i`` is computed once per ``(e, k)``, not once per ``i``.
+"""
+
+from __future__ import annotations
+
+import islpy as isl
+import numpy as np
+import pymbolic.primitives as p
+
+from f2loopy.analysis.types import kernel_type_inferrer
+from f2loopy.diagnostics import TransformError
+from f2loopy.ir.domains import combined_domain
+from f2loopy.ir.expressions import make_subscript, substitute, variables_read
+from f2loopy.ir.frozen import FrozenMap
+from f2loopy.ir.isl_tools import (
+    NonAffineError, align_params, dim_type, lazy_affs, pwaff_from_expr, reorder_set,
+    set_to_params)
+from f2loopy.ir.kernel import AddressSpace, Assignment, Kernel, SubstitutionRule, Temporary
+from f2loopy.transform.iname import parse_tag
+from f2loopy.transform.match import parse_match
+from f2loopy.transform.rules import (
+    RuleAwareRewriter, _map_insn, canonicalize_rules, expand_rules, rule_calls)
+from f2loopy.transform.util import (
+    check_new_iname, for_each_kernel, parse_iname_list, resolve_iname, unique_name)
+
+
+def _resolve_rule(kernel, subst_use) -> str:
+    if isinstance(subst_use, (list, tuple)):
+        if len(subst_use) != 1:
+            raise TransformError("precompute: give one substitution rule")
+        subst_use = subst_use[0]
+    name = str(subst_use)
+    if name in kernel.substitutions:
+        return name
+    folded = [n for n in kernel.substitutions if n.lower() == name.lower()]
+    if len(folded) == 1:
+        return folded[0]
+    raise TransformError(f"precompute: no substitution rule named '{name}' (rules: "
+                         f"{', '.join(sorted(kernel.substitutions)) or 'none'})")
+
+
+def _uses(kernel, rule_name, match):
+    """Instructions using *rule_name* (directly or through other rules) with
+    the argument tuples of the uses, as if every other rule were expanded."""
+    rules = kernel.substitutions
+    others = set(rules) - {rule_name}
+    out = []
+    for insn in kernel.instructions:
+        if not match.match(kernel, insn):
+            continue
+        args = []
+        for e in insn.read_expressions():
+            expanded = expand_rules(e, rules, only=others)
+            args.extend(c.parameters for c in rule_calls(expanded, {rule_name: None}))
+        if args:
+            out.append((insn, args))
+    return out
+
+
+@for_each_kernel
+def precompute(kernel: Kernel, subst_use, sweep_inames=(), within=None, storage_axes=None,
+               temporary_name: str | None = None, precompute_inames=None,
+               precompute_outer_inames=None, storage_axis_to_tag=None, default_tag="l.auto",
+               dtype=None, fetch_bounding_box: bool = False, temporary_address_space=None,
+               temporary_scope=None, compute_insn_id: str | None = None,
+               _full_axes=None, _array_extents=None) -> Kernel:
+    """Compute rule *subst_use* into a temporary before its uses.
+
+    :arg sweep_inames: the loops over which the stored values are gathered
+        (their footprint becomes the temporary's extent).
+    :arg storage_axes: which rule arguments index the temporary (default: all
+        arguments; for a rule without arguments, the sweep inames it uses).
+    :arg precompute_inames: names of the new loops that fill the temporary,
+        one per storage axis (they also name its axes).
+    :arg default_tag: tag of the new loops (``"l.auto"`` by default; None for
+        plain loops); *storage_axis_to_tag* maps individual axes to tags.
+    :arg fetch_bounding_box: compute the bounding box of the footprint rather
+        than its exact shape.
+    :arg temporary_address_space: ``"private"``, ``"local"`` or ``"global"``;
+        by default chosen at code generation (local if filled in parallel by
+        the work-items of a group).
+    """
+    rule_name = _resolve_rule(kernel, subst_use)
+    rule = kernel.substitutions[rule_name]
+    sweep = [resolve_iname(kernel, s) for s in parse_iname_list(sweep_inames)]
+    match = parse_match(within)
+    uses = _uses(kernel, rule_name, match)
+    if not uses:
+        raise TransformError(f"precompute: rule '{rule_name}' is not used"
+                             + ("" if within is None else f" in instructions {within!r}"))
+    expanded_body = expand_rules(rule.expression, kernel.substitutions)
+    inames = set(kernel.all_inames())
+    body_inames = (variables_read(expanded_body) & inames) - set(rule.arguments)
+
+    # storage axes: ('arg', k) for rule arguments, ('iname', s) for sweep inames
+    if storage_axes is None:
+        axes = [("arg", k) for k in range(len(rule.arguments))]
+        axes += [("iname", s) for s in sweep if s in body_inames]
+    else:
+        axes = []
+        for ax in parse_iname_list(storage_axes) if isinstance(storage_axes, str) \
+                else storage_axes:
+            if isinstance(ax, int):
+                axes.append(("arg", ax))
+            elif ax in rule.arguments:
+                axes.append(("arg", rule.arguments.index(ax)))
+            else:
+                axes.append(("iname", resolve_iname(kernel, ax)))
+    arg_axes = {k for kind, k in axes if kind == "arg"}
+    fixed_args = [k for k in range(len(rule.arguments)) if k not in arg_axes]
+
+    # outer inames: what the values depend on besides the sweep
+    outer = set()
+    full_args = {axes[k][1] for k in (_full_axes or ()) if axes[k][0] == "arg"}
+    for insn, arglists in uses:
+        for args in arglists:
+            for k in fixed_args:
+                outer |= variables_read(args[k]) & inames
+            for k in arg_axes - full_args:
+                outer |= (variables_read(args[k]) & inames) - set(sweep)
+    outer |= body_inames - set(sweep)
+    if precompute_outer_inames is not None:
+        outer = {resolve_iname(kernel, i) for i in parse_iname_list(precompute_outer_inames)}
+    order = list(kernel.all_inames())
+    outer_list = [i for i in order if i in outer]
+    for insn, _ in uses:
+        missing = outer - set(insn.within_inames)
+        if missing:
+            raise TransformError(f"precompute: the values of '{rule_name}' depend on "
+                                 f"{', '.join(sorted(missing))}, but instruction '{insn.id}' "
+                                 "uses it outside those loops", insn.span)
+        if not set(sweep) <= set(insn.within_inames):
+            raise TransformError(f"precompute: instruction '{insn.id}' is not inside all "
+                                 f"sweep inames {', '.join(sweep)}", insn.span)
+        if len({tuple(a[k] for k in fixed_args) for a in _}) > 1:
+            raise TransformError(f"precompute: the uses in '{insn.id}' pass different values "
+                                 "for arguments that are not storage axes")
+
+    # names
+    tmp = temporary_name or unique_name(kernel, f"{rule_name.removesuffix('_subst')}_0"
+                                        if rule_name.endswith("_subst") else f"{rule_name}_0")
+    if kernel.has_variable(tmp):
+        raise TransformError(f"precompute: the name '{tmp}' is already used")
+    if precompute_inames is not None:
+        pnames = parse_iname_list(precompute_inames)
+        if len(pnames) != len(axes):
+            raise TransformError(f"precompute: {len(pnames)} precompute inames for "
+                                 f"{len(axes)} storage axes")
+    else:
+        pnames = [unique_name(kernel, f"{tmp}_dim_{k}") for k in range(len(axes))]
+    for n in pnames:
+        check_new_iname(kernel, n)
+
+    # coordinates of each use along the storage axes
+    def coords(args):
+        out = []
+        for kind, k in axes:
+            out.append(args[k] if kind == "arg" else p.Variable(k))
+        return out
+
+    footprint = _footprint(kernel, uses, coords, outer_list, pnames, fetch_bounding_box,
+                           _full_axes, _array_extents)
+    lbs, extents = _box(footprint, pnames, outer_list)
+    new_domain = set_to_params(footprint, outer_list) if outer_list else footprint
+    new_domain = reorder_set(new_domain, pnames).coalesce()
+
+    # the compute instruction
+    value_map = {}
+    for (kind, k), pn in zip(axes, pnames):
+        if kind == "arg":
+            value_map[rule.arguments[k]] = p.Variable(pn)
+        else:
+            value_map[k] = p.Variable(pn)
+    fixed_vals = {}
+    if fixed_args:
+        args0 = uses[0][1][0]
+        for k in fixed_args:
+            fixed_vals[rule.arguments[k]] = args0[k]
+    body = substitute(rule.expression, {**fixed_vals, **{n: v for n, v in value_map.items()
+                                                         if n in rule.arguments}})
+    sweep_map = {n: v for n, v in value_map.items() if n not in rule.arguments}
+    rw = RuleAwareRewriter(kernel.substitutions,
+                           lambda e, bound: substitute(
+                               e, lambda n: None if n in bound else sweep_map.get(n)))
+    body = rw(body)
+    types = kernel_type_inferrer(kernel.copy(substitutions=FrozenMap(rw.rules)))
+    try:
+        value_dtype = np.dtype(dtype) if dtype is not None else types(
+            expand_rules(body, rw.rules))
+    except Exception as exc:
+        raise TransformError(f"precompute: cannot find the type of '{rule_name}': {exc}") \
+            from None
+    space = temporary_address_space or temporary_scope
+    if isinstance(space, str):
+        space = AddressSpace(space.lower())
+    temp = Temporary(name=tmp, dtype=value_dtype, shape=tuple(extents),
+                     lower_bounds=tuple(lbs), axis_names=tuple(pnames) if pnames else None,
+                     address_space=space)
+    cid = compute_insn_id or unique_name(kernel, f"{tmp}_compute")
+    first_use = min(kernel.instructions.index(insn) for insn, _ in uses)
+    compute = Assignment(
+        id=cid, assignee=make_subscript(tmp, [p.Variable(n) for n in pnames]),
+        expression=body, within_inames=frozenset(outer_list) | set(pnames),
+        tags=frozenset(), span=uses[0][0].span)
+
+    # replace the uses
+    use_ids = {insn.id for insn, _ in uses}
+
+    def hook(name, params):
+        if name != rule_name:
+            return None
+        return make_subscript(tmp, coords(params))
+    repl = RuleAwareRewriter(rw.rules, lambda e, bound: e, call_hook=hook)
+    insns = []
+    for insn in kernel.instructions:
+        if insn.id in use_ids:
+            insn = _map_insn(insn, repl)
+            insn = insn.copy(depends_on=insn.depends_on | {cid})
+        insns.append(insn)
+    insns.insert(first_use, compute)
+
+    tags = dict(kernel.iname_tags)
+    for k, n in enumerate(pnames):
+        tag = None
+        if storage_axis_to_tag:
+            tag = storage_axis_to_tag.get(n, storage_axis_to_tag.get(k))
+        if tag is None:
+            tag = default_tag
+        if tag is not None:
+            tags[n] = parse_tag(tag)
+    new = kernel.copy(instructions=tuple(insns), domains=kernel.domains + (new_domain,)
+                      if pnames else kernel.domains,
+                      temporaries=kernel.temporaries.set(tmp, temp),
+                      substitutions=FrozenMap(repl.rules), iname_tags=FrozenMap(tags))
+    new = _order_compute(new, cid, use_ids)
+    return canonicalize_rules(new)
+
+
+def _footprint(kernel, uses, coords, outer_list, pnames, bounding_box, full_axes,
+               array_extents) -> isl.Set:
+    """The set over [outer..., precompute inames...] of values needed."""
+    result = None
+    order = list(kernel.all_inames())
+    for insn, arglists in uses:
+        own = [i for i in order if i in insn.within_inames]
+        dom = combined_domain(kernel, own)
+        for args in arglists:
+            c = coords(args)
+            s = dom.add_dims(dim_type.set, len(pnames))
+            for k, n in enumerate(pnames):
+                s = s.set_dim_name(dim_type.set, len(own) + k, n)
+            affs = lazy_affs(s.get_space())
+            for k, (n, e) in enumerate(zip(pnames, c)):
+                if full_axes is not None and k in full_axes:
+                    lo, ext = array_extents[k]
+                    s = s & affs[n].ge_set(affs[0] + lo) & affs[n].lt_set(affs[0] + lo + ext)
+                    continue
+                try:
+                    s = s & affs[n].eq_set(pwaff_from_expr(e, s.get_space()))
+                except NonAffineError:
+                    raise TransformError(f"precompute: the use in '{insn.id}' has a "
+                                         f"non-affine index {e}; its footprint is unknown",
+                                         insn.span) from None
+            s = reorder_set(s, outer_list + pnames)
+            result = s if result is None else _union(result, s)
+    result = result.coalesce()
+    if bounding_box and pnames:
+        from f2loopy.codegen.emit import range_constraint
+        proj = set_to_params(result, outer_list) if outer_list else result
+        box = None
+        for k, n in enumerate(pnames):
+            cons = range_constraint(n, proj.dim_min(k), proj.dim_max(k), 1)
+            box = cons if box is None else _intersect_same(box, cons)
+        box_set = reorder_set(isl.Set.from_params(box), outer_list + pnames)
+        result = _intersect_same(box_set, _outer_range(result, outer_list, pnames))
+    return result
+
+
+def _outer_range(result, outer_list, pnames):
+    """Values of the outer inames for which something is needed."""
+    s = result
+    for n in pnames:
+        idx = s.find_dim_by_name(dim_type.set, n)
+        s = s.project_out(dim_type.set, idx, 1)
+    return reorder_set(s, outer_list + pnames)
+
+
+def _union(a, b):
+    a, b = align_params(a, b)
+    return a | b
+
+
+def _intersect_same(a, b):
+    a, b = align_params(a, b)
+    return a & b
+
+
+def _box(footprint, pnames, outer_list):
+    """Constant lower bounds and extents of the footprint along each axis."""
+    lbs, extents = [], []
+    n_out = len(outer_list)
+    if n_out:
+        footprint = set_to_params(footprint, outer_list)
+        n_out = 0
+    for k, n in enumerate(pnames):
+        lo = footprint.dim_min(n_out + k)
+        hi = footprint.dim_max(n_out + k)
+        try:
+            lo_v = lo.min_val()
+            hi_v = hi.max_val()
+        except isl.Error:
+            lo_v = hi_v = None
+        if lo_v is None or any(v.is_infty() or v.is_neginfty() or v.is_nan()
+                               for v in (lo_v, hi_v)):
+            raise TransformError(f"precompute: the extent of axis '{n}' is not bounded by a "
+                                 "constant (fix the parameters it depends on first)")
+        lbs.append(int(lo_v.to_python()))
+        extents.append(int(hi_v.to_python()) - int(lo_v.to_python()) + 1)
+    return lbs, extents
+
+
+def _order_compute(kernel, cid, use_ids):
+    """Order the compute instruction against the writers of what it reads."""
+    from f2loopy.transform.subst import _transitive_deps
+    compute = kernel.insn(cid)
+    reads = variables_read(expand_rules(compute.expression, kernel.substitutions)) - \
+        set(kernel.all_inames())
+    tdeps = _transitive_deps(kernel)
+    ancestors = set()
+    for u in use_ids:
+        ancestors |= tdeps[u]
+    first = min(k for k, i in enumerate(kernel.instructions) if i.id in use_ids)
+    deps = set()
+    later = set()
+    for k, insn in enumerate(kernel.instructions):
+        if insn.id == cid or insn.id in use_ids:
+            continue
+        if not set(insn.assignee_names()) & reads:
+            continue
+        if insn.id in ancestors or (k < first and not any(u in tdeps[insn.id]
+                                                          for u in use_ids)):
+            deps.add(insn.id)
+        else:
+            later.add(insn.id)
+    insns = []
+    for insn in kernel.instructions:
+        if insn.id == cid:
+            insn = insn.copy(depends_on=insn.depends_on | deps)
+        elif insn.id in later:
+            insn = insn.copy(depends_on=insn.depends_on | {cid})
+        insns.append(insn)
+    return kernel.copy(instructions=tuple(insns))
+
+
+
+def _parse_fetch_spec(kernel, spec):
+    """``"q[ii,jj,k,:,:,e]"`` -> ("q", [expr or None for ':'])."""
+    from f2loopy.transform.patterns import parse_expression
+    from f2loopy.transform.util import resolve_variable
+    text = str(spec).strip()
+    if "[" not in text:
+        return resolve_variable(kernel, text), None
+    if not text.endswith("]"):
+        raise TransformError(f"add_prefetch: cannot parse {spec!r} (expected 'name[...]')")
+    name, inner = text[:-1].split("[", 1)
+    name = resolve_variable(kernel, name.strip())
+    parts, depth, cur = [], 0, ""
+    for ch in inner:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    out = []
+    for part in parts:
+        part = part.strip()
+        if part == ":":
+            out.append(None)
+        elif not part:
+            raise TransformError(f"add_prefetch: empty index in {spec!r}")
+        else:
+            out.append(parse_expression(part))
+    return name, out
+
+
+@for_each_kernel
+def add_prefetch(kernel: Kernel, var_name, sweep_inames=(), dim_arg_names=None,
+                 default_tag="l.auto", rule_name=None, temporary_name=None,
+                 temporary_address_space=None, temporary_scope=None, footprint_subscripts=None,
+                 fetch_bounding_box=False, fetch_outer_inames=None, within=None) -> Kernel:
+    """Fetch (part of) array *var_name* into a temporary before it is used.
+
+    *var_name* is ``"D"``, ``"D[:,:]"`` or ``"q[ii,jj,k,:,:,e]"``: a ``:``
+    axis is fetched over the array's whole extent along that axis; an
+    expression selects the accesses whose subscript equals it (those axes are
+    not stored); a bare name fetches what the accesses touch while
+    *sweep_inames* vary.  The fetch loops are named
+    ``<var>_dim_<axis name or number>`` (or *dim_arg_names*) and tagged
+    *default_tag*; the temporary is ``<var>_fetch``.  The fetch is placed in
+    every work-group that uses the data (nothing more needs to be said about
+    group axes).
+    """
+    name, spec = _parse_fetch_spec(kernel, var_name)
+    var = kernel.variable(name)
+    if not var.shape:
+        raise TransformError(f"add_prefetch: '{name}' is a scalar")
+    if spec is not None and len(spec) != var.ndim:
+        raise TransformError(f"add_prefetch: '{name}' has {var.ndim} axes but {len(spec)} "
+                             "are given")
+    match = parse_match(within)
+    rule = rule_name or unique_name(kernel, f"{name}_fetch_rule")
+    args = tuple(f"{name}_fetch_arg{k}" for k in range(var.ndim))
+    found = []
+
+    def leaf(expr, bound):
+        from f2loopy.ir.expressions import index_tuple, map_subscripts
+
+        def repl(sub):
+            if sub.aggregate.name != name:
+                return None
+            idx = index_tuple(sub)
+            if spec is not None and any(s is not None and s != i for s, i in zip(spec, idx)):
+                return None
+            found.append(sub)
+            return p.Call(p.Variable(rule), idx)
+        return map_subscripts(expr, repl)
+
+    rules = dict(kernel.substitutions)
+    rules[rule] = SubstitutionRule(rule, args, make_subscript(name, [p.Variable(a)
+                                                                     for a in args]))
+    rw = RuleAwareRewriter(kernel.substitutions, leaf)
+    insns = []
+    for insn in kernel.instructions:
+        if match.match(kernel, insn):
+            insn = insn.copy(expression=rw(insn.expression),
+                             predicates=tuple(rw(x) for x in insn.predicates)) \
+                if isinstance(insn, Assignment) else insn
+        insns.append(insn)
+    if not found:
+        raise TransformError(f"add_prefetch: no read of {var_name!r} found"
+                             + ("" if within is None else f" in {within!r}"))
+    if any(name in i.assignee_names() for i in kernel.instructions):
+        raise TransformError(f"add_prefetch: '{name}' is written by the kernel; prefetching "
+                             "it would read stale values (use buffer_array)")
+    rules.update(rw.rules)
+    kernel = kernel.copy(instructions=tuple(insns), substitutions=FrozenMap(rules))
+
+    axis_names = var.axis_names or (None,) * var.ndim
+    if spec is None:
+        storage = list(range(var.ndim))
+        full = None
+    else:
+        storage = [k for k, s in enumerate(spec) if s is None]
+        full = set(range(len(storage)))
+    if dim_arg_names is not None:
+        pnames = parse_iname_list(dim_arg_names)
+    else:
+        pnames = [f"{name}_dim_{axis_names[k] if axis_names[k] else k}" for k in storage]
+    extents = None
+    if full is not None:
+        extents = []
+        for k in storage:
+            ext = var.shape[k]
+            try:
+                from f2loopy.ir.folding import evaluate_constant
+                extents.append((int(evaluate_constant(var.lower_bounds[k])),
+                                int(evaluate_constant(ext))))
+            except Exception:
+                raise TransformError(f"add_prefetch: axis {k} of '{name}' does not have a "
+                                     "constant extent (fix_parameters first)") from None
+    return precompute(kernel, rule, sweep_inames, storage_axes=storage,
+                      temporary_name=temporary_name or unique_name(kernel, f"{name}_fetch"),
+                      precompute_inames=pnames, precompute_outer_inames=fetch_outer_inames,
+                      default_tag=default_tag, fetch_bounding_box=fetch_bounding_box,
+                      temporary_address_space=temporary_address_space or temporary_scope,
+                      _full_axes=full, _array_extents=extents)

@@ -1,0 +1,224 @@
+"""Substitution rule machinery: calls, expansion, rule-aware rewriting.
+
+A rule ``name(a0, a1) := body`` is invoked in expressions as the call
+``name(x, y)``.  Its body may also mention inames directly (rules made from
+scalar assignments do): those bind to the inames of the place of use.
+
+Transformations treat rules *as if they were expanded* (section 3 of the
+Loo.py paper): rewriting an instruction that uses a rule rewrites what the
+rule stands for at that use.  :class:`RuleAwareRewriter` does this by
+rewriting rule bodies too and keeping one version of a rule per distinct
+result, named ``<rule>_<k>``; rules with identical bodies are merged and
+unused rules dropped (:func:`canonicalize_rules`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+import pymbolic.primitives as p
+
+from f2loopy.diagnostics import TransformError
+from f2loopy.ir.expressions import _Rewriter, substitute
+from f2loopy.ir.frozen import FrozenMap
+from f2loopy.ir.kernel import Assignment, Kernel, SubstitutionRule
+
+
+def is_rule_call(expr, rules) -> bool:
+    return isinstance(expr, p.Call) and expr.function.name in rules
+
+
+class _Expander(_Rewriter):
+    def __init__(self, rules, only=None, depth=0):
+        self.rules = rules
+        self.only = only
+        self.depth = depth
+
+    def map_call(self, expr, *args, **kwargs):
+        params = tuple(self.rec(a) for a in expr.parameters)
+        name = expr.function.name
+        rule = self.rules.get(name)
+        if rule is None or (self.only is not None and name not in self.only):
+            if all(a is b for a, b in zip(params, expr.parameters)):
+                return expr
+            return p.Call(expr.function, params)
+        if len(params) != len(rule.arguments):
+            raise TransformError(f"rule '{name}' takes {len(rule.arguments)} arguments, "
+                                 f"used with {len(params)}")
+        if self.depth > 100:
+            raise TransformError(f"substitution rule '{name}' expands recursively")
+        body = substitute(rule.expression, dict(zip(rule.arguments, params)))
+        return _Expander(self.rules, self.only, self.depth + 1)(body)
+
+
+def expand_rules(expr, rules, only=None):
+    """*expr* with rule calls replaced by the rule bodies (recursively);
+    *only*: a set of rule names to expand (default: all)."""
+    if not rules:
+        return expr
+    return _Expander(rules, only)(expr)
+
+
+def rule_calls(expr, rules) -> list:
+    """Every call of a rule of *rules* in *expr* (outermost first, bodies not entered)."""
+    out = []
+
+    class _C(_Rewriter):
+        def map_call(self, e, *a, **k):
+            if e.function.name in rules:
+                out.append(e)
+            for par in e.parameters:
+                self.rec(par)
+            return e
+    _C()(expr)
+    return out
+
+
+def used_rules(kernel: Kernel) -> set:
+    """Rules reachable from the instructions."""
+    rules = kernel.substitutions
+    seen = set()
+    stack = []
+    for insn in kernel.instructions:
+        for e in insn.read_expressions():
+            stack.extend(c.function.name for c in rule_calls(e, rules))
+    while stack:
+        name = stack.pop()
+        if name in seen or name not in rules:
+            continue
+        seen.add(name)
+        stack.extend(c.function.name for c in rule_calls(rules[name].expression, rules))
+    return seen
+
+
+def _normalized_body(rule: SubstitutionRule):
+    mapping = {a: p.Variable(f"__arg{k}") for k, a in enumerate(rule.arguments)}
+    return (len(rule.arguments), substitute(rule.expression, mapping))
+
+
+class RuleAwareRewriter:
+    """Rewrite expressions with *leaf* (an expression -> expression function
+    applied to every node that is not a rule call), descending into the rules
+    called, as if they were expanded.  New rule versions accumulate in
+    :attr:`rules`."""
+
+    def __init__(self, rules, leaf, call_hook=None):
+        self.rules = dict(rules)
+        self.leaf = leaf
+        self.call_hook = call_hook
+        self._bodies = {_normalized_body(r): n for n, r in self.rules.items()}
+        self._memo = {}
+
+    def __call__(self, expr, bound=frozenset()):
+        rewriter = self
+
+        class _M(_Rewriter):
+            def map_call(self, e, *a, **k):
+                params = tuple(self.rec(x) for x in e.parameters)
+                name = e.function.name
+                if rewriter.call_hook is not None:
+                    replaced = rewriter.call_hook(name, params)
+                    if replaced is not None:
+                        return replaced
+                if name in rewriter.rules:
+                    new_name = rewriter.rewrite_rule(name)
+                    if new_name == name and all(x is y for x, y in zip(params, e.parameters)):
+                        return e
+                    return p.Call(p.Variable(new_name), params)
+                if all(x is y for x, y in zip(params, e.parameters)):
+                    return e
+                return p.Call(e.function, params)
+
+        tree = _M()(expr)
+        return self.leaf(tree, bound)
+
+    def rewrite_rule(self, name: str) -> str:
+        """Name of the version of rule *name* whose body is rewritten."""
+        if name in self._memo:
+            return self._memo[name]
+        self._memo[name] = name          # guards recursion
+        rule = self.rules[name]
+        body = self(rule.expression, frozenset(rule.arguments))
+        if body == rule.expression:
+            return name
+        new_rule = SubstitutionRule(name, rule.arguments, body, rule.span)
+        key = _normalized_body(new_rule)
+        existing = self._bodies.get(key)
+        if existing is not None:
+            self._memo[name] = existing
+            return existing
+        k = 0
+        while f"{name}_{k}" in self.rules:
+            k += 1
+        new_name = f"{name}_{k}"
+        self.rules[new_name] = SubstitutionRule(new_name, rule.arguments, body, rule.span)
+        self._bodies[key] = new_name
+        self._memo[name] = new_name
+        return new_name
+
+
+def rule_aware_substitute(kernel: Kernel, insn_ids, mapping) -> Kernel:
+    """Substitute variables by *mapping* (name -> expression) in the
+    instructions *insn_ids*, as if their rules were expanded."""
+    def leaf(expr, bound):
+        return substitute(expr, lambda n: None if n in bound else mapping.get(n))
+
+    rw = RuleAwareRewriter(kernel.substitutions, leaf)
+    insns = []
+    for insn in kernel.instructions:
+        if insn.id in insn_ids:
+            insn = _map_insn(insn, rw)
+        insns.append(insn)
+    return canonicalize_rules(kernel.copy(instructions=tuple(insns),
+                                          substitutions=FrozenMap(rw.rules)))
+
+
+def _map_insn(insn, func):
+    preds = tuple(func(x) for x in insn.predicates)
+    if isinstance(insn, Assignment):
+        return insn.copy(assignee=func(insn.assignee), expression=func(insn.expression),
+                         predicates=preds)
+    return insn.copy(predicates=preds)
+
+
+def canonicalize_rules(kernel: Kernel) -> Kernel:
+    """Merge rules with identical bodies and drop rules nothing uses."""
+    rules = dict(kernel.substitutions)
+    if not rules:
+        return kernel
+    rename = {}
+    by_body = {}
+    for name, r in rules.items():
+        key = _normalized_body(r)
+        if key in by_body:
+            rename[name] = by_body[key]
+        else:
+            by_body[key] = name
+    if rename:
+        from f2loopy.ir.expressions import rename_functions
+        insns = tuple(_map_insn(i, lambda e: rename_functions(e, rename))
+                      for i in kernel.instructions)
+        rules = {n: SubstitutionRule(n, r.arguments, rename_functions(r.expression, rename),
+                                     r.span)
+                 for n, r in rules.items() if n not in rename}
+        kernel = kernel.copy(instructions=insns, substitutions=FrozenMap(rules))
+        return canonicalize_rules(kernel)
+    live = used_rules(kernel)
+    if set(rules) - live:
+        kernel = kernel.copy(substitutions=FrozenMap((n, r) for n, r in rules.items()
+                                                     if n in live))
+    return kernel
+
+
+def find_one_rule_matching(kernel: Kernel, pattern: str) -> str:
+    """The name of the only substitution rule matching glob *pattern*."""
+    names = [n for n in kernel.substitutions if fnmatch.fnmatchcase(n, pattern)]
+    if len(names) != 1:
+        have = ", ".join(sorted(kernel.substitutions)) or "none"
+        raise TransformError(f"find_one_rule_matching: {len(names)} rules match {pattern!r} "
+                             f"(rules: {have})")
+    return names[0]
+
+
+def find_rules_matching(kernel: Kernel, pattern: str) -> list[str]:
+    return sorted(n for n in kernel.substitutions if fnmatch.fnmatchcase(n, pattern))
