@@ -10,7 +10,6 @@ and errors reaching the caller as a status and a message.
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from fortran_util import build_program, build_runtime, device_env, needs_toolchain, run

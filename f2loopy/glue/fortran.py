@@ -190,7 +190,7 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     nm = {a.name: f"{LOCAL_PREFIX}arg_{a.name}" if clash else a.name for a in k.args}
     options = " ".join(gk.build_options)
 
-    decls: list[str] = []
+    decls: list[tuple] = []   # (comment, type and attributes, argument name)
     body = _Body()
     locals_: list[str] = []
     after_run: list[str] = []
