@@ -167,15 +167,31 @@ class RaceAnalysis:
 
     # {{{ value flow (private / local-across-groups storage)
 
-    def value_flows(self, variables, reference_schedule):
+    def _instance_dims(self, insn, per_lane):
+        """Instance set of *insn* for the dataflow analysis and its dim names:
+        its inames, plus (per lane) the work-item coordinates."""
+        if per_lane:
+            s = self.instance_set(insn, "")
+        else:
+            s = combined_domain(self.kernel, [i for i in self.order if i in insn.within_inames])
+        return s, [s.get_dim_name(dim_type.set, k) for k in range(s.dim(dim_type.set))]
+
+    def value_flows(self, variables, reference_schedule, *, per_lane=False, lane_axes=None):
         """Flow dependences ``(src_insn, sink_insn, relation)`` on *variables*
         in the sequential order *reference_schedule* (a schedule tree of the
-        kernel with every iname a loop).  The relation maps source instances
-        to sink instances as sets over ``iname__a`` / ``iname__b`` dims plus
-        work-item coordinates."""
+        kernel with every iname a loop).  With *per_lane*, the schedule is
+        the kernel's own (parallel inames are not loops): every work-item runs
+        it separately, and instances carry their work-item coordinates; the
+        axes in *lane_axes* (default all) order the runs of different work-items
+        (the others run in lock-step).  The relation maps source instances to
+        sink instances."""
         names = {insn.id: f"S{k}" for k, insn in enumerate(self.kernel.instructions)}
         back = {v: k for k, v in names.items()}
-        sched = _schedule_map(self.kernel, reference_schedule, names)
+        self._per_lane = per_lane
+        sched = _schedule_map(self.kernel, reference_schedule, names,
+                              lambda insn: self._instance_dims(insn, per_lane),
+                              (self.axes if lane_axes is None else lane_axes)
+                              if per_lane else [])
         sinks, must, may = [], [], []
         for insn in self.kernel.instructions:
             accs = [acc for acc in instruction_accesses(self.kernel, insn,
@@ -206,8 +222,7 @@ class RaceAnalysis:
         return out
 
     def _access_map(self, insn, acc: Access, tuple_name: str):
-        inames = [i for i in self.order if i in insn.within_inames]
-        dom = combined_domain(self.kernel, inames)
+        dom, inames = self._instance_dims(insn, getattr(self, "_per_lane", False))
         ndim = len(acc.index) if acc.index is not None else 0
         outs = [f"_o{k}" for k in range(ndim)]
         s = dom.add_dims(dim_type.set, ndim)
@@ -229,14 +244,13 @@ class RaceAnalysis:
         """A flow relation (from :meth:`value_flows`) as a pair set with the
         work-item coordinates of both sides."""
         from f2loopy.ir.isl_tools import reorder_set
-        n_src = relation.dim(dim_type.in_)
+        per_lane = getattr(self, "_per_lane", False)
         s = relation.wrap().flatten()
-        src_names = [i for i in self.order if i in src.within_inames]
-        sink_names = [i for i in self.order if i in sink.within_inames]
+        src_names = self._instance_dims(src, per_lane)[1]
+        sink_names = self._instance_dims(sink, per_lane)[1]
         names = [n + "__a" for n in src_names] + [n + "__b" for n in sink_names]
         for k, n in enumerate(names):
             s = s.set_dim_name(dim_type.set, k, n)
-        del n_src
         joint = _product(self.instance_set(src, "__a"), self.instance_set(sink, "__b"))
         s = reorder_set(s, [joint.get_dim_name(dim_type.set, k)
                             for k in range(joint.dim(dim_type.set))])
@@ -261,8 +275,9 @@ def _union(maps) -> isl.UnionMap:
     return out
 
 
-def _schedule_map(kernel, tree, names) -> isl.UnionMap:
-    """The 2d+1 schedule of *tree*: instance -> [pos0, iname1, pos1, ...]."""
+def _schedule_map(kernel, tree, names, dom_of, prefix_dims=()) -> isl.UnionMap:
+    """The 2d+1 schedule of *tree*: instance -> [prefix..., pos0, iname1, pos1,
+    ...]; *dom_of* gives an instruction's instance set and dim names."""
     paths = {}
 
     def walk(nodes, prefix):
@@ -272,14 +287,14 @@ def _schedule_map(kernel, tree, names) -> isl.UnionMap:
             elif isinstance(node, InsnNode):
                 paths[node.insn_id] = prefix + [pos]
     walk(tree, [])
+    for k in paths:
+        paths[k] = [p.Variable(d) for d in prefix_dims] + paths[k]
     depth = max((len(v) for v in paths.values()), default=1)
     out = None
-    order = list(kernel.all_inames())
     for insn in kernel.instructions:
         if insn.id not in paths:
             continue
-        inames = [i for i in order if i in insn.within_inames]
-        dom = combined_domain(kernel, inames)
+        dom, inames = dom_of(insn)
         path = paths[insn.id] + [0] * (depth - len(paths[insn.id]))
         ts = [f"_t{k}" for k in range(depth)]
         s = dom.add_dims(dim_type.set, depth)

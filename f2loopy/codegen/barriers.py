@@ -103,7 +103,7 @@ def check_and_insert_barriers(kernel: Kernel, grid, schedule, spaces: dict | Non
                     continue
                 requirements += _shared_pair(kernel, ra, paths, cls, a, b)
     if private_vars or local_vars:
-        _check_flows(kernel, ra, private_vars, local_vars, by_var)
+        _check_flows(kernel, ra, private_vars, local_vars, by_var, schedule)
     return _place(kernel, schedule, requirements)
 
 
@@ -240,7 +240,6 @@ def _differs_only_on(ra, s, axes) -> bool:
 
 def _before(s, iname, first, second):
     """Pairs of *s* where the *first* side runs an earlier iteration of *iname*."""
-    import islpy as isl
     affs = lazy_affs(s.get_space())
     return s & affs[iname + first].lt_set(affs[iname + second])
 
@@ -269,8 +268,15 @@ def _covered_reads(kernel, reference, var, readers) -> bool:
     return True
 
 
-def _check_flows(kernel, ra: RaceAnalysis, private_vars, local_vars, by_var):
-    reference = linearize(kernel.copy(iname_tags=FrozenMap()))
+def _check_flows(kernel, ra: RaceAnalysis, private_vars, local_vars, by_var, schedule):
+    # the reference order: the kernel run sequentially with every iname a
+    # loop.  When no such order exists (parallel loops reused by several
+    # phases, e.g. after precompute), each work-item's own run is checked.
+    per_lane = False
+    try:
+        reference = linearize(kernel.copy(iname_tags=FrozenMap()))
+    except CodegenError:
+        reference, per_lane = schedule, True
     ref_paths = _paths(reference)
     readers = {}
     for name, accs in by_var.items():
@@ -280,7 +286,15 @@ def _check_flows(kernel, ra: RaceAnalysis, private_vars, local_vars, by_var):
                     if not _covered_reads(kernel, ref_paths, v, readers)}
     if not private_vars and not local_vars:
         return
-    flows = ra.value_flows(private_vars | local_vars, reference)
+    if per_lane:
+        # private values: each work-item runs alone; local memory: each group
+        # runs alone, its work-items in lock-step (barriers are checked apart)
+        flows = ra.value_flows(private_vars, reference, per_lane=True) if private_vars else []
+        if local_vars:
+            flows += ra.value_flows(local_vars, reference, per_lane=True,
+                                    lane_axes=ra.group_axes)
+    else:
+        flows = ra.value_flows(private_vars | local_vars, reference)
     for src, sink, rel in flows:
         var = _flow_var(kernel, src, private_vars | local_vars)
         is_local = var in local_vars

@@ -13,7 +13,7 @@ import islpy as isl
 import numpy as np
 import pymbolic.primitives as p
 
-from f2loopy.analysis.types import BOOL, kernel_type_inferrer
+from f2loopy.analysis.types import kernel_type_inferrer
 from f2loopy.codegen.c_expressions import PREC_REL, CExpressionPrinter, c_constant, c_type
 from f2loopy.codegen.grid import Grid
 from f2loopy.codegen.helpers import HelperSet
@@ -24,7 +24,7 @@ from f2loopy.ir.folding import normalize_integer
 from f2loopy.ir.isl_tools import (
     align_params, dim_type, expr_from_pwaff, expr_from_set, set_to_params)
 from f2loopy.ir.kernel import (
-    AddressSpace, ArrayArg, Assignment, BarrierInstruction, Kernel, NoOpInstruction,
+    AddressSpace, Assignment, BarrierInstruction, Kernel, NoOpInstruction,
     ScalarArg, Temporary)
 from f2loopy.ir.tags import ILPTag, UnrollTag, VectorizeTag
 from f2loopy.schedule.linearize import BarrierNode, InsnNode, LoopNode
@@ -89,7 +89,8 @@ class KernelEmitter:
         slowest- to the fastest-varying axis (nesting order N0 is fastest):
         ``(i - 1) + n*((j - 1) + m*(k - 1))``."""
         tags = var.axis_tags
-        axes = sorted(range(var.ndim), key=lambda a: tags[a].order)
+        axes = sorted(range(var.ndim), key=lambda a: -1 if tags[a].kind == "vec"
+                      else tags[a].order)
         offset = None
         for pos, a in enumerate(reversed(axes)):
             rel = normalize_integer(p.Sum((indices[a], p.Product((-1, var.lower_bounds[a])))))

@@ -192,7 +192,6 @@ class _Realizer:
         while step >= 1:
             x = self.fresh(f"{k}_tree{step}")
             space = make_space([x], [])
-            import islpy as isl
             affs = lazy_affs(space)
             d = (affs[x].ge_set(affs[0]) & affs[x].lt_set(affs[0] + step)
                  & (affs[x] + step).lt_set(affs[0] + length))
@@ -210,7 +209,6 @@ class _Realizer:
         if not dest_private:
             owner = self.fresh(f"{k}_first")
             space = make_space([owner], [])
-            import islpy as isl
             affs = lazy_affs(space)
             self.domains.append(affs[owner].eq_set(affs[0]))
             self.tags[owner] = tag

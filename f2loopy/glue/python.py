@@ -183,6 +183,69 @@ def _logical_array(fn, name, value, shape, queue, written):
     return _array(fn, name, value, np.int32, shape, queue, written)
 
 
+def _relaid(value, splits, perm):
+    """The Fortran-ordered array *value* in the kernel's layout (C order of
+    the axes listed slowest first in *perm*)."""
+    a = value
+    for axis, count, order in splits:
+        shape = list(a.shape)
+        shape[axis:axis + 1] = [count, shape[axis] // count]
+        a = a.reshape(shape, order="F")
+        if order == "C":
+            a = np.moveaxis(a, axis, axis + 1)
+    return np.ascontiguousarray(a.transpose(perm))
+
+
+def _unrelaid(dev, target, splits, perm):
+    a = dev.transpose(np.argsort(perm))
+    for axis, count, order in reversed(splits):
+        if order == "C":
+            a = np.moveaxis(a, axis + 1, axis)
+        shape = list(a.shape)
+        shape[axis:axis + 2] = [shape[axis] * shape[axis + 1]]
+        a = a.reshape(shape, order="F")
+    target[...] = a
+
+
+def _array_relaid(fn, name, value, dtype, shape, splits, perm, dev_shape, queue, written):
+    """Like _array, for an argument the kernel stores in another layout: numpy
+    arrays are converted on the way in and out; pyopencl arrays must already
+    be in the kernel's layout."""
+    import pyopencl.array as cla
+    if isinstance(value, cla.Array):
+        if value.dtype != dtype or tuple(value.shape) != tuple(dev_shape) or \
+                not value.flags.c_contiguous:
+            raise KernelArgumentError(
+                f"{fn}: argument '{name}' is stored by the kernel in a transformed layout; "
+                f"pass a numpy array in the Fortran layout {tuple(shape)} (converted here) or "
+                f"a C-contiguous pyopencl array of shape {tuple(dev_shape)} and dtype "
+                f"{np.dtype(dtype).name}")
+        return value.data, None
+    if not isinstance(value, np.ndarray):
+        raise KernelArgumentError(f"{fn}: argument '{name}' must be a numpy or pyopencl "
+                                  f"array, got {type(value).__name__}")
+    if value.dtype != dtype:
+        raise KernelArgumentError(f"{fn}: argument '{name}' must have dtype "
+                                  f"{np.dtype(dtype).name}, got {value.dtype}")
+    _check_shape(fn, name, value.shape, shape)
+    if not value.flags.f_contiguous:
+        raise KernelArgumentError(f"{fn}: argument '{name}' must be a Fortran-ordered "
+                                  "contiguous array (np.asfortranarray)")
+    if written and not value.flags.writeable:
+        raise KernelArgumentError(f"{fn}: argument '{name}' is written by the subroutine "
+                                  "but the array is read-only")
+    host = _relaid(value, splits, perm)
+    mf = cl.mem_flags
+    buf = cl.Buffer(queue.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host)
+    if not written:
+        return buf, None
+
+    def back():
+        cl.enqueue_copy(queue, host, buf)
+        _unrelaid(host, value, splits, perm)
+    return buf, back
+
+
 def _scalar_ref(queue, value):
     """A one-element buffer holding a scalar the kernel writes."""
     arr = np.array([value])
@@ -223,6 +286,14 @@ def _assumption_check(kernel):
     text = str(a)
     text = text[text.index(":") + 1:].rstrip("} ").strip() if ":" in text else text
     return py_bool_expr(cond), text
+
+
+def _slowest_first(arg) -> list:
+    """Kernel axes of *arg* from the slowest- to the fastest-varying in memory."""
+    def rank(a):
+        t = arg.axis_tags[a]
+        return -1 if t.kind == "vec" else t.order
+    return sorted(range(arg.ndim), key=rank, reverse=True)
 
 
 def _shape_tuple(arg) -> str:
@@ -282,7 +353,20 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
         v = py_name(ka.name)
         if ka.kind == "array":
             dtype = np.dtype(ka.dtype)
-            if is_logical(dtype):
+            layout = getattr(ka.ir_arg, "fortran_layout", None)
+            if layout is not None:
+                if is_logical(dtype):
+                    raise ValueError("layout changes of logical arrays are not supported")
+                perm = _slowest_first(ka.ir_arg)
+                dev_shape = "(" + ", ".join(py_int_expr(ka.ir_arg.shape[a]) for a in perm) + \
+                    ("," if len(perm) == 1 else "") + ")"
+                fshape = "(" + ", ".join("None" if x is None else py_int_expr(x)
+                                         for x in layout.shape) + \
+                    ("," if len(layout.shape) == 1 else "") + ")"
+                lines.append(f"    {v}_buf, {v}_back = _array_relaid({fn!r}, {ka.name!r}, {v}, "
+                             f"np.{dtype.name}, {fshape}, {tuple(layout.splits)!r}, "
+                             f"{tuple(perm)!r}, {dev_shape}, queue, {ka.written})")
+            elif is_logical(dtype):
                 lines.append(f"    {v}_buf, {v}_back = _logical_array({fn!r}, {ka.name!r}, "
                              f"{v}, {_shape_tuple(ka.ir_arg)}, queue, {ka.written})")
             else:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 import pymbolic.primitives as p
-from pymbolic.mapper import Collector, IdentityMapper, WalkMapper
+from pymbolic.mapper import IdentityMapper, WalkMapper
 
 
 @p.expr_dataclass()

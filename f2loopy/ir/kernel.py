@@ -56,10 +56,16 @@ class ArrayLayout(_Copyable):
 
     Kept on an argument whose layout a transformation changed, so the host glue
     can convert from what the Fortran caller passes.
+
+    :attr axis_tags: the caller's memory layout (Fortran order by default).
+    :attr splits: ``(axis, count, order)`` of each :func:`split_array_axis`,
+        in order, mapping the caller's axes to the kernel's.
     """
 
     shape: tuple
     lower_bounds: tuple
+    axis_tags: tuple = ()
+    splits: tuple = ()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -135,7 +135,10 @@ def _enc_arg(a):
         d["fortran_layout"] = {"shape": [None if s is None else encode_expr(s)
                                          for s in a.fortran_layout.shape],
                                "lower_bounds": [encode_expr(lb) for lb in
-                                                a.fortran_layout.lower_bounds]}
+                                                a.fortran_layout.lower_bounds],
+                               "axis_tags": _enc_axis_tags(a.fortran_layout.axis_tags),
+                               "splits": [[int(x), int(c), str(o)]
+                                          for x, c, o in a.fortran_layout.splits]}
     return d
 
 
@@ -384,9 +387,20 @@ def _dec_arg(d):
     kw = _dec_array_common(d)
     layout = d.get("fortran_layout")
     if layout is not None:
+        lshape = tuple(None if s is None else decode_expr(s)
+                       for s in _list(layout["shape"], "layout shape", 64))
+        splits = []
+        for sp in _list(layout.get("splits", []), "splits", 64):
+            ax, cnt, order = sp
+            if order not in ("C", "F"):
+                _fail("invalid split order")
+            splits.append((_int(ax, "split axis"), _int(cnt, "split count"), order))
         layout = ArrayLayout(
-            shape=tuple(None if s is None else decode_expr(s) for s in layout["shape"]),
-            lower_bounds=tuple(decode_expr(x) for x in layout["lower_bounds"]))
+            shape=lshape,
+            lower_bounds=tuple(decode_expr(x) for x in layout["lower_bounds"]),
+            axis_tags=_dec_axis_tags(layout.get("axis_tags", ["N%d" % k for k in
+                                                              range(len(lshape))]), len(lshape)),
+            splits=tuple(splits))
     return ArrayArg(**kw, intent=_intent(d.get("intent")), fortran_layout=layout)
 
 

@@ -3,6 +3,12 @@
 from f2loopy.transform.iname import (
     duplicate_inames, join_inames, prioritize_loops, remove_unused_inames, rename_iname,
     set_loop_priority, split_iname, tag_inames, untag_inames)
+from f2loopy.transform.buffer import (
+    alias_temporaries, buffer_array, collect_common_factors_on_increment)
+from f2loopy.transform.data import (
+    privatize_temporaries_with_inames, set_array_axis_names, set_array_dim_names,
+    set_temporary_address_space, set_temporary_scope, split_array_axis, split_array_dim,
+    tag_array_axes, tag_data_axes)
 from f2loopy.transform.fusion import fuse_kernels
 from f2loopy.transform.instructions import (
     add_barrier, add_dependency, add_nosync, remove_instructions, set_options, tag_instructions)
@@ -14,7 +20,10 @@ from f2loopy.transform.rules import find_one_rule_matching, find_rules_matching
 from f2loopy.transform.subst import assignment_to_subst, expand_subst, extract_subst
 
 __all__ = [
-    "add_prefetch", "precompute", "assignment_to_subst", "expand_subst", "extract_subst", "find_one_rule_matching",
+    "alias_temporaries", "buffer_array", "collect_common_factors_on_increment",
+    "privatize_temporaries_with_inames", "set_array_axis_names", "set_array_dim_names",
+    "set_temporary_address_space", "set_temporary_scope", "split_array_axis",
+    "split_array_dim", "tag_array_axes", "tag_data_axes", "add_prefetch", "precompute", "assignment_to_subst", "expand_subst", "extract_subst", "find_one_rule_matching",
     "find_rules_matching", "accumulation_to_reduction", "add_barrier", "add_dependency", "add_nosync", "fuse_kernels", "remove_instructions",
     "set_options", "tag_instructions", "assume", "fix_parameters", "duplicate_inames", "find_instructions", "join_inames", "parse_match", "prioritize_loops",
     "remove_unused_inames", "rename_iname", "set_loop_priority", "split_iname", "tag_inames",

@@ -14,15 +14,41 @@ import pymbolic.primitives as p
 
 from f2loopy.diagnostics import TransformError
 from f2loopy.ir.domains import iname_to_domain_index
-from f2loopy.ir.expressions import substitute
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.isl_tools import (
     dim_type, expr_from_pwaff, lazy_affs, params_to_set, set_names, set_to_params)
-from f2loopy.ir.kernel import Kernel, SubstitutionRule
+from f2loopy.ir.kernel import Kernel
 from f2loopy.ir.tags import ILPTag, InameTag, SequentialTag, parse_iname_tag
 from f2loopy.transform.match import parse_match
 from f2loopy.transform.util import (
-    for_each_kernel, check_new_iname, parse_iname_list, rename_in_set, resolve_iname, substitute_in_insn)
+    check_new_iname, for_each_kernel, parse_iname_list, rename_in_set, resolve_iname)
+
+
+def _rewrite_selected(kernel: Kernel, selected, mapping, remove=(), add=()):
+    """Substitute *mapping* (name -> expression) in the *selected* instructions,
+    as if their substitution rules were expanded (rules get new versions where
+    needed), and replace inames *remove* by *add* in their loops.
+
+    Returns ``(instructions, rules)``.
+    """
+    from f2loopy.ir.expressions import substitute as _subst
+    from f2loopy.transform.rules import RuleAwareRewriter, _map_insn
+    rw = RuleAwareRewriter(kernel.substitutions,
+                           lambda e, bound: _subst(e, lambda n: None if n in bound
+                                                   else mapping.get(n)))
+    insns = []
+    for insn in kernel.instructions:
+        if insn.id in selected:
+            insn = _map_insn(insn, rw)
+            if set(remove) & set(insn.within_inames):
+                insn = insn.copy(within_inames=(insn.within_inames - set(remove)) | set(add))
+        insns.append(insn)
+    return tuple(insns), FrozenMap(rw.rules)
+
+
+def _finish(kernel: Kernel) -> Kernel:
+    from f2loopy.transform.rules import canonicalize_rules
+    return canonicalize_rules(kernel)
 
 
 # {{{ split
@@ -95,21 +121,8 @@ def split_iname(kernel: Kernel, split_iname: str, inner_length: int, *,
         domains[k] = _substitute_param(domains[k], iname, [outer, inner],
                                        {iname: replacement})
 
-    insns = []
-    for insn in kernel.instructions:
-        if insn.id in selected:
-            insn = substitute_in_insn(insn, {iname: replacement})
-            insn = insn.copy(within_inames=(insn.within_inames - {iname}) | {outer, inner})
-        insns.append(insn)
-
-    substitutions = kernel.substitutions
-    if not keep_old:
-        substitutions = FrozenMap(
-            (name, SubstitutionRule(r.name, r.arguments,
-                                    substitute(r.expression, lambda n: replacement
-                                               if n == iname and n not in r.arguments
-                                               else None), r.span))
-            for name, r in kernel.substitutions.items())
+    insns, substitutions = _rewrite_selected(kernel, selected, {iname: replacement},
+                                             remove=[iname], add=[outer, inner])
 
     tags = dict(kernel.iname_tags)
     if not keep_old:
@@ -120,9 +133,9 @@ def split_iname(kernel: Kernel, split_iname: str, inner_length: int, *,
     priority = frozenset(
         tuple(x for n in tup for x in ((outer, inner) if n == iname and not keep_old else (n,)))
         for tup in kernel.loop_priority)
-    return kernel.copy(domains=tuple(domains), instructions=tuple(insns),
-                       iname_tags=FrozenMap(tags), substitutions=substitutions,
-                       loop_priority=priority)
+    return _finish(kernel.copy(domains=tuple(domains), instructions=insns,
+                               iname_tags=FrozenMap(tags), substitutions=substitutions,
+                               loop_priority=priority))
 
 
 def _affine_lower_bound(dom: isl.Set, iname: str):
@@ -314,20 +327,16 @@ def rename_iname(kernel: Kernel, old_iname: str, new_iname: str, *, within=None,
                                  "bounds, so instructions cannot move between them")
     else:
         domains.append(_copied_domain(kernel.domains[where[old]], old, new))
-    insns = []
-    for insn in kernel.instructions:
-        if insn.id in selected:
-            insn = substitute_in_insn(insn, {old: p.Variable(new)})
-            insn = insn.copy(within_inames=(insn.within_inames - {old}) | {new})
-        insns.append(insn)
+    insns, rules = _rewrite_selected(kernel, selected, {old: p.Variable(new)},
+                                     remove=[old], add=[new])
     tags = dict(kernel.iname_tags)
     if preserve_tags and old in tags and not exists:
         tags[new] = tags[old]
-    kernel = kernel.copy(domains=tuple(domains), instructions=tuple(insns),
-                         iname_tags=FrozenMap(tags))
+    kernel = kernel.copy(domains=tuple(domains), instructions=insns,
+                         iname_tags=FrozenMap(tags), substitutions=rules)
     if whole:
         kernel = remove_unused_inames(kernel, [old])
-    return kernel
+    return _finish(kernel)
 
 
 def _same_range(kernel, a, b) -> bool:
@@ -352,19 +361,12 @@ def _copied_domain(dom: isl.Set, old: str, new: str) -> isl.Set:
 
 def _rename_everywhere(kernel: Kernel, old: str, new: str) -> Kernel:
     domains = tuple(rename_in_set(d, old, new) for d in kernel.domains)
-    insns = []
-    for insn in kernel.instructions:
-        if old in insn.within_inames:
-            insn = insn.copy(within_inames=(insn.within_inames - {old}) | {new})
-        insn = substitute_in_insn(insn, {old: p.Variable(new)})
-        insns.append(insn)
+    insns, rules = _rewrite_selected(kernel, {i.id for i in kernel.instructions},
+                                     {old: p.Variable(new)}, remove=[old], add=[new])
     tags = FrozenMap((new if k == old else k, v) for k, v in kernel.iname_tags.items())
     priority = frozenset(tuple(new if n == old else n for n in t) for t in kernel.loop_priority)
-    subst = FrozenMap((k, SubstitutionRule(r.name, r.arguments, substitute(
-        r.expression, lambda n: p.Variable(new) if n == old and n not in r.arguments else None),
-        r.span)) for k, r in kernel.substitutions.items())
-    return kernel.copy(domains=domains, instructions=tuple(insns), iname_tags=tags,
-                       loop_priority=priority, substitutions=subst)
+    return _finish(kernel.copy(domains=domains, instructions=insns, iname_tags=tags,
+                               loop_priority=priority, substitutions=rules))
 
 
 @for_each_kernel
@@ -459,13 +461,9 @@ def join_inames(kernel: Kernel, inames, new_iname: str | None = None, *, tag=Non
             raise TransformError("join_inames: within= must select every instruction in "
                                  "the joined loops")
     user_ids = {i.id for i in users}
-    insns = []
-    for insn in kernel.instructions:
-        if insn.id in user_ids:
-            insn = substitute_in_insn(insn, mapping)
-            insn = insn.copy(within_inames=(insn.within_inames - set(names)) | {new})
-        insns.append(insn)
-    kernel = kernel.copy(domains=kernel.domains + (dom,), instructions=tuple(insns))
+    insns, rules = _rewrite_selected(kernel, user_ids, mapping, remove=names, add=[new])
+    kernel = kernel.copy(domains=kernel.domains + (dom,), instructions=insns,
+                         substitutions=rules)
     kernel = remove_unused_inames(kernel, names)
     if tag is not None:
         kernel = tag_inames(kernel, {new: tag})

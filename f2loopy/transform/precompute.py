@@ -127,6 +127,18 @@ def precompute(kernel: Kernel, subst_use, sweep_inames=(), within=None, storage_
             for k in arg_axes - full_args:
                 outer |= (variables_read(args[k]) & inames) - set(sweep)
     outer |= body_inames - set(sweep)
+    # values read from temporaries vary with the loops those are computed in
+    common_use = set.intersection(*(set(insn.within_inames) for insn, _ in uses))
+    for tname in variables_read(expanded_body) & set(kernel.temporaries):
+        for w in kernel.instructions:
+            if tname in w.assignee_names():
+                varying = set(w.within_inames) & common_use
+                if varying & set(sweep):
+                    raise TransformError(
+                        f"precompute: '{rule_name}' reads '{tname}', which is computed "
+                        f"anew in each iteration of sweep iname(s) "
+                        f"{', '.join(sorted(varying & set(sweep)))}", w.span)
+                outer |= varying
     if precompute_outer_inames is not None:
         outer = {resolve_iname(kernel, i) for i in parse_iname_list(precompute_outer_inames)}
     order = list(kernel.all_inames())
@@ -145,8 +157,10 @@ def precompute(kernel: Kernel, subst_use, sweep_inames=(), within=None, storage_
                                  "for arguments that are not storage axes")
 
     # names
-    tmp = temporary_name or unique_name(kernel, f"{rule_name.removesuffix('_subst')}_0"
-                                        if rule_name.endswith("_subst") else f"{rule_name}_0")
+    import re
+    stem = re.sub(r"(_\d+)+$", "", rule_name)
+    stem = stem[:-len("_subst")] if stem.endswith("_subst") and len(stem) > 6 else stem + "_0"
+    tmp = temporary_name or unique_name(kernel, stem)
     if kernel.has_variable(tmp):
         raise TransformError(f"precompute: the name '{tmp}' is already used")
     if precompute_inames is not None:
@@ -156,8 +170,10 @@ def precompute(kernel: Kernel, subst_use, sweep_inames=(), within=None, storage_
                                  f"{len(axes)} storage axes")
     else:
         pnames = [unique_name(kernel, f"{tmp}_dim_{k}") for k in range(len(axes))]
+    existing = [n for n in pnames if n in kernel.all_inames()]
     for n in pnames:
-        check_new_iname(kernel, n)
+        if n not in existing:
+            check_new_iname(kernel, n)
 
     # coordinates of each use along the storage axes
     def coords(args):
@@ -171,6 +187,23 @@ def precompute(kernel: Kernel, subst_use, sweep_inames=(), within=None, storage_
     lbs, extents = _box(footprint, pnames, outer_list)
     new_domain = set_to_params(footprint, outer_list) if outer_list else footprint
     new_domain = reorder_set(new_domain, pnames).coalesce()
+    # keep only what the outer loops do not already guarantee
+    ctx = combined_domain(kernel, outer_list)
+    ctx = set_to_params(ctx, outer_list).params() if outer_list else ctx.params()
+    new_domain, ctx = align_params(new_domain, ctx)
+    new_domain = new_domain.gist_params(ctx).drop_unused_params().coalesce()
+    if existing:
+        # reusing loops made by an earlier precompute: they must span exactly
+        # what this one needs
+        if len(existing) != len(pnames):
+            raise TransformError(f"precompute: inames {', '.join(existing)} exist already "
+                                 f"but {', '.join(n for n in pnames if n not in existing)} "
+                                 "do not; give all new or all existing precompute inames")
+        have = reorder_set(combined_domain(kernel, pnames, with_assumptions=False), pnames)
+        a, b, assumed = align_params(have, new_domain, kernel.assumptions)
+        if not a.gist_params(assumed).is_equal(b.gist_params(assumed)):
+            raise TransformError(f"precompute: the existing loops {', '.join(pnames)} span "
+                                 f"{have}, but '{rule_name}' is needed over {new_domain}")
 
     # the compute instruction
     value_map = {}
@@ -229,6 +262,8 @@ def precompute(kernel: Kernel, subst_use, sweep_inames=(), within=None, storage_
 
     tags = dict(kernel.iname_tags)
     for k, n in enumerate(pnames):
+        if n in existing:
+            continue
         tag = None
         if storage_axis_to_tag:
             tag = storage_axis_to_tag.get(n, storage_axis_to_tag.get(k))
@@ -237,7 +272,7 @@ def precompute(kernel: Kernel, subst_use, sweep_inames=(), within=None, storage_
         if tag is not None:
             tags[n] = parse_tag(tag)
     new = kernel.copy(instructions=tuple(insns), domains=kernel.domains + (new_domain,)
-                      if pnames else kernel.domains,
+                      if pnames and not existing else kernel.domains,
                       temporaries=kernel.temporaries.set(tmp, temp),
                       substitutions=FrozenMap(repl.rules), iname_tags=FrozenMap(tags))
     new = _order_compute(new, cid, use_ids)

@@ -147,10 +147,12 @@ class RuleAwareRewriter:
         if existing is not None:
             self._memo[name] = existing
             return existing
+        import re
+        base = re.sub(r"(_\d+)+$", "", name)
         k = 0
-        while f"{name}_{k}" in self.rules:
+        while f"{base}_{k}" in self.rules:
             k += 1
-        new_name = f"{name}_{k}"
+        new_name = f"{base}_{k}"
         self.rules[new_name] = SubstitutionRule(new_name, rule.arguments, body, rule.span)
         self._bodies[key] = new_name
         self._memo[name] = new_name

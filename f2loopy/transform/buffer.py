@@ -1,0 +1,396 @@
+"""On-chip buffers: buffer_array, alias_temporaries,
+collect_common_factors_on_increment."""
+
+from __future__ import annotations
+
+import islpy as isl
+import numpy as np
+import pymbolic.primitives as p
+
+from f2loopy.diagnostics import TransformError
+from f2loopy.ir.domains import combined_domain
+from f2loopy.ir.expressions import (
+    accesses, index_tuple, make_subscript, map_subscripts, substitute, variables_read)
+from f2loopy.ir.frozen import FrozenMap
+from f2loopy.ir.isl_tools import (
+    NonAffineError, align_params, dim_type, lazy_affs, pwaff_from_expr, reorder_set,
+    set_to_params)
+from f2loopy.ir.kernel import AddressSpace, Assignment, Kernel, Temporary
+from f2loopy.transform.iname import parse_tag
+from f2loopy.transform.match import parse_match
+from f2loopy.transform.patterns import parse_expression
+from f2loopy.transform.rules import _map_insn, canonicalize_rules, expand_rules
+from f2loopy.transform.util import (
+    check_new_iname, for_each_kernel, parse_iname_list, resolve_iname, resolve_variable,
+    unique_name)
+
+
+def _all_accesses(kernel, insn, name):
+    out = []
+    if isinstance(insn, Assignment) and insn.assignee_name == name and \
+            isinstance(insn.assignee, p.Subscript):
+        out.append(index_tuple(insn.assignee))
+    for e in insn.read_expressions():
+        for n, idx in accesses(expand_rules(e, kernel.substitutions)):
+            if n == name and idx is not None:
+                out.append(idx)
+    return out
+
+
+@for_each_kernel
+def buffer_array(kernel: Kernel, var_name: str, buffer_inames=(), init_expression=None,
+                 store_expression=None, within=None, default_tag="l.auto",
+                 temporary_scope=None, temporary_is_local=None, fetch_bounding_box=False,
+                 temporary_address_space=None) -> Kernel:
+    """Keep the part of array *var_name* that instructions touch in a buffer
+    ``<var>_buf`` while they run, then write it back.
+
+    The buffer lives inside the loops that the accessed elements depend on
+    (minus *buffer_inames*, which it spans): for the paper's ``rhsq`` that is
+    one buffer of 8 fields per ``(e, k, j, i)``, shared by all ``n`` loops.
+    It is filled by *init_expression* (``base`` is the array element; default
+    ``base``: a fetch) over inames ``<var>_init_<axis>``, and written back by
+    *store_expression* (``base`` and ``buffer``; default ``buffer``) over
+    ``<var>_store_<axis>``.  Every instruction touching the array inside those
+    loops must be selected by *within*.
+    """
+    name = resolve_variable(kernel, var_name)
+    var = kernel.variable(name)
+    if not var.shape:
+        raise TransformError(f"buffer_array: '{name}' is a scalar")
+    binames = [resolve_iname(kernel, i) for i in parse_iname_list(buffer_inames)]
+    match = parse_match(within)
+    users = [i for i in kernel.instructions if _all_accesses(kernel, i, name) and
+             match.match(kernel, i)]
+    if not users:
+        raise TransformError(f"buffer_array: no instruction accesses '{name}'")
+    all_inames = set(kernel.all_inames())
+    idx_lists = [(i, idx) for i in users for idx in _all_accesses(kernel, i, name)]
+
+    # which axes vary between accesses (stored) and which are fixed by outer inames
+    stored_axes = []
+    for axis in range(var.ndim):
+        exprs = {idx[axis] for _, idx in idx_lists}
+        inames_here = set().union(*(variables_read(e) for e in exprs)) & all_inames
+        if len(exprs) > 1 or inames_here & set(binames):
+            stored_axes.append(axis)
+    outer = set()
+    for _, idx in idx_lists:
+        for axis, e in enumerate(idx):
+            outer |= (variables_read(e) & all_inames) - set(binames)
+    order = list(kernel.all_inames())
+    outer_list = [i for i in order if i in outer]
+    for u in users:
+        if not outer <= set(u.within_inames):
+            raise TransformError(f"buffer_array: instruction '{u.id}' accesses '{name}' outside "
+                                 f"loop(s) {', '.join(sorted(outer - set(u.within_inames)))}",
+                                 u.span)
+    others = [i for i in kernel.instructions if i not in users
+              and _all_accesses(kernel, i, name) and outer <= set(i.within_inames)]
+    if others:
+        raise TransformError(f"buffer_array: instruction '{others[0].id}' also accesses "
+                             f"'{name}' inside the buffered loops but is not selected",
+                             others[0].span)
+
+    axis_names = var.axis_names or (None,) * var.ndim
+    labels = [axis_names[a] if axis_names[a] else str(a) for a in stored_axes]
+    bname = unique_name(kernel, f"{name}_buf")
+    init_names = [unique_name(kernel, f"{name}_init_{lb}") for lb in labels]
+    store_names = [unique_name(kernel, f"{name}_store_{lb}") for lb in labels]
+    for n in init_names + store_names:
+        check_new_iname(kernel, n)
+
+    # footprint over (outer, stored axes)
+    pn = [f"_ax{k}" for k in range(len(stored_axes))]
+    footprint = None
+    for insn in users:
+        own = [i for i in order if i in insn.within_inames]
+        dom = combined_domain(kernel, own)
+        for idx in _all_accesses(kernel, insn, name):
+            s = dom.add_dims(dim_type.set, len(pn))
+            for k, n in enumerate(pn):
+                s = s.set_dim_name(dim_type.set, len(own) + k, n)
+            affs = lazy_affs(s.get_space())
+            try:
+                for k, axis in enumerate(stored_axes):
+                    s = s & affs[pn[k]].eq_set(pwaff_from_expr(idx[axis], s.get_space()))
+            except NonAffineError:
+                raise TransformError(f"buffer_array: '{insn.id}' indexes '{name}' with a "
+                                     "non-affine subscript", insn.span) from None
+            s = reorder_set(s, outer_list + pn)
+            if footprint is None:
+                footprint = s
+            else:
+                a, b = align_params(footprint, s)
+                footprint = a | b
+    footprint = footprint.coalesce()
+    proj = set_to_params(footprint, outer_list) if outer_list else footprint
+    lbs, extents = [], []
+    for k in range(len(pn)):
+        try:
+            lo = int(proj.dim_min(k).min_val().to_python())
+            hi = int(proj.dim_max(k).max_val().to_python())
+        except Exception:
+            raise TransformError(f"buffer_array: the extent of the buffer along axis "
+                                 f"{stored_axes[k]} is not a constant") from None
+        lbs.append(lo)
+        extents.append(hi - lo + 1)
+    # the buffer (and its fill and store loops) covers the footprint's bounding box
+    box = isl.Set.universe(isl.Space.create_from_names(isl.DEFAULT_CONTEXT, set=pn))
+    affs = lazy_affs(box.get_space())
+    for k, n in enumerate(pn):
+        box = box & affs[n].ge_set(affs[0] + lbs[k]) & affs[n].le_set(
+            affs[0] + lbs[k] + extents[k] - 1)
+    domain_template = box
+    space = temporary_address_space or temporary_scope
+    if temporary_is_local:
+        space = AddressSpace.LOCAL
+    if isinstance(space, str):
+        space = AddressSpace(space.lower())
+    buf = Temporary(name=bname, dtype=var.dtype, shape=tuple(extents), lower_bounds=tuple(lbs),
+                    axis_names=tuple(labels), address_space=space)
+
+    def buffer_ref(idx):
+        return make_subscript(bname, [idx[a] for a in stored_axes])
+
+    def rewrite(sub):
+        if sub.aggregate.name != name:
+            return None
+        return buffer_ref(index_tuple(sub))
+
+    fixed_idx = {}
+    for axis in range(var.ndim):
+        if axis not in stored_axes:
+            fixed_idx[axis] = idx_lists[0][1][axis]
+
+    def element(names):
+        idx = []
+        k = 0
+        for axis in range(var.ndim):
+            if axis in stored_axes:
+                idx.append(p.Variable(names[k]))
+                k += 1
+            else:
+                idx.append(fixed_idx[axis])
+        return make_subscript(name, idx)
+
+    def parse(expr_text, names):
+        e = parse_expression(expr_text) if isinstance(expr_text, str) else expr_text
+        return substitute(e, {"base": element(names),
+                              "buffer": make_subscript(bname, [p.Variable(n) for n in names])})
+
+    writes = any(isinstance(i, Assignment) and i.assignee_name == name for i in users)
+    user_ids = {i.id for i in users}
+    init_id = unique_name(kernel, f"{bname}_init")
+    store_id = unique_name(kernel, f"{bname}_store", [init_id])
+    init_value = parse(init_expression if init_expression is not None else "base", init_names)
+    # the fill waits for earlier accesses to the array (only those: the users'
+    # other dependencies concern their other inputs)
+    from f2loopy.transform.subst import _transitive_deps
+    tdeps = _transitive_deps(kernel)
+    before = set().union(*(tdeps[i.id] for i in users)) - user_ids
+    init_deps = {x for x in before if _all_accesses(kernel, kernel.insn(x), name)
+                 or name in kernel.insn(x).assignee_names()}
+    init = Assignment(id=init_id, assignee=make_subscript(bname, [p.Variable(n)
+                                                                    for n in init_names]),
+                      expression=_as_dtype(init_value, var.dtype),
+                      within_inames=frozenset(outer_list) | set(init_names),
+                      depends_on=frozenset(init_deps), span=users[0].span)
+    new_insns = []
+    first = min(kernel.instructions.index(i) for i in users)
+    last = max(kernel.instructions.index(i) for i in users)
+    for k, insn in enumerate(kernel.instructions):
+        if k == first:
+            new_insns.append(init)
+        if insn.id in user_ids:
+            insn = _map_insn(insn, lambda e: map_subscripts(e, rewrite))
+            insn = insn.copy(depends_on=insn.depends_on | {init_id})
+        new_insns.append(insn)
+        if k == last and writes:
+            store_value = parse(store_expression if store_expression is not None else "buffer",
+                                store_names)
+            new_insns.append(Assignment(
+                id=store_id, assignee=element(store_names), expression=store_value,
+                within_inames=frozenset(outer_list) | set(store_names),
+                depends_on=frozenset(user_ids), span=users[-1].span))
+    # later instructions touching the array wait for the store
+    if writes:
+        later = [i.id for i in new_insns[new_insns.index(next(
+            x for x in new_insns if x.id == store_id)) + 1:] if _all_accesses(kernel, i, name)]
+        new_insns = [i.copy(depends_on=i.depends_on | {store_id}) if i.id in later else i
+                     for i in new_insns]
+
+    domains = list(kernel.domains)
+    for names in (init_names, store_names):
+        d = domain_template
+        for k, n in enumerate(names):
+            d = d.set_dim_name(dim_type.set, k, n)
+        domains.append(d)
+    tags = dict(kernel.iname_tags)
+    if default_tag is not None:
+        for n in init_names + store_names:
+            tags[n] = parse_tag(default_tag)
+    temps = kernel.temporaries.set(bname, buf)
+    return kernel.copy(instructions=tuple(new_insns), domains=tuple(domains),
+                       iname_tags=FrozenMap(tags), temporaries=temps)
+
+
+def _as_dtype(expr, dtype):
+    if isinstance(expr, (int, float)) and not isinstance(expr, bool):
+        return np.dtype(dtype).type(expr)
+    return expr
+
+
+@for_each_kernel
+def alias_temporaries(kernel: Kernel, names, base_name_prefix: str = "temp_storage",
+                      synchronize_for_exclusive_use: bool = True) -> Kernel:
+    """Let temporaries *names* share one storage area (their uses must not
+    overlap in time).
+
+    With *synchronize_for_exclusive_use* (the default), dependencies are added
+    so that all uses of ``names[k]`` come before any use of ``names[k+1]``;
+    code generation then needs nothing more (barriers between the users of
+    the shared storage are placed automatically).
+    """
+    names = [resolve_variable(kernel, n) for n in (names.split(",") if isinstance(names, str)
+                                                  else names)]
+    temps = dict(kernel.temporaries)
+    for n in names:
+        if n not in temps:
+            raise TransformError(f"alias_temporaries: '{n}' is not a temporary")
+    dtypes = {temps[n].dtype for n in names}
+    if len(dtypes) != 1:
+        raise TransformError("alias_temporaries: the temporaries have different types")
+    spaces = {temps[n].address_space for n in names}
+    if len(spaces) > 1:
+        raise TransformError("alias_temporaries: the temporaries are in different address "
+                             "spaces")
+    base = unique_name(kernel, base_name_prefix)
+    for n in names:
+        temps[n] = temps[n].copy(base_storage=base)
+    kernel = kernel.copy(temporaries=FrozenMap(temps))
+    if not synchronize_for_exclusive_use:
+        return kernel
+    users = {n: [i.id for i in kernel.instructions
+                 if n in i.assignee_names() or n in variables_read(*i.read_expressions())]
+             for n in names}
+    for n in names:
+        both = [u for u in users[n] for m in names if m != n and u in users[m]]
+        if both:
+            raise TransformError(f"alias_temporaries: instruction '{both[0]}' uses two of the "
+                                 "aliased temporaries at once")
+    extra = {}
+    for prev, nxt in zip(names, names[1:]):
+        for u in users[nxt]:
+            extra.setdefault(u, set()).update(users[prev])
+    insns = tuple(i.copy(depends_on=i.depends_on | frozenset(extra[i.id])) if i.id in extra
+                  else i for i in kernel.instructions)
+    return kernel.copy(instructions=insns)
+
+
+def _factors(expr, rules):
+    """The factors of a product (nested products and rules flattened)."""
+    expr = _unwrap_rule_product(expr, rules)
+    if isinstance(expr, p.Product):
+        out = []
+        for c in expr.children:
+            out.extend(_factors(c, rules))
+        return out
+    return [expr]
+
+
+def _unwrap_rule_product(expr, rules):
+    if isinstance(expr, p.Call) and expr.function.name in rules:
+        rule = rules[expr.function.name]
+        body = substitute(rule.expression, dict(zip(rule.arguments, expr.parameters)))
+        if isinstance(_unwrap_rule_product(body, rules), p.Product):
+            return _unwrap_rule_product(body, rules)
+    return expr
+
+
+def _increment_terms(insn):
+    """(assignee, [terms]) for ``v = v + t1 + t2 ...`` (None if not such)."""
+    if not isinstance(insn, Assignment) or not isinstance(insn.expression, p.Sum):
+        return None
+    children = list(insn.expression.children)
+    if insn.assignee not in children:
+        return None
+    children.remove(insn.assignee)
+    return children
+
+
+@for_each_kernel
+def collect_common_factors_on_increment(kernel: Kernel, var_name: str,
+                                        vary_by_axes=()) -> Kernel:
+    """Pull factors common to every increment ``v = v + f*...`` of *var_name*
+    out of the increments and apply them where *var_name* is read.
+
+    With the paper's buffered ``rhsq``, every increment is
+    ``-JiD*flux`` with ``JiD = Jinv*D(i,n)``: ``-1`` and ``Jinv`` (the same for
+    all increments of an element) move to the store, one multiplication per
+    element instead of one per increment.  Factors that depend on loops the
+    reads are not inside (``D(i,n)`` depends on ``n``) stay.
+    """
+    name = resolve_variable(kernel, var_name)
+    rules = kernel.substitutions
+    incs, readers = [], []
+    for insn in kernel.instructions:
+        writes = name in insn.assignee_names()
+        terms = _increment_terms(insn) if writes else None
+        if terms is not None:
+            incs.append((insn, terms))
+        elif name in variables_read(*insn.read_expressions()):
+            readers.append(insn)
+    if not incs:
+        raise TransformError(f"collect_common_factors_on_increment: no increments of "
+                             f"'{name}' found")
+    if not readers:
+        raise TransformError(f"collect_common_factors_on_increment: '{name}' is never read")
+    allowed = set.intersection(*(set(r.within_inames) for r in readers))
+    all_inames = set(kernel.all_inames())
+    common = None
+    for insn, terms in incs:
+        for t in terms:
+            fs = _factors(t, rules)
+            if common is None:
+                common = fs
+            else:
+                rest = list(fs)
+                keep = []
+                for f in common:
+                    if f in rest:
+                        rest.remove(f)
+                        keep.append(f)
+                common = keep
+    common = [f for f in (common or [])
+              if not ((variables_read(expand_rules(f, rules)) & all_inames) - allowed)]
+    if not common:
+        return kernel
+
+    def strip(t):
+        fs = _factors(t, rules)
+        for f in common:
+            fs.remove(f)
+        if not fs:
+            return 1
+        return fs[0] if len(fs) == 1 else p.Product(tuple(fs))
+
+    factor = common[0] if len(common) == 1 else p.Product(tuple(common))
+    inc_ids = {i.id for i, _ in incs}
+    new = []
+    for insn in kernel.instructions:
+        if insn.id in inc_ids:
+            terms = _increment_terms(insn)
+            insn = insn.copy(expression=p.Sum((insn.assignee, *[strip(t) for t in terms])))
+        elif insn in readers:
+            def scale(sub):
+                if sub.aggregate.name == name:
+                    return p.Product((factor, sub))
+                return None
+            insn = insn.copy(expression=map_subscripts(insn.expression, scale)) \
+                if isinstance(insn, Assignment) else insn
+        new.append(insn)
+    return canonicalize_rules(kernel.copy(instructions=tuple(new)))
+
+
+__all__ = ["buffer_array", "alias_temporaries", "collect_common_factors_on_increment"]
