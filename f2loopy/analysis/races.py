@@ -119,6 +119,12 @@ class RaceAnalysis:
         joint = _product(sa, sb)
         if a.index is None or b.index is None:
             return joint, True
+        a_index, b_index = a.index, b.index
+        if a.name != b.name:
+            # two temporaries sharing storage: compare where the elements lie
+            from f2loopy.ir.layout import linear_offset
+            a_index = (linear_offset(self.kernel.variable(a.name), a.index),)
+            b_index = (linear_offset(self.kernel.variable(b.name), b.index),)
         space = joint.get_space()
         ren_a = {i: i + "__a" for i in ia.within_inames}
         ren_b = {i: i + "__b" for i in ib.within_inames}
@@ -126,7 +132,7 @@ class RaceAnalysis:
         ren_b.update({t: t + "__b" for t in self.kernel.temporaries})
         from f2loopy.ir.expressions import rename
         try:
-            for ea, eb in zip(a.index, b.index):
+            for ea, eb in zip(a_index, b_index):
                 pa = pwaff_from_expr(rename(ea, ren_a), space)
                 pb = pwaff_from_expr(rename(eb, ren_b), space)
                 pa, pb = align_params(pa, pb)

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from f2loopy.codegen.c_expressions import c_type
-from f2loopy.codegen.emit import KernelEmitter, constant_table, declare_temporary
+from f2loopy.codegen.emit import (
+    KernelEmitter, constant_table, declare_storage, declare_temporary)
+from f2loopy.ir.layout import storage_size
 from f2loopy.codegen.grid import Grid, compute_grid
 from f2loopy.codegen.names import c_name
 from f2loopy.diagnostics import CodegenError
@@ -127,13 +129,20 @@ def generate_code(kernel: Kernel) -> GeneratedKernel:
 
     decls = []
     tables = []
+    shared = {}
     for name, t in kernel.temporaries.items():
         if t.read_only and t.initializer is not None:
             tables.append(constant_table(t, kernel.name))
             continue
         if np.dtype(t.dtype) in (np.float64, np.complex128):
             emitter.uses_double = True
+        if t.base_storage:
+            size, first = shared.get(t.base_storage, (0, t))
+            shared[t.base_storage] = (max(size, storage_size(t)), first)
+            continue
         decls.append(declare_temporary(t, spaces[name], kernel.name))
+    for base, (size, first) in shared.items():
+        decls.append(declare_storage(base, first, size, spaces[first.name]))
 
     local = grid.local_size
     header = (f"__kernel void __attribute__ ((reqd_work_group_size({local[0]}, {local[1]}, "

@@ -64,6 +64,12 @@ def storage_class(kernel: Kernel, name: str, spaces: dict) -> str:
     return {AddressSpace.GLOBAL: "global", AddressSpace.LOCAL: "local"}.get(space, "private")
 
 
+def _storage_key(kernel, name) -> str:
+    """Aliased temporaries share one storage: they are checked as one."""
+    t = kernel.temporaries.get(name)
+    return t.base_storage if t is not None and t.base_storage else name
+
+
 def _nosync(kernel, a_id, b_id, scope) -> bool:
     for x, y in ((a_id, b_id), (b_id, a_id)):
         insn = kernel.insn(x)
@@ -84,19 +90,19 @@ def check_and_insert_barriers(kernel: Kernel, grid, schedule, spaces: dict | Non
     by_var: dict = {}
     for insn in kernel.instructions:
         for acc in instruction_accesses(kernel, insn, with_domain_params=False):
-            by_var.setdefault(acc.name, []).append(acc)
+            by_var.setdefault(_storage_key(kernel, acc.name), []).append(acc)
 
     paths = _paths(schedule)
     requirements = []
     private_vars, local_vars = set(), set()
     for name in sorted(by_var):
         accs = by_var[name]
-        cls = storage_class(kernel, name, spaces)
+        cls = storage_class(kernel, accs[0].name, spaces)
         if cls == "private":
-            private_vars.add(name)
+            private_vars.update(acc.name for acc in accs)
             continue
         if cls == "local":
-            local_vars.add(name)
+            local_vars.update(acc.name for acc in accs)
         for k, a in enumerate(accs):
             for b in accs[k:]:
                 if not (a.is_write or b.is_write):

@@ -21,6 +21,7 @@ from f2loopy.codegen.names import c_name
 from f2loopy.diagnostics import CodegenError
 from f2loopy.ir.domains import combined_domain, iname_closure
 from f2loopy.ir.folding import normalize_integer
+from f2loopy.ir.layout import LayoutError, linear_offset
 from f2loopy.ir.isl_tools import (
     align_params, dim_type, expr_from_pwaff, expr_from_set, set_to_params)
 from f2loopy.ir.kernel import (
@@ -82,29 +83,15 @@ class KernelEmitter:
     def c_array_name(self, var) -> str:
         if isinstance(var, Temporary) and var.read_only and var.initializer is not None:
             return c_name(f"{self.kernel.name}_{var.name}")
+        if isinstance(var, Temporary) and var.base_storage:
+            return c_name(var.base_storage)
         return c_name(var.name)
 
     def linear_offset(self, var, indices):
-        """Offset of ``var(indices)`` in its storage, in Horner form from the
-        slowest- to the fastest-varying axis (nesting order N0 is fastest):
-        ``(i - 1) + n*((j - 1) + m*(k - 1))``."""
-        tags = var.axis_tags
-        axes = sorted(range(var.ndim), key=lambda a: -1 if tags[a].kind == "vec"
-                      else tags[a].order)
-        offset = None
-        for pos, a in enumerate(reversed(axes)):
-            rel = normalize_integer(p.Sum((indices[a], p.Product((-1, var.lower_bounds[a])))))
-            if offset is None:
-                offset = rel
-                continue
-            extent = var.shape[a]
-            if extent is None:
-                raise CodegenError(f"assumed-size axis of '{var.name}' must be the "
-                                   "slowest-varying one")
-            scaled = _times(normalize_integer(extent), offset)
-            offset = scaled if _is_zero(rel) else (
-                rel if _is_zero(scaled) else p.Sum((rel, scaled)))
-        return offset if offset is not None else 0
+        try:
+            return linear_offset(var, indices)
+        except LayoutError as exc:
+            raise CodegenError(str(exc)) from None
 
     # }}}
 
@@ -296,20 +283,6 @@ class KernelEmitter:
     # }}}
 
 
-def _is_zero(expr) -> bool:
-    return isinstance(expr, (int, np.integer)) and int(expr) == 0
-
-
-def _times(a, b):
-    if _is_zero(a) or _is_zero(b):
-        return 0
-    if isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer)):
-        return int(a) * int(b)
-    if isinstance(a, (int, np.integer)) and int(a) == 1:
-        return b
-    return p.Product((a, b))
-
-
 def _normalize_condition(cond):
     """Simplify the integer parts of an isl-produced condition."""
     if isinstance(cond, p.Comparison):
@@ -375,6 +348,14 @@ def _const_range(lower, upper):
         if v.is_infty() or v.is_neginfty() or v.is_nan():
             return None, None
     return int(lo.to_python()), int(hi.to_python())
+
+
+def declare_storage(name: str, t: Temporary, size: int, space: AddressSpace) -> str:
+    """Declaration of the storage area *name* shared by aliased temporaries."""
+    prefix = "__local " if space == AddressSpace.LOCAL else ""
+    if space == AddressSpace.GLOBAL:
+        raise CodegenError(f"global temporary '{t.name}' is not supported yet", t.span)
+    return f"{prefix}{c_type(t.dtype)} {c_name(name)}[{size}];"
 
 
 def declare_temporary(t: Temporary, space: AddressSpace, kernel_name: str) -> str:

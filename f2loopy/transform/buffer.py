@@ -265,7 +265,8 @@ def alias_temporaries(kernel: Kernel, names, base_name_prefix: str = "temp_stora
     if len(spaces) > 1:
         raise TransformError("alias_temporaries: the temporaries are in different address "
                              "spaces")
-    base = unique_name(kernel, base_name_prefix)
+    bases = {t.base_storage for t in kernel.temporaries.values() if t.base_storage}
+    base = unique_name(kernel, base_name_prefix, bases)
     for n in names:
         temps[n] = temps[n].copy(base_storage=base)
     kernel = kernel.copy(temporaries=FrozenMap(temps))
