@@ -280,7 +280,8 @@ def _check_flows(kernel, ra: RaceAnalysis, private_vars, local_vars, by_var, sch
     # phases, e.g. after precompute), each work-item's own run is checked.
     per_lane = False
     try:
-        reference = linearize(kernel.copy(iname_tags=FrozenMap()))
+        reference = linearize(kernel.copy(iname_tags=FrozenMap()),
+                              max_steps=20 * (len(kernel.instructions) + 10))
     except CodegenError:
         reference, per_lane = schedule, True
     ref_paths = _paths(reference)

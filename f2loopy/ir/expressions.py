@@ -5,6 +5,7 @@ All rewriting mappers return the very same object when nothing changed.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -82,9 +83,19 @@ class _AccessCollector(_Visitor):
 def accesses(expr) -> list[tuple[str, tuple | None]]:
     """Every variable use in *expr* as ``(name, indices)``; indices is None
     for a bare name.  Function names of calls are not included."""
+    try:
+        return list(_cached_accesses(expr))
+    except TypeError:           # unhashable (should not happen with IR nodes)
+        c = _AccessCollector()
+        c(expr)
+        return c.accesses
+
+
+@functools.lru_cache(maxsize=131072)
+def _cached_accesses(expr) -> tuple:
     c = _AccessCollector()
     c(expr)
-    return c.accesses
+    return tuple(c.accesses)
 
 
 def variables_read(*exprs) -> set[str]:

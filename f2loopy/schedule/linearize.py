@@ -53,8 +53,9 @@ def schedule_nodes(nodes):
 class _Search:
     MAX_STEPS = 50_000
 
-    def __init__(self, kernel: Kernel):
+    def __init__(self, kernel: Kernel, max_steps: int | None = None):
         self.kernel = kernel
+        self.max_steps = max_steps or self.MAX_STEPS
         hw = kernel.hardware_inames()
         self.insns = list(kernel.instructions)
         self.order = {insn.id: k for k, insn in enumerate(self.insns)}
@@ -99,7 +100,7 @@ class _Search:
         stack = [list(level) for level in stack]
         while True:
             self.steps += 1
-            if self.steps > self.MAX_STEPS:
+            if self.steps > self.max_steps:
                 raise CodegenError(f"kernel '{self.kernel.name}': no instruction order found "
                                    "(search limit reached)", self.kernel.span)
             remaining = [i for i in self.sorted_ids if i not in scheduled]
@@ -202,15 +203,15 @@ def _find_cycle(deps):
     return None
 
 
-def linearize(kernel: Kernel) -> tuple:
+def linearize(kernel: Kernel, *, max_steps: int | None = None) -> tuple:
     """The schedule tree of *kernel*: a tuple of :class:`LoopNode`,
     :class:`InsnNode` (barriers are added by the barrier pass).
 
     Loop priorities are followed where the dependencies allow; if no schedule
     respects them, they are dropped (they are advice, as in loopy)."""
     try:
-        return _Search(kernel).run()
+        return _Search(kernel, max_steps).run()
     except CodegenError:
         if not kernel.loop_priority:
             raise
-    return _Search(kernel.copy(loop_priority=frozenset())).run()
+    return _Search(kernel.copy(loop_priority=frozenset()), max_steps).run()

@@ -52,13 +52,26 @@ def _uses(kernel, rule_name, match):
     the argument tuples of the uses, as if every other rule were expanded."""
     rules = kernel.substitutions
     others = set(rules) - {rule_name}
+    # rules that lead (directly or through others) to the one precomputed
+    calls = {n: {c.function.name for c in rule_calls(r.expression, rules)}
+             for n, r in rules.items()}
+    reaching = {rule_name}
+    changed = True
+    while changed:
+        changed = False
+        for n, called in calls.items():
+            if n not in reaching and called & reaching:
+                reaching.add(n)
+                changed = True
     out = []
     for insn in kernel.instructions:
-        if not match.match(kernel, insn):
+        direct = {c.function.name for e in insn.read_expressions()
+                  for c in rule_calls(e, rules)}
+        if not direct & reaching or not match.match(kernel, insn):
             continue
         args = []
         for e in insn.read_expressions():
-            expanded = expand_rules(e, rules, only=others)
+            expanded = expand_rules(e, rules, only=others & reaching)
             args.extend(c.parameters for c in rule_calls(expanded, {rule_name: None}))
         if args:
             out.append((insn, args))

@@ -15,6 +15,7 @@ unused rules dropped (:func:`canonicalize_rules`).
 from __future__ import annotations
 
 import fnmatch
+import functools
 
 import pymbolic.primitives as p
 
@@ -59,19 +60,45 @@ def expand_rules(expr, rules, only=None):
     return _Expander(rules, only)(expr)
 
 
-def rule_calls(expr, rules) -> list:
-    """Every call of a rule of *rules* in *expr* (outermost first, bodies not entered)."""
+@functools.lru_cache(maxsize=65536)
+def _all_calls(expr) -> tuple:
+    """Every call node in *expr*, outermost first (cached: IR is immutable)."""
     out = []
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, p.Call):
+            out.append(e)
+            stack.extend(reversed(e.parameters))
+        elif isinstance(e, p.ExpressionNode):
+            stack.extend(reversed([c for c in _children(e)]))
+    return tuple(out)
 
-    class _C(_Rewriter):
-        def map_call(self, e, *a, **k):
-            if e.function.name in rules:
-                out.append(e)
-            for par in e.parameters:
-                self.rec(par)
-            return e
-    _C()(expr)
-    return out
+
+def _children(e):
+    if isinstance(e, (p.Sum, p.Product, p.LogicalAnd, p.LogicalOr, p.Min, p.Max)):
+        return e.children
+    if isinstance(e, p.Subscript):
+        return e.index if isinstance(e.index, tuple) else (e.index,)
+    if isinstance(e, (p.Quotient, p.FloorDiv, p.Remainder)):
+        return (e.numerator, e.denominator)
+    if isinstance(e, p.Power):
+        return (e.base, e.exponent)
+    if isinstance(e, p.Comparison):
+        return (e.left, e.right)
+    if isinstance(e, p.LogicalNot):
+        return (e.child,)
+    if isinstance(e, p.If):
+        return (e.condition, e.then, e.else_)
+    if hasattr(e, "expr"):          # Reduction
+        return (e.expr,)
+    return ()
+
+
+def rule_calls(expr, rules) -> list:
+    """Every call of a rule of *rules* in *expr* (outermost first; a call inside
+    another call's arguments is listed too, rule bodies are not entered)."""
+    return [c for c in _all_calls(expr) if c.function.name in rules]
 
 
 def used_rules(kernel: Kernel) -> set:
@@ -91,6 +118,7 @@ def used_rules(kernel: Kernel) -> set:
     return seen
 
 
+@functools.lru_cache(maxsize=65536)
 def _normalized_body(rule: SubstitutionRule):
     mapping = {a: p.Variable(f"__arg{k}") for k, a in enumerate(rule.arguments)}
     return (len(rule.arguments), substitute(rule.expression, mapping))

@@ -11,7 +11,7 @@ from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.kernel import Assignment, Kernel, SubstitutionRule
 from f2loopy.transform.rules import (
     RuleAwareRewriter, _map_insn, canonicalize_rules, expand_rules, find_one_rule_matching,
-    used_rules)
+    rule_calls, used_rules)
 from f2loopy.transform.util import for_each_kernel, resolve_variable
 
 
@@ -39,9 +39,23 @@ def _replace_reads(kernel, name, make_call, insn_ids=None):
     def leaf(expr, bound):
         return _replace_reads_expr(expr, name, make_call)
     rw = RuleAwareRewriter(kernel.substitutions, leaf)
+    # only instructions that read the variable, directly or through rules
+    rules = kernel.substitutions
+    reading_rules = {n for n, r in rules.items() if name in variables_read(r.expression)}
+    changed = True
+    while changed:
+        changed = False
+        for n, r in rules.items():
+            if n not in reading_rules and {c.function.name for c in
+                                           rule_calls(r.expression, rules)} & reading_rules:
+                reading_rules.add(n)
+                changed = True
     insns = []
     for insn in kernel.instructions:
-        if insn_ids is None or insn.id in insn_ids:
+        exprs = insn.read_expressions()
+        touches = name in variables_read(*exprs) or any(
+            c.function.name in reading_rules for e in exprs for c in rule_calls(e, rules))
+        if touches and (insn_ids is None or insn.id in insn_ids):
             if isinstance(insn, Assignment):
                 insn = insn.copy(expression=rw(insn.expression),
                                  predicates=tuple(rw(x) for x in insn.predicates),
