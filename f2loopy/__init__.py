@@ -3,22 +3,59 @@
 The public API mirrors loopy's names so that transformation scripts written for
 loopy's Fortran frontend keep working (``import loopy as lp`` inside a
 ``!$loopy begin`` block resolves to this package's namespace).
+
+Names are imported on first use (PEP 562), so that ``f2loopy translate`` on an
+unchanged file (served from the translation cache) does not load the compiler.
 """
 
-from f2loopy.codegen import GeneratedKernel, generate_code
+import importlib
+
 from f2loopy.diagnostics import (
     CodegenError, F2LoopyError, FortranError, RaceError, SandboxViolation, ScriptError,
     SourceSpan, TransformError, UnsupportedFeatureError)
-from f2loopy.frontend import parse_fortran
-from f2loopy.ir.kernel import (
-    AddressSpace, ArrayArg, Assignment, Kernel, ScalarArg, Temporary, TranslationUnit)
-from f2loopy.transform import *  # noqa: F401,F403
-from f2loopy.transform import __all__ as _transform_names
 from f2loopy.version import __version__
 
-__all__ = [
-    "AddressSpace", "ArrayArg", "Assignment", "CodegenError", "F2LoopyError", "FortranError",
-    "GeneratedKernel", "Kernel", "RaceError", "SandboxViolation", "ScalarArg", "ScriptError",
-    "SourceSpan", "Temporary", "TransformError", "TranslationUnit", "UnsupportedFeatureError",
-    "__version__", "generate_code", "parse_fortran", *_transform_names,
+_LAZY = {
+    "GeneratedKernel": "f2loopy.codegen", "generate_code": "f2loopy.codegen",
+    "parse_fortran": "f2loopy.frontend",
+    "AddressSpace": "f2loopy.ir.kernel", "ArrayArg": "f2loopy.ir.kernel",
+    "Assignment": "f2loopy.ir.kernel", "Kernel": "f2loopy.ir.kernel",
+    "ScalarArg": "f2loopy.ir.kernel", "Temporary": "f2loopy.ir.kernel",
+    "TranslationUnit": "f2loopy.ir.kernel",
+}
+
+_EAGER = [
+    "CodegenError", "F2LoopyError", "FortranError", "RaceError", "SandboxViolation",
+    "ScriptError", "SourceSpan", "TransformError", "UnsupportedFeatureError", "__version__",
 ]
+
+
+def _is_submodule(name: str) -> bool:
+    import os
+    here = os.path.dirname(__file__)
+    return os.path.exists(os.path.join(here, name + ".py")) or \
+        os.path.isdir(os.path.join(here, name))
+
+
+def _transform_names():
+    return list(importlib.import_module("f2loopy.transform").__all__)
+
+
+def __getattr__(name):
+    if name == "__all__":
+        value = sorted(set(_EAGER) | set(_LAZY) | set(_transform_names()))
+    elif name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    elif name.startswith("__") or _is_submodule(name):
+        # ``from f2loopy import cache``: let the import system load the submodule
+        raise AttributeError(f"module 'f2loopy' has no attribute {name!r}")
+    elif name in _transform_names():
+        value = getattr(importlib.import_module("f2loopy.transform"), name)
+    else:
+        raise AttributeError(f"module 'f2loopy' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY) | set(_transform_names()))

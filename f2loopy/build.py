@@ -63,7 +63,7 @@ def translate_one(path: str, output_dir=None, defines=None, transform=None,
         return outcome
     try:
         result = translate_file(path, output_dir=output_dir, defines=defines,
-                                transform=transform, debug=debug)
+                                transform=transform, debug=debug, cache=True)
         written = write_outputs(result.outputs)
     except Exception as exc:  # noqa: BLE001 - every failure is reported, not raised
         outcome.error = _format_error(exc, debug)

@@ -125,11 +125,14 @@ def translate(files, output_dir, depfile, jobs, progress, defines, transform, de
 @transform_option
 @debug_option
 def show(file, kernel_name, ir, code, defines, transform, debug):
-    """Print the IR and the generated OpenCL of FILE (writes nothing)."""
+    """Print the IR and the generated OpenCL of FILE (writes nothing).
+
+    For a file that cannot be translated, lists every statement that cannot be.
+    """
     from f2loopy.pipeline import translate_file
     try:
         result = translate_file(file, defines=_parse_defines(defines), transform=transform,
-                                debug=debug)
+                                debug=debug, collect_errors=True)
     except Exception as exc:  # noqa: BLE001
         _report(exc, debug)
         sys.exit(1)

@@ -18,11 +18,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from f2loopy.codegen import file_header, generate_code, join_program
 from f2loopy.diagnostics import F2LoopyError
-from f2loopy.frontend import read_source, translate_source
-from f2loopy.glue.fortran import generate_fortran_glue
-from f2loopy.glue.python import generate_python_glue
 
 INPUT_SUFFIXES = (".f90", ".F90", ".f", ".F", ".for", ".f77", ".floopy", ".f95", ".f03",
                   ".f08")
@@ -47,8 +43,15 @@ def output_stem(path: Path) -> str:
 
 def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | None = None,
                    defines: dict | None = None, transform: str | None = None,
-                   debug: bool = False) -> TranslationResult:
-    """Translate the Fortran file *path*; return the outputs without writing them."""
+                   debug: bool = False, cache: bool = False,
+                   collect_errors: bool = False) -> TranslationResult:
+    """Translate the Fortran file *path*; return the outputs without writing them.
+
+    With *cache*, an unchanged file's outputs come from the translation cache
+    (:mod:`f2loopy.cache`); the result then has outputs and inputs only (no
+    kernels).  With *collect_errors*, every statement that cannot be
+    translated is reported (:class:`~f2loopy.frontend.FortranErrors`).
+    """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -56,14 +59,31 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
         text = path.read_text(encoding="latin-1")
     except OSError as exc:
         raise F2LoopyError(f"cannot read {path}: {exc.strerror or exc}") from None
-    return translate_text(text, path, output_dir=output_dir, defines=defines,
-                          transform=transform, debug=debug)
+    if not cache:
+        return translate_text(text, path, output_dir=output_dir, defines=defines,
+                              transform=transform, debug=debug, collect_errors=collect_errors)
+    from f2loopy import cache as tcache
+    key = tcache.translation_key(path, text, output_dir=output_dir, defines=defines,
+                                 transform=transform)
+    hit = tcache.load(key)
+    if hit is not None:
+        outputs, inputs = hit
+        return TranslationResult(path, [], [], outputs, inputs)
+    result = translate_text(text, path, output_dir=output_dir, defines=defines,
+                            transform=transform, debug=debug, collect_errors=collect_errors)
+    tcache.store(key, result.outputs, result.inputs, text)
+    return result
 
 
 def translate_text(text: str, path: Path, *, output_dir=None, defines=None, transform=None,
-                   debug=False) -> TranslationResult:
+                   debug=False, collect_errors=False) -> TranslationResult:
+    # imported here: a cache hit (translate_file) never loads the compiler
+    from f2loopy.codegen import file_header, generate_code, join_program
+    from f2loopy.frontend import read_source, translate_source
+    from f2loopy.glue.fortran import generate_fortran_glue
+    from f2loopy.glue.python import generate_python_glue
     src = read_source(text, str(path))
-    kernels = list(translate_source(src))
+    kernels = list(translate_source(src, collect_errors=collect_errors))
     inputs = [path]
     script = apply_transformations(src, kernels, defines or {}, transform, debug=debug)
     kernels = script.kernels
