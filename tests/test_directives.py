@@ -141,6 +141,13 @@ def test_print_is_captured_and_capped(tmp_path):
     assert len(r.script_output) < 70_000
 
 
+def test_numerical_libraries_work_in_the_child(tmp_path):
+    # BLAS starts threads in the child (the process limit leaves room for them)
+    r = run("a = np.ones((300, 300))\nprint((a @ a)[0, 0], np.linalg.norm(np.eye(4)))\n"
+            "RESULT = parse_fortran(SOURCE, FILENAME)", tmp_path)
+    assert r.script_output == "300.0 2.0\n"
+
+
 def test_warnings_go_to_the_output(tmp_path):
     r = run("x = np.arcsin(np.array([2.0]))\nRESULT = parse_fortran(SOURCE, FILENAME)", tmp_path)
     assert r.script_output == (f"{tmp_path / 't.f90'}:{FIRST}: RuntimeWarning: invalid value "
@@ -154,8 +161,11 @@ def test_without_a_script_nothing_changes(tmp_path):
 
 def test_parse_transformed_fortran():
     tu = parse_transformed_fortran(with_script(
-        "k, = parse_fortran(SOURCE, FILENAME)\nRESULT = [split_iname(k, 'i', 8)]"), "t.f90")
+        "k, = parse_fortran(SOURCE, FILENAME)\nRESULT = [split_iname(k, 'i', n)]"),
+        transform_code_context={"n": 8}, filename="t.f90")
     assert [k.name for k in tu] == ["saxpy"] and "i_inner" in tu["saxpy"].all_inames()
+    with pytest.raises(F2LoopyError):
+        parse_transformed_fortran(SAXPY, pre_transform_code="n = 8")
 
 
 def test_a_script_run_is_fast(tmp_path):

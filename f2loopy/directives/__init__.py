@@ -14,9 +14,9 @@ untrusted.  The layers, each able to stop an escape on its own:
 3. a separate process (:mod:`.sandbox`, forked from the initialised
    parent) that talks back only in validated JSON, never pickle;
 4. in that process (:mod:`.lockdown`): ``setrlimit`` (CPU, address space, no
-   file growth, no core dumps, no descriptors, no processes), a seccomp filter
-   (:mod:`.seccomp`: no opening files, sockets, processes, executable memory),
-   and an audit hook refusing opens, imports, compiling, ``os``, ``socket``,
+   file growth, no core dumps, no descriptors, a bounded number of processes),
+   a seccomp filter (:mod:`.seccomp`: no opening files, sockets, processes,
+   executable memory), and an audit hook refusing opens, imports, compiling, ``os``, ``socket``,
    ``subprocess`` and ``ctypes`` events;
 5. soft CPU and wall-clock limits that report the script line, and a
    parent-side kill of the process group past the deadline.
@@ -33,17 +33,29 @@ from f2loopy.directives.runner import TransformOutcome, run_transformations
 __all__ = ["Limits", "TransformOutcome", "parse_transformed_fortran", "run_transformations"]
 
 
-def parse_transformed_fortran(source: str, filename: str = "<floopy code>", *,
-                              defines: dict | None = None, transform: str | None = None,
-                              debug: bool = False):
-    """Translate *source* and run its transformation script (loopy's function
-    of the same name): returns the kernels of ``RESULT`` as a
-    :class:`~f2loopy.ir.kernel.TranslationUnit`."""
+def parse_transformed_fortran(source: str, free_form: bool = True, strict: bool = True,
+                              pre_transform_code: str | None = None,
+                              transform_code_context: dict | None = None,
+                              filename: str = "<floopy code>", *, defines: dict | None = None,
+                              transform: str | None = None, debug: bool = False):
+    """Translate *source* and run its transformation script in the sandbox:
+    loopy's function of the same name (and arguments).  Returns the kernels of
+    ``RESULT`` as a :class:`~f2loopy.ir.kernel.TranslationUnit`.
+
+    :arg transform_code_context: names visible to the script (loopy's name for
+        what ``-D`` gives); merged with *defines*.
+    :arg pre_transform_code: not supported (code outside the file has no
+        line to report errors at); give the values as *defines* instead.
+    """
+    from f2loopy.diagnostics import F2LoopyError
     from f2loopy.frontend import read_source, translate_source
     from f2loopy.ir.kernel import TranslationUnit
-    src = read_source(source, filename)
+    if pre_transform_code:
+        raise F2LoopyError("parse_transformed_fortran: pre_transform_code is not supported; "
+                           "pass the values it would define as defines={...}")
+    values = {**(transform_code_context or {}), **(defines or {})}
+    src = read_source(source, filename, fixed_form=not free_form)
     kernels = list(translate_source(src))
     if src.scripts or transform is not None:
-        kernels = run_transformations(src, kernels, defines or {}, transform,
-                                      debug=debug).kernels
+        kernels = run_transformations(src, kernels, values, transform, debug=debug).kernels
     return TranslationUnit(kernels, filename, source)

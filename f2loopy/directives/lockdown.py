@@ -4,8 +4,8 @@ audit hook, and the soft time limits that report where the script was.
 Everything here runs in the forked child only, in this order (see
 :func:`lock_down`): close inherited descriptors, set resource limits
 (``setrlimit``: CPU time, address space, no file growth, no core files, no new
-descriptors or processes), install the seccomp filter, then the audit hook
-(``sys.addaudithook``), which from then on refuses every interpreter event the
+descriptors, a bounded number of processes), install the seccomp filter, then
+the audit hook (``sys.addaudithook``), which from then on refuses every interpreter event the
 transformation API does not need: opening files, imports, compiling code,
 ``os.*`` file and process operations, sockets, ``ctypes``, ``subprocess``,
 frame inspection by script code, ...  A refusal is recorded with where the
@@ -272,21 +272,37 @@ def isolate_descriptors(result_fd: int) -> int:
     return 3
 
 
+def _tasks_now() -> int:
+    """Threads and processes on the system (an upper bound of this user's)."""
+    try:
+        with open("/proc/loadavg") as f:
+            return int(f.read().split()[3].split("/")[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def set_limits(limits: Limits) -> None:
     cpu = max(1, int(limits.cpu_s + 0.999))
     want = [
         (resource.RLIMIT_CORE, 0),
         (resource.RLIMIT_FSIZE, 0),
         (resource.RLIMIT_NOFILE, 4),
-        (resource.RLIMIT_NPROC, 0),
         (resource.RLIMIT_CPU, (cpu, cpu + 1)),
     ]
+    tasks = _tasks_now()
+    if tasks:
+        # no fork bomb even without seccomp, yet room for the few threads a
+        # numerical library starts (with 0, OpenBLAS hangs on its first call)
+        want.append((resource.RLIMIT_NPROC, tasks + 32))
     base = _address_space_now()
     if base:
         want.append((resource.RLIMIT_AS, base + limits.memory_mb * 1024 * 1024))
     for res, value in want:
         soft, hard = value if isinstance(value, tuple) else (value, value)
         try:
+            _, cur_hard = resource.getrlimit(res)
+            if cur_hard != resource.RLIM_INFINITY:
+                soft, hard = min(soft, cur_hard), min(hard, cur_hard)
             resource.setrlimit(res, (soft, hard))
         except (ValueError, OSError):
             pass
