@@ -172,7 +172,7 @@ def test_a_script_run_is_fast(tmp_path):
     run("RESULT = parse_fortran(SOURCE, FILENAME)", tmp_path)      # warm
     start = time.perf_counter()
     run("RESULT = split_iname(parse_fortran(SOURCE, FILENAME), 'i', 4)", tmp_path)
-    assert time.perf_counter() - start < 1.0
+    assert time.perf_counter() - start < 2.0
 
 # }}}
 

@@ -34,7 +34,7 @@ subroutine saxpy(n, a, x, y)
 end subroutine
 """
 FIRST = len(SAXPY.splitlines()) + 2
-LIMITS = Limits(cpu_s=2, wall_s=5, memory_mb=256)
+LIMITS = Limits(cpu_s=2, wall_s=30, memory_mb=256)
 RESULT = "k, = parse_fortran(SOURCE, FILENAME)\nRESULT = k"
 
 
