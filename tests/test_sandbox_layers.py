@@ -10,9 +10,7 @@ next layer: the audit hook, then seccomp, then the resource limits.
 from __future__ import annotations
 
 import json
-import os
 import time
-from pathlib import Path
 
 import pytest
 

@@ -34,6 +34,8 @@ From the command line::
     f2loopy translate --transform cpu_vectorize -D width=4 saxpy.f90
 """
 
+from loopy import LoopyError, generate_code, split_iname, tag_inames
+
 OPTIONS = {"width": 8, "chunk": 1024, "parallel": None}
 
 

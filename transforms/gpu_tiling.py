@@ -26,6 +26,8 @@ From the command line (``-D`` values named like options are passed on)::
     f2loopy translate --transform gpu_tiling -D tile=32 matmul.f90
 """
 
+from loopy import LoopyError, TransformError, generate_code, split_iname, tag_inames
+
 OPTIONS = {"inames": None, "tile": 16}
 
 
