@@ -150,5 +150,52 @@ def show(file, kernel_name, ir, code, defines, transform, debug):
         sys.exit(1)
 
 
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@defines_option
+@click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE",
+              help="Value of a size argument of the kernel (repeatable), e.g. --size Ne=6910.")
+@click.option("--min-time", type=float, default=0.3, show_default=True,
+              help="Seconds of timed launches per level.")
+@click.option("--csv", "as_csv", is_flag=True, help="Print CSV instead of a table.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None,
+              help="Write a PNG plot of the time per level (needs matplotlib).")
+@click.option("--no-fortran", is_flag=True,
+              help="Do not build the original with gfortran (check against the first level).")
+@click.option("--bandwidth", type=float, default=None, metavar="GB/s",
+              help="Memory bandwidth of the device, to report the fraction of the limit.")
+@debug_option
+def bench(file, defines, sizes, min_time, as_csv, as_json, plot, no_fortran, bandwidth,
+          debug):
+    """Build, check and time every checkpoint of FILE's transformation script.
+
+    Prints the Loo.py paper's Table 1 for this machine: per level the wall
+    time, the speed-up over the first level, GFLOP/s and GB/s from the static
+    counts, and whether the results match the original Fortran.
+    """
+    from f2loopy.bench import run_bench
+    try:
+        report = run_bench(file, defines=_parse_defines(defines),
+                           sizes={k: int(v) for k, v in _parse_defines(sizes).items()},
+                           min_time=min_time, fortran=not no_fortran,
+                           bandwidth_gbs=bandwidth,
+                           progress=lambda label: click.echo(f"bench: {label}", err=True))
+    except Exception as exc:  # noqa: BLE001
+        _report(exc, debug)
+        sys.exit(1)
+    if as_json:
+        click.echo(report.to_json())
+    elif as_csv:
+        click.echo(report.to_csv(), nl=False)
+    else:
+        click.echo(report.to_text(), nl=False)
+    if plot:
+        from f2loopy.bench_plot import plot_report
+        plot_report(report, plot)
+    if any(r.ok is False for r in report.rows):
+        sys.exit(1)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

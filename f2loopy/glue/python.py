@@ -183,28 +183,7 @@ def _logical_array(fn, name, value, shape, queue, written):
     return _array(fn, name, value, np.int32, shape, queue, written)
 
 
-def _relaid(value, splits, perm):
-    """The Fortran-ordered array *value* in the kernel's layout (C order of
-    the axes listed slowest first in *perm*)."""
-    a = value
-    for axis, count, order in splits:
-        shape = list(a.shape)
-        shape[axis:axis + 1] = [count, shape[axis] // count]
-        a = a.reshape(shape, order="F")
-        if order == "C":
-            a = np.moveaxis(a, axis, axis + 1)
-    return np.ascontiguousarray(a.transpose(perm))
-
-
-def _unrelaid(dev, target, splits, perm):
-    a = dev.transpose(np.argsort(perm))
-    for axis, count, order in reversed(splits):
-        if order == "C":
-            a = np.moveaxis(a, axis + 1, axis)
-        shape = list(a.shape)
-        shape[axis:axis + 2] = [shape[axis] * shape[axis + 1]]
-        a = a.reshape(shape, order="F")
-    target[...] = a
+__LAYOUT_FUNCTIONS__
 
 
 def _array_relaid(fn, name, value, dtype, shape, splits, perm, dev_shape, queue, written):
@@ -260,6 +239,12 @@ def _launch(queue, kernel, args, groups, local):
         gsize = tuple(g * l for g, l in zip(groups, local))
         cl.enqueue_nd_range_kernel(queue, kernel, gsize, local)
 '''
+
+
+def runtime_source() -> str:
+    """The helper code every glue module carries (it must not import f2loopy)."""
+    from f2loopy.glue.layout import source
+    return _RUNTIME.replace("__LAYOUT_FUNCTIONS__", source().rstrip())
 
 
 def _kind(dtype) -> str:
@@ -419,4 +404,4 @@ def generate_python_glue(kernels: list[GeneratedKernel], cl_source: str, cl_file
     funcs = "\n\n".join(_kernel_function(gk, source_name) for gk in kernels)
     exports = "__all__ = [" + ", ".join(repr(py_name(gk.kernel.name)) for gk in kernels) + \
         ", 'KernelArgumentError']\n"
-    return head + _RUNTIME + consts + "\n" + exports + "\n\n" + funcs
+    return head + runtime_source() + consts + "\n" + exports + "\n\n" + funcs

@@ -1,0 +1,446 @@
+"""``f2loopy bench``: time every checkpoint of a file's transformation script.
+
+For each checkpoint (``checkpoint("level 3")`` in the script; the final result
+if there are none) the kernel is built and run on the chosen OpenCL device:
+a few warm-up launches, then batches of launches until at least ``min_time``
+seconds have been timed (as in the Loo.py paper); the reported time is the
+median per launch over the batches.  GFLOP/s and GB/s come from the static
+counts (:mod:`f2loopy.analysis.statistics`).  Results are checked against the
+original Fortran built with gfortran when it is available, else against the
+first checkpoint on the same device (the table says which).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics as pystats
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from f2loopy.diagnostics import F2LoopyError
+from f2loopy.glue.layout import _relaid, _unrelaid
+
+
+@dataclass
+class BenchRow:
+    label: str
+    time_ms: float | None
+    speedup: float | None
+    gflops: float | None          # GFLOP/s
+    gbytes: float | None          # GB/s
+    flop: int
+    bytes: int
+    ok: bool | None
+    max_rel_error: float | None
+    note: str = ""
+
+
+@dataclass
+class BenchReport:
+    file: str
+    device: str
+    sizes: dict
+    defines: dict
+    reference: str
+    rows: list = field(default_factory=list)
+    fortran_ms: float | None = None
+    fortran_flags: str = ""
+    compulsory_bytes: int | None = None
+    translate_s: float | None = None
+    bandwidth_gbs: float | None = None
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2)
+
+    def to_csv(self) -> str:
+        lines = ["level,time_ms,speedup,gflops,gbytes_per_s,gflop,gbyte,correct,max_rel_error"]
+        for r in self.rows:
+            lines.append(",".join(_fmt(x) for x in (
+                r.label, r.time_ms, r.speedup, r.gflops, r.gbytes, r.flop / 1e9, r.bytes / 1e9,
+                r.ok, r.max_rel_error)))
+        if self.fortran_ms is not None:
+            lines.append(f"gfortran {self.fortran_flags},{self.fortran_ms:.6g},,,,,,,")
+        return "\n".join(lines) + "\n"
+
+    def to_text(self) -> str:
+        out = [f"{self.file} on {self.device}",
+               "sizes: " + ", ".join(f"{k}={v}" for k, v in {**self.defines,
+                                                            **self.sizes}.items()),
+               f"correctness checked against {self.reference}", ""]
+        out.append(f"{'level':<10} {'time (ms)':>10} {'speedup':>8} {'GFLOP/s':>9} "
+                   f"{'GB/s':>8} {'GFLOP':>8} {'GB':>8}  ok")
+        for r in self.rows:
+            out.append(f"{r.label:<10} {_num(r.time_ms, 4):>10} {_num(r.speedup, 3):>8} "
+                       f"{_num(r.gflops, 4):>9} {_num(r.gbytes, 4):>8} {r.flop / 1e9:>8.4g} "
+                       f"{r.bytes / 1e9:>8.4g}  {_mark(r)}")
+        if self.fortran_ms is not None:
+            out.append(f"{'gfortran':<10} {_num(self.fortran_ms, 4):>10}   ({self.fortran_flags}, "
+                       "same machine, same run)")
+            last = self.rows[-1] if self.rows else None
+            if last and last.time_ms:
+                out.append(f"last level vs gfortran: {self.fortran_ms / last.time_ms:.3g}x "
+                           "faster" if self.fortran_ms > last.time_ms else
+                           f"last level vs gfortran: {last.time_ms / self.fortran_ms:.3g}x slower")
+        if self.compulsory_bytes:
+            out.append(f"compulsory traffic: {self.compulsory_bytes / 1e9:.4g} GB")
+            if self.bandwidth_gbs and self.rows and self.rows[-1].time_ms:
+                limit_ms = self.compulsory_bytes / (self.bandwidth_gbs * 1e9) * 1e3
+                frac = limit_ms / self.rows[-1].time_ms
+                out.append(f"bandwidth limit at {self.bandwidth_gbs:.4g} GB/s: {limit_ms:.4g} ms; "
+                           f"last level reaches {frac:.1%} of it "
+                           f"({self.rows[-1].time_ms / limit_ms:.3g}x the limit)")
+        if self.translate_s is not None:
+            out.append(f"translation with the script, all checkpoints generated: "
+                       f"{self.translate_s:.3g} s")
+        return "\n".join(out) + "\n"
+
+
+def _fmt(x):
+    if x is None:
+        return ""
+    if isinstance(x, float):
+        return f"{x:.6g}"
+    return str(x)
+
+
+def _num(x, digits):
+    return "-" if x is None else f"{x:.{digits}g}"
+
+
+def _mark(r: BenchRow) -> str:
+    if r.ok is None:
+        return "?"
+    return "✓" if r.ok else f"✗ (max rel. error {r.max_rel_error:.2g})"
+
+
+# {{{ inputs
+
+def make_inputs(kernel, sizes: dict, seed: int = 0) -> list:
+    """Random arguments for *kernel* (the Fortran argument list): reals in
+    [0.5, 1.5] (safe under pow, log, sqrt and division), integers in [1, 4]."""
+    from f2loopy.ir.expressions import substitute
+    from f2loopy.ir.folding import evaluate_constant
+    from f2loopy.ir.kernel import ArrayArg
+    rng = np.random.default_rng(seed)
+    values = dict(sizes)
+    for a in kernel.args:
+        if getattr(a, "fixed_value", None) is not None:
+            values[a.name] = a.fixed_value
+    args = []
+    for a in kernel.args:
+        dt = np.dtype(a.dtype)
+        if isinstance(a, ArrayArg):
+            shape_src = a.fortran_layout.shape if a.fortran_layout is not None else a.shape
+            shape = []
+            for s in shape_src:
+                if s is None:
+                    raise F2LoopyError(f"argument '{a.name}' has an assumed size; give its "
+                                       "length")
+                shape.append(int(evaluate_constant(substitute(s, values))))
+            if dt.kind in "iu":
+                arr = rng.integers(1, 5, size=shape).astype(dt)
+            elif dt.kind == "c":
+                arr = (rng.uniform(0.5, 1.5, shape) + 1j * rng.uniform(0.5, 1.5, shape)
+                       ).astype(dt)
+            elif dt.kind == "b":
+                arr = rng.integers(0, 2, size=shape).astype(bool)
+            else:
+                arr = rng.uniform(0.5, 1.5, shape).astype(dt)
+            args.append(np.asfortranarray(arr))
+        else:
+            if a.name in values:
+                v = values[a.name]
+            elif dt.kind in "iu":
+                raise F2LoopyError(f"give a size for '{a.name}' (--size {a.name}=...)")
+            else:
+                v = rng.uniform(0.5, 1.5)
+            args.append(dt.type(v) if dt.kind != "b" else bool(v))
+    return args
+
+# }}}
+
+
+def _time_launches(queue, knl, gsize, lsize, min_time, warmup):
+    import pyopencl as cl
+    for _ in range(warmup):
+        cl.enqueue_nd_range_kernel(queue, knl, gsize, lsize)
+    queue.finish()
+    # calibrate a batch of about 10 ms
+    t0 = time.perf_counter()
+    cl.enqueue_nd_range_kernel(queue, knl, gsize, lsize)
+    queue.finish()
+    one = max(time.perf_counter() - t0, 1e-6)
+    batch = max(1, int(0.01 / one))
+    per_launch = []
+    total = 0.0
+    while total < min_time or len(per_launch) < 3:
+        t0 = time.perf_counter()
+        for _ in range(batch):
+            cl.enqueue_nd_range_kernel(queue, knl, gsize, lsize)
+        queue.finish()
+        dt = time.perf_counter() - t0
+        total += dt
+        per_launch.append(dt / batch)
+    return pystats.median(per_launch) * 1e3
+
+
+def _device_args(gk, host_args, queue):
+    """Device buffers for the kernel's OpenCL arguments (layouts converted)."""
+    import pyopencl as cl
+    from f2loopy.glue.python import _slowest_first
+    bufs = []
+    mf = cl.mem_flags
+    for ka, value in zip(gk.arguments, host_args):
+        if ka.kind == "fixed":
+            continue
+        if ka.kind == "value":
+            bufs.append(np.dtype(ka.dtype).type(value))
+            continue
+        if ka.kind == "scalar_ref":
+            arr = np.array([value], dtype=ka.dtype)
+        else:
+            arr = value
+            layout = getattr(ka.ir_arg, "fortran_layout", None)
+            if layout is not None:
+                arr = _relaid(arr, layout.splits, _slowest_first(ka.ir_arg))
+            if arr.dtype == np.bool_:
+                arr = arr.astype(np.int32)
+        bufs.append(cl.Buffer(queue.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=arr))
+    return bufs
+
+
+def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
+              queue=None, fortran=True, bandwidth_gbs=None, build_options=None,
+              progress=None) -> BenchReport:
+    import pyopencl as cl
+
+    from f2loopy.analysis.statistics import kernel_statistics
+    from f2loopy.codegen import generate_code, join_program
+    from f2loopy.pipeline import translate_file
+    defines = dict(defines or {})
+    sizes = dict(sizes or {})
+    t0 = time.perf_counter()
+    result = translate_file(path, defines=defines)
+    stages = list(result.checkpoints) or [("final", list(result.kernels))]
+    generated = [(label, [generate_code(k) for k in ks]) for label, ks in stages]
+    translate_s = time.perf_counter() - t0
+    if queue is None:
+        ctx = cl.create_some_context(interactive=False)
+        queue = cl.CommandQueue(ctx)
+    device = queue.device.name.strip()
+    report = BenchReport(str(path), device, sizes, defines, "", translate_s=translate_s,
+                         bandwidth_gbs=bandwidth_gbs)
+
+    # reference: gfortran on the original subroutines, else the first stage
+    ref_outputs = None
+    original = None
+    first_kernel = stages[0][1][0]
+    host_args = make_inputs(first_kernel, sizes, seed)
+    if fortran:
+        try:
+            original = _fortran_reference(result, first_kernel, host_args)
+        except F2LoopyError as exc:
+            report.reference = f"the first checkpoint on this device (gfortran: {exc.message})"
+    if original is not None:
+        ref_outputs, report.fortran_ms, report.fortran_flags = original
+        report.reference = "the original Fortran built with gfortran"
+    elif not report.reference:
+        report.reference = "the first checkpoint on this device"
+
+    for label, gks in generated:
+        if len(gks) != 1:
+            raise F2LoopyError(f"checkpoint '{label}' has {len(gks)} kernels; bench times "
+                               "one kernel per checkpoint")
+        gk = gks[0]
+        if progress:
+            progress(label)
+        options = list(build_options if build_options is not None else gk.build_options)
+        prg = cl.Program(queue.context, join_program([gk])).build(options=options)
+        knl = cl.Kernel(prg, gk.c_name)
+        args = make_inputs(gk.kernel, sizes, seed)
+        bufs = _device_args(gk, args, queue)
+        knl.set_args(*[b for b in bufs])
+        values = {**sizes, **{a.name: a.fixed_value for a in gk.kernel.args
+                              if getattr(a, "fixed_value", None) is not None}}
+        from f2loopy.glue.pyexpr import py_int_expr
+        groups = tuple(int(eval(py_int_expr(g), {"_tdiv": _tdiv, "min": min, "max": max},  # noqa: S307
+                                dict(values))) for g in gk.grid.num_groups)
+        lsize = tuple(gk.grid.local_size)
+        gsize = tuple(g * l for g, l in zip(groups, lsize))
+        # correctness: one run on fresh inputs through the glue's layout handling
+        outputs = _run_once(gk, knl, args, queue, gsize, lsize)
+        if ref_outputs is None:
+            ref_outputs = outputs
+        ok, err = _compare(outputs, ref_outputs)
+        # timing
+        bufs = _device_args(gk, args, queue)
+        knl.set_args(*bufs)
+        ms = _time_launches(queue, knl, gsize, lsize, min_time, warmup)
+        st = kernel_statistics(gk.kernel, sizes, formulas=False)
+        report.rows.append(BenchRow(label, ms, None, st.flops / (ms * 1e-3) / 1e9,
+                                    st.bytes / (ms * 1e-3) / 1e9, st.flops, st.bytes, ok, err))
+    base = report.rows[0].time_ms if report.rows else None
+    for r in report.rows:
+        r.speedup = base / r.time_ms if base and r.time_ms else None
+    try:
+        report.compulsory_bytes = _scale_compulsory(stages[-1][1][0], sizes)
+    except Exception:           # counting is informative only
+        report.compulsory_bytes = None
+    return report
+
+
+def _tdiv(a, b):
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _scale_compulsory(kernel, sizes):
+    """Compulsory bytes at *sizes*, from exact counts at small sizes (the count
+    is a polynomial of degree at most 3 in each size)."""
+    from fractions import Fraction
+
+    from f2loopy.analysis.statistics import compulsory_bytes
+    names = list(sizes)
+    if not names:
+        return compulsory_bytes(kernel, {})
+    if len(names) > 1:
+        return compulsory_bytes(kernel, sizes)
+    n = names[0]
+    xs = [1, 2, 3, 4]
+    ys = [compulsory_bytes(kernel, {n: x}) for x in xs]
+    x = sizes[n]
+    total = Fraction(0)
+    for i, xi in enumerate(xs):
+        term = Fraction(ys[i])
+        for j, xj in enumerate(xs):
+            if j != i:
+                term *= Fraction(x - xj, xi - xj)
+        total += term
+    return int(total)
+
+
+def _run_once(gk, knl, args, queue, gsize, lsize):
+    import pyopencl as cl
+    bufs = _device_args(gk, args, queue)
+    knl.set_args(*bufs)
+    if all(g > 0 for g in gsize):
+        cl.enqueue_nd_range_kernel(queue, knl, gsize, lsize)
+    queue.finish()
+    outputs = {}
+    k = 0
+    from f2loopy.glue.python import _slowest_first
+    for ka, value in zip(gk.arguments, args):
+        if ka.kind == "fixed":
+            continue
+        buf = bufs[k]
+        k += 1
+        if not ka.written:
+            continue
+        if ka.kind == "scalar_ref":
+            host = np.empty(1, dtype=ka.dtype)
+            cl.enqueue_copy(queue, host, buf)
+            outputs[ka.name] = host[0]
+            continue
+        layout = getattr(ka.ir_arg, "fortran_layout", None)
+        if layout is not None:
+            perm = _slowest_first(ka.ir_arg)
+            dev = np.empty(_relaid(value, layout.splits, perm).shape, dtype=ka.dtype)
+            cl.enqueue_copy(queue, dev, buf)
+            host = np.empty_like(value)
+            _unrelaid(dev, host, layout.splits, perm)
+        else:
+            host = np.empty_like(value if value.dtype != np.bool_ else value.astype(np.int32))
+            cl.enqueue_copy(queue, host, buf)
+        outputs[ka.name] = host
+    queue.finish()
+    return outputs
+
+
+def _compare(got: dict, want: dict):
+    worst = 0.0
+    for name, w in want.items():
+        g = got.get(name)
+        if g is None:
+            continue
+        w_a = np.asarray(w, dtype=np.float64) if np.asarray(w).dtype.kind != "c" else \
+            np.asarray(w)
+        g_a = np.asarray(g).astype(w_a.dtype)
+        scale = float(np.max(np.abs(w_a))) if w_a.size else 0.0
+        if not np.all(np.isfinite(g_a)) and np.all(np.isfinite(w_a)):
+            return False, math.inf
+        err = float(np.max(np.abs(g_a - w_a))) / scale if scale else \
+            float(np.max(np.abs(g_a - w_a), initial=0.0))
+        worst = max(worst, err)
+    tol = 1e-4 if any(np.asarray(w).dtype in (np.float32, np.complex64)
+                      for w in want.values()) else 1e-10
+    return worst <= tol, worst
+
+
+def _fortran_reference(result, kernel, host_args):
+    """Outputs and time of the original subroutines (gfortran -O3
+    -march=native -fopenmp) on *host_args*, called in sequence for a fused
+    kernel."""
+    import copy
+    import shutil
+
+    from f2loopy.frontend import parse_fortran
+    from f2loopy.verify.fortran import FortranLibrary
+    if shutil.which("gfortran") is None:
+        raise F2LoopyError("gfortran not found")
+    text = Path(result.source_path).read_text()
+    tu = parse_fortran(text, str(result.source_path))
+    names = _original_sequence(kernel.name, tu.keys())
+    flags = ("-O3", "-march=native", "-fopenmp")
+    lib = FortranLibrary(text, tu.kernels, filename=Path(result.source_path).name.replace(
+        ".floopy", ".f90"), flags=flags)
+    by_name = {a.name: v for a, v in zip(kernel.args, host_args)}
+
+    def call_all(values):
+        for n in names:
+            k = tu[n]
+            args = [values[a.name] for a in k.args]
+            out = lib.call(n, args)
+            for a, v in zip(k.args, out):
+                if not hasattr(v, "shape") or v.shape == ():
+                    values[a.name] = v
+        return values
+
+    values = call_all(copy.deepcopy(by_name))
+    outputs = {}
+    written = set().union(*(tu[n].written_variables() for n in names))
+    for a in kernel.args:
+        if a.name in written:
+            outputs[a.name] = values[a.name]
+    # timing: repeat for at least 0.3 s
+    reps, total, times = 0, 0.0, []
+    work = copy.deepcopy(by_name)
+    while total < 0.3 or reps < 3:
+        t0 = time.perf_counter()
+        call_all(work)
+        dt = time.perf_counter() - t0
+        times.append(dt)
+        total += dt
+        reps += 1
+    return outputs, pystats.median(times) * 1e3, " ".join(flags)
+
+
+def _original_sequence(name: str, originals) -> list[str]:
+    """The original subroutines a (possibly fused) kernel stands for."""
+    originals = list(originals)
+    if name in originals:
+        return [name]
+    # fuse_kernels names the result a_b_c after its parts
+    for k in range(2, len(originals) + 1):
+        for combo in _sequences(originals, k):
+            if "_".join(combo) == name:
+                return list(combo)
+    raise F2LoopyError(f"cannot tell which original subroutines kernel '{name}' stands for")
+
+
+def _sequences(items, k):
+    import itertools
+    return itertools.permutations(items, k)
