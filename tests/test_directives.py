@@ -100,6 +100,15 @@ RESULT = [f_r, tu["scale"], other]""", tmp_path, fortran=TWO)
     assert [k.name for k in r.kernels] == ["saxpy", "scale", "z"]
 
 
+def test_parse_fortran_of_a_long_source_in_the_script(tmp_path):
+    # long files are parsed in forked workers outside the sandbox, serially in it
+    body = "".join(f"subroutine s{n}(x)\n  real x\n" + "  x = x + 1\n" * 40 + "end\n"
+                   for n in range(24))
+    r = run("src = OTHER\nks = parse_fortran(src, 'long.f90')\nprint(len(ks))\n"
+            "RESULT = parse_fortran(SOURCE, FILENAME)", tmp_path, defines={"OTHER": body})
+    assert r.script_output == "24\n"
+
+
 @pytest.mark.parametrize("result, names", [
     ("k", ["saxpy"]),
     ("[k]", ["saxpy"]),

@@ -249,6 +249,8 @@ class _Runner:
         self.ctx = self.make_context()
         warnings.showwarning = self.show_warning
         self.guard.allowed_code = list(self.compiled.values())
+        # the frontend parses long files in forked workers; here it must not
+        os.environ["F2LOOPY_PARSE_JOBS"] = "1"
         self.layers = lock_down(self.guard, self.limits,
                                 use_seccomp=job.layers.get("seccomp", True),
                                 use_audit=job.layers.get("audit", True))
