@@ -24,7 +24,7 @@ UNSUPPORTED = [
     ("read(*,*) x", "t.f90:5:3: error: 'read' statements are not supported (kernels cannot do "
      "I/O)", "^~~~"),
     ("goto 10", "t.f90:5:3: error: 'goto' is not supported (use structured loops and if blocks)",
-     "^~"),
+     "^~~~"),
     ("if (x > 1) goto 10", "t.f90:5:14: error: 'goto' is not supported (use structured loops and "
      "if blocks)", None),
     ("do while (x > 1)\n    x = x / 2\n  end do", "t.f90:5:3: error: 'do while' loops are not "

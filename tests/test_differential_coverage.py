@@ -259,6 +259,67 @@ end subroutine
 """, lambda: [5, 6, farray((5, 6), np.float64, seed=15, low=-0.3, high=1),
               zeros(6, np.float64)], sub="scan_rows")
 
+case("call_keywords_expressions_and_chains", """
+module clipping
+  implicit none
+contains
+  subroutine clip(x, lo, hi)
+    real*8 x, lo, hi
+    x = max(lo, min(hi, x))
+  end subroutine
+
+  subroutine clip_all(n, v, bound)
+    integer n, i
+    real*8 v(n), bound
+    do i = 1, n
+      call clip(v(i), hi=bound, lo=-bound / 2)
+    end do
+  end subroutine
+end module
+
+subroutine process(n, v, w, bound)
+  use clipping
+  implicit none
+  integer n
+  real*8 v(n), w(n), bound
+  call clip_all(n, v, bound * 2.0d0)
+  call clip_all(n - 1, w(2), bound)
+  call clip(w(1), 0.0d0, 0.5d0)
+end subroutine
+""", lambda: [10, farray(10, np.float64, seed=50, low=-3, high=3),
+              farray(10, np.float64, seed=51, low=-3, high=3), 0.75], sub="process")
+
+case("logical_array_through_call_and_early_return_in_loop", """
+subroutine mark(n, x, flag, last)
+  implicit none
+  integer n, i, last
+  real x(n)
+  logical flag(n)
+  last = 0
+  do i = 1, n
+    flag(i) = x(i) > 0.0
+    if (x(i) > 0.9) then
+      last = i
+      return
+    end if
+  end do
+  last = -1
+end subroutine
+
+subroutine mark_rows(n, m, x, flags, lasts)
+  implicit none
+  integer n, m, j
+  real x(n, m)
+  logical flags(n, m)
+  integer lasts(m)
+  flags = .false.
+  do j = 1, m
+    call mark(n, x(:, j), flags(:, j), lasts(j))
+  end do
+end subroutine
+""", lambda: [8, 6, farray((8, 6), seed=52), np.zeros((8, 6), np.int32, order="F"),
+              np.zeros(6, np.int32)], sub="mark_rows")
+
 # }}}
 
 # {{{ declarations
@@ -399,6 +460,72 @@ subroutine zfun(n, z, w)
 end subroutine
 """, lambda: [12, (farray(12, seed=25) + 1j * farray(12, seed=26)).astype(np.complex64),
               np.zeros((12, 4), np.complex64, order="F")], ulps=16)
+
+case("data_repeat_counts_and_parameter_statement_arrays", """
+subroutine tables(n, x, y)
+  implicit none
+  integer n, i
+  real x(n), y(n)
+  real ones(4), mix(6)
+  integer perm(3)
+  parameter (perm = (/ 3, 1, 2 /))
+  data ones /4*1.0/, mix /2*0.5, 3*-1.0, 2.0/
+  do i = 1, n
+    y(i) = x(i) * ones(mod(i, 4) + 1) + mix(mod(i, 6) + 1) * perm(mod(i, 3) + 1)
+  end do
+end subroutine
+""", lambda: [13, farray(13, seed=53), zeros(13)])
+
+case("complex_scalar_arguments_and_comparison", """
+subroutine zscal(n, alpha, z, beta, same)
+  implicit none
+  integer n, i, same
+  complex*16 alpha, beta, z(n)
+  same = 0
+  do i = 1, n
+    if (z(i) == alpha) same = same + 1
+    z(i) = alpha * z(i) - dcmplx(0.5d0, dble(i))
+    if (z(i) /= z(i)) same = -100
+  end do
+  beta = z(1) + z(n)
+end subroutine
+""", lambda: [7, np.complex128(0.5 - 1.5j), np.asfortranarray(np.array(
+    [0.5 - 1.5j, 1 + 1j, 0.5 - 1.5j, -2j, 3, 0.25 + 0.5j, 1j], np.complex128)),
+    np.complex128(0), 0])
+
+case("size_bounds_and_numeric_inquiry", """
+subroutine inquire_shapes(n, a, r)
+  implicit none
+  integer n
+  real*8 a(0:n, -2:2), r(8)
+  r(1) = size(a)
+  r(2) = size(a, 2) + lbound(a, 2) * 10 + ubound(a, 1) * 100
+  r(3) = huge(1.0d0) / 1.0d300
+  r(4) = epsilon(1.0d0) * 1.0d16 + epsilon(1.0) * 1.0e7
+  r(5) = tiny(1.0) * 1.0e38
+  r(6) = huge(n)
+  r(7) = sum(a(lbound(a, 1):ubound(a, 1), 0))
+  r(8) = size(a(:, 1)) + 0 * n
+end subroutine
+""", lambda: [4, farray((5, 5), np.float64, seed=54), zeros(8, np.float64)])
+
+case("real_to_integer_kinds", """
+subroutine to_int(n, x, k8, k4)
+  implicit none
+  integer n, i
+  real*8 x(n)
+  integer*8 k8(n, 3)
+  integer k4(n, 2)
+  do i = 1, n
+    k8(i, 1) = int(x(i) * 1.0d9, 8)
+    k8(i, 2) = nint(x(i) * 1.0d9, kind=8)
+    k8(i, 3) = floor(x(i), 8) + ceiling(x(i), kind=8)
+    k4(i, 1) = int(x(i)) + int(-x(i))
+    k4(i, 2) = idint(x(i) * 3) - ifix(real(x(i)))
+  end do
+end subroutine
+""", lambda: [12, farray(12, np.float64, seed=55, low=-9, high=9),
+              np.zeros((12, 3), np.int64, order="F"), np.zeros((12, 2), np.int32, order="F")])
 
 # }}}
 
@@ -599,6 +726,58 @@ subroutine ireduce(n, k, out)
   out(6) = dot_product(k(1:n:2), k(2:n:2))
 end subroutine
 """, lambda: [8, ints(8, -9, 9, 40), np.zeros(6, np.int32)])
+
+case("array_syntax_two_dimensional_and_broadcast", """
+subroutine arr2d(n, m, a, b, c)
+  implicit none
+  integer n, m
+  real*8 a(n, m), b(n, m), c(0:n-1, m)
+  c = a * b + 1.0d0
+  a(2:3, :) = 0.0d0
+  b(:, 2:m) = b(:, 1:m-1) + c(:, 2:m)
+  c(0, :) = sqrt(abs(b(n, :))) + sum(a)
+end subroutine
+""", lambda: [5, 4, farray((5, 4), np.float64, seed=56), farray((5, 4), np.float64, seed=57),
+              zeros((5, 4), np.float64)])
+
+case("cycle_in_do_concurrent_and_select_in_loop", """
+subroutine mixed_control(n, k, v)
+  implicit none
+  integer n, i
+  integer k(n), v(n)
+  do concurrent (i = 1:n)
+    if (k(i) < 0) cycle
+    v(i) = k(i) * 2
+  end do
+  do i = n, 1, -1
+    select case (k(i))
+    case (0)
+      cycle
+    case (1:3)
+      v(i) = v(i) + 100
+    case default
+      if (i == 1) cycle
+      v(i) = v(i) - v(i - 1)
+    end select
+    v(i) = v(i) + 1
+  end do
+end subroutine
+""", lambda: [20, ints(20, -3, 6, 58), ints(20, -5, 5, 59)])
+
+case("statement_functions_several_arguments", """
+subroutine sfun(n, x, y)
+  implicit none
+  integer n, i
+  real x(n), y(n), a, b, lerp, sq
+  integer j
+  lerp(a, b, j) = a + (b - a) * j / 4.0
+  sq(a) = a * a
+  do i = 2, n
+    y(i) = lerp(x(i - 1), x(i), mod(i, 5)) + sq(x(i) - 1.0)
+  end do
+  y(1) = sq(sq(x(1)))
+end subroutine
+""", lambda: [9, farray(9, seed=60), zeros(9)])
 
 # }}}
 

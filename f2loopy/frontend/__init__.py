@@ -52,6 +52,22 @@ def _unique(errors):
     return sorted(out, key=where)
 
 
+def preprocessor_lines(src: SourceFile) -> list[FortranError]:
+    """Errors for C preprocessor lines (``#ifdef``...): f2loopy reads Fortran
+    as the compiler sees it after preprocessing."""
+    from f2loopy.diagnostics import UnsupportedFeatureError
+    out = []
+    for no, text in enumerate(src.lines, start=1):
+        stripped = text.lstrip()
+        if stripped.startswith("#") and len(stripped) > 1 and \
+                (stripped[1:].lstrip()[:1].isalpha()):
+            word = "#" + stripped[1:].split()[0] if stripped[1:].split() else "#"
+            out.append(UnsupportedFeatureError(
+                "preprocessor directives are not supported (preprocess the file first, e.g. "
+                "with 'gfortran -E -cpp')", src.span(no, word)))
+    return out
+
+
 def read_source(source: str, filename: str = "<string>", *,
                 fixed_form: bool | None = None) -> SourceFile:
     if fixed_form is None:
@@ -86,6 +102,11 @@ def translate_source(src: SourceFile, *, collect_errors: bool = False,
     failures are raised together as :class:`FortranErrors`.
     """
     from f2loopy.frontend.units import FileRegistry, lower_subroutine
+    cpp = preprocessor_lines(src)
+    if cpp:
+        if collect_errors:
+            raise FortranErrors(cpp, src.filename)
+        raise cpp[0]
     units = parse_units(src, jobs=jobs)
     registry = FileRegistry(src, units)
     kernels, errors = [], []

@@ -469,10 +469,12 @@ class ArraySyntaxMixin:
         if not args or len(args) > 2:
             raise self.error(f"intrinsic '{name}' takes 1 or 2 arguments", name)
         arr = args[0]
+        if name == "size" and isinstance(arr, F.Part_Ref):
+            return self.section_size(arr, args[1] if len(args) == 2 else None)
         sym = self.symtab.get(str(arr)) if isinstance(arr, F.Name) else None
         if sym is None or not self.is_array_symbol(sym):
-            raise self.error(f"the first argument of '{name}' must be an array name", name,
-                             UnsupportedFeatureError)
+            raise self.error(f"the first argument of '{name}' must be an array or an array "
+                             "section", name, UnsupportedFeatureError)
         view = self.view(sym, str(arr))
         if len(args) == 2:
             dim = int(self.constant(args[1]))
@@ -499,6 +501,40 @@ class ArraySyntaxMixin:
                 ext = p.Call(p.Variable("max"), (np.int32(0), ext))
             total = ext if total is None else p.Product((total, ext))
         return normalize_integer(total) if not isinstance(total, np.generic) else total
+
+    def section_size(self, node, dim_node):
+        name = str(node.items[0])
+        sym = self.symtab.get(name)
+        if sym is None or not self.is_array_symbol(sym):
+            raise self.error(f"the first argument of 'size' must be an array or an array "
+                             "section", "size", UnsupportedFeatureError)
+        view = self.view(sym, name)
+        subs = list(node.items[1].items)
+        if len(subs) != view.rank:
+            raise self.error(f"'{sym.name}' has {view.rank} dimension(s) but {len(subs)} "
+                             "subscript(s) are given", name)
+        extents = []
+        for k, s in enumerate(subs):
+            if isinstance(s, F.Subscript_Triplet):
+                lo, hi, st = self.triplet(view, k, s)
+                ext = p.FloorDiv(normalize_integer(p.Sum((hi, p.Product((-1, lo)), st))), st)
+                try:
+                    ext = np.int32(max(0, int(evaluate_constant(ext))))
+                except NotConstant:
+                    ext = p.Call(p.Variable("max"), (np.int32(0), ext))
+                extents.append(ext)
+        if not extents:
+            raise self.error("the argument of 'size' is an array element, not an array",
+                             "size")
+        if dim_node is not None:
+            dim = int(self.constant(dim_node))
+            if not 1 <= dim <= len(extents):
+                raise self.error(f"dimension {dim} of the section does not exist", "size")
+            return extents[dim - 1]
+        total = extents[0]
+        for e in extents[1:]:
+            total = p.Product((total, e))
+        return total if isinstance(total, np.generic) else normalize_integer(total)
 
     # }}}
 

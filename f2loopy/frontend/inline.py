@@ -115,6 +115,11 @@ class InliningMixin:
                              UnsupportedFeatureError)
         if len(stack) >= _MAX_INLINE_DEPTH:
             raise self.error("calls nested too deeply", proc.name, UnsupportedFeatureError)
+        if self.elemental is not None and any(_has_array_operand(self, a)
+                                              for a in actual_nodes):
+            raise self.error(f"'{proc.name}' is called with array arguments in an array "
+                             "expression (elemental calls are not supported; write a loop)",
+                             proc.name, UnsupportedFeatureError)
         callee = proc.prepare(self.src, self.registry)
         actuals = self.match_arguments(proc, callee.dummies, actual_nodes)
         from f2loopy.frontend.lowering import UnitLowering
@@ -320,6 +325,25 @@ class InliningMixin:
                     start.append(self.subscript(s, name))
             return start
         return [self.subscript(s, name) for s in subs]
+
+
+def _has_array_operand(lowering, node) -> bool:
+    """Whether actual argument *node* has an array section or a whole array."""
+    if isinstance(node, F.Actual_Arg_Spec):
+        node = node.items[1]
+    if isinstance(node, F.Subscript_Triplet):
+        return True
+    if isinstance(node, F.Name):
+        sym = lowering.symtab.get(str(node))
+        return sym is not None and lowering.is_array_symbol(sym)
+    if isinstance(node, F.Intrinsic_Function_Reference) and str(node.items[0]).lower() in (
+            "sum", "product", "maxval", "minval", "dot_product", "size", "lbound", "ubound"):
+        return False               # scalar results
+    items = list(getattr(node, "items", ()) or ())
+    if isinstance(node, (F.Part_Ref, F.Function_Reference, F.Intrinsic_Function_Reference,
+                         F.Structure_Constructor)):
+        items = items[1:]          # the name itself
+    return any(_has_array_operand(lowering, ch) for ch in items if hasattr(ch, "items"))
 
 
 def _is_index_arithmetic(expr, lowering) -> bool:

@@ -205,9 +205,14 @@ class UnitLowering(ArraySyntaxMixin, InliningMixin):
 
     # {{{ utilities
 
-    def error(self, message, needle=None, cls=FortranError):
+    def error(self, message, needle=None, cls=FortranError, *, last_occurrence=False):
         first, last = self.lines
-        return cls(message, self.src.span_in_lines(first, last, needle))
+        span = self.src.span_in_lines(first, last, needle)
+        if last_occurrence and needle and span.text:
+            col = span.text.lower().rfind(needle.lower()) + 1
+            if col > span.column:
+                span = self.src.span(span.line, needle, start_column=col)
+        return cls(message, span)
 
     def statement_span(self) -> SourceSpan:
         return self.src.span(self.lines[0])
@@ -441,6 +446,8 @@ class UnitLowering(ArraySyntaxMixin, InliningMixin):
         ``return``)."""
         nodes = [n for n in nodes if n is not None]
         region = Region("procedure", self, None, len(self.loops), len(self.instructions))
+        if self.lines == (0, 0) and nodes:
+            self.lines = statement_lines(nodes[0])
         if _has_early_return(nodes):
             region.flag = self.new_temporary("returned", BOOL)
             self.add_raw_assignment(region.flag, np.bool_(False), predicates=())
@@ -483,6 +490,15 @@ class UnitLowering(ArraySyntaxMixin, InliningMixin):
                 return
             message = _UNSUPPORTED_STATEMENTS.get(name)
             keyword = _keyword(node)
+            if keyword == "go":           # 'goto' or 'go to' as written
+                import re
+                first, last = self.lines
+                for ln in range(first, last + 1):
+                    text = self.src.lines[ln - 1] if 0 < ln <= len(self.src.lines) else ""
+                    m = re.search(r"\bgo\s*to\b", text, re.IGNORECASE)
+                    if m:
+                        keyword = m.group(0)
+                        break
             if message is None:
                 message = f"'{keyword}' statements are not supported"
             raise self.error(message, keyword, UnsupportedFeatureError)
@@ -767,9 +783,9 @@ class UnitLowering(ArraySyntaxMixin, InliningMixin):
                 step = int(evaluate_constant(self.expr(step_node)))
             except NotConstant:
                 raise self.error("loop step must be a constant", str(step_node),
-                                 UnsupportedFeatureError) from None
+                                 UnsupportedFeatureError, last_occurrence=True) from None
             if step == 0:
-                raise self.error("loop step is zero", str(step_node))
+                raise self.error("loop step is zero", str(step_node), last_occurrence=True)
         for bound, node in ((lo, lo_node), (hi, hi_node)):
             if not is_integer(self.checked_dtype(bound)):
                 raise self.error("loop bounds must be integers", str(node),

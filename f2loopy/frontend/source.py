@@ -68,7 +68,12 @@ class SourceFile:
 
     def span(self, line: int, needle: str | None = None, *,
              start_column: int | None = None) -> SourceSpan:
-        """A span on *line* (1-based), covering *needle* if it occurs there."""
+        """A span on *line* (1-based), covering *needle* if it occurs there
+        (a name only where it stands as a whole word: 'a' is not found in 'call')."""
+        if needle and start_column is None and 0 < line <= len(self.lines):
+            col = _find(self.lines[line - 1], needle)
+            if col is not None:
+                start_column = col
         return span_in_text(self.filename, self.lines, line, needle,
                             start_column=start_column)
 
@@ -76,7 +81,7 @@ class SourceFile:
         """Span of *needle* in the first of lines *first*..*last* containing it."""
         if needle:
             for ln in range(first, last + 1):
-                if 0 < ln <= len(self.lines) and needle.lower() in self.lines[ln - 1].lower():
+                if 0 < ln <= len(self.lines) and _find(self.lines[ln - 1], needle) is not None:
                     return self.span(ln, needle)
         return self.span(first)
 
@@ -87,6 +92,19 @@ class SourceFile:
     def error(self, message: str, line: int, needle: str | None = None,
               cls=FortranError) -> FortranError:
         return cls(message, self.span(line, needle))
+
+
+_IDENT_RE = re.compile(r"^[A-Za-z_]\w*$")
+
+
+def _find(text: str, needle: str) -> int | None:
+    """1-based column of *needle* in *text* (case-insensitive; identifiers
+    only as whole words), or None."""
+    if _IDENT_RE.match(needle):
+        m = re.search(rf"(?<![\w%]){re.escape(needle)}(?!\w)", text, re.IGNORECASE)
+        return m.start() + 1 if m else None
+    pos = text.lower().find(needle.lower())
+    return pos + 1 if pos >= 0 else None
 
 
 def _scan_directives(src: SourceFile):

@@ -1,0 +1,434 @@
+"""Every construct f2loopy rejects (issue 3): the exact located message, the
+source line and caret, exit code 1 from ``f2loopy translate`` and no file
+written; ``f2loopy show`` lists every unsupported statement of a file."""
+
+import pytest
+from click.testing import CliRunner
+
+from f2loopy import FortranError, UnsupportedFeatureError, parse_fortran
+from f2loopy.cli import main
+
+STMT = """subroutine s(n, a, x)
+  implicit none
+  integer n, i
+  real a(n), x
+  {}
+end subroutine
+"""
+
+DECL = """subroutine s(n, a, x)
+  implicit none
+  integer n
+  real a(n), x
+  {}
+  x = 1
+end subroutine
+"""
+
+# (statement, expected diagnostic, caret line); the statement is on line 5
+STATEMENTS = [
+    ("print *, x", "t.f90:5:3: error: 'print' statements are not supported (kernels cannot do "
+     "I/O)", "^~~~~"),
+    ("write(*,*) x", "t.f90:5:3: error: 'write' statements are not supported (kernels cannot "
+     "do I/O)", "^~~~~"),
+    ("read(*,*) x", "t.f90:5:3: error: 'read' statements are not supported (kernels cannot do "
+     "I/O)", "^~~~"),
+    ("open(unit=10, file='f')", "t.f90:5:3: error: 'open' statements are not supported "
+     "(kernels cannot do I/O)", "^~~~"),
+    ("close(10)", "t.f90:5:3: error: 'close' statements are not supported (kernels cannot do "
+     "I/O)", "^~~~~"),
+    ("go to 10", "t.f90:5:3: error: 'goto' is not supported (use structured loops and if "
+     "blocks)", "^~~~~"),
+    ("goto (10, 20) n", "t.f90:5:3: error: computed 'goto' is not supported", "^~~~"),
+    ("if (x) 10, 20, 30", "t.f90:5:3: error: arithmetic 'if' is not supported (use if/else)",
+     "^~"),
+    ("exit", "t.f90:5:3: error: 'exit' is not supported (loop trip counts must be known on "
+     "entry)", "^~~~"),
+    ("error stop", "t.f90:5:3: error: 'error stop' is not supported in a kernel", "^~~~~"),
+    ("stop 1", "t.f90:5:3: error: 'stop' is not supported in a kernel", "^~~~"),
+    ("do i = 1, n, n\n    a(i) = 0\n  end do", "t.f90:5:16: error: loop step must be a "
+     "constant", "^"),
+    ("do i = 1, n, 0\n    a(i) = 0\n  end do", "t.f90:5:16: error: loop step is zero", "^"),
+    ("where (a > 0)\n    a = 0\n  end where", "t.f90:5:3: error: 'where' constructs are not "
+     "supported", "^~~~~"),
+    ("forall (i=1:n)\n    a(i) = 0\n  end forall", "t.f90:5:3: error: 'forall' constructs "
+     "are not supported (use 'do concurrent')", "^~~~~~"),
+    ("associate (y => x)\n  end associate", "t.f90:5:3: error: 'associate' constructs are not "
+     "supported", "^~~~~~~~~"),
+    ("block\n  end block", "t.f90:5:3: error: 'block' constructs are not supported", "^~~~~"),
+    ("nullify(x)", "t.f90:5:3: error: 'nullify' is not supported", "^~~~~~~"),
+    ("rewind(10)", "t.f90:5:3: error: 'rewind' is not supported", "^~~~~~"),
+    ("allocate(a(10))", "t.f90:5:3: error: 'allocate' is not supported (kernels cannot "
+     "allocate memory)", "^~~~~~~~"),
+    ("deallocate(a)", "t.f90:5:3: error: 'deallocate' is not supported (kernels cannot "
+     "allocate memory)", "^~~~~~~~~~"),
+    ("x = 'abc'", "t.f90:5:7: error: character strings are not supported", "^~~~~"),
+    ("a = [1.0, 2.0]", "t.f90:5:7: error: array constructors are not supported in "
+     "expressions", "^~~~~~~~~~"),
+    ("x = a", "t.f90:5:7: error: whole-array use of 'a' is not supported here (write an "
+     "explicit loop or index it)", "^"),
+    ("x = a(1:2)", "t.f90:5:7: error: array section of 'a' is not supported here", "^"),
+    ("a(int(a(1:n))) = 0.0", "t.f90:5:3: error: array section of 'a' is not supported here",
+     "^"),
+    ("x = sum(a, dim=1)", "t.f90:5:14: error: the 'dim' argument of 'sum' is not supported",
+     "^~~"),
+    ("x = sum(a, mask=a > 0)", "t.f90:5:14: error: the 'mask' argument of 'sum' is not "
+     "supported", "^~~~"),
+    ("x = matmul(a, a)", "t.f90:5:7: error: intrinsic 'matmul' is not supported", "^~~~~~"),
+    ("x = count(a > 0)", "t.f90:5:7: error: intrinsic 'count' is not supported", "^~~~~"),
+    ("x = tan((1.0, 2.0))", "t.f90:5:7: error: intrinsic 'tan' of a complex argument is not "
+     "supported", "^~~"),
+    ("x = max(n, 2.0)", "t.f90:5:7: error: arguments of 'max' mix integer and real values "
+     "(convert them with real() or int())", "^~~"),
+    ("a(2:n) = a(1:n-1) + a(3:n+1)", "t.f90:5:3: error: the right-hand side reads elements of "
+     "'a' that the assignment changes, in an order no loop can keep (assign through a "
+     "temporary array)", "^"),
+    ("a(3:n:2) = a(1:n-2:2)", "t.f90:5:3: error: the right-hand side reads elements of 'a' "
+     "that the assignment changes, in an order no loop can keep (assign through a temporary "
+     "array)", "^"),
+    ("call ext(x)", "t.f90:5:8: error: subroutine 'ext' is not defined in this file (only "
+     "subroutines of the same file can be called; they are inlined)", "^~~"),
+    ("select case (x)\n  case (1)\n    x = 0\n  end select", "t.f90:5:16: error: 'select "
+     "case' is only supported on integer expressions", "^"),
+]
+
+DECLARATIONS = [
+    ("character(len=8) :: c", "t.f90:5:3: error: character variables are not supported "
+     "(kernels compute on numbers)", "^~~~~~~~~"),
+    ("type(point) :: p", "t.f90:5:3: error: derived types are not supported", "^~~~"),
+    ("real, pointer :: p", "t.f90:5:9: error: attribute 'pointer' is not supported",
+     "^~~~~~~"),
+    ("real, allocatable :: b(:)", "t.f90:5:9: error: attribute 'allocatable' is not "
+     "supported", "^~~~~~~~~~~"),
+    ("real :: b(:)", "t.f90:5:11: error: assumed-shape or deferred-shape array 'b(:)' is not "
+     "supported (declare explicit extents, e.g. a(n))", "^"),
+    ("common /blk/ y", "t.f90:5:3: error: 'common' blocks are not supported (pass the data as "
+     "arguments)", "^~~~~~"),
+    ("real, save :: y", "t.f90:5:9: error: 'save' is not supported (kernel variables cannot "
+     "keep values between calls)", "^~~~"),
+    ("save", "t.f90:5:3: error: 'save' is not supported (kernel variables cannot keep values "
+     "between calls)", "^~~~"),
+    ("real, optional :: y", "t.f90:5:9: error: attribute 'optional' is not supported",
+     "^~~~~~~~"),
+    ("integer*3 k", "t.f90:5:3: error: integer of kind 3 is not supported (kinds: 1, 2, 4, 8)",
+     "^~~~~~~"),
+    ("real*16 q", "t.f90:5:3: error: real of kind 16 is not supported (kinds: 4, 8)", "^~~~"),
+    ("logical*1 l", "t.f90:5:3: error: logical of kind 1 is not supported (kinds: 4)",
+     "^~~~~~~"),
+    ("namelist /nl/ n", "t.f90:5:3: error: 'namelist' is not supported (kernels cannot do I/O)",
+     "^~~~~~~~"),
+]
+
+# whole files: (name, source, expected diagnostic, caret line)
+FILES = [
+    ("equivalence", """subroutine s(x)
+  real x, y
+  equivalence (x, y)
+  x = 1
+end subroutine
+""", "t.f90:3:3: error: 'equivalence' is not supported", "^~~~~~~~~~~"),
+    ("implied_do_in_data", """subroutine s(x)
+  integer i
+  real x, y(2)
+  data (y(i), i = 1, 2) /1.0, 2.0/
+  x = y(1)
+end subroutine
+""", "t.f90:4:8: error: implied-do in a 'data' statement is not supported (list the elements "
+        "or initialise the whole array)", "^"),
+    ("use_of_unknown_module", """subroutine s(x)
+  use nowhere
+  real x
+  x = 1
+end subroutine
+""", "t.f90:2:7: error: module 'nowhere' is not defined in this file (only modules of the same "
+        "file can be used)", "^~~~~~~"),
+    ("automatic_array", """subroutine s(n, x)
+  implicit none
+  integer n
+  real x, w(n)
+  w(1) = x
+  x = w(1)
+end subroutine
+""", "t.f90:4:11: error: local array 'w' has a size that is not constant (automatic arrays are "
+        "not supported)", "^"),
+    ("data_variable_assigned", """subroutine s(x)
+  real x, y
+  data y /1.0/
+  y = y + x
+  x = y
+end subroutine
+""", "t.f90:4:3: error: 'y' has an initial value (data statement or initialisation) and is "
+        "assigned: Fortran keeps its value between calls (implicit save), which a kernel cannot "
+        "do", "^"),
+    ("initialised_variable_assigned", """subroutine s(x)
+  real x
+  real :: y = 1.0
+  y = y + x
+end subroutine
+""", "t.f90:4:3: error: 'y' has an initial value (data statement or initialisation) and is "
+        "assigned: Fortran keeps its value between calls (implicit save), which a kernel cannot "
+        "do", "^"),
+    ("module_variable", """module m
+  real counter
+end module
+subroutine s(x)
+  use m
+  real x
+  x = counter
+end subroutine
+""", "t.f90:2:8: error: module variable 'counter' is not supported (only parameters may be "
+        "declared in a module)", "^~~~~~~"),
+    ("internal_procedure", """subroutine s(x)
+  real x
+  x = 1
+contains
+  subroutine t
+  end subroutine
+end subroutine
+""", "t.f90:4:1: error: internal procedures ('contains' in a subroutine) are not supported",
+        "^~~~~~~~"),
+    ("alternate_return", """subroutine s(x, *)
+  real x
+  x = 1
+end subroutine
+""", "t.f90:1:17: error: alternate returns ('*' arguments) are not supported", "^"),
+    ("recursion", """subroutine s(n, x)
+  integer n
+  real x
+  if (n > 0) call s(n - 1, x)
+  x = x + 1
+end subroutine
+""", "t.f90:4:19: error: recursive call of 's' is not supported", "^"),
+    ("mutual_recursion", """subroutine s(n, x)
+  integer n
+  real x
+  call t(n, x)
+end subroutine
+subroutine t(n, x)
+  integer n
+  real x
+  if (n > 0) call s(n - 1, x)
+end subroutine
+""", "t.f90:9:19: error: recursive call of 's' is not supported", "^"),
+    ("noncontiguous_section_argument", """subroutine t(n, v)
+  integer n
+  real v(n)
+  v(1) = 0
+end subroutine
+subroutine s(n, a)
+  integer n
+  real a(n, n)
+  call t(n, a(1, :))
+end subroutine
+""", "t.f90:9:13: error: the section 'a(...)' passed to 't' is not contiguous (only leading ':' "
+        "dimensions are)", "^"),
+    ("expression_for_assigned_dummy", """subroutine t(v)
+  real v
+  v = 0
+end subroutine
+subroutine s(x)
+  real x
+  call t(x + 1.0)
+end subroutine
+""", "t.f90:7:10: error: 't' assigns argument 'v', but the actual argument is an expression",
+        "^~~~~~~"),
+    ("constant_table_for_assigned_dummy", """subroutine t(v)
+  real v(3)
+  v(1) = 0
+end subroutine
+subroutine s(x)
+  real x
+  real, parameter :: tab(3) = (/1., 2., 3./)
+  call t(tab)
+  x = tab(1)
+end subroutine
+""", "t.f90:8:10: error: 't' assigns argument 'v', but the actual argument is a constant",
+        "^~~"),
+    ("argument_type_mismatch", """subroutine t(v)
+  real*8 v
+  v = 0
+end subroutine
+subroutine s(x)
+  real x
+  call t(x)
+end subroutine
+""", "t.f90:7:8: error: argument 'v' of 't' is real(8), but the actual argument is real", "^"),
+    ("argument_count", """subroutine t(v, w)
+  real v, w
+  v = w
+end subroutine
+subroutine s(x)
+  real x
+  call t(x)
+end subroutine
+""", "t.f90:7:8: error: 't' takes 2 argument(s), got 1", "^"),
+    ("function_called_as_subroutine", """real function f(x)
+  real x
+  f = x
+end function
+subroutine s(x)
+  real x
+  call f(x)
+end subroutine
+""", "t.f90:7:8: error: 'f' is a function, not a subroutine", "^"),
+    ("array_valued_function", """function f(x)
+  real x, f(2)
+  f = x
+end function
+subroutine s(x)
+  real x, y(2)
+  y = f(x)
+end subroutine
+""", "t.f90:1:10: error: array-valued function 'f' is not supported", "^"),
+    ("elemental_call_on_sections", """real function f(x)
+  real x
+  f = 2 * x
+end function
+subroutine s(n, a, b)
+  integer n
+  real a(n), b(n), f
+  b(:) = f(a(:))
+end subroutine
+""", "t.f90:8:10: error: 'f' is called with array arguments in an array expression (elemental "
+        "calls are not supported; write a loop)", "^"),
+    ("nonconforming_sections", """subroutine s(a, b)
+  real a(10), b(5)
+  a(1:4) = b(1:5)
+end subroutine
+""", "t.f90:3:12: error: array shapes do not conform: dimension 1 of 'b' has 5 elements, of "
+        "'a' 4", "^"),
+    ("include", """subroutine s(x)
+  real x
+  include 'common.inc'
+  x = 1
+end subroutine
+""", "t.f90:3:3: error: 'include' is not supported (put the code in the file)", "^~~~~~~"),
+    ("preprocessor", """subroutine s(x)
+  real x
+#ifdef FOO
+  x = 1
+#endif
+end subroutine
+""", "t.f90:3:1: error: preprocessor directives are not supported (preprocess the file first, "
+        "e.g. with 'gfortran -E -cpp')", "^~~~~~"),
+    ("fixed_form_goto_after_continuation", """      subroutine s(n, x)
+      real x
+      integer n
+      x = x +
+     &    1.0
+      if (n .gt. 0) goto 10
+   10 continue
+      end
+""", "t.f:6:21: error: 'goto' is not supported (use structured loops and if blocks)", "^~~~"),
+]
+
+
+def _all_cases():
+    out = []
+    for stmt, first, caret in STATEMENTS:
+        out.append(pytest.param("t.f90", STMT.format(stmt), first, caret, id="stmt:" + stmt))
+    for decl, first, caret in DECLARATIONS:
+        out.append(pytest.param("t.f90", DECL.format(decl), first, caret, id="decl:" + decl))
+    for name, source, first, caret in FILES:
+        fn = "t.f" if name.startswith("fixed") else "t.f90"
+        out.append(pytest.param(fn, source, first, caret, id=name))
+    return out
+
+
+CASES = _all_cases()
+
+
+@pytest.mark.parametrize("filename, source, first, caret", CASES)
+def test_located_message(filename, source, first, caret):
+    with pytest.raises(FortranError) as info:
+        parse_fortran(source, filename)
+    lines = info.value.format().splitlines()
+    line_no = int(first.split(":")[1])
+    assert lines[0] == first
+    assert lines[1] == "    " + source.splitlines()[line_no - 1]
+    assert lines[2].strip() == caret
+    assert isinstance(info.value, FortranError)
+
+
+@pytest.mark.parametrize("filename, source, first, caret", CASES)
+def test_translate_exit_code_and_nothing_written(filename, source, first, caret, tmp_path):
+    path = tmp_path / filename
+    path.write_text(source)
+    result = CliRunner().invoke(main, ["translate", str(path)])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0] == str(tmp_path / first)
+    assert "Traceback" not in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == [filename]
+
+
+def test_statement_errors_are_unsupported_features():
+    for stmt, _, _ in STATEMENTS[:10]:
+        with pytest.raises(UnsupportedFeatureError):
+            parse_fortran(STMT.format(stmt), "t.f90")
+
+
+SEVERAL = """subroutine s(n, a, x)
+  implicit none
+  integer n, i
+  real a(n), x
+  print *, x
+  do i = 1, n
+    a(i) = 0
+    write(*,*) a(i)
+    if (x > 0) goto 10
+  end do
+  do while (x > 1)
+    x = x / 2
+    stop
+  end do
+10 continue
+end subroutine
+
+subroutine t(x)
+  real x
+  x = y(1)
+  call foo(x)
+end
+"""
+
+
+def test_show_lists_every_unsupported_statement(tmp_path):
+    path = tmp_path / "t.f90"
+    path.write_text(SEVERAL)
+    result = CliRunner().invoke(main, ["show", str(path)])
+    assert result.exit_code == 1
+    heads = [line for line in result.stderr.splitlines() if ": error: " in line]
+    where = str(path)
+    assert heads == [
+        f"{where}:5:3: error: 'print' statements are not supported (kernels cannot do I/O)",
+        f"{where}:8:5: error: 'write' statements are not supported (kernels cannot do I/O)",
+        f"{where}:9:16: error: 'goto' is not supported (use structured loops and if blocks)",
+        f"{where}:11:3: error: 'do while' loops are not supported (loop bounds must be known "
+        "on entry)",
+        f"{where}:13:5: error: 'stop' is not supported in a kernel",
+        f"{where}:20:7: error: 'y' is neither an array nor a known function",
+        f"{where}:21:8: error: subroutine 'foo' is not defined in this file (only subroutines "
+        "of the same file can be called; they are inlined)",
+    ]
+    assert result.stderr.splitlines()[-1] == \
+        f"{where}: 7 errors: these statements cannot be translated"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.f90"]
+    # translate stops with the first error and writes nothing
+    result = CliRunner().invoke(main, ["translate", str(path)])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0] == heads[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.f90"]
+
+
+def test_collecting_mode_lists_declaration_errors_too():
+    src = DECL.format("common /blk/ y\n  real, save :: z") + "\n"
+    src = src.replace("  x = 1\n", "  x = 1\n  print *, x\n")
+    with pytest.raises(FortranError) as info:
+        parse_fortran(src, "t.f90", collect_errors=True)
+    heads = [line for line in info.value.format().splitlines() if ": error: " in line]
+    assert heads == [
+        "t.f90:5:3: error: 'common' blocks are not supported (pass the data as arguments)",
+        "t.f90:6:9: error: 'save' is not supported (kernel variables cannot keep values "
+        "between calls)",
+        "t.f90:8:3: error: 'print' statements are not supported (kernels cannot do I/O)",
+    ]
