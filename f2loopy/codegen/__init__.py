@@ -19,6 +19,7 @@ from f2loopy.codegen.emit import (
 from f2loopy.ir.layout import storage_size
 from f2loopy.codegen.grid import Grid, compute_grid
 from f2loopy.codegen.names import c_name
+from f2loopy.codegen.vectors import vec_axis
 from f2loopy.diagnostics import CodegenError
 from f2loopy.ir.kernel import AddressSpace, ArrayArg, Kernel, ScalarArg
 from f2loopy.schedule.linearize import linearize
@@ -107,6 +108,7 @@ def generate_code(kernel: Kernel) -> GeneratedKernel:
 
     args = []
     params = []
+    flat_decls = []
     for a in kernel.args:
         if isinstance(a, ScalarArg) and a.fixed_value is not None:
             kind = "fixed"
@@ -119,7 +121,13 @@ def generate_code(kernel: Kernel) -> GeneratedKernel:
         elif isinstance(a, ArrayArg):
             kind = "array"
             const = "" if a.name in written else " const"
-            params.append(f"__global {c_type(a.dtype)}{const} *__restrict__ {c_name(a.name)}")
+            va = vec_axis(a)
+            vec = str(va[1]) if va is not None else ""
+            params.append(f"__global {c_type(a.dtype)}{vec}{const} *__restrict__ "
+                          f"{c_name(a.name)}")
+            if va is not None:
+                flat_decls.append(f"__global {c_type(a.dtype)}{const} *{c_name(a.name)}_flat = "
+                                  f"(__global {c_type(a.dtype)}{const} *) {c_name(a.name)};")
         else:
             raise CodegenError(f"unknown argument kind for '{a.name}'")
         if np.dtype(a.dtype) in (np.float64, np.complex128):
@@ -147,6 +155,7 @@ def generate_code(kernel: Kernel) -> GeneratedKernel:
     local = grid.local_size
     header = (f"__kernel void __attribute__ ((reqd_work_group_size({local[0]}, {local[1]}, "
               f"{local[2]}))) {c_name(kernel.name)}({', '.join(params)})")
+    decls = flat_decls + [line for d in decls for line in d.split("\n")]
     body = ["{"] + ["    " + d for d in decls] + emitter.lines + ["}"]
     device_code = header + "\n" + "\n".join(body)
 

@@ -18,8 +18,10 @@ from f2loopy.codegen.c_expressions import PREC_REL, CExpressionPrinter, c_consta
 from f2loopy.codegen.grid import Grid
 from f2loopy.codegen.helpers import HelperSet
 from f2loopy.codegen.names import c_name
+from f2loopy.codegen.vectors import vec_axis, vectorizable
 from f2loopy.diagnostics import CodegenError
 from f2loopy.ir.domains import combined_domain, iname_closure
+from f2loopy.ir.expressions import variables_read
 from f2loopy.ir.folding import normalize_integer
 from f2loopy.ir.layout import LayoutError, linear_offset
 from f2loopy.ir.isl_tools import (
@@ -44,6 +46,7 @@ class KernelEmitter:
                                           self.helpers)
         self.lines: list[str] = []
         self.indent = 1
+        self.vector_iname = None
         self._domains: dict[tuple, isl.Set] = {}
         self.uses_double = False
 
@@ -76,6 +79,22 @@ class KernelEmitter:
         if len(indices) != var.ndim:
             raise CodegenError(f"'{name}' has {var.ndim} axes but is indexed with "
                                f"{len(indices)}", None)
+        va = vec_axis(var)
+        if va is not None:
+            axis, n = va
+            if self.vector_iname is not None and \
+                    self.vector_iname in variables_read(indices[axis]):
+                # a whole vector: drop the vector axis
+                sub = var.copy(shape=var.shape[:axis] + var.shape[axis + 1:],
+                               lower_bounds=var.lower_bounds[:axis] + var.lower_bounds[axis + 1:],
+                               axis_tags=tuple(t for k, t in enumerate(var.axis_tags)
+                                               if k != axis),
+                               axis_names=None)
+                rest = tuple(i for k, i in enumerate(indices) if k != axis)
+                offset = self.linear_offset(sub, rest)
+                return f"{self.c_array_name(var)}[{self.printer.rec(offset, 0)}]"
+            offset = self.linear_offset(var, indices)
+            return f"{self.c_array_name(var)}_flat[{self.printer.rec(offset, 0)}]"
         offset = self.linear_offset(var, indices)
         text = self.printer.rec(offset, 0)
         return f"{self.c_array_name(var)}[{text}]"
@@ -269,6 +288,9 @@ class KernelEmitter:
         if lo is None:
             raise CodegenError(f"cannot unroll loop '{iname}': its length is not a constant "
                                "(split it first)", self.kernel.span)
+        if isinstance(self.kernel.iname_tag(iname), VectorizeTag) and stride == 1 and \
+                self.emit_vectorized(node, names, ctx, lo, hi, lower, upper):
+            return
         for value in range(lo, hi + 1, stride):
             fixed = _intersect_params(ctx, _fixed_value(iname, value))
             if fixed.is_empty():
@@ -279,6 +301,29 @@ class KernelEmitter:
             self.emit_nodes(node.body, names, fixed)
             self.indent -= 1
             self.emit_line("}")
+
+    def emit_vectorized(self, node, names, ctx, lo, hi, lower, upper) -> bool:
+        """Emit the body of vec loop *node* as vector statements, if every
+        instruction in it allows that; else leave it to unrolling."""
+        iname = node.iname
+        length = hi - lo + 1
+        if not all(isinstance(n, InsnNode) for n in node.body):
+            return False
+        insns = [self.kernel.insn(n.insn_id) for n in node.body]
+        if not all(vectorizable(self.kernel, i, iname, length, lo) for i in insns):
+            return False
+        inner = names                      # already includes the vec iname
+        full = _intersect_params(ctx, range_constraint(iname, lower, upper, 1))
+        conds = [self.insn_condition(i, inner, full) for i in insns]
+        if any(c is not None and c.find(c_name(iname)) >= 0 for c in conds):
+            return False
+        self.vector_iname = iname
+        try:
+            for insn, cond in zip(insns, conds):
+                self.emit_guarded(cond, [insn])
+        finally:
+            self.vector_iname = None
+        return True
 
     # }}}
 
@@ -360,6 +405,14 @@ def declare_storage(name: str, t: Temporary, size: int, space: AddressSpace) -> 
 
 def declare_temporary(t: Temporary, space: AddressSpace, kernel_name: str) -> str:
     ctype = c_type(t.dtype)
+    va = vec_axis(t)
+    if va is not None:
+        prefix = "__local " if space == AddressSpace.LOCAL else ""
+        size = int(np.prod([int(s) for s in t.shape]))
+        vtype = f"{ctype}{va[1]}"
+        return (f"{prefix}{vtype} {c_name(t.name)}[{size // va[1]}];\n"
+                f"{prefix}{ctype} *{c_name(t.name)}_flat = ({prefix}{ctype} *) "
+                f"{c_name(t.name)};")
     if space == AddressSpace.LOCAL:
         prefix = "__local "
     elif space == AddressSpace.GLOBAL:

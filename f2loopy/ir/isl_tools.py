@@ -75,6 +75,8 @@ def reorder_set(s: isl.Set, names) -> isl.Set:
     projected out.
     """
     names = list(names)
+    if len(set(names)) != len(names):
+        raise ValueError(f"repeated dimension names in {names}")
     s = params_to_set(s, names)
     extra = [n for n in set_names(s) if n not in names]
     for n in extra:
