@@ -24,6 +24,21 @@ def _jacobi_args():
             np.zeros((nx + 2, ny + 2), np.float64, order="F"), 0.0]
 
 
+def _tridiag_args():
+    n, m = 12, 5
+    return [n, m, farray((n, m), np.float64, seed=7), farray((n, m), np.float64, seed=8,
+                                                             low=3.0, high=5.0),
+            farray((n, m), np.float64, seed=9), farray((n, m), np.float64, seed=10),
+            np.zeros((n, m), np.float64, order="F")]
+
+
+def _water_state(n):
+    q = np.zeros((2, n + 2), np.float64, order="F")
+    q[0] = farray(n + 2, np.float64, seed=11, low=1.0, high=2.0)
+    q[1] = farray(n + 2, np.float64, seed=12, low=-0.5, high=0.5)
+    return q
+
+
 ARGS = {
     ("saxpy.f90", "saxpy"): lambda: [37, np.float32(0.5), farray(37, seed=1), farray(37, seed=2)],
     ("matmul.f90", "matmul_ref"): lambda: [5, 7, 3, farray((5, 7), seed=3), farray((7, 3), seed=4),
@@ -31,6 +46,10 @@ ARGS = {
     ("norms.f90", "vector_norms"): lambda: [50, farray(50, np.float64, seed=5), 0.0, 0.0, 0.0, 0],
     ("jacobi2d.f90", "jacobi_step"): _jacobi_args,
     ("euler_flux.f90", "euler_volume"): _euler_args,
+    ("legacy_tridiag.f", "TRISOL"): _tridiag_args,
+    ("shallow_water.f90", "rusanov_step"): lambda: [
+        16, 0.01, 0.1, _water_state(16), np.zeros((2, 16), np.float64, order="F"), 0.0],
+    ("shallow_water.f90", "diagnostics"): lambda: [16, _water_state(16), 0.0, 0.0, 0.0],
 }
 
 
@@ -42,5 +61,5 @@ def test_sample_matches_gfortran(sample, name, tmp_path, cl_queue):
 
 
 def test_every_sample_is_covered():
-    files = {p.name for p in SAMPLES.glob("*.f90")}
+    files = {p.name for p in SAMPLES.glob("*.f90")} | {p.name for p in SAMPLES.glob("*.f")}
     assert files <= {s for s, _ in ARGS} | {"__placeholder__"}

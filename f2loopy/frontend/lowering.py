@@ -125,6 +125,7 @@ class Region:
     body_start: int
     flag: str | None = None
     count: int = 0
+    trailing: object = None        # a procedure's final 'return' statement
 
 
 @dataclass(eq=False)
@@ -446,6 +447,8 @@ class UnitLowering(ArraySyntaxMixin, InliningMixin):
         ``return``)."""
         nodes = [n for n in nodes if n is not None]
         region = Region("procedure", self, None, len(self.loops), len(self.instructions))
+        if nodes and isinstance(nodes[-1], F.Return_Stmt):
+            region.trailing = nodes[-1]
         if self.lines == (0, 0) and nodes:
             self.lines = statement_lines(nodes[0])
         if _has_early_return(nodes):
@@ -516,7 +519,7 @@ class UnitLowering(ArraySyntaxMixin, InliningMixin):
     def stmt_Return_Stmt(self, node, is_last):
         region = next((r for r in reversed(self.st.regions)
                        if r.kind == "procedure" and r.owner is self), None)
-        if region is None or region.flag is None:
+        if region is None or region.flag is None or node is region.trailing:
             return            # the trailing return of the procedure (see lower_body)
         self.leave_region(region)
 
@@ -1081,8 +1084,7 @@ class UnitLowering(ArraySyntaxMixin, InliningMixin):
         *conds* reads, evaluate each condition once into a logical temporary
         before the construct (Fortran evaluates conditions on entry)."""
         body = self.instructions[start:]
-        written = {insn.assignee_name for insn in body}
-        if not any(variables_read(c) & written for c, _ in conds):
+        if not _condition_may_change(body, conds, self.current_inames()):
             return
         replacements = {}
         snapshot_insns = []
@@ -1128,6 +1130,21 @@ class _NestedLabelDo:
 
     def __post_init__(self):
         self.item = getattr(self.heads[0], "item", None)
+
+
+def _condition_may_change(body, conds, outer_inames) -> bool:
+    """Whether a guarded instruction of *body* could see a condition of
+    *conds* changed by an earlier instruction of the construct (or by itself,
+    in an earlier iteration of a loop inside the construct)."""
+    reads = set()
+    for c, _ in conds:
+        reads |= variables_read(c)
+    for k, insn in enumerate(body):
+        if insn.assignee_name not in reads:
+            continue
+        if k < len(body) - 1 or set(insn.within_inames) - set(outer_inames):
+            return True
+    return False
 
 
 def _keyword(node) -> str:
