@@ -604,6 +604,53 @@ def test_permuted_layouts_are_converted_on_the_host(tmp_path, runtime):
     assert_all_ok(proc, 4)
 
 
+SPLIT = """
+subroutine axpy8(n, a, x, y)
+  implicit none
+  integer n, i, j
+  real a, x(8, n), y(0:7, n)
+  do j = 1, n
+    do i = 1, 8
+      y(i - 1, j) = a * x(i, j) + y(i - 1, j) * j
+    end do
+  end do
+end subroutine
+"""
+
+SPLIT_MAIN = """
+program main
+  use checks
+  use axpy8_cl_mod
+  implicit none
+  integer, parameter :: n = 7
+  real :: x(8, n), y1(0:7, n), y2(0:7, n)
+  integer :: st, i
+  x = reshape([(real(i), i = 1, 8 * n)], shape(x))
+  y1 = reshape([(real(3 * i - 100), i = 1, 8 * n)], shape(y1)); y2 = y1
+  call axpy8(n, 2.0, x, y1)
+  call axpy8_cl(n, 2.0, x, y2, st)
+  call check(st == F2L_OK, "status")
+  call check(all(y1 == y2), "split, vector and permuted axes converted both ways")
+  call done()
+end program
+"""
+
+
+def test_split_and_vector_layouts_are_converted_on_the_host(tmp_path, runtime):
+    """split_array_axis + vec tags (the paper's level 2 on q and rhsq): the
+    glue maps each caller element to its place in the kernel's layout."""
+    from f2loopy.frontend import parse_fortran
+    from f2loopy.transform import split_array_axis, tag_array_axes
+    (knl,) = parse_fortran(SPLIT, "axpy8.f90")
+    knl = split_array_axis(knl, "x", 0, count=4, order="F")      # x(4, 2, n)
+    knl = tag_array_axes(knl, "x", "vec,N1,N0")                  # n-axis before the pair
+    knl = split_array_axis(knl, "y", 0, count=2, order="C")      # y(4, 2, n)
+    knl = tag_array_axes(knl, "y", "N0,vec,N1")
+    sources = glue_from_kernels(tmp_path, "axpy8", SPLIT, [knl])
+    assert "call f2l_c%array_mapped(" in sources[2].read_text()
+    assert_all_ok(compile_and_run(tmp_path, runtime, sources, SPLIT_MAIN), 2)
+
+
 def test_other_layout_changes_are_refused_precisely(tmp_path, runtime):
     import pymbolic.primitives as p
     from f2loopy.frontend import parse_fortran
@@ -611,17 +658,17 @@ def test_other_layout_changes_are_refused_precisely(tmp_path, runtime):
     from f2loopy.ir.kernel import ArrayLayout
     (knl,) = parse_fortran(TRANSPOSE, "colsum.f90")
     a = knl.arg_dict["a"]
-    # as split_array_axis would leave it: a(n, 0:m-1) used as a(n, 2, (m+1)/2)
-    split = a.copy(shape=(p.Variable("n"), 2, p.Quotient(p.Sum((p.Variable("m"), 1)), 2)),
-                   lower_bounds=(1, 1, 1),
-                   fortran_layout=ArrayLayout(shape=a.shape, lower_bounds=a.lower_bounds))
-    msg = _layout_conversion(split)
+    # a shape change that no recorded split explains
+    changed = a.copy(shape=(p.Variable("n"), 2, p.Quotient(p.Sum((p.Variable("m"), 1)), 2)),
+                     lower_bounds=(1, 1, 1),
+                     fortran_layout=ArrayLayout(shape=a.shape, lower_bounds=a.lower_bounds))
+    msg = _layout_conversion(changed)
     assert msg == ("the kernel uses it as a(n, 2, (m + 1) / 2) but the caller passes "
-                   "a(n, 0:m - 1); the Fortran glue converts only reorderings of the axes, not "
-                   "this layout change")
-    # the glue compiles and answers with that message
-    vec = _with_layout(knl, "a", "vec,N0")
-    sources = glue_from_kernels(tmp_path, "colsum", TRANSPOSE, [vec])
+                   "a(n, 0:m - 1); the Fortran glue converts only reorderings, splits and "
+                   "vector axes, not this layout change")
+    # the glue compiles and answers with the message of a separate-arrays axis
+    sep = _with_layout(knl, "a", "sep,N0")
+    sources = glue_from_kernels(tmp_path, "colsum", TRANSPOSE, [sep])
     main = """
 program main
   use checks
@@ -638,8 +685,9 @@ end program
 """
     proc = compile_and_run(tmp_path, runtime, sources, main)
     assert_all_ok(proc, 1)
-    assert ("colsum_cl: argument 'a': the kernel stores it with axis tags vec, N0; the Fortran "
-            "glue converts only reorderings of the axes of a(n, 0:m - 1)") in proc.stdout
+    assert ("colsum_cl: argument 'a': the kernel stores it with axis tags sep, N0; the Fortran "
+            "glue converts reorderings, splits and vector axes of a(n, 0:m - 1) only"
+            ) in proc.stdout
 
 # }}}
 
@@ -709,14 +757,16 @@ end program
 
 
 def test_paper_kernel_with_its_script(tmp_path, runtime):
-    """samples/paper/ref_flux.f90: two subroutines fused, parameters fixed and
-    the loops tagged by its !$loopy script (level 1), called from Fortran."""
+    """samples/numa_volume/volume.f90: the paper's two subroutines through its
+    whole !$loopy script (level 8: fused, fixed, split and vector layouts,
+    prefetches, buffers), called from Fortran."""
     from f2loopy.pipeline import translate_text, write_outputs
-    src = (Path(__file__).resolve().parent.parent / "samples" / "paper" / "ref_flux.f90")
-    path = tmp_path / "ref_flux.f90"
+    src = (Path(__file__).resolve().parent.parent / "samples" / "numa_volume"
+           / "volume.f90")
+    path = tmp_path / "volume.f90"
     path.write_text(src.read_text())
     write_outputs(translate_text(path.read_text(), path, defines={"Nq": 4}).outputs)
-    sources = [path, tmp_path / "ref_flux_cl.c", tmp_path / "ref_flux_cl.f90"]
+    sources = [path, tmp_path / "volume_cl.c", tmp_path / "volume_cl.f90"]
     proc = compile_and_run(tmp_path, runtime, sources, PAPER_MAIN)
     assert_all_ok(proc, 3)
 

@@ -433,28 +433,37 @@ def _layout_conversion(arg):
     if any(s is None for s in lay.shape):
         return (f"the kernel stores {caller} in another layout, which the glue cannot convert "
                 "for an assumed-size array (its size is unknown)")
-    if any(t.kind != "nest" for t in tags):
+    if any(t.kind not in ("nest", "vec") for t in tags):
         return (f"the kernel stores it with axis tags {', '.join(str(t) for t in tags)}; the "
-                f"Fortran glue converts only reorderings of the axes of {caller}")
-    same_shape = (len(lay.shape) == ndim and tuple(lay.shape) == tuple(arg.shape)
-                  and tuple(lay.lower_bounds) == tuple(arg.lower_bounds))
-    if not same_shape:
+                f"Fortran glue converts reorderings, splits and vector axes of {caller} only")
+    # each kernel axis reads (caller index along `axis` // div) % mod (mod 0: none)
+    axes = [(ax, 1, 0) for ax in range(len(lay.shape))]
+    for axis, count, order in lay.splits:
+        o, div, mod = axes[axis]
+        inner = (o, div, count)
+        outer = (o, div * count, mod // count if mod else 0)
+        axes[axis:axis + 1] = [inner, outer] if order == "F" else [outer, inner]
+    unsplit_same = all(
+        div != 1 or mod != 0 or (arg.shape[k] == lay.shape[o]
+                                 and arg.lower_bounds[k] == lay.lower_bounds[o])
+        for k, (o, div, mod) in enumerate(axes)) if len(axes) == ndim else False
+    if not unsplit_same:
         kernel = _declaration_text(arg.copy(fortran_layout=None))
         return (f"the kernel uses it as {kernel} but the caller passes {caller}; the Fortran "
-                "glue converts only reorderings of the axes, not this layout change")
-    order = sorted(range(ndim), key=lambda ax: tags[ax].order)
-    if order == list(range(ndim)):
+                "glue converts only reorderings, splits and vector axes, not this layout change")
+    # memory order, fastest first: vector axes, then the nesting orders
+    order = sorted(range(ndim), key=lambda ax: -1 if tags[ax].kind == "vec" else tags[ax].order)
+    if order == list(range(ndim)) and not lay.splits:
         return None
     strides = {}
     stride = 1
     for ax in order:
         strides[ax] = stride
-        if arg.shape[ax] is not None:
-            stride = _times(stride, _nonneg(arg.shape[ax]))
+        stride = _times(stride, _nonneg(arg.shape[ax]))
     extents = [_nonneg(s) for s in lay.shape]
     terms = []
-    for ax in range(ndim):
-        terms += [ax, 1, 0, strides[ax]]
+    for k, (o, div, mod) in enumerate(axes):
+        terms += [o, div, mod, strides[k]]
     return extents, terms, stride
 
 
