@@ -21,12 +21,6 @@ from util import farray, fortran_reference, needs_gfortran, run_both
 
 FLOOPY = Path(__file__).resolve().parent / "floopy"
 
-# _TILE_MULTIPLES: the sizes of loops spread over work-items are multiples of
-# the work-group size here, because code generation currently drops the
-# guard of a partial last work-group when a sequential loop with its own
-# domain sits inside (reported; the differential tests of the transformations
-# cover partial tiles once that is fixed).
-
 
 def _translate(name: str, tmp_path: Path):
     src = tmp_path / name
@@ -56,8 +50,8 @@ def test_floopy_is_free_form_input():
 
 @needs_gfortran
 def test_matmul_splits_and_tags(tmp_path, cl_queue):
-    # m and n are multiples of the tiles (see _TILE_MULTIPLES); l is not
-    m, n, l = 32, 24, 11
+    # no size is a multiple of its tile: partial work-groups and loops
+    m, n, l = 37, 21, 11
     result = _check("matmul.floopy", "dgemm",
                     [m, n, l, 0.5, farray((m, l), np.float64, seed=1),
                      farray((l, n), np.float64, seed=2), farray((m, n), np.float64, seed=3)],
@@ -79,7 +73,7 @@ def _csr(m, n, seed):
 
 @needs_gfortran
 def test_sparse_csr_loop(tmp_path, cl_queue):
-    m, n = 64, 23          # _TILE_MULTIPLES
+    m, n = 67, 23
     rowstarts, cols, nvals = _csr(m, n, seed=4)
     _check("sparse.floopy", "sparse",
            [rowstarts, cols, farray(nvals, np.float64, seed=5), m, n, nvals,
@@ -106,7 +100,7 @@ def test_old_style_transform_block(tmp_path, cl_queue):
 
 @needs_gfortran
 def test_volume_kernel_fix_parameters_and_tags(tmp_path, cl_queue):
-    nq, ne = 4, 16         # _TILE_MULTIPLES
+    nq, ne = 4, 19
     result = _check("volume.floopy", "volumeKernel",
                     [ne, nq, 3, 3, farray((nq, nq), seed=7),
                      farray((nq, nq, nq, 9, ne), seed=8), farray((nq, nq, nq, 3, ne), seed=9),
