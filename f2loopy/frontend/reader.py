@@ -87,7 +87,7 @@ def _format(src: SourceFile):
 
 
 #: files shorter than this are parsed in one piece (a worker costs more)
-PARALLEL_MIN_LINES = 800
+PARALLEL_MIN_LINES = 2000
 
 
 def default_jobs() -> int:

@@ -103,7 +103,7 @@ class FileRegistry:
                     for sub in ch.children:
                         if isinstance(sub, (F.Subroutine_Subprogram, F.Function_Subprogram)):
                             self._register(_procedure(sub, info), info.procedures)
-        elif isinstance(unit, F.Main_Program) or unit is None:
+        elif isinstance(unit, (F.Main_Program, F.Main_Program0)) or unit is None:
             pass       # programs are drivers
         elif isinstance(unit, F.Comment):
             pass
