@@ -320,6 +320,59 @@ end subroutine
 """, lambda: [8, 6, farray((8, 6), seed=52), np.zeros((8, 6), np.int32, order="F"),
               np.zeros(6, np.int32)], sub="mark_rows")
 
+case("call_sequence_association_across_columns", """
+subroutine fill(nn, x, v)
+  implicit none
+  integer nn, k
+  real x(*), v
+  do k = 1, nn
+    x(k) = v + k
+  end do
+end subroutine
+
+subroutine scale2(nr, nc, w, s)
+  implicit none
+  integer nr, nc, i, j
+  real w(nr, nc), s
+  do j = 1, nc
+    do i = 1, nr
+      w(i, j) = w(i, j) * s + i - j
+    end do
+  end do
+end subroutine
+
+subroutine reshape_calls(n, m, a, b)
+  implicit none
+  integer n, m
+  real a(n, m), b(n * m)
+  call fill(n * m, a, 1.0)
+  call fill(n + 2, a(n - 1, 2), -5.0)
+  call scale2(m, n, a, 0.5)
+  call scale2(2, n * m / 2, b, 3.0)
+end subroutine
+""", lambda: [5, 4, zeros((5, 4)), farray(20, seed=61)], sub="reshape_calls")
+
+case("call_arguments_evaluated_at_the_call", """
+subroutine bump(v, k, x)
+  implicit none
+  integer v, k
+  real x
+  k = k + 10
+  x = x + v * 100 + k
+end subroutine
+
+subroutine evaluation_order(n, a, r)
+  implicit none
+  integer n, k, i
+  real a(n), r(n)
+  do i = 1, n
+    k = i
+    call bump(k + 1, k, a(k))
+    r(i) = k
+  end do
+end subroutine
+""", lambda: [30, farray(30, seed=62), zeros(30)], sub="evaluation_order")
+
 # }}}
 
 # {{{ declarations

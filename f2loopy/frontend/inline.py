@@ -137,9 +137,10 @@ class InliningMixin:
                       if callee.symtab.get(d).is_array]
             for d, a in scalars:
                 child.bindings[d.lower()] = self.bind_scalar(proc, callee, d, a)
-            self.snapshot_element_bindings(child, callee)
+            changed = self.snapshot_bindings(child, callee)
             for d, a in arrays:
-                child.bindings[d.lower()] = self.bind_array(proc, callee, child, d, a)
+                child.bindings[d.lower()] = self.bind_array(proc, callee, child, d, a,
+                                                            changed)
             result = None
             if proc.kind == "function":
                 rsym = callee.symtab.get(callee.result_name)
@@ -234,34 +235,42 @@ class InliningMixin:
         self.add_assignment(p.Variable(tmp), dsym.dtype, value, str(node), base_id=tmp)
         return ScalarBinding(p.Variable(tmp), False, "an expression")
 
-    def snapshot_element_bindings(self, child, callee):
-        """Array elements passed by reference are fixed at the call: if the
-        callee may change a variable their subscripts read, evaluate the
-        subscripts first."""
+    def snapshot_bindings(self, child, callee) -> set:
+        """Actual arguments are evaluated at the call: if the callee may change
+        a variable that an expression argument or the subscripts of an element
+        argument read, evaluate them first.  Returns the changed variables."""
         changed = set()
         for d, b in child.bindings.items():
-            if isinstance(b, ScalarBinding) and b.writable and d in callee.written:
-                changed |= variables_read(b.expr) if isinstance(b.expr, p.Variable) else set()
+            if isinstance(b, ScalarBinding) and b.writable and d in callee.written and \
+                    isinstance(b.expr, p.Variable):
+                changed.add(b.expr.name)
         if not changed:
-            return
+            return changed
         for d, b in list(child.bindings.items()):
-            e = b.expr if isinstance(b, ScalarBinding) else None
-            if not isinstance(e, p.Subscript):
-                continue
-            idx = e.index if isinstance(e.index, tuple) else (e.index,)
-            new_idx = []
-            for k, i in enumerate(idx):
-                if variables_read(i) & changed:
-                    tmp = self.new_temporary(f"{d}_index{k + 1}", np.int32)
-                    self.add_assignment(p.Variable(tmp), np.dtype(np.int32), i, None,
-                                        base_id=tmp)
-                    i = p.Variable(tmp)
-                new_idx.append(i)
-            child.bindings[d] = ScalarBinding(
-                p.Subscript(e.aggregate, tuple(new_idx) if len(new_idx) > 1 else new_idx[0]),
-                b.writable, b.what)
+            e = b.expr
+            if isinstance(e, p.Subscript) and b.writable:
+                idx = e.index if isinstance(e.index, tuple) else (e.index,)
+                new_idx = tuple(self.snapshot_index(i, changed, f"{d}_index{k + 1}")
+                                for k, i in enumerate(idx))
+                child.bindings[d] = ScalarBinding(
+                    p.Subscript(e.aggregate, new_idx if len(new_idx) > 1 else new_idx[0]),
+                    b.writable, b.what)
+            elif not b.writable and not isinstance(e, p.Variable) and \
+                    variables_read(e) & changed:
+                dt = callee.symtab.get(d).dtype
+                tmp = self.new_temporary(f"{d}_arg", dt)
+                self.add_assignment(p.Variable(tmp), dt, e, None, base_id=tmp)
+                child.bindings[d] = ScalarBinding(p.Variable(tmp), False, b.what)
+        return changed
 
-    def bind_array(self, proc, callee, child, dummy, node):
+    def snapshot_index(self, expr, changed, base):
+        if not (variables_read(expr) & changed):
+            return expr
+        tmp = self.new_temporary(base, np.int32)
+        self.add_assignment(p.Variable(tmp), np.dtype(np.int32), expr, None, base_id=tmp)
+        return p.Variable(tmp)
+
+    def bind_array(self, proc, callee, child, dummy, node, changed=frozenset()):
         from f2loopy.frontend.arrays import ArrayView
         dsym = callee.symtab.get(dummy)
         writes = dummy.lower() in callee.written
@@ -291,6 +300,8 @@ class InliningMixin:
         if writes and view.read_only:
             raise self.error(f"'{proc.name}' assigns argument '{dummy}', but the actual "
                              f"argument is {view.what}", str(node))
+        start = [self.snapshot_index(x, changed, f"{dummy}_start{k + 1}")
+                 for k, x in enumerate(start)]
         lbs, ubs = child.bounds_of(dsym)
         mapper = _association(view, start, lbs, ubs)
         if mapper is None:
@@ -363,35 +374,74 @@ def _same(a, b) -> bool:
 
 
 def _association(view, start, lbs, ubs):
-    """Map the dummy's subscripts to the actual view's, or None."""
+    """Map the dummy's subscripts to the actual view's (sequence association),
+    or None if the dummy's leading extents are unknown.
+
+    When the leading extents agree the axes map one to one; when the dummy
+    may run past the end of the actual's axis it starts on (``x(*)`` passed
+    ``a(1, j)``), the element is found from the memory offset, exactly."""
     rd, ra = len(lbs), view.rank
     d_ext = [None if ubs[k] is None else normalize_integer(
         p.Sum((ubs[k], p.Product((-1, lbs[k])), 1))) for k in range(rd)]
     a_ext = [view.extent(k) for k in range(ra)]
+    alb = view.lbounds
     aligned = rd <= ra and all(
         d_ext[k] is not None and a_ext[k] is not None and _same(d_ext[k], a_ext[k])
-        and _same(start[k], view.lbounds[k]) for k in range(rd - 1))
-
+        and _same(start[k], alb[k]) for k in range(rd - 1))
     if aligned:
-        def mapper(idx):
-            out = []
-            for k in range(rd):
-                base = view.lbounds[k] if k < rd - 1 else start[k]
-                out.append(normalize_integer(p.Sum((base, idx[k], p.Product((-1, lbs[k]))))))
-            out.extend(start[rd:])
-            return view.ir_indices(out)
-        return mapper
+        last = rd - 1
+        fits = last == ra - 1 or (d_ext[last] is not None and a_ext[last] is not None and
+                                  _provably_le(p.Sum((start[last], p.Product((-1, alb[last])),
+                                                      d_ext[last])), a_ext[last]))
+        if fits:
+            def mapper(idx):
+                out = []
+                for k in range(rd):
+                    base = alb[k] if k < rd - 1 else start[k]
+                    out.append(normalize_integer(p.Sum((base, idx[k],
+                                                        p.Product((-1, lbs[k]))))))
+                out.extend(start[rd:])
+                return view.ir_indices(out)
+            return mapper
     if any(e is None for e in d_ext[:-1]):
         return None
 
-    def linear(idx):
+    def dummy_offset(idx):
         offset, stride = 0, 1
         for k in range(rd):
             rel = p.Sum((idx[k], p.Product((-1, lbs[k]))))
             offset = p.Sum((offset, p.Product((stride, rel))))
             if k < rd - 1:
                 stride = p.Product((stride, d_ext[k]))
-        out = [normalize_integer(p.Sum((start[0], offset)))] + list(start[1:])
-        return view.ir_indices(out)
-    return linear
+        return offset
 
+    if ra == 1:
+        def linear(idx):
+            return view.ir_indices([normalize_integer(p.Sum((start[0], dummy_offset(idx))))])
+        return linear
+
+    def exact(idx):
+        # memory offset from the actual's first element, then back to subscripts
+        strides, stride = [], 1
+        for k in range(ra):
+            strides.append(stride)
+            if k < ra - 1:
+                stride = normalize_integer(p.Product((stride, a_ext[k])))
+        total = dummy_offset(idx)
+        for k in range(ra):
+            total = p.Sum((total, p.Product((strides[k], p.Sum((start[k],
+                                                                p.Product((-1, alb[k]))))))))
+        total = normalize_integer(total)
+        out = []
+        for k in range(ra):
+            q = total if k == 0 else p.FloorDiv(total, strides[k])
+            if k < ra - 1:
+                q = p.Call(p.Variable("modulo"), (q, a_ext[k]))
+            out.append(normalize_integer(p.Sum((alb[k], q))))
+        return view.ir_indices(out)
+    return exact
+
+
+def _provably_le(a, b) -> bool:
+    diff = normalize_integer(p.Sum((a, p.Product((-1, b)))))
+    return isinstance(diff, (int, np.integer)) and int(diff) <= 0
