@@ -152,6 +152,41 @@ def show(file, kernel_name, ir, code, defines, transform, debug):
 
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE",
+              help="Value of a scalar argument, e.g. a size (repeatable); others are chosen "
+                   "to fit the declarations and the kernel's assumptions.")
+@click.option("--range", "ranges", multiple=True, metavar="NAME=LO:HI",
+              help="Range of the random values of an argument (repeatable).")
+@click.option("--kernel", "kernel_name", default=None,
+              help="Only this kernel (or the kernels that compute this subroutine).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the inputs.")
+@click.option("--rtol", multiple=True, metavar="[TYPE=]VALUE",
+              help="Relative tolerance, for all floating types or one (float32=1e-4).")
+@click.option("--atol", multiple=True, metavar="[TYPE=]VALUE",
+              help="Absolute tolerance (default: rtol times the largest expected value).")
+@click.option("--ulps", multiple=True, metavar="[TYPE=]N",
+              help="Accept results this many units in the last place apart.")
+@click.option("--checkpoints/--no-checkpoints", default=True, show_default=True,
+              help="Also check every checkpoint(...) of the transformation script.")
+@defines_option
+@transform_option
+@debug_option
+def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints, defines,
+          transform, debug):
+    """Check that the kernels of FILE compute what the original Fortran computes.
+
+    Builds the subroutines with gfortran, runs them and the generated OpenCL on the same
+    random inputs, and compares every array and scalar they write. Exit status 1 on a
+    mismatch.
+    """
+    from f2loopy.verify.command import run_check
+    sys.exit(run_check(file, defines=_parse_defines(defines), transform=transform, sizes=sizes,
+                       ranges=ranges, kernel=kernel_name, seed=seed, rtol=rtol, atol=atol,
+                       ulps=ulps, checkpoints=checkpoints, debug=debug, report_error=_report))
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
 @defines_option
 @click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE",
               help="Value of a size argument of the kernel (repeatable), e.g. --size Ne=6910.")

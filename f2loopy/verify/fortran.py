@@ -36,7 +36,13 @@ _ISO_KIND = {
 
 
 def find_gfortran() -> str:
-    exe = os.environ.get("F2LOOPY_FC") or shutil.which("gfortran")
+    env = os.environ.get("F2LOOPY_FC")
+    if env:
+        found = shutil.which(env)
+        if not found:
+            raise FortranToolError(f"the Fortran compiler F2LOOPY_FC={env} was not found")
+        return found
+    exe = shutil.which("gfortran")
     if not exe:
         raise FortranToolError("gfortran was not found: install it (Debian/Ubuntu: "
                                "apt-get install gfortran) or set F2LOOPY_FC")

@@ -1,0 +1,35 @@
+"""The body of ``f2loopy check`` (the click command in :mod:`f2loopy.cli` only
+declares the options)."""
+
+from __future__ import annotations
+
+import click
+
+from f2loopy.diagnostics import F2LoopyError
+
+
+def run_check(file, *, defines: dict, transform, sizes, ranges, kernel, seed, rtol, atol,
+              ulps, checkpoints: bool, debug: bool, report_error) -> int:
+    """Run the check of *file* and print its report; returns the exit status
+    (0 every output matches, 1 a mismatch or an error).  Option syntax
+    errors raise :class:`click.UsageError` (exit status 2)."""
+    from f2loopy.verify.check import (
+        check_file, parse_assignments, parse_number, parse_range, parse_tolerances)
+    try:
+        size_values = parse_assignments(sizes, "--size", parse_number)
+        range_values = parse_assignments(ranges, "--range", parse_range)
+        tolerances = parse_tolerances(rtol, atol, ulps)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    try:
+        report = check_file(file, defines=defines, transform=transform, sizes=size_values,
+                            ranges=range_values, kernel=kernel, seed=seed,
+                            tolerances=tolerances, checkpoints=checkpoints)
+    except F2LoopyError as exc:
+        report_error(exc, debug)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - reported as an internal error
+        report_error(exc, debug)
+        return 1
+    click.echo(report.format())
+    return 0 if report.passed else 1

@@ -1,0 +1,724 @@
+"""Inputs for running a subroutine both ways: sizes, value ranges, random values.
+
+:func:`plan_inputs` looks at the *original* kernels (the subroutines as the
+frontend lowered them, before any transformation) and decides
+
+* the value of every integer scalar argument used in shapes, loop bounds or
+  subscripts (a "size"): given (``--size``, a fixed parameter) or chosen
+  near a small random value so that the kernels' assumptions hold and every
+  affine subscript stays inside its array (an isl parameter set);
+* the range of values of integer arrays that feed subscripts (``x(col(j))``)
+  or data-dependent loop bounds (``do j = rowptr(i), rowptr(i+1)-1``), so
+  that the loops they drive stay in bounds too; arrays used as both lower
+  and upper loop bounds get nondecreasing values (CSR row pointers);
+* the extent of assumed-size (``*``) axes, from the largest subscript used.
+
+What cannot be worked out is asked for: an :class:`InputError` names the
+variable and the statement, and ``--range NAME=LO:HI`` (or ``--size``)
+answers it.  :meth:`InputPlan.generate` then draws the random values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import islpy as isl
+import numpy as np
+import pymbolic.primitives as p
+
+from f2loopy.diagnostics import F2LoopyError
+from f2loopy.ir.domains import combined_domain, iname_to_domain_index
+from f2loopy.ir.expressions import accesses, index_tuple, substitute
+from f2loopy.ir.folding import NotConstant, evaluate_constant
+from f2loopy.ir.isl_tools import (
+    NonAffineError, align_params, dim_type, param_names, pwaff_from_expr, set_from_condition,
+    set_names)
+from f2loopy.ir.kernel import ArrayArg, Assignment, Kernel, ScalarArg
+
+#: sizes are chosen in [1, MAX_SIZE]
+MAX_SIZE = 512
+#: preferred sizes are drawn from this range (then moved to the nearest valid value)
+PREFERRED_SIZES = (4, 9)
+#: default value range of real and complex data
+DEFAULT_REAL_RANGE = (0.5, 1.5)
+#: default value range of integer data (and of integer scalars that are no size)
+DEFAULT_INT_RANGE = (1, 9)
+#: extent of an assumed-size axis that no affine subscript bounds
+DEFAULT_ASSUMED_EXTENT = 10
+
+
+class InputError(F2LoopyError):
+    """Inputs cannot be chosen without help from the user."""
+
+
+@dataclass
+class ArgSpec:
+    """One argument of the subroutines (merged over the kernels that share it)."""
+
+    name: str
+    dtype: np.dtype
+    is_array: bool
+    shape: tuple = ()
+    lower_bounds: tuple = ()
+    written: bool = False
+    span: object = None
+
+
+@dataclass
+class ValueRange:
+    lo: float
+    hi: float
+    nondecreasing: bool = False
+    why: str = ""
+
+    def intersect(self, other: "ValueRange") -> "ValueRange":
+        return ValueRange(max(self.lo, other.lo), min(self.hi, other.hi),
+                          self.nondecreasing or other.nondecreasing,
+                          "; ".join(w for w in (self.why, other.why) if w))
+
+
+@dataclass
+class InputPlan:
+    """Everything needed to draw inputs (see :meth:`generate`)."""
+
+    args: dict                       # name -> ArgSpec, in order of first appearance
+    values: dict                     # name -> value of scalars decided here (sizes, fixed)
+    shapes: dict                     # name -> tuple of ints (arrays)
+    lower_bounds: dict               # name -> tuple of ints (arrays)
+    ranges: dict = field(default_factory=dict)   # name -> ValueRange
+    chosen: list = field(default_factory=list)   # names of sizes chosen here (not given)
+
+    def describe(self) -> str:
+        """``n=7, m=4`` for the scalars decided here (sizes and fixed values)."""
+        return ", ".join(f"{n}={_show(v)}" for n, v in self.values.items())
+
+    def generate(self, seed: int = 0) -> dict:
+        """Random inputs: name -> numpy array (Fortran order) or numpy scalar."""
+        rng = np.random.default_rng(seed)
+        out = {}
+        for name, spec in self.args.items():
+            if name in self.values:
+                out[name] = np.dtype(spec.dtype).type(self.values[name])
+                continue
+            rng_range = self.ranges.get(name)
+            shape = self.shapes.get(name, ())
+            out[name] = _random_values(rng, spec.dtype, shape if spec.is_array else None,
+                                       rng_range)
+        return out
+
+
+def _show(v) -> str:
+    if isinstance(v, (bool, np.bool_)):
+        return ".true." if v else ".false."
+    if isinstance(v, np.floating):
+        return str(v)
+    return str(v)
+
+
+def _random_values(rng, dtype, shape, vrange: ValueRange | None):
+    dt = np.dtype(dtype)
+    size = int(np.prod(shape)) if shape is not None else 1
+    if dt.kind == "b":
+        vals = rng.integers(0, 2, size=size).astype(bool)
+    elif dt.kind in "iu":
+        lo, hi = (vrange.lo, vrange.hi) if vrange else DEFAULT_INT_RANGE
+        lo, hi = int(np.ceil(lo)), int(np.floor(hi))
+        info = np.iinfo(dt)
+        lo, hi = max(lo, info.min), min(hi, info.max)
+        vals = rng.integers(lo, hi + 1, size=size, dtype=np.int64)
+        if vrange is not None and vrange.nondecreasing:
+            vals = np.sort(vals)
+        vals = vals.astype(dt)
+    elif dt.kind == "c":
+        lo, hi = (vrange.lo, vrange.hi) if vrange else DEFAULT_REAL_RANGE
+        vals = (rng.uniform(lo, hi, size) + 1j * rng.uniform(lo, hi, size)).astype(dt)
+    else:
+        lo, hi = (vrange.lo, vrange.hi) if vrange else DEFAULT_REAL_RANGE
+        vals = rng.uniform(lo, hi, size).astype(dt)
+        if vrange is not None and vrange.nondecreasing:
+            vals = np.sort(vals)
+    if shape is None:
+        return vals[0]
+    return np.asfortranarray(vals.reshape(shape, order="F"))
+
+
+# {{{ arguments
+
+def merge_arguments(kernels) -> dict:
+    """name -> :class:`ArgSpec` over *kernels* (called in sequence)."""
+    args: dict = {}
+    for k in kernels:
+        written = k.written_variables()
+        for a in k.args:
+            spec = args.get(a.name)
+            is_array = isinstance(a, ArrayArg)
+            if spec is None:
+                args[a.name] = ArgSpec(a.name, np.dtype(a.dtype), is_array,
+                                       tuple(a.shape) if is_array else (),
+                                       tuple(a.lower_bounds) if is_array else (),
+                                       a.name in written, a.span)
+                continue
+            if spec.is_array != is_array or spec.dtype != np.dtype(a.dtype) or \
+                    (is_array and (tuple(a.shape) != spec.shape
+                                   or tuple(a.lower_bounds) != spec.lower_bounds)):
+                raise InputError(f"argument '{a.name}' is declared differently in the "
+                                 f"subroutines called in sequence ({k.name})", a.span)
+            spec.written = spec.written or a.name in written
+    return args
+
+# }}}
+
+
+def _int_value(expr, values: dict) -> int:
+    """The value of the integer expression *expr* given scalar *values*."""
+    subst = {n: np.int64(v) for n, v in values.items()}
+    try:
+        return int(evaluate_constant(substitute(expr, subst)))
+    except (NotConstant, TypeError, ValueError, ZeroDivisionError, OverflowError):
+        raise InputError(f"cannot evaluate '{expr}' with {values}") from None
+
+
+def _is_int_dtype(dt) -> bool:
+    return np.dtype(dt).kind in "iu"
+
+
+@dataclass
+class _Access:
+    kernel: Kernel
+    insn: object
+    array: str
+    axis: int
+    index: object
+    lb: object          # pymbolic lower bound
+    extent: object      # pymbolic extent or None (assumed size)
+    array_text: str
+
+
+def _array_accesses(kernel: Kernel):
+    """Every subscripted access to an array variable of *kernel*, per axis."""
+    out = []
+    for insn in kernel.instructions:
+        if not isinstance(insn, Assignment):
+            exprs = insn.read_expressions()
+        else:
+            exprs = (insn.assignee, *insn.read_expressions())
+        for e in exprs:
+            for name, idx in accesses(e):
+                if idx is None or not kernel.has_variable(name):
+                    continue
+                var = kernel.variable(name)
+                shape = tuple(getattr(var, "shape", ()) or ())
+                if len(shape) != len(idx):
+                    continue
+                text = f"{name}({', '.join(str(i) for i in idx)})"
+                for axis, (ix, ext) in enumerate(zip(idx, shape)):
+                    out.append(_Access(kernel, insn, name, axis, ix, var.lower_bounds[axis],
+                                       ext, text))
+    return out
+
+
+def _where(acc: _Access) -> str:
+    return f"'{acc.array_text}'" + (f" ({acc.insn.span})" if acc.insn.span else "")
+
+
+class _Planner:
+    def __init__(self, originals, assumptions, given: dict, ranges: dict, seed: int):
+        self.kernels = list(originals)
+        self.args = merge_arguments(self.kernels)
+        self.assumptions = [a for a in assumptions if a is not None]
+        self.given = dict(given)
+        self.user_ranges = dict(ranges)
+        self.rng = np.random.default_rng([seed, 0x5eed])
+        self.int_scalars = [n for n, s in self.args.items()
+                            if not s.is_array and _is_int_dtype(s.dtype)]
+        self.accesses = [a for k in self.kernels for a in _array_accesses(k)]
+        self.dd_inames = {k.name: self._data_dependent_inames(k) for k in self.kernels}
+
+    # {{{ helpers
+
+    @staticmethod
+    def _data_dependent_inames(k: Kernel) -> set:
+        """Inames whose bounds (or those of an enclosing loop) come from data."""
+        temps = set(k.temporaries)
+        where = iname_to_domain_index(k)
+        dd = set()
+        changed = True
+        while changed:
+            changed = False
+            for iname, idx in where.items():
+                if iname in dd:
+                    continue
+                pars = set(param_names(k.domains[idx]))
+                if pars & temps or pars & dd:
+                    dd.add(iname)
+                    changed = True
+        return dd
+
+    def _params_space(self, names):
+        return isl.Set.universe(isl.Space.create_from_names(
+            isl.DEFAULT_CONTEXT, set=[], params=list(names))).params()
+
+    def _domain(self, acc: _Access, inames) -> isl.Set:
+        """Instances of the access's instruction over *inames*, with the
+        affine predicates of the instruction applied where possible."""
+        k, insn = acc.kernel, acc.insn
+        order = [i for i in k.all_inames() if i in inames]
+        dom = combined_domain(k, order, with_assumptions=False)
+        dom, _ = align_params(dom, self._params_space(self.int_scalars))
+        for pred in insn.predicates:
+            try:
+                cond = set_from_condition(pred, dom.get_space())
+            except (NonAffineError, KeyError, TypeError):
+                continue
+            dom = dom & cond
+        return dom
+
+    def _oob(self, acc: _Access, dom: isl.Set, extent_value=None):
+        """The instances of *dom* where the access is out of bounds (None if
+        the subscript is not affine)."""
+        space = dom.get_space()
+        try:
+            idx = pwaff_from_expr(acc.index, space)
+            lb = pwaff_from_expr(acc.lb, space)
+            if acc.extent is None:
+                if extent_value is None:
+                    return idx.lt_set(lb) & dom
+                ub = lb + (extent_value - 1)
+            else:
+                ub = lb + pwaff_from_expr(acc.extent, space) - 1
+        except NonAffineError:
+            return None
+        return (idx.lt_set(lb) | idx.gt_set(ub)) & dom
+
+    # }}}
+
+    def plan(self) -> InputPlan:
+        values = self._choose_sizes()
+        shapes, lbs = self._shapes(values)
+        ranges = self._index_ranges(values, shapes, lbs)
+        for name, r in self.user_ranges.items():
+            ranges[name] = r
+        for name, r in ranges.items():
+            if r.lo > r.hi:
+                raise InputError(f"no values of '{name}' keep every subscript in bounds "
+                                 f"({r.why}); give them with --range {name}=LO:HI",
+                                 self.args[name].span)
+        return InputPlan(self.args, values, shapes, lbs, ranges,
+                         [n for n in values if n not in self.given])
+
+    # {{{ sizes
+
+    def _size_names(self) -> list:
+        """Integer scalars that act as sizes: in shapes, domains, subscripts,
+        assumptions."""
+        used = set()
+        for spec in self.args.values():
+            for e in (*spec.shape, *spec.lower_bounds):
+                if e is not None:
+                    used.update(n for n, _ in accesses(e))
+        for k in self.kernels:
+            for d in k.domains:
+                used.update(param_names(d))
+            for t in k.temporaries.values():
+                for e in (*t.shape, *t.lower_bounds):
+                    if e is not None:
+                        used.update(n for n, _ in accesses(e))
+        for acc in self.accesses:
+            used.update(n for n, _ in accesses(acc.index))
+        for a in self.assumptions:
+            used.update(param_names(a))
+        written = {n for n, s in self.args.items() if s.written}
+        return [n for n in self.int_scalars if n in used and n not in written]
+
+    def _safe_set(self, names):
+        """Parameter values (over *names*) for which every affine subscript
+        outside data-dependent loops stays in bounds, and the accesses whose
+        bad sets make it up."""
+        universe = self._params_space(names)
+        bad_parts = []
+        for acc in self.accesses:
+            if acc.extent is None:
+                continue
+            dd = self.dd_inames[acc.kernel.name]
+            idx_names = {n for n, _ in accesses(acc.index)}
+            if idx_names & dd:
+                continue
+            inames = [i for i in acc.insn.within_inames if i not in dd]
+            try:
+                dom = self._domain(acc, inames)
+            except (NonAffineError, isl.Error):
+                continue
+            if set(param_names(dom)) - set(names):
+                continue
+            oob = self._oob(acc, dom)
+            if oob is None:
+                continue
+            bad = oob.params()
+            bad, _ = align_params(bad, universe)
+            if not bad.is_empty():
+                bad_parts.append((bad, acc))
+        safe = universe
+        for bad, _ in bad_parts:
+            b, s = align_params(bad, safe)
+            safe = s - b
+        return safe, bad_parts
+
+    def _choose_sizes(self) -> dict:
+        names = self._size_names()
+        values = {}
+        for n in self.int_scalars:
+            if n in self.given:
+                values[n] = int(self.given[n])
+        for n, v in self.given.items():
+            if n not in values:
+                values[n] = v
+        if not names:
+            return self._ordered(values)
+        safe, bad_parts = self._safe_set(names)
+        s = safe
+        for a in self.assumptions:
+            a = a if a.is_params() else a.params()
+            x, y = align_params(s, a)
+            s = x & y
+        s, _ = align_params(s, self._params_space(names))
+        # every size in [1, MAX_SIZE]
+        for n in names:
+            if n in values:
+                continue
+            s = s & _param_box(s.get_space(), n, 1, MAX_SIZE)
+        for n in names:
+            if n in values:
+                s = s & _param_eq(s.get_space(), n, values[n])
+        if s.is_empty():
+            self._explain_infeasible(names, values, bad_parts)
+        for n in names:
+            if n in values:
+                continue
+            pref = int(self.rng.integers(PREFERRED_SIZES[0], PREFERRED_SIZES[1] + 1))
+            for v in _nearest_first(pref, 1, MAX_SIZE):
+                trial = s & _param_eq(s.get_space(), n, v)
+                if not trial.is_empty():
+                    s = trial
+                    values[n] = v
+                    break
+            else:  # pragma: no cover - s was not empty
+                raise InputError(f"no value of '{n}' fits; give it with --size {n}=VALUE")
+        return self._ordered(values)
+
+    def _ordered(self, values):
+        order = list(self.args)
+        return {n: values[n] for n in sorted(values, key=lambda x: order.index(x)
+                                             if x in order else len(order))}
+
+    def _explain_infeasible(self, names, values, bad_parts):
+        given = {n: v for n, v in values.items() if n in names}
+        if given:
+            point = self._params_space(names)
+            for n, v in given.items():
+                point = point & _param_eq(point.get_space(), n, v)
+            for bad, acc in bad_parts:
+                b, pt = align_params(bad, point)
+                # bad with the given values (others free): out of bounds for every choice?
+                if not (pt & b).is_empty() and (pt - b).is_empty():
+                    shown = ", ".join(f"{n}={v}" for n, v in given.items())
+                    raise InputError(f"with {shown}, {_where(acc)} goes out of bounds of "
+                                     f"'{acc.array}'", acc.insn.span)
+            shown = ", ".join(f"{n}={v}" for n, v in given.items())
+            raise InputError(f"no sizes fit the kernel's assumptions and keep every subscript "
+                             f"in bounds with {shown}; give other values with --size")
+        raise InputError("no sizes fit the kernel's assumptions and keep every subscript in "
+                         "bounds; give them with --size NAME=VALUE")
+
+    # }}}
+
+    # {{{ shapes
+
+    def _shapes(self, values):
+        shapes, lbs = {}, {}
+        ints = {n: v for n, v in values.items() if n in self.int_scalars}
+        for name, spec in self.args.items():
+            if not spec.is_array:
+                continue
+            lb = tuple(_int_value(e, ints) for e in spec.lower_bounds)
+            ext = []
+            for axis, e in enumerate(spec.shape):
+                if e is None:
+                    ext.append(self._assumed_extent(name, axis, lb[axis], ints))
+                else:
+                    ext.append(max(0, _int_value(e, ints)))
+            shapes[name] = tuple(ext)
+            lbs[name] = lb
+        return shapes, lbs
+
+    def _assumed_extent(self, name, axis, lb, ints) -> int:
+        best = None
+        for acc in self.accesses:
+            if acc.array != name or acc.axis != axis:
+                continue
+            dd = self.dd_inames[acc.kernel.name]
+            if {n for n, _ in accesses(acc.index)} & dd:
+                continue
+            inames = [i for i in acc.insn.within_inames if i not in dd]
+            try:
+                dom = self._fixed(self._domain(acc, inames), ints)
+                pw = pwaff_from_expr(acc.index, dom.get_space())
+            except (NonAffineError, isl.Error):
+                continue
+            if dom.is_empty():
+                continue
+            for piece_set, aff in pw.get_pieces():
+                piece = dom & piece_set
+                if piece.is_empty():
+                    continue
+                m = piece.max_val(aff)
+                if m.is_int():
+                    v = int(m.to_python())
+                    best = v if best is None else max(best, v)
+        if best is None:
+            return DEFAULT_ASSUMED_EXTENT
+        return max(1, best - lb + 1)
+
+    def _fixed(self, s: isl.Set, ints: dict) -> isl.Set:
+        for n, v in ints.items():
+            if s.find_dim_by_name(dim_type.param, n) >= 0:
+                s = s & _param_eq(s.get_space(), n, v)
+        return s
+
+    # }}}
+
+    # {{{ value ranges of integer arrays
+
+    def _index_ranges(self, values, shapes, lbs) -> dict:
+        ints = {n: v for n, v in values.items() if n in self.int_scalars}
+        ranges: dict = {}
+
+        def add(name, r):
+            ranges[name] = ranges[name].intersect(r) if name in ranges else r
+
+        int_arrays = {n for n, s in self.args.items() if s.is_array and _is_int_dtype(s.dtype)}
+        scalar_ints = {n for n in self.int_scalars if n not in values}
+
+        def bounds_of(acc):
+            lb = _int_value(acc.lb, ints) if acc.array not in lbs else lbs[acc.array][acc.axis]
+            if acc.array in shapes:
+                ext = shapes[acc.array][acc.axis]
+            else:
+                ext = _int_value(acc.extent, ints)
+            return lb, lb + ext - 1
+
+        # indirect subscripts: x(col(j) + c)
+        for acc in self.accesses:
+            if acc.extent is None and acc.array not in shapes:
+                continue
+            used = {n for n, _ in accesses(acc.index)}
+            feeding = (used & int_arrays) | (used & scalar_ints)
+            if not feeding:
+                continue
+            source, offset = _indirect(acc.index, ints)
+            if source is not None and source in feeding:
+                lo, hi = bounds_of(acc)
+                add(source, ValueRange(lo - offset, hi - offset,
+                                       why=f"subscript {_where(acc)}"))
+                continue
+            for name in sorted(feeding):
+                if name in self.user_ranges:
+                    continue
+                raise InputError(f"cannot tell which values of '{name}' keep the subscript "
+                                 f"{_where(acc)} in bounds; give them with --range "
+                                 f"{name}=LO:HI", acc.insn.span)
+
+        # data-dependent loop bounds: do j = rowptr(i), rowptr(i+1) - 1
+        roles: dict = {}
+        for k in self.kernels:
+            self._loop_bound_ranges(k, ints, shapes, lbs, add, roles)
+        for name, rs in roles.items():
+            if rs >= {"lower", "upper"} and name in ranges:
+                ranges[name].nondecreasing = True
+        return ranges
+
+    def _loop_bound_ranges(self, k: Kernel, ints, shapes, lbs, add, roles):
+        dd = self.dd_inames[k.name]
+        if not dd:
+            return
+        where = iname_to_domain_index(k)
+        temps = set(k.temporaries)
+        int_arrays = {n for n, s in self.args.items() if s.is_array and _is_int_dtype(s.dtype)}
+        assigned = {}
+        for insn in k.instructions:
+            if isinstance(insn, Assignment) and isinstance(insn.assignee, p.Variable):
+                assigned.setdefault(insn.assignee.name, []).append(insn)
+        for j in sorted(dd):
+            dom = k.domains[where[j]]
+            bound_temps = [n for n in param_names(dom) if n in temps]
+            if not bound_temps:
+                continue
+            valid = self._valid_range(k, j, dd, ints, shapes)
+            for t in bound_temps:
+                role = _bound_role(dom, j, t)
+                if valid is None:
+                    lo, hi = DEFAULT_INT_RANGE
+                else:
+                    lo, hi = valid
+                t_lo = lo if role != "upper" else lo - 1
+                t_hi = hi if role != "lower" else hi + 1
+                for insn in assigned.get(t, []):
+                    source, offset = _indirect(insn.expression, ints)
+                    if source is None or source not in int_arrays:
+                        if {n for n, _ in accesses(insn.expression)} & int_arrays:
+                            names = sorted({n for n, _ in accesses(insn.expression)}
+                                           & int_arrays)
+                            if all(n in self.user_ranges for n in names):
+                                continue
+                            raise InputError(
+                                f"cannot tell which values of '{names[0]}' keep the loop over "
+                                f"'{j}' in bounds; give them with --range {names[0]}=LO:HI",
+                                insn.span)
+                        continue
+                    add(source, ValueRange(t_lo - offset, t_hi - offset,
+                                           why=f"bound of the loop over '{j}'"
+                                               + (f" ({insn.span})" if insn.span else "")))
+                    roles.setdefault(source, set()).add(role)
+
+    def _valid_range(self, k: Kernel, j: str, dd: set, ints, shapes):
+        """The interval of values of the data-dependent iname *j* for which
+        every subscript that uses it stays in bounds (None: unconstrained)."""
+        valid = None
+        for acc in self.accesses:
+            if acc.kernel is not k or j not in acc.insn.within_inames:
+                continue
+            used = {n for n, _ in accesses(acc.index)}
+            if j not in used or (used & dd) - {j}:
+                continue
+            inames = [i for i in acc.insn.within_inames if i not in dd]
+            try:
+                outer = self._fixed(self._domain(acc, inames), ints)
+            except (NonAffineError, isl.Error):
+                continue
+            # the same instances with j free
+            dom = outer.insert_dims(dim_type.set, outer.dim(dim_type.set), 1)
+            dom = dom.set_dim_name(dim_type.set, dom.dim(dim_type.set) - 1, j)
+            ext = None
+            if acc.extent is None and acc.array in shapes:
+                ext = shapes[acc.array][acc.axis]
+            oob = self._oob(acc, dom, extent_value=ext)
+            if oob is None:
+                continue
+            oob = self._fixed(oob, ints)
+            names = set_names(oob)
+            keep = names.index(j)
+            bad_j = oob.project_out(dim_type.set, keep + 1, len(names) - keep - 1) \
+                .project_out(dim_type.set, 0, keep)
+            bad_j = bad_j.project_out(dim_type.param, 0, bad_j.dim(dim_type.param))
+            allowed = bad_j.complement()
+            valid = allowed if valid is None else valid & allowed
+        if valid is None or valid.is_empty():
+            return None
+        lo, hi = valid.dim_min_val(0), valid.dim_max_val(0)
+        lo = int(lo.to_python()) if lo.is_int() else None
+        hi = int(hi.to_python()) if hi.is_int() else None
+        if lo is None and hi is None:
+            return None
+        if lo is None:
+            lo = min(1, hi)
+        if hi is None:
+            hi = lo + DEFAULT_INT_RANGE[1] - 1
+        return lo, hi
+
+    # }}}
+
+
+def _bound_role(dom: isl.Set, j: str, t: str) -> str:
+    """'lower' if *t* bounds *j* from below in *dom*, 'upper' if from above."""
+    sp = dom.get_space()
+    try:
+        jv = pwaff_from_expr(p.Variable(j), sp)
+        tv = pwaff_from_expr(p.Variable(t), sp)
+    except NonAffineError:
+        return "both"
+    below = (dom & jv.lt_set(tv)).is_empty()
+    above = (dom & jv.gt_set(tv)).is_empty()
+    if below and not above:
+        return "lower"
+    if above and not below:
+        return "upper"
+    return "both"
+
+
+def _indirect(expr, ints):
+    """``(array, offset)`` if *expr* is ``array(...) + offset`` (offset an
+    integer expression of the known scalars), else ``(None, 0)``."""
+    e = expr
+    while isinstance(e, p.Call) and getattr(e.function, "name", "") in ("int32", "int64") \
+            and len(e.parameters) == 1:
+        e = e.parameters[0]
+    if isinstance(e, p.Subscript):
+        return e.aggregate.name, 0
+    if isinstance(e, p.Sum):
+        subs = [c for c in e.children if isinstance(c, p.Subscript)]
+        rest = [c for c in e.children if not isinstance(c, p.Subscript)]
+        if len(subs) == 1:
+            try:
+                offset = sum(_int_value(c, ints) for c in rest)
+            except InputError:
+                return None, 0
+            return subs[0].aggregate.name, offset
+    return None, 0
+
+
+def _param_eq(space, name, value) -> isl.Set:
+    s = isl.Set.universe(space)
+    idx = space.find_dim_by_name(dim_type.param, name)
+    c = isl.Constraint.equality_alloc(space)
+    c = c.set_coefficient_val(dim_type.param, idx, 1).set_constant_val(-int(value))
+    return s.add_constraint(c)
+
+
+def _param_box(space, name, lo, hi) -> isl.Set:
+    s = isl.Set.universe(space)
+    idx = space.find_dim_by_name(dim_type.param, name)
+    c1 = isl.Constraint.inequality_alloc(space).set_coefficient_val(
+        dim_type.param, idx, 1).set_constant_val(-int(lo))
+    c2 = isl.Constraint.inequality_alloc(space).set_coefficient_val(
+        dim_type.param, idx, -1).set_constant_val(int(hi))
+    return s.add_constraint(c1).add_constraint(c2)
+
+
+def _nearest_first(pref, lo, hi):
+    yield pref
+    for d in range(1, hi - lo + 1):
+        if pref + d <= hi:
+            yield pref + d
+        if pref - d >= lo:
+            yield pref - d
+        if pref + d > hi and pref - d < lo:
+            return
+
+
+def plan_inputs(originals, *, assumptions=(), given=None, ranges=None,
+                seed: int = 0) -> InputPlan:
+    """Decide sizes, value ranges and shapes for running *originals* in sequence.
+
+    :arg assumptions: isl parameter sets the chosen sizes must satisfy (the
+        transformed kernels' :attr:`~f2loopy.ir.kernel.Kernel.assumptions`).
+    :arg given: name -> value of scalars fixed by the user or by
+        ``fix_parameters``.
+    :arg ranges: name -> ``(lo, hi)`` value ranges given by the user.
+    """
+    given = dict(given or {})
+    rng = {n: (r if isinstance(r, ValueRange) else ValueRange(float(r[0]), float(r[1]),
+                                                              why="--range"))
+           for n, r in (ranges or {}).items()}
+    planner = _Planner(originals, assumptions, given, rng, seed)
+    canon = {}
+    lower = {n.lower(): n for n in planner.args}
+    for n, v in given.items():
+        if n.lower() not in lower:
+            raise InputError(f"--size {n}: no argument called '{n}'")
+        canon[lower[n.lower()]] = v
+    planner.given = canon
+    for n in list(rng):
+        if n.lower() not in lower:
+            raise InputError(f"--range {n}: no argument called '{n}'")
+        rng[lower[n.lower()]] = rng.pop(n)
+    planner.user_ranges = rng
+    return planner.plan()

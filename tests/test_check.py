@@ -1,0 +1,436 @@
+"""``f2loopy check`` (issue 9, part 1): the samples pass, wrong transformations
+fail and name the array, inputs fit the declarations and assumptions."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from f2loopy.cli import main
+from f2loopy.frontend import parse_fortran
+from f2loopy.verify.check import (
+    CheckError, check_source, original_sequence, parse_tolerances, run_isolated,
+    tolerance_for)
+from f2loopy.verify.inputs import InputError, plan_inputs
+from util import needs_gfortran
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples"
+
+
+def _check(args):
+    return CliRunner().invoke(main, ["check", *args])
+
+
+# {{{ the samples
+
+SAMPLE_ARGS = {
+    "saxpy.f90": [], "matmul.f90": [], "norms.f90": [], "jacobi2d.f90": [],
+    "euler_flux.f90": [], "heat_app/heat.f90": [],
+    "numa_volume/volume.f90": ["-D", "Nq=4", "--size", "Ne=3"],
+}
+
+
+def test_every_sample_is_listed():
+    found = {str(p.relative_to(SAMPLES)) for p in SAMPLES.rglob("*.f90")}
+    assert found - set(SAMPLE_ARGS) <= {"shallow_water.f90"} | {
+        f for f in found if f.endswith("_cl.f90")}
+
+
+@needs_gfortran
+@pytest.mark.parametrize("sample", sorted(SAMPLE_ARGS))
+def test_check_passes_on_sample(sample):
+    res = _check([*SAMPLE_ARGS[sample], str(SAMPLES / sample)])
+    assert res.exit_code == 0, res.output
+    assert "ok:" in res.output and "FAIL" not in res.output
+
+
+@needs_gfortran
+def test_check_passes_on_other_samples():
+    for path in sorted(SAMPLES.glob("*.f90")):
+        if path.name in SAMPLE_ARGS:
+            continue
+        res = _check([str(path)])
+        assert res.exit_code == 0, res.output
+
+
+@needs_gfortran
+def test_numa_volume_every_checkpoint_is_checked():
+    res = _check(["-D", "Nq=4", "--size", "Ne=3", str(SAMPLES / "numa_volume" / "volume.f90")])
+    assert res.exit_code == 0, res.output
+    for level in range(1, 9):
+        assert f"refFluxR_refFluxS [checkpoint 'level {level}'] = refFluxR then refFluxS" \
+            in res.output
+    assert "Ne=3, Nq=4" in res.output
+    assert res.output.count("rhsq(4,4,4,8,3) float32") == 9
+    assert "ok: 9 output(s) of 9 kernel(s)" in res.output
+
+# }}}
+
+
+# {{{ wrong transformations are caught
+
+SCAN = """\
+subroutine scan(n, x, y, z)
+  implicit none
+  integer n, i
+  real x(n), y(n), z(n), acc
+  acc = 0
+  do i = 1, n
+    acc = acc + x(i)
+    y(i) = acc
+    z(i) = 2 * x(i)
+  end do
+end subroutine
+!$loopy begin
+! (k,) = parse_fortran(SOURCE, FILENAME)
+! k = set_options(k, check_races=False)
+! bad = split_iname(k, "i", 4, outer_tag="g.0", inner_tag="l.0")
+{rest}
+!$loopy end
+"""
+
+
+@needs_gfortran
+def test_racing_transformation_fails_and_names_the_array(tmp_path):
+    path = tmp_path / "scan.f90"
+    path.write_text(SCAN.format(rest="! RESULT = [bad]"))
+    res = _check([str(path)])
+    assert res.exit_code == 1, res.output
+    lines = res.output.splitlines()
+    (y_line,) = [ln for ln in lines if ln.strip().startswith("y(")]
+    (z_line,) = [ln for ln in lines if ln.strip().startswith("z(")]
+    assert y_line.endswith("FAIL") and "max |error|" in y_line and "at y(" in y_line
+    assert z_line.endswith("ok")
+    assert "MISMATCH" in res.output and "Traceback" not in res.output
+
+
+@needs_gfortran
+def test_wrong_checkpoint_is_reported_with_its_label(tmp_path):
+    path = tmp_path / "scan.f90"
+    path.write_text(SCAN.format(rest="! k2 = bad\n! checkpoint(\"racy\")\n! RESULT = [k]"))
+    report = check_source(path.read_text(), path)
+    assert not report.passed
+    (bad,) = report.failures()
+    assert bad.label == "racy"
+    assert [o.name for o in bad.outputs if not o.passed] == ["y"]
+    assert "[checkpoint 'racy']" in report.format()
+    # without checkpoints only the (correct) final kernel is checked
+    assert check_source(path.read_text(), path, checkpoints=False).passed
+
+
+@needs_gfortran
+def test_transformation_that_drops_a_statement_fails(tmp_path):
+    src = """\
+subroutine two(n, a, b, c)
+  integer n, i
+  real a(n), b(n), c(n)
+  do i = 1, n
+    b(i) = a(i) + 1
+    c(i) = a(i) * 3
+  end do
+end subroutine
+!$loopy begin
+! (k,) = parse_fortran(SOURCE, FILENAME)
+! RESULT = [remove_instructions(k, {"c"})]
+!$loopy end
+"""
+    path = tmp_path / "two.f90"
+    path.write_text(src)
+    report = check_source(src, path)
+    (kc,) = report.checks
+    assert {o.name: o.passed for o in kc.outputs} == {"b": True, "c": False}
+
+
+@needs_gfortran
+def test_fused_kernel_is_compared_with_the_sequence(tmp_path):
+    src = """\
+subroutine first(n, a, b)
+  integer n, i
+  real a(n), b(n)
+  do i = 1, n
+    b(i) = a(i) * 2
+  end do
+end subroutine
+subroutine second(n, b, c, s)
+  integer n, i
+  real b(n), c(n), s
+  s = 0
+  do i = 1, n
+    c(i) = b(i) + 1
+    s = s + c(i)
+  end do
+end subroutine
+!$loopy begin
+! f, g = parse_fortran(SOURCE, FILENAME)
+! RESULT = [fuse_kernels([f, g])]
+!$loopy end
+"""
+    path = tmp_path / "fused.f90"
+    path.write_text(src)
+    report = check_source(src, path)
+    (kc,) = report.checks
+    assert kc.kernel == "first_second" and kc.originals == ("first", "second")
+    assert [o.name for o in kc.outputs] == ["b", "c", "s"]
+    assert report.passed, report.format()
+
+
+def test_original_sequence_splits_joined_names():
+    names = {"ref_a": 1, "ref": 2, "b_c": 3, "b": 4}
+    assert original_sequence("ref_a", names) == ["ref_a"]
+    assert original_sequence("REF_A_b_c", names) == ["ref_a", "b_c"]
+    assert original_sequence("ref_b", names) == ["ref", "b"]
+    assert original_sequence("b_b_b", names) == ["b", "b", "b"]
+    assert original_sequence("other", names) is None
+    assert original_sequence("ref_", names) is None
+
+
+@needs_gfortran
+def test_unknown_kernel_name_is_a_failure(tmp_path):
+    src = SCAN.split("!$loopy")[0] + """\
+!$loopy begin
+! (k,) = parse_fortran(SOURCE, FILENAME)
+! k = fuse_kernels([k, k], suffixes=["_a", "_b"], name="mystery")
+! RESULT = [k]
+!$loopy end
+"""
+    path = tmp_path / "m.f90"
+    path.write_text(src)
+    res = _check([str(path)])
+    assert res.exit_code == 1
+    assert "cannot tell which subroutines kernel 'mystery' computes" in res.output
+
+# }}}
+
+
+# {{{ errors and options
+
+def test_missing_gfortran_is_a_clear_error(monkeypatch, tmp_path):
+    monkeypatch.delenv("F2LOOPY_FC", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    res = _check([str(SAMPLES / "saxpy.f90")])
+    assert res.exit_code == 1
+    assert "gfortran was not found" in res.output
+    assert "Traceback" not in res.output and "internal error" not in res.output
+
+
+def test_fortran_compiler_from_environment_must_exist(monkeypatch):
+    monkeypatch.setenv("F2LOOPY_FC", "/nonexistent/gfortran")
+    res = _check([str(SAMPLES / "saxpy.f90")])
+    assert res.exit_code == 1
+    assert "F2LOOPY_FC" in res.output and "Traceback" not in res.output
+
+
+def test_translation_error_is_reported(tmp_path):
+    path = tmp_path / "bad.f90"
+    path.write_text("subroutine s(x)\n  real x\n  do while (x > 1)\n  end do\nend\n")
+    res = _check([str(path)])
+    assert res.exit_code == 1
+    assert "bad.f90:3:3: error: 'do while' loops are not supported" in res.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--size", "n"], "expected NAME=VALUE"),
+    (["--range", "x=3"], "bad value"),
+    (["--rtol", "float16=1"], "unknown type"),
+    (["--ulps", "x"], "bad value"),
+])
+def test_bad_options_are_usage_errors(args, message):
+    res = _check([*args, str(SAMPLES / "saxpy.f90")])
+    assert res.exit_code == 2
+    assert message in res.output
+
+
+def test_tolerance_options():
+    tol = parse_tolerances(rtol=["1e-3", "float64=1e-9"], ulps=["2"], atol=["real=0.5"])
+    assert tolerance_for(np.float32, tol).rtol == 1e-3
+    assert tolerance_for(np.float32, tol).atol == 0.5
+    assert tolerance_for(np.float64, tol).rtol == 1e-9
+    assert tolerance_for(np.float64, tol).atol is None
+    assert tolerance_for(np.float64, tol).ulps == 2
+    assert tolerance_for(np.int32, tol).rtol == 0.0
+
+
+@needs_gfortran
+def test_tolerances_decide_the_verdict(tmp_path):
+    # with fp_contract the OpenCL compiler fuses a*b - c (one rounding instead of
+    # two): results differ from gfortran's in the last bit
+    src = """\
+subroutine fm(n, a, b, c, d)
+  integer n, i
+  real a(n), b(n), c(n), d(n)
+  do i = 1, n
+    d(i) = a(i) * b(i) - c(i)
+  end do
+end subroutine
+!$loopy begin
+! (k,) = parse_fortran(SOURCE, FILENAME)
+! RESULT = [set_options(k, fp_contract=True)]
+!$loopy end
+"""
+    path = tmp_path / "fm.f90"
+    path.write_text(src)
+    assert check_source(src, path, sizes={"n": 200}).passed
+    res = _check(["--size", "n=200", "--rtol", "0", "--atol", "0", "--ulps", "0", str(path)])
+    assert res.exit_code == 1
+    (line,) = [ln for ln in res.output.splitlines() if ln.strip().startswith("d(200)")]
+    assert line.endswith("FAIL") and "max |error| 1.19e-07" in line
+    res = _check(["--size", "n=200", "--ulps", "0", "--rtol", "float32=1e-6", str(path)])
+    assert res.exit_code == 0, res.output
+
+
+def test_run_isolated_reports_crashes_and_timeouts():
+    assert run_isolated(lambda: {"a": np.arange(3)})["a"].tolist() == [0, 1, 2]
+    with pytest.raises(CheckError, match="crashed \\(SIGSEGV\\)"):
+        run_isolated(lambda: os.kill(os.getpid(), signal.SIGSEGV))
+    with pytest.raises(CheckError, match="ran longer than"):
+        run_isolated(lambda: __import__("time").sleep(10), timeout=0.5)
+    with pytest.raises(CheckError, match="ZeroDivisionError"):
+        run_isolated(lambda: 1 // 0)
+
+# }}}
+
+
+# {{{ inputs
+
+def _plan(src, names=None, **kw):
+    tu = parse_fortran(src, "t.f90")
+    ks = list(tu) if names is None else [tu[n] for n in names]
+    return plan_inputs(ks, **kw)
+
+
+CSR = """\
+subroutine spmv(n, nnz, rowptr, col, val, x, y, k)
+  integer n, nnz, i, j, k
+  integer rowptr(n+1), col(nnz)
+  real val(nnz), x(n), y(n)
+  do i = 1, n
+    y(i) = 0
+    do j = rowptr(i), rowptr(i+1) - 1
+      y(i) = y(i) + val(j) * x(col(j))
+    end do
+    y(k) = y(k) + 1
+  end do
+end subroutine
+"""
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_index_arrays_stay_in_bounds(seed):
+    plan = _plan(CSR, seed=seed)
+    v = plan.generate(seed)
+    n, nnz = int(v["n"]), int(v["nnz"])
+    assert 1 <= v["k"] <= n
+    assert v["col"].min() >= 1 and v["col"].max() <= n
+    rp = v["rowptr"]
+    assert np.all(np.diff(rp) >= 0)           # nondecreasing: CSR row pointers
+    assert rp.min() >= 1 and rp.max() <= nnz + 1
+
+
+@needs_gfortran
+def test_csr_kernel_checks(tmp_path):
+    path = tmp_path / "csr.f90"
+    path.write_text(CSR)
+    for seed in range(3):
+        report = check_source(CSR, path, seed=seed)
+        assert report.passed, report.format()
+
+
+def test_sizes_follow_assumptions_and_fixed_values():
+    src = "subroutine s(n, m, a)\n  integer n, m, i\n  real a(n)\n" \
+          "  do i = 1, n\n    a(i) = m\n  end do\nend\n"
+    import islpy as isl
+    for seed in range(4):
+        plan = _plan(src, assumptions=[isl.Set("[n] -> { : n mod 16 = 0 }")], seed=seed)
+        assert plan.values["n"] % 16 == 0 and plan.values["n"] > 0
+    plan = _plan(src, given={"N": 7})
+    assert plan.values["n"] == 7 and plan.shapes["a"] == (7,)
+
+
+def test_sizes_keep_affine_subscripts_in_bounds():
+    src = """\
+subroutine s(n, m, off, a, b)
+  integer n, m, off, i
+  real a(n), b(0:m)
+  do i = 1, m
+    a(i + off) = b(i - 1) + b(i)
+  end do
+end
+"""
+    for seed in range(6):
+        plan = _plan(src, seed=seed)
+        n, m, off = (plan.values[x] for x in ("n", "m", "off"))
+        assert 1 + off >= 1 and m + off <= n, plan.values
+
+
+def test_given_sizes_that_break_bounds_are_refused():
+    src = "subroutine s(n, m, a)\n  integer n, m, i\n  real a(n)\n" \
+          "  do i = 1, m\n    a(i) = 0\n  end do\nend\n"
+    with pytest.raises(InputError, match="with n=3, m=5, 'a\\(i\\)' \\(t.f90:5:5\\) goes out "
+                                         "of bounds of 'a'"):
+        _plan(src, given={"n": 3, "m": 5})
+
+
+def test_unknown_index_use_asks_for_a_range():
+    src = """\
+subroutine s(n, idx, a)
+  integer n, i, idx(n)
+  real a(n)
+  do i = 1, n
+    a(2 * idx(i)) = 0
+  end do
+end
+"""
+    with pytest.raises(InputError, match="cannot tell which values of 'idx' keep the subscript "
+                                         ".*give them with --range idx=LO:HI"):
+        _plan(src)
+    plan = _plan(src, ranges={"idx": (1, 2)}, given={"n": 4})
+    v = plan.generate(0)["idx"]
+    assert v.min() >= 1 and v.max() <= 2
+
+
+def test_assumed_size_extent_comes_from_the_subscripts():
+    src = """\
+      subroutine s(n, x, y)
+      double precision x(*), y(*)
+      integer n, i
+      do 10 i = 1, n
+         y(i + 2) = x(2 * i)
+   10 continue
+      end
+"""
+    tu = parse_fortran(src, "t.f")
+    plan = plan_inputs(list(tu), given={"n": 5})
+    assert plan.shapes["x"] == (10,) and plan.shapes["y"] == (7,)
+
+
+@needs_gfortran
+def test_logical_and_integer_outputs(tmp_path):
+    src = """\
+subroutine flags(n, x, pos, cnt, any_big)
+  integer n, i, cnt
+  real x(n)
+  logical pos(n), any_big
+  cnt = 0
+  any_big = .false.
+  do i = 1, n
+    pos(i) = x(i) > 1.0
+    if (pos(i)) cnt = cnt + 1
+    any_big = any_big .or. x(i) > 1.4
+  end do
+end subroutine
+"""
+    path = tmp_path / "flags.f90"
+    path.write_text(src)
+    report = check_source(src, path)
+    assert report.passed, report.format()
+    (kc,) = report.checks
+    assert [(o.name, o.dtype.name) for o in kc.outputs] == [
+        ("pos", "bool"), ("cnt", "int32"), ("any_big", "bool")]
+
+# }}}
