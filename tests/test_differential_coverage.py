@@ -580,6 +580,29 @@ end subroutine
 """, lambda: [12, farray(12, np.float64, seed=55, low=-9, high=9),
               np.zeros((12, 3), np.int64, order="F"), np.zeros((12, 2), np.int32, order="F")])
 
+case("complex_functions_kinds_and_powers", """
+subroutine zmore(n, z, c, w)
+  implicit none
+  integer n, i
+  complex*16 z(n), w(n, 6)
+  complex c(n)
+  real*8 t
+  do i = 1, n
+    t = dble(i) / n
+    w(i, 1) = log(z(i)) + sin(z(i)) * cos(z(i))
+    w(i, 2) = z(i) ** (-2) + z(i) ** 0.5d0 + z(i) ** c(i)
+    w(i, 3) = -z(i) + t * z(i) - 2 * z(i) + c(i)
+    w(i, 4) = z(i) / cmplx(0.1d0, 3.0d0, kind=8) + (1.0d0, -2.0d0) / z(i)
+    w(i, 5) = c(i) * 2.5d0 + dcmplx(t)
+    w(i, 6) = cmplx(real(c(i)) * t, aimag(z(i)), 8) + conjg(c(i))
+    c(i) = z(i) * c(i)
+  end do
+end subroutine
+""", lambda: [10, (farray(10, np.float64, seed=63, low=0.2, high=2)
+                   + 1j * farray(10, np.float64, seed=64)),
+              (farray(10, seed=65) + 1j * farray(10, seed=66)).astype(np.complex64),
+              np.zeros((10, 6), np.complex128, order="F")])
+
 # }}}
 
 # {{{ statements

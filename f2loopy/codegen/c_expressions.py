@@ -139,8 +139,7 @@ class CExpressionPrinter:
     def complex_from(self, expr, have, dtype):
         ctor = "cfloat_fromreal" if dtype == np.complex64 else "cdouble_fromreal"
         if is_complex(have):
-            conv = "cfloat_cast" if dtype == np.complex64 else "cdouble_cast"
-            self.helpers.need_complex(dtype)
+            conv = self.helpers.need("ccast", dtype)
             return f"{conv}({self.rec(expr, PREC_NONE)})"
         self.helpers.need_complex(dtype)
         real = FLOAT32 if dtype == np.complex64 else FLOAT64

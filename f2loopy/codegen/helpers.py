@@ -75,9 +75,19 @@ def _dim(t):
     return f"inline {t} f2l_dim_{t}({t} a, {t} b)\n{{\n    return a > b ? a - b : {zero};\n}}\n"
 
 
+def _ccast(t):
+    """Conversion between the complex kinds (defined only where used: the
+    single precision one names double2)."""
+    if t == "cdouble_t":
+        return ("inline cdouble_t f2l_ccast_cdouble_t(float2 z)\n{\n"
+                "    return (cdouble_t)((double)z.x, (double)z.y);\n}\n")
+    return ("inline cfloat_t f2l_ccast_cfloat_t(double2 z)\n{\n"
+            "    return (cfloat_t)((float)z.x, (float)z.y);\n}\n")
+
+
 _GENERATORS = {
     "floor_div": _floor_div, "iabs": _iabs, "powi": _powi, "modulo": _modulo,
-    "sign": _sign, "dim": _dim,
+    "sign": _sign, "dim": _dim, "ccast": _ccast,
 }
 
 
@@ -161,6 +171,8 @@ class HelperSet:
         t = _ctype(dtype)
         if kind == "iabs" and not is_integer(np.dtype(dtype)):
             raise ValueError("iabs is for integers")
+        if kind == "ccast":
+            self.need_complex(dtype)
         self._needed.add((kind, t))
         return f"f2l_{kind}_{t}"
 
@@ -169,7 +181,8 @@ class HelperSet:
 
     @property
     def uses_double(self) -> bool:
-        return any(t == "double" for _, t in self._needed) or "cdouble" in self._complex
+        return any(t in ("double", "cdouble_t") or k == "ccast" for k, t in self._needed) \
+            or "cdouble" in self._complex
 
     def source(self) -> str:
         parts = []
