@@ -481,23 +481,24 @@ end subroutine
 """, lambda: [30, farray(30, seed=22), np.zeros(30, np.int32), 0])
 
 case("complex_arithmetic", """
-subroutine zops(n, z, w, r)
+subroutine zops(n, z, w, r, s)
   implicit none
   integer n, i
   complex*16 z(n), w(n)
   complex*8 c
-  real*8 r(n, 4)
+  real*8 r(n, 3)
+  real*4 s(n)
   do i = 1, n
     w(i) = z(i) * conjg(z(i)) + cmplx(1.0d0, dble(i), kind=8) / (z(i) + (2.0d0, 0.5d0))
     r(i, 1) = abs(z(i))
     r(i, 2) = aimag(w(i))
     r(i, 3) = real(z(i) ** 3)
     c = cmplx(real(z(i)), 1.0)
-    r(i, 4) = dble(real(c * c - (0.0, 1.0)))
+    s(i) = real(c * c - (0.0, 1.0))
   end do
 end subroutine
 """, lambda: [9, (farray(9, np.float64, seed=23) + 1j * farray(9, np.float64, seed=24)),
-              np.zeros(9, np.complex128), zeros((9, 4), np.float64)])
+              np.zeros(9, np.complex128), zeros((9, 3), np.float64), zeros(9)])
 
 case("complex_single_functions", """
 subroutine zfun(n, z, w)
