@@ -779,6 +779,10 @@ class UnitLowering(ArraySyntaxMixin, InliningMixin):
         if self.loop_for(var) is not None:
             raise self.error(f"loop variable '{var}' is already the variable of an "
                              "enclosing loop", var)
+        if self.parent is None and low in self.dummies:
+            raise self.error(f"loop variable '{var}' is a dummy argument (its value after "
+                             "the loop would go back to the caller); use a local variable",
+                             var, UnsupportedFeatureError)
         lo, hi = self.expr(lo_node), self.expr(hi_node)
         step = 1
         if step_node is not None:

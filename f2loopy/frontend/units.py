@@ -274,6 +274,9 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
         if sym.is_initialized:
             raise FortranError(f"dummy argument '{d}' cannot have an initial value",
                                sym.span)
+        if d.lower() in reader.externals:
+            raise UnsupportedFeatureError(f"dummy procedure '{d}' is not supported (call "
+                                          "procedures of the file by name)", sym.span)
     written, do_vars = scan_writes(body, registry, symtab, proc.module)
     return PreparedProcedure(proc, symtab, reader, dummies, body, written, do_vars,
                              statement_functions, result_name, first)
