@@ -52,6 +52,7 @@ class BenchReport:
     compulsory_bytes: int | None = None
     translate_s: float | None = None
     bandwidth_gbs: float | None = None
+    bandwidth_measured: bool = False     # by a copy kernel in the same run
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
@@ -90,7 +91,9 @@ class BenchReport:
             if self.bandwidth_gbs and self.rows and self.rows[-1].time_ms:
                 limit_ms = self.compulsory_bytes / (self.bandwidth_gbs * 1e9) * 1e3
                 frac = limit_ms / self.rows[-1].time_ms
-                out.append(f"bandwidth limit at {self.bandwidth_gbs:.4g} GB/s: {limit_ms:.4g} ms; "
+                how = " (float4 copy, measured in this run)" if self.bandwidth_measured else ""
+                out.append(f"bandwidth limit at {self.bandwidth_gbs:.4g} GB/s{how}: "
+                           f"{limit_ms:.4g} ms; "
                            f"last level reaches {frac:.1%} of it "
                            f"({self.rows[-1].time_ms / limit_ms:.3g}x the limit)")
         if self.translate_s is not None:
@@ -188,6 +191,39 @@ def _time_launches(queue, knl, gsize, lsize, min_time, warmup):
     return pystats.median(per_launch) * 1e3
 
 
+_COPY_KERNEL = """
+__kernel void f2l_copy(__global const float4 *restrict src, __global float4 *restrict dst)
+{
+    size_t i = get_global_id(0);
+    dst[i] = src[i];
+}
+"""
+
+
+def measure_copy_bandwidth(queue, *, nbytes: int | None = None, min_time: float = 0.3) -> float:
+    """GB/s of a float4 device-to-device copy (bytes read plus bytes
+    written per second), the usual measure of attainable memory bandwidth.
+
+    *nbytes* is the size of each of the two buffers: by default 256 MiB, or
+    less where the device allows smaller allocations.
+    """
+    import pyopencl as cl
+    dev = queue.device
+    if nbytes is None:
+        nbytes = min(256 << 20, dev.max_mem_alloc_size // 2, dev.global_mem_size // 4)
+    n = max(1, nbytes // 16)
+    lsize = 256 if dev.max_work_group_size >= 256 else dev.max_work_group_size
+    n -= n % lsize
+    mf = cl.mem_flags
+    src = cl.Buffer(queue.context, mf.READ_ONLY, 16 * n)
+    dst = cl.Buffer(queue.context, mf.WRITE_ONLY, 16 * n)
+    cl.enqueue_fill_buffer(queue, src, np.float32(1), 0, 16 * n)
+    knl = cl.Program(queue.context, _COPY_KERNEL).build().f2l_copy
+    knl.set_args(src, dst)
+    ms = _time_launches(queue, knl, (n,), (lsize,), min_time, 3)
+    return 2 * 16 * n / (ms * 1e-3) / 1e9
+
+
 def _device_args(gk, host_args, queue):
     """Device buffers for the kernel's OpenCL arguments (layouts converted)."""
     import pyopencl as cl
@@ -232,8 +268,11 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
         ctx = cl.create_some_context(interactive=False)
         queue = cl.CommandQueue(ctx)
     device = queue.device.name.strip()
+    measured = bandwidth_gbs == "measure"
+    if measured:
+        bandwidth_gbs = measure_copy_bandwidth(queue, min_time=min_time)
     report = BenchReport(str(path), device, sizes, defines, "", translate_s=translate_s,
-                         bandwidth_gbs=bandwidth_gbs)
+                         bandwidth_gbs=bandwidth_gbs, bandwidth_measured=measured)
 
     # reference: gfortran on the original subroutines, else the first stage
     ref_outputs = None

@@ -77,6 +77,10 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
 
 def translate_text(text: str, path: Path, *, output_dir=None, defines=None, transform=None,
                    debug=False, collect_errors=False) -> TranslationResult:
+    """Translate Fortran *text* as if read from *path* (a str or Path; it
+    names the outputs and the diagnostics, and the outputs go next to it
+    unless *output_dir* is given).  Nothing is written."""
+    path = Path(path)
     # imported here: a cache hit (translate_file) never loads the compiler
     from f2loopy.codegen import file_header, generate_code, join_program
     from f2loopy.frontend import read_source, translate_source

@@ -89,6 +89,15 @@ end subroutine
     assert "a[i + 1 + 3 * j] = 1.0f;" in code
 
 
+def test_fp_contraction_is_allowed_unless_switched_off():
+    """OpenCL's default (FMA allowed, as gfortran does) unless the kernel asks
+    for results reproducible bit for bit."""
+    from f2loopy import set_options
+    assert "FP_CONTRACT" not in generate_code(kernel()).source
+    strict = generate_code(set_options(kernel(), fp_contract=False)).source
+    assert strict.startswith("#pragma OPENCL FP_CONTRACT OFF\n")
+
+
 def test_double_precision_enables_fp64():
     src = "subroutine d(x)\n  double precision x\n  x = x * 0.5d0\nend\n"
     gk = generate_code(kernel(src))

@@ -273,13 +273,14 @@ class KernelOptions(_Copyable):
     :attr build_options: OpenCL compiler flags (e.g. ``-cl-fast-relaxed-math``).
     :attr check_races: refuse parallel tags that break a dependence.
     :attr fp_contract: let the OpenCL compiler fuse ``a*b + c`` into one
-        rounding (faster; off by default so results match the Fortran bit
-        for bit more often).
+        rounding.  On by default: OpenCL C's own default, and what Fortran
+        allows and gfortran does on hardware with FMA; set it off to make
+        results reproducible bit for bit across devices.
     """
 
     build_options: tuple = ()
     check_races: bool = True
-    fp_contract: bool = False
+    fp_contract: bool = True
     write_code: bool = False
     index_dtype: Any = np.dtype(np.int32)
 

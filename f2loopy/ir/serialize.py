@@ -475,7 +475,7 @@ def decode_kernel(d) -> Kernel:
             build_options=tuple(_str(o, "build option", 200)
                                 for o in _list(opts.get("build_options", []), "options", 64)),
             check_races=bool(opts.get("check_races", True)),
-            fp_contract=bool(opts.get("fp_contract", False)),
+            fp_contract=bool(opts.get("fp_contract", True)),
             write_code=bool(opts.get("write_code", False)),
             index_dtype=_dtype(opts.get("index_dtype", "int32")))
         tags = {}
