@@ -198,8 +198,9 @@ def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints,
               help="Write a PNG plot of the time per level (needs matplotlib).")
 @click.option("--no-fortran", is_flag=True,
               help="Do not build the original with gfortran (check against the first level).")
-@click.option("--bandwidth", type=float, default=None, metavar="GB/s",
-              help="Memory bandwidth of the device, to report the fraction of the limit.")
+@click.option("--bandwidth", default=None, metavar="GB/s|measure",
+              help="Memory bandwidth of the device, to report the fraction of the limit "
+                   "reached; 'measure' times a copy kernel in the same run.")
 @debug_option
 def bench(file, defines, sizes, min_time, as_csv, as_json, plot, no_fortran, bandwidth,
           debug):
@@ -214,7 +215,7 @@ def bench(file, defines, sizes, min_time, as_csv, as_json, plot, no_fortran, ban
         report = run_bench(file, defines=_parse_defines(defines),
                            sizes={k: int(v) for k, v in _parse_defines(sizes).items()},
                            min_time=min_time, fortran=not no_fortran,
-                           bandwidth_gbs=bandwidth,
+                           bandwidth_gbs=_bandwidth(bandwidth),
                            progress=lambda label: click.echo(f"bench: {label}", err=True))
     except Exception as exc:  # noqa: BLE001
         _report(exc, debug)
@@ -230,6 +231,19 @@ def bench(file, defines, sizes, min_time, as_csv, as_json, plot, no_fortran, ban
         plot_report(report, plot)
     if any(r.ok is False for r in report.rows):
         sys.exit(1)
+
+
+def _bandwidth(text):
+    if text is None or text == "measure":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise click.BadParameter(f"expected GB/s or 'measure', got {text!r}",
+                                 param_hint="--bandwidth")
+    return value
 
 
 if __name__ == "__main__":  # pragma: no cover
