@@ -181,8 +181,9 @@ def main(sizes):
         hit = time.perf_counter() - t
         # the cache is keyed by f2loopy's own files too: store again in case they
         # changed since the command above ran (a development tree), then time a hit
+        # (in a tree being edited, a run may still miss: take the best of three)
         _cli("translate", str(cmd_path), env=env)
-        hit_cmd = _cli("translate", str(cmd_path), env=env)
+        hit_cmd = min(_cli("translate", str(cmd_path), env=env) for _ in range(3))
         print(f"{n:>7} {parse1:>13.3f} {parse_split:>12.3f} {full:>10.3f} {full_cmd:>14.3f} "
               f"{hit:>7.3f} {hit_cmd:>8.3f}")
 

@@ -71,6 +71,7 @@ class PreparedProcedure:
     statement_functions: dict
     result_name: str | None
     first_line: int
+    names: set = field(default_factory=set)      # every name the body mentions
 
 
 class FileRegistry:
@@ -277,9 +278,10 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
         if d.lower() in reader.externals:
             raise UnsupportedFeatureError(f"dummy procedure '{d}' is not supported (call "
                                           "procedures of the file by name)", sym.span)
-    written, do_vars = scan_writes(body, registry, symtab, proc.module)
+    names = set()
+    written, do_vars = scan_writes(body, registry, symtab, proc.module, names)
     return PreparedProcedure(proc, symtab, reader, dummies, body, written, do_vars,
-                             statement_functions, result_name, first)
+                             statement_functions, result_name, first, names)
 
 
 def _statement_functions(src, reader, symtab, body):
@@ -324,54 +326,65 @@ def _statement_functions(src, reader, symtab, body):
     return out, lead + rest
 
 
-def scan_writes(body, registry: FileRegistry | None, symtab, module):
+def scan_writes(body, registry: FileRegistry | None, symtab, module, names=None):
     """Lower-case names assigned in *body* (directly, as loop variables, or
-    through arguments of called procedures of the file) and loop variables."""
+    through arguments of called procedures of the file) and loop variables.
+    Every name the body mentions is added to *names* if given."""
     written, do_vars = set(), set()
+    calls = []
     for root in body:
-        for node in walk(root, F.Assignment_Stmt):
-            lhs = node.items[0]
-            if isinstance(lhs, F.Part_Ref):
-                lhs = lhs.items[0]
-            if isinstance(lhs, F.Data_Ref):
-                continue
-            written.add(str(lhs).lower())
-        for node in walk(root, F.Loop_Control):
-            if node.items[1] is not None:
-                do_vars.add(str(node.items[1][0]).lower())
-        for node in walk(root, F.Forall_Triplet_Spec):
-            do_vars.add(str(node.items[0]).lower())
-        if registry is None:
+        for node in walk(root, _SCANNED):
+            if isinstance(node, F.Name):
+                if names is not None:
+                    names.add(str(node).lower())
+            elif isinstance(node, F.Assignment_Stmt):
+                lhs = node.items[0]
+                if isinstance(lhs, F.Part_Ref):
+                    lhs = lhs.items[0]
+                if not isinstance(lhs, F.Data_Ref):
+                    written.add(str(lhs).lower())
+            elif isinstance(node, F.Loop_Control):
+                if node.items[1] is not None:
+                    do_vars.add(str(node.items[1][0]).lower())
+            elif isinstance(node, F.Forall_Triplet_Spec):
+                do_vars.add(str(node.items[0]).lower())
+            else:
+                calls.append(node)
+    if registry is None:
+        return written, do_vars
+    for node in calls:
+        name = str(node.items[0])
+        sym = symtab.get(name) if symtab is not None else None
+        if sym is not None and sym.is_array:
             continue
-        for node in walk(root, (F.Call_Stmt, *_REFERENCE_NODES)):
-            name = str(node.items[0])
-            sym = symtab.get(name) if symtab is not None else None
-            if sym is not None and sym.is_array:
+        proc = registry.find(name, symtab, module)
+        if proc is None:
+            continue
+        args = node.items[1]
+        actuals = list(args.items) if args is not None and hasattr(args, "items") else (
+            [args] if args is not None else [])
+        changed = registry.dummy_writes(proc)
+        if not changed:
+            continue
+        dummies = _dummy_names(proc)
+        for k, a in enumerate(actuals):
+            dummy = None
+            if isinstance(a, (F.Actual_Arg_Spec, F.Component_Spec)):
+                dummy = str(a.items[0]).lower()
+                a = a.items[1]
+            elif k < len(dummies):
+                dummy = dummies[k]
+            if dummy not in changed:
                 continue
-            proc = registry.find(name, symtab, module)
-            if proc is None:
-                continue
-            args = node.items[1]
-            actuals = list(args.items) if args is not None and hasattr(args, "items") else (
-                [args] if args is not None else [])
-            changed = registry.dummy_writes(proc)
-            if not changed:
-                continue
-            dummies = _dummy_names(proc)
-            for k, a in enumerate(actuals):
-                dummy = None
-                if isinstance(a, (F.Actual_Arg_Spec, F.Component_Spec)):
-                    dummy = str(a.items[0]).lower()
-                    a = a.items[1]
-                elif k < len(dummies):
-                    dummy = dummies[k]
-                if dummy not in changed:
-                    continue
-                if isinstance(a, F.Part_Ref):
-                    a = a.items[0]
-                if isinstance(a, F.Name):
-                    written.add(str(a).lower())
+            if isinstance(a, F.Part_Ref):
+                a = a.items[0]
+            if isinstance(a, F.Name):
+                written.add(str(a).lower())
     return written, do_vars
+
+
+_SCANNED = (F.Name, F.Assignment_Stmt, F.Loop_Control, F.Forall_Triplet_Spec, F.Call_Stmt,
+            *_REFERENCE_NODES)
 
 
 def _dummy_names(proc: Procedure) -> list[str]:
@@ -405,8 +418,7 @@ def _lower(src, proc, registry, errors):
                             state=state, registry=registry, unit_name=proc.name,
                             statement_functions=prep.statement_functions)
     lowering.module_info = proc.module
-    for root in prep.body:
-        state.taken_names.update(str(n).lower() for n in walk(root, F.Name))
+    state.taken_names.update(prep.names)
     lowering.lower_body(prep.body)
     if state.errors:
         errors.extend(state.errors)
