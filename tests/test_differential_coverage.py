@@ -373,6 +373,23 @@ subroutine evaluation_order(n, a, r)
 end subroutine
 """, lambda: [30, farray(30, seed=62), zeros(30)], sub="evaluation_order")
 
+case("module_with_access_statements_and_save", """
+module scaling
+  implicit none
+  private
+  public :: scale_all, dp
+  save
+  integer, parameter, public :: dp = kind(1.0d0)
+  real(dp), parameter, private :: factor = 2.0_dp
+contains
+  subroutine scale_all(n, a)
+    integer, intent(in) :: n
+    real(dp), intent(inout) :: a(n)
+    a = a * factor + 1.0_dp
+  end subroutine scale_all
+end module scaling
+""", lambda: [6, farray(6, np.float64, seed=67)])
+
 # }}}
 
 # {{{ declarations

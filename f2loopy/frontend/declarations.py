@@ -84,6 +84,7 @@ class DeclarationReader:
         self.data_stmts: list[tuple] = []
         self.externals: set[str] = set()
         self.statement_functions: list = []
+        self.in_module = False
 
     # {{{ errors and constant evaluation
 
@@ -240,7 +241,8 @@ class DeclarationReader:
                 word = str(attr).strip().upper()
                 if word == "PARAMETER":
                     is_param = True
-                elif word in ("INTRINSIC", "TARGET", "VOLATILE", "CONTIGUOUS"):
+                elif word in ("INTRINSIC", "TARGET", "VOLATILE", "CONTIGUOUS", "PUBLIC",
+                              "PRIVATE", "PROTECTED"):
                     pass
                 elif word == "EXTERNAL":
                     for ent in entities.items:
@@ -393,6 +395,15 @@ class DeclarationReader:
 
     def decl_Intrinsic_Stmt(self, stmt):
         pass
+
+    def decl_Access_Stmt(self, stmt):
+        pass          # public/private: every entity of a module of the file is visible
+
+    def decl_Save_Stmt(self, stmt):
+        if not self.in_module or stmt.items[1] is not None:
+            raise self.error("'save' is not supported (kernel variables cannot keep values "
+                             "between calls)", "save", UnsupportedFeatureError)
+        # a bare 'save' in a module applies to its variables, which are rejected anyway
 
     def decl_External_Stmt(self, stmt):
         for name in stmt.items[1].items:

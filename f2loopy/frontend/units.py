@@ -180,6 +180,7 @@ def read_module_spec(src, info: ModuleInfo, registry) -> SymbolTable:
             spec = ch
     if spec is not None:
         reader = DeclarationReader(src, host, [], modules=registry.module)
+        reader.in_module = True
         reader.read(spec)
         reader.apply_data()
         for sym in host.local_symbols():
