@@ -377,7 +377,7 @@ case("module_with_access_statements_and_save", """
 module scaling
   implicit none
   private
-  public :: scale_all, dp
+  public :: scale_all
   save
   integer, parameter, public :: dp = kind(1.0d0)
   real(dp), parameter, private :: factor = 2.0_dp
