@@ -23,7 +23,7 @@ from pathlib import Path
 
 #: entries kept; beyond this the oldest half is removed when one is stored
 MAX_ENTRIES = 2000
-_FORMAT = 1
+_FORMAT = 2
 _fingerprint: str | None = None
 
 
@@ -67,8 +67,11 @@ def translation_key(path, text: str, *, output_dir=None, defines=None, transform
     parts = {
         "format": _FORMAT,
         "code": code_fingerprint(),
-        "path": os.path.abspath(path),
-        "output_dir": None if output_dir is None else os.path.abspath(output_dir),
+        # paths as given, and the directory they are relative to: outputs are
+        # recorded as the translation named them
+        "cwd": os.getcwd(),
+        "path": str(path),
+        "output_dir": None if output_dir is None else str(output_dir),
         "defines": sorted((str(k), repr(v)) for k, v in (defines or {}).items()),
         "transform": transform,
         "text": sha256_text(text),

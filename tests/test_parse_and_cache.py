@@ -179,6 +179,18 @@ def test_cache_key_covers_content_options_and_inputs(tmp_path, cache_dir):
     assert translate_file(src, cache=True).kernels      # stale: translated again
 
 
+def test_cache_keeps_relative_paths_right(tmp_path, cache_dir, monkeypatch):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "saxpy.f90").write_text(SAXPY)
+    monkeypatch.chdir(tmp_path)
+    first = translate_file(Path("sub/saxpy.f90"), cache=True)
+    assert Path("sub/saxpy.cl") in first.outputs
+    monkeypatch.chdir(sub)
+    again = translate_file(Path("saxpy.f90"), cache=True)
+    assert Path("saxpy.cl") in again.outputs
+
+
 def test_cache_can_be_turned_off(tmp_path, cache_dir, monkeypatch):
     monkeypatch.setenv("F2LOOPY_NO_CACHE", "1")
     src = tmp_path / "saxpy.f90"
