@@ -77,6 +77,9 @@ class RaceAnalysis:
             return self._inst[key]
         sp = self.space(insn)
         dom = combined_domain(self.kernel, list(sp.inames))
+        # an instruction outside a g.N loop runs in every group: the number of
+        # groups may depend on parameters its own loops do not mention
+        dom = self._with_grid_params(dom)
         n = dom.dim(dim_type.set)
         dom = dom.add_dims(dim_type.set, len(self.axes))
         for k, ax in enumerate(self.axes):
@@ -99,6 +102,16 @@ class RaceAnalysis:
                 dom = dom.set_dim_name(dim_type.param, k, name + suffix)
         self._inst[key] = dom
         return dom
+
+    def _with_grid_params(self, dom: isl.Set) -> isl.Set:
+        from f2loopy.ir.expressions import variables_read
+        names = sorted(set().union(*(variables_read(g) for g in self.grid.num_groups))
+                       - set(dom.get_var_names(dim_type.param)))
+        if not names:
+            return dom
+        extra = isl.Set.universe(isl.Space.create_from_names(
+            isl.DEFAULT_CONTEXT, set=[], params=names)).params()
+        return align_params(dom, extra)[0]
 
     def _axis_size(self, ax: str, space) -> isl.PwAff:
         kind, axis = ax[0], int(ax[1])

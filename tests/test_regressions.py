@@ -1,0 +1,38 @@
+"""Programs the fuzzers found bugs with (tests/regressions/*.f90), each with
+the check options it failed with (``! f2loopy-check:`` line) and, where the
+right answer is a diagnostic, the error expected (``! f2loopy-expect:``).
+
+Without an expected error, every output must match gfortran's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from f2loopy.diagnostics import F2LoopyError
+from f2loopy.verify.check import check_source
+from f2loopy.verify.fuzz import read_regression
+from util import needs_gfortran
+
+REGRESSIONS = sorted((Path(__file__).parent / "regressions").glob("*.f90"))
+
+
+def test_regressions_exist():
+    assert REGRESSIONS
+
+
+@needs_gfortran
+@pytest.mark.parametrize("path", REGRESSIONS, ids=lambda p: p.name)
+def test_regression(path, cl_queue):
+    text, options, expect = read_regression(path)
+    kwargs = dict(sizes=options["sizes"], ranges=options["ranges"], seed=options["seed"],
+                  queue=cl_queue)
+    if expect is not None:
+        with pytest.raises(F2LoopyError) as info:
+            check_source(text, path, **kwargs)
+        assert expect in info.value.format()
+        assert "internal error" not in info.value.format()
+        return
+    report = check_source(text, path, **kwargs)
+    assert report.passed, report.format()
