@@ -723,14 +723,10 @@ class UnitLowering(ArraySyntaxMixin, InliningMixin):
                 region.body_start = len(self.instructions)
             self.st.regions.append(region)
             try:
-                if mask is not None and not is_constant(mask):
-                    self.predicates.append(mask)
-                    try:
-                        self.lower_block(body)
-                    finally:
-                        self.predicates.pop()
-                elif mask is None or bool(mask):
+                if mask is None:
                     self.lower_block(body)
+                else:
+                    self.with_predicate(mask, lambda: self.lower_block(body))
             finally:
                 self.st.regions.pop()
         finally:
