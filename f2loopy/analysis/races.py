@@ -50,6 +50,7 @@ class RaceAnalysis:
         self.hw = {h.iname: h for h in grid.inames}
         self.axes = sorted({AXIS_NAMES[(h.kind, h.axis)] for h in grid.inames})
         self._inst: dict = {}
+        self._rel: dict = {}
         self.order = list(kernel.all_inames())
 
     # {{{ instance sets
@@ -127,33 +128,56 @@ class RaceAnalysis:
         """Instance pairs of *a* and *b* touching the same element; the flag
         says whether the subscripts were affine (else all pairs are returned)."""
         ia, ib = self.kernel.insn(a.insn_id), self.kernel.insn(b.insn_id)
-        sa, sb = self.instance_set(ia, "__a"), self.instance_set(ib, "__b")
-        sa, sb = align_params(sa, sb)
-        joint = _product(sa, sb)
-        if a.index is None or b.index is None:
-            return joint, True
-        a_index, b_index = a.index, b.index
-        if a.name != b.name:
-            # two temporaries sharing storage: compare where the elements lie
-            from f2loopy.ir.layout import linear_offset
-            a_index = (linear_offset(self.kernel.variable(a.name), a.index),)
-            b_index = (linear_offset(self.kernel.variable(b.name), b.index),)
-        space = joint.get_space()
-        ren_a = {i: i + "__a" for i in ia.within_inames}
-        ren_b = {i: i + "__b" for i in ib.within_inames}
-        ren_a.update({t: t + "__a" for t in self.kernel.temporaries})
-        ren_b.update({t: t + "__b" for t in self.kernel.temporaries})
-        from f2loopy.ir.expressions import rename
-        try:
-            for ea, eb in zip(a_index, b_index):
-                pa = pwaff_from_expr(rename(ea, ren_a), space)
-                pb = pwaff_from_expr(rename(eb, ren_b), space)
-                pa, pb = align_params(pa, pb)
-                joint, pa = align_params(joint, pa)
-                joint = joint & pa.eq_set(pb)
-        except NonAffineError:
-            return joint, False
-        return joint, True
+        ma = self._access_relation(a, ia, "__a")
+        mb = self._access_relation(b, ib, "__b")
+        if ma is None or mb is None:
+            sa, sb = self.instance_set(ia, "__a"), self.instance_set(ib, "__b")
+            sa, sb = align_params(sa, sb)
+            return _product(sa, sb), a.index is None or b.index is None
+        ma, mb = align_params(ma, mb)
+        pairs = ma.apply_range(mb.reverse()).wrap().flatten()
+        names = self._dim_names(ia, "__a") + self._dim_names(ib, "__b")
+        for k, n in enumerate(names):
+            pairs = pairs.set_dim_name(dim_type.set, k, n)
+        return pairs, True
+
+    def _dim_names(self, insn, suffix) -> list[str]:
+        s = self.instance_set(insn, suffix)
+        return [s.get_dim_name(dim_type.set, k) for k in range(s.dim(dim_type.set))]
+
+    def _access_relation(self, acc: Access, insn, suffix: str):
+        """``{instance -> element}`` of *acc* (instances as in
+        :meth:`instance_set`; aliased temporaries address their shared
+        storage linearly), or None where the subscripts are not affine or
+        absent."""
+        key = (acc, suffix)
+        if key in self._rel:
+            return self._rel[key]
+        rel = None
+        if acc.index is not None:
+            index = acc.index
+            var = self.kernel.temporaries.get(acc.name)
+            if var is not None and var.base_storage:
+                from f2loopy.ir.layout import linear_offset
+                index = (linear_offset(var, index),)
+            ren = {i: i + suffix for i in insn.within_inames}
+            ren.update({t: t + suffix for t in self.kernel.temporaries})
+            from f2loopy.ir.expressions import rename
+            inst = self.instance_set(insn, suffix)
+            n = inst.dim(dim_type.set)
+            s = inst.add_dims(dim_type.set, len(index))
+            for k in range(len(index)):
+                s = s.set_dim_name(dim_type.set, n + k, f"_e{k}")
+            try:
+                for k, e in enumerate(index):
+                    pw = pwaff_from_expr(rename(e, ren), s.get_space())
+                    s, pw = align_params(s, pw)
+                    s = s & lazy_affs(s.get_space())[f"_e{k}"].eq_set(pw)
+                rel = _map_from_set(s, n, len(index))
+            except NonAffineError:
+                rel = None
+        self._rel[key] = rel
+        return rel
 
     def differs(self, s: isl.Set, axes) -> isl.Set:
         """Pairs of *s* whose coordinates differ on at least one of *axes*."""
@@ -207,16 +231,21 @@ class RaceAnalysis:
         names = {insn.id: f"S{k}" for k, insn in enumerate(self.kernel.instructions)}
         back = {v: k for k, v in names.items()}
         self._per_lane = per_lane
-        sched = _schedule_map(self.kernel, reference_schedule, names,
-                              lambda insn: self._instance_dims(insn, per_lane),
-                              (self.axes if lane_axes is None else lane_axes)
-                              if per_lane else [])
-        sinks, must, may = [], [], []
+        relevant = {}
         for insn in self.kernel.instructions:
             accs = [acc for acc in instruction_accesses(self.kernel, insn,
                                                         with_domain_params=False)
                     if acc.name in variables]
-            for acc in accs:
+            if accs:
+                relevant[insn.id] = accs
+        # only the instructions that touch the variables need a schedule
+        sched = _schedule_map(self.kernel, reference_schedule, names,
+                              lambda insn: self._instance_dims(insn, per_lane),
+                              (self.axes if lane_axes is None else lane_axes)
+                              if per_lane else [], only=relevant)
+        sinks, must, may = [], [], []
+        for insn in self.kernel.instructions:
+            for acc in relevant.get(insn.id, ()):
                 m, exact = self._access_map(insn, acc, names[insn.id])
                 if acc.is_write:
                     (must if exact and not insn.predicates else may).append(m)
@@ -294,9 +323,10 @@ def _union(maps) -> isl.UnionMap:
     return out
 
 
-def _schedule_map(kernel, tree, names, dom_of, prefix_dims=()) -> isl.UnionMap:
+def _schedule_map(kernel, tree, names, dom_of, prefix_dims=(), only=None) -> isl.UnionMap:
     """The 2d+1 schedule of *tree*: instance -> [prefix..., pos0, iname1, pos1,
-    ...]; *dom_of* gives an instruction's instance set and dim names."""
+    ...]; *dom_of* gives an instruction's instance set and dim names; *only*:
+    the ids of the instructions to include (default all)."""
     paths = {}
 
     def walk(nodes, prefix):
@@ -311,7 +341,7 @@ def _schedule_map(kernel, tree, names, dom_of, prefix_dims=()) -> isl.UnionMap:
     depth = max((len(v) for v in paths.values()), default=1)
     out = None
     for insn in kernel.instructions:
-        if insn.id not in paths:
+        if insn.id not in paths or (only is not None and insn.id not in only):
             continue
         dom, inames = dom_of(insn)
         path = paths[insn.id] + [0] * (depth - len(paths[insn.id]))

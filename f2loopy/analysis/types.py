@@ -113,6 +113,23 @@ class TypeInferrer(Mapper):
 
     def __init__(self, var_dtype: Callable[[str], np.dtype]):
         self.var_dtype = var_dtype
+        self._memo: dict = {}
+
+    def __call__(self, expr, *args, **kwargs):
+        # compound expressions are memoized: code generation asks for the type
+        # of every subexpression, which would otherwise be quadratic
+        if not isinstance(expr, p.ExpressionNode) or isinstance(expr, p.Variable):
+            return Mapper.__call__(self, expr, *args, **kwargs)
+        try:
+            return self._memo[expr]
+        except KeyError:
+            pass
+        except TypeError:           # unhashable contents
+            return Mapper.__call__(self, expr, *args, **kwargs)
+        dt = self._memo[expr] = Mapper.__call__(self, expr, *args, **kwargs)
+        return dt
+
+    rec = __call__
 
     def map_constant(self, expr):
         return constant_dtype(expr)

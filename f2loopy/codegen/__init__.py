@@ -86,10 +86,27 @@ def address_spaces(kernel: Kernel) -> dict:
     return out
 
 
+# the code of the last few kernels, by identity (kernels are immutable: a
+# script's checkpoint and its final result are often the same object)
+_RECENT: dict = {}
+_RECENT_SIZE = 16
+
+
 def generate_code(kernel: Kernel) -> GeneratedKernel:
     """Generate OpenCL C for *kernel* (raises :class:`CodegenError` and
     :class:`~f2loopy.diagnostics.RaceError` for kernels that cannot be run
     correctly as transformed)."""
+    hit = _RECENT.get(id(kernel))
+    if hit is not None and hit[0] is kernel:
+        return hit[1]
+    gk = _generate_code(kernel)
+    if len(_RECENT) >= _RECENT_SIZE:
+        del _RECENT[next(iter(_RECENT))]
+    _RECENT[id(kernel)] = (kernel, gk)
+    return gk
+
+
+def _generate_code(kernel: Kernel) -> GeneratedKernel:
     from f2loopy.codegen.preprocess import preprocess
     kernel = preprocess(kernel)
     grid = compute_grid(kernel)

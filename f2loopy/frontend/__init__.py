@@ -101,6 +101,12 @@ def translate_source(src: SourceFile, *, collect_errors: bool = False,
     With *collect_errors*, lowering goes on after a statement fails and all
     failures are raised together as :class:`FortranErrors`.
     """
+    key = (src.filename, src.text, src.fixed_form)
+    if not collect_errors and key in _RECENT_UNITS:
+        # the same text again (a script's parse_fortran(SOURCE) after the
+        # pipeline's own parse, in the same or a forked process): kernels are
+        # immutable, so the earlier ones are the answer
+        return TranslationUnit(list(_RECENT_UNITS[key]), src.filename, src.text)
     from f2loopy.frontend.units import FileRegistry, lower_subroutine
     cpp = preprocessor_lines(src)
     if cpp:
@@ -120,4 +126,11 @@ def translate_source(src: SourceFile, *, collect_errors: bool = False,
             kernels.append(lower_subroutine(src, proc, registry))
     if errors:
         raise FortranErrors(errors, src.filename)
+    if len(_RECENT_UNITS) >= 4:
+        del _RECENT_UNITS[next(iter(_RECENT_UNITS))]
+    _RECENT_UNITS[key] = tuple(kernels)
     return TranslationUnit(kernels, src.filename, src.text)
+
+
+#: the kernels of the last few sources translated, by (filename, text, form)
+_RECENT_UNITS: dict = {}

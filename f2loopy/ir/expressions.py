@@ -5,12 +5,13 @@ All rewriting mappers return the very same object when nothing changed.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping
 
 import numpy as np
 import pymbolic.primitives as p
 from pymbolic.mapper import IdentityMapper, WalkMapper
+
+from f2loopy.ir.frozen import identity_memo
 
 
 @p.expr_dataclass()
@@ -83,15 +84,10 @@ class _AccessCollector(_Visitor):
 def accesses(expr) -> list[tuple[str, tuple | None]]:
     """Every variable use in *expr* as ``(name, indices)``; indices is None
     for a bare name.  Function names of calls are not included."""
-    try:
-        return list(_cached_accesses(expr))
-    except TypeError:           # unhashable (should not happen with IR nodes)
-        c = _AccessCollector()
-        c(expr)
-        return c.accesses
+    return list(_cached_accesses(expr))
 
 
-@functools.lru_cache(maxsize=131072)
+@identity_memo(maxsize=131072)
 def _cached_accesses(expr) -> tuple:
     c = _AccessCollector()
     c(expr)

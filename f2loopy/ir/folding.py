@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import math
 
 import numpy as np
@@ -344,6 +346,43 @@ def _from_poly(poly: dict):
 def normalize_integer(expr):
     """Canonical simplified form of an integer expression (sums and products
     of integer constants and atoms); other expressions are returned folded."""
+    if isinstance(expr, (int, np.integer)):
+        return int(expr)
+    # memoized only where equality means identity (1 == 1.0 in Python)
+    if _integers_only(expr):
+        return _normalize_memo(expr)
+    return _normalize(expr)
+
+
+def _integers_only(expr) -> bool:
+    """Whether *expr* is built of Python ints and variables by the node types
+    integer index arithmetic uses."""
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        t = type(e)
+        if t is int or t is p.Variable:
+            continue
+        if t is p.Sum or t is p.Product:
+            stack.extend(e.children)
+        elif t is p.FloorDiv or t is p.Remainder or t is p.Quotient:
+            stack.append(e.numerator)
+            stack.append(e.denominator)
+        elif t is p.Subscript:
+            idx = e.index
+            stack.extend(idx if isinstance(idx, tuple) else (idx,))
+            stack.append(e.aggregate)
+        else:
+            return False
+    return True
+
+
+@functools.lru_cache(maxsize=16384)
+def _normalize_memo(expr):
+    return _normalize(expr)
+
+
+def _normalize(expr):
     expr = fold_constants(expr)
     try:
         return _from_poly(_poly(expr))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Generic, TypeVar
 
@@ -57,3 +58,28 @@ class FrozenMap(Mapping, Generic[K, V]):
         d = dict(self._d)
         d.update(other)
         return FrozenMap(d)
+
+
+def identity_memo(maxsize: int):
+    """Memoize a one-argument function of immutable IR objects by object
+    identity.  IR expressions and rules are shared between the versions of a
+    kernel, so identity hits are common, and a lookup costs no deep equality
+    test (which a hash-keyed cache pays on every hit).  The cache holds its
+    keys, so an id is never reused while cached; it is emptied when full."""
+    def decorate(fn):
+        cache: dict = {}
+
+        @functools.wraps(fn)
+        def memoized(obj):
+            hit = cache.get(id(obj))
+            if hit is not None and hit[0] is obj:
+                return hit[1]
+            value = fn(obj)
+            if len(cache) >= maxsize:
+                cache.clear()
+            cache[id(obj)] = (obj, value)
+            return value
+
+        memoized.cache_clear = cache.clear
+        return memoized
+    return decorate

@@ -15,13 +15,12 @@ unused rules dropped (:func:`canonicalize_rules`).
 from __future__ import annotations
 
 import fnmatch
-import functools
 
 import pymbolic.primitives as p
 
 from f2loopy.diagnostics import TransformError
 from f2loopy.ir.expressions import _Rewriter, substitute
-from f2loopy.ir.frozen import FrozenMap
+from f2loopy.ir.frozen import FrozenMap, identity_memo
 from f2loopy.ir.kernel import Assignment, Kernel, SubstitutionRule
 
 
@@ -60,7 +59,7 @@ def expand_rules(expr, rules, only=None):
     return _Expander(rules, only)(expr)
 
 
-@functools.lru_cache(maxsize=65536)
+@identity_memo(maxsize=65536)
 def _all_calls(expr) -> tuple:
     """Every call node in *expr*, outermost first (cached: IR is immutable)."""
     out = []
@@ -118,7 +117,7 @@ def used_rules(kernel: Kernel) -> set:
     return seen
 
 
-@functools.lru_cache(maxsize=65536)
+@identity_memo(maxsize=65536)
 def _normalized_body(rule: SubstitutionRule):
     mapping = {a: p.Variable(f"__arg{k}") for k, a in enumerate(rule.arguments)}
     return (len(rule.arguments), substitute(rule.expression, mapping))
