@@ -621,6 +621,30 @@ end subroutine
               (farray(10, seed=65) + 1j * farray(10, seed=66)).astype(np.complex64),
               np.zeros((10, 6), np.complex128, order="F")])
 
+case("complex_and_logical_tables_and_plain_copies", """
+subroutine tables_zl(n, z, w, d, e, flags)
+  implicit none
+  integer n, i
+  complex z(n), w(n)
+  double complex d(n), e(n)
+  integer flags(n)
+  complex, parameter :: tab(2) = (/ (1.0, 2.0), (3.0, -4.0) /)
+  logical, parameter :: odd(4) = (/ .true., .false., .true., .false. /)
+  double complex dz(2)
+  data dz /(0.5d0, -0.25d0), (2.0d0, 1.0d0)/
+  do i = 1, n
+    w(i) = z(i)
+    e(i) = d(i)
+    if (odd(mod(i - 1, 4) + 1)) w(i) = tab(mod(i, 2) + 1)
+    if (i > n - 2) e(i) = dz(i - n + 2)
+    flags(i) = 0
+    if (odd(mod(i, 4) + 1)) flags(i) = 1
+  end do
+end subroutine
+""", lambda: [7, (farray(7, seed=68) + 1j * farray(7, seed=69)).astype(np.complex64),
+              np.zeros(7, np.complex64), (farray(7, np.float64, seed=70) + 0.5j),
+              np.zeros(7, np.complex128), np.zeros(7, np.int32)])
+
 # }}}
 
 # {{{ statements

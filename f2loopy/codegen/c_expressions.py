@@ -34,7 +34,9 @@ _C_TYPES = {
     "int8": "char", "int16": "short", "int32": "int", "int64": "long",
     "uint8": "uchar", "uint16": "ushort", "uint32": "uint", "uint64": "ulong",
     "float32": "float", "float64": "double", "bool": "int",
-    "complex64": "cfloat_t", "complex128": "cdouble_t",
+    # the vector types themselves (cfloat_t/cdouble_t are typedefs of them, emitted with
+    # the complex helpers): declarations and constant tables need no helper then
+    "complex64": "float2", "complex128": "double2",
 }
 
 _MATH = {"sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
@@ -74,9 +76,10 @@ def c_constant(value, dtype=None) -> str:
             text += ".0"
         return text
     if is_complex(dtype):
+        # a vector literal: a constant expression, valid in __constant tables too
         rdt = FLOAT32 if dtype == np.complex64 else FLOAT64
-        ctor = "cfloat_new" if dtype == np.complex64 else "cdouble_new"
-        return f"{ctor}({c_constant(np.real(value), rdt)}, {c_constant(np.imag(value), rdt)})"
+        return (f"({c_type(dtype)})({c_constant(np.real(value), rdt)}, "
+                f"{c_constant(np.imag(value), rdt)})")
     raise CodegenError(f"cannot print constant {value!r}")
 
 

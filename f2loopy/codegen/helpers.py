@@ -78,11 +78,11 @@ def _dim(t):
 def _ccast(t):
     """Conversion between the complex kinds (defined only where used: the
     single precision one names double2)."""
-    if t == "cdouble_t":
-        return ("inline cdouble_t f2l_ccast_cdouble_t(float2 z)\n{\n"
-                "    return (cdouble_t)((double)z.x, (double)z.y);\n}\n")
-    return ("inline cfloat_t f2l_ccast_cfloat_t(double2 z)\n{\n"
-            "    return (cfloat_t)((float)z.x, (float)z.y);\n}\n")
+    if t == "double2":
+        return ("inline double2 f2l_ccast_double2(float2 z)\n{\n"
+                "    return (double2)((double)z.x, (double)z.y);\n}\n")
+    return ("inline float2 f2l_ccast_float2(double2 z)\n{\n"
+            "    return (float2)((float)z.x, (float)z.y);\n}\n")
 
 
 _GENERATORS = {
@@ -181,7 +181,7 @@ class HelperSet:
 
     @property
     def uses_double(self) -> bool:
-        return any(t in ("double", "cdouble_t") or k == "ccast" for k, t in self._needed) \
+        return any(t in ("double", "double2") or k == "ccast" for k, t in self._needed) \
             or "cdouble" in self._complex
 
     def source(self) -> str:
