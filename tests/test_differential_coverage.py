@@ -1022,5 +1022,21 @@ def test_matches_gfortran(name, tmp_path, cl_queue):
     run_both(source, sub, make_args(), tmp_path, cl_queue, filename=filename, **kw)
 
 
+def test_logical_arrays_accept_numpy_bool(tmp_path, cl_queue):
+    from util import translate_and_load
+    src = CASES["logical_scalars_and_arrays"][0]
+    module, _ = translate_and_load(src, tmp_path)
+    x = farray(30, seed=22)
+    mask = np.zeros(30, dtype=np.bool_)
+    count = module.flags(30, x.copy(), mask, 0, queue=cl_queue)
+    expected = (x > 0.5) | (x < -0.5)
+    assert mask.dtype == np.bool_ and (mask == expected).all()
+    as_int = np.zeros(30, dtype=np.int32)
+    assert module.flags(30, x.copy(), as_int, 0, queue=cl_queue) == count
+    assert (as_int == expected.astype(np.int32)).all()
+    with pytest.raises(TypeError, match="must have dtype int32"):
+        module.flags(30, x.copy(), np.zeros(30, np.float32), 0, queue=cl_queue)
+
+
 def test_enough_cases():
     assert len(CASES) >= 40
