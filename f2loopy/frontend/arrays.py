@@ -435,9 +435,8 @@ class ArraySyntaxMixin:
         dts = [self.checked_dtype(e) for e in elems]
         for dt in dts:
             if is_logical(dt) or (name in ("maxval", "minval") and is_complex(dt)):
-                raise self.error(f"the argument of '{name}' must be "
-                                 f"{'integer or real' if name in ('maxval', 'minval') else 'numeric'}",
-                                 name)
+                kinds = "integer or real" if name in ("maxval", "minval") else "numeric"
+                raise self.error(f"the argument of '{name}' must be {kinds}", name)
         dtype = promote(*dts)
         if name == "dot_product":
             a, b = elems
@@ -506,7 +505,7 @@ class ArraySyntaxMixin:
         name = str(node.items[0])
         sym = self.symtab.get(name)
         if sym is None or not self.is_array_symbol(sym):
-            raise self.error(f"the first argument of 'size' must be an array or an array "
+            raise self.error("the first argument of 'size' must be an array or an array "
                              "section", "size", UnsupportedFeatureError)
         view = self.view(sym, name)
         subs = list(node.items[1].items)

@@ -24,7 +24,7 @@ statement of a file can be listed at once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import islpy as isl
 import numpy as np
