@@ -267,6 +267,14 @@ class KernelEmitter:
                 (isinstance(tag, ILPTag) and tag.unrolled):
             self.emit_unrolled(node, inner_names, ctx, lower, upper, stride)
             return
+        slabs = self.kernel.iname_slabs.get(iname, (0, 0))
+        if stride == 1 and slabs != (0, 0) and not tag.hardware:
+            self.emit_slabs(node, inner_names, ctx, lower, upper, slabs)
+            return
+        self.emit_for(node, inner_names, ctx, lower, upper, stride)
+
+    def emit_for(self, node, inner_names, ctx, lower, upper, stride=1):
+        iname = node.iname
         lo_text = self.printer(normalize_integer(expr_from_pwaff(lower, ctx)))
         hi_text = self.printer.rec(normalize_integer(expr_from_pwaff(upper, ctx)), PREC_REL + 1)
         var = c_name(iname)
@@ -274,6 +282,32 @@ class KernelEmitter:
         self.emit_line(f"for (int {var} = {lo_text}; {var} <= {hi_text}; {step})")
         inner_ctx = _intersect_params(ctx, range_constraint(iname, lower, upper, stride))
         self.emit_block(node.body, inner_names, inner_ctx)
+
+    def emit_slabs(self, node, inner_names, ctx, lower, upper, slabs):
+        """The loop as up to three loops: its first ``slabs[0]`` iterations,
+        the middle, its last ``slabs[1]`` iterations; each body is generated
+        knowing its range, so guards that only the ends need vanish from the
+        middle."""
+        first, last = slabs
+
+        def plus(pw, k):
+            return pw.add(pw.sub(pw).add_constant_val(isl.Val.int_from_si(pw.get_ctx(), k))) \
+                if k else pw
+        mid_lo, mid_hi = plus(lower, first), plus(upper, -last)
+        pieces = []
+        if first:
+            pieces.append((lower, plus(lower, first - 1).min(upper)))
+        pieces.append((mid_lo, mid_hi))
+        if last:
+            pieces.append((plus(upper, 1 - last).max(mid_lo), upper))
+        for lo, hi in pieces:
+            lo, hi = lo.coalesce(), hi.coalesce()
+            lo, hi = align_params(lo, hi)
+            cond = lo.le_set(hi)
+            runs = _intersect_params(ctx, cond if cond.is_params() else cond.params())
+            if runs.is_empty():
+                continue
+            self.emit_for(node, inner_names, ctx, lo, hi)
 
     def emit_block(self, body, names, ctx):
         self.emit_line("{")
@@ -291,14 +325,31 @@ class KernelEmitter:
         if isinstance(self.kernel.iname_tag(iname), VectorizeTag) and stride == 1 and \
                 self.emit_vectorized(node, names, ctx, lo, hi, lower, upper):
             return
+        in_range = range_constraint(iname, lower, upper, stride)
         for value in range(lo, hi + 1, stride):
             fixed = _intersect_params(ctx, _fixed_value(iname, value))
             if fixed.is_empty():
                 continue
+            # the copy for this value only runs where the loop's bounds (which
+            # may depend on outer loops and parameters) include it: nested
+            # loops have no guard of their own that would say so
+            valid = _intersect_params(fixed, in_range)
+            if valid.is_empty():
+                continue
+            guard = None
+            g = valid.gist(fixed)
+            if not g.plain_is_universe():
+                cond = expr_from_set(g, fixed)
+                if cond is not True:
+                    guard = self.printer.rec(_normalize_condition(cond), 0)
             self.emit_line("{")
             self.indent += 1
             self.emit_line(f"int const {c_name(iname)} = {value};")
-            self.emit_nodes(node.body, names, fixed)
+            if guard is not None:
+                self.emit_line(f"if ({guard})")
+                self.emit_block(node.body, names, valid)
+            else:
+                self.emit_nodes(node.body, names, valid)
             self.indent -= 1
             self.emit_line("}")
 
