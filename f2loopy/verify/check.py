@@ -235,7 +235,7 @@ def _output_line(o: OutputCheck, width: int) -> str:
     loc = ""
     if m.where:
         loc = f" at {o.name}(" + ",".join(str(i) for i in m.where) + ")"
-    return (f"{_decl(o).ljust(width)}  max |error| {m.max_error:.3g}{loc}: got {_fmt(m.got, o.dtype)}, "
+    return (f"{_decl(o).ljust(width)}  max |error| {o.max_error:.3g}{loc}: got {_fmt(m.got, o.dtype)}, "
             f"expected {_fmt(m.want, o.dtype)} ({m.count} of {m.total} elements differ)  FAIL")
 
 # }}}
