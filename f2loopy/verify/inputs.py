@@ -268,7 +268,7 @@ class _Planner:
         for pred in insn.predicates:
             try:
                 cond = set_from_condition(pred, dom.get_space())
-            except (NonAffineError, KeyError, TypeError):
+            except Exception:  # noqa: BLE001 - not an affine condition: ignored
                 continue
             dom = dom & cond
         return dom

@@ -1,0 +1,204 @@
+"""Differential fuzzing: generated programs, translated and run on OpenCL,
+compared with gfortran (:mod:`f2loopy.verify.progen` makes the programs,
+:mod:`f2loopy.verify.check` runs them).
+
+:func:`run_seed` runs one program and classifies what happened:
+
+``pass``
+    every output matches.
+``mismatch``
+    an output differs from gfortran's (a bug somewhere in f2loopy).
+``kernel-error``
+    the generated OpenCL does not build or run (a code generation bug).
+``internal``
+    translation raised something other than a located diagnostic.
+``rejected``
+    the untransformed program was refused with a diagnostic: either the
+    generator strayed outside the supported subset or the frontend refuses
+    what it should translate (looked at by hand).
+``input``, ``reference``
+    no inputs could be planned, or the Fortran reference failed: generator
+    problems, not f2loopy bugs.
+
+Transformations the race check or a transformation refuses (the generator
+proposes them without knowing the dependences) are dropped, one by one,
+before the program runs.
+"""
+
+from __future__ import annotations
+
+import shlex
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from f2loopy.diagnostics import F2LoopyError
+
+BUG_KINDS = ("mismatch", "kernel-error", "internal")
+
+
+@dataclass
+class FuzzOutcome:
+    seed: int
+    kind: str
+    detail: str = ""
+    program: object = None               # progen.Program
+    options: dict = field(default_factory=dict)   # sizes, ranges, seed for check_source
+    dropped: list = field(default_factory=list)   # refused transformations
+
+    @property
+    def is_bug(self) -> bool:
+        return self.kind in BUG_KINDS
+
+    def header(self) -> str:
+        """The ``! f2loopy-check:`` line that reproduces the run."""
+        return "! f2loopy-check: " + options_to_args(self.options)
+
+
+def options_to_args(options: dict) -> str:
+    args = [f"--seed {options.get('seed', 0)}"]
+    for n, v in (options.get("sizes") or {}).items():
+        args.append(f"--size {n}={v}")
+    for n, (lo, hi) in (options.get("ranges") or {}).items():
+        args.append(f"--range {n}={lo}:{hi}")
+    return " ".join(args)
+
+
+def args_to_options(text: str) -> dict:
+    """Inverse of :func:`options_to_args` (for the regression tests)."""
+    from f2loopy.verify.check import parse_number, parse_range
+    words = shlex.split(text)
+    out = {"seed": 0, "sizes": {}, "ranges": {}}
+    it = iter(words)
+    for w in it:
+        if w == "--seed":
+            out["seed"] = int(next(it))
+        elif w == "--size":
+            n, v = next(it).split("=", 1)
+            out["sizes"][n] = parse_number(v)
+        elif w == "--range":
+            n, v = next(it).split("=", 1)
+            out["ranges"][n] = parse_range(v)
+        else:
+            raise ValueError(f"unknown option {w!r}")
+    return out
+
+
+def _classify_translation(source: str, filename: str):
+    """None if *source* translates, else ``(kind, text)``."""
+    from f2loopy.pipeline import translate_text
+    try:
+        translate_text(source, Path(filename))
+    except F2LoopyError as exc:
+        return "refused", exc.format()
+    except Exception as exc:  # noqa: BLE001 - an internal error is a finding
+        return "internal", "".join(traceback.format_exception(exc))
+    return None
+
+
+def run_program(program, options: dict, *, queue=None, filename=None) -> tuple:
+    """Check *program* with *options*; returns ``(kind, detail)``."""
+    from f2loopy.verify.check import CheckError, check_source
+    from f2loopy.verify.inputs import InputError
+    source = program.render()
+    filename = filename or f"{program.name}.f90"
+    try:
+        report = check_source(source, Path(filename), sizes=options.get("sizes"),
+                              ranges=options.get("ranges"), seed=options.get("seed", 0),
+                              queue=queue, timeout=60)
+    except InputError as exc:
+        return "input", exc.format()
+    except CheckError as exc:
+        return "reference", exc.format()
+    except F2LoopyError as exc:
+        return "refused", exc.format()
+    except Exception as exc:  # noqa: BLE001
+        return "internal", "".join(traceback.format_exception(exc))
+    if report.passed:
+        return "pass", ""
+    if any(c.error is not None for c in report.checks):
+        return "kernel-error", report.format()
+    return "mismatch", report.format()
+
+
+def run_seed(seed: int, *, transforms: bool = True, queue=None) -> FuzzOutcome:
+    """Generate program *seed*, choose transformations, run and classify."""
+    from f2loopy.frontend import parse_fortran
+    from f2loopy.verify.progen import choose_transformations, generate_program
+    program = generate_program(seed)
+    rng = np.random.default_rng([seed, 7])
+    source = program.render()
+    try:
+        kernel = parse_fortran(source, f"{program.name}.f90")[0]
+    except F2LoopyError as exc:
+        return FuzzOutcome(seed, "rejected", exc.format(), program)
+    except Exception as exc:  # noqa: BLE001
+        return FuzzOutcome(seed, "internal", "".join(traceback.format_exception(exc)), program)
+    options = {"seed": seed, "sizes": {}, "ranges": program.data_ranges()}
+    dropped = []
+    if transforms:
+        program.transforms = choose_transformations(program, kernel, rng)
+        # drop what is refused (the generator does not know the dependences)
+        while program.transforms:
+            bad = _classify_translation(program.render(), f"{program.name}.f90")
+            if bad is None:
+                break
+            kind, text = bad
+            if kind == "internal":
+                return FuzzOutcome(seed, "internal", text, program, options)
+            dropped.append((program.transforms.pop(), text.splitlines()[0]))
+    fixed = any(t.startswith("k = fix_parameters") for t in program.transforms)
+    used = program.used_names()
+    sizes = [a.name for a in program.args if a.role == "size" and a.name in used]
+    if not fixed and sizes and rng.random() < 0.3:
+        options["sizes"] = {sizes[0]: int(rng.integers(1, 4))}
+    kind, detail = run_program(program, options, queue=queue)
+    if kind == "refused" and not program.transforms:
+        kind = "rejected"
+    return FuzzOutcome(seed, kind, detail, program, options, dropped)
+
+
+def shrink_outcome(outcome: FuzzOutcome, *, queue=None, max_steps: int = 300,
+                   log=None) -> object:
+    """The smallest variant of the failing program that fails the same way."""
+    from f2loopy.verify.progen import shrink
+
+    def still_fails(candidate):
+        kind, _ = run_program(candidate, outcome.options, queue=queue)
+        return kind == outcome.kind
+
+    return shrink(outcome.program, still_fails, max_steps=max_steps, log=log)
+
+
+def regression_text(outcome: FuzzOutcome, program=None) -> str:
+    """A regression test file: the (shrunk) program with how to run it."""
+    program = program or outcome.program
+    used = program.used_names()
+    options = dict(outcome.options)
+    options["sizes"] = {n: v for n, v in (options.get("sizes") or {}).items() if n in used}
+    options["ranges"] = {n: v for n, v in (options.get("ranges") or {}).items() if n in used}
+    first = (outcome.detail.strip().splitlines() or [""])
+    summary = [ln for ln in first if "FAIL" in ln or "error" in ln.lower()][:3] or first[:1]
+    lines = ["! f2loopy-check: " + options_to_args(options),
+             f"! found by scripts/fuzz_differential.py, seed {outcome.seed}: {outcome.kind}"]
+    lines += [f"!   {ln.strip()[:100]}" for ln in summary]
+    return "\n".join(lines) + "\n" + program.render()
+
+
+def read_regression(path) -> tuple:
+    """``(source, options, expected_error)`` of a regression file: the options
+    of its ``! f2loopy-check:`` line and the text of its ``! f2loopy-expect:
+    error: ...`` line (None: every output must match)."""
+    text = Path(path).read_text()
+    options = {"seed": 0, "sizes": {}, "ranges": {}}
+    expect = None
+    for line in text.splitlines():
+        if not line.startswith("!"):
+            break
+        if line.startswith("! f2loopy-check:"):
+            options = args_to_options(line[len("! f2loopy-check:"):])
+        elif line.startswith("! f2loopy-expect: error:"):
+            expect = line[len("! f2loopy-expect: error:"):].strip()
+    return text, options, expect
