@@ -86,6 +86,13 @@ STATEMENTS = [
     ("a(3:n:2) = a(1:n-2:2)", "t.f90:5:3: error: the right-hand side reads elements of 'a' "
      "that the assignment changes, in an order no loop can keep (assign through a temporary "
      "array)", "^"),
+    ("x = 1.0e39", "t.f90:5:7: error: real constant 1.0E39 overflows its kind", "^~~~~~"),
+    ("i = 2**31", "t.f90:5:3: error: arithmetic overflow or invalid operation in a constant "
+     "expression (the compiler would reject it)", "^~~~~~~~~"),
+    ("x = 1.0d300 * 1.0d300", "t.f90:5:7: error: arithmetic overflow or invalid operation in "
+     "a constant expression (the compiler would reject it)", "^~~~~~~~~~~~~~~~~"),
+    ("i = 10000000000", "t.f90:5:3: error: the value 10000000000 does not fit in integer",
+     "^"),
     ("call ext(x)", "t.f90:5:8: error: subroutine 'ext' is not defined in this file (only "
      "subroutines of the same file can be called; they are inlined)", "^~~"),
     ("select case (x)\n  case (1)\n    x = 0\n  end select", "t.f90:5:16: error: 'select "

@@ -161,6 +161,9 @@ class DeclarationReader:
             return evaluate_constant(expr)
         except (NotConstant, FortranTypeError) as exc:
             raise self.error(f"not a constant expression: {exc}", str(node)) from None
+        except OverflowError:
+            raise self.error("arithmetic overflow in a constant expression (the value does "
+                             "not fit its kind)", str(node)) from None
 
     def kind_value(self, node) -> int:
         value = self.constant(node)

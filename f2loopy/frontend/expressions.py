@@ -77,14 +77,18 @@ def real_literal(text: str, kind: int | None) -> np.generic:
     is_double = "d" in t
     value = t.replace("d", "e")
     if kind is None:
-        return np.float64(value) if is_double else np.float32(value)
-    if is_double:
+        dtype = np.float64 if is_double else np.float32
+    elif is_double:
         raise ValueError("a 'd' exponent cannot have a kind")
-    if kind == 4:
-        return np.float32(value)
-    if kind == 8:
-        return np.float64(value)
-    raise ValueError(f"real kind {kind} is not supported")
+    elif kind in (4, 8):
+        dtype = np.float32 if kind == 4 else np.float64
+    else:
+        raise ValueError(f"real kind {kind} is not supported")
+    with np.errstate(over="ignore"):
+        result = dtype(value)
+    if not np.isfinite(result):
+        raise ValueError(f"real constant {text} overflows its kind")
+    return result
 
 
 def int_literal(text: str, kind: int | None) -> np.generic:

@@ -328,7 +328,15 @@ class UnitLowering(ArraySyntaxMixin, InliningMixin):
             raise self.error(f"'{node}' is not a constant", str(node)) from None
 
     def expr(self, node):
-        return fold_constants(self.converter()(node))
+        expr = self.converter()(node)
+        try:
+            folded = fold_constants(expr)
+        except OverflowError:
+            folded = None
+        if folded is None or _has_nonfinite_constant(folded):
+            raise self.error("arithmetic overflow or invalid operation in a constant "
+                             "expression (the compiler would reject it)", str(node))
+        return folded
 
     def int_expr(self, node, what):
         e = self.expr(node)
@@ -620,6 +628,11 @@ class UnitLowering(ArraySyntaxMixin, InliningMixin):
         if is_complex(rhs_dtype) and not is_complex(lhs_dtype):
             rhs = p.Call(p.Variable("realpart"), (rhs,))
         if is_constant(rhs):
+            if is_integer(lhs_dtype) and is_integer(rhs_dtype):
+                info = np.iinfo(lhs_dtype)
+                if not info.min <= int(rhs) <= info.max:
+                    raise self.error(f"the value {int(rhs)} does not fit in "
+                                     f"{_type_name(lhs_dtype)}", needle)
             return _cast(rhs, lhs_dtype)
         return p.Call(p.Variable(np.dtype(lhs_dtype).name), (rhs,))
 
@@ -1145,6 +1158,31 @@ def _condition_may_change(body, conds, outer_inames) -> bool:
         if k < len(body) - 1 or set(insn.within_inames) - set(outer_inames):
             return True
     return False
+
+
+def _has_nonfinite_constant(expr) -> bool:
+    """Fortran has no infinite or NaN literals: one in a folded expression
+    comes from an overflow (or 0.0/0.0) that the compiler would reject."""
+    import dataclasses
+    if isinstance(expr, (float, complex, np.floating, np.complexfloating)):
+        return not np.isfinite(expr)
+    if not dataclasses.is_dataclass(expr):
+        return False
+    return any(_has_nonfinite_constant(c) for c in
+               _flatten(getattr(expr, f.name) for f in dataclasses.fields(expr)))
+
+
+def _flatten(items):
+    for x in items:
+        if isinstance(x, tuple):
+            yield from _flatten(x)
+        else:
+            yield x
+
+
+def _type_name(dt) -> str:
+    from f2loopy.frontend.inline import type_name
+    return type_name(dt)
 
 
 def _keyword(node) -> str:

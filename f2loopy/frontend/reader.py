@@ -47,6 +47,10 @@ def parse_tree(src: SourceFile):
     from fparser.two.utils import FortranSyntaxError as FparserSyntaxError
 
     parser = _get_parser()
+    # fparser keeps a global symbol table per program unit name across parses; a
+    # unit of an earlier file with a 'use' would change how this one parses
+    from fparser.two.symbol_table import SYMBOL_TABLES
+    SYMBOL_TABLES.clear()
     reader = FortranStringReader(src.text, ignore_comments=True)
     reader.set_format(_format(src))
     reader.exit_on_error = False
