@@ -80,6 +80,10 @@ STATEMENTS = [
      "supported", "^~~"),
     ("x = max(n, 2.0)", "t.f90:5:7: error: arguments of 'max' mix integer and real values "
      "(convert them with real() or int())", "^~~"),
+    ("x = sign(x, n)", "t.f90:5:7: error: arguments of 'sign' mix integer and real values "
+     "(convert them with real() or int())", "^~~~"),
+    ("x = mod(x, 2)", "t.f90:5:7: error: arguments of 'mod' mix integer and real values "
+     "(convert them with real() or int())", "^~~"),
     ("a(2:n) = a(1:n-1) + a(3:n+1)", "t.f90:5:3: error: the right-hand side reads elements of "
      "'a' that the assignment changes, in an order no loop can keep (assign through a "
      "temporary array)", "^"),

@@ -474,24 +474,33 @@ class ExpressionConverter:
             return _convert_call(target, result)
         return result
 
+    def _same_type(self, name, *args):
+        """Arguments of one type (integer or real; kinds may differ, as gfortran allows)."""
+        kinds = set()
+        for v in args:
+            k = self._typed(name, v).kind
+            if k not in "iuf":
+                raise self.ctx.error(f"arguments of '{name}' must be integer or real", name)
+            kinds.add("f" if k == "f" else "i")
+        if len(kinds) > 1:
+            raise self.ctx.error(f"arguments of '{name}' mix integer and real values "
+                                 "(convert them with real() or int())", name)
+
     def _h_mod(self, name, generic, arg_nodes):
         a, b = (self.convert(x) for x in self._args(name, arg_nodes, 2, 2, ("a", "p")))
-        for v in (a, b):
-            if self._typed(name, v).kind not in "iuf":
-                raise self.ctx.error(f"arguments of '{name}' must be integer or real", name)
+        self._same_type(name, a, b)
         if _is_zero_int(b):
             raise self.ctx.error(f"'{name}' with a zero second argument", name)
         return p.Call(p.Variable(generic), (a, b))
 
     def _h_sign(self, name, generic, arg_nodes):
         a, b = (self.convert(x) for x in self._args(name, arg_nodes, 2, 2, ("a", "b")))
-        for v in (a, b):
-            if self._typed(name, v).kind not in "iuf":
-                raise self.ctx.error(f"arguments of '{name}' must be integer or real", name)
+        self._same_type(name, a, b)
         return p.Call(p.Variable("sign"), (a, b))
 
     def _h_dim(self, name, generic, arg_nodes):
         a, b = (self.convert(x) for x in self._args(name, arg_nodes, 2, 2, ("x", "y")))
+        self._same_type(name, a, b)
         return p.Call(p.Variable("dim"), (a, b))
 
     def _kind_arg(self, name, node):
