@@ -43,6 +43,11 @@ ARGS = {
     ("saxpy.f90", "saxpy"): lambda: [37, np.float32(0.5), farray(37, seed=1), farray(37, seed=2)],
     ("matmul.f90", "matmul_ref"): lambda: [5, 7, 3, farray((5, 7), seed=3), farray((7, 3), seed=4),
                                            np.zeros((5, 3), np.float32, order="F")],
+    ("matmul_tiled/matmul.f90", "matmul_tiled"): lambda: [
+        37, 45, 29, farray((37, 45), seed=13), farray((45, 29), seed=14),
+        np.zeros((37, 29), np.float32, order="F")],
+    ("reduction/dot_max.f90", "dot_max"): lambda: [
+        1000, farray(1000, np.float64, seed=15), farray(1000, np.float64, seed=16), 0.0, 0.0],
     ("norms.f90", "vector_norms"): lambda: [50, farray(50, np.float64, seed=5), 0.0, 0.0, 0.0, 0],
     ("jacobi2d.f90", "jacobi_step"): _jacobi_args,
     ("euler_flux.f90", "euler_volume"): _euler_args,
@@ -63,3 +68,20 @@ def test_sample_matches_gfortran(sample, name, tmp_path, cl_queue):
 def test_every_sample_is_covered():
     files = {p.name for p in SAMPLES.glob("*.f90")} | {p.name for p in SAMPLES.glob("*.f")}
     assert files <= {s for s, _ in ARGS} | {"__placeholder__"}
+
+
+def test_scripted_samples_are_transformed():
+    """The samples' !$loopy scripts run: the matmul fetches 16x16 tiles into
+    local memory per work-group; the reduction runs over a 256-item group."""
+    from f2loopy.pipeline import translate_file
+    mm = translate_file(SAMPLES / "matmul_tiled" / "matmul.f90")
+    (gk,) = mm.generated
+    assert gk.grid.local_size == (16, 16, 1)
+    assert "__local float a_fetch[256];" in gk.device_code
+    assert "__local float b_fetch[256];" in gk.device_code
+    assert [label for label, _ in mm.checkpoints] == ["untransformed", "parallel",
+                                                      "local prefetch"]
+    red = translate_file(SAMPLES / "reduction" / "dot_max.f90")
+    (gk,) = red.generated
+    assert gk.grid.local_size == (256, 1, 1)
+    assert "__local double acc_i_inner[256];" in gk.device_code

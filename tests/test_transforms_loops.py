@@ -334,3 +334,100 @@ end
                     tmp_path, cl_queue)
 
 # }}}
+
+
+# {{{ slabs, reductions over split loops
+
+DOT_MAX = """
+subroutine dot_max(n, x, y, dot, amax)
+  implicit none
+  integer n, i
+  double precision x(n), y(n), dot, amax
+  dot = 0.0d0
+  amax = 0.0d0
+  do i = 1, n
+    dot = dot + x(i) * y(i)
+    amax = max(amax, abs(x(i)))
+  end do
+end subroutine
+"""
+
+
+def test_slabs_peel_the_partial_last_chunk():
+    k = f2loopy.split_iname(kernel(MATMUL), "k", 4, slabs=(0, 1))
+    k = f2loopy.tag_inames(k, "k_inner:unr")
+    assert dict(k.iname_slabs) == {"k_outer": (0, 1)}
+    code = f2loopy.generate_code(k).device_code
+    loops = [ln.strip() for ln in code.splitlines() if ln.strip().startswith("for (int k_outer")]
+    assert loops == ["for (int k_outer = 0; k_outer <= (n + 3) / 4 - 2; ++k_outer)",
+                     "for (int k_outer = (n + 3) / 4 - 1; k_outer <= (n + 3) / 4 - 1; ++k_outer)"]
+    middle = code.split(loops[0])[1].split(loops[1])[0]
+    assert "n >=" not in middle          # full chunks: no bound tests
+    assert "n >= 4 * k_outer + 2" in code.split(loops[1])[1]
+    with pytest.raises(TransformError, match=r"slabs must be two non-negative integers"):
+        f2loopy.split_iname(kernel(MATMUL), "k", 4, slabs=(1,))
+    # renaming keeps the peeling
+    assert dict(f2loopy.rename_iname(k, "k_outer", "kk").iname_slabs) == {"kk": (0, 1)}
+
+
+@needs_gfortran
+@pytest.mark.parametrize("n", [13, 16])
+def test_slabs_give_the_same_results(n, tmp_path, cl_queue):
+    def t(k):
+        k = f2loopy.split_iname(k, "i", 8, outer_tag="g.0", inner_tag="l.0")
+        k = f2loopy.split_iname(k, "k", 4, slabs=(1, 1), inner_tag="unr")
+        return k
+    run_transformed(MATMUL, "mm", t, mm_args(n), tmp_path, cl_queue)
+
+
+def test_independent_accumulations_in_one_loop_become_reductions():
+    k = f2loopy.accumulation_to_reduction(kernel(DOT_MAX), "iname:i",
+                                          inames="i")
+    from f2loopy.ir.printing import expr_to_str
+    exprs = sorted(expr_to_str(i.expression) for i in k.instructions)
+    assert exprs == ["max(0.0, max(i, abs(x[i])))", "sum(i, x[i]*y[i])"]
+    assert all(i.within_inames == frozenset() for i in k.instructions)
+
+
+def test_accumulation_sharing_its_loop_with_a_dependent_statement_is_refused():
+    src = """
+subroutine cumsum(n, x, s, y)
+  implicit none
+  integer n, i
+  real x(n), s, y(n)
+  s = 0
+  do i = 1, n
+    s = s + x(i)
+    y(i) = s
+  end do
+end subroutine
+"""
+    with pytest.raises(TransformError) as err:
+        f2loopy.accumulation_to_reduction(kernel(src), "writes:s and iname:i", inames="i")
+    assert err.value.message == ("accumulation_to_reduction: loop 'i' also contains 'y', which "
+                                 "uses 's'; the reduction would reorder them")
+
+
+def test_reduction_follows_a_split_of_its_loop():
+    k = f2loopy.accumulation_to_reduction(kernel(DOT_MAX), "writes:dot and iname:i", inames="i")
+    k = f2loopy.split_iname(k, "i", 64, inner_tag="l.0", within="writes:dot")
+    from f2loopy.ir.printing import expr_to_str
+    (dot,) = [i for i in k.instructions if i.assignee_name == "dot"]
+    assert expr_to_str(dot.expression) == \
+        "sum((i_outer, i_inner), x[1 + i_inner + 64*i_outer]*y[1 + i_inner + 64*i_outer])"
+
+
+@needs_gfortran
+@pytest.mark.parametrize("n", [0, 5, 256, 1000])
+def test_two_level_parallel_reduction(n, tmp_path, cl_queue):
+    """A reduction over a split loop: each work-item sums its share
+    sequentially, the group combines the shares in local memory; lanes with
+    no share (n < 256) contribute the neutral element."""
+    def t(k):
+        k = f2loopy.accumulation_to_reduction(k, "iname:i", inames="i")
+        return f2loopy.split_iname(k, "i", 256, inner_tag="l.0")
+    args = [n, farray(max(n, 1), np.float64, seed=1)[:n].copy(),
+            farray(max(n, 1), np.float64, seed=2)[:n].copy(), 0.0, 0.0]
+    run_transformed(DOT_MAX, "dot_max", t, args, tmp_path, cl_queue)
+
+# }}}

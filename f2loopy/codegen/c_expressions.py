@@ -84,12 +84,18 @@ def c_constant(value, dtype=None) -> str:
 
 
 def _is_negative_term(expr):
-    if isinstance(expr, p.Product) and expr.children and _is_minus_one(expr.children[0]):
+    if isinstance(expr, p.Product) and len(expr.children) >= 2 and \
+            _is_negative_number(expr.children[0]):
         return True
     if isinstance(expr, (int, np.integer, float, np.floating)) and \
             not isinstance(expr, (bool, np.bool_)) and expr < 0:
         return True
     return False
+
+
+def _is_negative_number(x) -> bool:
+    return isinstance(x, (int, np.integer, float, np.floating)) and \
+        not isinstance(x, (bool, np.bool_)) and x < 0
 
 
 def _is_minus_one(x) -> bool:
@@ -99,7 +105,9 @@ def _is_minus_one(x) -> bool:
 
 def _negated(expr):
     if isinstance(expr, p.Product):
-        rest = expr.children[1:]
+        coeff, rest = expr.children[0], expr.children[1:]
+        if not _is_minus_one(coeff):
+            return p.Product((_negated(coeff), *rest))
         return rest[0] if len(rest) == 1 else p.Product(rest)
     if isinstance(expr, np.generic):
         return expr.dtype.type(-expr)

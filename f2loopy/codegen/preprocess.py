@@ -114,9 +114,16 @@ def _local_axis_sizes(kernel) -> dict:
 
 
 def _constant_length(kernel, iname):
-    from f2loopy.ir.domains import combined_domain
+    """Largest trip count of *iname* over all values of the parameters and of
+    the inames its bounds depend on (a tile fetched at ``16*i_outer + 1``
+    has length 16), if that is a constant."""
+    from f2loopy.ir.domains import combined_domain, iname_closure
+    from f2loopy.ir.isl_tools import set_to_params
     try:
-        dom = combined_domain(kernel, [iname])
+        outer = [i for i in iname_closure(kernel, [iname]) if i != iname]
+        dom = combined_domain(kernel, outer + [iname])
+        if outer:
+            dom = set_to_params(dom, outer)
         n = (dom.dim_max(0) - dom.dim_min(0) + 1).max_val()
         if n.is_infty() or n.is_nan():
             return None

@@ -26,7 +26,7 @@ from f2loopy.ir.domains import combined_domain
 from f2loopy.ir.expressions import Reduction, _Rewriter, make_subscript
 from f2loopy.ir.folding import normalize_integer
 from f2loopy.ir.frozen import FrozenMap
-from f2loopy.ir.isl_tools import expr_from_pwaff, lazy_affs, make_space
+from f2loopy.ir.isl_tools import dim_type, expr_from_pwaff, lazy_affs, make_space
 from f2loopy.ir.kernel import AddressSpace, Assignment, Kernel, Temporary
 from f2loopy.ir.tags import GroupAxisTag, LocalAxisTag
 
@@ -106,6 +106,7 @@ class _Realizer:
         replacements = {}
         deps = set(insn.depends_on)
         for red in reductions:
+            original = red
             for k in red.inames:
                 if k in insn.within_inames:
                     raise CodegenError(f"instruction '{insn.id}' reduces over '{k}' but also "
@@ -118,15 +119,27 @@ class _Realizer:
                                    "combine results (use l.N or a sequential loop)", insn.span)
             dtype = self.types(red.expr)
             if local:
-                if len(red.inames) != 1:
-                    raise CodegenError("a parallel reduction must reduce over exactly one "
-                                       "iname", insn.span)
-                insns, value = self.local_tree(insn, red, dtype)
+                if len(local) != 1:
+                    raise CodegenError(f"a reduction can run in parallel over one l.N iname "
+                                       f"only, not over {', '.join(local)}", insn.span)
+                (k,) = local
+                seq = [x for x in red.inames if x != k]
+                partial = []
+                if seq:
+                    # each work-item first reduces its share sequentially
+                    # (e.g. i_outer of a split), then the group combines
+                    partial, v = self.sequential(
+                        insn.copy(within_inames=insn.within_inames | {k}),
+                        Reduction(red.operation, tuple(seq), red.expr), dtype)
+                    red = Reduction(red.operation, (k,), v)
+                insns, value = self.local_tree(insn, red, dtype,
+                                               after=[partial[-1].id] if partial else [])
+                insns = partial + insns
             else:
                 insns, value = self.sequential(insn, red, dtype)
             extra.extend(insns)
             deps.add(insns[-1].id)
-            replacements[red] = value
+            replacements[original] = value
         new_expr = _replace(insn.expression, replacements)
         owner = getattr(self, "_owner_iname", None)
         within = insn.within_inames | ({owner} if owner else set())
@@ -150,7 +163,7 @@ class _Realizer:
                             tags=insn.tags)
         return [init, update], v
 
-    def local_tree(self, insn, red, dtype):
+    def local_tree(self, insn, red, dtype, after=()):
         (k,) = red.inames
         tag = self.kernel.iname_tag(k)
         dom = combined_domain(self.kernel, [k])
@@ -160,6 +173,9 @@ class _Realizer:
         except Exception:
             raise CodegenError(f"parallel reduction over '{k}': its length is not a constant",
                                insn.span) from None
+        # lanes that contribute nothing (a partial last chunk, a short
+        # loop) must hold the neutral element when the tree reads them
+        partial = _partial_lanes(dom, lo, length, self.kernel.assumptions)
         base = normalize_integer(expr_from_pwaff(lo))
         others = sorted((i for i in insn.within_inames
                          if isinstance(self.kernel.iname_tag(i), LocalAxisTag)),
@@ -180,11 +196,25 @@ class _Realizer:
             return make_subscript(acc, [lane, *other_idx])
 
         lane = normalize_integer(p.Sum((p.Variable(k), p.Product((-1, base)))))
+        insns = []
+        deps = set(insn.depends_on) | set(after)
+        if partial:
+            f = self.fresh(f"{k}_fill")
+            space = make_space([f], [])
+            affs = lazy_affs(space)
+            self.domains.append(affs[f].ge_set(affs[0]) & affs[f].lt_set(affs[0] + length))
+            self.tags[f] = tag
+            insns.append(Assignment(
+                id=self.fresh(f"{acc}_neutral"), assignee=ref(p.Variable(f)),
+                expression=_neutral(red.operation, dtype),
+                within_inames=insn.within_inames | {f}, predicates=insn.predicates,
+                depends_on=insn.depends_on, span=insn.span, tags=insn.tags))
+            deps.add(insns[-1].id)
         contrib = Assignment(id=self.fresh(f"{acc}_contrib"), assignee=ref(lane),
                              expression=red.expr, within_inames=insn.within_inames | {k},
-                             predicates=insn.predicates, depends_on=insn.depends_on,
+                             predicates=insn.predicates, depends_on=frozenset(deps),
                              span=insn.span, tags=insn.tags)
-        insns = [contrib]
+        insns.append(contrib)
         power = 1
         while power < length:
             power *= 2
@@ -218,6 +248,24 @@ class _Realizer:
     def _private(self, name) -> bool:
         t = self.kernel.temporaries.get(name)
         return t is not None and t.address_space in (None, AddressSpace.PRIVATE)
+
+
+def _partial_lanes(dom, lo, length, assumptions) -> bool:
+    """Whether some of the *length* lanes starting at *lo* may lie outside
+    *dom* (the reduction iname's domain) for parameters under *assumptions*."""
+    from f2loopy.ir.isl_tools import align_params
+    if not lo.is_cst():
+        return True
+    try:
+        start = int(lo.max_val().to_python())
+    except Exception:
+        return True
+    affs = lazy_affs(dom.get_space())
+    box = affs[dom.get_dim_name(dim_type.set, 0)].ge_set(affs[0] + start) & \
+        affs[dom.get_dim_name(dim_type.set, 0)].lt_set(affs[0] + start + length)
+    ctx = assumptions if assumptions.is_params() else assumptions.params()
+    box, ctx, dom = align_params(box, ctx, dom)
+    return not box.intersect_params(ctx).subtract(dom).is_empty()
 
 
 class _ReplaceReductions(_Rewriter):

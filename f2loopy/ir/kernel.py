@@ -298,6 +298,10 @@ class Kernel(_Copyable):
     :attr substitutions: name -> :class:`SubstitutionRule`.
     :attr assumptions: facts about the parameters (a parameter-only isl.Set).
     :attr loop_priority: tuples of inames, outermost first.
+    :attr iname_slabs: iname -> ``(first, last)``: numbers of iterations at
+        the start and at the end of a sequential loop that code generation
+        peels off into loops of their own (so that the guards of a partial
+        tile apply only there).
     :attr span: the ``subroutine`` statement.
     :attr module: the Fortran module the subroutine belongs to, if any.
     """
@@ -311,6 +315,7 @@ class Kernel(_Copyable):
     substitutions: FrozenMap = field(default_factory=FrozenMap)
     assumptions: Any = None
     loop_priority: frozenset = frozenset()
+    iname_slabs: FrozenMap = field(default_factory=FrozenMap)
     options: KernelOptions = field(default_factory=KernelOptions)
     span: SourceSpan | None = None
     module: str | None = None

@@ -19,7 +19,8 @@ class ExpressionPrinter(StringifyMapper):
         return format_constant(expr)
 
     def map_reduction(self, expr, enclosing_prec, *args, **kwargs):
-        return f"{expr.operation}({', '.join(expr.inames)}, {self.rec(expr.expr, PREC_NONE)})"
+        inames = expr.inames[0] if len(expr.inames) == 1 else f"({', '.join(expr.inames)})"
+        return f"{expr.operation}({inames}, {self.rec(expr.expr, PREC_NONE)})"
 
     def map_rule_argument(self, expr, enclosing_prec, *args, **kwargs):
         return f"<arg{expr.index}>"

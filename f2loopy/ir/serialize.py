@@ -186,6 +186,7 @@ def encode_kernel(k: Kernel) -> dict:
                           for r in k.substitutions.values()],
         "assumptions": str(k.assumptions),
         "loop_priority": sorted(list(t) for t in k.loop_priority),
+        "iname_slabs": {n: list(s) for n, s in k.iname_slabs.items()},
         "options": {"build_options": list(opts.build_options),
                     "check_races": bool(opts.check_races),
                     "fp_contract": bool(opts.fp_contract),
@@ -509,6 +510,7 @@ def decode_kernel(d) -> Kernel:
             assumptions=assumptions,
             loop_priority=frozenset(tuple(_name(n) for n in _list(t, "priority", 64))
                                     for t in _list(d.get("loop_priority", []), "priorities")),
+            iname_slabs=FrozenMap(_dec_slabs(d.get("iname_slabs") or {})),
             options=options)
     except KeyError as exc:
         _fail(f"missing field {exc}")
@@ -541,3 +543,14 @@ def roundtrip(kernel: Kernel) -> Kernel:
     return decode_kernel(loads(kernels_to_json(encode_kernel(kernel))))
 
 
+def _dec_slabs(d) -> dict:
+    if not isinstance(d, dict) or len(d) > 10_000:
+        _fail("invalid iname_slabs")
+    out = {}
+    for n, pair in d.items():
+        pair = _list(pair, "slabs", 2)
+        if len(pair) != 2 or not all(isinstance(x, int) and not isinstance(x, bool)
+                                     and 0 <= x <= 1000 for x in pair):
+            _fail(f"invalid slabs {pair!r}")
+        out[_name(n)] = (pair[0], pair[1])
+    return out

@@ -14,6 +14,7 @@ import pymbolic.primitives as p
 
 from f2loopy.diagnostics import TransformError
 from f2loopy.ir.domains import iname_to_domain_index
+from f2loopy.ir.expressions import _Rewriter
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.isl_tools import (
     dim_type, expr_from_pwaff, lazy_affs, params_to_set, set_names, set_to_params)
@@ -37,13 +38,56 @@ def _rewrite_selected(kernel: Kernel, selected, mapping, remove=(), add=()):
                            lambda e, bound: _subst(e, lambda n: None if n in bound
                                                    else mapping.get(n)))
     insns = []
+    renamer = _ReductionInameRenamer(remove, add, mapping)
     for insn in kernel.instructions:
         if insn.id in selected:
             insn = _map_insn(insn, rw)
             if set(remove) & set(insn.within_inames):
                 insn = insn.copy(within_inames=(insn.within_inames - set(remove)) | set(add))
+            if set(remove) & reduction_inames(insn):
+                insn = _map_insn(insn, renamer)
         insns.append(insn)
     return tuple(insns), FrozenMap(rw.rules)
+
+
+def reduction_inames(insn) -> set:
+    """The inames the reductions in *insn*'s expressions run over."""
+    from f2loopy.ir.expressions import Reduction
+    out: set = set()
+    stack = list(insn.read_expressions())
+    while stack:
+        e = stack.pop()
+        if isinstance(e, Reduction):
+            out.update(e.inames)
+            stack.append(e.expr)
+        elif isinstance(e, p.Call):
+            stack.extend(e.parameters)
+        elif isinstance(e, p.ExpressionNode):
+            from f2loopy.transform.rules import _children
+            stack.extend(_children(e))
+    return out
+
+
+class _ReductionInameRenamer(_Rewriter):
+    """Replaces the inames *remove* by the inames *add* in reduction iname
+    lists, and in the reductions' bodies by *mapping*."""
+
+    def __init__(self, remove, add, mapping):
+        self.remove = set(remove)
+        self.add = tuple(add)
+        self.mapping = mapping
+
+    def map_reduction(self, expr, *args, **kwargs):
+        from f2loopy.ir.expressions import Reduction, substitute
+        inner = self.rec(expr.expr, *args, **kwargs)
+        if self.remove & set(expr.inames):
+            # the body's uses of the reduction iname are bound by it: they
+            # change with it
+            inner = substitute(inner, {n: v for n, v in self.mapping.items()
+                                       if n in self.remove})
+        names = tuple(x for n in expr.inames
+                      for x in (self.add if n in self.remove else (n,)))
+        return Reduction(expr.operation, names, inner)
 
 
 def _finish(kernel: Kernel) -> Kernel:
@@ -69,8 +113,11 @@ def split_iname(kernel: Kernel, split_iname: str, inner_length: int, *,
     :arg outer_iname, inner_iname: names of the new inames (default
         ``<iname>_outer`` / ``<iname>_inner``).
     :arg outer_tag, inner_tag: implementation tags for the new inames.
-    :arg slabs: accepted for compatibility (loop peeling is not performed;
-        results are the same).
+    :arg slabs: ``(first, last)``: peel that many iterations off the start
+        and the end of the outer loop into loops of their own, so that the
+        guards of a partial last chunk are tested only there (e.g.
+        ``slabs=(0, 1)`` when *inner_length* need not divide the trip count).
+        Only sequential outer loops are peeled.
     :arg within: match expression: split only in these instructions (the
         others keep the old loop).
     """
@@ -92,9 +139,17 @@ def split_iname(kernel: Kernel, split_iname: str, inner_length: int, *,
         check_new_iname(kernel, new)
     if outer == inner:
         raise TransformError("split_iname: outer and inner iname must differ")
+    try:
+        slabs = tuple(int(x) for x in slabs)
+    except (TypeError, ValueError):
+        slabs = ()
+    if len(slabs) != 2 or min(slabs) < 0:
+        raise TransformError(f"split_iname: slabs must be two non-negative integers "
+                             f"(first, last), got {slabs!r}")
 
     match = parse_match(within)
-    users = [insn for insn in kernel.instructions if iname in insn.within_inames]
+    users = [insn for insn in kernel.instructions
+             if iname in insn.within_inames or iname in reduction_inames(insn)]
     selected = {insn.id for insn in users if match.match(kernel, insn)}
     if users and not selected:
         raise TransformError(f"split_iname: no instruction in loop '{iname}' matches "
@@ -133,9 +188,12 @@ def split_iname(kernel: Kernel, split_iname: str, inner_length: int, *,
     priority = frozenset(
         tuple(x for n in tup for x in ((outer, inner) if n == iname and not keep_old else (n,)))
         for tup in kernel.loop_priority)
+    slab_map = kernel.iname_slabs
+    if slabs != (0, 0):
+        slab_map = slab_map.set(outer, slabs)
     return _finish(kernel.copy(domains=tuple(domains), instructions=insns,
                                iname_tags=FrozenMap(tags), substitutions=substitutions,
-                               loop_priority=priority))
+                               loop_priority=priority, iname_slabs=slab_map))
 
 
 def _affine_lower_bound(dom: isl.Set, iname: str):
@@ -365,8 +423,10 @@ def _rename_everywhere(kernel: Kernel, old: str, new: str) -> Kernel:
                                      {old: p.Variable(new)}, remove=[old], add=[new])
     tags = FrozenMap((new if k == old else k, v) for k, v in kernel.iname_tags.items())
     priority = frozenset(tuple(new if n == old else n for n in t) for t in kernel.loop_priority)
+    slabs = FrozenMap((new if k == old else k, v) for k, v in kernel.iname_slabs.items())
     return _finish(kernel.copy(domains=domains, instructions=insns, iname_tags=tags,
-                               loop_priority=priority, substitutions=rules))
+                               loop_priority=priority, substitutions=rules,
+                               iname_slabs=slabs))
 
 
 @for_each_kernel
@@ -526,7 +586,9 @@ def remove_unused_inames(kernel: Kernel, inames=None) -> Kernel:
     tags = FrozenMap((k, v) for k, v in kernel.iname_tags.items() if k not in drop)
     priority = frozenset(t2 for t2 in (tuple(n for n in t if n not in drop)
                                        for t in kernel.loop_priority) if t2)
-    return kernel.copy(domains=tuple(domains), iname_tags=tags, loop_priority=priority)
+    slabs = FrozenMap((k, v) for k, v in kernel.iname_slabs.items() if k not in drop)
+    return kernel.copy(domains=tuple(domains), iname_tags=tags, loop_priority=priority,
+                       iname_slabs=slabs)
 
 # }}}
 

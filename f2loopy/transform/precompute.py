@@ -19,6 +19,7 @@ from f2loopy.analysis.types import kernel_type_inferrer
 from f2loopy.diagnostics import TransformError
 from f2loopy.ir.domains import combined_domain
 from f2loopy.ir.expressions import make_subscript, substitute, variables_read
+from f2loopy.ir.folding import normalize_integer
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.isl_tools import (
     NonAffineError, align_params, dim_type, lazy_affs, pwaff_from_expr, reorder_set,
@@ -200,6 +201,13 @@ def precompute(kernel: Kernel, subst_use, sweep_inames=(), within=None, storage_
     lbs, extents = _box(footprint, pnames, outer_list)
     new_domain = set_to_params(footprint, outer_list) if outer_list else footprint
     new_domain = reorder_set(new_domain, pnames).coalesce()
+    # a footprint that slides with the outer loops is stored relative to its
+    # start: the precompute inames count from 0 (constant bounds, so they can
+    # be work-item axes), the element at precompute iname value v is lb + v
+    sliding = {k: lb for k, lb in enumerate(lbs) if not isinstance(lb, int)}
+    if sliding:
+        new_domain = _shifted(new_domain, pnames, sliding)
+        lbs = [0 if k in sliding else lb for k, lb in enumerate(lbs)]
     # keep only what the outer loops do not already guarantee
     ctx = combined_domain(kernel, outer_list)
     ctx = set_to_params(ctx, outer_list).params() if outer_list else ctx.params()
@@ -220,11 +228,14 @@ def precompute(kernel: Kernel, subst_use, sweep_inames=(), within=None, storage_
 
     # the compute instruction
     value_map = {}
-    for (kind, k), pn in zip(axes, pnames):
+    for pos, ((kind, k), pn) in enumerate(zip(axes, pnames)):
+        value = p.Variable(pn)
+        if pos in sliding:
+            value = normalize_integer(p.Sum((sliding[pos], value)))
         if kind == "arg":
-            value_map[rule.arguments[k]] = p.Variable(pn)
+            value_map[rule.arguments[k]] = value
         else:
-            value_map[k] = p.Variable(pn)
+            value_map[k] = value
     fixed_vals = {}
     if fixed_args:
         args0 = uses[0][1][0]
@@ -263,7 +274,9 @@ def precompute(kernel: Kernel, subst_use, sweep_inames=(), within=None, storage_
     def hook(name, params):
         if name != rule_name:
             return None
-        return make_subscript(tmp, coords(params))
+        return make_subscript(tmp, [
+            normalize_integer(p.Sum((c, p.Product((-1, sliding[pos])))))
+            if pos in sliding else c for pos, c in enumerate(coords(params))])
     repl = RuleAwareRewriter(rw.rules, lambda e, bound: e, call_hook=hook)
     insns = []
     for insn in kernel.instructions:
@@ -332,6 +345,30 @@ def _footprint(kernel, uses, coords, outer_list, pnames, bounding_box, full_axes
     return result
 
 
+def _shifted(domain, pnames, starts):
+    """*domain* (over *pnames*) with axis k moved by ``-starts[k]`` (affine
+    expressions of its parameters)."""
+    n = len(pnames)
+    s = domain.add_dims(dim_type.set, n)
+    new_names = [f"{x}__rel" for x in pnames]
+    for k, x in enumerate(new_names):
+        s = s.set_dim_name(dim_type.set, n + k, x)
+    for k, start in starts.items():
+        affs = lazy_affs(s.get_space())
+        pw = pwaff_from_expr(start, s.get_space())
+        s, pw = align_params(s, pw)
+        affs = lazy_affs(s.get_space())
+        s = s & affs[pnames[k]].eq_set(affs[new_names[k]] + pw)
+    for k in range(n):
+        if k not in starts:
+            affs = lazy_affs(s.get_space())
+            s = s & affs[pnames[k]].eq_set(affs[new_names[k]])
+    s = s.project_out(dim_type.set, 0, n)
+    for k, x in enumerate(pnames):
+        s = s.set_dim_name(dim_type.set, k, x)
+    return s.coalesce()
+
+
 def _outer_range(result, outer_list, pnames):
     """Values of the outer inames for which something is needed."""
     s = result
@@ -352,27 +389,42 @@ def _intersect_same(a, b):
 
 
 def _box(footprint, pnames, outer_list):
-    """Constant lower bounds and extents of the footprint along each axis."""
+    """Lower bounds and constant extents of the footprint along each axis.
+
+    A lower bound is a constant where the footprint does not move with the
+    outer loops; where it slides with them (a tile of ``a`` fetched per
+    work-group) it is the affine expression of the outer inames at which the
+    footprint starts, so the temporary holds one tile."""
+    from f2loopy.ir.isl_tools import expr_from_pwaff
     lbs, extents = [], []
-    n_out = len(outer_list)
-    if n_out:
+    if outer_list:
         footprint = set_to_params(footprint, outer_list)
-        n_out = 0
     for k, n in enumerate(pnames):
-        lo = footprint.dim_min(n_out + k)
-        hi = footprint.dim_max(n_out + k)
+        lo = footprint.dim_min(k)
+        hi = footprint.dim_max(k)
+        lb = extent = None
         try:
-            lo_v = lo.min_val()
-            hi_v = hi.max_val()
+            lo_min, lo_max, hi_max = lo.min_val(), lo.max_val(), hi.max_val()
+            if _finite(lo_min, lo_max, hi_max) and lo_min.eq(lo_max):
+                lb = int(lo_min.to_python())
+                extent = int(hi_max.to_python()) - lb + 1
+            elif lo.n_piece() == 1 and lo.is_cst() is False:
+                span = hi.sub(lo).max_val()
+                if _finite(span):
+                    lb = expr_from_pwaff(lo, footprint.params())
+                    extent = int(span.to_python()) + 1
         except isl.Error:
-            lo_v = hi_v = None
-        if lo_v is None or any(v.is_infty() or v.is_neginfty() or v.is_nan()
-                               for v in (lo_v, hi_v)):
+            pass
+        if extent is None:
             raise TransformError(f"precompute: the extent of axis '{n}' is not bounded by a "
                                  "constant (fix the parameters it depends on first)")
-        lbs.append(int(lo_v.to_python()))
-        extents.append(int(hi_v.to_python()) - int(lo_v.to_python()) + 1)
+        lbs.append(lb)
+        extents.append(extent)
     return lbs, extents
+
+
+def _finite(*vals) -> bool:
+    return all(not (v.is_infty() or v.is_neginfty() or v.is_nan()) for v in vals)
 
 
 def _order_compute(kernel, cid, use_ids):

@@ -163,12 +163,22 @@ def _reduction_inames(kernel, insn, inames):
             raise TransformError(f"accumulation_to_reduction: '{insn.id}' writes a different "
                                  f"element in each iteration of {', '.join(sorted(clash))}",
                                  insn.span)
-    # the reduction inames' loops must not contain other statements
+    # other statements may share the reduction loops only if reordering them
+    # against this accumulation cannot change anything: they neither touch
+    # the accumulator nor write what the contribution reads
+    vname = insn.assignee_name
+    reads = variables_read(*insn.read_expressions()) - {vname}
     for k in names:
-        others = [i.id for i in kernel.instructions if i.id != insn.id and k in i.within_inames]
-        if others:
-            raise TransformError(f"accumulation_to_reduction: loop '{k}' also contains "
-                                 f"{', '.join(others)}; the reduction would reorder them",
-                                 insn.span)
+        for other in kernel.instructions:
+            if other.id == insn.id or k not in other.within_inames:
+                continue
+            touched = set(other.assignee_names()) | variables_read(*other.read_expressions())
+            clash = sorted(({vname} & touched) | (set(other.assignee_names()) & reads))
+            if clash:
+                raise TransformError(
+                    f"accumulation_to_reduction: loop '{k}' also contains '{other.id}', which "
+                    f"{'writes' if set(clash) <= set(other.assignee_names()) else 'uses'} "
+                    f"{', '.join(repr(c) for c in clash)}; the reduction would reorder them",
+                    insn.span, (("the other statement", other.span),))
     return names
 
