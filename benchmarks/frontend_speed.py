@@ -146,8 +146,10 @@ def main(sizes):
     work = Path(tempfile.mkdtemp(prefix="f2loopy-bench-"))
     env = dict(os.environ, F2LOOPY_CACHE_DIR=str(work / "cache"))
     os.environ["F2LOOPY_CACHE_DIR"] = str(work / "cache")
-    jobs = default_jobs()
-    print(f"{jobs} CPU(s) available; seconds per 1,000 lines (cache hits: seconds)")
+    jobs = int(os.environ.get("F2LOOPY_PARSE_JOBS") or os.cpu_count() or 1)
+    print(f"{os.cpu_count()} CPU(s), load average {os.getloadavg()[0]:.1f}; 'parse split' "
+          f"uses {jobs} processes, translations use {default_jobs()} now; seconds per "
+          "1,000 lines (cache hits: seconds)")
     header = (f"{'lines':>7} {'parse 1 proc':>13} {'parse split':>12} {'translate':>10} "
               f"{'translate cmd':>14} {'hit':>7} {'hit cmd':>8}")
     print(header)

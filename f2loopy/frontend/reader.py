@@ -95,7 +95,9 @@ PARALLEL_MIN_LINES = 2000
 
 
 def default_jobs() -> int:
-    """Worker processes for parsing: ``F2LOOPY_PARSE_JOBS`` or the CPU count."""
+    """Processes for parsing: ``F2LOOPY_PARSE_JOBS``, else the CPUs that are idle
+    (the CPU count less the load average, which counts this process): on a busy
+    machine a second parser only competes with the first."""
     value = os.environ.get("F2LOOPY_PARSE_JOBS")
     if value:
         try:
@@ -103,9 +105,14 @@ def default_jobs() -> int:
         except ValueError:
             pass
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cpus = max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        cpus = os.cpu_count() or 1
+    try:
+        idle = cpus - os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return cpus
+    return max(1, min(cpus, int(idle + 1)))
 
 
 def parse_units(src: SourceFile, *, jobs: int | None = None) -> list:
