@@ -939,12 +939,14 @@ end subroutine
               zeros((40, 4), np.float64)])
 
 case("nint_halves_and_real_to_int", """
-subroutine rounding(n, x, k)
+subroutine rounding(n, x, k, r)
   implicit none
   integer n, i
-  real x(n)
+  real x(n), r(n, 2)
   integer k(n, 6)
   do i = 1, n
+    r(i, 1) = aint(x(i))
+    r(i, 2) = anint(x(i))
     k(i, 1) = nint(x(i))
     k(i, 2) = int(x(i))
     k(i, 3) = floor(x(i))
@@ -955,7 +957,8 @@ subroutine rounding(n, x, k)
 end subroutine
 """, lambda: [16, np.asfortranarray(np.array(
     [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, -0.49999997, 3.7, -3.7, 0.0, -0.0,
-     1e6 + 0.5, -7.25, 2.75, 100.5], np.float32)), np.zeros((16, 6), np.int32, order="F")])
+     1e6 + 0.5, -7.25, 2.75, 100.5], np.float32)), np.zeros((16, 6), np.int32, order="F"),
+    zeros((16, 2))])
 
 case("max_min_mixed_kinds", """
 subroutine mixedmax(n, x, y, k, l, r, kk)
