@@ -1125,8 +1125,18 @@ class UnitLowering(ArraySyntaxMixin, InliningMixin):
         def replace(expr):
             return p.Variable(replacements[expr]) if expr in replacements else rep(expr)
 
-        new_body = [insn.copy(predicates=tuple(replace(pr) for pr in insn.predicates))
-                    for insn in body]
+        # only the construct's own guard reads the snapshots: the predicates of
+        # enclosing constructs come before it (an outer 'if (mask(1))' is not
+        # the inner 'else if (mask(1))'), those of nested ones after it (they
+        # are evaluated later, when the variables may have changed)
+        own = len(self.predicates)
+
+        def fix(preds):
+            if len(preds) <= own:
+                return preds
+            return preds[:own] + (replace(preds[own]),) + preds[own + 1:]
+
+        new_body = [insn.copy(predicates=fix(insn.predicates)) for insn in body]
         self.instructions[start:] = snapshot_insns + new_body
 
     # }}}
