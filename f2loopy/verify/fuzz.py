@@ -16,9 +16,9 @@ compared with gfortran (:mod:`f2loopy.verify.progen` makes the programs,
     the untransformed program was refused with a diagnostic: either the
     generator strayed outside the supported subset or the frontend refuses
     what it should translate (looked at by hand).
-``input``, ``reference``
-    no inputs could be planned, or the Fortran reference failed: generator
-    problems, not f2loopy bugs.
+``input``, ``reference``, ``gfortran``
+    no inputs could be planned, the Fortran reference failed, or gfortran
+    refused the program: generator problems, not f2loopy bugs.
 
 Transformations the race check or a transformation refuses (the generator
 proposes them without knowing the dependences) are dropped, one by one,
@@ -101,9 +101,10 @@ def _classify_translation(source: str, filename: str):
 def run_program(program, options: dict, *, queue=None, filename=None) -> tuple:
     """Check *program* with *options*; returns ``(kind, detail)``."""
     from f2loopy.verify.check import CheckError, check_source
+    from f2loopy.verify.fortran import FortranToolError
     from f2loopy.verify.inputs import InputError
     source = program.render()
-    filename = filename or f"{program.name}.f90"
+    filename = filename or program.filename
     try:
         report = check_source(source, Path(filename), sizes=options.get("sizes"),
                               ranges=options.get("ranges"), seed=options.get("seed", 0),
@@ -112,6 +113,8 @@ def run_program(program, options: dict, *, queue=None, filename=None) -> tuple:
         return "input", exc.format()
     except CheckError as exc:
         return "reference", exc.format()
+    except FortranToolError as exc:
+        return "gfortran", exc.format()
     except F2LoopyError as exc:
         return "refused", exc.format()
     except Exception as exc:  # noqa: BLE001
@@ -131,7 +134,7 @@ def run_seed(seed: int, *, transforms: bool = True, queue=None) -> FuzzOutcome:
     rng = np.random.default_rng([seed, 7])
     source = program.render()
     try:
-        kernel = parse_fortran(source, f"{program.name}.f90")[0]
+        kernel = parse_fortran(source, program.filename)[program.name]
     except F2LoopyError as exc:
         return FuzzOutcome(seed, "rejected", exc.format(), program)
     except Exception as exc:  # noqa: BLE001
@@ -142,7 +145,7 @@ def run_seed(seed: int, *, transforms: bool = True, queue=None) -> FuzzOutcome:
         program.transforms = choose_transformations(program, kernel, rng)
         # drop what is refused (the generator does not know the dependences)
         while program.transforms:
-            bad = _classify_translation(program.render(), f"{program.name}.f90")
+            bad = _classify_translation(program.render(), program.filename)
             if bad is None:
                 break
             kind, text = bad

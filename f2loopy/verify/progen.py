@@ -138,6 +138,7 @@ class Do:
     isl_lo: str = ""
     isl_hi: str = ""
     label: int | None = None       # labelled 'do 10 ... 10 continue'
+    name: str | None = None        # a construct name: 'outer: do ... end do outer'
 
     def render(self, ind):
         step = "" if self.step == 1 else f", {self.step}"
@@ -146,7 +147,61 @@ class Do:
         if self.label is not None:
             return [f"{ind}do {self.label} {self.var} = {first}, {last}{step}", *inner,
                     f"{ind}{self.label} continue"]
+        if self.name is not None:
+            return [f"{ind}{self.name}: do {self.var} = {first}, {last}{step}", *inner,
+                    f"{ind}end do {self.name}"]
         return [f"{ind}do {self.var} = {first}, {last}{step}", *inner, f"{ind}end do"]
+
+
+@dataclass
+class DoConcurrent:
+    """``do concurrent (i = lo:hi, ..., mask)``: iterations write disjoint elements."""
+
+    heads: list                      # [(var, lo, hi)]
+    mask: Expr | None = None
+    body: list = field(default_factory=list)
+
+    def render(self, ind):
+        heads = ", ".join(f"{v} = {lo}:{hi}" for v, lo, hi in self.heads)
+        if self.mask is not None:
+            heads += f", {self.mask.render()}"
+        inner = [ln for s in self.body for ln in s.render(ind + "  ")]
+        return [f"{ind}do concurrent ({heads})", *inner, f"{ind}end do"]
+
+
+@dataclass
+class Select:
+    """``select case``: *cases* are ``(selector texts, body)``, non-overlapping."""
+
+    selector: Expr
+    cases: list
+    default: list | None = None
+
+    def render(self, ind):
+        out = [f"{ind}select case ({self.selector.render()})"]
+        for sel, body in self.cases:
+            out.append(f"{ind}case ({', '.join(sel)})")
+            out.extend(ln for s in body for ln in s.render(ind + "  "))
+        if self.default is not None:
+            out.append(f"{ind}case default")
+            out.extend(ln for s in self.default for ln in s.render(ind + "  "))
+        out.append(f"{ind}end select")
+        return out
+
+
+@dataclass
+class CallStmt:
+    name: str
+    args: tuple                      # Exprs (the last one is written)
+
+    def render(self, ind):
+        return [f"{ind}call {self.name}({', '.join(a.render() for a in self.args)})"]
+
+
+@dataclass
+class Return:
+    def render(self, ind):
+        return [f"{ind}return"]
 
 
 @dataclass
@@ -178,16 +233,28 @@ class OneLineIf:
 
 @dataclass
 class Cycle:
+    name: str | None = None
+
     def render(self, ind):
-        return [f"{ind}cycle"]
+        return [f"{ind}cycle" + (f" {self.name}" if self.name else "")]
 
 
 def _children(stmt):
-    if isinstance(stmt, Do):
+    if isinstance(stmt, (Do, DoConcurrent)):
         return [stmt.body]
     if isinstance(stmt, If):
         return [b for _, b in stmt.branches] + ([stmt.else_body] if stmt.else_body else [])
+    if isinstance(stmt, Select):
+        return [b for _, b in stmt.cases] + ([stmt.default] if stmt.default else [])
     return []
+
+
+def _all_exprs(stmt):
+    out = list(statement_exprs(stmt))
+    for b in _children(stmt):
+        for x in b:
+            out.extend(_all_exprs(x))
+    return out
 
 
 def statement_exprs(stmt):
@@ -197,6 +264,12 @@ def statement_exprs(stmt):
         return [c for c, _ in stmt.branches]
     if isinstance(stmt, OneLineIf):
         return [stmt.cond] + statement_exprs(stmt.stmt)
+    if isinstance(stmt, Select):
+        return [stmt.selector]
+    if isinstance(stmt, CallStmt):
+        return list(stmt.args)
+    if isinstance(stmt, DoConcurrent):
+        return [stmt.mask] if stmt.mask is not None else []
     return []
 
 # }}}
@@ -210,20 +283,57 @@ class Variable:
     kind: str
     dims: tuple = ()        # ((lb text, ub text), ...)
     intent: str | None = None
-    role: str = "data"      # size | data | index | ptr | out | local
+    role: str = "data"      # size | data | index | ptr | out | local | param | table
     bound: float = 0.0
+    value: str = ""         # a parameter's value, a table's data
+    spelling: str = ""      # the type as written (default: KIND_NAMES)
 
     @property
     def is_array(self) -> bool:
         return bool(self.dims)
 
     def decl(self) -> str:
-        t = KIND_NAMES[self.kind]
+        t = self.spelling or KIND_NAMES[self.kind]
         intent = f", intent({self.intent})" if self.intent else ""
+        if self.role == "param":
+            return f"{t}, parameter :: {self.name} = {self.value}"
         if self.dims:
             shape = ", ".join(ub if lb == "1" else f"{lb}:{ub}" for lb, ub in self.dims)
             return f"{t}{intent} :: {self.name}({shape})"
         return f"{t}{intent} :: {self.name}"
+
+
+@dataclass
+class Helper:
+    """A subroutine or function the main subroutine calls (f2loopy inlines it)."""
+
+    name: str
+    kind: str
+    is_function: bool
+    args: list                      # Variables (inputs; for a subroutine the last is out)
+    body: list                      # statements
+    result_name: str = ""           # function result variable
+    pure: bool = False
+    det: bool = True                # its result is exactly reproducible
+
+    def render(self) -> list:
+        names = ", ".join(a.name for a in self.args)
+        t = KIND_NAMES[self.kind]
+        prefix = "pure " if self.pure else ""
+        if self.is_function:
+            head = f"{prefix}{t} function {self.name}({names})" if not self.result_name else \
+                f"{prefix}function {self.name}({names}) result({self.result_name})"
+        else:
+            head = f"{prefix}subroutine {self.name}({names})"
+        lines = [head, "  implicit none"]
+        for a in self.args:
+            lines.append("  " + a.decl())
+        if self.is_function and self.result_name:
+            lines.append(f"  {t} :: {self.result_name}")
+        for st in self.body:
+            lines.extend(st.render("  "))
+        lines.append(f"end {'function' if self.is_function else 'subroutine'} {self.name}")
+        return lines
 
 
 @dataclass
@@ -239,6 +349,28 @@ class Program:
     transforms: list = field(default_factory=list)   # script lines (Python)
     seed: int | None = None
     comment: str = ""
+    helpers: list = field(default_factory=list)      # Helper
+    helper_module: bool = False                      # helpers in a module (used)
+    fixed_form: bool = False
+    upper: bool = False
+
+    @property
+    def filename(self) -> str:
+        return f"{self.name}.f" if self.fixed_form else f"{self.name}.f90"
+
+    def used_helpers(self) -> list:
+        names = set()
+        stack = list(self.body)
+        while stack:
+            st = stack.pop()
+            if isinstance(st, CallStmt):
+                names.add(st.name)
+            for e in statement_exprs(st):
+                names |= {x.text for x in e.walk() if x.op == "call"}
+            stack.extend(x for b in _children(st) for x in b)
+            if isinstance(st, OneLineIf):
+                stack.append(st.stmt)
+        return [h for h in self.helpers if h.name in names]
 
     def used_names(self) -> set:
         """Names the body uses (the prologue only sets what the body uses)."""
@@ -252,6 +384,9 @@ class Program:
                 for t in (s.lo, s.hi):
                     names |= set(_identifiers(t))
                 names.add(s.var)
+            if isinstance(s, DoConcurrent):
+                for v, lo, hi in s.heads:
+                    names |= {v} | set(_identifiers(lo)) | set(_identifiers(hi))
             for b in _children(s):
                 stack.extend(b)
             if isinstance(s, OneLineIf):
@@ -267,29 +402,57 @@ class Program:
         used = self.used_names()
         args = [a for a in self.args if a.name in used]
         loc = [v for v in self.locals if v.name in used]
+        # parameters used in the shapes of used tables
         loops = sorted({v for v in self.loop_vars if v in used})
         lines = []
         if self.comment:
             lines += [f"! {ln}" for ln in self.comment.splitlines()]
+        helpers = self.used_helpers()
+        module = self.helper_module and helpers
+        if module:
+            lines.append(f"module {self.name}_mod")
+            lines.append("  implicit none")
+            lines.append("contains")
+            for h in helpers:
+                lines.extend("  " + ln if ln else "" for ln in h.render())
+            lines.append(f"end module {self.name}_mod")
+            lines.append("")
+        else:
+            for h in helpers:
+                lines.extend(h.render())
+                lines.append("")
         lines.append(f"subroutine {self.name}({', '.join(a.name for a in args)})")
+        if module:
+            lines.append(f"  use {self.name}_mod")
         lines.append("  implicit none")
-        for a in args:
-            lines.append("  " + a.decl())
-        for v in loc:
+        params = [v for v in loc if v.role == "param"]
+        for v in params + [a for a in args] + [v for v in loc if v.role != "param"]:
             lines.append("  " + v.decl())
         if loops:
             lines.append(f"  integer :: {', '.join(loops)}")
-        for s in self.prologue:
-            if s.target.text in used:
-                lines.extend(s.render("  "))
-        for s in self.body:
-            lines.extend(s.render("  "))
+        for h in ([] if module else helpers):
+            if h.is_function:
+                ext = ", external" if h.kind == "r4" else ""
+                lines.append(f"  {KIND_NAMES[h.kind]}{ext} :: {h.name}")
+        for v in loc:
+            if v.role == "table":
+                lines.append(f"  data {v.name} /{v.value}/")
+        for st in self.prologue:
+            if st.target.text in used:
+                lines.extend(st.render("  "))
+        for st in self.body:
+            lines.extend(st.render("  "))
         lines.append(f"end subroutine {self.name}")
-        lines = [w for ln in lines for w in _wrap(ln)]
+        if self.upper:
+            lines = [ln.upper() for ln in lines]
+        if self.fixed_form:
+            lines = [w for ln in lines for w in _fixed(ln)]
+        else:
+            lines = [w for ln in lines for w in _wrap(ln)]
         if self.transforms:
             lines.append("")
             lines.append("!$loopy begin")
-            lines.append("! (k,) = parse_fortran(SOURCE, FILENAME)")
+            lines.append(f"! k = parse_fortran(SOURCE, FILENAME)[{self.name!r}]")
             lines.extend(f"! {t}" for t in self.transforms)
             lines.append("! RESULT = [k]")
             lines.append("!$loopy end")
@@ -330,6 +493,37 @@ def _wrap(line: str, width: int = 100) -> list:
     return out
 
 
+def _fixed(line: str) -> list:
+    """A free-form line in fixed form: label in columns 1-5, the statement from
+    column 7, continuation lines marked in column 6, nothing past column 72."""
+    body = line.lstrip()
+    if not body:
+        return [""]
+    if body.startswith("!"):
+        return ["!" + body[1:]]
+    indent = min(len(line) - len(body), 20)
+    label = ""
+    head, _, rest = body.partition(" ")
+    if head.isdigit():
+        label, body = head, rest.lstrip()
+    text = " " * indent + body
+    out = []
+    first = True
+    while True:
+        width = 66
+        if len(text) <= width:
+            chunk, text = text, ""
+        else:
+            cut = text.rfind(" ", 10, width)
+            if cut < 0:
+                cut = width
+            chunk, text = text[:cut], text[cut:]
+        out.append((f"{label:<5} " if first else "     &") + chunk)
+        first = False
+        if not text:
+            return out
+
+
 def _identifiers(text: str):
     import re
     return re.findall(r"[A-Za-z_][A-Za-z_0-9]*", text)
@@ -343,6 +537,10 @@ class _Env:
     def __init__(self, sizes):
         self.sizes = sizes
         self.loops: list = []          # (var, isl_lo, isl_hi)
+        self.section = None            # length of the array sections (array syntax)
+        self.pure = False              # only inputs and loop indices (do concurrent)
+        self.in_helper = False
+        self.names: list = []          # construct names of the enclosing loops
 
     def domain(self, extra: str = "") -> isl.Set:
         names = [v for v, _, _ in self.loops]
@@ -440,6 +638,12 @@ class Generator:
         if self.chance(0.15):
             outs_s.append(Variable("flag", "l", (), "inout", "out", 1))
         self.args = args + scalars + arrays + outs_s
+        for v in self.args:
+            if v.kind == "r8":
+                v.spelling = self.pick(["double precision", "real*8", "real(8)",
+                                        "real(kind=8)", "double precision"])
+            elif v.kind == "r4" and self.chance(0.2):
+                v.spelling = self.pick(["real*4", "real(4)", "real(kind=4)"])
         locs = [Variable("t1", "r4", role="local", bound=CLAMP),
                 Variable("t2", "r8", role="local", bound=CLAMP),
                 Variable("it", "i4", role="local", bound=CLAMP)]
@@ -447,12 +651,70 @@ class Generator:
             locs.append(Variable("lg", "l", role="local", bound=1))
         if self.chance(0.3):
             locs.append(Variable("wk", "r4", (("1", "4"),), role="local", bound=CLAMP))
+        if self.chance(0.3):
+            t, v = self.pick(_REAL_LITS["r4"])
+            locs.append(Variable("c0", "r4", role="param", bound=v, value=t))
+        if self.chance(0.2):
+            locs.append(Variable("k0", "i4", role="param", bound=3,
+                                 value=str(self.int_in(-3, 3))))
+        if self.chance(0.25):
+            vals = [self.pick(["0.5", "1.5", "-0.25", "2.0", "0.125"]) for _ in range(4)]
+            locs.append(Variable("tab", "r4", (("1", "4"),), role="table", bound=2.0,
+                                 value=", ".join(vals)))
         self.locals = locs
         self.vars = {v.name: v for v in self.args + self.locals}
+        self.helpers = []
+        self.functions = []
+        self.helper_module = self.chance(0.5)
+        for k in range(self.int_in(0, 2)):
+            self.helpers.append(self.helper(k))
+        self.functions = [h for h in self.helpers if h.is_function]
+
+    def helper(self, k: int) -> "Helper":
+        """A small subroutine or function of scalars, called from the body."""
+        kind = self.pick(["r4", "r8"])
+        is_function = self.chance(0.5)
+        name = f"{'f' if is_function else 'h'}{k + 1}"
+        nargs = self.int_in(1, 2)
+        args = [Variable(x, kind, (), "in", "hdata", CLAMP) for x in ("x", "y")[:nargs]]
+        saved = self.vars
+        self.vars = {a.name: a for a in args}
+        env = _Env([])
+        env.in_helper = True
+        env.pure = True
+        try:
+            value = self.expr(env, kind)
+            if self.chance(0.4):
+                other = self.expr(env, kind)
+                cond = self.comparison(env)
+                body_value = None
+            else:
+                body_value = value
+        finally:
+            self.vars = saved
+        result = name
+        result_name = ""
+        if is_function and self.chance(0.3):
+            result = result_name = "res"
+        res = Expr("var", kind, result, (), CLAMP, True)
+        if not is_function:
+            args.append(Variable("r", kind, (), "out", "hout", CLAMP))
+            res = Expr("var", kind, "r", (), CLAMP, True)
+        if body_value is not None:
+            body = [self.stored(res, self.fit(value, kind))]
+        else:
+            body = [If([(cond, [self.stored(res, self.fit(value, kind))])],
+                       [self.stored(res, self.fit(other, kind))])]
+        h = Helper(name, kind, is_function, args, body, result_name,
+                   pure=self.helper_module and self.chance(0.8))
+        h.det = all(e.det for st in body for e in _all_exprs(st))
+        return h
 
     def prologue(self):
         out = []
         for v in self.locals:
+            if v.role in ("param", "table"):
+                continue
             if v.is_array:
                 for k in range(1, 5):
                     out.append(Assign(Expr("ref", v.kind, v.name, (lit(str(k), "i4", k),),
@@ -518,13 +780,21 @@ class Generator:
 
     # {{{ expressions
 
+    def readable(self, env, v: Variable) -> bool:
+        if v.role in ("size", "index", "ptr"):
+            return False
+        if env.pure:
+            return v.role in ("data", "param", "table", "hdata")
+        return v.role not in ("hdata", "hout")
+
     def leaf(self, env, kind, det):
         """A variable, array element or literal of *kind* (or convertible)."""
         for _ in range(6):
             r = self.rng.random()
             if kind == "l":
-                logicals = [v for v in self.vars.values() if v.kind == "l"]
-                if logicals and r < 0.5:
+                logicals = [v for v in self.vars.values() if v.kind == "l"
+                            and self.readable(env, v)]
+                if logicals and r < 0.5 and not env.section:
                     v = self.pick(logicals)
                     e = self.array_ref(env, v) if v.is_array else \
                         Expr("var", "l", v.name, (), 1, True)
@@ -541,18 +811,34 @@ class Generator:
                 var = self.pick([v for v, _, _ in env.loops])
                 e = Expr("var", "i4", var, (), float(SIZE_BOX[1] * 2 + 2), True)
                 return e if kind == "i4" else self.convert(e, kind)
-            if r < 0.35 and kind == "i4":
+            if r < 0.35 and kind == "i4" and not env.in_helper:
                 s = self.pick(self.sizes)
                 return Expr("var", "i4", s, (), float(SIZE_BOX[1] + 2), True)
-            cands = [v for v in self.vars.values()
-                     if v.kind == kind and v.role not in ("size", "index", "ptr")]
+            if r < 0.38 and kind == "i4" and not env.in_helper:
+                e = self.inquiry(env)
+                if e is not None:
+                    return e
+            if r < 0.45 and kind in ("r4", "r8") and self.functions and not env.in_helper \
+                    and not env.section:
+                e = self.function_call(env, kind)
+                if e is not None and (e.det or not det):
+                    return e
+            if r < 0.5 and not env.section and not env.in_helper:
+                e = self.reduction(env, kind)
+                if e is not None and (e.det or not det):
+                    return e
+            cands = [v for v in self.vars.values() if v.kind == kind and self.readable(env, v)]
             if not cands:
                 cands = [v for v in self.vars.values()
-                         if v.kind in ("i4", "r4", "r8") and v.role not in ("size", "ptr")]
+                         if v.kind in ("i4", "r4", "r8") and self.readable(env, v)]
+            if not cands:
+                break
             v = self.pick(cands)
             if v.is_array:
                 e = None
-                if v.role == "data" and "ix" in self.vars and self.chance(0.3):
+                if env.section and self.chance(0.7):
+                    e = self.section_ref(env, v)
+                elif v.role == "data" and "ix" in self.vars and self.chance(0.3):
                     e = self.indirect_ref(env, v)
                 if e is None:
                     e = self.array_ref(env, v)
@@ -568,6 +854,99 @@ class Generator:
         fallback = {"i4": ("1", 1), "r4": ("1.0", 1.0), "r8": ("1.0d0", 1.0),
                     "l": (".true.", 1)}[kind]
         return lit(fallback[0], kind, fallback[1])
+
+    def inquiry(self, env):
+        """``size(a, d)``, ``lbound(a, d)`` or ``ubound(a, d)`` of an argument array."""
+        arrays = [v for v in self.args if v.is_array]
+        if not arrays:
+            return None
+        v = self.pick(arrays)
+        d = self.int_in(1, len(v.dims))
+        fn = self.pick(["size", "lbound", "ubound", "size"])
+        if fn == "size" and len(v.dims) == 1 and self.chance(0.5):
+            return Expr("call", "i4", "size", (Expr("var", v.kind, v.name, (), 0, True),),
+                        float(SIZE_BOX[1] + 3), True)
+        return Expr("call", "i4", fn, (Expr("var", v.kind, v.name, (), 0, True),
+                                       lit(str(d), "i4", d)), float(SIZE_BOX[1] + 3), True)
+
+    def function_call(self, env, kind):
+        usable = [h for h in self.functions if h.pure or not env.pure]
+        if not usable:
+            return None
+        h = self.pick(usable)
+        args = []
+        for a in h.args:
+            e = self.expr(env, a.kind, False, 2)
+            e = self.same_kind(self.fit(e, a.kind), a.kind)
+            if e.kind != a.kind:
+                return None
+            args.append(e)
+        call = Expr("call", h.kind, h.name, tuple(args), CLAMP,
+                    h.det and all(x.det for x in args))
+        return self.fit(call, kind) if kind != h.kind else call
+
+    def reduction(self, env, kind):
+        """``sum``/``product``/``maxval``/``minval``/``dot_product`` of an
+        expression over array sections."""
+        lengths = [x for x in self.sizes] + ["3", "2"]
+        length = self.pick(lengths)
+        fn = self.pick(["sum", "maxval", "minval", "sum", "dot_product", "product"])
+        env.section = length
+        try:
+            a = self.expr(env, kind, False, 2)
+            b = self.expr(env, kind, False, 2) if fn == "dot_product" else None
+        finally:
+            env.section = None
+        if not any(x.op == "lit" and ":" in x.text for x in a.walk()):
+            return None
+        if fn == "dot_product":
+            if b is None or not any(x.op == "lit" and ":" in x.text for x in b.walk()):
+                return None
+            b = self.same_kind(b, a.kind)
+            if b.kind != a.kind:
+                return None
+            return Expr("call", a.kind, fn, (a, b), a.bound * b.bound * 20, False)
+        if fn == "product":
+            if a.bound > 2:
+                return None
+            return Expr("call", a.kind, fn, (a,), 2.0 ** 18, False)
+        bound = a.bound * 20 if fn == "sum" else a.bound
+        # maxval/minval of exactly reproducible elements are exact
+        return Expr("call", a.kind, fn, (a,), bound, a.det and fn != "sum")
+
+    def section_for(self, env, lb, ub, length):
+        """Section text ``start:end`` of *length* elements inside [lb, ub]."""
+        cands = [lb, "1", "2", f"{lb} + 1", "0"]
+        order = list(self.rng.permutation(len(cands)))
+        for k in order:
+            start = cands[int(k)]
+            try:
+                bad = env.domain(f"{length} >= 1 and ({start} < {lb} or "
+                                 f"{start} + {length} - 1 > {ub})")
+            except isl.Error:
+                continue
+            if not bad.is_empty():
+                continue
+            if lb == "1" and ub == length and start == "1" and self.chance(0.5):
+                return ":"
+            end = length if start == "1" else f"{start} + {length} - 1"
+            if self.chance(0.15):
+                return f"{end}:{start}:-1"
+            return f"{start}:{end}"
+        return None
+
+    def section_ref(self, env, var):
+        axis = self.int_in(0, len(var.dims) - 1)
+        idx = []
+        for d, (lb, ub) in enumerate(var.dims):
+            if d == axis:
+                sec = self.section_for(env, lb, ub, env.section)
+            else:
+                sec = self.index_for(env, lb, ub)
+            if sec is None:
+                return None
+            idx.append(Expr("lit", "i4", sec, (), 0.0, True))
+        return Expr("ref", var.kind, var.name, tuple(idx), var.bound, True)
 
     def convert(self, e: Expr, kind: str) -> Expr:
         if e.kind == kind:
@@ -854,14 +1233,16 @@ class Generator:
         d = Do(var, lo, hi, step, [], isl_lo=lo, isl_hi=hi)
         if self.chance(0.08) and step == 1:
             d.label = 10 * (self.n_loops + 1)
+        elif self.chance(0.1) and not self.fixed_form:
+            # (construct names in fixed form: fparser refuses them)
+            d.name = f"l{self.n_loops}"
         env.loops.append((var, lo, hi))
+        env.names.append(d.name)
         try:
-            if env.domain().is_empty():
-                # e.g. 0..n+1 where nothing fits: still fine, loops may be empty
-                pass
             d.body = self.block(env, depth + 1, self.int_in(1, 4))
         finally:
             env.loops.pop()
+            env.names.pop()
         return d
 
     def csr_loop(self, env, depth):
@@ -874,11 +1255,122 @@ class Generator:
         var = f"i{self.n_loops}"
         d = Do(var, f"ptr({i})", f"ptr({i} + 1) - 1", 1, [], isl_lo="1", isl_hi="m")
         env.loops.append((var, "1", "m"))
+        env.names.append(None)
         try:
             d.body = self.block(env, depth + 1, self.int_in(1, 3))
         finally:
             env.loops.pop()
+            env.names.pop()
         return d
+
+    def concurrent(self, env, depth):
+        """``do concurrent`` writing one element per iteration from inputs only."""
+        outs = [v for v in self.vars.values() if v.role == "out" and v.is_array]
+        if not outs:
+            return None
+        target = self.pick(outs)
+        n_heads = min(self.int_in(1, 2), len(target.dims))
+        axes = list(self.rng.permutation(len(target.dims)))[:n_heads]
+        outer_env_loops = list(env.loops)
+        heads = []
+        idx = [None] * len(target.dims)
+        for ax in axes:
+            lb, ub = target.dims[int(ax)]
+            self.n_loops += 1
+            var = f"i{self.n_loops}"
+            lo, hi = self.pick([("1", self.pick(self.sizes)), ("2", self.pick(self.sizes)),
+                                (lb, ub)])
+            env.loops.append((var, lo, hi))
+            if not self.in_bounds(env, var, lb, ub):
+                env.loops = outer_env_loops
+                return None
+            heads.append((var, lo, hi))
+            idx[int(ax)] = Expr("lit", "i4", var, (), 0.0, True)
+        saved = env.loops
+        env.loops = outer_env_loops
+        try:
+            for d, (lb, ub) in enumerate(target.dims):
+                if idx[d] is None:
+                    c = self.index_for(env, lb, ub)
+                    if c is None:
+                        return None
+                    idx[d] = Expr("lit", "i4", c, (), 0.0, True)
+        finally:
+            env.loops = saved
+        env.pure = True
+        try:
+            t = Expr("ref", target.kind, target.name, tuple(idx), target.bound, True)
+            value = self.expr(env, target.kind, target.kind == "i4")
+            body = [self.stored(t, self.fit(value, t.kind) if t.kind != "i4" else value)]
+            mask = self.logical(env, 1) if self.chance(0.4) else None
+        finally:
+            env.pure = False
+            env.loops = outer_env_loops
+        return DoConcurrent(heads, mask, body)
+
+    def array_statement(self, env):
+        """Array syntax: ``u(2:n) = a(1:n-1) * 2 + ...`` or ``u = scalar``."""
+        outs = [v for v in self.vars.values() if v.role == "out" and v.is_array]
+        if not outs:
+            return None
+        v = self.pick(outs)
+        if self.chance(0.15):
+            value = self.expr(env, v.kind, v.kind == "i4", 1)
+            if v.name in value.names():
+                return None
+            return self.stored(Expr("var", v.kind, v.name, (), v.bound, True),
+                               self.fit(value, v.kind) if v.kind != "i4" else value)
+        env.section = self.pick(self.sizes + [f"{self.sizes[0]} - 1", "3", "2"])
+        try:
+            t = self.section_ref(env, v)
+            if t is None:
+                return None
+            value = self.expr(env, v.kind, v.kind == "i4")
+        finally:
+            env.section = None
+        if any(x.op == "ref" and x.text == v.name and not any(":" in i.text for i in x.args)
+               for x in value.walk()):
+            # an element of the array being assigned: f2loopy asks for a temporary
+            return None
+        return self.stored(t, self.fit(value, v.kind) if v.kind != "i4" else value)
+
+    def select_statement(self, env, depth):
+        sel = self.expr(env, "i4", True, 1)
+        values = sorted(set(int(x) for x in self.rng.integers(-3, 9, size=self.int_in(1, 5))))
+        k = self.int_in(1, min(3, len(values)))
+        cuts = sorted(self.rng.choice(range(1, len(values)), size=k - 1, replace=False)) \
+            if k > 1 else []
+        groups = [values[a:b] for a, b in zip([0] + list(cuts), list(cuts) + [len(values)])]
+        cases = []
+        for gi, g in enumerate(groups):
+            r = self.int_in(0, 5)
+            if gi == 0 and r == 0:
+                sel_text = [f":{g[-1]}"]
+            elif gi == len(groups) - 1 and r == 1:
+                sel_text = [f"{g[0]}:"]
+            elif len(g) > 1 and r <= 3:
+                sel_text = [f"{g[0]}:{g[-1]}"]
+            else:
+                sel_text = [str(x) for x in g]
+            cases.append((sel_text, self.block(env, depth, self.int_in(1, 2))))
+        default = self.block(env, depth, 1) if self.chance(0.5) else None
+        return Select(sel, cases, default)
+
+    def call_statement(self, env):
+        subs = [h for h in self.helpers if not h.is_function]
+        if not subs:
+            return None
+        h = self.pick(subs)
+        t = self.target(env, want_kind=h.kind)
+        if t is None or t.kind != h.kind:
+            return None
+        args = []
+        for a in h.args[:-1]:
+            e = self.same_kind(self.fit(self.expr(env, a.kind, False, 1), a.kind), a.kind)
+            if e.kind != a.kind or t.text in e.names():
+                return None          # no aliasing between inputs and the output
+            args.append(e)
+        return CallStmt(h.name, (*args, t))
 
     def if_block(self, env, depth):
         branches = [(self.logical(env, 0), self.block(env, depth, self.int_in(1, 3)))]
@@ -890,20 +1382,40 @@ class Generator:
     def statement(self, env, depth):
         r = self.rng.random()
         in_loop = bool(env.loops)
-        if r < 0.25 and depth < self.max_depth:
+        if r < 0.22 and depth < self.max_depth:
             return self.loop(env, depth)
-        if r < 0.30 and self.csr and in_loop and depth < self.max_depth:
+        if r < 0.27 and self.csr and in_loop and depth < self.max_depth:
             s = self.csr_loop(env, depth)
             if s is not None:
                 return s
-        if r < 0.42:
+        if r < 0.37:
             return self.if_block(env, depth)
-        if r < 0.47:
+        if r < 0.42:
             a = self.assignment(env)
             if a is not None:
                 return OneLineIf(self.logical(env, 1), a)
-        if r < 0.50 and in_loop:
-            return OneLineIf(self.logical(env, 1), Cycle())
+        if r < 0.45 and in_loop:
+            names = [n for n in env.names if n]
+            name = self.pick(names) if names and self.chance(0.5) else None
+            return OneLineIf(self.logical(env, 1), Cycle(name))
+        if r < 0.46:
+            return OneLineIf(self.logical(env, 1), Return())
+        if r < 0.51:
+            st = self.select_statement(env, depth)
+            if st is not None:
+                return st
+        if r < 0.57:
+            st = self.array_statement(env)
+            if st is not None:
+                return st
+        if r < 0.61:
+            st = self.call_statement(env)
+            if st is not None:
+                return st
+        if r < 0.64 and depth < self.max_depth:
+            st = self.concurrent(env, depth)
+            if st is not None:
+                return st
         return self.assignment(env)
 
     def block(self, env, depth, n):
@@ -920,6 +1432,7 @@ class Generator:
     # }}}
 
     def generate(self) -> Program:
+        self.fixed_form = self.chance(0.15)
         self.declare()
         env = _Env(self.sizes)
         self.budget = self.int_in(3, self.max_statements)
@@ -932,7 +1445,10 @@ class Generator:
             else:
                 body.extend(self.block(env, 0, 1))
         prog = Program(f"fz{self.seed}", self.args, self.locals, self.prologue(), body,
-                       [f"i{k}" for k in range(1, self.n_loops + 1)], seed=self.seed)
+                       [f"i{k}" for k in range(1, self.n_loops + 1)], seed=self.seed,
+                       helpers=self.helpers, helper_module=self.helper_module)
+        prog.fixed_form = self.fixed_form
+        prog.upper = self.chance(0.5 if self.fixed_form else 0.1)
         return prog
 
 
