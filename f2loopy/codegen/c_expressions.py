@@ -207,7 +207,10 @@ class CExpressionPrinter:
         if len(children) >= 2 and _is_minus_one(children[0]):
             rest = children[1:]
             inner = rest[0] if len(rest) == 1 else p.Product(tuple(rest))
-            return self._paren("-" + self.rec(inner, PREC_UNARY), PREC_UNARY, prec)
+            text = self.rec(inner, PREC_UNARY)
+            if text.startswith("-"):
+                text = f"({text})"          # '--x' would be C's decrement
+            return self._paren("-" + text, PREC_UNARY, prec)
         parts = [self.rec(children[0], PREC_MUL)]
         for ch in children[1:]:
             parts.append(" * " + self.rec(ch, PREC_MUL + 1))
