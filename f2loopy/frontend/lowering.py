@@ -1046,7 +1046,8 @@ class UnitLowering(ArraySyntaxMixin, InliningMixin):
             else:
                 self.with_predicate(fold_constants(guard), lambda b=body: self.lower_block(b))
         self.snapshot_conditions(start, [(c, statement_lines(b[0]))
-                                         for c, b in zip(conds, branches) if c is not None])
+                                         for c, b in zip(conds, branches) if c is not None],
+                                 chained=False)
 
     def case_condition(self, selector, ranges, seen):
         terms = []
@@ -1092,10 +1093,15 @@ class UnitLowering(ArraySyntaxMixin, InliningMixin):
             if b_lo <= b_hi and a_lo <= b_hi and b_lo <= a_hi:
                 raise self.error(f"case value '{text}' overlaps an earlier case", text)
 
-    def snapshot_conditions(self, start: int, conds) -> None:
+    def snapshot_conditions(self, start: int, conds, chained: bool = True) -> None:
         """If statements from index *start* on write a variable that one of the
         *conds* reads, evaluate each condition once into a logical temporary
-        before the construct (Fortran evaluates conditions on entry)."""
+        before the construct (Fortran evaluates conditions on entry).
+
+        *chained*: each condition is only evaluated when the earlier ones are
+        false (``else if``: the guards of later branches include the negated
+        earlier conditions); a ``select case`` guards each branch by its own
+        condition alone, so every snapshot must be evaluated."""
         body = self.instructions[start:]
         if not _condition_may_change(body, conds, self.current_inames()):
             return
@@ -1105,7 +1111,8 @@ class UnitLowering(ArraySyntaxMixin, InliningMixin):
             if is_constant(cond) or cond in replacements:
                 continue
             name = self.new_temporary("cond", BOOL)
-            earlier = [p.LogicalNot(p.Variable(n)) for n in list(replacements.values())]
+            earlier = [p.LogicalNot(p.Variable(n)) for n in list(replacements.values())] \
+                if chained else []
             preds = tuple(self.predicates) + tuple(earlier)
             snapshot_insns.append(Assignment(
                 id=self.fresh_id(name), assignee=p.Variable(name), expression=cond,
