@@ -93,6 +93,7 @@ def check_and_insert_barriers(kernel: Kernel, grid, schedule, spaces: dict | Non
             by_var.setdefault(_storage_key(kernel, acc.name), []).append(acc)
 
     paths = _paths(schedule)
+    known = _Known(_body_lengths(schedule))
     requirements = []
     private_vars, local_vars = set(), set()
     for name in sorted(by_var):
@@ -103,11 +104,15 @@ def check_and_insert_barriers(kernel: Kernel, grid, schedule, spaces: dict | Non
             continue
         if cls == "local":
             local_vars.update(acc.name for acc in accs)
-        for k, a in enumerate(accs):
-            for b in accs[k:]:
-                if not (a.is_write or b.is_write):
-                    continue
-                requirements += _shared_pair(kernel, ra, paths, cls, a, b)
+        pairs = [(a, b) for k, a in enumerate(accs) for b in accs[k:]
+                 if a.is_write or b.is_write]
+        # closest pairs first: their barriers often serve the farther ones,
+        # whose exact analysis can then be skipped (see _Known)
+        pairs.sort(key=lambda ab: _distance(paths, ab[0].insn_id, ab[1].insn_id))
+        for a, b in pairs:
+            found = _shared_pair(kernel, ra, paths, cls, a, b, known)
+            known.add(found)
+            requirements += found
     if private_vars or local_vars:
         _check_flows(kernel, ra, private_vars, local_vars, by_var, schedule)
     return _place(kernel, schedule, requirements)
@@ -158,10 +163,15 @@ def _alone(expr, iname, hw) -> bool:
     return True
 
 
-def _shared_pair(kernel, ra: RaceAnalysis, paths, cls, a, b):
+def _shared_pair(kernel, ra: RaceAnalysis, paths, cls, a, b, known=None):
     ia, ib = kernel.insn(a.insn_id), kernel.insn(b.insn_id)
     scope = "global" if cls == "global" else "local"
     if _distinct_constants(a, b) or _same_work_item_only(ra, ia, ib, a, b):
+        return []
+    if known is not None and cls == "local" and ia.id != ib.id and all(
+            known.implies(c) for c in _candidates(paths, ia, ib, var=a.name, scope=scope)):
+        # for two different statements on local memory the analysis can only
+        # ask for barriers, and every barrier it could ask for is already due
         return []
     pairs, exact = ra.pair_set(a, b)
     if pairs.is_empty():
@@ -195,27 +205,99 @@ def _shared_pair(kernel, ra: RaceAnalysis, paths, cls, a, b):
     diff = ra.differs(within, ra.local_axes)
     if diff.is_empty() or _nosync(kernel, ia.id, ib.id, scope):
         return []
-    return _requirements(kernel, ra, paths, ia, ib, diff, var, scope)
+    return _requirements(kernel, ra, paths, ia, ib, diff, var, scope, known)
 
 
-def _requirements(kernel, ra, paths, ia, ib, pairs, var, scope):
-    pa, pb = paths[ia.id], paths[ib.id]
+def _common_loops(paths, ia_id, ib_id):
+    pa, pb = paths[ia_id], paths[ib_id]
     common = []
     for (pos_a, loop_a), (pos_b, loop_b) in zip(pa, pb):
         if pos_a != pos_b or loop_a is None or loop_a != loop_b:
             break
         common.append(loop_a)
+    return common
+
+
+def _distance(paths, ia_id, ib_id) -> int:
+    """How far apart two statements are in their innermost common loop body."""
+    depth = len(_common_loops(paths, ia_id, ib_id))
+    return abs(paths[ia_id][depth][0] - paths[ib_id][depth][0])
+
+
+def _candidates(paths, ia, ib, *, var, scope):
+    """Every barrier requirement the pair could give rise to (which of them
+    it does, isl decides): ``(requirement, m)``, *m* the number of common
+    loops whose iterations the pair shares (``None``: same iteration of all)."""
+    pa, pb = paths[ia.id], paths[ib.id]
+    common = _common_loops(paths, ia.id, ib.id)
     out = []
     for m, loop in enumerate(common):
+        pos_a, pos_b = pa[m + 1][0], pb[m + 1][0]
+        for first, second, direction in ((pos_a, pos_b, 0), (pos_b, pos_a, 1)):
+            out.append((_Requirement(ia.id, ib.id, var, scope, tuple(common[:m + 1]),
+                                     ((first + 1, None), (0, second)), carried=True),
+                        (m, loop, direction)))
+    p, q = pa[len(common)][0], pb[len(common)][0]
+    if p > q:
+        p, q = q, p
+    out.append((_Requirement(ia.id, ib.id, var, scope, tuple(common), ((p + 1, q),)), None))
+    return out
+
+
+class _Known:
+    """Barrier requirements found so far, by loop body: a new one is implied
+    by a known one whose allowed gaps are a subset of its own (any barrier
+    that serves the known one serves it)."""
+
+    def __init__(self, lengths):
+        self.lengths = lengths
+        self.by_level: dict = {}
+
+    def gaps(self, r) -> frozenset:
+        end = self.lengths.get(r.level, 0)
+        out = set()
+        for lo, hi in r.allowed:
+            out.update(range(lo, (end if hi is None else hi) + 1))
+        return frozenset(out)
+
+    def add(self, reqs):
+        for r in reqs:
+            self.by_level.setdefault(r.level, []).append(self.gaps(r))
+
+    def implies(self, candidate) -> bool:
+        r = candidate[0] if isinstance(candidate, tuple) else candidate
+        mine = self.gaps(r)
+        return any(g <= mine for g in self.by_level.get(r.level, ()))
+
+
+def _body_lengths(schedule) -> dict:
+    """Loop body path (tuple of inames) -> number of nodes in it."""
+    out = {(): len(schedule)}
+
+    def walk(nodes, level):
+        for node in nodes:
+            if isinstance(node, LoopNode):
+                out[level + (node.iname,)] = len(node.body)
+                walk(node.body, level + (node.iname,))
+    walk(schedule, ())
+    return out
+
+
+def _requirements(kernel, ra, paths, ia, ib, pairs, var, scope, known=None):
+    common = _common_loops(paths, ia.id, ib.id)
+    out = []
+    for req, where in _candidates(paths, ia, ib, var=var, scope=scope):
+        if where is None:
+            continue
+        if known is not None and ia.id != ib.id and known.implies(req):
+            continue
+        m, loop, direction = where
         # pairs in different iterations of `loop`: the access of the earlier
         # iteration must be followed by a barrier before the later one runs
         base = ra.equal(pairs, common[:m])
-        pos_a, pos_b = pa[m + 1][0], pb[m + 1][0]
-        for first, second, earlier in ((pos_a, pos_b, _before(base, loop, "__a", "__b")),
-                                       (pos_b, pos_a, _before(base, loop, "__b", "__a"))):
-            if not earlier.is_empty():
-                out.append(_Requirement(ia.id, ib.id, var, scope, tuple(common[:m + 1]),
-                                        ((first + 1, None), (0, second)), carried=True))
+        first, second = ("__a", "__b") if direction == 0 else ("__b", "__a")
+        if not _before(base, loop, first, second).is_empty():
+            out.append(req)
     same = ra.equal(pairs, common)
     if not same.is_empty():
         replicated = [ax for ax in ra.local_axes if ra.space(ia).axis_iname.get(ax) is None]
@@ -232,10 +314,7 @@ def _requirements(kernel, ra, paths, ia, ib, pairs, var, scope):
                             "different work-items of a group access the same element at the "
                             "same time, one of them writing (a barrier cannot order a "
                             "statement with itself)", ia.span)
-        p, q = pa[len(common)][0], pb[len(common)][0]
-        if p > q:
-            p, q = q, p
-        out.append(_Requirement(ia.id, ib.id, var, scope, tuple(common), ((p + 1, q),)))
+        out.append(_candidates(paths, ia, ib, var=var, scope=scope)[-1][0])
     return out
 
 

@@ -102,10 +102,12 @@ def variables_read(*exprs) -> set[str]:
     return out
 
 
-def called_functions(expr) -> set[str]:
+@identity_memo(maxsize=65536)
+def called_functions(expr) -> frozenset:
+    """Names of the functions (and substitution rules) *expr* calls."""
     c = _AccessCollector()
     c(expr)
-    return c.calls
+    return frozenset(c.calls)
 
 
 class _Rewriter(IdentityMapper):

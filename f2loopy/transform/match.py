@@ -108,7 +108,23 @@ def _rule_reads(kernel, insn) -> set:
     """Variables read through substitution rules used by *insn* (as if the
     rules were expanded)."""
     if not kernel.substitutions:
-        return set()
+        return frozenset()
+    key = (id(kernel.substitutions), id(insn))
+    hit = _RULE_READS.get(key)
+    if hit is not None and hit[0] is kernel.substitutions and hit[1] is insn:
+        return hit[2]
+    out = _rule_reads_uncached(kernel, insn)
+    if len(_RULE_READS) > 4096:
+        _RULE_READS.clear()
+    _RULE_READS[key] = (kernel.substitutions, insn, out)
+    return out
+
+
+#: (rules, instruction) -> variables read through the rules (both immutable)
+_RULE_READS: dict = {}
+
+
+def _rule_reads_uncached(kernel, insn) -> frozenset:
     from f2loopy.ir.expressions import called_functions, variables_read
     out, seen = set(), set()
     stack = []
@@ -122,7 +138,7 @@ def _rule_reads(kernel, insn) -> set:
         body = kernel.substitutions[name].expression
         out |= variables_read(body)
         stack.extend(called_functions(body))
-    return out
+    return frozenset(out)
 
 
 @dataclass(frozen=True)
