@@ -203,12 +203,72 @@ def _find_cycle(deps):
     return None
 
 
+def _order_keeps_dependences(kernel: Kernel, outer: str, inner: str) -> bool:
+    """Whether running loop *outer* around loop *inner* keeps every dependence
+    between instances of the instructions inside both: no two conflicting
+    instances may lie in opposite directions along the two loops (one has
+    the larger *outer*, the other the larger *inner*), since then one of the
+    two nestings runs them in the wrong order.  Conservative: non-affine
+    subscripts and data-dependent bounds count as such a conflict."""
+    import islpy as isl
+
+    from f2loopy.analysis.accesses import AccessAnalysis, instruction_accesses
+    from f2loopy.ir.isl_tools import align_params, lazy_affs
+    hw = kernel.hardware_inames()
+    if outer in hw or inner in hw:
+        return True
+    insns = [i for i in kernel.instructions if {outer, inner} <= set(i.within_inames)]
+    if len(insns) == 0:
+        return True
+    analysis = AccessAnalysis(kernel)
+    temps = set(kernel.temporaries)
+    accs = {i.id: instruction_accesses(kernel, i, with_domain_params=False) for i in insns}
+    for x_pos, x in enumerate(insns):
+        dom = analysis.instance_domain(x.within_inames)
+        if set(dom.get_var_names(dim_type.param)) & temps:
+            return False
+        for y in insns[x_pos:]:
+            for ax in accs[x.id]:
+                for ay in accs[y.id]:
+                    if ax.name != ay.name or not (ax.is_write or ay.is_write):
+                        continue
+                    pairs = analysis.conflict_set(ax, ay)
+                    if pairs is None:
+                        return False
+                    affs = lazy_affs(pairs.get_space())
+                    o_a, o_b = affs[outer + "__a"], affs[outer + "__b"]
+                    i_a, i_b = affs[inner + "__a"], affs[inner + "__b"]
+                    crossing = (o_a.lt_set(o_b) & i_a.gt_set(i_b)) | \
+                        (o_a.gt_set(o_b) & i_a.lt_set(i_b))
+                    pairs, crossing = align_params(pairs, crossing)
+                    if not isinstance(pairs, isl.Set) or not (pairs & crossing).is_empty():
+                        return False
+    return True
+
+
+def legal_priorities(kernel: Kernel) -> frozenset:
+    """The kernel's loop priorities without those that would reverse a
+    dependence (see :func:`_order_keeps_dependences`): a priority is advice,
+    and advice that changes results is not followed."""
+    keep = []
+    for tup in kernel.loop_priority:
+        if all(_order_keeps_dependences(kernel, a, b)
+               for k, a in enumerate(tup) for b in tup[k + 1:]):
+            keep.append(tup)
+    return frozenset(keep)
+
+
 def linearize(kernel: Kernel, *, max_steps: int | None = None) -> tuple:
     """The schedule tree of *kernel*: a tuple of :class:`LoopNode`,
     :class:`InsnNode` (barriers are added by the barrier pass).
 
-    Loop priorities are followed where the dependencies allow; if no schedule
+    Loop priorities are followed where the dependencies allow (a priority
+    whose loop order would reverse a dependence is dropped); if no schedule
     respects them, they are dropped (they are advice, as in loopy)."""
+    if kernel.loop_priority:
+        legal = legal_priorities(kernel)
+        if legal != kernel.loop_priority:
+            kernel = kernel.copy(loop_priority=legal)
     try:
         return _Search(kernel, max_steps).run()
     except CodegenError:
