@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from f2loopy.diagnostics import F2LoopyError
-from f2loopy.verify.check import check_source
+from f2loopy.verify.check import check_source, parse_tolerances
 from f2loopy.verify.fuzz import read_regression
 from util import needs_gfortran
 
@@ -27,7 +27,7 @@ def test_regressions_exist():
 def test_regression(path, cl_queue):
     text, options, expect = read_regression(path)
     kwargs = dict(sizes=options["sizes"], ranges=options["ranges"], seed=options["seed"],
-                  queue=cl_queue)
+                  queue=cl_queue, tolerances=parse_tolerances(rtol=options.get("rtol", ())))
     if expect is not None:
         with pytest.raises(F2LoopyError) as info:
             check_source(text, path, **kwargs)

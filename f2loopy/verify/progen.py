@@ -287,6 +287,7 @@ class Variable:
     bound: float = 0.0
     value: str = ""         # a parameter's value, a table's data
     spelling: str = ""      # the type as written (default: KIND_NAMES)
+    exact: bool = True      # only ever holds exactly reproducible values
 
     @property
     def is_array(self) -> bool:
@@ -351,6 +352,7 @@ class Program:
     comment: str = ""
     helpers: list = field(default_factory=list)      # Helper
     helper_module: bool = False                      # helpers in a module (used)
+    loose64: bool = False            # single-precision rounding may reach double outputs
     fixed_form: bool = False
     upper: bool = False
 
@@ -662,7 +664,11 @@ class Generator:
             locs.append(Variable("tab", "r4", (("1", "4"),), role="table", bound=2.0,
                                  value=", ".join(vals)))
         self.locals = locs
+        for v in self.args + self.locals:
+            if v.role in ("out", "local") and v.kind in ("r4", "r8"):
+                v.exact = self.chance(0.4)
         self.vars = {v.name: v for v in self.args + self.locals}
+        self.loose64 = False
         self.helpers = []
         self.functions = []
         self.helper_module = self.chance(0.5)
@@ -696,10 +702,10 @@ class Generator:
         result_name = ""
         if is_function and self.chance(0.3):
             result = result_name = "res"
-        res = Expr("var", kind, result, (), CLAMP, True)
+        res = Expr("var", kind, result, (), CLAMP, False)
         if not is_function:
             args.append(Variable("r", kind, (), "out", "hout", CLAMP))
-            res = Expr("var", kind, "r", (), CLAMP, True)
+            res = Expr("var", kind, "r", (), CLAMP, False)
         if body_value is not None:
             body = [self.stored(res, self.fit(value, kind))]
         else:
@@ -707,7 +713,7 @@ class Generator:
                        [self.stored(res, self.fit(other, kind))])]
         h = Helper(name, kind, is_function, args, body, result_name,
                    pure=self.helper_module and self.chance(0.8))
-        h.det = all(e.det for st in body for e in _all_exprs(st))
+        h.det = all(e.det for st in body for e in _all_exprs(st) if e is not res)
         return h
 
     def prologue(self):
@@ -763,7 +769,7 @@ class Generator:
             if c is None:
                 return None
             idx.append(Expr("lit", "i4", c, (), 0.0, True))
-        return Expr("ref", var.kind, var.name, tuple(idx), var.bound, True)
+        return Expr("ref", var.kind, var.name, tuple(idx), var.bound, var.exact)
 
     def indirect_ref(self, env: _Env, var: Variable):
         """``x(ix(...))`` on a 1-D array *var* (ix's values are planned)."""
@@ -774,7 +780,7 @@ class Generator:
         if inner is None:
             return None
         return Expr("ref", var.kind, var.name, (Expr("ref", "i4", "ix", inner.args, 0, True),),
-                    var.bound, True)
+                    var.bound, var.exact)
 
     # }}}
 
@@ -827,10 +833,12 @@ class Generator:
                 e = self.reduction(env, kind)
                 if e is not None and (e.det or not det):
                     return e
-            cands = [v for v in self.vars.values() if v.kind == kind and self.readable(env, v)]
+            cands = [v for v in self.vars.values() if v.kind == kind and self.readable(env, v)
+                     and (v.exact or not det)]
             if not cands:
                 cands = [v for v in self.vars.values()
-                         if v.kind in ("i4", "r4", "r8") and self.readable(env, v)]
+                         if v.kind in ("i4", "r4", "r8") and self.readable(env, v)
+                         and (v.exact or not det)]
             if not cands:
                 break
             v = self.pick(cands)
@@ -845,7 +853,7 @@ class Generator:
                 if e is None:
                     continue
             else:
-                e = Expr("var", v.kind, v.name, (), v.bound, True)
+                e = Expr("var", v.kind, v.name, (), v.bound, v.exact)
             if e.kind != kind:
                 if kind == "i4" and e.kind in ("r4", "r8"):
                     continue
@@ -946,7 +954,7 @@ class Generator:
             if sec is None:
                 return None
             idx.append(Expr("lit", "i4", sec, (), 0.0, True))
-        return Expr("ref", var.kind, var.name, tuple(idx), var.bound, True)
+        return Expr("ref", var.kind, var.name, tuple(idx), var.bound, var.exact)
 
     def convert(self, e: Expr, kind: str) -> Expr:
         if e.kind == kind:
@@ -1155,6 +1163,11 @@ class Generator:
         kind = target.kind
         if kind == "l":
             return Assign(target, value)
+        if target.det and not value.det:
+            # an exact variable keeps exact values (comparisons may read it)
+            value = lit("0" if kind == "i4" else ("0.0d0" if kind == "r8" else "0.0"), kind, 0)
+        if kind == "r8" and any(n.kind == "r4" and not n.det for n in value.walk()):
+            self.loose64 = True       # single-precision rounding reaches a double
         if kind == "i4" and value.kind != "i4":
             value = self.convert(value, "i4") if value.det else lit("1", "i4", 1)
         if value.bound > CLAMP:
@@ -1180,7 +1193,7 @@ class Generator:
                 if e is None:
                     continue
                 return e
-            return Expr("var", v.kind, v.name, (), v.bound, True)
+            return Expr("var", v.kind, v.name, (), v.bound, v.exact)
         return None
 
     def assignment(self, env):
@@ -1192,7 +1205,7 @@ class Generator:
         r = self.rng.random()
         if r < 0.35 and t.kind != "l":
             # accumulate: t = t + e, or max/min
-            e = self.expr(env, t.kind if t.kind != "i4" else "i4", t.kind == "i4")
+            e = self.expr(env, t.kind if t.kind != "i4" else "i4", t.kind == "i4" or t.det)
             if t.kind == "i4" and e.kind != "i4":
                 e = self.convert(e, "i4")
             if self.chance(0.7):
@@ -1203,7 +1216,7 @@ class Generator:
                 value = Expr("call", t.kind, self.pick(["max", "min"]), (t, e2),
                              max(t.bound, e2.bound), e2.det)
             return self.stored(t, self.fit(value, t.kind) if t.kind != "i4" else value)
-        e = self.expr(env, t.kind, t.kind == "i4")
+        e = self.expr(env, t.kind, t.kind == "i4" or t.det)
         return self.stored(t, self.fit(e, t.kind) if t.kind != "i4" else e)
 
     def loop(self, env, depth):
@@ -1299,8 +1312,8 @@ class Generator:
             env.loops = saved
         env.pure = True
         try:
-            t = Expr("ref", target.kind, target.name, tuple(idx), target.bound, True)
-            value = self.expr(env, target.kind, target.kind == "i4")
+            t = Expr("ref", target.kind, target.name, tuple(idx), target.bound, target.exact)
+            value = self.expr(env, target.kind, target.kind == "i4" or target.exact)
             body = [self.stored(t, self.fit(value, t.kind) if t.kind != "i4" else value)]
             mask = self.logical(env, 1) if self.chance(0.4) else None
         finally:
@@ -1315,17 +1328,17 @@ class Generator:
             return None
         v = self.pick(outs)
         if self.chance(0.15):
-            value = self.expr(env, v.kind, v.kind == "i4", 1)
+            value = self.expr(env, v.kind, v.kind == "i4" or v.exact, 1)
             if v.name in value.names():
                 return None
-            return self.stored(Expr("var", v.kind, v.name, (), v.bound, True),
+            return self.stored(Expr("var", v.kind, v.name, (), v.bound, v.exact),
                                self.fit(value, v.kind) if v.kind != "i4" else value)
         env.section = self.pick(self.sizes + [f"{self.sizes[0]} - 1", "3", "2"])
         try:
             t = self.section_ref(env, v)
             if t is None:
                 return None
-            value = self.expr(env, v.kind, v.kind == "i4")
+            value = self.expr(env, v.kind, v.kind == "i4" or v.exact)
         finally:
             env.section = None
         if any(x.op == "ref" and x.text == v.name and not any(":" in i.text for i in x.args)
@@ -1370,6 +1383,10 @@ class Generator:
             if e.kind != a.kind or t.text in e.names():
                 return None          # no aliasing between inputs and the output
             args.append(e)
+        if t.det and not (h.det and all(a.det for a in args)):
+            return None
+        if t.kind == "r8" and (h.kind == "r4" and not h.det):
+            self.loose64 = True
         return CallStmt(h.name, (*args, t))
 
     def if_block(self, env, depth):
@@ -1446,7 +1463,8 @@ class Generator:
                 body.extend(self.block(env, 0, 1))
         prog = Program(f"fz{self.seed}", self.args, self.locals, self.prologue(), body,
                        [f"i{k}" for k in range(1, self.n_loops + 1)], seed=self.seed,
-                       helpers=self.helpers, helper_module=self.helper_module)
+                       helpers=self.helpers, helper_module=self.helper_module,
+                       loose64=self.loose64)
         prog.fixed_form = self.fixed_form
         prog.upper = self.chance(0.5 if self.fixed_form else 0.1)
         return prog
