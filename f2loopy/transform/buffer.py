@@ -16,10 +16,12 @@ from f2loopy.ir.isl_tools import (
     NonAffineError, align_params, dim_type, lazy_affs, pwaff_from_expr, reorder_set,
     set_to_params)
 from f2loopy.ir.kernel import AddressSpace, Assignment, Kernel, Temporary
+from f2loopy.transform.data import parse_address_space
 from f2loopy.transform.iname import parse_tag
-from f2loopy.transform.match import parse_match
+from f2loopy.transform.match import _rule_reads, parse_match
 from f2loopy.transform.patterns import parse_expression
-from f2loopy.transform.rules import _map_insn, canonicalize_rules, expand_rules
+from f2loopy.transform.rules import (
+    RuleAwareRewriter, _map_insn, canonicalize_rules, expand_rules)
 from f2loopy.transform.util import (
     check_new_iname, for_each_kernel, parse_iname_list, resolve_iname, resolve_variable,
     unique_name)
@@ -145,8 +147,8 @@ def buffer_array(kernel: Kernel, var_name: str, buffer_inames=(), init_expressio
     space = temporary_address_space or temporary_scope
     if temporary_is_local:
         space = AddressSpace.LOCAL
-    if isinstance(space, str):
-        space = AddressSpace(space.lower())
+    if space is not None:
+        space = parse_address_space(space, "buffer_array")
     buf = Temporary(name=bname, dtype=var.dtype, shape=tuple(extents), lower_bounds=tuple(lbs),
                     axis_names=tuple(labels), address_space=space)
 
@@ -199,11 +201,15 @@ def buffer_array(kernel: Kernel, var_name: str, buffer_inames=(), init_expressio
     new_insns = []
     first = min(kernel.instructions.index(i) for i in users)
     last = max(kernel.instructions.index(i) for i in users)
+    # accesses through substitution rules go to the buffer too (a version of
+    # the rule for the users; other instructions keep the original)
+    rw = RuleAwareRewriter(kernel.substitutions,
+                           lambda e, bound: map_subscripts(e, rewrite))
     for k, insn in enumerate(kernel.instructions):
         if k == first:
             new_insns.append(init)
         if insn.id in user_ids:
-            insn = _map_insn(insn, lambda e: map_subscripts(e, rewrite))
+            insn = _map_insn(insn, rw)
             insn = insn.copy(depends_on=insn.depends_on | {init_id})
         new_insns.append(insn)
         if k == last and writes:
@@ -220,19 +226,22 @@ def buffer_array(kernel: Kernel, var_name: str, buffer_inames=(), init_expressio
         new_insns = [i.copy(depends_on=i.depends_on | {store_id}) if i.id in later else i
                      for i in new_insns]
 
+    # the store loops exist only where something is stored
+    loop_names = init_names + (store_names if writes else [])
     domains = list(kernel.domains)
-    for names in (init_names, store_names):
+    for names in (init_names, store_names) if writes else (init_names,):
         d = domain_template
         for k, n in enumerate(names):
             d = d.set_dim_name(dim_type.set, k, n)
         domains.append(d)
     tags = dict(kernel.iname_tags)
     if default_tag is not None:
-        for n in init_names + store_names:
+        for n in loop_names:
             tags[n] = parse_tag(default_tag)
     temps = kernel.temporaries.set(bname, buf)
-    return kernel.copy(instructions=tuple(new_insns), domains=tuple(domains),
-                       iname_tags=FrozenMap(tags), temporaries=temps)
+    return canonicalize_rules(kernel.copy(
+        instructions=tuple(new_insns), domains=tuple(domains), iname_tags=FrozenMap(tags),
+        temporaries=temps, substitutions=FrozenMap(rw.rules)))
 
 
 def _as_dtype(expr, dtype):
@@ -309,6 +318,11 @@ def _unwrap_rule_product(expr, rules):
     return expr
 
 
+def _is_zero(expr) -> bool:
+    return isinstance(expr, (int, float, np.number)) and not isinstance(expr, bool) \
+        and expr == 0
+
+
 def _increment_terms(insn):
     """(assignee, [terms]) for ``v = v + t1 + t2 ...`` (None if not such)."""
     if not isinstance(insn, Assignment) or not isinstance(insn.expression, p.Sum):
@@ -331,23 +345,44 @@ def collect_common_factors_on_increment(kernel: Kernel, var_name: str,
     all increments of an element) move to the store, one multiplication per
     element instead of one per increment.  Factors that depend on loops the
     reads are not inside (``D(i,n)`` depends on ``n``) stay.
+
+    Every other assignment to *var_name* must set it to zero (as
+    ``buffer_array(..., init_expression="0")`` does), and a factor may only
+    depend on loops those assignments are inside (the sum restarts whenever
+    the factor changes): otherwise the value read is not the factor times
+    the sum of what is left of the increments, and this is refused.
     """
     name = resolve_variable(kernel, var_name)
     rules = kernel.substitutions
-    incs, readers = [], []
+    incs, readers, inits = [], [], []
     for insn in kernel.instructions:
         writes = name in insn.assignee_names()
         terms = _increment_terms(insn) if writes else None
         if terms is not None:
             incs.append((insn, terms))
-        elif name in variables_read(*insn.read_expressions()):
+        elif writes:
+            inits.append(insn)
+        elif name in variables_read(*insn.read_expressions()) or \
+                name in _rule_reads(kernel, insn):
             readers.append(insn)
     if not incs:
         raise TransformError(f"collect_common_factors_on_increment: no increments of "
                              f"'{name}' found")
     if not readers:
         raise TransformError(f"collect_common_factors_on_increment: '{name}' is never read")
-    allowed = set.intersection(*(set(r.within_inames) for r in readers))
+    # the reads see factor * (sum of the stripped increments) only if the sum
+    # starts from zero: a non-zero start would be scaled too
+    for insn in inits:
+        if not (isinstance(insn, Assignment) and _is_zero(insn.expression)):
+            what = insn.expression if isinstance(insn, Assignment) else "a value"
+            raise TransformError(f"collect_common_factors_on_increment: '{insn.id}' sets "
+                                 f"'{name}' to {what}, not to zero; the factors cannot move "
+                                 "to the reads (they would scale that value too)", insn.span)
+    if not inits:
+        raise TransformError(f"collect_common_factors_on_increment: nothing sets '{name}' "
+                             "to zero before its increments; the factors cannot move to the "
+                             "reads (they would scale its first value too)")
+    allowed = set.intersection(*(set(r.within_inames) for r in readers + inits))
     all_inames = set(kernel.all_inames())
     common = None
     for insn, terms in incs:
@@ -377,6 +412,16 @@ def collect_common_factors_on_increment(kernel: Kernel, var_name: str,
         return fs[0] if len(fs) == 1 else p.Product(tuple(fs))
 
     factor = common[0] if len(common) == 1 else p.Product(tuple(common))
+    scalar = not kernel.variable(name).shape
+
+    def scale(expr):
+        """*expr* with every read of the variable multiplied by the factor."""
+        if scalar:
+            return substitute(expr, {name: p.Product((factor, p.Variable(name)))})
+        return map_subscripts(expr, lambda sub: p.Product((factor, sub))
+                              if sub.aggregate.name == name else None)
+    # reads through substitution rules are scaled in a version of the rule
+    rw = RuleAwareRewriter(rules, lambda e, bound: scale(e))
     inc_ids = {i.id for i, _ in incs}
     new = []
     for insn in kernel.instructions:
@@ -384,14 +429,12 @@ def collect_common_factors_on_increment(kernel: Kernel, var_name: str,
             terms = _increment_terms(insn)
             insn = insn.copy(expression=p.Sum((insn.assignee, *[strip(t) for t in terms])))
         elif insn in readers:
-            def scale(sub):
-                if sub.aggregate.name == name:
-                    return p.Product((factor, sub))
-                return None
-            insn = insn.copy(expression=map_subscripts(insn.expression, scale)) \
-                if isinstance(insn, Assignment) else insn
+            preds = tuple(rw(x) for x in insn.predicates)
+            insn = insn.copy(expression=rw(insn.expression), predicates=preds) \
+                if isinstance(insn, Assignment) else insn.copy(predicates=preds)
         new.append(insn)
-    return canonicalize_rules(kernel.copy(instructions=tuple(new)))
+    return canonicalize_rules(kernel.copy(instructions=tuple(new),
+                                          substitutions=FrozenMap(rw.rules)))
 
 
 __all__ = ["buffer_array", "alias_temporaries", "collect_common_factors_on_increment"]

@@ -231,11 +231,22 @@ def _split_one(kernel, name, axis, count, order):
     return _replace_var(kernel, new_var).copy(instructions=insns, substitutions=rules)
 
 
+def parse_address_space(value, who: str) -> AddressSpace:
+    """*value* (an :class:`AddressSpace` or its name) as an AddressSpace;
+    anything else is a :class:`TransformError` of transformation *who*."""
+    if isinstance(value, AddressSpace):
+        return value
+    try:
+        return AddressSpace(str(value).strip().lower())
+    except ValueError:
+        raise TransformError(f"{who}: unknown address space {value!r} (valid: private, "
+                             "local, global)") from None
+
+
 @for_each_kernel
 def set_temporary_address_space(kernel: Kernel, temp_var_names, address_space) -> Kernel:
     """Put temporaries in ``"private"``, ``"local"`` or ``"global"`` memory."""
-    space = address_space if isinstance(address_space, AddressSpace) else \
-        AddressSpace(str(address_space).lower())
+    space = parse_address_space(address_space, "set_temporary_address_space")
     temps = dict(kernel.temporaries)
     for name in _names(temp_var_names):
         n = resolve_variable(kernel, name)

@@ -146,6 +146,7 @@ def assignment_to_subst(kernel: Kernel, lhs_name: str, extra_arguments=(), withi
 
     # every reader must use the value of the same iteration, after the writer
     tdeps = _transitive_deps(kernel)
+    pos = {i.id: k for k, i in enumerate(kernel.instructions)}
     readers = [i for i in kernel.instructions if i.id != w.id and
                (name in variables_read(*i.read_expressions()) or
                 name in _rule_reads_of(kernel, i))]
@@ -161,11 +162,23 @@ def assignment_to_subst(kernel: Kernel, lhs_name: str, extra_arguments=(), withi
             raise TransformError(f"assignment_to_subst: instruction '{r.id}' reads '{name}' "
                                  f"outside loop(s) {', '.join(sorted(missing))} of its "
                                  "assignment (it needs the last value)", r.span)
+        # what may run after the assignment and before (an execution of) the
+        # reader: an instruction that depends on the assignment and precedes
+        # the reader, one between them in program order (dependencies only
+        # join conflicting accesses, so a write of an input the reader does
+        # not touch is not ordered against it), and the reader itself or a
+        # later instruction inside a loop around the reader that does not
+        # contain the assignment (its next iteration reads the changed input)
+        repeat = set(r.within_inames) - set(w.within_inames)
         for mid in kernel.instructions:
-            if mid.id in (w.id, r.id):
+            if mid.id == w.id or not set(mid.assignee_names()) & inputs:
                 continue
-            if w.id in tdeps[mid.id] and mid.id in tdeps[r.id] and \
-                    set(mid.assignee_names()) & inputs:
+            k = pos[mid.id]
+            between = mid.id != r.id and (
+                (w.id in tdeps[mid.id] and mid.id in tdeps[r.id])
+                or pos[w.id] < k < pos[r.id])
+            repeated = k >= pos[r.id] and set(mid.within_inames) & repeat
+            if between or repeated:
                 raise TransformError(
                     f"assignment_to_subst: '{mid.id}' changes "
                     f"{', '.join(sorted(set(mid.assignee_names()) & inputs))} between the "
