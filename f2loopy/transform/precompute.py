@@ -185,6 +185,11 @@ def precompute(kernel: Kernel, subst_use, sweep_inames=(), within=None, storage_
     else:
         pnames = [unique_name(kernel, f"{tmp}_dim_{k}") for k in range(len(axes))]
     existing = [n for n in pnames if n in kernel.all_inames()]
+    around = set(outer_list).union(*(insn.within_inames for insn, _ in uses))
+    for n in existing:
+        if n in around:
+            raise TransformError(f"precompute: '{n}' cannot be a precompute iname: the uses "
+                                 f"of '{rule_name}' run inside loop '{n}' (choose a new name)")
     for n in pnames:
         if n not in existing:
             check_new_iname(kernel, n)
