@@ -246,6 +246,16 @@ def _device_args(gk, host_args, queue):
             if arr.dtype == np.bool_:
                 arr = arr.astype(np.int32)
         bufs.append(cl.Buffer(queue.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=arr))
+    if gk.scratch:
+        from f2loopy.glue.pyexpr import py_int_expr
+        values = {ka.name: v for ka, v in zip(gk.arguments, host_args)
+                  if not hasattr(v, "shape") or np.ndim(v) == 0}
+        values.update({a.name: a.fixed_value for a in gk.kernel.args
+                       if getattr(a, "fixed_value", None) is not None})
+        for sb in gk.scratch:
+            n = int(eval(py_int_expr(sb.elements),  # noqa: S307 - our own expression
+                         {"_tdiv": _tdiv, "min": min, "max": max}, values))
+            bufs.append(cl.Buffer(queue.context, mf.READ_WRITE, size=max(1, n * sb.itemsize)))
     return bufs
 
 

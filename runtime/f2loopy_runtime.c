@@ -1078,6 +1078,26 @@ int f2l_launch_scalar(f2l_launch *L, unsigned index, void *host, size_t size)
     return F2L_OK;
 }
 
+int f2l_launch_scratch(f2l_launch *L, unsigned index, size_t nbytes)
+{
+    if (!L)
+        return F2L_ERROR_ARGUMENT;
+    if (L->status)
+        return L->status;
+    struct launch_arg *a = new_arg(L, index);
+    if (!a)
+        return L->status;
+    int st = f2l_init();
+    if (st == F2L_OK)
+        st = new_mem(nbytes, NULL, &a->mem, "a global temporary");
+    if (st != F2L_OK)
+        return L->status = st;
+    a->kind = ARG_MEM;
+    a->owned = 1;
+    a->nbytes = nbytes;
+    return F2L_OK;
+}
+
 int f2l_launch_run(f2l_launch *L, const int64_t num_groups[3], const int64_t local_size[3])
 {
     if (!L)

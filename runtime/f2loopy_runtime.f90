@@ -125,6 +125,14 @@ module f2loopy_runtime
       integer(c_int64_t), value :: device_elems
       integer(c_int) :: st
     end function
+    function c_launch_scratch(launch, index, nbytes) bind(C, name="f2l_launch_scratch") &
+        result(st)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: launch
+      integer(c_int), value :: index
+      integer(c_size_t), value :: nbytes
+      integer(c_int) :: st
+    end function
     function c_launch_scalar(launch, index, host, size) bind(C, name="f2l_launch_scalar") &
         result(st)
       import :: c_int, c_ptr, c_size_t
@@ -166,6 +174,7 @@ module f2loopy_runtime
     procedure :: array => call_array
     procedure :: array_mapped => call_array_mapped
     procedure :: scalar => call_scalar
+    procedure :: scratch => call_scratch
     procedure :: run => call_run
     procedure :: fail => call_fail
     procedure :: finish => call_finish
@@ -322,6 +331,16 @@ contains
     integer(c_size_t), intent(in) :: size
     if (self%status /= F2L_OK) return
     self%status = int(c_launch_scalar(self%launch, int(index, c_int), value, size))
+  end subroutine
+
+  !> Device memory for a global temporary of the kernel (nbytes, not copied).
+  subroutine call_scratch(self, index, nbytes)
+    class(f2l_call), intent(inout) :: self
+    integer, intent(in) :: index
+    integer(c_int64_t), intent(in) :: nbytes
+    if (self%status /= F2L_OK) return
+    self%status = int(c_launch_scratch(self%launch, int(index, c_int), &
+                                       int(max(nbytes, 0_c_int64_t), c_size_t)))
   end subroutine
 
   !> Number of elements to transfer for an array argument, or -1 after an error.

@@ -144,6 +144,8 @@ int f2l_launch_array_mapped(f2l_launch *launch, unsigned index, const char *name
                             const int64_t *terms, int64_t device_elems, int written);
 /* A scalar the kernel writes (a one-element buffer); its new value is copied to host. */
 int f2l_launch_scalar(f2l_launch *launch, unsigned index, void *host, size_t size);
+/* Device memory for a global temporary of the kernel: nbytes, not initialised, not copied. */
+int f2l_launch_scratch(f2l_launch *launch, unsigned index, size_t nbytes);
 /* Enqueue num_groups[a] * local_size[a] work-items per axis (nothing if a count is 0). */
 int f2l_launch_run(f2l_launch *launch, const int64_t num_groups[3], const int64_t local_size[3]);
 void f2l_launch_end(f2l_launch *launch);

@@ -771,3 +771,46 @@ def test_paper_kernel_with_its_script(tmp_path, runtime):
     assert_all_ok(proc, 3)
 
 # }}}
+
+
+def test_global_temporaries_get_device_memory_from_the_runtime(tmp_path, runtime):
+    """A temporary in global memory is scratch space the runtime allocates for
+    each call (f2l_launch_scratch); results match the plain Fortran."""
+    import f2loopy
+    from f2loopy.frontend import parse_fortran
+    src = """
+subroutine phases(n, a, b)
+  implicit none
+  integer n, i
+  real a(n), b(n), t(64)
+  do i = 1, 64
+    t(i) = a(i) * a(i)
+  end do
+  do i = 2, 63
+    b(i) = t(i - 1) + t(i) + t(i + 1)
+  end do
+end subroutine
+"""
+    (knl,) = parse_fortran(src, "phases.f90")
+    knl = f2loopy.set_temporary_address_space(knl, "t", "global")
+    loops = sorted({i for insn in knl.instructions for i in insn.within_inames})
+    knl = f2loopy.tag_inames(knl, {i: "l.0" for i in loops})
+    sources = glue_from_kernels(tmp_path, "phases", src, [knl])
+    assert "call f2l_c%scratch(" in sources[2].read_text()
+    main = """
+program main
+  use checks
+  use phases_cl_mod
+  implicit none
+  real :: a(64), b1(64), b2(64)
+  integer :: i, st
+  a = [(real(i) / 7, i = 1, 64)]
+  b1 = -1; b2 = -1
+  call phases(64, a, b1)
+  call phases_cl(64, a, b2, st)
+  call check(st == F2L_OK, "status")
+  call check(all(abs(b1 - b2) <= 1e-6 * abs(b1)), "same as Fortran")
+  call done()
+end program
+"""
+    assert_all_ok(compile_and_run(tmp_path, runtime, sources, main), 2)

@@ -1432,9 +1432,6 @@ def test_privatized_ilp_matches_gfortran(tmp_path, cl_queue):
 
 
 @needs_gfortran
-@pytest.mark.xfail(strict=True, raises=CodegenError, reason=(
-    "set_temporary_address_space promises 'global' temporaries, but code generation "
-    "refuses them: \"global temporary 't' is not supported yet\""))
 def test_global_temporary_matches_gfortran(tmp_path, cl_queue):
     run_transformed(PV, "pv", lambda k: f2loopy.set_temporary_address_space(k, "t", "global"),
                     [6, farray((4, 6), seed=1), farray((4, 6), seed=2)], tmp_path, cl_queue)
@@ -1533,3 +1530,39 @@ def test_vec_prefetch_matches_gfortran(tmp_path, cl_queue):
                     cl_queue)
 
 # }}}
+
+
+GLOBAL_TWO_PHASE = """
+subroutine phases(a, b)
+  implicit none
+  integer i
+  real a(64), b(64), t(64)
+  do i = 1, 64
+    t(i) = a(i) * a(i)
+  end do
+  do i = 2, 63
+    b(i) = t(i - 1) + t(i) + t(i + 1)
+  end do
+end subroutine
+"""
+
+
+def _global_two_phase(k):
+    k = f2loopy.set_temporary_address_space(k, "t", "global")
+    loops = sorted({i for insn in k.instructions for i in insn.within_inames})
+    assert len(loops) == 2          # the two do loops over i
+    return f2loopy.tag_inames(k, {i: "l.0" for i in loops})
+
+
+def test_global_temporary_is_a_kernel_argument_with_a_global_barrier():
+    gk = f2loopy.generate_code(_global_two_phase(kernel(GLOBAL_TWO_PHASE)))
+    assert [(sb.name, sb.elements, sb.itemsize) for sb in gk.scratch] == [("t", 64, 4)]
+    assert gk.device_code.split("\n")[0].endswith(
+        "__global float *__restrict__ b, __global float *__restrict__ t)")
+    assert "barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE); /* for t */" in gk.device_code
+
+
+@needs_gfortran
+def test_parallel_kernel_with_global_temporary_matches_gfortran(tmp_path, cl_queue):
+    run_transformed(GLOBAL_TWO_PHASE, "phases", _global_two_phase,
+                    [farray(64, seed=3), np.zeros(64, np.float32)], tmp_path, cl_queue)

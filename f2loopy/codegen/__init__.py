@@ -46,14 +46,34 @@ class KernelArgument:
 
 
 @dataclass(frozen=True)
+class ScratchBuffer:
+    """A global temporary: device memory the host allocates for each launch
+    and passes after the arguments (nothing is copied in or out).
+
+    :attr elements: number of elements, an int or an expression of the
+        kernel's scalar arguments.
+    """
+
+    name: str
+    c_name: str
+    dtype: np.dtype
+    elements: object
+
+    @property
+    def itemsize(self) -> int:
+        return np.dtype(self.dtype).itemsize
+
+
+@dataclass(frozen=True)
 class GeneratedKernel:
     name: str
     c_name: str
     device_code: str          # the kernel function and what it needs
     preamble: str             # pragmas, helper functions and constant tables
-    arguments: tuple
+    arguments: tuple          # KernelArgument, in the Fortran order
     grid: Grid
     kernel: Kernel
+    scratch: tuple = ()       # ScratchBuffer: OpenCL arguments after `arguments`
 
     @property
     def source(self) -> str:
@@ -155,12 +175,17 @@ def _generate_code(kernel: Kernel) -> GeneratedKernel:
     decls = []
     tables = []
     shared = {}
+    scratch = []
     for name, t in kernel.temporaries.items():
         if t.read_only and t.initializer is not None:
             tables.append(constant_table(t, kernel.name))
             continue
         if np.dtype(t.dtype) in (np.float64, np.complex128):
             emitter.uses_double = True
+        if spaces[name] == AddressSpace.GLOBAL:
+            scratch.append(_scratch_buffer(t))
+            params.append(f"__global {c_type(t.dtype)} *__restrict__ {c_name(t.name)}")
+            continue
         if t.base_storage:
             size, first = shared.get(t.base_storage, (0, t))
             shared[t.base_storage] = (max(size, storage_size(t)), first)
@@ -186,7 +211,25 @@ def _generate_code(kernel: Kernel) -> GeneratedKernel:
         pre.append(helper_src.rstrip())
     pre.extend(tables)
     return GeneratedKernel(kernel.name, c_name(kernel.name), device_code, "\n\n".join(pre),
-                           tuple(args), grid, kernel)
+                           tuple(args), grid, kernel, tuple(scratch))
+
+
+def _scratch_buffer(t) -> ScratchBuffer:
+    import pymbolic.primitives as p
+
+    from f2loopy.ir.folding import normalize_integer
+    if t.base_storage:
+        raise CodegenError(f"global temporary '{t.name}' shares storage with others "
+                           "(alias_temporaries): only local and private temporaries can",
+                           t.span)
+    if vec_axis(t) is not None:
+        raise CodegenError(f"global temporary '{t.name}' has a vec axis: only local and "
+                           "private temporaries can", t.span)
+    if any(s is None for s in t.shape):
+        raise CodegenError(f"global temporary '{t.name}' needs a known size", t.span)
+    elements = normalize_integer(p.Product(tuple(t.shape))) if len(t.shape) > 1 else \
+        (normalize_integer(t.shape[0]) if t.shape else 1)
+    return ScratchBuffer(t.name, c_name(t.name), np.dtype(t.dtype), elements)
 
 
 def file_header(filename: str) -> str:

@@ -62,6 +62,9 @@ class KernelEmitter:
         var = self._lookup(name)
         if isinstance(var, ScalarArg) and name in self.written:
             return f"{c_name(name)}[0]"
+        if isinstance(var, Temporary) and not var.shape and \
+                self.address_spaces.get(name) == AddressSpace.GLOBAL:
+            return f"{c_name(name)}[0]"       # a one-element buffer
         if var is not None and getattr(var, "shape", ()) and not isinstance(var, ScalarArg):
             raise CodegenError(f"array '{name}' used without subscripts")
         return c_name(name)
@@ -450,7 +453,7 @@ def declare_storage(name: str, t: Temporary, size: int, space: AddressSpace) -> 
     """Declaration of the storage area *name* shared by aliased temporaries."""
     prefix = "__local " if space == AddressSpace.LOCAL else ""
     if space == AddressSpace.GLOBAL:
-        raise CodegenError(f"global temporary '{t.name}' is not supported yet", t.span)
+        raise CodegenError(f"global temporaries cannot share storage ('{t.name}')", t.span)
     return f"{prefix}{c_type(t.dtype)} {c_name(name)}[{size}];"
 
 
@@ -467,7 +470,8 @@ def declare_temporary(t: Temporary, space: AddressSpace, kernel_name: str) -> st
     if space == AddressSpace.LOCAL:
         prefix = "__local "
     elif space == AddressSpace.GLOBAL:
-        raise CodegenError(f"global temporary '{t.name}' is not supported yet", t.span)
+        raise CodegenError(f"global temporary '{t.name}' is a kernel argument, not a "
+                           "declaration", t.span)
     else:
         prefix = ""
     if not t.shape:

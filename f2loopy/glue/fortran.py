@@ -253,6 +253,10 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
                      f"{written})")
         index += 1
 
+    for sb in gk.scratch:
+        body.add(f"call f2l_c%scratch({index}, ({body.int_expr(sb.elements)}) * "
+                 f"{sb.itemsize}_c_int64_t)")
+        index += 1
     groups = ", ".join(_group_count(body, g) for g in gk.grid.num_groups)
     local = ", ".join(f"{int(x)}_c_int64_t" for x in gk.grid.local_size)
     body.add(f"call f2l_c%run([{groups}], [{local}])")

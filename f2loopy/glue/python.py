@@ -233,6 +233,11 @@ def _scalar_ref(queue, value):
     return buf, arr
 
 
+def _scratch(queue, nbytes):
+    """Device memory for a global temporary of the kernel (not initialised)."""
+    return cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, size=max(1, int(nbytes)))
+
+
 def _launch(queue, kernel, args, groups, local):
     kernel.set_args(*args)
     if all(g > 0 for g in groups):
@@ -366,6 +371,8 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
             cl_args.append(f"{v}_buf")
         elif ka.kind == "value":
             cl_args.append(v)
+    for sb in gk.scratch:
+        cl_args.append(f"_scratch(queue, ({py_int_expr(sb.elements)}) * {sb.itemsize})")
     groups = "(" + ", ".join(py_int_expr(g) for g in gk.grid.num_groups) + ")"
     local = "(" + ", ".join(str(x) for x in gk.grid.local_size) + ")"
     options = tuple(gk.build_options)
