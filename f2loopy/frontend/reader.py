@@ -10,6 +10,7 @@ import logging
 import os
 import pickle
 import re
+import sys
 
 from f2loopy.diagnostics import FortranError
 from f2loopy.frontend.source import SourceFile
@@ -41,6 +42,89 @@ class _ErrorCollector(logging.Handler):
 _MARKED_LINE_RE = re.compile(r"^\s*(\d+):.*<==\s*(.*)$", re.M)
 
 
+class _ParserGaveUp(BaseException):
+    """fparser matched more nodes than the budget allows (a BaseException, so
+    that fparser's own ``except Exception`` handlers do not swallow it)."""
+
+
+#: fparser calls per character of source before parsing is abandoned.  Valid
+#: code needs a few per character; a syntax error inside nested constructs
+#: makes fparser backtrack exponentially in the nesting depth (a 14-deep 'if'
+#: around one bad statement took minutes).
+PARSE_BUDGET_PER_CHAR = 100
+PARSE_BUDGET_MIN = 50_000
+
+
+@contextlib.contextmanager
+def _parse_budget(limit: int):
+    from fparser.two import utils
+    original = utils.Base.__dict__["__new__"]
+    calls = 0
+
+    def counted(cls, *args, **kwargs):
+        nonlocal calls
+        calls += 1
+        if calls > limit:
+            raise _ParserGaveUp
+        return original(cls, *args, **kwargs)
+
+    # the wrapper doubles the Python frames per nesting level (not the C stack:
+    # Python-to-Python calls do not recurse in C): keep the same depth limit
+    old_limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(2 * old_limit)
+    utils.Base.__new__ = counted
+    try:
+        yield
+    finally:
+        utils.Base.__new__ = original
+        sys.setrecursionlimit(old_limit)
+
+
+def _statement_classes():
+    from fparser.two import Fortran2003, Fortran2008
+    return [c for m in (Fortran2008, Fortran2003) for name, c in vars(m).items()
+            if name.endswith("_Stmt") and isinstance(c, type)]
+
+
+def _first_bad_statement(src: SourceFile):
+    """Line number of the first statement that is no Fortran statement on its
+    own (None if every one is), found statement by statement."""
+    from fparser.common.readfortran import FortranStringReader
+    reader = FortranStringReader(src.text, ignore_comments=True)
+    reader.set_format(_format(src))
+    reader.exit_on_error = False
+    classes = _statement_classes()
+    for item in reader:
+        text = getattr(item, "line", None)
+        if text is None:
+            continue
+        try:
+            # a statement that makes fparser backtrack this much is the culprit
+            with _parse_budget(PARSE_BUDGET_MIN + PARSE_BUDGET_PER_CHAR * len(text)):
+                for cls in classes:
+                    try:
+                        if cls(text) is not None:
+                            break
+                    except Exception:  # noqa: BLE001 - no match
+                        continue
+                else:
+                    return item.span[0]
+        except _ParserGaveUp:
+            return item.span[0]
+    return None
+
+
+def _gave_up_error(src: SourceFile) -> FortranError:
+    try:
+        line = _first_bad_statement(src)
+    except Exception:  # noqa: BLE001 - the reader itself fails on this text
+        line = None
+    if line is not None:
+        return FortranError("syntax error", src.span(line))
+    return FortranError("syntax error: the statements do not form valid constructs (a "
+                        "missing or extra 'end'?)", src.span(1) if src.lines else None)
+
+
 def parse_tree(src: SourceFile):
     """Parse *src* with fparser.two and return the ``Program`` node."""
     from fparser.common.readfortran import FortranStringReader
@@ -60,9 +144,13 @@ def parse_tree(src: SourceFile):
     captured = io.StringIO()
     gc_was_enabled = gc.isenabled()
     gc.disable()          # fparser allocates a lot and frees little: ~10% faster
+    budget = PARSE_BUDGET_MIN + PARSE_BUDGET_PER_CHAR * len(src.text)
     try:
-        with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
+        with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured), \
+                _parse_budget(budget):
             tree = parser(reader)
+    except _ParserGaveUp:
+        raise _gave_up_error(src) from None
     except FparserSyntaxError as exc:
         raise _syntax_error(src, str(exc)) from None
     except SystemExit:
