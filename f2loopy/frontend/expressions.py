@@ -95,14 +95,16 @@ def int_literal(text: str, kind: int | None) -> np.generic:
     value = int(text)
     if kind in (None, 4):
         if not -2**31 <= value < 2**31:
-            if kind is None:
+            if kind is None and -2**63 <= value < 2**63:
                 return np.int64(value)
-            raise ValueError(f"integer literal {text} does not fit in kind 4")
+            raise ValueError(f"integer literal {text} does not fit in kind 4" if kind else
+                             f"integer literal {text} does not fit in 64 bits")
         return np.int32(value)
-    if kind == 8:
-        return np.int64(value)
-    if kind in (1, 2):
-        return np.dtype(f"int{8 * kind}").type(value)
+    if kind in (1, 2, 8):
+        bits = 8 * kind
+        if not -2**(bits - 1) <= value < 2**(bits - 1):
+            raise ValueError(f"integer literal {text} does not fit in kind {kind}")
+        return np.dtype(f"int{bits}").type(value)
     raise ValueError(f"integer kind {kind} is not supported")
 
 
@@ -162,6 +164,12 @@ class ExpressionConverter:
 
     def conv_Complex_Literal_Constant(self, node):
         re, im = (self.convert(x) for x in node.items)
+        for part in (re, im):
+            if not isinstance(part, (np.integer, np.floating, int, float)) or \
+                    isinstance(part, (bool, np.bool_)):
+                raise self.ctx.error("the parts of a complex constant must be integer or "
+                                     "real constants (cmplx(x, y) builds one from variables)",
+                                     str(node))
         dt = promote(_const_dtype(re), _const_dtype(im), FLOAT32)
         cdt = COMPLEX128 if dt == FLOAT64 or dt == COMPLEX128 else COMPLEX64
         return cdt.type(complex(float(re), float(im)))
