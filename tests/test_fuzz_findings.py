@@ -87,3 +87,25 @@ def test_double_negation_is_not_a_decrement():
 end""")
     code = generate_code(k).device_code
     assert "--" not in code and "-(-(n / 7))" in code
+
+
+def test_long_chains_are_flat_where_the_types_agree():
+    import pymbolic.primitives as p
+    k = _kernel("""subroutine s(a, b, c, d, r, q)
+  real a, b, c, r
+  double precision d, q
+  r = a + b - c + a
+  q = a + b + d
+  r = a * b * c / a * b
+end""")
+    same, mixed, prod = (i.expression for i in k.instructions)
+    assert isinstance(same, p.Sum) and len(same.children) == 4
+    # a + b is single precision, then promoted: the double does not join it
+    assert len(mixed.children) == 2 and isinstance(mixed.children[0], p.Sum)
+    assert isinstance(prod, p.Product) and isinstance(prod.children[0], p.Quotient)
+
+
+def test_a_sum_of_hundreds_of_terms_translates():
+    terms = " + ".join(f"x({1 + k % 3}) * {k}.0" for k in range(150))
+    k = _kernel(f"subroutine s(x, y)\n  real x(3), y\n  y = {terms}\nend\n")
+    assert len(k.instructions[0].expression.children) == 150

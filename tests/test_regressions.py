@@ -1,6 +1,8 @@
 """Programs the fuzzers found bugs with (tests/regressions/*.f90), each with
 the check options it failed with (``! f2loopy-check:`` line) and, where the
-right answer is a diagnostic, the error expected (``! f2loopy-expect:``).
+right answer is a diagnostic, the error expected (``! f2loopy-expect: error:``;
+``! f2loopy-expect: no traceback`` for hostile inputs: success or any located
+diagnostic).
 
 Without an expected error, every output must match gfortran's."""
 
@@ -12,7 +14,7 @@ import pytest
 
 from f2loopy.diagnostics import F2LoopyError
 from f2loopy.verify.check import check_source, parse_tolerances
-from f2loopy.verify.fuzz import read_regression
+from f2loopy.verify.fuzz import NO_TRACEBACK, read_regression
 from util import needs_gfortran
 
 REGRESSIONS = sorted((Path(__file__).parent / "regressions").glob("*.f90"))
@@ -28,6 +30,14 @@ def test_regression(path, cl_queue):
     text, options, expect = read_regression(path)
     kwargs = dict(sizes=options["sizes"], ranges=options["ranges"], seed=options["seed"],
                   queue=cl_queue, tolerances=parse_tolerances(rtol=options.get("rtol", ())))
+    if expect == NO_TRACEBACK:
+        try:
+            report = check_source(text, path, **kwargs)
+        except F2LoopyError as exc:
+            assert exc.span is not None and "internal error" not in exc.format()
+        else:
+            assert report.passed, report.format()
+        return
     if expect is not None:
         with pytest.raises(F2LoopyError) as info:
             check_source(text, path, **kwargs)

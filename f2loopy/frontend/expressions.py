@@ -188,15 +188,42 @@ class ExpressionConverter:
 
     # {{{ operators
 
+    def _left_chain(self, node):
+        """``a op b op c ...`` (parsed left-deep) as the leftmost operand and
+        the ``(op, operand node)`` pairs in order, without recursion: a sum of
+        hundreds of terms must not exhaust the Python stack."""
+        cls = type(node)
+        tail = []
+        while isinstance(node, cls):
+            left, op, right = node.items
+            tail.append((op, right))
+            node = left
+        return node, tail[::-1]
+
+    def _joins_flat(self, a, b) -> bool:
+        """Whether *b* may join the flat sum or product *a*: same type."""
+        try:
+            return self.ctx.dtype_of(a) == self.ctx.dtype_of(b)
+        except Exception:  # noqa: BLE001 - a type error is reported by _check_numeric
+            return False
+
     def conv_Level_2_Expr(self, node):
-        left, op, right = node.items
-        a, b = self.convert(left), self.convert(right)
-        self._check_numeric(op, a, b)
-        if op == "+":
-            return p.Sum((a, b))
-        if op == "-":
-            return p.Sum((a, negate(b)))
-        raise self.ctx.error(f"unsupported operator '{op}'", op, UnsupportedFeatureError)
+        first, tail = self._left_chain(node)
+        a = self.convert(first)
+        for op, right in tail:
+            b = self.convert(right)
+            self._check_numeric(op, a, b)
+            if op not in ("+", "-"):
+                raise self.ctx.error(f"unsupported operator '{op}'", op,
+                                     UnsupportedFeatureError)
+            b = b if op == "+" else negate(b)
+            # (a + b) + c is one flat sum evaluated left to right, as Fortran
+            # does, as long as every term has the type of the sum so far
+            if isinstance(a, p.Sum) and self._joins_flat(a, b):
+                a = p.Sum((*a.children, b))
+            else:
+                a = p.Sum((a, b))
+        return a
 
     def conv_Level_2_Unary_Expr(self, node):
         op, operand = node.items
@@ -205,16 +232,25 @@ class ExpressionConverter:
         return negate(a) if op == "-" else a
 
     def conv_Add_Operand(self, node):
-        left, op, right = node.items
-        a, b = self.convert(left), self.convert(right)
-        self._check_numeric(op, a, b)
-        if op == "*":
-            return p.Product((a, b))
-        if op == "/":
-            if _is_zero_int(b) and is_integer(self.ctx.dtype_of(a)):
-                raise self.ctx.error("integer division by zero", str(node))
-            return p.Quotient(a, b)
-        raise self.ctx.error(f"unsupported operator '{op}'", op, UnsupportedFeatureError)
+        first, tail = self._left_chain(node)
+        a = self.convert(first)
+        for op, right in tail:
+            b = self.convert(right)
+            self._check_numeric(op, a, b)
+            if op == "*":
+                if isinstance(a, p.Product) and self._joins_flat(a, b) and \
+                        not (isinstance(a.children[0], int) and a.children[0] == -1):
+                    a = p.Product((*a.children, b))
+                else:
+                    a = p.Product((a, b))
+            elif op == "/":
+                if _is_zero_int(b) and is_integer(self.ctx.dtype_of(a)):
+                    raise self.ctx.error("integer division by zero", str(node))
+                a = p.Quotient(a, b)
+            else:
+                raise self.ctx.error(f"unsupported operator '{op}'", op,
+                                     UnsupportedFeatureError)
+        return a
 
     def conv_Mult_Operand(self, node):
         left, op, right = node.items

@@ -491,32 +491,38 @@ class UnitLowering(ArraySyntaxMixin, InliningMixin):
         if lines != (0, 0):
             self.lines = lines
         try:
-            name = type(node).__name__
-            method = getattr(self, "stmt_" + name, None)
-            if method is not None:
-                if name == "Return_Stmt":
-                    method(node, is_last)
-                else:
-                    method(node)
-                return
-            message = _UNSUPPORTED_STATEMENTS.get(name)
-            keyword = _keyword(node)
-            if keyword == "go":           # 'goto' or 'go to' as written
-                import re
-                first, last = self.lines
-                for ln in range(first, last + 1):
-                    text = self.src.lines[ln - 1] if 0 < ln <= len(self.src.lines) else ""
-                    m = re.search(r"\bgo\s*to\b", text, re.IGNORECASE)
-                    if m:
-                        keyword = m.group(0)
-                        break
-            if message is None:
-                message = f"'{keyword}' statements are not supported"
-            raise self.error(message, keyword, UnsupportedFeatureError)
+            try:
+                self._lower_statement(node, is_last)
+            except RecursionError:
+                raise self.error("statement too deeply nested to translate") from None
         except FortranError as exc:
             self.record(exc)
         finally:
             self.lines = saved
+
+    def _lower_statement(self, node, is_last) -> None:
+        name = type(node).__name__
+        method = getattr(self, "stmt_" + name, None)
+        if method is not None:
+            if name == "Return_Stmt":
+                method(node, is_last)
+            else:
+                method(node)
+            return
+        message = _UNSUPPORTED_STATEMENTS.get(name)
+        keyword = _keyword(node)
+        if keyword == "go":           # 'goto' or 'go to' as written
+            import re
+            first, last = self.lines
+            for ln in range(first, last + 1):
+                text = self.src.lines[ln - 1] if 0 < ln <= len(self.src.lines) else ""
+                m = re.search(r"\bgo\s*to\b", text, re.IGNORECASE)
+                if m:
+                    keyword = m.group(0)
+                    break
+        if message is None:
+            message = f"'{keyword}' statements are not supported"
+        raise self.error(message, keyword, UnsupportedFeatureError)
 
     def stmt_Continue_Stmt(self, node):
         pass

@@ -102,6 +102,23 @@ def _classify_translation(source: str, filename: str):
     return None
 
 
+def _failing_transform(program, message: str) -> int:
+    """Index of the transformation a diagnostic points at (the script line
+    it names), else the last one."""
+    import re
+    lines = program.render().splitlines()
+    try:
+        first = lines.index("!$loopy begin") + 2      # after the parse_fortran line
+    except ValueError:
+        return -1
+    m = re.search(r":(\d+):\d+: error:", message)
+    if m:
+        k = int(m.group(1)) - 1 - first
+        if 0 <= k < len(program.transforms):
+            return k
+    return -1
+
+
 def run_program(program, options: dict, *, queue=None, filename=None) -> tuple:
     """Check *program* with *options*; returns ``(kind, detail)``."""
     from f2loopy.verify.check import CheckError, check_source, parse_tolerances
@@ -159,7 +176,8 @@ def run_seed(seed: int, *, transforms: bool = True, queue=None) -> FuzzOutcome:
             kind, text = bad
             if kind == "internal":
                 return FuzzOutcome(seed, "internal", text, program, options)
-            dropped.append((program.transforms.pop(), text.splitlines()[0]))
+            at = _failing_transform(program, text)
+            dropped.append((program.transforms.pop(at), text.splitlines()[0]))
     fixed = any(t.startswith("k = fix_parameters") for t in program.transforms)
     used = program.used_names()
     sizes = [a.name for a in program.args if a.role == "size" and a.name in used]
@@ -201,7 +219,8 @@ def regression_text(outcome: FuzzOutcome, program=None) -> str:
 def read_regression(path) -> tuple:
     """``(source, options, expected_error)`` of a regression file: the options
     of its ``! f2loopy-check:`` line and the text of its ``! f2loopy-expect:
-    error: ...`` line (None: every output must match)."""
+    error: ...`` line (None: every output must match; NO_TRACEBACK for
+    ``! f2loopy-expect: no traceback``: success or a located diagnostic)."""
     text = Path(path).read_text()
     options = {"seed": 0, "sizes": {}, "ranges": {}}
     expect = None
@@ -212,4 +231,10 @@ def read_regression(path) -> tuple:
             options = args_to_options(line[len("! f2loopy-check:"):])
         elif line.startswith("! f2loopy-expect: error:"):
             expect = line[len("! f2loopy-expect: error:"):].strip()
+        elif line.startswith("! f2loopy-expect: no traceback"):
+            expect = NO_TRACEBACK
     return text, options, expect
+
+
+#: expectation of a hostile input: success or a located diagnostic
+NO_TRACEBACK = "<no traceback>"
