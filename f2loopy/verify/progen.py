@@ -1495,44 +1495,93 @@ def loops_of(program: Program):
 
 def choose_transformations(program: Program, kernel, rng) -> list:
     """Random transformation script lines for *program*, whose untransformed
-    kernel is *kernel* (to know the inames).  They are meant to be valid;
-    the race check and the transformations' own checks refuse the ones that
-    are not, and the fuzzer then drops them."""
-    inames = set(kernel.all_inames())
+    kernel is *kernel* (to know the inames, arrays and temporaries).  They
+    are meant to keep the results; the race check and the transformations'
+    own checks refuse some, and the fuzzer then drops those."""
+    from f2loopy.ir.kernel import ArrayArg
+    inames = {n.lower(): n for n in kernel.all_inames()}
     loops = [(d, depth, outer) for d, depth, outer in loops_of(program)
-             if d.var in inames and d.step == 1]
+             if d.var.lower() in inames and d.step == 1]
     out = []
     if not loops:
         return out
+
+    def name(var):
+        return inames[var.lower()]
+
+    def const(d):
+        return d.hi.strip().isdigit() and d.lo.strip().isdigit()
+
+    written = kernel.written_variables()
+    arrays2d = [a.name for a in kernel.args if isinstance(a, ArrayArg) and a.ndim >= 2]
+    in_arrays = [a.name for a in kernel.args if isinstance(a, ArrayArg) and
+                 a.name not in written and np.dtype(a.dtype).kind != "b"]
+    out_arrays = [a.name for a in kernel.args if isinstance(a, ArrayArg) and a.name in written
+                  and np.dtype(a.dtype).kind != "b"]
+    scalar_temps = [t for t, v in kernel.temporaries.items() if not v.shape and t in written
+                    and not t.startswith(("cond", "selector"))]
+    int_scalars = [a.name for a in kernel.args if not isinstance(a, ArrayArg) and
+                   a.name in written and np.dtype(a.dtype).kind == "i"]
     n = int(rng.integers(1, 4))
     used = set()
     for _ in range(n):
         d, depth, outer = loops[int(rng.integers(len(loops)))]
-        if d.var in used:
+        v = name(d.var)
+        if v in used:
             continue
-        r = int(rng.integers(0, 10))
+        r = int(rng.integers(0, 19))
         length = int(rng.choice([2, 3, 4, 8]))
         if r <= 2:
-            out.append(f'k = split_iname(k, "{d.var}", {length})')
+            out.append(f'k = split_iname(k, "{v}", {length})')
         elif r == 3:
-            out.append(f'k = split_iname(k, "{d.var}", {length}, inner_tag="unr")')
+            out.append(f'k = split_iname(k, "{v}", {length}, inner_tag="unr")')
         elif r <= 5 and depth == 0:
-            out.append(f'k = split_iname(k, "{d.var}", {length}, outer_tag="g.0", '
+            out.append(f'k = split_iname(k, "{v}", {length}, outer_tag="g.0", '
                        f'inner_tag="l.0")')
         elif r == 6 and depth == 0:
-            out.append(f'k = tag_inames(k, "{d.var}:g.0")')
+            out.append(f'k = tag_inames(k, "{v}:g.0")')
         elif r == 7 and outer:
             o = outer[-1]
-            if o.var in inames and o.step == 1:
-                out.append(f'k = set_loop_priority(k, "{d.var},{o.var}")')
-        elif r == 8 and d.hi.strip().isdigit() and d.lo.strip().isdigit():
-            out.append(f'k = tag_inames(k, "{d.var}:unr")')
+            if o.var.lower() in inames and o.step == 1:
+                out.append(f'k = set_loop_priority(k, "{v},{name(o.var)}")')
+        elif r == 8 and const(d):
+            out.append(f'k = tag_inames(k, "{v}:unr")')
+        elif r == 9:
+            out.append(f'k = rename_iname(k, "{v}", "{v}_r")')
+        elif r == 10 and written:
+            var = sorted(written)[int(rng.integers(len(written)))]
+            out.append(f'k = duplicate_inames(k, "{v}", within="writes:{var}")')
+        elif r == 11 and outer:
+            o = outer[-1]
+            if o.var.lower() in inames and o.step == 1:
+                out.append(f'k = join_inames(k, "{name(o.var)},{v}")')
+        elif r == 12 and scalar_temps:
+            t = scalar_temps[int(rng.integers(len(scalar_temps)))]
+            out.append(f'k = privatize_temporaries_with_inames(k, "{v}", '
+                       f'only_var_names="{t}")')
+        elif r == 13:
+            out.append(f'k = tag_inames(k, "{v}:ilp")' if const(d) else
+                       f'k = split_iname(k, "{v}", {length}, inner_tag="ilp")')
+        elif r == 14 and in_arrays:
+            arr = in_arrays[int(rng.integers(len(in_arrays)))]
+            out.append(f'k = add_prefetch(k, "{arr}", ["{v}"], default_tag=None)')
         else:
-            out.append(f'k = split_iname(k, "{d.var}", {length}, outer_tag="unr")'
-                       if d.hi.strip().isdigit() and d.lo.strip().isdigit() else
-                       f'k = split_iname(k, "{d.var}", {length})')
-        used.add(d.var)
-    sizes = [a.name for a in program.args if a.role == "size" and a.name in kernel.arg_dict]
+            out.append(f'k = split_iname(k, "{v}", {length}, outer_tag="unr")'
+                       if const(d) else f'k = split_iname(k, "{v}", {length})')
+        used.add(v)
+    if arrays2d and rng.random() < 0.2:
+        arr = arrays2d[int(rng.integers(len(arrays2d)))]
+        out.append(f'k = tag_array_axes(k, "{arr}", "{rng.choice(["c", "f"])}")')
+    if out_arrays and rng.random() < 0.1:
+        arr = out_arrays[int(rng.integers(len(out_arrays)))]
+        out.append(f'k = buffer_array(k, "{arr}", (), default_tag=None)')
+    if scalar_temps and rng.random() < 0.1:
+        t = scalar_temps[int(rng.integers(len(scalar_temps)))]
+        out.append(f'k = assignment_to_subst(k, "{t}")')
+    if int_scalars and rng.random() < 0.1:
+        out.append(f'k = accumulation_to_reduction(k, "writes:{int_scalars[0]}")')
+    sizes = [a.name for a in program.args if a.role == "size"]
+    sizes = [a.name for a in kernel.args if a.name.lower() in {x.lower() for x in sizes}]
     if sizes and rng.random() < 0.2:
         out.append(f'k = assume(k, "{sizes[0]} >= 1")')
     if sizes and rng.random() < 0.15:
