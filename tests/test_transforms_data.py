@@ -1462,14 +1462,14 @@ def _vec(k, arrays="a,b"):
 
 def test_vec_axis_becomes_float4_statements():
     c = code(_vec(kernel(SCALE)))
-    assert "__global float4 const *__restrict__ a, __global float4 *__restrict__ b)" in c
+    assert "__global float4 const *__restrict__ a, __global float4 *b)" in c
     assert "b[j - 1] = 2.0f * a[j - 1] + b[j - 1];" in c
     assert "for (int i" not in c and "int const i" not in c
 
 
 def test_vec_iname_that_does_not_span_vector_axes_is_unrolled():
     c = code(_vec(kernel(SCALE), "a"))
-    assert "__global float4 const *__restrict__ a, __global float *__restrict__ b)" in c
+    assert "__global float4 const *__restrict__ a, __global float *b)" in c
     assert "__global float const *a_flat = (__global float const *) a;" in c
     assert c.count("int const i = ") == 4
     assert "b[i - 1 + 4 * (j - 1)] = 2.0f * a_flat[i - 1 + 4 * (j - 1)] + " \
@@ -1558,7 +1558,7 @@ def test_global_temporary_is_a_kernel_argument_with_a_global_barrier():
     gk = f2loopy.generate_code(_global_two_phase(kernel(GLOBAL_TWO_PHASE)))
     assert [(sb.name, sb.elements, sb.itemsize) for sb in gk.scratch] == [("t", 64, 4)]
     assert gk.device_code.split("\n")[0].endswith(
-        "__global float *__restrict__ b, __global float *__restrict__ t)")
+        "__global float *b, __global float *t)")
     assert "barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE); /* for t */" in gk.device_code
 
 

@@ -154,13 +154,19 @@ def _generate_code(kernel: Kernel) -> GeneratedKernel:
             if kind == "value":
                 params.append(f"{c_type(a.dtype)} const {c_name(a.name)}")
             else:
-                params.append(f"__global {c_type(a.dtype)} *__restrict__ {c_name(a.name)}")
+                params.append(f"__global {c_type(a.dtype)} *{c_name(a.name)}")
         elif isinstance(a, ArrayArg):
             kind = "array"
+            # written arrays are not __restrict__: PoCL 3.1 (LLVM 15) miscompiles
+            # a loop nest storing through a restrict pointer (an earlier store
+            # of one element lands after a later one: tests/regressions/
+            # pocl_restrict_store_order.f90); read-only arrays keep it, which
+            # tells the compiler no store reaches them
             const = "" if a.name in written else " const"
+            restrict = "" if a.name in written else "__restrict__ "
             va = vec_axis(a)
             vec = str(va[1]) if va is not None else ""
-            params.append(f"__global {c_type(a.dtype)}{vec}{const} *__restrict__ "
+            params.append(f"__global {c_type(a.dtype)}{vec}{const} *{restrict}"
                           f"{c_name(a.name)}")
             if va is not None:
                 flat_decls.append(f"__global {c_type(a.dtype)}{const} *{c_name(a.name)}_flat = "
@@ -184,7 +190,7 @@ def _generate_code(kernel: Kernel) -> GeneratedKernel:
             emitter.uses_double = True
         if spaces[name] == AddressSpace.GLOBAL:
             scratch.append(_scratch_buffer(t))
-            params.append(f"__global {c_type(t.dtype)} *__restrict__ {c_name(t.name)}")
+            params.append(f"__global {c_type(t.dtype)} *{c_name(t.name)}")
             continue
         if t.base_storage:
             size, first = shared.get(t.base_storage, (0, t))
