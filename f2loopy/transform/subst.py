@@ -3,6 +3,8 @@ expand_subst."""
 
 from __future__ import annotations
 
+import islpy as isl
+
 import pymbolic.primitives as p
 
 from f2loopy.diagnostics import TransformError
@@ -127,6 +129,10 @@ def assignment_to_subst(kernel: Kernel, lhs_name: str, extra_arguments=(), withi
     rule_name = f"{name}_subst"
     if rule_name in kernel.substitutions or kernel.has_variable(rule_name):
         raise TransformError(f"assignment_to_subst: the name '{rule_name}' is taken")
+    if any(name in d.get_var_names(isl.dim_type.param) for d in kernel.domains):
+        # a data-dependent loop bound: domains cannot call rules
+        raise TransformError(f"assignment_to_subst: '{name}' is a loop bound (a domain "
+                             "parameter); it cannot become a substitution rule", w.span)
 
     # arguments: the subscripts of an array temporary must be distinct inames
     args = []
