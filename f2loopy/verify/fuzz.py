@@ -233,6 +233,8 @@ def read_regression(path) -> tuple:
             expect = line[len("! f2loopy-expect: error:"):].strip()
         elif line.startswith("! f2loopy-expect: no traceback"):
             expect = NO_TRACEBACK
+        elif line.startswith("! f2loopy-xfail:"):
+            options["xfail"] = line[len("! f2loopy-xfail:"):].strip()
     return text, options, expect
 
 
