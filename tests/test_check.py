@@ -433,3 +433,22 @@ end subroutine
         ("pos", "bool"), ("cnt", "int32"), ("any_big", "bool")]
 
 # }}}
+
+
+@needs_gfortran
+def test_kernel_option_selects_one_kernel():
+    path = SAMPLES / "shallow_water.f90"
+    if not path.exists():
+        pytest.skip("sample not present")
+    res = _check(["--kernel", "DIAGNOSTICS", str(path)])
+    assert res.exit_code == 0, res.output
+    assert "diagnostics" in res.output and "rusanov_step" not in res.output
+    res = _check(["--kernel", "nope", str(path)])
+    assert res.exit_code == 1
+    assert "no kernel or subroutine named 'nope'" in res.output
+
+
+@needs_gfortran
+def test_floopy_files_are_checked():
+    res = _check([str(ROOT / "tests" / "floopy" / "sparse.floopy")])
+    assert res.exit_code == 0, res.output
