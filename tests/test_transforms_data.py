@@ -245,16 +245,42 @@ def test_identical_rule_bodies_are_merged():
     assert insn_strs(k)["d"].startswith("t_subst()*w_subst() + ")
 
 
+TWO_USES = """
+subroutine twouses(n, a, b, c)
+  implicit none
+  integer n, i
+  real a(n), b(n), c(n), t
+  do i = 1, n
+    t = a(i) * 2.0
+    b(i) = t + 1.0
+    c(i) = t * 3.0
+  end do
+end subroutine
+"""
+
+
 def test_rule_versions_per_use_and_merged_back():
-    k = f2loopy.assignment_to_subst(kernel(CHAIN), "t")
+    k = f2loopy.assignment_to_subst(kernel(TWO_USES), "t")
     k = f2loopy.duplicate_inames(k, "i", within="id:c")
     # the uses in 'c' see the rule with the duplicated iname: a version of it
     assert ex(k.substitutions["t_subst"].expression) == "a[i]*2.0f"
     assert ex(k.substitutions["t_subst_0"].expression) == "a[i_1]*2.0f"
-    assert insn_strs(k)["c"] == "u*t_subst_0()"
+    assert insn_strs(k)["c"] == "t_subst_0()*3.0f"
     k = f2loopy.rename_iname(k, "i_1", "i", existing_ok=True)
     assert list(k.substitutions) == ["t_subst"]
-    assert insn_strs(k)["c"] == "u*t_subst()"
+    assert insn_strs(k)["c"] == "t_subst()*3.0f"
+
+
+def test_duplicating_a_loop_across_a_dependence_is_refused():
+    """Giving 'c' its own copy of the loop would read the last value of the
+    scalar u instead of the one of its iteration (loop distribution)."""
+    k = f2loopy.assignment_to_subst(kernel(CHAIN), "t")
+    with pytest.raises(TransformError) as err:
+        f2loopy.duplicate_inames(k, "i", within="id:c")
+    assert err.value.message == (
+        "giving instruction 'c' (line 9) its own loop 'i_1' (a copy of 'i') would run it "
+        "apart from instruction 'u' (line 8): they access the same elements of 'u' in "
+        "iterations that the separate loops would run in the other order")
 
 
 def test_find_one_rule_matching():

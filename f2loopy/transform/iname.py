@@ -384,6 +384,7 @@ def rename_iname(kernel: Kernel, old_iname: str, new_iname: str, *, within=None,
             raise TransformError(f"rename_iname: loops '{old}' and '{new}' have different "
                                  "bounds, so instructions cannot move between them")
     else:
+        _check_distribution(kernel, old, new, selected, {i.id for i in users} - selected)
         domains.append(_copied_domain(kernel.domains[where[old]], old, new))
     insns, rules = _rewrite_selected(kernel, selected, {old: p.Variable(new)},
                                      remove=[old], add=[new])
@@ -395,6 +396,72 @@ def rename_iname(kernel: Kernel, old_iname: str, new_iname: str, *, within=None,
     if whole:
         kernel = remove_unused_inames(kernel, [old])
     return _finish(kernel)
+
+
+def _check_distribution(kernel, old, new, moved, staying):
+    """Refuse to give the instructions *moved* their own copy *new* of loop
+    *old* if that changes results.
+
+    The two loops then run one after the other (in the order of the
+    statements' dependences), so every instance of one group runs before every
+    instance of the other within the same iteration of the loops around *old*.
+    That is wrong if two conflicting instances (one writing) ran the other way
+    round in the original loop: e.g. a temporary set and read in the same
+    iteration, split apart, would be read after its last value was written.
+    Accumulations into the same variable may be reordered.
+    """
+    from f2loopy.analysis.accesses import AccessAnalysis, instruction_accesses
+    from f2loopy.transform.fusion import _is_accumulation, _where
+    if not moved or not staying:
+        return
+    analysis = AccessAnalysis(kernel)
+    by_id = kernel.id_to_insn
+    position = {insn.id: k for k, insn in enumerate(kernel.instructions)}
+    accs = {i: instruction_accesses(kernel, by_id[i]) for i in moved | staying}
+    order = list(kernel.all_inames())
+    for m in sorted(moved, key=position.get):
+        for o in sorted(staying, key=position.get):
+            im, io = by_id[m], by_id[o]
+            shared = [n for n in order if n in im.within_inames and n in io.within_inames]
+            outside = shared[:shared.index(old)] if old in shared else shared
+            inside = shared[len(outside):]
+            first, second = ("__a", "__b") if position[m] < position[o] else ("__b", "__a")
+            for a in accs[m]:
+                for b in accs[o]:
+                    if a.name != b.name or not (a.is_write or b.is_write):
+                        continue
+                    if _is_accumulation(im, a.name) and _is_accumulation(io, b.name):
+                        continue
+                    if not analysis.may_conflict(a, b):
+                        continue
+                    pairs = analysis.conflict_set(a, b)
+                    why = None
+                    if pairs is None:
+                        why = "its subscripts are data-dependent, so the order cannot be checked"
+                    elif not (pairs & _lex_later(pairs, outside, inside, first,
+                                                 second)).is_empty():
+                        why = (f"they access the same elements of '{a.name}' in iterations "
+                               f"that the separate loops would run in the other order")
+                    if why:
+                        raise TransformError(
+                            f"giving {_where(im)} its own loop '{new}' (a copy of '{old}') "
+                            f"would run it apart from {_where(io)}: {why}", im.span,
+                            (("the other statement", io.span),))
+
+
+def _lex_later(pairs, outside, inside, first, second):
+    """Instance pairs equal on the loops *outside* where the *first* side's
+    iteration of the loops *inside* comes lexicographically after the
+    *second* side's (so the second ran first originally)."""
+    affs = lazy_affs(pairs.get_space())
+    prefix = isl.Set.universe(pairs.get_space())
+    for n in outside:
+        prefix = prefix & affs[n + first].eq_set(affs[n + second])
+    out = isl.Set.empty(pairs.get_space())
+    for n in inside:
+        out = out | (prefix & affs[n + first].gt_set(affs[n + second]))
+        prefix = prefix & affs[n + first].eq_set(affs[n + second])
+    return out
 
 
 def _same_range(kernel, a, b) -> bool:

@@ -1,6 +1,6 @@
 ! f2loopy-check: --seed 30259 --size n=3 --range a=-2.0:2.0 --range u=-9:9 --range v=-2.0:2.0 --range s=-2.0:2.0 --range cnt=-9:9 --rtol float64=2e-5
 ! found by scripts/fuzz_differential.py, seed 30259: mismatch
-! f2loopy-xfail: duplicate_inames/rename_iname(within=...) distribute the loop without checking dependences
+! f2loopy-expect: error: its own loop 'i1_1' (a copy of 'i1') would run it apart from instruction 'selector'
 !   u(4,5) int32  max |error| 0  ok
 !   s float64     max |error| 2.83: got -1.8298637306438228, expected 1.0 (1 of 1 elements differ)  FAIL
 subroutine fz30259(n, a, u, v, s, cnt)
