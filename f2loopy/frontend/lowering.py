@@ -674,12 +674,24 @@ class UnitLowering(ArraySyntaxMixin, InliningMixin):
 
     # {{{ do loops
 
+    def _after_leading(self, content, head_types) -> list:
+        """*content* from its head statement on.  fparser attaches lines that
+        precede a nested construct (an 'include') to that construct, before
+        its head: they are lowered first, in order, as statements."""
+        content = list(content)
+        while content and not isinstance(content[0], head_types):
+            self.lower_statement(content.pop(0))
+        return content
+
     def stmt_Block_Nonlabel_Do_Construct(self, node):
-        content = node.content
-        self.lower_do(content[0], content[1:-1])
+        content = self._after_leading(node.content, F.Nonlabel_Do_Stmt)
+        if content:
+            self.lower_do(content[0], content[1:-1])
 
     def stmt_Block_Label_Do_Construct(self, node):
-        content = list(node.content)
+        content = self._after_leading(node.content, F.Label_Do_Stmt)
+        if not content:
+            return
         # fparser flattens loops that share a terminal label into one construct
         heads = []
         while content and isinstance(content[0], F.Label_Do_Stmt):
@@ -940,7 +952,7 @@ class UnitLowering(ArraySyntaxMixin, InliningMixin):
             self.predicates.pop()
 
     def stmt_If_Construct(self, node):
-        content = list(node.content)
+        content = self._after_leading(node.content, F.If_Then_Stmt)
         branches = []        # (condition node or None, [statements], lines)
         current = None
         for ch in content:
@@ -992,7 +1004,9 @@ class UnitLowering(ArraySyntaxMixin, InliningMixin):
                                          if c is not None])
 
     def stmt_Case_Construct(self, node):
-        content = list(node.content)
+        content = self._after_leading(node.content, F.Select_Case_Stmt)
+        if not content:
+            return
         select = content[0]
         branches = []          # [case stmt, body]
         for ch in content[1:]:
@@ -1002,6 +1016,9 @@ class UnitLowering(ArraySyntaxMixin, InliningMixin):
                 pass
             elif branches:
                 branches[-1][1].append(ch)
+            else:
+                # before the first 'case' (not Fortran; an 'include'): not dropped
+                self.lower_statement(ch)
         saved = self.lines
         self.lines = statement_lines(select)
         try:
