@@ -1493,10 +1493,6 @@ def loops_of(program: Program):
     return out
 
 
-#: also propose transformations with a known, unfixed bug (see choose_transformations)
-KNOWN_BUGS_TOO = False
-
-
 def choose_transformations(program: Program, kernel, rng) -> list:
     """Random transformation script lines for *program*, whose untransformed
     kernel is *kernel* (to know the inames, arrays and temporaries).  They
@@ -1552,9 +1548,10 @@ def choose_transformations(program: Program, kernel, rng) -> list:
             out.append(f'k = tag_inames(k, "{v}:unr")')
         elif r == 9:
             out.append(f'k = rename_iname(k, "{v}", "{v}_r")')
-        elif r == 10 and written and KNOWN_BUGS_TOO:
-            # loop distribution is not checked against dependences (a known bug:
-            # tests/regressions/duplicate_inames_distribution.f90, xfail)
+        elif r == 10 and written:
+            # distributing the loop may reverse a dependence: then the
+            # transformation is refused (tests/regressions/
+            # duplicate_inames_distribution.f90) and the fuzzer drops it
             var = sorted(written)[int(rng.integers(len(written)))]
             out.append(f'k = duplicate_inames(k, "{v}", within="writes:{var}")')
         elif r == 11 and outer:
