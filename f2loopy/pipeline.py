@@ -129,12 +129,16 @@ def write_outputs(outputs: dict) -> list[Path]:
             pass
         pending.append((path, text))
     temps = []
+    mode = _new_file_mode() if pending else 0
     try:
         for path, text in pending:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
                 f.write(text)
+                # mkstemp makes the file private; outputs get the mode any
+                # new file gets (0666 less the umask), like a compiler's
+                os.fchmod(f.fileno(), mode)
             temps.append((tmp, path))
         for tmp, path in temps:
             os.replace(tmp, path)
@@ -144,3 +148,9 @@ def write_outputs(outputs: dict) -> list[Path]:
                 os.unlink(tmp)
         raise F2LoopyError(f"cannot write output: {exc}") from None
     return [path for _, path in temps]
+
+
+def _new_file_mode() -> int:
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask

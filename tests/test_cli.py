@@ -25,6 +25,16 @@ def test_translate_writes_kernel_and_glue(tmp_path):
     assert "__kernel void" in (tmp_path / "saxpy.cl").read_text()
 
 
+def test_outputs_get_the_mode_of_new_files(tmp_path):
+    src = tmp_path / "saxpy.f90"
+    src.write_text((SAMPLES / "saxpy.f90").read_text())
+    proc = subprocess.run(["sh", "-c", f'umask 027 && "{sys.executable}" -m f2loopy.cli '
+                           f'translate "{src}"'], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    for name in ["saxpy.cl", "saxpy_cl.py", "saxpy_cl.c", "saxpy_cl.f90"]:
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o640, name
+
+
 def test_output_dir(tmp_path):
     out = tmp_path / "gen"
     proc = f2loopy("translate", "-o", str(out), str(SAMPLES / "matmul.f90"))
