@@ -394,6 +394,32 @@ end module scaling
 
 # {{{ declarations
 
+case("intrinsic_modules_kind_constants", """
+module prec
+  use, intrinsic :: iso_fortran_env, only: wp => real64, int64
+  implicit none
+  real(wp), parameter :: half = 0.5_wp
+end module prec
+
+subroutine kinds_from_intrinsic_modules(n, x, y, c, k)
+  use prec
+  use iso_c_binding, only: c_float, c_int
+  implicit none
+  integer(c_int), intent(in) :: n
+  real(wp), intent(in) :: x(n)
+  real(wp), intent(inout) :: y(n)
+  real(c_float), intent(out) :: c(n)
+  integer(int64), intent(out) :: k(n)
+  integer :: i
+  do i = 1, n
+    y(i) = half*x(i) + y(i)
+    c(i) = real(y(i), c_float)
+    k(i) = int(i, int64) * 4000000000_int64
+  end do
+end subroutine
+""", lambda: [9, farray(9, np.float64, seed=60), farray(9, np.float64, seed=61), zeros(9),
+              np.zeros(9, np.int64)], sub="kinds_from_intrinsic_modules")
+
 case("implicit_statement_and_default_typing", """
 subroutine implicit_kinds(n, a, k)
   implicit real*8 (a-h), integer*8 (k)

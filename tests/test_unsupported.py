@@ -146,6 +146,19 @@ end subroutine
 end subroutine
 """, "t.f90:4:8: error: implied-do in a 'data' statement is not supported (list the elements "
         "or initialise the whole array)", "^"),
+    ("unknown_intrinsic_module", """subroutine s(x)
+  use, intrinsic :: ieee_arithmetic
+  real x
+  x = 1
+end subroutine
+""", "t.f90:2:21: error: intrinsic module 'ieee_arithmetic' is not supported (only "
+        "iso_fortran_env and iso_c_binding are)", "^~~~~~~~~~~~~~~"),
+    ("unsupported_kind_from_intrinsic_module", """subroutine s(x)
+  use iso_fortran_env, only: real128
+  real(real128) x
+  x = 1
+end subroutine
+""", "t.f90:3:3: error: real of kind 16 is not supported (kinds: 4, 8)", "^~~~"),
     ("use_of_unknown_module", """subroutine s(x)
   use nowhere
   real x

@@ -16,6 +16,7 @@ from fparser.two import Fortran2003 as F
 from f2loopy.analysis.types import BOOL, FortranTypeError, infer_type
 from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
 from f2loopy.frontend.expressions import ConversionContext, ExpressionConverter
+from f2loopy.frontend.intrinsic_modules import intrinsic_module
 from f2loopy.frontend.source import SourceFile
 from f2loopy.frontend.symbols import Symbol, SymbolTable, dtype_from_type_spec
 from f2loopy.ir.folding import NotConstant, _cast, evaluate_constant
@@ -415,7 +416,16 @@ class DeclarationReader:
     def decl_Use_Stmt(self, stmt):
         nature, _, name_node, only_word, items = stmt.items
         name = str(name_node)
-        module = self.modules(name) if self.modules is not None else None
+        intrinsic = str(nature or "").strip().upper() == "INTRINSIC"
+        module = None
+        if self.modules is not None and not intrinsic:
+            module = self.modules(name)
+        if module is None and str(nature or "").strip().upper() != "NON_INTRINSIC":
+            module = intrinsic_module(name)
+        if module is None and intrinsic:
+            raise self.error(f"intrinsic module '{name}' is not supported (only "
+                             "iso_fortran_env and iso_c_binding are)", name,
+                             UnsupportedFeatureError)
         if module is None:
             raise self.error(f"module '{name}' is not defined in this file (only modules of "
                              "the same file can be used)", name, UnsupportedFeatureError)

@@ -1,0 +1,59 @@
+"""The kind constants of the intrinsic modules ``iso_fortran_env`` and
+``iso_c_binding``.
+
+Modern Fortran spells kinds as ``real(real64)`` or ``real(c_double)``; a ``use``
+of these modules makes their named constants visible as parameters (the
+values gfortran uses on x86-64 and aarch64).  Their procedures and derived
+types (``c_loc``, ``c_ptr``, ``compiler_version``...) are not provided: a
+kernel has no use for them, and a name that is not a constant here is
+reported by the ``use ..., only:`` check or as an unknown name.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from f2loopy.analysis.types import INT32
+from f2loopy.frontend.symbols import SymbolTable
+
+_CONSTANTS = {
+    "iso_fortran_env": {
+        "int8": 1, "int16": 2, "int32": 4, "int64": 8,
+        "real32": 4, "real64": 8, "real128": 16,
+        "numeric_storage_size": 32, "character_storage_size": 8,
+        "file_storage_size": 8,
+    },
+    "iso_c_binding": {
+        "c_signed_char": 1, "c_short": 2, "c_int": 4, "c_long": 8, "c_long_long": 8,
+        "c_size_t": 8, "c_intptr_t": 8, "c_intmax_t": 8, "c_ptrdiff_t": 8,
+        "c_int8_t": 1, "c_int16_t": 2, "c_int32_t": 4, "c_int64_t": 8,
+        "c_int_least8_t": 1, "c_int_least16_t": 2, "c_int_least32_t": 4,
+        "c_int_least64_t": 8, "c_int_fast8_t": 1, "c_int_fast16_t": 8,
+        "c_int_fast32_t": 8, "c_int_fast64_t": 8,
+        "c_float": 4, "c_double": 8, "c_long_double": 10,
+        "c_float_complex": 4, "c_double_complex": 8, "c_long_double_complex": 10,
+        "c_bool": 1, "c_char": 1,
+    },
+}
+
+
+def intrinsic_module(name: str):
+    """A module info (``.symtab``, ``.procedures``) for intrinsic module *name*,
+    or None if *name* is not one that f2loopy knows."""
+    from f2loopy.frontend.units import ModuleInfo
+    low = name.lower()
+    if low not in _CONSTANTS:
+        return None
+    symtab = SymbolTable()
+    symtab.implicit_none = True
+    for const, value in _CONSTANTS[low].items():
+        sym = symtab.declare(const, None)
+        sym.dtype = INT32
+        sym.is_parameter = True
+        sym.value = np.int32(value)
+    return ModuleInfo(low, None, symtab=symtab)
+
+
+def is_intrinsic_module(name: str) -> bool:
+    return name.lower() in _CONSTANTS
+
