@@ -964,6 +964,53 @@ end subroutine
                        farray(40, np.float64, seed=44, low=-3, high=3)),
               zeros((40, 4), np.float64)])
 
+case("bit_intrinsics_runtime_and_constant", """
+subroutine bitops(n, a, b, s, r, l)
+  implicit none
+  integer, intent(in) :: n
+  integer, intent(in) :: a(n), b(n), s(n)
+  integer, intent(out) :: r(n, 10)
+  logical, intent(out) :: l(n)
+  integer, parameter :: lowmask = ishft(1, 10) - 1, hi = ibset(0, 30)
+  integer(8) :: w
+  integer :: i
+  do i = 1, n
+    r(i, 1) = iand(a(i), b(i)) + ior(a(i), lowmask)
+    r(i, 2) = ieor(a(i), b(i)) - not(a(i)) + hi
+    r(i, 3) = ishft(a(i), s(i))
+    r(i, 4) = ibset(a(i), mod(abs(s(i)), 31)) + ibclr(b(i), 3)
+    r(i, 5) = shiftl(b(i), abs(s(i))) + shiftr(a(i), abs(s(i)))
+    r(i, 6) = shifta(a(i), abs(s(i)))
+    r(i, 7) = popcnt(a(i)) + ishft(-1, -28) + iand(-8, 255) + popcnt(-1)
+    w = ishft(int(a(i), 8), 33) + ieor(int(b(i), 8), -1_8)
+    r(i, 8) = int(ishft(w, -20))
+    r(i, 9) = ishft(a(i), 32) + ishft(a(i), -32) + not(-1)
+    r(i, 10) = merge(a(i), b(i), btest(a(i), 2))
+    l(i) = btest(b(i), abs(s(i))) .neqv. merge(.true., .false., a(i) > b(i))
+  end do
+end subroutine
+""", lambda: [40, ints(40, -100000, 100000, 70), ints(40, -100000, 100000, 71),
+              ints(40, -31, 31, 72), np.zeros((40, 10), np.int32, order="F"),
+              np.zeros(40, np.int32)])
+
+case("merge_scalar_and_array_syntax", """
+subroutine minmod_slopes(n, q, slope, c)
+  implicit none
+  integer, intent(in) :: n
+  real, intent(in) :: q(0:n+1)
+  real, intent(out) :: slope(n), c(n)
+  integer :: i
+  real :: dl, dr
+  do i = 1, n
+    dl = q(i) - q(i-1)
+    dr = q(i+1) - q(i)
+    slope(i) = merge(0.0, sign(min(abs(dl), abs(dr)), dl), dl*dr <= 0.0)
+  end do
+  c = merge(q(1:n), -q(2:n+1), slope > 0.0)
+  c(1) = merge(1.0, 2.0, n > 3)
+end subroutine
+""", lambda: [15, farray(17, seed=73), zeros(15), zeros(15)])
+
 case("nint_halves_and_real_to_int", """
 subroutine rounding(n, x, k, r)
   implicit none

@@ -75,6 +75,9 @@ STATEMENTS = [
     ("x = sum(a, mask=a > 0)", "t.f90:5:14: error: the 'mask' argument of 'sum' is not "
      "supported", "^~~~"),
     ("x = matmul(a, a)", "t.f90:5:7: error: intrinsic 'matmul' is not supported", "^~~~~~"),
+    ("x = merge(x, 1.0d0, n > 0)", "t.f90:5:7: error: arguments of 'merge' differ in type "
+     "(real(4) and real(8)): gfortran rejects this", "^~~~~"),
+    ("x = ishft(x, 2)", "t.f90:5:7: error: arguments of 'ishft' must be integers", "^~~~~"),
     ("x = count(a > 0)", "t.f90:5:7: error: intrinsic 'count' is not supported", "^~~~~"),
     ("x = tan((1.0, 2.0))", "t.f90:5:7: error: intrinsic 'tan' of a complex argument is not "
      "supported", "^~~"),

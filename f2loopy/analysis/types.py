@@ -34,6 +34,10 @@ SAME_TYPE_MATH = frozenset({
     "sinh", "cosh", "tanh", "aint", "anint", "conjg",
 })
 
+#: bit intrinsics (integer arguments; the shift or bit position is the second)
+BIT_FUNCTIONS = frozenset({"iand", "ior", "ieor", "not", "ishft", "shiftl", "shiftr",
+                           "shifta", "ibset", "ibclr", "btest", "popcnt"})
+
 #: intrinsics whose result is a default integer
 INTEGER_RESULT = frozenset({"nint", "floor", "ceiling"})
 
@@ -212,8 +216,14 @@ def intrinsic_result_type(name: str, args: list[np.dtype]) -> np.dtype:
         return COMPLEX64
     if name == "dcmplx":
         return COMPLEX128
-    if name in ("ieor", "ior", "iand", "ishft"):
-        return promote(*args)
+    if name in BIT_FUNCTIONS:
+        if not all(is_integer(a) for a in args):
+            raise FortranTypeError(f"intrinsic '{name}' needs integer arguments")
+        if name == "btest":
+            return BOOL
+        if name == "popcnt":
+            return INT32
+        return promote(*args) if name in ("ieor", "ior", "iand") else args[0]
     raise FortranTypeError(f"unknown function {name!r}")
 
 

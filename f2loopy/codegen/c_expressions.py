@@ -15,7 +15,7 @@ import numpy as np
 import pymbolic.primitives as p
 
 from f2loopy.analysis.types import (
-    BOOL, CONVERSIONS, FLOAT32, FLOAT64, INT32, constant_dtype, is_complex, is_integer,
+    BIT_FUNCTIONS, BOOL, CONVERSIONS, FLOAT32, FLOAT64, INT32, constant_dtype, is_complex, is_integer,
     is_logical, is_real, promote)
 from f2loopy.diagnostics import CodegenError
 
@@ -340,11 +340,37 @@ class CExpressionPrinter:
                 return self.converted(args[0], dt, prec)
             return self._paren(f"({c_type(dt)}){fn}({self.rec(args[0], PREC_NONE)})",
                                PREC_UNARY, prec)
+        if name in BIT_FUNCTIONS:
+            return self.bit_call(name, args, arg_dts, dt)
         if name == "aint":
             return f"trunc({self.converted(args[0], dt, PREC_NONE)})"
         if name == "anint":
             return f"round({self.converted(args[0], dt, PREC_NONE)})"
         raise CodegenError(f"function '{name}' has no OpenCL implementation")
+
+    def bit_call(self, name, args, arg_dts, dt):
+        """The bit intrinsics, on the two's complement integers of OpenCL."""
+        if name in ("iand", "ior", "ieor"):
+            op = {"iand": "&", "ior": "|", "ieor": "^"}[name]
+            return f"({self.converted(args[0], dt, PREC_NONE)} {op} " \
+                   f"{self.converted(args[1], dt, PREC_NONE)})"
+        t = c_type(arg_dts[0])
+        a = self.rec(args[0], PREC_NONE)
+        if name == "not":
+            return f"(({t})~{self.rec(args[0], PREC_UNARY)})"
+        if name == "popcnt":
+            return f"((int)popcount(({t})({a})))"
+        pos = self.converted(args[1], INT32, PREC_NONE)
+        if name == "btest":
+            return f"((int)(((u{t})({a}) >> ({pos})) & 1))"
+        if name in ("ibset", "ibclr"):
+            bit = f"(({t})1 << ({pos}))"
+            return f"(({t})(({a}) | {bit}))" if name == "ibset" else \
+                f"(({t})(({a}) & ~{bit}))"
+        fn = self.helpers.need("shifta" if name == "shifta" else "ishft", arg_dts[0])
+        if name == "shiftr":
+            pos = f"-({pos})"
+        return f"{fn}({a}, {pos})"
 
     # }}}
 

@@ -85,7 +85,25 @@ def _ccast(t):
             "    return (float2)((float)z.x, (float)z.y);\n}\n")
 
 
+def _ishft(t):
+    """Fortran's logical shift: left for a positive count, right (zero-filling)
+    for a negative one; zero once the count reaches the bit size."""
+    return (f"inline {t} f2l_ishft_{t}({t} a, int s)\n{{\n"
+            f"    int bits = 8 * (int)sizeof({t});\n"
+            f"    if (s >= bits || s <= -bits)\n        return 0;\n"
+            f"    return s >= 0 ? ({t})((u{t})a << s) : ({t})((u{t})a >> -s);\n}}\n")
+
+
+def _shifta(t):
+    """Arithmetic right shift (the sign bit is copied), defined for every count."""
+    return (f"inline {t} f2l_shifta_{t}({t} a, int s)\n{{\n"
+            f"    int bits = 8 * (int)sizeof({t});\n"
+            f"    if (s >= bits)\n        return a < 0 ? ({t})-1 : ({t})0;\n"
+            f"    return a < 0 ? ({t})~(({t})~a >> s) : ({t})(a >> s);\n}}\n")
+
+
 _GENERATORS = {
+    "ishft": _ishft, "shifta": _shifta,
     "floor_div": _floor_div, "iabs": _iabs, "powi": _powi, "modulo": _modulo,
     "sign": _sign, "dim": _dim, "ccast": _ccast,
 }

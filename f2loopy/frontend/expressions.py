@@ -645,7 +645,35 @@ class ExpressionConverter:
             raise self.ctx.error(f"argument of '{name}' must be complex", name)
         return p.Call(p.Variable("conjg"), (z,))
 
+    def _h_merge(self, name, generic, arg_nodes):
+        t, f, mask = (self.convert(a) for a in self._args(
+            name, arg_nodes, 3, 3, ("tsource", "fsource", "mask")))
+        if not is_logical(self._typed(name, mask)):
+            raise self.ctx.error(f"the mask of '{name}' must be logical", name)
+        dt_t, dt_f = self._typed(name, t), self._typed(name, f)
+        if dt_t != dt_f:
+            raise self.ctx.error(f"arguments of '{name}' differ in type ({_type_name(dt_t)}"
+                                 f"({dt_t.itemsize}) and {_type_name(dt_f)}"
+                                 f"({dt_f.itemsize})): gfortran rejects this", name)
+        return p.If(mask, t, f)
+
+    def _h_bits(self, name, generic, arg_nodes):
+        """iand, ior, ieor, not, ishft, ibset, ibclr, btest, shiftl/r/a, popcnt."""
+        second = _BIT_SECOND.get(generic)
+        keywords = ("i",) if second is None else ("i", second)
+        args = [self.convert(a) for a in self._args(name, arg_nodes, len(keywords),
+                                                    len(keywords), keywords)]
+        for a in args:
+            if not is_integer(self._typed(name, a)):
+                raise self.ctx.error(f"arguments of '{name}' must be integers", name)
+        return p.Call(p.Variable(generic), tuple(args))
+
     # }}}
+
+
+_BIT_SECOND = {"iand": "j", "ior": "j", "ieor": "j", "ishft": "shift", "shiftl": "shift",
+               "shiftr": "shift", "shifta": "shift", "ibset": "pos", "ibclr": "pos",
+               "btest": "pos", "not": None, "popcnt": None}
 
 
 def _convert_call(dtype: np.dtype, expr):
@@ -684,6 +712,8 @@ _INTRINSIC_HANDLERS = {
     "huge": ExpressionConverter._h_numeric_inquiry,
     "tiny": ExpressionConverter._h_numeric_inquiry,
     "epsilon": ExpressionConverter._h_numeric_inquiry,
+    "merge": ExpressionConverter._h_merge,
+    **{n: ExpressionConverter._h_bits for n in _BIT_SECOND},
 }
 
 _ARRAY_INTRINSICS = frozenset({"sum", "product", "maxval", "minval", "dot_product",

@@ -18,8 +18,8 @@ import numpy as np
 import pymbolic.primitives as p
 
 from f2loopy.analysis.types import (
-    BOOL, CONVERSIONS, constant_dtype, intrinsic_result_type, is_complex, is_integer,
-    promote)
+    BIT_FUNCTIONS, BOOL, CONVERSIONS, constant_dtype, intrinsic_result_type, is_complex,
+    is_integer, promote)
 from f2loopy.ir.expressions import _Rewriter, is_constant
 
 
@@ -94,6 +94,47 @@ _UNARY_MATH = {
 }
 
 
+def _wrap(value: int, dtype: np.dtype):
+    """*value* reduced to the two's complement integer type *dtype*."""
+    bits = dtype.itemsize * 8
+    value &= (1 << bits) - 1
+    return dtype.type(value - (1 << bits) if value >> (bits - 1) else value)
+
+
+def _evaluate_bits(name: str, args: list, res_dt: np.dtype):
+    """The bit intrinsics on constants (two's complement, as gfortran)."""
+    if name in ("iand", "ior", "ieor"):
+        a, b = int(_cast(args[0], res_dt)), int(_cast(args[1], res_dt))
+        return _wrap(a & b if name == "iand" else a | b if name == "ior" else a ^ b, res_dt)
+    a = int(args[0])
+    bits = res_dt.itemsize * 8
+    if name == "not":
+        return _wrap(~a, res_dt)
+    if name == "popcnt":
+        return np.int32(bin(a & ((1 << bits) - 1)).count("1"))
+    s = int(args[1])
+    if name in ("ibset", "ibclr", "btest"):
+        if not 0 <= s < bits:
+            raise NotConstant(f"bit position {s} out of range")
+        if name == "btest":
+            return np.bool_((a >> s) & 1)
+        return _wrap(a | (1 << s) if name == "ibset" else a & ~(1 << s), res_dt)
+    if name == "shifta":
+        return _wrap(a >> min(s, bits), res_dt) if s >= 0 else _raise(name)
+    if name in ("shiftl", "shiftr"):
+        if s < 0:
+            _raise(name)
+        s = s if name == "shiftl" else -s
+    if abs(s) >= bits:
+        return res_dt.type(0)
+    u = a & ((1 << bits) - 1)
+    return _wrap(u << s if s >= 0 else u >> -s, res_dt)
+
+
+def _raise(name):
+    raise NotConstant(f"negative shift in '{name}'")
+
+
 def evaluate_call(name: str, args: list):
     """Evaluate the IR function *name* on constant *args* (Fortran semantics)."""
     dts = [constant_dtype(a) for a in args]
@@ -124,6 +165,8 @@ def evaluate_call(name: str, args: list):
             return np.int32(math.ceil(float(args[0])))
         if name == "atan2":
             return res_dt.type(np.arctan2(_cast(args[0], res_dt), _cast(args[1], res_dt)))
+        if name in BIT_FUNCTIONS:
+            return _evaluate_bits(name, args, res_dt)
     raise NotConstant(name)
 
 
