@@ -271,6 +271,28 @@ def test_rule_versions_per_use_and_merged_back():
     assert insn_strs(k)["c"] == "t_subst()*3.0f"
 
 
+def test_a_rule_rewritten_at_every_use_keeps_its_name(tmp_path, cl_queue):
+    """The tutorial's order: make the rule, split the loop its body uses,
+    then precompute the rule by the name assignment_to_subst gave it."""
+    k = f2loopy.assignment_to_subst(kernel(TWO_USES), "t")
+    k = f2loopy.split_iname(k, "i", 4, outer_tag="g.0", inner_tag="l.0")
+    assert list(k.substitutions) == ["t_subst"]
+    assert ex(k.substitutions["t_subst"].expression) == "a[1 + i_inner + 4*i_outer]*2.0f"
+    assert insn_strs(k)["c"] == "t_subst()*3.0f"
+    # a version for some uses only: both keep their names
+    k2 = f2loopy.duplicate_inames(f2loopy.assignment_to_subst(kernel(TWO_USES), "t"), "i",
+                                  within="id:c")
+    assert sorted(k2.substitutions) == ["t_subst", "t_subst_0"]
+
+    def t(k):
+        k = f2loopy.assignment_to_subst(k, "t")
+        k = f2loopy.split_iname(k, "i", 4, outer_tag="g.0", inner_tag="l.0")
+        return f2loopy.precompute(k, "t_subst", "i_inner", default_tag="l.auto")
+    n = 10
+    run_transformed(TWO_USES, "twouses", t, [n, farray(n, seed=1), zeros(n), zeros(n)],
+                    tmp_path, cl_queue)
+
+
 def test_duplicating_a_loop_across_a_dependence_is_refused():
     """Giving 'c' its own copy of the loop would read the last value of the
     scalar u instead of the one of its iteration (loop distribution)."""
@@ -1001,9 +1023,9 @@ def test_buffer_array_read_only_and_through_rules():
     # a read through a substitution rule reads the buffer too
     k = f2loopy.assignment_to_subst(kernel(THROUGH_RULE), "t")
     k = f2loopy.buffer_array(k, "r", (), default_tag=None)
-    assert list(k.substitutions) == ["t_subst_0"]
-    assert ex(k.substitutions["t_subst_0"].expression) == "r_buf*0.5f"
-    assert insn_strs(k)["r"] == "t_subst_0() + a[k, i]"
+    assert list(k.substitutions) == ["t_subst"]
+    assert ex(k.substitutions["t_subst"].expression) == "r_buf*0.5f"
+    assert insn_strs(k)["r"] == "t_subst() + a[k, i]"
 
 
 def test_buffer_array_refusals():

@@ -239,6 +239,41 @@ def canonicalize_rules(kernel: Kernel) -> Kernel:
     return kernel
 
 
+def keep_rule_names(before: Kernel, after: Kernel) -> Kernel:
+    """*after* with rule versions renamed back to the rule they replace.
+
+    A transformation that rewrites every use of rule ``r`` leaves one version
+    ``r_<k>`` and drops ``r``: that version takes the name ``r`` again, as in
+    loopy, so that a script can go on calling the rule by the name it gave
+    it (``split_iname`` then ``precompute(knl, "f_subst")``).  Only rules
+    *after* has and *before* had not are renamed, each to a rule of *before*
+    that is gone, and only where that rule left a single version.
+    """
+    import re
+    old, new = before.substitutions, after.substitutions
+    if not old or not new:
+        return after
+    versions: dict = {}
+    for name in new:
+        if name in old:
+            continue
+        base = re.sub(r"(_\d+)+$", "", name)
+        if base != name and base in old and base not in new:
+            versions.setdefault(base, []).append(name)
+    rename = {vs[0]: base for base, vs in versions.items()
+              if len(vs) == 1 and not after.has_variable(base)}
+    if not rename:
+        return after
+    from f2loopy.ir.expressions import rename_functions
+    insns = tuple(_map_insn(i, lambda e: rename_functions(e, rename))
+                  for i in after.instructions)
+    rules = FrozenMap(
+        (rename.get(n, n), SubstitutionRule(rename.get(n, n), r.arguments,
+                                            rename_functions(r.expression, rename), r.span))
+        for n, r in new.items())
+    return after.copy(instructions=insns, substitutions=rules)
+
+
 def find_one_rule_matching(kernel: Kernel, pattern: str) -> str:
     """The name of the only substitution rule matching glob *pattern*."""
     names = [n for n in kernel.substitutions if fnmatch.fnmatchcase(n, pattern)]

@@ -86,11 +86,18 @@ def for_each_kernel(func):
 
     The transformation is applied to every kernel of the unit; kernels it does
     not apply to (e.g. the iname does not exist there) are left as they are,
-    but if it applies to none, its error is raised.
+    but if it applies to none, its error is raised.  Substitution rules that
+    the transformation rewrote at every use keep their names
+    (:func:`~f2loopy.transform.rules.keep_rule_names`).
     """
     import functools
 
     from f2loopy.ir.kernel import TranslationUnit
+
+    def one(kernel, *args, **kwargs):
+        from f2loopy.transform.rules import keep_rule_names
+        out = func(kernel, *args, **kwargs)
+        return keep_rule_names(kernel, out) if isinstance(out, Kernel) else out
 
     @functools.wraps(func)
     def wrapper(kernel, *args, **kwargs):
@@ -98,11 +105,11 @@ def for_each_kernel(func):
             if not isinstance(kernel, Kernel):
                 raise TransformError(f"{func.__name__}: expected a kernel, got "
                                      f"{type(kernel).__name__}")
-            return func(kernel, *args, **kwargs)
+            return one(kernel, *args, **kwargs)
         out, first_error, applied = [], None, 0
         for k in kernel:
             try:
-                out.append(func(k, *args, **kwargs))
+                out.append(one(k, *args, **kwargs))
                 applied += 1
             except TransformError as exc:
                 if first_error is None:
