@@ -28,6 +28,7 @@ class FileOutcome:
     written: list = field(default_factory=list)   # the outputs actually rewritten
     inputs: list = field(default_factory=list)    # every file read (str)
     skipped: str | None = None        # why the file was not translated
+    script_output: str = ""           # what its transformation script printed
 
 
 def _format_error(exc: BaseException, debug: bool) -> str:
@@ -67,7 +68,9 @@ def translate_one(path: str, output_dir=None, defines=None, transform=None,
         written = write_outputs(result.outputs)
     except Exception as exc:  # noqa: BLE001 - every failure is reported, not raised
         outcome.error = _format_error(exc, debug)
+        outcome.script_output = getattr(exc, "script_output", "")
         return outcome
+    outcome.script_output = result.script_output
     outcome.outputs = [str(p) for p in result.outputs]
     outcome.written = [str(p) for p in written]
     outcome.inputs = _unique(str(p) for p in result.inputs)

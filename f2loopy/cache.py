@@ -89,7 +89,7 @@ def _file_sha(path) -> str | None:
 
 
 def load(key: str):
-    """``(outputs, inputs)`` of a valid entry, or None."""
+    """``(outputs, inputs, script_output)`` of a valid entry, or None."""
     if not enabled():
         return None
     path = cache_dir() / f"{key}.json"
@@ -109,11 +109,13 @@ def load(key: str):
         os.utime(path)           # recently used: kept longest when pruning
     except OSError:
         pass
-    return outputs, [Path(p) for p, _ in inputs]
+    output = entry.get("script_output", "")
+    return outputs, [Path(p) for p, _ in inputs], output if isinstance(output, str) else ""
 
 
-def store(key: str, outputs: dict, inputs, main_text: str) -> None:
-    """Record a translation (errors writing the cache are ignored)."""
+def store(key: str, outputs: dict, inputs, main_text: str, script_output: str = "") -> None:
+    """Record a translation and what its script printed (errors writing the
+    cache are ignored)."""
     if not enabled():
         return
     d = cache_dir()
@@ -124,7 +126,8 @@ def store(key: str, outputs: dict, inputs, main_text: str) -> None:
             return            # an input vanished: do not cache
         recorded.append([str(path), sha])
     entry = {"format": _FORMAT, "inputs": recorded,
-             "outputs": [[str(p), text] for p, text in outputs.items()]}
+             "outputs": [[str(p), text] for p, text in outputs.items()],
+             "script_output": script_output}
     try:
         d.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".entry.", suffix=".tmp", dir=d)

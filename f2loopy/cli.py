@@ -101,6 +101,8 @@ def translate(files, output_dir, depfile, jobs, progress, defines, transform, de
                                debug=debug)
     failed = 0
     for o in outcomes:
+        if o.script_output:                 # what print() in the file's script wrote
+            click.echo(o.script_output, nl=False)
         if o.skipped:
             click.echo(f"f2loopy: note: skipping {o.path}: {o.skipped}", err=True)
         elif o.error is not None:
@@ -134,8 +136,10 @@ def show(file, kernel_name, ir, code, defines, transform, debug):
         result = translate_file(file, defines=_parse_defines(defines), transform=transform,
                                 debug=debug, collect_errors=True)
     except Exception as exc:  # noqa: BLE001
+        click.echo(getattr(exc, "script_output", ""), nl=False)
         _report(exc, debug)
         sys.exit(1)
+    click.echo(result.script_output, nl=False)
     shown = 0
     for knl, gk in zip(result.kernels, result.generated):
         if kernel_name is not None and knl.name.lower() != kernel_name.lower():

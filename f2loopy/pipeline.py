@@ -48,8 +48,8 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
     """Translate the Fortran file *path*; return the outputs without writing them.
 
     With *cache*, an unchanged file's outputs come from the translation cache
-    (:mod:`f2loopy.cache`); the result then has outputs and inputs only (no
-    kernels).  With *collect_errors*, every statement that cannot be
+    (:mod:`f2loopy.cache`); the result then has outputs, inputs and what the
+    script printed only (no kernels).  With *collect_errors*, every statement that cannot be
     translated is reported (:class:`~f2loopy.frontend.FortranErrors`).
     """
     path = Path(path)
@@ -67,11 +67,11 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
                                  transform=transform)
     hit = tcache.load(key)
     if hit is not None:
-        outputs, inputs = hit
-        return TranslationResult(path, [], [], outputs, inputs)
+        outputs, inputs, output = hit
+        return TranslationResult(path, [], [], outputs, inputs, script_output=output)
     result = translate_text(text, path, output_dir=output_dir, defines=defines,
                             transform=transform, debug=debug, collect_errors=collect_errors)
-    tcache.store(key, result.outputs, result.inputs, text)
+    tcache.store(key, result.outputs, result.inputs, text, result.script_output)
     return result
 
 

@@ -344,6 +344,25 @@ def test_cli_reports_script_errors_writes_nothing(tmp_path):
     res = CliRunner().invoke(main, ["translate", "--debug", str(src)])
     assert res.exit_code == 1 and "Python traceback of the script (--debug)" in res.output
 
+
+def test_cli_shows_what_the_script_prints(tmp_path):
+    """print(knl) in a script, as in the loopy tutorial: translate shows it
+    (also when the outputs come from the cache, and before an error), so
+    does show."""
+    src = tmp_path / "t.f90"
+    src.write_text(with_script("k, = parse_fortran(SOURCE, FILENAME)\nprint('inames:', "
+                               "k.all_inames())\nRESULT = split_iname(k, 'i', 4)"))
+    for _ in range(2):              # the second translation is a cache hit
+        res = CliRunner().invoke(main, ["translate", str(src)])
+        assert res.exit_code == 0 and res.stdout == "inames: ('i',)\n"
+    res = CliRunner().invoke(main, ["show", "--no-code", str(src)])
+    assert res.exit_code == 0 and res.output.startswith("inames: ('i',)\n---")
+    src.write_text(with_script("k, = parse_fortran(SOURCE, FILENAME)\nprint('inames:', "
+                               "k.all_inames())\nRESULT = split_iname(k, 'q', 4)"))
+    res = CliRunner().invoke(main, ["translate", str(src)])
+    assert res.exit_code == 1 and res.stdout == "inames: ('i',)\n"
+    assert res.stderr.startswith(f"{src}:{FIRST + 2}:")
+
 # }}}
 
 
