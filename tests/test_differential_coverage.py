@@ -471,6 +471,55 @@ subroutine bounds(n, a, b, c)
 end subroutine
 """, lambda: [7, farray((3, 8), seed=19), zeros(8), zeros(4)])
 
+case("automatic_arrays_work_space", """
+subroutine thomas(n, a, b, c, d, x)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(in) :: a(2:n), b(n), c(n-1)
+  real(8), intent(inout) :: d(n)
+  real(8), intent(out) :: x(n)
+  real(8) :: cp(n), m
+  integer :: i
+  cp(1) = c(1)/b(1)
+  d(1) = d(1)/b(1)
+  do i = 2, n - 1
+    m = b(i) - a(i)*cp(i-1)
+    cp(i) = c(i)/m
+    d(i) = (d(i) - a(i)*d(i-1))/m
+  end do
+  d(n) = (d(n) - a(n)*d(n-1))/(b(n) - a(n)*cp(n-1))
+  x(n) = d(n)
+  do i = n - 1, 1, -1
+    x(i) = d(i) - cp(i)*x(i+1)
+  end do
+end subroutine
+
+""", lambda: [9, farray(8, np.float64, seed=80), farray(9, np.float64, seed=81, low=4, high=5),
+              farray(8, np.float64, seed=82), farray(9, np.float64, seed=83),
+              zeros(9, np.float64)], sub="thomas")
+
+case("automatic_arrays_two_dimensional_with_lower_bounds", """
+subroutine smooth2(n, m, a, b)
+  implicit none
+  integer, intent(in) :: n, m
+  real, intent(in) :: a(n, m)
+  real, intent(out) :: b(n, m)
+  real :: w(0:n+1, m), tot(m)
+  integer :: i, j
+  w(0, :) = 0.0
+  w(n+1, :) = 0.0
+  w(1:n, :) = a
+  do j = 1, m
+    tot(j) = 0.0
+    do i = 1, n
+      b(i, j) = 0.25*w(i-1, j) + 0.5*w(i, j) + 0.25*w(i+1, j)
+      tot(j) = tot(j) + b(i, j)
+    end do
+    b(:, j) = b(:, j) - tot(j)/n
+  end do
+end subroutine
+""", lambda: [7, 4, farray((7, 4), seed=84), zeros((7, 4))], sub="smooth2")
+
 case("parameter_array_table_and_local_arrays", """
 subroutine stencil5(n, u, v)
   implicit none

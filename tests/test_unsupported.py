@@ -169,15 +169,30 @@ end subroutine
 end subroutine
 """, "t.f90:2:7: error: module 'nowhere' is not defined in this file (only modules of the same "
         "file can be used)", "^~~~~~~"),
-    ("automatic_array", """subroutine s(n, x)
+    ("automatic_array_in_called_procedure", """subroutine t(n, x)
   implicit none
   integer n
   real x, w(n)
   w(1) = x
   x = w(1)
 end subroutine
-""", "t.f90:4:11: error: local array 'w' has a size that is not constant (automatic arrays are "
-        "not supported)", "^"),
+subroutine s(n, x)
+  integer n
+  real x
+  call t(n, x)
+end subroutine
+""", "t.f90:5:3: error: local array 'w' has a size that is not constant: automatic arrays are "
+        "not supported in a called procedure (pass the work array as an argument)", "^"),
+    ("automatic_array_sized_by_assigned_argument", """subroutine s(n, a)
+  implicit none
+  integer n
+  real a(10), w(n)
+  w = a(1)
+  n = n - 1
+  a(1) = w(1)
+end subroutine
+""", "t.f90:4:15: error: upper bound of 'w' depends on 'n', which is not a scalar argument the "
+        "subroutine leaves unchanged", "^"),
     ("data_variable_assigned", """subroutine s(x)
   real x, y
   data y /1.0/

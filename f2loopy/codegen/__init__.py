@@ -235,6 +235,9 @@ def _scratch_buffer(t) -> ScratchBuffer:
         raise CodegenError(f"global temporary '{t.name}' needs a known size", t.span)
     elements = normalize_integer(p.Product(tuple(t.shape))) if len(t.shape) > 1 else \
         (normalize_integer(t.shape[0]) if t.shape else 1)
+    if not isinstance(elements, (int, np.integer)):
+        # extents of an automatic array may be negative (a zero-size array)
+        elements = p.Call(p.Variable("max"), (0, elements))
     return ScratchBuffer(t.name, c_name(t.name), np.dtype(t.dtype), elements)
 
 

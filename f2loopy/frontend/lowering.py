@@ -425,8 +425,9 @@ class UnitLowering(ArraySyntaxMixin, InliningMixin):
                     raise NotConstant("*")
                 hi = int(self.constant(hi_node))
             except (FortranError, NotConstant):
-                raise self.error(f"local array '{sym.name}' has a size that is not constant "
-                                 "(automatic arrays are not supported)", sym.name,
+                raise self.error(f"local array '{sym.name}' has a size that is not constant: "
+                                 "automatic arrays are not supported in a called procedure "
+                                 "(pass the work array as an argument)", sym.name,
                                  UnsupportedFeatureError) from None
             shape.append(max(0, hi - lo + 1))
             lbs.append(lo)

@@ -25,7 +25,7 @@ from f2loopy.frontend.symbols import SymbolTable
 from f2loopy.ir.expressions import variables_read
 from f2loopy.ir.folding import NotConstant, evaluate_constant, normalize_integer
 from f2loopy.ir.frozen import FrozenMap
-from f2loopy.ir.kernel import ArrayArg, Kernel, ScalarArg, Temporary
+from f2loopy.ir.kernel import AddressSpace, ArrayArg, Kernel, ScalarArg, Temporary
 
 _REFERENCE_NODES = (F.Part_Ref, F.Function_Reference, F.Structure_Constructor,
                     F.Intrinsic_Function_Reference)
@@ -500,24 +500,38 @@ def _make_temporaries(src, lowering: UnitLowering, symtab, dummies) -> dict:
         if (sym.is_parameter or sym.is_initialized) and not sym.is_array:
             continue
         shape, lbs = (), ()
+        space = None
+        constant = sym.is_parameter or sym.is_initialized
         if sym.is_array:
             shape, lbs = _dims(src, DeclarationReader(src, symtab, lowering.dummies), lowering,
                                sym)
-            for ext in shape:
-                try:
-                    evaluate_constant(ext)
-                except NotConstant:
-                    raise UnsupportedFeatureError(
-                        f"local array '{sym.name}' has a size that is not constant "
-                        "(automatic arrays are not supported)", sym.span) from None
-            shape = tuple(max(0, int(evaluate_constant(s))) for s in shape)
-            lbs = tuple(int(evaluate_constant(lb)) for lb in lbs)
-        constant = sym.is_parameter or sym.is_initialized
+            if None in shape:
+                raise FortranError(f"local array '{sym.name}' cannot have an assumed size "
+                                   "('*')", sym.span)
+            shape = tuple(s if _constant_or(s, None) is None else max(0, _constant_or(s, 0))
+                          for s in shape)
+            lbs = tuple(_constant_or(lb, lb) for lb in lbs)
+            if not all(isinstance(x, int) for x in shape + lbs):
+                # an automatic array: its bounds depend on scalar arguments the
+                # subroutine leaves unchanged (checked by _dims); device scratch
+                # memory that the host allocates for each call
+                if constant:
+                    raise FortranError(f"constant array '{sym.name}' needs constant "
+                                       "bounds", sym.span)
+                space = AddressSpace.GLOBAL
         init = sym.value if isinstance(sym.value, np.ndarray) else None
         if constant and init is None:
             init = np.zeros(shape, dtype=sym.dtype, order="F")
         temps[sym.name] = Temporary(
             name=sym.name, dtype=np.dtype(sym.dtype), shape=shape, lower_bounds=lbs,
-            span=sym.span, initializer=init, read_only=constant)
+            span=sym.span, initializer=init, read_only=constant, address_space=space)
     temps.update(lowering.extra_temporaries)
     return temps
+
+
+def _constant_or(expr, default):
+    """*expr*'s value as an int if it is constant, else *default*."""
+    try:
+        return int(evaluate_constant(expr))
+    except NotConstant:
+        return default
