@@ -247,6 +247,30 @@ def test_name_error_with_suggestion(tmp_path):
                                              "               ^~~~~~~~~~~"]
 
 
+@pytest.mark.parametrize("call, message", [
+    ("lp.split_iname(k, 'i', 4, outer_tags='g.0')",
+     "TypeError: split_iname() got an unexpected keyword argument 'outer_tags' (did you mean "
+     "'outer_tag'?)"),
+    ("lp.add_prefetch(k, 'x', 'i', default_tags='l.auto')",
+     "TypeError: add_prefetch() got an unexpected keyword argument 'default_tags' (did you "
+     "mean 'default_tag'?)"),
+    ("lp.tag_inames(k, 'i:g.0', zap=1)",
+     "TypeError: tag_inames() got an unexpected keyword argument 'zap' (its keyword "
+     "arguments: iname_to_tag, force, ignore_nonexistent)"),
+    ("lp.split_inames(k, 'i', 4)",
+     "AttributeError: module 'loopy' has no attribute 'split_inames' (did you mean "
+     "'split_iname'?)"),
+    ("lp.make_reduction_inames_unique(k)",
+     "AttributeError: module 'loopy' has no attribute 'make_reduction_inames_unique' (f2loopy "
+     "does not provide it; the README lists the transformations it has)"),
+])
+def test_loopy_spelling_mistakes_get_suggestions(call, message, tmp_path):
+    exc = fail(f"import loopy as lp\nk, = parse_fortran(SOURCE, FILENAME)\nk = {call}",
+               tmp_path)
+    assert exc.message == message
+    assert where(exc) == ("t.f90", FIRST + 2, 7)
+
+
 def test_missing_define_hint(tmp_path):
     exc = fail("k, = parse_fortran(SOURCE, FILENAME)\nk = fix_parameters(k, n=Nqq)", tmp_path)
     assert exc.message == ("name 'Nqq' is not defined (a value from the command line? give "

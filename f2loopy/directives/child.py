@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import ast
 import difflib
+import inspect
 import json
 import os
+import re
 import signal
 import warnings
 from dataclasses import dataclass, field
@@ -359,6 +361,11 @@ class _Runner:
         if isinstance(exc, NameError) and getattr(exc, "name", None):
             return self.name_error(exc.name), False, notes
         text = str(exc)
+        if isinstance(exc, TypeError):
+            text += self.keyword_hint(text)
+        elif isinstance(exc, AttributeError) and isinstance(getattr(exc, "obj", None),
+                                                            type(json)):
+            text += self.member_hint(exc.obj, getattr(exc, "name", None))
         return (f"{type(exc).__name__}: {text}" if text else type(exc).__name__), False, notes
 
     def name_error(self, name: str) -> str:
@@ -370,6 +377,38 @@ class _Runner:
         if close:
             return msg + f" (did you mean {' or '.join(repr(c) for c in close)}?)"
         return msg + f" (a value from the command line? give it with -D {name}=VALUE)"
+
+    def keyword_hint(self, text: str) -> str:
+        """For ``f() got an unexpected keyword argument 'k'`` from a function of
+        the API: the keyword it has that is closest, or all of them."""
+        m = re.fullmatch(r"(\w+)\(\) got an unexpected keyword argument '(\w+)'", text)
+        if m is None or self.ctx is None:
+            return ""
+        func = getattr(self.ctx.modules["loopy"], m.group(1), None)
+        if not callable(func):
+            return ""
+        try:
+            params = inspect.signature(func).parameters.values()
+        except (TypeError, ValueError):
+            return ""
+        names = [q.name for q in params if q.kind in (q.POSITIONAL_OR_KEYWORD, q.KEYWORD_ONLY)
+                 and not q.name.startswith("_") and q.name != "kernel"]
+        close = difflib.get_close_matches(m.group(2), names, n=2, cutoff=0.8)
+        if close:
+            return f" (did you mean {' or '.join(repr(c) for c in close)}?)"
+        return f" (its keyword arguments: {', '.join(names)})" if names else ""
+
+    def member_hint(self, module, name) -> str:
+        """For a name a script module proxy (``lp``, ``np``) does not have."""
+        members = getattr(module, "__all__", None)
+        if not isinstance(name, str) or not isinstance(members, list):
+            return ""
+        close = difflib.get_close_matches(name, members, n=2, cutoff=0.8)
+        if close:
+            return f" (did you mean {' or '.join(repr(c) for c in close)}?)"
+        if getattr(module, "__name__", "") in ("loopy", "f2loopy"):
+            return " (f2loopy does not provide it; the README lists the transformations it has)"
+        return ""
 
     def format_traceback(self, exc) -> str:
         lines = ["Traceback (most recent call last, script lines are lines of their files):"]
