@@ -79,6 +79,18 @@ RESULT = [k]""", tmp_path)
     assert {n: str(t) for n, t in k.iname_tags.items()} == {"i_outer": "g.0", "i_inner": "l.0"}
 
 
+def test_instructions_answer_loopys_questions(tmp_path):
+    r = run("""\
+k, = parse_fortran(SOURCE, FILENAME)
+for insn in find_instructions(k, "writes:y"):
+    print(insn.id, insn.assignee_name, insn.assignee_var_names(), sorted(insn.within_inames))
+    print(sorted(insn.read_dependency_names()), sorted(insn.write_dependency_names()),
+          sorted(insn.dependency_names()))
+RESULT = k""", tmp_path)
+    assert r.script_output == ("y y ('y',) ['i']\n['a', 'i', 'x', 'y'] ['y'] "
+                               "['a', 'i', 'x', 'y']\n")
+
+
 def test_source_filename_defines_numpy_math(tmp_path):
     r = run("""\
 print(FILENAME.endswith("t.f90"), "subroutine saxpy" in SOURCE, "!$loopy begin" in SOURCE)

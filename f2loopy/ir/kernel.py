@@ -212,6 +212,24 @@ class Instruction(_Copyable):
     def assignee_names(self) -> tuple[str, ...]:
         return ()
 
+    # loopy's names, for scripts that inspect instructions
+    def assignee_var_names(self) -> tuple[str, ...]:
+        """The variables written (loopy's name of :meth:`assignee_names`)."""
+        return self.assignee_names()
+
+    def read_dependency_names(self) -> frozenset:
+        """Names of the variables and inames the instruction reads (value,
+        subscripts of the assignee, predicates), as loopy's method."""
+        from f2loopy.ir.expressions import variables_read
+        return frozenset(variables_read(*self.read_expressions()))
+
+    def write_dependency_names(self) -> frozenset:
+        return frozenset(self.assignee_names())
+
+    def dependency_names(self) -> frozenset:
+        """Everything read or written."""
+        return self.read_dependency_names() | self.write_dependency_names()
+
 
 @dataclass(frozen=True, kw_only=True)
 class Assignment(Instruction):
