@@ -1,5 +1,7 @@
 """The shape of generated code: loop bounds, guards, grid mapping, indexing."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -130,3 +132,28 @@ def test_parallel_saxpy_matches_gfortran(n, tmp_path, cl_queue):
     spec.loader.exec_module(mod)
     run_both(SAXPY, "saxpy", [n, np.float32(1.5), farray(n, seed=3), farray(n, seed=4)],
              tmp_path, cl_queue, module=mod)
+
+
+def test_automatic_logical_array_scratch_holds_ints():
+    # a logical is an int on the device: the scratch buffer needs 4 bytes per element
+    src = """
+subroutine flags(n, a, c)
+  implicit none
+  integer, intent(in) :: n
+  real, intent(in) :: a(n)
+  integer, intent(out) :: c
+  logical :: pos(n)
+  integer :: i
+  do i = 1, n
+    pos(i) = a(i) > 0.0
+  end do
+  c = 0
+  do i = n, 1, -1
+    if (pos(i)) c = c + i
+  end do
+end subroutine
+"""
+    gk = generate_code(kernel(src))
+    (sb,) = gk.scratch
+    assert sb.name == "pos" and sb.itemsize == 4
+    assert re.search(r"__global int \*(__restrict__ )?pos\b", gk.device_code)

@@ -61,7 +61,9 @@ class ScratchBuffer:
 
     @property
     def itemsize(self) -> int:
-        return np.dtype(self.dtype).itemsize
+        """Bytes per element on the device (a logical is stored as an int)."""
+        dt = np.dtype(self.dtype)
+        return 4 if dt.kind == "b" else dt.itemsize
 
 
 @dataclass(frozen=True)
