@@ -890,6 +890,26 @@ subroutine shifts(n, a, b, c)
 end subroutine
 """, lambda: [9, farray(9, seed=35), farray(9, seed=36), farray((9, 2), seed=37)])
 
+case("array_syntax_through_a_temporary", """
+subroutine both_ways(n, m, a, b, c, d)
+  implicit none
+  integer n, m, j
+  real a(n), b(n, m), c(6, 4)
+  double precision d(0:n)
+  ! reads on both sides of the element assigned: no loop order works, the
+  ! right-hand side goes through a temporary (sized by n, or constant)
+  a(2:n-1) = 0.5 * a(2:n-1) + 0.25 * (a(1:n-2) + a(3:n))
+  do j = 1, m
+    b(n:1:-1, j) = b(:, j) + b(n:1:-1, j) * 0.5
+  end do
+  c(:, 4:1:-1) = c(:, 1:4) + 1.0
+  c(2:6:2, 1) = c(1:5:2, 1) + c(3:5, 1)
+  b(2:n, 2:m) = b(1:n-1, 1:m-1) + b(2:n, 2:m)
+  d(1:n) = d(0:n-1) + d(1:n) * d(n:1:-1)
+end subroutine
+""", lambda: [9, 3, farray(9, seed=38), farray((9, 3), seed=39), farray((6, 4), seed=40),
+              farray(10, np.float64, seed=41)])
+
 case("array_reductions", """
 subroutine reduce(n, m, a, b, r)
   implicit none

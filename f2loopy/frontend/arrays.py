@@ -298,9 +298,46 @@ class ArraySyntaxMixin:
             self.elemental = saved
         rhs = self.convert_for_assignment(rhs, view.dtype, name)
         order = self.assignment_order(lhs, rhs, ctx, name)
+        if order == "temporary":
+            # Fortran evaluates the whole right-hand side first: through a
+            # temporary array, as a compiler does, when no loop order can
+            tmp = make_subscript(self.section_temporary(ctx, view.dtype, name),
+                                 tuple(ctx.positions))
+            self.emit_elemental(ctx, "ascending", name, lambda: self.add_assignment(
+                tmp, view.dtype, rhs, name, base_id=tmp.aggregate.name))
+            rhs, order = tmp, "ascending"
         self.emit_elemental(ctx, order, name, lambda: self.add_assignment(
             lhs, view.dtype, rhs, name, base_id=view.ir_name),
             subst_targets=True)
+
+    def section_temporary(self, ctx, dtype, name) -> str:
+        """A new temporary array that holds one element per position of
+        *ctx* (indexed by the zero-based positions): private storage when its
+        size is a constant, else device scratch memory sized by the scalar
+        arguments the kernel leaves unchanged."""
+        from f2loopy.ir.expressions import variables_read
+        from f2loopy.ir.kernel import AddressSpace
+        shape = []
+        for lo, hi, st in ctx.axes:
+            # room for every position: |hi - lo| + 1 >= the count for any step
+            span = p.Sum((hi, p.Product((-1, lo)), 1)) if st > 0 else \
+                p.Sum((lo, p.Product((-1, hi)), 1))
+            shape.append(normalize_integer(span))
+        constant = all(isinstance(e, (int, np.integer)) for e in shape)
+        if constant:
+            shape = [max(0, int(e)) for e in shape]
+        else:
+            for e in shape:
+                for v in sorted(variables_read(e)):
+                    if not self.is_invariant_param(v):
+                        raise self.error(
+                            f"the right-hand side reads elements of '{name}' that the "
+                            "assignment changes, and the temporary array this needs would "
+                            f"have a size that depends on '{v}' (assign through a "
+                            "temporary array of your own)", name, UnsupportedFeatureError)
+        return self.new_temporary(f"{name}_rhs", dtype, shape=tuple(shape),
+                                  lower_bounds=(0,) * len(shape),
+                                  address_space=None if constant else AddressSpace.GLOBAL)
 
     def emit_elemental(self, ctx, order, base, emit, subst_targets=False):
         """Open one loop per axis of *ctx* (last axis outermost) in *order*
@@ -337,7 +374,8 @@ class ArraySyntaxMixin:
 
     def assignment_order(self, lhs, rhs, ctx, name) -> str:
         """"ascending" or "descending": an order of the element assignments in
-        which no element is read after it was assigned."""
+        which no element is read after it was assigned; "temporary" when
+        there is none (the right-hand side must go through a temporary)."""
         target = lhs.aggregate.name
         lhs_idx = index_tuple(lhs)
         reads = [idx for n, idx in accesses(rhs) if n == target]
@@ -353,9 +391,7 @@ class ArraySyntaxMixin:
             return "ascending"
         if earlier is False and all(st == 1 for _, _, st in ctx.axes):
             return "descending"
-        raise self.error(f"the right-hand side reads elements of '{name}' that the "
-                         "assignment changes, in an order no loop can keep (assign "
-                         "through a temporary array)", name, UnsupportedFeatureError)
+        return "temporary"
 
     def _overlap_sets(self, lhs_idx, reads, ctx, pos_names, primed):
         """Whether some element is read by a later (resp. earlier) iteration
