@@ -97,6 +97,7 @@ def main(argv=None) -> int:
     tasks = [(s, opts) for s in range(args.seed, args.seed + args.count)]
     counts = collections.Counter()
     bugs = []
+    others = collections.defaultdict(list)     # kind -> seeds neither passing nor bugs
     dropped = transformed = 0
     t0 = time.monotonic()
     if args.jobs > 1:
@@ -120,8 +121,10 @@ def main(argv=None) -> int:
                       (f" (saved {r['saved']})" if r["saved"] else ""), flush=True)
                 if args.verbose or not r["saved"]:
                     print(r["regression"] or r["detail"])
-            elif r["kind"] != "pass" and args.verbose:
-                print(f"seed {r['seed']}: {r['kind']}\n{r['detail']}")
+            elif r["kind"] != "pass":
+                others[r["kind"]].append(r["seed"])
+                if args.verbose:
+                    print(f"seed {r['seed']}: {r['kind']}\n{r['detail']}")
             if k % 50 == 0 or k == len(tasks):
                 el = time.monotonic() - t0
                 print(f"[{k}/{len(tasks)}] {dict(counts)} {el:.0f} s", flush=True)
@@ -132,6 +135,8 @@ def main(argv=None) -> int:
     print(f"seeds {args.seed}..{args.seed + args.count - 1}: {sum(counts.values())} programs "
           f"in {el:.0f} s; {dict(sorted(counts.items()))}; {transformed} ran with "
           f"transformations, {dropped} refused transformations dropped")
+    for kind, seeds in sorted(others.items()):
+        print(f"{kind} at seeds: " + ", ".join(map(str, sorted(seeds))))
     if bugs:
         print("bugs at seeds: " + ", ".join(f"{b['seed']} ({b['kind']})" for b in bugs))
     return 1 if bugs else 0
