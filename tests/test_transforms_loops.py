@@ -417,6 +417,54 @@ def test_reduction_follows_a_split_of_its_loop():
         "sum((i_outer, i_inner), x[1 + i_inner + 64*i_outer]*y[1 + i_inner + 64*i_outer])"
 
 
+ROWSUM = """
+subroutine rowsum(n, m, a, s)
+  implicit none
+  integer n, m, i, j
+  real a(n, m), s(n), acc
+  do i = 1, n
+    acc = 0
+    do j = 1, m
+      acc = acc + a(i, j)
+    end do
+    s(i) = acc
+  end do
+end subroutine
+"""
+
+
+def test_accumulation_into_a_temporary_read_after_the_loop():
+    """The usual Fortran: ``acc = 0``, the loop, ``s(i) = acc``.  "writes:acc"
+    selects the start too (left alone), which becomes the reduction's start
+    although ``s`` waits for it as well; the result can then become a rule
+    whose reduction follows a split of its loop."""
+    from f2loopy.ir.printing import expr_to_str
+    k = f2loopy.accumulation_to_reduction(kernel(ROWSUM), "writes:acc")
+    assert [(i.id, expr_to_str(i.expression)) for i in k.instructions] == [
+        ("acc_1", "sum(j, a[i, j])"), ("s", "acc")]
+    k = f2loopy.assignment_to_subst(k, "acc")
+    k = f2loopy.split_iname(k, "j", 16, inner_tag="l.0")
+    assert expr_to_str(k.substitutions["acc_subst"].expression) == \
+        "sum((j_outer, j_inner), a[i, 1 + j_inner + 16*j_outer])"
+    with pytest.raises(TransformError) as err:
+        f2loopy.accumulation_to_reduction(kernel(ROWSUM), "id:acc")
+    assert err.value.message == ("accumulation_to_reduction: instruction 'acc' is not an "
+                                 "accumulation of the form acc = acc + ... (or *, max, min)")
+
+
+@needs_gfortran
+@pytest.mark.parametrize("m", [0, 7, 40])
+def test_reduction_of_a_rule_over_a_split_parallel_loop(m, tmp_path, cl_queue):
+    def t(k):
+        k = f2loopy.accumulation_to_reduction(k, "writes:acc")
+        k = f2loopy.assignment_to_subst(k, "acc")
+        k = f2loopy.split_iname(k, "j", 16, inner_tag="l.0")
+        return f2loopy.tag_inames(k, "i:g.0")
+    n = 5
+    run_transformed(ROWSUM, "rowsum", t, [n, m, farray((n, max(m, 1)), seed=4)[:, :m].copy(
+        order="F"), np.zeros(n, np.float32)], tmp_path, cl_queue)
+
+
 @needs_gfortran
 @pytest.mark.parametrize("n", [0, 5, 256, 1000])
 def test_two_level_parallel_reduction(n, tmp_path, cl_queue):

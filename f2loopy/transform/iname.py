@@ -34,11 +34,14 @@ def _rewrite_selected(kernel: Kernel, selected, mapping, remove=(), add=()):
     """
     from f2loopy.ir.expressions import substitute as _subst
     from f2loopy.transform.rules import RuleAwareRewriter, _map_insn
-    rw = RuleAwareRewriter(kernel.substitutions,
-                           lambda e, bound: _subst(e, lambda n: None if n in bound
-                                                   else mapping.get(n)))
-    insns = []
     renamer = _ReductionInameRenamer(remove, add, mapping)
+
+    def leaf(e, bound):
+        # a reduction over a replaced iname inside a rule body runs over the
+        # new inames, as one in the instruction itself
+        return renamer(_subst(e, lambda n: None if n in bound else mapping.get(n)))
+    rw = RuleAwareRewriter(kernel.substitutions, leaf)
+    insns = []
     for insn in kernel.instructions:
         if insn.id in selected:
             insn = _map_insn(insn, rw)
@@ -50,11 +53,13 @@ def _rewrite_selected(kernel: Kernel, selected, mapping, remove=(), add=()):
     return tuple(insns), FrozenMap(rw.rules)
 
 
-def reduction_inames(insn) -> set:
-    """The inames the reductions in *insn*'s expressions run over."""
+def reduction_inames(insn, rules=None) -> set:
+    """The inames the reductions in *insn*'s expressions run over (with
+    *rules*, also those in the substitution rules it calls)."""
     from f2loopy.ir.expressions import Reduction
     out: set = set()
     stack = list(insn.read_expressions())
+    entered: set = set()
     while stack:
         e = stack.pop()
         if isinstance(e, Reduction):
@@ -62,6 +67,10 @@ def reduction_inames(insn) -> set:
             stack.append(e.expr)
         elif isinstance(e, p.Call):
             stack.extend(e.parameters)
+            name = getattr(e.function, "name", None)
+            if rules and name in rules and name not in entered:
+                entered.add(name)
+                stack.append(rules[name].expression)
         elif isinstance(e, p.ExpressionNode):
             from f2loopy.transform.rules import _children
             stack.extend(_children(e))
@@ -149,7 +158,8 @@ def split_iname(kernel: Kernel, split_iname: str, inner_length: int, *,
 
     match = parse_match(within)
     users = [insn for insn in kernel.instructions
-             if iname in insn.within_inames or iname in reduction_inames(insn)]
+             if iname in insn.within_inames
+             or iname in reduction_inames(insn, kernel.substitutions)]
     selected = {insn.id for insn in users if match.match(kernel, insn)}
     if users and not selected:
         raise TransformError(f"split_iname: no instruction in loop '{iname}' matches "

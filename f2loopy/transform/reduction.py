@@ -42,7 +42,10 @@ def _split_update(insn: Assignment):
 @for_each_kernel
 def accumulation_to_reduction(kernel: Kernel, within, *, inames=None) -> Kernel:
     """Rewrite accumulations ``v = v + e`` (also ``*``, ``max(v, e)``,
-    ``min(v, e)``) selected by *within* into ``v = v + sum(k, e)``.
+    ``min(v, e)``) selected by *within* into ``v = v + sum(k, e)``.  Other
+    instructions that *within* selects (``"writes:v"`` also matches the
+    ``v = 0`` before the loop) are left alone; at least one must be an
+    accumulation.
 
     :arg inames: the loop(s) to reduce over; by default the loops in which
         the instruction is the only statement and that its assignee's
@@ -56,17 +59,20 @@ def accumulation_to_reduction(kernel: Kernel, within, *, inames=None) -> Kernel:
     selected = find_instructions(kernel, within)
     if not selected:
         raise TransformError(f"accumulation_to_reduction: no instruction matches {within!r}")
-    new = {}
-    removed: set[str] = set()
-    for insn in selected:
+    updates = [(i, _split_update(i)) for i in selected if isinstance(i, Assignment)]
+    updates = [(i, split) for i, split in updates if split is not None]
+    if not updates:
+        insn = selected[0]
         if not isinstance(insn, Assignment):
             raise TransformError(f"accumulation_to_reduction: '{insn.id}' is not an assignment")
-        split = _split_update(insn)
-        if split is None:
-            raise TransformError(f"accumulation_to_reduction: instruction '{insn.id}' is not an "
-                                 f"accumulation of the form {insn.assignee_name} = "
-                                 f"{insn.assignee_name} + ... (or *, max, min)", insn.span)
-        op, contrib = split
+        raise TransformError(f"accumulation_to_reduction: instruction '{insn.id}' is not an "
+                             f"accumulation of the form {insn.assignee_name} = "
+                             f"{insn.assignee_name} + ... (or *, max, min)", insn.span)
+    new = {}
+    removed: set[str] = set()
+    # what else matches (``writes:s`` also selects ``s = 0``) stays as it is,
+    # or becomes the start of the reduction
+    for insn, (op, contrib) in updates:
         vname = insn.assignee_name
         if vname in variables_read(contrib):
             raise TransformError(f"accumulation_to_reduction: the contribution in '{insn.id}' "
@@ -118,8 +124,8 @@ def _is_neutral(op, value) -> bool:
 
 def _foldable_init(kernel, insn, within, preds):
     """The instruction initialising the accumulator right before the loop
-    (``s = 0``), if nothing else uses that value: it becomes the start of the
-    reduction instead of a separate statement."""
+    (``s = 0``), if nothing else reads that value before the accumulation: it
+    becomes the start of the reduction instead of a separate statement."""
     candidates = [kernel.insn(d) for d in insn.depends_on]
     candidates = [c for c in candidates if isinstance(c, Assignment)
                   and c.assignee == insn.assignee and c.within_inames == within
@@ -128,7 +134,10 @@ def _foldable_init(kernel, insn, within, preds):
     if len(candidates) != 1:
         return None
     init = candidates[0]
-    users = [i.id for i in kernel.instructions if init.id in i.depends_on and i.id != insn.id]
+    # an instruction that waits for the accumulation too (``s(i) = acc``
+    # after the loop) reads the accumulated value, whatever the start was
+    users = [i.id for i in kernel.instructions if init.id in i.depends_on
+             and i.id != insn.id and insn.id not in i.depends_on]
     return None if users else init
 
 

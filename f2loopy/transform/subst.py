@@ -146,9 +146,13 @@ def assignment_to_subst(kernel: Kernel, lhs_name: str, extra_arguments=(), withi
                                  "indices", w.span)
         args = [f"{name}_arg{k}" for k in range(len(idx))]
         body = substitute(body, {i.name: p.Variable(a) for i, a in zip(idx, args)})
-    body_inames = variables_read(expand_rules(body, kernel.substitutions)) & \
-        set(kernel.all_inames())
-    body_inames -= {a for a in args}
+    from f2loopy.transform.iname import reduction_inames
+    expanded = expand_rules(body, kernel.substitutions)
+    body_inames = variables_read(expanded) & set(kernel.all_inames())
+    # the inames a reduction in the value runs over are its own, not the
+    # loops the readers must share
+    body_inames -= {a for a in args} | reduction_inames(w.copy(expression=expanded,
+                                                                predicates=()))
 
     # every reader must use the value of the same iteration, after the writer
     tdeps = _transitive_deps(kernel)
