@@ -46,7 +46,6 @@ def test_split_and_tag_maps_to_grid_with_guard():
 
 
 def test_assumption_removes_guard():
-    from f2loopy.ir.kernel import Kernel  # noqa: F401
     import islpy as isl
     k = split_iname(kernel(), "i", 16, outer_tag="g.0", inner_tag="l.0")
     k = k.copy(assumptions=isl.Set("[n] -> { : n mod 16 = 0 and n >= 16 }"))
@@ -117,8 +116,6 @@ def test_single_precision_literal_widened_like_fortran():
 @needs_gfortran
 @pytest.mark.parametrize("n", [1, 100, 128, 257])
 def test_parallel_saxpy_matches_gfortran(n, tmp_path, cl_queue):
-    import copy
-    from util import fortran_reference, translate_and_load
     from f2loopy.codegen import join_program
     from f2loopy.glue.python import generate_python_glue
     import importlib.util

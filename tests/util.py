@@ -54,8 +54,6 @@ def run_both(source: str, name: str, args: list, tmp_path, queue, *, rtol=None,
     cl_args = copy.deepcopy(args)
     returned = getattr(module, name)(*cl_args, queue=queue)
     kernel = parse_fortran(source, filename)[name]
-    outs = [a for a in kernel.args]
-    written = [a.name for a in kernel.args]
     ret_list = list(returned) if isinstance(returned, tuple) else (
         [] if returned is None else [returned])
     problems = []

@@ -28,12 +28,12 @@ import pymbolic.primitives as p
 
 from f2loopy.diagnostics import F2LoopyError
 from f2loopy.ir.domains import combined_domain, iname_to_domain_index
-from f2loopy.ir.expressions import accesses, index_tuple, substitute
+from f2loopy.ir.expressions import accesses, substitute
 from f2loopy.ir.folding import NotConstant, evaluate_constant
 from f2loopy.ir.isl_tools import (
     NonAffineError, align_params, dim_type, param_names, pwaff_from_expr, set_from_condition,
     set_names)
-from f2loopy.ir.kernel import ArrayArg, Assignment, Kernel, ScalarArg
+from f2loopy.ir.kernel import ArrayArg, Assignment, Kernel
 
 #: sizes are chosen in [1, MAX_SIZE]
 MAX_SIZE = 512

@@ -581,7 +581,6 @@ class Generator:
     # {{{ declarations
 
     def declare(self):
-        rng = self
         sizes = ["n"] + (["m"] if self.chance(0.7) else [])
         self.sizes = sizes
         args = [Variable(s, "i4", intent="in", role="size") for s in sizes]
