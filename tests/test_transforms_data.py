@@ -861,7 +861,16 @@ def test_prefetch_refusals():
     refused(lambda: f2loopy.add_prefetch(k, "y[:,:]"), "add_prefetch: no read of 'y[:,:]' found")
     refused(lambda: f2loopy.add_prefetch(k, "u[:,e]", within="id:y"),
             "add_prefetch: no read of 'u[:,e]' found in 'id:y'")
-    refused(lambda: f2loopy.add_prefetch(k, "u[e,:]"), "add_prefetch: no read of 'u[e,:]' found")
+    refused(lambda: f2loopy.add_prefetch(k, "u[e,:]"),
+            "add_prefetch: no read of 'u[e,:]' found (the reads are: u[n, e])")
+    # loopy's keyword that would be ignored is refused
+    refused(lambda: f2loopy.add_prefetch(k, "u", footprint_subscripts=[("i", "e")]),
+            "add_prefetch: footprint_subscripts= is not supported: the footprint is that of "
+            "the reads; name the accesses to fetch in the variable instead (e.g. 'u[:, j]' "
+            "fetches the reads with second subscript j, whole first axis)")
+    refused(lambda: f2loopy.assignment_to_subst(kernel(TWO_USES), "t", within="id:c"),
+            "assignment_to_subst: within= is not supported: the rule replaces every read of "
+            "'t' and takes the subscripts of its assignment as arguments")
     refused(lambda: f2loopy.add_prefetch(k, "d[i,"),
             "add_prefetch: cannot parse 'd[i,' (expected 'name[...]')")
     refused(lambda: f2loopy.add_prefetch(k, "d[:,]"), "add_prefetch: empty index in 'd[:,]'")

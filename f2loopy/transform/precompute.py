@@ -516,9 +516,15 @@ def add_prefetch(kernel: Kernel, var_name, sweep_inames=(), dim_arg_names=None,
     ``<var>_dim_<axis name or number>`` (or *dim_arg_names*) and tagged
     *default_tag*; the temporary is ``<var>_fetch``.  The fetch is placed in
     every work-group that uses the data (nothing more needs to be said about
-    group axes).
+    group axes).  loopy's *footprint_subscripts* is refused (name the
+    accesses in *var_name* instead).
     """
     name, spec = _parse_fetch_spec(kernel, var_name)
+    if footprint_subscripts is not None:
+        raise TransformError("add_prefetch: footprint_subscripts= is not supported: the "
+                             "footprint is that of the reads; name the accesses to fetch in "
+                             f"the variable instead (e.g. '{name}[:, j]' fetches the reads "
+                             "with second subscript j, whole first axis)")
     var = kernel.variable(name)
     if not var.shape:
         raise TransformError(f"add_prefetch: '{name}' is a scalar")
@@ -528,7 +534,7 @@ def add_prefetch(kernel: Kernel, var_name, sweep_inames=(), dim_arg_names=None,
     match = parse_match(within)
     rule = rule_name or unique_name(kernel, f"{name}_fetch_rule")
     args = tuple(f"{name}_fetch_arg{k}" for k in range(var.ndim))
-    found = []
+    found, seen = [], []
 
     def leaf(expr, bound):
         from f2loopy.ir.expressions import index_tuple, map_subscripts
@@ -537,6 +543,7 @@ def add_prefetch(kernel: Kernel, var_name, sweep_inames=(), dim_arg_names=None,
             if sub.aggregate.name != name:
                 return None
             idx = index_tuple(sub)
+            seen.append(sub)
             if spec is not None and any(s is not None and s != i for s, i in zip(spec, idx)):
                 return None
             found.append(sub)
@@ -555,8 +562,12 @@ def add_prefetch(kernel: Kernel, var_name, sweep_inames=(), dim_arg_names=None,
                 if isinstance(insn, Assignment) else insn
         insns.append(insn)
     if not found:
+        from f2loopy.ir.printing import expr_to_str
+        reads = sorted({expr_to_str(x) for x in seen})
         raise TransformError(f"add_prefetch: no read of {var_name!r} found"
-                             + ("" if within is None else f" in {within!r}"))
+                             + ("" if within is None else f" in {within!r}")
+                             + (f" (the reads are: {', '.join(reads[:6])}"
+                                f"{', ...' if len(reads) > 6 else ''})" if reads else ""))
     if any(name in i.assignee_names() for i in kernel.instructions):
         raise TransformError(f"add_prefetch: '{name}' is written by the kernel; prefetching "
                              "it would read stale values (use buffer_array)")

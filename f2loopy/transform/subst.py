@@ -109,9 +109,15 @@ def assignment_to_subst(kernel: Kernel, lhs_name: str, extra_arguments=(), withi
     arguments).  Refused where that would change results: the variable must
     have exactly one writer, every read must see the value of the current
     iteration of the writer's loops, and nothing the expression reads may be
-    written in between.
+    written in between.  loopy's *within* and *extra_arguments* are refused
+    (every read is replaced; the arguments are the assignment's subscripts).
     """
     name = resolve_variable(kernel, lhs_name)
+    if within is not None or extra_arguments:
+        given = "within=" if within is not None else "extra_arguments="
+        raise TransformError(f"assignment_to_subst: {given} is not supported: the rule "
+                             f"replaces every read of '{name}' and takes the subscripts of its "
+                             "assignment as arguments")
     if name not in kernel.temporaries:
         raise TransformError(f"assignment_to_subst: '{name}' is an argument; only temporaries "
                              "can become substitution rules")
