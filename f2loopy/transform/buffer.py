@@ -150,7 +150,8 @@ def buffer_array(kernel: Kernel, var_name: str, buffer_inames=(), init_expressio
     if space is not None:
         space = parse_address_space(space, "buffer_array")
     buf = Temporary(name=bname, dtype=var.dtype, shape=tuple(extents), lower_bounds=tuple(lbs),
-                    axis_names=tuple(labels), address_space=space)
+                    axis_names=tuple(labels) if all(axis_names[a] for a in stored_axes)
+                    else None, address_space=space)
 
     def buffer_ref(idx):
         return make_subscript(bname, [idx[a] for a in stored_axes])
