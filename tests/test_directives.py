@@ -91,6 +91,23 @@ RESULT = k""", tmp_path)
                                "['a', 'i', 'x', 'y']\n")
 
 
+def test_expressions_with_reductions_print(tmp_path):
+    r = run("""\
+k, = parse_fortran(SOURCE, FILENAME)
+k = accumulation_to_reduction(k, "writes:sum")
+for insn in k.instructions:
+    print(insn.expression + 1)
+RESULT = k""", tmp_path, fortran="""\
+subroutine total(n, x, s)
+  implicit none
+  integer n
+  real x(n), s
+  s = 2*sum(x)
+end subroutine
+""")
+    assert r.script_output == "sum(sum_i1, x[sum_i1]) + 1\n2*sum + 1\n"
+
+
 def test_source_filename_defines_numpy_math(tmp_path):
     r = run("""\
 print(FILENAME.endswith("t.f90"), "subroutine saxpy" in SOURCE, "!$loopy begin" in SOURCE)

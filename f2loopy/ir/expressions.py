@@ -34,6 +34,31 @@ class RuleArgument(p.ExpressionNode):
     index: int
 
 
+def _stringify_reduction(self, expr, enclosing_prec, *args, **kwargs):
+    from pymbolic.mapper.stringifier import PREC_NONE
+    inames = expr.inames[0] if len(expr.inames) == 1 else f"({', '.join(expr.inames)})"
+    return f"{expr.operation}({inames}, {self.rec(expr.expr, PREC_NONE)})"
+
+
+def _stringify_rule_argument(self, expr, enclosing_prec, *args, **kwargs):
+    return f"<arg{expr.index}>"
+
+
+def _teach_pymbolic_printing() -> None:
+    """``str()`` of any pymbolic expression goes through pymbolic's own
+    stringifier, which knows no f2loopy node: a script's ``print(insn.expression)``
+    of ``a[i] + sum(j, ...)`` would fail.  Add the two methods it lacks (new
+    names only: nothing pymbolic already prints changes)."""
+    from pymbolic.mapper.stringifier import StringifyMapper
+    for name, fn in (("map_reduction", _stringify_reduction),
+                     ("map_rule_argument", _stringify_rule_argument)):
+        if not hasattr(StringifyMapper, name):
+            setattr(StringifyMapper, name, fn)
+
+
+_teach_pymbolic_printing()
+
+
 def _index_tuple(sub: p.Subscript) -> tuple:
     idx = sub.index
     return idx if isinstance(idx, tuple) else (idx,)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from pymbolic.mapper.stringifier import PREC_NONE, StringifyMapper
+from pymbolic.mapper.stringifier import StringifyMapper
 
 from f2loopy.ir.kernel import (
     ArrayArg, Assignment, BarrierInstruction, Kernel, NoOpInstruction, ScalarArg)
@@ -18,12 +18,8 @@ class ExpressionPrinter(StringifyMapper):
     def map_constant(self, expr, enclosing_prec, *args, **kwargs):
         return format_constant(expr)
 
-    def map_reduction(self, expr, enclosing_prec, *args, **kwargs):
-        inames = expr.inames[0] if len(expr.inames) == 1 else f"({', '.join(expr.inames)})"
-        return f"{expr.operation}({inames}, {self.rec(expr.expr, PREC_NONE)})"
-
-    def map_rule_argument(self, expr, enclosing_prec, *args, **kwargs):
-        return f"<arg{expr.index}>"
+    # map_reduction and map_rule_argument: StringifyMapper has them (see
+    # f2loopy.ir.expressions._teach_pymbolic_printing)
 
 
 def format_constant(value) -> str:
