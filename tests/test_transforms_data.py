@@ -1318,6 +1318,11 @@ def test_tag_array_axes_forms():
     assert lay.shape == k.variable("q").shape and lay.lower_bounds == (0, 1, 1)
     assert f2loopy.tag_array_axes(k, "q", "f") is k       # already Fortran order
     assert axis_tags(f2loopy.tag_data_axes(k, "q", "N2,N0,N1"), "q") == "N2,N0,N1"
+    # per axis, as loopy reads them: a 'c' axis is faster than those before it,
+    # an 'f' axis slower
+    assert axis_tags(f2loopy.tag_array_axes(k, "q", "c,c,c"), "q") == "N2,N1,N0"
+    assert axis_tags(f2loopy.tag_array_axes(k, "q", "f,f,c"), "q") == "N1,N2,N0"
+    assert f2loopy.tag_array_axes(k, "q", "f,f,f") is k
     named = f2loopy.set_array_dim_names(k, "q", "i,f,e")
     assert named.variable("q").axis_names == ("i", "f", "e")
     d = f2loopy.tag_array_axes(named, "q", {"e": "N0", "i": "N2"})
@@ -1347,7 +1352,7 @@ def test_tag_array_axes_refusals():
     refused(lambda: f2loopy.tag_array_axes(k, "q", "x,N0,N1"),
             "tag_array_axes: unknown array axis tag 'x' (valid: N0..Nk, vec, sep, or 'c'/'f')")
     refused(lambda: f2loopy.tag_array_axes(k, "q", "c,N0,N1"),
-            "tag_array_axes: 'c' and 'f' apply to the whole array, not to one axis")
+            "tag_array_axes: 'c'/'f' and explicit N0..Nk cannot be mixed in 'c,N0,N1'")
     refused(lambda: f2loopy.tag_array_axes(k, "q", "vec,N0,vec"),
             "tag_array_axes: at most one axis can be tagged 'vec'")
     refused(lambda: f2loopy.tag_array_axes(k, "q", "N0,N1,vec"),

@@ -157,6 +157,7 @@ def parse_axis_tags(spec, ndim: int) -> tuple[ArrayAxisTag, ...]:
     if len(parts) != ndim:
         raise ValueError(f"{len(parts)} axis tags given for an array with {ndim} axes")
     tags = []
+    computed = []        # per-axis 'c'/'f': the order comes from the axes' positions
     for p in parts:
         m = _AXIS_TAG_RE.match(p)
         if m:
@@ -164,15 +165,38 @@ def parse_axis_tags(spec, ndim: int) -> tuple[ArrayAxisTag, ...]:
         elif p.lower() in ("vec", "sep"):
             tags.append(ArrayAxisTag(p.lower()))
         elif p.lower() in ("c", "f"):
-            raise ValueError("'c' and 'f' apply to the whole array, not to one axis")
+            computed.append(len(tags))
+            tags.append(p.lower())
         else:
             raise ValueError(f"unknown array axis tag {p!r} (valid: N0..Nk, vec, sep, or 'c'/'f')")
+    if computed:
+        tags = _computed_orders(tags, spec)
     orders = [t.order for t in tags if t.kind == "nest"]
     if len(set(orders)) != len(orders):
         raise ValueError(f"axis nesting orders repeat in {spec!r}")
     if sum(t.kind == "vec" for t in tags) > 1:
         raise ValueError("at most one axis can be tagged 'vec'")
     return tuple(tags)
+
+
+def _computed_orders(tags: list, spec) -> list:
+    """Per-axis 'c' and 'f', left to right: a 'c' axis varies faster than
+    every stride axis before it, an 'f' axis slower ("c,c" is row-major,
+    "f,f" column-major, "sep,c,c" a row-major array per index)."""
+    if any(isinstance(t, ArrayAxisTag) and t.kind == "nest" for t in tags):
+        raise ValueError(f"'c'/'f' and explicit N0..Nk cannot be mixed in {spec!r}")
+    levels = {}
+    for k, t in enumerate(tags):
+        if t in ("c", "f"):
+            if not levels:
+                levels[k] = 0
+            elif t == "c":
+                levels[k] = min(levels.values()) - 1
+            else:
+                levels[k] = max(levels.values()) + 1
+    low = min(levels.values())
+    return [ArrayAxisTag("nest", levels[k] - low) if k in levels else t
+            for k, t in enumerate(tags)]
 
 
 def fortran_axis_tags(ndim: int) -> tuple[ArrayAxisTag, ...]:
