@@ -389,6 +389,33 @@ def test_independent_accumulations_in_one_loop_become_reductions():
     assert all(i.within_inames == frozenset() for i in k.instructions)
 
 
+def test_make_reduction_inames_unique_gives_each_reduction_its_loop():
+    k = f2loopy.accumulation_to_reduction(kernel(DOT_MAX), "iname:i", inames="i")
+    k = f2loopy.tag_inames(k, "i:unr")
+    u = f2loopy.make_reduction_inames_unique(k)
+    from f2loopy.ir.printing import expr_to_str
+    exprs = sorted(expr_to_str(i.expression) for i in u.instructions)
+    assert exprs == ["max(0.0, max(i_1, abs(x[i_1])))", "sum(i, x[i]*y[i])"]
+    assert str(u.iname_tag("i_1")) == "unr"
+    assert f2loopy.make_reduction_inames_unique(u) is u
+    assert f2loopy.make_reduction_inames_unique(k, inames="i", within="writes:dot") is k
+    only = f2loopy.make_reduction_inames_unique(k, within="writes:amax")
+    assert sorted(only.all_inames()) == ["i", "i_1"]
+
+
+@needs_gfortran
+def test_unique_reduction_inames_split_apart(tmp_path, cl_queue):
+    def t(k):
+        k = f2loopy.accumulation_to_reduction(k, "iname:i", inames="i")
+        k = f2loopy.make_reduction_inames_unique(k)
+        k = f2loopy.split_iname(k, "i", 16, inner_tag="unr")
+        return f2loopy.split_iname(k, "i_1", 4)
+    n = 37
+    run_transformed(DOT_MAX, "dot_max", t, [n, farray(n, np.float64, seed=5),
+                                            farray(n, np.float64, seed=6),
+                                            np.float64(0), np.float64(0)], tmp_path, cl_queue)
+
+
 def test_accumulation_sharing_its_loop_with_a_dependent_statement_is_refused():
     src = """
 subroutine cumsum(n, x, s, y)

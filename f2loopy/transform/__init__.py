@@ -15,7 +15,7 @@ from f2loopy.transform.instructions import (
 from f2loopy.transform.match import find_instructions, parse_match
 from f2loopy.transform.parameters import assume, fix_parameters
 from f2loopy.transform.precompute import add_prefetch, precompute
-from f2loopy.transform.reduction import accumulation_to_reduction
+from f2loopy.transform.reduction import accumulation_to_reduction, make_reduction_inames_unique
 from f2loopy.transform.rules import find_one_rule_matching, find_rules_matching
 from f2loopy.transform.subst import assignment_to_subst, expand_subst, extract_subst
 
@@ -24,7 +24,7 @@ __all__ = [
     "privatize_temporaries_with_inames", "set_array_axis_names", "set_array_dim_names",
     "set_temporary_address_space", "set_temporary_scope", "split_array_axis",
     "split_array_dim", "tag_array_axes", "tag_data_axes", "add_prefetch", "precompute", "assignment_to_subst", "expand_subst", "extract_subst", "find_one_rule_matching",
-    "find_rules_matching", "accumulation_to_reduction", "add_barrier", "add_dependency", "add_nosync", "fuse_kernels", "remove_instructions",
+    "find_rules_matching", "accumulation_to_reduction", "make_reduction_inames_unique", "add_barrier", "add_dependency", "add_nosync", "fuse_kernels", "remove_instructions",
     "set_options", "tag_instructions", "assume", "fix_parameters", "duplicate_inames", "find_instructions", "join_inames", "parse_match", "prioritize_loops",
     "remove_unused_inames", "rename_iname", "set_loop_priority", "split_iname", "tag_inames",
     "untag_inames",

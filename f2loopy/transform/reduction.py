@@ -12,7 +12,7 @@ from __future__ import annotations
 import pymbolic.primitives as p
 
 from f2loopy.diagnostics import TransformError
-from f2loopy.ir.expressions import Reduction, index_tuple, variables_read
+from f2loopy.ir.expressions import Reduction, _Rewriter, index_tuple, variables_read
 from f2loopy.ir.kernel import Assignment, Kernel
 from f2loopy.transform.match import find_instructions
 from f2loopy.transform.util import for_each_kernel, parse_iname_list, resolve_iname
@@ -191,3 +191,80 @@ def _reduction_inames(kernel, insn, inames):
                     insn.span, (("the other statement", other.span),))
     return names
 
+
+
+@for_each_kernel
+def make_reduction_inames_unique(kernel: Kernel, inames=None, within=None) -> Kernel:
+    """Give each reduction its own copy of every iname it runs over that a
+    loop or an earlier reduction (in instruction order) already uses, so that
+    the reductions can be transformed one by one (split, tag, ...).
+
+    :arg inames: only these reduction inames (default: all).
+    :arg within: only the reductions in the instructions this selects.
+
+    A copy has the bounds of the original, its tag and the name
+    ``<iname>_<k>`` (first free k).  An iname that other loops' bounds
+    depend on is not copied.
+    """
+    from f2loopy.ir.domains import iname_to_domain_index
+    from f2loopy.ir.frozen import FrozenMap
+    from f2loopy.ir.isl_tools import dim_type
+    from f2loopy.transform.iname import _copied_domain, reduction_inames
+    from f2loopy.transform.match import parse_match
+    from f2loopy.transform.rules import _map_insn
+    from f2loopy.transform.util import unique_name
+    only = None if inames is None else {resolve_iname(kernel, i)
+                                        for i in parse_iname_list(inames)}
+    match = parse_match(within)
+    where = iname_to_domain_index(kernel)
+    domains, tags, created = list(kernel.domains), dict(kernel.iname_tags), []
+
+    def fresh(old):
+        new = unique_name(kernel, old, created)
+        created.append(new)
+        domains.append(_copied_domain(kernel.domains[where[old]], old, new))
+        if old in tags:
+            tags[new] = tags[old]
+        return new
+
+    fixed = {n for n in reduction_inames_of(kernel)
+             if any(d.find_dim_by_name(dim_type.param, n) >= 0 for d in kernel.domains)}
+    renamer = _UniqueReductions(set().union(*(i.within_inames for i in kernel.instructions)),
+                                only, fixed, fresh)
+    insns = []
+    for insn in kernel.instructions:
+        if match.match(kernel, insn):
+            insn = _map_insn(insn, renamer)
+        else:
+            renamer.seen.update(reduction_inames(insn))
+        insns.append(insn)
+    if not created:
+        return kernel
+    return kernel.copy(domains=tuple(domains), instructions=tuple(insns),
+                       iname_tags=FrozenMap(tags))
+
+
+def reduction_inames_of(kernel: Kernel) -> set:
+    from f2loopy.transform.iname import reduction_inames
+    return set().union(*(reduction_inames(i) for i in kernel.instructions))
+
+
+class _UniqueReductions(_Rewriter):
+    """Renames, in each reduction met, the inames already *seen*."""
+
+    def __init__(self, seen, only, fixed, fresh):
+        self.seen, self.only, self.fixed, self.fresh = seen, only, fixed, fresh
+
+    def map_reduction(self, expr, *args, **kwargs):
+        from f2loopy.ir.expressions import substitute
+        renames = {n: self.fresh(n) for n in expr.inames
+                   if n in self.seen and n not in self.fixed
+                   and (self.only is None or n in self.only)}
+        self.seen.update(expr.inames)
+        self.seen.update(renames.values())
+        body = substitute(expr.expr, {o: p.Variable(n) for o, n in renames.items()}) \
+            if renames else expr.expr
+        body = self.rec(body, *args, **kwargs)
+        if not renames and body is expr.expr:
+            return expr
+        return Reduction(expr.operation, tuple(renames.get(n, n) for n in expr.inames), body)
