@@ -86,19 +86,75 @@ end
         f2loopy.generate_code(k)
 
 
-def test_statement_outside_parallel_loop_writing_global_is_refused():
-    src = """subroutine tot(a, t)
+TOTAL = """subroutine tot(a, t)
   integer i
   real a(16), t
   t = 0
   do i = 1, 16
-    a(i) = 1
+    a(i) = {}
   end do
+  t = t + 1
 end
 """
-    k = f2loopy.tag_inames(kernel(src), "i:l.0")
-    with pytest.raises(RaceError, match="outside the parallel loop.s. i, so every work-item"):
+
+
+def test_statement_outside_parallel_loops_writing_global_runs_once():
+    # every work-item running 't = t + 1' would race (and add more than once):
+    # the first work-item of the group, and the first group, run it
+    k = f2loopy.split_iname(kernel(TOTAL.format("1")), "i", 4, outer_tag="g.0",
+                            inner_tag="l.0")
+    code = f2loopy.generate_code(k).device_code
+    assert code.count("if (group0_g0 == 0 && lane0_l0 == 0)") == 2
+    assert "barrier" not in code
+
+
+def test_value_written_once_and_read_by_the_group_gets_a_barrier():
+    k = f2loopy.tag_inames(kernel(TOTAL.format("t")), "i:l.0")
+    code = f2loopy.generate_code(k).device_code
+    assert code.count("if (lane0_l0 == 0)") == 2
+    assert code.count("barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE); /* for t */") == 2
+
+
+def test_value_written_once_and_read_by_other_groups_is_refused():
+    # work-groups cannot wait for the one that writes t
+    k = f2loopy.tag_inames(kernel(TOTAL.format("t")), "i:g.0")
+    with pytest.raises(RaceError, match="write race on 't': instruction 't' .line 4. writes "
+                                        "the same element from different work-groups"):
         f2loopy.generate_code(k)
+
+
+@needs_gfortran
+@pytest.mark.parametrize("tags", ["i:l.0", "i:g.0"])
+def test_statements_run_once_give_fortrans_result(tags, tmp_path, cl_queue):
+    src = TOTAL.format("2 * i")
+    run_transformed(src, "tot", lambda k: f2loopy.tag_inames(k, tags),
+                    [farray(16), np.float32(5)], tmp_path, cl_queue)
+
+
+def test_groups_of_a_shorter_loop_are_guarded():
+    # fused loops of 7 and 12 iterations on g.0: 12 groups, the first loop's
+    # statement must not run in the last 5 (it wrote out of bounds before)
+    src = """subroutine fa(a)
+  integer i
+  real a(7)
+  do i = 1, 7
+    a(i) = a(i) + 1
+  end do
+end subroutine
+subroutine fb(b)
+  integer j
+  real b(12)
+  do j = 1, 12
+    b(j) = b(j) * 2
+  end do
+end subroutine
+"""
+    a, b = f2loopy.parse_fortran(src, "t.f90").kernels
+    f = f2loopy.tag_inames(f2loopy.fuse_kernels([a, b]), "i:g.0, j:g.0")
+    gk = f2loopy.generate_code(f)
+    assert gk.grid.num_groups[0] == 12
+    assert "if (i <= 7)\n        a[i - 1] = a[i - 1] + 1;" in gk.device_code
+    assert "if (j" not in gk.device_code
 
 
 def test_disjoint_halves_are_not_a_race():

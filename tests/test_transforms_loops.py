@@ -408,8 +408,8 @@ def test_unique_reduction_inames_split_apart(tmp_path, cl_queue):
     def t(k):
         k = f2loopy.accumulation_to_reduction(k, "iname:i", inames="i")
         k = f2loopy.make_reduction_inames_unique(k)
-        k = f2loopy.split_iname(k, "i", 16, inner_tag="unr")
-        return f2loopy.split_iname(k, "i_1", 4)
+        k = f2loopy.split_iname(k, "i", 16, inner_tag="l.0")
+        return f2loopy.split_iname(k, "i_1", 4, inner_tag="unr")
     n = 37
     run_transformed(DOT_MAX, "dot_max", t, [n, farray(n, np.float64, seed=5),
                                             farray(n, np.float64, seed=6),

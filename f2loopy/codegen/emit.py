@@ -136,7 +136,18 @@ class KernelEmitter:
             if h.kind == "l":
                 upper = h.lower + (self.grid.local_size[h.axis] - 1)
             else:
+                # the groups along an axis are as many as its longest iname has
+                # values: a shorter one (a statement run by group 0 only) is guarded
+                sizes = [o.upper - o.lower + 1 for o in self.grid.inames
+                         if o.kind == "g" and o.axis == h.axis]
                 upper = h.upper
+                if len(sizes) > 1:
+                    sizes = align_params(*sizes)
+                    longest = sizes[0]
+                    for size in sizes[1:]:
+                        longest = longest.max(size)
+                    lower, longest = align_params(h.lower, longest)
+                    upper = (lower + longest - 1).coalesce()
             ctx = _intersect_params(ctx, range_constraint(h.iname, h.lower, upper, 1))
         return names, ctx
 

@@ -127,8 +127,14 @@ def _check_param_only(kernel, iname, lower, upper):
 
 
 def _max_expr(exprs):
+    import numbers
+
     import pymbolic.primitives as p
-    return p.Call(p.Variable("max"), tuple(exprs))
+    consts = [e for e in exprs if isinstance(e, numbers.Integral)]
+    rest = list(dict.fromkeys(e for e in exprs if not isinstance(e, numbers.Integral)))
+    if consts:
+        rest.append(max(int(c) for c in consts))
+    return rest[0] if len(rest) == 1 else p.Call(p.Variable("max"), tuple(rest))
 
 
 def expr_to_text(pw, assumptions) -> str:

@@ -16,6 +16,7 @@ def preprocess(kernel: Kernel) -> Kernel:
     kernel = resolve_auto_tags(kernel)
     kernel = realize_reductions(kernel)
     kernel = resolve_address_spaces(kernel)
+    kernel = single_lane_global_writes(kernel)
     check_instructions(kernel)
     return kernel
 
@@ -181,3 +182,80 @@ def resolve_address_spaces(kernel: Kernel) -> Kernel:
         temps[name] = t.copy(address_space=space)
         changed = True
     return kernel.copy(temporaries=FrozenMap(temps)) if changed else kernel
+
+
+def single_lane_global_writes(kernel: Kernel) -> Kernel:
+    """An assignment to global memory outside some of the kernel's parallel
+    loops runs in the first work-item along those axes only.
+
+    Otherwise every work-item would run it and write the same element
+    (``s = s + sum(...)`` after a parallel reduction, ``t = 0`` before a
+    parallel loop): a race, and a wrong result for an update.  Such a
+    statement gets, per missing axis, a loop of one iteration (index 0)
+    tagged with that axis: for a local axis ``l.N`` always (the race and
+    barrier analysis then sees the lane like any other: a work-item reading
+    the value needs a barrier, which is inserted); for a group axis ``g.N``
+    only when no statement inside a loop on that axis touches the variable
+    (work-groups cannot wait for each other), else the race is reported.
+    """
+    from f2loopy.ir.expressions import accesses
+    from f2loopy.ir.frozen import FrozenMap
+    from f2loopy.ir.isl_tools import lazy_affs, make_space
+    from f2loopy.ir.kernel import AddressSpace, ArrayArg, ScalarArg
+    from f2loopy.ir.tags import GroupAxisTag, LocalAxisTag
+    kinds = {}
+    for t in kernel.iname_tags.values():
+        if isinstance(t, (LocalAxisTag, GroupAxisTag)):
+            kinds[("l" if isinstance(t, LocalAxisTag) else "g", t.axis)] = type(t)
+    if not kinds:
+        return kernel
+
+    def axes_of(insn) -> set:
+        return {("l" if isinstance(t, LocalAxisTag) else "g", t.axis)
+                for i in insn.within_inames
+                if isinstance(t := kernel.iname_tag(i), (LocalAxisTag, GroupAxisTag))}
+
+    def is_global(name):
+        if not kernel.has_variable(name):
+            return False
+        if isinstance(kernel.variable(name), (ArrayArg, ScalarArg)):
+            return True      # a written scalar argument is a one-element buffer
+        t = kernel.temporaries.get(name)
+        return t is not None and t.address_space == AddressSpace.GLOBAL
+
+    # group axes along which some statement touches each variable
+    spread = {}
+    for insn in kernel.instructions:
+        names = {n for e in insn.read_expressions() for n, _ in accesses(e)}
+        names.update(insn.assignee_names())
+        group = {a for a in axes_of(insn) if a[0] == "g"}
+        for n in names:
+            spread.setdefault(n, set()).update(group)
+
+    taken = set(kernel.all_variable_names()) | {i.id for i in kernel.instructions}
+    domains, tags, lanes, insns = list(kernel.domains), dict(kernel.iname_tags), {}, []
+    for insn in kernel.instructions:
+        if isinstance(insn, Assignment) and is_global(insn.assignee_name):
+            missing = set(kinds) - axes_of(insn)
+            missing = {a for a in missing
+                       if a[0] == "l" or a not in spread.get(insn.assignee_name, ())}
+            for kind, axis in sorted(missing):
+                if (kind, axis) not in lanes:
+                    base = f"{'lane' if kind == 'l' else 'group'}0_{kind}{axis}"
+                    name, k = base, 0
+                    while name in taken:
+                        k += 1
+                        name = f"{base}_{k}"
+                    taken.add(name)
+                    affs = lazy_affs(make_space([name], []))
+                    domains.append(affs[name].eq_set(affs[0]))
+                    tags[name] = kinds[(kind, axis)](axis)
+                    lanes[(kind, axis)] = name
+            if missing:
+                insn = insn.copy(within_inames=insn.within_inames
+                                 | {lanes[a] for a in missing})
+        insns.append(insn)
+    if not lanes:
+        return kernel
+    return kernel.copy(instructions=tuple(insns), domains=tuple(domains),
+                       iname_tags=FrozenMap(tags))
