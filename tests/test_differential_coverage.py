@@ -910,6 +910,55 @@ end subroutine
 """, lambda: [9, 3, farray(9, seed=38), farray((9, 3), seed=39), farray((6, 4), seed=40),
               farray(10, np.float64, seed=41)])
 
+case("where_statements_constructs_elsewhere_nested", """
+subroutine wheres(n, m, a, b, c, k, d)
+  implicit none
+  integer, intent(in) :: n, m
+  real, intent(inout) :: a(n, m), b(n, m)
+  real, intent(inout) :: c(n)
+  integer, intent(inout) :: k(n)
+  integer, intent(in) :: d(n)
+  integer :: j
+  where (a > 0.5) a = a - 0.5
+  where (d /= 0) k = k / d
+  where (c(2:n) > c(1:n-1)) c(2:n) = c(1:n-1) * 2.0
+  do j = 1, m
+    where (a(:, j) < 0.2)
+      b(:, j) = -b(:, j)
+    elsewhere (a(:, j) < 0.4)
+      b(:, j) = 0.0
+      a(:, j) = 1.0
+    elsewhere
+      b(:, j) = b(:, j) + a(:, j)
+    end where
+  end do
+  where (b > sum(b) / (n*m))
+    where (a > 0.3)
+      a = 2*a
+      b = 0
+    elsewhere
+      b = 1
+    end where
+  end where
+end subroutine
+""", lambda: [9, 4, farray((9, 4), seed=90, low=0, high=1), farray((9, 4), seed=91),
+              farray(9, seed=92), ints(9, -50, 50, 93), ints(9, -2, 2, 94)])
+
+case("where_mask_changed_by_the_construct", """
+subroutine clip_positive(n, a, b)
+  implicit none
+  integer, intent(in) :: n
+  real, intent(inout) :: a(n)
+  real, intent(out) :: b(n)
+  where (a < 0.0)
+    a = 0.0
+    b = -1.0
+  elsewhere
+    b = sqrt(a)
+  end where
+end subroutine
+""", lambda: [20, farray(20, seed=95), zeros(20)])
+
 case("array_reductions", """
 subroutine reduce(n, m, a, b, r)
   implicit none

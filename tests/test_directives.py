@@ -289,8 +289,8 @@ def test_name_error_with_suggestion(tmp_path):
     ("lp.split_inames(k, 'i', 4)",
      "AttributeError: module 'loopy' has no attribute 'split_inames' (did you mean "
      "'split_iname'?)"),
-    ("lp.make_reduction_inames_unique(k)",
-     "AttributeError: module 'loopy' has no attribute 'make_reduction_inames_unique' (f2loopy "
+    ("lp.to_batched(k, 'nbatches', [])",
+     "AttributeError: module 'loopy' has no attribute 'to_batched' (f2loopy "
      "does not provide it; the README lists the transformations it has)"),
 ])
 def test_loopy_spelling_mistakes_get_suggestions(call, message, tmp_path):

@@ -49,8 +49,15 @@ STATEMENTS = [
     ("do i = 1, n, n\n    a(i) = 0\n  end do", "t.f90:5:16: error: loop step must be a "
      "constant", "^"),
     ("do i = 1, n, 0\n    a(i) = 0\n  end do", "t.f90:5:16: error: loop step is zero", "^"),
-    ("where (a > 0)\n    a = 0\n  end where", "t.f90:5:3: error: 'where' constructs are not "
-     "supported", "^~~~~"),
+    ("where (a > 0) x = 1.0", "t.f90:5:17: error: an assignment in a 'where' must assign an "
+     "array (or an array section)", "^"),
+    ("where (a + 1.0) a = 0", "t.f90:5:10: error: the mask of a 'where' must be logical",
+     "^~~~~~~"),
+    ("where (x > 0)\n    a = 0\n  end where", "t.f90:5:10: error: the mask of a 'where' must "
+     "be an array expression", "^~~~~"),
+    ("where (a(1:3) > 0)\n    a(1:4) = 0\n    a(2:4) = 1\n  end where", "t.f90:6:5: error: "
+     "array shapes do not conform: dimension 1 of the mask has 3 elements, of the assignment "
+     "4", "^~~~~~~~~~"),
     ("forall (i=1:n)\n    a(i) = 0\n  end forall", "t.f90:5:3: error: 'forall' constructs "
      "are not supported (use 'do concurrent')", "^~~~~~"),
     ("associate (y => x)\n  end associate", "t.f90:5:3: error: 'associate' constructs are not "

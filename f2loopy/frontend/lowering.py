@@ -39,6 +39,7 @@ from f2loopy.frontend.declarations import statement_lines
 from f2loopy.frontend.expressions import ConversionContext, ExpressionConverter
 from f2loopy.frontend.inline import InliningMixin
 from f2loopy.frontend.symbols import Symbol, SymbolTable
+from f2loopy.frontend.where import WhereMixin
 from f2loopy.ir.expressions import is_constant, variables_read
 from f2loopy.ir.folding import (
     NotConstant, _cast, evaluate_constant, fold_constants, normalize_integer)
@@ -61,8 +62,6 @@ _UNSUPPORTED_STATEMENTS = {
     "Allocate_Stmt": "'allocate' is not supported (kernels cannot allocate memory)",
     "Deallocate_Stmt": "'deallocate' is not supported (kernels cannot allocate memory)",
     "Pointer_Assignment_Stmt": "pointer assignment is not supported",
-    "Where_Construct": "'where' constructs are not supported",
-    "Where_Stmt": "'where' statements are not supported",
     "Forall_Construct": "'forall' constructs are not supported (use 'do concurrent')",
     "Forall_Stmt": "'forall' statements are not supported (use 'do concurrent')",
     "Associate_Construct": "'associate' constructs are not supported",
@@ -138,7 +137,7 @@ class LoopScope:
     body_start: int = 0
 
 
-class UnitLowering(ArraySyntaxMixin, InliningMixin):
+class UnitLowering(WhereMixin, ArraySyntaxMixin, InliningMixin):
     """Build the instructions, domains and temporaries of one subroutine.
 
     :arg written: lower-case names assigned anywhere in the unit, including
