@@ -25,7 +25,8 @@ from f2loopy.ir.expressions import variables_read
 from f2loopy.ir.folding import normalize_integer
 from f2loopy.ir.layout import LayoutError, linear_offset
 from f2loopy.ir.isl_tools import (
-    align_params, dim_type, expr_from_pwaff, expr_from_set, set_to_params)
+    NonAffineError, align_params, dim_type, expr_from_pwaff, expr_from_set, pwaff_from_expr,
+    set_to_params)
 from f2loopy.ir.kernel import (
     AddressSpace, Assignment, BarrierInstruction, Kernel, NoOpInstruction,
     ScalarArg, Temporary)
@@ -277,15 +278,48 @@ class KernelEmitter:
         upper = dom.dim_max(0).coalesce()
         stride = _stride(dom, 0)
         inner_names = names + [iname]
+        runs = self.loop_guard(dom, c, lower, upper)
+        if runs is not None:
+            cond = _normalize_condition(expr_from_set(runs, c))
+            self.emit_line(f"if ({self.printer.rec(cond, 0)})")
+            self.emit_line("{")
+            self.indent += 1
+            ctx = _intersect_params(ctx, runs)
         if isinstance(tag, (UnrollTag, VectorizeTag)) or \
                 (isinstance(tag, ILPTag) and tag.unrolled):
             self.emit_unrolled(node, inner_names, ctx, lower, upper, stride)
-            return
-        slabs = self.kernel.iname_slabs.get(iname, (0, 0))
-        if stride == 1 and slabs != (0, 0) and not tag.hardware:
-            self.emit_slabs(node, inner_names, ctx, lower, upper, slabs)
-            return
-        self.emit_for(node, inner_names, ctx, lower, upper, stride)
+        elif stride == 1 and self.kernel.iname_slabs.get(iname, (0, 0)) != (0, 0) \
+                and not tag.hardware:
+            self.emit_slabs(node, inner_names, ctx, lower, upper,
+                            self.kernel.iname_slabs[iname])
+        else:
+            self.emit_for(node, inner_names, ctx, lower, upper, stride)
+        if runs is not None:
+            self.indent -= 1
+            self.emit_line("}")
+
+    def loop_guard(self, dom, ctx, lower, upper):
+        """The outer values (a parameter set) for which a loop over *dom*
+        runs, if the loop needs a guard: its bounds *lower* and *upper*, as
+        printed, are exact where the loop runs but may describe a non-empty
+        range elsewhere in *ctx* (the loop ``i2 = i1 + 4*i1_o, 2`` printed
+        knowing that it only runs for ``i1_o = 0``); None if the printed
+        bounds are empty wherever the loop must not run."""
+        runs = dom.params()
+        runs, ctx = align_params(runs, ctx)
+        outside = ctx.subtract(runs)
+        if outside.is_empty():
+            return None
+        try:
+            space = outside.get_space()
+            lo = pwaff_from_expr(normalize_integer(expr_from_pwaff(lower, ctx)), space)
+            hi = pwaff_from_expr(normalize_integer(expr_from_pwaff(upper, ctx)), space)
+            lo, hi, outside = align_params(lo, hi, outside)
+            if (lo.le_set(hi) & outside).is_empty():
+                return None
+        except (NonAffineError, isl.Error):
+            pass
+        return runs
 
     def emit_for(self, node, inner_names, ctx, lower, upper, stride=1):
         iname = node.iname
