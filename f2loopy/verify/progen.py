@@ -1298,17 +1298,17 @@ class Generator:
                 return None
             heads.append((var, lo, hi))
             idx[int(ax)] = Expr("lit", "i4", var, (), 0.0, True)
+        # the other subscripts may not use the heads' variables; giving up
+        # leaves the outer loops only (the heads would leak into later statements)
         saved = env.loops
         env.loops = outer_env_loops
-        try:
-            for d, (lb, ub) in enumerate(target.dims):
-                if idx[d] is None:
-                    c = self.index_for(env, lb, ub)
-                    if c is None:
-                        return None
-                    idx[d] = Expr("lit", "i4", c, (), 0.0, True)
-        finally:
-            env.loops = saved
+        for d, (lb, ub) in enumerate(target.dims):
+            if idx[d] is None:
+                c = self.index_for(env, lb, ub)
+                if c is None:
+                    return None
+                idx[d] = Expr("lit", "i4", c, (), 0.0, True)
+        env.loops = saved
         env.pure = True
         try:
             t = Expr("ref", target.kind, target.name, tuple(idx), target.bound, target.exact)
