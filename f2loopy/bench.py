@@ -451,9 +451,9 @@ def _fortran_reference(result, kernel, host_args):
     def call_all(values):
         for n in names:
             k = tu[n]
-            args = [values[a.name] for a in k.args]
+            args = [values[a.name] for a in k.fortran_args]
             out = lib.call(n, args)
-            for a, v in zip(k.args, out):
+            for a, v in zip(k.fortran_args, out):
                 if not hasattr(v, "shape") or v.shape == ():
                     values[a.name] = v
         return values

@@ -179,6 +179,38 @@ end subroutine
     assert report.passed, report.format()
 
 
+@needs_gfortran
+def test_unrelated_subroutines_get_inputs_of_their_own(tmp_path):
+    # 'a' is a vector in one subroutine and a matrix in the other: each
+    # subroutine is checked on inputs that fit its own declarations
+    src = """\
+subroutine scale(n, a)
+  integer n, i
+  real a(n)
+  do i = 1, n
+    a(i) = 2 * a(i)
+  end do
+end subroutine
+subroutine trace(n, a, t)
+  integer n, i
+  real a(n, n), t
+  t = 0
+  do i = 1, n
+    t = t + a(i, i)
+  end do
+end subroutine
+"""
+    path = tmp_path / "two.f90"
+    path.write_text(src)
+    report = check_source(src, path, sizes={"n": 5})
+    assert report.passed, report.format()
+    assert report.inputs == "scale: n=5; trace: n=5"
+    assert [(c.kernel, [o.shape for o in c.outputs]) for c in report.checks] == [
+        ("scale", [(5,)]), ("trace", [()])]
+    with pytest.raises(InputError, match="--size m: no argument called 'm'"):
+        check_source(src, path, sizes={"m": 5})
+
+
 def test_original_sequence_splits_joined_names():
     names = {"ref_a": 1, "ref": 2, "b_c": 3, "b": 4}
     assert original_sequence("ref_a", names) == ["ref_a"]
@@ -452,3 +484,31 @@ def test_kernel_option_selects_one_kernel():
 def test_floopy_files_are_checked():
     res = _check([str(ROOT / "tests" / "floopy" / "sparse.floopy")])
     assert res.exit_code == 0, res.output
+
+
+@needs_gfortran
+def test_assumed_shape_arguments_outside_a_module(tmp_path):
+    # the reference calls the original through an interface block; the
+    # extents are chosen like sizes and keep the subscripts in bounds
+    src = """\
+subroutine colmax(a, s, w)
+  implicit none
+  real, intent(in) :: a(:, :)
+  real, intent(out) :: s(:)
+  logical, intent(in) :: w(2:)
+  integer :: j
+  do j = 1, size(a, 2)
+    if (w(j + 1)) then
+      s(j) = sum(a(:, j))
+    else
+      s(j) = maxval(a(:, j))
+    end if
+  end do
+end subroutine
+"""
+    path = tmp_path / "colmax.f90"
+    path.write_text(src)
+    report = check_source(src, path, sizes={"a_n2": 6})
+    assert report.passed, report.format()
+    sizes = dict(item.split("=") for item in report.inputs.split(", "))
+    assert sizes["a_n2"] == "6" and int(sizes["w_n1"]) >= 6 and int(sizes["s_n1"]) >= 6

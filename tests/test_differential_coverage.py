@@ -910,6 +910,65 @@ end subroutine
 """, lambda: [9, 3, farray(9, seed=38), farray((9, 3), seed=39), farray((6, 4), seed=40),
               farray(10, np.float64, seed=41)])
 
+case("assumed_shape_arguments_and_inquiry", """
+module grids
+  implicit none
+contains
+  subroutine relax(u, f, w, res)
+    real(8), intent(inout) :: u(0:, :)
+    real(8), intent(in) :: f(:, :)
+    real(8), intent(in) :: w
+    real(8), intent(out) :: res
+    integer :: i, j
+    res = 0
+    do j = lbound(u, 2), size(u, 2)
+      do i = 1, ubound(u, 1) - 1
+        u(i, j) = (1 - w) * u(i, j) + w * (u(i - 1, j) + u(i + 1, j) + f(i, j)) / 2
+      end do
+      res = max(res, maxval(abs(u(1:size(f, 1), j))))
+    end do
+  end subroutine
+end module
+""", lambda: [farray((9, 4), np.float64, seed=96), farray((7, 4), np.float64, seed=97),
+              0.6, 0.0])
+
+case("assumed_shape_dummies_of_called_procedures_take_sections", """
+module vec_ops
+  implicit none
+contains
+  subroutine axpy(x, y, s)
+    real, intent(in) :: x(:)
+    real, intent(inout) :: y(:)
+    real, intent(in) :: s
+    integer :: i
+    do i = 1, size(x)
+      y(i) = y(i) + s * x(i)
+    end do
+  end subroutine
+  real function weighted(v)
+    real, intent(in) :: v(0:)
+    integer :: i
+    weighted = 0
+    do i = 0, ubound(v, 1)
+      weighted = weighted + v(i) * (i + 1)
+    end do
+  end function
+  subroutine driver(n, m, a, b, t)
+    integer, intent(in) :: n, m
+    real, intent(inout) :: a(n, m), b(m, n)
+    real, intent(out) :: t(m)
+    integer :: j
+    do j = 1, m
+      call axpy(a(:, j), b(j, :), 2.0)
+      call axpy(a(n:1:-1, j), b(j, :), 0.5)
+      t(j) = weighted(b(j, 1:n:2))
+    end do
+    call axpy(a(1, :), t, 1.0)
+    call axpy(x=t(m:1:-1), y=a(2, :), s=-1.0)
+  end subroutine
+end module
+""", lambda: [6, 5, farray((6, 5), seed=98), farray((5, 6), seed=99), zeros(5)], sub="driver")
+
 case("where_statements_constructs_elsewhere_nested", """
 subroutine wheres(n, m, a, b, c, k, d)
   implicit none

@@ -814,3 +814,66 @@ program main
 end program
 """
     assert_all_ok(compile_and_run(tmp_path, runtime, sources, main), 2)
+
+
+# {{{ assumed-shape arrays
+
+ASSUMED = """
+module field_ops
+  implicit none
+contains
+  subroutine relax(u, f, w, total)
+    real(8), intent(inout) :: u(0:, :)
+    real(8), intent(in) :: f(:, :)
+    real(8), intent(in) :: w
+    real(8), intent(out) :: total
+    integer :: i, j
+    total = 0
+    do j = 1, size(u, 2)
+      do i = 1, ubound(u, 1) - 1
+        u(i, j) = (1 - w) * u(i, j) + w * (u(i - 1, j) + u(i + 1, j) + f(i, j)) / 2
+        total = total + u(i, j)
+      end do
+    end do
+  end subroutine
+end module
+"""
+
+ASSUMED_MAIN = """
+program main
+  use checks
+  use field_ops
+  use relax_cl_mod
+  implicit none
+  real(8) :: u1(0:6, 3), u2(0:6, 3), f(5, 3), big(12, 3), t1, t2
+  real(8) :: v(8)
+  integer :: st
+  call random_number(u1); u2 = u1; call random_number(f)
+  call relax(u1, f, 0.7d0, t1)
+  call relax_cl(u2, f, 0.7d0, t2, st)
+  call check(st == F2L_OK, "status")
+  call check(all(abs(u1 - u2) < 1d-12) .and. abs(t1 - t2) < 1d-10, "whole arrays")
+  ! a non-contiguous section: the compiler passes a contiguous copy
+  big = 0; big(1:10:2, :) = f
+  u2 = u1
+  call relax(u1, big(1:10:2, :), 0.5d0, t1)
+  call relax_cl(u2, big(1:10:2, :), 0.5d0, t2, st)
+  call check(st == F2L_OK .and. all(abs(u1 - u2) < 1d-12) .and. abs(t1 - t2) < 1d-10, &
+             "strided section")
+  call relax_cl(u2, v, 0.5d0, t2, st)
+  call check(st == F2L_ERROR_ARGUMENT .and. f2l_error_message() == "relax_cl: argument 'f' " &
+             // "must have 2 dimension(s), got 1", "rank")
+  call done()
+end program
+"""
+
+
+def test_assumed_shape_arrays_take_their_extents_from_the_caller(tmp_path, runtime):
+    sources = translate(tmp_path, "relax", ASSUMED)
+    glue = sources[2].read_text()
+    assert "subroutine relax_cl(u, f, w, total, status)" in glue
+    assert "! u(0:, :)" in glue
+    proc = compile_and_run(tmp_path, runtime, sources, ASSUMED_MAIN)
+    assert_all_ok(proc, 4)
+
+# }}}

@@ -105,3 +105,40 @@ def test_docstring_describes_fortran_arguments(glue):
     assert "subroutine update(n, m, alpha, a, b, total, count)" in doc
     assert "a: real array (n, m), numpy dtype float32, order 'F'; updated in place" in doc
     assert "Returns the new values of total, count." in doc
+
+
+ASSUMED = """
+subroutine shift(a, b)
+  real, intent(in) :: a(0:, :)
+  real, intent(inout) :: b(:, :)
+  integer :: i, j
+  do j = 1, size(b, 2)
+    do i = 1, size(b, 1)
+      b(i, j) = b(i, j) + a(i - 1, j) * ubound(a, 1)
+    end do
+  end do
+end subroutine
+"""
+
+
+def test_assumed_shape_extents_come_from_the_arrays(tmp_path, cl_queue):
+    import pyopencl.array as cla
+    module, _ = translate_and_load(ASSUMED, tmp_path)
+    # the extents a_n1, a_n2, b_n1, b_n2 are not arguments of the glue function
+    assert module.shift.__code__.co_varnames[:module.shift.__code__.co_argcount] == ("a", "b")
+    assert "a: real array (:, :), numpy dtype float32" in module.shift.__doc__
+    a = np.asfortranarray(np.arange(12, dtype=np.float32).reshape(4, 3))
+    b = np.ones((3, 3), dtype=np.float32, order="F")
+    module.shift(a, b, queue=cl_queue)
+    assert (b == 1 + a[:3] * 3).all()
+    # device arrays too, of another size
+    a2 = np.asfortranarray(np.arange(10, dtype=np.float32).reshape(5, 2))
+    b2 = cla.to_device(cl_queue, np.zeros((2, 2), dtype=np.float32, order="F"))
+    module.shift(a2, b2, queue=cl_queue)
+    assert (b2.get() == a2[:2] * 4).all()
+    with pytest.raises(TypeError, match="shift: argument 'a' must have 2 dimension.s. as "
+                                        "declared in Fortran, got 1"):
+        module.shift(np.zeros(4, np.float32), b, queue=cl_queue)
+    with pytest.raises(TypeError, match="shift: argument 'b' must be a numpy or pyopencl "
+                                        "array, got float"):
+        module.shift(a, 1.0, queue=cl_queue)

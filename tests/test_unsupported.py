@@ -119,8 +119,8 @@ DECLARATIONS = [
      "^~~~~~~"),
     ("real, allocatable :: b(:)", "t.f90:5:9: error: attribute 'allocatable' is not "
      "supported", "^~~~~~~~~~~"),
-    ("real :: b(:)", "t.f90:5:11: error: assumed-shape or deferred-shape array 'b(:)' is not "
-     "supported (declare explicit extents, e.g. a(n))", "^"),
+    ("real :: b(:)", "t.f90:5:11: error: 'b' has an assumed shape ('(:)') but is not a dummy "
+     "argument (allocatable arrays are not supported: declare explicit extents)", "^"),
     ("common /blk/ y", "t.f90:5:3: error: 'common' blocks are not supported (pass the data as "
      "arguments)", "^~~~~~"),
     ("real, save :: y", "t.f90:5:9: error: 'save' is not supported (kernel variables cannot "
@@ -338,6 +338,32 @@ subroutine s(n, a, b)
 end subroutine
 """, "t.f90:8:10: error: 'f' is called with array arguments in an array expression (elemental "
         "calls are not supported; write a loop)", "^"),
+    ("assumed_size_passed_for_assumed_shape", """module m
+contains
+  subroutine t(x)
+    real x(:)
+    x(1) = 0
+  end subroutine
+  subroutine s(a)
+    real a(*)
+    call t(a)
+  end subroutine
+end module
+""", "t.f90:9:12: error: assumed-size array 'a' cannot be passed for assumed-shape argument "
+        "'x' of 't' (its size is unknown): pass a section", "^"),
+    ("assumed_shape_rank_mismatch", """module m
+contains
+  subroutine t(x)
+    real x(:, :)
+    x(1, 1) = 0
+  end subroutine
+  subroutine s(a)
+    real a(4, 4)
+    call t(a(:, 2))
+  end subroutine
+end module
+""", "t.f90:9:12: error: argument 'x' of 't' has 2 dimension(s), but the actual argument "
+        "has 1", "^"),
     ("nonconforming_sections", """subroutine s(a, b)
   real a(10), b(5)
   a(1:4) = b(1:5)

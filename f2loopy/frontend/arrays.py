@@ -133,13 +133,28 @@ class ArraySyntaxMixin:
         self.views[low] = v
         return v
 
-    def bounds_of(self, sym):
+    def bounds_of(self, sym, extents=None):
+        """Lower and upper bounds of array *sym* (upper None: assumed size).
+        An assumed-shape dummy argument takes its extents from *extents* (a
+        procedure being inlined: the actual argument's) or, in the kernel,
+        from arguments the host glue fills in."""
         lbs, ubs = [], []
-        for lo_node, hi_node in sym.dims:
-            lbs.append(1 if lo_node is None else
-                       normalize_integer(self.int_expr(lo_node, "an array bound")))
-            ubs.append(None if hi_node == "*" else
-                       normalize_integer(self.int_expr(hi_node, "an array bound")))
+        for k, (lo_node, hi_node) in enumerate(sym.dims):
+            lo = 1 if lo_node is None else normalize_integer(
+                self.int_expr(lo_node, "an array bound"))
+            lbs.append(lo)
+            if hi_node == ":":
+                if extents is not None:
+                    ext = extents[k]
+                elif self.parent is None:
+                    ext = p.Variable(self.assumed_extent(sym, k))
+                else:
+                    raise self.error(f"the extents of assumed-shape array '{sym.name}' are "
+                                     "not known here", sym.name)
+                ubs.append(normalize_integer(p.Sum((lo, ext, -1))))
+            else:
+                ubs.append(None if hi_node == "*" else
+                           normalize_integer(self.int_expr(hi_node, "an array bound")))
         return tuple(lbs), tuple(ubs)
 
     def table_name(self, sym) -> str:

@@ -297,9 +297,16 @@ class DeclarationReader:
             dims.append((lower, "*"))
         elif isinstance(spec, F.Explicit_Shape_Spec_List):
             dims = [tuple(s.items) for s in spec.items]
-        elif isinstance(spec, (F.Assumed_Shape_Spec_List, F.Deferred_Shape_Spec_List)):
-            raise self.error(f"assumed-shape or deferred-shape array '{sym.name}(:)' is not "
-                             "supported (declare explicit extents, e.g. a(n))", sym.name,
+        elif isinstance(spec, F.Assumed_Shape_Spec_List):
+            # a(:), b(0:, :): the extents come from the actual argument
+            if sym.name.lower() not in self.dummy_names:
+                raise self.error(f"'{sym.name}' has an assumed shape ('(:)') but is not a dummy "
+                                 "argument (allocatable arrays are not supported: declare "
+                                 "explicit extents)", sym.name, UnsupportedFeatureError)
+            dims = [(s.items[0], ":") for s in spec.items]
+        elif isinstance(spec, F.Deferred_Shape_Spec_List):
+            raise self.error(f"deferred-shape array '{sym.name}(:)' is not supported "
+                             "(declare explicit extents, e.g. a(n))", sym.name,
                              UnsupportedFeatureError)
         else:
             raise self.error(f"array specification of '{sym.name}' is not supported",
@@ -330,7 +337,7 @@ class DeclarationReader:
     def array_shape(self, sym: Symbol) -> list[int]:
         shape = []
         for lo, hi in sym.dims:
-            if hi == "*":
+            if hi in ("*", ":"):
                 raise self.error(f"constant array '{sym.name}' needs explicit extents",
                                  sym.name)
             lo_v = int(self.constant(lo)) if lo is not None else 1

@@ -274,6 +274,8 @@ class InliningMixin:
         from f2loopy.frontend.arrays import ArrayView
         dsym = callee.symtab.get(dummy)
         writes = dummy.lower() in callee.written
+        if any(hi == ":" for _, hi in dsym.dims):
+            return self.bind_assumed_shape(proc, child, dsym, node, writes, changed)
         if isinstance(node, F.Name):
             sym = self.symtab.get(str(node))
             if sym is None or not self.is_array_symbol(sym):
@@ -308,6 +310,69 @@ class InliningMixin:
             raise self.error(f"cannot pass '{node}' for argument '{dummy}' of '{proc.name}': "
                              "the leading extents of the dummy argument are not known",
                              str(node), UnsupportedFeatureError)
+        return ArrayBinding(ArrayView(dsym.name, view.ir_name, view.dtype, lbs, ubs,
+                                      mapper=mapper, read_only=view.read_only,
+                                      what=view.what))
+
+    def bind_assumed_shape(self, proc, child, dsym, node, writes, changed):
+        """Bind assumed-shape dummy *dsym* to a whole array or an array
+        section (any strides): axis *k* of the dummy is the *k*-th section
+        axis of the actual argument, and takes its extent."""
+        from f2loopy.frontend.arrays import ArrayView
+        dummy = dsym.name
+        name = str(node.items[0]) if isinstance(node, F.Part_Ref) else str(node)
+        sym = self.symtab.get(name) if isinstance(node, (F.Name, F.Part_Ref)) else None
+        if sym is None or not self.is_array_symbol(sym):
+            raise self.error(f"argument '{dummy}' of '{proc.name}' has an assumed shape: pass "
+                             "an array or an array section", str(node))
+        view = self.view(sym, name)
+        if isinstance(node, F.Name):
+            if view.ubounds[-1] is None:
+                raise self.error(f"assumed-size array '{name}' cannot be passed for "
+                                 f"assumed-shape argument '{dummy}' of '{proc.name}' (its "
+                                 "size is unknown): pass a section", name)
+            axes = [(view.lbounds[k], view.ubounds[k], 1) for k in range(view.rank)]
+            fixed = [None] * view.rank
+        else:
+            subs = list(node.items[1].items)
+            if len(subs) != view.rank:
+                raise self.error(f"'{sym.name}' has {view.rank} dimension(s) but "
+                                 f"{len(subs)} subscript(s) are given", name)
+            axes, fixed = [], []
+            for k, s in enumerate(subs):
+                if isinstance(s, F.Subscript_Triplet):
+                    lo, hi, st = self.triplet(view, k, s)
+                    axes.append((self.snapshot_index(lo, changed, f"{dummy}_start{k + 1}"),
+                                 self.snapshot_index(hi, changed, f"{dummy}_end{k + 1}"), st))
+                    fixed.append(None)
+                else:
+                    fixed.append(self.snapshot_index(self.subscript(s, name), changed,
+                                                     f"{dummy}_index{k + 1}"))
+        if len(axes) != len(dsym.dims):
+            raise self.error(f"argument '{dummy}' of '{proc.name}' has {len(dsym.dims)} "
+                             f"dimension(s), but the actual argument has {len(axes)}", name)
+        self._check_type(proc, dummy, view.dtype, dsym.dtype)
+        if writes and view.read_only:
+            raise self.error(f"'{proc.name}' assigns argument '{dummy}', but the actual "
+                             f"argument is {view.what}", name)
+        extents = []
+        for lo, hi, st in axes:
+            count = p.FloorDiv(p.Sum((hi, p.Product((-1, lo)), st)), st) if st != 1 else \
+                p.Sum((hi, p.Product((-1, lo)), 1))
+            extents.append(normalize_integer(p.Call(p.Variable("max"), (0, count))))
+        lbs, ubs = child.bounds_of(dsym, extents)
+
+        def mapper(idx):
+            out, j = [], 0
+            for f in fixed:
+                if f is not None:
+                    out.append(f)
+                    continue
+                lo, _, st = axes[j]
+                offset = p.Sum((idx[j], p.Product((-1, lbs[j]))))
+                out.append(normalize_integer(p.Sum((lo, p.Product((st, offset))))))
+                j += 1
+            return view.ir_indices(out)
         return ArrayBinding(ArrayView(dsym.name, view.ir_name, view.dtype, lbs, ubs,
                                       mapper=mapper, read_only=view.read_only,
                                       what=view.what))

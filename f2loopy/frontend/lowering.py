@@ -105,6 +105,9 @@ class LoweringState:
         self.call_stack: list[str] = []
         self.shared_tables: dict = {}
         self.placeholders: set[str] = set()     # array-syntax positions (integers)
+        #: (array, axis) -> name of the kernel argument holding the extent of
+        #: an assumed-shape dummy argument's axis (lower-case array name)
+        self.assumed_extents: dict[tuple[str, int], str] = {}
 
 
 @dataclass(eq=False)
@@ -265,7 +268,7 @@ class UnitLowering(WhereMixin, ArraySyntaxMixin, InliningMixin):
                 return INT32
         if name in self.extra_temporaries:
             return self.extra_temporaries[name].dtype
-        if name.lower() in self.claimed_inames:
+        if name.lower() in self.claimed_inames or name in self.st.assumed_extents.values():
             return INT32
         return self.root.symbol(name).dtype
 
@@ -286,9 +289,22 @@ class UnitLowering(WhereMixin, ArraySyntaxMixin, InliningMixin):
         """A scalar dummy argument of the kernel that the kernel never writes."""
         root = self.root
         low = name.lower()
+        if name in self.st.assumed_extents.values():
+            return True
         sym = root.symtab.get(name)
         return (low in root.dummies and low not in root.written and sym is not None
                 and not sym.is_array and not sym.is_parameter)
+
+    def assumed_extent(self, sym, axis: int) -> str:
+        """Name of the kernel argument that holds the extent of *axis* (from
+        0) of the kernel's assumed-shape dummy argument *sym*: ``a_n1``...
+        The host glue takes its value from the array the caller passes."""
+        key = (sym.name.lower(), axis)
+        name = self.st.assumed_extents.get(key)
+        if name is None:
+            name = self.root.fresh_name(f"{sym.name}_n{axis + 1}")
+            self.st.assumed_extents[key] = name
+        return name
 
     def record(self, exc: FortranError) -> None:
         """Record *exc* (collecting mode) or raise it."""
@@ -420,8 +436,8 @@ class UnitLowering(WhereMixin, ArraySyntaxMixin, InliningMixin):
         for lo_node, hi_node in sym.dims:
             try:
                 lo = 1 if lo_node is None else int(self.constant(lo_node))
-                if hi_node == "*":
-                    raise NotConstant("*")
+                if hi_node in ("*", ":"):
+                    raise NotConstant(hi_node)
                 hi = int(self.constant(hi_node))
             except (FortranError, NotConstant):
                 raise self.error(f"local array '{sym.name}' has a size that is not constant: "

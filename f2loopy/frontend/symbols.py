@@ -21,7 +21,8 @@ class Symbol:
     """What the declarations say about one name.
 
     :attr dims: per axis ``(lower, upper)`` fparser nodes or pymbolic
-        expressions; upper is ``"*"`` for assumed size; None for scalars.
+        expressions; upper is ``"*"`` for assumed size, ``":"`` for an
+        assumed shape (lower None: 1); None for scalars.
     """
 
     name: str

@@ -433,6 +433,11 @@ def _lower(src, proc, registry, errors):
             if errors is None:
                 raise
             errors.append(exc)
+    # the extents of assumed-shape arrays, which the host glue passes
+    for (array, axis), name in state.assumed_extents.items():
+        sym = symtab.get(array)
+        args.append(ScalarArg(name=name, dtype=np.dtype(np.int32), intent="in",
+                              span=sym.span, extent_of=(sym.name, axis)))
     temporaries = _make_temporaries(src, lowering, symtab, prep.dummies)
     if errors:
         return None
@@ -467,11 +472,13 @@ def sym_span(src, reader, name):
 
 def _dims(src, reader, lowering, sym):
     shape, lbs = [], []
-    for lo_node, hi_node in sym.dims:
+    for k, (lo_node, hi_node) in enumerate(sym.dims):
         lo = 1 if lo_node is None else _shape_expr(src, reader, lowering, lo_node, sym.name,
                                                      "lower bound")
         if hi_node == "*":
             shape.append(None)
+        elif hi_node == ":":
+            shape.append(p.Variable(lowering.assumed_extent(sym, k)))
         else:
             hi = _shape_expr(src, reader, lowering, hi_node, sym.name, "upper bound")
             shape.append(normalize_integer(p.Sum((hi, p.Product((-1, lo)), 1))))

@@ -135,12 +135,15 @@ def _ftype(dtype) -> tuple[str, int]:
         raise CodegenError(f"type {np.dtype(dtype)} cannot be passed from Fortran") from None
 
 
-def _declaration_text(arg) -> str:
-    """``u(0:n+1, *)`` as written in Fortran, for messages and comments."""
+def _declaration_text(arg, hidden=frozenset()) -> str:
+    """``u(0:n+1, *)`` as written in Fortran, for messages and comments
+    (an extent named in *hidden* is an assumed shape, ``:``)."""
     dims = []
     for extent, lower in zip(arg.shape, arg.lower_bounds):
         if extent is None:
             dims.append("*" if _is_one(lower) else f"{_plain(lower)}:*")
+        elif str(extent) in hidden:
+            dims.append(":" if _is_one(lower) else f"{_plain(lower)}:")
         elif _is_one(lower):
             dims.append(_plain(extent))
         else:
@@ -197,6 +200,21 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     body.add(f"call f2l_c%begin({f_string(glue)}, f2l_kernel, f2l_program(), "
              f"{f_string(options)}, {f_string(gk.c_name)})")
 
+    # the extents of assumed-shape arrays, from the arrays passed
+    # (computed before the 64-bit copies of the scalars below, which use them)
+    hidden = {a.name: a.extent_of for a in k.args if getattr(a, "extent_of", None)}
+    by_name = {a.name: a for a in k.args}
+    extent_body = _Body()
+    for ext_name, (array, axis) in hidden.items():
+        lay = by_name[array].fortran_layout
+        rank = len(lay.shape) if lay is not None else by_name[array].ndim
+        locals_.append(f"integer(c_int32_t), target :: {nm[ext_name]}")
+        extent_body.add(f"{nm[ext_name]} = 0")
+        extent_body.add(f"if (rank({nm[array]}) == {rank}) {nm[ext_name]} = "
+                    f"int(size({nm[array]}, {axis + 1}), c_int32_t)")
+        body.add(f"if (rank({nm[array]}) /= {rank}) call f2l_c%fail(F2L_ERROR_ARGUMENT, "
+                 + f_string(f"argument '{array}' must have {rank} dimension(s), got ")
+                 + f" // f2l_to_string(rank({nm[array]})))")
     # fixed arguments and assumptions first: sizes depend on the scalars
     for ka in gk.arguments:
         if ka.kind == "fixed":
@@ -208,6 +226,11 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
         ftype, nbytes = _ftype(ka.dtype)
         a = ka.ir_arg
         is_logical = np.dtype(ka.dtype).kind == "b"
+        if a.name in hidden:
+            if ka.kind == "value":       # else fixed: checked above, not passed
+                body.add(f"call f2l_c%value({index}, c_loc({nm[a.name]}), {nbytes}_c_size_t)")
+                index += 1
+            continue
         if ka.kind in ("value", "fixed", "scalar_ref"):
             intent = "inout" if ka.kind == "scalar_ref" else "in"
             decls.append((None, f"{ftype}, intent({intent}), target", a.name))
@@ -228,7 +251,7 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
             continue
         # arrays
         intent = "inout" if ka.written else "in"
-        decl_text = _declaration_text(a)
+        decl_text = _declaration_text(a, hidden)
         decls.append((decl_text, f"{ftype}, dimension(..), intent({intent}), contiguous, target",
                       a.name))
         v = nm[a.name]
@@ -302,7 +325,7 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     if clash:
         # a wrapper with the original names that only forwards
         out += _header(glue, k, decls, originals, status)
-        out += wrap(f"    call {glue}_impl({', '.join([a.name for a in k.args] + [status])})")
+        out += wrap(f"    call {glue}_impl({', '.join([a.name for a in k.fortran_args] + [status])})")
         out += [f"  end subroutine {glue}", ""]
         out += _header(f"{glue}_impl", k, decls, nm, status)
     else:
@@ -310,6 +333,7 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     out.append("    type(f2l_call) :: f2l_c")
     out += ["    " + x for x in locals_]
     out.append("")
+    out += extent_body.lines
     out += copies
     out += body.lines
     out += [f"  end subroutine {glue}_impl" if clash else f"  end subroutine {glue}", "",
@@ -319,7 +343,7 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
 
 def _header(proc: str, k, decls, names: dict, status: str) -> list[str]:
     """``subroutine proc(...)`` and the declarations of its dummy arguments."""
-    out = wrap(f"  subroutine {proc}({', '.join([names[a.name] for a in k.args] + [status])})")
+    out = wrap(f"  subroutine {proc}({', '.join([names[a.name] for a in k.fortran_args] + [status])})")
     for comment, prefix, arg in decls:
         if comment:
             out.append(f"    ! {comment}")
@@ -385,8 +409,10 @@ def _check_fixed(body: _Body, ka, nm):
         shown = np.format_float_positional(dt.type(a.fixed_value), unique=True, trim="0")
     else:
         shown = f"{a.fixed_value}"
+    what = f"argument '{a.name}'" if a.extent_of is None else \
+        f"the extent of axis {a.extent_of[1] + 1} of argument '{a.extent_of[0]}'"
     body.add(f"if ({nm[a.name]} {differs} {lit}) call f2l_c%fail(F2L_ERROR_ARGUMENT, "
-             + f_string(f"argument '{a.name}' was fixed to {shown} when the kernel was "
+             + f_string(f"{what} was fixed to {shown} when the kernel was "
                         "translated; got ") + f" // f2l_to_string({nm[a.name]}))")
 
 

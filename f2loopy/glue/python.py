@@ -112,6 +112,21 @@ def _scalar(fn, name, value, dtype, kind):
     return np.dtype(dtype).type(value)
 
 
+def _extent(fn, name, value, axis, rank):
+    """Extent of *axis* of assumed-shape array argument *value*."""
+    shape = getattr(value, "shape", None)
+    if not isinstance(shape, tuple):
+        raise KernelArgumentError(f"{fn}: argument '{name}' must be a numpy or pyopencl "
+                                  f"array, got {type(value).__name__}")
+    if len(shape) != rank:
+        raise KernelArgumentError(f"{fn}: argument '{name}' must have {rank} dimension(s) as "
+                                  f"declared in Fortran, got {len(shape)}")
+    if shape[axis] > np.iinfo(np.int32).max:
+        raise KernelArgumentError(f"{fn}: argument '{name}' is too large (extent "
+                                  f"{shape[axis]} does not fit in int32)")
+    return np.int32(shape[axis])
+
+
 def _check_shape(fn, name, have, want):
     if len(have) != len(want) or any(w is not None and h != w for h, w in zip(have, want)):
         shown = "(" + ", ".join("*" if w is None else str(w) for w in want) + ")"
@@ -291,19 +306,31 @@ def _shape_tuple(arg) -> str:
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
 
+def _fixed_what(arg) -> str:
+    """What a fixed scalar argument is, for messages."""
+    if getattr(arg, "extent_of", None) is not None:
+        return f"the extent of axis {arg.extent_of[1] + 1} of argument '{arg.extent_of[0]}'"
+    return f"argument '{arg.name}'"
+
+
 def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
     k = gk.kernel
-    names = [py_name(a.name) for a in k.args]
+    visible = k.fortran_args
+    names = [py_name(a.name) for a in visible]
     fn = k.name
     lines = [f"def {py_name(fn)}({', '.join(names)}{', ' if names else ''}*, queue=None):"]
-    decl = ", ".join(a.name for a in k.args)
+    decl = ", ".join(a.name for a in visible)
+    hidden = {a.name for a in k.args if getattr(a, "extent_of", None) is not None}
     doc = [f'    """OpenCL version of Fortran ``subroutine {k.name}({decl})``'
            f'{f" ({k.span})" if k.span else ""}.', "", "    Arguments:"]
     for ka in gk.arguments:
         a = ka.ir_arg
         ftype = _FORTRAN_TYPE.get(np.dtype(a.dtype).name, str(a.dtype))
+        if getattr(a, "extent_of", None) is not None:
+            continue
         if ka.kind == "array":
-            shape = ", ".join("*" if s is None else str(s) for s in a.shape)
+            shape = ", ".join("*" if s is None else ":" if str(s) in hidden else str(s)
+                              for s in a.shape)
             dtname = "bool (or int32 holding 0/1)" if is_logical(a.dtype) else \
                 np.dtype(a.dtype).name
             what = f"{ftype} array ({shape}), numpy dtype {dtname}, order 'F'"
@@ -320,6 +347,15 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
     lines += doc
     lines.append("    if queue is None:")
     lines.append("        queue = _default_queue()")
+    # the extents of assumed-shape arrays come from the arrays passed
+    by_name = {a.name: a for a in k.args}
+    for a in k.args:
+        if getattr(a, "extent_of", None) is not None:
+            array = by_name[a.extent_of[0]]
+            lay = getattr(array, "fortran_layout", None)
+            rank = len(lay.shape) if lay is not None else array.ndim
+            lines.append(f"    {py_name(a.name)} = _extent({fn!r}, {array.name!r}, "
+                         f"{py_name(array.name)}, {a.extent_of[1]}, {rank})")
     # scalars first: shapes and grid sizes are computed from them
     for ka in gk.arguments:
         if ka.kind in ("value", "scalar_ref", "fixed"):
@@ -328,8 +364,9 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
                          f"{_kind(ka.dtype)!r})")
         if ka.kind == "fixed":
             fixed = ka.ir_arg.fixed_value
+            what = _fixed_what(ka.ir_arg)
             lines.append(f"    if {v} != {fixed!r}:")
-            lines.append(f"        raise KernelArgumentError(f\"{fn}: argument '{ka.name}' was fixed "
+            lines.append(f"        raise KernelArgumentError(f\"{fn}: {what} was fixed "
                          f"to {str(fixed)} when the kernel was translated; got {{{v}}}\")")
     check = _assumption_check(gk.kernel)
     if check is not None:

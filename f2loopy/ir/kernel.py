@@ -125,6 +125,10 @@ class ScalarArg(_Copyable):
     :attr fixed_value: set by :func:`~f2loopy.transform.parameters.fix_parameters`:
         the kernel was specialised for this value, no longer receives the
         argument, and the host glue checks that callers pass exactly it.
+    :attr extent_of: ``(array, axis)`` (axis from 0) for the extent of an
+        assumed-shape array argument (``a(:)``): not an argument of the
+        Fortran subroutine; the host glue takes its value from the array the
+        caller passes.  Such arguments come after the Fortran ones.
     """
 
     name: str
@@ -132,6 +136,7 @@ class ScalarArg(_Copyable):
     intent: str | None = None
     span: SourceSpan | None = None
     fixed_value: Any = None
+    extent_of: tuple | None = None
 
     shape = ()
     lower_bounds = ()
@@ -388,6 +393,14 @@ class Kernel(_Copyable):
 
     def written_variables(self) -> frozenset:
         return frozenset(n for insn in self.instructions for n in insn.assignee_names())
+
+    @property
+    def fortran_args(self) -> tuple:
+        """The arguments of the Fortran subroutine, in order: :attr:`args`
+        less the extents of assumed-shape arrays (which the host glue takes
+        from the arrays)."""
+        return tuple(a for a in self.args
+                     if not (isinstance(a, ScalarArg) and a.extent_of is not None))
 
     def scalar_params(self) -> tuple[str, ...]:
         """Scalar arguments the kernel only reads: usable as domain parameters."""

@@ -49,7 +49,10 @@ def kernel_to_str(kernel: Kernel) -> str:
     out = [_RULE, f"KERNEL: {kernel.name}" + (f"  ({kernel.span})" if kernel.span else ""),
            _RULE, "ARGUMENTS:"]
     for a in kernel.args:
-        if isinstance(a, ScalarArg):
+        if isinstance(a, ScalarArg) and a.extent_of is not None:
+            out.append(f"{a.name}: {a.dtype}, scalar, extent of axis {a.extent_of[1] + 1} of "
+                       f"{a.extent_of[0]} (from the caller's array)")
+        elif isinstance(a, ScalarArg):
             out.append(f"{a.name}: {a.dtype}, scalar" + (f", intent({a.intent})"
                                                          if a.intent else ""))
         elif isinstance(a, ArrayArg):

@@ -128,7 +128,9 @@ def _enc_arg(a):
     if isinstance(a, ScalarArg):
         return {"kind": "scalar", "name": a.name, "dtype": _enc_dtype(a.dtype),
                 "intent": a.intent, "span": _enc_span(a.span),
-                "fixed_value": None if a.fixed_value is None else encode_expr(a.fixed_value)}
+                "fixed_value": None if a.fixed_value is None else encode_expr(a.fixed_value),
+                "extent_of": None if a.extent_of is None else [a.extent_of[0],
+                                                               int(a.extent_of[1])]}
     d = _enc_array_common(a)
     d.update(kind="array", intent=a.intent)
     if a.fortran_layout is not None:
@@ -380,9 +382,16 @@ def _dec_arg(d):
         _fail("invalid argument")
     if d.get("kind") == "scalar":
         fixed = d.get("fixed_value")
+        extent_of = d.get("extent_of")
+        if extent_of is not None:
+            if not (isinstance(extent_of, list) and len(extent_of) == 2
+                    and isinstance(extent_of[1], int) and 0 <= extent_of[1] < 64):
+                _fail("invalid extent_of")
+            extent_of = (_name(extent_of[0]), extent_of[1])
         return ScalarArg(name=_name(d["name"]), dtype=_dtype(d["dtype"]),
                          intent=_intent(d.get("intent")), span=_dec_span(d.get("span")),
-                         fixed_value=None if fixed is None else decode_expr(fixed))
+                         fixed_value=None if fixed is None else decode_expr(fixed),
+                         extent_of=extent_of)
     if d.get("kind") != "array":
         _fail("invalid argument kind")
     kw = _dec_array_common(d)

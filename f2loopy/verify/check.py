@@ -302,9 +302,9 @@ def _run_sequence(library, kernels_by_name, sequence, inputs):
     state = {n: _fortran_storage(copy.deepcopy(v)) for n, v in inputs.items()}
     for name in sequence:
         k = kernels_by_name[name]
-        args = [state[a.name] for a in k.args]
+        args = [state[a.name] for a in k.fortran_args]
         out = library.call(name, args)
-        for a, v in zip(k.args, out):
+        for a, v in zip(k.fortran_args, out):
             if not isinstance(state[a.name], np.ndarray):
                 state[a.name] = v
     for n, v in inputs.items():
@@ -423,7 +423,7 @@ def _run_generated(module, gk, inputs, queue):
     from f2loopy.codegen.names import py_name
     state = {n: copy.deepcopy(v) for n, v in inputs.items()}
     fn = getattr(module, py_name(gk.kernel.name))
-    args = [state[a.name] for a in gk.kernel.args]
+    args = [state[a.name] for a in gk.kernel.fortran_args]
     returned = fn(*args, queue=queue)
     outs = [ka for ka in gk.arguments if ka.kind == "scalar_ref"]
     if len(outs) == 1:
@@ -521,35 +521,40 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
     if not runnable:
         return report
 
-    # inputs: one set for every kernel, fitting all of their assumptions
-    used = []
-    for *_, seq in runnable:
-        for n in seq:
-            if n not in used:
-                used.append(n)
-    fixed = {}
-    for _, _, _, _, k, _ in runnable:
-        from f2loopy.ir.kernel import ScalarArg
-        for a in k.args:
-            if isinstance(a, ScalarArg) and a.fixed_value is not None:
-                if a.name in fixed and fixed[a.name] != a.fixed_value:
-                    raise CheckError(f"the kernels fix parameter '{a.name}' to different "
-                                     f"values ({fixed[a.name]} and {a.fixed_value})")
-                fixed[a.name] = a.fixed_value
-    given = dict(fixed)
-    for n, v in (sizes or {}).items():
-        match = [f for f in fixed if f.lower() == n.lower()]
-        if match and fixed[match[0]] != v:
-            raise CheckError(f"--size {n}={v}: the kernel was translated for {n}="
-                             f"{fixed[match[0]]} (fix_parameters)")
-        if not match:
-            given[n] = v
-    plan = plan_inputs([originals[n] for n in used],
-                       assumptions=[k.assumptions for *_, k, _ in runnable],
-                       given=given, ranges=ranges, seed=seed)
-    inputs = plan.generate(seed)
-    report.inputs = plan.describe()
-    lbs = plan.lower_bounds
+    # inputs: one set per group of related subroutines (those a kernel runs in
+    # sequence, transitively), fitting the assumptions of the group's kernels;
+    # unrelated subroutines may declare arguments of the same name differently
+    groups = _input_groups([seq for *_, seq in runnable])
+    _check_names_given(groups, originals, sizes, "--size")
+    _check_names_given(groups, originals, ranges, "--range")
+    plans = {}
+    for group in groups:
+        members = [r for r in runnable if r[5][0] in group]
+        given = _fixed_parameters([r[4] for r in members])
+        names = {a.name.lower() for n in group for a in originals[n].args}
+        for n, v in (sizes or {}).items():
+            if n.lower() not in names:
+                continue
+            match = [f for f in given if f.lower() == n.lower()]
+            if match and given[match[0]] != v:
+                raise CheckError(f"--size {n}={v}: the kernel was translated for {n}="
+                                 f"{given[match[0]]} (fix_parameters)")
+            if not match:
+                given[n] = v
+        plan = plan_inputs([originals[n] for n in group],
+                           assumptions=[r[4].assumptions for r in members], given=given,
+                           ranges={n: r for n, r in (ranges or {}).items()
+                                   if n.lower() in names},
+                           seed=seed)
+        plans[group] = (plan, plan.generate(seed))
+    described = [(group, plan.describe()) for group, (plan, _) in plans.items()]
+    if len(described) == 1:
+        report.inputs = described[0][1]
+    else:
+        report.inputs = "; ".join(f"{'+'.join(g)}: {d}" for g, d in described if d)
+
+    def group_of(seq):
+        return next(g for g in plans if seq[0] in g)
 
     with tempfile.TemporaryDirectory(prefix="f2loopy-check-") as tmp:
         tmp = Path(tmp)
@@ -564,7 +569,8 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                 sequences.append(tuple(seq))
 
         def reference():
-            return {s: _run_sequence(lib, originals, s, inputs) for s in sequences}
+            return {s: _run_sequence(lib, originals, s, plans[group_of(s)][1])
+                    for s in sequences}
 
         refs = run_isolated(reference, timeout) if isolate else reference()
 
@@ -583,6 +589,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                         modules[key] = _glue_for_kernels(ks, tmp / f"c{len(modules)}",
                                                          path.name)
                 module, gk_list = modules[key]
+                plan, inputs = plans[group_of(seq)]
                 got = _run_generated(module, gk_list[idx], inputs, queue)
             except F2LoopyError as exc:
                 kc.error = exc.format()
@@ -601,8 +608,45 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                     written.append(ka.name)
             order = list(plan.args)
             written.sort(key=lambda x: order.index(x) if x in order else len(order))
-            kc.outputs = _compare_outputs(written, got, want, inputs, lbs, tolerances)
+            kc.outputs = _compare_outputs(written, got, want, inputs, plan.lower_bounds,
+                                          tolerances)
     return report
+
+
+def _input_groups(sequences) -> list:
+    """The subroutine names of *sequences* grouped so that the names of one
+    sequence are in one group (tuples, in order of first appearance)."""
+    groups: list = []
+    for seq in sequences:
+        joined = list(seq)
+        for g in [g for g in groups if set(g) & set(seq)]:
+            groups.remove(g)
+            joined = list(g) + [n for n in joined if n not in g]
+        groups.append(tuple(dict.fromkeys(joined)))
+    return groups
+
+
+def _check_names_given(groups, originals, values, option) -> None:
+    """Every name of ``--size``/``--range`` is an argument of some checked
+    subroutine."""
+    names = {a.name.lower() for g in groups for n in g for a in originals[n].args}
+    for n in values or {}:
+        if n.lower() not in names:
+            raise InputError(f"{option} {n}: no argument called '{n}'")
+
+
+def _fixed_parameters(kernels) -> dict:
+    """name -> value of the parameters *kernels* fixed (``fix_parameters``)."""
+    from f2loopy.ir.kernel import ScalarArg
+    fixed = {}
+    for k in kernels:
+        for a in k.args:
+            if isinstance(a, ScalarArg) and a.fixed_value is not None:
+                if a.name in fixed and fixed[a.name] != a.fixed_value:
+                    raise CheckError(f"the kernels fix parameter '{a.name}' to different "
+                                     f"values ({fixed[a.name]} and {a.fixed_value})")
+                fixed[a.name] = a.fixed_value
+    return fixed
 
 
 def _describe_failure(exc: BaseException) -> str:

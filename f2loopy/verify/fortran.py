@@ -54,26 +54,57 @@ def _shim_name(kernel: Kernel) -> str:
 
 
 def _shim(kernel: Kernel) -> str:
-    """A bind(c) wrapper taking every argument by reference."""
-    names = [f"a{k}" for k in range(len(kernel.args))]
-    lines = [f"subroutine {_shim_name(kernel)}({', '.join(names)}) "
+    """A bind(c) wrapper taking every argument by reference.
+
+    The extents of assumed-shape arrays (kernel arguments after the Fortran
+    ones) are arguments of the shim, which declares such an array with them;
+    a subroutine outside a module then needs an interface block, made from
+    the kernel's arguments."""
+    names = {a.name: f"a{k}" for k, a in enumerate(kernel.args)}
+    extents = {}
+    for a in kernel.args:
+        if isinstance(a, ScalarArg) and a.extent_of is not None:
+            extents.setdefault(a.extent_of[0], {})[a.extent_of[1]] = names[a.name]
+    fortran_args = kernel.fortran_args
+    lines = [f"subroutine {_shim_name(kernel)}({', '.join(names.values())}) "
              f"bind(c, name='{_shim_name(kernel)}')"]
     lines.append("  use iso_c_binding")
     if kernel.module:
         lines.append(f"  use {kernel.module}, only: {kernel.name}")
     lines.append("  implicit none")
-    for name, arg in zip(names, kernel.args):
-        type_name, kind = _ISO_KIND[np.dtype(arg.dtype).name]
-        decl = f"{type_name}({kind})"
-        if isinstance(arg, ArrayArg):
-            lines.append(f"  {decl} :: {name}(*)")
-        else:
-            lines.append(f"  {decl} :: {name}")
-    if not kernel.module:
+    for a in kernel.args:
+        lines.append(f"  {_declaration(a, names[a.name], extents)}")
+    if not kernel.module and extents:
+        lines.append("  interface")
+        dummies = [f"d{k}" for k in range(len(fortran_args))]
+        lines.append(f"    subroutine {kernel.name}({', '.join(dummies)})")
+        lines.append("      import")
+        for a, d in zip(fortran_args, dummies):
+            lines.append(f"      {_declaration(a, d, extents, interface=True)}")
+        lines.append("    end subroutine")
+        lines.append("  end interface")
+    elif not kernel.module:
         lines.append(f"  external :: {kernel.name}")
-    lines.append(f"  call {kernel.name}({', '.join(names)})")
+    lines.append(f"  call {kernel.name}({', '.join(names[a.name] for a in fortran_args)})")
     lines.append(f"end subroutine {_shim_name(kernel)}")
     return "\n".join(lines) + "\n"
+
+
+def _declaration(arg, name: str, extents: dict, interface: bool = False) -> str:
+    """Declaration of *arg* as *name* in a shim (or in the interface block of
+    the original subroutine): arrays are assumed size, or for an
+    assumed-shape array explicit with the extents the shim receives
+    (assumed shape in the interface)."""
+    type_name, kind = _ISO_KIND[np.dtype(arg.dtype).name]
+    decl = f"{type_name}({kind})"
+    if not isinstance(arg, ArrayArg):
+        return f"{decl} :: {name}"
+    own = extents.get(arg.name)
+    if own is None:
+        return f"{decl} :: {name}(*)"
+    if interface:
+        return f"{decl} :: {name}({', '.join(':' for _ in range(len(own)))})"
+    return f"{decl} :: {name}({', '.join(own[k] for k in sorted(own))})"
 
 
 class FortranLibrary:
@@ -108,14 +139,23 @@ class FortranLibrary:
         self.lib = ctypes.CDLL(str(lib_path))
 
     def call(self, name: str, args: list) -> list:
-        """Call subroutine *name* with *args* (numpy arrays are updated in
-        place; scalars are passed by reference and their final values are
-        returned in the result list, arrays returned as given)."""
+        """Call subroutine *name* with *args*, its Fortran arguments (numpy
+        arrays are updated in place; scalars are passed by reference and their
+        final values are returned in the result list, arrays returned as
+        given).  Assumed-shape arrays pass their shapes."""
         kernel = self.kernels[name.lower()]
         fn = getattr(self.lib, _shim_name(kernel))
         fn.restype = None
+        if len(args) != len(kernel.fortran_args):
+            raise TypeError(f"{name} takes {len(kernel.fortran_args)} arguments, got {len(args)}")
+        given = {a.name: v for a, v in zip(kernel.fortran_args, args)}
+        for a in kernel.args:
+            if isinstance(a, ScalarArg) and a.extent_of is not None:
+                array, axis = a.extent_of
+                given[a.name] = np.asarray(given[array]).shape[axis]
         c_args, holders = [], []
-        for arg, value in zip(kernel.args, args):
+        for arg in kernel.args:
+            value = given[arg.name]
             dt = np.dtype(arg.dtype)
             if isinstance(arg, ArrayArg):
                 if not isinstance(value, np.ndarray) or value.dtype != _storage(dt) or \
@@ -131,6 +171,8 @@ class FortranLibrary:
         fn(*c_args)
         out = []
         for arg, h in zip(kernel.args, holders):
+            if isinstance(arg, ScalarArg) and arg.extent_of is not None:
+                continue
             if isinstance(arg, ScalarArg):
                 v = h[0]
                 out.append(bool(v) if np.dtype(arg.dtype) == np.bool_ else v)
