@@ -969,6 +969,50 @@ contains
 end module
 """, lambda: [6, 5, farray((6, 5), seed=98), farray((5, 6), seed=99), zeros(5)], sub="driver")
 
+case("reductions_with_mask_and_dim_count_any_all", """
+subroutine reds(n, m, a, b, m1, s, v, w, anyneg, allpos, cnt, p)
+  implicit none
+  integer, intent(in) :: n, m
+  real, intent(in) :: a(n, m), b(m, n)
+  logical, intent(in) :: m1(n, m)
+  real, intent(out) :: s, v(m), w(n)
+  logical, intent(out) :: anyneg, allpos
+  integer, intent(out) :: cnt, p(m)
+  integer :: j
+  s = sum(a, mask=a > 0.0) + product(a(1:2, 1), m1(1:2, 1)) + maxval(a, m1) &
+      - minval(b, mask=b < 0.5) + sum(a(:, 1), dim=1)
+  v = sum(a, dim=1) + maxval(b, 2, mask=b > 0.0) + minval(b(:, 2:n:2), dim=2)
+  do j = 1, n
+    w(j) = sum(b(:, j), b(:, j) > 0.0) + count(m1(j, :))
+  end do
+  anyneg = any(a < -0.9)
+  allpos = all(b > -0.95)
+  cnt = count(m1) + count(a > 0.5 .and. m1)
+  p = count(a > 0.0, dim=1) + count(b < 0.0, 2)
+end subroutine
+""", lambda: [5, 6, farray((5, 6), seed=100), farray((6, 5), seed=101),
+              farray((5, 6), np.int32, seed=102, low=0, high=1), 0.0, zeros(6),
+              zeros(5), False, False, 0, np.zeros(6, np.int32)])
+
+case("matmul_and_transpose", """
+subroutine sem(nq, ne, d, x, y, c, s)
+  implicit none
+  integer, intent(in) :: nq, ne
+  double precision, intent(in) :: d(nq, nq), x(nq, ne)
+  double precision, intent(inout) :: y(nq, ne), c(nq, nq)
+  double precision, intent(out) :: s(ne)
+  integer :: e
+  do e = 1, ne
+    y(:, e) = y(:, e) + matmul(d, x(:, e))
+    s(e) = sum(matmul(transpose(d), y(:, e))) + dot_product(x(:, e), matmul(x(:, e), d))
+  end do
+  c = matmul(c, c)
+  c = transpose(c) - 2 * transpose(matmul(d(:, 1:2), transpose(d(1:nq, nq-1:nq))))
+end subroutine
+""", lambda: [4, 7, farray((4, 4), np.float64, seed=103), farray((4, 7), np.float64, seed=104),
+              farray((4, 7), np.float64, seed=105), farray((4, 4), np.float64, seed=106),
+              zeros(7, np.float64)])
+
 case("where_statements_constructs_elsewhere_nested", """
 subroutine wheres(n, m, a, b, c, k, d)
   implicit none

@@ -14,8 +14,8 @@ the assigned array at other elements, isl decides whether ascending or
 descending order keeps Fortran's "evaluate everything, then assign" meaning;
 if neither does, the statement is rejected.
 
-``sum``, ``product``, ``maxval``, ``minval`` and ``dot_product`` become an
-accumulator temporary, initialised before loops over the argument's sections.
+The array intrinsics (reductions, ``matmul``, ``transpose``, inquiry) are in
+:mod:`f2loopy.frontend.array_intrinsics`.
 """
 
 from __future__ import annotations
@@ -244,9 +244,24 @@ class ArraySyntaxMixin:
                                        name)
 
     def conforming_element(self, view, axes, parts, name):
+        ctx = self.conform(axes, name, view.name)
+        indices = []
+        for kind, value in parts:
+            if kind == "axis":
+                lo, hi, st = axes[value]
+                indices.append(normalize_integer(
+                    p.Sum((lo, p.Product((st, ctx.positions[value]))))))
+            else:
+                indices.append(value)
+        return view.element(indices)
+
+    def conform(self, axes, name, label=None) -> ElementalContext:
+        """Make an operand with section *axes* part of the current array
+        expression: it fixes the shape, or must have the shape fixed (*name*
+        is the operand as written, *label* names it in later messages)."""
         ctx = self.elemental
         if ctx.rank is None:
-            ctx.define(axes, view.name)
+            ctx.define(axes, label or name)
         elif len(axes) != ctx.rank:
             raise self.error(f"'{name}' has rank {len(axes)} here but the array expression "
                              f"has rank {ctx.rank}", name)
@@ -257,15 +272,7 @@ class ArraySyntaxMixin:
                     raise self.error(f"array shapes do not conform: dimension {d + 1} of "
                                      f"'{name}' has {ext} elements, of '{ctx.names[d]}' "
                                      f"{ctx.extents[d]}", name)
-        indices = []
-        for kind, value in parts:
-            if kind == "axis":
-                lo, hi, st = axes[value]
-                indices.append(normalize_integer(
-                    p.Sum((lo, p.Product((st, ctx.positions[value]))))))
-            else:
-                indices.append(value)
-        return view.element(indices)
+        return ctx
 
     # }}}
 
@@ -456,156 +463,6 @@ class ArraySyntaxMixin:
         return later, earlier
 
     # }}}
-
-    # {{{ reductions and inquiry
-
-    def array_intrinsic(self, name, arg_nodes, node):
-        if name in ("size", "lbound", "ubound"):
-            return self.array_inquiry(name, arg_nodes)
-        conv = self.converter()
-        keywords = ("vector_a", "vector_b") if name == "dot_product" else ("array",)
-        positional, kw = conv._split_args(name, arg_nodes, set(keywords) | {"dim", "mask"})
-        for bad in ("dim", "mask"):
-            if bad in kw:
-                raise self.error(f"the '{bad}' argument of '{name}' is not supported", bad,
-                                 UnsupportedFeatureError)
-        args = list(positional) + [kw[k] for k in keywords if k in kw]
-        want = 2 if name == "dot_product" else 1
-        if len(args) != want:
-            raise self.error(f"intrinsic '{name}' takes {want} array argument"
-                             f"{'s' if want > 1 else ''} here, got {len(args)}", name)
-        ctx = ElementalContext(self)
-        saved = self.elemental
-        self.elemental = ctx
-        try:
-            elems = [self.expr(a) for a in args]
-        finally:
-            self.elemental = saved
-        if ctx.rank is None:
-            raise self.error(f"the argument of '{name}' must be an array", name)
-        dts = [self.checked_dtype(e) for e in elems]
-        for dt in dts:
-            if is_logical(dt) or (name in ("maxval", "minval") and is_complex(dt)):
-                kinds = "integer or real" if name in ("maxval", "minval") else "numeric"
-                raise self.error(f"the argument of '{name}' must be {kinds}", name)
-        dtype = promote(*dts)
-        if name == "dot_product":
-            a, b = elems
-            if is_complex(dts[0]):
-                a = p.Call(p.Variable("conjg"), (a,))
-            elem = p.Product((a, b))
-        else:
-            elem = elems[0]
-        acc = self.new_temporary(name, dtype)
-        self.add_raw_assignment(acc, _initial_value(name, dtype))
-        accv = p.Variable(acc)
-        if name in ("sum", "dot_product"):
-            update = p.Sum((accv, elem))
-        elif name == "product":
-            update = p.Product((accv, elem))
-        else:
-            update = p.Call(p.Variable("max" if name == "maxval" else "min"), (accv, elem))
-        self.emit_elemental(ctx, "ascending", acc, lambda: self.add_assignment(
-            accv, dtype, update, name, base_id=acc))
-        return accv
-
-    def array_inquiry(self, name, arg_nodes):
-        conv = self.converter()
-        positional, kw = conv._split_args(name, arg_nodes, {"array", "dim", "kind"})
-        if "kind" in kw:
-            raise self.error(f"the 'kind' argument of '{name}' is not supported", "kind",
-                             UnsupportedFeatureError)
-        args = list(positional) + [kw[k] for k in ("array", "dim") if k in kw]
-        if not args or len(args) > 2:
-            raise self.error(f"intrinsic '{name}' takes 1 or 2 arguments", name)
-        arr = args[0]
-        if name == "size" and isinstance(arr, F.Part_Ref):
-            return self.section_size(arr, args[1] if len(args) == 2 else None)
-        sym = self.symtab.get(str(arr)) if isinstance(arr, F.Name) else None
-        if sym is None or not self.is_array_symbol(sym):
-            raise self.error(f"the first argument of '{name}' must be an array or an array "
-                             "section", name, UnsupportedFeatureError)
-        view = self.view(sym, str(arr))
-        if len(args) == 2:
-            dim = int(self.constant(args[1]))
-            if not 1 <= dim <= view.rank:
-                raise self.error(f"dimension {dim} of '{view.name}' does not exist", name)
-            dims = [dim - 1]
-        elif name != "size":
-            raise self.error(f"'{name}' without a 'dim' argument (an array result) is not "
-                             "supported", name, UnsupportedFeatureError)
-        else:
-            dims = list(range(view.rank))
-        if name == "lbound":
-            return _int32(view.lbounds[dims[0]])
-        if any(view.ubounds[k] is None for k in dims):
-            raise self.error(f"'{name}' of the assumed-size dimension of '{view.name}'", name)
-        if name == "ubound":
-            return _int32(view.ubounds[dims[0]])
-        total = None
-        for k in dims:
-            ext = view.extent(k)
-            try:
-                ext = np.int32(max(0, int(evaluate_constant(ext))))
-            except NotConstant:
-                ext = p.Call(p.Variable("max"), (np.int32(0), ext))
-            total = ext if total is None else p.Product((total, ext))
-        return normalize_integer(total) if not isinstance(total, np.generic) else total
-
-    def section_size(self, node, dim_node):
-        name = str(node.items[0])
-        sym = self.symtab.get(name)
-        if sym is None or not self.is_array_symbol(sym):
-            raise self.error("the first argument of 'size' must be an array or an array "
-                             "section", "size", UnsupportedFeatureError)
-        view = self.view(sym, name)
-        subs = list(node.items[1].items)
-        if len(subs) != view.rank:
-            raise self.error(f"'{sym.name}' has {view.rank} dimension(s) but {len(subs)} "
-                             "subscript(s) are given", name)
-        extents = []
-        for k, s in enumerate(subs):
-            if isinstance(s, F.Subscript_Triplet):
-                lo, hi, st = self.triplet(view, k, s)
-                ext = p.FloorDiv(normalize_integer(p.Sum((hi, p.Product((-1, lo)), st))), st)
-                try:
-                    ext = np.int32(max(0, int(evaluate_constant(ext))))
-                except NotConstant:
-                    ext = p.Call(p.Variable("max"), (np.int32(0), ext))
-                extents.append(ext)
-        if not extents:
-            raise self.error("the argument of 'size' is an array element, not an array",
-                             "size")
-        if dim_node is not None:
-            dim = int(self.constant(dim_node))
-            if not 1 <= dim <= len(extents):
-                raise self.error(f"dimension {dim} of the section does not exist", "size")
-            return extents[dim - 1]
-        total = extents[0]
-        for e in extents[1:]:
-            total = p.Product((total, e))
-        return total if isinstance(total, np.generic) else normalize_integer(total)
-
-    # }}}
-
-
-def _int32(e):
-    if isinstance(e, (int, np.integer)):
-        return np.int32(e)
-    return e
-
-
-def _initial_value(name, dtype):
-    dt = np.dtype(dtype)
-    if name in ("sum", "dot_product"):
-        return dt.type(0)
-    if name == "product":
-        return dt.type(1)
-    if is_integer(dt):
-        info = np.iinfo(dt)
-        return dt.type(info.min if name == "maxval" else info.max)
-    info = np.finfo(dt)
-    return dt.type(-info.max if name == "maxval" else info.max)
 
 
 def _has_section(node) -> bool:

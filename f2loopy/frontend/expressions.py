@@ -717,5 +717,6 @@ _INTRINSIC_HANDLERS = {
 }
 
 _ARRAY_INTRINSICS = frozenset({"sum", "product", "maxval", "minval", "dot_product",
+                               "count", "any", "all", "matmul", "transpose",
                                "size", "lbound", "ubound"})
 _ALL_INTRINSICS = frozenset(_INTRINSIC_HANDLERS) | _ARRAY_INTRINSICS

@@ -412,9 +412,17 @@ def _has_array_operand(lowering, node) -> bool:
     if isinstance(node, F.Name):
         sym = lowering.symtab.get(str(node))
         return sym is not None and lowering.is_array_symbol(sym)
-    if isinstance(node, F.Intrinsic_Function_Reference) and str(node.items[0]).lower() in (
-            "sum", "product", "maxval", "minval", "dot_product", "size", "lbound", "ubound"):
-        return False               # scalar results
+    if isinstance(node, F.Intrinsic_Function_Reference):
+        fname = str(node.items[0]).lower()
+        args = list(node.items[1].items) if node.items[1] is not None else []
+        if fname in ("dot_product", "size", "lbound", "ubound"):
+            return False           # scalar results
+        if fname in ("sum", "product", "maxval", "minval", "count", "any", "all"):
+            # scalar results unless reduced along one dimension
+            return any(isinstance(a, F.Actual_Arg_Spec) and str(a.items[0]).lower() == "dim"
+                       for a in args) or (
+                len(args) >= 2 and not isinstance(args[1], F.Actual_Arg_Spec) and
+                not _has_array_operand(lowering, args[1]))
     items = list(getattr(node, "items", ()) or ())
     if isinstance(node, (F.Part_Ref, F.Function_Reference, F.Intrinsic_Function_Reference,
                          F.Structure_Constructor)):

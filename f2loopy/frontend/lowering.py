@@ -34,6 +34,7 @@ from fparser.two import Fortran2003 as F
 from f2loopy.analysis.types import (
     BOOL, INT32, FortranTypeError, infer_type, is_complex, is_integer, is_logical)
 from f2loopy.diagnostics import FortranError, SourceSpan, UnsupportedFeatureError
+from f2loopy.frontend.array_intrinsics import ArrayIntrinsicsMixin
 from f2loopy.frontend.arrays import ArraySyntaxMixin
 from f2loopy.frontend.declarations import statement_lines
 from f2loopy.frontend.expressions import ConversionContext, ExpressionConverter
@@ -140,7 +141,7 @@ class LoopScope:
     body_start: int = 0
 
 
-class UnitLowering(WhereMixin, ArraySyntaxMixin, InliningMixin):
+class UnitLowering(WhereMixin, ArrayIntrinsicsMixin, ArraySyntaxMixin, InliningMixin):
     """Build the instructions, domains and temporaries of one subroutine.
 
     :arg written: lower-case names assigned anywhere in the unit, including

@@ -1,0 +1,428 @@
+"""Array intrinsics in the lowering: reductions, ``matmul``, ``transpose`` and
+the inquiry functions.
+
+* ``sum``, ``product``, ``maxval``, ``minval``, ``count``, ``any``, ``all``
+  and ``dot_product`` over a whole array become an accumulator temporary,
+  initialised before loops over the argument's sections (``mask=`` guards
+  the update).  With ``dim=`` the result is an array: a temporary of the
+  result's shape is initialised, then updated in one loop nest over the
+  argument (along ``dim`` in ascending order, as Fortran sums), and the
+  expression reads it.
+* ``matmul`` fills a temporary the same way (``t(i, j) = t(i, j) + a(i, k)
+  * b(k, j)``, ``k`` ascending); ``transpose`` needs none: it swaps the
+  positions of its argument's axes.
+* ``size``, ``lbound`` and ``ubound`` are folded from the declarations (an
+  assumed-shape extent is a kernel argument).
+
+Operands are array expressions evaluated in an
+:class:`~f2loopy.frontend.arrays.ElementalContext` of their own; their
+zero-based position placeholders are replaced by the loop positions of the
+loops that evaluate them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymbolic.primitives as p
+from fparser.two import Fortran2003 as F
+
+from f2loopy.analysis.types import BOOL, INT32, is_complex, is_integer, is_logical, promote
+from f2loopy.diagnostics import UnsupportedFeatureError
+from f2loopy.frontend.arrays import ArrayView, ElementalContext
+from f2loopy.ir.expressions import make_subscript, substitute, variables_read
+from f2loopy.ir.folding import NotConstant, evaluate_constant, normalize_integer
+from f2loopy.ir.kernel import AddressSpace
+
+#: reductions: name -> the keyword of the argument reduced
+_REDUCTIONS = {"sum": "array", "product": "array", "maxval": "array", "minval": "array",
+               "count": "mask", "any": "mask", "all": "mask"}
+
+
+class ArrayIntrinsicsMixin:
+    """Array intrinsics (mixed into UnitLowering)."""
+
+    def array_intrinsic(self, name, arg_nodes, node):
+        if name in ("size", "lbound", "ubound"):
+            return self.array_inquiry(name, arg_nodes)
+        if name in _REDUCTIONS:
+            return self.array_reduction(name, arg_nodes)
+        if name == "dot_product":
+            return self.dot_product(arg_nodes)
+        if name == "matmul":
+            return self.matmul(arg_nodes)
+        return self.transpose(arg_nodes)
+
+    # {{{ operands and results
+
+    def array_operand(self, node, what):
+        """*node* evaluated as an array expression: ``(element, context)``,
+        the element in terms of the context's position placeholders."""
+        ctx = ElementalContext(self)
+        saved = self.elemental
+        self.elemental = ctx
+        try:
+            elem = self.expr(node)
+        finally:
+            self.elemental = saved
+        if ctx.rank is None:
+            raise self.error(f"the argument of '{what}' must be an array", what)
+        return elem, ctx
+
+    def axis_counts(self, ctx) -> list:
+        """Number of elements along each axis of *ctx* (IR expressions)."""
+        out = []
+        for lo, hi, st in ctx.axes:
+            count = p.Sum((hi, p.Product((-1, lo)), 1)) if st == 1 else \
+                p.FloorDiv(p.Sum((hi, p.Product((-1, lo)), st)), st)
+            count = normalize_integer(count)
+            try:
+                out.append(max(0, int(evaluate_constant(count))))
+            except NotConstant:
+                out.append(normalize_integer(p.Call(p.Variable("max"), (0, count))))
+        return out
+
+    def positions_context(self, counts, name) -> ElementalContext:
+        """An elemental context over zero-based positions ``0 .. count-1``."""
+        ctx = ElementalContext(self)
+        ctx.define([(0, normalize_integer(p.Sum((c, -1))), 1) for c in counts], name)
+        return ctx
+
+    def result_temporary(self, name, dtype, counts) -> ArrayView:
+        """A temporary array of shape *counts* (zero-based): private when the
+        shape is constant, else device scratch sized by unchanged scalar
+        arguments."""
+        constant = all(isinstance(c, (int, np.integer)) for c in counts)
+        if not constant:
+            for c in counts:
+                for v in sorted(variables_read(c)):
+                    if not self.is_invariant_param(v):
+                        raise self.error(f"the result of '{name}' needs a temporary array "
+                                         f"whose size depends on '{v}', which the kernel "
+                                         "changes", name, UnsupportedFeatureError)
+        tmp = self.new_temporary(f"{name}_result", dtype, shape=tuple(counts),
+                                 lower_bounds=(0,) * len(counts),
+                                 address_space=None if constant else AddressSpace.GLOBAL)
+        ubs = tuple(normalize_integer(p.Sum((c, -1))) for c in counts)
+        return ArrayView(tmp, tmp, np.dtype(dtype), (0,) * len(counts), ubs)
+
+    def array_result(self, view: ArrayView, name):
+        """The element of result array *view* in the enclosing array
+        expression (an error outside one)."""
+        if self.elemental is None:
+            raise self.error(f"the result of '{name}' is an array: use it in an array "
+                             "assignment or an array expression", name)
+        axes = [(0, view.ubounds[k], 1) for k in range(view.rank)]
+        return self.conforming_element(view, axes, [("axis", k) for k in range(view.rank)],
+                                       name)
+
+    def fill(self, view: ArrayView, ctx, value_of, name):
+        """``view(pos) = value_of(pos)`` for every position of *ctx*."""
+        self.emit_elemental(ctx, "ascending", view.ir_name, lambda: self.add_assignment(
+            view.element(tuple(ctx.positions)), view.dtype,
+            value_of(tuple(ctx.positions)), name, base_id=view.ir_name))
+
+    # }}}
+
+    # {{{ reductions
+
+    def array_reduction(self, name, arg_nodes):
+        first = _REDUCTIONS[name]
+        conv = self.converter()
+        positional, kw = conv._split_args(name, arg_nodes, {first, "dim", "mask", "kind"})
+        if "kind" in kw:
+            raise self.error(f"the 'kind' argument of '{name}' is not supported", "kind",
+                             UnsupportedFeatureError)
+        order = [first, "dim"] if first == "mask" else [first, "dim", "mask"]
+        if len(positional) > len(order):
+            raise self.error(f"intrinsic '{name}' takes at most {len(order)} arguments", name)
+        args = dict(zip(order, positional))
+        for k, v in kw.items():
+            if k in args:
+                raise self.error(f"argument '{k}' of '{name}' is given twice", k)
+            args[k] = v
+        if first not in args:
+            raise self.error(f"intrinsic '{name}' needs an array argument", name)
+        # a positional second argument of sum(a, m) may be the mask (a logical array)
+        elem, ctx = self.array_operand(args[first], name)
+        dtype = self.checked_dtype(elem)
+        mask = None
+        if "mask" in args and first != "mask":
+            mask = self.operand_in(ctx, args["mask"], name, "mask")
+        if "dim" in args and "mask" not in kw and first == "array" and len(positional) == 2:
+            guess = self.operand_in(ctx, args["dim"], name, "dim", probe=True)
+            if guess is not None:
+                mask = guess
+                del args["dim"]
+        if first == "mask":
+            if not is_logical(dtype):
+                raise self.error(f"the argument of '{name}' must be logical", name)
+            mask, elem = elem, None
+            dtype = INT32 if name == "count" else BOOL
+        elif is_logical(dtype) or (name in ("maxval", "minval") and is_complex(dtype)):
+            kinds = "integer or real" if name in ("maxval", "minval") else "numeric"
+            raise self.error(f"the argument of '{name}' must be {kinds}", name)
+        dim = int(self.constant(args["dim"])) if "dim" in args else None
+        if dim is not None and not 1 <= dim <= ctx.rank:
+            raise self.error(f"dimension {dim} of the argument of '{name}' does not exist "
+                             f"(it has {ctx.rank})", name)
+        if dim is None or ctx.rank == 1:
+            # over every element: a scalar (also along the only dimension)
+            acc = self.new_temporary(name, dtype)
+            self.add_raw_assignment(acc, _initial_value(name, dtype))
+            update = _update(name, p.Variable(acc), elem, mask)
+            self.emit_elemental(ctx, "ascending", acc, lambda: self.add_assignment(
+                p.Variable(acc), dtype, update, name, base_id=acc,
+                predicates=self.predicates + ([mask] if mask is not None and name not in (
+                    "any", "all") else [])))
+            return p.Variable(acc)
+        counts = self.axis_counts(ctx)
+        kept = [d for d in range(ctx.rank) if d != dim - 1]
+        view = self.result_temporary(name, dtype, [counts[d] for d in kept])
+        rctx = self.positions_context([counts[d] for d in kept], name)
+        self.fill(view, rctx, lambda pos: _initial_value(name, dtype), name)
+        target = view.element(tuple(ctx.positions[d] for d in kept))
+        update = _update(name, target, elem, mask)
+        self.emit_elemental(ctx, "ascending", view.ir_name, lambda: self.add_assignment(
+            target, dtype, update, name, base_id=view.ir_name,
+            predicates=self.predicates + ([mask] if mask is not None and name not in (
+                "any", "all") else [])))
+        return self.array_result(view, name)
+
+    def operand_in(self, ctx, node, name, what, probe=False):
+        """Array operand *node* conforming to *ctx* (a mask); with *probe*,
+        None if it is not a logical array."""
+        saved = self.elemental
+        rank = ctx.rank
+        self.elemental = ctx
+        try:
+            e = self.expr(node)
+        finally:
+            self.elemental = saved
+        is_array = bool(variables_read(e) & {v.name for v in ctx.positions})
+        if probe:
+            if is_array and is_logical(self.checked_dtype(e)):
+                return e
+            return None
+        if ctx.rank != rank or not is_array:
+            raise self.error(f"the '{what}' argument of '{name}' must be an array of the "
+                             "shape of the array argument", what)
+        if not is_logical(self.checked_dtype(e)):
+            raise self.error(f"the '{what}' argument of '{name}' must be logical", what)
+        return e
+
+    def dot_product(self, arg_nodes):
+        conv = self.converter()
+        positional, kw = conv._split_args("dot_product", arg_nodes, {"vector_a", "vector_b"})
+        args = list(positional) + [kw[k] for k in ("vector_a", "vector_b") if k in kw]
+        if len(args) != 2:
+            raise self.error(f"intrinsic 'dot_product' takes 2 array arguments here, got "
+                             f"{len(args)}", "dot_product")
+        a, ctx = self.array_operand(args[0], "dot_product")
+        b = self.operand_in_values(ctx, args[1], "dot_product")
+        dts = [self.checked_dtype(e) for e in (a, b)]
+        if any(is_logical(dt) for dt in dts):
+            raise self.error("the argument of 'dot_product' must be numeric", "dot_product")
+        dtype = promote(*dts)
+        if is_complex(dts[0]):
+            a = p.Call(p.Variable("conjg"), (a,))
+        acc = self.new_temporary("dot_product", dtype)
+        self.add_raw_assignment(acc, dtype.type(0))
+        update = p.Sum((p.Variable(acc), p.Product((a, b))))
+        self.emit_elemental(ctx, "ascending", acc, lambda: self.add_assignment(
+            p.Variable(acc), dtype, update, "dot_product", base_id=acc))
+        return p.Variable(acc)
+
+    def operand_in_values(self, ctx, node, name):
+        saved = self.elemental
+        self.elemental = ctx
+        try:
+            return self.expr(node)
+        finally:
+            self.elemental = saved
+
+    # }}}
+
+    # {{{ matmul and transpose
+
+    def matmul(self, arg_nodes):
+        conv = self.converter()
+        positional, kw = conv._split_args("matmul", arg_nodes, {"matrix_a", "matrix_b"})
+        args = list(positional) + [kw[k] for k in ("matrix_a", "matrix_b") if k in kw]
+        if len(args) != 2:
+            raise self.error(f"intrinsic 'matmul' takes 2 arguments, got {len(args)}",
+                             "matmul")
+        a, actx = self.array_operand(args[0], "matmul")
+        b, bctx = self.array_operand(args[1], "matmul")
+        dts = [self.checked_dtype(e) for e in (a, b)]
+        if any(is_logical(dt) for dt in dts):
+            raise self.error("logical 'matmul' is not supported", "matmul",
+                             UnsupportedFeatureError)
+        if actx.rank > 2 or bctx.rank > 2 or actx.rank + bctx.rank < 3:
+            raise self.error(f"'matmul' of arrays of rank {actx.rank} and {bctx.rank} (one "
+                             "must be a matrix, neither of rank above 2)", "matmul")
+        ca, cb = self.axis_counts(actx), self.axis_counts(bctx)
+        inner_a, inner_b = ca[-1], cb[0]
+        if isinstance(inner_a, (int, np.integer)) and isinstance(inner_b, (int, np.integer)) \
+                and inner_a != inner_b:
+            raise self.error(f"'matmul' of arrays that do not conform: {inner_a} columns "
+                             f"against {inner_b} rows", "matmul")
+        dtype = promote(*dts)
+        # result positions, then the summation position last
+        rows = ca[:-1]
+        cols = cb[1:]
+        view = self.result_temporary("matmul", dtype, rows + cols)
+        rctx = self.positions_context(rows + cols, "matmul")
+        self.fill(view, rctx, lambda pos: dtype.type(0), "matmul")
+        full = self.positions_context(rows + cols + [inner_a], "matmul")
+        pos = full.positions
+        k = pos[-1]
+        a_at = substitute(a, dict(zip([v.name for v in actx.positions],
+                                      list(pos[:len(rows)]) + [k])))
+        b_at = substitute(b, dict(zip([v.name for v in bctx.positions],
+                                      [k] + list(pos[len(rows):-1]))))
+        target = view.element(tuple(pos[:-1]))
+        update = p.Sum((target, p.Product((a_at, b_at))))
+        self.emit_elemental(full, "ascending", view.ir_name, lambda: self.add_assignment(
+            target, dtype, update, "matmul", base_id=view.ir_name))
+        return self.array_result(view, "matmul")
+
+    def transpose(self, arg_nodes):
+        conv = self.converter()
+        positional, kw = conv._split_args("transpose", arg_nodes, {"matrix"})
+        args = list(positional) + ([kw["matrix"]] if "matrix" in kw else [])
+        if len(args) != 1:
+            raise self.error("intrinsic 'transpose' takes 1 argument", "transpose")
+        a, actx = self.array_operand(args[0], "transpose")
+        if actx.rank != 2:
+            raise self.error(f"the argument of 'transpose' must have rank 2, not {actx.rank}",
+                             "transpose")
+        if self.elemental is None:
+            raise self.error("the result of 'transpose' is an array: use it in an array "
+                             "assignment or an array expression", "transpose")
+        rows, cols = self.axis_counts(actx)
+        # an operand of the transposed shape: its element (i, j) is a's (j, i)
+        ctx = self.conform([(0, normalize_integer(p.Sum((cols, -1))), 1),
+                            (0, normalize_integer(p.Sum((rows, -1))), 1)], "transpose")
+        i, j = ctx.positions
+        return substitute(a, {actx.positions[0].name: j, actx.positions[1].name: i})
+
+    # }}}
+
+    # {{{ inquiry
+
+    def array_inquiry(self, name, arg_nodes):
+        conv = self.converter()
+        positional, kw = conv._split_args(name, arg_nodes, {"array", "dim", "kind"})
+        if "kind" in kw:
+            raise self.error(f"the 'kind' argument of '{name}' is not supported", "kind",
+                             UnsupportedFeatureError)
+        args = list(positional) + [kw[k] for k in ("array", "dim") if k in kw]
+        if not args or len(args) > 2:
+            raise self.error(f"intrinsic '{name}' takes 1 or 2 arguments", name)
+        arr = args[0]
+        if name == "size" and isinstance(arr, F.Part_Ref):
+            return self.section_size(arr, args[1] if len(args) == 2 else None)
+        sym = self.symtab.get(str(arr)) if isinstance(arr, F.Name) else None
+        if sym is None or not self.is_array_symbol(sym):
+            raise self.error(f"the first argument of '{name}' must be an array or an array "
+                             "section", name, UnsupportedFeatureError)
+        view = self.view(sym, str(arr))
+        if len(args) == 2:
+            dim = int(self.constant(args[1]))
+            if not 1 <= dim <= view.rank:
+                raise self.error(f"dimension {dim} of '{view.name}' does not exist", name)
+            dims = [dim - 1]
+        elif name != "size":
+            raise self.error(f"'{name}' without a 'dim' argument (an array result) is not "
+                             "supported", name, UnsupportedFeatureError)
+        else:
+            dims = list(range(view.rank))
+        if name == "lbound":
+            return _int32(view.lbounds[dims[0]])
+        if any(view.ubounds[k] is None for k in dims):
+            raise self.error(f"'{name}' of the assumed-size dimension of '{view.name}'", name)
+        if name == "ubound":
+            return _int32(view.ubounds[dims[0]])
+        total = None
+        for k in dims:
+            ext = view.extent(k)
+            try:
+                ext = np.int32(max(0, int(evaluate_constant(ext))))
+            except NotConstant:
+                ext = p.Call(p.Variable("max"), (np.int32(0), ext))
+            total = ext if total is None else p.Product((total, ext))
+        return normalize_integer(total) if not isinstance(total, np.generic) else total
+
+    def section_size(self, node, dim_node):
+        name = str(node.items[0])
+        sym = self.symtab.get(name)
+        if sym is None or not self.is_array_symbol(sym):
+            raise self.error("the first argument of 'size' must be an array or an array "
+                             "section", "size", UnsupportedFeatureError)
+        view = self.view(sym, name)
+        subs = list(node.items[1].items)
+        if len(subs) != view.rank:
+            raise self.error(f"'{sym.name}' has {view.rank} dimension(s) but {len(subs)} "
+                             "subscript(s) are given", name)
+        extents = []
+        for k, s in enumerate(subs):
+            if isinstance(s, F.Subscript_Triplet):
+                lo, hi, st = self.triplet(view, k, s)
+                ext = p.FloorDiv(normalize_integer(p.Sum((hi, p.Product((-1, lo)), st))), st)
+                try:
+                    ext = np.int32(max(0, int(evaluate_constant(ext))))
+                except NotConstant:
+                    ext = p.Call(p.Variable("max"), (np.int32(0), ext))
+                extents.append(ext)
+        if not extents:
+            raise self.error("the argument of 'size' is an array element, not an array",
+                             "size")
+        if dim_node is not None:
+            dim = int(self.constant(dim_node))
+            if not 1 <= dim <= len(extents):
+                raise self.error(f"dimension {dim} of the section does not exist", "size")
+            return extents[dim - 1]
+        total = extents[0]
+        for e in extents[1:]:
+            total = p.Product((total, e))
+        return total if isinstance(total, np.generic) else normalize_integer(total)
+
+    # }}}
+
+
+def _update(name, acc, elem, mask):
+    """The accumulation of *elem* (or of *mask* for count/any/all) into *acc*."""
+    if name == "sum":
+        return p.Sum((acc, elem))
+    if name == "product":
+        return p.Product((acc, elem))
+    if name in ("maxval", "minval"):
+        return p.Call(p.Variable("max" if name == "maxval" else "min"), (acc, elem))
+    if name == "count":
+        return p.Sum((acc, np.int32(1)))
+    if name == "any":
+        return p.LogicalOr((acc, mask))
+    return p.LogicalAnd((acc, mask))
+
+
+def _int32(e):
+    if isinstance(e, (int, np.integer)):
+        return np.int32(e)
+    return e
+
+
+def _initial_value(name, dtype):
+    dt = np.dtype(dtype)
+    if name in ("sum", "dot_product", "count"):
+        return dt.type(0)
+    if name == "product":
+        return dt.type(1)
+    if name == "any":
+        return np.bool_(False)
+    if name == "all":
+        return np.bool_(True)
+    if is_integer(dt):
+        info = np.iinfo(dt)
+        return dt.type(info.min if name == "maxval" else info.max)
+    info = np.finfo(dt)
+    return dt.type(-info.max if name == "maxval" else info.max)
