@@ -10,7 +10,9 @@ regression test (tests/regressions/, run by tests/test_regressions.py).
     python3 scripts/fuzz_differential.py --seed 1234 --count 1 -v    # one program, shown
 
 Exit status 1 if a bug (mismatch, kernel that does not build or run, internal
-error) was found.
+error, a program that does not finish within --timeout seconds) was found.
+Programs run in worker processes; one that hangs (a generated kernel looping
+forever) is killed and reported, and its worker replaced.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import collections
 import multiprocessing
+import multiprocessing.connection
 import os
 import sys
 import time
@@ -77,11 +80,82 @@ def run_one(task):
             "regression": text, "time": time.monotonic() - t0}
 
 
+def _serve(conn):
+    """A worker process: run the tasks sent on *conn*, answer each."""
+    _worker_init()
+    while True:
+        task = conn.recv()
+        if task is None:
+            return
+        conn.send(run_one(task))
+
+
+def run_all(tasks, jobs: int, timeout: float):
+    """Results of *tasks* (in completion order) from *jobs* worker processes; a
+    task running longer than *timeout* seconds yields a 'hang' result and its
+    worker is replaced."""
+    ctx = multiprocessing.get_context("fork")
+    pending = list(reversed(tasks))
+    workers = {}          # connection -> (process, task, start time)
+
+    def start():
+        parent, child = ctx.Pipe()
+        proc = ctx.Process(target=_serve, args=(child,), daemon=True)
+        proc.start()
+        child.close()
+        return parent, proc
+
+    idle = [start() for _ in range(max(1, jobs))]
+    try:
+        while pending or workers:
+            while idle and pending:
+                conn, proc = idle.pop()
+                task = pending.pop()
+                conn.send(task)
+                workers[conn] = (proc, task, time.monotonic())
+            ready = multiprocessing.connection.wait(list(workers), timeout=1.0)
+            for conn in ready:
+                proc, task, _ = workers.pop(conn)
+                try:
+                    yield conn.recv()
+                except EOFError:       # the worker died (a crash in the OpenCL driver)
+                    proc.join()
+                    yield _lost(task, "crash", f"the worker process died (exit code "
+                                               f"{proc.exitcode})")
+                    idle.append(start())
+                    continue
+                idle.append((conn, proc))
+            now = time.monotonic()
+            for conn, (proc, task, t0) in list(workers.items()):
+                if now - t0 > timeout:
+                    proc.kill()
+                    proc.join()
+                    del workers[conn]
+                    yield _lost(task, "hang", f"did not finish within {timeout:g} s")
+                    idle.append(start())
+    finally:
+        for conn, proc in idle:
+            try:
+                conn.send(None)
+            except OSError:
+                pass
+        for proc, _, _ in workers.values():
+            proc.kill()
+
+
+def _lost(task, kind, detail):
+    seed, _ = task
+    return {"seed": seed, "kind": kind, "dropped": 0, "transforms": 0, "detail": detail,
+            "saved": None, "source": None, "regression": None, "time": 0.0}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
     ap.add_argument("--count", type=int, default=100, help="number of programs")
     ap.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    ap.add_argument("--timeout", type=float, default=300,
+                    help="seconds a program may take (translation, both runs, shrinking)")
     ap.add_argument("--no-transforms", action="store_true",
                     help="translate the programs without transformation scripts")
     ap.add_argument("--no-shrink", action="store_true", help="save failing programs as found")
@@ -100,14 +174,7 @@ def main(argv=None) -> int:
     others = collections.defaultdict(list)     # kind -> seeds neither passing nor bugs
     dropped = transformed = 0
     t0 = time.monotonic()
-    if args.jobs > 1:
-        ctx = multiprocessing.get_context("fork")
-        pool = ctx.Pool(args.jobs, initializer=_worker_init)
-        results = pool.imap_unordered(run_one, tasks, chunksize=1)
-    else:
-        _worker_init()
-        pool = None
-        results = map(run_one, tasks)
+    results = run_all(tasks, args.jobs, args.timeout)
     try:
         for k, r in enumerate(results, 1):
             counts[r["kind"]] += 1
@@ -115,7 +182,7 @@ def main(argv=None) -> int:
             transformed += r["transforms"] > 0
             if r["source"]:
                 print(r["source"])
-            if r["kind"] in ("mismatch", "kernel-error", "internal"):
+            if r["kind"] in ("mismatch", "kernel-error", "internal", "hang", "crash"):
                 bugs.append(r)
                 print(f"seed {r['seed']}: {r['kind']}" +
                       (f" (saved {r['saved']})" if r["saved"] else ""), flush=True)
@@ -129,8 +196,7 @@ def main(argv=None) -> int:
                 el = time.monotonic() - t0
                 print(f"[{k}/{len(tasks)}] {dict(counts)} {el:.0f} s", flush=True)
     finally:
-        if pool is not None:
-            pool.terminate()
+        results.close()
     el = time.monotonic() - t0
     print(f"seeds {args.seed}..{args.seed + args.count - 1}: {sum(counts.values())} programs "
           f"in {el:.0f} s; {dict(sorted(counts.items()))}; {transformed} ran with "

@@ -843,15 +843,13 @@ class UnitLowering(WhereMixin, ArrayIntrinsicsMixin, ArraySyntaxMixin, InliningM
                                  UnsupportedFeatureError)
         if step > 0:
             iname = self.claim_iname(sym.name)
-            lo_p = self.bound_parameter(iname, "lbound", lo)
-            hi_p = self.bound_parameter(iname, "ubound", hi)
+            lo_p, hi_p = self.loop_bounds(iname, ("lbound", "ubound"), lo, hi, 1)
             self.domains.append(self.make_domain(iname, lo_p, hi_p, step))
             value = p.Variable(iname)
         else:
             # zero-based trip counter t: the variable is start + step*t
             iname = self.claim_iname(f"{sym.name}_t")
-            start = self.bound_parameter(iname, "start", lo)
-            end = self.bound_parameter(iname, "end", hi)
+            start, end = self.loop_bounds(iname, ("start", "end"), lo, hi, -1)
             value = normalize_integer(p.Sum((start, p.Product((step, p.Variable(iname))))))
             names = sorted(variables_read(start) | variables_read(end))
             space = make_space([iname], names)
@@ -873,21 +871,50 @@ class UnitLowering(WhereMixin, ArrayIntrinsicsMixin, ArraySyntaxMixin, InliningM
         self.claimed_inames.add(iname.lower())
         return iname
 
-    def bound_parameter(self, iname: str, which: str, expr):
-        """*expr* if it can be part of the loop domain (affine in invariant scalar
-        arguments and enclosing inames), else a temporary holding its value."""
+    def loop_bounds(self, iname: str, which, lo, hi, direction: int):
+        """The first and last values *lo*, *hi* of loop *iname* (which runs
+        up for *direction* 1, down for -1) as they enter its domain: each
+        itself if it can (affine in invariant scalar arguments and enclosing
+        inames), else a temporary assigned here.
+
+        The domain does not know the conditions the loop is under (its body
+        is predicated instead): where there are some, such temporaries first
+        get values for which the loop is empty, so that it does not run, with
+        bounds nobody computed, when the condition is false."""
+        lo_p, hi_p = self.domain_bound(lo, iname), self.domain_bound(hi, iname)
+        guarded = bool(self.predicates)
+        if lo_p is None:
+            empty = None
+            if guarded:
+                empty = 0 if hi_p is None else normalize_integer(p.Sum((hi_p, direction)))
+            lo_p = self.bound_temporary(iname, which[0], lo, empty)
+        if hi_p is None:
+            empty = normalize_integer(p.Sum((lo_p, -direction))) if guarded else None
+            hi_p = self.bound_temporary(iname, which[1], hi, empty)
+        return lo_p, hi_p
+
+    def domain_bound(self, expr, iname: str):
+        """*expr* if it can be part of the domain of *iname*, else None."""
         names = variables_read(expr)
         outer = self.current_inames()
         if all(n in outer or self.is_invariant_param(n) for n in names):
             try:
                 self.to_pwaff(expr, iname)
-                for n in names:
-                    if n not in outer:
-                        self.root.used.add(n.lower())
-                return expr
             except NonAffineError:
-                pass
+                return None
+            for n in names:
+                if n not in outer:
+                    self.root.used.add(n.lower())
+            return expr
+        return None
+
+    def bound_temporary(self, iname: str, which: str, expr, empty=None):
+        """A temporary holding loop bound *expr*; given the value *empty* first
+        (outside the current conditions) unless that is None."""
         tmp = self.new_temporary(f"{iname}_{which}", INT32)
+        if empty is not None:
+            self.add_assignment(p.Variable(tmp), INT32, empty, None, base_id=tmp,
+                                predicates=())
         self.add_assignment(p.Variable(tmp), INT32, expr, None, base_id=tmp)
         return p.Variable(tmp)
 
@@ -915,14 +942,13 @@ class UnitLowering(WhereMixin, ArrayIntrinsicsMixin, ArraySyntaxMixin, InliningM
         a zero-based counter.  Returns the scope; its value is the index."""
         if step == 1:
             iname = self.claim_iname(base)
-            lo_p = self.bound_parameter(iname, "lbound", lo)
-            hi_p = self.bound_parameter(iname, "ubound", hi)
+            lo_p, hi_p = self.loop_bounds(iname, ("lbound", "ubound"), lo, hi, 1)
             self.domains.append(self.make_domain(iname, lo_p, hi_p, 1))
             value = p.Variable(iname)
         else:
             iname = self.claim_iname(base)
-            start = self.bound_parameter(iname, "start", lo)
-            end = self.bound_parameter(iname, "end", hi)
+            start, end = self.loop_bounds(iname, ("start", "end"), lo, hi,
+                                          1 if step > 0 else -1)
             value = normalize_integer(p.Sum((start, p.Product((step, p.Variable(iname))))))
             names = sorted(variables_read(start) | variables_read(end))
             space = make_space([iname], names)
