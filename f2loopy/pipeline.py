@@ -101,8 +101,10 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
     f_glue, c_program = generate_fortran_glue(generated, program, stem, path.name)
     outputs = {out_dir / cl_name: program, out_dir / f"{stem}_cl.py": glue,
                out_dir / f"{stem}_cl.f90": f_glue, out_dir / f"{stem}_cl.c": c_program}
+    # set_options(knl, "write_code"): the code is shown, as loopy does
+    shown = "".join(f"{gk.source}\n" for gk in generated if gk.kernel.options.write_code)
     return TranslationResult(path, kernels, generated, outputs, inputs, script.checkpoints,
-                             script.output)
+                             script.output + shown)
 
 
 def apply_transformations(src, kernels, defines, transform, *, debug=False):

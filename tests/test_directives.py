@@ -179,6 +179,14 @@ def test_print_is_captured_and_capped(tmp_path):
     assert len(r.script_output) < 70_000
 
 
+def test_write_code_option_shows_the_generated_code(tmp_path):
+    # loopy's lp.set_options(knl, "write_cl") prints the kernel's code
+    r = run("import loopy as lp\nk = lp.parse_fortran(SOURCE, FILENAME)\n"
+            "k = lp.set_options(k, 'write_cl')\nRESULT = k", tmp_path)
+    assert r.script_output.count("__kernel void") == 1
+    assert "y[i - 1] = a * x[i - 1] + y[i - 1];" in r.script_output
+
+
 def test_numerical_libraries_work_in_the_child(tmp_path):
     # BLAS starts threads in the child (the process limit leaves room for them)
     r = run("a = np.ones((300, 300))\nprint((a @ a)[0, 0], np.linalg.norm(np.eye(4)))\n"

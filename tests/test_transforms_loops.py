@@ -506,3 +506,49 @@ def test_two_level_parallel_reduction(n, tmp_path, cl_queue):
     run_transformed(DOT_MAX, "dot_max", t, args, tmp_path, cl_queue)
 
 # }}}
+
+
+# {{{ loopy's other spellings (scripts written for loopy's Fortran frontend)
+
+def test_add_dtypes_checks_the_declarations():
+    k = kernel(MATMUL)
+    assert f2loopy.add_dtypes(k, {"a, B": np.float32, "n": np.int32}) is k
+    assert f2loopy.add_and_infer_dtypes(k, dict(c="float32")) is k
+    with pytest.raises(TransformError, match=r"add_dtypes: 'c' is declared real \(float32\) "
+                                             r"in the Fortran, not float64"):
+        f2loopy.add_dtypes(k, {"c": np.float64})
+    with pytest.raises(TransformError, match="add_dtypes: kernel 'mm' has no variable 'x'"):
+        f2loopy.add_dtypes(k, {"x": np.float32})
+
+
+@needs_gfortran
+def test_chunk_iname_splits_into_that_many_chunks(tmp_path, cl_queue):
+    k = f2loopy.fix_parameters(kernel(MATMUL), n=10)
+    c = f2loopy.chunk_iname(k, "j", 3, outer_tag="g.0")
+    assert str(c.domains).count("j_inner <= 3") == 1        # ceil(10 / 3) = 4 per chunk
+    assert f2loopy.generate_code(c).grid.num_groups[0] == 3
+    with pytest.raises(TransformError, match="chunk_iname: the trip count of loop 'i' is not "
+                                             "a constant"):
+        f2loopy.chunk_iname(kernel(MATMUL), "i", 4)
+    run_transformed(MATMUL, "mm", lambda k: f2loopy.chunk_iname(
+        f2loopy.fix_parameters(k, n=10), "i", 4, inner_tag="l.0"), mm_args(10), tmp_path,
+        cl_queue)
+
+
+def test_rename_inames_merges_loops_of_the_same_range():
+    k = kernel(STENCIL)
+    k = f2loopy.duplicate_inames(k, "i", within="id:v")
+    (dup,) = [i for i in k.all_inames() if i.startswith("i_")]
+    merged = f2loopy.rename_inames(k, [dup], "x")
+    assert "x" in merged.all_inames() and dup not in merged.all_inames()
+    assert f2loopy.temporary_to_subst is not None and f2loopy.split_arg_axis is not None
+
+
+def test_set_options_write_cl_is_write_code():
+    k = f2loopy.set_options(kernel(MATMUL), "write_cl")
+    assert k.options.write_code
+    assert not f2loopy.set_options(k, "no_write_code").options.write_code
+    with pytest.raises(TransformError, match="unknown option.s. trace_everything"):
+        f2loopy.set_options(k, trace_everything=True)
+
+# }}}

@@ -3,6 +3,9 @@
 from f2loopy.transform.iname import (
     duplicate_inames, join_inames, prioritize_loops, remove_unused_inames, rename_iname,
     set_loop_priority, split_iname, tag_inames, untag_inames)
+from f2loopy.transform.compat import (
+    add_and_infer_dtypes, add_dtypes, chunk_iname, rename_inames, split_arg_axis,
+    temporary_to_subst)
 from f2loopy.transform.buffer import (
     alias_temporaries, buffer_array, collect_common_factors_on_increment)
 from f2loopy.transform.data import (
@@ -27,5 +30,6 @@ __all__ = [
     "find_rules_matching", "accumulation_to_reduction", "make_reduction_inames_unique", "add_barrier", "add_dependency", "add_nosync", "fuse_kernels", "remove_instructions",
     "set_options", "tag_instructions", "assume", "fix_parameters", "duplicate_inames", "find_instructions", "join_inames", "parse_match", "prioritize_loops",
     "remove_unused_inames", "rename_iname", "set_loop_priority", "split_iname", "tag_inames",
-    "untag_inames",
+    "untag_inames", "add_dtypes", "add_and_infer_dtypes", "chunk_iname", "rename_inames",
+    "temporary_to_subst", "split_arg_axis",
 ]

@@ -145,9 +145,12 @@ _OPTION_FIELDS = {f.name for f in dataclasses.fields(KernelOptions)}
 
 @for_each_kernel
 def set_options(kernel: Kernel, *args, **kwargs) -> Kernel:
-    """Set code generation options: ``set_options(knl, "write_code")``,
+    """Set code generation options: ``set_options(knl, "write_code")`` (also
+    loopy's ``write_cl``: translating shows the generated code),
     ``set_options(knl, build_options=["-cl-fast-relaxed-math"])``,
-    ``set_options(knl, fp_contract=True, check_races=False)``."""
+    ``set_options(knl, fp_contract=True, check_races=False)``.  loopy's
+    options about its Python wrapper and terminal output are accepted and
+    have no effect; any other name is an error."""
     changes = {}
     for a in args:
         if isinstance(a, dict):
@@ -161,11 +164,16 @@ def set_options(kernel: Kernel, *args, **kwargs) -> Kernel:
                 key, val = word.split("=", 1)
                 changes[key.strip()] = val.strip().lower() in ("1", "true", "yes", "on")
             else:
-                changes[word.lstrip("no_") if word.startswith("no_") else word] = \
+                changes[word[3:] if word.startswith("no_") else word] = \
                     not word.startswith("no_")
     changes.update(kwargs)
-    unknown = set(changes) - _OPTION_FIELDS - {"allow_terminal_colors", "write_wrapper",
-                                               "return_dict", "no_numpy", "enforce_variable_access_ordered"}
+    if "write_cl" in changes:          # loopy's older name
+        changes["write_code"] = changes.pop("write_cl")
+    # loopy options about its own Python wrapper and terminal: nothing to do here
+    unknown = set(changes) - _OPTION_FIELDS - {
+        "allow_terminal_colors", "write_wrapper", "return_dict", "no_numpy",
+        "enforce_variable_access_ordered", "highlight_cl", "highlight_wrapper",
+        "skip_arg_checks"}
     if unknown:
         raise TransformError(f"set_options: unknown option(s) {', '.join(sorted(unknown))} "
                              f"(known: {', '.join(sorted(_OPTION_FIELDS))})")
