@@ -1013,6 +1013,28 @@ end subroutine
               farray((4, 7), np.float64, seed=105), farray((4, 4), np.float64, seed=106),
               zeros(7, np.float64)])
 
+case("array_constructors_locations_shifts_norm2", """
+subroutine misc(n, m, a, u, b, k, l, p, lap, x)
+  implicit none
+  integer, intent(in) :: n, m
+  real, intent(inout) :: a(n)
+  real, intent(in) :: u(n, m)
+  real, intent(out) :: b(n), lap(n, m), x
+  integer, intent(out) :: k(m), l(n), p(2)
+  integer :: i
+  a(1:3) = (/ 1.5, -2.0, a(n) /) * 2
+  b = [(i * 0.5, i = 1, n)] + [(a(i), i = n, 1, -1)]
+  x = norm2(a) + sum([(a(i)**2, i = 1, n, 2)]) + dot_product([1.0, 2.0], a(1:2))
+  k = maxloc(u, 1)
+  l = minloc(u, dim=2, mask=u > 0.0)
+  p = maxloc(u)
+  p(1) = p(1) + maxloc(abs(a(2:n)), 1) + minloc(a, 1, mask=a > 5.0)
+  lap = cshift(u, 1, 1) + cshift(u, -1, 1) + cshift(u, 1, dim=2) + eoshift(u, -1, 2.0, 2) &
+        - 4 * u
+end subroutine
+""", lambda: [7, 5, farray(7, seed=107), farray((7, 5), seed=108), zeros(7), np.zeros(5, np.int32),
+              np.zeros(7, np.int32), np.zeros(2, np.int32), zeros((7, 5)), 0.0])
+
 case("where_statements_constructs_elsewhere_nested", """
 subroutine wheres(n, m, a, b, c, k, d)
   implicit none

@@ -70,8 +70,8 @@ STATEMENTS = [
     ("deallocate(a)", "t.f90:5:3: error: 'deallocate' is not supported (kernels cannot "
      "allocate memory)", "^~~~~~~~~~"),
     ("x = 'abc'", "t.f90:5:7: error: character strings are not supported", "^~~~~"),
-    ("a = [1.0, 2.0]", "t.f90:5:7: error: array constructors are not supported in "
-     "expressions", "^~~~~~~~~~"),
+    ("a(1:3) = [1.0, 2.0]", "t.f90:5:3: error: array shapes do not conform: dimension 1 of "
+     "'constructor' has 2 elements, of 'a' 3", "^~~~~~~~~~~~~~~~~~~"),
     ("x = a", "t.f90:5:7: error: whole-array use of 'a' is not supported here (write an "
      "explicit loop or index it)", "^"),
     ("x = a(1:2)", "t.f90:5:7: error: array section of 'a' is not supported here", "^"),
@@ -86,6 +86,14 @@ STATEMENTS = [
      "matrix, neither of rank above 2)", "^~~~~~"),
     ("a = transpose(a)", "t.f90:5:7: error: the argument of 'transpose' must have rank 2, not "
      "1", "^~~~~~~~~"),
+    ("x = maxloc(a)", "t.f90:5:7: error: the result of 'maxloc' is an array: use it in an "
+     "array assignment or an array expression", "^~~~~~"),
+    ("a = cshift(a, 1, 2)", "t.f90:5:7: error: dimension 2 of the argument of 'cshift' does "
+     "not exist (it has 1)", "^~~~~~"),
+    ("x = (/ 1.0, 2.0 /)", "t.f90:5:7: error: an array constructor is an array: use it in an "
+     "array assignment or an array expression", "^~"),
+    ("a(1:4) = [((a(i)*i, i = 1, 2), i = 1, 2)]", "t.f90:5:12: error: an implied-do in an "
+     "array constructor may have one value, not a list or another implied-do", "^"),
     ("x = merge(x, 1.0d0, n > 0)", "t.f90:5:7: error: arguments of 'merge' differ in type "
      "(real(4) and real(8)): gfortran rejects this", "^~~~~"),
     ("x = ishft(x, 2)", "t.f90:5:7: error: arguments of 'ishft' must be integers", "^~~~~"),

@@ -50,6 +50,12 @@ class ArrayIntrinsicsMixin:
             return self.dot_product(arg_nodes)
         if name == "matmul":
             return self.matmul(arg_nodes)
+        if name == "norm2":
+            return self.norm2(arg_nodes)
+        if name in ("maxloc", "minloc"):
+            return self.location(name, arg_nodes)
+        if name in ("cshift", "eoshift"):
+            return self.shift(name, arg_nodes)
         return self.transpose(arg_nodes)
 
     # {{{ operands and results
@@ -242,6 +248,254 @@ class ArrayIntrinsicsMixin:
 
     # }}}
 
+    def location(self, name, arg_nodes):
+        """``maxloc``/``minloc``: the position (from 1, in the argument) of
+        the first largest/smallest element, 0 if there is none; along
+        ``dim`` an array of positions, else one position per axis."""
+        conv = self.converter()
+        positional, kw = conv._split_args(name, arg_nodes, {"array", "dim", "mask", "kind",
+                                                            "back"})
+        for bad in ("kind", "back"):
+            if bad in kw:
+                raise self.error(f"the '{bad}' argument of '{name}' is not supported", bad,
+                                 UnsupportedFeatureError)
+        args = dict(zip(["array", "dim", "mask"], positional))
+        for k, v in kw.items():
+            if k in args:
+                raise self.error(f"argument '{k}' of '{name}' is given twice", k)
+            args[k] = v
+        if "array" not in args:
+            raise self.error(f"intrinsic '{name}' needs an array argument", name)
+        elem, ctx = self.array_operand(args["array"], name)
+        dtype = self.checked_dtype(elem)
+        if dtype.kind not in "iuf":
+            raise self.error(f"the argument of '{name}' must be integer or real", name)
+        mask = None
+        if "dim" in args and "mask" not in args and len(positional) == 2:
+            mask = self.operand_in(ctx, args["dim"], name, "dim", probe=True)
+            if mask is not None:
+                del args["dim"]
+        if "mask" in args:
+            mask = self.operand_in(ctx, args["mask"], name, "mask")
+        dim = int(self.constant(args["dim"])) if "dim" in args else None
+        if dim is not None and not 1 <= dim <= ctx.rank:
+            raise self.error(f"dimension {dim} of the argument of '{name}' does not exist "
+                             f"(it has {ctx.rank})", name)
+        counts = self.axis_counts(ctx)
+        if dim is None:
+            # one best value; the position along every axis
+            best = p.Variable(self.new_temporary(f"{name}_value", dtype))
+            where = self.result_temporary(name, INT32, [ctx.rank])
+            self.fill(where, self.positions_context([ctx.rank], name), lambda pos: np.int32(0),
+                      name)
+            first = where.element((0,))
+            stores = [(where.element((d,)), d) for d in range(ctx.rank)]
+        else:
+            kept = [d for d in range(ctx.rank) if d != dim - 1]
+            if kept:
+                values = self.result_temporary(f"{name}_value", dtype, [counts[d] for d in kept])
+                where = self.result_temporary(name, INT32, [counts[d] for d in kept])
+                self.fill(where, self.positions_context([counts[d] for d in kept], name),
+                          lambda pos: np.int32(0), name)
+                kept_pos = tuple(ctx.positions[d] for d in kept)
+                best = values.element(kept_pos)
+                first = where.element(kept_pos)
+            else:
+                best = p.Variable(self.new_temporary(f"{name}_value", dtype))
+                tmp = self.new_temporary(name, INT32)
+                self.add_raw_assignment(tmp, np.int32(0))
+                first = p.Variable(tmp)
+                where = None
+            stores = [(first, dim - 1)]
+        better = p.Comparison(elem, ">" if name == "maxloc" else "<", best)
+        cond = p.LogicalOr((p.Comparison(first, "==", np.int32(0)), better))
+        if mask is not None:
+            cond = p.LogicalAnd((mask, cond))
+        flag = p.Variable(self.new_temporary(f"{name}_better", BOOL))
+
+        def update():
+            self.add_assignment(flag, BOOL, cond, name, base_id=flag.name)
+            guarded = self.predicates + [flag]
+            self.add_assignment(best, dtype, elem, name, predicates=guarded,
+                                base_id=flag.name)
+            for target, d in stores:
+                self.add_assignment(target, INT32, p.Sum((ctx.positions[d], np.int32(1))),
+                                    name, predicates=guarded, base_id=flag.name)
+        self.emit_elemental(ctx, "ascending", name, update)
+        if where is None:
+            return first
+        return self.array_result(where, name)
+
+    def shift(self, name, arg_nodes):
+        """``cshift(a, s, dim)``: element ``i`` along *dim* is ``a``'s element
+        ``i + s``, wrapping around; ``eoshift(a, s, boundary, dim)``: the
+        same without wrapping, *boundary* (default 0) where it would."""
+        conv = self.converter()
+        keys = ["array", "shift", "dim"] if name == "cshift" else \
+            ["array", "shift", "boundary", "dim"]
+        positional, kw = conv._split_args(name, arg_nodes, set(keys))
+        args = dict(zip(keys, positional))
+        for k, v in kw.items():
+            if k in args:
+                raise self.error(f"argument '{k}' of '{name}' is given twice", k)
+            args[k] = v
+        if "array" not in args or "shift" not in args:
+            raise self.error(f"intrinsic '{name}' needs an array and a shift", name)
+        if self.elemental is None:
+            raise self.error(f"the result of '{name}' is an array: use it in an array "
+                             "assignment or an array expression", name)
+        a, actx = self.array_operand(args["array"], name)
+        dim = int(self.constant(args["dim"])) if "dim" in args else 1
+        if not 1 <= dim <= actx.rank:
+            raise self.error(f"dimension {dim} of the argument of '{name}' does not exist "
+                             f"(it has {actx.rank})", name)
+        amount = self.scalar_with(args["shift"], None, None)
+        if not is_integer(self.checked_dtype(amount)):
+            raise self.error(f"the shift of '{name}' must be a scalar integer", name)
+        boundary = None
+        if name == "eoshift":
+            dtype = self.checked_dtype(a)
+            boundary = dtype.type(0) if "boundary" not in args else \
+                self.scalar_with(args["boundary"], None, None)
+        counts = self.axis_counts(actx)
+        ctx = self.conform([(0, normalize_integer(p.Sum((c, -1))), 1) for c in counts], name)
+        moved = {v.name: ctx.positions[d] for d, v in enumerate(actx.positions)}
+        d = dim - 1
+        shifted = normalize_integer(p.Sum((ctx.positions[d], amount)))
+        if name == "cshift":
+            moved[actx.positions[d].name] = p.Call(p.Variable("modulo"), (shifted, counts[d]))
+            return substitute(a, moved)
+        # the element read is clamped into the array (the value is the
+        # boundary's there): every subscript stays in bounds
+        last = normalize_integer(p.Sum((counts[d], -1)))
+        moved[actx.positions[d].name] = p.Call(p.Variable("max"), (
+            0, p.Call(p.Variable("min"), (shifted, last))))
+        inside = p.LogicalAnd((p.Comparison(shifted, ">=", 0),
+                               p.Comparison(shifted, "<", counts[d])))
+        return p.If(inside, substitute(a, moved), boundary)
+
+    def norm2(self, arg_nodes):
+        """``sqrt(sum(x**2))`` over a real array (no ``dim``)."""
+        conv = self.converter()
+        positional, kw = conv._split_args("norm2", arg_nodes, {"x", "dim"})
+        if "dim" in kw or len(positional) > 1:
+            raise self.error("the 'dim' argument of 'norm2' is not supported", "norm2",
+                             UnsupportedFeatureError)
+        args = list(positional) + ([kw["x"]] if "x" in kw else [])
+        if len(args) != 1:
+            raise self.error("intrinsic 'norm2' takes 1 argument", "norm2")
+        x, ctx = self.array_operand(args[0], "norm2")
+        dtype = self.checked_dtype(x)
+        if dtype.kind != "f":
+            raise self.error("the argument of 'norm2' must be real", "norm2")
+        acc = self.new_temporary("norm2", dtype)
+        self.add_raw_assignment(acc, dtype.type(0))
+        update = p.Sum((p.Variable(acc), p.Product((x, x))))
+        self.emit_elemental(ctx, "ascending", acc, lambda: self.add_assignment(
+            p.Variable(acc), dtype, update, "norm2", base_id=acc))
+        return p.Call(p.Variable("sqrt"), (p.Variable(acc),))
+
+    # }}}
+
+    # {{{ array constructors
+
+    def array_constructor(self, node):
+        """``(/ x, 2*y, (f(i), i = 1, n) /)`` in an array expression: its
+        values are stored in a temporary array (scalars one by one, an
+        implied-do in a loop), which the expression reads."""
+        text = "(/" if str(node).startswith("(/") else "["
+        if self.elemental is None:
+            raise self.error("an array constructor is an array: use it in an array "
+                             "assignment or an array expression", text)
+        items = _items(node.items[1])
+        segments = []          # (count, value or (implied-do control, body))
+        dtypes = []
+        for item in items:
+            if isinstance(item, F.Ac_Implied_Do):
+                body_items = _items(item.items[0])
+                control = item.items[1]
+                if len(body_items) != 1 or isinstance(body_items[0], F.Ac_Implied_Do):
+                    raise self.error("an implied-do in an array constructor may have one "
+                                     "value, not a list or another implied-do", text,
+                                     UnsupportedFeatureError)
+                var, bounds = str(control.items[0]), control.items[1]
+                lo, hi = self.expr(bounds[0]), self.expr(bounds[1])
+                st = 1
+                if len(bounds) > 2:
+                    try:
+                        st = int(evaluate_constant(self.expr(bounds[2])))
+                    except NotConstant:
+                        raise self.error("the step of an implied-do must be a constant",
+                                         text, UnsupportedFeatureError) from None
+                    if st == 0:
+                        raise self.error("the step of an implied-do is zero", text)
+                count = self.axis_counts_of([(lo, hi, st)])[0]
+                pos = p.Variable(self.fresh_name("_ac_pos"))
+                self.st.placeholders.add(pos.name)
+                index = normalize_integer(p.Sum((lo, p.Product((st, pos)))))
+                value = self.scalar_with(body_items[0], var, index)
+                segments.append((count, (pos, value)))
+                dtypes.append(self.checked_dtype(value))
+            else:
+                value = self.scalar_with(item, None, None)
+                segments.append((1, value))
+                dtypes.append(self.checked_dtype(value))
+        if not segments:
+            raise self.error("an empty array constructor has no type here", text)
+        dtype = promote(*dtypes) if not all(is_logical(d) for d in dtypes) else BOOL
+        if any(is_logical(d) for d in dtypes) and not all(is_logical(d) for d in dtypes):
+            raise self.error("an array constructor mixes logical and numeric values", text)
+        total = normalize_integer(p.Sum(tuple(c for c, _ in segments)))
+        try:
+            total = max(0, int(evaluate_constant(total)))
+        except NotConstant:
+            pass
+        view = self.result_temporary("constructor", dtype, [total])
+        offset = 0
+        for count, value in segments:
+            if isinstance(value, tuple):
+                pos, body = value
+                ctx = self.positions_context([count], "constructor")
+                base = offset
+                self.fill(ArrayView(view.name, view.ir_name, view.dtype, (0,), view.ubounds,
+                                    mapper=lambda idx, base=base: (normalize_integer(
+                                        p.Sum((base, idx[0]))),)),
+                          ctx, lambda where, pos=pos, body=body: substitute(
+                              body, {pos.name: where[0]}), "constructor")
+            else:
+                self.add_assignment(view.element((offset,)), dtype, value, text,
+                                    base_id=view.ir_name)
+            offset = normalize_integer(p.Sum((offset, count)))
+        return self.array_result(view, "constructor")
+
+    def scalar_with(self, node, var, value):
+        """Scalar expression *node*, with name *var* (an implied-do variable)
+        standing for *value*."""
+        saved_elemental = self.elemental
+        self.elemental = None
+        had = "resolve_name" in self.__dict__
+        outer = self.resolve_name
+        if var is not None:
+            def resolve(name, n):
+                return value if name.lower() == var.lower() else outer(name, n)
+            self.resolve_name = resolve
+        try:
+            return self.expr(node)
+        finally:
+            self.elemental = saved_elemental
+            if var is not None:
+                if had:
+                    self.resolve_name = outer
+                else:
+                    del self.resolve_name
+
+    def axis_counts_of(self, axes) -> list:
+        ctx = ElementalContext(self)
+        ctx.axes = list(axes)
+        return self.axis_counts(ctx)
+
+    # }}}
+
     # {{{ matmul and transpose
 
     def matmul(self, arg_nodes):
@@ -388,6 +642,13 @@ class ArrayIntrinsicsMixin:
         return total if isinstance(total, np.generic) else normalize_integer(total)
 
     # }}}
+
+
+def _items(value_list) -> list:
+    """The items of an fparser list node (or the node itself)."""
+    if isinstance(value_list, (F.Ac_Value_List,)):
+        return list(value_list.items)
+    return [value_list]
 
 
 def _update(name, acc, elem, mask):

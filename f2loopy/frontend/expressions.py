@@ -56,11 +56,15 @@ class ConversionContext:
         *name* is not a known function.
     :attr dtype_of: ``expr -> np.dtype``.
     :attr kind_value: ``node -> int`` (a kind parameter's value).
+    :attr array_intrinsic: ``(name, arg_nodes, node) -> expr`` for the array
+        intrinsics, or None where they cannot be used.
+    :attr array_constructor: ``node -> expr`` for ``(/ ... /)``, or None.
     """
 
     def __init__(self, *, error: Callable, resolve_name: Callable, array_ref: Callable,
                  function_call: Callable, dtype_of: Callable, kind_value: Callable,
-                 array_intrinsic: Callable | None = None):
+                 array_intrinsic: Callable | None = None,
+                 array_constructor: Callable | None = None):
         self.error = error
         self.resolve_name = resolve_name
         self.array_ref = array_ref
@@ -68,6 +72,7 @@ class ConversionContext:
         self.dtype_of = dtype_of
         self.kind_value = kind_value
         self.array_intrinsic = array_intrinsic
+        self.array_constructor = array_constructor
 
 
 def real_literal(text: str, kind: int | None) -> np.generic:
@@ -399,8 +404,10 @@ class ExpressionConverter:
         return self._call(str(name_node), arg_nodes, node)
 
     def conv_Array_Constructor(self, node):
-        raise self.ctx.error("array constructors are not supported in expressions",
-                             str(node)[:10], UnsupportedFeatureError)
+        if self.ctx.array_constructor is None:
+            raise self.ctx.error("array constructors are not supported here",
+                                 str(node)[:10], UnsupportedFeatureError)
+        return self.ctx.array_constructor(node)
 
     def conv_Subscript_Triplet(self, node):
         raise self.ctx.error("array section here is not supported", ":",
@@ -717,6 +724,7 @@ _INTRINSIC_HANDLERS = {
 }
 
 _ARRAY_INTRINSICS = frozenset({"sum", "product", "maxval", "minval", "dot_product",
-                               "count", "any", "all", "matmul", "transpose",
+                               "count", "any", "all", "matmul", "transpose", "norm2",
+                               "maxloc", "minloc", "cshift", "eoshift",
                                "size", "lbound", "ubound"})
 _ALL_INTRINSICS = frozenset(_INTRINSIC_HANDLERS) | _ARRAY_INTRINSICS

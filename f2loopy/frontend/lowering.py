@@ -321,7 +321,8 @@ class UnitLowering(WhereMixin, ArrayIntrinsicsMixin, ArraySyntaxMixin, InliningM
         ctx = ConversionContext(
             error=self.error, resolve_name=self.resolve_name, array_ref=self.array_ref,
             function_call=self.function_call, dtype_of=self.checked_dtype,
-            kind_value=self.kind_value, array_intrinsic=self.array_intrinsic)
+            kind_value=self.kind_value, array_intrinsic=self.array_intrinsic,
+            array_constructor=self.array_constructor)
         return ExpressionConverter(ctx)
 
     def checked_dtype(self, expr):
