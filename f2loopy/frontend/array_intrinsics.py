@@ -29,7 +29,7 @@ from fparser.two import Fortran2003 as F
 from f2loopy.analysis.types import BOOL, INT32, is_complex, is_integer, is_logical, promote
 from f2loopy.diagnostics import UnsupportedFeatureError
 from f2loopy.frontend.arrays import ArrayView, ElementalContext
-from f2loopy.ir.expressions import make_subscript, substitute, variables_read
+from f2loopy.ir.expressions import substitute, variables_read
 from f2loopy.ir.folding import NotConstant, evaluate_constant, normalize_integer
 from f2loopy.ir.kernel import AddressSpace
 

@@ -1,21 +1,22 @@
 """Lowering the executable statements of one subroutine to the kernel IR.
 
-Statements become :class:`~f2loopy.ir.kernel.Assignment` s in program order;
-``do`` loops become loop domains (one per loop, with a fresh iname); ``if``
-and ``select case`` constructs become predicates on the instructions inside.
+Statements become :class:`~f2loopy.ir.kernel.Assignment` s in program order.
 Dependencies are added afterwards from program order
-(:mod:`f2loopy.analysis.dependences`).
+(:mod:`f2loopy.analysis.dependences`).  :class:`UnitLowering` is assembled
+from one mixin per part of the language:
 
-* A loop with a negative step runs over a zero-based trip counter: ``do i =
-  n, 1, -2`` becomes the iname ``i_t`` in ``{ [i_t] : i_t >= 0 and n - 2*i_t
-  >= 1 }`` and ``i`` is replaced by ``n - 2*i_t`` in the body, so the
-  iterations keep their order.
+* ``do`` loops become loop domains with fresh inames
+  (:mod:`f2loopy.frontend.loops`);
+* ``if`` and ``select case`` become predicates on the instructions inside
+  (:mod:`f2loopy.frontend.conditionals`); ``where`` masks the element
+  assignments of array syntax (:mod:`f2loopy.frontend.where`);
+* array syntax (:mod:`f2loopy.frontend.arrays`) and array intrinsics
+  (:mod:`f2loopy.frontend.array_intrinsics`) become loops over temporaries;
+* calls of subroutines and functions of the same file are inlined
+  (:mod:`f2loopy.frontend.inline`).
 * ``cycle`` and an early ``return`` set a logical flag; the statements after
   them (and, for a flag of an outer loop or of the subroutine, every
   statement of the loops in between) are guarded by ``.not. flag``.
-* Array syntax, array reductions (:mod:`f2loopy.frontend.arrays`) and calls
-  of subroutines and functions of the same file (:mod:`f2loopy.frontend.inline`)
-  are lowered to loops and instructions of the same kernel.
 
 In collecting mode (``LoweringState(collect=True)``) a statement that fails is
 recorded and lowering goes on with the next one, so that every unsupported
@@ -23,8 +24,6 @@ statement of a file can be listed at once.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import islpy as isl
 import numpy as np
@@ -36,15 +35,15 @@ from f2loopy.analysis.types import (
 from f2loopy.diagnostics import FortranError, SourceSpan, UnsupportedFeatureError
 from f2loopy.frontend.array_intrinsics import ArrayIntrinsicsMixin
 from f2loopy.frontend.arrays import ArraySyntaxMixin
+from f2loopy.frontend.conditionals import ConditionalsMixin
 from f2loopy.frontend.declarations import statement_lines
 from f2loopy.frontend.expressions import ConversionContext, ExpressionConverter
 from f2loopy.frontend.inline import InliningMixin
+from f2loopy.frontend.loops import LoopScope, LoopsMixin, Region, _has_early_return
 from f2loopy.frontend.symbols import Symbol, SymbolTable
 from f2loopy.frontend.where import WhereMixin
-from f2loopy.ir.expressions import is_constant, variables_read
-from f2loopy.ir.folding import (
-    NotConstant, _cast, evaluate_constant, fold_constants, normalize_integer)
-from f2loopy.ir.isl_tools import NonAffineError, make_space, pwaff_from_expr
+from f2loopy.ir.expressions import is_constant
+from f2loopy.ir.folding import NotConstant, _cast, evaluate_constant, fold_constants
 from f2loopy.ir.kernel import Assignment, Temporary
 
 _UNSUPPORTED_STATEMENTS = {
@@ -81,9 +80,6 @@ _UNSUPPORTED_STATEMENTS = {
     "Flush_Stmt": "'flush' is not supported (kernels cannot do I/O)",
 }
 
-_DO_CONSTRUCTS = (F.Block_Nonlabel_Do_Construct, F.Block_Label_Do_Construct)
-
-
 class LoweringState:
     """What one kernel accumulates while its subroutine (and everything
     inlined into it) is lowered.
@@ -111,37 +107,8 @@ class LoweringState:
         self.assumed_extents: dict[tuple[str, int], str] = {}
 
 
-@dataclass(eq=False)
-class Region:
-    """A body that ``cycle`` or ``return`` can leave: a loop body or a whole
-    procedure body.
-
-    :attr depth: number of loops (of the shared stack) around the body.
-    :attr flag: name of the logical temporary set when the body is left.
-    :attr count: how many ``cycle``/``return`` statements set the flag so far.
-    """
-
-    kind: str
-    owner: object
-    name: str | None
-    depth: int
-    body_start: int
-    flag: str | None = None
-    count: int = 0
-    trailing: object = None        # a procedure's final 'return' statement
-
-
-@dataclass(eq=False)
-class LoopScope:
-    var: str | None           # lower-case Fortran variable (None: array-syntax loop)
-    iname: str
-    value: object             # the value of the Fortran variable, in terms of the iname
-    owner: object
-    region: Region | None = None
-    body_start: int = 0
-
-
-class UnitLowering(WhereMixin, ArrayIntrinsicsMixin, ArraySyntaxMixin, InliningMixin):
+class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMixin,
+                   ArraySyntaxMixin, InliningMixin):
     """Build the instructions, domains and temporaries of one subroutine.
 
     :arg written: lower-case names assigned anywhere in the unit, including
@@ -690,558 +657,7 @@ class UnitLowering(WhereMixin, ArrayIntrinsicsMixin, ArraySyntaxMixin, InliningM
             raise self.error(f"'{name}' is a function, not a subroutine", name)
         self.inline_call(proc, list(args.items) if args is not None else [], node)
 
-    # {{{ do loops
-
-    def _after_leading(self, content, head_types) -> list:
-        """*content* from its head statement on.  fparser attaches lines that
-        precede a nested construct (an 'include') to that construct, before
-        its head: they are lowered first, in order, as statements."""
-        content = list(content)
-        while content and not isinstance(content[0], head_types):
-            self.lower_statement(content.pop(0))
-        return content
-
-    def stmt_Block_Nonlabel_Do_Construct(self, node):
-        content = self._after_leading(node.content, F.Nonlabel_Do_Stmt)
-        if content:
-            self.lower_do(content[0], content[1:-1])
-
-    def stmt_Block_Label_Do_Construct(self, node):
-        content = self._after_leading(node.content, F.Label_Do_Stmt)
-        if not content:
-            return
-        # fparser flattens loops that share a terminal label into one construct
-        heads = []
-        while content and isinstance(content[0], F.Label_Do_Stmt):
-            heads.append(content.pop(0))
-        body = content   # the terminal labelled statement is part of the body
-        self._lower_label_do(heads, body)
-
-    def _lower_label_do(self, heads, body):
-        if len(heads) == 1:
-            self.lower_do(heads[0], body)
-        else:
-            self.lower_do(heads[0], [_NestedLabelDo(heads[1:], body)])
-
-    def stmt__NestedLabelDo(self, node):
-        self._lower_label_do(node.heads, node.body)
-
-    def lower_do(self, do_stmt, body):
-        saved = self.lines
-        self.lines = statement_lines(do_stmt)
-        construct_name = getattr(do_stmt.item, "name", None) if hasattr(do_stmt, "item") \
-            else None
-        construct_name = construct_name.lower() if construct_name else None
-        opened = []
-        mask = None
-        try:
-            try:
-                control = do_stmt.items[-1] if isinstance(do_stmt, F.Label_Do_Stmt) \
-                    else do_stmt.items[1]
-                if control is None:
-                    raise self.error("'do' without a loop control (an endless loop) is not "
-                                     "supported", "do", UnsupportedFeatureError)
-                cond, var_bounds, _, concurrent = control.items
-                if cond is not None:
-                    raise self.error("'do while' loops are not supported (loop bounds must "
-                                     "be known on entry)", "do while", UnsupportedFeatureError)
-                if concurrent is not None:
-                    headers, mask_node = self.concurrent_headers(concurrent)
-                else:
-                    var_node, bound_nodes = var_bounds
-                    headers = [(str(var_node), *bound_nodes,
-                                *([None] * (3 - len(bound_nodes))))]
-                    mask_node = None
-                for var, lo_node, hi_node, step_node in headers:
-                    opened.append(self.open_loop(var, lo_node, hi_node, step_node))
-                if mask_node is not None:
-                    mask = self.condition(mask_node)
-            except FortranError as exc:
-                self.record(exc)
-                # collecting mode: still check the body, in a loop of its own
-                opened.append(self.placeholder_loop(do_stmt))
-            self.lines = saved
-            region = Region("loop", self, construct_name, len(self.loops),
-                            len(self.instructions))
-            for scope in opened:
-                scope.body_start = len(self.instructions)
-            opened[-1].region = region
-            if _cycles_loop(body, construct_name):
-                region.flag = self.new_temporary("cycled", BOOL)
-                self.add_raw_assignment(region.flag, np.bool_(False))
-                region.body_start = len(self.instructions)
-            self.st.regions.append(region)
-            try:
-                if mask is None:
-                    self.lower_block(body)
-                else:
-                    self.with_predicate(mask, lambda: self.lower_block(body))
-            finally:
-                self.st.regions.pop()
-        finally:
-            self.lines = saved
-            for _ in opened:
-                self.loops.pop()
-
-    def placeholder_loop(self, do_stmt) -> LoopScope:
-        """A loop scope with no domain, so that the body of a loop whose header
-        failed can still be checked (collecting mode only)."""
-        var = None
-        try:
-            control = do_stmt.items[-1] if isinstance(do_stmt, F.Label_Do_Stmt) \
-                else do_stmt.items[1]
-            if control is not None and control.items[1] is not None:
-                var = str(control.items[1][0]).lower()
-        except (AttributeError, IndexError, TypeError):
-            var = None
-        iname = self.fresh_name("unsupported_loop")
-        scope = LoopScope(var, iname, p.Variable(iname), self)
-        self.loops.append(scope)
-        return scope
-
-    def concurrent_headers(self, header):
-        spec_list, mask = header.items[0], None
-        if isinstance(header, F.Forall_Header):
-            spec_list = header.items[0]
-            mask = header.items[1]
-        headers = []
-        for spec in spec_list.items:
-            var, lo, hi, step = spec.items
-            headers.append((str(var), lo, hi, step))
-        return headers, mask
-
-    def open_loop(self, var: str, lo_node, hi_node, step_node) -> LoopScope:
-        sym = self.symbol(var)
-        low = sym.name.lower()
-        if sym.is_array or sym.is_parameter or not is_integer(sym.dtype) or \
-                low in self.bindings:
-            what = "a dummy argument" if low in self.bindings else \
-                "an integer scalar variable"
-            raise self.error(f"loop variable '{var}' must be {what}"
-                             if low not in self.bindings else
-                             f"loop variable '{var}' must not be a dummy argument of an "
-                             "inlined procedure", var)
-        if self.loop_for(var) is not None:
-            raise self.error(f"loop variable '{var}' is already the variable of an "
-                             "enclosing loop", var)
-        if self.parent is None and low in self.dummies:
-            raise self.error(f"loop variable '{var}' is a dummy argument (its value after "
-                             "the loop would go back to the caller); use a local variable",
-                             var, UnsupportedFeatureError)
-        lo, hi = self.expr(lo_node), self.expr(hi_node)
-        step = 1
-        if step_node is not None:
-            try:
-                step = int(evaluate_constant(self.expr(step_node)))
-            except NotConstant:
-                raise self.error("loop step must be a constant", str(step_node),
-                                 UnsupportedFeatureError, last_occurrence=True) from None
-            if step == 0:
-                raise self.error("loop step is zero", str(step_node), last_occurrence=True)
-        for bound, node in ((lo, lo_node), (hi, hi_node)):
-            if not is_integer(self.checked_dtype(bound)):
-                raise self.error("loop bounds must be integers", str(node),
-                                 UnsupportedFeatureError)
-        if step > 0:
-            iname = self.claim_iname(sym.name)
-            lo_p, hi_p = self.loop_bounds(iname, ("lbound", "ubound"), lo, hi, 1)
-            self.domains.append(self.make_domain(iname, lo_p, hi_p, step))
-            value = p.Variable(iname)
-        else:
-            # zero-based trip counter t: the variable is start + step*t
-            iname = self.claim_iname(f"{sym.name}_t")
-            start, end = self.loop_bounds(iname, ("start", "end"), lo, hi, -1)
-            value = normalize_integer(p.Sum((start, p.Product((step, p.Variable(iname))))))
-            names = sorted(variables_read(start) | variables_read(end))
-            space = make_space([iname], names)
-            t = pwaff_from_expr(p.Variable(iname), space)
-            dom = t.ge_set(t.sub(t)) & pwaff_from_expr(value, space).ge_set(
-                pwaff_from_expr(end, space))
-            self.domains.append(dom.coalesce())
-        scope = LoopScope(low, iname, value, self)
-        self.loops.append(scope)
-        return scope
-
-    def claim_iname(self, base: str) -> str:
-        if self.parent is None and base.lower() not in self.claimed_inames and \
-                self.symtab.is_local(base):
-            iname = base
-            self.taken_names.add(base.lower())
-        else:
-            iname = self.fresh_name(base)
-        self.claimed_inames.add(iname.lower())
-        return iname
-
-    def loop_bounds(self, iname: str, which, lo, hi, direction: int):
-        """The first and last values *lo*, *hi* of loop *iname* (which runs
-        up for *direction* 1, down for -1) as they enter its domain: each
-        itself if it can (affine in invariant scalar arguments and enclosing
-        inames), else a temporary assigned here.
-
-        The domain does not know the conditions the loop is under (its body
-        is predicated instead): where there are some, such temporaries first
-        get values for which the loop is empty, so that it does not run, with
-        bounds nobody computed, when the condition is false."""
-        lo_p, hi_p = self.domain_bound(lo, iname), self.domain_bound(hi, iname)
-        guarded = bool(self.predicates)
-        if lo_p is None:
-            empty = None
-            if guarded:
-                empty = 0 if hi_p is None else normalize_integer(p.Sum((hi_p, direction)))
-            lo_p = self.bound_temporary(iname, which[0], lo, empty)
-        if hi_p is None:
-            empty = normalize_integer(p.Sum((lo_p, -direction))) if guarded else None
-            hi_p = self.bound_temporary(iname, which[1], hi, empty)
-        return lo_p, hi_p
-
-    def domain_bound(self, expr, iname: str):
-        """*expr* if it can be part of the domain of *iname*, else None."""
-        names = variables_read(expr)
-        outer = self.current_inames()
-        if all(n in outer or self.is_invariant_param(n) for n in names):
-            try:
-                self.to_pwaff(expr, iname)
-            except NonAffineError:
-                return None
-            for n in names:
-                if n not in outer:
-                    self.root.used.add(n.lower())
-            return expr
-        return None
-
-    def bound_temporary(self, iname: str, which: str, expr, empty=None):
-        """A temporary holding loop bound *expr*; given the value *empty* first
-        (outside the current conditions) unless that is None."""
-        tmp = self.new_temporary(f"{iname}_{which}", INT32)
-        if empty is not None:
-            self.add_assignment(p.Variable(tmp), INT32, empty, None, base_id=tmp,
-                                predicates=())
-        self.add_assignment(p.Variable(tmp), INT32, expr, None, base_id=tmp)
-        return p.Variable(tmp)
-
-    def to_pwaff(self, expr, iname):
-        names = sorted(variables_read(expr))
-        space = make_space([iname], names)
-        return pwaff_from_expr(expr, space)
-
-    def make_domain(self, iname: str, lo, hi, step: int) -> isl.Set:
-        names = sorted(variables_read(lo) | variables_read(hi))
-        space = make_space([iname], names)
-        i = isl.PwAff.var_on_domain(isl.LocalSpace.from_space(space), isl.dim_type.set, 0)
-        lo_a, hi_a = pwaff_from_expr(lo, space), pwaff_from_expr(hi, space)
-        dom = i.ge_set(lo_a) & i.le_set(hi_a)
-        if step != 1:
-            # i = lo + step*t for some t >= 0
-            zero = i.sub(i)
-            dom = dom & (i - lo_a).mod_val(isl.Val.int_from_si(space.get_ctx(), step)) \
-                .eq_set(zero)
-        return dom.coalesce()
-
-    def open_counter_loop(self, base: str, lo, hi, step: int = 1) -> LoopScope:
-        """A loop with no Fortran variable over ``lo, lo+step, ... <= hi`` (for
-        array syntax): step 1 runs the iname over the values, other steps over
-        a zero-based counter.  Returns the scope; its value is the index."""
-        if step == 1:
-            iname = self.claim_iname(base)
-            lo_p, hi_p = self.loop_bounds(iname, ("lbound", "ubound"), lo, hi, 1)
-            self.domains.append(self.make_domain(iname, lo_p, hi_p, 1))
-            value = p.Variable(iname)
-        else:
-            iname = self.claim_iname(base)
-            start, end = self.loop_bounds(iname, ("start", "end"), lo, hi,
-                                          1 if step > 0 else -1)
-            value = normalize_integer(p.Sum((start, p.Product((step, p.Variable(iname))))))
-            names = sorted(variables_read(start) | variables_read(end))
-            space = make_space([iname], names)
-            t = pwaff_from_expr(p.Variable(iname), space)
-            v, e = pwaff_from_expr(value, space), pwaff_from_expr(end, space)
-            dom = t.ge_set(t.sub(t)) & (v.le_set(e) if step > 0 else v.ge_set(e))
-            self.domains.append(dom.coalesce())
-        scope = LoopScope(None, iname, value, self)
-        scope.body_start = len(self.instructions)
-        self.loops.append(scope)
-        return scope
-
     # }}}
-
-    # {{{ if and select case
-
-    def stmt_If_Stmt(self, node):
-        cond_node, action = node.items
-        cond = self.condition(cond_node)
-        start = len(self.instructions)
-        self.with_predicate(cond, lambda: self.lower_statement(action))
-        self.snapshot_conditions(start, [(cond, self.lines)])
-
-    def condition(self, node):
-        cond = self.expr(node)
-        if not is_logical(self.checked_dtype(cond)):
-            raise self.error("condition is not logical", str(node))
-        return cond
-
-    def with_predicate(self, cond, body):
-        if is_constant(cond):
-            if bool(cond):
-                body()
-            else:
-                # statements in a never-taken branch are still checked, then dropped
-                n = len(self.instructions)
-                body()
-                del self.instructions[n:]
-            return
-        self.predicates.append(cond)
-        try:
-            body()
-        finally:
-            self.predicates.pop()
-
-    def stmt_If_Construct(self, node):
-        content = self._after_leading(node.content, F.If_Then_Stmt)
-        branches = []        # (condition node or None, [statements], lines)
-        current = None
-        for ch in content:
-            if isinstance(ch, (F.If_Then_Stmt, F.Else_If_Stmt)):
-                current = [ch.items[0], [], statement_lines(ch)]
-                branches.append(current)
-            elif isinstance(ch, F.Else_Stmt):
-                current = [None, [], statement_lines(ch)]
-                branches.append(current)
-            elif isinstance(ch, F.End_If_Stmt):
-                pass
-            else:
-                current[1].append(ch)
-        # conditions first (each evaluated only when the earlier ones are false)
-        conds = []
-        taken = []
-        for cond_node, body, lines in branches:
-            if cond_node is None:
-                conds.append(None)
-                continue
-            saved = self.lines
-            self.lines = lines
-            n_pred = len(self.predicates)
-            self.predicates.extend(p.LogicalNot(c) for c in taken)
-            try:
-                cond = self.condition(cond_node)
-            except FortranError as exc:
-                self.record(exc)
-                cond = np.bool_(True)
-            finally:
-                del self.predicates[n_pred:]
-                self.lines = saved
-            conds.append(cond)
-            taken.append(cond)
-        start = len(self.instructions)
-        taken = []
-        for (cond_node, body, lines), cond in zip(branches, conds):
-            preds = [p.LogicalNot(c) for c in taken]
-            if cond is not None:
-                preds.append(cond)
-            guard = _conjunction(fold_constants(x) for x in preds)
-            if guard is None:
-                self.lower_block(body)
-            else:
-                self.with_predicate(guard, lambda b=body: self.lower_block(b))
-            if cond is not None:
-                taken.append(cond)
-        self.snapshot_conditions(start, [(c, ln) for c, (_, _, ln) in zip(conds, branches)
-                                         if c is not None])
-
-    def stmt_Case_Construct(self, node):
-        content = self._after_leading(node.content, F.Select_Case_Stmt)
-        if not content:
-            return
-        select = content[0]
-        branches = []          # [case stmt, body]
-        for ch in content[1:]:
-            if isinstance(ch, F.Case_Stmt):
-                branches.append([ch, []])
-            elif isinstance(ch, F.End_Select_Stmt):
-                pass
-            elif branches:
-                branches[-1][1].append(ch)
-            else:
-                # before the first 'case' (not Fortran; an 'include'): not dropped
-                self.lower_statement(ch)
-        saved = self.lines
-        self.lines = statement_lines(select)
-        try:
-            selector = self.expr(select.items[0])
-            dt = self.checked_dtype(selector)
-            if not is_integer(dt):
-                raise self.error("'select case' is only supported on integer expressions",
-                                 str(select.items[0]), UnsupportedFeatureError)
-            if not (isinstance(selector, p.Variable) or is_constant(selector)):
-                tmp = self.new_temporary("selector", dt)
-                self.add_assignment(p.Variable(tmp), dt, selector, None, base_id=tmp)
-                selector = p.Variable(tmp)
-        except FortranError as exc:
-            self.record(exc)
-            selector = None
-        finally:
-            self.lines = saved
-        conds = []
-        seen = []            # (lo, hi) of the values so far, for overlap checks
-        default = None
-        for k, (case_stmt, body) in enumerate(branches):
-            self.lines = statement_lines(case_stmt)
-            try:
-                sel = case_stmt.items[0]
-                if sel.items[0] is None:
-                    if default is not None:
-                        raise self.error("two 'case default' in one 'select case'", "default")
-                    default = k
-                    conds.append(None)
-                    continue
-                conds.append(self.case_condition(selector, sel.items[0], seen)
-                             if selector is not None else np.bool_(True))
-            except FortranError as exc:
-                self.record(exc)
-                conds.append(np.bool_(False))
-            finally:
-                self.lines = saved
-        start = len(self.instructions)
-        others = [c for c in conds if c is not None]
-        for k, (case_stmt, body) in enumerate(branches):
-            cond = conds[k]
-            if cond is None:
-                guard = _conjunction([fold_constants(p.LogicalNot(c)) for c in others])
-            else:
-                guard = cond
-            if guard is None:
-                self.lower_block(body)
-            else:
-                self.with_predicate(fold_constants(guard), lambda b=body: self.lower_block(b))
-        self.snapshot_conditions(start, [(c, statement_lines(b[0]))
-                                         for c, b in zip(conds, branches) if c is not None],
-                                 chained=False)
-
-    def case_condition(self, selector, ranges, seen):
-        terms = []
-        for item in ranges.items:
-            if isinstance(item, F.Case_Value_Range):
-                lo_node, hi_node = item.items
-                lo = self.case_value(lo_node) if lo_node is not None else None
-                hi = self.case_value(hi_node) if hi_node is not None else None
-            else:
-                lo = hi = self.case_value(item)
-            self.check_case_overlap(lo, hi, seen, str(item))
-            seen.append((lo, hi))
-            if lo is not None and hi is not None and lo == hi:
-                terms.append(p.Comparison(selector, "==", lo))
-                continue
-            parts = []
-            if lo is not None:
-                parts.append(p.Comparison(selector, ">=", lo))
-            if hi is not None:
-                parts.append(p.Comparison(selector, "<=", hi))
-            if lo is not None and hi is not None and int(lo) > int(hi):
-                terms.append(np.bool_(False))
-                continue
-            terms.append(_conjunction(parts))
-        cond = terms[0] if len(terms) == 1 else p.LogicalOr(tuple(terms))
-        return fold_constants(cond)
-
-    def case_value(self, node):
-        v = self.constant(node)
-        if not is_integer(v.dtype):
-            raise self.error("case values must be integer constants", str(node))
-        return v
-
-    def check_case_overlap(self, lo, hi, seen, text):
-        big = 2**63
-        a_lo = -big if lo is None else int(lo)
-        a_hi = big if hi is None else int(hi)
-        if a_lo > a_hi:
-            return
-        for s_lo, s_hi in seen:
-            b_lo = -big if s_lo is None else int(s_lo)
-            b_hi = big if s_hi is None else int(s_hi)
-            if b_lo <= b_hi and a_lo <= b_hi and b_lo <= a_hi:
-                raise self.error(f"case value '{text}' overlaps an earlier case", text)
-
-    def snapshot_conditions(self, start: int, conds, chained: bool = True) -> None:
-        """If statements from index *start* on write a variable that one of the
-        *conds* reads, evaluate each condition once into a logical temporary
-        before the construct (Fortran evaluates conditions on entry).
-
-        *chained*: each condition is only evaluated when the earlier ones are
-        false (``else if``: the guards of later branches include the negated
-        earlier conditions); a ``select case`` guards each branch by its own
-        condition alone, so every snapshot must be evaluated."""
-        body = self.instructions[start:]
-        if not _condition_may_change(body, conds, self.current_inames()):
-            return
-        replacements = {}
-        snapshot_insns = []
-        for k, (cond, lines) in enumerate(conds):
-            if is_constant(cond) or cond in replacements:
-                continue
-            name = self.new_temporary("cond", BOOL)
-            earlier = [p.LogicalNot(p.Variable(n)) for n in list(replacements.values())] \
-                if chained else []
-            preds = tuple(self.predicates) + tuple(earlier)
-            snapshot_insns.append(Assignment(
-                id=self.fresh_id(name), assignee=p.Variable(name), expression=cond,
-                within_inames=self.current_inames(), tags=self.src.tags_at(lines[0]),
-                predicates=preds, span=self.src.span(lines[0])))
-            replacements[cond] = name
-        from f2loopy.ir.expressions import _Rewriter
-
-        class _Replace(_Rewriter):
-            def rec(self, expr, *args, **kwargs):
-                if not is_constant(expr) and expr in replacements:
-                    return p.Variable(replacements[expr])
-                return super().rec(expr, *args, **kwargs)
-
-        rep = _Replace()
-
-        def replace(expr):
-            return p.Variable(replacements[expr]) if expr in replacements else rep(expr)
-
-        # only the construct's own guard reads the snapshots: the predicates of
-        # enclosing constructs come before it (an outer 'if (mask(1))' is not
-        # the inner 'else if (mask(1))'), those of nested ones after it (they
-        # are evaluated later, when the variables may have changed)
-        own = len(self.predicates)
-
-        def fix(preds):
-            if len(preds) <= own:
-                return preds
-            return preds[:own] + (replace(preds[own]),) + preds[own + 1:]
-
-        new_body = [insn.copy(predicates=fix(insn.predicates)) for insn in body]
-        self.instructions[start:] = snapshot_insns + new_body
-
-    # }}}
-    # }}}
-
-
-@dataclass
-class _NestedLabelDo:
-    """Inner loops of a group of labelled DOs sharing one terminal statement."""
-
-    heads: list
-    body: list
-    content = ()
-
-    def __post_init__(self):
-        self.item = getattr(self.heads[0], "item", None)
-
-
-def _condition_may_change(body, conds, outer_inames) -> bool:
-    """Whether a guarded instruction of *body* could see a condition of
-    *conds* changed by an earlier instruction of the construct (or by itself,
-    in an earlier iteration of a loop inside the construct)."""
-    reads = set()
-    for c, _ in conds:
-        reads |= variables_read(c)
-    for k, insn in enumerate(body):
-        if insn.assignee_name not in reads:
-            continue
-        if k < len(body) - 1 or set(insn.within_inames) - set(outer_inames):
-            return True
-    return False
 
 
 def _has_nonfinite_constant(expr) -> bool:
@@ -1274,49 +690,3 @@ def _keyword(node) -> str:
     if not text:
         return type(node).__name__
     return text.split("(")[0].split()[0].lower()
-
-
-def _conjunction(preds):
-    preds = [x for x in preds if not (is_constant(x) and bool(x))]
-    if not preds:
-        return None
-    if any(is_constant(x) and not bool(x) for x in preds):
-        return np.bool_(False)
-    if len(preds) == 1:
-        return preds[0]
-    return p.LogicalAnd(tuple(preds))
-
-
-def _children(node):
-    if isinstance(node, _NestedLabelDo):
-        return list(node.heads) + list(node.body)
-    content = getattr(node, "content", None)
-    if content:
-        return list(content)
-    return [c for c in (getattr(node, "items", None) or ())
-            if hasattr(c, "items") or hasattr(c, "content")]
-
-
-def _cycles_loop(body, construct_name) -> bool:
-    """Whether a ``cycle`` in *body* leaves the loop whose body it is."""
-    def visit(node, nested):
-        if isinstance(node, F.Cycle_Stmt):
-            target = node.items[1]
-            if target is None:
-                return not nested
-            return construct_name is not None and str(target).lower() == construct_name
-        inner = nested or isinstance(node, (*_DO_CONSTRUCTS, _NestedLabelDo))
-        return any(visit(ch, inner) for ch in _children(node))
-    return any(visit(n, False) for n in body if n is not None)
-
-
-def _has_early_return(nodes) -> bool:
-    """Whether a ``return`` other than a trailing one occurs in *nodes*."""
-    def visit(node):
-        if isinstance(node, F.Return_Stmt):
-            return True
-        return any(visit(ch) for ch in _children(node))
-    nodes = [n for n in nodes if n is not None]
-    if nodes and isinstance(nodes[-1], F.Return_Stmt):
-        nodes = nodes[:-1]
-    return any(visit(n) for n in nodes)
