@@ -101,13 +101,15 @@ def test_mismatched_end_name():
         "t.f90:4:16: error: END statement names 'g' but the subroutine is called 'f'"
 
 
-def test_loop_variable_after_loop_is_rejected():
+def test_loop_variable_outside_its_loop_is_a_variable_of_its_own():
+    # after the loop, i is n + 1 (first value past the last iteration); a loop
+    # variable nothing reads after its loop leaves no trace
     src = ("subroutine s(n, a)\n  integer n, i\n  real a(n)\n  do i = 1, n\n    a(i) = 0\n"
-           "  end do\n  a(1) = i\nend\n")
-    with pytest.raises(UnsupportedFeatureError) as info:
-        parse_fortran(src, "t.f90")
-    assert str(info.value).splitlines()[0] == ("t.f90:7:10: error: the value of loop variable "
-                                               "'i' outside its loop is not supported")
+           "  end do\n  a(1) = i\n  do i = 1, n\n    a(i) = a(i) + 1\n  end do\nend\n")
+    k = parse_fortran(src, "t.f90").kernels[0]
+    assert set(k.temporaries) == {"i_value"} and set(k.all_inames()) == {"i", "i_1"}
+    assignments = [str(i.expression) for i in k.instructions if i.assignee_name == "i_value"]
+    assert assignments == ["max(0, n) + 1", "max(0, n) + 1"]
 
 
 def test_directive_errors():

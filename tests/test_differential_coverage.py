@@ -1035,6 +1035,42 @@ end subroutine
 """, lambda: [7, 5, farray(7, seed=107), farray((7, 5), seed=108), zeros(7), np.zeros(5, np.int32),
               np.zeros(7, np.int32), np.zeros(2, np.int32), zeros((7, 5)), 0.0])
 
+case("loop_variables_outside_their_loops", """
+subroutine lvars(n, m, x, y, k, s)
+  implicit none
+  integer, intent(in) :: n, m
+  real, intent(inout) :: x(n)
+  real, intent(out) :: y(n)
+  integer, intent(out) :: k(4)
+  real, intent(out) :: s
+  integer :: i, j
+  i = 1
+  y(i) = x(1)
+  do i = 2, n
+    y(i) = y(i - 1) + x(i)
+  end do
+  k(1) = i
+  do i = n, 1, -3
+    y(i) = y(i) * 2
+  end do
+  k(2) = i
+  do j = 1, m
+    do i = j, n, 2
+      x(i) = x(i) + 1
+    end do
+    k(3) = i + j
+  end do
+  do i = 5, 2
+  end do
+  k(4) = i
+  s = 0
+  i = 2
+  do j = 1, 1
+    s = s + x(i)
+  end do
+end subroutine
+""", lambda: [9, 4, farray(9, seed=109), zeros(9), np.zeros(4, np.int32), 0.0])
+
 case("where_statements_constructs_elsewhere_nested", """
 subroutine wheres(n, m, a, b, c, k, d)
   implicit none

@@ -86,6 +86,47 @@ end
         f2loopy.generate_code(k)
 
 
+BRANCHES = """subroutine sgn(n, x, y)
+  integer n, i, k
+  real x(n), y(n), t
+  do i = 1, n
+    {}
+    y(i) = t
+  end do
+end
+"""
+
+
+@needs_gfortran
+@pytest.mark.parametrize("body", [
+    "if (x(i) > 0.0) then\n      t = 1.0\n    else\n      t = -1.0\n    end if",
+    "if (x(i) > 0.5) then\n      t = 1.0\n    else if (x(i) < -0.5) then\n      t = -1.0\n"
+    "    else\n      t = 0.0\n    end if",
+    "k = int(x(i) * 3)\n    select case (k)\n    case (:-1)\n      t = -1\n    case (0)\n"
+    "      t = 0\n    case default\n      t = 1\n    end select",
+])
+def test_a_private_value_set_on_every_path_is_not_carried(body, tmp_path, cl_queue):
+    # each iteration sets t on every branch: nothing flows between iterations
+    src = BRANCHES.format(body)
+    split = lambda k: f2loopy.split_iname(k, "i", 16, outer_tag="g.0", inner_tag="l.0")  # noqa
+    f2loopy.generate_code(split(kernel(src)))
+    run_transformed(src, "sgn", split, [40, farray(40, seed=3), np.zeros(40, np.float32)],
+                    tmp_path, cl_queue)
+
+
+@pytest.mark.parametrize("body", [
+    "if (x(i) > 0.0) t = 1.0",
+    "if (x(i) > 0.5) then\n      t = 1.0\n    else if (x(i) < -0.5) then\n      t = -1.0\n"
+    "    end if",
+])
+def test_a_private_value_set_on_some_paths_is_carried(body):
+    # when no branch sets t, the value of the previous iteration is read
+    k = f2loopy.split_iname(kernel(BRANCHES.format(body)), "i", 16, outer_tag="g.0",
+                            inner_tag="l.0")
+    with pytest.raises(RaceError, match="the value of 't' .* in another iteration"):
+        f2loopy.generate_code(k)
+
+
 TOTAL = """subroutine tot(a, t)
   integer i
   real a(16), t

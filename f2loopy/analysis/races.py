@@ -244,11 +244,13 @@ class RaceAnalysis:
                               (self.axes if lane_axes is None else lane_axes)
                               if per_lane else [], only=relevant)
         sinks, must, may = [], [], []
+        covering = covering_writes(self.kernel, relevant)
         for insn in self.kernel.instructions:
             for acc in relevant.get(insn.id, ()):
                 m, exact = self._access_map(insn, acc, names[insn.id])
                 if acc.is_write:
-                    (must if exact and not insn.predicates else may).append(m)
+                    (must if exact and (not insn.predicates or insn.id in covering)
+                     else may).append(m)
                 else:
                     sinks.append(m)
         if not sinks or not (must or may):
@@ -313,6 +315,78 @@ def _map_from_set(s: isl.Set, n_in: int, n_out: int) -> isl.Map:
     m = isl.Map.from_range(s)
     m = m.move_dims(dim_type.in_, 0, dim_type.out, 0, n_in)
     return m
+
+
+def covering_writes(kernel: Kernel, accesses: dict) -> set:
+    """Ids of conditional writes after which the element they write has been
+    written in the same loop instance whatever the conditions were: the
+    writes of one element (same inames, same subscripts) up to them have
+    predicates that together cover every case (``if ... else``, ``select
+    case`` with ``case default``), and nothing in between changes what the
+    predicates read.  For the dataflow analysis such a write kills earlier
+    values as an unconditional one would.
+
+    :arg accesses: instruction id -> its accesses of interest."""
+    from f2loopy.ir.expressions import variables_read
+    groups: dict = {}
+    position = {insn.id: k for k, insn in enumerate(kernel.instructions)}
+    for insn in kernel.instructions:
+        if not insn.predicates:
+            continue
+        for acc in accesses.get(insn.id, ()):
+            if acc.is_write:
+                groups.setdefault((acc.name, acc.index, insn.within_inames), []).append(insn)
+    out = set()
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        first = position[members[0].id]
+        conds, reads = [], set()
+        for insn in members:
+            cond = insn.predicates[0] if len(insn.predicates) == 1 else \
+                p.LogicalAnd(tuple(insn.predicates))
+            conds.append(cond)
+            reads |= variables_read(cond)
+            between = kernel.instructions[first:position[insn.id] + 1]
+            if any(set(i.assignee_names()) & reads for i in between):
+                break
+            if _always(conds):
+                out.add(insn.id)
+    return out
+
+
+def _always(conds, max_atoms: int = 10) -> bool:
+    """Whether one of the logical expressions *conds* holds whatever values
+    their atoms (the parts that are not .and./.or./.not.) take."""
+    atoms: list = []
+
+    def collect(e):
+        if isinstance(e, (p.LogicalAnd, p.LogicalOr)):
+            for c in e.children:
+                collect(c)
+        elif isinstance(e, p.LogicalNot):
+            collect(e.child)
+        elif e not in atoms:
+            atoms.append(e)
+    for c in conds:
+        collect(c)
+    if len(atoms) > max_atoms:
+        return False
+
+    def value(e, env):
+        if isinstance(e, p.LogicalAnd):
+            return all(value(c, env) for c in e.children)
+        if isinstance(e, p.LogicalOr):
+            return any(value(c, env) for c in e.children)
+        if isinstance(e, p.LogicalNot):
+            return not value(e.child, env)
+        return env[atoms.index(e)]
+
+    for bits in range(1 << len(atoms)):
+        env = [(bits >> k) & 1 == 1 for k in range(len(atoms))]
+        if not any(value(c, env) for c in conds):
+            return False
+    return True
 
 
 def _union(maps) -> isl.UnionMap:

@@ -49,6 +49,7 @@ class KernelEmitter:
         self.indent = 1
         self.vector_iname = None
         self._domains: dict[tuple, isl.Set] = {}
+        self._body_inames: dict[int, set] = {}
         self.uses_double = False
 
     # {{{ naming and types
@@ -265,8 +266,11 @@ class KernelEmitter:
         iname = node.iname
         tag = self.kernel.iname_tag(iname)
         # only the loops this one's bounds depend on (or share a domain with)
-        # constrain it: the loop runs for every value of the others
-        related = set(iname_closure(self.kernel, [iname]))
+        # constrain it: the loop runs for every value of the others.  Of the
+        # work-item's parallel inames, only those its body runs in count: a
+        # fetch loop on l.0 beside a statement of another l.0 iname must run
+        # in the lanes outside that iname's range too
+        related = set(iname_closure(self.kernel, [iname])) & self.body_inames(node)
         outer = [n for n in names if n in related]
         dom = _as_params(self.domain(outer + [iname]), outer)
         dom, c = align_params(dom, ctx)
@@ -297,6 +301,22 @@ class KernelEmitter:
         if runs is not None:
             self.indent -= 1
             self.emit_line("}")
+
+    def body_inames(self, node) -> set:
+        """The inames the instructions inside loop *node* run in."""
+        key = id(node)
+        hit = self._body_inames.get(key)
+        if hit is None:
+            hit = set()
+            stack = list(node.body)
+            while stack:
+                n = stack.pop()
+                if isinstance(n, InsnNode):
+                    hit |= set(self.kernel.insn(n.insn_id).within_inames)
+                elif isinstance(n, LoopNode):
+                    stack.extend(n.body)
+            self._body_inames[key] = hit
+        return hit
 
     def loop_guard(self, dom, ctx, lower, upper):
         """The outer values (a parameter set) for which a loop over *dom*

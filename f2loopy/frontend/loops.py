@@ -56,6 +56,7 @@ class LoopScope:
     owner: object
     region: Region | None = None
     body_start: int = 0
+    final: object = None       # the variable's value after the loop (normal completion)
 
 
 class LoopsMixin:
@@ -103,7 +104,7 @@ class LoopsMixin:
             else None
         construct_name = construct_name.lower() if construct_name else None
         opened = []
-        mask = None
+        mask = concurrent = None
         try:
             try:
                 control = do_stmt.items[-1] if isinstance(do_stmt, F.Label_Do_Stmt) \
@@ -152,6 +153,12 @@ class LoopsMixin:
             self.lines = saved
             for _ in opened:
                 self.loops.pop()
+        if concurrent is None:
+            for scope in opened:
+                if scope.var is not None and scope.final is not None:
+                    sym = self.symbol(scope.var)
+                    self.add_assignment(self.loop_scalar(sym), sym.dtype, scope.final,
+                                        scope.var)
 
     def placeholder_loop(self, do_stmt) -> LoopScope:
         """A loop scope with no domain, so that the body of a loop whose header
@@ -217,6 +224,7 @@ class LoopsMixin:
             lo_p, hi_p = self.loop_bounds(iname, ("lbound", "ubound"), lo, hi, 1)
             self.domains.append(self.make_domain(iname, lo_p, hi_p, step))
             value = p.Variable(iname)
+            first, last = lo_p, hi_p
         else:
             # zero-based trip counter t: the variable is start + step*t
             iname = self.claim_iname(f"{sym.name}_t")
@@ -228,7 +236,17 @@ class LoopsMixin:
             dom = t.ge_set(t.sub(t)) & pwaff_from_expr(value, space).ge_set(
                 pwaff_from_expr(end, space))
             self.domains.append(dom.coalesce())
-        scope = LoopScope(low, iname, value, self)
+            first, last = start, end
+        # Fortran: the trip count is max(0, (last - first + step) / step); after
+        # the loop the variable holds first + trips * step
+        span = normalize_integer(p.Sum((last, p.Product((-1, first)), step)))
+        trips = span if step == 1 else p.FloorDiv(span, step)
+        try:
+            trips = max(0, int(evaluate_constant(trips)))
+        except NotConstant:
+            trips = p.Call(p.Variable("max"), (0, trips))
+        final = normalize_integer(p.Sum((first, p.Product((step, trips)))))
+        scope = LoopScope(low, iname, value, self, final=final)
         self.loops.append(scope)
         return scope
 

@@ -42,7 +42,7 @@ from f2loopy.frontend.inline import InliningMixin
 from f2loopy.frontend.loops import LoopScope, LoopsMixin, Region, _has_early_return
 from f2loopy.frontend.symbols import Symbol, SymbolTable
 from f2loopy.frontend.where import WhereMixin
-from f2loopy.ir.expressions import is_constant
+from f2loopy.ir.expressions import is_constant, variables_read
 from f2loopy.ir.folding import NotConstant, _cast, evaluate_constant, fold_constants
 from f2loopy.ir.kernel import Assignment, Temporary
 
@@ -102,6 +102,9 @@ class LoweringState:
         self.call_stack: list[str] = []
         self.shared_tables: dict = {}
         self.placeholders: set[str] = set()     # array-syntax positions (integers)
+        #: (lowering, loop variable) -> the temporary holding the variable's
+        #: value outside its loops (see :meth:`UnitLowering.loop_scalar`)
+        self.loop_scalars: dict = {}
         #: (array, axis) -> name of the kernel argument holding the extent of
         #: an assumed-shape dummy argument's axis (lower-case array name)
         self.assumed_extents: dict[tuple[str, int], str] = {}
@@ -340,10 +343,6 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
                              "explicit loop or index it)", name, UnsupportedFeatureError)
         if sym.is_parameter:
             return sym.value
-        low = sym.name.lower()
-        if low in self.do_variables and low not in self.bindings:
-            raise self.error(f"the value of loop variable '{name}' outside its loop is not "
-                             "supported", name, UnsupportedFeatureError)
         return self.scalar_value(sym, name)
 
     def is_array_symbol(self, sym: Symbol) -> bool:
@@ -360,6 +359,8 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
             return b.expr
         if sym.is_initialized:
             return sym.value       # never assigned (checked where it is): a constant
+        if low in self.do_variables:
+            return self.loop_scalar(sym)
         if self.parent is None:
             self.used.add(low)
             return p.Variable(sym.name)
@@ -375,10 +376,41 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
                                  f"it is {b.what}", name)
             return b.expr, sym.dtype
         self.check_not_initialized(sym, name)
+        if low in self.do_variables:
+            return self.loop_scalar(sym), sym.dtype
         if self.parent is None:
             self.used.add(low)
             return p.Variable(sym.name), sym.dtype
         return p.Variable(self.local_name(sym)), sym.dtype
+
+    def loop_scalar(self, sym: Symbol) -> p.Variable:
+        """The temporary that holds loop variable *sym* outside its loops
+        (inside, the variable is its loop's iname): assigned where the
+        Fortran assigns it, and after each of its loops the value Fortran
+        leaves there (the first value past the last iteration).  Unread ones
+        are removed when the subroutine is done (:meth:`prune_loop_scalars`)."""
+        key = (id(self), sym.name.lower())
+        name = self.st.loop_scalars.get(key)
+        if name is None:
+            # (not 'i_1': that is the name the next loop over i gets)
+            name = self.new_temporary(f"{sym.name}_value", sym.dtype)
+            self.st.loop_scalars[key] = name
+        return p.Variable(name)
+
+    def prune_loop_scalars(self) -> None:
+        """Remove the assignments to loop-variable temporaries that nothing
+        reads (most loops' final values), and the temporaries."""
+        names = set(self.st.loop_scalars.values())
+        read = set()
+        for insn in self.instructions:
+            read |= variables_read(*insn.read_expressions()) & names
+        unread = names - read
+        if not unread:
+            return
+        self.instructions[:] = [i for i in self.instructions
+                                if getattr(i, "assignee_name", None) not in unread]
+        for n in unread:
+            del self.extra_temporaries[n]
 
     def check_not_initialized(self, sym: Symbol, name: str):
         if sym.is_initialized:
@@ -583,10 +615,6 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
             sym = self.symbol(name)
             if sym.is_parameter:
                 raise self.error(f"cannot assign to parameter '{sym.name}'", name)
-            low = sym.name.lower()
-            if low in self.do_variables and low not in self.bindings:
-                raise self.error(f"assigning loop variable '{name}' outside its loop is not "
-                                 "supported", name, UnsupportedFeatureError)
             return self.scalar_target(sym, name)
         if isinstance(lhs_node, F.Part_Ref):
             name = str(lhs_node.items[0])

@@ -421,6 +421,7 @@ def _lower(src, proc, registry, errors):
     lowering.module_info = proc.module
     state.taken_names.update(prep.names)
     lowering.lower_body(prep.body)
+    lowering.prune_loop_scalars()
     if state.errors:
         errors.extend(state.errors)
 
