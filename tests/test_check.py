@@ -512,3 +512,103 @@ end subroutine
     assert report.passed, report.format()
     sizes = dict(item.split("=") for item in report.inputs.split(", "))
     assert sizes["a_n2"] == "6" and int(sizes["w_n1"]) >= 6 and int(sizes["s_n1"]) >= 6
+
+
+@needs_gfortran
+def test_long_names_and_many_arguments(tmp_path):
+    # the shim calling the original must stay within Fortran's line and name
+    # lengths: a 61-character subroutine name, 7 assumed-shape arguments
+    name = "compute_the_upwind_flux_divergence_in_x_direction_for_cells"
+    args = ", ".join(f"a{k}" for k in range(7))
+    decls = "\n".join(f"  real, intent(inout) :: a{k}(:)" for k in range(7))
+    src = f"""subroutine {name}({args})
+{decls}
+  a0 = a1 + a2 + a3 + a4 + a5 + a6
+end subroutine
+"""
+    path = tmp_path / "long.f90"
+    path.write_text(src)
+    report = check_source(src, path, sizes={"a0_n1": 5})
+    assert report.passed, report.format()
+    from f2loopy.glue.fortran import fortran_name
+    assert fortran_name(name, "_cl") == name + "_cl"
+    assert len(fortran_name(name, "_cl_mod")) == 63
+    assert fortran_name(name, "_cl_mod").endswith("_cl_mod")
+
+
+RUNNING_INDEX = """\
+subroutine fill_strided(n, inc, y)
+  integer n, inc, i, iy
+  real y(*)
+  iy = 1
+  do i = 1, n
+    y(iy) = i
+    iy = iy + inc
+  end do
+end
+"""
+
+
+@needs_gfortran
+def test_assumed_size_used_through_a_running_index_asks_for_its_extent(tmp_path):
+    # the subscript cannot be bounded: a guessed extent would be overrun
+    path = tmp_path / "strided.f90"
+    path.write_text(RUNNING_INDEX)
+    with pytest.raises(InputError, match="cannot tell how many elements of assumed-size array "
+                                         "'y' the subroutine uses .*give them with --size "
+                                         "y=N"):
+        check_source(RUNNING_INDEX, path, sizes={"n": 5})
+    report = check_source(RUNNING_INDEX, path, sizes={"n": 5, "y": 30},
+                          ranges={"inc": (1, 5)})
+    assert report.passed, report.format()
+    assert [o.shape for o in report.checks[0].outputs] == [(30,)]
+    with pytest.raises(InputError, match="--size x: 'x' is an array whose declaration gives "
+                                         "its shape"):
+        check_source(SCAN.split("!$loopy")[0], tmp_path / "s.f90", sizes={"x": 3})
+
+
+@needs_gfortran
+def test_intent_out_integers_need_no_input_range(tmp_path):
+    src = """\
+subroutine pick(n, s, k, best, v)
+  integer, intent(in) :: n
+  real, intent(in) :: s(n)
+  integer, intent(out) :: k, best
+  real, intent(out) :: v
+  k = n
+  best = maxloc(s, dim=1)
+  v = s(k) + s(best)
+end
+"""
+    path = tmp_path / "pick.f90"
+    path.write_text(src)
+    assert check_source(src, path).passed
+
+
+@needs_gfortran
+def test_conforming_assumed_shape_arrays_get_equal_extents(tmp_path):
+    # Fortran requires c = a + b and matmul operands to conform: the kernel
+    # assumes it, check draws conforming inputs, the glue refuses others
+    src = """\
+module ops
+contains
+  subroutine add2(a, b, c)
+    real, intent(in) :: a(:), b(:)
+    real, intent(out) :: c(:)
+    c = a + b
+  end subroutine
+  subroutine mm(a, b, c)
+    real, intent(in) :: a(:, :), b(:, :)
+    real, intent(out) :: c(:, :)
+    c = matmul(a, b)
+  end subroutine
+end module
+"""
+    path = tmp_path / "ops.f90"
+    path.write_text(src)
+    report = check_source(src, path)
+    assert report.passed, report.format()
+    k = parse_fortran(src, "ops.f90")["mm"]
+    assert str(k.assumptions) == ("[c_n1, c_n2, a_n1, a_n2, b_n1, b_n2] -> {  : a_n1 = c_n1 "
+                                  "and b_n1 = a_n2 and b_n2 = c_n2 and c_n1 >= 0 and c_n2 >= 0 "
+                                  "and a_n2 >= 0 }")

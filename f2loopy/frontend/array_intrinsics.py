@@ -516,10 +516,12 @@ class ArrayIntrinsicsMixin:
                              "must be a matrix, neither of rank above 2)", "matmul")
         ca, cb = self.axis_counts(actx), self.axis_counts(bctx)
         inner_a, inner_b = ca[-1], cb[0]
-        if isinstance(inner_a, (int, np.integer)) and isinstance(inner_b, (int, np.integer)) \
-                and inner_a != inner_b:
-            raise self.error(f"'matmul' of arrays that do not conform: {inner_a} columns "
-                             f"against {inner_b} rows", "matmul")
+        if isinstance(inner_a, (int, np.integer)) and isinstance(inner_b, (int, np.integer)):
+            if inner_a != inner_b:
+                raise self.error(f"'matmul' of arrays that do not conform: {inner_a} columns "
+                                 f"against {inner_b} rows", "matmul")
+        else:
+            self.require_equal(inner_a, inner_b)
         dtype = promote(*dts)
         # result positions, then the summation position last
         rows = ca[:-1]

@@ -97,6 +97,13 @@ class ElementalContext:
         self.extents = [_triplet_extent(*ax) for ax in axes]
 
 
+def _triplet_count(lo, hi, st):
+    """The number of elements of section ``lo:hi:st`` (an IR expression)."""
+    span = p.Sum((hi, p.Product((-1, lo)), st))
+    count = span if st == 1 else p.FloorDiv(span, st)
+    return normalize_integer(p.Call(p.Variable("max"), (0, normalize_integer(count))))
+
+
 def _triplet_extent(lo, hi, st):
     try:
         lo_v, hi_v = int(evaluate_constant(lo)), int(evaluate_constant(hi))
@@ -272,7 +279,28 @@ class ArraySyntaxMixin:
                     raise self.error(f"array shapes do not conform: dimension {d + 1} of "
                                      f"'{name}' has {ext} elements, of '{ctx.names[d]}' "
                                      f"{ctx.extents[d]}", name)
+                if ext is None or ctx.extents[d] is None:
+                    self.require_equal(_triplet_count(*ax), _triplet_count(*ctx.axes[d]))
         return ctx
+
+    def require_equal(self, a, b) -> None:
+        """Record that extents *a* and *b* must agree (Fortran requires
+        conforming operands): a kernel assumption when both depend only on
+        scalar arguments the kernel leaves unchanged."""
+        extents = set(self.st.assumed_extents.values())
+
+        def simpler(e):        # max(0, a_n1) is a_n1: an extent is not negative
+            if isinstance(e, p.Call) and e.function == p.Variable("max") and \
+                    len(e.parameters) == 2 and e.parameters[0] == 0 and \
+                    isinstance(e.parameters[1], p.Variable) and e.parameters[1].name in extents:
+                return e.parameters[1]
+            return e
+        a, b = simpler(a), simpler(b)
+        if a == b:
+            return
+        from f2loopy.ir.expressions import variables_read
+        if all(self.is_invariant_param(n) for n in variables_read(a) | variables_read(b)):
+            self.st.conformance.append((a, b))
 
     # }}}
 

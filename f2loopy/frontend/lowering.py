@@ -102,6 +102,9 @@ class LoweringState:
         self.call_stack: list[str] = []
         self.shared_tables: dict = {}
         self.placeholders: set[str] = set()     # array-syntax positions (integers)
+        #: pairs of extents (IR expressions in the kernel's scalar arguments)
+        #: that Fortran requires to be equal: conforming array operands
+        self.conformance: list = []
         #: (lowering, loop variable) -> the temporary holding the variable's
         #: value outside its loops (see :meth:`UnitLowering.loop_scalar`)
         self.loop_scalars: dict = {}

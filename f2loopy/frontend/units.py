@@ -444,6 +444,8 @@ def _lower(src, proc, registry, errors):
         return None
     kernel = Kernel(
         name=proc.name,
+        assumptions=_conformance_assumptions(state.conformance,
+                                             state.assumed_extents.values()),
         args=tuple(args),
         temporaries=FrozenMap(temporaries),
         domains=tuple(lowering.domains),
@@ -452,6 +454,30 @@ def _lower(src, proc, registry, errors):
         module=proc.module.name if proc.module is not None else None,
     )
     return add_program_order_dependencies(kernel)
+
+
+def _conformance_assumptions(pairs, extents):
+    """The parameter set where every pair of extents agrees (what Fortran
+    requires of conforming operands), or None for no assumption.  Extents of
+    assumed-shape arrays (*extents*) are not negative."""
+    import islpy as isl
+
+    from f2loopy.ir.isl_tools import NonAffineError, align_params, make_space, pwaff_from_expr
+    if not pairs:
+        return None
+    result = None
+    for name in extents:
+        s = isl.Set(f"[{name}] -> {{ : {name} >= 0 }}")
+        result = s if result is None else isl.Set.intersect(*align_params(result, s))
+    for a, b in pairs:
+        names = sorted(variables_read(a) | variables_read(b))
+        space = make_space([], names).params()
+        try:
+            eq = pwaff_from_expr(a, space).eq_set(pwaff_from_expr(b, space))
+        except (NonAffineError, isl.Error):
+            continue
+        result = eq if result is None else isl.Set.intersect(*align_params(result, eq))
+    return result.coalesce() if result is not None else None
 
 
 def _shape_expr(src, reader: DeclarationReader, lowering: UnitLowering, node, sym_name,

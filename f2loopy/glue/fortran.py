@@ -60,6 +60,17 @@ _BODY_NAMES = {"c_loc", "c_ptr", "c_null_ptr", "c_size_t", "f2l_call", "f2l_to_s
     {n.lower() for n in _REEXPORTED}
 
 
+def fortran_name(base: str, suffix: str) -> str:
+    """*base* + *suffix*, shortened with a hash of *base* if that is longer than
+    Fortran's 63 characters (``<name>_cl`` of a subroutine with a very long
+    name); the module's header comment gives the names."""
+    name = base + suffix
+    if len(name) <= 63:
+        return name
+    digest = hashlib.sha256(base.lower().encode()).hexdigest()[:8]
+    return f"{base[:63 - len(suffix) - 9]}_{digest}{suffix}"
+
+
 def c_identifier(text: str) -> str:
     ident = re.sub(r"[^A-Za-z0-9_]", "_", text)
     return ident if ident and not ident[0].isdigit() else "_" + ident
@@ -182,13 +193,15 @@ class _Body:
 def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     k = gk.kernel
     name = k.name
-    glue = f"{name}_cl"
+    glue = fortran_name(name, "_cl")
+    module = fortran_name(name, "_cl_mod")
+    impl = fortran_name(name, "_cl_impl")
     _check_names(k)
     arg_names = {a.name.lower() for a in k.args}
     status = "status" if "status" not in arg_names else "f2l_status"
     # the names of the procedure doing the work: the arguments', unless one
     # would hide a name the body needs
-    clash = any(n in _BODY_NAMES or n.startswith(LOCAL_PREFIX) or n == f"{glue.lower()}_impl"
+    clash = any(n in _BODY_NAMES or n.startswith(LOCAL_PREFIX) or n == impl.lower()
                 for n in arg_names)
     nm = {a.name: f"{LOCAL_PREFIX}arg_{a.name}" if clash else a.name for a in k.args}
     options = " ".join(gk.build_options)
@@ -301,7 +314,7 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
         raise CodegenError(f"the Fortran glue of '{name}' cannot compute sizes that depend on "
                            + ", ".join(sorted(unknown)), k.span)
 
-    out = [f"module {glue}_mod",
+    out = [f"module {module}",
            "  use, intrinsic :: iso_c_binding",
            "  use f2loopy_runtime",
            "  implicit none",
@@ -325,9 +338,9 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     if clash:
         # a wrapper with the original names that only forwards
         out += _header(glue, k, decls, originals, status)
-        out += wrap(f"    call {glue}_impl({', '.join([a.name for a in k.fortran_args] + [status])})")
+        out += wrap(f"    call {impl}({', '.join([a.name for a in k.fortran_args] + [status])})")
         out += [f"  end subroutine {glue}", ""]
-        out += _header(f"{glue}_impl", k, decls, nm, status)
+        out += _header(impl, k, decls, nm, status)
     else:
         out += _header(glue, k, decls, nm, status)
     out.append("    type(f2l_call) :: f2l_c")
@@ -336,8 +349,8 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     out += extent_body.lines
     out += copies
     out += body.lines
-    out += [f"  end subroutine {glue}_impl" if clash else f"  end subroutine {glue}", "",
-            f"end module {glue}_mod", ""]
+    out += [f"  end subroutine {impl}" if clash else f"  end subroutine {glue}", "",
+            f"end module {module}", ""]
     return "\n".join(out)
 
 
@@ -366,6 +379,8 @@ def _doc(gk: GeneratedKernel, glue: str, status: str, source_name: str) -> list[
     lines = [f"  ! OpenCL version of subroutine {k.name}{where}: the same arguments, plus",
              f"  ! the optional {status} (F2L_OK, or an error code with f2l_error_message()).",
              "  ! Without it an error stops the program with its message."]
+    if glue != f"{k.name}_cl":
+        lines.append(f"  ! ({glue}: {k.name}_cl would be longer than Fortran's 63 characters)")
     for ka in gk.arguments:
         a = ka.ir_arg
         if ka.kind == "array":

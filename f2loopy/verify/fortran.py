@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from f2loopy.diagnostics import F2LoopyError
+from f2loopy.glue.fexpr import wrap
 from f2loopy.ir.kernel import ArrayArg, Kernel, ScalarArg
 
 
@@ -50,7 +51,12 @@ def find_gfortran() -> str:
 
 
 def _shim_name(kernel: Kernel) -> str:
-    return f"f2l_shim_{kernel.name.lower()}"
+    """A Fortran name (at most 63 characters) for the shim of *kernel*."""
+    name = f"f2l_shim_{kernel.name.lower()}"
+    if len(name) > 63:
+        digest = hashlib.sha256(kernel.name.lower().encode()).hexdigest()[:8]
+        name = f"{name[:54]}_{digest}"
+    return name
 
 
 def _shim(kernel: Kernel) -> str:
@@ -87,7 +93,7 @@ def _shim(kernel: Kernel) -> str:
         lines.append(f"  external :: {kernel.name}")
     lines.append(f"  call {kernel.name}({', '.join(names[a.name] for a in fortran_args)})")
     lines.append(f"end subroutine {_shim_name(kernel)}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(x for line in lines for x in wrap(line)) + "\n"
 
 
 def _declaration(arg, name: str, extents: dict, interface: bool = False) -> str:

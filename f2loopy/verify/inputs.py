@@ -62,6 +62,7 @@ class ArgSpec:
     lower_bounds: tuple = ()
     written: bool = False
     span: object = None
+    intent: str | None = None
 
 
 @dataclass
@@ -156,7 +157,7 @@ def merge_arguments(kernels) -> dict:
                 args[a.name] = ArgSpec(a.name, np.dtype(a.dtype), is_array,
                                        tuple(a.shape) if is_array else (),
                                        tuple(a.lower_bounds) if is_array else (),
-                                       a.name in written, a.span)
+                                       a.name in written, a.span, a.intent)
                 continue
             if spec.is_array != is_array or spec.dtype != np.dtype(a.dtype) or \
                     (is_array and (tuple(a.shape) != spec.shape
@@ -227,6 +228,7 @@ class _Planner:
         self.args = merge_arguments(self.kernels)
         self.assumptions = [a for a in assumptions if a is not None]
         self.given = dict(given)
+        self.array_extents: dict = {}     # assumed-size array -> elements (--size)
         self.user_ranges = dict(ranges)
         self.rng = np.random.default_rng([seed, 0x5eed])
         self.int_scalars = [n for n, s in self.args.items()
@@ -451,18 +453,26 @@ class _Planner:
         return shapes, lbs
 
     def _assumed_extent(self, name, axis, lb, ints) -> int:
+        """Elements of assumed-size array *name* (its last *axis*) the
+        subroutines use: from the largest subscript, where the subscripts can
+        be bounded; given with ``--size NAME=N`` otherwise."""
+        if name in self.array_extents:
+            return self.array_extents[name]
         best = None
+        unknown = None
         for acc in self.accesses:
             if acc.array != name or acc.axis != axis:
                 continue
             dd = self.dd_inames[acc.kernel.name]
             if {n for n, _ in accesses(acc.index)} & dd:
+                unknown = acc
                 continue
             inames = [i for i in acc.insn.within_inames if i not in dd]
             try:
                 dom = self._fixed(self._domain(acc, inames), ints)
                 pw = pwaff_from_expr(acc.index, dom.get_space())
             except (NonAffineError, isl.Error):
+                unknown = acc
                 continue
             if dom.is_empty():
                 continue
@@ -474,6 +484,11 @@ class _Planner:
                 if m.is_int():
                     v = int(m.to_python())
                     best = v if best is None else max(best, v)
+        if unknown is not None:
+            raise InputError(f"cannot tell how many elements of assumed-size array '{name}' "
+                             f"the subroutine uses (the subscript of {_where(unknown)} cannot "
+                             f"be bounded); give them with --size {name}=N",
+                             self.args[name].span)
         if best is None:
             return DEFAULT_ASSUMED_EXTENT
         return max(1, best - lb + 1)
@@ -495,8 +510,12 @@ class _Planner:
         def add(name, r):
             ranges[name] = ranges[name].intersect(r) if name in ranges else r
 
-        int_arrays = {n for n, s in self.args.items() if s.is_array and _is_int_dtype(s.dtype)}
-        scalar_ints = {n for n in self.int_scalars if n not in values}
+        # (an intent(out) argument's value on entry is undefined: the
+        # subroutine sets it before using it, so no input value matters)
+        int_arrays = {n for n, s in self.args.items()
+                      if s.is_array and _is_int_dtype(s.dtype) and s.intent != "out"}
+        scalar_ints = {n for n in self.int_scalars
+                       if n not in values and self.args[n].intent != "out"}
 
         def bounds_of(acc):
             lb = _int_value(acc.lb, ints) if acc.array not in lbs else lbs[acc.array][acc.axis]
@@ -714,7 +733,15 @@ def plan_inputs(originals, *, assumptions=(), given=None, ranges=None,
     for n, v in given.items():
         if n.lower() not in lower:
             raise InputError(f"--size {n}: no argument called '{n}'")
-        canon[lower[n.lower()]] = v
+        name = lower[n.lower()]
+        spec = planner.args[name]
+        if spec.is_array:
+            if None not in spec.shape:
+                raise InputError(f"--size {n}: '{name}' is an array whose declaration gives "
+                                 "its shape (give the sizes the declaration uses)")
+            planner.array_extents[name] = int(v)
+            continue
+        canon[name] = v
     planner.given = canon
     for n in list(rng):
         if n.lower() not in lower:
