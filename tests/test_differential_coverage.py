@@ -1071,6 +1071,21 @@ subroutine lvars(n, m, x, y, k, s)
 end subroutine
 """, lambda: [9, 4, farray(9, seed=109), zeros(9), np.zeros(4, np.int32), 0.0])
 
+case("special_functions_and_spread", """
+subroutine special(n, m, a, d, b, c, x)
+  implicit none
+  integer, intent(in) :: n, m
+  real, intent(in) :: a(n)
+  double precision, intent(in) :: d(m)
+  real, intent(out) :: b(n), c(n, m), x
+  b = erf(a) + erfc(a) * 0.5 + gamma(abs(a) + 1.0) + log_gamma(abs(a) + 2.0) &
+      + asinh(a) + atanh(a * 0.5) + acosh(abs(a) + 1.5) + hypot(a, 2.0 * a)
+  c = spread(a, 2, m) * real(spread(derf(d), 1, n)) + spread(spread(x, 1, n), 2, m) * 0
+  x = erf(0.5) + gamma(3.0) + sum(spread(a(1:2), dim=1, ncopies=3))
+end subroutine
+""", lambda: [6, 5, farray(6, seed=110), farray(5, np.float64, seed=111), zeros(6),
+              zeros((6, 5)), 0.0])
+
 case("where_statements_constructs_elsewhere_nested", """
 subroutine wheres(n, m, a, b, c, k, d)
   implicit none

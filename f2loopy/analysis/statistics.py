@@ -32,7 +32,8 @@ from f2loopy.ir.isl_tools import dim_type
 from f2loopy.ir.kernel import ArrayArg, Assignment, Kernel, ScalarArg
 
 SPECIAL = {"sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
-           "atan2", "sinh", "cosh", "tanh"}
+           "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "gamma",
+           "log_gamma", "hypot"}
 
 
 @dataclass

@@ -31,7 +31,8 @@ CONVERSIONS = {
 #: elemental math intrinsics whose result has the argument's type
 SAME_TYPE_MATH = frozenset({
     "sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
-    "sinh", "cosh", "tanh", "aint", "anint", "conjg",
+    "sinh", "cosh", "tanh", "aint", "anint", "conjg", "asinh", "acosh", "atanh", "erf",
+    "erfc", "gamma", "log_gamma",
 })
 
 #: bit intrinsics (integer arguments; the shift or bit position is the second)
@@ -206,7 +207,7 @@ def intrinsic_result_type(name: str, args: list[np.dtype]) -> np.dtype:
         if is_integer(args[0]):
             raise FortranTypeError(f"intrinsic '{name}' needs a real or complex argument")
         return args[0]
-    if name == "atan2":
+    if name in ("atan2", "hypot"):
         return promote(*args)
     if name in ("min", "max", "mod", "modulo", "dim", "sign"):
         return promote(*args)

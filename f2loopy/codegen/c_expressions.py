@@ -40,7 +40,9 @@ _C_TYPES = {
 }
 
 _MATH = {"sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
-         "sinh", "cosh", "tanh"}
+         "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "gamma", "log_gamma"}
+#: Fortran names of OpenCL functions spelled otherwise
+_C_MATH_NAMES = {"gamma": "tgamma", "log_gamma": "lgamma"}
 
 
 def c_type(dtype) -> str:
@@ -303,9 +305,9 @@ class CExpressionPrinter:
         if name in CONVERSIONS:
             return self.converted(args[0], CONVERSIONS[name], prec)
         if name in _MATH:
-            return f"{name}({self.converted(args[0], dt, PREC_NONE)})"
-        if name == "atan2":
-            return f"atan2({self.converted(args[0], dt, PREC_NONE)}, " \
+            return f"{_C_MATH_NAMES.get(name, name)}({self.converted(args[0], dt, PREC_NONE)})"
+        if name in ("atan2", "hypot"):
+            return f"{name}({self.converted(args[0], dt, PREC_NONE)}, " \
                    f"{self.converted(args[1], dt, PREC_NONE)})"
         if name == "abs":
             if is_integer(dt):

@@ -56,6 +56,8 @@ class ArrayIntrinsicsMixin:
             return self.location(name, arg_nodes)
         if name in ("cshift", "eoshift"):
             return self.shift(name, arg_nodes)
+        if name == "spread":
+            return self.spread(arg_nodes)
         return self.transpose(arg_nodes)
 
     # {{{ operands and results
@@ -373,6 +375,46 @@ class ArrayIntrinsicsMixin:
         inside = p.LogicalAnd((p.Comparison(shifted, ">=", 0),
                                p.Comparison(shifted, "<", counts[d])))
         return p.If(inside, substitute(a, moved), boundary)
+
+    def spread(self, arg_nodes):
+        """``spread(source, dim, ncopies)``: *source* (a scalar or an array)
+        repeated *ncopies* times along a new axis *dim*."""
+        conv = self.converter()
+        keys = ["source", "dim", "ncopies"]
+        positional, kw = conv._split_args("spread", arg_nodes, set(keys))
+        args = dict(zip(keys, positional))
+        args.update(kw)
+        if set(args) != set(keys):
+            raise self.error("intrinsic 'spread' takes source, dim and ncopies", "spread")
+        if self.elemental is None:
+            raise self.error("the result of 'spread' is an array: use it in an array "
+                             "assignment or an array expression", "spread")
+        sctx = ElementalContext(self)
+        saved = self.elemental
+        self.elemental = sctx
+        try:
+            value = self.expr(args["source"])
+        finally:
+            self.elemental = saved
+        rank = sctx.rank or 0
+        dim = int(self.constant(args["dim"]))
+        if not 1 <= dim <= rank + 1:
+            raise self.error(f"dimension {dim} of the result of 'spread' does not exist (it "
+                             f"has {rank + 1})", "spread")
+        copies = self.scalar_with(args["ncopies"], None, None)
+        if not is_integer(self.checked_dtype(copies)):
+            raise self.error("the ncopies argument of 'spread' must be a scalar integer",
+                             "spread")
+        try:
+            copies = max(0, int(evaluate_constant(copies)))
+        except NotConstant:
+            copies = normalize_integer(p.Call(p.Variable("max"), (0, copies)))
+        counts = self.axis_counts(sctx) if rank else []
+        counts.insert(dim - 1, copies)
+        ctx = self.conform([(0, normalize_integer(p.Sum((c, -1))), 1) for c in counts],
+                           "spread")
+        kept = [ctx.positions[d] for d in range(rank + 1) if d != dim - 1]
+        return substitute(value, {v.name: kept[j] for j, v in enumerate(sctx.positions)})
 
     def norm2(self, arg_nodes):
         """``sqrt(sum(x**2))`` over a real array (no ``dim``)."""

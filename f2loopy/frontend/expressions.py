@@ -35,13 +35,16 @@ SPECIFIC_INTRINSICS = {
     "dmin1": "min", "amod": "mod", "dmod": "mod", "dsign": "sign", "isign": "sign",
     "idint": "int", "ifix": "int", "idnint": "nint", "dint": "aint", "dnint": "anint",
     "dimag": "aimag", "dconjg": "conjg", "dreal": "dble",
+    "derf": "erf", "derfc": "erfc", "dgamma": "gamma", "algama": "log_gamma",
+    "dlgama": "log_gamma", "lgamma": "log_gamma",
 }
 
 #: elemental functions the generated code implements for complex arguments
 _COMPLEX_MATH = {"sqrt", "exp", "log", "sin", "cos"}
 
 _MATH_1 = {"sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
-           "sinh", "cosh", "tanh", "aint", "anint"}
+           "sinh", "cosh", "tanh", "aint", "anint", "asinh", "acosh", "atanh", "erf", "erfc",
+           "gamma", "log_gamma"}
 
 
 class ConversionContext:
@@ -499,6 +502,13 @@ class ExpressionConverter:
                 raise self.ctx.error(f"arguments of '{name}' must be real", name)
         return p.Call(p.Variable("atan2"), (y, x))
 
+    def _h_hypot(self, name, generic, arg_nodes):
+        x, y = (self.convert(a) for a in self._args(name, arg_nodes, 2, 2, ("x", "y")))
+        for v in (x, y):
+            if self._typed(name, v).kind != "f":
+                raise self.ctx.error(f"arguments of '{name}' must be real", name)
+        return p.Call(p.Variable("hypot"), (x, y))
+
     def _h_abs(self, name, generic, arg_nodes):
         (x,) = self._args(name, arg_nodes, 1, 1, ("a",))
         x = self.convert(x)
@@ -704,6 +714,7 @@ _INTRINSIC_HANDLERS = {
     **{n: ExpressionConverter._h_math1 for n in _MATH_1 - {"aint", "anint", "atan"}},
     "atan": ExpressionConverter._h_atan,
     "atan2": ExpressionConverter._h_atan2,
+    "hypot": ExpressionConverter._h_hypot,
     "abs": ExpressionConverter._h_abs,
     "min": ExpressionConverter._h_minmax, "max": ExpressionConverter._h_minmax,
     "mod": ExpressionConverter._h_mod, "modulo": ExpressionConverter._h_mod,
@@ -725,6 +736,6 @@ _INTRINSIC_HANDLERS = {
 
 _ARRAY_INTRINSICS = frozenset({"sum", "product", "maxval", "minval", "dot_product",
                                "count", "any", "all", "matmul", "transpose", "norm2",
-                               "maxloc", "minloc", "cshift", "eoshift",
+                               "maxloc", "minloc", "cshift", "eoshift", "spread",
                                "size", "lbound", "ubound"})
 _ALL_INTRINSICS = frozenset(_INTRINSIC_HANDLERS) | _ARRAY_INTRINSICS

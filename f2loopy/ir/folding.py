@@ -91,6 +91,9 @@ _UNARY_MATH = {
     "sqrt": np.sqrt, "exp": np.exp, "log": np.log, "log10": np.log10, "sin": np.sin,
     "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
     "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
+    "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
+    "erf": lambda x: math.erf(float(x)), "erfc": lambda x: math.erfc(float(x)),
+    "gamma": lambda x: math.gamma(float(x)), "log_gamma": lambda x: math.lgamma(float(x)),
 }
 
 
@@ -165,6 +168,8 @@ def evaluate_call(name: str, args: list):
             return np.int32(math.ceil(float(args[0])))
         if name == "atan2":
             return res_dt.type(np.arctan2(_cast(args[0], res_dt), _cast(args[1], res_dt)))
+        if name == "hypot":
+            return res_dt.type(np.hypot(_cast(args[0], res_dt), _cast(args[1], res_dt)))
         if name in BIT_FUNCTIONS:
             return _evaluate_bits(name, args, res_dt)
     raise NotConstant(name)
