@@ -66,20 +66,23 @@ def resolve_auto_tags(kernel: Kernel) -> Kernel:
     """Give ``l.auto`` inames a concrete local axis.
 
     An ``l.auto`` iname takes a local axis the kernel already uses but the
-    instructions in its loop do not (lowest stride in global memory first);
-    if there is none, or its length is not a constant that fits, it becomes a
-    sequential loop (unrolled when short).  A kernel without local axes gets
-    none from ``l.auto`` (that would replicate every other statement).
+    instructions in its loop do not (lowest stride in global memory first); a
+    loop longer than the work-group along that axis (a tile with its halo) is
+    split, its inner part on the axis.  If there is no such axis, or the
+    length is not a constant, it becomes a sequential loop (unrolled when
+    short).  A kernel without local axes gets none from ``l.auto`` (that
+    would replicate every other statement).
     """
     from f2loopy.ir.frozen import FrozenMap
     from f2loopy.ir.tags import AutoLocalAxisTag, LocalAxisTag, SequentialTag, UnrollTag
+    from f2loopy.transform.iname import split_iname
     autos = [i for i in kernel.all_inames()
              if isinstance(kernel.iname_tag(i), AutoLocalAxisTag)]
     if not autos:
         return kernel
-    tags = dict(kernel.iname_tags)
     sizes = _local_axis_sizes(kernel)
     for x in sorted(autos, key=lambda i: _stride_rank(kernel, i)):
+        tags = dict(kernel.iname_tags)
         users = [insn for insn in kernel.instructions if x in insn.within_inames]
         taken = set()
         for insn in users:
@@ -88,19 +91,22 @@ def resolve_auto_tags(kernel: Kernel) -> Kernel:
                 if isinstance(t, LocalAxisTag):
                     taken.add(t.axis)
         length = _constant_length(kernel, x)
-        choice = None
-        for axis in sorted(sizes):
-            if axis not in taken and length is not None and length <= sizes[axis]:
-                choice = axis
-                break
+        free = [axis for axis in sorted(sizes) if axis not in taken]
+        if free and length is not None and length > sizes[free[0]] and \
+                not any(length <= sizes[a] for a in free):
+            kernel = split_iname(kernel, x, sizes[free[0]], inner_tag=LocalAxisTag(free[0]),
+                                 outer_tag=None)
+            continue
+        choice = next((a for a in free if length is not None and length <= sizes[a]), None)
         if choice is not None:
             tags[x] = LocalAxisTag(choice)
         elif length is not None and length <= 16:
             tags[x] = UnrollTag()
         else:
             tags[x] = SequentialTag()
-    return kernel.copy(iname_tags=FrozenMap((k, v) for k, v in tags.items()
-                                            if not isinstance(v, SequentialTag)))
+        kernel = kernel.copy(iname_tags=FrozenMap((k, v) for k, v in tags.items()
+                                                  if not isinstance(v, SequentialTag)))
+    return kernel
 
 
 def _local_axis_sizes(kernel) -> dict:
