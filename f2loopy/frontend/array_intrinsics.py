@@ -66,12 +66,7 @@ class ArrayIntrinsicsMixin:
         """*node* evaluated as an array expression: ``(element, context)``,
         the element in terms of the context's position placeholders."""
         ctx = ElementalContext(self)
-        saved = self.elemental
-        self.elemental = ctx
-        try:
-            elem = self.expr(node)
-        finally:
-            self.elemental = saved
+        elem = self.in_context(ctx, self.expr, node)
         if ctx.rank is None:
             raise self.error(f"the argument of '{what}' must be an array", what)
         return elem, ctx
@@ -199,13 +194,8 @@ class ArrayIntrinsicsMixin:
     def operand_in(self, ctx, node, name, what, probe=False):
         """Array operand *node* conforming to *ctx* (a mask); with *probe*,
         None if it is not a logical array."""
-        saved = self.elemental
         rank = ctx.rank
-        self.elemental = ctx
-        try:
-            e = self.expr(node)
-        finally:
-            self.elemental = saved
+        e = self.in_context(ctx, self.expr, node)
         is_array = bool(variables_read(e) & {v.name for v in ctx.positions})
         if probe:
             if is_array and is_logical(self.checked_dtype(e)):
@@ -226,7 +216,7 @@ class ArrayIntrinsicsMixin:
             raise self.error(f"intrinsic 'dot_product' takes 2 array arguments here, got "
                              f"{len(args)}", "dot_product")
         a, ctx = self.array_operand(args[0], "dot_product")
-        b = self.operand_in_values(ctx, args[1], "dot_product")
+        b = self.in_context(ctx, self.expr, args[1])
         dts = [self.checked_dtype(e) for e in (a, b)]
         if any(is_logical(dt) for dt in dts):
             raise self.error("the argument of 'dot_product' must be numeric", "dot_product")
@@ -239,14 +229,6 @@ class ArrayIntrinsicsMixin:
         self.emit_elemental(ctx, "ascending", acc, lambda: self.add_assignment(
             p.Variable(acc), dtype, update, "dot_product", base_id=acc))
         return p.Variable(acc)
-
-    def operand_in_values(self, ctx, node, name):
-        saved = self.elemental
-        self.elemental = ctx
-        try:
-            return self.expr(node)
-        finally:
-            self.elemental = saved
 
     # }}}
 
@@ -390,12 +372,7 @@ class ArrayIntrinsicsMixin:
             raise self.error("the result of 'spread' is an array: use it in an array "
                              "assignment or an array expression", "spread")
         sctx = ElementalContext(self)
-        saved = self.elemental
-        self.elemental = sctx
-        try:
-            value = self.expr(args["source"])
-        finally:
-            self.elemental = saved
+        value = self.in_context(sctx, self.expr, args["source"])
         rank = sctx.rank or 0
         dim = int(self.constant(args["dim"]))
         if not 1 <= dim <= rank + 1:
@@ -513,23 +490,8 @@ class ArrayIntrinsicsMixin:
     def scalar_with(self, node, var, value):
         """Scalar expression *node*, with name *var* (an implied-do variable)
         standing for *value*."""
-        saved_elemental = self.elemental
-        self.elemental = None
-        had = "resolve_name" in self.__dict__
-        outer = self.resolve_name
-        if var is not None:
-            def resolve(name, n):
-                return value if name.lower() == var.lower() else outer(name, n)
-            self.resolve_name = resolve
-        try:
-            return self.expr(node)
-        finally:
-            self.elemental = saved_elemental
-            if var is not None:
-                if had:
-                    self.resolve_name = outer
-                else:
-                    del self.resolve_name
+        names = {var.lower(): value} if var is not None else {}
+        return self.in_context(None, self.with_names, names, lambda: self.expr(node))
 
     def axis_counts_of(self, axes) -> list:
         ctx = ElementalContext(self)

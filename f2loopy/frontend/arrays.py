@@ -262,6 +262,16 @@ class ArraySyntaxMixin:
                 indices.append(value)
         return view.element(indices)
 
+    def in_context(self, ctx, func, *args):
+        """``func(*args)`` with *ctx* the array expression being converted
+        (None: a scalar expression)."""
+        saved = self.elemental
+        self.elemental = ctx
+        try:
+            return func(*args)
+        finally:
+            self.elemental = saved
+
     def conform(self, axes, name, label=None) -> ElementalContext:
         """Make an operand with section *axes* part of the current array
         expression: it fixes the shape, or must have the shape fixed (*name*

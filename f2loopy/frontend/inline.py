@@ -88,21 +88,7 @@ class InliningMixin:
         for n, node, dt in zip(sf.args, arg_nodes, sf.arg_dtypes):
             v = conv(node.items[1] if isinstance(node, F.Actual_Arg_Spec) else node)
             values[n.lower()] = self.convert_for_assignment(v, dt, sf.name)
-        had = "resolve_name" in self.__dict__
-        outer = self.resolve_name
-
-        def resolve(name, node):
-            if name.lower() in values:
-                return values[name.lower()]
-            return outer(name, node)
-        self.resolve_name = resolve
-        try:
-            body = self.converter()(sf.body)
-        finally:
-            if had:
-                self.resolve_name = outer
-            else:
-                del self.resolve_name
+        body = self.with_names(values, lambda: self.converter()(sf.body))
         return self.convert_for_assignment(body, sf.dtype, sf.name)
 
     def inline_call(self, proc, actual_nodes, node):

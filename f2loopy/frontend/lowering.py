@@ -348,6 +348,25 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
             return sym.value
         return self.scalar_value(sym, name)
 
+    def with_names(self, values: dict, func):
+        """``func()`` with the Fortran names of *values* (lower-case) standing
+        for their IR values (statement function arguments, implied-do
+        variables)."""
+        had = "resolve_name" in self.__dict__
+        outer = self.resolve_name
+
+        def resolve(name, node):
+            low = name.lower()
+            return values[low] if low in values else outer(name, node)
+        self.resolve_name = resolve
+        try:
+            return func()
+        finally:
+            if had:
+                self.resolve_name = outer
+            else:
+                del self.resolve_name
+
     def is_array_symbol(self, sym: Symbol) -> bool:
         b = self.bindings.get(sym.name.lower())
         if b is not None:

@@ -38,12 +38,7 @@ class WhereMixin:
         # loops of reductions or temporaries of its right-hand side) are masked
         if not (subst_targets and self.where_assigning and self.where_guards):
             return super().emit_elemental(ctx, order, base, emit, subst_targets)
-        saved = self.elemental
-        self.elemental = ctx
-        try:
-            guard = self.where_guard(ctx)
-        finally:
-            self.elemental = saved
+        guard = self.in_context(ctx, self.where_guard, ctx)
         self.predicates.append(guard)
         try:
             return super().emit_elemental(ctx, order, base, emit, subst_targets)
@@ -176,12 +171,7 @@ class WhereMixin:
         """Store the mask in a logical temporary now; the guard reads it."""
         text = self.mask_text(mask_node)
         ctx = ElementalContext(self)
-        saved = self.elemental
-        self.elemental = ctx
-        try:
-            mask = self.expr(mask_node)
-        finally:
-            self.elemental = saved
+        mask = self.in_context(ctx, self.expr, mask_node)
         if not is_logical(self.checked_dtype(mask)):
             raise self.error("the mask of a 'where' must be logical", text)
         if ctx.rank is None:
