@@ -168,6 +168,8 @@ class ArrayIntrinsicsMixin:
         if dim is not None and not 1 <= dim <= ctx.rank:
             raise self.error(f"dimension {dim} of the argument of '{name}' does not exist "
                              f"(it has {ctx.rank})", name)
+        # the mask guards the update (any/all fold it into the value)
+        guard = [mask] if mask is not None and name not in ("any", "all") else []
         if dim is None or ctx.rank == 1:
             # over every element: a scalar (also along the only dimension)
             acc = self.new_temporary(name, dtype)
@@ -175,8 +177,7 @@ class ArrayIntrinsicsMixin:
             update = _update(name, p.Variable(acc), elem, mask)
             self.emit_elemental(ctx, "ascending", acc, lambda: self.add_assignment(
                 p.Variable(acc), dtype, update, name, base_id=acc,
-                predicates=self.predicates + ([mask] if mask is not None and name not in (
-                    "any", "all") else [])))
+                predicates=self.predicates + guard))
             return p.Variable(acc)
         counts = self.axis_counts(ctx)
         kept = [d for d in range(ctx.rank) if d != dim - 1]
@@ -187,8 +188,7 @@ class ArrayIntrinsicsMixin:
         update = _update(name, target, elem, mask)
         self.emit_elemental(ctx, "ascending", view.ir_name, lambda: self.add_assignment(
             target, dtype, update, name, base_id=view.ir_name,
-            predicates=self.predicates + ([mask] if mask is not None and name not in (
-                "any", "all") else [])))
+            predicates=self.predicates + guard))
         return self.array_result(view, name)
 
     def operand_in(self, ctx, node, name, what, probe=False):
