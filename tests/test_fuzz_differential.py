@@ -12,8 +12,9 @@ import pytest
 from f2loopy.frontend import parse_fortran
 from f2loopy.verify.fuzz import (
     args_to_options, options_to_args, read_regression, regression_text, run_seed)
-from f2loopy.verify.progen import (
-    SIZE_BOX, Do, generate_program, loops_of, shrink, shrink_candidates)
+from f2loopy.verify.progen import generate_program, loops_of
+from f2loopy.verify.program import SIZE_BOX, Do
+from f2loopy.verify.shrink import shrink, shrink_candidates
 from util import needs_gfortran
 
 #: the CI batch: fixed seeds (a few seconds each at most)

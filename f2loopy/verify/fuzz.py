@@ -192,7 +192,7 @@ def run_seed(seed: int, *, transforms: bool = True, queue=None) -> FuzzOutcome:
 def shrink_outcome(outcome: FuzzOutcome, *, queue=None, max_steps: int = 300,
                    log=None) -> object:
     """The smallest variant of the failing program that fails the same way."""
-    from f2loopy.verify.progen import shrink
+    from f2loopy.verify.shrink import shrink
 
     def still_fails(candidate):
         kind, _ = run_program(candidate, outcome.options, queue=queue)
