@@ -86,6 +86,7 @@ class ElementalContext:
         self.positions = []
         self.extents = []
         self.names = []
+        self.operands = 0           # array operands met (see ArraySyntaxMixin.conform)
 
     def define(self, axes, name):
         self.rank = len(axes)
@@ -277,6 +278,7 @@ class ArraySyntaxMixin:
         expression: it fixes the shape, or must have the shape fixed (*name*
         is the operand as written, *label* names it in later messages)."""
         ctx = self.elemental
+        ctx.operands += 1
         if ctx.rank is None:
             ctx.define(axes, label or name)
         elif len(axes) != ctx.rank:

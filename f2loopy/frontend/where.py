@@ -156,10 +156,12 @@ class WhereMixin:
             saved = self.lines
             self.lines = lines           # errors point at the mask
             try:
+                before = ctx.operands
                 mask = self.expr(mask_node)
                 if not is_logical(self.checked_dtype(mask)):
                     raise self.error("the mask of a 'where' must be logical", text)
-                if not variables_read(mask) & {v.name for v in ctx.positions}:
+                # (an array operand, even if folding left it out: .false. .and. a > 0)
+                if ctx.operands == before:
                     raise self.error("the mask of a 'where' must be an array expression",
                                      text)
             finally:

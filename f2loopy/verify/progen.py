@@ -469,7 +469,7 @@ class Generator(ExpressionsMixin):
                 return None
             return self.stored(Expr("var", v.kind, v.name, (), v.bound, v.exact),
                                self.fit(value, v.kind) if v.kind != "i4" else value)
-        env.section = self.pick(self.sizes + [f"{self.sizes[0]} - 1", "3", "2"])
+        env.section = len_section = self.pick(self.sizes + [f"{self.sizes[0]} - 1", "3", "2"])
         try:
             t = self.section_ref(env, v)
             if t is None:
@@ -481,7 +481,18 @@ class Generator(ExpressionsMixin):
                for x in value.walk()):
             # an element of the array being assigned: f2loopy asks for a temporary
             return None
-        return self.stored(t, self.fit(value, v.kind) if v.kind != "i4" else value)
+        st = self.stored(t, self.fit(value, v.kind) if v.kind != "i4" else value)
+        if self.chance(0.3):
+            # where (mask) u(...) = ...: a mask of the section's shape, on exact values
+            env.section = len_section
+            try:
+                mask = self.logical(env, 1)
+            finally:
+                env.section = None
+            if any(":" in i.text for x in mask.walk() for i in x.args) and \
+                    v.name not in mask.names():
+                return OneLineIf(mask, st, keyword="where")
+        return st
 
     def select_statement(self, env, depth):
         sel = self.expr(env, "i4", True, 1)
@@ -580,6 +591,12 @@ class Generator(ExpressionsMixin):
             s = self.statement(env, depth)
             if s is not None:
                 out.append(s)
+            if isinstance(s, Do) and s.step == 1 and self.chance(0.15):
+                # the loop variable after its loop (its first value past the end)
+                t = self.target(env, want_kind="i4")
+                if t is not None and t.kind == "i4":
+                    out.append(self.stored(t, Expr("var", "i4", s.var, (), SIZE_BOX[1] + 2,
+                                                   True)))
         return out
 
     # }}}

@@ -197,9 +197,11 @@ class If:
 class OneLineIf:
     cond: Expr
     stmt: object                          # an Assign or Cycle
+    keyword: str = "if"                   # "where": an array assignment under a mask
 
     def render(self, ind):
-        return [f"{ind}if ({self.cond.render()}) {self.stmt.render('')[0].strip()}"]
+        return [f"{ind}{self.keyword} ({self.cond.render()}) "
+                f"{self.stmt.render('')[0].strip()}"]
 
 
 @dataclass
