@@ -15,7 +15,33 @@ from f2loopy.ir.kernel import (
 from f2loopy.transform import *  # noqa: F401,F403
 from f2loopy.transform import match  # noqa: F401
 
+
+
+class CodeGenerationResult:
+    """What loopy's ``generate_code_v2`` returns, as far as scripts use it:
+    ``device_code()`` is the OpenCL program of the kernel(s)."""
+
+    def __init__(self, generated):
+        self._generated = list(generated)
+
+    def device_code(self) -> str:
+        from f2loopy.codegen import join_program
+        return join_program(self._generated)
+
+
+def generate_code_v2(kernel) -> CodeGenerationResult:
+    """loopy's ``generate_code_v2``: the code of *kernel* (or of every kernel
+    of a translation unit or list); ``.device_code()`` gives the OpenCL."""
+    if isinstance(kernel, TranslationUnit):
+        kernels = list(kernel.kernels)
+    elif isinstance(kernel, (list, tuple)):
+        kernels = list(kernel)
+    else:
+        kernels = [kernel]
+    return CodeGenerationResult(generate_code(k) for k in kernels)
+
+
 #: names exported to scripts (the sandbox builds its namespace from this list)
 API_NAMES = sorted(set(_transform.__all__) | {
-    "generate_code", "parse_fortran", "AddressSpace", "ArrayArg", "Assignment", "Kernel",
-    "ScalarArg", "Temporary", "TranslationUnit", "match"})
+    "generate_code", "generate_code_v2", "parse_fortran", "AddressSpace", "ArrayArg",
+    "Assignment", "Kernel", "ScalarArg", "Temporary", "TranslationUnit", "match"})

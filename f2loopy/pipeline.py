@@ -92,7 +92,11 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
     script = apply_transformations(src, kernels, defines or {}, transform, debug=debug)
     kernels = script.kernels
     inputs.extend(script.inputs)
-    generated = [generate_code(k) for k in kernels]
+    try:
+        generated = [generate_code(k) for k in kernels]
+    except F2LoopyError as exc:
+        exc.script_output = script.output     # what print(knl) showed helps here most
+        raise
     stem = output_stem(path)
     out_dir = Path(output_dir) if output_dir is not None else path.parent
     cl_name = f"{stem}.cl"

@@ -187,6 +187,20 @@ def test_write_code_option_shows_the_generated_code(tmp_path):
     assert "y[i - 1] = a * x[i - 1] + y[i - 1];" in r.script_output
 
 
+def test_generate_code_v2_gives_the_device_code(tmp_path):
+    r = run("import loopy as lp\nk, = lp.parse_fortran(SOURCE, FILENAME)\n"
+            "print(lp.generate_code_v2(k).device_code())\nRESULT = k", tmp_path)
+    assert "__kernel void" in r.script_output
+
+
+def test_what_the_script_printed_survives_a_code_generation_error(tmp_path):
+    # print(knl) is how a user finds out why the kernel cannot be generated
+    exc = fail("k, = parse_fortran(SOURCE, FILENAME)\nprint('before the race')\n"
+               "RESULT = [tag_inames(split_iname(k, 'i', 4), 'i_outer:g.0, i_inner:g.0')]",
+               tmp_path, cls=F2LoopyError)
+    assert exc.script_output == "before the race\n"
+
+
 def test_numerical_libraries_work_in_the_child(tmp_path):
     # BLAS starts threads in the child (the process limit leaves room for them)
     r = run("a = np.ones((300, 300))\nprint((a @ a)[0, 0], np.linalg.norm(np.eye(4)))\n"

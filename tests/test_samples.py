@@ -66,7 +66,9 @@ def test_sample_matches_gfortran(sample, name, tmp_path, cl_queue):
 
 
 def test_every_sample_is_covered():
-    files = {p.name for p in SAMPLES.glob("*.f90")} | {p.name for p in SAMPLES.glob("*.f")}
+    # (not the Fortran glue that the README's first command writes next to saxpy.f90)
+    files = {p.name for p in SAMPLES.glob("*.f90") if not p.name.endswith("_cl.f90")} | \
+        {p.name for p in SAMPLES.glob("*.f")}
     assert files <= {s for s, _ in ARGS} | {"__placeholder__"}
 
 

@@ -1632,3 +1632,37 @@ def test_global_temporary_is_a_kernel_argument_with_a_global_barrier():
 def test_parallel_kernel_with_global_temporary_matches_gfortran(tmp_path, cl_queue):
     run_transformed(GLOBAL_TWO_PHASE, "phases", _global_two_phase,
                     [farray(64, seed=3), np.zeros(64, np.float32)], tmp_path, cl_queue)
+
+
+def test_prefetch_subscripts_are_compared_as_values():
+    src = """subroutine sh(n, m, x, y)
+  integer n, m, i, j
+  real x(n + 1, m), y(n, m)
+  do j = 1, m
+    do i = 1, n
+      y(i, j) = x(i + 1, j)
+    end do
+  end do
+end subroutine
+"""
+    k = f2loopy.fix_parameters(f2loopy.parse_fortran(src, "t.f90").kernels[0], m=4)
+    a = f2loopy.add_prefetch(k, "x[1 + i, :]", default_tag=None)
+    b = f2loopy.add_prefetch(k, "x[i + 1, :]", default_tag=None)
+    assert str(a) == str(b) and "x_fetch" in a.temporaries
+
+
+def test_precompute_inames_may_name_fewer_loops_than_storage_axes():
+    src = """subroutine st(n, u, v)
+  integer n, i
+  real u(n + 1), v(n), w
+  do i = 1, n
+    w = u(i) + u(i + 1)
+    v(i) = w * 2
+  end do
+end subroutine
+"""
+    k = f2loopy.parse_fortran(src, "t.f90").kernels[0]
+    k = f2loopy.extract_subst(k, "uu", "u[a] + u[b]", parameters="a, b")
+    k = f2loopy.split_iname(k, "i", 4)
+    k = f2loopy.precompute(k, "uu", "i_inner", precompute_inames="ip", default_tag=None)
+    assert "ip" in k.all_inames() and len(k.temporaries["uu_0"].shape) == 2

@@ -552,3 +552,35 @@ def test_set_options_write_cl_is_write_code():
         f2loopy.set_options(k, trace_everything=True)
 
 # }}}
+
+
+TWO = """subroutine two(n, x, y, z)
+  integer n, i
+  real x(n), y(n), z(n)
+  do i = 1, n
+    y(i) = x(i) * 2.0
+    z(i) = x(i) + 3.0
+  end do
+end subroutine
+"""
+
+
+@needs_gfortran
+@pytest.mark.parametrize("second", [
+    lambda k: f2loopy.split_iname(k, "i", 4, outer_tag="g.0", inner_tag="l.0"),
+    lambda k: f2loopy.split_iname(f2loopy.duplicate_inames(k, "i", within="writes:z",
+                                                           new_inames="k"), "k", 8),
+])
+def test_split_within_then_split_the_rest(second, tmp_path, cl_queue):
+    # the loop left to the other statements is independent of the first split
+    # (it was tied to it in one domain: wrong subscripts, code that did not build)
+    def t(k):
+        k = f2loopy.split_iname(k, "i", 4, within="writes:y", outer_tag="g.0",
+                                inner_tag="l.0")
+        return second(k)
+    k = t(kernel(TWO))
+    assert {"i_outer", "i_inner"} <= set(k.all_inames())
+    if "i_outer_1" in k.all_inames():              # default names of the second split
+        assert "i_inner_1" in k.all_inames()
+    run_transformed(TWO, "two", t, [50, farray(50, seed=4), np.zeros(50, np.float32),
+                                    np.zeros(50, np.float32)], tmp_path, cl_queue)

@@ -22,7 +22,8 @@ from f2loopy.ir.kernel import Kernel
 from f2loopy.ir.tags import ILPTag, InameTag, SequentialTag, parse_iname_tag
 from f2loopy.transform.match import parse_match
 from f2loopy.transform.util import (
-    check_new_iname, for_each_kernel, parse_iname_list, rename_in_set, resolve_iname)
+    check_new_iname, for_each_kernel, parse_iname_list, rename_in_set, resolve_iname,
+    unique_name)
 
 
 def _rewrite_selected(kernel: Kernel, selected, mapping, remove=(), add=()):
@@ -120,7 +121,8 @@ def split_iname(kernel: Kernel, split_iname: str, inner_length: int, *,
 
     :arg inner_length: positive integer length of the inner loop.
     :arg outer_iname, inner_iname: names of the new inames (default
-        ``<iname>_outer`` / ``<iname>_inner``).
+        ``<iname>_outer`` / ``<iname>_inner``, with a suffix ``_1``, ``_2``...
+        if those are taken).
     :arg outer_tag, inner_tag: implementation tags for the new inames.
     :arg slabs: ``(first, last)``: peel that many iterations off the start
         and the end of the outer loop into loops of their own, so that the
@@ -142,8 +144,10 @@ def split_iname(kernel: Kernel, split_iname: str, inner_length: int, *,
     if do_tagged_check and kernel.iname_tag(iname).hardware:
         raise TransformError(f"split_iname: iname '{iname}' is already tagged "
                              f"'{kernel.iname_tag(iname)}'; split before tagging")
-    outer = outer_iname or f"{iname}_outer"
-    inner = inner_iname or f"{iname}_inner"
+    # default names that are taken (a loop split before, within= others) get a
+    # suffix, as in loopy; names given must be new
+    outer = outer_iname or unique_name(kernel, f"{iname}_outer")
+    inner = inner_iname or unique_name(kernel, f"{iname}_inner", [outer])
     for new in (outer, inner):
         check_new_iname(kernel, new)
     if outer == inner:
@@ -169,6 +173,10 @@ def split_iname(kernel: Kernel, split_iname: str, inner_length: int, *,
     where = iname_to_domain_index(kernel)
     dom_idx = where[iname]
     dom = kernel.domains[dom_idx]
+    if keep_old and len(set_names(dom)) > 1:
+        raise TransformError(f"split_iname: loop '{iname}' shares its domain with "
+                             f"{', '.join(n for n in set_names(dom) if n != iname)}; split it "
+                             "in all instructions (drop within=)")
     base = _affine_lower_bound(dom, iname)
     replacement = p.Sum((base, p.Variable(inner), p.Product((length, p.Variable(outer))))) \
         if base != 0 else p.Sum((p.Variable(inner), p.Product((length, p.Variable(outer)))))
@@ -179,9 +187,13 @@ def split_iname(kernel: Kernel, split_iname: str, inner_length: int, *,
         raise TransformError(f"split_iname: loop '{iname}' encloses loops whose bounds depend "
                              "on it; split it in all instructions (drop within=)")
 
-    new_dom = _split_domain(dom, iname, outer, inner, length, base, keep_old)
     domains = list(kernel.domains)
-    domains[dom_idx] = new_dom
+    if keep_old:
+        # the instructions split get a loop nest of their own; the others keep
+        # the old loop (one domain for both would tie the new inames to it)
+        domains.append(_split_domain(dom, iname, outer, inner, length, base))
+    else:
+        domains[dom_idx] = _split_domain(dom, iname, outer, inner, length, base)
     for k in children:
         domains[k] = _substitute_param(domains[k], iname, [outer, inner],
                                        {iname: replacement})
@@ -227,7 +239,7 @@ def _affine_lower_bound(dom: isl.Set, iname: str):
         return 0
 
 
-def _split_domain(dom, iname, outer, inner, length, base, keep_old):
+def _split_domain(dom, iname, outer, inner, length, base):
     n = dom.dim(dim_type.set)
     d = dom.add_dims(dim_type.set, 2)
     d = d.set_dim_name(dim_type.set, n, outer).set_dim_name(dim_type.set, n + 1, inner)
@@ -245,10 +257,8 @@ def _split_domain(dom, iname, outer, inner, length, base, keep_old):
     cons = (affs[inner].ge_set(affs[0]) & affs[inner].lt_set(affs[0] + length)
             & affs[iname].eq_set(base_aff + affs[inner] + affs[outer] * length))
     d = d & cons
-    if not keep_old:
-        idx = d.find_dim_by_name(dim_type.set, iname)
-        d = d.project_out(dim_type.set, idx, 1)
-    return d.coalesce()
+    idx = d.find_dim_by_name(dim_type.set, iname)
+    return d.project_out(dim_type.set, idx, 1).coalesce()
 
 
 def _substitute_param(dom: isl.Set, old: str, new_params, mapping) -> isl.Set:

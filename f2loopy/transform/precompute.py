@@ -177,13 +177,14 @@ def precompute(kernel: Kernel, subst_use, sweep_inames=(), within=None, storage_
     tmp = temporary_name or unique_name(kernel, stem)
     if kernel.has_variable(tmp):
         raise TransformError(f"precompute: the name '{tmp}' is already used")
-    if precompute_inames is not None:
-        pnames = parse_iname_list(precompute_inames)
-        if len(pnames) != len(axes):
-            raise TransformError(f"precompute: {len(pnames)} precompute inames for "
-                                 f"{len(axes)} storage axes")
-    else:
-        pnames = [unique_name(kernel, f"{tmp}_dim_{k}") for k in range(len(axes))]
+    # precompute_inames may name fewer loops than there are storage axes: the
+    # others get names of their own (as in loopy)
+    pnames = parse_iname_list(precompute_inames) if precompute_inames is not None else []
+    if len(pnames) > len(axes):
+        raise TransformError(f"precompute: {len(pnames)} precompute inames for "
+                             f"{len(axes)} storage axes")
+    for k in range(len(pnames), len(axes)):
+        pnames.append(unique_name(kernel, f"{tmp}_dim_{k}", extra_taken=pnames))
     existing = [n for n in pnames if n in kernel.all_inames()]
     around = set(outer_list).union(*(insn.within_inames for insn, _ in uses))
     for n in existing:
@@ -501,6 +502,19 @@ def _parse_fetch_spec(kernel, spec):
     return name, out
 
 
+def _same_value(a, b) -> bool:
+    """Whether subscripts *a* and *b* are the same affine value (``1 + i`` and
+    ``i + 1``)."""
+    if a == b:
+        return True
+    from f2loopy.ir.folding import normalize_integer
+    try:
+        diff = normalize_integer(p.Sum((a, p.Product((-1, b)))))
+    except Exception:  # noqa: BLE001 - not integer arithmetic: different
+        return False
+    return isinstance(diff, (int, np.integer)) and int(diff) == 0
+
+
 @for_each_kernel
 def add_prefetch(kernel: Kernel, var_name, sweep_inames=(), dim_arg_names=None,
                  default_tag="l.auto", rule_name=None, temporary_name=None,
@@ -544,7 +558,8 @@ def add_prefetch(kernel: Kernel, var_name, sweep_inames=(), dim_arg_names=None,
                 return None
             idx = index_tuple(sub)
             seen.append(sub)
-            if spec is not None and any(s is not None and s != i for s, i in zip(spec, idx)):
+            if spec is not None and any(s is not None and not _same_value(s, i)
+                                        for s, i in zip(spec, idx)):
                 return None
             found.append(sub)
             return p.Call(p.Variable(rule), idx)
