@@ -19,7 +19,6 @@ from f2loopy.ir.kernel import Assignment
 class ConditionalsMixin:
     """``if`` and ``select case`` (mixed into UnitLowering)."""
 
-
     def stmt_If_Stmt(self, node):
         cond_node, action = node.items
         cond = self.condition(cond_node)

@@ -62,7 +62,6 @@ class LoopScope:
 class LoopsMixin:
     """``do`` loops (mixed into UnitLowering)."""
 
-
     def _after_leading(self, content, head_types) -> list:
         """*content* from its head statement on.  fparser attaches lines that
         precede a nested construct (an 'include') to that construct, before
