@@ -122,3 +122,12 @@ def test_directive_errors():
     with pytest.raises(FortranError) as info:
         parse_fortran(src, "t.f90")
     assert "unknown '!$loopy' directive 'frobnicate'" in str(info.value)
+
+
+def test_loop_to_the_largest_integer_translates():
+    # after 'do i = 1, 2147483647' i would not fit in an integer: left undefined
+    # (it raised OverflowError: fuzz_hostile.py seed 12, input 6492)
+    src = ("subroutine s(n, a)\n  integer n, i\n  real a(n)\n  do i = 1, 2147483647\n"
+           "    a(i) = 0\n  end do\nend\n")
+    k = parse_fortran(src, "t.f90").kernels[0]
+    assert not k.temporaries

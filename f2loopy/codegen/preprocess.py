@@ -245,8 +245,12 @@ def single_lane_global_writes(kernel: Kernel) -> Kernel:
             missing = set(kinds) - axes_of(insn)
             missing = {a for a in missing
                        if a[0] == "l" or a not in spread.get(insn.assignee_name, ())}
+            # one lane iname per loop nest the statements are in: an iname
+            # is one loop, and statements in different nests need their own
+            # (the sequential reference order of the race checks has them)
+            nest = insn.within_inames
             for kind, axis in sorted(missing):
-                if (kind, axis) not in lanes:
+                if (kind, axis, nest) not in lanes:
                     base = f"{'lane' if kind == 'l' else 'group'}0_{kind}{axis}"
                     name, k = base, 0
                     while name in taken:
@@ -256,10 +260,10 @@ def single_lane_global_writes(kernel: Kernel) -> Kernel:
                     affs = lazy_affs(make_space([name], []))
                     domains.append(affs[name].eq_set(affs[0]))
                     tags[name] = kinds[(kind, axis)](axis)
-                    lanes[(kind, axis)] = name
+                    lanes[(kind, axis, nest)] = name
             if missing:
                 insn = insn.copy(within_inames=insn.within_inames
-                                 | {lanes[a] for a in missing})
+                                 | {lanes[(*a, nest)] for a in missing})
         insns.append(insn)
     if not lanes:
         return kernel

@@ -11,7 +11,7 @@ their order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import islpy as isl
 import numpy as np
@@ -57,6 +57,9 @@ class LoopScope:
     region: Region | None = None
     body_start: int = 0
     final: object = None       # the variable's value after the loop (normal completion)
+    #: flags of enclosing regions a cycle or return in the body sets: they
+    #: guard the whole body (later iterations run nothing)
+    skip_flags: list = field(default_factory=list)
 
 
 class LoopsMixin:
@@ -152,6 +155,8 @@ class LoopsMixin:
             self.lines = saved
             for _ in opened:
                 self.loops.pop()
+        if opened:
+            self.guard_loop_body(opened[0])
         if concurrent is None:
             for scope in opened:
                 if scope.var is not None and scope.final is not None:
@@ -238,13 +243,16 @@ class LoopsMixin:
             first, last = start, end
         # Fortran: the trip count is max(0, (last - first + step) / step); after
         # the loop the variable holds first + trips * step
-        span = normalize_integer(p.Sum((last, p.Product((-1, first)), step)))
-        trips = span if step == 1 else p.FloorDiv(span, step)
         try:
-            trips = max(0, int(evaluate_constant(trips)))
-        except NotConstant:
-            trips = p.Call(p.Variable("max"), (0, trips))
-        final = normalize_integer(p.Sum((first, p.Product((step, trips)))))
+            span = normalize_integer(p.Sum((last, p.Product((-1, first)), step)))
+            trips = span if step == 1 else p.FloorDiv(span, step)
+            try:
+                trips = max(0, int(evaluate_constant(trips)))
+            except NotConstant:
+                trips = p.Call(p.Variable("max"), (0, trips))
+            final = normalize_integer(p.Sum((first, p.Product((step, trips)))))
+        except (OverflowError, ArithmeticError):
+            final = None       # past the integer's range: Fortran leaves it undefined
         scope = LoopScope(low, iname, value, self, final=final)
         self.loops.append(scope)
         return scope

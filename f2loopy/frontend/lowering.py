@@ -601,13 +601,20 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
         self.add_raw_assignment(region.flag, np.bool_(True))
         region.count += 1
         inner = self.loops[region.depth:]
-        if inner:
-            # later iterations of the loops in between run nothing at all
-            guard = p.LogicalNot(p.Variable(region.flag))
-            start = inner[0].body_start
-            for k in range(start, len(self.instructions)):
+        if inner and region.flag not in inner[0].skip_flags:
+            # later iterations of the loops in between run nothing at all: the
+            # whole body of the outermost of them is guarded when it is done
+            # (also what comes after this statement in it, in other branches)
+            inner[0].skip_flags.append(region.flag)
+
+    def guard_loop_body(self, scope) -> None:
+        """Guard every instruction of loop *scope*'s body by the flags that a
+        ``cycle`` or ``return`` inside it sets for an enclosing region."""
+        for flag in scope.skip_flags:
+            guard = p.LogicalNot(p.Variable(flag))
+            for k in range(scope.body_start, len(self.instructions)):
                 insn = self.instructions[k]
-                if guard not in insn.predicates and insn.assignee_name != region.flag:
+                if guard not in insn.predicates and insn.assignee_name != flag:
                     self.instructions[k] = insn.copy(predicates=insn.predicates + (guard,))
 
     def add_raw_assignment(self, name: str, value, predicates=None):
