@@ -191,4 +191,8 @@ def main(sizes):
 
 
 if __name__ == "__main__":
-    main([int(a) for a in sys.argv[1:]] or [1000, 5000, 10000])
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("lines", type=int, nargs="*", default=[1000, 5000, 10000],
+                    help="file lengths to measure (default 1000 5000 10000)")
+    main(ap.parse_args().lines)
