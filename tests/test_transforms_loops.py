@@ -584,3 +584,23 @@ def test_split_within_then_split_the_rest(second, tmp_path, cl_queue):
         assert "i_inner_1" in k.all_inames()
     run_transformed(TWO, "two", t, [50, farray(50, seed=4), np.zeros(50, np.float32),
                                     np.zeros(50, np.float32)], tmp_path, cl_queue)
+
+
+def test_ilp_that_would_reorder_dependent_statements_is_refused():
+    # s accumulates over i then j: running the ilp copies of i inside j
+    # changes the order of the additions
+    src = """subroutine acc(n, m, a, s)
+  integer n, m, i, j
+  real a(n, m), s
+  do i = 1, n
+    do j = 1, m
+      s = s * 0.5 + a(i, j)
+    end do
+  end do
+end subroutine
+"""
+    k = f2loopy.split_iname(kernel(src), "i", 2, inner_tag="ilp")
+    with pytest.raises(f2loopy.CodegenError, match="iname 'i_inner' is tagged ilp.unr: its "
+                                                   "iterations run innermost, inside 'j'"):
+        f2loopy.generate_code(k)
+    f2loopy.generate_code(f2loopy.split_iname(kernel(src), "i", 2, inner_tag="unr"))

@@ -133,6 +133,8 @@ def _generate_code(kernel: Kernel) -> GeneratedKernel:
     kernel = preprocess(kernel)
     grid = compute_grid(kernel)
     schedule = linearize(kernel)
+    from f2loopy.codegen.preprocess import check_innermost_tags
+    check_innermost_tags(kernel, schedule)
     from f2loopy.codegen.barriers import check_and_insert_barriers
     schedule = check_and_insert_barriers(kernel, grid, schedule)
     spaces = address_spaces(kernel)

@@ -21,6 +21,38 @@ def preprocess(kernel: Kernel) -> Kernel:
     return kernel
 
 
+def check_innermost_tags(kernel: Kernel, schedule) -> None:
+    """An ``ilp`` or ``vec`` iname runs innermost: the schedule may put it
+    inside a loop that it encloses in the Fortran (the kernel's iname order).
+    Refuse the tag where that reorders dependent instances (``s = s + ...``
+    over both loops)."""
+    from f2loopy.schedule.linearize import InsnNode, LoopNode, _order_keeps_dependences
+    order = {n: k for k, n in enumerate(kernel.all_inames())}
+    hw = kernel.hardware_inames()
+    moved = {}                 # (innermost iname, loop now around it) -> an instruction
+
+    def walk(nodes, around):
+        for node in nodes:
+            if isinstance(node, LoopNode):
+                walk(node.body, around + [node.iname])
+            elif isinstance(node, InsnNode):
+                for k, x in enumerate(around):
+                    if not kernel.iname_tag(x).innermost:
+                        continue
+                    for o in around[:k]:
+                        if o not in hw and order.get(o, -1) > order.get(x, -1):
+                            moved.setdefault((x, o), node.insn_id)
+    walk(schedule, [])
+    for (x, o), insn_id in sorted(moved.items()):
+        if not _order_keeps_dependences(kernel, x, o):
+            insn = kernel.insn(insn_id)
+            raise CodegenError(
+                f"iname '{x}' is tagged {kernel.iname_tag(x)}: its iterations run innermost, "
+                f"inside '{o}', which changes the order of dependent statements (instruction "
+                f"{insn_id!r}" + (f", line {insn.span.line}" if insn.span else "") +
+                "); tag it 'unr' or leave it a loop", insn.span)
+
+
 def check_instructions(kernel: Kernel) -> None:
     inames = set(kernel.all_inames())
     types = kernel_type_inferrer(kernel)
