@@ -16,7 +16,6 @@ from f2loopy.transform import *  # noqa: F401,F403
 from f2loopy.transform import match  # noqa: F401
 
 
-
 class CodeGenerationResult:
     """What loopy's ``generate_code_v2`` returns, as far as scripts use it:
     ``device_code()`` is the OpenCL program of the kernel(s)."""

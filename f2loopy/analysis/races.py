@@ -26,6 +26,7 @@ import pymbolic.primitives as p
 
 from f2loopy.analysis.accesses import Access, instruction_accesses
 from f2loopy.ir.domains import combined_domain
+from f2loopy.ir.expressions import variables_read
 from f2loopy.ir.isl_tools import (
     NonAffineError, align_params, dim_type, lazy_affs, pwaff_from_expr)
 from f2loopy.ir.kernel import Kernel
@@ -327,7 +328,6 @@ def covering_writes(kernel: Kernel, accesses: dict) -> set:
     values as an unconditional one would.
 
     :arg accesses: instruction id -> its accesses of interest."""
-    from f2loopy.ir.expressions import variables_read
     groups: dict = {}
     position = {insn.id: k for k, insn in enumerate(kernel.instructions)}
     for insn in kernel.instructions:

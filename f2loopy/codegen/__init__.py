@@ -22,7 +22,7 @@ from f2loopy.codegen.names import c_name
 from f2loopy.codegen.vectors import vec_axis
 from f2loopy.diagnostics import CodegenError
 from f2loopy.ir.kernel import AddressSpace, ArrayArg, Kernel, ScalarArg
-from f2loopy.schedule.linearize import linearize
+from f2loopy.schedule.linearize import check_innermost_order, linearize
 from f2loopy.version import __version__
 
 
@@ -133,8 +133,7 @@ def _generate_code(kernel: Kernel) -> GeneratedKernel:
     kernel = preprocess(kernel)
     grid = compute_grid(kernel)
     schedule = linearize(kernel)
-    from f2loopy.codegen.preprocess import check_innermost_tags
-    check_innermost_tags(kernel, schedule)
+    check_innermost_order(kernel, schedule)
     from f2loopy.codegen.barriers import check_and_insert_barriers
     schedule = check_and_insert_barriers(kernel, grid, schedule)
     spaces = address_spaces(kernel)

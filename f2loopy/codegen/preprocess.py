@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from f2loopy.analysis.types import FortranTypeError, kernel_type_inferrer
 from f2loopy.diagnostics import CodegenError
+from f2loopy.ir.domains import constant_trip_count
 from f2loopy.ir.kernel import Assignment, Kernel
 
 
@@ -19,38 +20,6 @@ def preprocess(kernel: Kernel) -> Kernel:
     kernel = single_lane_global_writes(kernel)
     check_instructions(kernel)
     return kernel
-
-
-def check_innermost_tags(kernel: Kernel, schedule) -> None:
-    """An ``ilp`` or ``vec`` iname runs innermost: the schedule may put it
-    inside a loop that it encloses in the Fortran (the kernel's iname order).
-    Refuse the tag where that reorders dependent instances (``s = s + ...``
-    over both loops)."""
-    from f2loopy.schedule.linearize import InsnNode, LoopNode, _order_keeps_dependences
-    order = {n: k for k, n in enumerate(kernel.all_inames())}
-    hw = kernel.hardware_inames()
-    moved = {}                 # (innermost iname, loop now around it) -> an instruction
-
-    def walk(nodes, around):
-        for node in nodes:
-            if isinstance(node, LoopNode):
-                walk(node.body, around + [node.iname])
-            elif isinstance(node, InsnNode):
-                for k, x in enumerate(around):
-                    if not kernel.iname_tag(x).innermost:
-                        continue
-                    for o in around[:k]:
-                        if o not in hw and order.get(o, -1) > order.get(x, -1):
-                            moved.setdefault((x, o), node.insn_id)
-    walk(schedule, [])
-    for (x, o), insn_id in sorted(moved.items()):
-        if not _order_keeps_dependences(kernel, x, o):
-            insn = kernel.insn(insn_id)
-            raise CodegenError(
-                f"iname '{x}' is tagged {kernel.iname_tag(x)}: its iterations run innermost, "
-                f"inside '{o}', which changes the order of dependent statements (instruction "
-                f"{insn_id!r}" + (f", line {insn.span.line}" if insn.span else "") +
-                "); tag it 'unr' or leave it a loop", insn.span)
 
 
 def check_instructions(kernel: Kernel) -> None:
@@ -122,7 +91,7 @@ def resolve_auto_tags(kernel: Kernel) -> Kernel:
                 t = tags.get(i)
                 if isinstance(t, LocalAxisTag):
                     taken.add(t.axis)
-        length = _constant_length(kernel, x)
+        length = constant_trip_count(kernel, x)
         free = [axis for axis in sorted(sizes) if axis not in taken]
         if free and length is not None and length > sizes[free[0]] and \
                 not any(length <= sizes[a] for a in free):
@@ -146,29 +115,10 @@ def _local_axis_sizes(kernel) -> dict:
     sizes = {}
     for i, t in kernel.iname_tags.items():
         if isinstance(t, LocalAxisTag):
-            n = _constant_length(kernel, i)
+            n = constant_trip_count(kernel, i)
             if n is not None:
                 sizes[t.axis] = max(sizes.get(t.axis, 0), n)
     return sizes
-
-
-def _constant_length(kernel, iname):
-    """Largest trip count of *iname* over all values of the parameters and of
-    the inames its bounds depend on (a tile fetched at ``16*i_outer + 1``
-    has length 16), if that is a constant."""
-    from f2loopy.ir.domains import combined_domain, iname_closure
-    from f2loopy.ir.isl_tools import set_to_params
-    try:
-        outer = [i for i in iname_closure(kernel, [iname]) if i != iname]
-        dom = combined_domain(kernel, outer + [iname])
-        if outer:
-            dom = set_to_params(dom, outer)
-        n = (dom.dim_max(0) - dom.dim_min(0) + 1).max_val()
-        if n.is_infty() or n.is_nan():
-            return None
-        return int(n.to_python())
-    except Exception:
-        return None
 
 
 def _stride_rank(kernel, iname):

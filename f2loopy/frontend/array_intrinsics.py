@@ -71,10 +71,11 @@ class ArrayIntrinsicsMixin:
             raise self.error(f"the argument of '{what}' must be an array", what)
         return elem, ctx
 
-    def axis_counts(self, ctx) -> list:
-        """Number of elements along each axis of *ctx* (IR expressions)."""
+    def axis_counts(self, axes) -> list:
+        """Number of elements along each of the section *axes* ``(lo, hi,
+        step)`` (ints or IR expressions)."""
         out = []
-        for lo, hi, st in ctx.axes:
+        for lo, hi, st in axes:
             count = p.Sum((hi, p.Product((-1, lo)), 1)) if st == 1 else \
                 p.FloorDiv(p.Sum((hi, p.Product((-1, lo)), st)), st)
             count = normalize_integer(count)
@@ -179,7 +180,7 @@ class ArrayIntrinsicsMixin:
                 p.Variable(acc), dtype, update, name, base_id=acc,
                 predicates=self.predicates + guard))
             return p.Variable(acc)
-        counts = self.axis_counts(ctx)
+        counts = self.axis_counts(ctx.axes)
         kept = [d for d in range(ctx.rank) if d != dim - 1]
         view = self.result_temporary(name, dtype, [counts[d] for d in kept])
         rctx = self.positions_context([counts[d] for d in kept], name)
@@ -265,7 +266,7 @@ class ArrayIntrinsicsMixin:
         if dim is not None and not 1 <= dim <= ctx.rank:
             raise self.error(f"dimension {dim} of the argument of '{name}' does not exist "
                              f"(it has {ctx.rank})", name)
-        counts = self.axis_counts(ctx)
+        counts = self.axis_counts(ctx.axes)
         if dim is None:
             # one best value; the position along every axis
             best = p.Variable(self.new_temporary(f"{name}_value", dtype))
@@ -341,7 +342,7 @@ class ArrayIntrinsicsMixin:
             dtype = self.checked_dtype(a)
             boundary = dtype.type(0) if "boundary" not in args else \
                 self.scalar_with(args["boundary"], None, None)
-        counts = self.axis_counts(actx)
+        counts = self.axis_counts(actx.axes)
         ctx = self.conform([(0, normalize_integer(p.Sum((c, -1))), 1) for c in counts], name)
         moved = {v.name: ctx.positions[d] for d, v in enumerate(actx.positions)}
         d = dim - 1
@@ -386,7 +387,7 @@ class ArrayIntrinsicsMixin:
             copies = max(0, int(evaluate_constant(copies)))
         except NotConstant:
             copies = normalize_integer(p.Call(p.Variable("max"), (0, copies)))
-        counts = self.axis_counts(sctx) if rank else []
+        counts = self.axis_counts(sctx.axes) if rank else []
         counts.insert(dim - 1, copies)
         ctx = self.conform([(0, normalize_integer(p.Sum((c, -1))), 1) for c in counts],
                            "spread")
@@ -448,7 +449,7 @@ class ArrayIntrinsicsMixin:
                                          text, UnsupportedFeatureError) from None
                     if st == 0:
                         raise self.error("the step of an implied-do is zero", text)
-                count = self.axis_counts_of([(lo, hi, st)])[0]
+                count = self.axis_counts([(lo, hi, st)])[0]
                 pos = p.Variable(self.fresh_name("_ac_pos"))
                 self.st.placeholders.add(pos.name)
                 index = normalize_integer(p.Sum((lo, p.Product((st, pos)))))
@@ -493,11 +494,6 @@ class ArrayIntrinsicsMixin:
         names = {var.lower(): value} if var is not None else {}
         return self.in_context(None, self.with_names, names, lambda: self.expr(node))
 
-    def axis_counts_of(self, axes) -> list:
-        ctx = ElementalContext(self)
-        ctx.axes = list(axes)
-        return self.axis_counts(ctx)
-
     # }}}
 
     # {{{ matmul and transpose
@@ -518,7 +514,7 @@ class ArrayIntrinsicsMixin:
         if actx.rank > 2 or bctx.rank > 2 or actx.rank + bctx.rank < 3:
             raise self.error(f"'matmul' of arrays of rank {actx.rank} and {bctx.rank} (one "
                              "must be a matrix, neither of rank above 2)", "matmul")
-        ca, cb = self.axis_counts(actx), self.axis_counts(bctx)
+        ca, cb = self.axis_counts(actx.axes), self.axis_counts(bctx.axes)
         inner_a, inner_b = ca[-1], cb[0]
         if isinstance(inner_a, (int, np.integer)) and isinstance(inner_b, (int, np.integer)):
             if inner_a != inner_b:
@@ -559,7 +555,7 @@ class ArrayIntrinsicsMixin:
         if self.elemental is None:
             raise self.error("the result of 'transpose' is an array: use it in an array "
                              "assignment or an array expression", "transpose")
-        rows, cols = self.axis_counts(actx)
+        rows, cols = self.axis_counts(actx.axes)
         # an operand of the transposed shape: its element (i, j) is a's (j, i)
         ctx = self.conform([(0, normalize_integer(p.Sum((cols, -1))), 1),
                             (0, normalize_integer(p.Sum((rows, -1))), 1)], "transpose")

@@ -492,22 +492,17 @@ class ExpressionConverter:
     def _h_atan(self, name, generic, arg_nodes):
         args = self._args(name, arg_nodes, 1, 2, ("y", "x"))
         if len(args) == 2:
-            return self._h_atan2(name, "atan2", arg_nodes)
+            return self._h_real2(name, "atan2", arg_nodes)
         return self._h_math1(name, generic, arg_nodes)
 
-    def _h_atan2(self, name, generic, arg_nodes):
-        y, x = (self.convert(a) for a in self._args(name, arg_nodes, 2, 2, ("y", "x")))
-        for v in (x, y):
+    def _h_real2(self, name, generic, arg_nodes):
+        """``atan2(y, x)`` and ``hypot(x, y)``: two real arguments."""
+        keywords = ("y", "x") if generic == "atan2" else ("x", "y")
+        args = tuple(self.convert(a) for a in self._args(name, arg_nodes, 2, 2, keywords))
+        for v in args:
             if self._typed(name, v).kind != "f":
                 raise self.ctx.error(f"arguments of '{name}' must be real", name)
-        return p.Call(p.Variable("atan2"), (y, x))
-
-    def _h_hypot(self, name, generic, arg_nodes):
-        x, y = (self.convert(a) for a in self._args(name, arg_nodes, 2, 2, ("x", "y")))
-        for v in (x, y):
-            if self._typed(name, v).kind != "f":
-                raise self.ctx.error(f"arguments of '{name}' must be real", name)
-        return p.Call(p.Variable("hypot"), (x, y))
+        return p.Call(p.Variable(generic), args)
 
     def _h_abs(self, name, generic, arg_nodes):
         (x,) = self._args(name, arg_nodes, 1, 1, ("a",))
@@ -713,8 +708,8 @@ def _type_name(dt: np.dtype) -> str:
 _INTRINSIC_HANDLERS = {
     **{n: ExpressionConverter._h_math1 for n in _MATH_1 - {"aint", "anint", "atan"}},
     "atan": ExpressionConverter._h_atan,
-    "atan2": ExpressionConverter._h_atan2,
-    "hypot": ExpressionConverter._h_hypot,
+    "atan2": ExpressionConverter._h_real2,
+    "hypot": ExpressionConverter._h_real2,
     "abs": ExpressionConverter._h_abs,
     "min": ExpressionConverter._h_minmax, "max": ExpressionConverter._h_minmax,
     "mod": ExpressionConverter._h_mod, "modulo": ExpressionConverter._h_mod,

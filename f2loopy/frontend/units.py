@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import islpy as isl
 import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
@@ -25,6 +26,7 @@ from f2loopy.frontend.symbols import SymbolTable
 from f2loopy.ir.expressions import variables_read
 from f2loopy.ir.folding import NotConstant, evaluate_constant, normalize_integer
 from f2loopy.ir.frozen import FrozenMap
+from f2loopy.ir.isl_tools import NonAffineError, align_params, make_space, pwaff_from_expr
 from f2loopy.ir.kernel import AddressSpace, ArrayArg, Kernel, ScalarArg, Temporary
 
 _REFERENCE_NODES = (F.Part_Ref, F.Function_Reference, F.Structure_Constructor,
@@ -460,9 +462,6 @@ def _conformance_assumptions(pairs, extents):
     """The parameter set where every pair of extents agrees (what Fortran
     requires of conforming operands), or None for no assumption.  Extents of
     assumed-shape arrays (*extents*) are not negative."""
-    import islpy as isl
-
-    from f2loopy.ir.isl_tools import NonAffineError, align_params, make_space, pwaff_from_expr
     if not pairs:
         return None
     result = None

@@ -215,12 +215,10 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
 
     # the extents of assumed-shape arrays, from the arrays passed
     # (computed before the 64-bit copies of the scalars below, which use them)
-    hidden = {a.name: a.extent_of for a in k.args if getattr(a, "extent_of", None)}
-    by_name = {a.name: a for a in k.args}
+    hidden = {a.name: a.extent_of for a in k.extent_args}
     extent_body = _Body()
     for ext_name, (array, axis) in hidden.items():
-        lay = by_name[array].fortran_layout
-        rank = len(lay.shape) if lay is not None else by_name[array].ndim
+        rank = k.variable(array).fortran_ndim
         locals_.append(f"integer(c_int32_t), target :: {nm[ext_name]}")
         extent_body.add(f"{nm[ext_name]} = 0")
         extent_body.add(f"if (rank({nm[array]}) == {rank}) {nm[ext_name]} = "
@@ -424,10 +422,8 @@ def _check_fixed(body: _Body, ka, nm):
         shown = np.format_float_positional(dt.type(a.fixed_value), unique=True, trim="0")
     else:
         shown = f"{a.fixed_value}"
-    what = f"argument '{a.name}'" if a.extent_of is None else \
-        f"the extent of axis {a.extent_of[1] + 1} of argument '{a.extent_of[0]}'"
     body.add(f"if ({nm[a.name]} {differs} {lit}) call f2l_c%fail(F2L_ERROR_ARGUMENT, "
-             + f_string(f"{what} was fixed to {shown} when the kernel was "
+             + f_string(f"{a.what} was fixed to {shown} when the kernel was "
                         "translated; got ") + f" // f2l_to_string({nm[a.name]}))")
 
 

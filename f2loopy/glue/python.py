@@ -306,13 +306,6 @@ def _shape_tuple(arg) -> str:
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
 
-def _fixed_what(arg) -> str:
-    """What a fixed scalar argument is, for messages."""
-    if getattr(arg, "extent_of", None) is not None:
-        return f"the extent of axis {arg.extent_of[1] + 1} of argument '{arg.extent_of[0]}'"
-    return f"argument '{arg.name}'"
-
-
 def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
     k = gk.kernel
     visible = k.fortran_args
@@ -320,13 +313,13 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
     fn = k.name
     lines = [f"def {py_name(fn)}({', '.join(names)}{', ' if names else ''}*, queue=None):"]
     decl = ", ".join(a.name for a in visible)
-    hidden = {a.name for a in k.args if getattr(a, "extent_of", None) is not None}
+    hidden = {a.name for a in k.extent_args}
     doc = [f'    """OpenCL version of Fortran ``subroutine {k.name}({decl})``'
            f'{f" ({k.span})" if k.span else ""}.', "", "    Arguments:"]
     for ka in gk.arguments:
         a = ka.ir_arg
         ftype = _FORTRAN_TYPE.get(np.dtype(a.dtype).name, str(a.dtype))
-        if getattr(a, "extent_of", None) is not None:
+        if a.name in hidden:
             continue
         if ka.kind == "array":
             shape = ", ".join("*" if s is None else ":" if str(s) in hidden else str(s)
@@ -348,14 +341,10 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
     lines.append("    if queue is None:")
     lines.append("        queue = _default_queue()")
     # the extents of assumed-shape arrays come from the arrays passed
-    by_name = {a.name: a for a in k.args}
-    for a in k.args:
-        if getattr(a, "extent_of", None) is not None:
-            array = by_name[a.extent_of[0]]
-            lay = getattr(array, "fortran_layout", None)
-            rank = len(lay.shape) if lay is not None else array.ndim
-            lines.append(f"    {py_name(a.name)} = _extent({fn!r}, {array.name!r}, "
-                         f"{py_name(array.name)}, {a.extent_of[1]}, {rank})")
+    for a in k.extent_args:
+        array = k.variable(a.extent_of[0])
+        lines.append(f"    {py_name(a.name)} = _extent({fn!r}, {array.name!r}, "
+                     f"{py_name(array.name)}, {a.extent_of[1]}, {array.fortran_ndim})")
     # scalars first: shapes and grid sizes are computed from them
     for ka in gk.arguments:
         if ka.kind in ("value", "scalar_ref", "fixed"):
@@ -364,7 +353,7 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
                          f"{_kind(ka.dtype)!r})")
         if ka.kind == "fixed":
             fixed = ka.ir_arg.fixed_value
-            what = _fixed_what(ka.ir_arg)
+            what = ka.ir_arg.what
             lines.append(f"    if {v} != {fixed!r}:")
             lines.append(f"        raise KernelArgumentError(f\"{fn}: {what} was fixed "
                          f"to {str(fixed)} when the kernel was translated; got {{{v}}}\")")

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import islpy as isl
 
-from f2loopy.ir.isl_tools import align_params, dim_type, param_names, reorder_set, set_names
+from f2loopy.ir.isl_tools import (
+    align_params, dim_type, param_names, reorder_set, set_names, set_to_params)
 
 
 def iname_to_domain_index(kernel) -> dict[str, int]:
@@ -81,6 +82,23 @@ def iname_bounds(kernel, iname: str, outer_inames=()) -> tuple[isl.PwAff, isl.Pw
     dom = combined_domain(kernel, [*outer_inames, iname])
     pos = len(outer_inames)
     return dom.dim_min(pos), dom.dim_max(pos)
+
+
+def constant_trip_count(kernel, iname: str) -> int | None:
+    """Largest trip count of *iname* over all values of the parameters and of
+    the inames its bounds depend on (a tile fetched at ``16*i_outer + 1``
+    has length 16), if that is a constant; else None."""
+    try:
+        outer = [i for i in iname_closure(kernel, [iname]) if i != iname]
+        dom = combined_domain(kernel, outer + [iname])
+        if outer:
+            dom = set_to_params(dom, outer)
+        n = (dom.dim_max(0) - dom.dim_min(0) + 1).max_val()
+    except isl.Error:
+        return None
+    if n.is_infty() or n.is_nan():
+        return None
+    return int(n.to_python())
 
 
 def domain_params(kernel) -> set[str]:

@@ -114,6 +114,13 @@ class ArrayArg(ArrayVariable):
     fortran_layout: ArrayLayout | None = None
     address_space: AddressSpace = AddressSpace.GLOBAL
 
+    @property
+    def fortran_ndim(self) -> int:
+        """The rank of the array the caller passes (the kernel's may differ
+        after :func:`~f2loopy.transform.data.split_array_axis`)."""
+        return len(self.fortran_layout.shape) if self.fortran_layout is not None \
+            else self.ndim
+
 
 @dataclass(frozen=True, kw_only=True)
 class ScalarArg(_Copyable):
@@ -142,6 +149,14 @@ class ScalarArg(_Copyable):
     lower_bounds = ()
     ndim = 0
     is_scalar = True
+
+    @property
+    def what(self) -> str:
+        """The argument as messages name it."""
+        if self.extent_of is not None:
+            return f"the extent of axis {self.extent_of[1] + 1} of argument " \
+                f"'{self.extent_of[0]}'"
+        return f"argument '{self.name}'"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -395,10 +410,16 @@ class Kernel(_Copyable):
         return frozenset(n for insn in self.instructions for n in insn.assignee_names())
 
     @property
+    def extent_args(self) -> tuple:
+        """The extents of assumed-shape arrays (:attr:`ScalarArg.extent_of`):
+        kernel arguments that the host glue takes from the arrays."""
+        return tuple(a for a in self.args
+                     if isinstance(a, ScalarArg) and a.extent_of is not None)
+
+    @property
     def fortran_args(self) -> tuple:
         """The arguments of the Fortran subroutine, in order: :attr:`args`
-        less the extents of assumed-shape arrays (which the host glue takes
-        from the arrays)."""
+        less :attr:`extent_args`."""
         return tuple(a for a in self.args
                      if not (isinstance(a, ScalarArg) and a.extent_of is not None))
 

@@ -203,7 +203,7 @@ def _find_cycle(deps):
     return None
 
 
-def _order_keeps_dependences(kernel: Kernel, outer: str, inner: str) -> bool:
+def order_keeps_dependences(kernel: Kernel, outer: str, inner: str) -> bool:
     """Whether running loop *outer* around loop *inner* keeps every dependence
     between instances of the instructions inside both: no two conflicting
     instances may lie in opposite directions along the two loops (one has
@@ -246,13 +246,44 @@ def _order_keeps_dependences(kernel: Kernel, outer: str, inner: str) -> bool:
     return True
 
 
+def check_innermost_order(kernel: Kernel, schedule) -> None:
+    """An ``ilp`` or ``vec`` iname runs innermost: the schedule may put it
+    inside a loop that it encloses in the Fortran (the kernel's iname order).
+    Refuse the tag where that reorders dependent instances (``s = s + ...``
+    over both loops)."""
+    order = {n: k for k, n in enumerate(kernel.all_inames())}
+    hw = kernel.hardware_inames()
+    moved = {}                 # (innermost iname, loop now around it) -> an instruction
+
+    def walk(nodes, around):
+        for node in nodes:
+            if isinstance(node, LoopNode):
+                walk(node.body, around + [node.iname])
+            elif isinstance(node, InsnNode):
+                for k, x in enumerate(around):
+                    if not kernel.iname_tag(x).innermost:
+                        continue
+                    for o in around[:k]:
+                        if o not in hw and order.get(o, -1) > order.get(x, -1):
+                            moved.setdefault((x, o), node.insn_id)
+    walk(schedule, [])
+    for (x, o), insn_id in sorted(moved.items()):
+        if not order_keeps_dependences(kernel, x, o):
+            insn = kernel.insn(insn_id)
+            raise CodegenError(
+                f"iname '{x}' is tagged {kernel.iname_tag(x)}: its iterations run innermost, "
+                f"inside '{o}', which changes the order of dependent statements (instruction "
+                f"{insn_id!r}" + (f", line {insn.span.line}" if insn.span else "") +
+                "); tag it 'unr' or leave it a loop", insn.span)
+
+
 def legal_priorities(kernel: Kernel) -> frozenset:
     """The kernel's loop priorities without those that would reverse a
-    dependence (see :func:`_order_keeps_dependences`): a priority is advice,
+    dependence (see :func:`order_keeps_dependences`): a priority is advice,
     and advice that changes results is not followed."""
     keep = []
     for tup in kernel.loop_priority:
-        if all(_order_keeps_dependences(kernel, a, b)
+        if all(order_keeps_dependences(kernel, a, b)
                for k, a in enumerate(tup) for b in tup[k + 1:]):
             keep.append(tup)
     return frozenset(keep)

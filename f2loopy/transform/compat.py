@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from f2loopy.diagnostics import TransformError
-from f2loopy.ir.domains import combined_domain
+from f2loopy.ir.domains import constant_trip_count
 from f2loopy.ir.kernel import Kernel
 from f2loopy.transform.data import split_array_dim
 from f2loopy.transform.iname import rename_iname, split_iname
@@ -85,14 +85,8 @@ def chunk_iname(kernel: Kernel, split_iname_name: str, num_chunks: int, *,
         raise TransformError(f"chunk_iname: num_chunks must be a positive integer, got "
                              f"{num_chunks!r}")
     iname = resolve_iname(kernel, split_iname_name)
-    dom = combined_domain(kernel, [iname], with_assumptions=True)
-    lo, hi = dom.dim_min(0), dom.dim_max(0)
-    try:
-        lo_v, hi_v = lo.min_val(), hi.max_val()
-        if not (lo.is_cst() and hi.is_cst()):
-            raise ValueError
-        count = int(hi_v.to_python()) - int(lo_v.to_python()) + 1
-    except Exception:  # noqa: BLE001 - isl reports a parametric bound in several ways
+    count = constant_trip_count(kernel, iname)
+    if count is None:
         raise TransformError(f"chunk_iname: the trip count of loop '{iname}' is not a "
                              "constant; fix the parameters it depends on "
                              "(fix_parameters), or use split_iname with a chunk length")

@@ -20,6 +20,7 @@ import numpy as np
 
 from f2loopy.diagnostics import F2LoopyError
 from f2loopy.glue.fexpr import wrap
+from f2loopy.glue.fortran import fortran_name
 from f2loopy.ir.kernel import ArrayArg, Kernel, ScalarArg
 
 
@@ -52,11 +53,7 @@ def find_gfortran() -> str:
 
 def _shim_name(kernel: Kernel) -> str:
     """A Fortran name (at most 63 characters) for the shim of *kernel*."""
-    name = f"f2l_shim_{kernel.name.lower()}"
-    if len(name) > 63:
-        digest = hashlib.sha256(kernel.name.lower().encode()).hexdigest()[:8]
-        name = f"{name[:54]}_{digest}"
-    return name
+    return fortran_name(f"f2l_shim_{kernel.name.lower()}", "")
 
 
 def _shim(kernel: Kernel) -> str:
@@ -68,9 +65,8 @@ def _shim(kernel: Kernel) -> str:
     the kernel's arguments."""
     names = {a.name: f"a{k}" for k, a in enumerate(kernel.args)}
     extents = {}
-    for a in kernel.args:
-        if isinstance(a, ScalarArg) and a.extent_of is not None:
-            extents.setdefault(a.extent_of[0], {})[a.extent_of[1]] = names[a.name]
+    for a in kernel.extent_args:
+        extents.setdefault(a.extent_of[0], {})[a.extent_of[1]] = names[a.name]
     fortran_args = kernel.fortran_args
     lines = [f"subroutine {_shim_name(kernel)}({', '.join(names.values())}) "
              f"bind(c, name='{_shim_name(kernel)}')"]
@@ -155,10 +151,9 @@ class FortranLibrary:
         if len(args) != len(kernel.fortran_args):
             raise TypeError(f"{name} takes {len(kernel.fortran_args)} arguments, got {len(args)}")
         given = {a.name: v for a, v in zip(kernel.fortran_args, args)}
-        for a in kernel.args:
-            if isinstance(a, ScalarArg) and a.extent_of is not None:
-                array, axis = a.extent_of
-                given[a.name] = np.asarray(given[array]).shape[axis]
+        for a in kernel.extent_args:
+            array, axis = a.extent_of
+            given[a.name] = np.asarray(given[array]).shape[axis]
         c_args, holders = [], []
         for arg in kernel.args:
             value = given[arg.name]
@@ -176,8 +171,9 @@ class FortranLibrary:
                 holders.append(box)
         fn(*c_args)
         out = []
+        extents = {a.name for a in kernel.extent_args}
         for arg, h in zip(kernel.args, holders):
-            if isinstance(arg, ScalarArg) and arg.extent_of is not None:
+            if arg.name in extents:
                 continue
             if isinstance(arg, ScalarArg):
                 v = h[0]
