@@ -86,3 +86,70 @@ def device_env(**extra):
     env = dict(os.environ)
     env.update({k: str(v) for k, v in extra.items()})
     return env
+
+
+# {{{ translating, building and running glue test programs
+
+def translate(tmp: Path, stem: str, source: str) -> list[Path]:
+    """Translate *source* as tmp/STEM.f90 with the pipeline; return the
+    sources to compile (original, glue C, glue Fortran)."""
+    from f2loopy.pipeline import translate_text, write_outputs
+    path = tmp / f"{stem}.f90"
+    path.write_text(source)
+    write_outputs(translate_text(source, path).outputs)
+    return [path, tmp / f"{stem}_cl.c", tmp / f"{stem}_cl.f90"]
+
+
+def glue_from_kernels(tmp: Path, stem: str, source: str, kernels, program=None) -> list[Path]:
+    """Fortran glue for (transformed) IR *kernels*, bypassing the pipeline."""
+    from f2loopy.codegen import file_header, generate_code, join_program
+    from f2loopy.glue.fortran import generate_fortran_glue
+    path = tmp / f"{stem}.f90"
+    path.write_text(source)
+    generated = [generate_code(k) for k in kernels]
+    if program is None:
+        program = file_header(path.name) + "\n\n" + join_program(generated)
+    f90, c = generate_fortran_glue(generated, program, stem, path.name)
+    (tmp / f"{stem}_cl.f90").write_text(f90)
+    (tmp / f"{stem}_cl.c").write_text(c)
+    return [path, tmp / f"{stem}_cl.c", tmp / f"{stem}_cl.f90"]
+
+
+def compile_and_run(tmp, runtime, sources, main: str, args=(), env=None, expect_rc=0):
+    (tmp / "main.f90").write_text(CHECKS + main)
+    exe = build_program(tmp, runtime, [*sources, tmp / "main.f90"])
+    proc = run([exe, *args], env=env, check=False)
+    assert proc.returncode == expect_rc, proc.stdout + proc.stderr
+    return proc
+
+
+# helpers every test program has: check() counts failures, close() compares reals
+CHECKS = """
+module checks
+  implicit none
+  integer :: failures = 0
+contains
+  subroutine check(ok, what)
+    logical, intent(in) :: ok
+    character(len=*), intent(in) :: what
+    if (ok) then
+      print '(a)', "ok   " // what
+    else
+      failures = failures + 1
+      print '(a)', "FAIL " // what
+    end if
+  end subroutine
+  subroutine done()
+    print '(i0, a)', failures, " failures"
+    if (failures /= 0) stop 2
+  end subroutine
+end module checks
+"""
+
+
+def assert_all_ok(proc, count):
+    lines = proc.stdout.splitlines()
+    assert "0 failures" in lines, proc.stdout + proc.stderr
+    assert sum(line.startswith("ok ") for line in lines) == count, proc.stdout
+
+# }}}

@@ -75,6 +75,23 @@ def run_both(source: str, name: str, args: list, tmp_path, queue, *, rtol=None,
     return cl_args, ref_args
 
 
+def run_case(case, tmp_path, queue):
+    """:func:`run_both` on a differential case ``(source, make_args, subroutine
+    or None for the first, filename, options)``."""
+    source, make_args, sub, filename, kw = case
+    if sub is None:
+        sub = parse_fortran(source, filename).kernels[0].name
+    run_both(source, sub, make_args(), tmp_path, queue, filename=filename, **kw)
+
+
+def zeros(shape, dtype=np.float32):
+    return np.zeros(shape, dtype=dtype, order="F")
+
+
+def ints(shape, low, high, seed):
+    return farray(shape, np.int32, seed=seed, low=low, high=high)
+
+
 def farray(shape, dtype=np.float32, seed=0, low=-1.0, high=1.0):
     rng = np.random.default_rng(seed)
     if np.dtype(dtype).kind in "iu":
