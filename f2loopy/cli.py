@@ -214,7 +214,7 @@ def bench(file, defines, sizes, min_time, as_csv, as_json, plot, no_fortran, ban
     time, the speed-up over the first level, GFLOP/s and GB/s from the static
     counts, and whether the results match the original Fortran.
     """
-    from f2loopy.bench import run_bench
+    from f2loopy.bench.run import run_bench
     try:
         report = run_bench(file, defines=_parse_defines(defines),
                            sizes={k: int(v) for k, v in _parse_defines(sizes).items()},
@@ -231,7 +231,7 @@ def bench(file, defines, sizes, min_time, as_csv, as_json, plot, no_fortran, ban
     else:
         click.echo(report.to_text(), nl=False)
     if plot:
-        from f2loopy.bench_plot import plot_report
+        from f2loopy.bench.plot import plot_report
         plot_report(report, plot)
     if any(r.ok is False for r in report.rows):
         sys.exit(1)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Differential fuzzing of f2loopy against gfortran (issue 9, part 2).
 
-Generates random Fortran programs (f2loopy.verify.progen), applies random
+Generates random Fortran programs (f2loopy.fuzz.progen), applies random
 transformations, translates them, runs them on OpenCL and compares with the
 same Fortran built by gfortran.  A failing program is shrunk and saved as a
 regression test (tests/regressions/, run by tests/test_regressions.py).
@@ -50,7 +50,7 @@ def _queue():
 
 def run_one(task):
     seed, opts = task
-    from f2loopy.verify.fuzz import regression_text, run_seed, shrink_outcome
+    from f2loopy.fuzz.fuzz import regression_text, run_seed, shrink_outcome
     t0 = time.monotonic()
     outcome = run_seed(seed, transforms=not opts["no_transforms"], queue=_queue())
     saved = None

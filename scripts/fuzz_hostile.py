@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Hostile-input fuzzing of the translator (issue 9, part 3).
 
-Mutates valid Fortran files and directive blocks (f2loopy.verify.mutate) and
+Mutates valid Fortran files and directive blocks (f2loopy.fuzz.mutate) and
 checks that every input ends in success or a located diagnostic: never a
 Python traceback, never a hang (--timeout per input), never a partial output.
 Inputs run in-process in worker processes; every --cli-every'th one runs
@@ -39,7 +39,7 @@ def main(argv=None) -> int:
                     help="directory for failing inputs ('' for nowhere)")
     ap.add_argument("--show", action="store_true", help="print each input and outcome")
     args = ap.parse_args(argv)
-    from f2loopy.verify.hostile import HostileFuzzer
+    from f2loopy.fuzz.hostile import HostileFuzzer
 
     counts = collections.Counter()
     signatures = collections.Counter()

@@ -1,5 +1,5 @@
 """The differential fuzzer (issue 9, part 2): random programs from
-f2loopy.verify.progen, translated with random transformations, run on OpenCL
+f2loopy.fuzz.progen, translated with random transformations, run on OpenCL
 and compared with gfortran.  CI runs a fixed-seed batch;
 scripts/fuzz_differential.py runs any number with any seed."""
 
@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from f2loopy.frontend import parse_fortran
-from f2loopy.verify.fuzz import (
+from f2loopy.fuzz.fuzz import (
     args_to_options, options_to_args, read_regression, regression_text, run_seed)
-from f2loopy.verify.progen import generate_program, loops_of
-from f2loopy.verify.program import SIZE_BOX, Do
-from f2loopy.verify.shrink import shrink, shrink_candidates
+from f2loopy.fuzz.progen import generate_program, loops_of
+from f2loopy.fuzz.program import SIZE_BOX, Do
+from f2loopy.fuzz.shrink import shrink, shrink_candidates
 from util import needs_gfortran
 
 #: the CI batch: fixed seeds (a few seconds each at most)

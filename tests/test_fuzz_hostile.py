@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from f2loopy.verify.hostile import HostileFuzzer, make_input, run_cli, run_input
-from f2loopy.verify.mutate import corpus, mutate
+from f2loopy.fuzz.hostile import HostileFuzzer, make_input, run_cli, run_input
+from f2loopy.fuzz.mutate import corpus, mutate
 
 VALID = """subroutine s(n, a, b)
   integer n, i

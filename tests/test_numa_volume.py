@@ -58,7 +58,7 @@ def test_every_level_matches_gfortran(nq, reference, tmp_path, cl_queue):
 
 
 def test_static_counts_match_hand_count():
-    from f2loopy.analysis.statistics import compulsory_bytes, kernel_statistics
+    from f2loopy.bench.statistics import compulsory_bytes, kernel_statistics
     from f2loopy.ir.printing import expr_to_str
     result = translate_file(SAMPLE, defines={"Nq": 8})
     level1 = dict(result.checkpoints)["level 1"][0]

@@ -15,7 +15,7 @@ import pytest
 
 from f2loopy.diagnostics import F2LoopyError
 from f2loopy.verify.check import check_source, parse_tolerances
-from f2loopy.verify.fuzz import NO_TRACEBACK, read_regression
+from f2loopy.fuzz.fuzz import NO_TRACEBACK, read_regression
 from util import needs_gfortran
 
 REGRESSIONS = sorted((Path(__file__).parent / "regressions").glob("*.f90"))

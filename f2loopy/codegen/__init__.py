@@ -19,6 +19,7 @@ from f2loopy.codegen.emit import (
 from f2loopy.ir.layout import storage_size
 from f2loopy.codegen.grid import Grid, compute_grid
 from f2loopy.codegen.names import c_name
+from f2loopy.codegen.preprocess import address_spaces
 from f2loopy.codegen.vectors import vec_axis
 from f2loopy.diagnostics import CodegenError
 from f2loopy.ir.kernel import AddressSpace, ArrayArg, Kernel, ScalarArg
@@ -99,13 +100,6 @@ def join_program(kernels) -> str:
     parts = [p for p in pre_lines]
     parts.extend(gk.device_code for gk in kernels)
     return "\n\n".join(parts) + "\n"
-
-
-def address_spaces(kernel: Kernel) -> dict:
-    out = {}
-    for name, t in kernel.temporaries.items():
-        out[name] = t.address_space or AddressSpace.PRIVATE
-    return out
 
 
 # the code of the last few kernels, by identity (kernels are immutable: a

@@ -2,7 +2,7 @@
 
 For every variable, the accesses of every pair of instructions (and of each
 instruction with itself) are examined exactly with isl (see
-:mod:`f2loopy.analysis.races`):
+:mod:`f2loopy.schedule.races`):
 
 * global memory touched by two different work-groups, one access a write:
   a race no barrier can fix -> :class:`RaceError` naming both Fortran lines;
@@ -24,8 +24,9 @@ import fnmatch
 from dataclasses import dataclass
 
 from f2loopy.analysis.accesses import instruction_accesses
-from f2loopy.analysis.races import RaceAnalysis
+from f2loopy.schedule.races import RaceAnalysis
 from f2loopy.diagnostics import CodegenError, RaceError
+from f2loopy.codegen.preprocess import address_spaces
 from f2loopy.ir.domains import iname_to_domain_index
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.isl_tools import dim_type, lazy_affs
@@ -84,7 +85,6 @@ def check_and_insert_barriers(kernel: Kernel, grid, schedule, spaces: dict | Non
     :class:`RaceError` where no barrier can make it correct."""
     if not grid.inames or not kernel.options.check_races:
         return schedule
-    from f2loopy.codegen import address_spaces
     spaces = spaces if spaces is not None else address_spaces(kernel)
     ra = RaceAnalysis(kernel, grid)
     by_var: dict = {}

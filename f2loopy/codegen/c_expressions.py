@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pymbolic.primitives as p
 
-from f2loopy.analysis.types import (
+from f2loopy.ir.types import (
     BIT_FUNCTIONS, BOOL, CONVERSIONS, FLOAT32, FLOAT64, INT32, constant_dtype, is_complex, is_integer,
     is_logical, is_real, promote)
 from f2loopy.diagnostics import CodegenError

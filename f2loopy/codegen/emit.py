@@ -13,7 +13,7 @@ import islpy as isl
 import numpy as np
 import pymbolic.primitives as p
 
-from f2loopy.analysis.types import kernel_type_inferrer
+from f2loopy.ir.types import kernel_type_inferrer
 from f2loopy.codegen.c_expressions import PREC_REL, CExpressionPrinter, c_constant, c_type
 from f2loopy.codegen.grid import Grid
 from f2loopy.codegen.helpers import HelperSet
@@ -26,7 +26,7 @@ from f2loopy.ir.folding import normalize_integer
 from f2loopy.ir.layout import LayoutError, linear_offset
 from f2loopy.ir.isl_tools import (
     NonAffineError, align_params, dim_type, expr_from_pwaff, expr_from_set, pwaff_from_expr,
-    set_to_params)
+    range_constraint, set_to_params)
 from f2loopy.ir.kernel import (
     AddressSpace, Assignment, BarrierInstruction, Kernel, NoOpInstruction,
     ScalarArg, Temporary)
@@ -469,29 +469,8 @@ def _intersect_params(ctx: isl.Set, cons: isl.Set) -> isl.Set:
     return ctx & cons
 
 
-def range_constraint(name: str, lower: isl.PwAff, upper: isl.PwAff, stride: int) -> isl.Set:
-    """The parameter set ``lower <= name <= upper`` (and ``name - lower``
-    divisible by *stride*), *lower* and *upper* being parameter-only."""
-    sp = isl.Space.create_from_names(isl.DEFAULT_CONTEXT, set=[name], params=[])
-    var = isl.PwAff.var_on_domain(isl.LocalSpace.from_space(sp), dim_type.set, 0)
-    lo = _on_dim(lower, name)
-    hi = _on_dim(upper, name)
-    var, lo, hi = align_params(var, lo, hi)
-    cons = var.ge_set(lo) & var.le_set(hi)
-    if stride != 1:
-        zero = var.sub(var)
-        cons = cons & (var - lo).mod_val(isl.Val.int_from_si(sp.get_ctx(), stride)).eq_set(zero)
-    return set_to_params(cons, [name]).params()
-
-
 def _fixed_value(name: str, value: int) -> isl.Set:
     return isl.Set(f"[{name}] -> {{ : {name} = {value} }}")
-
-
-def _on_dim(pw: isl.PwAff, name: str) -> isl.PwAff:
-    """A parameter-only PwAff as a function on the one-dimensional space [name]."""
-    out = pw.insert_dims(dim_type.in_, 0, 1)
-    return out.set_dim_id(dim_type.in_, 0, isl.Id.read_from_str(isl.DEFAULT_CONTEXT, name))
 
 
 def _stride(dom: isl.Set, pos: int) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from f2loopy.analysis.types import is_integer
+from f2loopy.ir.types import is_integer
 
 _INT_TYPES = ("int", "long", "short", "char")
 _FLOAT_TYPES = ("float", "double")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from f2loopy.analysis.types import FortranTypeError, kernel_type_inferrer
+from f2loopy.ir.types import FortranTypeError, kernel_type_inferrer
 from f2loopy.diagnostics import CodegenError
 from f2loopy.ir.domains import constant_trip_count
-from f2loopy.ir.kernel import Assignment, Kernel
+from f2loopy.ir.kernel import AddressSpace, Assignment, Kernel
 
 
 def preprocess(kernel: Kernel) -> Kernel:
@@ -57,9 +57,9 @@ def expand_all_rules(kernel: Kernel) -> Kernel:
     if not kernel.substitutions:
         return kernel
     from f2loopy.ir.frozen import FrozenMap
-    from f2loopy.transform.rules import _map_insn, expand_rules
+    from f2loopy.transform.rules import map_instruction_expressions, expand_rules
     rules = kernel.substitutions
-    insns = tuple(_map_insn(i, lambda e: expand_rules(e, rules)) for i in kernel.instructions)
+    insns = tuple(map_instruction_expressions(i, lambda e: expand_rules(e, rules)) for i in kernel.instructions)
     return kernel.copy(instructions=insns, substitutions=FrozenMap())
 
 
@@ -251,3 +251,11 @@ def single_lane_global_writes(kernel: Kernel) -> Kernel:
         return kernel
     return kernel.copy(instructions=tuple(insns), domains=tuple(domains),
                        iname_tags=FrozenMap(tags))
+
+
+def address_spaces(kernel: Kernel) -> dict:
+    """The address space of every temporary (private where none is set)."""
+    out = {}
+    for name, t in kernel.temporaries.items():
+        out[name] = t.address_space or AddressSpace.PRIVATE
+    return out

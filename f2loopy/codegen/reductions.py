@@ -20,10 +20,10 @@ from __future__ import annotations
 import numpy as np
 import pymbolic.primitives as p
 
-from f2loopy.analysis.types import kernel_type_inferrer
+from f2loopy.ir.types import kernel_type_inferrer
 from f2loopy.diagnostics import CodegenError
 from f2loopy.ir.domains import combined_domain
-from f2loopy.ir.expressions import Reduction, _Rewriter, make_subscript
+from f2loopy.ir.expressions import Reduction, Rewriter, make_subscript
 from f2loopy.ir.folding import normalize_integer
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.isl_tools import dim_type, expr_from_pwaff, lazy_affs, make_space
@@ -31,7 +31,7 @@ from f2loopy.ir.kernel import AddressSpace, Assignment, Kernel, Temporary
 from f2loopy.ir.tags import GroupAxisTag, LocalAxisTag
 
 
-class _Collect(_Rewriter):
+class _Collect(Rewriter):
     def __init__(self):
         self.found = []
 
@@ -268,7 +268,7 @@ def _partial_lanes(dom, lo, length, assumptions) -> bool:
     return not box.intersect_params(ctx).subtract(dom).is_empty()
 
 
-class _ReplaceReductions(_Rewriter):
+class _ReplaceReductions(Rewriter):
     def __init__(self, mapping):
         self.mapping = mapping
 

@@ -26,7 +26,7 @@ import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
 
-from f2loopy.analysis.types import BOOL, INT32, is_complex, is_integer, is_logical, promote
+from f2loopy.ir.types import BOOL, INT32, is_complex, is_integer, is_logical, promote
 from f2loopy.diagnostics import UnsupportedFeatureError
 from f2loopy.frontend.arrays import ArrayView, ElementalContext
 from f2loopy.ir.expressions import substitute, variables_read

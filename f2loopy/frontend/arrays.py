@@ -26,7 +26,7 @@ import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
 
-from f2loopy.analysis.types import is_integer
+from f2loopy.ir.types import is_integer
 from f2loopy.diagnostics import UnsupportedFeatureError
 from f2loopy.ir.expressions import accesses, index_tuple, make_subscript, substitute
 from f2loopy.ir.folding import NotConstant, evaluate_constant, normalize_integer

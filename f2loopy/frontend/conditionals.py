@@ -8,7 +8,7 @@ import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
 
-from f2loopy.analysis.types import BOOL, is_integer, is_logical
+from f2loopy.ir.types import BOOL, is_integer, is_logical
 from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
 from f2loopy.frontend.declarations import statement_lines
 from f2loopy.ir.expressions import is_constant, variables_read
@@ -239,9 +239,9 @@ class ConditionalsMixin:
                 within_inames=self.current_inames(), tags=self.src.tags_at(lines[0]),
                 predicates=preds, span=self.src.span(lines[0])))
             replacements[cond] = name
-        from f2loopy.ir.expressions import _Rewriter
+        from f2loopy.ir.expressions import Rewriter
 
-        class _Replace(_Rewriter):
+        class _Replace(Rewriter):
             def rec(self, expr, *args, **kwargs):
                 if not is_constant(expr) and expr in replacements:
                     return p.Variable(replacements[expr])

@@ -13,13 +13,13 @@ import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
 
-from f2loopy.analysis.types import BOOL, FortranTypeError, infer_type
+from f2loopy.ir.types import BOOL, FortranTypeError, infer_type
 from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
 from f2loopy.frontend.expressions import ConversionContext, ExpressionConverter
 from f2loopy.frontend.intrinsic_modules import intrinsic_module
 from f2loopy.frontend.source import SourceFile
 from f2loopy.frontend.symbols import Symbol, SymbolTable, dtype_from_type_spec
-from f2loopy.ir.folding import NotConstant, _cast, evaluate_constant
+from f2loopy.ir.folding import NotConstant, cast_value, evaluate_constant
 
 _UNSUPPORTED_SPEC = {
     "Common_Stmt": "'common' blocks are not supported (pass the data as arguments)",
@@ -331,7 +331,7 @@ class DeclarationReader:
         if value.dtype.kind == "b" and dtype.kind != "b" or \
                 dtype.kind == "b" and value.dtype.kind != "b":
             raise self.error(f"value of parameter '{sym.name}' has the wrong type", sym.name)
-        sym.value = _cast(value, dtype)
+        sym.value = cast_value(value, dtype)
         sym.dtype = dtype
 
     def array_shape(self, sym: Symbol) -> list[int]:
@@ -364,7 +364,7 @@ class DeclarationReader:
         if (value.dtype.kind == "b") != (np.dtype(dtype).kind == "b"):
             raise self.error(f"value for '{name}' has the wrong type (logical and numeric "
                              "values do not mix)", name)
-        return _cast(value, dtype)
+        return cast_value(value, dtype)
 
     def array_values(self, node) -> list:
         if isinstance(node, F.Array_Constructor):

@@ -13,7 +13,7 @@ import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
 
-from f2loopy.analysis.types import (
+from f2loopy.ir.types import (
     COMPLEX64, COMPLEX128, FLOAT32, FLOAT64, INT32, INT64, FortranTypeError, is_complex,
     is_integer, is_logical, promote)
 from f2loopy.diagnostics import FortranError, UnsupportedFeatureError

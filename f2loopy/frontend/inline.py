@@ -27,7 +27,7 @@ import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
 
-from f2loopy.analysis.types import is_integer
+from f2loopy.ir.types import is_integer, type_name
 from f2loopy.diagnostics import UnsupportedFeatureError
 from f2loopy.ir.expressions import is_constant, variables_read
 from f2loopy.ir.folding import normalize_integer
@@ -58,17 +58,6 @@ class StatementFunction:
     body: object
     dtype: np.dtype
     arg_dtypes: list
-
-
-def type_name(dt) -> str:
-    dt = np.dtype(dt)
-    base = {"i": "integer", "u": "integer", "f": "real", "c": "complex",
-            "b": "logical"}.get(dt.kind, str(dt))
-    default = {"i": 4, "u": 4, "f": 4, "c": 8, "b": 1}.get(dt.kind)
-    if dt.itemsize != default:
-        kind = dt.itemsize // 2 if dt.kind == "c" else dt.itemsize
-        return f"{base}({kind})"
-    return base
 
 
 class InliningMixin:
@@ -108,11 +97,11 @@ class InliningMixin:
                              proc.name, UnsupportedFeatureError)
         callee = proc.prepare(self.src, self.registry)
         actuals = self.match_arguments(proc, callee.dummies, actual_nodes)
-        from f2loopy.frontend.lowering import UnitLowering
-        child = UnitLowering(self.src, callee.symtab, callee.dummies, callee.written,
-                             callee.do_variables, state=self.st, registry=self.registry,
-                             parent=self, unit_name=proc.name,
-                             statement_functions=callee.statement_functions)
+        # the callee is lowered by a lowering of the caller's own class
+        child = type(self)(self.src, callee.symtab, callee.dummies, callee.written,
+                           callee.do_variables, state=self.st, registry=self.registry,
+                           parent=self, unit_name=proc.name,
+                           statement_functions=callee.statement_functions)
         child.module_info = proc.module
         saved_elemental = self.elemental
         self.elemental = None

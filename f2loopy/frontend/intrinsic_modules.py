@@ -11,10 +11,13 @@ reported by the ``use ..., only:`` check or as an unknown name.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 
-from f2loopy.analysis.types import INT32
+from f2loopy.ir.types import INT32
 from f2loopy.frontend.symbols import SymbolTable
+from f2loopy.ir.frozen import FrozenMap
 
 _CONSTANTS = {
     "iso_fortran_env": {
@@ -37,10 +40,23 @@ _CONSTANTS = {
 }
 
 
-def intrinsic_module(name: str):
+@dataclass(frozen=True)
+class IntrinsicModule:
+    """An intrinsic module: named constants only, no procedures."""
+
+    name: str
+    symtab: SymbolTable
+    node: None = None
+    procedures: FrozenMap = field(default_factory=FrozenMap)
+
+    @property
+    def procedure_names(self) -> frozenset:
+        return frozenset()
+
+
+def intrinsic_module(name: str) -> IntrinsicModule | None:
     """A module info (``.symtab``, ``.procedures``) for intrinsic module *name*,
     or None if *name* is not one that f2loopy knows."""
-    from f2loopy.frontend.units import ModuleInfo
     low = name.lower()
     if low not in _CONSTANTS:
         return None
@@ -51,7 +67,7 @@ def intrinsic_module(name: str):
         sym.dtype = INT32
         sym.is_parameter = True
         sym.value = np.int32(value)
-    return ModuleInfo(low, None, symtab=symtab)
+    return IntrinsicModule(low, symtab)
 
 
 def is_intrinsic_module(name: str) -> bool:

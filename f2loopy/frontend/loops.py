@@ -18,7 +18,7 @@ import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
 
-from f2loopy.analysis.types import BOOL, INT32, is_integer
+from f2loopy.ir.types import BOOL, INT32, is_integer
 from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
 from f2loopy.frontend.declarations import statement_lines
 from f2loopy.ir.expressions import variables_read

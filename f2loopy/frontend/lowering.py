@@ -30,7 +30,8 @@ import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
 
-from f2loopy.analysis.types import (
+from f2loopy.ir.types import type_name
+from f2loopy.ir.types import (
     BOOL, INT32, FortranTypeError, infer_type, is_complex, is_integer, is_logical)
 from f2loopy.diagnostics import FortranError, SourceSpan, UnsupportedFeatureError
 from f2loopy.frontend.array_intrinsics import ArrayIntrinsicsMixin
@@ -43,7 +44,7 @@ from f2loopy.frontend.loops import LoopScope, LoopsMixin, Region, _has_early_ret
 from f2loopy.frontend.symbols import Symbol, SymbolTable
 from f2loopy.frontend.where import WhereMixin
 from f2loopy.ir.expressions import is_constant, variables_read
-from f2loopy.ir.folding import NotConstant, _cast, evaluate_constant, fold_constants
+from f2loopy.ir.folding import NotConstant, cast_value, evaluate_constant, fold_constants
 from f2loopy.ir.kernel import Assignment, Temporary
 
 _UNSUPPORTED_STATEMENTS = {
@@ -680,8 +681,8 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
                 info = np.iinfo(lhs_dtype)
                 if not info.min <= int(rhs) <= info.max:
                     raise self.error(f"the value {int(rhs)} does not fit in "
-                                     f"{_type_name(lhs_dtype)}", needle)
-            return _cast(rhs, lhs_dtype)
+                                     f"{type_name(lhs_dtype)}", needle)
+            return cast_value(rhs, lhs_dtype)
         return p.Call(p.Variable(np.dtype(lhs_dtype).name), (rhs,))
 
     def add_assignment(self, assignee, lhs_dtype, rhs, needle, *, base_id=None,
@@ -735,11 +736,6 @@ def _flatten(items):
             yield from _flatten(x)
         else:
             yield x
-
-
-def _type_name(dt) -> str:
-    from f2loopy.frontend.inline import type_name
-    return type_name(dt)
 
 
 def _keyword(node) -> str:

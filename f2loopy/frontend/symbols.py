@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from f2loopy.analysis.types import (
+from f2loopy.ir.types import (
     BOOL, COMPLEX64, COMPLEX128, FLOAT32, FLOAT64, INT32, INT64)
 from f2loopy.diagnostics import FortranError, SourceSpan, UnsupportedFeatureError
 

@@ -18,7 +18,7 @@ import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
 from fparser.two.utils import walk
 
-from f2loopy.analysis.types import BOOL, is_logical
+from f2loopy.ir.types import BOOL, is_logical
 from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
 from f2loopy.frontend.arrays import ElementalContext
 from f2loopy.frontend.declarations import statement_lines

@@ -7,7 +7,7 @@ module (which must not depend on f2loopy), so they use numpy only.
 import numpy as np
 
 
-def _relaid(value, splits, perm):
+def relaid(value, splits, perm):
     """The Fortran-ordered array *value* in the kernel's layout: axes split as
     *splits* says, then stored C-contiguously with the axes listed slowest
     first in *perm*."""
@@ -21,7 +21,7 @@ def _relaid(value, splits, perm):
     return np.ascontiguousarray(a.transpose(perm))
 
 
-def _unrelaid(dev, target, splits, perm):
+def unrelaid(dev, target, splits, perm):
     """Write the kernel-layout array *dev* back into the Fortran array *target*."""
     a = dev.transpose(np.argsort(perm))
     for axis, count, order in reversed(splits):
@@ -36,4 +36,4 @@ def _unrelaid(dev, target, splits, perm):
 def source() -> str:
     """The text of the two functions, for the generated glue."""
     import inspect
-    return inspect.getsource(_relaid) + "\n\n" + inspect.getsource(_unrelaid)
+    return inspect.getsource(relaid) + "\n\n" + inspect.getsource(unrelaid)

@@ -12,7 +12,7 @@ import hashlib
 
 import numpy as np
 
-from f2loopy.analysis.types import is_complex, is_integer, is_logical
+from f2loopy.ir.types import is_complex, is_integer, is_logical
 from f2loopy.codegen import GeneratedKernel
 from f2loopy.codegen.names import py_name
 from f2loopy.glue.pyexpr import py_int_expr
@@ -228,7 +228,7 @@ def _array_relaid(fn, name, value, dtype, shape, splits, perm, dev_shape, queue,
     if written and not value.flags.writeable:
         raise KernelArgumentError(f"{fn}: argument '{name}' is written by the subroutine "
                                   "but the array is read-only")
-    host = _relaid(value, splits, perm)
+    host = relaid(value, splits, perm)
     mf = cl.mem_flags
     buf = cl.Buffer(queue.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host)
     if not written:
@@ -236,7 +236,7 @@ def _array_relaid(fn, name, value, dtype, shape, splits, perm, dev_shape, queue,
 
     def back():
         cl.enqueue_copy(queue, host, buf)
-        _unrelaid(host, value, splits, perm)
+        unrelaid(host, value, splits, perm)
     return buf, back
 
 
@@ -293,7 +293,7 @@ def _assumption_check(kernel):
     return py_bool_expr(cond), text
 
 
-def _slowest_first(arg) -> list:
+def slowest_first(arg) -> list:
     """Kernel axes of *arg* from the slowest- to the fastest-varying in memory."""
     def rank(a):
         t = arg.axis_tags[a]
@@ -373,7 +373,7 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
             if layout is not None:
                 if is_logical(dtype):
                     raise ValueError("layout changes of logical arrays are not supported")
-                perm = _slowest_first(ka.ir_arg)
+                perm = slowest_first(ka.ir_arg)
                 dev_shape = "(" + ", ".join(py_int_expr(ka.ir_arg.shape[a]) for a in perm) + \
                     ("," if len(perm) == 1 else "") + ")"
                 fshape = "(" + ", ".join("None" if x is None else py_int_expr(x)

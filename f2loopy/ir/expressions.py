@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pymbolic.primitives as p
 from pymbolic.mapper import IdentityMapper, WalkMapper
+from pymbolic.mapper.stringifier import PREC_NONE, StringifyMapper
 
 from f2loopy.ir.frozen import identity_memo
 
@@ -26,6 +27,9 @@ class Reduction(p.ExpressionNode):
     inames: tuple[str, ...]
     expr: p.ExpressionNode
 
+    def make_stringifier(self, originating_stringifier=None):
+        return NodeStringifier()
+
 
 @p.expr_dataclass()
 class RuleArgument(p.ExpressionNode):
@@ -33,30 +37,23 @@ class RuleArgument(p.ExpressionNode):
 
     index: int
 
-
-def _stringify_reduction(self, expr, enclosing_prec, *args, **kwargs):
-    from pymbolic.mapper.stringifier import PREC_NONE
-    inames = expr.inames[0] if len(expr.inames) == 1 else f"({', '.join(expr.inames)})"
-    return f"{expr.operation}({inames}, {self.rec(expr.expr, PREC_NONE)})"
+    def make_stringifier(self, originating_stringifier=None):
+        return NodeStringifier()
 
 
-def _stringify_rule_argument(self, expr, enclosing_prec, *args, **kwargs):
-    return f"<arg{expr.index}>"
+class NodeStringifier(StringifyMapper):
+    """pymbolic's stringifier taught the two f2loopy nodes.  pymbolic hands a
+    node it cannot print to the node's own :meth:`make_stringifier`, so
+    ``str()`` of any expression holding a reduction or a rule argument works
+    (a script's ``print(insn.expression)`` of ``a[i] + sum(j, ...)``) without
+    changing pymbolic's classes."""
 
+    def map_reduction(self, expr, enclosing_prec, *args, **kwargs):
+        inames = expr.inames[0] if len(expr.inames) == 1 else f"({', '.join(expr.inames)})"
+        return f"{expr.operation}({inames}, {self.rec(expr.expr, PREC_NONE)})"
 
-def _teach_pymbolic_printing() -> None:
-    """``str()`` of any pymbolic expression goes through pymbolic's own
-    stringifier, which knows no f2loopy node: a script's ``print(insn.expression)``
-    of ``a[i] + sum(j, ...)`` would fail.  Add the two methods it lacks (new
-    names only: nothing pymbolic already prints changes)."""
-    from pymbolic.mapper.stringifier import StringifyMapper
-    for name, fn in (("map_reduction", _stringify_reduction),
-                     ("map_rule_argument", _stringify_rule_argument)):
-        if not hasattr(StringifyMapper, name):
-            setattr(StringifyMapper, name, fn)
-
-
-_teach_pymbolic_printing()
+    def map_rule_argument(self, expr, enclosing_prec, *args, **kwargs):
+        return f"<arg{expr.index}>"
 
 
 def _index_tuple(sub: p.Subscript) -> tuple:
@@ -135,7 +132,7 @@ def called_functions(expr) -> frozenset:
     return frozenset(c.calls)
 
 
-class _Rewriter(IdentityMapper):
+class Rewriter(IdentityMapper):
     """Identity mapper that knows the f2loopy-specific nodes."""
 
     def map_reduction(self, expr, *args, **kwargs):
@@ -149,7 +146,7 @@ class _Rewriter(IdentityMapper):
         return expr
 
 
-class _Substitutor(_Rewriter):
+class _Substitutor(Rewriter):
     def __init__(self, func: Callable[[str], object | None]):
         self.func = func
 
@@ -198,7 +195,7 @@ def rename(expr, mapping: Mapping[str, str]):
     return substitute(expr, lambda n: p.Variable(mapping[n]) if n in mapping else None)
 
 
-class _SubscriptMapper(_Rewriter):
+class _SubscriptMapper(Rewriter):
     def __init__(self, func):
         self.func = func
 
@@ -246,7 +243,7 @@ def flatten_sum(terms) -> object:
     return p.Sum(tuple(terms))
 
 
-class _CallRenamer(_Rewriter):
+class _CallRenamer(Rewriter):
     def __init__(self, mapping):
         self.mapping = mapping
 

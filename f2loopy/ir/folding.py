@@ -17,17 +17,17 @@ import math
 import numpy as np
 import pymbolic.primitives as p
 
-from f2loopy.analysis.types import (
+from f2loopy.ir.types import (
     BIT_FUNCTIONS, BOOL, CONVERSIONS, constant_dtype, intrinsic_result_type, is_complex,
     is_integer, promote)
-from f2loopy.ir.expressions import _Rewriter, is_constant
+from f2loopy.ir.expressions import Rewriter, is_constant
 
 
 class NotConstant(ValueError):
     pass
 
 
-def _cast(value, dtype: np.dtype):
+def cast_value(value, dtype: np.dtype):
     dtype = np.dtype(dtype)
     if dtype.kind == "b":
         return np.bool_(bool(value))
@@ -47,7 +47,7 @@ def _tdiv(a: int, b: int) -> int:
 
 def _binary(op: str, a, b):
     dt = promote(constant_dtype(a), constant_dtype(b))
-    a, b = _cast(a, dt), _cast(b, dt)
+    a, b = cast_value(a, dt), cast_value(b, dt)
     if is_integer(dt):
         x, y = int(a), int(b)
         if op == "+":
@@ -72,7 +72,7 @@ def _binary(op: str, a, b):
             r = x // y
         else:
             raise NotConstant(op)
-        return _cast(r, dt)
+        return cast_value(r, dt)
     with np.errstate(all="ignore"):
         if op == "+":
             return dt.type(a + b)
@@ -107,7 +107,7 @@ def _wrap(value: int, dtype: np.dtype):
 def _evaluate_bits(name: str, args: list, res_dt: np.dtype):
     """The bit intrinsics on constants (two's complement, as gfortran)."""
     if name in ("iand", "ior", "ieor"):
-        a, b = int(_cast(args[0], res_dt)), int(_cast(args[1], res_dt))
+        a, b = int(cast_value(args[0], res_dt)), int(cast_value(args[1], res_dt))
         return _wrap(a & b if name == "iand" else a | b if name == "ior" else a ^ b, res_dt)
     a = int(args[0])
     bits = res_dt.itemsize * 8
@@ -144,18 +144,18 @@ def evaluate_call(name: str, args: list):
     res_dt = intrinsic_result_type(name, dts)
     with np.errstate(all="ignore"):
         if name in CONVERSIONS:
-            return _cast(args[0], res_dt)
+            return cast_value(args[0], res_dt)
         if name in _UNARY_MATH:
-            return res_dt.type(_UNARY_MATH[name](_cast(args[0], res_dt)))
+            return res_dt.type(_UNARY_MATH[name](cast_value(args[0], res_dt)))
         if name == "abs":
             return res_dt.type(abs(args[0]))
         if name in ("min", "max"):
-            vals = [_cast(a, res_dt) for a in args]
+            vals = [cast_value(a, res_dt) for a in args]
             return (min if name == "min" else max)(vals)
         if name in ("mod", "modulo"):
             return _binary(name, args[0], args[1])
         if name == "sign":
-            a, b = _cast(args[0], res_dt), _cast(args[1], res_dt)
+            a, b = cast_value(args[0], res_dt), cast_value(args[1], res_dt)
             if is_integer(res_dt):
                 return res_dt.type(abs(int(a)) if int(b) >= 0 else -abs(int(a)))
             return res_dt.type(np.copysign(abs(a), b))
@@ -167,15 +167,15 @@ def evaluate_call(name: str, args: list):
         if name == "ceiling":
             return np.int32(math.ceil(float(args[0])))
         if name == "atan2":
-            return res_dt.type(np.arctan2(_cast(args[0], res_dt), _cast(args[1], res_dt)))
+            return res_dt.type(np.arctan2(cast_value(args[0], res_dt), cast_value(args[1], res_dt)))
         if name == "hypot":
-            return res_dt.type(np.hypot(_cast(args[0], res_dt), _cast(args[1], res_dt)))
+            return res_dt.type(np.hypot(cast_value(args[0], res_dt), cast_value(args[1], res_dt)))
         if name in BIT_FUNCTIONS:
             return _evaluate_bits(name, args, res_dt)
     raise NotConstant(name)
 
 
-class _Folder(_Rewriter):
+class _Folder(Rewriter):
     def map_sum(self, expr):
         children = [self.rec(c) for c in expr.children]
         return self._combine(expr, children, "+", p.Sum)
@@ -224,13 +224,13 @@ class _Folder(_Rewriter):
             bdt, edt = constant_dtype(base), constant_dtype(ex)
             if is_integer(bdt) and is_integer(edt):
                 if int(ex) >= 0:
-                    return _cast(int(base) ** int(ex), promote(bdt, edt))
+                    return cast_value(int(base) ** int(ex), promote(bdt, edt))
             else:
                 dt = bdt if is_integer(edt) else promote(bdt, edt)
                 with np.errstate(all="ignore"):
                     if is_integer(edt):
-                        return _exact_real_power(_cast(base, dt), int(ex))
-                    return dt.type(np.power(_cast(base, dt), _cast(ex, dt)))
+                        return _exact_real_power(cast_value(base, dt), int(ex))
+                    return dt.type(np.power(cast_value(base, dt), cast_value(ex, dt)))
         if base is expr.base and ex is expr.exponent:
             return expr
         return p.Power(base, ex)
@@ -251,7 +251,7 @@ class _Folder(_Rewriter):
         if is_constant(left) and is_constant(right):
             dt = promote(constant_dtype(left), constant_dtype(right)) \
                 if not (constant_dtype(left) == BOOL) else BOOL
-            a, b = _cast(left, dt), _cast(right, dt)
+            a, b = cast_value(left, dt), cast_value(right, dt)
             return np.bool_({"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b,
                              ">": a > b, ">=": a >= b}[expr.operator])
         if left is expr.left and right is expr.right:
@@ -328,7 +328,7 @@ def evaluate_constant(expr):
     if not is_constant(value):
         raise NotConstant(f"{expr} is not constant")
     if not isinstance(value, np.generic):
-        value = _cast(value, constant_dtype(value))
+        value = cast_value(value, constant_dtype(value))
     return value
 
 

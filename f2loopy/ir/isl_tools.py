@@ -400,3 +400,24 @@ def _context_params(context, obj) -> isl.Set:
     return context
 
 # }}}
+
+
+def range_constraint(name: str, lower: isl.PwAff, upper: isl.PwAff, stride: int) -> isl.Set:
+    """The parameter set ``lower <= name <= upper`` (and ``name - lower``
+    divisible by *stride*), *lower* and *upper* being parameter-only."""
+    sp = isl.Space.create_from_names(isl.DEFAULT_CONTEXT, set=[name], params=[])
+    var = isl.PwAff.var_on_domain(isl.LocalSpace.from_space(sp), dim_type.set, 0)
+    lo = _on_dim(lower, name)
+    hi = _on_dim(upper, name)
+    var, lo, hi = align_params(var, lo, hi)
+    cons = var.ge_set(lo) & var.le_set(hi)
+    if stride != 1:
+        zero = var.sub(var)
+        cons = cons & (var - lo).mod_val(isl.Val.int_from_si(sp.get_ctx(), stride)).eq_set(zero)
+    return set_to_params(cons, [name]).params()
+
+
+def _on_dim(pw: isl.PwAff, name: str) -> isl.PwAff:
+    """A parameter-only PwAff as a function on the one-dimensional space [name]."""
+    out = pw.insert_dims(dim_type.in_, 0, 1)
+    return out.set_dim_id(dim_type.in_, 0, isl.Id.read_from_str(isl.DEFAULT_CONTEXT, name))

@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 import numpy as np
-from pymbolic.mapper.stringifier import StringifyMapper
 
+from f2loopy.ir.expressions import NodeStringifier
 from f2loopy.ir.kernel import (
     ArrayArg, Assignment, BarrierInstruction, Kernel, NoOpInstruction, ScalarArg)
 
 _RULE = "-" * 75
 
 
-class ExpressionPrinter(StringifyMapper):
+class ExpressionPrinter(NodeStringifier):
     """pymbolic stringifier that prints numpy literals compactly
     (``0.1f`` for single, ``0.1`` for double precision)."""
 
     def map_constant(self, expr, enclosing_prec, *args, **kwargs):
         return format_constant(expr)
-
-    # map_reduction and map_rule_argument: StringifyMapper has them (see
-    # f2loopy.ir.expressions._teach_pymbolic_printing)
 
 
 def format_constant(value) -> str:

@@ -21,7 +21,7 @@ from f2loopy.transform.iname import parse_tag
 from f2loopy.transform.match import _rule_reads, parse_match
 from f2loopy.transform.patterns import parse_expression
 from f2loopy.transform.rules import (
-    RuleAwareRewriter, _map_insn, canonicalize_rules, expand_rules)
+    RuleAwareRewriter, map_instruction_expressions, canonicalize_rules, expand_rules)
 from f2loopy.transform.util import (
     check_new_iname, for_each_kernel, parse_iname_list, resolve_iname, resolve_variable,
     unique_name)
@@ -210,7 +210,7 @@ def buffer_array(kernel: Kernel, var_name: str, buffer_inames=(), init_expressio
         if k == first:
             new_insns.append(init)
         if insn.id in user_ids:
-            insn = _map_insn(insn, rw)
+            insn = map_instruction_expressions(insn, rw)
             insn = insn.copy(depends_on=insn.depends_on | {init_id})
         new_insns.append(insn)
         if k == last and writes:

@@ -16,17 +16,13 @@ from __future__ import annotations
 import numpy as np
 
 from f2loopy.diagnostics import TransformError
+from f2loopy.ir.types import type_name
 from f2loopy.ir.domains import constant_trip_count
 from f2loopy.ir.kernel import Kernel
 from f2loopy.transform.data import split_array_dim
 from f2loopy.transform.iname import rename_iname, split_iname
 from f2loopy.transform.subst import assignment_to_subst
 from f2loopy.transform.util import for_each_kernel, resolve_iname
-
-
-def _type_name(dt) -> str:
-    from f2loopy.frontend.inline import type_name
-    return type_name(dt)
 
 
 @for_each_kernel
@@ -62,7 +58,7 @@ def add_dtypes(kernel: Kernel, dtype_dict) -> Kernel:
                 continue               # loopy's spelling of a Fortran logical
             if have != want:
                 raise TransformError(f"add_dtypes: '{var.name}' is declared "
-                                     f"{_type_name(have)} ({have.name}) in the Fortran, not "
+                                     f"{type_name(have)} ({have.name}) in the Fortran, not "
                                      f"{want.name}")
     return kernel
 

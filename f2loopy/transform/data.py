@@ -17,7 +17,7 @@ from f2loopy.ir.folding import NotConstant, evaluate_constant, normalize_integer
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.kernel import AddressSpace, ArrayArg, ArrayLayout, Kernel, Temporary
 from f2loopy.ir.tags import ArrayAxisTag, parse_axis_tags
-from f2loopy.transform.rules import _map_insn
+from f2loopy.transform.rules import map_instruction_expressions
 from f2loopy.transform.util import for_each_kernel, resolve_iname, resolve_variable
 
 
@@ -223,7 +223,7 @@ def _split_one(kernel, name, axis, count, order):
         idx[axis:axis + 1] = parts
         return make_subscript(name, idx)
 
-    insns = tuple(_map_insn(i, lambda e: map_subscripts(e, rewrite)) for i in kernel.instructions)
+    insns = tuple(map_instruction_expressions(i, lambda e: map_subscripts(e, rewrite)) for i in kernel.instructions)
     from f2loopy.ir.kernel import SubstitutionRule
     rules = FrozenMap((n, SubstitutionRule(r.name, r.arguments,
                                            map_subscripts(r.expression, rewrite), r.span))
@@ -305,9 +305,9 @@ def privatize_temporaries_with_inames(kernel: Kernel, privatizing_inames,
                              axis_tags=(), axis_names=None)
 
     def add_axes(expr):
-        from f2loopy.ir.expressions import _Rewriter
+        from f2loopy.ir.expressions import Rewriter
 
-        class _R(_Rewriter):
+        class _R(Rewriter):
             def map_variable(self, e, *a, **k):
                 if e.name in targets:
                     return make_subscript(e.name, [p.Variable(i) for i in targets[e.name]])
@@ -325,7 +325,7 @@ def privatize_temporaries_with_inames(kernel: Kernel, privatizing_inames,
                 return p.Call(e.function, tuple(self.rec(x) for x in e.parameters))
         return _R()(expr)
 
-    insns = tuple(_map_insn(i, add_axes) for i in kernel.instructions)
+    insns = tuple(map_instruction_expressions(i, add_axes) for i in kernel.instructions)
     return kernel.copy(instructions=insns, temporaries=FrozenMap(temps))
 
 

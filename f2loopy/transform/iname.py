@@ -14,7 +14,7 @@ import pymbolic.primitives as p
 
 from f2loopy.diagnostics import TransformError
 from f2loopy.ir.domains import iname_to_domain_index
-from f2loopy.ir.expressions import _Rewriter
+from f2loopy.ir.expressions import Rewriter
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.isl_tools import (
     dim_type, expr_from_pwaff, lazy_affs, params_to_set, set_names, set_to_params)
@@ -34,7 +34,7 @@ def _rewrite_selected(kernel: Kernel, selected, mapping, remove=(), add=()):
     Returns ``(instructions, rules)``.
     """
     from f2loopy.ir.expressions import substitute as _subst
-    from f2loopy.transform.rules import RuleAwareRewriter, _map_insn
+    from f2loopy.transform.rules import RuleAwareRewriter, map_instruction_expressions
     renamer = _ReductionInameRenamer(remove, add, mapping)
 
     def leaf(e, bound):
@@ -45,11 +45,11 @@ def _rewrite_selected(kernel: Kernel, selected, mapping, remove=(), add=()):
     insns = []
     for insn in kernel.instructions:
         if insn.id in selected:
-            insn = _map_insn(insn, rw)
+            insn = map_instruction_expressions(insn, rw)
             if set(remove) & set(insn.within_inames):
                 insn = insn.copy(within_inames=(insn.within_inames - set(remove)) | set(add))
             if set(remove) & reduction_inames(insn):
-                insn = _map_insn(insn, renamer)
+                insn = map_instruction_expressions(insn, renamer)
         insns.append(insn)
     return tuple(insns), FrozenMap(rw.rules)
 
@@ -78,7 +78,7 @@ def reduction_inames(insn, rules=None) -> set:
     return out
 
 
-class _ReductionInameRenamer(_Rewriter):
+class _ReductionInameRenamer(Rewriter):
     """Replaces the inames *remove* by the inames *add* in reduction iname
     lists, and in the reductions' bodies by *mapping*."""
 

@@ -7,10 +7,10 @@ import re
 import islpy as isl
 import numpy as np
 
-from f2loopy.analysis.types import is_integer, is_logical
+from f2loopy.ir.types import is_integer, is_logical
 from f2loopy.diagnostics import TransformError
 from f2loopy.ir.expressions import substitute
-from f2loopy.ir.folding import _cast, fold_constants
+from f2loopy.ir.folding import cast_value, fold_constants
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.isl_tools import align_params, dim_type
 from f2loopy.ir.kernel import ArrayArg, Kernel, ScalarArg, SubstitutionRule
@@ -40,7 +40,7 @@ def _convert_value(arg: ScalarArg, value):
     if isinstance(value, (bool, np.bool_)):
         raise TransformError(f"fix_parameters: '{arg.name}' is numeric; got {value!r}")
     # keep the kernel's precision: p_Gamma=1.4 in a single-precision kernel is 1.4f
-    return _cast(value, dt)
+    return cast_value(value, dt)
 
 
 @for_each_kernel

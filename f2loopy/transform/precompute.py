@@ -15,7 +15,7 @@ import islpy as isl
 import numpy as np
 import pymbolic.primitives as p
 
-from f2loopy.analysis.types import kernel_type_inferrer
+from f2loopy.ir.types import kernel_type_inferrer
 from f2loopy.diagnostics import TransformError
 from f2loopy.ir.domains import combined_domain
 from f2loopy.ir.expressions import make_subscript, substitute, variables_read
@@ -28,7 +28,7 @@ from f2loopy.ir.kernel import AddressSpace, Assignment, Kernel, SubstitutionRule
 from f2loopy.transform.iname import parse_tag
 from f2loopy.transform.match import parse_match
 from f2loopy.transform.rules import (
-    RuleAwareRewriter, _map_insn, canonicalize_rules, expand_rules, rule_calls)
+    RuleAwareRewriter, map_instruction_expressions, canonicalize_rules, expand_rules, rule_calls)
 from f2loopy.transform.util import (
     check_new_iname, for_each_kernel, parse_iname_list, resolve_iname, unique_name)
 
@@ -287,7 +287,7 @@ def precompute(kernel: Kernel, subst_use, sweep_inames=(), within=None, storage_
     insns = []
     for insn in kernel.instructions:
         if insn.id in use_ids:
-            insn = _map_insn(insn, repl)
+            insn = map_instruction_expressions(insn, repl)
             insn = insn.copy(depends_on=insn.depends_on | {cid})
         insns.append(insn)
     insns.insert(first_use, compute)
@@ -340,7 +340,7 @@ def _footprint(kernel, uses, coords, outer_list, pnames, bounding_box, full_axes
             result = s if result is None else _union(result, s)
     result = result.coalesce()
     if bounding_box and pnames:
-        from f2loopy.codegen.emit import range_constraint
+        from f2loopy.ir.isl_tools import range_constraint
         proj = set_to_params(result, outer_list) if outer_list else result
         box = None
         for k, n in enumerate(pnames):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pymbolic.primitives as p
 
 from f2loopy.diagnostics import TransformError
-from f2loopy.ir.expressions import Reduction, _Rewriter, index_tuple, variables_read
+from f2loopy.ir.expressions import Reduction, Rewriter, index_tuple, variables_read
 from f2loopy.ir.kernel import Assignment, Kernel
 from f2loopy.transform.match import find_instructions
 from f2loopy.transform.util import for_each_kernel, parse_iname_list, resolve_iname
@@ -211,7 +211,7 @@ def make_reduction_inames_unique(kernel: Kernel, inames=None, within=None) -> Ke
     from f2loopy.ir.isl_tools import dim_type
     from f2loopy.transform.iname import _copied_domain, reduction_inames
     from f2loopy.transform.match import parse_match
-    from f2loopy.transform.rules import _map_insn
+    from f2loopy.transform.rules import map_instruction_expressions
     from f2loopy.transform.util import unique_name
     only = None if inames is None else {resolve_iname(kernel, i)
                                         for i in parse_iname_list(inames)}
@@ -234,7 +234,7 @@ def make_reduction_inames_unique(kernel: Kernel, inames=None, within=None) -> Ke
     insns = []
     for insn in kernel.instructions:
         if match.match(kernel, insn):
-            insn = _map_insn(insn, renamer)
+            insn = map_instruction_expressions(insn, renamer)
         else:
             renamer.seen.update(reduction_inames(insn))
         insns.append(insn)
@@ -249,7 +249,7 @@ def reduction_inames_of(kernel: Kernel) -> set:
     return set().union(*(reduction_inames(i) for i in kernel.instructions))
 
 
-class _UniqueReductions(_Rewriter):
+class _UniqueReductions(Rewriter):
     """Renames, in each reduction met, the inames already *seen*."""
 
     def __init__(self, seen, only, fixed, fresh):

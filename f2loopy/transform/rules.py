@@ -19,7 +19,7 @@ import fnmatch
 import pymbolic.primitives as p
 
 from f2loopy.diagnostics import TransformError
-from f2loopy.ir.expressions import _Rewriter, substitute
+from f2loopy.ir.expressions import Rewriter, substitute
 from f2loopy.ir.frozen import FrozenMap, identity_memo
 from f2loopy.ir.kernel import Assignment, Kernel, SubstitutionRule
 
@@ -28,7 +28,7 @@ def is_rule_call(expr, rules) -> bool:
     return isinstance(expr, p.Call) and expr.function.name in rules
 
 
-class _Expander(_Rewriter):
+class _Expander(Rewriter):
     def __init__(self, rules, only=None, depth=0):
         self.rules = rules
         self.only = only
@@ -139,7 +139,7 @@ class RuleAwareRewriter:
     def __call__(self, expr, bound=frozenset()):
         rewriter = self
 
-        class _M(_Rewriter):
+        class _M(Rewriter):
             def map_call(self, e, *a, **k):
                 params = tuple(self.rec(x) for x in e.parameters)
                 name = e.function.name
@@ -196,13 +196,13 @@ def rule_aware_substitute(kernel: Kernel, insn_ids, mapping) -> Kernel:
     insns = []
     for insn in kernel.instructions:
         if insn.id in insn_ids:
-            insn = _map_insn(insn, rw)
+            insn = map_instruction_expressions(insn, rw)
         insns.append(insn)
     return canonicalize_rules(kernel.copy(instructions=tuple(insns),
                                           substitutions=FrozenMap(rw.rules)))
 
 
-def _map_insn(insn, func):
+def map_instruction_expressions(insn, func):
     preds = tuple(func(x) for x in insn.predicates)
     if isinstance(insn, Assignment):
         return insn.copy(assignee=func(insn.assignee), expression=func(insn.expression),
@@ -225,7 +225,7 @@ def canonicalize_rules(kernel: Kernel) -> Kernel:
             by_body[key] = name
     if rename:
         from f2loopy.ir.expressions import rename_functions
-        insns = tuple(_map_insn(i, lambda e: rename_functions(e, rename))
+        insns = tuple(map_instruction_expressions(i, lambda e: rename_functions(e, rename))
                       for i in kernel.instructions)
         rules = {n: SubstitutionRule(n, r.arguments, rename_functions(r.expression, rename),
                                      r.span)
@@ -265,7 +265,7 @@ def keep_rule_names(before: Kernel, after: Kernel) -> Kernel:
     if not rename:
         return after
     from f2loopy.ir.expressions import rename_functions
-    insns = tuple(_map_insn(i, lambda e: rename_functions(e, rename))
+    insns = tuple(map_instruction_expressions(i, lambda e: rename_functions(e, rename))
                   for i in after.instructions)
     rules = FrozenMap(
         (rename.get(n, n), SubstitutionRule(rename.get(n, n), r.arguments,

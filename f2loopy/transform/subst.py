@@ -12,7 +12,7 @@ from f2loopy.ir.expressions import index_tuple, substitute, variables_read
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.kernel import Assignment, Kernel, SubstitutionRule
 from f2loopy.transform.rules import (
-    RuleAwareRewriter, _map_insn, canonicalize_rules, expand_rules, find_one_rule_matching,
+    RuleAwareRewriter, map_instruction_expressions, canonicalize_rules, expand_rules, find_one_rule_matching,
     rule_calls, used_rules)
 from f2loopy.transform.util import for_each_kernel, resolve_variable
 
@@ -76,9 +76,9 @@ def _replace_in_assignee_indices(assignee, rw):
 
 
 def _replace_reads_expr(expr, name, make_call):
-    from f2loopy.ir.expressions import _Rewriter
+    from f2loopy.ir.expressions import Rewriter
 
-    class _R(_Rewriter):
+    class _R(Rewriter):
         def map_variable(self, e, *a, **k):
             return make_call(()) if e.name == name else e
 
@@ -233,7 +233,7 @@ def expand_subst(kernel: Kernel, within=None) -> Kernel:
     import fnmatch
     only = None if within is None else {n for n in kernel.substitutions
                                         if fnmatch.fnmatchcase(n, within)}
-    insns = tuple(_map_insn(i, lambda e: expand_rules(e, kernel.substitutions, only))
+    insns = tuple(map_instruction_expressions(i, lambda e: expand_rules(e, kernel.substitutions, only))
                   for i in kernel.instructions)
     return canonicalize_rules(kernel.copy(instructions=insns))
 
@@ -253,9 +253,9 @@ def extract_subst(kernel: Kernel, subst_name: str, template, parameters=()) -> K
     found = []
 
     def leaf(expr, bound):
-        from f2loopy.ir.expressions import _Rewriter
+        from f2loopy.ir.expressions import Rewriter
 
-        class _R(_Rewriter):
+        class _R(Rewriter):
             def rec(self, e, *a, **k):
                 binding = match_template(tmpl, e, params)
                 if binding is not None:
@@ -271,7 +271,7 @@ def extract_subst(kernel: Kernel, subst_name: str, template, parameters=()) -> K
     rules = dict(kernel.substitutions)
     rules[subst_name] = SubstitutionRule(subst_name, params, tmpl)
     rw = RuleAwareRewriter(kernel.substitutions, leaf)
-    insns = tuple(_map_insn(i, rw) for i in kernel.instructions)
+    insns = tuple(map_instruction_expressions(i, rw) for i in kernel.instructions)
     if not found:
         raise TransformError(f"extract_subst: {template!r} does not occur in kernel "
                              f"'{kernel.name}'")

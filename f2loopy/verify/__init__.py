@@ -7,10 +7,6 @@
   the assumptions, subscripts and index arrays in bounds).
 * :mod:`~f2loopy.verify.check`: ``f2loopy check`` (every kernel and checkpoint
   against the original, a fused kernel against the subroutines in sequence).
-* :mod:`~f2loopy.verify.progen` and :mod:`~f2loopy.verify.fuzz`: random
-  programs in the translated subset for differential fuzzing
-  (``scripts/fuzz_differential.py``).
-* :mod:`~f2loopy.verify.mutate` and :mod:`~f2loopy.verify.hostile`: mutated
-  inputs that must end in success or a located diagnostic
-  (``scripts/fuzz_hostile.py``).
+
+The fuzzers that use these pieces live in :mod:`f2loopy.fuzz`.
 """

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 
-from f2loopy.verify.program import Assign, Expr, If, OneLineIf, Program, _children
+from f2loopy.fuzz.program import Assign, Expr, If, OneLineIf, Program, _children
 
 def _stmt_lists(program: Program):
     """Every statement list of the body (the body itself and nested ones)."""

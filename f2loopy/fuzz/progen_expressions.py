@@ -1,13 +1,13 @@
 """Random expressions of the differential fuzzer's programs (a mixin of
-:class:`f2loopy.verify.progen.Generator`): typed, bounded, and built so that
-gfortran and OpenCL compute the same values (see :mod:`f2loopy.verify.progen`)."""
+:class:`f2loopy.fuzz.progen.Generator`): typed, bounded, and built so that
+gfortran and OpenCL compute the same values (see :mod:`f2loopy.fuzz.progen`)."""
 
 from __future__ import annotations
 
 import islpy as isl
 import numpy as np
 
-from f2loopy.verify.program import _REAL_LITS, CLAMP, SIZE_BOX, Expr, Variable, _wider, lit
+from f2loopy.fuzz.program import _REAL_LITS, CLAMP, SIZE_BOX, Expr, Variable, _wider, lit
 
 
 class ExpressionsMixin:

@@ -1,8 +1,8 @@
 """The random programs of the differential fuzzer, as a small tree: typed
 expressions (:class:`Expr`), statements, variables, helper procedures and the
 whole :class:`Program`, which renders itself as Fortran (free or fixed form)
-with its ``!$loopy`` script.  :mod:`f2loopy.verify.progen` builds them,
-:mod:`f2loopy.verify.shrink` makes failing ones smaller.
+with its ``!$loopy`` script.  :mod:`f2loopy.fuzz.progen` builds them,
+:mod:`f2loopy.fuzz.shrink` makes failing ones smaller.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Differential fuzzing: generated programs, translated and run on OpenCL,
-compared with gfortran (:mod:`f2loopy.verify.progen` makes the programs,
+compared with gfortran (:mod:`f2loopy.fuzz.progen` makes the programs,
 :mod:`f2loopy.verify.check` runs them).
 
 :func:`run_seed` runs one program and classifies what happened:
@@ -151,7 +151,7 @@ def run_program(program, options: dict, *, queue=None, filename=None) -> tuple:
 def run_seed(seed: int, *, transforms: bool = True, queue=None) -> FuzzOutcome:
     """Generate program *seed*, choose transformations, run and classify."""
     from f2loopy.frontend import parse_fortran
-    from f2loopy.verify.progen import choose_transformations, generate_program
+    from f2loopy.fuzz.progen import choose_transformations, generate_program
     program = generate_program(seed)
     rng = np.random.default_rng([seed, 7])
     source = program.render()
@@ -192,7 +192,7 @@ def run_seed(seed: int, *, transforms: bool = True, queue=None) -> FuzzOutcome:
 def shrink_outcome(outcome: FuzzOutcome, *, queue=None, max_steps: int = 300,
                    log=None) -> object:
     """The smallest variant of the failing program that fails the same way."""
-    from f2loopy.verify.shrink import shrink
+    from f2loopy.fuzz.shrink import shrink
 
     def still_fails(candidate):
         kind, _ = run_program(candidate, outcome.options, queue=queue)

@@ -62,7 +62,7 @@ class Outcome:
 
 def make_input(seed: int, index: int, corpus_items):
     """The input number *index* of run *seed*: ``(filename, text, options)``."""
-    from f2loopy.verify.mutate import mutate
+    from f2loopy.fuzz.mutate import mutate
     rng = random.Random(f"hostile:{seed}:{index}")
     name, text = rng.choice(corpus_items)
     text = mutate(rng, text, corpus_items)
@@ -165,7 +165,7 @@ def _worker(conn, seed, indices, cli_every, timeout):
         os.nice(5)
     except OSError:
         pass
-    from f2loopy.verify.mutate import corpus
+    from f2loopy.fuzz.mutate import corpus
     items = corpus()
     base = Path(tempfile.mkdtemp(prefix="f2loopy-hostile-"))
     try:
@@ -267,7 +267,7 @@ class HostileFuzzer:
 
 
 def _corpus():
-    from f2loopy.verify.mutate import corpus
+    from f2loopy.fuzz.mutate import corpus
     return corpus()
 
 # }}}

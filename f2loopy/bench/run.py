@@ -5,7 +5,7 @@ if there are none) the kernel is built and run on the chosen OpenCL device:
 a few warm-up launches, then batches of launches until at least ``min_time``
 seconds have been timed (as in the Loo.py paper); the reported time is the
 median per launch over the batches.  GFLOP/s and GB/s come from the static
-counts (:mod:`f2loopy.analysis.statistics`).  Results are checked against the
+counts (:mod:`f2loopy.bench.statistics`).  Results are checked against the
 original Fortran built with gfortran when it is available, else against the
 first checkpoint on the same device (the table says which).
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from f2loopy.diagnostics import F2LoopyError
-from f2loopy.glue.layout import _relaid, _unrelaid
+from f2loopy.glue.layout import relaid, unrelaid
 
 
 @dataclass
@@ -227,7 +227,7 @@ def measure_copy_bandwidth(queue, *, nbytes: int | None = None, min_time: float 
 def _device_args(gk, host_args, queue):
     """Device buffers for the kernel's OpenCL arguments (layouts converted)."""
     import pyopencl as cl
-    from f2loopy.glue.python import _slowest_first
+    from f2loopy.glue.python import slowest_first
     bufs = []
     mf = cl.mem_flags
     for ka, value in zip(gk.arguments, host_args):
@@ -242,7 +242,7 @@ def _device_args(gk, host_args, queue):
             arr = value
             layout = getattr(ka.ir_arg, "fortran_layout", None)
             if layout is not None:
-                arr = _relaid(arr, layout.splits, _slowest_first(ka.ir_arg))
+                arr = relaid(arr, layout.splits, slowest_first(ka.ir_arg))
             if arr.dtype == np.bool_:
                 arr = arr.astype(np.int32)
         bufs.append(cl.Buffer(queue.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=arr))
@@ -264,7 +264,7 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
               progress=None) -> BenchReport:
     import pyopencl as cl
 
-    from f2loopy.analysis.statistics import kernel_statistics
+    from f2loopy.bench.statistics import kernel_statistics
     from f2loopy.codegen import generate_code, join_program
     from f2loopy.pipeline import translate_file
     defines = dict(defines or {})
@@ -352,7 +352,7 @@ def _scale_compulsory(kernel, sizes):
     is a polynomial of degree at most 3 in each size)."""
     from fractions import Fraction
 
-    from f2loopy.analysis.statistics import compulsory_bytes
+    from f2loopy.bench.statistics import compulsory_bytes
     names = list(sizes)
     if not names:
         return compulsory_bytes(kernel, {})
@@ -381,7 +381,7 @@ def _run_once(gk, knl, args, queue, gsize, lsize):
     queue.finish()
     outputs = {}
     k = 0
-    from f2loopy.glue.python import _slowest_first
+    from f2loopy.glue.python import slowest_first
     for ka, value in zip(gk.arguments, args):
         if ka.kind == "fixed":
             continue
@@ -396,11 +396,11 @@ def _run_once(gk, knl, args, queue, gsize, lsize):
             continue
         layout = getattr(ka.ir_arg, "fortran_layout", None)
         if layout is not None:
-            perm = _slowest_first(ka.ir_arg)
-            dev = np.empty(_relaid(value, layout.splits, perm).shape, dtype=ka.dtype)
+            perm = slowest_first(ka.ir_arg)
+            dev = np.empty(relaid(value, layout.splits, perm).shape, dtype=ka.dtype)
             cl.enqueue_copy(queue, dev, buf)
             host = np.empty_like(value)
-            _unrelaid(dev, host, layout.splits, perm)
+            unrelaid(dev, host, layout.splits, perm)
         else:
             host = np.empty_like(value if value.dtype != np.bool_ else value.astype(np.int32))
             cl.enqueue_copy(queue, host, buf)

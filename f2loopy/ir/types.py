@@ -243,3 +243,15 @@ def kernel_type_inferrer(kernel) -> TypeInferrer:
         return kernel.variable(name).dtype
 
     return TypeInferrer(var_dtype)
+
+
+def type_name(dt) -> str:
+    """The Fortran spelling of dtype *dt* (``real``, ``integer(8)``...), for messages."""
+    dt = np.dtype(dt)
+    base = {"i": "integer", "u": "integer", "f": "real", "c": "complex",
+            "b": "logical"}.get(dt.kind, str(dt))
+    default = {"i": 4, "u": 4, "f": 4, "c": 8, "b": 1}.get(dt.kind)
+    if dt.itemsize != default:
+        kind = dt.itemsize // 2 if dt.kind == "c" else dt.itemsize
+        return f"{base}({kind})"
+    return base

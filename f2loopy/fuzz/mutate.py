@@ -114,7 +114,7 @@ end subroutine
 def corpus(n_generated: int = 40):
     """``[(filename, text), ...]``: valid inputs to mutate."""
     items = _sources()
-    from f2loopy.verify.progen import generate_program
+    from f2loopy.fuzz.progen import generate_program
     for seed in range(n_generated):
         p = generate_program(50_000 + seed)
         if seed % 2 == 0:

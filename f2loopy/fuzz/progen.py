@@ -36,8 +36,8 @@ from __future__ import annotations
 import islpy as isl
 import numpy as np
 
-from f2loopy.verify.progen_expressions import ExpressionsMixin
-from f2loopy.verify.program import (
+from f2loopy.fuzz.progen_expressions import ExpressionsMixin
+from f2loopy.fuzz.program import (
     _REAL_LITS, CLAMP, INT_RANGE, REAL_RANGE, SIZE_BOX, Assign, CallStmt, Cycle, Do,
     DoConcurrent, Expr, Helper, If, OneLineIf, Program, Return, Select, Variable, _all_exprs,
     _children, _wider, lit)

@@ -25,7 +25,7 @@ import islpy as isl
 import numpy as np
 import pymbolic.primitives as p
 
-from f2loopy.analysis.types import kernel_type_inferrer
+from f2loopy.ir.types import kernel_type_inferrer
 from f2loopy.ir.domains import combined_domain
 from f2loopy.ir.expressions import index_tuple
 from f2loopy.ir.isl_tools import dim_type

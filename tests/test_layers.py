@@ -1,0 +1,139 @@
+"""The package's layering (README, "Where things are"): every import, also one
+inside a function, points down the stages, and modules do not import each other
+in a cycle (except inside ``ir/``, whose modules describe one data structure)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "f2loopy"
+
+#: module or package (dotted, below ``f2loopy``) -> layer; the longest prefix wins
+LAYERS = {
+    "diagnostics": 0, "version": 0,
+    "ir": 1,
+    "analysis": 2,
+    "frontend": 3, "schedule": 3,
+    "transform": 4,
+    "codegen": 5,
+    "glue": 6,
+    "api": 7,
+    "directives": 8,
+    "cache": 9, "pipeline": 9,
+    "verify": 10, "bench": 10, "fuzz": 10, "build": 10,
+    "cli": 11, "__main__": 11,
+}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE).with_suffix("")
+        parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+        out[".".join(parts)] = path
+    return out
+
+
+def _layer(module: str) -> int | None:
+    parts = module.split(".")
+    for k in range(len(parts), 0, -1):
+        layer = LAYERS.get(".".join(parts[:k]))
+        if layer is not None:
+            return layer
+    return None
+
+
+def _imports(module: str, path: Path, known: dict) -> set[str]:
+    """The f2loopy modules that *module* imports (``from pkg import sub``
+    counts as an import of ``pkg.sub`` only)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".") if package else []
+                base = base[:len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            elif (node.module or "").startswith("f2loopy"):
+                target = node.module.removeprefix("f2loopy").lstrip(".")
+            else:
+                continue
+            subs = {f"{target}.{a.name}".lstrip(".") for a in node.names}
+            hits = subs & known.keys()
+            found |= hits
+            if len(hits) < len(subs):
+                found.add(target)
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("f2loopy."):
+                    found.add(a.name.removeprefix("f2loopy."))
+    found.discard(module)
+    found.discard("")          # the package's own facade (f2loopy/__init__.py)
+    return {m for m in found if m in known}
+
+
+def _graph() -> dict[str, set[str]]:
+    known = _modules()
+    return {m: _imports(m, p, known) for m, p in known.items()}
+
+
+def test_every_module_has_a_layer():
+    missing = sorted(m for m in _modules() if m and _layer(m) is None)
+    assert not missing, f"add these modules to LAYERS (and README's table): {missing}"
+
+
+def test_imports_point_down():
+    upward = [f"{a} ({_layer(a)}) imports {b} ({_layer(b)})"
+              for a, targets in sorted(_graph().items()) if a
+              for b in sorted(targets) if _layer(b) > _layer(a)]
+    assert not upward, "\n".join(upward)
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out = []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycles_outside_ir():
+    cycles = [c for c in _cycles(_graph()) if not all(m.startswith("ir.") for m in c)]
+    assert not cycles, cycles
+
+
+@pytest.mark.parametrize("graph, expected", [
+    ({"a": {"b"}, "b": {"a"}, "c": set()}, [["a", "b"]]),
+    ({"a": {"b"}, "b": {"c"}, "c": set()}, []),
+])
+def test_cycle_finder(graph, expected):
+    assert _cycles(graph) == expected
