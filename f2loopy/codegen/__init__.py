@@ -177,7 +177,7 @@ def _generate_code(kernel: Kernel) -> GeneratedKernel:
 
     decls = []
     tables = []
-    shared = {}
+    shared: dict = {}
     scratch = []
     for name, t in kernel.temporaries.items():
         if t.read_only and t.initializer is not None:

@@ -95,7 +95,8 @@ def check_and_insert_barriers(kernel: Kernel, grid, schedule, spaces: dict | Non
     paths = _paths(schedule)
     known = _Known(_body_lengths(schedule))
     requirements = []
-    private_vars, local_vars = set(), set()
+    private_vars: set = set()
+    local_vars: set = set()
     for name in sorted(by_var):
         accs = by_var[name]
         cls = storage_class(kernel, accs[0].name, spaces)
@@ -255,7 +256,7 @@ class _Known:
 
     def gaps(self, r) -> frozenset:
         end = self.lengths.get(r.level, 0)
-        out = set()
+        out: set = set()
         for lo, hi in r.allowed:
             out.update(range(lo, (end if hi is None else hi) + 1))
         return frozenset(out)

@@ -15,7 +15,7 @@ import numpy as np
 import pymbolic.primitives as p
 
 from f2loopy.ir.types import (
-    BIT_FUNCTIONS, BOOL, CONVERSIONS, FLOAT32, FLOAT64, INT32, constant_dtype, is_complex, is_integer,
+    BIT_FUNCTIONS, CONVERSIONS, FLOAT32, FLOAT64, INT32, constant_dtype, is_complex, is_integer,
     is_logical, is_real, promote)
 from f2loopy.diagnostics import CodegenError
 
@@ -58,10 +58,10 @@ def c_constant(value, dtype=None) -> str:
     if is_logical(dtype):
         return "1" if bool(value) else "0"
     if is_integer(dtype):
-        v = int(value.real if isinstance(value, complex) else value)
+        n = int(value.real if isinstance(value, complex) else value)
         if dtype.itemsize == 8:
-            return f"{v}L"
-        return str(v)
+            return f"{n}L"
+        return str(n)
     if is_real(dtype):
         v = float(np.real(value))
         if math.isnan(v):
@@ -96,8 +96,8 @@ def _is_negative_term(expr):
 
 
 def _is_negative_number(x) -> bool:
-    return isinstance(x, (int, np.integer, float, np.floating)) and \
-        not isinstance(x, (bool, np.bool_)) and x < 0
+    return bool(isinstance(x, (int, np.integer, float, np.floating)) and \
+        not isinstance(x, (bool, np.bool_)) and x < 0)
 
 
 def _is_minus_one(x) -> bool:

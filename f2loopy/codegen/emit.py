@@ -67,7 +67,7 @@ class KernelEmitter:
         if isinstance(var, Temporary) and not var.shape and \
                 self.address_spaces.get(name) == AddressSpace.GLOBAL:
             return f"{c_name(name)}[0]"       # a one-element buffer
-        if var is not None and getattr(var, "shape", ()) and not isinstance(var, ScalarArg):
+        if var is not None and getattr(var, "shape", None) and not isinstance(var, ScalarArg):
             raise CodegenError(f"array '{name}' used without subscripts")
         return c_name(name)
 

@@ -9,6 +9,7 @@ and are computed by the host glue from the expressions recorded here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import islpy as isl
 
@@ -25,7 +26,7 @@ class HardwareIname:
     kind: str          # "g" or "l"
     axis: int
     base: object       # pymbolic expression (parameters only)
-    size: object       # pymbolic expression (an int for local axes)
+    size: Any          # pymbolic expression (an int for local axes)
     lower: isl.PwAff
     upper: isl.PwAff
 

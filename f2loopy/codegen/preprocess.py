@@ -112,7 +112,7 @@ def resolve_auto_tags(kernel: Kernel) -> Kernel:
 
 def _local_axis_sizes(kernel) -> dict:
     from f2loopy.ir.tags import LocalAxisTag
-    sizes = {}
+    sizes: dict = {}
     for i, t in kernel.iname_tags.items():
         if isinstance(t, LocalAxisTag):
             n = constant_trip_count(kernel, i)
@@ -151,7 +151,6 @@ def resolve_address_spaces(kernel: Kernel) -> Kernel:
     private."""
     from f2loopy.ir.expressions import index_tuple, variables_read
     from f2loopy.ir.frozen import FrozenMap
-    from f2loopy.ir.kernel import AddressSpace
     from f2loopy.ir.tags import LocalAxisTag
     local_inames = {i for i, t in kernel.iname_tags.items() if isinstance(t, LocalAxisTag)}
     temps = dict(kernel.temporaries)
@@ -189,7 +188,7 @@ def single_lane_global_writes(kernel: Kernel) -> Kernel:
     from f2loopy.ir.expressions import accesses
     from f2loopy.ir.frozen import FrozenMap
     from f2loopy.ir.isl_tools import lazy_affs, make_space
-    from f2loopy.ir.kernel import AddressSpace, ArrayArg, ScalarArg
+    from f2loopy.ir.kernel import ArrayArg, ScalarArg
     from f2loopy.ir.tags import GroupAxisTag, LocalAxisTag
     kinds = {}
     for t in kernel.iname_tags.values():
@@ -212,7 +211,7 @@ def single_lane_global_writes(kernel: Kernel) -> Kernel:
         return t is not None and t.address_space == AddressSpace.GLOBAL
 
     # group axes along which some statement touches each variable
-    spread = {}
+    spread: dict = {}
     for insn in kernel.instructions:
         names = {n for e in insn.read_expressions() for n, _ in accesses(e)}
         names.update(insn.assignee_names())
@@ -245,7 +244,7 @@ def single_lane_global_writes(kernel: Kernel) -> Kernel:
                     lanes[(kind, axis, nest)] = name
             if missing:
                 insn = insn.copy(within_inames=insn.within_inames
-                                 | {lanes[(*a, nest)] for a in missing})
+                                 | {lanes[(a[0], a[1], nest)] for a in missing})
         insns.append(insn)
     if not lanes:
         return kernel

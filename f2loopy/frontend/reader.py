@@ -271,7 +271,6 @@ _current_src: SourceFile | None = None
 def _parse_group(piece_text, pickled=True):
     """Parse one piece; its statements get their line numbers in the whole
     file back (in a worker the tree comes back pickled)."""
-    import sys
 
     from fparser.two.utils import walk
     text, numbers = piece_text

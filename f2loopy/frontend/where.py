@@ -227,7 +227,6 @@ def _same_elements(mask_node, body) -> bool:
     """Whether *body* is one array assignment and the mask reads the array it
     assigns only as the same section: each element's mask is then evaluated
     just before that element is assigned, which is all Fortran asks."""
-    import re
     if len(body) != 1 or not isinstance(body[0], F.Assignment_Stmt):
         return False
     lhs = body[0].items[0]

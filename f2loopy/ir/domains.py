@@ -104,7 +104,7 @@ def constant_trip_count(kernel, iname: str) -> int | None:
 def domain_params(kernel) -> set[str]:
     """Non-iname parameters of all domains."""
     inames = set(kernel.all_inames())
-    out = set()
+    out: set = set()
     for d in kernel.domains:
         out.update(n for n in param_names(d) if n not in inames)
     return out

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import math
 
@@ -87,7 +88,7 @@ def _binary(op: str, a, b):
     raise NotConstant(op)
 
 
-_UNARY_MATH = {
+_UNARY_MATH: dict[str, Callable] = {
     "sqrt": np.sqrt, "exp": np.exp, "log": np.log, "log10": np.log10, "sin": np.sin,
     "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
     "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,

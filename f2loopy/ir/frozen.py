@@ -20,7 +20,7 @@ class FrozenMap(Mapping, Generic[K, V]):
 
     def __init__(self, items: Mapping[K, V] | Iterable[tuple[K, V]] = ()):
         self._d = dict(items)
-        self._hash = None
+        self._hash: int | None = None
 
     def __getitem__(self, key: K) -> V:
         return self._d[key]

@@ -10,6 +10,8 @@ bounded depth and size).  Nothing is unpickled.
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 import json
 
 import re
@@ -206,7 +208,7 @@ def kernels_to_json(payload: dict) -> str:
 
 # {{{ decoding (validating)
 
-def _fail(msg):
+def _fail(msg) -> NoReturn:
     raise SerializationError(msg)
 
 

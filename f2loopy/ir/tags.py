@@ -149,14 +149,14 @@ def parse_axis_tags(spec, ndim: int) -> tuple[ArrayAxisTag, ...]:
     if isinstance(spec, str):
         s = spec.strip().lower()
         if s in ("c", "f"):
-            orders = range(ndim - 1, -1, -1) if s == "c" else range(ndim)
+            orders = list(range(ndim - 1, -1, -1) if s == "c" else range(ndim))
             return tuple(ArrayAxisTag("nest", o) for o in orders)
         parts = [p.strip() for p in spec.split(",")]
     else:
         parts = [str(p).strip() for p in spec]
     if len(parts) != ndim:
         raise ValueError(f"{len(parts)} axis tags given for an array with {ndim} axes")
-    tags = []
+    tags: list = []      # ArrayAxisTag, or 'c'/'f' until _computed_orders resolves them
     computed = []        # per-axis 'c'/'f': the order comes from the axes' positions
     for p in parts:
         m = _AXIS_TAG_RE.match(p)
@@ -185,7 +185,7 @@ def _computed_orders(tags: list, spec) -> list:
     "f,f" column-major, "sep,c,c" a row-major array per index)."""
     if any(isinstance(t, ArrayAxisTag) and t.kind == "nest" for t in tags):
         raise ValueError(f"'c'/'f' and explicit N0..Nk cannot be mixed in {spec!r}")
-    levels = {}
+    levels: dict = {}
     for k, t in enumerate(tags):
         if t in ("c", "f"):
             if not levels:

@@ -22,7 +22,7 @@ COMPLEX64 = np.dtype(np.complex64)
 COMPLEX128 = np.dtype(np.complex128)
 
 #: conversion functions of the IR (see f2loopy.ir.kernel) and their results
-CONVERSIONS = {
+CONVERSIONS: dict[str, np.dtype] = {
     "int8": np.dtype(np.int8), "int16": np.dtype(np.int16), "int32": INT32, "int64": INT64,
     "float32": FLOAT32, "float64": FLOAT64,
     "complex64": COMPLEX64, "complex128": COMPLEX128, "bool": BOOL,

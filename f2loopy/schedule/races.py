@@ -106,7 +106,6 @@ class RaceAnalysis:
         return dom
 
     def _with_grid_params(self, dom: isl.Set) -> isl.Set:
-        from f2loopy.ir.expressions import variables_read
         names = sorted(set().union(*(variables_read(g) for g in self.grid.num_groups))
                        - set(dom.get_var_names(dim_type.param)))
         if not names:

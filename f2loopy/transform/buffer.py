@@ -125,6 +125,8 @@ def buffer_array(kernel: Kernel, var_name: str, buffer_inames=(), init_expressio
             else:
                 a, b = align_params(footprint, s)
                 footprint = a | b
+    if footprint is None:
+        raise TransformError(f"buffer_array: '{name}' is not accessed")
     footprint = footprint.coalesce()
     proj = set_to_params(footprint, outer_list) if outer_list else footprint
     lbs, extents = [], []
@@ -290,7 +292,7 @@ def alias_temporaries(kernel: Kernel, names, base_name_prefix: str = "temp_stora
         if both:
             raise TransformError(f"alias_temporaries: instruction '{both[0]}' uses two of the "
                                  "aliased temporaries at once")
-    extra = {}
+    extra: dict = {}
     for prev, nxt in zip(names, names[1:]):
         for u in users[nxt]:
             extra.setdefault(u, set()).update(users[prev])

@@ -13,7 +13,7 @@ from f2loopy.transform.util import map_expressions
 
 
 def _as_kernels(kernels) -> list[Kernel]:
-    out = []
+    out: list = []
     for k in kernels:
         if isinstance(k, TranslationUnit):
             out.extend(k.kernels)
@@ -82,7 +82,7 @@ def fuse_kernels(kernels, suffixes=None, data_flow=None, *, name: str | None = N
         if not (0 <= src < dst < len(ks)):
             raise TransformError(f"fuse_kernels: data_flow entry ({v!r}, {src}, {dst}) must go "
                                  "from an earlier kernel to a later one")
-    renamed = []
+    renamed: list = []
     for k_idx, k in enumerate(ks):
         if suffixes is not None:
             suffix = suffixes[k_idx]
@@ -95,21 +95,21 @@ def fuse_kernels(kernels, suffixes=None, data_flow=None, *, name: str | None = N
 
     _check_domains_agree(renamed)
     args = _merge_args(renamed)
-    temps = {}
+    temps: dict = {}
     for k in renamed:
         for n, t in k.temporaries.items():
             if n in temps and temps[n] != t and n not in shared:
                 raise TransformError(f"fuse_kernels: temporary '{n}' is declared differently "
                                      "in two kernels (give suffixes=)")
             temps.setdefault(n, t)
-    rules = {}
+    rules: dict = {}
     for k in renamed:
         for n, r in k.substitutions.items():
             if n in rules and rules[n].expression != r.expression:
                 raise TransformError(f"fuse_kernels: substitution rule '{n}' differs between "
                                      "kernels (give suffixes=)")
             rules[n] = r
-    tags = {}
+    tags: dict = {}
     for k in renamed:
         for n, t in k.iname_tags.items():
             if n in tags and tags[n] != t:
@@ -197,7 +197,7 @@ def _order_across_kernels(fused: Kernel, groups) -> Kernel:
     by_id = fused.id_to_insn
     accs = {i.id: instruction_accesses(fused, i) for i in fused.instructions}
     order = list(fused.all_inames())
-    extra = {}
+    extra: dict = {}
     for g_idx, group in enumerate(groups):
         for later in group:
             for earlier_group in groups[:g_idx]:

@@ -535,7 +535,6 @@ def duplicate_inames(kernel: Kernel, inames, within=None, *, new_inames=None,
             if suffix is not None:
                 new_names.append(n + suffix)
             else:
-                from f2loopy.transform.util import unique_name
                 new_names.append(unique_name(kernel, n, new_names))
     for old, new in zip(names, new_names):
         kernel = rename_iname(kernel, old, new, within=within if within is not None else "all")

@@ -3,6 +3,8 @@ nosync, and kernel options."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import dataclasses
 
 from f2loopy.diagnostics import TransformError
@@ -151,7 +153,7 @@ def set_options(kernel: Kernel, *args, **kwargs) -> Kernel:
     ``set_options(knl, fp_contract=True, check_races=False)``.  loopy's
     options about its Python wrapper and terminal output are accepted and
     have no effect; any other name is an error."""
-    changes = {}
+    changes: dict[str, Any] = {}
     for a in args:
         if isinstance(a, dict):
             kwargs = {**a, **kwargs}

@@ -104,7 +104,7 @@ class Reads(Match):
         return f"reads:{self.pattern}"
 
 
-def _rule_reads(kernel, insn) -> set:
+def _rule_reads(kernel, insn) -> frozenset:
     """Variables read through substitution rules used by *insn* (as if the
     rules were expanded)."""
     if not kernel.substitutions:

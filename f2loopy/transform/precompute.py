@@ -11,6 +11,8 @@ on ``i`` is computed once per ``(e, k)``, not once per ``i``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import islpy as isl
 import numpy as np
 import pymbolic.primitives as p
@@ -22,8 +24,8 @@ from f2loopy.ir.expressions import make_subscript, substitute, variables_read
 from f2loopy.ir.folding import normalize_integer
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.isl_tools import (
-    NonAffineError, align_params, dim_type, lazy_affs, pwaff_from_expr, reorder_set,
-    set_to_params)
+    NonAffineError, align_params, dim_type, lazy_affs, pwaff_from_expr, range_constraint,
+    reorder_set, set_to_params)
 from f2loopy.ir.kernel import AddressSpace, Assignment, Kernel, SubstitutionRule, Temporary
 from f2loopy.transform.iname import parse_tag
 from f2loopy.transform.match import parse_match
@@ -116,7 +118,7 @@ def precompute(kernel: Kernel, subst_use, sweep_inames=(), within=None, storage_
 
     # storage axes: ('arg', k) for rule arguments, ('iname', s) for sweep inames
     if storage_axes is None:
-        axes = [("arg", k) for k in range(len(rule.arguments))]
+        axes: list[tuple[str, Any]] = [("arg", k) for k in range(len(rule.arguments))]
         axes += [("iname", s) for s in sweep if s in body_inames]
     else:
         axes = []
@@ -338,9 +340,9 @@ def _footprint(kernel, uses, coords, outer_list, pnames, bounding_box, full_axes
                                          insn.span) from None
             s = reorder_set(s, outer_list + pnames)
             result = s if result is None else _union(result, s)
+    assert result is not None      # every use adds its footprint
     result = result.coalesce()
     if bounding_box and pnames:
-        from f2loopy.ir.isl_tools import range_constraint
         proj = set_to_params(result, outer_list) if outer_list else result
         box = None
         for k, n in enumerate(pnames):
@@ -507,7 +509,6 @@ def _same_value(a, b) -> bool:
     ``i + 1``)."""
     if a == b:
         return True
-    from f2loopy.ir.folding import normalize_integer
     try:
         diff = normalize_integer(p.Sum((a, p.Product((-1, b)))))
     except Exception:  # noqa: BLE001 - not integer arithmetic: different

@@ -78,7 +78,8 @@ def accumulation_to_reduction(kernel: Kernel, within, *, inames=None) -> Kernel:
             raise TransformError(f"accumulation_to_reduction: the contribution in '{insn.id}' "
                                  f"reads '{vname}' itself", insn.span)
         red_inames = _reduction_inames(kernel, insn, inames)
-        keep_preds, mask = [], []
+        keep_preds: list = []
+        mask: list = []
         for pred in insn.predicates:
             (mask if variables_read(pred) & set(red_inames) else keep_preds).append(pred)
         if mask:
@@ -217,7 +218,8 @@ def make_reduction_inames_unique(kernel: Kernel, inames=None, within=None) -> Ke
                                         for i in parse_iname_list(inames)}
     match = parse_match(within)
     where = iname_to_domain_index(kernel)
-    domains, tags, created = list(kernel.domains), dict(kernel.iname_tags), []
+    domains, tags = list(kernel.domains), dict(kernel.iname_tags)
+    created: list = []
 
     def fresh(old):
         new = unique_name(kernel, old, created)

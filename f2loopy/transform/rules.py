@@ -104,7 +104,7 @@ def used_rules(kernel: Kernel) -> set:
     """Rules reachable from the instructions."""
     rules = kernel.substitutions
     seen = set()
-    stack = []
+    stack: list = []
     for insn in kernel.instructions:
         for e in insn.read_expressions():
             stack.extend(c.function.name for c in rule_calls(e, rules))
@@ -216,7 +216,7 @@ def canonicalize_rules(kernel: Kernel) -> Kernel:
     if not rules:
         return kernel
     rename = {}
-    by_body = {}
+    by_body: dict = {}
     for name, r in rules.items():
         key = _normalized_body(r)
         if key in by_body:

@@ -221,7 +221,7 @@ def assignment_to_subst(kernel: Kernel, lhs_name: str, extra_arguments=(), withi
     return canonicalize_rules(kernel.copy(instructions=tuple(insns), temporaries=temps))
 
 
-def _rule_reads_of(kernel, insn) -> set:
+def _rule_reads_of(kernel, insn) -> frozenset:
     from f2loopy.transform.match import _rule_reads
     return _rule_reads(kernel, insn)
 
