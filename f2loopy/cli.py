@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from f2loopy.cli_tools import cmake_dir_option, recipes
 from f2loopy.diagnostics import F2LoopyError
 from f2loopy.version import __version__
 
@@ -68,6 +69,7 @@ transform_option = click.option("--transform", metavar="NAME_OR_FILE", default=N
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="f2loopy")
+@cmake_dir_option
 def main():
     """f2loopy: translate annotated Fortran subroutines to OpenCL kernels and host glue."""
 
@@ -248,6 +250,9 @@ def _bandwidth(text):
         raise click.BadParameter(f"expected GB/s or 'measure', got {text!r}",
                                  param_hint="--bandwidth")
     return value
+
+
+main.add_command(recipes)
 
 
 def entry():

@@ -41,6 +41,18 @@ def output_stem(path: Path) -> str:
     return path.name.split(".")[0] if path.suffix else path.name
 
 
+#: what translating NAME.f90 writes: NAME.cl, NAME_cl.py, NAME_cl.f90, NAME_cl.c
+OUTPUT_KINDS = (".cl", "_cl.py", "_cl.f90", "_cl.c")
+
+
+def output_paths(path, output_dir=None) -> dict:
+    """kind -> the path of each output of translating *path* (see OUTPUT_KINDS)."""
+    path = Path(path)
+    out_dir = Path(output_dir) if output_dir is not None else path.parent
+    stem = output_stem(path)
+    return {kind: out_dir / f"{stem}{kind}" for kind in OUTPUT_KINDS}
+
+
 def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | None = None,
                    defines: dict | None = None, transform: str | None = None,
                    debug: bool = False, cache: bool = False,
@@ -65,13 +77,19 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
     from f2loopy import cache as tcache
     key = tcache.translation_key(path, text, output_dir=output_dir, defines=defines,
                                  transform=transform)
-    hit = tcache.load(key)
+    # an entry holds texts by kind: the paths are always the ones computed here
+    paths = output_paths(path, output_dir)
+    hit = tcache.load(key, OUTPUT_KINDS, path)
     if hit is not None:
-        outputs, inputs, output = hit
+        texts, inputs, output = hit
+        outputs = {paths[kind]: texts[kind] for kind in OUTPUT_KINDS}
         return TranslationResult(path, [], [], outputs, inputs, script_output=output)
     result = translate_text(text, path, output_dir=output_dir, defines=defines,
                             transform=transform, debug=debug, collect_errors=collect_errors)
-    tcache.store(key, result.outputs, result.inputs, text, result.script_output)
+    by_path = {Path(p): t for p, t in result.outputs.items()}
+    if set(by_path) == set(paths.values()):
+        tcache.store(key, {kind: by_path[p] for kind, p in paths.items()}, result.inputs,
+                     text, result.script_output)
     return result
 
 
@@ -98,13 +116,13 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
         exc.script_output = script.output     # what print(knl) showed helps here most
         raise
     stem = output_stem(path)
-    out_dir = Path(output_dir) if output_dir is not None else path.parent
-    cl_name = f"{stem}.cl"
+    paths = output_paths(path, output_dir)
+    cl_name = paths[".cl"].name
     program = file_header(path.name) + "\n\n" + join_program(generated)
     glue = generate_python_glue(generated, program, cl_name, path.name)
     f_glue, c_program = generate_fortran_glue(generated, program, stem, path.name)
-    outputs = {out_dir / cl_name: program, out_dir / f"{stem}_cl.py": glue,
-               out_dir / f"{stem}_cl.f90": f_glue, out_dir / f"{stem}_cl.c": c_program}
+    outputs = {paths[".cl"]: program, paths["_cl.py"]: glue,
+               paths["_cl.f90"]: f_glue, paths["_cl.c"]: c_program}
     # set_options(knl, "write_code"): the code is shown, as loopy does
     shown = "".join(f"{gk.source}\n" for gk in generated if gk.kernel.options.write_code)
     return TranslationResult(path, kernels, generated, outputs, inputs, script.checkpoints,

@@ -105,8 +105,11 @@ function(f2loopy_add_kernels target)
     get_filename_component(name "${source}" NAME)
     string(REGEX REPLACE "\\..*$" "" stem "${name}")   # as f2loopy names its outputs
     set(out "${F2L_OUTPUT_DIR}/${stem}")
+    # the outputs in the order the depfile names them: Ninja takes the
+    # depfile's first target to be the command's first output, and a
+    # mismatch makes every build translate again
     add_custom_command(
-      OUTPUT "${out}_cl.f90" "${out}_cl.c" "${out}.cl" "${out}_cl.py"
+      OUTPUT "${out}.cl" "${out}_cl.py" "${out}_cl.f90" "${out}_cl.c"
       COMMAND ${f2loopy} translate -o "${F2L_OUTPUT_DIR}" --depfile "${out}.d" ${options}
               "${abs}"
       # f2loopy leaves unchanged outputs alone; touching them keeps make from

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from f2loopy.diagnostics import F2LoopyError
+from f2loopy.resources import transforms_dir
 
-#: the project's own recipes
-RECIPE_DIR = Path(__file__).resolve().parents[2] / "transforms"
+#: the project's own recipes (``transforms/`` of a checkout, or the wheel's copy)
+RECIPE_DIR = transforms_dir()
 
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 

@@ -1,0 +1,109 @@
+"""Commands of ``f2loopy`` about the installation rather than a Fortran file:
+``f2loopy recipes`` (the transformation recipes and their options) and
+``f2loopy --cmake-dir`` (where CMake finds f2loopy's package configuration).
+
+Recipes are described from their syntax tree (docstring, ``OPTIONS``
+literal): nothing of a recipe runs in this process.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+import click
+
+
+@dataclass
+class RecipeInfo:
+    name: str
+    path: str
+    summary: str
+    doc: str
+    options: dict | None      # None: OPTIONS is missing or not a literal
+
+
+def describe_recipe(name: str, path, text: str) -> RecipeInfo:
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return RecipeInfo(name, str(path), "(cannot be parsed)", "", None)
+    doc = ast.get_docstring(tree) or ""
+    options = None
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "OPTIONS"):
+            try:
+                value = ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                value = None
+            options = value if isinstance(value, dict) else None
+    summary = doc.strip().splitlines()[0] if doc.strip() else ""
+    return RecipeInfo(name, str(path), summary, doc, options)
+
+
+def builtin_recipes() -> list[RecipeInfo]:
+    from f2loopy.directives.recipes import RECIPE_DIR, builtin_recipe_names
+    out = []
+    for name in builtin_recipe_names(RECIPE_DIR):
+        path = RECIPE_DIR / f"{name}.py"
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        out.append(describe_recipe(name, path, text))
+    return out
+
+
+def format_options(options: dict | None) -> str:
+    if options is None:
+        return "(not declared)"
+    if not options:
+        return "(none)"
+    return ", ".join(f"{k}={v!r}" for k, v in options.items())
+
+
+@click.command()
+@click.argument("name", required=False)
+def recipes(name):
+    """List the transformation recipes (transforms/) and their options, or
+    describe recipe NAME in full.
+
+    Use one with `f2loopy translate --transform NAME -D OPTION=VALUE FILE`, or
+    `apply_recipe("NAME", knl, OPTION=VALUE)` in a script.
+    """
+    found = builtin_recipes()
+    if name is not None:
+        match = [r for r in found if r.name == name]
+        if not match:
+            have = ", ".join(r.name for r in found) or "none"
+            click.echo(f"f2loopy: error: no recipe named {ascii(name)} "
+                       f"(recipes: {have})", err=True)
+            raise SystemExit(1)
+        r = match[0]
+        click.echo(f"{r.name}  ({r.path})")
+        click.echo(f"options: {format_options(r.options)}\n")
+        click.echo(r.doc)
+        return
+    if not found:
+        click.echo("f2loopy: no recipes installed", err=True)
+        raise SystemExit(1)
+    width = max(len(r.name) for r in found)
+    for r in found:
+        click.echo(f"{r.name.ljust(width)}  {r.summary}")
+        click.echo(f"{'':{width}}  options: {format_options(r.options)}")
+
+
+def show_cmake_dir(ctx, _param, value):
+    """``f2loopy --cmake-dir``: the folder of f2loopyConfig.cmake and F2Loopy.cmake."""
+    if not value or ctx.resilient_parsing:
+        return
+    from f2loopy.resources import cmake_dir
+    click.echo(str(cmake_dir()))
+    ctx.exit(0)
+
+
+cmake_dir_option = click.option(
+    "--cmake-dir", is_flag=True, expose_value=False, is_eager=True, callback=show_cmake_dir,
+    help="Print the folder of f2loopy's CMake package configuration "
+         "(cmake -Df2loopy_DIR=\"$(f2loopy --cmake-dir)\") and exit.")

@@ -1,0 +1,48 @@
+"""Where the files f2loopy ships beside its modules are.
+
+* ``runtime``: the C and Fortran runtime the Fortran glue links with,
+  ``F2Loopy.cmake`` and the CMake package configuration
+  (``find_package(f2loopy CONFIG)``);
+* ``transforms``: the transformation recipes.
+
+In a checkout (and an editable install) they are the top-level ``runtime/``
+and ``transforms/`` folders; a wheel carries copies inside the package, in
+``f2loopy/_data/`` (``setup.py`` puts them there when it builds one).  The copy
+inside the package wins, so that an installed f2loopy never picks up a
+``runtime`` folder that merely lies beside it in ``site-packages``.
+
+This module imports nothing of f2loopy: any layer may use it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+#: the folder inside the package that a wheel's data lives in
+DATA_DIR = PACKAGE_DIR / "_data"
+DATA_NAMES = ("runtime", "transforms")
+
+
+def data_dir(name: str) -> Path:
+    """The folder of the shipped files *name* (one of :data:`DATA_NAMES`)."""
+    if name not in DATA_NAMES:
+        raise ValueError(f"no shipped folder {name!r}")
+    inside = DATA_DIR / name
+    if inside.is_dir():
+        return inside
+    return PACKAGE_DIR.parent / name
+
+
+def runtime_dir() -> Path:
+    return data_dir("runtime")
+
+
+def transforms_dir() -> Path:
+    return data_dir("transforms")
+
+
+def cmake_dir() -> Path:
+    """The folder holding ``f2loopyConfig.cmake`` and ``F2Loopy.cmake``: pass
+    it to CMake as ``-Df2loopy_DIR=...``."""
+    return runtime_dir()

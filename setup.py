@@ -1,0 +1,33 @@
+"""Packaging: everything is declared in pyproject.toml, except one step.
+
+A wheel must carry the runtime (C and Fortran sources, F2Loopy.cmake, the
+CMake package configuration) and the transformation recipes, which live in the
+top-level runtime/ and transforms/ folders of a checkout.  The build step
+copies them into the package as f2loopy/_data/ (f2loopy.resources finds them
+there); an editable install reads them from the checkout instead.
+"""
+
+import shutil
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+ROOT = Path(__file__).resolve().parent
+DATA = ("runtime", "transforms")
+SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "tests", "*.o", "*.mod")
+
+
+class build_py_with_data(build_py):
+    def run(self):
+        super().run()
+        if getattr(self, "editable_mode", False):
+            return
+        for name in DATA:
+            target = Path(self.build_lib) / "f2loopy" / "_data" / name
+            if target.exists():
+                shutil.rmtree(target)
+            shutil.copytree(ROOT / name, target, ignore=SKIP)
+
+
+setup(cmdclass={"build_py": build_py_with_data})
