@@ -55,3 +55,78 @@ def test_parse_transformed_fortran_refuses_non_strict():
         f2loopy.parse_transformed_fortran(FILL, strict=False)
 
 # }}}
+
+
+# {{{ translation units wherever a kernel goes
+
+TAGGED = """
+subroutine rot(n, alpha, inp, inp2, out)
+  integer n, i
+  real*8 alpha, a, b, inp(n), inp2(n), out(n)
+  do i = 1, n
+    !$loopy begin tagged: input
+    a = cos(alpha)*inp(i) + sin(alpha)*inp2(i)
+    b = -sin(alpha)*inp(i) + cos(alpha)*inp2(i)
+    !$loopy end tagged: input
+    out(i) = a*b
+  end do
+end
+subroutine other(x)
+  real*8 x(3)
+  !$loopy begin tagged: input
+  x(1) = 0
+  !$loopy end tagged: input
+end
+"""
+
+
+def test_find_instructions_searches_every_kernel_of_a_unit():
+    tu = f2loopy.parse_fortran(TAGGED)
+    found = f2loopy.find_instructions(tu, "tag:input")
+    assert [i.assignee_name for i in found] == ["a", "b", "x"]
+    assert f2loopy.find_instructions(tu["rot"], "tag:input") == found[:2]
+    assert f2loopy.find_instructions([tu["other"]], "writes:x") == found[2:]
+
+
+def test_find_instructions_refuses_other_objects():
+    with pytest.raises(f2loopy.TransformError) as info:
+        f2loopy.find_instructions("rot", "tag:input")
+    assert info.value.message == ("find_instructions: expected a kernel or a translation "
+                                  "unit, got str")
+
+
+def test_rule_queries_take_a_unit():
+    tu = f2loopy.parse_fortran(TAGGED)
+    tu = f2loopy.extract_subst(tu, "inp_acc", "inp[j]", parameters="j")
+    assert f2loopy.find_rules_matching(tu, "inp*") == ["inp_acc"]
+    assert f2loopy.find_one_rule_matching(tu, "*acc") == "inp_acc"
+
+
+def test_find_instructions_on_a_unit_in_a_script(tmp_path):
+    from f2loopy.pipeline import translate_text
+    src = TAGGED + """
+!$loopy begin
+! tu = lp.parse_fortran(SOURCE, FILENAME)
+! print(len(lp.find_instructions(tu, "tag:input")))
+! RESULT = tu
+!$loopy end
+"""
+    r = translate_text(src, tmp_path / "t.f90")
+    assert r.script_output == "3\n"
+
+
+@pytest.mark.parametrize(("call", "changes"), [
+    (lambda tu: f2loopy.split_iname(tu, "i", 2), True),
+    (lambda tu: f2loopy.tag_instructions(tu, "t", "writes:x"), True),
+    (lambda tu: f2loopy.assignment_to_subst(tu, "a"), True),
+    (lambda tu: f2loopy.set_temporary_address_space(tu, "a", "local"), True),
+    (lambda tu: f2loopy.tag_data_axes(tu, "x", "c"), False),
+    (lambda tu: f2loopy.add_and_infer_dtypes(tu, {"inp": "float64"}), False),
+])
+def test_transforms_take_a_unit_and_apply_where_they_can(call, changes):
+    tu = f2loopy.parse_fortran(TAGGED)
+    out = call(tu)
+    assert isinstance(out, f2loopy.TranslationUnit) and out.keys() == ["rot", "other"]
+    assert (out != tu) == changes
+
+# }}}
