@@ -217,3 +217,48 @@ def test_auto_test_vs_ref_refuses_what_it_does_not_do(cl_queue, kwargs, message)
         f2loopy.auto_test_vs_ref(ref, cl_queue.context, paramters={"n": 3})
 
 # }}}
+
+
+# {{{ literals
+
+LITERALS = """
+subroutine lits(a, x, y)
+  real*8 a(6), x
+  real y
+  a(1) = 1.1
+  a(2) = x * 1.1 + 0.1
+  a(3) = -0.3
+  a(4) = 0.5
+  a(5) = 1.1d0
+  a(6) = 1e30
+  y = 1.1d0 * y
+  x = 3
+end
+"""
+
+
+def test_literals_print_as_the_shortest_decimal_of_their_precision():
+    code = f2loopy.generate_code(f2loopy.parse_fortran(LITERALS)["lits"]).device_code
+    body = [line.strip() for line in code.splitlines() if " = " in line]
+    assert body == [
+        "a[0] = 1.1f;",                 # single precision literal into a double
+        "a[1] = x[0] * 1.1f + 0.1f;",
+        "a[2] = -0.3f;",
+        "a[3] = 0.5;",                  # exact in both: the double literal is no longer
+        "a[4] = 1.1;",
+        "a[5] = 1e+30f;",
+        "y[0] = (float)(1.1 * y[0]);",
+        "x[0] = 3.0;",
+    ]
+
+
+def test_widened_single_literals_keep_fortran_values(cl_queue):
+    tu = f2loopy.parse_fortran(LITERALS)
+    _, (a, x, y) = tu(cl_queue, a=np.zeros(6), x=2.0, y=np.float32(2))
+    f = float(np.float32(1.1))
+    assert a[0] == f and a[1] == 2.0 * f + float(np.float32(0.1))
+    assert a[2] == float(np.float32(-0.3)) and a[3] == 0.5 and a[4] == 1.1
+    assert a[5] == float(np.float32(1e30))
+    assert x == 3.0 and y == np.float32(2.2)
+
+# }}}
