@@ -18,6 +18,11 @@ from f2loopy.version import __version__
 _LAZY = {
     "GeneratedKernel": "f2loopy.codegen", "generate_code": "f2loopy.codegen",
     "parse_fortran": "f2loopy.frontend",
+    "generate_code_v2": "f2loopy.api", "CodeGenerationResult": "f2loopy.api",
+    "parse_transformed_fortran": "f2loopy.directives",
+    "auto_test_vs_ref": "f2loopy.verify.reference",
+    "AutomaticTestFailure": "f2loopy.verify.reference",
+    "UnsupportedArgumentError": "f2loopy.diagnostics",
     "AddressSpace": "f2loopy.ir.kernel", "ArrayArg": "f2loopy.ir.kernel",
     "Assignment": "f2loopy.ir.kernel", "Kernel": "f2loopy.ir.kernel",
     "ScalarArg": "f2loopy.ir.kernel", "Temporary": "f2loopy.ir.kernel",

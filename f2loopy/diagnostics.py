@@ -102,6 +102,28 @@ class TransformError(F2LoopyError):
     """A transformation cannot be applied to the kernel as asked."""
 
 
+class UnsupportedArgumentError(TransformError, TypeError):
+    """A keyword argument of loopy's API that f2loopy does not implement was
+    given a value that would change the result (rather than being ignored).
+
+    Also a :class:`TypeError`, as Python raises for an unknown keyword."""
+
+    def __init__(self, function: str, argument: str, value: object, why: str,
+                 span: SourceSpan | None = None, notes: tuple = ()):
+        message = f"{function}: {argument}={value!r} is not supported: {why}" \
+            if why else function
+        super().__init__(message, span, notes)
+        self.function, self.argument, self.why = function, argument, why
+
+    def with_span(self, span: SourceSpan | None) -> "F2LoopyError":
+        if self.span is not None or span is None:
+            return self
+        err = TransformError.__new__(type(self))
+        F2LoopyError.__init__(err, self.message, span, self.notes)
+        err.function, err.argument, err.why = self.function, self.argument, self.why
+        return err
+
+
 class CodegenError(F2LoopyError):
     """The kernel cannot be turned into OpenCL (e.g. no valid schedule)."""
 

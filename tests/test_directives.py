@@ -224,8 +224,15 @@ def test_parse_transformed_fortran():
         "k, = parse_fortran(SOURCE, FILENAME)\nRESULT = [split_iname(k, 'i', n)]"),
         transform_code_context={"n": 8}, filename="t.f90")
     assert [k.name for k in tu] == ["saxpy"] and "i_inner" in tu["saxpy"].all_inames()
-    with pytest.raises(F2LoopyError):
-        parse_transformed_fortran(SAXPY, pre_transform_code="n = 8")
+    # loopy's pre_transform_code runs first, in the script's namespace
+    tu2 = parse_transformed_fortran(with_script(
+        "k, = parse_fortran(SOURCE, FILENAME)\nRESULT = [split_iname(k, 'i', n)]"),
+        pre_transform_code="n = 8", filename="t.f90")
+    assert tu2 == tu
+    with pytest.raises(F2LoopyError, match="name 'n' is not defined"):
+        parse_transformed_fortran(with_script(
+            "k, = parse_fortran(SOURCE, FILENAME)\nRESULT = [split_iname(k, 'i', n)]"),
+            pre_transform_code="m = 8", filename="t.f90")
 
 
 def test_a_script_run_is_fast(tmp_path):

@@ -85,6 +85,29 @@ def c_constant(value, dtype=None) -> str:
     raise CodegenError(f"cannot print constant {value!r}")
 
 
+def assigned_constant(value, dtype) -> str | None:
+    """The literal to assign the real constant *value* to a variable of type
+    *dtype*, where a single precision literal reads better and means the same.
+
+    A double that is exactly a single precision value (``1.1`` written in
+    Fortran and stored in a ``real*8``: 1.100000023841858) is printed as the
+    shortest single precision literal (``1.1f``): the assignment widens it to
+    exactly that double.  Only an assignment: inside an expression a ``float``
+    operand could change the arithmetic or pick another overload.  None when
+    nothing is to be gained.
+    """
+    if np.dtype(dtype) != FLOAT64 or isinstance(value, (bool, np.bool_)) or \
+            not isinstance(value, (float, np.floating)):
+        return None
+    v = float(value)
+    if not math.isfinite(v) or abs(v) > float(np.finfo(np.float32).max) or \
+            float(np.float32(v)) != v:
+        return None
+    single = c_constant(np.float32(v))
+    double = c_constant(v, FLOAT64)
+    return single if len(single) - 1 < len(double) else None
+
+
 def _is_negative_term(expr):
     if isinstance(expr, p.Product) and len(expr.children) >= 2 and \
             _is_negative_number(expr.children[0]):

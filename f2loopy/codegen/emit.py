@@ -14,7 +14,8 @@ import numpy as np
 import pymbolic.primitives as p
 
 from f2loopy.ir.types import kernel_type_inferrer
-from f2loopy.codegen.c_expressions import PREC_REL, CExpressionPrinter, c_constant, c_type
+from f2loopy.codegen.c_expressions import (
+    PREC_REL, CExpressionPrinter, assigned_constant, c_constant, c_type)
 from f2loopy.codegen.grid import Grid
 from f2loopy.codegen.helpers import HelperSet
 from f2loopy.codegen.names import c_name
@@ -249,7 +250,8 @@ class KernelEmitter:
         if isinstance(insn, Assignment):
             lhs = self.printer(insn.assignee)
             lhs_dtype = self.dtype_of(insn.assignee)
-            rhs = self.printer(insn.expression, lhs_dtype)
+            rhs = assigned_constant(insn.expression, lhs_dtype) or \
+                self.printer(insn.expression, lhs_dtype)
             if insn.atomic:
                 raise CodegenError("atomic updates are not supported yet", insn.span)
             self.emit_line(f"{lhs} = {rhs};")

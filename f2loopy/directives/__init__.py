@@ -42,20 +42,34 @@ def parse_transformed_fortran(source: str, free_form: bool = True, strict: bool 
     loopy's function of the same name (and arguments).  Returns the kernels of
     ``RESULT`` as a :class:`~f2loopy.ir.kernel.TranslationUnit`.
 
+    :arg free_form: False reads *source* as fixed form.
+    :arg strict: f2loopy is always strict (what it cannot translate is an
+        error); False is refused.
+    :arg pre_transform_code: Python run before the script, in the sandbox and
+        in the script's namespace (``"split_amount = 128"``); an error in it is
+        reported at ``<pre_transform_code>:LINE``.
     :arg transform_code_context: names visible to the script (loopy's name for
         what ``-D`` gives); merged with *defines*.
-    :arg pre_transform_code: not supported (code outside the file has no
-        line to report errors at); give the values as *defines* instead.
+    :arg filename: names the source in diagnostics.
+    :arg transform: a recipe (name from ``transforms/`` or a file) applied
+        after the script.
+    :arg debug: add the script's Python traceback to its errors.
     """
-    from f2loopy.diagnostics import F2LoopyError
+    from f2loopy.diagnostics import UnsupportedArgumentError
     from f2loopy.frontend import read_source, translate_source
     from f2loopy.ir.kernel import TranslationUnit
-    if pre_transform_code:
-        raise F2LoopyError("parse_transformed_fortran: pre_transform_code is not supported; "
-                           "pass the values it would define as defines={...}")
+    if not strict:
+        raise UnsupportedArgumentError(
+            "parse_transformed_fortran", "strict", strict,
+            "f2loopy always reports what it cannot translate as an error")
+    if pre_transform_code is not None and not isinstance(pre_transform_code, str):
+        raise UnsupportedArgumentError(
+            "parse_transformed_fortran", "pre_transform_code", pre_transform_code,
+            "it must be Python source text")
     values = {**(transform_code_context or {}), **(defines or {})}
     src = read_source(source, filename, fixed_form=not free_form)
     kernels = list(translate_source(src))
-    if src.scripts or transform is not None:
-        kernels = run_transformations(src, kernels, values, transform, debug=debug).kernels
+    if src.scripts or transform is not None or pre_transform_code:
+        kernels = run_transformations(src, kernels, values, transform, debug=debug,
+                                      pre_code=pre_transform_code).kernels
     return TranslationUnit(kernels, filename, source)

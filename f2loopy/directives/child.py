@@ -53,7 +53,9 @@ MAX_MESSAGE = 2000
 class CodeUnit:
     """One piece of Python to run: a script block or a recipe file.
 
-    :attr kind: ``"block"`` or ``"recipe"``.
+    :attr kind: ``"block"``, ``"recipe"`` or ``"pre"`` (the
+        *pre_transform_code* of :func:`~f2loopy.directives.parse_transformed_fortran`,
+        run before the blocks in their namespace).
     :attr key: the block's index, or the recipe's name.
     :attr line_map: line ``k`` of *text* is line ``line_map[k-1]`` of its file.
     :attr col_offsets: characters before the code on each of those lines.
@@ -71,8 +73,15 @@ class CodeUnit:
 
     @property
     def code_name(self) -> str:
+        if self.kind == "pre":
+            return "<f2loopy-pre-transform-code>"
         return f"<f2loopy-script-{self.key}>" if self.kind == "block" \
             else f"<f2loopy-recipe:{self.key}>"
+
+    @property
+    def where(self) -> str:
+        """How tracebacks and warnings name the unit's file."""
+        return "pre_transform_code" if self.kind == "pre" else f"recipe {self.key}"
 
 
 @dataclass(frozen=True)
@@ -87,6 +96,7 @@ class Job:
     kernels: tuple                     # the frontend's kernels
     cli_recipe: str | None = None
     debug: bool = False
+    pre_code: CodeUnit | None = None   # run before the blocks, in their namespace
     #: sandbox layers; tests switch single ones off to check the others alone
     layers: dict = field(default_factory=lambda: {
         "checks": True, "builtins": True, "audit": True, "seccomp": True})
@@ -162,7 +172,8 @@ class _Runner:
     def __init__(self, job: Job, limits: Limits):
         self.job = job
         self.limits = limits
-        units = list(job.blocks) + list(job.recipes.values())
+        units = list(job.blocks) + list(job.recipes.values()) + \
+            ([job.pre_code] if job.pre_code is not None else [])
         self.units = {u.code_name: u for u in units}
         self.guard = Guard(self.units)
         self.compiled: dict = {}          # code name -> code object
@@ -196,6 +207,8 @@ class _Runner:
         return compile(tree, unit.code_name, "exec", dont_inherit=True)
 
     def compile_all(self):
+        if self.job.pre_code is not None:
+            self.compiled[self.job.pre_code.code_name] = self.compile_unit(self.job.pre_code)
         for unit in self.job.blocks:
             self.compiled[unit.code_name] = self.compile_unit(unit)
         for name, unit in self.job.recipes.items():
@@ -237,7 +250,7 @@ class _Runner:
         read source files, which the sandbox refuses)."""
         unit = self.units.get(filename)
         if unit is not None:
-            where = self.job.filename if unit.kind == "block" else f"recipe {unit.key}"
+            where = self.job.filename if unit.kind == "block" else unit.where
             lineno = unit_location(unit, lineno, None, None)["line"]
         else:
             where = os.path.basename(str(filename))
@@ -262,6 +275,8 @@ class _Runner:
         prebound = any(u.prebound for u in job.blocks)
         if prebound:
             g.update({k.name: k for k in job.kernels})
+        if job.pre_code is not None:
+            self.run_code(self.compiled[job.pre_code.code_name], g)
         if job.blocks:
             for unit in job.blocks:
                 self.run_code(self.compiled[unit.code_name], g)
@@ -418,7 +433,7 @@ class _Runner:
             unit = self.units.get(code.co_filename)
             if unit is not None:
                 loc = unit_location(unit, tb.tb_lineno, None, None)
-                where = self.job.filename if unit.kind == "block" else f"recipe {unit.key}"
+                where = self.job.filename if unit.kind == "block" else unit.where
                 lines.append(f"  {where}:{loc['line']}: {_code_line(unit, tb.tb_lineno).strip()}")
             else:
                 lines.append(f'  File "{code.co_filename}", line {tb.tb_lineno}, in '

@@ -255,7 +255,7 @@ class ScriptContext:
         if args:
             raise TypeError("parse_fortran takes the source and the file name as positional "
                             "arguments; give the others by keyword")
-        if source == self.source and filename == self.filename and (
+        if source == self.source and filename == self.filename and not kwargs and (
                 fixed_form is None
                 or fixed_form == read_source("", self.filename).fixed_form):
             return TranslationUnit(list(self.base_unit), self.filename, self.source)

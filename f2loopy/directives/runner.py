@@ -77,9 +77,14 @@ def recipe_unit(recipe: Recipe) -> CodeUnit:
     return CodeUnit("recipe", recipe.name, recipe.text, tuple(range(1, n + 1)), (0,) * n)
 
 
+def pre_code_unit(text: str) -> CodeUnit:
+    n = max(1, len(text.splitlines()))
+    return CodeUnit("pre", "pre_transform_code", text, tuple(range(1, n + 1)), (0,) * n)
+
+
 def run_transformations(src, kernels, defines, transform, *, debug=False,
-                        limits: Limits | None = None, layers: dict | None = None
-                        ) -> TransformOutcome:
+                        limits: Limits | None = None, layers: dict | None = None,
+                        pre_code: str | None = None) -> TransformOutcome:
     """Run the ``!$loopy begin`` blocks of *src* (a
     :class:`~f2loopy.frontend.source.SourceFile`) on *kernels* in the sandbox,
     then the recipe *transform* (a name from ``transforms/`` or a file path)
@@ -87,6 +92,9 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
 
     :arg defines: ``-D NAME=VALUE`` values, visible to the script as variables
         (and to a ``--transform`` recipe as options it declares).
+    :arg pre_code: Python run in the sandbox before the blocks, in their
+        namespace (loopy's *pre_transform_code*); errors in it are located at
+        ``<pre_transform_code>:LINE``.
     :arg limits: resource limits (default: :meth:`Limits.from_environment`).
     :arg layers: for tests only: switch single sandbox layers off
         (``{"checks": False}``) to check that the others hold alone.
@@ -101,10 +109,10 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
     job = Job(source=src.text, filename=src.filename, defines=dict(defines or {}),
               blocks=blocks, recipes={n: recipe_unit(r) for n, r in recipes.items()},
               kernels=tuple(kernels), cli_recipe=cli.name if cli else None, debug=debug,
-              layers=job_layers)
+              layers=job_layers, pre_code=pre_code_unit(pre_code) if pre_code else None)
     limits = limits or Limits.from_environment()
     answer = run_sandboxed(job, limits)
-    decoder = _AnswerReader(src, recipes, debug)
+    decoder = _AnswerReader(src, recipes, debug, pre_code or "")
     if answer.problem is not None:
         raise SandboxViolation(answer.problem, decoder.begin_span())
     outcome = decoder.read(answer.text)
@@ -116,8 +124,9 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
 class _AnswerReader:
     """Checks the child's answer and rebuilds kernels and diagnostics from it."""
 
-    def __init__(self, src, recipes: dict, debug: bool):
+    def __init__(self, src, recipes: dict, debug: bool, pre_code: str = ""):
         self.src = src
+        self.pre_lines = pre_code.splitlines()
         self.recipes = recipes
         self.debug = debug
 
@@ -163,6 +172,11 @@ class _AnswerReader:
                 return None
             text = lines[line - 1] if lines else ""
             return SourceSpan(recipe.display_path, line, col, length, text)
+        if unit == "pre":
+            if not self._int(line, 1, max(1, len(self.pre_lines))):
+                return None
+            text = self.pre_lines[line - 1] if self.pre_lines else ""
+            return SourceSpan("<pre_transform_code>", line, col, length, text)
         if unit == "span":
             filename = loc.get("filename")
             if not isinstance(filename, str) or not self._int(line, 1, 10_000_000):

@@ -76,20 +76,55 @@ def read_source(source: str, filename: str = "<string>", *,
 
 
 def parse_fortran(source: str, filename: str = "<string>", *,
-                  auto_dependencies: bool = True, fixed_form: bool | None = None,
-                  collect_errors: bool = False, **_loopy_compat) -> TranslationUnit:
+                  free_form: bool | None = None, fixed_form: bool | None = None,
+                  strict: bool = True, auto_dependencies: bool = True,
+                  seq_dependencies: bool | None = None, target: None = None,
+                  collect_errors: bool = False) -> TranslationUnit:
     """Translate the subroutines of Fortran *source* into kernels.
 
     Returns a :class:`~f2loopy.ir.kernel.TranslationUnit` that unpacks like a
     sequence (``f_r, f_s = parse_fortran(SOURCE, FILENAME)``) and indexes like a
     mapping (``tu["refFluxR"]``).
 
-    Dependencies always come from program order, exactly (*auto_dependencies*
-    is accepted for compatibility with loopy scripts and has no effect).
-    Raises :class:`~f2loopy.diagnostics.FortranError` with the location for
-    anything that cannot be translated; with *collect_errors*, a
-    :class:`FortranErrors` listing every statement that cannot be.
+    :arg filename: names the source in diagnostics; its suffix decides the
+        source form (``.f``, ``.F``, ``.for``, ``.f77`` are fixed form).
+    :arg free_form: loopy's spelling: ``free_form=False`` is ``fixed_form=True``.
+    :arg fixed_form: read columns 1-6 and 73-80 as a compiler does.
+    :arg strict: loopy's option; f2loopy is always strict (anything it cannot
+        translate is an error), so only True is accepted.
+    :arg auto_dependencies, seq_dependencies: how loopy approximates the
+        dependencies (from the variables accessed, or in statement order).
+        f2loopy derives them exactly from the program order of the Fortran,
+        which both keep, so either may be given; both False (no
+        dependencies at all) is refused.
+    :arg target: loopy's code generation target; f2loopy generates OpenCL
+        only, so only None is accepted.
+    :arg collect_errors: raise a :class:`FortranErrors` listing every
+        statement that cannot be translated instead of the first one.
+    :raises FortranError: with the location, for anything that cannot be
+        translated.
+    :raises UnsupportedArgumentError: for an option value f2loopy does not
+        implement.  Unknown keywords are a :class:`TypeError`.
     """
+    from f2loopy.diagnostics import UnsupportedArgumentError
+    if not strict:
+        raise UnsupportedArgumentError(
+            "parse_fortran", "strict", strict,
+            "f2loopy always reports what it cannot translate as an error")
+    if seq_dependencies is False and not auto_dependencies:
+        raise UnsupportedArgumentError(
+            "parse_fortran", "seq_dependencies", seq_dependencies,
+            "with auto_dependencies=False there would be no dependencies; f2loopy's "
+            "always come from the program order of the Fortran")
+    if target is not None:
+        raise UnsupportedArgumentError(
+            "parse_fortran", "target", target, "f2loopy generates OpenCL only")
+    if free_form is not None:
+        if fixed_form is not None and fixed_form == free_form:
+            raise UnsupportedArgumentError(
+                "parse_fortran", "free_form", free_form,
+                f"it contradicts fixed_form={fixed_form!r}")
+        fixed_form = not free_form
     src = read_source(source, filename, fixed_form=fixed_form)
     return translate_source(src, collect_errors=collect_errors)
 

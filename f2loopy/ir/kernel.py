@@ -431,9 +431,32 @@ class Kernel(_Copyable):
 
     # }}}
 
+    @property
+    def temporary_variables(self) -> FrozenMap:
+        """loopy's name of :attr:`temporaries`."""
+        return self.temporaries
+
+    def __call__(self, queue, *args: Any, **kwargs: Any) -> tuple[Any, tuple]:
+        """Run the kernel on *queue*, as loopy's kernels run: arguments by
+        keyword, returns ``(event, outputs)``; see :func:`call_translation_unit`."""
+        return call_translation_unit(self, queue, *args, **kwargs)
+
     def __str__(self) -> str:
         from f2loopy.ir.printing import kernel_to_str
         return kernel_to_str(self)
+
+
+def call_translation_unit(what, queue, *args: Any, **kwargs: Any) -> tuple[Any, tuple]:
+    """Run a kernel (or a translation unit of one kernel) on *queue*.
+
+    The IR does not know how to run code: the host glue does
+    (:func:`f2loopy.glue.call.call_kernel`, which documents the arguments and
+    the result).  It is looked up by name here, so that the IR keeps no
+    import of a later stage.
+    """
+    import importlib
+    call = importlib.import_module("f2loopy.glue.call").call_kernel
+    return call(what, queue, *args, **kwargs)
 
 
 class TranslationUnit:
@@ -480,6 +503,39 @@ class TranslationUnit:
 
     def items(self):
         return [(k.name, k) for k in self.kernels]
+
+    def with_entrypoints(self, names: str | list[str] | tuple[str, ...]) -> "TranslationUnit":
+        """The unit of the kernels *names* only (a name, a comma-separated
+        string, or a list), as loopy's ``with_entrypoints``."""
+        if isinstance(names, str):
+            names = [n.strip() for n in names.split(",") if n.strip()]
+        return TranslationUnit([self[n] for n in names], self.filename, self.source)
+
+    def _key(self) -> tuple:
+        key = self.__dict__.get("_eq_key")
+        if key is None:
+            import json
+
+            from f2loopy.ir.serialize import encode_kernel
+            key = tuple(json.dumps(encode_kernel(k), sort_keys=True) for k in self.kernels)
+            self.__dict__["_eq_key"] = key
+        return key
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when the kernels are, in order, down to the kind of every
+        literal (``1.1`` and ``1.1d0`` differ)."""
+        if not isinstance(other, TranslationUnit):
+            return NotImplemented
+        return self is other or self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __call__(self, queue, *args: Any, **kwargs: Any) -> tuple[Any, tuple]:
+        """Run the unit's kernel on *queue* (loopy's ``t_unit(queue, a=...)``):
+        arguments by keyword, arrays the kernel only writes may be omitted
+        (they are allocated); returns ``(event, outputs)``."""
+        return call_translation_unit(self, queue, *args, **kwargs)
 
     def with_kernel(self, kernel: Kernel) -> "TranslationUnit":
         ks = [kernel if k.name == kernel.name else k for k in self.kernels]

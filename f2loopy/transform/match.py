@@ -13,7 +13,12 @@ import fnmatch
 import re
 from dataclasses import dataclass
 
+from typing import TYPE_CHECKING
+
 from f2loopy.diagnostics import TransformError
+
+if TYPE_CHECKING:
+    from f2loopy.ir.kernel import Kernel, TranslationUnit
 
 
 class Match:
@@ -305,7 +310,29 @@ def parse_match(spec) -> Match:
     raise TransformError(f"cannot use {spec!r} as a match expression")
 
 
-def find_instructions(kernel, match) -> list:
-    """Instructions of *kernel* (in program order) that *match* selects."""
-    m = parse_match(match)
-    return [insn for insn in kernel.instructions if m.match(kernel, insn)]
+def kernels_of(what, who: str) -> list:
+    """The kernels of *what*: a kernel, a translation unit, or a list or tuple
+    of kernels (the forms loopy's query functions take)."""
+    from f2loopy.ir.kernel import Kernel, TranslationUnit
+    if isinstance(what, Kernel):
+        return [what]
+    if isinstance(what, TranslationUnit):
+        return list(what.kernels)
+    if isinstance(what, (list, tuple)) and all(isinstance(k, Kernel) for k in what):
+        return list(what)
+    raise TransformError(f"{who}: expected a kernel or a translation unit, got "
+                         f"{type(what).__name__}")
+
+
+def find_instructions(kernel: "Kernel | TranslationUnit | list[Kernel]",
+                      insn_match: "str | Match | list | None") -> list:
+    """Instructions that *insn_match* selects, in program order.
+
+    :arg kernel: a kernel, or a translation unit (or list) whose kernels are
+        searched in order, as loopy's function of the same name does.
+    :arg insn_match: a match expression (``"tag:x and writes:y"``), a
+        :class:`Match`, a list of instruction ids, or None (all).
+    """
+    m = parse_match(insn_match)
+    return [insn for k in kernels_of(kernel, "find_instructions")
+            for insn in k.instructions if m.match(k, insn)]

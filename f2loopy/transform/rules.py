@@ -21,7 +21,7 @@ import pymbolic.primitives as p
 from f2loopy.diagnostics import TransformError
 from f2loopy.ir.expressions import Rewriter, substitute
 from f2loopy.ir.frozen import FrozenMap, identity_memo
-from f2loopy.ir.kernel import Assignment, Kernel, SubstitutionRule
+from f2loopy.ir.kernel import Assignment, Kernel, SubstitutionRule, TranslationUnit
 
 
 def is_rule_call(expr, rules) -> bool:
@@ -274,15 +274,22 @@ def keep_rule_names(before: Kernel, after: Kernel) -> Kernel:
     return after.copy(instructions=insns, substitutions=rules)
 
 
-def find_one_rule_matching(kernel: Kernel, pattern: str) -> str:
-    """The name of the only substitution rule matching glob *pattern*."""
-    names = [n for n in kernel.substitutions if fnmatch.fnmatchcase(n, pattern)]
+def find_rules_matching(kernel: Kernel | TranslationUnit, pattern: str) -> list[str]:
+    """Names of the substitution rules matching glob *pattern*, sorted (of
+    every kernel of a translation unit)."""
+    from f2loopy.transform.match import kernels_of
+    return sorted({n for k in kernels_of(kernel, "find_rules_matching")
+                   for n in k.substitutions if fnmatch.fnmatchcase(n, pattern)})
+
+
+def find_one_rule_matching(kernel: Kernel | TranslationUnit, pattern: str) -> str:
+    """The name of the only substitution rule matching glob *pattern* (of the
+    kernel, or of all kernels of a translation unit)."""
+    from f2loopy.transform.match import kernels_of
+    names = find_rules_matching(kernel, pattern)
     if len(names) != 1:
-        have = ", ".join(sorted(kernel.substitutions)) or "none"
+        have = ", ".join(sorted({n for k in kernels_of(kernel, "find_one_rule_matching")
+                                 for n in k.substitutions})) or "none"
         raise TransformError(f"find_one_rule_matching: {len(names)} rules match {pattern!r} "
                              f"(rules: {have})")
     return names[0]
-
-
-def find_rules_matching(kernel: Kernel, pattern: str) -> list[str]:
-    return sorted(n for n in kernel.substitutions if fnmatch.fnmatchcase(n, pattern))

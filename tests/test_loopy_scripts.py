@@ -1,0 +1,132 @@
+"""loopy's script entry points and transform arguments: pre_transform_code,
+find_instructions on a translation unit, ..."""
+
+from __future__ import annotations
+
+import pytest
+
+import f2loopy
+
+FILL = """
+subroutine fill(out, a, n)
+  real*8 a, out(n)
+  integer n, i
+  do i = 1, n
+    out(i) = a
+  end do
+end
+!$loopy begin
+! knl = lp.parse_fortran(SOURCE)
+! RESULT = lp.split_iname(knl, "i", split_amount)
+!$loopy end
+"""
+
+
+# {{{ pre_transform_code
+
+def test_pre_transform_code_runs_before_the_script_in_its_namespace():
+    tu = f2loopy.parse_transformed_fortran(FILL, pre_transform_code="split_amount = 64")
+    assert tu["fill"].all_inames() == ("i_outer", "i_inner")
+    assert "64" in str(tu["fill"].domains[0])
+
+
+def test_pre_transform_code_without_a_script_runs_and_keeps_the_kernels():
+    src = FILL[:FILL.index("!$loopy")]
+    tu = f2loopy.parse_transformed_fortran(src, pre_transform_code="x = 1")
+    assert tu == f2loopy.parse_fortran(src, "<floopy code>")
+
+
+@pytest.mark.parametrize(("pre", "message"), [
+    ("import os", "<pre_transform_code>:1:1: error: the transformation script may not import "
+                  "'os'"),
+    ("x = 1\nsplit_amount = 1/0", "<pre_transform_code>:2:16: error: ZeroDivisionError: "
+                                  "division by zero"),
+    ("split_amount = (", "<pre_transform_code>:1:16: error: SyntaxError: '(' was never closed"),
+])
+def test_errors_in_pre_transform_code_are_located_in_it(pre, message):
+    with pytest.raises(f2loopy.ScriptError) as info:
+        f2loopy.parse_transformed_fortran(FILL, pre_transform_code=pre)
+    assert str(info.value).splitlines()[0] == message
+
+
+def test_parse_transformed_fortran_refuses_non_strict():
+    with pytest.raises(f2loopy.UnsupportedArgumentError,
+                       match=r"parse_transformed_fortran: strict=False is not supported"):
+        f2loopy.parse_transformed_fortran(FILL, strict=False)
+
+# }}}
+
+
+# {{{ translation units wherever a kernel goes
+
+TAGGED = """
+subroutine rot(n, alpha, inp, inp2, out)
+  integer n, i
+  real*8 alpha, a, b, inp(n), inp2(n), out(n)
+  do i = 1, n
+    !$loopy begin tagged: input
+    a = cos(alpha)*inp(i) + sin(alpha)*inp2(i)
+    b = -sin(alpha)*inp(i) + cos(alpha)*inp2(i)
+    !$loopy end tagged: input
+    out(i) = a*b
+  end do
+end
+subroutine other(x)
+  real*8 x(3)
+  !$loopy begin tagged: input
+  x(1) = 0
+  !$loopy end tagged: input
+end
+"""
+
+
+def test_find_instructions_searches_every_kernel_of_a_unit():
+    tu = f2loopy.parse_fortran(TAGGED)
+    found = f2loopy.find_instructions(tu, "tag:input")
+    assert [i.assignee_name for i in found] == ["a", "b", "x"]
+    assert f2loopy.find_instructions(tu["rot"], "tag:input") == found[:2]
+    assert f2loopy.find_instructions([tu["other"]], "writes:x") == found[2:]
+
+
+def test_find_instructions_refuses_other_objects():
+    with pytest.raises(f2loopy.TransformError) as info:
+        f2loopy.find_instructions("rot", "tag:input")
+    assert info.value.message == ("find_instructions: expected a kernel or a translation "
+                                  "unit, got str")
+
+
+def test_rule_queries_take_a_unit():
+    tu = f2loopy.parse_fortran(TAGGED)
+    tu = f2loopy.extract_subst(tu, "inp_acc", "inp[j]", parameters="j")
+    assert f2loopy.find_rules_matching(tu, "inp*") == ["inp_acc"]
+    assert f2loopy.find_one_rule_matching(tu, "*acc") == "inp_acc"
+
+
+def test_find_instructions_on_a_unit_in_a_script(tmp_path):
+    from f2loopy.pipeline import translate_text
+    src = TAGGED + """
+!$loopy begin
+! tu = lp.parse_fortran(SOURCE, FILENAME)
+! print(len(lp.find_instructions(tu, "tag:input")))
+! RESULT = tu
+!$loopy end
+"""
+    r = translate_text(src, tmp_path / "t.f90")
+    assert r.script_output == "3\n"
+
+
+@pytest.mark.parametrize(("call", "changes"), [
+    (lambda tu: f2loopy.split_iname(tu, "i", 2), True),
+    (lambda tu: f2loopy.tag_instructions(tu, "t", "writes:x"), True),
+    (lambda tu: f2loopy.assignment_to_subst(tu, "a"), True),
+    (lambda tu: f2loopy.set_temporary_address_space(tu, "a", "local"), True),
+    (lambda tu: f2loopy.tag_data_axes(tu, "x", "c"), False),
+    (lambda tu: f2loopy.add_and_infer_dtypes(tu, {"inp": "float64"}), False),
+])
+def test_transforms_take_a_unit_and_apply_where_they_can(call, changes):
+    tu = f2loopy.parse_fortran(TAGGED)
+    out = call(tu)
+    assert isinstance(out, f2loopy.TranslationUnit) and out.keys() == ["rot", "other"]
+    assert (out != tu) == changes
+
+# }}}
