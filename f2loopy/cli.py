@@ -62,6 +62,23 @@ defines_option = click.option("-D", "--define", "defines", multiple=True, metava
                                    "(repeatable), e.g. -D Nq=8.")
 debug_option = click.option("--debug", is_flag=True,
                             help="Show Python tracebacks for errors.")
+def _trust_scripts(ctx, param, value):
+    if value:
+        import os
+
+        from f2loopy.directives.runner import TRUST_ENV
+        os.environ[TRUST_ENV] = "1"         # also for the -j worker processes
+        click.echo("f2loopy: warning: --trust-scripts: transformation scripts run WITHOUT the "
+                   "sandbox; they can read, write and delete your files, start programs and "
+                   "use the network (only the CPU, time and memory limits stay)", err=True)
+    return value
+
+
+trust_option = click.option("--trust-scripts", is_flag=True, expose_value=False,
+                            callback=_trust_scripts,
+                            help="Run the files' transformation scripts without the sandbox "
+                                 "(needed where it is not available: other than Linux on "
+                                 "x86-64). Only for files whose authors you trust.")
 transform_option = click.option("--transform", metavar="NAME_OR_FILE", default=None,
                                 help="Apply a transformation recipe from transforms/ or a "
                                      "Python file.")
@@ -87,6 +104,7 @@ def main():
               help="Show a progress bar on stderr (default: when stderr is a terminal).")
 @defines_option
 @transform_option
+@trust_option
 @debug_option
 def translate(files, output_dir, depfile, jobs, progress, defines, transform, debug):
     """Translate Fortran FILES: writes NAME.cl, NAME_cl.py (Python glue), NAME_cl.f90 and
@@ -127,6 +145,7 @@ def translate(files, output_dir, depfile, jobs, progress, defines, transform, de
 @click.option("--code/--no-code", default=True, help="Print the generated OpenCL.")
 @defines_option
 @transform_option
+@trust_option
 @debug_option
 def show(file, kernel_name, ir, code, defines, transform, debug):
     """Print the IR and the generated OpenCL of FILE (writes nothing).
@@ -176,6 +195,7 @@ def show(file, kernel_name, ir, code, defines, transform, debug):
               help="Also check every checkpoint(...) of the transformation script.")
 @defines_option
 @transform_option
+@trust_option
 @debug_option
 def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints, defines,
           transform, debug):
@@ -207,6 +227,7 @@ def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints,
 @click.option("--bandwidth", default=None, metavar="GB/s|measure",
               help="Memory bandwidth of the device, to report the fraction of the limit "
                    "reached; 'measure' times a copy kernel in the same run.")
+@trust_option
 @debug_option
 def bench(file, defines, sizes, min_time, as_csv, as_json, plot, no_fortran, bandwidth,
           debug):

@@ -281,16 +281,18 @@ def _tasks_now() -> int:
         return 0
 
 
-def set_limits(limits: Limits) -> None:
+def set_limits(limits: Limits, *, trusted: bool = False) -> None:
+    """CPU time, address space and no core files; unless *trusted*, also no
+    file growth, no new descriptors and a bounded number of processes."""
     cpu = max(1, int(limits.cpu_s + 0.999))
     want = [
         (resource.RLIMIT_CORE, 0),
-        (resource.RLIMIT_FSIZE, 0),
-        (resource.RLIMIT_NOFILE, 4),
         (resource.RLIMIT_CPU, (cpu, cpu + 1)),
     ]
+    if not trusted:
+        want += [(resource.RLIMIT_FSIZE, 0), (resource.RLIMIT_NOFILE, 4)]
     tasks = _tasks_now()
-    if tasks:
+    if tasks and not trusted:
         # no fork bomb even without seccomp, yet room for the few threads a
         # numerical library starts (with 0, OpenBLAS hangs on its first call)
         want.append((resource.RLIMIT_NPROC, tasks + 32))
@@ -329,12 +331,13 @@ def start_soft_timers(limits: Limits) -> None:
 
 
 def lock_down(guard: Guard, limits: Limits, *, use_seccomp: bool = True,
-              use_audit: bool = True) -> dict:
-    """Apply every OS and interpreter layer to this (child) process.
+              use_audit: bool = True, trusted: bool = False) -> dict:
+    """Apply every OS and interpreter layer to this (child) process (with
+    *trusted*, ``--trust-scripts``: only the CPU, wall-clock and memory limits).
 
     Returns which layers are in force (for tests and ``--debug``).
     """
-    set_limits(limits)
+    set_limits(limits, trusted=trusted)
     layers = {"rlimits": True, "seccomp": False, "audit": False}
     if use_seccomp:
         layers["seccomp"] = seccomp.install()

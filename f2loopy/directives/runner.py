@@ -17,6 +17,7 @@ from pathlib import Path
 
 from f2loopy.diagnostics import F2LoopyError, SandboxViolation, ScriptError, SourceSpan
 from f2loopy.directives.child import FORMAT, VERSION, CodeUnit, Job
+from f2loopy.directives import seccomp
 from f2loopy.directives.lockdown import Limits
 from f2loopy.directives.recipes import Recipe, available_recipes, resolve_recipe
 from f2loopy.directives.sandbox import run_sandboxed
@@ -82,9 +83,24 @@ def pre_code_unit(text: str) -> CodeUnit:
     return CodeUnit("pre", "pre_transform_code", text, tuple(range(1, n + 1)), (0,) * n)
 
 
+#: set (to 1) by ``--trust-scripts``: transformation scripts run without the sandbox
+TRUST_ENV = "F2LOOPY_TRUST_SCRIPTS"
+
+#: every sandbox layer off: what ``--trust-scripts`` runs a script with
+TRUSTED_LAYERS = {"checks": False, "builtins": False, "audit": False, "seccomp": False,
+                  "trusted": True}
+
+
+def scripts_trusted() -> bool:
+    """Whether the user said ``--trust-scripts`` (for this process and its workers)."""
+    import os
+    return os.environ.get(TRUST_ENV, "") == "1"
+
+
 def run_transformations(src, kernels, defines, transform, *, debug=False,
                         limits: Limits | None = None, layers: dict | None = None,
-                        pre_code: str | None = None) -> TransformOutcome:
+                        pre_code: str | None = None,
+                        trust: bool | None = None) -> TransformOutcome:
     """Run the ``!$loopy begin`` blocks of *src* (a
     :class:`~f2loopy.frontend.source.SourceFile`) on *kernels* in the sandbox,
     then the recipe *transform* (a name from ``transforms/`` or a file path)
@@ -98,14 +114,27 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
     :arg limits: resource limits (default: :meth:`Limits.from_environment`).
     :arg layers: for tests only: switch single sandbox layers off
         (``{"checks": False}``) to check that the others hold alone.
+    :arg trust: run the script without the sandbox (only the CPU, wall-clock
+        and memory limits stay); default: whether ``--trust-scripts`` was given.
     :raises ScriptError: the script failed (located at its ``.f90`` line).
-    :raises SandboxViolation: the script tried something the sandbox forbids.
+    :raises SandboxViolation: the script tried something the sandbox forbids,
+        or this machine has no seccomp filter and the scripts are not trusted.
     """
+    if trust is None:
+        trust = scripts_trusted()
     cli = resolve_recipe(transform) if transform is not None else None
     recipes = available_recipes(cli)
     blocks = tuple(block_unit(src, i, b) for i, b in enumerate(src.scripts))
     job_layers = {"checks": True, "builtins": True, "audit": True, "seccomp": True}
-    job_layers.update(layers or {})
+    job_layers.update(TRUSTED_LAYERS if trust else (layers or {}))
+    if job_layers["seccomp"] and not seccomp.supported():
+        import platform
+        begin = src.span(src.scripts[0].begin_line, "$loopy") if src.scripts else None
+        raise SandboxViolation(
+            f"the transformation sandbox needs a seccomp filter, which f2loopy has only for "
+            f"Linux on x86-64 (this machine: {platform.system()} on {platform.machine()}); "
+            "pass --trust-scripts to run the script without the sandbox if you trust "
+            "whoever wrote it", begin)
     job = Job(source=src.text, filename=src.filename, defines=dict(defines or {}),
               blocks=blocks, recipes={n: recipe_unit(r) for n, r in recipes.items()},
               kernels=tuple(kernels), cli_recipe=cli.name if cli else None, debug=debug,
