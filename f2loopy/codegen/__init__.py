@@ -19,7 +19,7 @@ from f2loopy.codegen.emit import (
 from f2loopy.ir.build_options import BuildOptionError, check_build_options
 from f2loopy.ir.layout import storage_size
 from f2loopy.codegen.grid import Grid, compute_grid
-from f2loopy.codegen.names import c_name
+from f2loopy.codegen.names import c_name, check_identifiers
 from f2loopy.codegen.vectors import vec_axis
 from f2loopy.diagnostics import CodegenError
 from f2loopy.escape import c_comment
@@ -132,6 +132,7 @@ def generate_code(kernel: Kernel) -> GeneratedKernel:
 
 def _generate_code(kernel: Kernel) -> GeneratedKernel:
     from f2loopy.codegen.preprocess import preprocess
+    check_identifiers(kernel)
     try:        # they reach the OpenCL compiler of the user's program: the last gate
         check_build_options(kernel.options.build_options)
     except BuildOptionError as exc:
