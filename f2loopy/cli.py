@@ -6,6 +6,7 @@ printed), 2 usage error.
 
 from __future__ import annotations
 
+import keyword
 import sys
 import traceback
 from pathlib import Path
@@ -14,18 +15,27 @@ import click
 
 from f2loopy.cli_tools import cmake_dir_option, recipes
 from f2loopy.diagnostics import F2LoopyError
+from f2loopy.escape import UnrepresentablePath, is_plain_name, make_path, terminal
 from f2loopy.version import __version__
+
+
+def _echo(text="", **kwargs) -> None:
+    """Print *text* (from a file, a script, a file name: never trusted) with
+    every control sequence shown as an escape (:func:`f2loopy.escape.terminal`)."""
+    click.echo(terminal(text), **kwargs)
 
 
 def _parse_defines(values) -> dict:
     out = {}
     for item in values:
         if "=" not in item:
-            raise click.BadParameter(f"expected NAME=VALUE, got {item!r}", param_hint="-D")
+            raise click.BadParameter(f"expected NAME=VALUE, got {ascii(item)}", param_hint="-D")
         name, value = item.split("=", 1)
         name = name.strip()
-        if not name.isidentifier():
-            raise click.BadParameter(f"{name!r} is not a valid name", param_hint="-D")
+        if not is_plain_name(name) or keyword.iskeyword(name):
+            raise click.BadParameter(
+                f"{ascii(name)} is not a plain name (a letter, then letters, digits and "
+                "underscores)", param_hint="-D")
         out[name] = _parse_value(value.strip())
     return out
 
@@ -47,11 +57,11 @@ class _Failure(Exception):
 
 def _report(exc: BaseException, debug: bool) -> None:
     if isinstance(exc, F2LoopyError):
-        click.echo(exc.format(), err=True)
+        _echo(exc.format(), err=True)
     else:
-        click.echo(f"f2loopy: internal error: {type(exc).__name__}: {exc}", err=True)
+        _echo(f"f2loopy: internal error: {type(exc).__name__}: {exc}", err=True)
         if not debug:
-            click.echo("f2loopy: run again with --debug for the traceback, and please report "
+            _echo("f2loopy: run again with --debug for the traceback, and please report "
                        "it", err=True)
     if debug:
         traceback.print_exception(exc)
@@ -114,6 +124,13 @@ def translate(files, output_dir, depfile, jobs, progress, defines, transform, de
     """
     from f2loopy.build import Progress, depfile_text, translate_files
     values = _parse_defines(defines)
+    if depfile is not None:     # before anything is written: a depfile must name them all
+        for given, hint in [(f, "FILES") for f in files] + [(output_dir, "--output-dir"),
+                                                            (transform, "--transform")]:
+            try:
+                make_path(given or "")
+            except UnrepresentablePath as exc:
+                raise click.BadParameter(str(exc), param_hint=hint) from None
     if progress is None:
         progress = sys.stderr.isatty()
     outcomes = translate_files(files, jobs=jobs, progress=Progress(len(files), progress),
@@ -122,16 +139,19 @@ def translate(files, output_dir, depfile, jobs, progress, defines, transform, de
     failed = 0
     for o in outcomes:
         if o.script_output:                 # what print() in the file's script wrote
-            click.echo(o.script_output, nl=False)
+            _echo(o.script_output, nl=False)
         if o.skipped:
-            click.echo(f"f2loopy: note: skipping {o.path}: {o.skipped}", err=True)
+            _echo(f"f2loopy: note: skipping {o.path}: {o.skipped}", err=True)
         elif o.error is not None:
-            click.echo(o.error, err=True)
+            _echo(o.error, err=True)
             failed += 1
     if depfile is not None and not failed:
         from f2loopy.pipeline import write_outputs
         try:
             write_outputs({Path(depfile): depfile_text(outcomes)})
+        except UnrepresentablePath as exc:
+            _report(F2LoopyError(f"cannot write the depfile: {exc}"), debug)
+            failed += 1
         except Exception as exc:  # noqa: BLE001
             _report(exc, debug)
             failed += 1
@@ -157,21 +177,21 @@ def show(file, kernel_name, ir, code, defines, transform, debug):
         result = translate_file(file, defines=_parse_defines(defines), transform=transform,
                                 debug=debug, collect_errors=True)
     except Exception as exc:  # noqa: BLE001
-        click.echo(getattr(exc, "script_output", ""), nl=False)
+        _echo(getattr(exc, "script_output", ""), nl=False)
         _report(exc, debug)
         sys.exit(1)
-    click.echo(result.script_output, nl=False)
+    _echo(result.script_output, nl=False)
     shown = 0
     for knl, gk in zip(result.kernels, result.generated):
         if kernel_name is not None and knl.name.lower() != kernel_name.lower():
             continue
         shown += 1
         if ir:
-            click.echo(str(knl))
+            _echo(str(knl))
         if code:
-            click.echo(gk.source)
+            _echo(gk.source)
     if kernel_name is not None and not shown:
-        click.echo(f"f2loopy: error: no subroutine named '{kernel_name}' in {file}", err=True)
+        _echo(f"f2loopy: error: no subroutine named '{kernel_name}' in {file}", err=True)
         sys.exit(1)
 
 
@@ -243,16 +263,16 @@ def bench(file, defines, sizes, min_time, as_csv, as_json, plot, no_fortran, ban
                            sizes={k: int(v) for k, v in _parse_defines(sizes).items()},
                            min_time=min_time, fortran=not no_fortran,
                            bandwidth_gbs=_bandwidth(bandwidth),
-                           progress=lambda label: click.echo(f"bench: {label}", err=True))
+                           progress=lambda label: _echo(f"bench: {label}", err=True))
     except Exception as exc:  # noqa: BLE001
         _report(exc, debug)
         sys.exit(1)
     if as_json:
-        click.echo(report.to_json())
+        _echo(report.to_json())
     elif as_csv:
-        click.echo(report.to_csv(), nl=False)
+        _echo(report.to_csv(), nl=False)
     else:
-        click.echo(report.to_text(), nl=False)
+        _echo(report.to_text(), nl=False)
     if plot:
         from f2loopy.bench.plot import plot_report
         plot_report(report, plot)
@@ -268,7 +288,7 @@ def _bandwidth(text):
     except ValueError:
         value = -1.0
     if not value > 0:
-        raise click.BadParameter(f"expected GB/s or 'measure', got {text!r}",
+        raise click.BadParameter(f"expected GB/s or 'measure', got {ascii(text)}",
                                  param_hint="--bandwidth")
     return value
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from f2loopy.escape import terminal
+
 
 @dataclass(frozen=True)
 class SourceSpan:
@@ -34,16 +36,20 @@ class SourceSpan:
     text: str = ""
 
     def __str__(self) -> str:
-        return f"{self.filename}:{self.line}:{self.column}"
+        return f"{terminal(self.filename)}:{self.line}:{self.column}"
 
     def caret_lines(self) -> list[str]:
-        """The source line and a caret line under the span, as a compiler prints them."""
+        """The source line and a caret line under the span, as a compiler prints them
+        (control characters of the line shown as escapes, the caret moved with them)."""
         if not self.text:
             return []
         text = self.text.rstrip("\n").expandtabs(1)
         col = max(self.column, 1)
         length = max(1, min(self.length, max(1, len(text) - col + 1)))
-        return ["    " + text, "    " + " " * (col - 1) + "^" + "~" * (length - 1)]
+        before = terminal(text[:col - 1].replace("\n", " "))
+        under = terminal(text[col - 1:col - 1 + length].replace("\n", " "))
+        shown = terminal(text.replace("\n", " "))
+        return ["    " + shown, "    " + " " * len(before) + "^" + "~" * (len(under) - 1)]
 
 
 class F2LoopyError(Exception):
@@ -85,9 +91,10 @@ class F2LoopyError(Exception):
 
 
 def _headline(span: SourceSpan | None, kind: str, message: str) -> str:
+    # messages quote names and text of the file: safe for a terminal
     if span is None:
-        return f"f2loopy: {kind}: {message}"
-    return f"{span}: {kind}: {message}"
+        return f"f2loopy: {kind}: {terminal(message)}"
+    return f"{span}: {kind}: {terminal(message)}"
 
 
 class FortranError(F2LoopyError):

@@ -12,6 +12,8 @@ first checkpoint on the same device (the table says which).
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import statistics as pystats
@@ -22,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from f2loopy.diagnostics import F2LoopyError
+from f2loopy.escape import csv_cell
 from f2loopy.glue.layout import relaid, unrelaid
 
 
@@ -58,14 +61,20 @@ class BenchReport:
         return json.dumps(asdict(self), indent=2)
 
     def to_csv(self) -> str:
-        lines = ["level,time_ms,speedup,gflops,gbytes_per_s,gflop,gbyte,correct,max_rel_error"]
+        """The table as CSV (the csv module quotes; labels, which a script
+        chose, are :func:`~f2loopy.escape.csv_cell` s)."""
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["level", "time_ms", "speedup", "gflops", "gbytes_per_s", "gflop",
+                         "gbyte", "correct", "max_rel_error"])
         for r in self.rows:
-            lines.append(",".join(_fmt(x) for x in (
-                r.label, r.time_ms, r.speedup, r.gflops, r.gbytes, r.flop / 1e9, r.bytes / 1e9,
-                r.ok, r.max_rel_error)))
+            writer.writerow([csv_cell(r.label)] + [_fmt(x) for x in (
+                r.time_ms, r.speedup, r.gflops, r.gbytes, r.flop / 1e9, r.bytes / 1e9,
+                r.ok, r.max_rel_error)])
         if self.fortran_ms is not None:
-            lines.append(f"gfortran {self.fortran_flags},{self.fortran_ms:.6g},,,,,,,")
-        return "\n".join(lines) + "\n"
+            writer.writerow([csv_cell(f"gfortran {self.fortran_flags}"),
+                             f"{self.fortran_ms:.6g}"] + [""] * 7)
+        return out.getvalue()
 
     def to_text(self) -> str:
         out = [f"{self.file} on {self.device}",

@@ -21,6 +21,7 @@ from f2loopy.codegen.helpers import HelperSet
 from f2loopy.codegen.names import c_name
 from f2loopy.codegen.vectors import vec_axis, vectorizable
 from f2loopy.diagnostics import CodegenError
+from f2loopy.escape import c_comment
 from f2loopy.ir.domains import combined_domain, iname_closure
 from f2loopy.ir.expressions import variables_read
 from f2loopy.ir.folding import normalize_integer
@@ -193,7 +194,7 @@ class KernelEmitter:
             elif isinstance(node, BarrierNode):
                 fence = "CLK_LOCAL_MEM_FENCE" if node.scope == "local" else \
                     "CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE"
-                comment = f" /* {node.reason} */" if node.reason else ""
+                comment = f" /* {c_comment(node.reason)} */" if node.reason else ""
                 self.emit_line(f"barrier({fence});{comment}")
             k += 1
 
@@ -278,7 +279,7 @@ class KernelEmitter:
         dom, c = align_params(dom, ctx)
         dom = dom.intersect_params(c)
         if dom.is_empty():
-            self.emit_line(f"/* the loop over '{iname}' never runs */")
+            self.emit_line(f"/* the loop over '{c_comment(iname)}' never runs */")
             return
         lower = dom.dim_min(0).coalesce()
         upper = dom.dim_max(0).coalesce()

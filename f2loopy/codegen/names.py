@@ -34,3 +34,30 @@ def py_name(name: str) -> str:
     if keyword.iskeyword(name) or keyword.issoftkeyword(name) or name in ("queue", "np", "cl"):
         return name + "_"
     return name
+
+
+def check_identifiers(kernel) -> None:
+    """Refuse a kernel any of whose names is not an ASCII identifier (as a
+    whole): the names are written into OpenCL, Python, C and Fortran as they
+    are.  Kernels from the sandbox were checked when they came back
+    (:mod:`f2loopy.ir.serialize`); this is the gate for every other way in
+    (a ``$`` that a Fortran compiler accepts in names, the Python API)."""
+    from f2loopy.diagnostics import CodegenError
+    from f2loopy.escape import is_identifier, visible
+
+    def check(name, what, span):
+        if not is_identifier(name):
+            raise CodegenError(f"{what} '{visible(name)}' cannot be translated: names must be "
+                               "letters, digits and underscores", span or kernel.span)
+
+    check(kernel.name, "the kernel name", kernel.span)
+    if kernel.module is not None:
+        check(kernel.module, "the module name", kernel.span)
+    for a in kernel.args:
+        check(a.name, "the argument name", a.span)
+    for t in kernel.temporaries.values():
+        check(t.name, "the variable name", t.span)
+        if t.base_storage is not None:
+            check(t.base_storage, "the storage name", t.span)
+    for iname in kernel.all_inames():
+        check(iname, "the loop index name", None)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pymbolic.primitives as p
 
+from f2loopy.escape import fortran_string
+
 LOCAL_PREFIX = "f2l_"
 
 #: numpy dtype name -> (Fortran type, bytes per element on the device)
@@ -171,8 +173,9 @@ def _real_literal(value, dt) -> str:
 
 
 def f_string(text: str) -> str:
-    """A Fortran character literal (double quotes doubled)."""
-    return '"' + text.replace('"', '""') + '"'
+    """A Fortran character literal showing *text* (see
+    :func:`f2loopy.escape.fortran_string`)."""
+    return fortran_string(text)
 
 
 def wrap(line: str, width: int = 100) -> list[str]:

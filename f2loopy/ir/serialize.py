@@ -34,8 +34,10 @@ VERSION = 1
 _DTYPES = {n: np.dtype(n) for n in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float32", "float64", "complex64", "complex128")}
-_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_ID_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.$-]*$")
+# names and ids are checked with full matches: '^...$' with re.match lets a
+# trailing newline through ("k\n" would reach the generated files)
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ID_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.$-]*")
 _CMP_OPS = {"==", "!=", "<", "<=", ">", ">="}
 _REDUCTION_OPS = {"sum", "product", "max", "min"}
 MAX_DEPTH = 200
@@ -213,13 +215,13 @@ def _fail(msg) -> NoReturn:
 
 
 def _name(v, what="name"):
-    if not isinstance(v, str) or not _NAME_RE.match(v) or len(v) > 200:
+    if not isinstance(v, str) or len(v) > 200 or not _NAME_RE.fullmatch(v):
         _fail(f"invalid {what}: {v!r}")
     return v
 
 
 def _insn_id(v):
-    if not isinstance(v, str) or not _ID_RE.match(v) or len(v) > 200:
+    if not isinstance(v, str) or len(v) > 200 or not _ID_RE.fullmatch(v):
         _fail(f"invalid instruction id: {v!r}")
     return v
 
@@ -282,7 +284,7 @@ def decode_expr(d, depth=0):
             return dt.type(v)
         if kind == "pyint":
             s = _str(rest[0], "integer", 40)
-            if not re.match(r"^-?\d+$", s):
+            if not re.fullmatch(r"-?[0-9]+", s):
                 _fail("invalid integer")
             return int(s)
         if kind == "f":
@@ -351,7 +353,7 @@ def _dec_axis_tags(v, n):
     tags = []
     for t in _list(v, "axis tags", 64):
         t = _str(t, "axis tag", 16)
-        if re.match(r"^N\d+$", t):
+        if re.fullmatch(r"N[0-9]+", t):
             tags.append(ArrayAxisTag("nest", int(t[1:])))
         elif t in ("vec", "sep"):
             tags.append(ArrayAxisTag(t))
@@ -390,9 +392,13 @@ def _dec_arg(d):
                     and isinstance(extent_of[1], int) and 0 <= extent_of[1] < 64):
                 _fail("invalid extent_of")
             extent_of = (_name(extent_of[0]), extent_of[1])
+        if fixed is not None:
+            fixed = decode_expr(fixed)
+            if not isinstance(fixed, (bool, int, float, complex, np.bool_, np.number)):
+                _fail("a fixed value must be a number")
         return ScalarArg(name=_name(d["name"]), dtype=_dtype(d["dtype"]),
                          intent=_intent(d.get("intent")), span=_dec_span(d.get("span")),
-                         fixed_value=None if fixed is None else decode_expr(fixed),
+                         fixed_value=fixed,
                          extent_of=extent_of)
     if d.get("kind") != "array":
         _fail("invalid argument kind")
@@ -470,7 +476,7 @@ def _dec_insn(d):
 
 def _isl_set(text, what):
     text = _str(text, what, MAX_ISL_TEXT)
-    if not re.match(r"^[\w\s\[\]{}()\-+*/:;,.=<>&|!%^]*$", text):
+    if not re.fullmatch(r"[A-Za-z0-9_ \n\[\]{}()\-+*/:;,.=<>&|!%^]*", text):
         _fail(f"invalid characters in {what}")
     try:
         return isl.Set(text)

@@ -8,6 +8,7 @@ from typing import Any
 import dataclasses
 
 from f2loopy.diagnostics import TransformError
+from f2loopy.ir.build_options import BuildOptionError, check_build_options
 from f2loopy.ir.kernel import BarrierInstruction, Kernel, KernelOptions
 from f2loopy.transform.match import find_instructions, parse_match
 from f2loopy.transform.util import for_each_kernel, unique_name
@@ -149,7 +150,8 @@ _OPTION_FIELDS = {f.name for f in dataclasses.fields(KernelOptions)}
 def set_options(kernel: Kernel, *args, **kwargs) -> Kernel:
     """Set code generation options: ``set_options(knl, "write_code")`` (also
     loopy's ``write_cl``: translating shows the generated code),
-    ``set_options(knl, build_options=["-cl-fast-relaxed-math"])``,
+    ``set_options(knl, build_options=["-cl-fast-relaxed-math"])`` (only the options of
+    :data:`~f2loopy.ir.build_options.ALLOWED_BUILD_OPTIONS`),
     ``set_options(knl, fp_contract=True, check_races=False)``.  loopy's
     options about its Python wrapper and terminal output are accepted and
     have no effect; any other name is an error."""
@@ -182,7 +184,11 @@ def set_options(kernel: Kernel, *args, **kwargs) -> Kernel:
     changes = {k: v for k, v in changes.items() if k in _OPTION_FIELDS}
     if "build_options" in changes:
         bo = changes["build_options"]
-        changes["build_options"] = tuple(bo.split() if isinstance(bo, str) else bo)
+        try:
+            changes["build_options"] = check_build_options(bo.split() if isinstance(bo, str)
+                                                           else bo)
+        except BuildOptionError as exc:
+            raise TransformError(f"set_options: {exc}") from None
     return kernel.copy(options=kernel.options.copy(**changes))
 
 

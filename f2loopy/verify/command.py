@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from f2loopy.diagnostics import F2LoopyError
+from f2loopy.escape import terminal
 
 
 def run_check(file, *, defines: dict, transform, sizes, ranges, kernel, seed, rtol, atol,
@@ -31,5 +32,5 @@ def run_check(file, *, defines: dict, transform, sizes, ranges, kernel, seed, rt
     except Exception as exc:  # noqa: BLE001 - reported as an internal error
         report_error(exc, debug)
         return 1
-    click.echo(report.format())
+    click.echo(terminal(report.format()))
     return 0 if report.passed else 1
