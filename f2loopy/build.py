@@ -55,7 +55,7 @@ def is_generated(path: str) -> bool:
 
 
 def translate_one(path: str, output_dir=None, defines=None, transform=None,
-                  debug=False) -> FileOutcome:
+                  debug=False, include_dirs=(), search_files=()) -> FileOutcome:
     """Translate and write one file; never raises."""
     from f2loopy.pipeline import translate_file, write_outputs
     outcome = FileOutcome(path)
@@ -64,7 +64,8 @@ def translate_one(path: str, output_dir=None, defines=None, transform=None,
         return outcome
     try:
         result = translate_file(path, output_dir=output_dir, defines=defines,
-                                transform=transform, debug=debug, cache=True)
+                                transform=transform, debug=debug, cache=True,
+                                include_dirs=include_dirs, search_files=search_files)
         written = write_outputs(result.outputs)
     except Exception as exc:  # noqa: BLE001 - every failure is reported, not raised
         outcome.error = _format_error(exc, debug)

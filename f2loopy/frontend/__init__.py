@@ -77,7 +77,8 @@ def read_source(source: str, filename: str = "<string>", *,
 
 def parse_fortran(source: str, filename: str = "<string>", *,
                   auto_dependencies: bool = True, fixed_form: bool | None = None,
-                  collect_errors: bool = False, **_loopy_compat) -> TranslationUnit:
+                  collect_errors: bool = False, include_dirs=(), search_files=(),
+                  **_loopy_compat) -> TranslationUnit:
     """Translate the subroutines of Fortran *source* into kernels.
 
     Returns a :class:`~f2loopy.ir.kernel.TranslationUnit` that unpacks like a
@@ -89,20 +90,29 @@ def parse_fortran(source: str, filename: str = "<string>", *,
     Raises :class:`~f2loopy.diagnostics.FortranError` with the location for
     anything that cannot be translated; with *collect_errors*, a
     :class:`FortranErrors` listing every statement that cannot be.
+
+    Modules and procedures that *source* does not define are looked up in
+    *search_files* and in the Fortran sources under each of *include_dirs*
+    (``f2loopy translate -I DIR``; :mod:`f2loopy.frontend.search_path`).
     """
+    from f2loopy.frontend.search_path import SearchPath
     src = read_source(source, filename, fixed_form=fixed_form)
-    return translate_source(src, collect_errors=collect_errors)
+    search = SearchPath(include_dirs, search_files)
+    return translate_source(src, collect_errors=collect_errors, search=search)
 
 
 def translate_source(src: SourceFile, *, collect_errors: bool = False,
-                     jobs: int | None = None) -> TranslationUnit:
+                     jobs: int | None = None, search=None) -> TranslationUnit:
     """Kernels of every subroutine of *src*.
 
     With *collect_errors*, lowering goes on after a statement fails and all
-    failures are raised together as :class:`FortranErrors`.
+    failures are raised together as :class:`FortranErrors`.  *search* (a
+    :class:`~f2loopy.frontend.search_path.SearchPath`) finds the modules and
+    procedures of other files; the files it read are in its ``files_read``.
     """
     key = (src.filename, src.text, src.fixed_form)
-    if not collect_errors and key in _RECENT_UNITS:
+    # with a search path the result may depend on other files: always translate
+    if not collect_errors and not search and key in _RECENT_UNITS:
         # the same text again (a script's parse_fortran(SOURCE) after the
         # pipeline's own parse, in the same or a forked process): kernels are
         # immutable, so the earlier ones are the answer
@@ -114,7 +124,7 @@ def translate_source(src: SourceFile, *, collect_errors: bool = False,
             raise FortranErrors(cpp, src.filename)
         raise cpp[0]
     units = parse_units(src, jobs=jobs)
-    registry = FileRegistry(src, units)
+    registry = FileRegistry(src, units, search=search if search else None)
     kernels, errors = [], []
     for proc in registry.kernel_procedures():
         if collect_errors:
@@ -126,6 +136,8 @@ def translate_source(src: SourceFile, *, collect_errors: bool = False,
             kernels.append(lower_subroutine(src, proc, registry))
     if errors:
         raise FortranErrors(errors, src.filename)
+    if search and search.files_read:
+        return TranslationUnit(kernels, src.filename, src.text)   # depends on other files
     if len(_RECENT_UNITS) >= 4:
         del _RECENT_UNITS[next(iter(_RECENT_UNITS))]
     _RECENT_UNITS[key] = tuple(kernels)

@@ -74,6 +74,10 @@ def type_name(dt) -> str:
 class InliningMixin:
     """Calls and function references (mixed into UnitLowering)."""
 
+    def search_path(self):
+        """The search path for procedures of other files (None: this file only)."""
+        return getattr(self.registry, "search", None)
+
     def find_procedure(self, name):
         if self.registry is None:
             return None
@@ -109,8 +113,10 @@ class InliningMixin:
         callee = proc.prepare(self.src, self.registry)
         actuals = self.match_arguments(proc, callee.dummies, actual_nodes)
         from f2loopy.frontend.lowering import UnitLowering
-        child = UnitLowering(self.src, callee.symtab, callee.dummies, callee.written,
-                             callee.do_variables, state=self.st, registry=self.registry,
+        # a procedure of another file is lowered with its own source and registry
+        child = UnitLowering(proc.src or self.src, callee.symtab, callee.dummies,
+                             callee.written, callee.do_variables, state=self.st,
+                             registry=proc.registry or self.registry,
                              parent=self, unit_name=proc.name,
                              statement_functions=callee.statement_functions)
         child.module_info = proc.module

@@ -54,9 +54,13 @@ class Procedure:
     node: object
     module: ModuleInfo | None
     line: int
+    #: the file that defines it and its registry (procedures of other files
+    #: are prepared and lowered with their own source, for their spans)
+    src: object = None
+    registry: object = None
 
     def prepare(self, src, registry, errors=None) -> "PreparedProcedure":
-        return prepare_procedure(src, self, registry, errors)
+        return prepare_procedure(self.src or src, self, self.registry or registry, errors)
 
 
 @dataclass(eq=False)
@@ -79,14 +83,17 @@ class PreparedProcedure:
 class FileRegistry:
     """Procedures and modules of one file (from one or several parse trees)."""
 
-    def __init__(self, src: SourceFile, units, errors=None):
+    def __init__(self, src: SourceFile, units, errors=None, *, search=None):
         self.src = src
         self.errors = errors
+        #: a :class:`~f2loopy.frontend.search_path.SearchPath` for modules and
+        #: procedures of other files, or None
+        self.search = search
         self.procedures: dict[str, Procedure] = {}
         self.modules: dict[str, ModuleInfo] = {}
         self.all_procedures: list[Procedure] = []
         self._writes: dict = {}
-        self._module_busy: set = set()
+        self._module_busy: set = search.module_busy if search is not None else set()
         for unit in units:
             self.add_unit(unit)
         self.all_procedures.sort(key=lambda pr: pr.line)
@@ -117,6 +124,7 @@ class FileRegistry:
                 self.src.span(first or 1))
 
     def _register(self, proc, table):
+        proc.src, proc.registry = self.src, self
         if proc.name.lower() in table:
             if table[proc.name.lower()].line == proc.line:
                 return            # the same unit parsed twice (module headers)
@@ -131,6 +139,10 @@ class FileRegistry:
     def module(self, name: str) -> ModuleInfo | None:
         info = self.modules.get(name.lower())
         if info is None:
+            if self.search:
+                other = self.search.registry_defining("module", name, self.src.filename)
+                if other is not None:
+                    return other.module(name)
             return None
         if info.symtab is None:
             if name.lower() in self._module_busy:
@@ -150,7 +162,12 @@ class FileRegistry:
             return mod.procedures.get(remote)
         if module is not None and low in module.procedures:
             return module.procedures[low]
-        return self.procedures.get(low)
+        proc = self.procedures.get(low)
+        if proc is None and self.search:
+            other = self.search.registry_defining("procedure", name, self.src.filename)
+            if other is not None:
+                proc = other.procedures.get(low)
+        return proc
 
     def dummy_writes(self, proc: Procedure) -> set:
         """Lower-case names of *proc*'s dummy arguments it (or what it calls)
@@ -182,6 +199,7 @@ def read_module_spec(src, info: ModuleInfo, registry) -> SymbolTable:
             spec = ch
     if spec is not None:
         reader = DeclarationReader(src, host, [], modules=registry.module)
+        reader.search = registry.search
         reader.in_module = True
         reader.read(spec)
         reader.apply_data()
@@ -232,6 +250,7 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
         host = registry.module(proc.module.name).symtab
     reader = DeclarationReader(src, symtab, dummies, host, modules=registry.module,
                                errors=errors)
+    reader.search = registry.search
     reader.read(parts.get("Specification_Part"))
     exec_part = parts.get("Execution_Part")
     body = [c for c in (exec_part.children if exec_part is not None else ()) if c is not None]
