@@ -24,6 +24,11 @@ INPUT_SUFFIXES = (".f90", ".F90", ".f", ".F", ".for", ".f77", ".floopy", ".f95",
                   ".f08")
 
 
+class NothingToTranslate(F2LoopyError):
+    """The file has no subroutine or function to translate (a file of
+    modules that other files use, or a main program): nothing is written."""
+
+
 @dataclass
 class TranslationResult:
     """What translating one file produced (nothing is on disk yet)."""
@@ -103,6 +108,9 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
     script = apply_transformations(src, kernels, defines or {}, transform, debug=debug)
     kernels = script.kernels
     inputs.extend(script.inputs)
+    if not kernels:
+        raise NothingToTranslate(f"{path}: nothing to translate (no subroutine or function; a "
+                                 "file of modules is read where other files use them)")
     try:
         generated = [generate_code(k) for k in kernels]
     except F2LoopyError as exc:

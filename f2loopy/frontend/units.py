@@ -134,7 +134,15 @@ class FileRegistry:
         self.all_procedures.append(proc)
 
     def kernel_procedures(self) -> list[Procedure]:
-        return [pr for pr in self.all_procedures if pr.kind == "subroutine"]
+        """The procedures that become kernels: every subroutine, and every
+        function that no procedure of the file references (a file of BLAS
+        style functions; a function the file calls is inlined there)."""
+        referenced = set()
+        for pr in self.all_procedures:
+            referenced.update(str(n).lower() for n in walk(pr.node, F.Name)
+                              if str(n).lower() != pr.name.lower())
+        return [pr for pr in self.all_procedures if pr.kind == "subroutine"
+                or pr.name.lower() not in referenced]
 
     def module(self, name: str) -> ModuleInfo | None:
         info = self.modules.get(name.lower())
@@ -436,7 +444,14 @@ def _lower(src, proc, registry, errors):
     prep = proc.prepare(src, registry, errors)
     state = LoweringState(collect=errors is not None)
     symtab = prep.symtab
-    lowering = UnitLowering(src, symtab, prep.dummies, prep.written, prep.do_variables,
+    dummies = list(prep.dummies)
+    if prep.result_name is not None:
+        # a function as a kernel: its result is an argument the glue returns
+        rsym = symtab.get(prep.result_name)
+        rsym.is_dummy = True
+        rsym.intent = "out"
+        dummies.append(prep.result_name)
+    lowering = UnitLowering(src, symtab, dummies, prep.written, prep.do_variables,
                             state=state, registry=registry, unit_name=proc.name,
                             statement_functions=prep.statement_functions)
     lowering.module_info = proc.module
@@ -448,9 +463,10 @@ def _lower(src, proc, registry, errors):
 
     first = prep.first_line
     args = []
-    for d in prep.dummies:
+    for d in dummies:
         try:
-            args.append(_make_arg(src, prep.reader, lowering, symtab, d, first))
+            args.append(_make_arg(src, prep.reader, lowering, symtab, d, first,
+                                  is_result=d == prep.result_name))
         except FortranError as exc:
             if errors is None:
                 raise
@@ -460,7 +476,7 @@ def _lower(src, proc, registry, errors):
         sym = symtab.get(array)
         args.append(ScalarArg(name=name, dtype=np.dtype(np.int32), intent="in",
                               span=sym.span, extent_of=(sym.name, axis)))
-    temporaries = _make_temporaries(src, lowering, symtab, prep.dummies)
+    temporaries = _make_temporaries(src, lowering, symtab, dummies)
     if errors:
         return None
     kernel = Kernel(
@@ -531,7 +547,7 @@ def _dims(src, reader, lowering, sym):
     return tuple(shape), tuple(lbs)
 
 
-def _make_arg(src, reader, lowering, symtab, dummy, first_line):
+def _make_arg(src, reader, lowering, symtab, dummy, first_line, is_result=False):
     sym = symtab.get(dummy)
     if sym.is_array:
         shape, lbs = _dims(src, reader, lowering, sym)
@@ -539,7 +555,8 @@ def _make_arg(src, reader, lowering, symtab, dummy, first_line):
             raise FortranError(f"only the last dimension of '{sym.name}' may be '*'", sym.span)
         return ArrayArg(name=sym.name, dtype=np.dtype(sym.dtype), shape=shape,
                         lower_bounds=lbs, intent=sym.intent, span=sym.span)
-    return ScalarArg(name=sym.name, dtype=np.dtype(sym.dtype), intent=sym.intent, span=sym.span)
+    return ScalarArg(name=sym.name, dtype=np.dtype(sym.dtype), intent=sym.intent, span=sym.span,
+                     is_result=is_result)
 
 
 def _make_temporaries(src, lowering: UnitLowering, symtab, dummies) -> dict:
