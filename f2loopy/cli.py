@@ -110,13 +110,18 @@ def main():
                    "scripts) as Make rules, like gcc -MD.")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=1, show_default=True,
               help="Translate up to N files at once (0: one per CPU).")
+@click.option("-I", "include_dirs", multiple=True, metavar="DIR",
+              type=click.Path(exists=True, file_okay=False),
+              help="Look for the modules and procedures a file uses in the Fortran "
+                   "sources under DIR (repeatable); the files named are searched first.")
 @click.option("--progress/--no-progress", default=None,
               help="Show a progress bar on stderr (default: when stderr is a terminal).")
 @defines_option
 @transform_option
 @trust_option
 @debug_option
-def translate(files, output_dir, depfile, jobs, progress, defines, transform, debug):
+def translate(files, output_dir, depfile, jobs, progress, include_dirs, defines, transform,
+              debug):
     """Translate Fortran FILES: writes NAME.cl, NAME_cl.py (Python glue), NAME_cl.f90 and
     NAME_cl.c (Fortran glue) for each.
 
@@ -135,7 +140,8 @@ def translate(files, output_dir, depfile, jobs, progress, defines, transform, de
         progress = sys.stderr.isatty()
     outcomes = translate_files(files, jobs=jobs, progress=Progress(len(files), progress),
                                output_dir=output_dir, defines=values, transform=transform,
-                               debug=debug)
+                               debug=debug, include_dirs=include_dirs,
+                               search_files=tuple(files) if len(files) > 1 else ())
     failed = 0
     for o in outcomes:
         if o.script_output:                 # what print() in the file's script wrote
@@ -163,11 +169,14 @@ def translate(files, output_dir, depfile, jobs, progress, defines, transform, de
 @click.option("--kernel", "kernel_name", default=None, help="Only this subroutine.")
 @click.option("--ir/--no-ir", default=True, help="Print the kernel IR.")
 @click.option("--code/--no-code", default=True, help="Print the generated OpenCL.")
+@click.option("-I", "include_dirs", multiple=True, metavar="DIR",
+              type=click.Path(exists=True, file_okay=False),
+              help="Look for used modules and called procedures under DIR (repeatable).")
 @defines_option
 @transform_option
 @trust_option
 @debug_option
-def show(file, kernel_name, ir, code, defines, transform, debug):
+def show(file, kernel_name, ir, code, include_dirs, defines, transform, debug):
     """Print the IR and the generated OpenCL of FILE (writes nothing).
 
     For a file that cannot be translated, lists every statement that cannot be.
@@ -175,7 +184,7 @@ def show(file, kernel_name, ir, code, defines, transform, debug):
     from f2loopy.pipeline import translate_file
     try:
         result = translate_file(file, defines=_parse_defines(defines), transform=transform,
-                                debug=debug, collect_errors=True)
+                                debug=debug, collect_errors=True, include_dirs=include_dirs)
     except Exception as exc:  # noqa: BLE001
         _echo(getattr(exc, "script_output", ""), nl=False)
         _report(exc, debug)

@@ -24,6 +24,11 @@ INPUT_SUFFIXES = (".f90", ".F90", ".f", ".F", ".for", ".f77", ".floopy", ".f95",
                   ".f08")
 
 
+class NothingToTranslate(F2LoopyError):
+    """The file has no subroutine or function to translate (a file of
+    modules that other files use, or a main program): nothing is written."""
+
+
 @dataclass
 class TranslationResult:
     """What translating one file produced (nothing is on disk yet)."""
@@ -56,14 +61,18 @@ def output_paths(path, output_dir=None) -> dict:
 def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | None = None,
                    defines: dict | None = None, transform: str | None = None,
                    debug: bool = False, cache: bool = False,
-                   collect_errors: bool = False) -> TranslationResult:
+                   collect_errors: bool = False, include_dirs=(),
+                   search_files=()) -> TranslationResult:
     """Translate the Fortran file *path*; return the outputs without writing them.
 
     With *cache*, an unchanged file's outputs come from the translation cache
     (:mod:`f2loopy.cache`); the result then has outputs, inputs and what the
     script printed only (no kernels).  With *collect_errors*, every statement that cannot be
     translated is reported (:class:`~f2loopy.frontend.FortranErrors`).
+    Modules and procedures of other files are looked up in *search_files*
+    and under *include_dirs* (``-I``); every file read is in the result's inputs.
     """
+    search = dict(include_dirs=tuple(include_dirs), search_files=tuple(search_files))
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -73,10 +82,13 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
         raise F2LoopyError(f"cannot read {path}: {exc.strerror or exc}") from None
     if not cache:
         return translate_text(text, path, output_dir=output_dir, defines=defines,
-                              transform=transform, debug=debug, collect_errors=collect_errors)
+                              transform=transform, debug=debug, collect_errors=collect_errors,
+                              **search)
     from f2loopy import cache as tcache
     key = tcache.translation_key(path, text, output_dir=output_dir, defines=defines,
-                                 transform=transform)
+                                 transform=transform,
+                                 extra=[f"-I{d}" for d in include_dirs] +
+                                 [f"file:{f}" for f in search_files])
     # an entry holds texts by kind: the paths are always the ones computed here
     paths = output_paths(path, output_dir)
     hit = tcache.load(key, OUTPUT_KINDS, path)
@@ -85,7 +97,8 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
         outputs = {paths[kind]: texts[kind] for kind in OUTPUT_KINDS}
         return TranslationResult(path, [], [], outputs, inputs, script_output=output)
     result = translate_text(text, path, output_dir=output_dir, defines=defines,
-                            transform=transform, debug=debug, collect_errors=collect_errors)
+                            transform=transform, debug=debug, collect_errors=collect_errors,
+                            **search)
     by_path = {Path(p): t for p, t in result.outputs.items()}
     if set(by_path) == set(paths.values()):
         tcache.store(key, {kind: by_path[p] for kind, p in paths.items()}, result.inputs,
@@ -94,7 +107,8 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
 
 
 def translate_text(text: str, path: Path, *, output_dir=None, defines=None, transform=None,
-                   debug=False, collect_errors=False) -> TranslationResult:
+                   debug=False, collect_errors=False, include_dirs=(),
+                   search_files=()) -> TranslationResult:
     """Translate Fortran *text* as if read from *path* (a str or Path; it
     names the outputs and the diagnostics, and the outputs go next to it
     unless *output_dir* is given).  Nothing is written."""
@@ -104,12 +118,17 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
     from f2loopy.frontend import read_source, translate_source
     from f2loopy.glue.fortran import generate_fortran_glue
     from f2loopy.glue.python import generate_python_glue
+    from f2loopy.frontend.search_path import SearchPath
     src = read_source(text, str(path))
-    kernels = list(translate_source(src, collect_errors=collect_errors))
-    inputs = [path]
+    search = SearchPath(include_dirs, search_files)
+    kernels = list(translate_source(src, collect_errors=collect_errors, search=search))
+    inputs = [path, *search.files_read]
     script = apply_transformations(src, kernels, defines or {}, transform, debug=debug)
     kernels = script.kernels
     inputs.extend(script.inputs)
+    if not kernels:
+        raise NothingToTranslate(f"{path}: nothing to translate (no subroutine or function; a "
+                                 "file of modules is read where other files use them)")
     try:
         generated = [generate_code(k) for k in kernels]
     except F2LoopyError as exc:

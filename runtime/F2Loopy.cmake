@@ -6,6 +6,8 @@
 #     SOURCES heat.f90 ...             # Fortran files to translate
 #     [DEFINES NAME=VALUE ...]         # values for the transformation scripts (-D)
 #     [TRANSFORM recipe-or-file]       # a recipe of transforms/ or a Python file (--transform)
+#     [INCLUDE_DIRS dir ...]           # where used modules and called procedures are (-I);
+#                                      # the target's INCLUDE_DIRECTORIES are searched too
 #     [OUTPUT_DIR dir])                # default: ${CMAKE_CURRENT_BINARY_DIR}/f2loopy_generated/<target>
 #
 # For each SOURCE NAME.f90 a custom command runs `f2loopy translate` at build time
@@ -66,7 +68,8 @@ function(_f2loopy_runtime_target)
 endfunction()
 
 function(f2loopy_add_kernels target)
-  cmake_parse_arguments(PARSE_ARGV 1 F2L "" "TRANSFORM;OUTPUT_DIR" "SOURCES;DEFINES")
+  cmake_parse_arguments(PARSE_ARGV 1 F2L "" "TRANSFORM;OUTPUT_DIR"
+                        "SOURCES;DEFINES;INCLUDE_DIRS")
   if(F2L_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "f2loopy_add_kernels: unknown arguments ${F2L_UNPARSED_ARGUMENTS}")
   endif()
@@ -90,6 +93,24 @@ function(f2loopy_add_kernels target)
   set(options)
   foreach(define IN LISTS F2L_DEFINES)
     list(APPEND options -D "${define}")
+  endforeach()
+  # modules and procedures of other files: INCLUDE_DIRS, then the target's
+  # include directories (those known when this is called, without generator
+  # expressions), each once
+  get_target_property(target_includes ${target} INCLUDE_DIRECTORIES)
+  if(NOT target_includes)
+    set(target_includes)
+  endif()
+  set(searched)
+  foreach(dir IN LISTS F2L_INCLUDE_DIRS target_includes)
+    if(dir MATCHES "\\$<")
+      continue()
+    endif()
+    get_filename_component(dir "${dir}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    if(IS_DIRECTORY "${dir}" AND NOT dir IN_LIST searched)
+      list(APPEND searched "${dir}")
+      list(APPEND options -I "${dir}")
+    endif()
   endforeach()
   set(transform_deps)
   if(F2L_TRANSFORM)

@@ -39,8 +39,9 @@ UNSUPPORTED = [
      "must be a constant", "^"),
     ("forall (i=1:n) a(i) = 0", "t.f90:5:3: error: 'forall' statements are not supported "
      "(use 'do concurrent')", "^~~~~~"),
-    ("call ext(x)", "t.f90:5:8: error: subroutine 'ext' is not defined in this file (only "
-     "subroutines of the same file can be called; they are inlined)", "^~~"),
+    ("call ext(x)", "t.f90:5:8: error: subroutine 'ext' is not defined in this file and no "
+     "search path was given (name the file that defines it on the command line, or its "
+     "directory with -I DIR)", "^~~"),
 ]
 
 ERRORS = [

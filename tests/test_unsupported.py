@@ -116,8 +116,9 @@ STATEMENTS = [
      "a constant expression (the compiler would reject it)", "^~~~~~~~~~~~~~~~~"),
     ("i = 10000000000", "t.f90:5:3: error: the value 10000000000 does not fit in integer",
      "^"),
-    ("call ext(x)", "t.f90:5:8: error: subroutine 'ext' is not defined in this file (only "
-     "subroutines of the same file can be called; they are inlined)", "^~~"),
+    ("call ext(x)", "t.f90:5:8: error: subroutine 'ext' is not defined in this file and no "
+     "search path was given (name the file that defines it on the command line, or its "
+     "directory with -I DIR)", "^~~"),
     ("select case (x)\n  case (1)\n    x = 0\n  end select", "t.f90:5:16: error: 'select "
      "case' is only supported on integer expressions", "^"),
 ]
@@ -183,8 +184,9 @@ end subroutine
   real x
   x = 1
 end subroutine
-""", "t.f90:2:7: error: module 'nowhere' is not defined in this file (only modules of the same "
-        "file can be used)", "^~~~~~~"),
+""", "t.f90:2:7: error: module 'nowhere' is not defined in this file and no search path was "
+        "given (name the file that defines it on the command line, or its directory with -I "
+        "DIR)", "^~~~~~~"),
     ("automatic_array_in_called_procedure", """subroutine t(n, x)
   implicit none
   integer n
@@ -507,8 +509,9 @@ def test_show_lists_every_unsupported_statement(tmp_path):
         "on entry)",
         f"{where}:13:5: error: 'stop' is not supported in a kernel",
         f"{where}:20:7: error: 'y' is neither an array nor a known function",
-        f"{where}:21:8: error: subroutine 'foo' is not defined in this file (only subroutines "
-        "of the same file can be called; they are inlined)",
+        f"{where}:21:8: error: subroutine 'foo' is not defined in this file and no search "
+        "path was given (name the file that defines it on the command line, or its "
+        "directory with -I DIR)",
     ]
     assert result.stderr.splitlines()[-1] == \
         f"{where}: 7 errors: these statements cannot be translated"

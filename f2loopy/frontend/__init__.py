@@ -79,7 +79,8 @@ def parse_fortran(source: str, filename: str = "<string>", *,
                   free_form: bool | None = None, fixed_form: bool | None = None,
                   strict: bool = True, auto_dependencies: bool = True,
                   seq_dependencies: bool | None = None, target: None = None,
-                  collect_errors: bool = False) -> TranslationUnit:
+                  collect_errors: bool = False, include_dirs=(),
+                  search_files=()) -> TranslationUnit:
     """Translate the subroutines of Fortran *source* into kernels.
 
     Returns a :class:`~f2loopy.ir.kernel.TranslationUnit` that unpacks like a
@@ -101,12 +102,17 @@ def parse_fortran(source: str, filename: str = "<string>", *,
         only, so only None is accepted.
     :arg collect_errors: raise a :class:`FortranErrors` listing every
         statement that cannot be translated instead of the first one.
+    :arg include_dirs, search_files: where modules and procedures that
+        *source* does not define are looked up: these files, and the Fortran
+        sources under each directory (``f2loopy translate -I DIR``;
+        :mod:`f2loopy.frontend.search_path`).
     :raises FortranError: with the location, for anything that cannot be
         translated.
     :raises UnsupportedArgumentError: for an option value f2loopy does not
         implement.  Unknown keywords are a :class:`TypeError`.
     """
     from f2loopy.diagnostics import UnsupportedArgumentError
+    from f2loopy.frontend.search_path import SearchPath
     if not strict:
         raise UnsupportedArgumentError(
             "parse_fortran", "strict", strict,
@@ -126,18 +132,22 @@ def parse_fortran(source: str, filename: str = "<string>", *,
                 f"it contradicts fixed_form={fixed_form!r}")
         fixed_form = not free_form
     src = read_source(source, filename, fixed_form=fixed_form)
-    return translate_source(src, collect_errors=collect_errors)
+    search = SearchPath(include_dirs, search_files)
+    return translate_source(src, collect_errors=collect_errors, search=search)
 
 
 def translate_source(src: SourceFile, *, collect_errors: bool = False,
-                     jobs: int | None = None) -> TranslationUnit:
+                     jobs: int | None = None, search=None) -> TranslationUnit:
     """Kernels of every subroutine of *src*.
 
     With *collect_errors*, lowering goes on after a statement fails and all
-    failures are raised together as :class:`FortranErrors`.
+    failures are raised together as :class:`FortranErrors`.  *search* (a
+    :class:`~f2loopy.frontend.search_path.SearchPath`) finds the modules and
+    procedures of other files; the files it read are in its ``files_read``.
     """
     key = (src.filename, src.text, src.fixed_form)
-    if not collect_errors and key in _RECENT_UNITS:
+    # with a search path the result may depend on other files: always translate
+    if not collect_errors and not search and key in _RECENT_UNITS:
         # the same text again (a script's parse_fortran(SOURCE) after the
         # pipeline's own parse, in the same or a forked process): kernels are
         # immutable, so the earlier ones are the answer
@@ -149,7 +159,7 @@ def translate_source(src: SourceFile, *, collect_errors: bool = False,
             raise FortranErrors(cpp, src.filename)
         raise cpp[0]
     units = parse_units(src, jobs=jobs)
-    registry = FileRegistry(src, units)
+    registry = FileRegistry(src, units, search=search if search else None)
     kernels, errors = [], []
     for proc in registry.kernel_procedures():
         if collect_errors:
@@ -161,6 +171,8 @@ def translate_source(src: SourceFile, *, collect_errors: bool = False,
             kernels.append(lower_subroutine(src, proc, registry))
     if errors:
         raise FortranErrors(errors, src.filename)
+    if search and search.files_read:
+        return TranslationUnit(kernels, src.filename, src.text)   # depends on other files
     if len(_RECENT_UNITS) >= 4:
         del _RECENT_UNITS[next(iter(_RECENT_UNITS))]
     _RECENT_UNITS[key] = tuple(kernels)

@@ -86,6 +86,8 @@ class DeclarationReader:
         self.externals: set[str] = set()
         self.statement_functions: list = []
         self.in_module = False
+        #: the search path of the registry (for the message when a module is missing)
+        self.search = None
 
     # {{{ errors and constant evaluation
 
@@ -434,8 +436,9 @@ class DeclarationReader:
                              "iso_fortran_env and iso_c_binding are)", name,
                              UnsupportedFeatureError)
         if module is None:
-            raise self.error(f"module '{name}' is not defined in this file (only modules of "
-                             "the same file can be used)", name, UnsupportedFeatureError)
+            from f2loopy.frontend.search_path import not_found_message
+            raise self.error(not_found_message("module", name, self.search), name,
+                             UnsupportedFeatureError)
         available = {s.name.lower(): s for s in module.symtab.symbols()}
         procedures = getattr(module, "procedure_names", set())
         wanted = []          # (local name, module name)

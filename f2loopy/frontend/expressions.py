@@ -734,3 +734,9 @@ _ARRAY_INTRINSICS = frozenset({"sum", "product", "maxval", "minval", "dot_produc
                                "maxloc", "minloc", "cshift", "eoshift", "spread",
                                "size", "lbound", "ubound"})
 _ALL_INTRINSICS = frozenset(_INTRINSIC_HANDLERS) | _ARRAY_INTRINSICS
+
+
+def is_intrinsic_name(name: str) -> bool:
+    """Whether *name* is a Fortran intrinsic procedure f2loopy knows."""
+    low = name.lower()
+    return low in SPECIFIC_INTRINSICS or low in _ALL_INTRINSICS

@@ -63,6 +63,10 @@ class StatementFunction:
 class InliningMixin:
     """Calls and function references (mixed into UnitLowering)."""
 
+    def search_path(self):
+        """The search path for procedures of other files (None: this file only)."""
+        return getattr(self.registry, "search", None)
+
     def find_procedure(self, name):
         if self.registry is None:
             return None
@@ -97,9 +101,11 @@ class InliningMixin:
                              proc.name, UnsupportedFeatureError)
         callee = proc.prepare(self.src, self.registry)
         actuals = self.match_arguments(proc, callee.dummies, actual_nodes)
-        # the callee is lowered by a lowering of the caller's own class
-        child = type(self)(self.src, callee.symtab, callee.dummies, callee.written,
-                           callee.do_variables, state=self.st, registry=self.registry,
+        # the callee is lowered by a lowering of the caller's own class; a
+        # procedure of another file with its own source and registry
+        child = type(self)(proc.src or self.src, callee.symtab, callee.dummies,
+                           callee.written, callee.do_variables, state=self.st,
+                           registry=proc.registry or self.registry,
                            parent=self, unit_name=proc.name,
                            statement_functions=callee.statement_functions)
         child.module_info = proc.module

@@ -38,7 +38,8 @@ from f2loopy.frontend.array_intrinsics import ArrayIntrinsicsMixin
 from f2loopy.frontend.arrays import ArraySyntaxMixin
 from f2loopy.frontend.conditionals import ConditionalsMixin
 from f2loopy.frontend.declarations import statement_lines
-from f2loopy.frontend.expressions import ConversionContext, ExpressionConverter
+from f2loopy.frontend.expressions import (
+    ConversionContext, ExpressionConverter, is_intrinsic_name)
 from f2loopy.frontend.inline import InliningMixin
 from f2loopy.frontend.loops import LoopScope, LoopsMixin, Region, _has_early_return
 from f2loopy.frontend.symbols import Symbol, SymbolTable
@@ -481,6 +482,11 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
             return None
         proc = self.find_procedure(name)
         if proc is None:
+            if sym is not None and sym.dtype is not None and not sym.is_dummy and \
+                    not sym.is_parameter and not is_intrinsic_name(name):
+                from f2loopy.frontend.search_path import not_found_message
+                raise self.error(not_found_message("function", name, self.search_path()),
+                                 name, UnsupportedFeatureError)
             return None
         if proc.kind != "function":
             raise self.error(f"'{name}' is a subroutine; use 'call {name}(...)'", name)
@@ -708,9 +714,9 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
         name = str(name_node)
         proc = self.find_procedure(name)
         if proc is None:
-            raise self.error(f"subroutine '{name}' is not defined in this file (only "
-                             "subroutines of the same file can be called; they are "
-                             "inlined)", name, UnsupportedFeatureError)
+            from f2loopy.frontend.search_path import not_found_message
+            raise self.error(not_found_message("subroutine", name, self.search_path()), name,
+                             UnsupportedFeatureError)
         if proc.kind != "subroutine":
             raise self.error(f"'{name}' is a function, not a subroutine", name)
         self.inline_call(proc, list(args.items) if args is not None else [], node)

@@ -54,9 +54,13 @@ class Procedure:
     node: object
     module: ModuleInfo | None
     line: int
+    #: the file that defines it and its registry (procedures of other files
+    #: are prepared and lowered with their own source, for their spans)
+    src: object = None
+    registry: object = None
 
     def prepare(self, src, registry, errors=None) -> "PreparedProcedure":
-        return prepare_procedure(src, self, registry, errors)
+        return prepare_procedure(self.src or src, self, self.registry or registry, errors)
 
 
 @dataclass(eq=False)
@@ -79,14 +83,17 @@ class PreparedProcedure:
 class FileRegistry:
     """Procedures and modules of one file (from one or several parse trees)."""
 
-    def __init__(self, src: SourceFile, units, errors=None):
+    def __init__(self, src: SourceFile, units, errors=None, *, search=None):
         self.src = src
         self.errors = errors
+        #: a :class:`~f2loopy.frontend.search_path.SearchPath` for modules and
+        #: procedures of other files, or None
+        self.search = search
         self.procedures: dict[str, Procedure] = {}
         self.modules: dict[str, ModuleInfo] = {}
         self.all_procedures: list[Procedure] = []
         self._writes: dict = {}
-        self._module_busy: set = set()
+        self._module_busy: set = search.module_busy if search is not None else set()
         for unit in units:
             self.add_unit(unit)
         self.all_procedures.sort(key=lambda pr: pr.line)
@@ -117,6 +124,7 @@ class FileRegistry:
                 self.src.span(first or 1))
 
     def _register(self, proc, table):
+        proc.src, proc.registry = self.src, self
         if proc.name.lower() in table:
             if table[proc.name.lower()].line == proc.line:
                 return            # the same unit parsed twice (module headers)
@@ -126,11 +134,23 @@ class FileRegistry:
         self.all_procedures.append(proc)
 
     def kernel_procedures(self) -> list[Procedure]:
-        return [pr for pr in self.all_procedures if pr.kind == "subroutine"]
+        """The procedures that become kernels: every subroutine, and every
+        function that no procedure of the file references (a file of BLAS
+        style functions; a function the file calls is inlined there)."""
+        referenced = set()
+        for pr in self.all_procedures:
+            referenced.update(str(n).lower() for n in walk(pr.node, F.Name)
+                              if str(n).lower() != pr.name.lower())
+        return [pr for pr in self.all_procedures if pr.kind == "subroutine"
+                or pr.name.lower() not in referenced]
 
     def module(self, name: str) -> ModuleInfo | None:
         info = self.modules.get(name.lower())
         if info is None:
+            if self.search:
+                other = self.search.registry_defining("module", name, self.src.filename)
+                if other is not None:
+                    return other.module(name)
             return None
         if info.symtab is None:
             if name.lower() in self._module_busy:
@@ -150,7 +170,12 @@ class FileRegistry:
             return mod.procedures.get(remote)
         if module is not None and low in module.procedures:
             return module.procedures[low]
-        return self.procedures.get(low)
+        proc = self.procedures.get(low)
+        if proc is None and self.search:
+            other = self.search.registry_defining("procedure", name, self.src.filename)
+            if other is not None:
+                proc = other.procedures.get(low)
+        return proc
 
     def dummy_writes(self, proc: Procedure) -> set:
         """Lower-case names of *proc*'s dummy arguments it (or what it calls)
@@ -182,6 +207,7 @@ def read_module_spec(src, info: ModuleInfo, registry) -> SymbolTable:
             spec = ch
     if spec is not None:
         reader = DeclarationReader(src, host, [], modules=registry.module)
+        reader.search = registry.search
         reader.in_module = True
         reader.read(spec)
         reader.apply_data()
@@ -232,6 +258,7 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
         host = registry.module(proc.module.name).symtab
     reader = DeclarationReader(src, symtab, dummies, host, modules=registry.module,
                                errors=errors)
+    reader.search = registry.search
     reader.read(parts.get("Specification_Part"))
     exec_part = parts.get("Execution_Part")
     body = [c for c in (exec_part.children if exec_part is not None else ()) if c is not None]
@@ -417,7 +444,14 @@ def _lower(src, proc, registry, errors):
     prep = proc.prepare(src, registry, errors)
     state = LoweringState(collect=errors is not None)
     symtab = prep.symtab
-    lowering = UnitLowering(src, symtab, prep.dummies, prep.written, prep.do_variables,
+    dummies = list(prep.dummies)
+    if prep.result_name is not None:
+        # a function as a kernel: its result is an argument the glue returns
+        rsym = symtab.get(prep.result_name)
+        rsym.is_dummy = True
+        rsym.intent = "out"
+        dummies.append(prep.result_name)
+    lowering = UnitLowering(src, symtab, dummies, prep.written, prep.do_variables,
                             state=state, registry=registry, unit_name=proc.name,
                             statement_functions=prep.statement_functions)
     lowering.module_info = proc.module
@@ -429,9 +463,10 @@ def _lower(src, proc, registry, errors):
 
     first = prep.first_line
     args = []
-    for d in prep.dummies:
+    for d in dummies:
         try:
-            args.append(_make_arg(src, prep.reader, lowering, symtab, d, first))
+            args.append(_make_arg(src, prep.reader, lowering, symtab, d, first,
+                                  is_result=d == prep.result_name))
         except FortranError as exc:
             if errors is None:
                 raise
@@ -441,7 +476,7 @@ def _lower(src, proc, registry, errors):
         sym = symtab.get(array)
         args.append(ScalarArg(name=name, dtype=np.dtype(np.int32), intent="in",
                               span=sym.span, extent_of=(sym.name, axis)))
-    temporaries = _make_temporaries(src, lowering, symtab, prep.dummies)
+    temporaries = _make_temporaries(src, lowering, symtab, dummies)
     if errors:
         return None
     kernel = Kernel(
@@ -512,7 +547,7 @@ def _dims(src, reader, lowering, sym):
     return tuple(shape), tuple(lbs)
 
 
-def _make_arg(src, reader, lowering, symtab, dummy, first_line):
+def _make_arg(src, reader, lowering, symtab, dummy, first_line, is_result=False):
     sym = symtab.get(dummy)
     if sym.is_array:
         shape, lbs = _dims(src, reader, lowering, sym)
@@ -520,7 +555,8 @@ def _make_arg(src, reader, lowering, symtab, dummy, first_line):
             raise FortranError(f"only the last dimension of '{sym.name}' may be '*'", sym.span)
         return ArrayArg(name=sym.name, dtype=np.dtype(sym.dtype), shape=shape,
                         lower_bounds=lbs, intent=sym.intent, span=sym.span)
-    return ScalarArg(name=sym.name, dtype=np.dtype(sym.dtype), intent=sym.intent, span=sym.span)
+    return ScalarArg(name=sym.name, dtype=np.dtype(sym.dtype), intent=sym.intent, span=sym.span,
+                     is_result=is_result)
 
 
 def _make_temporaries(src, lowering: UnitLowering, symtab, dummies) -> dict:

@@ -186,6 +186,10 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     # would hide a name the body needs
     clash = any(n in _BODY_NAMES or n.startswith(LOCAL_PREFIX) or n == impl.lower()
                 for n in arg_names)
+    result = k.result_arg
+    # a function: the public glue is a function that forwards to a subroutine
+    # taking the result as its last argument
+    clash = clash or result is not None
     nm = {a.name: f"{LOCAL_PREFIX}arg_{a.name}" if clash else a.name for a in k.args}
     options = " ".join(gk.build_options)
 
@@ -316,7 +320,17 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
             ""]
     out += _doc(gk, glue, status, source_name)
     originals = {a.name: a.name for a in k.args}
-    if clash:
+    if result is not None:
+        rtype, _ = _ftype(result.dtype)
+        value = f"{LOCAL_PREFIX}value"
+        out += _header(glue, k, [d for d in decls if d[2] != result.name], originals, status,
+                       function_result=value)
+        out.append(f"    {rtype} :: {value}")
+        out.append(f"    {value} = {'.false.' if np.dtype(result.dtype).kind == 'b' else 0}")
+        out += wrap(f"    call {impl}({', '.join([a.name for a in k.fortran_args] + [value, status])})")
+        out += [f"  end function {glue}", ""]
+        out += _header(impl, k, decls, nm, status, extra=[result.name])
+    elif clash:
         # a wrapper with the original names that only forwards
         out += _header(glue, k, decls, originals, status)
         out += wrap(f"    call {impl}({', '.join([a.name for a in k.fortran_args] + [status])})")
@@ -335,9 +349,16 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     return "\n".join(out)
 
 
-def _header(proc: str, k, decls, names: dict, status: str) -> list[str]:
-    """``subroutine proc(...)`` and the declarations of its dummy arguments."""
-    out = wrap(f"  subroutine {proc}({', '.join([names[a.name] for a in k.fortran_args] + [status])})")
+def _header(proc: str, k, decls, names: dict, status: str, *, extra=(),
+            function_result=None) -> list[str]:
+    """``subroutine proc(...)`` (or a function with result *function_result*)
+    and the declarations of its dummy arguments (the Fortran ones, then *extra*)."""
+    dummies = ", ".join([names[a.name] for a in k.fortran_args] +
+                        [names[x] for x in extra] + [status])
+    if function_result is not None:
+        out = wrap(f"  function {proc}({dummies}) result({function_result})")
+    else:
+        out = wrap(f"  subroutine {proc}({dummies})")
     for comment, prefix, arg in decls:
         if comment:
             out.append(f"    ! {fortran_comment(comment)}")
@@ -357,7 +378,8 @@ def _check_names(k):
 def _doc(gk: GeneratedKernel, glue: str, status: str, source_name: str) -> list[str]:
     k = gk.kernel
     where = f" ({fortran_comment(source_name)}:{int(k.span.line)})" if k.span else ""
-    lines = [f"  ! OpenCL version of subroutine {k.name}{where}: the same arguments, plus",
+    unit = "subroutine" if k.result_arg is None else "function"
+    lines = [f"  ! OpenCL version of {unit} {k.name}{where}: the same arguments, plus",
              f"  ! the optional {status} (F2L_OK, or an error code with f2l_error_message()).",
              "  ! Without it an error stops the program with its message."]
     if glue != f"{k.name}_cl":
@@ -370,6 +392,8 @@ def _doc(gk: GeneratedKernel, glue: str, status: str, source_name: str) -> list[
         elif ka.kind == "fixed":
             lines.append(f"  !   {a.name}: must be {fortran_comment(a.fixed_value)} (fixed when "
                          "translated)")
+        elif ka.kind == "scalar_ref" and getattr(a, "is_result", False):
+            lines.append(f"  !   returns the function's value ({a.name})")
         elif ka.kind == "scalar_ref":
             lines.append(f"  !   {a.name}: scalar, returns the kernel's value")
     return lines

@@ -332,7 +332,11 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
     decl = ", ".join(a.name for a in visible)
     hidden = {a.name for a in k.extent_args}
     where = f" ({py_docstring(k.span)})" if k.span else ""
-    doc = [f'    """OpenCL version of Fortran ``subroutine {k.name}({decl})``{where}.', "",
+    result = k.result_arg
+    unit = "subroutine" if result is None else "function"
+    if result is not None:
+        hidden.add(result.name)
+    doc = [f'    """OpenCL version of Fortran ``{unit} {k.name}({decl})``{where}.', "",
            "    Arguments:"]
     for ka in gk.arguments:
         a = ka.ir_arg
@@ -351,7 +355,14 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
                                         else "")
         doc.append(f"      {a.name}: {py_docstring(what)}")
     outs = [ka for ka in gk.arguments if ka.kind == "scalar_ref"]
-    if outs:
+    if result is not None:
+        # the function's value first, then the scalar arguments it changes
+        outs = [ka for ka in outs if ka.name == result.name] + \
+            [ka for ka in outs if ka.name != result.name]
+        doc += ["", f"    Returns the value of {k.name}" + (
+            ", then the new values of " + ", ".join(ka.name for ka in outs[1:])
+            if len(outs) > 1 else "") + "."]
+    elif outs:
         doc += ["", "    Returns the new value" + ("s" if len(outs) > 1 else "") + " of "
                 + ", ".join(ka.name for ka in outs) + "."]
     doc.append('    """')
@@ -363,6 +374,9 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
         array = k.variable(a.extent_of[0])
         lines.append(f"    {py_name(a.name)} = _extent({fn!r}, {array.name!r}, "
                      f"{py_name(array.name)}, {a.extent_of[1]}, {array.fortran_ndim})")
+    if result is not None:
+        zero = "False" if is_logical(result.dtype) else "0"
+        lines.append(f"    {py_name(result.name)} = {zero}")
     # scalars first: shapes and grid sizes are computed from them
     for ka in gk.arguments:
         if ka.kind in ("value", "scalar_ref", "fixed"):

@@ -136,6 +136,9 @@ class ScalarArg(_Copyable):
         assumed-shape array argument (``a(:)``): not an argument of the
         Fortran subroutine; the host glue takes its value from the array the
         caller passes.  Such arguments come after the Fortran ones.
+    :attr is_result: the result of a Fortran function translated as a kernel
+        (intent out): not an argument of the Fortran function; the host glue
+        returns it.
     """
 
     name: str
@@ -144,6 +147,7 @@ class ScalarArg(_Copyable):
     span: SourceSpan | None = None
     fixed_value: Any = None
     extent_of: tuple | None = None
+    is_result: bool = False
 
     shape = ()
     lower_bounds = ()
@@ -156,6 +160,8 @@ class ScalarArg(_Copyable):
         if self.extent_of is not None:
             return f"the extent of axis {self.extent_of[1] + 1} of argument " \
                 f"'{self.extent_of[0]}'"
+        if self.is_result:
+            return f"the function result '{self.name}'"
         return f"argument '{self.name}'"
 
 
@@ -419,9 +425,19 @@ class Kernel(_Copyable):
     @property
     def fortran_args(self) -> tuple:
         """The arguments of the Fortran subroutine, in order: :attr:`args`
-        less :attr:`extent_args`."""
+        less :attr:`extent_args` and :attr:`result_arg`."""
         return tuple(a for a in self.args
-                     if not (isinstance(a, ScalarArg) and a.extent_of is not None))
+                     if not (isinstance(a, ScalarArg) and (a.extent_of is not None
+                                                           or a.is_result)))
+
+    @property
+    def result_arg(self):
+        """The result of a Fortran function translated as a kernel
+        (:attr:`ScalarArg.is_result`), or None for a subroutine."""
+        for a in self.args:
+            if isinstance(a, ScalarArg) and a.is_result:
+                return a
+        return None
 
     def scalar_params(self) -> tuple[str, ...]:
         """Scalar arguments the kernel only reads: usable as domain parameters."""

@@ -49,6 +49,8 @@ def kernel_to_str(kernel: Kernel) -> str:
         if isinstance(a, ScalarArg) and a.extent_of is not None:
             out.append(f"{a.name}: {a.dtype}, scalar, extent of axis {a.extent_of[1] + 1} of "
                        f"{a.extent_of[0]} (from the caller's array)")
+        elif isinstance(a, ScalarArg) and a.is_result:
+            out.append(f"{a.name}: {a.dtype}, scalar, the function result")
         elif isinstance(a, ScalarArg):
             out.append(f"{a.name}: {a.dtype}, scalar" + (f", intent({a.intent})"
                                                          if a.intent else ""))

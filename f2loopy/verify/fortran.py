@@ -76,7 +76,8 @@ def _shim(kernel: Kernel) -> str:
     lines.append("  implicit none")
     for a in kernel.args:
         lines.append(f"  {_declaration(a, names[a.name], extents)}")
-    if not kernel.module and extents:
+    interface = not kernel.module and extents and kernel.result_arg is None
+    if interface:
         lines.append("  interface")
         dummies = [f"d{k}" for k in range(len(fortran_args))]
         lines.append(f"    subroutine {kernel.name}({', '.join(dummies)})")
@@ -85,9 +86,18 @@ def _shim(kernel: Kernel) -> str:
             lines.append(f"      {_declaration(a, d, extents, interface=True)}")
         lines.append("    end subroutine")
         lines.append("  end interface")
-    elif not kernel.module:
-        lines.append(f"  external :: {kernel.name}")
-    lines.append(f"  call {kernel.name}({', '.join(names[a.name] for a in fortran_args)})")
+    result = kernel.result_arg
+    if result is not None:
+        # a function translated as a kernel: the shim stores its value
+        if not kernel.module:
+            type_name, kind = _ISO_KIND[np.dtype(result.dtype).name]
+            lines.append(f"  {type_name}({kind}), external :: {kernel.name}")
+        lines.append(f"  {names[result.name]} = {kernel.name}("
+                     f"{', '.join(names[a.name] for a in fortran_args)})")
+    else:
+        if not kernel.module and not interface:
+            lines.append(f"  external :: {kernel.name}")
+        lines.append(f"  call {kernel.name}({', '.join(names[a.name] for a in fortran_args)})")
     lines.append(f"end subroutine {_shim_name(kernel)}")
     return "\n".join(x for line in lines for x in wrap(line)) + "\n"
 
@@ -154,6 +164,8 @@ class FortranLibrary:
         for a in kernel.extent_args:
             array, axis = a.extent_of
             given[a.name] = np.asarray(given[array]).shape[axis]
+        if kernel.result_arg is not None:
+            given[kernel.result_arg.name] = 0      # the function's value comes back last
         c_args, holders = [], []
         for arg in kernel.args:
             value = given[arg.name]
