@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from f2loopy.diagnostics import FortranError
 from f2loopy.frontend.reader import parse_units
-from f2loopy.frontend.source import SourceFile, is_fixed_form_name
+from f2loopy.frontend.source import (  # noqa: F401 - re-exported
+    SourceFile, is_fixed_form_name, preprocessor_lines, read_source)
 from f2loopy.ir.kernel import TranslationUnit
 
 
@@ -50,29 +51,6 @@ def _unique(errors):
         s = e.span
         return (0, 0) if s is None else (s.line, s.column)
     return sorted(out, key=where)
-
-
-def preprocessor_lines(src: SourceFile) -> list[FortranError]:
-    """Errors for C preprocessor lines (``#ifdef``...): f2loopy reads Fortran
-    as the compiler sees it after preprocessing."""
-    from f2loopy.diagnostics import UnsupportedFeatureError
-    out = []
-    for no, text in enumerate(src.lines, start=1):
-        stripped = text.lstrip()
-        if stripped.startswith("#") and len(stripped) > 1 and \
-                (stripped[1:].lstrip()[:1].isalpha()):
-            word = "#" + stripped[1:].split()[0] if stripped[1:].split() else "#"
-            out.append(UnsupportedFeatureError(
-                "preprocessor directives are not supported (preprocess the file first, e.g. "
-                "with 'gfortran -E -cpp')", src.span(no, word)))
-    return out
-
-
-def read_source(source: str, filename: str = "<string>", *,
-                fixed_form: bool | None = None) -> SourceFile:
-    if fixed_form is None:
-        fixed_form = is_fixed_form_name(filename)
-    return SourceFile(filename, source, fixed_form=fixed_form)
 
 
 def parse_fortran(source: str, filename: str = "<string>", *,

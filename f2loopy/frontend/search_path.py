@@ -134,43 +134,25 @@ class SearchPath:
         places.extend(self.include_dirs)
         return ", ".join(places)
 
-    def registry_defining(self, kind: str, name: str, exclude: str | None = None):
-        """The registry of the first file that defines *kind* *name* (other than
-        *exclude*), or None."""
+    def registry_defining(self, kind: str, name: str, exclude: str | None = None, *,
+                          load):
+        """The registry of the first file on the path that defines the
+        module or procedure *name* (*kind* ``"module"`` or ``"procedure"``),
+        other than *exclude*; None if there is none.  A file is parsed by
+        ``load(path)`` once (the frontend passes its own parser, so this
+        index stays below it)."""
         for path in self.index().get((kind, name.lower()), []):
             if exclude is not None and _same_file(path, exclude):
                 continue
-            reg = self.registry(path)
+            key = str(path)
+            reg = self._registries.get(key)
+            if reg is None:
+                self.files_read.append(path)
+                reg = self._registries[key] = load(path)
             table = reg.modules if kind == "module" else reg.procedures
             if name.lower() in table:
                 return reg
         return None
-
-    def registry(self, path: Path):
-        """The :class:`~f2loopy.frontend.units.FileRegistry` of *path* (parsed once)."""
-        key = str(path)
-        reg = self._registries.get(key)
-        if reg is None:
-            from f2loopy.diagnostics import F2LoopyError
-            from f2loopy.frontend import preprocessor_lines, read_source
-            from f2loopy.frontend.reader import parse_units
-            from f2loopy.frontend.units import FileRegistry
-            try:
-                data = path.read_bytes()
-            except OSError as exc:
-                raise F2LoopyError(f"cannot read {path}: {exc.strerror or exc}") from None
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                text = data.decode("latin-1")
-            src = read_source(text, str(path))
-            self.files_read.append(path)
-            cpp = preprocessor_lines(src)
-            if cpp:
-                raise cpp[0]
-            reg = FileRegistry(src, parse_units(src), search=self)
-            self._registries[key] = reg
-        return reg
 
     def key(self) -> list[str]:
         """What the search path contributes to a translation cache key."""

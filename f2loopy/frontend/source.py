@@ -20,7 +20,7 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from f2loopy.diagnostics import FortranError, SourceSpan, span_in_text
+from f2loopy.diagnostics import FortranError, SourceSpan, UnsupportedFeatureError, span_in_text
 
 _DIRECTIVE_RE = re.compile(r"^\s*[!cC*]\$loopy\b(.*)$", re.IGNORECASE)
 _TAGGED_RE = re.compile(r"^\s*(begin|end)\s+tagged\s*:\s*(.*)$", re.IGNORECASE)
@@ -190,3 +190,25 @@ def _script_code(lines: list[tuple[int, str]]) -> tuple[str, tuple[int, ...]]:
 
 def is_fixed_form_name(filename: str) -> bool:
     return filename.lower().endswith((".f", ".for", ".f77", ".ftn")) or filename.endswith(".F")
+
+
+def preprocessor_lines(src: SourceFile) -> list[FortranError]:
+    """Errors for C preprocessor lines (``#ifdef``...): f2loopy reads Fortran
+    as the compiler sees it after preprocessing."""
+    out = []
+    for no, text in enumerate(src.lines, start=1):
+        stripped = text.lstrip()
+        if stripped.startswith("#") and len(stripped) > 1 and \
+                (stripped[1:].lstrip()[:1].isalpha()):
+            word = "#" + stripped[1:].split()[0] if stripped[1:].split() else "#"
+            out.append(UnsupportedFeatureError(
+                "preprocessor directives are not supported (preprocess the file first, e.g. "
+                "with 'gfortran -E -cpp')", src.span(no, word)))
+    return out
+
+
+def read_source(source: str, filename: str = "<string>", *,
+                fixed_form: bool | None = None) -> SourceFile:
+    if fixed_form is None:
+        fixed_form = is_fixed_form_name(filename)
+    return SourceFile(filename, source, fixed_form=fixed_form)

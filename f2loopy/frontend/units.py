@@ -17,11 +17,12 @@ from fparser.two import Fortran2003 as F
 from fparser.two.utils import walk
 
 from f2loopy.analysis.dependences import add_program_order_dependencies
-from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
+from f2loopy.diagnostics import F2LoopyError, FortranError, UnsupportedFeatureError
 from f2loopy.frontend.declarations import DeclarationReader, statement_lines
 from f2loopy.frontend.inline import StatementFunction
 from f2loopy.frontend.lowering import LoweringState, UnitLowering
-from f2loopy.frontend.source import SourceFile
+from f2loopy.frontend.reader import parse_units
+from f2loopy.frontend.source import SourceFile, preprocessor_lines, read_source
 from f2loopy.frontend.symbols import SymbolTable
 from f2loopy.ir.expressions import variables_read
 from f2loopy.ir.folding import NotConstant, evaluate_constant, normalize_integer
@@ -144,11 +145,28 @@ class FileRegistry:
         return [pr for pr in self.all_procedures if pr.kind == "subroutine"
                 or pr.name.lower() not in referenced]
 
+    def _load_other(self, path) -> "FileRegistry":
+        """The registry of another file of the search path (read and parsed)."""
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise F2LoopyError(f"cannot read {path}: {exc.strerror or exc}") from None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = data.decode("latin-1")
+        src = read_source(text, str(path))
+        cpp = preprocessor_lines(src)
+        if cpp:
+            raise cpp[0]
+        return FileRegistry(src, parse_units(src), search=self.search)
+
     def module(self, name: str) -> ModuleInfo | None:
         info = self.modules.get(name.lower())
         if info is None:
             if self.search:
-                other = self.search.registry_defining("module", name, self.src.filename)
+                other = self.search.registry_defining("module", name, self.src.filename,
+                                                       load=self._load_other)
                 if other is not None:
                     return other.module(name)
             return None
@@ -172,7 +190,8 @@ class FileRegistry:
             return module.procedures[low]
         proc = self.procedures.get(low)
         if proc is None and self.search:
-            other = self.search.registry_defining("procedure", name, self.src.filename)
+            other = self.search.registry_defining("procedure", name, self.src.filename,
+                                                   load=self._load_other)
             if other is not None:
                 proc = other.procedures.get(low)
         return proc
