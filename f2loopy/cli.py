@@ -51,10 +51,6 @@ def _parse_value(text: str):
     return text
 
 
-class _Failure(Exception):
-    pass
-
-
 def _report(exc: BaseException, debug: bool) -> None:
     if isinstance(exc, F2LoopyError):
         _echo(exc.format(), err=True)

@@ -34,11 +34,6 @@ def vec_axis(var):
     return None
 
 
-def vector_layout_ok(var) -> bool:
-    """The vector axis is the fastest one (as tagged) and has a legal length."""
-    return vec_axis(var) is not None
-
-
 def vectorizable(kernel, insn, iname, length, lower) -> bool:
     """Whether *insn* inside vec iname *iname* (values lower..lower+length-1)
     can be one vector statement."""

@@ -13,7 +13,7 @@ import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
 
-from f2loopy.ir.types import BOOL, FortranTypeError, infer_type
+from f2loopy.ir.types import FortranTypeError, infer_type
 from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
 from f2loopy.frontend.expressions import ConversionContext, ExpressionConverter
 from f2loopy.frontend.intrinsic_modules import intrinsic_module
@@ -594,5 +594,3 @@ def _stmt_keyword(stmt) -> str:
     return word.lower().split(",")[0].split("::")[0]
 
 
-def logical_dtype() -> np.dtype:
-    return BOOL

@@ -70,6 +70,3 @@ def intrinsic_module(name: str) -> IntrinsicModule | None:
     return IntrinsicModule(low, symtab)
 
 
-def is_intrinsic_module(name: str) -> bool:
-    return name.lower() in _CONSTANTS
-

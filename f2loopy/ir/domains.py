@@ -18,13 +18,6 @@ def iname_to_domain_index(kernel) -> dict[str, int]:
     return out
 
 
-def domain_parent_inames(kernel, idx: int, inames=None) -> set[str]:
-    """Inames of other domains that domain *idx* uses as parameters."""
-    if inames is None:
-        inames = set(kernel.all_inames())
-    return {n for n in param_names(kernel.domains[idx]) if n in inames}
-
-
 def iname_closure(kernel, inames) -> list[str]:
     """*inames* plus every iname their domains depend on, in kernel order."""
     all_inames = kernel.all_inames()
@@ -77,13 +70,6 @@ def _intersect(a: isl.Set, b: isl.Set) -> isl.Set:
     return a & b
 
 
-def iname_bounds(kernel, iname: str, outer_inames=()) -> tuple[isl.PwAff, isl.PwAff]:
-    """Lower and upper bound of *iname* as functions of *outer_inames* and parameters."""
-    dom = combined_domain(kernel, [*outer_inames, iname])
-    pos = len(outer_inames)
-    return dom.dim_min(pos), dom.dim_max(pos)
-
-
 def constant_trip_count(kernel, iname: str) -> int | None:
     """Largest trip count of *iname* over all values of the parameters and of
     the inames its bounds depend on (a tile fetched at ``16*i_outer + 1``
@@ -101,10 +87,3 @@ def constant_trip_count(kernel, iname: str) -> int | None:
     return int(n.to_python())
 
 
-def domain_params(kernel) -> set[str]:
-    """Non-iname parameters of all domains."""
-    inames = set(kernel.all_inames())
-    out: set = set()
-    for d in kernel.domains:
-        out.update(n for n in param_names(d) if n not in inames)
-    return out

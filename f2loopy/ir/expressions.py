@@ -233,16 +233,6 @@ def var(name: str) -> p.Variable:
     return p.Variable(name)
 
 
-def flatten_sum(terms) -> object:
-    """Sum of *terms*, dropping zero integers; 0 if empty."""
-    terms = [t for t in terms if not (isinstance(t, (int, np.integer)) and t == 0)]
-    if not terms:
-        return 0
-    if len(terms) == 1:
-        return terms[0]
-    return p.Sum(tuple(terms))
-
-
 class _CallRenamer(Rewriter):
     def __init__(self, mapping):
         self.mapping = mapping

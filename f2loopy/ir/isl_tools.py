@@ -291,9 +291,6 @@ def set_from_condition(expr, space: isl.Space) -> isl.Set:
     raise NonAffineError("condition is not an affine comparison")
 
 
-def names_in_space(space: isl.Space) -> set[str]:
-    return set(space.get_var_dict())
-
 # }}}
 
 

@@ -439,12 +439,6 @@ class Kernel(_Copyable):
                 return a
         return None
 
-    def scalar_params(self) -> tuple[str, ...]:
-        """Scalar arguments the kernel only reads: usable as domain parameters."""
-        written = self.written_variables()
-        return tuple(a.name for a in self.args
-                     if isinstance(a, ScalarArg) and a.name not in written)
-
     # }}}
 
     @property

@@ -72,10 +72,6 @@ def real_kind_of(dt: np.dtype) -> np.dtype:
     return dt
 
 
-def complex_of(real: np.dtype) -> np.dtype:
-    return COMPLEX128 if real == FLOAT64 else COMPLEX64
-
-
 def promote(*dtypes: np.dtype) -> np.dtype:
     """Result type of a Fortran arithmetic operation on *dtypes*."""
     dts = [np.dtype(d) for d in dtypes]

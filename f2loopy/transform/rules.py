@@ -24,10 +24,6 @@ from f2loopy.ir.frozen import FrozenMap, identity_memo
 from f2loopy.ir.kernel import Assignment, Kernel, SubstitutionRule, TranslationUnit
 
 
-def is_rule_call(expr, rules) -> bool:
-    return isinstance(expr, p.Call) and expr.function.name in rules
-
-
 class _Expander(Rewriter):
     def __init__(self, rules, only=None, depth=0):
         self.rules = rules
@@ -184,22 +180,6 @@ class RuleAwareRewriter:
         self._bodies[key] = new_name
         self._memo[name] = new_name
         return new_name
-
-
-def rule_aware_substitute(kernel: Kernel, insn_ids, mapping) -> Kernel:
-    """Substitute variables by *mapping* (name -> expression) in the
-    instructions *insn_ids*, as if their rules were expanded."""
-    def leaf(expr, bound):
-        return substitute(expr, lambda n: None if n in bound else mapping.get(n))
-
-    rw = RuleAwareRewriter(kernel.substitutions, leaf)
-    insns = []
-    for insn in kernel.instructions:
-        if insn.id in insn_ids:
-            insn = map_instruction_expressions(insn, rw)
-        insns.append(insn)
-    return canonicalize_rules(kernel.copy(instructions=tuple(insns),
-                                          substitutions=FrozenMap(rw.rules)))
 
 
 def map_instruction_expressions(insn, func):

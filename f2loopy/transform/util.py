@@ -7,7 +7,6 @@ import difflib
 import islpy as isl
 
 from f2loopy.diagnostics import TransformError
-from f2loopy.ir.expressions import substitute
 from f2loopy.ir.kernel import Assignment, Kernel
 
 
@@ -65,20 +64,12 @@ def map_expressions(insn, func):
     return insn.copy(predicates=preds)
 
 
-def substitute_in_insn(insn, mapping):
-    return map_expressions(insn, lambda e: substitute(e, mapping))
-
-
 def rename_in_set(s: isl.Set, old: str, new: str) -> isl.Set:
     for dt in (isl.dim_type.set, isl.dim_type.param):
         idx = s.find_dim_by_name(dt, old)
         if idx >= 0:
             s = s.set_dim_name(dt, idx, new)
     return s
-
-
-class _NotInKernel(Exception):
-    pass
 
 
 def for_each_kernel(func):
