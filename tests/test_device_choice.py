@@ -9,7 +9,7 @@ import sys
 import textwrap
 
 import pytest
-from fortran_util import CFLAGS, RUNTIME, device_env, link_flags, needs_toolchain, run
+from fortran_util import CFLAGS, ROOT, RUNTIME, device_env, link_flags, needs_toolchain, run
 
 from f2loopy.glue.devices import _choose_device, _describe, _local_rank
 
@@ -272,5 +272,50 @@ def test_mpirun_ranks_pick_devices(c_test, py_glue):
     assert [d.split("-")[0] for d in devices] == ["device: basic", "device: pthread"], devices
 
 # }}}
+
+# }}}
+
+
+# {{{ halos in Python: sections of pyopencl arrays
+
+@pytest.mark.opencl
+def test_python_halo_exchange_with_pyopencl_sections(tmp_path, cl_queue):
+    """samples/mpi_heat's kernel from Python, the grid split into two blocks that
+    stay on the device (pyopencl arrays) and swap halo columns through sections
+    (u[:, k].get() / .set()): the result equals the one-block run bit for bit."""
+    cla = pytest.importorskip("pyopencl.array")
+    import numpy as np
+
+    from util import translate_and_load
+    source = (ROOT / "samples" / "mpi_heat" / "heat_block.f90").read_text()
+    glue, _ = translate_and_load(source, tmp_path, filename="heat_block.f90")
+    nx, ny, steps, r = 21, 13, 6, 0.2
+    x = np.linspace(0, 1, nx + 2)[:, None]
+    y = np.linspace(0, 1, ny + 2)[None, :]
+    field = np.asfortranarray(np.exp(-40 * ((x - 0.3) ** 2 + (y - 0.6) ** 2)))
+
+    def run(blocks):
+        """Columns 1..ny split at the block bounds; returns the gathered field."""
+        us, news = [], []
+        for lo, hi in blocks:   # interior columns lo..hi, with one halo column each side
+            part = np.asfortranarray(field[:, lo - 1:hi + 2])
+            us.append(cla.to_device(cl_queue, part))
+            news.append(cla.to_device(cl_queue, part))
+        for _ in range(steps):
+            for left, right in zip(us, us[1:]):
+                right[:, 0].set(left[:, -2].get())
+                left[:, -1].set(right[:, 1].get())
+            for u, new, (lo, hi) in zip(us, news, blocks):
+                glue.heat_step(nx, hi - lo + 1, r, u, new, queue=cl_queue)
+            us, news = news, us
+        out = field.copy(order="F")
+        for u, (lo, hi) in zip(us, blocks):
+            out[:, lo:hi + 1] = u.get()[:, 1:-1]
+        return out
+
+    whole = run([(1, ny)])
+    split = run([(1, 7), (8, ny)])
+    assert not np.array_equal(whole, field)
+    assert np.array_equal(whole, split)
 
 # }}}

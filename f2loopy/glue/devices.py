@@ -128,6 +128,10 @@ def _rank_queue(comm=None):
     (see the rules above).  *comm*: an mpi4py communicator to take the rank from
     (every process of it must call), else the MPI launcher's environment."""
     import pyopencl as cl
+    if comm is None:
+        with _queues_lock:
+            if "environment" in _queues:   # chosen once: the environment stays
+                return _queues["environment"]
     local_rank, rank_from = _local_rank(comm)
     cl_platforms = cl.get_platforms()
     platforms = []
@@ -152,6 +156,8 @@ def _rank_queue(comm=None):
             if verbose and verbose != "0":
                 print("f2loopy: " + _describe(platforms, plat, dev, how, local_rank, rank_from),
                       file=sys.stderr)
+        if comm is None:
+            _queues["environment"] = queue
         return queue
 
 
