@@ -41,6 +41,8 @@ if [ ${#packages[@]} -gt 0 ] || [ ${#mpi_packages[@]} -gt 0 ]; then
 fi
 
 python3 -m pip install -q -e '.[test]'
+# mpi4py (over the Open MPI above) for the Python driver of samples/mpi_heat
+python3 -c 'import mpi4py' 2>/dev/null || python3 -m pip install -q mpi4py
 if python3 -m pip show pocl-binary-distribution >/dev/null 2>&1; then
   python3 -m pip uninstall -y -q pocl-binary-distribution
 fi

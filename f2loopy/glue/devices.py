@@ -171,4 +171,5 @@ def source() -> str:
     state = (f"_LOCAL_RANK_VARS = {_LOCAL_RANK_VARS!r}\n_queues = {{}}\n"
              "_queues_lock = threading.Lock()\n\n\n")
     return state + "\n\n".join(inspect.getsource(f) for f in (
-        _shown, _local_rank, _pick, _choose_device, _describe, _rank_queue))
+        _shown, _local_rank, _pick, _choose_device, _describe, _rank_queue)) + \
+        "\n\nrank_queue = _rank_queue\n"
