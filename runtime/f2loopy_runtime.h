@@ -66,7 +66,7 @@ int f2l_init(void);
 /* f2l_init for the process of node-local rank local_rank (>= 0), e.g. its rank
  * in the communicator MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) gives.  Call it
  * before anything else; afterwards it fails unless the rank leads to the
- * device already in use. */
+ * device already in use.  The rank stays for a new context after f2l_shutdown. */
 int f2l_init_rank(int local_rank);
 /* The node-local rank the device was chosen for (-1: none known), the index of
  * the device among those of its platform, and their number (any may be NULL). */
