@@ -6,6 +6,8 @@
 !   call f2l_release(u [, status])    forget the device copy (no copy back)
 !   call f2l_upload_part(u(:, 1:2) [, status])      copy a contiguous section of a
 !   call f2l_download_part(u(:, 9:10) [, status])   device-resident array to/from the device
+!   call f2l_upload(u, first, count [, status])     the same for elements first ..
+!   call f2l_download(u, first, count [, status])   first+count-1 of u (array element order)
 !   call f2l_init([local_rank] [, status])   choose the device now (for this node-local rank)
 !   call f2l_device_choice(local_rank, index, count [, status])   the device chosen
 !   call f2l_sync([status])           wait for every kernel launched so far
@@ -217,10 +219,14 @@ module f2loopy_runtime
   ! }}}
 
   interface f2l_upload
+    module procedure upload_range_i1, upload_range_i2, upload_range_i4, upload_range_i8, &
+      upload_range_r4, upload_range_r8, upload_range_c4, upload_range_c8, upload_range_l
     module procedure upload_i1, upload_i2, upload_i4, upload_i8, upload_r4, upload_r8, &
       upload_c4, upload_c8, upload_l
   end interface
   interface f2l_download
+    module procedure download_range_i1, download_range_i2, download_range_i4, download_range_i8, &
+      download_range_r4, download_range_r8, download_range_c4, download_range_c8, download_range_l
     module procedure download_i1, download_i2, download_i4, download_i8, download_r4, &
       download_r8, download_c4, download_c8, download_l
   end interface
@@ -587,6 +593,43 @@ contains
       st = int(c_resident_download_part(host, 0_c_size_t, int(elems * elem, c_size_t)))
     end if
     if (st /= F2L_OK .and. contiguous .and. elems >= 0) call c_prefix_error(what // c_null_char)
+    call report(st, status)
+  end subroutine
+
+  !> Copy elements first .. first+count-1 (array element order) of the
+  !> device-resident array at host (elems elements of elem bytes) to the device
+  !> (to_device) or back.
+  subroutine range_any(host, elems, elem, contiguous, first, count, to_device, status)
+    type(c_ptr), intent(in) :: host
+    integer(c_int64_t), intent(in) :: elems, elem
+    logical, intent(in) :: contiguous, to_device
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    character(len=:), allocatable :: what
+    integer(c_size_t) :: offset, nbytes
+    integer :: st
+    call c_clear_error()
+    what = "f2l_download"
+    if (to_device) what = "f2l_upload"
+    if (.not. contiguous) then
+      st = set_error(F2L_ERROR_RESIDENT, what // ": the array is not contiguous (a strided " &
+                     // "section): pass the whole device-resident array")
+    else if (first < 1 .or. count < 0 .or. (elems >= 0 .and. &
+             int(first, c_int64_t) - 1 + count > elems)) then
+      st = set_error(F2L_ERROR_ARGUMENT, what // ": elements " // f2l_to_string(first) // &
+                     " to " // f2l_to_string(first + count - 1) // " (first " // &
+                     f2l_to_string(first) // ", count " // f2l_to_string(count) // &
+                     ") are not elements of the array (1 to " // f2l_to_string(elems) // ")")
+    else
+      offset = int((first - 1) * elem, c_size_t)
+      nbytes = int(count * elem, c_size_t)
+      if (to_device) then
+        st = int(c_resident_upload_part(host, offset, nbytes))
+      else
+        st = int(c_resident_download_part(host, offset, nbytes))
+      end if
+      if (st /= F2L_OK) call c_prefix_error(what // c_null_char)
+    end if
     call report(st, status)
   end subroutine
 
@@ -1102,6 +1145,206 @@ contains
     if (is_contiguous(x)) p = c_loc(x)
     call part_any(p, size(x, kind=c_int64_t), int(storage_size(.true.) / 8, c_int64_t), is_contiguous(x), .false., &
                   status)
+  end subroutine
+
+  ! Element ranges (first, count), one specific procedure per type.
+
+  subroutine upload_range_i1(x, first, count, status)
+    integer(c_int8_t), dimension(..), target, intent(in) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 1_c_int64_t, is_contiguous(x), first, count, &
+                   .true., status)
+  end subroutine
+
+  subroutine download_range_i1(x, first, count, status)
+    integer(c_int8_t), dimension(..), target, intent(inout) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 1_c_int64_t, is_contiguous(x), first, count, &
+                   .false., status)
+  end subroutine
+
+  subroutine upload_range_i2(x, first, count, status)
+    integer(c_int16_t), dimension(..), target, intent(in) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 2_c_int64_t, is_contiguous(x), first, count, &
+                   .true., status)
+  end subroutine
+
+  subroutine download_range_i2(x, first, count, status)
+    integer(c_int16_t), dimension(..), target, intent(inout) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 2_c_int64_t, is_contiguous(x), first, count, &
+                   .false., status)
+  end subroutine
+
+  subroutine upload_range_i4(x, first, count, status)
+    integer(c_int32_t), dimension(..), target, intent(in) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 4_c_int64_t, is_contiguous(x), first, count, &
+                   .true., status)
+  end subroutine
+
+  subroutine download_range_i4(x, first, count, status)
+    integer(c_int32_t), dimension(..), target, intent(inout) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 4_c_int64_t, is_contiguous(x), first, count, &
+                   .false., status)
+  end subroutine
+
+  subroutine upload_range_i8(x, first, count, status)
+    integer(c_int64_t), dimension(..), target, intent(in) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 8_c_int64_t, is_contiguous(x), first, count, &
+                   .true., status)
+  end subroutine
+
+  subroutine download_range_i8(x, first, count, status)
+    integer(c_int64_t), dimension(..), target, intent(inout) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 8_c_int64_t, is_contiguous(x), first, count, &
+                   .false., status)
+  end subroutine
+
+  subroutine upload_range_r4(x, first, count, status)
+    real(c_float), dimension(..), target, intent(in) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 4_c_int64_t, is_contiguous(x), first, count, &
+                   .true., status)
+  end subroutine
+
+  subroutine download_range_r4(x, first, count, status)
+    real(c_float), dimension(..), target, intent(inout) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 4_c_int64_t, is_contiguous(x), first, count, &
+                   .false., status)
+  end subroutine
+
+  subroutine upload_range_r8(x, first, count, status)
+    real(c_double), dimension(..), target, intent(in) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 8_c_int64_t, is_contiguous(x), first, count, &
+                   .true., status)
+  end subroutine
+
+  subroutine download_range_r8(x, first, count, status)
+    real(c_double), dimension(..), target, intent(inout) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 8_c_int64_t, is_contiguous(x), first, count, &
+                   .false., status)
+  end subroutine
+
+  subroutine upload_range_c4(x, first, count, status)
+    complex(c_float_complex), dimension(..), target, intent(in) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 8_c_int64_t, is_contiguous(x), first, count, &
+                   .true., status)
+  end subroutine
+
+  subroutine download_range_c4(x, first, count, status)
+    complex(c_float_complex), dimension(..), target, intent(inout) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 8_c_int64_t, is_contiguous(x), first, count, &
+                   .false., status)
+  end subroutine
+
+  subroutine upload_range_c8(x, first, count, status)
+    complex(c_double_complex), dimension(..), target, intent(in) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 16_c_int64_t, is_contiguous(x), first, count, &
+                   .true., status)
+  end subroutine
+
+  subroutine download_range_c8(x, first, count, status)
+    complex(c_double_complex), dimension(..), target, intent(inout) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 16_c_int64_t, is_contiguous(x), first, count, &
+                   .false., status)
+  end subroutine
+
+  subroutine upload_range_l(x, first, count, status)
+    logical, dimension(..), target, intent(in) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), int(storage_size(.true.) / 8, c_int64_t), is_contiguous(x), first, count, &
+                   .true., status)
+  end subroutine
+
+  subroutine download_range_l(x, first, count, status)
+    logical, dimension(..), target, intent(inout) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), int(storage_size(.true.) / 8, c_int64_t), is_contiguous(x), first, count, &
+                   .false., status)
   end subroutine
 
 

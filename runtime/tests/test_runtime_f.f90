@@ -181,9 +181,25 @@ contains
     call check(st == F2L_ERROR_RESIDENT .and. index(f2l_error_message(), &
                "f2l_download_part: the section is not contiguous in memory") == 1, &
                "partial: a row is not contiguous")
+    ! element ranges: u(3:4, 1) is elements 9 and 10 of the 5 x 4 array u(0:4, 0:3)
+    u(3:4, 1) = [-1, -2]
+    call f2l_upload(u, 9, 2, st)
+    call check(st == F2L_OK, "range: upload")
+    u(3:4, 1) = 0
+    call f2l_download(u, 9, 2, st)
+    call check(st == F2L_OK .and. all(u(3:4, 1) == [-1, -2]), "range: download")
+    call f2l_download(u, 18, 4, st)
+    call check(st == F2L_ERROR_ARGUMENT .and. f2l_error_message() == "f2l_download: elements " &
+               // "18 to 21 (first 18, count 4) are not elements of the array (1 to 20)", &
+               "range: past the end")
+    call f2l_upload(u, 1, 0, st)
+    call check(st == F2L_OK, "range: nothing")
     call f2l_download(u)
     call check(all(u(:, 0) == 2), "partial: the host-only change was not uploaded")
     call f2l_release(u)
+    call f2l_download(u, 1, 2, st)
+    call check(st == F2L_ERROR_RESIDENT .and. index(f2l_error_message(), "f2l_download: the " &
+               // "section (16 bytes at ") == 1, "range: not resident")
     w = 0
     call f2l_upload_part(w(:, 2:3), st)
     call check(st == F2L_ERROR_RESIDENT .and. index(f2l_error_message(), &
