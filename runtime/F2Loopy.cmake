@@ -22,6 +22,12 @@
 # without a Fortran_MODULE_DIRECTORY gets one there too, so that the glue
 # modules of two targets do not overwrite each other.
 #
+# MPI programs (one OpenCL device per rank) may also link the module f2loopy_mpi
+# (f2l_init_mpi(comm): the device from the rank in comm on its node):
+#
+#   find_package(MPI REQUIRED COMPONENTS Fortran)
+#   f2loopy_link_mpi(app)              # also links MPI::MPI_Fortran
+#
 # The f2loopy command: F2LOOPY_EXECUTABLE if set, else `f2loopy` on the PATH, else
 # `python3 -m f2loopy.cli`.
 
@@ -145,4 +151,22 @@ function(f2loopy_add_kernels target)
     target_sources(${target} PRIVATE "${out}_cl.f90" "${out}_cl.c")
   endforeach()
   target_link_libraries(${target} PRIVATE f2loopy_runtime)
+endfunction()
+
+# Link target with the MPI-aware module f2loopy_mpi (runtime/f2loopy_mpi.f90, built
+# once per project as the static library f2loopy_runtime_mpi) and with MPI.
+function(f2loopy_link_mpi target)
+  if(NOT TARGET MPI::MPI_Fortran)
+    message(FATAL_ERROR "f2loopy_link_mpi(${target}): MPI for Fortran was not found; call "
+                        "find_package(MPI REQUIRED COMPONENTS Fortran) first")
+  endif()
+  _f2loopy_runtime_target()
+  if(NOT TARGET f2loopy_runtime_mpi)
+    add_library(f2loopy_runtime_mpi STATIC "${F2LOOPY_RUNTIME_DIR}/f2loopy_mpi.f90")
+    set_target_properties(f2loopy_runtime_mpi PROPERTIES
+      Fortran_MODULE_DIRECTORY "${CMAKE_BINARY_DIR}/f2loopy_runtime_modules"
+      POSITION_INDEPENDENT_CODE ON)
+    target_link_libraries(f2loopy_runtime_mpi PUBLIC f2loopy_runtime MPI::MPI_Fortran)
+  endif()
+  target_link_libraries(${target} PRIVATE f2loopy_runtime_mpi)
 endfunction()

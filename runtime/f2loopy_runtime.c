@@ -230,12 +230,20 @@ static struct {
     cl_context context;
     cl_command_queue queue;
     char description[512];
+    int local_rank;            /* node-local rank the device was chosen for (-1: none) */
+    long device_index;         /* index of the device in its platform */
+    long ndevices;             /* devices of that platform */
+    int pinned;                /* F2LOOPY_DEVICE / PYOPENCL_CTX named the device */
+    char choice[768];          /* how the device was chosen (for F2LOOPY_VERBOSE) */
     struct program *programs;
     struct f2l_kernel *retired;
     unsigned long generation;  /* bumped by f2l_shutdown */
     struct resident *resident;
     size_t nresident, capresident;
 } rt;
+
+/* the node-local rank given to f2l_init_rank (-1: take it from the environment) */
+static int rank_request = -1;
 
 /* }}} */
 
@@ -289,6 +297,56 @@ static void append(char *buf, size_t size, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The environment variables that MPI launchers set to the rank of the process
+ * among those on its node, in the order they are consulted (a launcher's own
+ * variable before Slurm's, which an mpirun inside an allocation inherits). */
+static const char *const LOCAL_RANK_VARS[] = {
+    "OMPI_COMM_WORLD_LOCAL_RANK",   /* Open MPI */
+    "MPI_LOCALRANKID",              /* MPICH (Hydra), Intel MPI */
+    "PMI_LOCAL_RANK",               /* PMI-based launchers */
+    "MV2_COMM_WORLD_LOCAL_RANK",    /* MVAPICH2 */
+    "SLURM_LOCALID",                /* srun */
+};
+
+/* A printable, shortened copy of an untrusted string, for messages. */
+static void printable(char *out, size_t size, const char *text)
+{
+    size_t n = 0;
+    for (; *text && n + 4 < size; text++)
+        out[n++] = (*text >= 0x20 && *text < 0x7f) ? *text : '?';
+    if (*text && n + 4 <= size) {
+        memcpy(out + n, "...", 3);
+        n += 3;
+    }
+    out[n] = 0;
+}
+
+/* The node-local rank from the launcher's environment: *rank = -1 if no
+ * variable is set; an error if one holds anything but a non-negative integer. */
+static int env_local_rank(int *rank, char *from, size_t size)
+{
+    *rank = -1;
+    for (size_t i = 0; i < sizeof LOCAL_RANK_VARS / sizeof *LOCAL_RANK_VARS; i++) {
+        const char *value = getenv(LOCAL_RANK_VARS[i]);
+        if (!value || !*value)
+            continue;
+        long v = 0;
+        const char *c = value;
+        for (; *c >= '0' && *c <= '9' && v < 100000000; c++)
+            v = 10 * v + (*c - '0');
+        if (*c || c == value) {
+            char shown[64];
+            printable(shown, sizeof shown, value);
+            return fail(F2L_ERROR_NO_DEVICE, "%s='%s' is not a node-local rank (a non-negative "
+                        "integer)", LOCAL_RANK_VARS[i], shown);
+        }
+        *rank = (int)v;
+        snprintf(from, size, "%s", LOCAL_RANK_VARS[i]);
+        return F2L_OK;
+    }
+    return F2L_OK;
+}
+
 #define MAX_PLATFORMS 16
 #define MAX_DEVICES 32
 
@@ -333,13 +391,20 @@ static int choose_device(void)
         if (!nd[p])
             append(listing, sizeof listing, " no devices");
     }
+    int rank = rank_request;
+    char rank_from[64] = "f2l_init_rank";
+    if (rank < 0) {
+        int st = env_local_rank(&rank, rank_from, sizeof rank_from);
+        if (st != F2L_OK)
+            return st;
+    }
     const char *var = "F2LOOPY_DEVICE";
     const char *spec = getenv(var);
     if (!spec || !*spec) {
         var = "PYOPENCL_CTX";
         spec = getenv(var);
     }
-    long pi = -1, di = 0;
+    long pi = -1, di = -1;
     if (spec && *spec) {
         char pspec[256], dspec[256] = "";
         snprintf(pspec, sizeof pspec, "%s", spec);
@@ -375,12 +440,39 @@ static int choose_device(void)
         if (pi < 0)
             return fail(F2L_ERROR_NO_DEVICE, "no OpenCL device found (platforms: %s)", listing);
     }
+    /* one device per rank: the node-local rank modulo the devices of the platform */
+    rt.pinned = di >= 0;
+    if (di < 0)
+        di = (rank > 0 ? rank : 0) % (long)nd[pi];
+    rt.local_rank = rank;
+    rt.device_index = di;
+    rt.ndevices = (long)nd[pi];
     rt.platform = platforms[pi];
     rt.device = devices[pi][di];
     char dname[256] = "";
     clGetDeviceInfo(rt.device, CL_DEVICE_NAME, sizeof dname, dname, NULL);
     snprintf(rt.description, sizeof rt.description, "%s (%s)", dname, pnames[pi]);
+    rt.choice[0] = 0;
+    if (rank >= 0)
+        append(rt.choice, sizeof rt.choice, "local rank %d (from %s)", rank, rank_from);
+    else
+        append(rt.choice, sizeof rt.choice, "no local rank");
+    append(rt.choice, sizeof rt.choice, ": device %ld of %ld of platform '%s'", di, rt.ndevices,
+           pnames[pi]);
+    if (rt.pinned) {
+        char shown[128];
+        printable(shown, sizeof shown, spec);
+        append(rt.choice, sizeof rt.choice, " (chosen by %s=%s)", var, shown);
+    }
+    append(rt.choice, sizeof rt.choice, ": %s", dname);
     return F2L_OK;
+}
+
+/* F2LOOPY_VERBOSE set to anything but "" or "0" */
+static int verbose(void)
+{
+    const char *v = getenv("F2LOOPY_VERBOSE");
+    return v && *v && strcmp(v, "0") != 0;
 }
 
 /* Called with the lock held. */
@@ -414,6 +506,8 @@ static int init_locked(void)
         return st;
     }
     rt.ready = 1;
+    if (verbose())
+        fprintf(stderr, "f2loopy: %s\n", rt.choice);
     return F2L_OK;
 }
 
@@ -421,6 +515,41 @@ int f2l_init(void)
 {
     pthread_mutex_lock(&lock);
     int st = init_locked();
+    pthread_mutex_unlock(&lock);
+    return st;
+}
+
+int f2l_init_rank(int local_rank)
+{
+    if (local_rank < 0)
+        return fail(F2L_ERROR_ARGUMENT, "f2l_init_rank: the node-local rank %d is negative",
+                    local_rank);
+    pthread_mutex_lock(&lock);
+    int st = F2L_OK;
+    if (rt.ready == 1) {
+        /* too late to choose: fine if the rank leads to the device in use */
+        if (!rt.pinned && local_rank % rt.ndevices != rt.device_index)
+            st = fail(F2L_ERROR_ARGUMENT, "f2l_init_rank(%d): the device was already chosen "
+                      "(%s); choose it before any other f2loopy call (or after f2l_shutdown)",
+                      local_rank, rt.choice);
+    } else {
+        rank_request = local_rank;
+        st = init_locked();
+    }
+    pthread_mutex_unlock(&lock);
+    return st;
+}
+
+int f2l_device_choice(int *local_rank, int *index, int *count)
+{
+    pthread_mutex_lock(&lock);
+    int st = init_locked();
+    if (local_rank)
+        *local_rank = st == F2L_OK ? rt.local_rank : -1;
+    if (index)
+        *index = st == F2L_OK ? (int)rt.device_index : -1;
+    if (count)
+        *count = st == F2L_OK ? (int)rt.ndevices : 0;
     pthread_mutex_unlock(&lock);
     return st;
 }
@@ -761,6 +890,56 @@ int f2l_resident_download(void *host, size_t nbytes)
     }
     pthread_mutex_unlock(&lock);
     return st;
+}
+
+/* Copy nbytes at host + offset, which lie inside one device-resident array,
+ * to (to_device != 0) or from its device copy. */
+static int resident_part(char *host, size_t offset, size_t nbytes, int to_device)
+{
+    pthread_mutex_lock(&lock);
+    int st = init_locked();
+    if (st != F2L_OK)
+        goto done;
+    uintptr_t start = (uintptr_t)host + offset;
+    struct resident *r = NULL;
+    for (size_t i = 0; i < rt.nresident && !r; i++) {
+        uintptr_t base = (uintptr_t)rt.resident[i].host;
+        if (base <= start && start - base <= rt.resident[i].nbytes
+            && (start - base < rt.resident[i].nbytes || !nbytes))
+            r = &rt.resident[i];
+    }
+    if (!r) {
+        st = fail(F2L_ERROR_RESIDENT, "the section (%zu bytes at %p) is not part of a "
+                  "device-resident array (upload the whole array first)", nbytes, (void *)start);
+        goto done;
+    }
+    size_t at = start - (uintptr_t)r->host;
+    if (nbytes > r->nbytes - at) {
+        st = fail(F2L_ERROR_RESIDENT, "the section (%zu bytes at byte %zu of a device-resident "
+                  "array of %zu bytes) runs past its end", nbytes, at, r->nbytes);
+        goto done;
+    }
+    if (!nbytes)
+        goto done;
+    cl_int err = to_device
+        ? clEnqueueWriteBuffer(rt.queue, r->mem, CL_TRUE, at, nbytes, (void *)start, 0, NULL, NULL)
+        : clEnqueueReadBuffer(rt.queue, r->mem, CL_TRUE, at, nbytes, (void *)start, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        st = fail_cl(err, "copying %zu bytes of a device-resident array %s", nbytes,
+                     to_device ? "to the device" : "to the host");
+done:
+    pthread_mutex_unlock(&lock);
+    return st;
+}
+
+int f2l_resident_upload_part(const void *host, size_t offset, size_t nbytes)
+{
+    return resident_part((char *)host, offset, nbytes, 1);
+}
+
+int f2l_resident_download_part(void *host, size_t offset, size_t nbytes)
+{
+    return resident_part(host, offset, nbytes, 0);
 }
 
 int f2l_resident_release(const void *host)

@@ -4,6 +4,12 @@
 !   call f2l_upload(u [, status])     make u device-resident (copy it to the device)
 !   call f2l_download(u [, status])   copy the device copy back into u (u stays resident)
 !   call f2l_release(u [, status])    forget the device copy (no copy back)
+!   call f2l_upload_part(u(:, 1:2) [, status])      copy a contiguous section of a
+!   call f2l_download_part(u(:, 9:10) [, status])   device-resident array to/from the device
+!   call f2l_upload(u, first, count [, status])     the same for elements first ..
+!   call f2l_download(u, first, count [, status])   first+count-1 of u (array element order)
+!   call f2l_init([local_rank] [, status])   choose the device now (for this node-local rank)
+!   call f2l_device_choice(local_rank, index, count [, status])   the device chosen
 !   call f2l_sync([status])           wait for every kernel launched so far
 !   f2l_is_resident(u)                .true. if u is device-resident
 !   f2l_error_message()               message of the last error of this thread
@@ -25,6 +31,7 @@ module f2loopy_runtime
   public :: f2l_upload, f2l_download, f2l_release, f2l_is_resident, f2l_sync
   public :: f2l_error_message, f2l_device_name, f2l_resident_arrays, f2l_to_string
   public :: f2l_floordiv, f2l_shutdown
+  public :: f2l_init, f2l_device_choice, f2l_upload_part, f2l_download_part
 
   ! {{{ the C library
 
@@ -57,6 +64,35 @@ module f2loopy_runtime
     end function
     subroutine c_shutdown() bind(C, name="f2l_shutdown")
     end subroutine
+    function c_init() bind(C, name="f2l_init") result(st)
+      import :: c_int
+      integer(c_int) :: st
+    end function
+    function c_init_rank(local_rank) bind(C, name="f2l_init_rank") result(st)
+      import :: c_int
+      integer(c_int), value :: local_rank
+      integer(c_int) :: st
+    end function
+    function c_device_choice(local_rank, index, count) bind(C, name="f2l_device_choice") &
+        result(st)
+      import :: c_int
+      integer(c_int), intent(out) :: local_rank, index, count
+      integer(c_int) :: st
+    end function
+    function c_resident_upload_part(host, offset, nbytes) &
+        bind(C, name="f2l_resident_upload_part") result(st)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: host
+      integer(c_size_t), value :: offset, nbytes
+      integer(c_int) :: st
+    end function
+    function c_resident_download_part(host, offset, nbytes) &
+        bind(C, name="f2l_resident_download_part") result(st)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: host
+      integer(c_size_t), value :: offset, nbytes
+      integer(c_int) :: st
+    end function
     function c_kernel_cached(kernel, source, options, name) bind(C, name="f2l_kernel_cached") &
         result(st)
       import :: c_int, c_char, c_ptr
@@ -183,10 +219,14 @@ module f2loopy_runtime
   ! }}}
 
   interface f2l_upload
+    module procedure upload_range_i1, upload_range_i2, upload_range_i4, upload_range_i8, &
+      upload_range_r4, upload_range_r8, upload_range_c4, upload_range_c8, upload_range_l
     module procedure upload_i1, upload_i2, upload_i4, upload_i8, upload_r4, upload_r8, &
       upload_c4, upload_c8, upload_l
   end interface
   interface f2l_download
+    module procedure download_range_i1, download_range_i2, download_range_i4, download_range_i8, &
+      download_range_r4, download_range_r8, download_range_c4, download_range_c8, download_range_l
     module procedure download_i1, download_i2, download_i4, download_i8, download_r4, &
       download_r8, download_c4, download_c8, download_l
   end interface
@@ -197,6 +237,14 @@ module f2loopy_runtime
   interface f2l_is_resident
     module procedure resident_i1, resident_i2, resident_i4, resident_i8, resident_r4, &
       resident_r8, resident_c4, resident_c8, resident_l
+  end interface
+  interface f2l_upload_part
+    module procedure upload_part_i1, upload_part_i2, upload_part_i4, upload_part_i8, upload_part_r4, &
+      upload_part_r8, upload_part_c4, upload_part_c8, upload_part_l
+  end interface
+  interface f2l_download_part
+    module procedure download_part_i1, download_part_i2, download_part_i4, download_part_i8, download_part_r4, &
+      download_part_r8, download_part_c4, download_part_c8, download_part_l
   end interface
   interface f2l_to_string
     module procedure str_i1, str_i2, str_i4, str_i8, str_r4, str_r8, str_c4, str_c8, str_l
@@ -274,6 +322,38 @@ contains
   subroutine f2l_sync(status)
     integer, intent(out), optional :: status
     call report(int(c_finish()), status)
+  end subroutine
+
+  !> Create the OpenCL context now, on the device for node-local rank local_rank
+  !> if given (the device local_rank modulo the devices of the platform; see
+  !> f2loopy_mpi for the rank of an MPI communicator), else for the rank the MPI
+  !> launcher's environment gives.  Call it before any other f2loopy procedure.
+  subroutine f2l_init(local_rank, status)
+    integer, intent(in), optional :: local_rank
+    integer, intent(out), optional :: status
+    integer :: st
+    call c_clear_error()
+    if (present(local_rank)) then
+      st = int(c_init_rank(int(local_rank, c_int)))
+    else
+      st = int(c_init())
+    end if
+    call report(st, status)
+  end subroutine
+
+  !> How the device was chosen: the node-local rank (-1: none known), the index
+  !> of the device among the devices of its platform (from 0), and their number.
+  subroutine f2l_device_choice(local_rank, index, count, status)
+    integer, intent(out) :: local_rank, index, count
+    integer, intent(out), optional :: status
+    integer(c_int) :: r, i, n
+    integer :: st
+    call c_clear_error()
+    st = int(c_device_choice(r, i, n))
+    local_rank = int(r)
+    index = int(i)
+    count = int(n)
+    call report(st, status)
   end subroutine
 
   !> Release programs, device-resident arrays, the queue and the context.
@@ -484,6 +564,71 @@ contains
     else
       st = int(c_resident_release(host))
       if (st /= F2L_OK) call c_prefix_error("f2l_release" // c_null_char)
+    end if
+    call report(st, status)
+  end subroutine
+
+  !> Copy a contiguous section (elems elements of elem bytes at host) of a
+  !> device-resident array to the device (to_device) or back.
+  subroutine part_any(host, elems, elem, contiguous, to_device, status)
+    type(c_ptr), intent(in) :: host
+    integer(c_int64_t), intent(in) :: elems, elem
+    logical, intent(in) :: contiguous, to_device
+    integer, intent(out), optional :: status
+    character(len=:), allocatable :: what
+    integer :: st
+    call c_clear_error()
+    what = "f2l_download_part"
+    if (to_device) what = "f2l_upload_part"
+    if (.not. contiguous) then
+      st = set_error(F2L_ERROR_RESIDENT, what // ": the section is not contiguous in memory: " &
+                     // "only sections such as u(:, j1:j2) or u(i1:i2, j) can be copied (" &
+                     // "decompose the domain along the last axis, or copy column by column)")
+    else if (elems < 0) then
+      st = set_error(F2L_ERROR_RESIDENT, what // ": the size of an assumed-size array is " &
+                     // "unknown")
+    else if (to_device) then
+      st = int(c_resident_upload_part(host, 0_c_size_t, int(elems * elem, c_size_t)))
+    else
+      st = int(c_resident_download_part(host, 0_c_size_t, int(elems * elem, c_size_t)))
+    end if
+    if (st /= F2L_OK .and. contiguous .and. elems >= 0) call c_prefix_error(what // c_null_char)
+    call report(st, status)
+  end subroutine
+
+  !> Copy elements first .. first+count-1 (array element order) of the
+  !> device-resident array at host (elems elements of elem bytes) to the device
+  !> (to_device) or back.
+  subroutine range_any(host, elems, elem, contiguous, first, count, to_device, status)
+    type(c_ptr), intent(in) :: host
+    integer(c_int64_t), intent(in) :: elems, elem
+    logical, intent(in) :: contiguous, to_device
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    character(len=:), allocatable :: what
+    integer(c_size_t) :: offset, nbytes
+    integer :: st
+    call c_clear_error()
+    what = "f2l_download"
+    if (to_device) what = "f2l_upload"
+    if (.not. contiguous) then
+      st = set_error(F2L_ERROR_RESIDENT, what // ": the array is not contiguous (a strided " &
+                     // "section): pass the whole device-resident array")
+    else if (first < 1 .or. count < 0 .or. (elems >= 0 .and. &
+             int(first, c_int64_t) - 1 + count > elems)) then
+      st = set_error(F2L_ERROR_ARGUMENT, what // ": elements " // f2l_to_string(first) // &
+                     " to " // f2l_to_string(first + count - 1) // " (first " // &
+                     f2l_to_string(first) // ", count " // f2l_to_string(count) // &
+                     ") are not elements of the array (1 to " // f2l_to_string(elems) // ")")
+    else
+      offset = int((first - 1) * elem, c_size_t)
+      nbytes = int(count * elem, c_size_t)
+      if (to_device) then
+        st = int(c_resident_upload_part(host, offset, nbytes))
+      else
+        st = int(c_resident_download_part(host, offset, nbytes))
+      end if
+      if (st /= F2L_OK) call c_prefix_error(what // c_null_char)
     end if
     call report(st, status)
   end subroutine
@@ -819,6 +964,388 @@ contains
     if (is_contiguous(x)) p = c_loc(x)
     resident_l = resident_any(p, is_contiguous(x))
   end function
+
+  ! The partial transfers, one specific procedure per type.
+
+  subroutine upload_part_i1(x, status)
+    integer(c_int8_t), dimension(..), target, intent(in) :: x
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call part_any(p, size(x, kind=c_int64_t), 1_c_int64_t, is_contiguous(x), .true., &
+                  status)
+  end subroutine
+
+  subroutine download_part_i1(x, status)
+    integer(c_int8_t), dimension(..), target, intent(inout) :: x
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call part_any(p, size(x, kind=c_int64_t), 1_c_int64_t, is_contiguous(x), .false., &
+                  status)
+  end subroutine
+
+  subroutine upload_part_i2(x, status)
+    integer(c_int16_t), dimension(..), target, intent(in) :: x
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call part_any(p, size(x, kind=c_int64_t), 2_c_int64_t, is_contiguous(x), .true., &
+                  status)
+  end subroutine
+
+  subroutine download_part_i2(x, status)
+    integer(c_int16_t), dimension(..), target, intent(inout) :: x
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call part_any(p, size(x, kind=c_int64_t), 2_c_int64_t, is_contiguous(x), .false., &
+                  status)
+  end subroutine
+
+  subroutine upload_part_i4(x, status)
+    integer(c_int32_t), dimension(..), target, intent(in) :: x
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call part_any(p, size(x, kind=c_int64_t), 4_c_int64_t, is_contiguous(x), .true., &
+                  status)
+  end subroutine
+
+  subroutine download_part_i4(x, status)
+    integer(c_int32_t), dimension(..), target, intent(inout) :: x
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call part_any(p, size(x, kind=c_int64_t), 4_c_int64_t, is_contiguous(x), .false., &
+                  status)
+  end subroutine
+
+  subroutine upload_part_i8(x, status)
+    integer(c_int64_t), dimension(..), target, intent(in) :: x
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call part_any(p, size(x, kind=c_int64_t), 8_c_int64_t, is_contiguous(x), .true., &
+                  status)
+  end subroutine
+
+  subroutine download_part_i8(x, status)
+    integer(c_int64_t), dimension(..), target, intent(inout) :: x
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call part_any(p, size(x, kind=c_int64_t), 8_c_int64_t, is_contiguous(x), .false., &
+                  status)
+  end subroutine
+
+  subroutine upload_part_r4(x, status)
+    real(c_float), dimension(..), target, intent(in) :: x
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call part_any(p, size(x, kind=c_int64_t), 4_c_int64_t, is_contiguous(x), .true., &
+                  status)
+  end subroutine
+
+  subroutine download_part_r4(x, status)
+    real(c_float), dimension(..), target, intent(inout) :: x
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call part_any(p, size(x, kind=c_int64_t), 4_c_int64_t, is_contiguous(x), .false., &
+                  status)
+  end subroutine
+
+  subroutine upload_part_r8(x, status)
+    real(c_double), dimension(..), target, intent(in) :: x
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call part_any(p, size(x, kind=c_int64_t), 8_c_int64_t, is_contiguous(x), .true., &
+                  status)
+  end subroutine
+
+  subroutine download_part_r8(x, status)
+    real(c_double), dimension(..), target, intent(inout) :: x
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call part_any(p, size(x, kind=c_int64_t), 8_c_int64_t, is_contiguous(x), .false., &
+                  status)
+  end subroutine
+
+  subroutine upload_part_c4(x, status)
+    complex(c_float_complex), dimension(..), target, intent(in) :: x
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call part_any(p, size(x, kind=c_int64_t), 8_c_int64_t, is_contiguous(x), .true., &
+                  status)
+  end subroutine
+
+  subroutine download_part_c4(x, status)
+    complex(c_float_complex), dimension(..), target, intent(inout) :: x
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call part_any(p, size(x, kind=c_int64_t), 8_c_int64_t, is_contiguous(x), .false., &
+                  status)
+  end subroutine
+
+  subroutine upload_part_c8(x, status)
+    complex(c_double_complex), dimension(..), target, intent(in) :: x
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call part_any(p, size(x, kind=c_int64_t), 16_c_int64_t, is_contiguous(x), .true., &
+                  status)
+  end subroutine
+
+  subroutine download_part_c8(x, status)
+    complex(c_double_complex), dimension(..), target, intent(inout) :: x
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call part_any(p, size(x, kind=c_int64_t), 16_c_int64_t, is_contiguous(x), .false., &
+                  status)
+  end subroutine
+
+  subroutine upload_part_l(x, status)
+    logical, dimension(..), target, intent(in) :: x
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call part_any(p, size(x, kind=c_int64_t), int(storage_size(.true.) / 8, c_int64_t), is_contiguous(x), .true., &
+                  status)
+  end subroutine
+
+  subroutine download_part_l(x, status)
+    logical, dimension(..), target, intent(inout) :: x
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call part_any(p, size(x, kind=c_int64_t), int(storage_size(.true.) / 8, c_int64_t), is_contiguous(x), .false., &
+                  status)
+  end subroutine
+
+  ! Element ranges (first, count), one specific procedure per type.
+
+  subroutine upload_range_i1(x, first, count, status)
+    integer(c_int8_t), dimension(..), target, intent(in) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 1_c_int64_t, is_contiguous(x), first, count, &
+                   .true., status)
+  end subroutine
+
+  subroutine download_range_i1(x, first, count, status)
+    integer(c_int8_t), dimension(..), target, intent(inout) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 1_c_int64_t, is_contiguous(x), first, count, &
+                   .false., status)
+  end subroutine
+
+  subroutine upload_range_i2(x, first, count, status)
+    integer(c_int16_t), dimension(..), target, intent(in) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 2_c_int64_t, is_contiguous(x), first, count, &
+                   .true., status)
+  end subroutine
+
+  subroutine download_range_i2(x, first, count, status)
+    integer(c_int16_t), dimension(..), target, intent(inout) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 2_c_int64_t, is_contiguous(x), first, count, &
+                   .false., status)
+  end subroutine
+
+  subroutine upload_range_i4(x, first, count, status)
+    integer(c_int32_t), dimension(..), target, intent(in) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 4_c_int64_t, is_contiguous(x), first, count, &
+                   .true., status)
+  end subroutine
+
+  subroutine download_range_i4(x, first, count, status)
+    integer(c_int32_t), dimension(..), target, intent(inout) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 4_c_int64_t, is_contiguous(x), first, count, &
+                   .false., status)
+  end subroutine
+
+  subroutine upload_range_i8(x, first, count, status)
+    integer(c_int64_t), dimension(..), target, intent(in) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 8_c_int64_t, is_contiguous(x), first, count, &
+                   .true., status)
+  end subroutine
+
+  subroutine download_range_i8(x, first, count, status)
+    integer(c_int64_t), dimension(..), target, intent(inout) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 8_c_int64_t, is_contiguous(x), first, count, &
+                   .false., status)
+  end subroutine
+
+  subroutine upload_range_r4(x, first, count, status)
+    real(c_float), dimension(..), target, intent(in) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 4_c_int64_t, is_contiguous(x), first, count, &
+                   .true., status)
+  end subroutine
+
+  subroutine download_range_r4(x, first, count, status)
+    real(c_float), dimension(..), target, intent(inout) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 4_c_int64_t, is_contiguous(x), first, count, &
+                   .false., status)
+  end subroutine
+
+  subroutine upload_range_r8(x, first, count, status)
+    real(c_double), dimension(..), target, intent(in) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 8_c_int64_t, is_contiguous(x), first, count, &
+                   .true., status)
+  end subroutine
+
+  subroutine download_range_r8(x, first, count, status)
+    real(c_double), dimension(..), target, intent(inout) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 8_c_int64_t, is_contiguous(x), first, count, &
+                   .false., status)
+  end subroutine
+
+  subroutine upload_range_c4(x, first, count, status)
+    complex(c_float_complex), dimension(..), target, intent(in) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 8_c_int64_t, is_contiguous(x), first, count, &
+                   .true., status)
+  end subroutine
+
+  subroutine download_range_c4(x, first, count, status)
+    complex(c_float_complex), dimension(..), target, intent(inout) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 8_c_int64_t, is_contiguous(x), first, count, &
+                   .false., status)
+  end subroutine
+
+  subroutine upload_range_c8(x, first, count, status)
+    complex(c_double_complex), dimension(..), target, intent(in) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 16_c_int64_t, is_contiguous(x), first, count, &
+                   .true., status)
+  end subroutine
+
+  subroutine download_range_c8(x, first, count, status)
+    complex(c_double_complex), dimension(..), target, intent(inout) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), 16_c_int64_t, is_contiguous(x), first, count, &
+                   .false., status)
+  end subroutine
+
+  subroutine upload_range_l(x, first, count, status)
+    logical, dimension(..), target, intent(in) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), int(storage_size(.true.) / 8, c_int64_t), is_contiguous(x), first, count, &
+                   .true., status)
+  end subroutine
+
+  subroutine download_range_l(x, first, count, status)
+    logical, dimension(..), target, intent(inout) :: x
+    integer, intent(in) :: first, count
+    integer, intent(out), optional :: status
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (is_contiguous(x)) p = c_loc(x)
+    call range_any(p, size(x, kind=c_int64_t), int(storage_size(.true.) / 8, c_int64_t), is_contiguous(x), first, count, &
+                   .false., status)
+  end subroutine
 
 
   ! }}}

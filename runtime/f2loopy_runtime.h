@@ -4,7 +4,8 @@
  * - One OpenCL context and in-order queue per process, on the device chosen by
  *   the environment variable F2LOOPY_DEVICE (else PYOPENCL_CTX), "P" or "P:D"
  *   where P and D are indices or case-insensitive parts of the platform and
- *   device names.  Default: the first device of the first platform that has one.
+ *   device names.  Default: the first platform that has devices, and there the
+ *   device numbered by the process's node-local rank (MPI) modulo their number.
  * - Programs are built once per process: a cache keyed by a hash of the source
  *   and the build options (the text is compared too).
  * - Host arrays can be made device-resident: kernels then use the device copy
@@ -53,8 +54,23 @@ void f2l_clear_error(void);
 
 /* {{{ device */
 
-/* Create the context and queue if not done yet (every function below does it). */
+/* Create the context and queue if not done yet (every function below does it).
+ * One device per process: unless F2LOOPY_DEVICE (else PYOPENCL_CTX) names a
+ * device ("P:D"), the device is the node-local rank modulo the number of
+ * devices of the platform (the first with devices, or the one named "P").  The
+ * rank is the one given to f2l_init_rank, else the launcher's: the first set of
+ * OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, PMI_LOCAL_RANK,
+ * MV2_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID; else 0.  With F2LOOPY_VERBOSE set
+ * (not "0"), the choice is printed on standard error when the context is made. */
 int f2l_init(void);
+/* f2l_init for the process of node-local rank local_rank (>= 0), e.g. its rank
+ * in the communicator MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) gives.  Call it
+ * before anything else; afterwards it fails unless the rank leads to the
+ * device already in use.  The rank stays for a new context after f2l_shutdown. */
+int f2l_init_rank(int local_rank);
+/* The node-local rank the device was chosen for (-1: none known), the index of
+ * the device among those of its platform, and their number (any may be NULL). */
+int f2l_device_choice(int *local_rank, int *index, int *count);
 /* "device name (platform name)" of the chosen device, into buf (NUL-terminated). */
 int f2l_device_description(char *buf, size_t size);
 /* Wait until every command enqueued so far has finished. */
@@ -106,6 +122,12 @@ void f2l_buffer_release(f2l_buffer *buffer);
 int f2l_resident_upload(const void *host, size_t nbytes);
 /* Copy the device copy back into the host array (it stays device-resident). */
 int f2l_resident_download(void *host, size_t nbytes);
+/* Partial transfers, e.g. the halo of a field: copy the nbytes at host + offset,
+ * which must lie inside one device-resident array (host may be its start or any
+ * address in it), to the device copy or from it.  Blocking: the host memory can
+ * be reused on return. */
+int f2l_resident_upload_part(const void *host, size_t offset, size_t nbytes);
+int f2l_resident_download_part(void *host, size_t offset, size_t nbytes);
 /* Forget the device copy (no copy back). */
 int f2l_resident_release(const void *host);
 /* 1 if host is the start of a device-resident array, else 0. */

@@ -17,20 +17,33 @@ ls /etc/OpenCL/vendors/*pocl*.icd >/dev/null 2>&1 || packages+=(pocl-opencl-icd)
 command -v cmake >/dev/null 2>&1 || packages+=(cmake)
 command -v make >/dev/null 2>&1 || packages+=(make)
 command -v gcc >/dev/null 2>&1 || packages+=(gcc)
-if [ ${#packages[@]} -gt 0 ]; then
+# MPI (Open MPI: mpirun, mpif90) for samples/mpi_heat and its tests; without the
+# recommended extras (documentation, a second launcher), which the tests do not need
+mpi_packages=()
+command -v mpirun >/dev/null 2>&1 || mpi_packages+=(openmpi-bin)
+command -v mpif90 >/dev/null 2>&1 || mpi_packages+=(libopenmpi-dev)
+if [ ${#packages[@]} -gt 0 ] || [ ${#mpi_packages[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1; then
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
     $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${packages[@]}" >/dev/null
+    if [ ${#packages[@]} -gt 0 ]; then
+      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${packages[@]}" >/dev/null
+    fi
+    if [ ${#mpi_packages[@]} -gt 0 ]; then
+      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+        "${mpi_packages[@]}" >/dev/null
+    fi
   else
-    echo "setup: please install ${packages[*]} with your package manager" >&2
+    echo "setup: please install ${packages[*]} ${mpi_packages[*]} with your package manager" >&2
     exit 1
   fi
 fi
 
 python3 -m pip install -q -e '.[test]'
+# mpi4py (over the Open MPI above) for the Python driver of samples/mpi_heat
+python3 -c 'import mpi4py' 2>/dev/null || python3 -m pip install -q mpi4py
 if python3 -m pip show pocl-binary-distribution >/dev/null 2>&1; then
   python3 -m pip uninstall -y -q pocl-binary-distribution
 fi
-echo "setup: gfortran $(gfortran -dumpversion), $(python3 -c 'import pyopencl as cl; print(", ".join(d.name for p in cl.get_platforms() for d in p.get_devices()))')"
+echo "setup: gfortran $(gfortran -dumpversion), $(mpirun --version 2>/dev/null | head -n 1), $(python3 -c 'import pyopencl as cl; print(", ".join(d.name for p in cl.get_platforms() for d in p.get_devices()))')"

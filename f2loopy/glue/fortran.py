@@ -49,7 +49,8 @@ from f2loopy.version import __version__
 _ERRORS = ("F2L_OK", "F2L_ERROR_NO_DEVICE", "F2L_ERROR_OPENCL", "F2L_ERROR_BUILD",
            "F2L_ERROR_ARGUMENT", "F2L_ERROR_RESIDENT", "F2L_ERROR_HOST_MEMORY")
 _REEXPORTED = ("f2l_upload", "f2l_download", "f2l_release", "f2l_is_resident", "f2l_sync",
-               "f2l_error_message", "f2l_device_name") + _ERRORS
+               "f2l_error_message", "f2l_device_name", "f2l_upload_part", "f2l_download_part",
+               "f2l_init", "f2l_device_choice") + _ERRORS
 # kinds the declarations of the dummy arguments use: no argument may be named so
 _KIND_NAMES = {"c_int8_t", "c_int16_t", "c_int32_t", "c_int64_t", "c_float", "c_double",
                "c_float_complex", "c_double_complex"}

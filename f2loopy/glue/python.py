@@ -28,6 +28,7 @@ _FORTRAN_TYPE = {
 
 _RUNTIME = '''
 import os
+import sys
 import threading
 
 import numpy as np
@@ -35,7 +36,6 @@ import pyopencl as cl
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _lock = threading.Lock()
-_default = {}
 _programs = {}
 _kernels = {}
 
@@ -53,12 +53,12 @@ def _tmod(a, b):
     return a - _tdiv(a, b) * b
 
 
+__DEVICE_FUNCTIONS__
+
+
 def _default_queue():
-    with _lock:
-        if "queue" not in _default:
-            ctx = cl.create_some_context(interactive=False)
-            _default["queue"] = cl.CommandQueue(ctx)
-        return _default["queue"]
+    """The queue of this process's device (one device per MPI rank)."""
+    return _rank_queue()
 
 
 def _kernel(queue, name, options):
@@ -265,8 +265,10 @@ def _launch(queue, kernel, args, groups, local):
 
 def runtime_source() -> str:
     """The helper code every glue module carries (it must not import f2loopy)."""
+    from f2loopy.glue import devices
     from f2loopy.glue.layout import source
-    return _RUNTIME.replace("__LAYOUT_FUNCTIONS__", source().rstrip())
+    return _RUNTIME.replace("__LAYOUT_FUNCTIONS__", source().rstrip()).replace(
+        "__DEVICE_FUNCTIONS__", devices.source().rstrip())
 
 
 def _kind(dtype) -> str:
@@ -464,8 +466,9 @@ def generate_python_glue(kernels: list[GeneratedKernel], cl_source: str, cl_file
             "Fortran subroutine, in order:\nnumpy arrays (Fortran order, exactly the declared "
             "dtype and shape) or pyopencl arrays, and\nPython numbers.  Arrays the subroutine "
             "writes are updated in place; scalars it writes are\nreturned.  Pass queue= to "
-            "choose the OpenCL queue; otherwise a context is created once\n(set PYOPENCL_CTX "
-            'to choose the device).\n"""\n')
+            "choose the OpenCL queue; otherwise one is created on the device of\nthis MPI rank "
+            "(node-local rank modulo the devices; F2LOOPY_DEVICE or PYOPENCL_CTX\nchoose "
+            'another).\n"""\n')
     consts = f"\nCL_FILE = {py_literal(cl_filename)}\nCL_SHA256 = {py_literal(sha)}\n"
     funcs = "\n\n".join(_kernel_function(gk, source_name) for gk in kernels)
     exports = "__all__ = [" + ", ".join(repr(py_name(gk.kernel.name)) for gk in kernels) + \

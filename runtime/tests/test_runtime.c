@@ -3,11 +3,13 @@
  *   test_runtime            everything that needs a device
  *   test_runtime nodevice   expects no usable device (run with F2LOOPY_DEVICE set
  *                           to a platform that does not exist)
+ *   test_runtime choice [R] prints the device chosen (for node-local rank R)
  *
  * Prints one line per failed check and exits with the number of failures. */
 #include "f2loopy_runtime.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int failures;
@@ -208,6 +210,53 @@ static void test_resident(void)
     CHECK(f2l_finish() == F2L_OK, "finish");
 }
 
+static void test_partial(void)
+{
+    /* u: 4 columns of 5; the kernel adds a * x to the whole array on the device */
+    float u[20], x[20], zero[20] = {0};
+    for (int i = 0; i < 20; i++) {
+        u[i] = (float)i;
+        x[i] = 1.0f;
+    }
+    CHECK(f2l_resident_upload(u, sizeof u) == F2L_OK, "upload u");
+    /* refresh the last column only: the device copy has 100.. there, the rest as before */
+    for (int i = 15; i < 20; i++)
+        u[i] = 100.0f + (float)i;
+    u[0] = -5.0f;   /* not uploaded */
+    CHECK(f2l_resident_upload_part(u, 15 * sizeof(float), 5 * sizeof(float)) == F2L_OK,
+          "upload the last column");
+    int n = 20;
+    float a = 1.0f;
+    f2l_launch *L;
+    f2l_launch_begin(kernel("axpy"), &L);
+    f2l_launch_value(L, 0, &n, sizeof n);
+    f2l_launch_value(L, 1, &a, sizeof a);
+    f2l_launch_array(L, 2, "x", x, sizeof x, 0);
+    f2l_launch_array(L, 3, "y", u, sizeof u, 1);
+    int st = f2l_launch_run(L, (int64_t[3]){2, 1, 1}, (int64_t[3]){16, 1, 1});
+    f2l_launch_end(L);
+    CHECK(st == F2L_OK, "run: status %d", st);
+    /* download the second column through an address inside the array */
+    float *col = u + 5;
+    CHECK(f2l_resident_download_part(col, 0, 5 * sizeof(float)) == F2L_OK, "download column 2");
+    CHECK(u[5] == 6.0f && u[9] == 10.0f, "column 2: %g %g", u[5], u[9]);
+    CHECK(u[0] == -5.0f && u[10] == 10.0f && u[15] == 115.0f, "other columns untouched: %g %g %g",
+          u[0], u[10], u[15]);
+    CHECK(f2l_resident_download_part(u, 15 * sizeof(float), 5 * sizeof(float)) == F2L_OK,
+          "download the last column");
+    CHECK(u[15] == 116.0f && u[19] == 120.0f, "last column: %g %g", u[15], u[19]);
+    CHECK(f2l_resident_download_part(u, 20 * sizeof(float), 0) == F2L_OK, "empty part at the end");
+    /* outside the array, across its end, not resident at all */
+    st = f2l_resident_download_part(u, 18 * sizeof(float), 3 * sizeof(float));
+    CHECK(st == F2L_ERROR_RESIDENT && strstr(f2l_error_message(), "(12 bytes at byte 72 of a "
+          "device-resident array of 80 bytes) runs past its end"), "across the end: %d", st);
+    st = f2l_resident_upload_part(zero, 0, sizeof zero);
+    CHECK(st == F2L_ERROR_RESIDENT && strstr(f2l_error_message(), "is not part of a "
+          "device-resident array"), "not resident: %d", st);
+    CHECK(f2l_resident_release(u) == F2L_OK, "release u");
+    CHECK(f2l_resident_upload_part(u, 0, 4) == F2L_ERROR_RESIDENT, "after release");
+}
+
 static void test_relayout(void)
 {
     /* a 2 x 3 Fortran array stored transposed: offset(i, j) = 3*i + j */
@@ -278,6 +327,34 @@ int main(int argc, char **argv)
         CHECK(f2l_resident_upload(x, sizeof x) == F2L_ERROR_NO_DEVICE, "upload");
         return failures;
     }
+    if (argc > 1 && !strcmp(argv[1], "choice")) {
+        /* test_runtime choice [RANK]: the device this process takes (for RANK) */
+        int st = argc > 2 ? f2l_init_rank(atoi(argv[2])) : f2l_init();
+        int rank = -2, index = -2, count = -2;
+        char name[512] = "";
+        if (st == F2L_OK)
+            st = f2l_device_choice(&rank, &index, &count);
+        if (st == F2L_OK)
+            st = f2l_device_description(name, sizeof name);
+        if (st != F2L_OK) {
+            printf("error %d: %s\n", st, f2l_error_message());
+            return 0;
+        }
+        printf("choice: rank %d device %d of %d: %s\n", rank, index, count, name);
+        /* a rank cannot move the process to another device afterwards, unless the
+         * environment pinned the device; the rank it has is fine */
+        const char *pin = getenv("F2LOOPY_DEVICE");
+        if (!pin || !*pin)
+            pin = getenv("PYOPENCL_CTX");
+        int pinned = pin && strchr(pin, ':');
+        st = f2l_init_rank(index + 1);
+        CHECK(count == 1 || pinned ? st == F2L_OK : st == F2L_ERROR_ARGUMENT &&
+              strstr(f2l_error_message(), "the device was already chosen"),
+              "late f2l_init_rank: %d", st);
+        st = f2l_init_rank(rank < 0 ? 0 : rank);
+        CHECK(st == F2L_OK, "the same rank again: %d", st);
+        return failures;
+    }
     char name[512];
     int st = f2l_device_description(name, sizeof name);
     CHECK(st == F2L_OK && name[0], "no device: %d", st);
@@ -290,6 +367,7 @@ int main(int argc, char **argv)
     test_bad_kernel_name();
     test_errors_are_sticky();
     test_resident();
+    test_partial();
     test_relayout();
     test_empty_launch();
     test_cached_kernel_survives_shutdown();

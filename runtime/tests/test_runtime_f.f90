@@ -25,10 +25,12 @@ program test_runtime_f
   if (mode == "stop") then
     call stop_without_status()
   else
+    call f2l_init()
     print '(a)', "device: " // f2l_device_name()
     call test_transfer()
     call test_resident()
     call test_generic_types()
+    call test_partial()
     call test_errors()
     call test_helpers()
     print '(i0, a)', failures, " failures"
@@ -154,6 +156,61 @@ contains
     call c%scalar(2, c_loc(total), 4_c_size_t)
     call c%run([1_c_int64_t, 1_c_int64_t, 1_c_int64_t], [1_c_int64_t, 1_c_int64_t, 1_c_int64_t])
     call c%finish(status)
+  end subroutine
+
+  ! halo-style transfers: columns of a device-resident 2-D array
+  subroutine test_partial()
+    real(c_double), allocatable :: u(:, :)
+    real(c_float) :: w(4, 3)
+    integer :: st, rank, dev, ndev
+    allocate(u(0:4, 0:3))
+    u = 1
+    call f2l_upload(u)
+    u(:, 3) = 5                         ! the new halo column, uploaded alone
+    u(:, 0) = 7                         ! changed on the host only
+    call f2l_upload_part(u(:, 3:3), st)
+    call check(st == F2L_OK, "partial: upload a column")
+    call scale(size(u), 2.0d0, u, st)   ! on the device, in place
+    call f2l_download_part(u(:, 2:3), st)
+    call check(st == F2L_OK .and. all(u(:, 2) == 2) .and. all(u(:, 3) == 10) .and. &
+               all(u(:, 0) == 7) .and. all(u(:, 1) == 1), "partial: download two columns")
+    call f2l_download_part(u(2:3, 1), st)
+    call check(st == F2L_OK .and. all(u(2:3, 1) == 2) .and. u(1, 1) == 1, &
+               "partial: download part of a column")
+    call f2l_download_part(u(1, :), st)
+    call check(st == F2L_ERROR_RESIDENT .and. index(f2l_error_message(), &
+               "f2l_download_part: the section is not contiguous in memory") == 1, &
+               "partial: a row is not contiguous")
+    ! element ranges: u(3:4, 1) is elements 9 and 10 of the 5 x 4 array u(0:4, 0:3)
+    u(3:4, 1) = [-1, -2]
+    call f2l_upload(u, 9, 2, st)
+    call check(st == F2L_OK, "range: upload")
+    u(3:4, 1) = 0
+    call f2l_download(u, 9, 2, st)
+    call check(st == F2L_OK .and. all(u(3:4, 1) == [-1, -2]), "range: download")
+    call f2l_download(u, 18, 4, st)
+    call check(st == F2L_ERROR_ARGUMENT .and. f2l_error_message() == "f2l_download: elements " &
+               // "18 to 21 (first 18, count 4) are not elements of the array (1 to 20)", &
+               "range: past the end")
+    call f2l_upload(u, 1, 0, st)
+    call check(st == F2L_OK, "range: nothing")
+    call f2l_download(u)
+    call check(all(u(:, 0) == 2), "partial: the host-only change was not uploaded")
+    call f2l_release(u)
+    call f2l_download(u, 1, 2, st)
+    call check(st == F2L_ERROR_RESIDENT .and. index(f2l_error_message(), "f2l_download: the " &
+               // "section (16 bytes at ") == 1, "range: not resident")
+    w = 0
+    call f2l_upload_part(w(:, 2:3), st)
+    call check(st == F2L_ERROR_RESIDENT .and. index(f2l_error_message(), &
+               "f2l_upload_part: the section (32 bytes at ") == 1 .and. &
+               index(f2l_error_message(), ") is not part of a device-resident array") > 0, &
+               "partial: not resident")
+    call f2l_device_choice(rank, dev, ndev, st)
+    call check(st == F2L_OK .and. ndev >= 1 .and. dev >= 0 .and. dev < ndev, &
+               "partial: device choice")
+    call f2l_init(local_rank=dev + ndev, status=st)
+    call check(st == F2L_OK, "init: the rank of the device in use")
   end subroutine
 
   subroutine test_errors()

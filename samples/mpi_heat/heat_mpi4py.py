@@ -1,0 +1,77 @@
+"""samples/mpi_heat driven from Python: the time loop of main.F90 with mpi4py,
+the kernel through the Python glue of heat_block.f90, one device per rank.
+
+    f2loopy translate samples/mpi_heat/heat_block.f90      # writes heat_block_cl.py
+    mpirun -np 2 python3 samples/mpi_heat/heat_mpi4py.py [nx ny steps [file]]
+
+Each rank keeps its block of the field (nx+2 x its columns + 2 halo columns) on its
+device as pyopencl arrays for the whole run; a halo exchange moves two columns off
+the device (u[:, k].get()), sends them with MPI and puts the two it receives
+back (u[:, k].set(...)).  Rank 0 gathers the field and writes it as main.F90 does.
+"""
+
+import sys
+
+import numpy as np
+import pyopencl.array as cla
+from mpi4py import MPI
+
+import heat_block_cl
+
+
+def main(nx=96, ny=64, steps=200, out=""):
+    comm = MPI.COMM_WORLD
+    rank, nranks = comm.Get_rank(), comm.Get_size()
+    if ny < nranks:
+        raise SystemExit("heat_mpi4py: ny must be at least the number of ranks")
+    # this rank's columns jlo .. jlo+nyl-1 of 1 .. ny (the first ranks take one more)
+    counts = [ny // nranks + (r < ny % nranks) for r in range(nranks)]
+    nyl, jlo = counts[rank], 1 + sum(counts[:rank])
+    left = rank - 1 if rank > 0 else MPI.PROC_NULL
+    right = rank + 1 if rank < nranks - 1 else MPI.PROC_NULL
+
+    queue = heat_block_cl.rank_queue(comm)     # the device of this rank on its node
+    print(f"rank {rank}: device {queue.device.name}", flush=True)
+    x = np.arange(nx + 2)[:, None] / (nx + 1)
+    y = np.arange(jlo - 1, jlo + nyl + 1)[None, :] / (ny + 1)
+    block = np.asfortranarray(np.exp(-40 * ((x - 0.3) ** 2 + (y - 0.6) ** 2)))
+    block[0, :] = 1
+    u = cla.to_device(queue, block)
+    unew = cla.to_device(queue, block)
+
+    def exchange(a):
+        """Fill the halo columns of a with the neighbours' edge columns."""
+        recv = np.empty(nx + 2)
+        comm.Sendrecv(a[:, nyl].get(), dest=right, sendtag=1, recvbuf=recv, source=left,
+                      recvtag=1)
+        if left != MPI.PROC_NULL:
+            a[:, 0].set(recv)
+        comm.Sendrecv(a[:, 1].get(), dest=left, sendtag=2, recvbuf=recv, source=right,
+                      recvtag=2)
+        if right != MPI.PROC_NULL:
+            a[:, nyl + 1].set(recv)
+
+    for _ in range(0, steps, 2):
+        exchange(u)
+        heat_block_cl.heat_step(nx, nyl, 0.2, u, unew, queue=queue)
+        exchange(unew)
+        heat_block_cl.heat_step(nx, nyl, 0.2, unew, u, queue=queue)
+
+    mine = np.asfortranarray(u.get()[:, 1:nyl + 1]).ravel(order="F")
+    field = np.empty((nx + 2) * ny) if rank == 0 else None
+    sizes = [c * (nx + 2) for c in counts]
+    comm.Gatherv(mine, [field, sizes, [sum(sizes[:r]) for r in range(nranks)], MPI.DOUBLE]
+                 if rank == 0 else None, root=0)
+    if rank == 0:
+        grid = field.reshape((nx + 2, ny), order="F")
+        print(f"grid {nx} x {ny}, steps {2 * ((steps + 1) // 2)}, ranks {nranks}")
+        print(f"sum {grid.sum():.17e}")
+        print(f"center {grid[nx // 2, ny // 2 - 1]:.17e}")
+        print(f"max {grid[1:nx + 1, :].max():.17e}")
+        if out:
+            field.tofile(out)
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    main(*map(int, args[:3]), *args[3:4])

@@ -1,0 +1,146 @@
+! Heat equation on the unit square, explicit Euler steps of a 5-point stencil,
+! with MPI: the grid's columns (the last axis, j) are split into one block per
+! rank, and every step first exchanges the halo columns with the neighbours.
+!
+! Built twice by CMakeLists.txt from this file: mpi_heat_fortran calls the
+! Fortran subroutine heat_step; mpi_heat_opencl (USE_OPENCL defined) calls
+! heat_step_cl, its OpenCL translation, on the device of its rank (f2l_init_mpi:
+! the rank on its node modulo the devices).  There the fields stay on the device
+! for the whole run: a halo exchange downloads the two edge columns, sends them
+! with MPI and uploads the two halo columns it receives; nothing else moves.
+!
+! Usage: mpirun -np P mpi_heat_opencl|mpi_heat_fortran [nx ny steps [file]]
+! Rank 0 gathers the field, prints its checksum and a few values with all their
+! digits, and writes the nx+2 x ny interior columns (raw doubles) to file.
+program mpi_heat
+  use mpi
+#ifdef USE_OPENCL
+  use f2loopy_mpi
+  use heat_step_cl_mod
+#endif
+  implicit none
+  integer :: nx = 96, ny = 64, steps = 200
+  integer :: ierr, rank, nranks, left, right, jlo, nyl, step, i, j, r
+  integer, allocatable :: counts(:), displs(:)
+  double precision, allocatable :: u(:, :), unew(:, :), field(:, :)
+  double precision :: dt, x, y
+  character(len=256) :: arg, out
+  character(len=:), allocatable :: device
+#ifdef USE_OPENCL
+  integer :: local_rank, dev, ndev
+#endif
+
+  call MPI_Init(ierr)
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  call MPI_Comm_size(MPI_COMM_WORLD, nranks, ierr)
+  out = ""
+  if (command_argument_count() >= 3) then
+    call get_command_argument(1, arg); read(arg, *) nx
+    call get_command_argument(2, arg); read(arg, *) ny
+    call get_command_argument(3, arg); read(arg, *) steps
+  end if
+  if (command_argument_count() >= 4) call get_command_argument(4, out)
+  if (ny < nranks) then
+    if (rank == 0) print '(a)', "mpi_heat: ny must be at least the number of ranks"
+    call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
+  end if
+
+  ! this rank's columns jlo .. jlo+nyl-1 of 1 .. ny (the first ranks take one more)
+  allocate(counts(0:nranks-1), displs(0:nranks-1))
+  do r = 0, nranks - 1
+    counts(r) = ny / nranks
+    if (r < mod(ny, nranks)) counts(r) = counts(r) + 1
+  end do
+  nyl = counts(rank)
+  jlo = 1 + sum(counts(0:rank-1))
+  left = rank - 1
+  right = rank + 1
+  if (left < 0) left = MPI_PROC_NULL
+  if (right >= nranks) right = MPI_PROC_NULL
+
+  ! local column jj is global column jlo - 1 + jj (halo: jj = 0 and nyl + 1)
+  allocate(u(0:nx+1, 0:nyl+1), unew(0:nx+1, 0:nyl+1))
+  dt = 0.2d0     ! dt / h**2, stable below 0.25
+  do j = 0, nyl + 1
+    do i = 0, nx + 1
+      x = dble(i) / (nx + 1)
+      y = dble(jlo - 1 + j) / (ny + 1)
+      u(i, j) = exp(-40 * ((x - 0.3d0)**2 + (y - 0.6d0)**2))
+      if (i == 0) u(i, j) = 1
+    end do
+  end do
+  unew = u
+
+#ifdef USE_OPENCL
+  call f2l_init_mpi(MPI_COMM_WORLD)
+  call f2l_device_choice(local_rank, dev, ndev)
+  device = f2l_device_name()
+  print '(a, i0, a, i0, a, i0, a, i0, a)', "rank ", rank, " (local rank ", local_rank, &
+    "): device ", dev, " of ", ndev, ": " // device
+  call f2l_upload(u)
+  call f2l_upload(unew)
+  do step = 1, steps, 2
+    call exchange(u)
+    call heat_step_cl(nx, nyl, dt, u, unew)
+    call exchange(unew)
+    call heat_step_cl(nx, nyl, dt, unew, u)
+  end do
+  call f2l_download(u)
+  call f2l_release(u)
+  call f2l_release(unew)
+#else
+  device = "none (Fortran)"
+  do step = 1, steps, 2
+    call exchange(u)
+    call heat_step(nx, nyl, dt, u, unew)
+    call exchange(unew)
+    call heat_step(nx, nyl, dt, unew, u)
+  end do
+#endif
+
+  ! rank 0 gathers the interior columns
+  allocate(field(0:nx+1, ny))
+  displs(0) = 0
+  do r = 1, nranks - 1
+    displs(r) = displs(r - 1) + counts(r - 1) * (nx + 2)
+  end do
+  call MPI_Gatherv(u(:, 1:nyl), nyl * (nx + 2), MPI_DOUBLE_PRECISION, field, &
+                   counts * (nx + 2), displs, MPI_DOUBLE_PRECISION, 0, MPI_COMM_WORLD, ierr)
+  if (rank == 0) then
+    print '(a, i0, a, i0, a, i0, a, i0)', "grid ", nx, " x ", ny, ", steps ", &
+      2 * ((steps + 1) / 2), ", ranks ", nranks
+    print '(a, es25.17)', "sum ", sum(field)
+    print '(a, es25.17)', "center ", field(nx / 2, ny / 2)
+    print '(a, es25.17)', "max ", maxval(field(1:nx, :))
+    if (len_trim(out) > 0) then
+      open(10, file=trim(out), access="stream", form="unformatted", status="replace")
+      write(10) field
+      close(10)
+    end if
+  end if
+  call MPI_Finalize(ierr)
+
+contains
+
+  !> Fill the halo columns of a (0 and nyl+1) with the neighbours' edge columns.
+  !> Where a is device-resident, only those four columns move between host and device.
+  subroutine exchange(a)
+    double precision, intent(inout) :: a(0:, 0:)
+    integer :: ierr
+#ifdef USE_OPENCL
+    call f2l_download_part(a(:, 1:1))
+    call f2l_download_part(a(:, nyl:nyl))
+#endif
+    call MPI_Sendrecv(a(:, nyl), nx + 2, MPI_DOUBLE_PRECISION, right, 1, &
+                      a(:, 0), nx + 2, MPI_DOUBLE_PRECISION, left, 1, &
+                      MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+    call MPI_Sendrecv(a(:, 1), nx + 2, MPI_DOUBLE_PRECISION, left, 2, &
+                      a(:, nyl + 1), nx + 2, MPI_DOUBLE_PRECISION, right, 2, &
+                      MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+#ifdef USE_OPENCL
+    if (left /= MPI_PROC_NULL) call f2l_upload_part(a(:, 0:0))
+    if (right /= MPI_PROC_NULL) call f2l_upload_part(a(:, nyl + 1:nyl + 1))
+#endif
+  end subroutine
+
+end program mpi_heat
