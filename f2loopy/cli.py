@@ -30,7 +30,7 @@ def _parse_defines(values) -> dict:
         if "=" not in item:
             raise click.BadParameter(f"expected NAME=VALUE, got {ascii(item)}", param_hint="-D")
         name, value = item.split("=", 1)
-        name = name.strip()
+        name = name.strip(" ")
         if not is_plain_name(name) or keyword.iskeyword(name):
             raise click.BadParameter(
                 f"{ascii(name)} is not a plain name (a letter, then letters, digits and "
