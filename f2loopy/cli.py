@@ -63,7 +63,7 @@ def _report(exc: BaseException, debug: bool) -> None:
             _echo("f2loopy: run again with --debug for the traceback, and please report "
                        "it", err=True)
     if debug:
-        traceback.print_exception(exc)
+        _echo("".join(traceback.format_exception(exc)).rstrip("\n"), err=True)
 
 
 defines_option = click.option("-D", "--define", "defines", multiple=True, metavar="NAME=VALUE",
