@@ -103,6 +103,23 @@ def test_span_a_script_names_in_its_error(tmp_path):
     assert_safe(tmp_path, result.stdout, result.stderr)
 
 
+def test_source_text_of_a_span_from_the_script(tmp_path):
+    """The child sends spans with their source line; an error the parent
+    finds later (a race, at code generation) quotes that line."""
+    own = ("subroutine r(n, a)\n  integer n, i\n  real a(n)\n  do i = 2, n\n"
+           f"    a(i) = a(i-1) ! {NASTY['osc52_clipboard']}{NASTY['bidi_override']}\n"
+           "  end do\nend subroutine\n")
+    (tmp_path / "t.f90").write_text(with_script([
+        f"k, = parse_fortran({own!r}, {'own' + NASTY['csi_clear'] + '.f90'!r})",
+        "RESULT = tag_inames(k, 'i:g.0')"]))
+    result = invoke(["translate", "t.f90"], tmp_path)
+    assert result.exit_code == 1, ascii(result.output)
+    assert "own\\x1b[2J\\x1b[H.f90:5:" in result.stderr, ascii(result.stderr)
+    assert "a(i) = a(i-1) ! \\x1b]52;c;" in result.stderr
+    assert files_in(tmp_path) == ["t.f90"]
+    assert_safe(tmp_path, result.stdout, result.stderr)
+
+
 @pytest.mark.parametrize("key", ["csi_clear", "osc52_clipboard", "bidi_override"])
 def test_show_of_a_hostile_file_name(key, tmp_path):
     """``show`` prints the generated program, whose header names the file."""
