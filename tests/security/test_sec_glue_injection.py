@@ -41,6 +41,7 @@ HOSTILE_FILE_NAMES = {
     "bidi_override": "k\u202e\u2066txt.exe.f90",
     "c1_controls": "l\x7f\x9b31m\x85.f90",
     "undecodable_bytes": "m\udcff\udc80.f90",
+    "long_non_ascii": "\u00e9" * 122 + ".f90",         # _cl.f90: 251 bytes, escapes
     "shell_expansion": "n${F2LOOPY_TEST_CANARY}$(touch SENTINEL)`touch SENTINEL`.f90",
 }
 
@@ -237,3 +238,16 @@ def test_names_outside_the_sandbox_are_checked_at_code_generation(tmp_path):
             "letters, digits and underscores") in result.stderr
     assert files_in(tmp_path) == ["d.f90"]
 
+
+
+def test_a_name_too_long_for_the_outputs_is_a_clean_error(tmp_path):
+    """``NAME_cl.f90`` is longer than ``NAME.f90``: near the file system's limit
+    the outputs cannot exist; the error says so and nothing is written."""
+    name = "\u00e9" * 125 + ".f90"          # 254 bytes; NAME_cl.f90 would be 257
+    (tmp_path / name).write_text(SAXPY)
+    result = invoke(["translate", name], tmp_path)
+    assert result.exit_code == 1
+    assert "f2loopy: error: cannot write output: the name of " in result.stderr
+    assert "is longer than the 255 bytes the file system allows" in result.stderr
+    assert files_in(tmp_path) == [name]
+    assert_safe(tmp_path, result.stdout, result.stderr)
