@@ -31,7 +31,7 @@ def _parse_defines(values) -> dict:
         if "=" not in item:
             raise click.BadParameter(f"expected NAME=VALUE, got {ascii(item)}", param_hint="-D")
         name, value = item.split("=", 1)
-        name = name.strip()
+        name = name.strip(" ")
         if not is_plain_name(name) or keyword.iskeyword(name):
             raise click.BadParameter(
                 f"{ascii(name)} is not a plain name (a letter, then letters, digits and "
@@ -60,7 +60,7 @@ def _report(exc: BaseException, debug: bool) -> None:
             _echo("f2loopy: run again with --debug for the traceback, and please report "
                        "it", err=True)
     if debug:
-        traceback.print_exception(exc)
+        _echo("".join(traceback.format_exception(exc)).rstrip("\n"), err=True)
 
 
 defines_option = click.option("-D", "--define", "defines", multiple=True, metavar="NAME=VALUE",

@@ -36,7 +36,7 @@ class SourceSpan:
     text: str = ""
 
     def __str__(self) -> str:
-        return f"{terminal(self.filename)}:{self.line}:{self.column}"
+        return f"{self.filename}:{self.line}:{self.column}"
 
     def caret_lines(self) -> list[str]:
         """The source line and a caret line under the span, as a compiler prints them
@@ -94,7 +94,7 @@ def _headline(span: SourceSpan | None, kind: str, message: str) -> str:
     # messages quote names and text of the file: safe for a terminal
     if span is None:
         return f"f2loopy: {kind}: {terminal(message)}"
-    return f"{span}: {kind}: {terminal(message)}"
+    return f"{terminal(span)}: {kind}: {terminal(message)}"
 
 
 class FortranError(F2LoopyError):

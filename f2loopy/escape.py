@@ -148,10 +148,17 @@ def fortran_comment(text) -> str:
 
 def fortran_string(text) -> str:
     """A Fortran character literal (with its double quotes) showing *text*:
-    one printable ASCII line, double quotes doubled.  Every backslash is part
-    of an escape this function wrote, so the literal ends where it should
-    also for compilers that read backslash escapes (``-fbackslash``)."""
-    return '"' + visible(text).replace('"', '""') + '"'
+    one printable ASCII line, double quotes doubled, every other character
+    and the backslash written ``<U+XXXX>``.  No backslash is left, so the
+    literal means the same to compilers that read backslash escapes
+    (``gfortran -fbackslash``)."""
+    out = []
+    for ch in str(text):
+        if " " <= ch <= "~" and ch != "\\":
+            out.append('""' if ch == '"' else ch)
+        else:
+            out.append(f"<U+{ord(ch):04X}>")
+    return '"' + "".join(out) + '"'
 
 # }}}
 

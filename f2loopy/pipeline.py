@@ -171,12 +171,16 @@ def write_outputs(outputs: dict) -> list[Path]:
         except (OSError, UnicodeDecodeError):
             pass
         pending.append((path, text))
+    for path, _ in pending:         # a rename that fails half-way would leave some written
+        _check_name_length(path)
     temps = []
     mode = _new_file_mode() if pending else 0
     try:
         for path, text in pending:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            # the temporary's name stays short: an output's name may be near the limit
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:64]}.", suffix=".tmp",
+                                       dir=path.parent)
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
                 f.write(text)
                 # mkstemp makes the file private; outputs get the mode any
@@ -191,6 +195,17 @@ def write_outputs(outputs: dict) -> list[Path]:
                 os.unlink(tmp)
         raise F2LoopyError(f"cannot write output: {exc}") from None
     return [path for _, path in temps]
+
+
+def _check_name_length(path: Path) -> None:
+    try:
+        limit = os.pathconf(path.parent if path.parent.is_dir() else ".", "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    if len(os.fsencode(path.name)) > limit:
+        raise F2LoopyError(f"cannot write output: the name of {path} is longer than "
+                           f"the {limit} bytes the file system allows (shorten the Fortran "
+                           "file's name)")
 
 
 def _new_file_mode() -> int:

@@ -79,9 +79,11 @@ def c_identifier(text: str) -> str:
 
 
 def source_symbol(stem: str, program: str) -> str:
-    """C name of the function returning the program text."""
+    """C name of the function returning the program text (the stem shortened:
+    the name must fit on a Fortran line of the glue, and the hash of the
+    program already tells programs apart)."""
     digest = hashlib.sha256(program.encode()).hexdigest()[:12]
-    return f"f2l_src_{c_identifier(stem)}_{digest}"
+    return f"f2l_src_{c_identifier(stem)[:32]}_{digest}"
 
 
 def generate_fortran_glue(kernels: list[GeneratedKernel], program: str, stem: str,
