@@ -36,6 +36,7 @@ import numpy as np
 
 from f2loopy.diagnostics import F2LoopyError, TransformError
 from f2loopy.directives import policy
+from f2loopy.directives.answer_limits import MAX_CHECKPOINTS
 from f2loopy.directives.attributes import GUARD_NAME, AttributeGuard
 from f2loopy.directives.numpy_surface import numpy_members
 from f2loopy.ir.kernel import Kernel, TranslationUnit
@@ -344,6 +345,8 @@ class ScriptContext:
         if not isinstance(label, str) or not label.strip() or len(label) > 200:
             raise TypeError("checkpoint: the label must be a non-empty string (at most 200 "
                             "characters)")
+        if len(self.checkpoints) >= MAX_CHECKPOINTS:
+            raise ValueError(f"checkpoint: at most {MAX_CHECKPOINTS} checkpoints per file")
         if any(lab == label for lab, _ in self.checkpoints):
             raise ValueError(f"checkpoint {label!r} was already recorded")
         ks = kernels_in(kernels, "checkpoint") if kernels is not None \
