@@ -40,7 +40,7 @@ from f2loopy.directives.attributes import GUARD_NAME, guard_attribute_reads
 from f2loopy.directives.checker import check_script
 from f2loopy.directives.lockdown import (
     FramePos, Guard, LimitExceeded, Limits, SandboxRefusal, frame_pos, isolate_descriptors,
-    lock_down)
+    lock_down, scrub_environment)
 from f2loopy.directives.namespace import ScriptContext, kernels_in
 from f2loopy.ir.kernel import TranslationUnit
 from f2loopy.ir.serialize import encode_kernel
@@ -264,6 +264,8 @@ class _Runner:
         self.ctx = self.make_context()
         warnings.showwarning = self.show_warning
         self.guard.allowed_code = list(self.compiled.values())
+        if not job.layers.get("trusted", False):
+            scrub_environment()
         # the frontend parses long files in forked workers; here it must not
         os.environ["F2LOOPY_PARSE_JOBS"] = "1"
         self.layers = lock_down(self.guard, self.limits,

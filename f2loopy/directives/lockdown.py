@@ -330,6 +330,23 @@ def start_soft_timers(limits: Limits) -> None:
 # }}}
 
 
+def scrub_environment() -> None:
+    """Forget the environment (it may hold secrets: tokens, passwords): the C
+    library's strings are overwritten with zeros, then ``os.environ`` is emptied."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None)
+        env = ctypes.POINTER(ctypes.c_char_p).in_dll(libc, "environ")
+        i = 0
+        while env[i] is not None and i < 100_000:
+            addr = ctypes.cast(env, ctypes.POINTER(ctypes.c_void_p))[i]
+            ctypes.memset(addr, 0, len(env[i]))
+            i += 1
+    except (OSError, ValueError, AttributeError):
+        pass
+    os.environ.clear()
+
+
 def lock_down(guard: Guard, limits: Limits, *, use_seccomp: bool = True,
               use_audit: bool = True, trusted: bool = False) -> dict:
     """Apply every OS and interpreter layer to this (child) process (with
