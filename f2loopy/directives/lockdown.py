@@ -52,7 +52,7 @@ class Limits:
     :attr cpu_s: CPU seconds (soft: an error at the script line; one second
         later the kernel kills the process).
     :attr wall_s: wall-clock seconds (soft in the child, as for CPU; the parent
-        kills the process two seconds later).
+        kills the process a second later).
     :attr memory_mb: address space the child may add to what it inherited.
     """
 

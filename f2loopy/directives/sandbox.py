@@ -34,7 +34,7 @@ from f2loopy.directives.lockdown import Limits
 #: bytes the child may send back
 MAX_ANSWER = 64 * 1024 * 1024
 #: seconds the parent waits past the wall-clock limit before killing
-KILL_GRACE_S = 2.0
+KILL_GRACE_S = 1.0
 
 _PRELOADED = False
 #: parts of f2loopy a script cannot reach (the command line, builds, glue, gfortran)
