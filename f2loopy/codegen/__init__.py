@@ -110,10 +110,30 @@ _RECENT: dict = {}
 _RECENT_SIZE = 16
 
 
+# code generated elsewhere (for a script's kernels: in a limited child process,
+# f2loopy.directives.lowering), by kernel identity: a GeneratedKernel or the error
+_REMEMBERED: dict = {}
+_REMEMBERED_SIZE = 1024
+
+
+def remember_code(kernel: Kernel, result) -> None:
+    """Make :func:`generate_code` return *result* (a :class:`GeneratedKernel`,
+    or raise it if it is an exception) for this kernel object."""
+    if len(_REMEMBERED) >= _REMEMBERED_SIZE:
+        del _REMEMBERED[next(iter(_REMEMBERED))]
+    _REMEMBERED[id(kernel)] = (kernel, result)
+
+
 def generate_code(kernel: Kernel) -> GeneratedKernel:
     """Generate OpenCL C for *kernel* (raises :class:`CodegenError` and
     :class:`~f2loopy.diagnostics.RaceError` for kernels that cannot be run
     correctly as transformed)."""
+    known = _REMEMBERED.get(id(kernel))
+    if known is not None and known[0] is kernel:
+        if isinstance(known[1], BaseException):
+            exc = known[1]
+            raise type(exc)(exc.message, exc.span, exc.notes)
+        return known[1]
     hit = _RECENT.get(id(kernel))
     if hit is not None and hit[0] is kernel:
         return hit[1]

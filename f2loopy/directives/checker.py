@@ -123,10 +123,13 @@ class _Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_MatchClass(self, node):
-        # ``case C(attr=...)`` reads attributes: the same rules as ``x.attr``
+        # ``case C(attr=...)`` reads attributes past the attribute guard (which
+        # only sees ``x.attr``): refused, whatever the name
         for attr in node.kwd_attrs:
             if attr.startswith("_") or attr in policy.REFUSED_ATTRIBUTES:
                 self.refuse(node, policy.refuse_attribute(attr))
+            else:
+                self.refuse(node, policy.refuse_class_pattern_attribute(attr))
         self.generic_visit(node)
 
     # attributes

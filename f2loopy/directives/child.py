@@ -36,10 +36,11 @@ from dataclasses import dataclass, field
 
 from f2loopy.diagnostics import F2LoopyError
 from f2loopy.directives import policy
+from f2loopy.directives.attributes import GUARD_NAME, guard_attribute_reads
 from f2loopy.directives.checker import check_script
 from f2loopy.directives.lockdown import (
     FramePos, Guard, LimitExceeded, Limits, SandboxRefusal, frame_pos, isolate_descriptors,
-    lock_down)
+    lock_down, scrub_environment)
 from f2loopy.directives.namespace import ScriptContext, kernels_in
 from f2loopy.ir.kernel import TranslationUnit
 from f2loopy.ir.serialize import encode_kernel
@@ -204,6 +205,7 @@ class _Runner:
                 col = _chars(text, r.col)
                 length = (_chars(text, r.end_col) - col) if r.end_col is not None else None
                 raise _UnitError(r.message, unit, r.line, col, length, True, r.note)
+            tree = guard_attribute_reads(tree)
         return compile(tree, unit.code_name, "exec", dont_inherit=True)
 
     def compile_all(self):
@@ -242,6 +244,7 @@ class _Runner:
             import builtins
             b = dict(vars(builtins))
             b["print"] = g["__builtins__"]["print"]
+            b[GUARD_NAME] = g["__builtins__"][GUARD_NAME]
             if self.job.layers.get("trusted", False):
                 b["__import__"] = self.trusted_import
             g["__builtins__"] = b
@@ -274,6 +277,8 @@ class _Runner:
         self.ctx = self.make_context()
         warnings.showwarning = self.show_warning
         self.guard.allowed_code = list(self.compiled.values())
+        if not job.layers.get("trusted", False):
+            scrub_environment()
         # the frontend parses long files in forked workers; here it must not
         os.environ["F2LOOPY_PARSE_JOBS"] = "1"
         self.layers = lock_down(self.guard, self.limits,

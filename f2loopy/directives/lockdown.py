@@ -52,7 +52,7 @@ class Limits:
     :attr cpu_s: CPU seconds (soft: an error at the script line; one second
         later the kernel kills the process).
     :attr wall_s: wall-clock seconds (soft in the child, as for CPU; the parent
-        kills the process two seconds later).
+        kills the process a second later).
     :attr memory_mb: address space the child may add to what it inherited.
     """
 
@@ -328,6 +328,23 @@ def start_soft_timers(limits: Limits) -> None:
     signal.setitimer(signal.ITIMER_REAL, max(0.05, limits.wall_s))
 
 # }}}
+
+
+def scrub_environment() -> None:
+    """Forget the environment (it may hold secrets: tokens, passwords): the C
+    library's strings are overwritten with zeros, then ``os.environ`` is emptied."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None)
+        env = ctypes.POINTER(ctypes.c_char_p).in_dll(libc, "environ")
+        i = 0
+        while env[i] is not None and i < 100_000:
+            addr = ctypes.cast(env, ctypes.POINTER(ctypes.c_void_p))[i]
+            ctypes.memset(addr, 0, len(env[i]))
+            i += 1
+    except (OSError, ValueError, AttributeError):
+        pass
+    os.environ.clear()
 
 
 def lock_down(guard: Guard, limits: Limits, *, use_seccomp: bool = True,

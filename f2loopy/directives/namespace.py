@@ -36,34 +36,14 @@ import numpy as np
 
 from f2loopy.diagnostics import F2LoopyError, TransformError
 from f2loopy.directives import policy
+from f2loopy.directives.answer_limits import MAX_CHECKPOINTS
+from f2loopy.directives.attributes import GUARD_NAME, AttributeGuard
+from f2loopy.directives.numpy_surface import numpy_members
 from f2loopy.ir.kernel import Kernel, TranslationUnit
 
 MAX_OUTPUT = 64 * 1024
 
 # {{{ module proxies
-
-_NUMPY_NAMES = """
-abs absolute add all allclose amax amin any arange arccos arccosh arcsin arcsinh arctan
-arctan2 arctanh argmax argmin argsort around array array_equal asarray ascontiguousarray
-asfortranarray atleast_1d atleast_2d atleast_3d broadcast_arrays broadcast_to can_cast cbrt
-ceil clip column_stack common_type concatenate conj conjugate copysign cos cosh
-count_nonzero cross cumprod cumsum deg2rad diag diagonal diff divide divmod dot dtype dstack
-e einsum empty empty_like equal euler_gamma exp exp2 expm1 eye finfo flatnonzero flip fliplr
-flipud float_power floor floor_divide fmax fmin fmod full full_like gcd greater
-greater_equal hstack hypot identity iinfo imag indices inf inner isclose iscomplexobj
-isfinite isinf isnan isreal isscalar issubdtype kron lcm ldexp less less_equal linspace log
-log10 log1p log2 logaddexp logical_and logical_not logical_or logical_xor logspace matmul max
-maximum mean meshgrid min min_scalar_type minimum mod moveaxis multiply nan nanmax
-nanmin ndarray ndim negative newaxis nextafter nonzero not_equal ones ones_like outer pi
-positive power prod promote_types ptp rad2deg ravel ravel_multi_index real reciprocal
-remainder repeat reshape result_type rint roll rot90 round searchsorted shape sign signbit
-sin sinh size sort split sqrt square squeeze stack std subtract sum swapaxes take tan tanh
-tensordot tile trace transpose tril triu true_divide trunc unique unravel_index var vstack
-where zeros zeros_like
-""".split()
-
-_NUMPY_LINALG_NAMES = "cholesky det eig eigh eigvals eigvalsh inv lstsq matrix_rank norm pinv " \
-    "qr solve svd".split()
 
 _STDLIB_NAMES = {
     "functools": "reduce partial cmp_to_key lru_cache cache".split(),
@@ -97,18 +77,6 @@ def _public(module, names=None) -> dict:
             continue
         out[n] = v
     return out
-
-
-def _numpy_members() -> dict:
-    members = _public(np, _NUMPY_NAMES)
-    for n, v in vars(np).items():
-        if not n.startswith("_") and isinstance(v, type) and issubclass(v, np.generic):
-            members[n] = v
-    for n, v in vars(np).items():
-        if not n.startswith("_") and isinstance(v, np.ufunc):
-            members[n] = v
-    members["linalg"] = module_proxy("numpy.linalg", _public(np.linalg, _NUMPY_LINALG_NAMES))
-    return members
 
 
 def _defined_in(module) -> dict:
@@ -287,7 +255,7 @@ class ScriptContext:
         transform_proxy = module_proxy("f2loopy.transform", {**transform_names,
                                                              "match": match_proxy})
         f2 = module_proxy("f2loopy", {**api, "match": match_proxy, "transform": transform_proxy})
-        numpy_proxy = module_proxy("numpy", _numpy_members())
+        numpy_proxy = module_proxy("numpy", numpy_members(module_proxy))
         mods = {
             "loopy": lp, "loopy.match": match_proxy, "f2loopy": f2,
             "f2loopy.transform": transform_proxy, "f2loopy.transform.match": match_proxy,
@@ -300,6 +268,8 @@ class ScriptContext:
                            ("collections", collections), ("re", re), ("fnmatch", fnmatch)):
             mods[name] = module_proxy(name, _public(real, _STDLIB_NAMES[name]))
         assert set(mods) == set(policy.ALLOWED_MODULES)
+        proxies = list(mods.values()) + [lp.match, transform_proxy]
+        self.attributes = AttributeGuard(self.guard.refuse, proxies)
         return mods
 
     # }}}
@@ -321,13 +291,6 @@ class ScriptContext:
             return self.modules[name]
         return self.modules[name.split(".")[0]]
 
-    def _check_attr(self, name):
-        if not isinstance(name, str):
-            raise TypeError("attribute name must be a string")
-        if name.startswith("_") or name in policy.REFUSED_ATTRIBUTES \
-                or name in policy.FORMAT_METHODS:
-            self.guard.refuse(policy.refuse_attribute(name))
-
     def _builtins(self) -> dict:
         b = {n: getattr(_builtins, n) for n in policy.SAFE_BUILTINS}
         guard = self.guard
@@ -342,12 +305,10 @@ class ScriptContext:
             b[n] = refused(n)
 
         def safe_getattr(obj, name, *default):
-            self._check_attr(name)
-            return _builtins.getattr(obj, name, *default)
+            return self.attributes.get(obj, name, *default)
 
         def safe_hasattr(obj, name):
-            self._check_attr(name)
-            return _builtins.hasattr(obj, name)
+            return self.attributes.has(obj, name)
 
         def script_print(*args, sep=" ", end="\n", file=None, flush=False):
             if file is not None:
@@ -360,6 +321,7 @@ class ScriptContext:
         script_print.__name__ = "print"
         b.update(getattr=safe_getattr, hasattr=safe_hasattr, print=script_print,
                  __import__=self._import)
+        b[GUARD_NAME] = self.attributes.get
         return b
 
     def make_globals(self, *, for_recipe: bool = False) -> dict:
@@ -383,6 +345,8 @@ class ScriptContext:
         if not isinstance(label, str) or not label.strip() or len(label) > 200:
             raise TypeError("checkpoint: the label must be a non-empty string (at most 200 "
                             "characters)")
+        if len(self.checkpoints) >= MAX_CHECKPOINTS:
+            raise ValueError(f"checkpoint: at most {MAX_CHECKPOINTS} checkpoints per file")
         if any(lab == label for lab, _ in self.checkpoints):
             raise ValueError(f"checkpoint {label!r} was already recorded")
         ks = kernels_in(kernels, "checkpoint") if kernels is not None \

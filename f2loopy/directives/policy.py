@@ -84,6 +84,22 @@ def refuse_attribute(attr: str) -> str:
     return f"{PREFIX} access '{attr}' (frames, code objects and file access are off limits)"
 
 
+def refuse_attribute_of(attr: str, obj) -> str:
+    """An attribute that the allow-list of :mod:`~f2loopy.directives.attributes` lacks."""
+    if attr.startswith("_") or attr in REFUSED_ATTRIBUTES or attr in FORMAT_METHODS:
+        return refuse_attribute(attr)
+    kind = obj.__name__ if isinstance(obj, type) else type(obj).__name__
+    what = "class" if isinstance(obj, type) else "object"
+    return (f"{PREFIX} access '{attr}' of a {kind[:60]} {what} (scripts may read the public "
+            "attributes of kernels, isl and pymbolic objects, and what arithmetic needs of "
+            "numpy arrays and Python values)")
+
+
+def refuse_class_pattern_attribute(attr: str) -> str:
+    return (f"{PREFIX} match attributes by keyword in a class pattern ('{attr}='); match "
+            "the object and read the attribute in the case body")
+
+
 def refuse_name(name: str) -> str:
     return f"{PREFIX} use the name '{name}' (names starting with '__' are off limits)"
 

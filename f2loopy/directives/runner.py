@@ -18,7 +18,9 @@ from pathlib import Path
 from f2loopy.diagnostics import F2LoopyError, SandboxViolation, ScriptError, SourceSpan
 from f2loopy.directives.child import FORMAT, VERSION, CodeUnit, Job
 from f2loopy.directives import seccomp
+from f2loopy.directives.answer_limits import AnswerTooLarge, check_answer
 from f2loopy.directives.lockdown import Limits
+from f2loopy.directives.lowering import lower_script_kernels, remaining
 from f2loopy.directives.recipes import Recipe, available_recipes, resolve_recipe
 from f2loopy.directives.sandbox import run_sandboxed
 from f2loopy.ir.build_options import BuildOptionError, check_build_options
@@ -142,6 +144,14 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
     if answer.problem is not None:
         raise SandboxViolation(answer.problem, decoder.begin_span())
     outcome = decoder.read(answer.text)
+    # the parent never lowers a script's kernels itself: a child does, under
+    # what is left of the limits
+    unique = {}
+    for k in list(outcome.kernels) + [k for _, ks in outcome.checkpoints for k in ks]:
+        unique.setdefault(id(k), k)
+    lower_script_kernels(list(unique.values()),
+                         remaining(limits, answer.cpu_s, answer.elapsed_s),
+                         decoder.begin_span())
     if cli is not None and cli.path not in outcome.inputs:
         outcome.inputs.insert(0, cli.path)
     return outcome
@@ -245,6 +255,11 @@ class _AnswerReader:
             exc = self.error(data.get("error"))
             exc.script_output = output
             raise exc
+        try:
+            check_answer(data)
+        except AnswerTooLarge as exc:
+            raise SandboxViolation(f"the transformation script returned {exc}",
+                                   self.begin_span()) from None
         try:
             table = kernels_from_data(data.get("table"))
         except SerializationError as exc:

@@ -34,7 +34,7 @@ from f2loopy.directives.lockdown import Limits
 #: bytes the child may send back
 MAX_ANSWER = 64 * 1024 * 1024
 #: seconds the parent waits past the wall-clock limit before killing
-KILL_GRACE_S = 2.0
+KILL_GRACE_S = 1.0
 
 _PRELOADED = False
 #: parts of f2loopy a script cannot reach (the command line, builds, glue, gfortran)
@@ -132,6 +132,7 @@ class SandboxAnswer:
     text: str | None
     problem: str | None = None
     elapsed_s: float = 0.0
+    cpu_s: float = 0.0          # CPU time the child used (user + system)
 
 
 def _kill(pid: int) -> None:
@@ -151,9 +152,10 @@ def _exited(pid: int) -> bool:
         return True
 
 
-def _finish(pid: int, grace_s: float) -> tuple[int, bool]:
+def _finish(pid: int, grace_s: float) -> tuple[int, bool, float]:
     """Wait up to *grace_s* for the child to end, kill what is left of its
-    process group, reap it.  Returns (wait status, whether it had to be killed)."""
+    process group, reap it.  Returns (wait status, whether it had to be
+    killed, the CPU seconds it used)."""
     deadline = time.monotonic() + grace_s
     killed = False
     while not _exited(pid):
@@ -163,10 +165,11 @@ def _finish(pid: int, grace_s: float) -> tuple[int, bool]:
         time.sleep(0.001)
     _kill(pid)
     try:
-        _, status = os.waitpid(pid, 0)
+        _, status, usage = os.wait4(pid, 0)
+        cpu = usage.ru_utime + usage.ru_stime
     except ChildProcessError:
-        status = 0
-    return status, killed
+        status, cpu = 0, 0.0
+    return status, killed, cpu
 
 
 def _describe_death(status: int, limits: Limits) -> str:
@@ -191,6 +194,14 @@ def _describe_death(status: int, limits: Limits) -> str:
 
 def run_sandboxed(job: Job, limits: Limits) -> SandboxAnswer:
     """Run *job* in a forked child under *limits*; return its answer."""
+    return run_in_child(lambda fd: child_main(job, limits, fd), limits)
+
+
+def run_in_child(body, limits: Limits, grace_s: float = KILL_GRACE_S) -> SandboxAnswer:
+    """Fork; in the child, ``body(fd)`` writes its answer to descriptor *fd*
+    and ends the process (it must lock itself down first).  The parent reads
+    the answer under *limits* (wall clock plus *grace_s*, size) and reaps the
+    child."""
     preload()
     start = time.monotonic()
     r, w = os.pipe()
@@ -204,7 +215,7 @@ def run_sandboxed(job: Job, limits: Limits) -> SandboxAnswer:
         try:
             os.close(r)
             os.setpgid(0, 0)
-            child_main(job, limits, w)
+            body(w)
         finally:
             os._exit(4)
     os.close(w)
@@ -213,7 +224,7 @@ def run_sandboxed(job: Job, limits: Limits) -> SandboxAnswer:
     except OSError:
         pass
     try:
-        return _collect(pid, r, limits, start)
+        return _collect(pid, r, limits, start, grace_s)
     except BaseException:
         _kill(pid)
         _finish(pid, 5.0)
@@ -222,8 +233,8 @@ def run_sandboxed(job: Job, limits: Limits) -> SandboxAnswer:
         os.close(r)
 
 
-def _collect(pid: int, r: int, limits: Limits, start: float) -> SandboxAnswer:
-    deadline = start + limits.wall_s + KILL_GRACE_S
+def _collect(pid: int, r: int, limits: Limits, start: float, grace_s: float) -> SandboxAnswer:
+    deadline = start + limits.wall_s + grace_s
     chunks, size, problem = [], 0, None
     while True:
         remaining = deadline - time.monotonic()
@@ -252,18 +263,18 @@ def _collect(pid: int, r: int, limits: Limits, start: float) -> SandboxAnswer:
         chunks.append(chunk)
     if problem is not None:
         _kill(pid)
-        _finish(pid, 5.0)
-        return SandboxAnswer(None, problem, time.monotonic() - start)
-    status, killed = _finish(pid, KILL_GRACE_S)
+        _, _, cpu = _finish(pid, 5.0)
+        return SandboxAnswer(None, problem, time.monotonic() - start, cpu)
+    status, killed, cpu = _finish(pid, KILL_GRACE_S)
     elapsed = time.monotonic() - start
     data = b"".join(chunks)
     if killed:
         return SandboxAnswer(None, "the transformation script's process did not end after "
-                             "answering and was stopped", elapsed)
+                             "answering and was stopped", elapsed, cpu)
     if os.WIFSIGNALED(status) or not data:
-        return SandboxAnswer(None, _describe_death(status, limits), elapsed)
+        return SandboxAnswer(None, _describe_death(status, limits), elapsed, cpu)
     try:
-        return SandboxAnswer(data.decode("utf-8"), None, elapsed)
+        return SandboxAnswer(data.decode("utf-8"), None, elapsed, cpu)
     except UnicodeDecodeError:
         return SandboxAnswer(None, "the transformation script's answer is not valid text",
-                             elapsed)
+                             elapsed, cpu)

@@ -1,0 +1,233 @@
+"""Lowering the kernels a script returned, under the sandbox limits.
+
+Scheduling, isl operations and code generation on a kernel cost what its
+shape makes them cost, and a script chooses the shape: a domain with many
+``mod`` disjunctions can keep isl busy for hours.  So the parent never lowers
+a script's kernels itself: :func:`lower_script_kernels` forks a second child
+(from the parent, clean: no script code ever ran in it) that generates the
+code of every result and checkpoint kernel under what is left of the limits
+(CPU and wall-clock time the script's child did not use; the same memory
+limit; the seccomp filter), and sends back the generated code as JSON.  The
+parent rebuilds :class:`~f2loopy.codegen.GeneratedKernel` objects and hands
+them to :func:`f2loopy.codegen.remember_code`, so that ``translate``,
+``show``, ``check`` and ``bench`` use them instead of generating again.
+
+A kernel that cannot be generated comes back as its error (the same class,
+message and location); it is raised where the kernel's code is asked for.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+
+import islpy as isl
+import numpy as np
+
+from f2loopy.diagnostics import (
+    CodegenError, F2LoopyError, RaceError, SandboxViolation, SourceSpan, TransformError)
+from f2loopy.directives import seccomp
+from f2loopy.directives.lockdown import LimitExceeded, Limits, isolate_descriptors, set_limits
+from f2loopy.ir.serialize import SerializationError, decode_expr, encode_expr, loads
+
+FORMAT = "f2loopy-lowering"
+#: seconds of CPU and wall-clock time lowering gets even when the script used
+#: (nearly) all of its own
+MIN_BUDGET_S = 1.0
+
+_ERRORS = {c.__name__: c for c in (F2LoopyError, CodegenError, RaceError, TransformError)}
+_DTYPE_RE = re.compile(r"(?:bool|u?int(?:8|16|32|64)|float(?:16|32|64)|complex(?:64|128))")
+_KINDS = {"value", "scalar_ref", "array", "fixed"}
+
+
+class LoweringFailed(SandboxViolation):
+    """Lowering ran out of time or memory (or the child failed)."""
+
+
+# {{{ in the child
+
+def _enc_span(s):
+    if s is None:
+        return None
+    return {"filename": str(s.filename), "line": int(s.line), "column": int(s.column),
+            "length": int(s.length), "text": str(s.text)}
+
+
+def encode_generated(gk) -> dict:
+    grid = gk.grid
+    return {
+        "name": gk.name, "c_name": gk.c_name, "device_code": gk.device_code,
+        "preamble": gk.preamble,
+        "args": [{"name": a.name, "c_name": a.c_name, "kind": a.kind,
+                  "dtype": np.dtype(a.dtype).name, "read": bool(a.read),
+                  "written": bool(a.written)} for a in gk.arguments],
+        "grid": {"inames": [{"iname": h.iname, "kind": h.kind, "axis": int(h.axis),
+                             "base": encode_expr(h.base), "size": encode_expr(h.size),
+                             "lower": str(h.lower), "upper": str(h.upper)}
+                            for h in grid.inames],
+                 "local_size": [int(x) for x in grid.local_size],
+                 "num_groups": [encode_expr(g) for g in grid.num_groups]},
+        "scratch": [{"name": sb.name, "c_name": sb.c_name, "dtype": np.dtype(sb.dtype).name,
+                     "elements": encode_expr(sb.elements)} for sb in gk.scratch],
+    }
+
+
+def _encode_error(exc: F2LoopyError) -> dict:
+    cls = type(exc).__name__ if type(exc).__name__ in _ERRORS else "CodegenError"
+    return {"class": cls, "message": exc.message, "span": _enc_span(exc.span),
+            "notes": [[str(m), _enc_span(s)] for m, s in exc.notes]}
+
+
+def _lower_all(kernels) -> list:
+    from f2loopy.codegen import generate_code
+    out = []
+    for k in kernels:
+        try:
+            out.append({"code": encode_generated(generate_code(k))})
+        except F2LoopyError as exc:
+            out.append({"error": _encode_error(exc)})
+    return out
+
+
+def _child(kernels, limits: Limits, fd: int) -> None:
+    status = 0
+    try:
+        fd = isolate_descriptors(fd)
+        set_limits(limits)
+        seccomp.install()
+
+        def on_limit(signum, frame):
+            raise LimitExceeded("time")
+
+        signal.signal(signal.SIGXCPU, on_limit)
+        signal.signal(signal.SIGALRM, on_limit)
+        signal.setitimer(signal.ITIMER_REAL, max(0.05, limits.wall_s))
+        try:
+            payload = {"format": FORMAT, "kernels": _lower_all(kernels)}
+        except LimitExceeded:
+            payload = {"format": FORMAT, "limit": "time"}
+        except MemoryError:
+            payload = {"format": FORMAT, "limit": "memory"}
+        except Exception as exc:  # noqa: BLE001 - an f2loopy bug, reported as data
+            payload = {"format": FORMAT, "internal": f"{type(exc).__name__}: {exc}"[:2000]}
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        data = json.dumps(payload, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    except BaseException:  # noqa: BLE001
+        status = 3
+    os._exit(status)
+
+# }}}
+
+
+# {{{ in the parent
+
+def _str(v, what):
+    if not isinstance(v, str):
+        raise SerializationError(f"lowering: bad {what}")
+    return v
+
+
+def _dtype(v):
+    if not isinstance(v, str) or not _DTYPE_RE.fullmatch(v):
+        raise SerializationError("lowering: bad dtype")
+    return np.dtype(v)
+
+
+def _span(d):
+    if d is None:
+        return None
+    return SourceSpan(_str(d["filename"], "span")[:4096], int(d["line"]), int(d["column"]),
+                      int(d["length"]), _str(d["text"], "span")[:100_000])
+
+
+def decode_generated(d, kernel):
+    from f2loopy.codegen import GeneratedKernel, KernelArgument, ScratchBuffer
+    from f2loopy.codegen.grid import Grid, HardwareIname
+    by_name = {a.name: a for a in kernel.args}
+    args = []
+    for a in d["args"]:
+        if a["kind"] not in _KINDS or a["name"] not in by_name:
+            raise SerializationError("lowering: bad argument")
+        args.append(KernelArgument(_str(a["name"], "name"), _str(a["c_name"], "name"),
+                                   a["kind"], _dtype(a["dtype"]), bool(a["read"]),
+                                   bool(a["written"]), by_name[a["name"]]))
+    g = d["grid"]
+    inames = tuple(HardwareIname(_str(h["iname"], "iname"), _str(h["kind"], "kind"),
+                                 int(h["axis"]), decode_expr(h["base"]), decode_expr(h["size"]),
+                                 isl.PwAff(_str(h["lower"], "bound")),
+                                 isl.PwAff(_str(h["upper"], "bound")))
+                   for h in g["inames"])
+    grid = Grid(inames, tuple(int(x) for x in g["local_size"]),
+                tuple(decode_expr(x) for x in g["num_groups"]))
+    scratch = tuple(ScratchBuffer(_str(s["name"], "name"), _str(s["c_name"], "name"),
+                                  _dtype(s["dtype"]), decode_expr(s["elements"]))
+                    for s in d["scratch"])
+    return GeneratedKernel(_str(d["name"], "name"), _str(d["c_name"], "name"),
+                           _str(d["device_code"], "code"), _str(d["preamble"], "code"),
+                           tuple(args), grid, kernel, scratch)
+
+
+def _decode_error(d) -> F2LoopyError:
+    cls = _ERRORS.get(d.get("class"), CodegenError)
+    notes = tuple((_str(m, "note")[:2000], _span(s)) for m, s in d.get("notes", []))
+    return cls(_str(d["message"], "message")[:2000], _span(d.get("span")), notes)
+
+
+def lower_script_kernels(kernels, limits: Limits, begin_span=None) -> None:
+    """Generate the code of *kernels* (distinct objects) in a limited child and
+    remember it (or each kernel's error) for :func:`f2loopy.codegen.generate_code`.
+
+    :arg limits: what is left of the script's limits.
+    :raises LoweringFailed: the child ran out of time or memory, located at
+        *begin_span* (the script's ``!$loopy begin``).
+    """
+    from f2loopy.codegen import remember_code
+    from f2loopy.directives.sandbox import run_in_child
+    if not kernels:
+        return
+    answer = run_in_child(lambda fd: _child(kernels, limits, fd), limits, grace_s=0.25)
+    total = "the transformation script and the code generation of the kernels it returned"
+    if answer.problem is not None or answer.text is None:
+        raise LoweringFailed(f"{total} ran longer than the sandbox allows (the limits of "
+                             "F2LOOPY_SCRIPT_CPU_LIMIT and F2LOOPY_SCRIPT_WALL_LIMIT cover "
+                             "both) and were stopped", begin_span)
+    try:
+        data = loads(answer.text)
+    except SerializationError:
+        raise LoweringFailed("code generation sent an invalid answer", begin_span) from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise LoweringFailed("code generation sent an invalid answer", begin_span)
+    if data.get("limit") == "time":
+        raise LoweringFailed(f"{total} used more than the sandbox's time limits and were "
+                             "stopped", begin_span)
+    if data.get("limit") == "memory":
+        raise LoweringFailed(f"code generation of the kernels the transformation script "
+                             f"returned ran out of memory (the sandbox allows "
+                             f"{limits.memory_mb} MiB)", begin_span)
+    if "internal" in data:
+        raise RuntimeError(f"code generation failed: {str(data['internal'])[:2000]}")
+    items = data.get("kernels")
+    if not isinstance(items, list) or len(items) != len(kernels):
+        raise LoweringFailed("code generation sent an invalid answer", begin_span)
+    for k, item in zip(kernels, items):
+        try:
+            if "code" in item:
+                remember_code(k, decode_generated(item["code"], k))
+            else:
+                remember_code(k, _decode_error(item["error"]))
+        except (SerializationError, KeyError, TypeError, ValueError, isl.Error):
+            raise LoweringFailed("code generation sent an invalid answer", begin_span) from None
+
+
+def remaining(limits: Limits, cpu_used: float, wall_used: float) -> Limits:
+    """What is left of *limits* after a child used *cpu_used* and *wall_used* seconds."""
+    return Limits(cpu_s=max(MIN_BUDGET_S, limits.cpu_s - cpu_used),
+                  wall_s=max(MIN_BUDGET_S, limits.wall_s - wall_used),
+                  memory_mb=limits.memory_mb)
+
+# }}}
