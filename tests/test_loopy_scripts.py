@@ -130,3 +130,64 @@ def test_transforms_take_a_unit_and_apply_where_they_can(call, changes):
     assert (out != tu) == changes
 
 # }}}
+
+
+# {{{ assignment_to_subst: extra arguments, several assignments
+
+TWO_DEFS = """
+subroutine fill(out, out2, inp, n)
+  integer n, i
+  real*8 a, out(n), out2(n), inp(n)
+  do i = 1, n
+    a = inp(i)
+    out(i) = 5*a
+    a = 3*inp(n) + a
+    out2(i) = 6*a
+  end do
+end
+"""
+
+
+def _rules(knl):
+    return {n: (r.arguments, str(r.expression)) for n, r in knl.substitutions.items()}
+
+
+def test_assignment_to_subst_extra_arguments_become_rule_arguments():
+    src = TWO_DEFS.replace("    a = 3*inp(n) + a\n", "")
+    knl = f2loopy.parse_fortran(src)["fill"]
+    out = f2loopy.assignment_to_subst(knl, "a", extra_arguments="i")
+    assert _rules(out) == {"a_subst": (("a_i",), "inp[a_i]")}
+    assert [str(i.expression) for i in out.instructions] == ["5*a_subst(i)", "6*a_subst(i)"]
+    assert "a" not in out.temporary_variables
+    # positional, as loopy's scripts pass it
+    assert f2loopy.assignment_to_subst(knl, "a", "i") == out
+
+
+def test_assignment_to_subst_extra_argument_must_be_a_loop_of_the_assignment():
+    src = TWO_DEFS.replace("    a = 3*inp(n) + a\n", "")
+    with pytest.raises(f2loopy.TransformError) as info:
+        f2loopy.assignment_to_subst(f2loopy.parse_fortran(src), "a", extra_arguments=["n"])
+    assert info.value.message == ("assignment_to_subst: extra argument 'n' is not a loop of "
+                                  "the assignment to 'a'")
+
+
+def test_assignment_to_subst_makes_a_rule_per_assignment():
+    knl = f2loopy.parse_fortran(TWO_DEFS)["fill"]
+    out = f2loopy.assignment_to_subst(knl, "a")
+    # the second assignment reads the first: its rule calls the first rule
+    assert _rules(out) == {"a_subst_1": ((), "inp[i]"),
+                           "a_subst_2": ((), "3*inp[n] + a_subst_1()")}
+    assert [str(i.expression) for i in out.instructions] == ["5*a_subst_1()", "6*a_subst_2()"]
+    assert not out.temporary_variables
+
+
+@pytest.mark.opencl
+def test_assignment_to_subst_of_several_assignments_computes_the_same(cl_queue):
+    ref = f2loopy.parse_fortran(TWO_DEFS)
+    out = f2loopy.assignment_to_subst(ref, "a", extra_arguments="i")
+    assert set(out["fill"].substitutions) == {"a_subst_1", "a_subst_2"}
+    result = f2loopy.auto_test_vs_ref(ref, cl_queue.context, out, parameters={"n": 7},
+                                      quiet=True)
+    assert set(result.max_errors) == {"out", "out2"}
+
+# }}}
