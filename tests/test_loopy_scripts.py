@@ -191,3 +191,72 @@ def test_assignment_to_subst_of_several_assignments_computes_the_same(cl_queue):
     assert set(result.max_errors) == {"out", "out2"}
 
 # }}}
+
+
+# {{{ precompute with some existing and some new inames
+
+DGEMM = """
+subroutine dgemm(m, n, ell, a, b, c)
+  implicit none
+  real*8 a(m, ell), b(ell, n), c(m, n)
+  integer m, n, k, i, j, ell
+  do j = 1, n
+    do i = 1, m
+      do k = 1, ell
+        c(i, j) = c(i, j) + b(k, j)*a(i, k)
+      end do
+    end do
+  end do
+end subroutine
+"""
+
+
+def _tiled(tile_k=8):
+    knl = f2loopy.parse_fortran(DGEMM)
+    knl = f2loopy.split_iname(knl, "i", 8, outer_tag="g.0", inner_tag="l.1")
+    knl = f2loopy.split_iname(knl, "j", 8, outer_tag="g.1", inner_tag="l.0")
+    knl = f2loopy.split_iname(knl, "k", tile_k)
+    knl = f2loopy.assume(knl, f"n mod 8 = 0 and m mod 8 = 0 and ell mod {tile_k} = 0")
+    knl = f2loopy.extract_subst(knl, "a_acc", "a[i1,i2]", parameters="i1, i2")
+    knl = f2loopy.extract_subst(knl, "b_acc", "b[i1,i2]", parameters="i1, i2")
+    return f2loopy.precompute(knl, "a_acc", "k_inner,i_inner", precompute_inames="ktemp,itemp",
+                              precompute_outer_inames="i_outer, j_outer, k_outer",
+                              default_tag="l.auto")
+
+
+def test_precompute_reuses_existing_inames_and_makes_the_others():
+    knl = f2loopy.precompute(_tiled(), "b_acc", "j_inner,k_inner",
+                             precompute_inames="itemp,k2temp",
+                             precompute_outer_inames="i_outer, j_outer, k_outer",
+                             default_tag="l.auto")["dgemm"]
+    assert knl.all_inames().count("itemp") == 1
+    assert str(knl.domains[-1]) == "{ [k2temp] : 0 <= k2temp <= 7 }"
+    computes = [i for i in knl.instructions if i.id.endswith("_compute")]
+    assert [sorted(i.within_inames - {"i_outer", "j_outer", "k_outer"}) for i in computes] \
+        == [["itemp", "ktemp"], ["itemp", "k2temp"]]
+    assert str(knl.iname_tag("k2temp")) == "l.auto"
+
+
+def test_precompute_refuses_existing_inames_of_another_extent():
+    with pytest.raises(f2loopy.TransformError) as info:
+        f2loopy.precompute(_tiled(tile_k=4), "b_acc", "k_inner,j_inner",
+                           precompute_inames="ktemp,j2temp",
+                           precompute_outer_inames="i_outer, j_outer, k_outer")
+    # the storage axes follow the rule's arguments: ktemp is a's first axis
+    # (i, 8 long), b's first axis is k (4 long)
+    assert info.value.message == (
+        "precompute: the existing loops ktemp span { [ktemp] : 0 <= ktemp <= 7 }, but "
+        "'b_acc' is needed over { [ktemp] : 0 <= ktemp <= 3 }")
+
+
+@pytest.mark.opencl
+def test_precompute_with_reused_inames_computes_the_same(cl_queue):
+    ref = f2loopy.parse_fortran(DGEMM)
+    knl = f2loopy.precompute(_tiled(), "b_acc", "j_inner,k_inner",
+                             precompute_inames="itemp,k2temp",
+                             precompute_outer_inames="i_outer, j_outer, k_outer",
+                             default_tag="l.auto")
+    f2loopy.auto_test_vs_ref(ref, cl_queue.context, knl,
+                             parameters={"n": 16, "m": 24, "ell": 32}, quiet=True)
+
+# }}}
