@@ -260,3 +260,79 @@ def test_precompute_with_reused_inames_computes_the_same(cl_queue):
                              parameters={"n": 16, "m": 24, "ell": 32}, quiet=True)
 
 # }}}
+
+
+# {{{ fuse_kernels through private scalar temporaries
+
+DERIV = """
+subroutine {name}(nelements, ndofs, result, d, q)
+  implicit none
+  integer e, i, j, k, nelements, ndofs
+  real*8 result(nelements, ndofs, ndofs), q(nelements, ndofs, ndofs), d(ndofs, ndofs)
+  real*8 prev
+  do e = 1, nelements
+    do i = 1, ndofs
+      do j = 1, ndofs
+        do k = 1, ndofs
+{inner}
+        end do
+      end do
+    end do
+  end do
+end subroutine
+"""
+X_DIRECT = "          result(e,i,j) = result(e,i,j) + d(i,k)*q(e,i,k)"
+X_TEMP = "          prev = result(e,i,j)\n          result(e,i,j) = prev + d(i,k)*q(e,i,k)"
+Y_TEMP = "          prev = result(e,i,j)\n          result(e,i,j) = prev + d(i,k)*q(e,k,j)"
+
+
+def _deriv(name, inner):
+    return f2loopy.parse_fortran(DERIV.format(name=name, inner=inner))[name]
+
+
+@pytest.mark.parametrize("x_inner", [X_DIRECT, X_TEMP])
+def test_fusion_sees_accumulations_through_private_scalars(x_inner):
+    fused = f2loopy.fuse_kernels([_deriv("xd", x_inner), _deriv("yd", Y_TEMP)],
+                                 data_flow=[("result", 0, 1)])
+    assert fused.name == "xd_yd"
+    assert len(fused.temporaries) == (2 if x_inner == X_TEMP else 1)
+
+
+@pytest.mark.parametrize(("y_inner", "why"), [
+    # the update is a product: it does not commute with the other kernel's sum
+    ("          prev = result(e,i,j)\n          result(e,i,j) = prev * d(i,k)", "kind"),
+    # the temporary is read again: not a plain update
+    ("          prev = result(e,i,j)\n          result(e,i,j) = prev + d(i,k)\n"
+     "          q(e,i,j) = prev", "read twice"),
+    # something else writes the array between the load and the store
+    ("          prev = result(e,i,j)\n          result(e,i,j) = 0\n"
+     "          result(e,i,j) = prev + d(i,k)", "written between"),
+])
+def test_fusion_through_temporaries_refuses_what_is_not_an_update(y_inner, why):
+    with pytest.raises(f2loopy.TransformError) as info:
+        f2loopy.fuse_kernels([_deriv("xd", X_TEMP), _deriv("yd", y_inner)])
+    assert info.value.message.startswith("fuse_kernels: fusing would change results: ")
+
+
+@pytest.mark.opencl
+def test_fused_accumulations_through_temporaries_compute_the_same(cl_queue):
+    from f2loopy import loopy_compat as lp
+    both = f2loopy.parse_fortran(DERIV.format(name="xyd", inner=X_TEMP + "\n" + Y_TEMP))
+    tu = lp.fuse_kernels((_deriv("xd", X_TEMP), _deriv("yd", Y_TEMP)),
+                         data_flow=[("result", 0, 1)])
+    assert tu.keys() == ["xd_and_yd"]
+    knl = lp.prioritize_loops(tu["xd_and_yd"], "e,i,j,k")
+    lp.auto_test_vs_ref(both, cl_queue.context, knl,
+                        parameters={"nelements": 5, "ndofs": 4}, quiet=True)
+
+# }}}
+
+
+def test_loopy_compat_gives_f2loopy_names_and_loopy_conventions():
+    from f2loopy import loopy_compat as lp
+    assert lp.split_iname is f2loopy.split_iname
+    assert lp.parse_fortran is f2loopy.parse_fortran
+    assert lp.LoopyError is f2loopy.F2LoopyError and lp.Program is f2loopy.TranslationUnit
+    assert "fuse_kernels" in dir(lp) and "auto_test_vs_ref" in dir(lp)
+    with pytest.raises(AttributeError):
+        lp.no_such_function
