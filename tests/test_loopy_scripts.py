@@ -3,9 +3,11 @@ find_instructions on a translation unit, ..."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import f2loopy
+from util import farray, needs_gfortran, run_both
 
 FILL = """
 subroutine fill(out, a, n)
@@ -336,3 +338,63 @@ def test_loopy_compat_gives_f2loopy_names_and_loopy_conventions():
     assert "fuse_kernels" in dir(lp) and "auto_test_vs_ref" in dir(lp)
     with pytest.raises(AttributeError):
         lp.no_such_function
+
+
+# {{{ non-contiguous sections passed to explicit-shape dummies
+
+TWICE_CROSS = """
+subroutine twice(n, a)
+  implicit none
+  real*8 a(n)
+  integer i, n
+  do i = 1, n
+    a(i) = a(i) * 2
+  end do
+end subroutine
+
+subroutine twice_cross(n, a, i)
+  implicit none
+  integer i, n
+  real*8 a(n, n)
+  call twice(n, a(1:n, i))
+  call twice(n, a(i, 1:n))
+end subroutine
+"""
+
+STRIDED = """
+subroutine fill2(m, x, s)
+  integer m, j
+  real x(2, m), s
+  do j = 1, m
+    x(1, j) = s * j
+    x(2, j) = x(2, j) - s
+  end do
+end subroutine
+
+subroutine every_other(n, b, s)
+  integer n
+  real b(n), s
+  call fill2(n / 4, b(1:n:2), s)
+  call fill2(n / 4, b(n:1:-2), 2 * s)
+end subroutine
+"""
+
+
+def test_row_section_maps_onto_the_dummy_with_its_stride():
+    knl = f2loopy.parse_fortran(TWICE_CROSS)["twice_cross"]
+    code = f2loopy.generate_code(knl).device_code
+    assert "a[i_1 - 1 + n * (i - 1)] = a[i_1 - 1 + n * (i - 1)] * 2;" in code
+    assert "a[i - 1 + n * (i_2 - 1)] = a[i - 1 + n * (i_2 - 1)] * 2;" in code
+
+
+@pytest.mark.opencl
+@needs_gfortran
+def test_strided_sections_for_explicit_shape_dummies_match_gfortran(tmp_path, cl_queue):
+    n = 6
+    run_both(TWICE_CROSS, "twice_cross", [n, farray((n, n), np.float64, seed=1), 3],
+             tmp_path, cl_queue)
+    # sequence association: a rank-2 dummy over a strided, also reversed, section
+    run_both(STRIDED, "every_other", [12, farray(12, seed=2), np.float32(0.5)], tmp_path,
+             cl_queue)
+
+# }}}
