@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from f2loopy.diagnostics import TransformError
+from f2loopy.diagnostics import TransformError, UnsupportedArgumentError
 from f2loopy.ir.kernel import BarrierInstruction, Kernel, KernelOptions
 from f2loopy.transform.match import find_instructions, parse_match
 from f2loopy.transform.util import for_each_kernel, unique_name
@@ -85,6 +85,10 @@ def add_barrier(kernel: Kernel, insn_before, insn_after, id_based_on: str | None
     """
     if synchronization_kind not in ("local", "global"):
         raise TransformError("add_barrier: synchronization_kind must be 'local' or 'global'")
+    if mem_kind not in (None, synchronization_kind):
+        raise UnsupportedArgumentError(
+            "add_barrier", "mem_kind", mem_kind,
+            f"a {synchronization_kind} barrier fences {synchronization_kind} memory")
     before = _matched(kernel, insn_before, "add_barrier")
     after = _matched(kernel, insn_after, "add_barrier")
     if within_inames is None:
