@@ -3,9 +3,11 @@ find_instructions on a translation unit, ..."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import f2loopy
+from util import farray, needs_gfortran, run_both
 
 FILL = """
 subroutine fill(out, a, n)
@@ -128,5 +130,271 @@ def test_transforms_take_a_unit_and_apply_where_they_can(call, changes):
     out = call(tu)
     assert isinstance(out, f2loopy.TranslationUnit) and out.keys() == ["rot", "other"]
     assert (out != tu) == changes
+
+# }}}
+
+
+# {{{ assignment_to_subst: extra arguments, several assignments
+
+TWO_DEFS = """
+subroutine fill(out, out2, inp, n)
+  integer n, i
+  real*8 a, out(n), out2(n), inp(n)
+  do i = 1, n
+    a = inp(i)
+    out(i) = 5*a
+    a = 3*inp(n) + a
+    out2(i) = 6*a
+  end do
+end
+"""
+
+
+def _rules(knl):
+    return {n: (r.arguments, str(r.expression)) for n, r in knl.substitutions.items()}
+
+
+def test_assignment_to_subst_extra_arguments_become_rule_arguments():
+    src = TWO_DEFS.replace("    a = 3*inp(n) + a\n", "")
+    knl = f2loopy.parse_fortran(src)["fill"]
+    out = f2loopy.assignment_to_subst(knl, "a", extra_arguments="i")
+    assert _rules(out) == {"a_subst": (("a_i",), "inp[a_i]")}
+    assert [str(i.expression) for i in out.instructions] == ["5*a_subst(i)", "6*a_subst(i)"]
+    assert "a" not in out.temporary_variables
+    # positional, as loopy's scripts pass it
+    assert f2loopy.assignment_to_subst(knl, "a", "i") == out
+
+
+def test_assignment_to_subst_extra_argument_must_be_a_loop_of_the_assignment():
+    src = TWO_DEFS.replace("    a = 3*inp(n) + a\n", "")
+    with pytest.raises(f2loopy.TransformError) as info:
+        f2loopy.assignment_to_subst(f2loopy.parse_fortran(src), "a", extra_arguments=["n"])
+    assert info.value.message == ("assignment_to_subst: extra argument 'n' is not a loop of "
+                                  "the assignment to 'a'")
+
+
+def test_assignment_to_subst_makes_a_rule_per_assignment():
+    knl = f2loopy.parse_fortran(TWO_DEFS)["fill"]
+    out = f2loopy.assignment_to_subst(knl, "a")
+    # the second assignment reads the first: its rule calls the first rule
+    assert _rules(out) == {"a_subst_1": ((), "inp[i]"),
+                           "a_subst_2": ((), "3*inp[n] + a_subst_1()")}
+    assert [str(i.expression) for i in out.instructions] == ["5*a_subst_1()", "6*a_subst_2()"]
+    assert not out.temporary_variables
+
+
+@pytest.mark.opencl
+def test_assignment_to_subst_of_several_assignments_computes_the_same(cl_queue):
+    ref = f2loopy.parse_fortran(TWO_DEFS)
+    out = f2loopy.assignment_to_subst(ref, "a", extra_arguments="i")
+    assert set(out["fill"].substitutions) == {"a_subst_1", "a_subst_2"}
+    result = f2loopy.auto_test_vs_ref(ref, cl_queue.context, out, parameters={"n": 7},
+                                      quiet=True)
+    assert set(result.max_errors) == {"out", "out2"}
+
+# }}}
+
+
+# {{{ precompute with some existing and some new inames
+
+DGEMM = """
+subroutine dgemm(m, n, ell, a, b, c)
+  implicit none
+  real*8 a(m, ell), b(ell, n), c(m, n)
+  integer m, n, k, i, j, ell
+  do j = 1, n
+    do i = 1, m
+      do k = 1, ell
+        c(i, j) = c(i, j) + b(k, j)*a(i, k)
+      end do
+    end do
+  end do
+end subroutine
+"""
+
+
+def _tiled(tile_k=8):
+    knl = f2loopy.parse_fortran(DGEMM)
+    knl = f2loopy.split_iname(knl, "i", 8, outer_tag="g.0", inner_tag="l.1")
+    knl = f2loopy.split_iname(knl, "j", 8, outer_tag="g.1", inner_tag="l.0")
+    knl = f2loopy.split_iname(knl, "k", tile_k)
+    knl = f2loopy.assume(knl, f"n mod 8 = 0 and m mod 8 = 0 and ell mod {tile_k} = 0")
+    knl = f2loopy.extract_subst(knl, "a_acc", "a[i1,i2]", parameters="i1, i2")
+    knl = f2loopy.extract_subst(knl, "b_acc", "b[i1,i2]", parameters="i1, i2")
+    return f2loopy.precompute(knl, "a_acc", "k_inner,i_inner", precompute_inames="ktemp,itemp",
+                              precompute_outer_inames="i_outer, j_outer, k_outer",
+                              default_tag="l.auto")
+
+
+def test_precompute_reuses_existing_inames_and_makes_the_others():
+    knl = f2loopy.precompute(_tiled(), "b_acc", "j_inner,k_inner",
+                             precompute_inames="itemp,k2temp",
+                             precompute_outer_inames="i_outer, j_outer, k_outer",
+                             default_tag="l.auto")["dgemm"]
+    assert knl.all_inames().count("itemp") == 1
+    assert str(knl.domains[-1]) == "{ [k2temp] : 0 <= k2temp <= 7 }"
+    computes = [i for i in knl.instructions if i.id.endswith("_compute")]
+    assert [sorted(i.within_inames - {"i_outer", "j_outer", "k_outer"}) for i in computes] \
+        == [["itemp", "ktemp"], ["itemp", "k2temp"]]
+    assert str(knl.iname_tag("k2temp")) == "l.auto"
+
+
+def test_precompute_refuses_existing_inames_of_another_extent():
+    with pytest.raises(f2loopy.TransformError) as info:
+        f2loopy.precompute(_tiled(tile_k=4), "b_acc", "k_inner,j_inner",
+                           precompute_inames="ktemp,j2temp",
+                           precompute_outer_inames="i_outer, j_outer, k_outer")
+    # the storage axes follow the rule's arguments: ktemp is a's first axis
+    # (i, 8 long), b's first axis is k (4 long)
+    assert info.value.message == (
+        "precompute: the existing loops ktemp span { [ktemp] : 0 <= ktemp <= 7 }, but "
+        "'b_acc' is needed over { [ktemp] : 0 <= ktemp <= 3 }")
+
+
+@pytest.mark.opencl
+def test_precompute_with_reused_inames_computes_the_same(cl_queue):
+    ref = f2loopy.parse_fortran(DGEMM)
+    knl = f2loopy.precompute(_tiled(), "b_acc", "j_inner,k_inner",
+                             precompute_inames="itemp,k2temp",
+                             precompute_outer_inames="i_outer, j_outer, k_outer",
+                             default_tag="l.auto")
+    f2loopy.auto_test_vs_ref(ref, cl_queue.context, knl,
+                             parameters={"n": 16, "m": 24, "ell": 32}, quiet=True)
+
+# }}}
+
+
+# {{{ fuse_kernels through private scalar temporaries
+
+DERIV = """
+subroutine {name}(nelements, ndofs, result, d, q)
+  implicit none
+  integer e, i, j, k, nelements, ndofs
+  real*8 result(nelements, ndofs, ndofs), q(nelements, ndofs, ndofs), d(ndofs, ndofs)
+  real*8 prev
+  do e = 1, nelements
+    do i = 1, ndofs
+      do j = 1, ndofs
+        do k = 1, ndofs
+{inner}
+        end do
+      end do
+    end do
+  end do
+end subroutine
+"""
+X_DIRECT = "          result(e,i,j) = result(e,i,j) + d(i,k)*q(e,i,k)"
+X_TEMP = "          prev = result(e,i,j)\n          result(e,i,j) = prev + d(i,k)*q(e,i,k)"
+Y_TEMP = "          prev = result(e,i,j)\n          result(e,i,j) = prev + d(i,k)*q(e,k,j)"
+
+
+def _deriv(name, inner):
+    return f2loopy.parse_fortran(DERIV.format(name=name, inner=inner))[name]
+
+
+@pytest.mark.parametrize("x_inner", [X_DIRECT, X_TEMP])
+def test_fusion_sees_accumulations_through_private_scalars(x_inner):
+    fused = f2loopy.fuse_kernels([_deriv("xd", x_inner), _deriv("yd", Y_TEMP)],
+                                 data_flow=[("result", 0, 1)])
+    assert fused.name == "xd_yd"
+    assert len(fused.temporaries) == (2 if x_inner == X_TEMP else 1)
+
+
+@pytest.mark.parametrize(("y_inner", "why"), [
+    # the update is a product: it does not commute with the other kernel's sum
+    ("          prev = result(e,i,j)\n          result(e,i,j) = prev * d(i,k)", "kind"),
+    # the temporary is read again: not a plain update
+    ("          prev = result(e,i,j)\n          result(e,i,j) = prev + d(i,k)\n"
+     "          q(e,i,j) = prev", "read twice"),
+    # something else writes the array between the load and the store
+    ("          prev = result(e,i,j)\n          result(e,i,j) = 0\n"
+     "          result(e,i,j) = prev + d(i,k)", "written between"),
+])
+def test_fusion_through_temporaries_refuses_what_is_not_an_update(y_inner, why):
+    with pytest.raises(f2loopy.TransformError) as info:
+        f2loopy.fuse_kernels([_deriv("xd", X_TEMP), _deriv("yd", y_inner)])
+    assert info.value.message.startswith("fuse_kernels: fusing would change results: ")
+
+
+@pytest.mark.opencl
+def test_fused_accumulations_through_temporaries_compute_the_same(cl_queue):
+    from f2loopy import loopy_compat as lp
+    both = f2loopy.parse_fortran(DERIV.format(name="xyd", inner=X_TEMP + "\n" + Y_TEMP))
+    tu = lp.fuse_kernels((_deriv("xd", X_TEMP), _deriv("yd", Y_TEMP)),
+                         data_flow=[("result", 0, 1)])
+    assert tu.keys() == ["xd_and_yd"]
+    knl = lp.prioritize_loops(tu["xd_and_yd"], "e,i,j,k")
+    lp.auto_test_vs_ref(both, cl_queue.context, knl,
+                        parameters={"nelements": 5, "ndofs": 4}, quiet=True)
+
+# }}}
+
+
+def test_loopy_compat_gives_f2loopy_names_and_loopy_conventions():
+    from f2loopy import loopy_compat as lp
+    assert lp.split_iname is f2loopy.split_iname
+    assert lp.parse_fortran is f2loopy.parse_fortran
+    assert lp.LoopyError is f2loopy.F2LoopyError and lp.Program is f2loopy.TranslationUnit
+    assert "fuse_kernels" in dir(lp) and "auto_test_vs_ref" in dir(lp)
+    with pytest.raises(AttributeError):
+        lp.no_such_function
+
+
+# {{{ non-contiguous sections passed to explicit-shape dummies
+
+TWICE_CROSS = """
+subroutine twice(n, a)
+  implicit none
+  real*8 a(n)
+  integer i, n
+  do i = 1, n
+    a(i) = a(i) * 2
+  end do
+end subroutine
+
+subroutine twice_cross(n, a, i)
+  implicit none
+  integer i, n
+  real*8 a(n, n)
+  call twice(n, a(1:n, i))
+  call twice(n, a(i, 1:n))
+end subroutine
+"""
+
+STRIDED = """
+subroutine fill2(m, x, s)
+  integer m, j
+  real x(2, m), s
+  do j = 1, m
+    x(1, j) = s * j
+    x(2, j) = x(2, j) - s
+  end do
+end subroutine
+
+subroutine every_other(n, b, s)
+  integer n
+  real b(n), s
+  call fill2(n / 4, b(1:n:2), s)
+  call fill2(n / 4, b(n:1:-2), 2 * s)
+end subroutine
+"""
+
+
+def test_row_section_maps_onto_the_dummy_with_its_stride():
+    knl = f2loopy.parse_fortran(TWICE_CROSS)["twice_cross"]
+    code = f2loopy.generate_code(knl).device_code
+    assert "a[i_1 - 1 + n * (i - 1)] = a[i_1 - 1 + n * (i - 1)] * 2;" in code
+    assert "a[i - 1 + n * (i_2 - 1)] = a[i - 1 + n * (i_2 - 1)] * 2;" in code
+
+
+@pytest.mark.opencl
+@needs_gfortran
+def test_strided_sections_for_explicit_shape_dummies_match_gfortran(tmp_path, cl_queue):
+    n = 6
+    run_both(TWICE_CROSS, "twice_cross", [n, farray((n, n), np.float64, seed=1), 3],
+             tmp_path, cl_queue)
+    # sequence association: a rank-2 dummy over a strided, also reversed, section
+    run_both(STRIDED, "every_other", [12, farray(12, seed=2), np.float32(0.5)], tmp_path,
+             cl_queue)
 
 # }}}

@@ -89,12 +89,29 @@ SUBST_REFUSALS = [
   end do""",
      "assignment_to_subst: 'a' is an argument; only temporaries can become substitution "
      "rules", None),
-    ("written twice", "t", None, """  do i = 1, n
+    ("array written twice", "t", "real a(n), b(n), c(n), t(n)", """  do i = 1, n
+    t(i) = a(i)
+  end do
+  do i = 1, n
+    t(i) = t(i) + 1
+    c(i) = t(i)
+  end do""",
+     "assignment_to_subst: 't' is assigned by 2 instructions; an array temporary needs "
+     "exactly one", None),
+    ("read before the first of two assignments", "t", None, """  do i = 1, n
+    c(i) = t
     t = a(i)
     t = t + 1
-    c(i) = t
   end do""",
-     "assignment_to_subst: 't' is assigned by 2 instructions; it needs exactly one", None),
+     "assignment_to_subst: instruction 'c' reads 't' before its first assignment (it may "
+     "read an older value)", "6:5"),
+    ("a later assignment reaches a read in the next iteration", "t", None, """  t = 0
+  do i = 1, n
+    c(i) = t
+    t = a(i)
+  end do""",
+     "assignment_to_subst: 't_1' changes t between the assignment to 't' and its use in 'c'",
+     "8:5"),
     ("read before written", "t", None, """  do i = 1, n
     c(i) = t
     t = a(i)
@@ -828,8 +845,8 @@ def test_prefetch_refusals():
             "the reads; name the accesses to fetch in the variable instead (e.g. 'u[:, j]' "
             "fetches the reads with second subscript j, whole first axis)")
     refused(lambda: f2loopy.assignment_to_subst(kernel(TWO_USES), "t", within="id:c"),
-            "assignment_to_subst: within= is not supported: the rule replaces every read of "
-            "'t' and takes the subscripts of its assignment as arguments")
+            "assignment_to_subst: within='id:c' is not supported: the rules replace every "
+            "read of 't'")
     refused(lambda: f2loopy.add_prefetch(k, "d[i,"),
             "add_prefetch: cannot parse 'd[i,' (expected 'name[...]')")
     refused(lambda: f2loopy.add_prefetch(k, "d[:,]"), "add_prefetch: empty index in 'd[:,]'")

@@ -278,10 +278,10 @@ end subroutine
 subroutine s(n, a)
   integer n
   real a(n, n)
-  call t(n, a(1, :))
+  call t(n, a(1:n:2, 1:2))
 end subroutine
-""", "t.f90:9:13: error: the section 'a(...)' passed to 't' is not contiguous (only leading ':' "
-        "dimensions are)", "^"),
+""", "t.f90:9:13: error: the section 'a(...)' passed to 't' is not contiguous and spans 2 "
+        "axes; declare argument 'v' with an assumed shape (v(:, ...)) to pass it", "^"),
     ("expression_for_assigned_dummy", """subroutine t(v)
   real v
   v = 0

@@ -275,6 +275,9 @@ class InliningMixin:
             if len(subs) != view.rank:
                 raise self.error(f"'{sym.name}' has {view.rank} dimension(s) but "
                                  f"{len(subs)} subscript(s) are given", name)
+            if not self.section_is_contiguous(view, subs):
+                return self.bind_strided_section(proc, callee, child, dsym, view, subs, name,
+                                                 writes, changed)
             start = self.section_start(view, subs, proc, name)
         else:
             raise self.error(f"argument '{dummy}' of '{proc.name}' is an array: pass an array, "
@@ -353,6 +356,76 @@ class InliningMixin:
                 offset = p.Sum((idx[j], p.Product((-1, lbs[j]))))
                 out.append(normalize_integer(p.Sum((lo, p.Product((st, offset))))))
                 j += 1
+            return view.ir_indices(out)
+        return ArrayBinding(ArrayView(dsym.name, view.ir_name, view.dtype, lbs, ubs,
+                                      mapper=mapper, read_only=view.read_only,
+                                      what=view.what))
+
+    def section_is_contiguous(self, view, subs) -> bool:
+        """Whether the section *subs* of *view* is one block of memory in
+        Fortran order (leading full axes, then one unit-stride range, then
+        single elements)."""
+        axes = [isinstance(s, F.Subscript_Triplet) for s in subs]
+        if not any(axes):
+            return True
+        m = axes.index(False) if False in axes else len(axes)
+        if any(axes[m:]):
+            return False
+        for k in range(m):
+            lo, hi, st = self.triplet(view, k, subs[k])
+            full = normalize_integer(lo) == normalize_integer(view.lbounds[k]) and \
+                view.ubounds[k] is not None and \
+                normalize_integer(hi) == normalize_integer(view.ubounds[k])
+            if st != 1 or (k < m - 1 and not full):
+                return False
+        return True
+
+    def bind_strided_section(self, proc, callee, child, dsym, view, subs, name, writes,
+                             changed):
+        """Bind explicit-shape dummy *dsym* to a section that is not one block
+        of memory (``a(i, 1:n)``, ``b(1:n:2)``).  Fortran passes such a section
+        as a contiguous copy (copy-in/copy-out) whose elements the dummy sees
+        in array element order; here the dummy's elements map onto the
+        section's in that order instead, with its stride.  Sections with one
+        range are translated; a section over several axes is refused."""
+        from f2loopy.frontend.arrays import ArrayView
+        dummy = dsym.name
+        ranges = [k for k, s in enumerate(subs) if isinstance(s, F.Subscript_Triplet)]
+        if len(ranges) != 1:
+            raise self.error(f"the section '{name}(...)' passed to '{proc.name}' is not "
+                             f"contiguous and spans {len(ranges)} axes; declare argument "
+                             f"'{dummy}' with an assumed shape ({dummy}(:, ...)) to pass it",
+                             name, UnsupportedFeatureError)
+        self._check_type(proc, dummy, view.dtype, dsym.dtype)
+        if writes and view.read_only:
+            raise self.error(f"'{proc.name}' assigns argument '{dummy}', but the actual "
+                             f"argument is {view.what}", name)
+        axis = ranges[0]
+        lo, _, st = self.triplet(view, axis, subs[axis])
+        lo = self.snapshot_index(lo, changed, f"{dummy}_start{axis + 1}")
+        fixed = [None if k == axis else
+                 self.snapshot_index(self.subscript(s, name), changed, f"{dummy}_index{k + 1}")
+                 for k, s in enumerate(subs)]
+        lbs, ubs = child.bounds_of(dsym)
+        rd = len(lbs)
+        d_ext = [None if ubs[k] is None else normalize_integer(
+            p.Sum((ubs[k], p.Product((-1, lbs[k])), 1))) for k in range(rd)]
+        if any(e is None for e in d_ext[:-1]):
+            raise self.error(f"cannot pass '{name}(...)' for argument '{dummy}' of "
+                             f"'{proc.name}': the leading extents of the dummy argument are "
+                             "not known", name, UnsupportedFeatureError)
+
+        def mapper(idx):
+            # the element's position in the dummy (array element order) is
+            # its position in the section
+            offset, stride = 0, 1
+            for k in range(rd):
+                rel = p.Sum((idx[k], p.Product((-1, lbs[k]))))
+                offset = p.Sum((offset, p.Product((stride, rel))))
+                if k < rd - 1:
+                    stride = p.Product((stride, d_ext[k]))
+            out = list(fixed)
+            out[axis] = normalize_integer(p.Sum((lo, p.Product((st, offset)))))
             return view.ir_indices(out)
         return ArrayBinding(ArrayView(dsym.name, view.ir_name, view.dtype, lbs, ubs,
                                       mapper=mapper, read_only=view.read_only,

@@ -7,7 +7,7 @@ import islpy as isl
 import numpy as np
 import pymbolic.primitives as p
 
-from f2loopy.diagnostics import TransformError
+from f2loopy.diagnostics import TransformError, UnsupportedArgumentError
 from f2loopy.ir.domains import combined_domain
 from f2loopy.ir.expressions import (
     accesses, index_tuple, make_subscript, map_subscripts, substitute, variables_read)
@@ -46,6 +46,12 @@ def buffer_array(kernel: Kernel, var_name: str, buffer_inames=(), init_expressio
                  temporary_address_space=None) -> Kernel:
     """Keep the part of array *var_name* that instructions touch in a buffer
     ``<var>_buf`` while they run, then write it back.
+
+    The buffer, and the loops that fill and store it, cover the bounding box
+    of the elements the instructions touch.  loopy's *fetch_bounding_box*
+    (default False: only the touched elements) is honoured where it matters:
+    with False, a store that would change elements of the box nobody touched
+    is refused.
 
     The buffer lives inside the loops that the accessed elements depend on
     (minus *buffer_inames*, which it spans): for the paper's ``rhsq`` that is
@@ -146,6 +152,11 @@ def buffer_array(kernel: Kernel, var_name: str, buffer_inames=(), init_expressio
         box = box & affs[n].ge_set(affs[0] + lbs[k]) & affs[n].le_set(
             affs[0] + lbs[k] + extents[k] - 1)
     domain_template = box
+    writes = any(isinstance(i, Assignment) and i.assignee_name == name for i in users)
+    if not fetch_bounding_box and writes and \
+            not _keeps_untouched(init_expression, store_expression):
+        _check_footprint_is_box(kernel, name, footprint, outer_list, pn, lbs, extents,
+                                stored_axes)
     space = temporary_address_space or temporary_scope
     if temporary_is_local:
         space = AddressSpace.LOCAL
@@ -184,7 +195,6 @@ def buffer_array(kernel: Kernel, var_name: str, buffer_inames=(), init_expressio
         return substitute(e, {"base": element(names),
                               "buffer": make_subscript(bname, [p.Variable(n) for n in names])})
 
-    writes = any(isinstance(i, Assignment) and i.assignee_name == name for i in users)
     user_ids = {i.id for i in users}
     init_id = unique_name(kernel, f"{bname}_init")
     store_id = unique_name(kernel, f"{bname}_store", [init_id])
@@ -245,6 +255,50 @@ def buffer_array(kernel: Kernel, var_name: str, buffer_inames=(), init_expressio
     return canonicalize_rules(kernel.copy(
         instructions=tuple(new_insns), domains=tuple(domains), iname_tags=FrozenMap(tags),
         temporaries=temps, substitutions=FrozenMap(rw.rules)))
+
+
+def _keeps_untouched(init_expression, store_expression) -> bool:
+    """Whether storing an element nobody touched gives back what was there:
+    the store expression with ``buffer`` replaced by the init expression is
+    ``base`` (``base`` then ``buffer``; ``0`` then ``base + buffer``)."""
+    from pymbolic import evaluate
+    init = parse_expression(init_expression) if isinstance(init_expression, str) else \
+        (p.Variable("base") if init_expression is None else init_expression)
+    store = parse_expression(store_expression) if isinstance(store_expression, str) else \
+        (p.Variable("buffer") if store_expression is None else store_expression)
+    stored = substitute(store, {"buffer": init})
+    try:
+        return all(evaluate(stored, {"base": v}) == v for v in (0.5, -3.25, 7.0))
+    except Exception:       # other names, calls: cannot tell
+        return False
+
+
+def _check_footprint_is_box(kernel, name, footprint, outer_list, pn, lbs, extents,
+                            stored_axes):
+    """loopy's ``fetch_bounding_box=False`` (its default) fills and stores only
+    the elements the instructions touch; f2loopy's buffer loops always cover
+    the bounding box of those.  Refuse where the store would change elements
+    of the box that nobody touched."""
+    ctx = combined_domain(kernel, outer_list) if outer_list else \
+        isl.Set.universe(isl.Space.create_from_names(isl.DEFAULT_CONTEXT, set=[]))
+    ctx = reorder_set(ctx, outer_list)
+    n0 = ctx.dim(dim_type.set)
+    full = ctx.add_dims(dim_type.set, len(pn))
+    for k, n in enumerate(pn):
+        full = full.set_dim_name(dim_type.set, n0 + k, n)
+    affs = lazy_affs(full.get_space())
+    for k, n in enumerate(pn):
+        full = full & affs[n].ge_set(affs[0] + lbs[k]) & affs[n].le_set(
+            affs[0] + lbs[k] + extents[k] - 1)
+    a, b = align_params(full, footprint)
+    if not a.is_subset(b):
+        axes = ", ".join(str(ax + 1) for ax in stored_axes)
+        raise UnsupportedArgumentError(
+            "buffer_array", "fetch_bounding_box", False,
+            f"the elements of '{name}' the instructions touch (along axes {axes}) do not fill "
+            "their bounding box, the buffer is always filled and stored over the whole box, "
+            "and this init_expression/store_expression would change the elements nobody "
+            "touches; pass fetch_bounding_box=True to accept that")
 
 
 def _as_dtype(expr, dtype):
@@ -355,6 +409,11 @@ def collect_common_factors_on_increment(kernel: Kernel, var_name: str,
     the factor changes): otherwise the value read is not the factor times
     the sum of what is left of the increments, and this is refused.
     """
+    if vary_by_axes:
+        raise UnsupportedArgumentError(
+            "collect_common_factors_on_increment", "vary_by_axes", vary_by_axes,
+            "f2loopy finds where the factors may vary itself (a factor may depend on every "
+            "loop the reads of the variable run in); leave it out")
     name = resolve_variable(kernel, var_name)
     rules = kernel.substitutions
     incs, readers, inits = [], [], []

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from f2loopy.diagnostics import TransformError
+from collections.abc import Sequence
+
+from f2loopy.diagnostics import TransformError, UnsupportedArgumentError
 from f2loopy.ir.types import type_name
 from f2loopy.ir.domains import constant_trip_count
-from f2loopy.ir.kernel import Kernel
+from f2loopy.ir.kernel import Kernel, TranslationUnit
 from f2loopy.transform.data import split_array_dim
 from f2loopy.transform.iname import rename_iname, split_iname
+from f2loopy.transform.match import MatchSpec
 from f2loopy.transform.subst import assignment_to_subst
 from f2loopy.transform.util import for_each_kernel, resolve_iname
 
@@ -63,8 +66,10 @@ def add_dtypes(kernel: Kernel, dtype_dict) -> Kernel:
     return kernel
 
 
-def add_and_infer_dtypes(kernel, dtype_dict, expect_completion: bool = False):
-    """:func:`add_dtypes`: with Fortran every type is known already."""
+def add_and_infer_dtypes(kernel: Kernel | TranslationUnit, dtype_dict: dict,
+                         expect_completion: bool = False) -> Kernel | TranslationUnit:
+    """:func:`add_dtypes`: with Fortran every type is known already, so
+    inference is always complete (*expect_completion* holds either way)."""
     return add_dtypes(kernel, dtype_dict)
 
 
@@ -92,10 +97,21 @@ def chunk_iname(kernel: Kernel, split_iname_name: str, num_chunks: int, *,
                        slabs=slabs, within=within)
 
 
-def rename_inames(kernel, old_inames, new_iname: str, existing_ok: bool = False,
-                  within=None, raise_on_domain_mismatch: bool = True):
+def rename_inames(kernel: Kernel | TranslationUnit, old_inames: str | Sequence[str],
+                  new_iname: str, existing_ok: bool = False, within: MatchSpec = None,
+                  raise_on_domain_mismatch: bool = True) -> Kernel | TranslationUnit:
     """Rename every loop of *old_inames* (a list or comma-separated names) to
-    *new_iname*: the loops must have the same bounds, and become one."""
+    *new_iname*: the loops must have the same bounds, and become one.
+
+    :arg raise_on_domain_mismatch: loops of different bounds are always
+        refused (merging them would change which iterations run); False,
+        loopy's way to merge them anyway, is refused.
+    """
+    if not raise_on_domain_mismatch:
+        raise UnsupportedArgumentError(
+            "rename_inames", "raise_on_domain_mismatch", raise_on_domain_mismatch,
+            "loops of different bounds are never merged (that would change which "
+            "iterations run)")
     if isinstance(old_inames, str):
         old_inames = [n.strip() for n in old_inames.split(",") if n.strip()]
     if not old_inames:
@@ -107,14 +123,17 @@ def rename_inames(kernel, old_inames, new_iname: str, existing_ok: bool = False,
     return out
 
 
-def temporary_to_subst(kernel, temp_name, extra_arguments=(), within=None):
+def temporary_to_subst(kernel: Kernel | TranslationUnit, temp_name: str,
+                       extra_arguments: str | Sequence[str] = (),
+                       within: None = None) -> Kernel | TranslationUnit:
     """loopy's older name of :func:`assignment_to_subst`."""
     return assignment_to_subst(kernel, temp_name, extra_arguments=extra_arguments,
                                within=within)
 
 
-def split_arg_axis(kernel, args_and_axes, count, auto_split_inames: bool = True,
-                   split_kwargs=None):
+def split_arg_axis(kernel: Kernel | TranslationUnit, args_and_axes, count: int,
+                   auto_split_inames: bool = True,
+                   split_kwargs: dict | None = None) -> Kernel | TranslationUnit:
     """loopy's older name of :func:`split_array_axis` (as ``split_array_dim``)."""
     return split_array_dim(kernel, args_and_axes, count, auto_split_inames=auto_split_inames,
                            split_kwargs=split_kwargs)

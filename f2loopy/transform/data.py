@@ -11,11 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pymbolic.primitives as p
 
-from f2loopy.diagnostics import TransformError
+from f2loopy.diagnostics import TransformError, UnsupportedArgumentError
 from f2loopy.ir.expressions import index_tuple, make_subscript, map_subscripts
 from f2loopy.ir.folding import NotConstant, evaluate_constant, normalize_integer
 from f2loopy.ir.frozen import FrozenMap
-from f2loopy.ir.kernel import AddressSpace, ArrayArg, ArrayLayout, Kernel, Temporary
+from f2loopy.ir.kernel import (
+    AddressSpace, ArrayArg, ArrayLayout, Kernel, Temporary, TranslationUnit)
 from f2loopy.ir.tags import ArrayAxisTag, parse_axis_tags
 from f2loopy.transform.rules import map_instruction_expressions
 from f2loopy.transform.util import for_each_kernel, resolve_iname, resolve_variable
@@ -149,8 +150,19 @@ def split_array_axis(kernel: Kernel, array_names, axis_nr=None, count=None,
     return kernel
 
 
-def split_array_dim(kernel, arrays_and_axes, count, auto_split_inames=True, split_kwargs=None):
-    """Old name of :func:`split_array_axis` (``(name, axis, order)`` form)."""
+def split_array_dim(kernel: Kernel | TranslationUnit, arrays_and_axes, count: int,
+                    auto_split_inames: bool = True,
+                    split_kwargs: dict | None = None) -> Kernel | TranslationUnit:
+    """Old name of :func:`split_array_axis` (``(name, axis, order)`` form).
+
+    :arg split_kwargs: loopy's options for the loops it splits along with the
+        axis; no loop is split here (see *auto_split_inames* of
+        :func:`split_array_axis`), so giving any is refused.
+    """
+    if split_kwargs:
+        raise UnsupportedArgumentError(
+            "split_array_dim", "split_kwargs", split_kwargs,
+            "no loop is split along with the axis (split it with split_iname)")
     if isinstance(arrays_and_axes, tuple) and isinstance(arrays_and_axes[1], int):
         return split_array_axis(kernel, arrays_and_axes, count=count,
                                 auto_split_inames=auto_split_inames)

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import pymbolic.primitives as p
+
 from f2loopy.analysis.accesses import AccessAnalysis, instruction_accesses
 from f2loopy.diagnostics import TransformError
 from f2loopy.ir.domains import combined_domain, iname_closure
 from f2loopy.ir.expressions import rename, rename_functions
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.isl_tools import align_params, dim_type, lazy_affs, set_names, set_to_params
-from f2loopy.ir.kernel import Kernel, ScalarArg, SubstitutionRule, TranslationUnit
+from f2loopy.ir.expressions import variables_read
+from f2loopy.ir.kernel import (
+    AddressSpace, Assignment, Kernel, ScalarArg, SubstitutionRule, TranslationUnit)
 from f2loopy.transform.util import map_expressions
 
 
@@ -194,6 +198,7 @@ def _order_across_kernels(fused: Kernel, groups) -> Kernel:
     instructions they conflict with, after checking that running them in the
     shared loops does not reorder a dependence (which would change results)."""
     analysis = AccessAnalysis(fused)
+    accumulates = _Accumulations(fused)
     by_id = fused.id_to_insn
     accs = {i.id: instruction_accesses(fused, i) for i in fused.instructions}
     order = list(fused.all_inames())
@@ -210,29 +215,95 @@ def _order_across_kernels(fused: Kernel, groups) -> Kernel:
                                 continue
                             extra.setdefault(later, set()).add(earlier)
                             _check_not_reversed(analysis, order, by_id[earlier],
-                                                by_id[later], a, b)
+                                                by_id[later], a, b, accumulates)
     insns = tuple(i.copy(depends_on=i.depends_on | frozenset(extra.get(i.id, ())))
                   for i in fused.instructions)
     return fused.copy(instructions=insns)
 
 
-def _is_accumulation(insn, name) -> bool:
-    """``v[idx] = v[idx] + ...`` (or ``*``): order of such updates is free up to rounding."""
-    from f2loopy.ir.kernel import Assignment
-    import pymbolic.primitives as p
+def _update_kind(insn, name, through=None):
+    """``"+"`` for ``v[idx] = v[idx] + ...``, ``"*"`` for ``v[idx] = v[idx] * ...``
+    (*through*: the variable holding ``v[idx]`` instead), else None.  Updates
+    of one kind may run in any order (up to rounding)."""
     if not isinstance(insn, Assignment) or insn.assignee_name != name:
-        return False
+        return None
     e = insn.expression
-    if isinstance(e, (p.Sum, p.Product)):
-        return any(c == insn.assignee for c in e.children)
-    return False
+    old = insn.assignee if through is None else p.Variable(through)
+    if isinstance(e, (p.Sum, p.Product)) and any(c == old for c in e.children):
+        return "+" if isinstance(e, p.Sum) else "*"
+    return None
 
 
-def _check_not_reversed(analysis, order, ia, ib, a, b):
+def _is_accumulation(insn, name) -> bool:
+    """``v[idx] = v[idx] + ...`` (or ``*``) written directly."""
+    return _update_kind(insn, name) is not None
+
+
+class _Accumulations:
+    """Which instructions of *kernel* are part of an update
+    ``v[idx] = v[idx] + ...`` (or ``*``) of an array: written directly, or
+    through a private scalar temporary (``t = v[idx]`` then
+    ``v[idx] = t + ...``, nothing else writing the array in between and
+    nothing else reading or writing ``t``): either of the two instructions."""
+
+    def __init__(self, kernel: Kernel):
+        self.kernel = kernel
+        self._through_temps: dict = {}
+
+    def __call__(self, insn, name: str) -> str | None:
+        """The kind of update (``"+"``, ``"*"``) *insn* is part of, or None."""
+        kind = _update_kind(insn, name)
+        if kind is not None:
+            return kind
+        kinds = self._through_temps.get(name)
+        if kinds is None:
+            kinds = {i.id: kind for kind, pair in _accumulation_pairs(self.kernel, name)
+                     for i in pair}
+            self._through_temps[name] = kinds
+        return kinds.get(insn.id)
+
+
+def _accumulation_pairs(kernel: Kernel, name: str) -> list:
+    """``(kind, (t = v[idx], v[idx] = t + ...))`` for the instruction pairs
+    of *kernel* updating array *name* through private scalar temporaries
+    (see :class:`_Accumulations`)."""
+    insns = list(kernel.instructions)
+    out = []
+    for k, load in enumerate(insns):
+        if not (isinstance(load, Assignment) and isinstance(load.assignee, p.Variable)
+                and isinstance(load.expression, p.Subscript)
+                and load.expression.aggregate.name == name and not load.predicates):
+            continue
+        t = load.assignee.name
+        temp = kernel.temporaries.get(t)
+        if temp is None or not temp.is_scalar or \
+                temp.address_space not in (None, AddressSpace.PRIVATE):
+            continue
+        readers = [j for j in insns if t in variables_read(*j.read_expressions())]
+        writers = [j for j in insns if t in j.assignee_names()]
+        if len(readers) != 1 or writers != [load]:
+            continue
+        store = readers[0]
+        kind = _update_kind(store, name, through=t)
+        if kind is None or store.assignee != load.expression \
+                or store.within_inames != load.within_inames or store.predicates \
+                or t in variables_read(*store.read_expressions()[1:]) \
+                or sum(1 for c in store.expression.children if t in variables_read(c)) != 1:
+            continue
+        between = insns[k + 1:insns.index(store)]
+        if any(name in j.assignee_names() for j in between):
+            continue
+        out.append((kind, (load, store)))
+    return out
+
+
+def _check_not_reversed(analysis, order, ia, ib, a, b, accumulates):
     """Refuse the fusion if an instance of *ib* (later kernel) would run in an
     earlier iteration of the shared loops than an instance of *ia* it conflicts
-    with."""
-    if _is_accumulation(ia, a.name) and _is_accumulation(ib, b.name):
+    with (updates ``v = v + ...`` of both may interleave: their order only
+    changes rounding)."""
+    kind = accumulates(ia, a.name)
+    if kind is not None and accumulates(ib, b.name) == kind:
         return
     shared = [n for n in order if n in ia.within_inames and n in ib.within_inames]
     if not shared:

@@ -7,7 +7,7 @@ from typing import Any
 
 import dataclasses
 
-from f2loopy.diagnostics import TransformError
+from f2loopy.diagnostics import TransformError, UnsupportedArgumentError
 from f2loopy.ir.build_options import BuildOptionError, check_build_options
 from f2loopy.ir.kernel import BarrierInstruction, Kernel, KernelOptions
 from f2loopy.transform.match import find_instructions, parse_match
@@ -88,6 +88,10 @@ def add_barrier(kernel: Kernel, insn_before, insn_after, id_based_on: str | None
     """
     if synchronization_kind not in ("local", "global"):
         raise TransformError("add_barrier: synchronization_kind must be 'local' or 'global'")
+    if mem_kind not in (None, synchronization_kind):
+        raise UnsupportedArgumentError(
+            "add_barrier", "mem_kind", mem_kind,
+            f"a {synchronization_kind} barrier fences {synchronization_kind} memory")
     before = _matched(kernel, insn_before, "add_barrier")
     after = _matched(kernel, insn_after, "add_barrier")
     if within_inames is None:

@@ -13,7 +13,8 @@ import fnmatch
 import re
 from dataclasses import dataclass
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Union
 
 from f2loopy.diagnostics import TransformError
 
@@ -310,6 +311,11 @@ def parse_match(spec) -> Match:
     raise TransformError(f"cannot use {spec!r} as a match expression")
 
 
+#: what a ``within=``/``insn_match`` argument may be: a match expression
+#: string, a :class:`Match`, a list of instruction ids, or None (everything)
+MatchSpec = Union[str, Match, Sequence[str], None]
+
+
 def kernels_of(what, who: str) -> list:
     """The kernels of *what*: a kernel, a translation unit, or a list or tuple
     of kernels (the forms loopy's query functions take)."""
@@ -324,8 +330,8 @@ def kernels_of(what, who: str) -> list:
                          f"{type(what).__name__}")
 
 
-def find_instructions(kernel: "Kernel | TranslationUnit | list[Kernel]",
-                      insn_match: "str | Match | list | None") -> list:
+def find_instructions(kernel: Kernel | TranslationUnit | list[Kernel],
+                      insn_match: MatchSpec) -> list:
     """Instructions that *insn_match* selects, in program order.
 
     :arg kernel: a kernel, or a translation unit (or list) whose kernels are

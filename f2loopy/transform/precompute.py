@@ -221,18 +221,26 @@ def precompute(kernel: Kernel, subst_use, sweep_inames=(), within=None, storage_
     ctx = set_to_params(ctx, outer_list).params() if outer_list else ctx.params()
     new_domain, ctx = align_params(new_domain, ctx)
     new_domain = new_domain.gist_params(ctx).drop_unused_params().coalesce()
+    added_domain = new_domain
     if existing:
         # reusing loops made by an earlier precompute: they must span exactly
-        # what this one needs
-        if len(existing) != len(pnames):
-            raise TransformError(f"precompute: inames {', '.join(existing)} exist already "
-                                 f"but {', '.join(n for n in pnames if n not in existing)} "
-                                 "do not; give all new or all existing precompute inames")
-        have = reorder_set(combined_domain(kernel, pnames, with_assumptions=False), pnames)
-        a, b, assumed = align_params(have, new_domain, kernel.assumptions)
+        # what this one needs along their axes; the new ones get a domain of
+        # their own, so the footprint must not tie the two groups together
+        fresh = [n for n in pnames if n not in existing]
+        needed = _project_onto(new_domain, existing)
+        if fresh:
+            added_domain = _project_onto(new_domain, fresh)
+            if not _free_of(new_domain, existing).intersect(
+                    _free_of(new_domain, fresh)).is_equal(new_domain):
+                raise TransformError(
+                    f"precompute: the footprint of '{rule_name}' along the new inames "
+                    f"{', '.join(fresh)} depends on the existing {', '.join(existing)} "
+                    f"({new_domain}); give all new or all existing precompute inames")
+        have = reorder_set(combined_domain(kernel, existing, with_assumptions=False), existing)
+        a, b, assumed = align_params(have, needed, kernel.assumptions)
         if not a.gist_params(assumed).is_equal(b.gist_params(assumed)):
-            raise TransformError(f"precompute: the existing loops {', '.join(pnames)} span "
-                                 f"{have}, but '{rule_name}' is needed over {new_domain}")
+            raise TransformError(f"precompute: the existing loops {', '.join(existing)} span "
+                                 f"{have}, but '{rule_name}' is needed over {needed}")
 
     # the compute instruction
     value_map = {}
@@ -305,12 +313,30 @@ def precompute(kernel: Kernel, subst_use, sweep_inames=(), within=None, storage_
             tag = default_tag
         if tag is not None:
             tags[n] = parse_tag(tag)
-    new = kernel.copy(instructions=tuple(insns), domains=kernel.domains + (new_domain,)
-                      if pnames and not existing else kernel.domains,
+    adds_loops = bool(pnames) and len(existing) < len(pnames)
+    new = kernel.copy(instructions=tuple(insns), domains=kernel.domains + (added_domain,)
+                      if adds_loops else kernel.domains,
                       temporaries=kernel.temporaries.set(tmp, temp),
                       substitutions=FrozenMap(repl.rules), iname_tags=FrozenMap(tags))
     new = _order_compute(new, cid, use_ids)
     return canonicalize_rules(new)
+
+
+def _project_onto(s: isl.Set, names) -> isl.Set:
+    """*s* with every set dimension but *names* projected out."""
+    for name in reversed(s.get_var_names(isl.dim_type.set)):
+        if name not in names:
+            idx = s.get_var_names(isl.dim_type.set).index(name)
+            s = s.project_out(isl.dim_type.set, idx, 1)
+    return s
+
+
+def _free_of(s: isl.Set, names) -> isl.Set:
+    """*s* with no constraint left on the set dimensions *names*."""
+    for name in names:
+        idx = s.get_var_names(isl.dim_type.set).index(name)
+        s = s.eliminate(isl.dim_type.set, idx, 1)
+    return s
 
 
 def _footprint(kernel, uses, coords, outer_list, pnames, bounding_box, full_axes,

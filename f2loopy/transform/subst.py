@@ -7,7 +7,9 @@ import islpy as isl
 
 import pymbolic.primitives as p
 
-from f2loopy.diagnostics import TransformError
+from collections.abc import Sequence
+
+from f2loopy.diagnostics import TransformError, UnsupportedArgumentError
 from f2loopy.ir.expressions import index_tuple, substitute, variables_read
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.kernel import Assignment, Kernel, SubstitutionRule
@@ -99,50 +101,150 @@ def _replace_reads_expr(expr, name, make_call):
 
 
 @for_each_kernel
-def assignment_to_subst(kernel: Kernel, lhs_name: str, extra_arguments=(), within=None,
+def assignment_to_subst(kernel: Kernel, lhs_name: str,
+                        extra_arguments: str | Sequence[str] = (), within: None = None,
                         force_retain_argument: bool = False) -> Kernel:
-    """Replace the temporary *lhs_name* by a substitution rule ``<name>_subst``.
+    """Replace the temporary *lhs_name* by substitution rules.
 
-    The one instruction assigning it is removed; every read becomes a call of
-    the rule, which stands for the assigned expression (for an array
-    temporary assigned as ``t(i, j) = ...`` the rule takes the subscripts as
-    arguments).  Refused where that would change results: the variable must
-    have exactly one writer, every read must see the value of the current
-    iteration of the writer's loops, and nothing the expression reads may be
-    written in between.  loopy's *within* and *extra_arguments* are refused
-    (every read is replaced; the arguments are the assignment's subscripts).
+    Each instruction assigning it is removed; every read becomes a call of
+    the rule of the assignment whose value it reads, which stands for the
+    assigned expression (for an array temporary assigned as
+    ``t(i, j) = ...`` the rule takes the subscripts as arguments).  With one
+    assignment the rule is ``<name>_subst``; a scalar assigned several times
+    in straight-line code gets ``<name>_subst_1``, ``<name>_subst_2``, ... in
+    program order (a read sees the last assignment before it; an assignment
+    that reads the variable calls the previous rule).
+
+    Refused where that would change results: every read must see the value
+    of the current iteration of its assignment's loops, nothing the
+    expression reads may be written in between, and assignments must not be
+    conditional.
+
+    :arg extra_arguments: loop indices (a name, ``"i, j"`` or a list) that
+        become further arguments of the rules (``a_subst(i) := inp[i]``);
+        every call passes the reader's value of them.  Each must be a loop of
+        every assignment.
+    :arg within: loopy's selection of the reads to replace; refused (every
+        read is replaced).
+    :arg force_retain_argument: loopy's option to keep an argument that
+        becomes a rule; arguments never become rules here (only temporaries
+        do), so there is nothing to keep either way.
     """
     name = resolve_variable(kernel, lhs_name)
-    if within is not None or extra_arguments:
-        given = "within=" if within is not None else "extra_arguments="
-        raise TransformError(f"assignment_to_subst: {given} is not supported: the rule "
-                             f"replaces every read of '{name}' and takes the subscripts of its "
-                             "assignment as arguments")
+    if within is not None:
+        raise UnsupportedArgumentError(
+            "assignment_to_subst", "within", within,
+            f"the rules replace every read of '{name}'")
+    extra = _names_list(extra_arguments)
     if name not in kernel.temporaries:
         raise TransformError(f"assignment_to_subst: '{name}' is an argument; only temporaries "
                              "can become substitution rules")
     writers = [i for i in kernel.instructions if name in i.assignee_names()]
-    if len(writers) != 1:
+    if not writers:
+        raise TransformError(f"assignment_to_subst: '{name}' is never assigned")
+    several = len(writers) > 1
+    if several and not kernel.temporaries[name].is_scalar:
         raise TransformError(f"assignment_to_subst: '{name}' is assigned by {len(writers)} "
-                             "instructions; it needs exactly one")
-    w = writers[0]
-    if not isinstance(w, Assignment):
-        raise TransformError(f"assignment_to_subst: '{name}' is not assigned by an assignment")
-    if w.predicates:
-        raise TransformError(f"assignment_to_subst: the assignment to '{name}' is conditional "
-                             f"({', '.join(map(str, w.predicates))}); its value is not defined "
-                             "everywhere", w.span)
-    rule_name = f"{name}_subst"
-    if rule_name in kernel.substitutions or kernel.has_variable(rule_name):
-        raise TransformError(f"assignment_to_subst: the name '{rule_name}' is taken")
+                             "instructions; an array temporary needs exactly one")
+    if several and any(name in variables_read(r.expression)
+                       for r in kernel.substitutions.values()):
+        raise TransformError(f"assignment_to_subst: '{name}' is assigned by {len(writers)} "
+                             "instructions and read by a substitution rule; which assignment "
+                             "a rule reads depends on where it is called")
+    for w in writers:
+        if not isinstance(w, Assignment):
+            raise TransformError(f"assignment_to_subst: '{name}' is not assigned by an "
+                                 "assignment")
+        if w.predicates:
+            raise TransformError(f"assignment_to_subst: the assignment to '{name}' is "
+                                 f"conditional ({', '.join(map(str, w.predicates))}); its "
+                                 "value is not defined everywhere", w.span)
+        missing = [e for e in extra if e not in w.within_inames]
+        if missing:
+            raise TransformError(f"assignment_to_subst: extra argument '{missing[0]}' is not a "
+                                 f"loop of the assignment to '{name}'", w.span)
+    rule_names = [f"{name}_subst"] if not several else \
+        [f"{name}_subst_{k}" for k in range(1, len(writers) + 1)]
+    for rule_name in rule_names:
+        if rule_name in kernel.substitutions or kernel.has_variable(rule_name):
+            raise TransformError(f"assignment_to_subst: the name '{rule_name}' is taken")
     if any(name in d.get_var_names(isl.dim_type.param) for d in kernel.domains):
         # a data-dependent loop bound: domains cannot call rules
         raise TransformError(f"assignment_to_subst: '{name}' is a loop bound (a domain "
-                             "parameter); it cannot become a substitution rule", w.span)
+                             "parameter); it cannot become a substitution rule", writers[0].span)
 
-    # arguments: the subscripts of an array temporary must be distinct inames
-    args = []
+    tdeps = _transitive_deps(kernel)
+    pos = {i.id: k for k, i in enumerate(kernel.instructions)}
+    readers = [i for i in kernel.instructions
+               if name in variables_read(*i.read_expressions()) or
+               name in _rule_reads_of(kernel, i)]
+    # the assignment whose value each read sees
+    reaching: dict = {}
+    for r in readers:
+        if not several:
+            if r.id != writers[0].id:
+                reaching[r.id] = writers[0]
+            continue
+        before = [w for w in writers if pos[w.id] < pos[r.id]]
+        if not before:
+            raise TransformError(f"assignment_to_subst: instruction '{r.id}' reads '{name}' "
+                                 "before its first assignment (it may read an older value)",
+                                 r.span)
+        reaching[r.id] = before[-1]
+
+    rules = dict(kernel.substitutions)
+    calls: dict = {}        # writer id -> function making the call of its rule
+    for w, rule_name in zip(writers, rule_names):
+        args, body, make_call = _rule_of(kernel, name, w, rule_name, extra,
+                                         reaching.get(w.id), calls)
+        calls[w.id] = make_call
+        inputs = variables_read(expand_rules(body, rules)) - set(kernel.all_inames())
+        if several:
+            inputs = inputs | {name}
+        _check_readers(kernel, name, w, [r for r in readers if reaching.get(r.id) is w],
+                       body, args, inputs, rules, tdeps, pos)
+        rules[rule_name] = SubstitutionRule(rule_name, tuple(args), body, w.span)
+    kernel = kernel.copy(substitutions=FrozenMap(rules))
+    if not several:
+        kernel = _replace_reads(kernel, name, calls[writers[0].id])
+    else:
+        for w in writers:
+            ids = {r.id for r in readers if reaching.get(r.id) is w and
+                   r.id not in calls}
+            kernel = _replace_reads(kernel, name, calls[w.id], insn_ids=ids)
+    # the writers go; whoever waited for one waits for what it waited for
+    removed = {w.id: w for w in writers}
+    insns = []
+    for i in kernel.instructions:
+        if i.id in removed:
+            continue
+        deps = set(i.depends_on)
+        while deps & set(removed):
+            for d in deps & set(removed):
+                deps = (deps - {d}) | set(removed[d].depends_on)
+        insns.append(i.copy(depends_on=frozenset(deps)) if deps != i.depends_on else i)
+    temps = kernel.temporaries
+    still_used = any(name in variables_read(*i.read_expressions()) or
+                     name in i.assignee_names() for i in insns)
+    if not still_used:
+        temps = temps.remove(name)
+    return canonicalize_rules(kernel.copy(instructions=tuple(insns), temporaries=temps))
+
+
+def _names_list(value) -> list[str]:
+    if isinstance(value, str):
+        return [s.strip() for s in value.split(",") if s.strip()]
+    return [str(s) for s in value]
+
+
+def _rule_of(kernel, name, w, rule_name, extra, previous, calls):
+    """Arguments, body and call maker of the rule for assignment *w*."""
+    args: list[str] = []
+    idx: tuple = ()
     body = w.expression
+    if previous is not None:
+        # an assignment that reads the variable reads the previous one's rule
+        body = _replace_reads_expr(body, name, calls[previous.id])
     if isinstance(w.assignee, p.Subscript):
         idx = index_tuple(w.assignee)
         if not all(isinstance(i, p.Variable) and i.name in w.within_inames for i in idx) or \
@@ -151,23 +253,31 @@ def assignment_to_subst(kernel: Kernel, lhs_name: str, extra_arguments=(), withi
                                  f"{', '.join(map(str, idx))}; they must be distinct loop "
                                  "indices", w.span)
         args = [f"{name}_arg{k}" for k in range(len(idx))]
-        body = substitute(body, {i.name: p.Variable(a) for i, a in zip(idx, args)})
+    clash = [e for e in extra if any(e == i.name for i in idx)]
+    if clash:
+        raise TransformError(f"assignment_to_subst: extra argument '{clash[0]}' is already a "
+                             f"subscript of '{name}'", w.span)
+    extra_args = [f"{name}_{e}" for e in extra]
+    mapping = {i.name: p.Variable(a) for i, a in zip(idx, args)}
+    mapping.update({e: p.Variable(a) for e, a in zip(extra, extra_args)})
+    if mapping:
+        body = substitute(body, mapping)
+    extra_values = tuple(p.Variable(e) for e in extra)
+
+    def make_call(indices):
+        return p.Call(p.Variable(rule_name), tuple(indices) + extra_values)
+    return args + extra_args, body, make_call
+
+
+def _check_readers(kernel, name, w, readers, body, args, inputs, rules, tdeps, pos):
+    """Refuse if a read of *w*'s value could see another value than the rule
+    computes at the reader."""
     from f2loopy.transform.iname import reduction_inames
-    expanded = expand_rules(body, kernel.substitutions)
+    expanded = expand_rules(body, rules)
     body_inames = variables_read(expanded) & set(kernel.all_inames())
     # the inames a reduction in the value runs over are its own, not the
     # loops the readers must share
-    body_inames -= {a for a in args} | reduction_inames(w.copy(expression=expanded,
-                                                                predicates=()))
-
-    # every reader must use the value of the same iteration, after the writer
-    tdeps = _transitive_deps(kernel)
-    pos = {i.id: k for k, i in enumerate(kernel.instructions)}
-    readers = [i for i in kernel.instructions if i.id != w.id and
-               (name in variables_read(*i.read_expressions()) or
-                name in _rule_reads_of(kernel, i))]
-    inputs = variables_read(expand_rules(w.expression, kernel.substitutions)) - \
-        set(kernel.all_inames())
+    body_inames -= set(args) | reduction_inames(w.copy(expression=expanded, predicates=()))
     for r in readers:
         if w.id not in tdeps[r.id]:
             raise TransformError(f"assignment_to_subst: instruction '{r.id}' reads '{name}' "
@@ -199,26 +309,6 @@ def assignment_to_subst(kernel: Kernel, lhs_name: str, extra_arguments=(), withi
                     f"assignment_to_subst: '{mid.id}' changes "
                     f"{', '.join(sorted(set(mid.assignee_names()) & inputs))} between the "
                     f"assignment to '{name}' and its use in '{r.id}'", mid.span)
-
-    rules = dict(kernel.substitutions)
-    rules[rule_name] = SubstitutionRule(rule_name, tuple(args), body, w.span)
-    kernel = kernel.copy(substitutions=FrozenMap(rules))
-    kernel = _replace_reads(kernel, name,
-                            lambda idx: p.Call(p.Variable(rule_name), tuple(idx)))
-    # the writer goes; whoever waited for it waits for what it waited for
-    insns = []
-    for i in kernel.instructions:
-        if i.id == w.id:
-            continue
-        if w.id in i.depends_on:
-            i = i.copy(depends_on=(i.depends_on - {w.id}) | w.depends_on)
-        insns.append(i)
-    temps = kernel.temporaries
-    still_used = any(name in variables_read(*i.read_expressions()) or
-                     name in i.assignee_names() for i in insns)
-    if not still_used:
-        temps = temps.remove(name)
-    return canonicalize_rules(kernel.copy(instructions=tuple(insns), temporaries=temps))
 
 
 def _rule_reads_of(kernel, insn) -> frozenset:

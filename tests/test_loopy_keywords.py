@@ -1,0 +1,100 @@
+"""loopy keyword arguments f2loopy does not implement are refused by name,
+never silently ignored; those it implements (or that change nothing here) are
+accepted."""
+
+from __future__ import annotations
+
+import pytest
+
+import f2loopy
+from f2loopy.diagnostics import UnsupportedArgumentError
+from test_transforms_data import ACC
+from transform_util import kernel
+
+LOOP = """
+subroutine s(n, a, b)
+  integer n, i
+  real a(n), b(n), t
+  do i = 1, n
+    t = a(i) * 2
+    b(i) = t
+  end do
+end subroutine
+"""
+
+
+def _loop():
+    return kernel(LOOP)
+
+
+REFUSED = [
+    (lambda: f2loopy.collect_common_factors_on_increment(
+        f2loopy.buffer_array(f2loopy.assignment_to_subst(kernel(ACC), "jid"), "r", (),
+                             init_expression="0", store_expression="base + buffer",
+                             default_tag="for", fetch_bounding_box=True),
+        "r_buf", vary_by_axes=(0,)),
+     "collect_common_factors_on_increment: vary_by_axes=(0,) is not supported: f2loopy finds "
+     "where the factors may vary itself (a factor may depend on every loop the reads of the "
+     "variable run in); leave it out"),
+    (lambda: f2loopy.rename_inames(_loop(), "i", "j", raise_on_domain_mismatch=False),
+     "rename_inames: raise_on_domain_mismatch=False is not supported: loops of different "
+     "bounds are never merged (that would change which iterations run)"),
+    (lambda: f2loopy.split_array_dim(_loop(), ("a", 0), 2, split_kwargs={"slabs": (0, 1)}),
+     "split_array_dim: split_kwargs={'slabs': (0, 1)} is not supported: no loop is split "
+     "along with the axis (split it with split_iname)"),
+    (lambda: f2loopy.add_barrier(_loop(), "id:t", "id:b", mem_kind="global"),
+     "add_barrier: mem_kind='global' is not supported: a local barrier fences local memory"),
+    (lambda: f2loopy.assignment_to_subst(_loop(), "t", within="id:b"),
+     "assignment_to_subst: within='id:b' is not supported: the rules replace every read of "
+     "'t'"),
+    (lambda: f2loopy.buffer_array(kernel(ACC), "r", (), init_expression="0",
+                                  store_expression="buffer", default_tag="for"),
+     "buffer_array: fetch_bounding_box=False is not supported: the elements of 'r' the "
+     "instructions touch (along axes 2) do not fill their bounding box, the buffer is always "
+     "filled and stored over the whole box, and this init_expression/store_expression would "
+     "change the elements nobody touches; pass fetch_bounding_box=True to accept that"),
+]
+
+
+@pytest.mark.parametrize(("call", "message"), REFUSED,
+                         ids=[m.split(":")[0] + "/" + m.split(" ")[1].split("=")[0]
+                              for _, m in REFUSED])
+def test_unimplemented_loopy_keywords_are_refused_by_name(call, message):
+    with pytest.raises(UnsupportedArgumentError) as info:
+        call()
+    assert info.value.message == message
+    assert str(info.value) == f"f2loopy: error: {message}"
+
+
+def test_refusals_from_a_script_are_located(tmp_path):
+    from f2loopy.pipeline import translate_text
+    src = LOOP + """
+!$loopy begin
+! knl = lp.parse_fortran(SOURCE, FILENAME)
+! knl = lp.add_barrier(knl, "id:t", "id:b", mem_kind="global")
+! RESULT = knl
+!$loopy end
+"""
+    with pytest.raises(f2loopy.ScriptError) as info:
+        translate_text(src, tmp_path / "t.f90")
+    assert str(info.value).splitlines()[0] == (
+        f"{tmp_path / 't.f90'}:13:9: error: add_barrier: mem_kind='global' is not supported: "
+        "a local barrier fences local memory")
+
+
+def test_keywords_that_hold_or_change_nothing_are_accepted():
+    k = _loop()
+    # a local barrier fences local memory: loopy's mem_kind="local" says the same
+    assert f2loopy.add_barrier(k, "id:t", "id:b", mem_kind="local") == \
+        f2loopy.add_barrier(k, "id:t", "id:b")
+    # Fortran declares every type: inference is complete
+    assert f2loopy.add_and_infer_dtypes(k, {"a": "float32"}, expect_completion=True) == k
+    # arguments never become rules, so there is nothing to retain
+    assert f2loopy.assignment_to_subst(k, "t", force_retain_argument=True) == \
+        f2loopy.assignment_to_subst(k, "t")
+    # nosync is always recorded as asked
+    assert f2loopy.add_nosync(k, "local", "id:t", "id:b", force=True) == \
+        f2loopy.add_nosync(k, "local", "id:t", "id:b")
+    # a store that keeps untouched elements is fine over the bounding box
+    kb = f2loopy.buffer_array(kernel(ACC), "r", (), default_tag="for")
+    assert kb.temporaries["r_buf"].shape == (4,)
