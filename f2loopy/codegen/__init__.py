@@ -130,6 +130,8 @@ def generate_code(kernel: Kernel) -> GeneratedKernel:
 
 def _generate_code(kernel: Kernel) -> GeneratedKernel:
     from f2loopy.codegen.preprocess import preprocess
+    from f2loopy.ir.control import check_loop_exits
+    check_loop_exits(kernel)
     kernel = preprocess(kernel)
     grid = compute_grid(kernel)
     schedule = linearize(kernel)

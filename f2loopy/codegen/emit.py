@@ -177,13 +177,18 @@ class KernelEmitter:
             if isinstance(node, InsnNode):
                 # group consecutive instructions under the same condition
                 group = []
+                written = set()
                 cond = self.insn_condition(self.kernel.insn(node.insn_id), names, ctx)
                 while k < len(nodes) and isinstance(nodes[k], InsnNode):
                     insn = self.kernel.insn(nodes[k].insn_id)
                     c = cond if not group else self.insn_condition(insn, names, ctx)
-                    if group and c != cond:
+                    if group and (c != cond or
+                                  variables_read(*insn.predicates) & written):
+                        # (not if an earlier one changes the condition: a flag
+                        # that 'exit' or a 'do while' condition sets)
                         break
                     group.append(insn)
+                    written.update(insn.assignee_names())
                     k += 1
                 self.emit_guarded(cond, group)
                 continue
@@ -347,7 +352,12 @@ class KernelEmitter:
         hi_text = self.printer.rec(normalize_integer(expr_from_pwaff(upper, ctx)), PREC_REL + 1)
         var = c_name(iname)
         step = "++" + var if stride == 1 else f"{var} += {stride}"
-        self.emit_line(f"for (int {var} = {lo_text}; {var} <= {hi_text}; {step})")
+        until = ""
+        ex = self.kernel.loop_exits.get(iname)
+        if ex is not None and not self.kernel.iname_tag(iname).hardware:
+            # the loop stops once a flag ending it is set (do while, exit...)
+            until = "".join(f" && !{self.c_variable(f)}" for f in ex.flags)
+        self.emit_line(f"for (int {var} = {lo_text}; {var} <= {hi_text}{until}; {step})")
         inner_ctx = _intersect_params(ctx, range_constraint(iname, lower, upper, stride))
         self.emit_block(node.body, inner_names, inner_ctx)
 

@@ -36,10 +36,12 @@ from f2loopy.diagnostics import FortranError, SourceSpan, UnsupportedFeatureErro
 from f2loopy.frontend.array_intrinsics import ArrayIntrinsicsMixin
 from f2loopy.frontend.arrays import ArraySyntaxMixin
 from f2loopy.frontend.conditionals import ConditionalsMixin
+from f2loopy.frontend.control import ControlFlowMixin, statement_label
 from f2loopy.frontend.declarations import statement_lines
 from f2loopy.frontend.expressions import ConversionContext, ExpressionConverter
 from f2loopy.frontend.inline import InliningMixin
-from f2loopy.frontend.loops import LoopScope, LoopsMixin, Region, _has_early_return
+from f2loopy.frontend.loops import (
+    LoopScope, LoopsMixin, Region, _children, _has_early_return)
 from f2loopy.frontend.symbols import Symbol, SymbolTable
 from f2loopy.frontend.where import WhereMixin
 from f2loopy.ir.expressions import is_constant, variables_read
@@ -53,10 +55,8 @@ _UNSUPPORTED_STATEMENTS = {
     "Open_Stmt": "'open' statements are not supported (kernels cannot do I/O)",
     "Close_Stmt": "'close' statements are not supported (kernels cannot do I/O)",
     "Format_Stmt": "'format' statements are not supported (kernels cannot do I/O)",
-    "Goto_Stmt": "'goto' is not supported (use structured loops and if blocks)",
     "Computed_Goto_Stmt": "computed 'goto' is not supported",
     "Arithmetic_If_Stmt": "arithmetic 'if' is not supported (use if/else)",
-    "Exit_Stmt": "'exit' is not supported (loop trip counts must be known on entry)",
     "Stop_Stmt": "'stop' is not supported in a kernel",
     "Error_Stop_Stmt": "'error stop' is not supported in a kernel",
     "Allocate_Stmt": "'allocate' is not supported (kernels cannot allocate memory)",
@@ -111,10 +111,15 @@ class LoweringState:
         #: (array, axis) -> name of the kernel argument holding the extent of
         #: an assumed-shape dummy argument's axis (lower-case array name)
         self.assumed_extents: dict[tuple[str, int], str] = {}
+        #: iname -> LoopExit (f2loopy.ir.control)
+        self.loop_exits: dict = {}
+        #: ids of instructions that run whatever the conditions around them
+        #: (the flag ending a 'do while' loop, see ControlFlowMixin)
+        self.unguarded: set = set()
 
 
-class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMixin,
-                   ArraySyntaxMixin, InliningMixin):
+class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
+                   ArrayIntrinsicsMixin, ArraySyntaxMixin, InliningMixin):
     """Build the instructions, domains and temporaries of one subroutine.
 
     :arg written: lower-case names assigned anywhere in the unit, including
@@ -510,8 +515,13 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
     def lower_block(self, nodes) -> None:
         nodes = [n for n in nodes if n is not None]
         pushed = []
+        labels = self.open_goto_regions(nodes, _children)
         try:
             for k, node in enumerate(nodes):
+                self.arrive_at_label(node, labels, pushed)
+                label = statement_label(node)
+                if label is not None:
+                    self.seen_labels().add(label)
                 before = [(r, r.count) for r in self.st.regions]
                 self.lower_statement(node, is_last=(k == len(nodes) - 1))
                 for r, count in before:
@@ -521,8 +531,9 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
                             self.predicates.append(guard)
                             pushed.append(guard)
         finally:
-            for _ in pushed:
-                self.predicates.pop()
+            for guard in reversed(pushed):
+                self.predicates.remove(guard)
+            self.close_goto_regions(labels)
 
     def lower_statement(self, node, is_last=False) -> None:
         saved = self.lines
@@ -596,8 +607,10 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
             raise self.error("internal error: no flag for 'cycle'", "cycle")
         self.leave_region(region)
 
-    def leave_region(self, region: Region):
-        """Set *region*'s flag; guard what the flag skips."""
+    def leave_region(self, region: Region, sequential: str | None = None):
+        """Set *region*'s flag; guard what the flag skips.  The loops it
+        leaves stop when it is set (and must run sequentially, for the
+        reason *sequential*, if that is given)."""
         self.add_raw_assignment(region.flag, np.bool_(True))
         region.count += 1
         inner = self.loops[region.depth:]
@@ -606,6 +619,8 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
             # whole body of the outermost of them is guarded when it is done
             # (also what comes after this statement in it, in other branches)
             inner[0].skip_flags.append(region.flag)
+        for scope in inner:
+            self.add_loop_exit(scope, region.flag, sequential)
 
     def guard_loop_body(self, scope) -> None:
         """Guard every instruction of loop *scope*'s body by the flags that a
@@ -614,7 +629,8 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
             guard = p.LogicalNot(p.Variable(flag))
             for k in range(scope.body_start, len(self.instructions)):
                 insn = self.instructions[k]
-                if guard not in insn.predicates and insn.assignee_name != flag:
+                if guard not in insn.predicates and insn.assignee_name != flag and \
+                        insn.id not in self.st.unguarded:
                     self.instructions[k] = insn.copy(predicates=insn.predicates + (guard,))
 
     def add_raw_assignment(self, name: str, value, predicates=None):

@@ -452,6 +452,7 @@ def _lower(src, proc, registry, errors):
         temporaries=FrozenMap(temporaries),
         domains=tuple(lowering.domains),
         instructions=tuple(lowering.instructions),
+        loop_exits=FrozenMap(state.loop_exits),
         span=src.span(first, proc.name),
         module=proc.module.name if proc.module is not None else None,
     )

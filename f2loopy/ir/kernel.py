@@ -340,6 +340,8 @@ class Kernel(_Copyable):
         the start and at the end of a sequential loop that code generation
         peels off into loops of their own (so that the guards of a partial
         tile apply only there).
+    :attr loop_exits: iname -> :class:`~f2loopy.ir.control.LoopExit`: loops
+        that stop early (``do while``, ``exit``...) or must run sequentially.
     :attr span: the ``subroutine`` statement.
     :attr module: the Fortran module the subroutine belongs to, if any.
     """
@@ -354,6 +356,7 @@ class Kernel(_Copyable):
     assumptions: Any = None
     loop_priority: frozenset = frozenset()
     iname_slabs: FrozenMap = field(default_factory=FrozenMap)
+    loop_exits: FrozenMap = field(default_factory=FrozenMap)
     options: KernelOptions = field(default_factory=KernelOptions)
     span: SourceSpan | None = None
     module: str | None = None

@@ -189,6 +189,8 @@ def encode_kernel(k: Kernel) -> dict:
         "assumptions": str(k.assumptions),
         "loop_priority": sorted(list(t) for t in k.loop_priority),
         "iname_slabs": {n: list(s) for n, s in k.iname_slabs.items()},
+        "loop_exits": {n: {"flags": list(e.flags), "sequential": e.sequential,
+                           "span": _enc_span(e.span)} for n, e in k.loop_exits.items()},
         "options": {"build_options": list(opts.build_options),
                     "check_races": bool(opts.check_races),
                     "fp_contract": bool(opts.fp_contract),
@@ -520,6 +522,7 @@ def decode_kernel(d) -> Kernel:
             loop_priority=frozenset(tuple(_name(n) for n in _list(t, "priority", 64))
                                     for t in _list(d.get("loop_priority", []), "priorities")),
             iname_slabs=FrozenMap(_dec_slabs(d.get("iname_slabs") or {})),
+            loop_exits=FrozenMap(_dec_exits(d.get("loop_exits") or {})),
             options=options)
     except KeyError as exc:
         _fail(f"missing field {exc}")
@@ -562,4 +565,18 @@ def _dec_slabs(d) -> dict:
                                      and 0 <= x <= 1000 for x in pair):
             _fail(f"invalid slabs {pair!r}")
         out[_name(n)] = (pair[0], pair[1])
+    return out
+
+
+def _dec_exits(d) -> dict:
+    from f2loopy.ir.control import LoopExit
+    if not isinstance(d, dict) or len(d) > 10_000:
+        _fail("invalid loop_exits")
+    out = {}
+    for n, e in d.items():
+        if not isinstance(e, dict):
+            _fail("invalid loop exit")
+        flags = tuple(_name(f) for f in _list(e.get("flags", []), "exit flags", 1000))
+        out[_name(n)] = LoopExit(flags, _str(e.get("sequential"), "reason", 1000,
+                                             allow_none=True), _dec_span(e.get("span")))
     return out
