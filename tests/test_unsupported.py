@@ -123,8 +123,6 @@ STATEMENTS = [
 ]
 
 DECLARATIONS = [
-    ("character(len=8) :: c", "t.f90:5:3: error: character variables are not supported "
-     "(kernels compute on numbers)", "^~~~~~~~~"),
     ("type(point) :: p", "t.f90:5:3: error: derived types are not supported", "^~~~"),
     ("real, pointer :: p", "t.f90:5:9: error: attribute 'pointer' is not supported",
      "^~~~~~~"),

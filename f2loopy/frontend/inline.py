@@ -174,6 +174,13 @@ class InliningMixin:
 
     def bind_scalar(self, proc, callee, dummy, node):
         dsym = callee.symtab.get(dummy)
+        from f2loopy.frontend.characters import is_character
+        if is_character(dsym.dtype):
+            if dummy.lower() in callee.written:
+                raise self.error(f"character argument '{dummy}' of '{proc.name}' is "
+                                 "assigned: only character arguments used as flags are "
+                                 "supported", proc.name, UnsupportedFeatureError)
+            return self.bind_character(proc, dsym, node)
         writes = dummy.lower() in callee.written
         if isinstance(node, F.Name):
             name = str(node)

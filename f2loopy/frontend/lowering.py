@@ -35,6 +35,7 @@ from f2loopy.analysis.types import (
 from f2loopy.diagnostics import FortranError, SourceSpan, UnsupportedFeatureError
 from f2loopy.frontend.array_intrinsics import ArrayIntrinsicsMixin
 from f2loopy.frontend.arrays import ArraySyntaxMixin
+from f2loopy.frontend.characters import CharacterMixin, is_character
 from f2loopy.frontend.conditionals import ConditionalsMixin
 from f2loopy.frontend.control import ControlFlowMixin, statement_label
 from f2loopy.frontend.declarations import statement_lines
@@ -119,7 +120,7 @@ class LoweringState:
 
 
 class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
-                   ArrayIntrinsicsMixin, ArraySyntaxMixin, InliningMixin):
+                   ArrayIntrinsicsMixin, ArraySyntaxMixin, InliningMixin, CharacterMixin):
     """Build the instructions, domains and temporaries of one subroutine.
 
     :arg written: lower-case names assigned anywhere in the unit, including
@@ -300,7 +301,7 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
             error=self.error, resolve_name=self.resolve_name, array_ref=self.array_ref,
             function_call=self.function_call, dtype_of=self.checked_dtype,
             kind_value=self.kind_value, array_intrinsic=self.array_intrinsic,
-            array_constructor=self.array_constructor)
+            array_constructor=self.array_constructor, char_comparison=self.char_comparison)
         return ExpressionConverter(ctx)
 
     def checked_dtype(self, expr):
@@ -351,6 +352,8 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
                              "explicit loop or index it)", name, UnsupportedFeatureError)
         if sym.is_parameter:
             return sym.value
+        if is_character(sym.dtype):
+            self.refuse_character(sym, name)
         return self.scalar_value(sym, name)
 
     def with_names(self, values: dict, func):
@@ -477,6 +480,9 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
         return tuple(shape), tuple(lbs)
 
     def function_call(self, name, arg_nodes, node):
+        chars = self.char_function(name, arg_nodes, node)
+        if chars is not None:
+            return chars
         sf = self.statement_functions.get(name.lower())
         if sf is not None:
             return self.statement_function_call(sf, arg_nodes)

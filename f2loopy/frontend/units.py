@@ -515,12 +515,21 @@ def _dims(src, reader, lowering, sym):
 
 def _make_arg(src, reader, lowering, symtab, dummy, first_line):
     sym = symtab.get(dummy)
+    if sym.is_array and sym.dtype is not None and sym.dtype.metadata and \
+            "character" in sym.dtype.metadata:
+        raise UnsupportedFeatureError(f"character array '{sym.name}' is not supported (only "
+                                      "scalar character arguments used as flags are)",
+                                      sym.span)
     if sym.is_array:
         shape, lbs = _dims(src, reader, lowering, sym)
         if any(s is None for s in shape[:-1]):
             raise FortranError(f"only the last dimension of '{sym.name}' may be '*'", sym.span)
         return ArrayArg(name=sym.name, dtype=np.dtype(sym.dtype), shape=shape,
                         lower_bounds=lbs, intent=sym.intent, span=sym.span)
+    from f2loopy.frontend.characters import is_character
+    if is_character(sym.dtype):
+        return ScalarArg(name=sym.name, dtype=np.dtype(np.int32), intent="in", span=sym.span,
+                         character=True)
     return ScalarArg(name=sym.name, dtype=np.dtype(sym.dtype), intent=sym.intent, span=sym.span)
 
 

@@ -242,6 +242,18 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
                 body.add(f"call f2l_c%value({index}, c_loc({nm[a.name]}), {nbytes}_c_size_t)")
                 index += 1
             continue
+        if getattr(a, "character", False) and ka.kind == "value":
+            # a character flag: the code of its first character, plus 256 if
+            # more non-blank ones follow (f2loopy.frontend.characters)
+            decls.append((None, "character(len=*), intent(in)", a.name))
+            tmp = f"{LOCAL_PREFIX}v_{a.name}"
+            locals_.append(f"integer(c_int32_t), target :: {tmp}")
+            body.add(f"{tmp} = 32")
+            body.add(f"if (len({nm[a.name]}) > 0) {tmp} = ichar({nm[a.name]}(1:1))")
+            body.add(f"if (len_trim({nm[a.name]}) > 1) {tmp} = {tmp} + 256")
+            body.add(f"call f2l_c%value({index}, c_loc({tmp}), {nbytes}_c_size_t)")
+            index += 1
+            continue
         if ka.kind in ("value", "fixed", "scalar_ref"):
             intent = "inout" if ka.kind == "scalar_ref" else "in"
             decls.append((None, f"{ftype}, intent({intent}), target", a.name))

@@ -85,6 +85,17 @@ def _kernel(queue, name, options):
 
 
 def _scalar(fn, name, value, dtype, kind):
+    if kind == "character":
+        # a character flag: the kernel gets the code of the first character,
+        # plus 256 if more non-blank ones follow (f2loopy.frontend.characters)
+        if not isinstance(value, str):
+            raise KernelArgumentError(f"{fn}: argument '{name}' must be a character (str), "
+                                      f"got {type(value).__name__}")
+        if value and ord(value[0]) > 255:
+            raise KernelArgumentError(f"{fn}: argument '{name}' must start with a one-byte "
+                                      f"character, got {value[0]!r}")
+        code = ord(value[0]) if value else 32
+        return np.int32(code + (256 if len(value.rstrip(" ")) > 1 else 0))
     if kind == "logical":
         if not isinstance(value, (bool, np.bool_)):
             raise KernelArgumentError(f"{fn}: argument '{name}' must be a logical (bool), "
@@ -328,6 +339,8 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
                 np.dtype(a.dtype).name
             what = f"{ftype} array ({shape}), numpy dtype {dtname}, order 'F'"
             what += "; updated in place" if ka.written else ""
+        elif getattr(a, "character", False):
+            what = "character (a Python str)"
         else:
             what = f"{ftype} scalar" + ("; new value returned" if ka.kind == "scalar_ref"
                                         else "")
@@ -349,8 +362,10 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
     for ka in gk.arguments:
         if ka.kind in ("value", "scalar_ref", "fixed"):
             v = py_name(ka.name)
+            kind = "character" if getattr(ka.ir_arg, "character", False) else \
+                _kind(ka.dtype)
             lines.append(f"    {v} = _scalar({fn!r}, {ka.name!r}, {v}, np.{np.dtype(ka.dtype).name}, "
-                         f"{_kind(ka.dtype)!r})")
+                         f"{kind!r})")
         if ka.kind == "fixed":
             fixed = ka.ir_arg.fixed_value
             what = ka.ir_arg.what

@@ -132,6 +132,9 @@ class ScalarArg(_Copyable):
     :attr fixed_value: set by :func:`~f2loopy.transform.parameters.fix_parameters`:
         the kernel was specialised for this value, no longer receives the
         argument, and the host glue checks that callers pass exactly it.
+    :attr character: a ``character`` flag: the kernel receives the int32
+        code of the caller's string (:func:`f2loopy.frontend.characters.
+        character_code`), which the host glue computes.
     :attr extent_of: ``(array, axis)`` (axis from 0) for the extent of an
         assumed-shape array argument (``a(:)``): not an argument of the
         Fortran subroutine; the host glue takes its value from the array the
@@ -144,6 +147,7 @@ class ScalarArg(_Copyable):
     span: SourceSpan | None = None
     fixed_value: Any = None
     extent_of: tuple | None = None
+    character: bool = False
 
     shape = ()
     lower_bounds = ()

@@ -130,7 +130,8 @@ def _enc_arg(a):
                 "intent": a.intent, "span": _enc_span(a.span),
                 "fixed_value": None if a.fixed_value is None else encode_expr(a.fixed_value),
                 "extent_of": None if a.extent_of is None else [a.extent_of[0],
-                                                               int(a.extent_of[1])]}
+                                                               int(a.extent_of[1])],
+                "character": bool(a.character)}
     d = _enc_array_common(a)
     d.update(kind="array", intent=a.intent)
     if a.fortran_layout is not None:
@@ -393,7 +394,7 @@ def _dec_arg(d):
         return ScalarArg(name=_name(d["name"]), dtype=_dtype(d["dtype"]),
                          intent=_intent(d.get("intent")), span=_dec_span(d.get("span")),
                          fixed_value=None if fixed is None else decode_expr(fixed),
-                         extent_of=extent_of)
+                         extent_of=extent_of, character=d.get("character") is True)
     if d.get("kind") != "array":
         _fail("invalid argument kind")
     kw = _dec_array_common(d)
