@@ -31,7 +31,8 @@ UNSUPPORTED = [
     ("if (x) 10, 20, 30", "t.f90:5:3: error: arithmetic 'if' is not supported (use if/else)",
      "^~"),
     ("rewind(10)", "t.f90:5:3: error: 'rewind' is not supported", "^~~~~~"),
-    ("stop", "t.f90:5:3: error: 'stop' is not supported in a kernel", "^~~~"),
+    ("stop n", "t.f90:5:8: error: only a constant text or number can be a stop code in a "
+     "kernel", "^"),
     ("x = x // 'a'", "t.f90:5:9: error: character concatenation is not supported", "^~"),
     ("where (a > 0) a = a(1:n:n)", "t.f90:5:25: error: the stride of an array section "
      "must be a constant", "^"),

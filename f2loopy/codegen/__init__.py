@@ -204,6 +204,9 @@ def _generate_code(kernel: Kernel) -> GeneratedKernel:
         decls.append(declare_temporary(t, spaces[name], kernel.name))
     for base, (size, first) in shared.items():
         decls.append(declare_storage(base, first, size, spaces[first.name]))
+    if kernel.error_sites:
+        from f2loopy.codegen.emit import ERROR_BUFFER
+        params.append(f"__global int *{ERROR_BUFFER}")
 
     local = grid.local_size
     header = (f"__kernel void __attribute__ ((reqd_work_group_size({local[0]}, {local[1]}, "

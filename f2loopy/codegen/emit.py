@@ -34,6 +34,11 @@ from f2loopy.ir.tags import ILPTag, UnrollTag, VectorizeTag
 from f2loopy.schedule.linearize import BarrierNode, InsnNode, LoopNode
 
 
+#: the kernel argument of the error buffer (f2loopy.frontend.errors): a name
+#: no Fortran variable can have
+ERROR_BUFFER = "_f2l_err"
+
+
 class KernelEmitter:
     def __init__(self, kernel: Kernel, grid: Grid, schedule, *, address_spaces: dict):
         self.kernel = kernel
@@ -251,6 +256,18 @@ class KernelEmitter:
         return _normalize_condition(cond)
 
     def emit_instruction(self, insn):
+        if isinstance(insn, Assignment) and isinstance(insn.expression, p.Call) and \
+                getattr(insn.expression.function, "name", None) == "f2l_raise":
+            # an error site: the first one reached, in any work-item, is recorded
+            site, *values = insn.expression.parameters
+            self.emit_line(f"if (atomic_cmpxchg(&{ERROR_BUFFER}[0], 0, {int(site)}) == 0)")
+            self.emit_line("{")
+            self.indent += 1
+            for k, v in enumerate(values):
+                self.emit_line(f"{ERROR_BUFFER}[{k + 1}] = {self.printer(v, np.dtype(np.int32))};")
+            self.indent -= 1
+            self.emit_line("}")
+            return
         if isinstance(insn, Assignment):
             lhs = self.printer(insn.assignee)
             lhs_dtype = self.dtype_of(insn.assignee)

@@ -38,6 +38,7 @@ from f2loopy.frontend.arrays import ArraySyntaxMixin
 from f2loopy.frontend.characters import CharacterMixin, is_character
 from f2loopy.frontend.conditionals import ConditionalsMixin
 from f2loopy.frontend.control import ControlFlowMixin, statement_label
+from f2loopy.frontend.errors import STOPS, ErrorPathsMixin
 from f2loopy.frontend.declarations import statement_lines
 from f2loopy.frontend.expressions import ConversionContext, ExpressionConverter
 from f2loopy.frontend.inline import InliningMixin
@@ -50,16 +51,12 @@ from f2loopy.ir.folding import NotConstant, _cast, evaluate_constant, fold_const
 from f2loopy.ir.kernel import Assignment, Temporary
 
 _UNSUPPORTED_STATEMENTS = {
-    "Print_Stmt": "'print' statements are not supported (kernels cannot do I/O)",
-    "Write_Stmt": "'write' statements are not supported (kernels cannot do I/O)",
     "Read_Stmt": "'read' statements are not supported (kernels cannot do I/O)",
     "Open_Stmt": "'open' statements are not supported (kernels cannot do I/O)",
     "Close_Stmt": "'close' statements are not supported (kernels cannot do I/O)",
     "Format_Stmt": "'format' statements are not supported (kernels cannot do I/O)",
     "Computed_Goto_Stmt": "computed 'goto' is not supported",
     "Arithmetic_If_Stmt": "arithmetic 'if' is not supported (use if/else)",
-    "Stop_Stmt": "'stop' is not supported in a kernel",
-    "Error_Stop_Stmt": "'error stop' is not supported in a kernel",
     "Allocate_Stmt": "'allocate' is not supported (kernels cannot allocate memory)",
     "Deallocate_Stmt": "'deallocate' is not supported (kernels cannot allocate memory)",
     "Pointer_Assignment_Stmt": "pointer assignment is not supported",
@@ -117,10 +114,16 @@ class LoweringState:
         #: ids of instructions that run whatever the conditions around them
         #: (the flag ending a 'do while' loop, see ControlFlowMixin)
         self.unguarded: set = set()
+        #: ErrorSite s of the kernel (f2loopy.frontend.errors), the output
+        #: statements waiting for their stop, the temporary f2l_raise sets
+        self.error_sites: list = []
+        self.pending_output: list = []
+        self.stop_temporary: str | None = None
 
 
 class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
-                   ArrayIntrinsicsMixin, ArraySyntaxMixin, InliningMixin, CharacterMixin):
+                   ArrayIntrinsicsMixin, ArraySyntaxMixin, InliningMixin, CharacterMixin,
+                   ErrorPathsMixin):
     """Build the instructions, domains and temporaries of one subroutine.
 
     :arg written: lower-case names assigned anywhere in the unit, including
@@ -509,7 +512,7 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
             region.trailing = nodes[-1]
         if self.lines == (0, 0) and nodes:
             self.lines = statement_lines(nodes[0])
-        if _has_early_return(nodes):
+        if _has_early_return(nodes) or self.parent is None and STOPS.search(self.src.text):
             region.flag = self.new_temporary("returned", BOOL)
             self.add_raw_assignment(region.flag, np.bool_(False), predicates=())
         self.st.regions.append(region)
@@ -524,6 +527,7 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
         labels = self.open_goto_regions(nodes, _children)
         try:
             for k, node in enumerate(nodes):
+                self.block_rest = (node, nodes[k + 1:])
                 self.arrive_at_label(node, labels, pushed)
                 label = statement_label(node)
                 if label is not None:
@@ -728,6 +732,9 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
         name_node, args = node.items
         name = str(name_node)
         proc = self.find_procedure(name)
+        if proc is None and name.lower() == "xerbla":
+            self.xerbla_call(node, args)
+            return
         if proc is None:
             raise self.error(f"subroutine '{name}' is not defined in this file (only "
                              "subroutines of the same file can be called; they are "

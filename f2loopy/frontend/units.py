@@ -453,6 +453,7 @@ def _lower(src, proc, registry, errors):
         domains=tuple(lowering.domains),
         instructions=tuple(lowering.instructions),
         loop_exits=FrozenMap(state.loop_exits),
+        error_sites=tuple(state.error_sites),
         span=src.span(first, proc.name),
         module=proc.module.name if proc.module is not None else None,
     )

@@ -46,7 +46,7 @@ from f2loopy.ir.printing import expr_to_str
 from f2loopy.version import __version__
 
 _ERRORS = ("F2L_OK", "F2L_ERROR_NO_DEVICE", "F2L_ERROR_OPENCL", "F2L_ERROR_BUILD",
-           "F2L_ERROR_ARGUMENT", "F2L_ERROR_RESIDENT", "F2L_ERROR_HOST_MEMORY")
+           "F2L_ERROR_ARGUMENT", "F2L_ERROR_RESIDENT", "F2L_ERROR_HOST_MEMORY", "F2L_ERROR_STOP")
 _REEXPORTED = ("f2l_upload", "f2l_download", "f2l_release", "f2l_is_resident", "f2l_sync",
                "f2l_error_message", "f2l_device_name") + _ERRORS
 # kinds the declarations of the dummy arguments use: no argument may be named so
@@ -303,11 +303,18 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
         body.add(f"call f2l_c%scratch({index}, ({body.int_expr(sb.elements)}) * "
                  f"{sb.itemsize}_c_int64_t)")
         index += 1
+    if k.error_sites:
+        from f2loopy.glue.fortran_errors import pass_error_buffer
+        pass_error_buffer(body, locals_, index)
+        index += 1
     groups = ", ".join(_group_count(body, g) for g in gk.grid.num_groups)
     local = ", ".join(f"{int(x)}_c_int64_t" for x in gk.grid.local_size)
     body.add(f"call f2l_c%run([{groups}], [{local}])")
     for line in after_run:
         body.add(line)
+    if k.error_sites:
+        from f2loopy.glue.fortran_errors import handle_stops
+        handle_stops(body, k, status)
     body.add(f"call f2l_c%finish({status})")
 
     # 64-bit copies of the integer scalars the size expressions use

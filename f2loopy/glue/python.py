@@ -42,6 +42,47 @@ class KernelArgumentError(TypeError):
     """An argument does not match the Fortran declaration."""
 
 
+class KernelStopError(RuntimeError):
+    """The Fortran would have stopped the program here ('stop', 'error stop',
+    'call xerbla'): *where* is FILE:LINE of that statement, *code* the exit
+    status the program would have had, *values* the integers it printed."""
+
+    def __init__(self, message, where, code, values):
+        super().__init__(message)
+        self.where, self.code, self.values = where, code, values
+
+
+def _error_buffer(queue):
+    host = np.zeros(__ERROR_SLOTS__, dtype=np.int32)
+    mf = cl.mem_flags
+    return cl.Buffer(queue.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host), host
+
+
+def _check_stop(fn, sites, buf, host, queue):
+    """Raise KernelStopError if the kernel reached one of its error *sites*
+    (the first one reached is in the buffer)."""
+    cl.enqueue_copy(queue, host, buf)
+    queue.finish()
+    site = int(host[0])
+    if not 0 < site <= len(sites):
+        return
+    where, actions, code = sites[site - 1]
+    values = [int(v) for v in host[1:]]
+    parts = []
+    for act in actions:
+        if act[0] == "write":
+            parts.append(" ".join(str(values[x]) if kind == "value" else x
+                                  for kind, x in act[3]))
+        elif act[0] == "xerbla":
+            parts.append(f"On entry to {act[1].strip()} parameter number {values[act[2]]} "
+                         "had an illegal value")
+        else:
+            word = "STOP" if act[0] == "stop" else "ERROR STOP"
+            parts.append(word if act[1] is None else f"{word} {act[1]}")
+    message = "; ".join(x for x in parts if x)
+    raise KernelStopError(f"{fn}: {where}: {message}", where, code, values)
+
+
 def _tdiv(a, b):
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b >= 0) else -q
@@ -275,7 +316,9 @@ def _launch(queue, kernel, args, groups, local):
 def runtime_source() -> str:
     """The helper code every glue module carries (it must not import f2loopy)."""
     from f2loopy.glue.layout import source
-    return _RUNTIME.replace("__LAYOUT_FUNCTIONS__", source().rstrip())
+    from f2loopy.ir.control import ERROR_VALUES
+    return _RUNTIME.replace("__LAYOUT_FUNCTIONS__", source().rstrip()).replace(
+        "__ERROR_SLOTS__", str(ERROR_VALUES + 1))
 
 
 def _kind(dtype) -> str:
@@ -414,12 +457,20 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
             cl_args.append(v)
     for sb in gk.scratch:
         cl_args.append(f"_scratch(queue, ({py_int_expr(sb.elements)}) * {sb.itemsize})")
+    sites = gk.kernel.error_sites
+    if sites:
+        lines.append("    _f2l_err_buf, _f2l_err_host = _error_buffer(queue)")
+        cl_args.append("_f2l_err_buf")
     groups = "(" + ", ".join(py_int_expr(g) for g in gk.grid.num_groups) + ")"
     local = "(" + ", ".join(str(x) for x in gk.grid.local_size) + ")"
     options = tuple(gk.build_options)
     lines.append(f"    knl = _kernel(queue, {gk.c_name!r}, {options!r})")
     lines.append("    with _lock:")
     lines.append(f"        _launch(queue, knl, [{', '.join(cl_args)}], {groups}, {local})")
+    if sites:
+        table = tuple((f"{s.span.filename}:{s.span.line}" if s.span else "?", s.actions,
+                       s.exit_code()) for s in sites)
+        lines.append(f"    _check_stop({fn!r}, {table!r}, _f2l_err_buf, _f2l_err_host, queue)")
     for cb in copy_backs:
         lines.append(f"    if {cb} is not None:")
         lines.append(f"        {cb}()")
@@ -451,5 +502,5 @@ def generate_python_glue(kernels: list[GeneratedKernel], cl_source: str, cl_file
     consts = f"\nCL_FILE = {cl_filename!r}\nCL_SHA256 = {sha!r}\n"
     funcs = "\n\n".join(_kernel_function(gk, source_name) for gk in kernels)
     exports = "__all__ = [" + ", ".join(repr(py_name(gk.kernel.name)) for gk in kernels) + \
-        ", 'KernelArgumentError']\n"
+        ", 'KernelArgumentError', 'KernelStopError']\n"
     return head + runtime_source() + consts + "\n" + exports + "\n\n" + funcs

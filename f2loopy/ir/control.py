@@ -74,3 +74,53 @@ def check_loop_exits(kernel) -> None:
             raise CodegenError(
                 f"loop '{iname}' cannot be tagged '{tag}': it must run sequentially in one "
                 f"work-item ({ex.sequential})", ex.span)
+
+
+#: how many integer values an error site records (xerbla's argument, the
+#: integers a 'write' before a 'stop' prints)
+ERROR_VALUES = 8
+
+
+@dataclass(frozen=True)
+class ErrorSite:
+    """A place where the Fortran stops the program: ``stop``, ``error stop``
+    or ``call xerbla(...)``, with the ``write``/``print`` statements just
+    before it.  The kernel records the first one reached (its number, from
+    1, and up to :data:`ERROR_VALUES` integers) in its error buffer; the
+    host glue raises an exception (Python) or does what the Fortran does
+    (Fortran glue) from it.
+
+    :attr actions: in order, ``("write", unit, format, items)`` with items
+        ``("text", str)`` or ``("value", k)`` (the k-th recorded integer);
+        then one of ``("stop", code)`` or ``("error stop", code)`` with code
+        None, an int or a str; ``("xerbla", name, k)``.
+    :attr span: the stopping statement.
+    """
+
+    actions: tuple
+    span: SourceSpan | None = None
+
+    def message(self, values=()) -> str:
+        """What the program prints, as one line (for exceptions)."""
+        parts = []
+        for act in self.actions:
+            if act[0] == "write":
+                parts.append(" ".join(str(values[i]) if kind == "value" else str(i)
+                                      for kind, i in act[3]))
+            elif act[0] in ("stop", "error stop"):
+                word = "STOP" if act[0] == "stop" else "ERROR STOP"
+                parts.append(word if act[1] is None else f"{word} {act[1]}")
+            elif act[0] == "xerbla":
+                parts.append(f"On entry to {act[1].strip()} parameter number "
+                             f"{values[act[2]]} had an illegal value")
+        return "; ".join(p for p in parts if p)
+
+    def exit_code(self) -> int:
+        """The program's exit status (Fortran: a stop code, 1 for error stop
+        and xerbla's stop... gfortran's conventions)."""
+        last = self.actions[-1]
+        if last[0] == "stop":
+            return last[1] if isinstance(last[1], int) else 0
+        if last[0] == "error stop":
+            return last[1] if isinstance(last[1], int) else 1
+        return 0

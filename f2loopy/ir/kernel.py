@@ -346,6 +346,9 @@ class Kernel(_Copyable):
         tile apply only there).
     :attr loop_exits: iname -> :class:`~f2loopy.ir.control.LoopExit`: loops
         that stop early (``do while``, ``exit``...) or must run sequentially.
+    :attr error_sites: :class:`~f2loopy.ir.control.ErrorSite` s, numbered
+        from 1: the ``stop`` statements (and the like) the kernel records in
+        its error buffer.
     :attr span: the ``subroutine`` statement.
     :attr module: the Fortran module the subroutine belongs to, if any.
     """
@@ -361,6 +364,7 @@ class Kernel(_Copyable):
     loop_priority: frozenset = frozenset()
     iname_slabs: FrozenMap = field(default_factory=FrozenMap)
     loop_exits: FrozenMap = field(default_factory=FrozenMap)
+    error_sites: tuple = ()
     options: KernelOptions = field(default_factory=KernelOptions)
     span: SourceSpan | None = None
     module: str | None = None

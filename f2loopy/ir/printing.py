@@ -76,6 +76,11 @@ def kernel_to_str(kernel: Kernel) -> str:
             if ex.sequential:
                 desc += f"; sequential ({ex.sequential})"
             out.append(desc)
+    if kernel.error_sites:
+        out += [_RULE, "ERROR SITES:"]
+        for k, site in enumerate(kernel.error_sites, 1):
+            where = f"  ! {site.span}" if site.span else ""
+            out.append(f"{k}: {site.message(['#%d' % (i + 1) for i in range(8)])}{where}")
     if kernel.temporaries:
         out += [_RULE, "TEMPORARIES:"]
         for t in kernel.temporaries.values():

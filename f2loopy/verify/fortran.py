@@ -239,6 +239,15 @@ logical function lsame(ca, cb)
   lsame = a == b
 end function lsame
 """,
+    "xerbla": """
+subroutine xerbla(srname, info)
+  character(len=*) :: srname
+  integer :: info
+  write(*, '(a, a, a, i2, a)') ' ** On entry to ', srname, ' parameter number ', info, &
+    ' had an illegal value'
+  stop
+end subroutine xerbla
+""",
 }
 
 
