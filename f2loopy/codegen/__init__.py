@@ -209,8 +209,9 @@ def _generate_code(kernel: Kernel) -> GeneratedKernel:
         params.append(f"__global int *{ERROR_BUFFER}")
 
     local = grid.local_size
-    header = (f"__kernel void __attribute__ ((reqd_work_group_size({local[0]}, {local[1]}, "
-              f"{local[2]}))) {c_name(kernel.name)}({', '.join(params)})")
+    attribute = f"__attribute__ ((reqd_work_group_size({local[0]}, {local[1]}, " \
+        f"{local[2]}))) " if grid.fixed_local_size else ""
+    header = f"__kernel void {attribute}{c_name(kernel.name)}({', '.join(params)})"
     decls = flat_decls + [line for d in decls for line in d.split("\n")]
     body = ["{"] + ["    " + d for d in decls] + emitter.lines + ["}"]
     device_code = header + "\n" + "\n".join(body)

@@ -140,8 +140,18 @@ class KernelEmitter:
         ctx = self.kernel.assumptions
         ctx = ctx if ctx.is_params() else ctx.params()
         for h in self.grid.inames:
-            if h.kind == "l":
+            if h.kind == "l" and isinstance(self.grid.local_size[h.axis], (int, np.integer)):
                 upper = h.lower + (self.grid.local_size[h.axis] - 1)
+            elif h.kind == "l":
+                # a run-time work-group size (at least one work-item, also
+                # where the loop is empty): base <= iname < base + size
+                from f2loopy.ir.isl_tools import make_space
+                size = self.grid.local_size[h.axis]
+                space = make_space([], sorted(variables_read(h.base) | variables_read(size)))
+                base = pwaff_from_expr(h.base, space)
+                upper = (base + pwaff_from_expr(size, space) - 1).coalesce()
+                ctx = _intersect_params(ctx, range_constraint(h.iname, base, upper, 1))
+                continue
             else:
                 # the groups along an axis are as many as its longest iname has
                 # values: a shorter one (a statement run by group 0 only) is guarded

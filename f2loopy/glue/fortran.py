@@ -308,7 +308,7 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
         pass_error_buffer(body, locals_, index)
         index += 1
     groups = ", ".join(_group_count(body, g) for g in gk.grid.num_groups)
-    local = ", ".join(f"{int(x)}_c_int64_t" for x in gk.grid.local_size)
+    local = ", ".join(_group_count(body, x) for x in gk.grid.local_size)
     body.add(f"call f2l_c%run([{groups}], [{local}])")
     for line in after_run:
         body.add(line)

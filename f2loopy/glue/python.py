@@ -305,6 +305,17 @@ def _scratch(queue, nbytes):
     return cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, size=max(1, int(nbytes)))
 
 
+def _check_local(fn, local, queue):
+    """A work-group size computed from the arguments must fit the device."""
+    dev = queue.device
+    limit, dims = dev.max_work_group_size, tuple(dev.max_work_item_sizes)
+    if local[0] * local[1] * local[2] > limit or any(x > d for x, d in zip(local, dims)):
+        raise KernelArgumentError(
+            f"{fn}: the work-group size {local[0]} x {local[1]} x {local[2]} that the arguments "
+            f"give exceeds the limit of the device {dev.name.strip()!r} ({limit} work-items, "
+            f"at most {dims[0]} x {dims[1]} x {dims[2]})")
+
+
 def _launch(queue, kernel, args, groups, local):
     kernel.set_args(*args)
     if all(g > 0 for g in groups):
@@ -462,7 +473,10 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
         lines.append("    _f2l_err_buf, _f2l_err_host = _error_buffer(queue)")
         cl_args.append("_f2l_err_buf")
     groups = "(" + ", ".join(py_int_expr(g) for g in gk.grid.num_groups) + ")"
-    local = "(" + ", ".join(str(x) for x in gk.grid.local_size) + ")"
+    local = "(" + ", ".join(py_int_expr(x) for x in gk.grid.local_size) + ")"
+    if not gk.grid.fixed_local_size:
+        # computed from the arguments: checked against the device's limit
+        lines.append(f"    _check_local({fn!r}, {local}, queue)")
     options = tuple(gk.build_options)
     lines.append(f"    knl = _kernel(queue, {gk.c_name!r}, {options!r})")
     lines.append("    with _lock:")
