@@ -271,8 +271,15 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
         if sym.dtype is None:
             sym.dtype = symtab.implicit_type(d)
             if sym.dtype is None:
-                raise FortranError(f"dummy argument '{d}' has no type (implicit none is in "
+                exc = FortranError(f"dummy argument '{d}' has no type (implicit none is in "
                                    "effect; declare it)", src.span(first, d))
+                if errors is None:
+                    raise exc
+                # collecting: go on (the body's errors are wanted too), and say
+                # nothing if its declaration was refused already
+                sym.dtype = np.dtype(np.int32)
+                if not _declaration_failed(src, errors, d):
+                    errors.append(exc)
         if sym.is_parameter:
             raise FortranError(f"dummy argument '{d}' cannot be a parameter", sym.span)
         if sym.is_initialized:
@@ -285,6 +292,19 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
     written, do_vars = scan_writes(body, registry, symtab, proc.module, names)
     return PreparedProcedure(proc, symtab, reader, dummies, body, written, do_vars,
                              statement_functions, result_name, first, names)
+
+
+def _declaration_failed(src, errors, name: str) -> bool:
+    """Whether one of the *errors* so far is on a line that mentions *name*
+    (its declaration was refused)."""
+    import re
+    pattern = re.compile(rf"\b{re.escape(name)}\b", re.IGNORECASE)
+    for exc in errors:
+        span = getattr(exc, "span", None)
+        if span is not None and 0 < span.line <= len(src.lines) and \
+                pattern.search(src.lines[span.line - 1]):
+            return True
+    return False
 
 
 def _statement_functions(src, reader, symtab, body):
@@ -499,6 +519,14 @@ def sym_span(src, reader, name):
 
 
 def _dims(src, reader, lowering, sym):
+    if sym.span is not None and (0, 0) in (lowering.lines, getattr(reader, "lines", None)):
+        # errors in the bounds point at the declaration (not at line 0)
+        saved = lowering.lines, getattr(reader, "lines", None)
+        lowering.lines = reader.lines = (sym.span.line, sym.span.line)
+        try:
+            return _dims(src, reader, lowering, sym)
+        finally:
+            lowering.lines, reader.lines = saved
     shape, lbs = [], []
     for k, (lo_node, hi_node) in enumerate(sym.dims):
         lo = 1 if lo_node is None else _shape_expr(src, reader, lowering, lo_node, sym.name,
