@@ -1309,6 +1309,23 @@ int f2l_launch_run(f2l_launch *L, const int64_t num_groups[3], const int64_t loc
                                 a->index, L->kernel->name);
     }
     if (err == CL_SUCCESS && !empty) {
+        /* a work-group size computed from the arguments may be too large */
+        size_t limit = 0, dims[3] = {0, 0, 0};
+        if (clGetKernelWorkGroupInfo(k, rt.device, CL_KERNEL_WORK_GROUP_SIZE, sizeof limit,
+                                     &limit, NULL) == CL_SUCCESS &&
+            clGetDeviceInfo(rt.device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof dims, dims,
+                            NULL) == CL_SUCCESS &&
+            (local[0] * local[1] * local[2] > limit || local[0] > dims[0] ||
+             local[1] > dims[1] || local[2] > dims[2])) {
+            err = CL_INVALID_WORK_GROUP_SIZE;
+            L->status = fail(F2L_ERROR_ARGUMENT, "the work-group size %zu x %zu x %zu that the "
+                             "arguments give kernel '%s' exceeds the limit of %s (%zu "
+                             "work-items, at most %zu x %zu x %zu)", local[0], local[1],
+                             local[2], L->kernel->name, rt.description, limit, dims[0],
+                             dims[1], dims[2]);
+        }
+    }
+    if (err == CL_SUCCESS && !empty) {
         err = clEnqueueNDRangeKernel(rt.queue, k, 3, NULL, global, local, 0, NULL, NULL);
         if (err != CL_SUCCESS)
             L->status = fail_cl(err, "launching kernel '%s' on %s with %zu x %zu x %zu groups of "

@@ -26,7 +26,7 @@ module f2loopy_runtime
 
   integer, parameter, public :: F2L_OK = 0, F2L_ERROR_NO_DEVICE = 1, F2L_ERROR_OPENCL = 2, &
     F2L_ERROR_BUILD = 3, F2L_ERROR_ARGUMENT = 4, F2L_ERROR_RESIDENT = 5, &
-    F2L_ERROR_HOST_MEMORY = 6
+    F2L_ERROR_HOST_MEMORY = 6, F2L_ERROR_STOP = 7
 
   public :: f2l_upload, f2l_download, f2l_release, f2l_is_resident, f2l_sync
   public :: f2l_error_message, f2l_device_name, f2l_resident_arrays, f2l_to_string

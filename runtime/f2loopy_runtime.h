@@ -31,7 +31,8 @@ enum {
     F2L_ERROR_BUILD = 3,       /* the program did not build; the message holds the build log */
     F2L_ERROR_ARGUMENT = 4,    /* an argument does not fit the kernel (size, value, assumption) */
     F2L_ERROR_RESIDENT = 5,    /* misuse of device-resident arrays */
-    F2L_ERROR_HOST_MEMORY = 6  /* the host ran out of memory */
+    F2L_ERROR_HOST_MEMORY = 6, /* the host ran out of memory */
+    F2L_ERROR_STOP = 7         /* the kernel reached a 'stop', 'error stop' or 'call xerbla' */
 };
 
 /* {{{ errors */

@@ -60,11 +60,12 @@ def test_unrolled_inner_loop():
     assert "for (int i_outer = 0; i_outer <= (n + 3) / 4 - 1; ++i_outer)" in code
 
 
-def test_local_tag_needs_constant_length():
-    from f2loopy import CodegenError
-    k = tag_inames(kernel(), "i:l.0")
-    with pytest.raises(CodegenError, match="length n is not a constant"):
-        generate_code(k)
+def test_local_tag_on_run_time_length():
+    # the launch computes the work-group size (issue 16)
+    gk = generate_code(tag_inames(kernel(), "i:l.0"))
+    assert str(gk.grid.local_size[0]) == "max(n, 1)"
+    assert "reqd_work_group_size" not in gk.device_code
+    assert "int const i = 1 + (int) get_local_id(0);" in gk.device_code
 
 
 def test_group_tag_alone():

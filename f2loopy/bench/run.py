@@ -327,7 +327,9 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
         from f2loopy.glue.pyexpr import py_int_expr
         groups = tuple(int(eval(py_int_expr(g), {"_tdiv": _tdiv, "min": min, "max": max},  # noqa: S307
                                 dict(values))) for g in gk.grid.num_groups)
-        lsize = tuple(gk.grid.local_size)
+        lsize = tuple(int(eval(py_int_expr(x), {"_tdiv": _tdiv, "min": min,  # noqa: S307
+                                                "max": max}, dict(values)))
+                      for x in gk.grid.local_size)
         gsize = tuple(g * l for g, l in zip(groups, lsize))
         # correctness: one run on fresh inputs through the glue's layout handling
         outputs = _run_once(gk, knl, args, queue, gsize, lsize)

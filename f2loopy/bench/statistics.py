@@ -178,12 +178,10 @@ def _instances(kernel: Kernel, insn, grid, params: dict) -> int:
 
 def _axis_size(grid, key, params) -> int:
     kind, axis = key
-    if kind == "l":
-        return int(grid.local_size[axis])
     from f2loopy.ir.expressions import substitute
     from f2loopy.ir.folding import evaluate_constant
-    return int(evaluate_constant(substitute(grid.num_groups[axis],
-                                            {k: v for k, v in params.items()})))
+    size = grid.local_size[axis] if kind == "l" else grid.num_groups[axis]
+    return int(evaluate_constant(substitute(size, {k: v for k, v in params.items()})))
 
 
 def _fix_params(s: isl.Set, params: dict) -> isl.Set:

@@ -17,12 +17,13 @@ from f2loopy.codegen.c_expressions import c_type
 from f2loopy.codegen.emit import (
     KernelEmitter, constant_table, declare_storage, declare_temporary)
 from f2loopy.ir.build_options import BuildOptionError, check_build_options
+from f2loopy.ir.control import check_loop_exits
 from f2loopy.ir.layout import storage_size
 from f2loopy.codegen.grid import Grid, compute_grid
 from f2loopy.codegen.names import c_name, check_identifiers
 from f2loopy.codegen.preprocess import address_spaces
 from f2loopy.codegen.vectors import vec_axis
-from f2loopy.diagnostics import CodegenError
+from f2loopy.diagnostics import CodegenError, F2LoopyError
 from f2loopy.escape import c_comment
 from f2loopy.ir.kernel import AddressSpace, ArrayArg, Kernel, ScalarArg
 from f2loopy.schedule.linearize import check_innermost_order, linearize
@@ -130,7 +131,7 @@ def generate_code(kernel: Kernel) -> GeneratedKernel:
     correctly as transformed)."""
     known = _REMEMBERED.get(id(kernel))
     if known is not None and known[0] is kernel:
-        if isinstance(known[1], BaseException):
+        if isinstance(known[1], F2LoopyError):
             exc = known[1]
             raise type(exc)(exc.message, exc.span, exc.notes)
         return known[1]
@@ -151,6 +152,7 @@ def _generate_code(kernel: Kernel) -> GeneratedKernel:
         check_build_options(kernel.options.build_options)
     except BuildOptionError as exc:
         raise CodegenError(str(exc), kernel.span) from None
+    check_loop_exits(kernel)
     kernel = preprocess(kernel)
     grid = compute_grid(kernel)
     schedule = linearize(kernel)
@@ -223,10 +225,14 @@ def _generate_code(kernel: Kernel) -> GeneratedKernel:
         decls.append(declare_temporary(t, spaces[name], kernel.name))
     for base, (size, first) in shared.items():
         decls.append(declare_storage(base, first, size, spaces[first.name]))
+    if kernel.error_sites:
+        from f2loopy.codegen.emit import ERROR_BUFFER
+        params.append(f"__global int *{ERROR_BUFFER}")
 
     local = grid.local_size
-    header = (f"__kernel void __attribute__ ((reqd_work_group_size({local[0]}, {local[1]}, "
-              f"{local[2]}))) {c_name(kernel.name)}({', '.join(params)})")
+    attribute = f"__attribute__ ((reqd_work_group_size({local[0]}, {local[1]}, " \
+        f"{local[2]}))) " if grid.fixed_local_size else ""
+    header = f"__kernel void {attribute}{c_name(kernel.name)}({', '.join(params)})"
     decls = flat_decls + [line for d in decls for line in d.split("\n")]
     body = ["{"] + ["    " + d for d in decls] + emitter.lines + ["}"]
     device_code = header + "\n" + "\n".join(body)

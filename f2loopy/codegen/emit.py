@@ -36,6 +36,11 @@ from f2loopy.ir.tags import ILPTag, UnrollTag, VectorizeTag
 from f2loopy.schedule.linearize import BarrierNode, InsnNode, LoopNode
 
 
+#: the kernel argument of the error buffer (f2loopy.frontend.errors): a name
+#: no Fortran variable can have
+ERROR_BUFFER = "_f2l_err"
+
+
 class KernelEmitter:
     def __init__(self, kernel: Kernel, grid: Grid, schedule, *, address_spaces: dict):
         self.kernel = kernel
@@ -137,8 +142,18 @@ class KernelEmitter:
         ctx = self.kernel.assumptions
         ctx = ctx if ctx.is_params() else ctx.params()
         for h in self.grid.inames:
-            if h.kind == "l":
+            if h.kind == "l" and isinstance(self.grid.local_size[h.axis], (int, np.integer)):
                 upper = h.lower + (self.grid.local_size[h.axis] - 1)
+            elif h.kind == "l":
+                # a run-time work-group size (at least one work-item, also
+                # where the loop is empty): base <= iname < base + size
+                from f2loopy.ir.isl_tools import make_space
+                size = self.grid.local_size[h.axis]
+                space = make_space([], sorted(variables_read(h.base) | variables_read(size)))
+                base = pwaff_from_expr(h.base, space)
+                upper = (base + pwaff_from_expr(size, space) - 1).coalesce()
+                ctx = _intersect_params(ctx, range_constraint(h.iname, base, upper, 1))
+                continue
             else:
                 # the groups along an axis are as many as its longest iname has
                 # values: a shorter one (a statement run by group 0 only) is guarded
@@ -179,13 +194,18 @@ class KernelEmitter:
             if isinstance(node, InsnNode):
                 # group consecutive instructions under the same condition
                 group = []
+                written = set()
                 cond = self.insn_condition(self.kernel.insn(node.insn_id), names, ctx)
                 while k < len(nodes) and isinstance(nodes[k], InsnNode):
                     insn = self.kernel.insn(nodes[k].insn_id)
                     c = cond if not group else self.insn_condition(insn, names, ctx)
-                    if group and c != cond:
+                    if group and (c != cond or
+                                  variables_read(*insn.predicates) & written):
+                        # (not if an earlier one changes the condition: a flag
+                        # that 'exit' or a 'do while' condition sets)
                         break
                     group.append(insn)
+                    written.update(insn.assignee_names())
                     k += 1
                 self.emit_guarded(cond, group)
                 continue
@@ -248,6 +268,18 @@ class KernelEmitter:
         return _normalize_condition(cond)
 
     def emit_instruction(self, insn):
+        if isinstance(insn, Assignment) and isinstance(insn.expression, p.Call) and \
+                getattr(insn.expression.function, "name", None) == "f2l_raise":
+            # an error site: the first one reached, in any work-item, is recorded
+            site, *values = insn.expression.parameters
+            self.emit_line(f"if (atomic_cmpxchg(&{ERROR_BUFFER}[0], 0, {int(site)}) == 0)")
+            self.emit_line("{")
+            self.indent += 1
+            for k, v in enumerate(values):
+                self.emit_line(f"{ERROR_BUFFER}[{k + 1}] = {self.printer(v, np.dtype(np.int32))};")
+            self.indent -= 1
+            self.emit_line("}")
+            return
         if isinstance(insn, Assignment):
             lhs = self.printer(insn.assignee)
             lhs_dtype = self.dtype_of(insn.assignee)
@@ -350,7 +382,12 @@ class KernelEmitter:
         hi_text = self.printer.rec(normalize_integer(expr_from_pwaff(upper, ctx)), PREC_REL + 1)
         var = c_name(iname)
         step = "++" + var if stride == 1 else f"{var} += {stride}"
-        self.emit_line(f"for (int {var} = {lo_text}; {var} <= {hi_text}; {step})")
+        until = ""
+        ex = self.kernel.loop_exits.get(iname)
+        if ex is not None and not self.kernel.iname_tag(iname).hardware:
+            # the loop stops once a flag ending it is set (do while, exit...)
+            until = "".join(f" && !{self.c_variable(f)}" for f in ex.flags)
+        self.emit_line(f"for (int {var} = {lo_text}; {var} <= {hi_text}{until}; {step})")
         inner_ctx = _intersect_params(ctx, range_constraint(iname, lower, upper, stride))
         self.emit_block(node.body, inner_names, inner_ctx)
 

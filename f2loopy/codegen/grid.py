@@ -35,7 +35,9 @@ class HardwareIname:
 class Grid:
     """Sizes of the launch grid.
 
-    :attr local_size: constant work-group size per axis (3 entries).
+    :attr local_size: work-group size per axis (3 entries): ints, or
+        pymbolic expressions in the kernel parameters for a local iname whose
+        length is only known at run time (see :attr:`fixed_local_size`).
     :attr num_groups: number of groups per axis, as pymbolic expressions in
         the kernel parameters (3 entries).
     """
@@ -49,6 +51,12 @@ class Grid:
             if h.iname == iname:
                 return h
         raise KeyError(iname)
+
+    @property
+    def fixed_local_size(self) -> bool:
+        """Whether the work-group size is known at translation time."""
+        import numbers
+        return all(isinstance(x, numbers.Integral) for x in self.local_size)
 
     @property
     def is_parallel(self) -> bool:
@@ -73,10 +81,9 @@ def compute_grid(kernel: Kernel) -> Grid:
         if isinstance(tag, LocalAxisTag):
             size = _constant_upper_bound(size_pw, assumptions)
             if size is None:
-                raise CodegenError(
-                    f"iname '{iname}' is tagged '{tag}' but its length "
-                    f"{expr_to_text(size_pw, assumptions)} is not a constant (work-group sizes "
-                    "must be fixed: use fix_parameters or split_iname first)", kernel.span)
+                # a run-time work-group size: the host computes it at launch
+                # (at least 1) and checks it against the device's limit
+                size = _max_expr([expr_from_pwaff(size_pw, _params_context(assumptions)), 1])
         else:
             size = expr_from_pwaff(_max_with_zero(size_pw), _params_context(assumptions))
         base = expr_from_pwaff(lower, _params_context(assumptions))
@@ -84,9 +91,10 @@ def compute_grid(kernel: Kernel) -> Grid:
                                  tag.axis, base, size, lower, upper))
     local = [1, 1, 1]
     groups: list = [1, 1, 1]
-    for h in hws:
-        if h.kind == "l":
-            local[h.axis] = max(local[h.axis], int(h.size))
+    for axis in range(3):
+        sizes = [h.size for h in hws if h.kind == "l" and h.axis == axis]
+        if sizes:
+            local[axis] = _max_expr(sizes)
     for axis in range(3):
         sizes = [h.size for h in hws if h.kind == "g" and h.axis == axis]
         if sizes:

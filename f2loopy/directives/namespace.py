@@ -32,7 +32,6 @@ import re
 import sys
 import types
 
-import numpy as np
 
 from f2loopy.diagnostics import F2LoopyError, TransformError
 from f2loopy.directives import policy

@@ -118,8 +118,13 @@ class ConditionalsMixin:
                 self.lower_statement(ch)
         saved = self.lines
         self.lines = statement_lines(select)
+        self.case_char_length = None
         try:
-            selector = self.expr(select.items[0])
+            chars = self.char_selector(select.items[0])
+            if chars is not None:
+                selector, self.case_char_length = chars
+            else:
+                selector = self.expr(select.items[0])
             dt = self.checked_dtype(selector)
             if not is_integer(dt):
                 raise self.error("'select case' is only supported on integer expressions",
@@ -174,8 +179,8 @@ class ConditionalsMixin:
         for item in ranges.items:
             if isinstance(item, F.Case_Value_Range):
                 lo_node, hi_node = item.items
-                lo = self.case_value(lo_node) if lo_node is not None else None
-                hi = self.case_value(hi_node) if hi_node is not None else None
+                lo = self.case_value(lo_node, True) if lo_node is not None else None
+                hi = self.case_value(hi_node, True) if hi_node is not None else None
             else:
                 lo = hi = self.case_value(item)
             self.check_case_overlap(lo, hi, seen, str(item))
@@ -195,7 +200,9 @@ class ConditionalsMixin:
         cond = terms[0] if len(terms) == 1 else p.LogicalOr(tuple(terms))
         return fold_constants(cond)
 
-    def case_value(self, node):
+    def case_value(self, node, in_range=False):
+        if getattr(self, "case_char_length", None) is not None:
+            return self.char_case_value(node, self.case_char_length, in_range)
         v = self.constant(node)
         if not is_integer(v.dtype):
             raise self.error("case values must be integer constants", str(node))

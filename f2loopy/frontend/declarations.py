@@ -223,8 +223,9 @@ class DeclarationReader:
         type_name, selector = type_spec.items
         span = self.src.span_in_lines(*self.lines, type_name.split()[0])
         if type_name.upper() == "CHARACTER":
-            raise UnsupportedFeatureError("character variables are not supported "
-                                          "(kernels compute on numbers)", span)
+            # a flag's code (f2loopy.frontend.characters); other uses are refused
+            from f2loopy.frontend.characters import character_dtype, length_from_selector
+            return character_dtype(length_from_selector(selector))
         kind, star = None, False
         if selector is not None:
             items = selector.items

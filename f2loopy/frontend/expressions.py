@@ -67,7 +67,8 @@ class ConversionContext:
     def __init__(self, *, error: Callable, resolve_name: Callable, array_ref: Callable,
                  function_call: Callable, dtype_of: Callable, kind_value: Callable,
                  array_intrinsic: Callable | None = None,
-                 array_constructor: Callable | None = None):
+                 array_constructor: Callable | None = None,
+                 char_comparison: Callable | None = None):
         self.error = error
         self.resolve_name = resolve_name
         self.array_ref = array_ref
@@ -76,6 +77,9 @@ class ConversionContext:
         self.kind_value = kind_value
         self.array_intrinsic = array_intrinsic
         self.array_constructor = array_constructor
+        #: ``(op, left node, right node) -> expr`` for a comparison of
+        #: characters, None for others (f2loopy.frontend.characters)
+        self.char_comparison = char_comparison
 
 
 def real_literal(text: str, kind: int | None) -> np.generic:
@@ -270,6 +274,10 @@ class ExpressionConverter:
 
     def conv_Level_4_Expr(self, node):
         left, op, right = node.items
+        if self.ctx.char_comparison is not None:
+            chars = self.ctx.char_comparison(op, left, right)
+            if chars is not None:
+                return chars
         a, b = self.convert(left), self.convert(right)
         try:
             rel = _REL_OPS[op.upper()]

@@ -31,22 +31,9 @@ from f2loopy.ir.types import is_integer, type_name
 from f2loopy.diagnostics import UnsupportedFeatureError
 from f2loopy.ir.expressions import is_constant, variables_read
 from f2loopy.ir.folding import normalize_integer
+from f2loopy.frontend.bindings import ArrayBinding, ScalarBinding
 
 _MAX_INLINE_DEPTH = 32
-
-
-@dataclass(eq=False)
-class ScalarBinding:
-    expr: object
-    writable: bool
-    what: str = "an expression"
-    is_array = False
-
-
-@dataclass(eq=False)
-class ArrayBinding:
-    view: object
-    is_array = True
 
 
 @dataclass(eq=False)
@@ -169,6 +156,13 @@ class InliningMixin:
 
     def bind_scalar(self, proc, callee, dummy, node):
         dsym = callee.symtab.get(dummy)
+        from f2loopy.frontend.characters import is_character
+        if is_character(dsym.dtype):
+            if dummy.lower() in callee.written:
+                raise self.error(f"character argument '{dummy}' of '{proc.name}' is "
+                                 "assigned: only character arguments used as flags are "
+                                 "supported", proc.name, UnsupportedFeatureError)
+            return self.bind_character(proc, dsym, node)
         writes = dummy.lower() in callee.written
         if isinstance(node, F.Name):
             name = str(node)

@@ -60,6 +60,14 @@ class LoopScope:
     #: flags of enclosing regions a cycle or return in the body sets: they
     #: guard the whole body (later iterations run nothing)
     skip_flags: list = field(default_factory=list)
+    #: the region 'exit' leaves (a loop of the procedure that has an exit)
+    exit_region: Region | None = None
+    #: flags that end the loop (see f2loopy.ir.control.LoopExit)
+    exit_flags: list = field(default_factory=list)
+    #: why the loop must run sequentially, or None
+    sequential: str | None = None
+    span: object = None
+    concurrent: bool = False
 
 
 class LoopsMixin:
@@ -106,39 +114,59 @@ class LoopsMixin:
             else None
         construct_name = construct_name.lower() if construct_name else None
         opened = []
-        mask = concurrent = None
+        mask = concurrent = exit_flag = None
+        exit_depth = 0
         try:
             try:
                 control = do_stmt.items[-1] if isinstance(do_stmt, F.Label_Do_Stmt) \
                     else do_stmt.items[1]
+                cond, var_bounds, _, concurrent = control.items if control is not None \
+                    else (None, None, None, None)
+                if control is None or cond is not None or \
+                        _leaves_loop(body, construct_name, F.Exit_Stmt):
+                    trip_loop = control is None or cond is not None
+                    exit_flag = self.new_exit_flag("ended" if trip_loop else "exited",
+                                                   ends_loop=trip_loop)
+                    exit_depth = len(self.loops)
+                headers, mask_node = [], None
                 if control is None:
-                    raise self.error("'do' without a loop control (an endless loop) is not "
-                                     "supported", "do", UnsupportedFeatureError)
-                cond, var_bounds, _, concurrent = control.items
-                if cond is not None:
-                    raise self.error("'do while' loops are not supported (loop bounds must "
-                                     "be known on entry)", "do while", UnsupportedFeatureError)
-                if concurrent is not None:
+                    opened.append(self.open_trip_loop(
+                        "loop_k", reason="it is a 'do' loop without a control"))
+                elif cond is not None:
+                    opened.append(self.open_trip_loop(
+                        "while_k", reason="it is a 'do while' loop"))
+                    self.while_condition(opened[-1], cond, exit_flag)
+                elif concurrent is not None:
                     headers, mask_node = self.concurrent_headers(concurrent)
                 else:
                     var_node, bound_nodes = var_bounds
                     headers = [(str(var_node), *bound_nodes,
                                 *([None] * (3 - len(bound_nodes))))]
-                    mask_node = None
-                for var, lo_node, hi_node, step_node in headers:
-                    opened.append(self.open_loop(var, lo_node, hi_node, step_node))
+                if control is not None and cond is None:
+                    for var, lo_node, hi_node, step_node in headers:
+                        opened.append(self.open_loop(var, lo_node, hi_node, step_node))
+                        opened[-1].concurrent = concurrent is not None
                 if mask_node is not None:
                     mask = self.condition(mask_node)
             except FortranError as exc:
                 self.record(exc)
                 # collecting mode: still check the body, in a loop of its own
                 opened.append(self.placeholder_loop(do_stmt))
+            for scope in opened:
+                if scope.span is None:
+                    scope.span = self.src.span_in_lines(*self.lines, "do")
             self.lines = saved
             region = Region("loop", self, construct_name, len(self.loops),
                             len(self.instructions))
             for scope in opened:
                 scope.body_start = len(self.instructions)
             opened[-1].region = region
+            if exit_flag is not None and opened:
+                opened[0].exit_region = Region("exit", self, construct_name, exit_depth,
+                                               len(self.instructions), flag=exit_flag)
+                self.add_loop_exit(opened[0], exit_flag)
+                if exit_flag not in opened[0].skip_flags:
+                    opened[0].skip_flags.append(exit_flag)
             if _cycles_loop(body, construct_name):
                 region.flag = self.new_temporary("cycled", BOOL)
                 self.add_raw_assignment(region.flag, np.bool_(False))
@@ -157,12 +185,18 @@ class LoopsMixin:
                 self.loops.pop()
         if opened:
             self.guard_loop_body(opened[0])
+        for scope in opened:
+            self.record_loop_exit(scope)
         if concurrent is None:
+            preds = None
+            if exit_flag is not None:
+                # after an exit the variables keep the values they had there
+                preds = tuple(self.predicates) + (p.LogicalNot(p.Variable(exit_flag)),)
             for scope in opened:
                 if scope.var is not None and scope.final is not None:
                     sym = self.symbol(scope.var)
                     self.add_assignment(self.loop_scalar(sym), sym.dtype, scope.final,
-                                        scope.var)
+                                        scope.var, predicates=preds)
 
     def placeholder_loop(self, do_stmt) -> LoopScope:
         """A loop scope with no domain, so that the body of a loop whose header
@@ -212,11 +246,11 @@ class LoopsMixin:
         lo, hi = self.expr(lo_node), self.expr(hi_node)
         step = 1
         if step_node is not None:
+            step_expr = self.expr(step_node)
             try:
-                step = int(evaluate_constant(self.expr(step_node)))
+                step = int(evaluate_constant(step_expr))
             except NotConstant:
-                raise self.error("loop step must be a constant", str(step_node),
-                                 UnsupportedFeatureError, last_occurrence=True) from None
+                return self.open_runtime_step_loop(sym, lo, hi, step_expr, str(step_node))
             if step == 0:
                 raise self.error("loop step is zero", str(step_node), last_occurrence=True)
         for bound, node in ((lo, lo_node), (hi, hi_node)):
@@ -383,8 +417,14 @@ def _children(node):
 
 def _cycles_loop(body, construct_name) -> bool:
     """Whether a ``cycle`` in *body* leaves the loop whose body it is."""
+    return _leaves_loop(body, construct_name, F.Cycle_Stmt)
+
+
+def _leaves_loop(body, construct_name, kind) -> bool:
+    """Whether a statement of *kind* (``cycle``, ``exit``) in *body* applies
+    to the loop whose body it is."""
     def visit(node, nested):
-        if isinstance(node, F.Cycle_Stmt):
+        if isinstance(node, kind):
             target = node.items[1]
             if target is None:
                 return not nested

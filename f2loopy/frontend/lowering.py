@@ -36,12 +36,16 @@ from f2loopy.ir.types import (
 from f2loopy.diagnostics import FortranError, SourceSpan, UnsupportedFeatureError
 from f2loopy.frontend.array_intrinsics import ArrayIntrinsicsMixin
 from f2loopy.frontend.arrays import ArraySyntaxMixin
+from f2loopy.frontend.characters import CharacterMixin, is_character
 from f2loopy.frontend.conditionals import ConditionalsMixin
+from f2loopy.frontend.control import ControlFlowMixin, statement_label
+from f2loopy.frontend.errors import STOPS, ErrorPathsMixin
 from f2loopy.frontend.declarations import statement_lines
 from f2loopy.frontend.expressions import (
     ConversionContext, ExpressionConverter, is_intrinsic_name)
 from f2loopy.frontend.inline import InliningMixin
-from f2loopy.frontend.loops import LoopScope, LoopsMixin, Region, _has_early_return
+from f2loopy.frontend.loops import (
+    LoopScope, LoopsMixin, Region, _children, _has_early_return)
 from f2loopy.frontend.symbols import Symbol, SymbolTable
 from f2loopy.frontend.where import WhereMixin
 from f2loopy.ir.expressions import is_constant, variables_read
@@ -49,18 +53,12 @@ from f2loopy.ir.folding import NotConstant, cast_value, evaluate_constant, fold_
 from f2loopy.ir.kernel import Assignment, Temporary
 
 _UNSUPPORTED_STATEMENTS = {
-    "Print_Stmt": "'print' statements are not supported (kernels cannot do I/O)",
-    "Write_Stmt": "'write' statements are not supported (kernels cannot do I/O)",
     "Read_Stmt": "'read' statements are not supported (kernels cannot do I/O)",
     "Open_Stmt": "'open' statements are not supported (kernels cannot do I/O)",
     "Close_Stmt": "'close' statements are not supported (kernels cannot do I/O)",
     "Format_Stmt": "'format' statements are not supported (kernels cannot do I/O)",
-    "Goto_Stmt": "'goto' is not supported (use structured loops and if blocks)",
     "Computed_Goto_Stmt": "computed 'goto' is not supported",
     "Arithmetic_If_Stmt": "arithmetic 'if' is not supported (use if/else)",
-    "Exit_Stmt": "'exit' is not supported (loop trip counts must be known on entry)",
-    "Stop_Stmt": "'stop' is not supported in a kernel",
-    "Error_Stop_Stmt": "'error stop' is not supported in a kernel",
     "Allocate_Stmt": "'allocate' is not supported (kernels cannot allocate memory)",
     "Deallocate_Stmt": "'deallocate' is not supported (kernels cannot allocate memory)",
     "Pointer_Assignment_Stmt": "pointer assignment is not supported",
@@ -113,10 +111,21 @@ class LoweringState:
         #: (array, axis) -> name of the kernel argument holding the extent of
         #: an assumed-shape dummy argument's axis (lower-case array name)
         self.assumed_extents: dict[tuple[str, int], str] = {}
+        #: iname -> LoopExit (f2loopy.ir.control)
+        self.loop_exits: dict = {}
+        #: ids of instructions that run whatever the conditions around them
+        #: (the flag ending a 'do while' loop, see ControlFlowMixin)
+        self.unguarded: set = set()
+        #: ErrorSite s of the kernel (f2loopy.frontend.errors), the output
+        #: statements waiting for their stop, the temporary f2l_raise sets
+        self.error_sites: list = []
+        self.pending_output: list = []
+        self.stop_temporary: str | None = None
 
 
-class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMixin,
-                   ArraySyntaxMixin, InliningMixin):
+class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
+                   ArrayIntrinsicsMixin, ArraySyntaxMixin, InliningMixin, CharacterMixin,
+                   ErrorPathsMixin):
     """Build the instructions, domains and temporaries of one subroutine.
 
     :arg written: lower-case names assigned anywhere in the unit, including
@@ -297,7 +306,7 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
             error=self.error, resolve_name=self.resolve_name, array_ref=self.array_ref,
             function_call=self.function_call, dtype_of=self.checked_dtype,
             kind_value=self.kind_value, array_intrinsic=self.array_intrinsic,
-            array_constructor=self.array_constructor)
+            array_constructor=self.array_constructor, char_comparison=self.char_comparison)
         return ExpressionConverter(ctx)
 
     def checked_dtype(self, expr):
@@ -348,6 +357,8 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
                              "explicit loop or index it)", name, UnsupportedFeatureError)
         if sym.is_parameter:
             return sym.value
+        if is_character(sym.dtype):
+            self.refuse_character(sym, name)
         return self.scalar_value(sym, name)
 
     def with_names(self, values: dict, func):
@@ -474,6 +485,9 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
         return tuple(shape), tuple(lbs)
 
     def function_call(self, name, arg_nodes, node):
+        chars = self.char_function(name, arg_nodes, node)
+        if chars is not None:
+            return chars
         sf = self.statement_functions.get(name.lower())
         if sf is not None:
             return self.statement_function_call(sf, arg_nodes)
@@ -505,7 +519,7 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
             region.trailing = nodes[-1]
         if self.lines == (0, 0) and nodes:
             self.lines = statement_lines(nodes[0])
-        if _has_early_return(nodes):
+        if _has_early_return(nodes) or self.parent is None and STOPS.search(self.src.text):
             region.flag = self.new_temporary("returned", BOOL)
             self.add_raw_assignment(region.flag, np.bool_(False), predicates=())
         self.st.regions.append(region)
@@ -517,8 +531,14 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
     def lower_block(self, nodes) -> None:
         nodes = [n for n in nodes if n is not None]
         pushed = []
+        labels = self.open_goto_regions(nodes, _children)
         try:
             for k, node in enumerate(nodes):
+                self.block_rest = (node, nodes[k + 1:])
+                self.arrive_at_label(node, labels, pushed)
+                label = statement_label(node)
+                if label is not None:
+                    self.seen_labels().add(label)
                 before = [(r, r.count) for r in self.st.regions]
                 self.lower_statement(node, is_last=(k == len(nodes) - 1))
                 for r, count in before:
@@ -528,8 +548,9 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
                             self.predicates.append(guard)
                             pushed.append(guard)
         finally:
-            for _ in pushed:
-                self.predicates.pop()
+            for guard in reversed(pushed):
+                self.predicates.remove(guard)
+            self.close_goto_regions(labels)
 
     def lower_statement(self, node, is_last=False) -> None:
         saved = self.lines
@@ -603,8 +624,10 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
             raise self.error("internal error: no flag for 'cycle'", "cycle")
         self.leave_region(region)
 
-    def leave_region(self, region: Region):
-        """Set *region*'s flag; guard what the flag skips."""
+    def leave_region(self, region: Region, sequential: str | None = None):
+        """Set *region*'s flag; guard what the flag skips.  The loops it
+        leaves stop when it is set (and must run sequentially, for the
+        reason *sequential*, if that is given)."""
         self.add_raw_assignment(region.flag, np.bool_(True))
         region.count += 1
         inner = self.loops[region.depth:]
@@ -613,6 +636,8 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
             # whole body of the outermost of them is guarded when it is done
             # (also what comes after this statement in it, in other branches)
             inner[0].skip_flags.append(region.flag)
+        for scope in inner:
+            self.add_loop_exit(scope, region.flag, sequential)
 
     def guard_loop_body(self, scope) -> None:
         """Guard every instruction of loop *scope*'s body by the flags that a
@@ -621,7 +646,8 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
             guard = p.LogicalNot(p.Variable(flag))
             for k in range(scope.body_start, len(self.instructions)):
                 insn = self.instructions[k]
-                if guard not in insn.predicates and insn.assignee_name != flag:
+                if guard not in insn.predicates and insn.assignee_name != flag and \
+                        insn.id not in self.st.unguarded:
                     self.instructions[k] = insn.copy(predicates=insn.predicates + (guard,))
 
     def add_raw_assignment(self, name: str, value, predicates=None):
@@ -713,6 +739,9 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
         name_node, args = node.items
         name = str(name_node)
         proc = self.find_procedure(name)
+        if proc is None and name.lower() == "xerbla":
+            self.xerbla_call(node, args)
+            return
         if proc is None:
             from f2loopy.frontend.search_path import not_found_message
             raise self.error(not_found_message("subroutine", name, self.search_path()), name,

@@ -317,8 +317,15 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
         if sym.dtype is None:
             sym.dtype = symtab.implicit_type(d)
             if sym.dtype is None:
-                raise FortranError(f"dummy argument '{d}' has no type (implicit none is in "
+                exc = FortranError(f"dummy argument '{d}' has no type (implicit none is in "
                                    "effect; declare it)", src.span(first, d))
+                if errors is None:
+                    raise exc
+                # collecting: go on (the body's errors are wanted too), and say
+                # nothing if its declaration was refused already
+                sym.dtype = np.dtype(np.int32)
+                if not _declaration_failed(src, errors, d):
+                    errors.append(exc)
         if sym.is_parameter:
             raise FortranError(f"dummy argument '{d}' cannot be a parameter", sym.span)
         if sym.is_initialized:
@@ -331,6 +338,19 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
     written, do_vars = scan_writes(body, registry, symtab, proc.module, names)
     return PreparedProcedure(proc, symtab, reader, dummies, body, written, do_vars,
                              statement_functions, result_name, first, names)
+
+
+def _declaration_failed(src, errors, name: str) -> bool:
+    """Whether one of the *errors* so far is on a line that mentions *name*
+    (its declaration was refused)."""
+    import re
+    pattern = re.compile(rf"\b{re.escape(name)}\b", re.IGNORECASE)
+    for exc in errors:
+        span = getattr(exc, "span", None)
+        if span is not None and 0 < span.line <= len(src.lines) and \
+                pattern.search(src.lines[span.line - 1]):
+            return True
+    return False
 
 
 def _statement_functions(src, reader, symtab, body):
@@ -506,6 +526,8 @@ def _lower(src, proc, registry, errors):
         temporaries=FrozenMap(temporaries),
         domains=tuple(lowering.domains),
         instructions=tuple(lowering.instructions),
+        loop_exits=FrozenMap(state.loop_exits),
+        error_sites=tuple(state.error_sites),
         span=src.span(first, proc.name),
         module=proc.module.name if proc.module is not None else None,
     )
@@ -551,6 +573,14 @@ def sym_span(src, reader, name):
 
 
 def _dims(src, reader, lowering, sym):
+    if sym.span is not None and (0, 0) in (lowering.lines, getattr(reader, "lines", None)):
+        # errors in the bounds point at the declaration (not at line 0)
+        saved = lowering.lines, getattr(reader, "lines", None)
+        lowering.lines = reader.lines = (sym.span.line, sym.span.line)
+        try:
+            return _dims(src, reader, lowering, sym)
+        finally:
+            lowering.lines, reader.lines = saved
     shape, lbs = [], []
     for k, (lo_node, hi_node) in enumerate(sym.dims):
         lo = 1 if lo_node is None else _shape_expr(src, reader, lowering, lo_node, sym.name,
@@ -568,12 +598,21 @@ def _dims(src, reader, lowering, sym):
 
 def _make_arg(src, reader, lowering, symtab, dummy, first_line, is_result=False):
     sym = symtab.get(dummy)
+    if sym.is_array and sym.dtype is not None and sym.dtype.metadata and \
+            "character" in sym.dtype.metadata:
+        raise UnsupportedFeatureError(f"character array '{sym.name}' is not supported (only "
+                                      "scalar character arguments used as flags are)",
+                                      sym.span)
     if sym.is_array:
         shape, lbs = _dims(src, reader, lowering, sym)
         if any(s is None for s in shape[:-1]):
             raise FortranError(f"only the last dimension of '{sym.name}' may be '*'", sym.span)
         return ArrayArg(name=sym.name, dtype=np.dtype(sym.dtype), shape=shape,
                         lower_bounds=lbs, intent=sym.intent, span=sym.span)
+    from f2loopy.frontend.characters import is_character
+    if is_character(sym.dtype):
+        return ScalarArg(name=sym.name, dtype=np.dtype(np.int32), intent="in", span=sym.span,
+                         character=True)
     return ScalarArg(name=sym.name, dtype=np.dtype(sym.dtype), intent=sym.intent, span=sym.span,
                      is_result=is_result)
 

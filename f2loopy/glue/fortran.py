@@ -47,7 +47,7 @@ from f2loopy.ir.printing import expr_to_str
 from f2loopy.version import __version__
 
 _ERRORS = ("F2L_OK", "F2L_ERROR_NO_DEVICE", "F2L_ERROR_OPENCL", "F2L_ERROR_BUILD",
-           "F2L_ERROR_ARGUMENT", "F2L_ERROR_RESIDENT", "F2L_ERROR_HOST_MEMORY")
+           "F2L_ERROR_ARGUMENT", "F2L_ERROR_RESIDENT", "F2L_ERROR_HOST_MEMORY", "F2L_ERROR_STOP")
 _REEXPORTED = ("f2l_upload", "f2l_download", "f2l_release", "f2l_is_resident", "f2l_sync",
                "f2l_error_message", "f2l_device_name", "f2l_upload_part", "f2l_download_part",
                "f2l_init", "f2l_device_choice") + _ERRORS
@@ -232,6 +232,18 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
                 body.add(f"call f2l_c%value({index}, c_loc({nm[a.name]}), {nbytes}_c_size_t)")
                 index += 1
             continue
+        if getattr(a, "character", False) and ka.kind == "value":
+            # a character flag: the code of its first character, plus 256 if
+            # more non-blank ones follow (f2loopy.frontend.characters)
+            decls.append((None, "character(len=*), intent(in)", a.name))
+            tmp = f"{LOCAL_PREFIX}v_{a.name}"
+            locals_.append(f"integer(c_int32_t), target :: {tmp}")
+            body.add(f"{tmp} = 32")
+            body.add(f"if (len({nm[a.name]}) > 0) {tmp} = ichar({nm[a.name]}(1:1))")
+            body.add(f"if (len_trim({nm[a.name]}) > 1) {tmp} = {tmp} + 256")
+            body.add(f"call f2l_c%value({index}, c_loc({tmp}), {nbytes}_c_size_t)")
+            index += 1
+            continue
         if ka.kind in ("value", "fixed", "scalar_ref"):
             intent = "inout" if ka.kind == "scalar_ref" else "in"
             decls.append((None, f"{ftype}, intent({intent}), target", a.name))
@@ -281,11 +293,18 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
         body.add(f"call f2l_c%scratch({index}, ({body.int_expr(sb.elements)}) * "
                  f"{sb.itemsize}_c_int64_t)")
         index += 1
+    if k.error_sites:
+        from f2loopy.glue.fortran_errors import pass_error_buffer
+        pass_error_buffer(body, locals_, index)
+        index += 1
     groups = ", ".join(_group_count(body, g) for g in gk.grid.num_groups)
-    local = ", ".join(f"{int(x)}_c_int64_t" for x in gk.grid.local_size)
+    local = ", ".join(_group_count(body, x) for x in gk.grid.local_size)
     body.add(f"call f2l_c%run([{groups}], [{local}])")
     for line in after_run:
         body.add(line)
+    if k.error_sites:
+        from f2loopy.glue.fortran_errors import handle_stops
+        handle_stops(body, k, status)
     body.add(f"call f2l_c%finish({status})")
 
     # 64-bit copies of the integer scalars the size expressions use

@@ -44,6 +44,47 @@ class KernelArgumentError(TypeError):
     """An argument does not match the Fortran declaration."""
 
 
+class KernelStopError(RuntimeError):
+    """The Fortran would have stopped the program here ('stop', 'error stop',
+    'call xerbla'): *where* is FILE:LINE of that statement, *code* the exit
+    status the program would have had, *values* the integers it printed."""
+
+    def __init__(self, message, where, code, values):
+        super().__init__(message)
+        self.where, self.code, self.values = where, code, values
+
+
+def _error_buffer(queue):
+    host = np.zeros(__ERROR_SLOTS__, dtype=np.int32)
+    mf = cl.mem_flags
+    return cl.Buffer(queue.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host), host
+
+
+def _check_stop(fn, sites, buf, host, queue):
+    """Raise KernelStopError if the kernel reached one of its error *sites*
+    (the first one reached is in the buffer)."""
+    cl.enqueue_copy(queue, host, buf)
+    queue.finish()
+    site = int(host[0])
+    if not 0 < site <= len(sites):
+        return
+    where, actions, code = sites[site - 1]
+    values = [int(v) for v in host[1:]]
+    parts = []
+    for act in actions:
+        if act[0] == "write":
+            parts.append(" ".join(str(values[x]) if kind == "value" else x
+                                  for kind, x in act[3]))
+        elif act[0] == "xerbla":
+            parts.append(f"On entry to {act[1].strip()} parameter number {values[act[2]]} "
+                         "had an illegal value")
+        else:
+            word = "STOP" if act[0] == "stop" else "ERROR STOP"
+            parts.append(word if act[1] is None else f"{word} {act[1]}")
+    message = "; ".join(x for x in parts if x)
+    raise KernelStopError(f"{fn}: {where}: {message}", where, code, values)
+
+
 def _tdiv(a, b):
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b >= 0) else -q
@@ -87,6 +128,17 @@ def _kernel(queue, name, options):
 
 
 def _scalar(fn, name, value, dtype, kind):
+    if kind == "character":
+        # a character flag: the kernel gets the code of the first character,
+        # plus 256 if more non-blank ones follow (f2loopy.frontend.characters)
+        if not isinstance(value, str):
+            raise KernelArgumentError(f"{fn}: argument '{name}' must be a character (str), "
+                                      f"got {type(value).__name__}")
+        if value and ord(value[0]) > 255:
+            raise KernelArgumentError(f"{fn}: argument '{name}' must start with a one-byte "
+                                      f"character, got {value[0]!r}")
+        code = ord(value[0]) if value else 32
+        return np.int32(code + (256 if len(value.rstrip(" ")) > 1 else 0))
     if kind == "logical":
         if not isinstance(value, (bool, np.bool_)):
             raise KernelArgumentError(f"{fn}: argument '{name}' must be a logical (bool), "
@@ -255,6 +307,17 @@ def _scratch(queue, nbytes):
     return cl.Buffer(queue.context, cl.mem_flags.READ_WRITE, size=max(1, int(nbytes)))
 
 
+def _check_local(fn, local, queue):
+    """A work-group size computed from the arguments must fit the device."""
+    dev = queue.device
+    limit, dims = dev.max_work_group_size, tuple(dev.max_work_item_sizes)
+    if local[0] * local[1] * local[2] > limit or any(x > d for x, d in zip(local, dims)):
+        raise KernelArgumentError(
+            f"{fn}: the work-group size {local[0]} x {local[1]} x {local[2]} that the arguments "
+            f"give exceeds the limit of the device {dev.name.strip()!r} ({limit} work-items, "
+            f"at most {dims[0]} x {dims[1]} x {dims[2]})")
+
+
 def _launch(queue, kernel, args, groups, local):
     kernel.set_args(*args)
     if all(g > 0 for g in groups):
@@ -267,8 +330,10 @@ def runtime_source() -> str:
     """The helper code every glue module carries (it must not import f2loopy)."""
     from f2loopy.glue import devices
     from f2loopy.glue.layout import source
+    from f2loopy.ir.control import ERROR_VALUES
     return _RUNTIME.replace("__LAYOUT_FUNCTIONS__", source().rstrip()).replace(
-        "__DEVICE_FUNCTIONS__", devices.source().rstrip())
+        "__DEVICE_FUNCTIONS__", devices.source().rstrip()).replace(
+        "__ERROR_SLOTS__", str(ERROR_VALUES + 1))
 
 
 def _kind(dtype) -> str:
@@ -352,6 +417,8 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
                 np.dtype(a.dtype).name
             what = f"{ftype} array ({shape}), numpy dtype {dtname}, order 'F'"
             what += "; updated in place" if ka.written else ""
+        elif getattr(a, "character", False):
+            what = "character (a Python str)"
         else:
             what = f"{ftype} scalar" + ("; new value returned" if ka.kind == "scalar_ref"
                                         else "")
@@ -383,8 +450,10 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
     for ka in gk.arguments:
         if ka.kind in ("value", "scalar_ref", "fixed"):
             v = py_name(ka.name)
+            kind = "character" if getattr(ka.ir_arg, "character", False) else \
+                _kind(ka.dtype)
             lines.append(f"    {v} = _scalar({fn!r}, {ka.name!r}, {v}, np.{np.dtype(ka.dtype).name}, "
-                         f"{_kind(ka.dtype)!r})")
+                         f"{kind!r})")
         if ka.kind == "fixed":
             fixed = ka.ir_arg.fixed_value
             what = ka.ir_arg.what
@@ -433,12 +502,23 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
             cl_args.append(v)
     for sb in gk.scratch:
         cl_args.append(f"_scratch(queue, ({py_int_expr(sb.elements)}) * {sb.itemsize})")
+    sites = gk.kernel.error_sites
+    if sites:
+        lines.append("    _f2l_err_buf, _f2l_err_host = _error_buffer(queue)")
+        cl_args.append("_f2l_err_buf")
     groups = "(" + ", ".join(py_int_expr(g) for g in gk.grid.num_groups) + ")"
-    local = "(" + ", ".join(str(x) for x in gk.grid.local_size) + ")"
+    local = "(" + ", ".join(py_int_expr(x) for x in gk.grid.local_size) + ")"
+    if not gk.grid.fixed_local_size:
+        # computed from the arguments: checked against the device's limit
+        lines.append(f"    _check_local({fn!r}, {local}, queue)")
     options = tuple(gk.build_options)
     lines.append(f"    knl = _kernel(queue, {gk.c_name!r}, {options!r})")
     lines.append("    with _lock:")
     lines.append(f"        _launch(queue, knl, [{', '.join(cl_args)}], {groups}, {local})")
+    if sites:
+        table = tuple((f"{s.span.filename}:{s.span.line}" if s.span else "?", s.actions,
+                       s.exit_code()) for s in sites)
+        lines.append(f"    _check_stop({fn!r}, {table!r}, _f2l_err_buf, _f2l_err_host, queue)")
     for cb in copy_backs:
         lines.append(f"    if {cb} is not None:")
         lines.append(f"        {cb}()")
@@ -472,5 +552,5 @@ def generate_python_glue(kernels: list[GeneratedKernel], cl_source: str, cl_file
     consts = f"\nCL_FILE = {py_literal(cl_filename)}\nCL_SHA256 = {py_literal(sha)}\n"
     funcs = "\n\n".join(_kernel_function(gk, source_name) for gk in kernels)
     exports = "__all__ = [" + ", ".join(repr(py_name(gk.kernel.name)) for gk in kernels) + \
-        ", 'KernelArgumentError']\n"
+        ", 'KernelArgumentError', 'KernelStopError']\n"
     return head + runtime_source() + consts + "\n" + exports + "\n\n" + funcs

@@ -132,6 +132,9 @@ class ScalarArg(_Copyable):
     :attr fixed_value: set by :func:`~f2loopy.transform.parameters.fix_parameters`:
         the kernel was specialised for this value, no longer receives the
         argument, and the host glue checks that callers pass exactly it.
+    :attr character: a ``character`` flag: the kernel receives the int32
+        code of the caller's string (:func:`f2loopy.frontend.characters.
+        character_code`), which the host glue computes.
     :attr extent_of: ``(array, axis)`` (axis from 0) for the extent of an
         assumed-shape array argument (``a(:)``): not an argument of the
         Fortran subroutine; the host glue takes its value from the array the
@@ -148,6 +151,7 @@ class ScalarArg(_Copyable):
     fixed_value: Any = None
     extent_of: tuple | None = None
     is_result: bool = False
+    character: bool = False
 
     shape = ()
     lower_bounds = ()
@@ -346,6 +350,11 @@ class Kernel(_Copyable):
         the start and at the end of a sequential loop that code generation
         peels off into loops of their own (so that the guards of a partial
         tile apply only there).
+    :attr loop_exits: iname -> :class:`~f2loopy.ir.control.LoopExit`: loops
+        that stop early (``do while``, ``exit``...) or must run sequentially.
+    :attr error_sites: :class:`~f2loopy.ir.control.ErrorSite` s, numbered
+        from 1: the ``stop`` statements (and the like) the kernel records in
+        its error buffer.
     :attr span: the ``subroutine`` statement.
     :attr module: the Fortran module the subroutine belongs to, if any.
     """
@@ -360,6 +369,8 @@ class Kernel(_Copyable):
     assumptions: Any = None
     loop_priority: frozenset = frozenset()
     iname_slabs: FrozenMap = field(default_factory=FrozenMap)
+    loop_exits: FrozenMap = field(default_factory=FrozenMap)
+    error_sites: tuple = ()
     options: KernelOptions = field(default_factory=KernelOptions)
     span: SourceSpan | None = None
     module: str | None = None

@@ -68,6 +68,18 @@ def kernel_to_str(kernel: Kernel) -> str:
     if inames:
         out += [_RULE, "INAME TAGS:"]
         out += [f"{i}: {kernel.iname_tag(i)}" for i in inames]
+    if kernel.loop_exits:
+        out += [_RULE, "LOOP EXITS:"]
+        for i, ex in kernel.loop_exits.items():
+            desc = f"{i}: ends when {' or '.join(ex.flags)}" if ex.flags else f"{i}:"
+            if ex.sequential:
+                desc += f"; sequential ({ex.sequential})"
+            out.append(desc)
+    if kernel.error_sites:
+        out += [_RULE, "ERROR SITES:"]
+        for k, site in enumerate(kernel.error_sites, 1):
+            where = f"  ! {site.span}" if site.span else ""
+            out.append(f"{k}: {site.message(['#%d' % (i + 1) for i in range(8)])}{where}")
     if kernel.temporaries:
         out += [_RULE, "TEMPORARIES:"]
         for t in kernel.temporaries.values():

@@ -135,7 +135,8 @@ def _enc_arg(a):
                 "fixed_value": None if a.fixed_value is None else encode_expr(a.fixed_value),
                 "extent_of": None if a.extent_of is None else [a.extent_of[0],
                                                                int(a.extent_of[1])],
-                "is_result": bool(a.is_result)}
+                "is_result": bool(a.is_result),
+                "character": bool(a.character)}
     d = _enc_array_common(a)
     d.update(kind="array", intent=a.intent)
     if a.fortran_layout is not None:
@@ -194,6 +195,10 @@ def encode_kernel(k: Kernel) -> dict:
         "assumptions": str(k.assumptions),
         "loop_priority": sorted(list(t) for t in k.loop_priority),
         "iname_slabs": {n: list(s) for n, s in k.iname_slabs.items()},
+        "loop_exits": {n: {"flags": list(e.flags), "sequential": e.sequential,
+                           "span": _enc_span(e.span)} for n, e in k.loop_exits.items()},
+        "error_sites": [{"actions": [list(_enc_action(a)) for a in s.actions],
+                         "span": _enc_span(s.span)} for s in k.error_sites],
         "options": {"build_options": list(opts.build_options),
                     "check_races": bool(opts.check_races),
                     "fp_contract": bool(opts.fp_contract),
@@ -400,7 +405,8 @@ def _dec_arg(d):
         return ScalarArg(name=_name(d["name"]), dtype=_dtype(d["dtype"]),
                          intent=_intent(d.get("intent")), span=_dec_span(d.get("span")),
                          fixed_value=fixed,
-                         extent_of=extent_of, is_result=d.get("is_result") is True)
+                         extent_of=extent_of, is_result=d.get("is_result") is True,
+                         character=d.get("character") is True)
     if d.get("kind") != "array":
         _fail("invalid argument kind")
     kw = _dec_array_common(d)
@@ -529,6 +535,8 @@ def decode_kernel(d) -> Kernel:
             loop_priority=frozenset(tuple(_name(n) for n in _list(t, "priority", 64))
                                     for t in _list(d.get("loop_priority", []), "priorities")),
             iname_slabs=FrozenMap(_dec_slabs(d.get("iname_slabs") or {})),
+            loop_exits=FrozenMap(_dec_exits(d.get("loop_exits") or {})),
+            error_sites=_dec_error_sites(d.get("error_sites") or []),
             options=options)
     except KeyError as exc:
         _fail(f"missing field {exc}")
@@ -572,3 +580,66 @@ def _dec_slabs(d) -> dict:
             _fail(f"invalid slabs {pair!r}")
         out[_name(n)] = (pair[0], pair[1])
     return out
+
+
+def _dec_exits(d) -> dict:
+    from f2loopy.ir.control import LoopExit
+    if not isinstance(d, dict) or len(d) > 10_000:
+        _fail("invalid loop_exits")
+    out = {}
+    for n, e in d.items():
+        if not isinstance(e, dict):
+            _fail("invalid loop exit")
+        flags = tuple(_name(f) for f in _list(e.get("flags", []), "exit flags", 1000))
+        out[_name(n)] = LoopExit(flags, _str(e.get("sequential"), "reason", 1000,
+                                             allow_none=True), _dec_span(e.get("span")))
+    return out
+
+
+def _enc_action(a):
+    if a[0] == "write":
+        return ["write", a[1], a[2], [list(i) for i in a[3]]]
+    return list(a)
+
+
+def _dec_scalar(v, what):
+    if v is None or (isinstance(v, int) and not isinstance(v, bool)):
+        return v
+    return _str(v, what, 10_000)
+
+
+def _dec_error_sites(items) -> tuple:
+    from f2loopy.ir.control import ERROR_VALUES, ErrorSite
+
+    def slot(k):
+        if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < ERROR_VALUES:
+            _fail("invalid error value slot")
+        return k
+    sites = []
+    for s in _list(items, "error sites", 100_000):
+        if not isinstance(s, dict):
+            _fail("invalid error site")
+        actions: list[tuple] = []
+        for a in _list(s.get("actions"), "error actions", 1000):
+            a = _list(a, "error action", 4)
+            if not a:
+                _fail("invalid error action")
+            kind = a[0]
+            if kind == "write" and len(a) == 4:
+                parts = []
+                for item in _list(a[3], "write items", 1000):
+                    item = _list(item, "write item", 2)
+                    if len(item) != 2 or item[0] not in ("text", "value"):
+                        _fail("invalid write item")
+                    parts.append(("text", _str(item[1], "text", 10_000)) if item[0] == "text"
+                                 else ("value", slot(item[1])))
+                actions.append(("write", _str(a[1], "unit", 20), _str(a[2], "format", 10_000),
+                                tuple(parts)))
+            elif kind in ("stop", "error stop") and len(a) == 2:
+                actions.append((kind, _dec_scalar(a[1], "stop code")))
+            elif kind == "xerbla" and len(a) == 3:
+                actions.append(("xerbla", _str(a[1], "name", 100), slot(a[2])))
+            else:
+                _fail("invalid error action")
+        sites.append(ErrorSite(tuple(actions), _dec_span(s.get("span"))))
+    return tuple(sites)

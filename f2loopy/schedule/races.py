@@ -116,8 +116,10 @@ class RaceAnalysis:
 
     def _axis_size(self, ax: str, space) -> isl.PwAff:
         kind, axis = ax[0], int(ax[1])
-        if kind == "l":
+        if kind == "l" and isinstance(self.grid.local_size[axis], int):
             return lazy_affs(space)[0] + self.grid.local_size[axis]
+        if kind == "l":
+            return pwaff_from_expr(self.grid.local_size[axis], space)
         return pwaff_from_expr(self.grid.num_groups[axis], space)
 
     # }}}

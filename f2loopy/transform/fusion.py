@@ -55,8 +55,9 @@ def _rename_kernel_locals(k: Kernel, suffix: str, keep: set) -> Kernel:
             if idx >= 0:
                 d = d.set_dim_name(dim_type.param, idx, new)
         domains.append(d)
+    exits = FrozenMap((n, e.renamed(tmp_map)) for n, e in k.loop_exits.items())
     return k.copy(instructions=tuple(insns), temporaries=temps, substitutions=rules,
-                  domains=tuple(domains))
+                  domains=tuple(domains), loop_exits=exits)
 
 
 def fuse_kernels(kernels, suffixes=None, data_flow=None, *, name: str | None = None) -> Kernel:
@@ -120,6 +121,17 @@ def fuse_kernels(kernels, suffixes=None, data_flow=None, *, name: str | None = N
                 raise TransformError(f"fuse_kernels: iname '{n}' is tagged '{tags[n]}' in one "
                                      f"kernel and '{t}' in another")
             tags[n] = t
+    exits = {}
+    for k_idx, k in enumerate(renamed):
+        for n, e in k.loop_exits.items():
+            others = [o for o in renamed if o is not k and n in o.all_inames()]
+            if others:
+                raise TransformError(
+                    f"fuse_kernels: loop '{n}' of kernel '{ks[k_idx].name}' ends early "
+                    f"({e.sequential or 'exit, cycle or return'}), and kernel "
+                    f"'{others[0].name}' has a loop of the same name: the fused loop would "
+                    "end both (rename_iname one of them first)")
+            exits[n] = e
     ids = [i.id for k in renamed for i in k.instructions]
     if len(set(ids)) != len(ids):
         raise TransformError("fuse_kernels: instruction ids clash (give suffixes=)")
@@ -145,6 +157,7 @@ def fuse_kernels(kernels, suffixes=None, data_flow=None, *, name: str | None = N
         iname_tags=FrozenMap(tags), substitutions=FrozenMap(rules),
         assumptions=assumptions.coalesce(),
         loop_priority=frozenset().union(*(k.loop_priority for k in renamed)),
+        loop_exits=FrozenMap(exits),
         options=renamed[0].options, span=renamed[0].span, module=renamed[0].module)
     return _order_across_kernels(fused, [[i.id for i in k.instructions] for k in renamed])
 

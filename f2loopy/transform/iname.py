@@ -511,9 +511,10 @@ def _rename_everywhere(kernel: Kernel, old: str, new: str) -> Kernel:
     tags = FrozenMap((new if k == old else k, v) for k, v in kernel.iname_tags.items())
     priority = frozenset(tuple(new if n == old else n for n in t) for t in kernel.loop_priority)
     slabs = FrozenMap((new if k == old else k, v) for k, v in kernel.iname_slabs.items())
+    exits = FrozenMap((new if k == old else k, v) for k, v in kernel.loop_exits.items())
     return _finish(kernel.copy(domains=domains, instructions=insns, iname_tags=tags,
                                loop_priority=priority, substitutions=rules,
-                               iname_slabs=slabs))
+                               iname_slabs=slabs, loop_exits=exits))
 
 
 @for_each_kernel

@@ -64,17 +64,25 @@ def _shim(kernel: Kernel) -> str:
     a subroutine outside a module then needs an interface block, made from
     the kernel's arguments."""
     names = {a.name: f"a{k}" for k, a in enumerate(kernel.args)}
+    # a character flag comes as up to CHAR_MAX bytes and its length
+    lengths = {a.name: f"l{k}" for k, a in enumerate(kernel.args) if _is_char(a)}
     extents = {}
     for a in kernel.extent_args:
         extents.setdefault(a.extent_of[0], {})[a.extent_of[1]] = names[a.name]
     fortran_args = kernel.fortran_args
-    lines = [f"subroutine {_shim_name(kernel)}({', '.join(names.values())}) "
+    shim_args = list(names.values()) + list(lengths.values())
+    lines = [f"subroutine {_shim_name(kernel)}({', '.join(shim_args)}) "
              f"bind(c, name='{_shim_name(kernel)}')"]
     lines.append("  use iso_c_binding")
     if kernel.module:
         lines.append(f"  use {kernel.module}, only: {kernel.name}")
     lines.append("  implicit none")
     for a in kernel.args:
+        if a.name in lengths:
+            lines.append(f"  character(kind=c_char) :: {names[a.name]}({CHAR_MAX})")
+            lines.append(f"  integer(c_int32_t) :: {lengths[a.name]}")
+            lines.append(f"  character(len={CHAR_MAX}) :: s{names[a.name]}")
+            continue
         lines.append(f"  {_declaration(a, names[a.name], extents)}")
     interface = not kernel.module and extents and kernel.result_arg is None
     if interface:
@@ -87,19 +95,35 @@ def _shim(kernel: Kernel) -> str:
         lines.append("    end subroutine")
         lines.append("  end interface")
     result = kernel.result_arg
-    if result is not None:
+    if result is not None and not kernel.module:
         # a function translated as a kernel: the shim stores its value
-        if not kernel.module:
-            type_name, kind = _ISO_KIND[np.dtype(result.dtype).name]
-            lines.append(f"  {type_name}({kind}), external :: {kernel.name}")
-        lines.append(f"  {names[result.name]} = {kernel.name}("
-                     f"{', '.join(names[a.name] for a in fortran_args)})")
+        type_name, kind = _ISO_KIND[np.dtype(result.dtype).name]
+        lines.append(f"  {type_name}({kind}), external :: {kernel.name}")
+    elif result is None and not kernel.module and not interface:
+        lines.append(f"  external :: {kernel.name}")
+    if lengths:
+        lines.append("  integer :: f2l_j")
+    for a in kernel.args:
+        if a.name in lengths:
+            lines.append(f"  do f2l_j = 1, {CHAR_MAX}")
+            lines.append(f"    s{names[a.name]}(f2l_j:f2l_j) = {names[a.name]}(f2l_j)")
+            lines.append("  end do")
+    actual = [f"s{names[a.name]}(1:{lengths[a.name]})" if a.name in lengths
+              else names[a.name] for a in fortran_args]
+    if result is not None:
+        lines.append(f"  {names[result.name]} = {kernel.name}({', '.join(actual)})")
     else:
-        if not kernel.module and not interface:
-            lines.append(f"  external :: {kernel.name}")
-        lines.append(f"  call {kernel.name}({', '.join(names[a.name] for a in fortran_args)})")
+        lines.append(f"  call {kernel.name}({', '.join(actual)})")
     lines.append(f"end subroutine {_shim_name(kernel)}")
     return "\n".join(x for line in lines for x in wrap(line)) + "\n"
+
+
+#: the longest string a character flag may be given in check and the tests
+CHAR_MAX = 64
+
+
+def _is_char(arg) -> bool:
+    return isinstance(arg, ScalarArg) and getattr(arg, "character", False)
 
 
 def _declaration(arg, name: str, extents: dict, interface: bool = False) -> str:
@@ -107,6 +131,8 @@ def _declaration(arg, name: str, extents: dict, interface: bool = False) -> str:
     the original subroutine): arrays are assumed size, or for an
     assumed-shape array explicit with the extents the shim receives
     (assumed shape in the interface)."""
+    if _is_char(arg):
+        return f"character(len=*) :: {name}"
     type_name, kind = _ISO_KIND[np.dtype(arg.dtype).name]
     decl = f"{type_name}({kind})"
     if not isinstance(arg, ArrayArg):
@@ -130,7 +156,7 @@ class FortranLibrary:
         self.kernels = {k.name.lower(): k for k in kernels}
         fc = find_gfortran()
         suffix = Path(filename).suffix or ".f90"
-        shims = "\n".join(_shim(k) for k in kernels)
+        shims = "\n".join(_shim(k) for k in kernels) + _missing_helpers(source)
         key = hashlib.sha256((source + shims + suffix + " ".join(flags)).encode()).hexdigest()
         self._tmp = None
         if workdir is None:
@@ -166,10 +192,22 @@ class FortranLibrary:
             given[a.name] = np.asarray(given[array]).shape[axis]
         if kernel.result_arg is not None:
             given[kernel.result_arg.name] = 0      # the function's value comes back last
-        c_args, holders = [], []
+        c_args, holders, char_lengths, keep = [], [], [], []
         for arg in kernel.args:
             value = given[arg.name]
             dt = np.dtype(arg.dtype)
+            if _is_char(arg):
+                if not isinstance(value, str) or len(value) > CHAR_MAX:
+                    raise TypeError(f"argument '{arg.name}' must be a str of at most "
+                                    f"{CHAR_MAX} characters")
+                data = value.encode("latin-1").ljust(CHAR_MAX)
+                box = ctypes.create_string_buffer(data, CHAR_MAX)
+                c_args.append(ctypes.cast(box, ctypes.c_void_p))
+                holders.append(value)
+                length = np.array([len(value)], dtype=np.int32)
+                char_lengths.append(length.ctypes.data_as(ctypes.c_void_p))
+                keep += [box, length]
+                continue
             if isinstance(arg, ArrayArg):
                 if not isinstance(value, np.ndarray) or value.dtype != _storage(dt) or \
                         not value.flags.f_contiguous:
@@ -181,18 +219,57 @@ class FortranLibrary:
                 box = np.array([value], dtype=_storage(dt))
                 c_args.append(box.ctypes.data_as(ctypes.c_void_p))
                 holders.append(box)
-        fn(*c_args)
+        fn(*c_args, *char_lengths)
         out = []
         extents = {a.name for a in kernel.extent_args}
         for arg, h in zip(kernel.args, holders):
             if arg.name in extents:
                 continue
-            if isinstance(arg, ScalarArg):
+            if _is_char(arg):
+                out.append(h)
+            elif isinstance(arg, ScalarArg):
                 v = h[0]
                 out.append(bool(v) if np.dtype(arg.dtype) == np.bool_ else v)
             else:
                 out.append(h)
         return out
+
+
+#: what the translation recognises by name when the file does not define it
+#: (the BLAS LSAME: case-insensitive comparison of the first characters),
+#: for the original to link
+_HELPERS = {
+    "lsame": """
+logical function lsame(ca, cb)
+  character(len=*) :: ca, cb
+  integer :: a, b
+  a = ichar(ca(1:1))
+  b = ichar(cb(1:1))
+  if (a >= 97 .and. a <= 122) a = a - 32
+  if (b >= 97 .and. b <= 122) b = b - 32
+  lsame = a == b
+end function lsame
+""",
+    "xerbla": """
+subroutine xerbla(srname, info)
+  character(len=*) :: srname
+  integer :: info
+  write(*, '(a, a, a, i2, a)') ' ** On entry to ', srname, ' parameter number ', info, &
+    ' had an illegal value'
+  stop
+end subroutine xerbla
+""",
+}
+
+
+def _missing_helpers(source: str) -> str:
+    import re
+    out = []
+    for name, text in _HELPERS.items():
+        if re.search(rf"\b{name}\b", source, re.IGNORECASE) and not re.search(
+                rf"\b(function|subroutine)\s+{name}\b", source, re.IGNORECASE):
+            out.append(text)
+    return "".join(out)
 
 
 def _storage(dt: np.dtype) -> np.dtype:

@@ -1,0 +1,295 @@
+"""Control flow that leaves a block early, in the lowering: ``do while``,
+endless ``do`` loops, ``exit`` (also named and out of nested loops), forward
+``goto``, and ``do`` loops whose step is a run-time value.
+
+All of it is built from logical flags, as ``cycle`` and ``return`` are (see
+:mod:`f2loopy.frontend.lowering`): leaving sets a flag, the statements it
+skips are guarded by its negation.  A loop such a flag leaves also stops
+when the flag is set (:class:`~f2loopy.ir.control.LoopExit`), which a ``do
+while`` loop needs to end at all: its domain is a trip counter ``0 <= k <=
+WHILE_TRIP_LIMIT``, its condition evaluated at the start of each iteration
+into the flag.
+
+* ``exit``: a flag set before the loop, set by the statement; after the loop
+  the loop variable holds the value it had at the ``exit``.
+* ``goto 10`` to a label later in the same block or an enclosing one: a
+  flag set at the start of the label's block; the statements up to the
+  label are guarded.  Loops it leaves stop, as with ``exit``.
+* ``do i = ix, iend, incx`` with a step known only at run time: a loop over
+  the trip counter ``0 <= k < max(0, (iend - ix + incx) / incx)`` with ``i =
+  ix + k*incx``, as Fortran defines it.
+
+Such loops run sequentially in one work-item; a parallel tag on one is
+refused (:func:`~f2loopy.ir.control.check_loop_exits`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymbolic.primitives as p
+from fparser.two import Fortran2003 as F
+
+from f2loopy.analysis.types import BOOL, INT32, is_integer
+from f2loopy.diagnostics import UnsupportedFeatureError
+from f2loopy.ir.control import WHILE_TRIP_LIMIT, LoopExit
+
+_EXITED = "it is left by 'exit'"
+_GOTO = "a 'goto' leaves it"
+
+
+def statement_label(node) -> int | None:
+    """The numeric label of statement or construct *node*, or None."""
+    item = getattr(node, "item", None)
+    label = getattr(item, "label", None)
+    if label is None:
+        content = getattr(node, "content", None)
+        if content:
+            return statement_label(content[0])
+        return None
+    try:
+        return int(label)
+    except (TypeError, ValueError):
+        return None
+
+
+def goto_label(node) -> int | None:
+    try:
+        return int(str(node.items[0]))
+    except (TypeError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def _gotos_in(node, children):
+    """Labels that ``goto`` statements inside *node* jump to."""
+    out = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, F.Goto_Stmt):
+            label = goto_label(n)
+            if label is not None:
+                out.add(label)
+        stack.extend(children(n))
+    return out
+
+
+class ControlFlowMixin:
+    """Early exits (mixed into UnitLowering)."""
+
+    # {{{ loops ended by a flag
+
+    def open_trip_loop(self, base: str, *, reason: str):
+        """A loop over a trip counter ``0 <= k <= WHILE_TRIP_LIMIT`` (for
+        ``do while`` and endless ``do``): it ends by its flags only."""
+        import islpy as isl
+
+        from f2loopy.frontend.loops import LoopScope
+        iname = self.fresh_name(base)
+        self.claimed_inames.add(iname.lower())
+        self.domains.append(isl.Set(f"{{ [{iname}] : 0 <= {iname} <= {WHILE_TRIP_LIMIT} }}"))
+        scope = LoopScope(None, iname, p.Variable(iname), self)
+        scope.sequential = reason
+        scope.span = self.statement_span()
+        self.loops.append(scope)
+        return scope
+
+    def new_exit_flag(self, base: str, *, ends_loop: bool) -> str:
+        """A logical temporary, false here, that a loop's exit will set.
+
+        With *ends_loop* (a loop that only its flags end) it is assigned
+        whatever the conditions the loop is under, true where they do not
+        hold: the loop runs whether they hold or not (its instructions are
+        guarded) and must then stop at once."""
+        flag = self.new_temporary(base, BOOL)
+        if ends_loop and self.predicates:
+            conds = tuple(self.predicates)
+            value = p.LogicalNot(conds[0] if len(conds) == 1 else p.LogicalAnd(conds))
+            insn = self.add_raw_assignment(flag, value, predicates=())
+            self.st.unguarded.add(insn.id)
+        else:
+            self.add_raw_assignment(flag, np.bool_(False))
+        return flag
+
+    def while_condition(self, scope, cond_node, flag: str):
+        """At the start of each iteration of ``do while`` loop *scope*: the
+        flag ends the loop when the condition is false."""
+        cond = self.condition(cond_node)
+        guard = p.LogicalNot(p.Variable(flag))
+        self.add_raw_assignment(flag, p.LogicalNot(cond),
+                                predicates=tuple(self.predicates) + (guard,))
+        self.add_loop_exit(scope, flag)
+        scope.skip_flags.append(flag)
+
+    @staticmethod
+    def add_loop_exit(scope, flag: str, sequential: str | None = None):
+        if flag not in scope.exit_flags:
+            scope.exit_flags.append(flag)
+        if sequential is not None and scope.sequential is None:
+            scope.sequential = sequential
+
+    def record_loop_exit(self, scope) -> None:
+        """Keep what ends loop *scope* early for the kernel (when it closes)."""
+        if scope.exit_flags or scope.sequential:
+            self.st.loop_exits[scope.iname] = LoopExit(
+                tuple(scope.exit_flags), scope.sequential, scope.span)
+
+    # }}}
+
+    # {{{ run-time steps
+
+    def open_runtime_step_loop(self, sym, lo, hi, step, step_text: str):
+        """``do i = lo, hi, step`` with *step* a run-time value: a loop over
+        the trip counter (see the module docstring)."""
+        from f2loopy.frontend.loops import LoopScope
+        from f2loopy.ir.folding import normalize_integer
+        if not is_integer(self.checked_dtype(step)):
+            raise self.error("loop step must be an integer", step_text)
+        for bound in (lo, hi):
+            if not is_integer(self.checked_dtype(bound)):
+                raise self.error("loop bounds must be integers", None,
+                                 UnsupportedFeatureError)
+        iname = self.claim_iname(f"{sym.name}_t")
+        start = self.entry_value(iname, "start", lo)
+        stride = self.entry_value(iname, "step", step)
+        span = normalize_integer(p.Sum((hi, p.Product((-1, start)), stride)))
+        # Fortran's trip count; a zero step (an error in Fortran) runs nothing
+        trips_expr = p.If(p.Comparison(stride, "==", 0), 0,
+                          p.Call(p.Variable("max"), (0, p.Quotient(span, stride))))
+        trips = self.bound_temporary(iname, "trips", trips_expr,
+                                     0 if self.predicates else None)
+        self.domains.append(self.make_domain(iname, 0, p.Sum((trips, -1)), 1))
+        value = normalize_integer(p.Sum((start, p.Product((stride, p.Variable(iname))))))
+        final = normalize_integer(p.Sum((start, p.Product((stride, trips)))))
+        scope = LoopScope(sym.name.lower(), iname, value, self, final=final)
+        scope.sequential = f"its step '{step_text}' is only known at run time"
+        scope.span = self.statement_span()
+        self.loops.append(scope)
+        return scope
+
+    def entry_value(self, iname: str, which: str, expr):
+        """*expr* as the loop sees it on entry: itself if it is a constant or
+        an invariant scalar argument, else a temporary assigned here."""
+        from f2loopy.ir.expressions import variables_read
+        names = variables_read(expr)
+        if all(self.is_invariant_param(n) for n in names):
+            for n in names:
+                self.root.used.add(n.lower())
+            return expr
+        tmp = self.new_temporary(f"{iname}_{which}", INT32)
+        self.add_assignment(p.Variable(tmp), INT32, expr, None, base_id=tmp)
+        return p.Variable(tmp)
+
+    # }}}
+
+    # {{{ exit
+
+    def stmt_Exit_Stmt(self, node):
+        name = node.items[1]
+        name = str(name).lower() if name is not None else None
+        target = None
+        for k in range(len(self.loops) - 1, -1, -1):
+            scope = self.loops[k]
+            if scope.owner is not self:
+                break
+            if scope.region is None:
+                continue          # an array-syntax loop
+            if name is None or scope.region.name == name:
+                target = k
+                break
+        if target is None:
+            if name is None:
+                raise self.error("'exit' outside a loop", "exit")
+            raise self.error(f"'exit {name}': no enclosing loop is called '{name}' (leaving "
+                             "other constructs is not supported)", name,
+                             UnsupportedFeatureError)
+        scope = self.loops[target]
+        while scope.exit_region is None and target > 0 and \
+                self.loops[target - 1].region is scope.region:
+            target -= 1           # do concurrent headers share one region
+            scope = self.loops[target]
+        if scope.concurrent:
+            raise self.error("'exit' cannot leave a 'do concurrent' loop", "exit")
+        region = scope.exit_region
+        if region is None:
+            raise self.error("internal error: no flag for 'exit'", "exit")
+        # the loop variables keep the values they have now
+        for inner in self.loops[target:]:
+            if inner.owner is self and inner.var is not None:
+                sym = self.symbol(inner.var)
+                self.add_assignment(self.loop_scalar(sym), sym.dtype, inner.value, inner.var)
+        self.leave_region(region, sequential=_EXITED)
+
+    # }}}
+
+    # {{{ goto
+
+    def open_goto_regions(self, nodes, children) -> dict:
+        """Regions for the labels of *nodes* (one block) that a ``goto``
+        earlier in the block jumps to: each gets a flag, false here."""
+        from f2loopy.frontend.loops import Region
+        out = {}
+        wanted = set()
+        for node in nodes:
+            label = statement_label(node)
+            if label is not None and label in wanted and label not in out:
+                flag = self.new_temporary(f"goto_{label}", BOOL)
+                self.add_raw_assignment(flag, np.bool_(False))
+                region = Region("goto", self, label, len(self.loops), len(self.instructions),
+                                flag=flag)
+                out[label] = region
+                self.st.regions.append(region)
+            wanted |= _gotos_in(node, children)
+        return out
+
+    def arrive_at_label(self, node, regions: dict, pushed: list) -> None:
+        """At the statement of a label that ``goto`` jumps to: the
+        statements from here on run again."""
+        label = statement_label(node)
+        region = regions.pop(label, None) if label is not None else None
+        if region is None:
+            return
+        self.st.regions.remove(region)
+        guard = p.LogicalNot(p.Variable(region.flag))
+        if guard in pushed:
+            pushed.remove(guard)
+            self.predicates.remove(guard)
+
+    def close_goto_regions(self, regions: dict) -> None:
+        for region in regions.values():
+            if region in self.st.regions:
+                self.st.regions.remove(region)
+
+    def stmt_Goto_Stmt(self, node):
+        label = goto_label(node)
+        region = next((r for r in reversed(self.st.regions)
+                       if r.kind == "goto" and r.owner is self and r.name == label), None)
+        keyword = self.goto_keyword()
+        if region is None:
+            if label in self.seen_labels():
+                raise self.error(f"'{keyword} {label}' jumps backwards: only a forward goto "
+                                 "to a later statement of the same or an enclosing block is "
+                                 "supported (write the loop as 'do' or 'do while')", keyword,
+                                 UnsupportedFeatureError)
+            raise self.error(f"'{keyword} {label}' does not jump to a later statement of the "
+                             "same or an enclosing block (only such a forward goto is "
+                             "supported)", keyword, UnsupportedFeatureError)
+        self.leave_region(region, sequential=_GOTO)
+
+    def goto_keyword(self) -> str:
+        import re
+        first, last = self.lines
+        for ln in range(first, last + 1):
+            text = self.src.lines[ln - 1] if 0 < ln <= len(self.src.lines) else ""
+            m = re.search(r"\bgo\s*to\b", text, re.IGNORECASE)
+            if m:
+                return m.group(0)
+        return "goto"
+
+    def seen_labels(self) -> set:
+        """Labels of the statements of this procedure lowered so far."""
+        seen = getattr(self, "_labels_seen", None)
+        if seen is None:
+            seen = self._labels_seen = set()
+        return seen
+
+    # }}}

@@ -1,0 +1,176 @@
+"""Error paths in the lowering: ``stop``, ``error stop``, ``call xerbla``
+(the BLAS and LAPACK argument check) and the ``write``/``print`` statements
+of constant text and integers just before them.
+
+A kernel cannot stop a program or print, so each such place becomes an
+:class:`~f2loopy.ir.control.ErrorSite` of the kernel and one instruction
+``f2l_stop = f2l_raise(site, values...)``: the generated code records the
+site and the integers (the first site reached wins, across all work-items)
+in an error buffer that the host glue reads after the launch.  The work-item
+then leaves the kernel (the subroutine's ``return`` flag is set, so nothing
+after it runs), as the Fortran program would have stopped.
+
+``write`` and ``print`` are only supported directly before such a statement
+in the same block (only other ``write``/``print`` statements in between):
+anywhere else they stay errors, since a kernel cannot do I/O.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pymbolic.primitives as p
+from fparser.two import Fortran2003 as F
+from fparser.two.Fortran2008 import Error_Stop_Stmt
+
+from f2loopy.analysis.types import INT32, is_integer
+from f2loopy.diagnostics import UnsupportedFeatureError
+from f2loopy.frontend.characters import literal_text
+from f2loopy.ir.control import ERROR_VALUES, ErrorSite
+
+#: a file that may stop somewhere (the subroutine then needs a 'return' flag)
+STOPS = re.compile(r"\b(stop|xerbla)\b", re.IGNORECASE)
+
+_IO = (F.Write_Stmt, F.Print_Stmt)
+
+
+def _is_stop(node, lowering) -> bool:
+    if isinstance(node, (F.Stop_Stmt, Error_Stop_Stmt)):
+        return True
+    return isinstance(node, F.Call_Stmt) and str(node.items[0]).lower() == "xerbla" and \
+        lowering.find_procedure("xerbla") is None
+
+
+class ErrorPathsMixin:
+    """Stops and the output before them (mixed into UnitLowering)."""
+
+    # {{{ output before a stop
+
+    def _write(self, node, keyword, unit, fmt, items):
+        rest = getattr(self, "block_rest", None)
+        following = rest[1] if rest is not None and rest[0] is node else []
+        stop = next((n for n in following if not isinstance(n, (*_IO, F.Continue_Stmt))),
+                    None)
+        if stop is None or not _is_stop(stop, self):
+            raise self.error(f"'{keyword}' statements are not supported (kernels cannot do "
+                             "I/O)", keyword, UnsupportedFeatureError)
+        parts, values = [], []
+        for item in (items.items if items is not None else ()):
+            if isinstance(item, F.Char_Literal_Constant):
+                parts.append(("text", literal_text(item)))
+                continue
+            value = self.expr(item)
+            if not is_integer(self.checked_dtype(value)):
+                raise self.error(f"only constant text and integers can be printed before a "
+                                 f"'stop' in a kernel, not '{item}'", str(item),
+                                 UnsupportedFeatureError)
+            parts.append(("value", None))
+            values.append(value)
+        self.st.pending_output.append((unit, fmt, parts, values))
+
+    def _io_format(self, node):
+        if node is None or str(node).strip() == "*":
+            return "*"
+        if isinstance(node, F.Char_Literal_Constant):
+            return literal_text(node)
+        raise self.error("only '*' or a constant format can be used in a 'write' before a "
+                         "'stop'", str(node), UnsupportedFeatureError)
+
+    def stmt_Write_Stmt(self, node):
+        control, items = node.items
+        specs = list(control.items) if control is not None else []
+        unit, fmt = "*", "*"
+        for k, spec in enumerate(specs):
+            key, value = spec.items
+            key = str(key).lower() if key is not None else ("unit", "fmt")[min(k, 1)]
+            if key == "unit":
+                text = str(value).strip()
+                if text != "*" and not text.isdigit():
+                    raise self.error("only unit '*' or a unit number can be used in a 'write' "
+                                     "before a 'stop'", text, UnsupportedFeatureError)
+                unit = text
+            elif key == "fmt":
+                fmt = self._io_format(value)
+            else:
+                raise self.error(f"'{key}=' is not supported in a 'write' before a 'stop'",
+                                 key, UnsupportedFeatureError)
+        self._write(node, "write", unit, fmt, items)
+
+    def stmt_Print_Stmt(self, node):
+        fmt_node, items = node.items
+        self._write(node, "print", "*", self._io_format(fmt_node), items)
+
+    # }}}
+
+    # {{{ stops
+
+    def _stop_code(self, node):
+        code = node.items[1]
+        if code is None:
+            return None
+        if isinstance(code, F.Char_Literal_Constant):
+            return literal_text(code)
+        text = str(code).strip()
+        if text.isdigit():
+            return int(text)
+        raise self.error("only a constant text or number can be a stop code in a kernel",
+                         text, UnsupportedFeatureError)
+
+    def stmt_Stop_Stmt(self, node):
+        self.raise_error(("stop", self._stop_code(node)), [])
+
+    def stmt_Error_Stop_Stmt(self, node):
+        self.raise_error(("error stop", self._stop_code(node)), [])
+
+    def xerbla_call(self, node, args):
+        """``call xerbla('NAME', info)`` of the BLAS (not defined in the file):
+        it reports an illegal argument and stops."""
+        args = list(args.items) if args is not None else []
+        if len(args) != 2 or not isinstance(args[0], F.Char_Literal_Constant):
+            raise self.error("'xerbla' is supported with a constant routine name and an "
+                             "integer: call xerbla('NAME', info)", "xerbla",
+                             UnsupportedFeatureError)
+        info = self.expr(args[1])
+        if not is_integer(self.checked_dtype(info)):
+            raise self.error("the second argument of 'xerbla' must be an integer",
+                             str(args[1]))
+        self.raise_error(("xerbla", literal_text(args[0])), [info])
+
+    def raise_error(self, final, values):
+        """Record an error site ending in *final* (its values: *values*,
+        after those of the output before it) and leave the kernel."""
+        actions, all_values = [], []
+        for unit, fmt, parts, vals in self.st.pending_output:
+            items, it = [], iter(vals)
+            for kind, text in parts:
+                if kind == "text":
+                    items.append(("text", text))
+                else:
+                    items.append(("value", len(all_values)))
+                    all_values.append(next(it))
+            actions.append(("write", unit, fmt, tuple(items)))
+        self.st.pending_output.clear()
+        if final[0] == "xerbla":
+            final = ("xerbla", final[1], len(all_values))
+        all_values.extend(values)
+        if len(all_values) > ERROR_VALUES:
+            raise self.error(f"at most {ERROR_VALUES} integers can be printed before a "
+                             "'stop' in a kernel", None, UnsupportedFeatureError)
+        actions.append(final)
+        self.st.error_sites.append(ErrorSite(tuple(actions), self.statement_span()))
+        site = np.int32(len(self.st.error_sites))
+        args = tuple(v if self.checked_dtype(v) == INT32 else
+                     p.Call(p.Variable("int32"), (v,)) for v in all_values)
+        if self.st.stop_temporary is None:
+            self.st.stop_temporary = self.new_temporary("f2l_stop", INT32)
+        self.add_assignment(p.Variable(self.st.stop_temporary), INT32,
+                            p.Call(p.Variable("f2l_raise"), (site, *args)), None,
+                            base_id="f2l_stop")
+        region = next((r for r in self.st.regions
+                       if r.kind == "procedure" and r.owner is self.root), None)
+        if region is None or region.flag is None:
+            raise self.error("internal error: no flag to leave the kernel")
+        self.leave_region(region)
+
+    # }}}

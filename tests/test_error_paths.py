@@ -1,0 +1,164 @@
+"""Error paths (issue 16): ``call xerbla``, ``stop``, ``error stop`` and the
+``write``/``print`` before them become error sites of the kernel; the first
+one reached is reported by the Python glue as KernelStopError (with the
+Fortran line, the message and the integers printed) and by the Fortran glue
+as the same stop.  Differential runs against gfortran where nothing stops,
+the exact messages where something does."""
+
+import numpy as np
+import pytest
+
+from f2loopy.diagnostics import FortranError
+from f2loopy.frontend import parse_fortran
+from util import farray, needs_gfortran, run_both, translate_and_load
+
+DSCALE = """
+      subroutine dscale(n, alpha, x, incx)
+      integer n, incx
+      double precision alpha, x(*)
+      integer info, i
+      info = 0
+      if (n .lt. 0) then
+         info = 1
+      else if (incx .le. 0) then
+         info = 4
+      end if
+      if (info .ne. 0) then
+         call xerbla('DSCALE', info)
+         return
+      end if
+      do i = 1, n
+         if (x(1 + (i - 1)*incx) .lt. -100) then
+            write(*,*) 'element', i, 'is too small'
+            print *, 'giving up'
+            stop 'dscale: bad input'
+         end if
+         x(1 + (i - 1)*incx) = alpha * x(1 + (i - 1)*incx)
+      end do
+      if (n .gt. 1000) error stop 7
+      end
+"""
+
+
+@needs_gfortran
+def test_no_error_matches_gfortran(tmp_path, cl_queue):
+    run_both(DSCALE, "dscale", [5, 2.0, farray(10, np.float64, seed=1), 2], tmp_path, cl_queue)
+
+
+@pytest.fixture
+def dscale(tmp_path):
+    module, _ = translate_and_load(DSCALE, tmp_path)
+    return module
+
+
+@pytest.mark.parametrize("n, incx, line, message, code, values", [
+    (-1, 1, 13, "On entry to DSCALE parameter number 1 had an illegal value", 0, 1),
+    (3, 0, 13, "On entry to DSCALE parameter number 4 had an illegal value", 0, 4),
+    (4, 1, 20, "element 3 is too small; giving up; STOP dscale: bad input", 0, 3),
+    (1001, 1, 24, "ERROR STOP 7", 7, None),
+])
+def test_python_glue_raises_the_stop(dscale, n, incx, line, message, code, values):
+    x = np.zeros(1001 * 1, np.float64)
+    x[2] = -500.0 if n == 4 else 0.0
+    before = x.copy()
+    with pytest.raises(dscale.KernelStopError) as info:
+        dscale.dscale(n, 2.0, x, incx)
+    err = info.value
+    assert str(err) == f"dscale: {err.where}: {message}"
+    assert err.where.endswith(f".f90:{line}") and err.code == code
+    if values is not None:
+        assert err.values[0] == values
+    if n != 1001:
+        assert np.array_equal(x, before)       # nothing is copied back
+
+
+def test_error_sites_in_the_ir():
+    knl = parse_fortran(DSCALE, "d.f")[0]
+    assert [s.span.line for s in knl.error_sites] == [13, 20, 24]
+    assert knl.error_sites[1].actions == (
+        ("write", "*", "*", (("text", "element"), ("value", 0), ("text", "is too small"))),
+        ("write", "*", "*", (("text", "giving up"),)), ("stop", "dscale: bad input"))
+    from f2loopy.codegen import generate_code
+    code = generate_code(knl).device_code
+    assert "if (atomic_cmpxchg(&_f2l_err[0], 0, 2) == 0)" in code
+    from f2loopy.ir.serialize import roundtrip
+    assert roundtrip(knl).error_sites == knl.error_sites
+
+
+def _error(body):
+    src = f"subroutine s(n, x)\n  integer n\n  real x(n)\n{body}end subroutine\n"
+    with pytest.raises(FortranError) as info:
+        parse_fortran(src, "t.f90")
+    return info.value
+
+
+@pytest.mark.parametrize("body, message", [
+    ("  write(*,*) 'n is', n\n  x(1) = 0\n", "t.f90:4:3: error: 'write' statements are not "
+     "supported (kernels cannot do I/O)"),
+    ("  print *, 'x is', x(1)\n  stop\n", "t.f90:4:20: error: only constant text and integers "
+     "can be printed before a 'stop' in a kernel, not 'x(1)'"),
+    ("  if (n < 0) print *, n\n", "t.f90:4:14: error: 'print' statements are not supported "
+     "(kernels cannot do I/O)"),
+    ("  call xerbla('S', n, 1)\n", "t.f90:4:8: error: 'xerbla' is supported with a constant "
+     "routine name and an integer: call xerbla('NAME', info)"),
+    ("  stop n\n", "t.f90:4:8: error: only a constant text or number can be a stop code in a "
+     "kernel"),
+])
+def test_unsupported_error_paths(body, message):
+    assert _error(body).format().splitlines()[0] == message
+
+
+STOP_MAIN = """
+program main
+  use checks
+  use dscale_cl_mod
+  implicit none
+  double precision :: x(8)
+  integer :: st, mode
+  character(len=16) :: arg
+  call get_command_argument(1, arg)
+  read(arg, *) mode
+  x = 1
+  if (mode == 0) then
+    call dscale_cl(-3, 2d0, x, 1, status=st)
+    call check(st == F2L_ERROR_STOP, "status")
+    call check(index(f2l_error_message(), &
+      "dscale.f90:13: On entry to DSCALE parameter number 1 had an illegal value") > 0, &
+      "message")
+    call dscale_cl(4, 2d0, x, 1, status=st)
+    call check(st == F2L_OK .and. x(4) == 2, "no error")
+    call done()
+  else if (mode == 1) then
+    x(3) = -500
+    call dscale_cl(4, 2d0, x, 1)
+  else
+    call dscale_cl(1001, 2d0, x, 0)
+  end if
+end program
+
+subroutine xerbla(srname, info)
+  character(len=*) :: srname
+  integer :: info
+  print '(a, a, a, i0)', 'xerbla: ', srname, ' argument ', info
+  stop 3
+end subroutine
+"""
+
+
+@pytest.mark.opencl
+@pytest.mark.gfortran
+def test_fortran_glue_stops_like_the_fortran(tmp_path):
+    from fortran_util import (
+        assert_all_ok, build_runtime, compile_and_run, needs_toolchain, translate)
+    if needs_toolchain.args[0]:
+        pytest.skip("no toolchain")
+    runtime = build_runtime(tmp_path)
+    sources = translate(tmp_path, "dscale", DSCALE)
+    proc = compile_and_run(tmp_path, runtime, sources, STOP_MAIN, args=["0"])
+    assert_all_ok(proc, 3)
+    proc = compile_and_run(tmp_path, runtime, sources, STOP_MAIN, args=["1"])
+    assert proc.stdout.split() == ["element", "3", "is", "too", "small", "giving", "up"]
+    assert "STOP dscale: bad input" in proc.stderr
+    # the program's own xerbla, called with the same arguments
+    proc = compile_and_run(tmp_path, runtime, sources, STOP_MAIN, args=["2"], expect_rc=3)
+    assert proc.stdout.strip() == "xerbla: DSCALE argument 4"
