@@ -29,7 +29,7 @@ import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
 
-from f2loopy.analysis.types import BOOL, INT32, is_integer
+from f2loopy.ir.types import BOOL, INT32, is_integer
 from f2loopy.diagnostics import UnsupportedFeatureError
 from f2loopy.ir.control import WHILE_TRIP_LIMIT, LoopExit
 

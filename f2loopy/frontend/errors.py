@@ -24,7 +24,7 @@ import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
 from fparser.two.Fortran2008 import Error_Stop_Stmt
 
-from f2loopy.analysis.types import INT32, is_integer
+from f2loopy.ir.types import INT32, is_integer
 from f2loopy.diagnostics import UnsupportedFeatureError
 from f2loopy.frontend.characters import literal_text
 from f2loopy.ir.control import ERROR_VALUES, ErrorSite

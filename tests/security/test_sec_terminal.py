@@ -37,11 +37,11 @@ NASTY_IDS = list(NASTY)
 @pytest.mark.parametrize("key", NASTY_IDS)
 def test_file_name_in_a_diagnostic(key, tmp_path):
     name = f"bad{NASTY[key]}.f90"
-    (tmp_path / name).write_text(SAXPY.replace("do i = 1, n", "do while (n > 1)"))
+    (tmp_path / name).write_text(SAXPY.replace("do i = 1, n", "read *, n\n  do i = 1, n"))
     result = invoke(["translate", name], tmp_path)
     assert result.exit_code == 1
     shown = terminal(name)
-    assert f"{shown}:5:3: error: 'do while' loops are not supported" in result.stderr, \
+    assert f"{shown}:5:3: error: 'read' statements are not supported" in result.stderr, \
         ascii(result.stderr)
     assert files_in(tmp_path) == [name]
     assert_safe(tmp_path, result.stdout, result.stderr)
@@ -169,7 +169,7 @@ def test_checkpoint_labels_in_check_output(tmp_path):
 
 
 def _report(labels):
-    from f2loopy.bench import BenchReport, BenchRow
+    from f2loopy.bench.run import BenchReport, BenchRow
     rows = [BenchRow(label, 1.5, 1.0, 2.0, 3.0, 10**9, 2 * 10**9, True, 1e-7)
             for label in labels]
     return BenchReport("t.f90", "cpu", {"n": 10}, {}, "gfortran", rows, fortran_ms=2.0,
