@@ -251,3 +251,27 @@ def test_a_name_too_long_for_the_outputs_is_a_clean_error(tmp_path):
     assert "is longer than the 255 bytes the file system allows" in result.stderr
     assert files_in(tmp_path) == [name]
     assert_safe(tmp_path, result.stdout, result.stderr)
+
+
+@pytest.mark.parametrize("statement", [
+    "tag_instructions(k, 'evil\\n */ tag', 'id:*')",
+    "rename_iname(k, 'i', 'j */ x')",
+    "rename_iname(k, 'i', 'j\\n')",
+    "split_iname(k, 'i', 4, outer_iname='io\\nimport os')",
+    "k.copy(args=(k.args[0].copy(name='n\\n'),) + k.args[1:])",
+    "add_prefetch(k, 'x', temporary_name='t\\n')",
+    "fuse_kernels([k, k], suffixes=['\\nimport os', '_b'])",
+    "k.copy(module='m\\n')",
+])
+def test_hostile_names_made_by_transformations_are_refused(statement, tmp_path):
+    """Names a script makes with the transformations (tags, inames,
+    temporaries, fused ids) never reach code generation: refused where the
+    transformation checks them, else when the kernel comes back."""
+    (tmp_path / "t.f90").write_text(with_script([
+        "k, = parse_fortran(SOURCE, FILENAME)", f"RESULT = {statement}"]))
+    result = invoke(["translate", "t.f90"], tmp_path)
+    assert result.exit_code == 1, ascii(result.output)
+    assert "t.f90:" in result.stderr and ": error: " in result.stderr
+    assert "Traceback" not in result.output
+    assert files_in(tmp_path) == ["t.f90"]
+    assert_safe(tmp_path, result.stdout, result.stderr)
