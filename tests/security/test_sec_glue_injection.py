@@ -36,7 +36,8 @@ HOSTILE_FILE_NAMES = {
     "c_trigraphs": "f??=??)??'??!\\\n??=define main evil\n.f90",
     "fortran_end_module": f"g\r\n  end module\n  call execute_command_line('{TOUCH}')\n.f90",
     "fortran_continuation": f'h&\n  call execute_command_line("{TOUCH}") !.f90',
-    "fortran_statement_separator": 'i"; call execute_command_line("touch SENTINEL"); x = "\t\f\v.f90',
+    "fortran_statement_separator":
+        'i"; call execute_command_line("touch SENTINEL"); x = "\t\f\v.f90',
     "terminal_osc_and_csi": "j\x1b]0;owned\x07\x1b[2J\x1b[31m.f90",
     "bidi_override": "k\u202e\u2066txt.exe.f90",
     "c1_controls": "l\x7f\x9b31m\x85.f90",
