@@ -57,8 +57,8 @@ def _report(exc: BaseException, debug: bool) -> None:
     else:
         _echo(f"f2loopy: internal error: {type(exc).__name__}: {exc}", err=True)
         if not debug:
-            _echo("f2loopy: run again with --debug for the traceback, and please report "
-                       "it", err=True)
+            _echo("f2loopy: run again with --debug for the traceback, and please report it",
+                  err=True)
     if debug:
         _echo("".join(traceback.format_exception(exc)).rstrip("\n"), err=True)
 

@@ -29,9 +29,22 @@ def c_name(name: str) -> str:
     return name
 
 
+# names the Python glue module uses itself: its imports, helpers and constants,
+# the builtins its functions call, and the keyword-only 'queue'
+# (tests/security/test_sec_glue_injection.py checks the list against the glue)
+PY_GLUE_NAMES = frozenset((
+    "queue", "np", "cl", "os", "threading", "hashlib", "KernelArgumentError", "CL_FILE",
+    "CL_SHA256", "str", "max", "min", "abs", "int", "float", "complex", "bool", "tuple",
+    "list", "isinstance", "type", "getattr", "len", "zip", "range", "reversed", "any", "all",
+    "open", "OSError", "RuntimeError", "TypeError", "ValueError"))
+
+
 def py_name(name: str) -> str:
-    """*name* as a Python identifier (keywords get a trailing underscore)."""
-    if keyword.iskeyword(name) or keyword.issoftkeyword(name) or name in ("queue", "np", "cl"):
+    """*name* as a Python identifier of the glue: keywords and the glue's own
+    names get a trailing underscore, and so does a name with a leading one
+    (the glue's helpers and locals start with ``_`` and never end with it)."""
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name) or name in PY_GLUE_NAMES \
+            or name.startswith("_"):
         return name + "_"
     return name
 

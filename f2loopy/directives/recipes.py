@@ -29,7 +29,7 @@ from f2loopy.resources import transforms_dir
 #: the project's own recipes (``transforms/`` of a checkout, or the wheel's copy)
 RECIPE_DIR = transforms_dir()
 
-_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")      # used with fullmatch
 
 
 @dataclass(frozen=True)
@@ -61,23 +61,23 @@ def builtin_recipe_names(directory: Path = RECIPE_DIR) -> list[str]:
     if not directory.is_dir():
         return []
     return sorted(p.stem for p in directory.glob("*.py")
-                  if _NAME_RE.match(p.stem) and not p.stem.startswith("_"))
+                  if _NAME_RE.fullmatch(p.stem) and not p.stem.startswith("_"))
 
 
 def resolve_recipe(spec: str, directory: Path = RECIPE_DIR) -> Recipe:
     """The recipe a ``--transform`` argument names: a recipe name, or a file."""
     spec = str(spec)
     looks_like_path = spec.endswith(".py") or os.sep in spec or "/" in spec
-    if looks_like_path or (not _NAME_RE.match(spec) and Path(spec).is_file()):
+    if looks_like_path or (not _NAME_RE.fullmatch(spec) and Path(spec).is_file()):
         path = Path(spec)
         if not path.is_file():
             raise F2LoopyError(f"transformation recipe file {spec} does not exist")
         name = re.sub(r"\W", "_", path.stem)
-        if not _NAME_RE.match(name):
+        if not _NAME_RE.fullmatch(name):
             name = f"recipe_{name}"
         return Recipe(name, path, _read(path))
     path = directory / f"{spec}.py"
-    if not _NAME_RE.match(spec) or not path.is_file():
+    if not _NAME_RE.fullmatch(spec) or not path.is_file():
         have = ", ".join(builtin_recipe_names(directory)) or "none"
         raise F2LoopyError(f"unknown transformation recipe '{spec}' (recipes in "
                            f"{directory}: {have}; or give the path of a recipe file)")

@@ -24,7 +24,7 @@ from f2loopy.diagnostics import FortranError, SourceSpan, UnsupportedFeatureErro
 
 _DIRECTIVE_RE = re.compile(r"^\s*[!cC*]\$loopy\b(.*)$", re.IGNORECASE)
 _TAGGED_RE = re.compile(r"^\s*(begin|end)\s+tagged\s*:\s*(.*)$", re.IGNORECASE)
-_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")      # used with fullmatch
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,7 @@ def _scan_directives(src: SourceFile):
             kind, names_text = tm.group(1).lower(), tm.group(2)
             names = [n.strip() for n in names_text.split(",")]
             for name in names:
-                if not _NAME_RE.match(name):
+                if not _NAME_RE.fullmatch(name):
                     raise FortranError(f"invalid tag name {name!r} in '!$loopy {kind} tagged:'",
                                        src.span(lineno, "tagged"))
             for name in names:

@@ -482,22 +482,22 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
                 fshape = "(" + ", ".join("None" if x is None else py_int_expr(x)
                                          for x in layout.shape) + \
                     ("," if len(layout.shape) == 1 else "") + ")"
-                lines.append(f"    {v}_buf, {v}_back = _array_relaid({fn!r}, {ka.name!r}, {v}, "
+                lines.append(f"    _{v}_buf, _{v}_back = _array_relaid({fn!r}, {ka.name!r}, {v}, "
                              f"np.{dtype.name}, {fshape}, {tuple(layout.splits)!r}, "
                              f"{tuple(perm)!r}, {dev_shape}, queue, {ka.written})")
             elif is_logical(dtype):
-                lines.append(f"    {v}_buf, {v}_back = _logical_array({fn!r}, {ka.name!r}, "
+                lines.append(f"    _{v}_buf, _{v}_back = _logical_array({fn!r}, {ka.name!r}, "
                              f"{v}, {_shape_tuple(ka.ir_arg)}, queue, {ka.written})")
             else:
-                lines.append(f"    {v}_buf, {v}_back = _array({fn!r}, {ka.name!r}, {v}, "
+                lines.append(f"    _{v}_buf, _{v}_back = _array({fn!r}, {ka.name!r}, {v}, "
                              f"np.{dtype.name}, {_shape_tuple(ka.ir_arg)}, queue, "
                              f"{ka.written})")
-            cl_args.append(f"{v}_buf")
+            cl_args.append(f"_{v}_buf")
             if ka.written:
-                copy_backs.append(f"{v}_back")
+                copy_backs.append(f"_{v}_back")
         elif ka.kind == "scalar_ref":
-            lines.append(f"    {v}_buf, {v}_host = _scalar_ref(queue, {v})")
-            cl_args.append(f"{v}_buf")
+            lines.append(f"    _{v}_buf, _{v}_host = _scalar_ref(queue, {v})")
+            cl_args.append(f"_{v}_buf")
         elif ka.kind == "value":
             cl_args.append(v)
     for sb in gk.scratch:
@@ -512,9 +512,9 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
         # computed from the arguments: checked against the device's limit
         lines.append(f"    _check_local({fn!r}, {local}, queue)")
     options = tuple(gk.build_options)
-    lines.append(f"    knl = _kernel(queue, {gk.c_name!r}, {options!r})")
+    lines.append(f"    _knl = _kernel(queue, {gk.c_name!r}, {options!r})")
     lines.append("    with _lock:")
-    lines.append(f"        _launch(queue, knl, [{', '.join(cl_args)}], {groups}, {local})")
+    lines.append(f"        _launch(queue, _knl, [{', '.join(cl_args)}], {groups}, {local})")
     if sites:
         table = tuple((f"{s.span.filename}:{s.span.line}" if s.span else "?", s.actions,
                        s.exit_code()) for s in sites)
@@ -524,12 +524,12 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
         lines.append(f"        {cb}()")
     for ka in outs:
         v = py_name(ka.name)
-        lines.append(f"    cl.enqueue_copy(queue, {v}_host, {v}_buf)")
+        lines.append(f"    cl.enqueue_copy(queue, _{v}_host, _{v}_buf)")
     lines.append("    queue.finish()")
     if len(outs) == 1:
-        lines.append(f"    return {py_name(outs[0].name)}_host[0]")
+        lines.append(f"    return _{py_name(outs[0].name)}_host[0]")
     elif outs:
-        lines.append("    return (" + ", ".join(f"{py_name(o.name)}_host[0]" for o in outs) + ")")
+        lines.append("    return (" + ", ".join(f"_{py_name(o.name)}_host[0]" for o in outs) + ")")
     return "\n".join(lines) + "\n"
 
 

@@ -55,7 +55,8 @@ def test_comment_and_literal_helpers_exactly():
 
 
 def test_terminal_keeps_text_and_shows_controls():
-    assert terminal("caf\u00e9 \u4e2d\u6587 \U0001f600\tok\n") == "caf\u00e9 \u4e2d\u6587 \U0001f600\tok\n"
+    kept = "caf\u00e9 \u4e2d\u6587 \U0001f600\tok\n"
+    assert terminal(kept) == kept
     assert terminal("a\x1b[31mb\rc\x08\u202ed\u2028") == "a\\x1b[31mb\\rc\\x08\\u202ed\\u2028"
     for t in TEXTS:
         assert terminal(terminal(t)) == terminal(t)

@@ -13,13 +13,16 @@ the name must come back exactly where the glue shows it.
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from fortran_util import build_runtime, needs_toolchain, run
 from security_util import (
-    SAXPY, TOUCH, assert_safe, files_in, import_python_glue, invoke,
+    ROOT, SAXPY, TOUCH, assert_safe, files_in, import_python_glue, invoke,
     opencl_available, with_script)
 
 HAVE_OPENCL = opencl_available()
@@ -36,7 +39,8 @@ HOSTILE_FILE_NAMES = {
     "c_trigraphs": "f??=??)??'??!\\\n??=define main evil\n.f90",
     "fortran_end_module": f"g\r\n  end module\n  call execute_command_line('{TOUCH}')\n.f90",
     "fortran_continuation": f'h&\n  call execute_command_line("{TOUCH}") !.f90',
-    "fortran_statement_separator": 'i"; call execute_command_line("touch SENTINEL"); x = "\t\f\v.f90',
+    "fortran_statement_separator":
+        'i"; call execute_command_line("touch SENTINEL"); x = "\t\f\v.f90',
     "terminal_osc_and_csi": "j\x1b]0;owned\x07\x1b[2J\x1b[31m.f90",
     "bidi_override": "k\u202e\u2066txt.exe.f90",
     "c1_controls": "l\x7f\x9b31m\x85.f90",
@@ -251,3 +255,84 @@ def test_a_name_too_long_for_the_outputs_is_a_clean_error(tmp_path):
     assert "is longer than the 255 bytes the file system allows" in result.stderr
     assert files_in(tmp_path) == [name]
     assert_safe(tmp_path, result.stdout, result.stderr)
+
+
+@pytest.mark.parametrize("statement", [
+    "tag_instructions(k, 'evil\\n */ tag', 'id:*')",
+    "rename_iname(k, 'i', 'j */ x')",
+    "rename_iname(k, 'i', 'j\\n')",
+    "split_iname(k, 'i', 4, outer_iname='io\\nimport os')",
+    "k.copy(args=(k.args[0].copy(name='n\\n'),) + k.args[1:])",
+    "add_prefetch(k, 'x', temporary_name='t\\n')",
+    "fuse_kernels([k, k], suffixes=['\\nimport os', '_b'])",
+    "k.copy(module='m\\n')",
+])
+def test_hostile_names_made_by_transformations_are_refused(statement, tmp_path):
+    """Names a script makes with the transformations (tags, inames,
+    temporaries, fused ids) never reach code generation: refused where the
+    transformation checks them, else when the kernel comes back."""
+    (tmp_path / "t.f90").write_text(with_script([
+        "k, = parse_fortran(SOURCE, FILENAME)", f"RESULT = {statement}"]))
+    result = invoke(["translate", "t.f90"], tmp_path)
+    assert result.exit_code == 1, ascii(result.output)
+    assert "t.f90:" in result.stderr and ": error: " in result.stderr
+    assert "Traceback" not in result.output
+    assert files_in(tmp_path) == ["t.f90"]
+    assert_safe(tmp_path, result.stdout, result.stderr)
+
+
+def test_glue_names_cover_what_the_glue_uses():
+    """Every global and builtin the Python glue's code uses is renamed away
+    from the Fortran names (a subroutine 'isinstance' or an argument 'str'
+    would otherwise replace it)."""
+    import builtins
+
+    from f2loopy.codegen.names import PY_GLUE_NAMES
+    from f2loopy.frontend import parse_fortran
+    from f2loopy.codegen import generate_code
+    from f2loopy.glue.python import generate_python_glue
+    (k,) = parse_fortran(SAXPY, "t.f90")
+    text = generate_python_glue([generate_code(k)], "", "t.cl", "t.f90")
+    tree = ast.parse(text)
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    top = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            top |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        if isinstance(node, ast.Assign):
+            top |= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    glue_names = {x for x in used | top if hasattr(builtins, x) or x in top}
+    glue_names -= {"saxpy", "__all__"}
+    assert not {x for x in glue_names if not x.startswith("_")} - PY_GLUE_NAMES
+
+
+SHADOWING = """\
+subroutine isinstance(n, a, a_buf, knl, str, max, queue)
+  implicit none
+  integer n, i
+  real a(n), a_buf(n), knl(n), str, max, queue
+  do i = 1, n
+    a(i) = a_buf(i) + knl(i) * str + max + queue
+  end do
+end subroutine
+"""
+
+
+@pytest.mark.skipif(not HAVE_OPENCL, reason="needs OpenCL")
+def test_fortran_names_do_not_shadow_the_glue(tmp_path):
+    """Arguments named like the glue's locals, builtins and helpers, in a
+    subroutine named like a builtin: the glue still checks and runs."""
+    (tmp_path / "sh.f90").write_text(SHADOWING)
+    result = invoke(["translate", "sh.f90"], tmp_path)
+    assert result.exit_code == 0, result.output
+    script = (
+        "import numpy as np, sh_cl\n"
+        "n = 4; a = np.zeros(n, np.float32); b = np.ones(n, np.float32)\n"
+        "k = np.full(n, 2, np.float32)\n"
+        "sh_cl.isinstance_(n, a, b, k, 3.0, 0.5, 0.25)\n"
+        "assert np.allclose(a, 1 + 6 + 0.75), a\n"
+        "print('shadowing: ok')\n")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=240,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert "shadowing: ok" in proc.stdout, proc.stdout + proc.stderr

@@ -177,7 +177,8 @@ def _report(labels):
 
 
 HOSTILE_LABELS = [
-    'comma, "quoted" label', "two\nlines", "=HYPERLINK(\"http://evil\",\"x\")", "+1+cmd|' /C calc'!A0",
+    'comma, "quoted" label', "two\nlines", "=HYPERLINK(\"http://evil\",\"x\")",
+    "+1+cmd|' /C calc'!A0",
     "-2+3", "@SUM(A1:A2)", f"esc{NASTY['csi_clear']}", f"bidi{NASTY['bidi_override']}"]
 
 
