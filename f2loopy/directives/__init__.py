@@ -20,8 +20,9 @@ untrusted.  The layers, each able to stop an escape on its own:
    its environment before the script runs;
 4. in that process (:mod:`.lockdown`): ``setrlimit`` (CPU, address space, no
    file growth, no core dumps, no descriptors, a bounded number of processes),
-   a seccomp allow-list of system calls (:mod:`.seccomp`, x86-64; elsewhere
-   scripts run only with ``--trust-scripts``), and an audit hook refusing
+   a seccomp allow-list of system calls (:mod:`.seccomp`: x86-64, or
+   libseccomp elsewhere; without either, scripts run only with
+   ``--trust-scripts``), and an audit hook refusing
    opens, imports, compiling, ``os``, ``socket``, ``subprocess`` and
    ``ctypes`` events;
 5. soft CPU and wall-clock limits that report the script line, and a
