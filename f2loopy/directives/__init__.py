@@ -8,18 +8,29 @@ untrusted.  The layers, each able to stop an escape on its own:
 
 1. static checks of the syntax tree (:mod:`.checker`): no ``__dunder__``
    names or attributes, no frame/code attributes, no ``str.format`` field
-   lookups, no attribute assignment, no classes, imports from an allow-list;
-2. a namespace of proxies (:mod:`.namespace`): restricted builtins and
-   import, modules that hold only vetted functions (never another module);
+   lookups, no attribute assignment, no classes, no keyword attributes in
+   class patterns, imports from an allow-list;
+2. an allow-list of readable attributes (:mod:`.attributes`: every ``x.attr``
+   and ``getattr`` goes through a guard) and a namespace of proxies
+   (:mod:`.namespace`): restricted builtins and import, modules that hold only
+   vetted functions (never another module), a curated numpy
+   (:mod:`.numpy_surface`: nothing that wraps raw memory or touches files);
 3. a separate process (:mod:`.sandbox`, forked from the initialised
-   parent) that talks back only in validated JSON, never pickle;
+   parent) that talks back only in validated JSON, never pickle, and forgets
+   its environment before the script runs;
 4. in that process (:mod:`.lockdown`): ``setrlimit`` (CPU, address space, no
    file growth, no core dumps, no descriptors, a bounded number of processes),
-   a seccomp filter (:mod:`.seccomp`: no opening files, sockets, processes,
-   executable memory), and an audit hook refusing opens, imports, compiling, ``os``, ``socket``,
-   ``subprocess`` and ``ctypes`` events;
+   a seccomp allow-list of system calls (:mod:`.seccomp`: x86-64, or
+   libseccomp elsewhere; without either, scripts run only with
+   ``--trust-scripts``), and an audit hook refusing
+   opens, imports, compiling, ``os``, ``socket``, ``subprocess`` and
+   ``ctypes`` events;
 5. soft CPU and wall-clock limits that report the script line, and a
-   parent-side kill of the process group past the deadline.
+   parent-side kill of the process group past the deadline;
+6. bounded work in the parent: the answer's size is capped
+   (:mod:`.answer_limits`) and the kernels it holds are scheduled and
+   generated in a second limited child (:mod:`.lowering`), under what is
+   left of the same limits.
 
 :func:`run_transformations` is what the pipeline calls;
 :func:`parse_transformed_fortran` is loopy's entry point of the same name.

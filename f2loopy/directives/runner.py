@@ -130,8 +130,9 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
         import platform
         begin = src.span(src.scripts[0].begin_line, "$loopy") if src.scripts else None
         raise SandboxViolation(
-            f"the transformation sandbox needs a seccomp filter, which f2loopy has only for "
-            f"Linux on x86-64 (this machine: {platform.system()} on {platform.machine()}); "
+            f"the transformation sandbox needs a seccomp filter, which f2loopy has for Linux "
+            f"on x86-64 and, with libseccomp (libseccomp.so.2), on other Linux architectures "
+            f"(this machine: {platform.system()} on {platform.machine()}); "
             "pass --trust-scripts to run the script without the sandbox if you trust "
             "whoever wrote it", begin)
     job = Job(source=src.text, filename=src.filename, defines=dict(defines or {}),

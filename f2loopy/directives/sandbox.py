@@ -77,6 +77,9 @@ def preload() -> None:
         return
     import ctypes  # noqa: F401 - the child installs its seccomp filter with it
 
+    from f2loopy.directives import seccomp
+    seccomp.load_library()          # elsewhere than x86-64 the filter needs libseccomp
+
     import f2loopy
     for info in pkgutil.walk_packages(f2loopy.__path__, "f2loopy."):
         if info.name.split(".")[1] in _SKIP:

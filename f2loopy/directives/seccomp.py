@@ -20,15 +20,21 @@ queues and semaphores, ``ptrace``, namespaces, ``io_uring``, ``bpf``, keyrings
 ``PermissionError``, and the sandbox reports the script line.  A system call
 of another architecture or ABI (x32, i386) kills the process.
 
-The filter is hand-assembled classic BPF (no libseccomp binding is needed at
-run time) for x86-64 only; :func:`supported` says whether this machine has it.
-Elsewhere (aarch64, other systems) f2loopy refuses to run transformation
-scripts unless the user passes ``--trust-scripts``
+On x86-64 the filter is hand-assembled classic BPF (nothing to install).  On
+other Linux architectures (aarch64, ppc64le, s390x ...) the same allow-list,
+by system call name and with the same argument checks, is compiled by the
+system's libseccomp (``libseccomp.so.2``, loaded through ctypes before the
+child locks down), which knows each architecture's numbers.
+:func:`supported` says whether this machine has either; where it has
+neither, f2loopy refuses to run transformation scripts unless the user
+passes ``--trust-scripts``
 (:func:`f2loopy.directives.runner.run_transformations`).
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import errno
 import os
 import platform
@@ -166,23 +172,108 @@ def build_filter(own_pid: int) -> bytes:
     return p.assemble()
 
 
-def supported() -> bool:
-    """Whether this machine has the filter (Linux on x86-64)."""
+# {{{ libseccomp (other architectures)
+
+#: tests set this to build the x86-64 filter with libseccomp too
+FORCE_LIBSECCOMP = False
+
+_SCMP_ACT_ALLOW = 0x7FFF0000
+_SCMP_CMP_EQ, _SCMP_CMP_MASKED_EQ = 4, 7
+_LIB = None
+
+
+class _ArgCmp(ctypes.Structure):
+    _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int),
+                ("datum_a", ctypes.c_uint64), ("datum_b", ctypes.c_uint64)]
+
+
+def load_library():
+    """libseccomp, or None.  Loaded once, in the parent (the locked-down
+    child can open no file)."""
+    global _LIB
+    if _LIB is None:
+        _LIB = False
+        if platform.system() == "Linux":
+            for name in ("libseccomp.so.2", ctypes.util.find_library("seccomp")):
+                if not name:
+                    continue
+                try:
+                    lib = ctypes.CDLL(name, use_errno=True)
+                except OSError:
+                    continue
+                lib.seccomp_init.restype = ctypes.c_void_p
+                lib.seccomp_init.argtypes = [ctypes.c_uint32]
+                lib.seccomp_rule_add_array.argtypes = [
+                    ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint,
+                    ctypes.POINTER(_ArgCmp)]
+                lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+                lib.seccomp_load.argtypes = [ctypes.c_void_p]
+                lib.seccomp_release.argtypes = [ctypes.c_void_p]
+                _LIB = lib
+                break
+    return _LIB or None
+
+
+def _rules(own_pid: int) -> list:
+    """(action, name, [(arg, op, a, b)]) for every rule of the allow-list."""
+    allow, rules = _SCMP_ACT_ALLOW, []
+    for name in ALLOWED:
+        rules.append((allow, name, []))
+    for name in ("mmap", "mprotect", "pkey_mprotect"):
+        rules.append((allow, name, [(2, _SCMP_CMP_MASKED_EQ, _PROT_EXEC, 0)]))
+    rules.append((allow, "clone", [(0, _SCMP_CMP_MASKED_EQ, _CLONE_THREAD, _CLONE_THREAD)]))
+    rules.append((_RET_ERRNO | errno.ENOSYS, "clone3", []))
+    for name in ("kill", "tkill", "tgkill"):
+        rules.append((allow, name, [(0, _SCMP_CMP_EQ, own_pid, 0)]))
+    rules.append((allow, "prlimit64", [(0, _SCMP_CMP_EQ, 0, 0), (2, _SCMP_CMP_EQ, 0, 0)]))
+    return rules
+
+
+def _install_libseccomp(own_pid: int) -> bool:
+    lib = load_library()
+    if lib is None:
+        return False
+    ctx = lib.seccomp_init(_RET_ERRNO | errno.EPERM)   # unknown architectures: killed
+    if not ctx:
+        return False
+    try:
+        for action, name, conds in _rules(own_pid):
+            nr = lib.seccomp_syscall_resolve_name(name.encode())
+            if nr < 0:
+                continue                # not a system call on this architecture
+            arr = (_ArgCmp * max(1, len(conds)))(*[_ArgCmp(*c) for c in conds])
+            if lib.seccomp_rule_add_array(ctypes.c_void_p(ctx), action, nr, len(conds),
+                                          arr) != 0:
+                return False
+        return lib.seccomp_load(ctypes.c_void_p(ctx)) == 0
+    finally:
+        lib.seccomp_release(ctypes.c_void_p(ctx))
+
+# }}}
+
+
+def _x86_64() -> bool:
     return platform.system() == "Linux" and platform.machine() in ("x86_64", "AMD64")
+
+
+def supported() -> bool:
+    """Whether this machine has the filter: Linux on x86-64, or Linux with
+    libseccomp."""
+    return _x86_64() or load_library() is not None
 
 
 def install() -> bool:
     """Install the filter on the calling (single-threaded) process.
 
     Returns False where seccomp is not available (another architecture or
-    operating system, or a kernel that refuses); raises nothing.
+    operating system without libseccomp, or a kernel that refuses); raises
+    nothing.
     """
-    if not supported():
-        return False
-    try:
-        import ctypes
-    except ImportError:
-        return False
+    if not _x86_64() or FORCE_LIBSECCOMP:
+        try:
+            return _install_libseccomp(os.getpid())
+        except (OSError, AttributeError, TypeError, ValueError):
+            return False
     prog_bytes = build_filter(os.getpid())
     n = len(prog_bytes) // 8
 

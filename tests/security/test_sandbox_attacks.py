@@ -282,8 +282,21 @@ SYSCALLS = {
 }
 
 
-@needs_seccomp
-def test_filter_refuses_system_calls(tmp_path):
+FILTERS = ["bpf", pytest.param("libseccomp", marks=pytest.mark.skipif(
+    seccomp.load_library() is None, reason="no libseccomp"))]
+
+
+@pytest.fixture(params=FILTERS)
+def filter_kind(request, monkeypatch):
+    """The hand-assembled x86-64 filter, and the same allow-list compiled by
+    libseccomp (what other architectures use)."""
+    if request.param == "bpf" and not seccomp.supported():
+        pytest.skip("seccomp filter is x86-64 only")
+    monkeypatch.setattr(seccomp, "FORCE_LIBSECCOMP", request.param == "libseccomp")
+    return request.param
+
+
+def test_filter_refuses_system_calls(tmp_path, filter_kind):
     victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         probes = "".join(f"print({name!r}, {call})\n" for name, call in SYSCALLS.items())
@@ -300,8 +313,7 @@ def test_filter_refuses_system_calls(tmp_path):
     assert not (tmp_path / "sentinel.txt").exists()
 
 
-@needs_seccomp
-def test_filter_lets_the_child_compute(tmp_path):
+def test_filter_lets_the_child_compute(tmp_path, filter_kind):
     # what the child needs: memory, threads, its own signals, clocks, randomness
     out = run_script(SYSCALL_PROBE + "import numpy as np, threading, random\n"
                      "t = threading.Thread(target=lambda: None); t.start(); t.join()\n"
@@ -326,7 +338,8 @@ def test_scripts_are_refused_without_a_filter(tmp_path, monkeypatch):
     with pytest.raises(SandboxViolation) as info:
         run_script(PARSE + "RESULT = k", tmp_path)
     assert info.value.message.startswith("the transformation sandbox needs a seccomp filter, "
-                                         "which f2loopy has only for Linux on x86-64")
+                                         "which f2loopy has for Linux on x86-64 and, with "
+                                         "libseccomp (libseccomp.so.2), on other Linux")
     assert "--trust-scripts" in info.value.message
     assert info.value.span.line == BEGIN
 
