@@ -81,7 +81,7 @@ def _pick_kernel(what) -> Kernel:
     raise KernelCallError(f"cannot call a {type(what).__name__}")
 
 
-def call_kernel(what: Kernel | TranslationUnit, queue, *args: Any,
+def call_kernel(what: Kernel | TranslationUnit, queue: Any, *args: Any,
                 **kwargs: Any) -> tuple[Any, tuple]:
     """Run *what* (a kernel, or a translation unit of one kernel) on *queue*;
     return ``(event, outputs)`` as described in the module docstring."""
@@ -90,7 +90,7 @@ def call_kernel(what: Kernel | TranslationUnit, queue, *args: Any,
     return cl.enqueue_marker(queue), tuple(outputs.values())
 
 
-def run_kernel(what: Kernel | TranslationUnit, queue, *args: Any,
+def run_kernel(what: Kernel | TranslationUnit, queue: Any, *args: Any,
                **kwargs: Any) -> dict[str, Any]:
     """Like :func:`call_kernel`; returns name -> value of the arguments the
     kernel writes, in argument order."""
