@@ -111,6 +111,12 @@ def test_top_level_loopy_entry_points():
     assert "i_inner" in out["scale"].all_inames()
 
 
+def test_match_module_as_loopy_names_it():
+    tu = f2loopy.parse_fortran(SCALE)
+    found = f2loopy.find_instructions(tu, f2loopy.match.Writes("y"))
+    assert [i.assignee_name for i in found] == ["y"]
+
+
 def test_with_entrypoints_and_temporary_variables():
     src = SCALE + "subroutine other(b)\n  real b, t\n  t = 2\n  b = t\nend\n"
     tu = f2loopy.parse_fortran(src)
