@@ -142,6 +142,16 @@ def test_call_allocates_outputs_and_returns_them(cl_queue):
     assert out is y2 and np.array_equal(y2, 3 * x)
 
 
+def test_call_infers_sizes_from_the_arrays_passed(cl_queue):
+    tu = f2loopy.parse_fortran(SCALE)
+    x = np.arange(6, dtype=np.float64)
+    _, (y,) = tu(cl_queue, alpha=0.5, x=x)          # n = x.shape[0]
+    assert y.shape == (6,) and np.array_equal(y, 0.5 * x)
+    with pytest.raises(TypeError, match=r"argument 'y' must have shape \(6\) as declared in "
+                                        r"Fortran, got \(5,\)"):
+        tu(cl_queue, alpha=0.5, x=x, y=np.zeros(5))
+
+
 def test_call_on_device_arrays_allocates_device_outputs(cl_queue):
     import pyopencl.array as cla
     tu = f2loopy.parse_fortran(SCALE)
@@ -167,7 +177,7 @@ end subroutine
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"alpha": 1.0, "x": np.ones(3)}, "scale: argument 'n' is missing"),
+    ({"alpha": 1.0}, "scale: argument 'n' is missing"),
     ({"n": 3, "alpha": 1.0}, "scale: argument 'x' is missing (the kernel reads it; only "
                              "arrays it only writes are allocated)"),
     ({"n": 3, "alpha": 1.0, "x": np.ones(3), "z": 1}, "scale: no argument named 'z' (the "
