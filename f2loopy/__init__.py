@@ -23,6 +23,7 @@ _LAZY = {
     "auto_test_vs_ref": "f2loopy.verify.reference",
     "AutomaticTestFailure": "f2loopy.verify.reference",
     "UnsupportedArgumentError": "f2loopy.diagnostics",
+    "match": "f2loopy.transform",
     "AddressSpace": "f2loopy.ir.kernel", "ArrayArg": "f2loopy.ir.kernel",
     "Assignment": "f2loopy.ir.kernel", "Kernel": "f2loopy.ir.kernel",
     "ScalarArg": "f2loopy.ir.kernel", "Temporary": "f2loopy.ir.kernel",

@@ -7,8 +7,10 @@ Every name is a pure function or a plain class: nothing here reaches the file
 system, the network or other processes.
 """
 
+from collections.abc import Iterable, Sequence
+
 from f2loopy import transform as _transform
-from f2loopy.codegen import generate_code
+from f2loopy.codegen import GeneratedKernel, generate_code
 from f2loopy.frontend import parse_fortran
 from f2loopy.ir.kernel import (
     AddressSpace, ArrayArg, Assignment, Kernel, ScalarArg, Temporary, TranslationUnit)
@@ -20,7 +22,7 @@ class CodeGenerationResult:
     """What loopy's ``generate_code_v2`` returns, as far as scripts use it:
     ``device_code()`` is the OpenCL program of the kernel(s)."""
 
-    def __init__(self, generated):
+    def __init__(self, generated: Iterable[GeneratedKernel]):
         self._generated = list(generated)
 
     def device_code(self) -> str:
@@ -28,9 +30,11 @@ class CodeGenerationResult:
         return join_program(self._generated)
 
 
-def generate_code_v2(kernel) -> CodeGenerationResult:
+def generate_code_v2(kernel: Kernel | TranslationUnit | Sequence[Kernel]
+                     ) -> CodeGenerationResult:
     """loopy's ``generate_code_v2``: the code of *kernel* (or of every kernel
-    of a translation unit or list); ``.device_code()`` gives the OpenCL."""
+    of a translation unit or list); ``.device_code()`` gives the OpenCL
+    program of them all."""
     if isinstance(kernel, TranslationUnit):
         kernels = list(kernel.kernels)
     elif isinstance(kernel, (list, tuple)):

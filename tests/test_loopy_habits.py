@@ -111,6 +111,12 @@ def test_top_level_loopy_entry_points():
     assert "i_inner" in out["scale"].all_inames()
 
 
+def test_match_module_as_loopy_names_it():
+    tu = f2loopy.parse_fortran(SCALE)
+    found = f2loopy.find_instructions(tu, f2loopy.match.Writes("y"))
+    assert [i.assignee_name for i in found] == ["y"]
+
+
 def test_with_entrypoints_and_temporary_variables():
     src = SCALE + "subroutine other(b)\n  real b, t\n  t = 2\n  b = t\nend\n"
     tu = f2loopy.parse_fortran(src)
@@ -134,6 +140,16 @@ def test_call_allocates_outputs_and_returns_them(cl_queue):
     y2 = np.zeros(5)
     _, (out,) = tu["scale"](cl_queue, 5, 3.0, x, y2)
     assert out is y2 and np.array_equal(y2, 3 * x)
+
+
+def test_call_infers_sizes_from_the_arrays_passed(cl_queue):
+    tu = f2loopy.parse_fortran(SCALE)
+    x = np.arange(6, dtype=np.float64)
+    _, (y,) = tu(cl_queue, alpha=0.5, x=x)          # n = x.shape[0]
+    assert y.shape == (6,) and np.array_equal(y, 0.5 * x)
+    with pytest.raises(TypeError, match=r"argument 'y' must have shape \(6\) as declared in "
+                                        r"Fortran, got \(5,\)"):
+        tu(cl_queue, alpha=0.5, x=x, y=np.zeros(5))
 
 
 def test_call_on_device_arrays_allocates_device_outputs(cl_queue):
@@ -161,7 +177,7 @@ end subroutine
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"alpha": 1.0, "x": np.ones(3)}, "scale: argument 'n' is missing"),
+    ({"alpha": 1.0}, "scale: argument 'n' is missing"),
     ({"n": 3, "alpha": 1.0}, "scale: argument 'x' is missing (the kernel reads it; only "
                              "arrays it only writes are allocated)"),
     ({"n": 3, "alpha": 1.0, "x": np.ones(3), "z": 1}, "scale: no argument named 'z' (the "

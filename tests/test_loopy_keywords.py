@@ -98,3 +98,37 @@ def test_keywords_that_hold_or_change_nothing_are_accepted():
     # a store that keeps untouched elements is fine over the bounding box
     kb = f2loopy.buffer_array(kernel(ACC), "r", (), default_tag="for")
     assert kb.temporaries["r_buf"].shape == (4,)
+
+
+def _public_api():
+    import f2loopy.transform as T
+    from f2loopy.api import generate_code_v2
+    from f2loopy.codegen import generate_code
+    from f2loopy.glue.call import call_kernel
+    from f2loopy.glue.fortran import generate_fortran_glue
+    from f2loopy.glue.python import generate_python_glue
+    funcs = [getattr(T, n) for n in T.__all__]
+    return funcs + [f2loopy.parse_fortran, f2loopy.parse_transformed_fortran, generate_code,
+                    generate_code_v2, generate_python_glue, generate_fortran_glue, call_kernel,
+                    f2loopy.auto_test_vs_ref]
+
+
+@pytest.mark.parametrize("func", _public_api(), ids=lambda f: f.__name__)
+def test_public_api_is_typed(func):
+    import inspect
+    import typing
+    sig = inspect.signature(func)
+    untyped = [p.name for p in sig.parameters.values()
+               if p.annotation is inspect.Parameter.empty
+               and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    assert not untyped and sig.return_annotation is not inspect.Signature.empty
+    # the annotations name things that exist
+    typing.get_type_hints(inspect.unwrap(func))
+    assert func.__doc__ and func.__doc__.strip()
+
+
+def test_transforms_keep_kernels_and_units_apart():
+    import inspect
+    sig = inspect.signature(f2loopy.split_iname)
+    assert str(sig.parameters["kernel"].annotation) == "Kernel | TranslationUnit"
+    assert sig.return_annotation == "Kernel | TranslationUnit"

@@ -25,7 +25,7 @@ from f2loopy.codegen.preprocess import address_spaces
 from f2loopy.codegen.vectors import vec_axis
 from f2loopy.diagnostics import CodegenError, F2LoopyError
 from f2loopy.escape import c_comment
-from f2loopy.ir.kernel import AddressSpace, ArrayArg, Kernel, ScalarArg
+from f2loopy.ir.kernel import AddressSpace, ArrayArg, Kernel, ScalarArg, TranslationUnit
 from f2loopy.schedule.linearize import check_innermost_order, linearize
 from f2loopy.version import __version__
 
@@ -125,10 +125,27 @@ def remember_code(kernel: Kernel, result) -> None:
     _REMEMBERED[id(kernel)] = (kernel, result)
 
 
-def generate_code(kernel: Kernel) -> GeneratedKernel:
-    """Generate OpenCL C for *kernel* (raises :class:`CodegenError` and
-    :class:`~f2loopy.diagnostics.RaceError` for kernels that cannot be run
-    correctly as transformed)."""
+def generate_code(kernel: Kernel | TranslationUnit) -> GeneratedKernel:
+    """Generate OpenCL C for *kernel* (or the one kernel of a translation
+    unit; :func:`f2loopy.generate_code_v2` takes several).
+
+    The result's ``source`` is a complete OpenCL program; ``device_code`` the
+    kernel function, ``arguments`` and ``grid`` what the host glue needs.
+    Results are cached by kernel identity (kernels are immutable).
+
+    :raises CodegenError: the kernel cannot be turned into OpenCL as
+        transformed (e.g. no valid loop order).
+    :raises RaceError: a parallel loop carries a dependence (both Fortran
+        lines are named).
+    """
+    if isinstance(kernel, TranslationUnit):
+        if len(kernel.kernels) != 1:
+            raise CodegenError(f"generate_code: the translation unit holds {len(kernel)} "
+                               f"kernels ({', '.join(kernel.keys())}); give one, or use "
+                               "generate_code_v2")
+        kernel = kernel.kernels[0]
+    if not isinstance(kernel, Kernel):
+        raise CodegenError(f"generate_code: expected a kernel, got {type(kernel).__name__}")
     known = _REMEMBERED.get(id(kernel))
     if known is not None and known[0] is kernel:
         if isinstance(known[1], F2LoopyError):

@@ -39,6 +39,7 @@ untrusted.  The layers, each able to stop an escape on its own:
 from __future__ import annotations
 
 from f2loopy.directives.lockdown import Limits
+from f2loopy.ir.kernel import TranslationUnit
 from f2loopy.directives.runner import TransformOutcome, run_transformations
 
 __all__ = ["Limits", "TransformOutcome", "parse_transformed_fortran", "run_transformations"]
@@ -48,7 +49,8 @@ def parse_transformed_fortran(source: str, free_form: bool = True, strict: bool 
                               pre_transform_code: str | None = None,
                               transform_code_context: dict | None = None,
                               filename: str = "<floopy code>", *, defines: dict | None = None,
-                              transform: str | None = None, debug: bool = False):
+                              transform: str | None = None, debug: bool = False
+                              ) -> TranslationUnit:
     """Translate *source* and run its transformation script in the sandbox:
     loopy's function of the same name (and arguments).  Returns the kernels of
     ``RESULT`` as a :class:`~f2loopy.ir.kernel.TranslationUnit`.
@@ -68,7 +70,6 @@ def parse_transformed_fortran(source: str, free_form: bool = True, strict: bool 
     """
     from f2loopy.diagnostics import UnsupportedArgumentError
     from f2loopy.frontend import read_source, translate_source
-    from f2loopy.ir.kernel import TranslationUnit
     if not strict:
         raise UnsupportedArgumentError(
             "parse_transformed_fortran", "strict", strict,

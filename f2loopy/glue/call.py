@@ -7,6 +7,8 @@ in memory, nothing is written to disk), runs it and returns
 
 * arguments are given by keyword (loopy's habit; positional arguments after
   the queue are taken in the Fortran order);
+* an integer argument left out that is an extent of an array passed
+  (``n`` of ``a(n)``) takes that extent;
 * an array the kernel writes and never reads (or declared ``intent(out)``)
   may be omitted: it is allocated (a pyopencl array when any array passed is
   one, a Fortran-ordered numpy array otherwise) with the declared shape;
@@ -81,7 +83,7 @@ def _pick_kernel(what) -> Kernel:
     raise KernelCallError(f"cannot call a {type(what).__name__}")
 
 
-def call_kernel(what: Kernel | TranslationUnit, queue, *args: Any,
+def call_kernel(what: Kernel | TranslationUnit, queue: Any, *args: Any,
                 **kwargs: Any) -> tuple[Any, tuple]:
     """Run *what* (a kernel, or a translation unit of one kernel) on *queue*;
     return ``(event, outputs)`` as described in the module docstring."""
@@ -90,7 +92,7 @@ def call_kernel(what: Kernel | TranslationUnit, queue, *args: Any,
     return cl.enqueue_marker(queue), tuple(outputs.values())
 
 
-def run_kernel(what: Kernel | TranslationUnit, queue, *args: Any,
+def run_kernel(what: Kernel | TranslationUnit, queue: Any, *args: Any,
                **kwargs: Any) -> dict[str, Any]:
     """Like :func:`call_kernel`; returns name -> value of the arguments the
     kernel writes, in argument order."""
@@ -113,6 +115,8 @@ def run_kernel(what: Kernel | TranslationUnit, queue, *args: Any,
                               f"arguments are: {', '.join(a.name for a in fortran_args)})")
     by_name = {ka.name: ka for ka in gk.arguments}
     on_device = any(isinstance(v, cla.Array) for v in values.values())
+    missing = [a for a in fortran_args if a.name not in values]
+    _infer_sizes(kernel, values, missing)
     missing = [a for a in fortran_args if a.name not in values]
     # scalars first: the shapes of allocated outputs are computed from them
     for a in missing:
@@ -143,6 +147,26 @@ def run_kernel(what: Kernel | TranslationUnit, queue, *args: Any,
     values.update(zip(refs, returned or ()))
     return {ka.name: values[ka.name] for ka in gk.arguments
             if ka.written and ka.name in known}
+
+
+def _infer_sizes(kernel: Kernel, values: dict, missing: list) -> None:
+    """Integer arguments left out that are the extent of an axis of an array
+    passed (``a(n)``, ``b(m, n)``) take that extent, as loopy infers them;
+    the glue still checks every shape against the values."""
+    import pymbolic.primitives as p
+    wanted = {a.name for a in missing if a.is_scalar and np.dtype(a.dtype).kind in "iu"}
+    for arg in kernel.fortran_args:
+        value = values.get(arg.name)
+        if arg.is_scalar or value is None or not hasattr(value, "shape"):
+            continue
+        layout = getattr(arg, "fortran_layout", None)
+        shape = layout.shape if layout is not None else arg.shape
+        if len(value.shape) != len(shape):
+            continue
+        for extent, have in zip(shape, value.shape):
+            if isinstance(extent, p.Variable) and extent.name in wanted:
+                values[extent.name] = int(have)
+                wanted.discard(extent.name)
 
 
 def _allocate(kernel: Kernel, arg, values: dict, queue, on_device: bool):

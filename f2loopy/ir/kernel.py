@@ -457,7 +457,7 @@ class Kernel(_Copyable):
         """loopy's name of :attr:`temporaries`."""
         return self.temporaries
 
-    def __call__(self, queue, *args: Any, **kwargs: Any) -> tuple[Any, tuple]:
+    def __call__(self, queue: Any, *args: Any, **kwargs: Any) -> tuple[Any, tuple]:
         """Run the kernel on *queue*, as loopy's kernels run: arguments by
         keyword, returns ``(event, outputs)``; see :func:`call_translation_unit`."""
         return call_translation_unit(self, queue, *args, **kwargs)
@@ -467,7 +467,8 @@ class Kernel(_Copyable):
         return kernel_to_str(self)
 
 
-def call_translation_unit(what, queue, *args: Any, **kwargs: Any) -> tuple[Any, tuple]:
+def call_translation_unit(what: Kernel | TranslationUnit, queue: Any, *args: Any,
+                          **kwargs: Any) -> tuple[Any, tuple]:
     """Run a kernel (or a translation unit of one kernel) on *queue*.
 
     The IR does not know how to run code: the host glue does
@@ -552,7 +553,7 @@ class TranslationUnit:
     def __hash__(self) -> int:
         return hash(self._key())
 
-    def __call__(self, queue, *args: Any, **kwargs: Any) -> tuple[Any, tuple]:
+    def __call__(self, queue: Any, *args: Any, **kwargs: Any) -> tuple[Any, tuple]:
         """Run the unit's kernel on *queue* (loopy's ``t_unit(queue, a=...)``):
         arguments by keyword, arrays the kernel only writes may be omitted
         (they are allocated); returns ``(event, outputs)``."""

@@ -3,6 +3,8 @@ collect_common_factors_on_increment."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import islpy as isl
 import numpy as np
 import pymbolic.primitives as p
@@ -23,7 +25,7 @@ from f2loopy.transform.patterns import parse_expression
 from f2loopy.transform.rules import (
     RuleAwareRewriter, map_instruction_expressions, canonicalize_rules, expand_rules)
 from f2loopy.transform.util import (
-    check_new_iname, for_each_kernel, parse_iname_list, resolve_iname, resolve_variable,
+    MatchSpec, Names, TagSpec, check_new_iname, for_each_kernel, parse_iname_list, resolve_iname, resolve_variable,
     unique_name)
 
 
@@ -40,10 +42,12 @@ def _all_accesses(kernel, insn, name):
 
 
 @for_each_kernel
-def buffer_array(kernel: Kernel, var_name: str, buffer_inames=(), init_expression=None,
-                 store_expression=None, within=None, default_tag="l.auto",
-                 temporary_scope=None, temporary_is_local=None, fetch_bounding_box=False,
-                 temporary_address_space=None) -> Kernel:
+def buffer_array(kernel: Kernel, var_name: str, buffer_inames: Names = (),
+                 init_expression: str | None = None, store_expression: str | None = None,
+                 within: MatchSpec = None, default_tag: TagSpec = "l.auto",
+                 temporary_scope: str | AddressSpace | None = None,
+                 temporary_is_local: bool | None = None, fetch_bounding_box: bool = False,
+                 temporary_address_space: str | AddressSpace | None = None) -> Kernel:
     """Keep the part of array *var_name* that instructions touch in a buffer
     ``<var>_buf`` while they run, then write it back.
 
@@ -308,7 +312,7 @@ def _as_dtype(expr, dtype):
 
 
 @for_each_kernel
-def alias_temporaries(kernel: Kernel, names, base_name_prefix: str = "temp_storage",
+def alias_temporaries(kernel: Kernel, names: Names, base_name_prefix: str = "temp_storage",
                       synchronize_for_exclusive_use: bool = True) -> Kernel:
     """Let temporaries *names* share one storage area (their uses must not
     overlap in time).
@@ -393,7 +397,7 @@ def _increment_terms(insn):
 
 @for_each_kernel
 def collect_common_factors_on_increment(kernel: Kernel, var_name: str,
-                                        vary_by_axes=()) -> Kernel:
+                                        vary_by_axes: Sequence[int | str] = ()) -> Kernel:
     """Pull factors common to every increment ``v = v + f*...`` of *var_name*
     out of the increments and apply them where *var_name* is read.
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from f2loopy.diagnostics import TransformError, UnsupportedArgumentError
 from f2loopy.ir.types import type_name
@@ -25,11 +25,11 @@ from f2loopy.transform.data import split_array_dim
 from f2loopy.transform.iname import rename_iname, split_iname
 from f2loopy.transform.match import MatchSpec
 from f2loopy.transform.subst import assignment_to_subst
-from f2loopy.transform.util import for_each_kernel, resolve_iname
+from f2loopy.transform.util import TagSpec, for_each_kernel, resolve_iname
 
 
 @for_each_kernel
-def add_dtypes(kernel: Kernel, dtype_dict) -> Kernel:
+def add_dtypes(kernel: Kernel, dtype_dict: Mapping[str, object]) -> Kernel:
     """Check the types a loopy script gives (``{"a, b": np.float64}``)
     against the Fortran declarations; the kernel is returned unchanged.
 
@@ -66,7 +66,7 @@ def add_dtypes(kernel: Kernel, dtype_dict) -> Kernel:
     return kernel
 
 
-def add_and_infer_dtypes(kernel: Kernel | TranslationUnit, dtype_dict: dict,
+def add_and_infer_dtypes(kernel: Kernel | TranslationUnit, dtype_dict: Mapping[str, object],
                          expect_completion: bool = False) -> Kernel | TranslationUnit:
     """:func:`add_dtypes`: with Fortran every type is known already, so
     inference is always complete (*expect_completion* holds either way)."""
@@ -76,7 +76,8 @@ def add_and_infer_dtypes(kernel: Kernel | TranslationUnit, dtype_dict: dict,
 @for_each_kernel
 def chunk_iname(kernel: Kernel, split_iname_name: str, num_chunks: int, *,
                 outer_iname: str | None = None, inner_iname: str | None = None,
-                outer_tag=None, inner_tag=None, slabs=(0, 0), within=None) -> Kernel:
+                outer_tag: TagSpec = None, inner_tag: TagSpec = None,
+                slabs: Sequence[int] = (0, 0), within: MatchSpec = None) -> Kernel:
     """Split loop *split_iname_name* into *num_chunks* chunks of equal length
     (the last may be shorter): :func:`split_iname` with the chunk length
     ``ceil(trip count / num_chunks)``; the outer loop counts the chunks.  The
@@ -131,7 +132,8 @@ def temporary_to_subst(kernel: Kernel | TranslationUnit, temp_name: str,
                                within=within)
 
 
-def split_arg_axis(kernel: Kernel | TranslationUnit, args_and_axes, count: int,
+def split_arg_axis(kernel: Kernel | TranslationUnit,
+                   args_and_axes: tuple | Sequence[tuple], count: int,
                    auto_split_inames: bool = True,
                    split_kwargs: dict | None = None) -> Kernel | TranslationUnit:
     """loopy's older name of :func:`split_array_axis` (as ``split_array_dim``)."""

@@ -8,6 +8,8 @@ converts between the two, so callers keep passing what the Fortran took.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pymbolic.primitives as p
 
@@ -19,7 +21,7 @@ from f2loopy.ir.kernel import (
     AddressSpace, ArrayArg, ArrayLayout, Kernel, Temporary, TranslationUnit)
 from f2loopy.ir.tags import ArrayAxisTag, parse_axis_tags
 from f2loopy.transform.rules import map_instruction_expressions
-from f2loopy.transform.util import for_each_kernel, resolve_iname, resolve_variable
+from f2loopy.transform.util import Names, for_each_kernel, resolve_iname, resolve_variable
 
 
 def _names(spec) -> list[str]:
@@ -50,7 +52,8 @@ def _const_extent(var, axis):
 
 
 @for_each_kernel
-def tag_array_axes(kernel: Kernel, ary_names, dim_tags) -> Kernel:
+def tag_array_axes(kernel: Kernel, ary_names: Names,
+                   dim_tags: str | Sequence[str] | dict[str, str]) -> Kernel:
     """Set the memory layout of arrays: ``"N0,N1"`` (N0 varies fastest),
     ``"c"``/``"f"``, ``"vec"`` (an OpenCL vector lane, constant extent 2, 3,
     4, 8 or 16), ``"sep"``; or a dict from axis names to tags."""
@@ -68,7 +71,7 @@ def tag_array_axes(kernel: Kernel, ary_names, dim_tags) -> Kernel:
                     raise TransformError(f"tag_array_axes: '{var.name}' has no axis named "
                                          f"'{axis_name}' (axes: {', '.join(map(str, var.axis_names))})")
                 current[list(var.axis_names).index(axis_name)] = tag
-            spec = ",".join(current)
+            spec: str | Sequence[str] = ",".join(current)
         else:
             spec = dim_tags
         try:
@@ -91,13 +94,15 @@ def tag_array_axes(kernel: Kernel, ary_names, dim_tags) -> Kernel:
     return kernel
 
 
-def tag_data_axes(kernel, ary_names, dim_tags):
+def tag_data_axes(kernel: Kernel | TranslationUnit, ary_names: Names,
+                  dim_tags: str | Sequence[str] | dict[str, str]
+                  ) -> Kernel | TranslationUnit:
     """Old name of :func:`tag_array_axes`."""
     return tag_array_axes(kernel, ary_names, dim_tags)
 
 
 @for_each_kernel
-def set_array_axis_names(kernel: Kernel, ary_names, dim_names) -> Kernel:
+def set_array_axis_names(kernel: Kernel, ary_names: Names, dim_names: Names) -> Kernel:
     """Name the axes of arrays (``"i,j,k,field,e"``); the names label new
     inames made by prefetches and buffers, and axes in :func:`tag_array_axes`."""
     names = _names(dim_names)
@@ -110,13 +115,15 @@ def set_array_axis_names(kernel: Kernel, ary_names, dim_names) -> Kernel:
     return kernel
 
 
-def set_array_dim_names(kernel, ary_names, dim_names):
+def set_array_dim_names(kernel: Kernel | TranslationUnit, ary_names: Names,
+                        dim_names: Names) -> Kernel | TranslationUnit:
     """Old name of :func:`set_array_axis_names`."""
     return set_array_axis_names(kernel, ary_names, dim_names)
 
 
 @for_each_kernel
-def split_array_axis(kernel: Kernel, array_names, axis_nr=None, count=None,
+def split_array_axis(kernel: Kernel, array_names: Names | tuple,
+                     axis_nr: int | None = None, count: int | None = None,
                      order: str = "C", auto_split_inames: bool = True) -> Kernel:
     """Split axis *axis_nr* of arrays into two: ``index - lower = inner +
     count*outer`` with ``0 <= inner < count``.
@@ -150,7 +157,8 @@ def split_array_axis(kernel: Kernel, array_names, axis_nr=None, count=None,
     return kernel
 
 
-def split_array_dim(kernel: Kernel | TranslationUnit, arrays_and_axes, count: int,
+def split_array_dim(kernel: Kernel | TranslationUnit,
+                    arrays_and_axes: tuple | Sequence[tuple], count: int,
                     auto_split_inames: bool = True,
                     split_kwargs: dict | None = None) -> Kernel | TranslationUnit:
     """Old name of :func:`split_array_axis` (``(name, axis, order)`` form).
@@ -243,7 +251,7 @@ def _split_one(kernel, name, axis, count, order):
     return _replace_var(kernel, new_var).copy(instructions=insns, substitutions=rules)
 
 
-def parse_address_space(value, who: str) -> AddressSpace:
+def parse_address_space(value: str | AddressSpace, who: str) -> AddressSpace:
     """*value* (an :class:`AddressSpace` or its name) as an AddressSpace;
     anything else is a :class:`TransformError` of transformation *who*."""
     if isinstance(value, AddressSpace):
@@ -256,7 +264,8 @@ def parse_address_space(value, who: str) -> AddressSpace:
 
 
 @for_each_kernel
-def set_temporary_address_space(kernel: Kernel, temp_var_names, address_space) -> Kernel:
+def set_temporary_address_space(kernel: Kernel, temp_var_names: Names,
+                                address_space: str | AddressSpace) -> Kernel:
     """Put temporaries in ``"private"``, ``"local"`` or ``"global"`` memory."""
     space = parse_address_space(address_space, "set_temporary_address_space")
     temps = dict(kernel.temporaries)
@@ -268,14 +277,15 @@ def set_temporary_address_space(kernel: Kernel, temp_var_names, address_space) -
     return kernel.copy(temporaries=FrozenMap(temps))
 
 
-def set_temporary_scope(kernel, temp_var_names, scope):
+def set_temporary_scope(kernel: Kernel | TranslationUnit, temp_var_names: Names,
+                        scope: str | AddressSpace) -> Kernel | TranslationUnit:
     """Old name of :func:`set_temporary_address_space`."""
     return set_temporary_address_space(kernel, temp_var_names, scope)
 
 
 @for_each_kernel
-def privatize_temporaries_with_inames(kernel: Kernel, privatizing_inames,
-                                      only_var_names=None) -> Kernel:
+def privatize_temporaries_with_inames(kernel: Kernel, privatizing_inames: Names,
+                                      only_var_names: Names | None = None) -> Kernel:
     """Give temporaries written inside loops *privatizing_inames* one copy per
     iteration (a new leading axis per iname), so iterations no longer share
     them (e.g. for ``ilp`` loops)."""

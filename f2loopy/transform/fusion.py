@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pymbolic.primitives as p
 
 from f2loopy.analysis.accesses import AccessAnalysis, instruction_accesses
@@ -60,7 +62,10 @@ def _rename_kernel_locals(k: Kernel, suffix: str, keep: set) -> Kernel:
                   domains=tuple(domains), loop_exits=exits)
 
 
-def fuse_kernels(kernels, suffixes=None, data_flow=None, *, name: str | None = None) -> Kernel:
+def fuse_kernels(kernels: Sequence[Kernel | TranslationUnit],
+                 suffixes: Sequence[str] | None = None,
+                 data_flow: Sequence[tuple[str, int, int]] | None = None, *,
+                 name: str | None = None) -> Kernel:
     """Fuse *kernels* into one kernel that does the work of all of them, in order.
 
     * Inames with the same name are joined: their domains must agree (the

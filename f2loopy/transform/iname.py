@@ -8,6 +8,7 @@ arguments.  Names follow loopy, so scripts written for loopy read the same.
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Mapping, Sequence
 
 import islpy as isl
 import pymbolic.primitives as p
@@ -22,7 +23,7 @@ from f2loopy.ir.kernel import Kernel
 from f2loopy.ir.tags import ILPTag, InameTag, SequentialTag, parse_iname_tag
 from f2loopy.transform.match import parse_match
 from f2loopy.transform.util import (
-    check_new_iname, for_each_kernel, parse_iname_list, rename_in_set, resolve_iname,
+    MatchSpec, Names, TagSpec, check_new_iname, for_each_kernel, parse_iname_list, rename_in_set, resolve_iname,
     unique_name)
 
 
@@ -110,8 +111,9 @@ def _finish(kernel: Kernel) -> Kernel:
 @for_each_kernel
 def split_iname(kernel: Kernel, split_iname: str, inner_length: int, *,
                 outer_iname: str | None = None, inner_iname: str | None = None,
-                outer_tag=None, inner_tag=None, slabs=(0, 0), do_tagged_check: bool = True,
-                within=None) -> Kernel:
+                outer_tag: TagSpec = None, inner_tag: TagSpec = None,
+                slabs: Sequence[int] = (0, 0), do_tagged_check: bool = True,
+                within: MatchSpec = None) -> Kernel:
     """Split loop *split_iname* into an outer and an inner loop.
 
     ``split_iname = base + inner + inner_length*outer`` with
@@ -287,7 +289,7 @@ def _substitute_param(dom: isl.Set, old: str, new_params, mapping) -> isl.Set:
 
 # {{{ tags
 
-def parse_tag(tag) -> InameTag:
+def parse_tag(tag: TagSpec) -> InameTag:
     try:
         return parse_iname_tag(tag)
     except ValueError as exc:
@@ -312,7 +314,9 @@ def _tag_pairs(tags):
 
 
 @for_each_kernel
-def tag_inames(kernel: Kernel, iname_to_tag, *, force: bool = False,
+def tag_inames(kernel: Kernel,
+               iname_to_tag: str | Mapping[str, TagSpec] | Sequence[tuple[str, TagSpec]], *,
+               force: bool = False,
                ignore_nonexistent: bool = False) -> Kernel:
     """Set implementation tags of inames.
 
@@ -351,7 +355,7 @@ def tag_inames(kernel: Kernel, iname_to_tag, *, force: bool = False,
 
 
 @for_each_kernel
-def untag_inames(kernel: Kernel, inames) -> Kernel:
+def untag_inames(kernel: Kernel, inames: Names) -> Kernel:
     """Remove the tags of *inames* (they become plain loops)."""
     drop = {resolve_iname(kernel, i) for i in parse_iname_list(inames)}
     return kernel.copy(iname_tags=FrozenMap((k, v) for k, v in kernel.iname_tags.items()
@@ -363,7 +367,7 @@ def untag_inames(kernel: Kernel, inames) -> Kernel:
 # {{{ rename / duplicate
 
 @for_each_kernel
-def rename_iname(kernel: Kernel, old_iname: str, new_iname: str, *, within=None,
+def rename_iname(kernel: Kernel, old_iname: str, new_iname: str, *, within: MatchSpec = None,
                  existing_ok: bool = False, preserve_tags: bool = True) -> Kernel:
     """Rename loop *old_iname* to *new_iname* in the instructions *within*
     selects (all by default).
@@ -518,8 +522,9 @@ def _rename_everywhere(kernel: Kernel, old: str, new: str) -> Kernel:
 
 
 @for_each_kernel
-def duplicate_inames(kernel: Kernel, inames, within=None, *, new_inames=None,
-                     suffix: str | None = None, tags=None) -> Kernel:
+def duplicate_inames(kernel: Kernel, inames: Names, within: MatchSpec = None, *,
+                     new_inames: Names | None = None, suffix: str | None = None,
+                     tags: Mapping[str, TagSpec] | None = None) -> Kernel:
     """Give the instructions *within* selects their own copies of loops *inames*.
 
     The copies are named ``<iname>_<k>`` (first free k) unless *new_inames*
@@ -549,8 +554,8 @@ def duplicate_inames(kernel: Kernel, inames, within=None, *, new_inames=None,
 # {{{ join
 
 @for_each_kernel
-def join_inames(kernel: Kernel, inames, new_iname: str | None = None, *, tag=None,
-                within=None) -> Kernel:
+def join_inames(kernel: Kernel, inames: Names, new_iname: str | None = None, *,
+                tag: TagSpec = None, within: MatchSpec = None) -> Kernel:
     """Replace loops *inames* (outermost first, the last varying fastest) by one
     loop *new_iname* running over all their combinations.
 
@@ -633,7 +638,7 @@ def _params_on(pw: isl.PwAff, s: isl.Set) -> isl.PwAff:
 # {{{ loop order, cleanup
 
 @for_each_kernel
-def prioritize_loops(kernel: Kernel, loop_priority) -> Kernel:
+def prioritize_loops(kernel: Kernel, loop_priority: Names) -> Kernel:
     """Prefer the nesting *loop_priority* (outermost first, e.g. ``"i,j"``)
     where the dependencies leave the order open."""
     names = tuple(resolve_iname(kernel, i) for i in parse_iname_list(loop_priority))
@@ -641,13 +646,13 @@ def prioritize_loops(kernel: Kernel, loop_priority) -> Kernel:
 
 
 @for_each_kernel
-def set_loop_priority(kernel: Kernel, loop_priority) -> Kernel:
+def set_loop_priority(kernel: Kernel, loop_priority: Names) -> Kernel:
     """Old name of :func:`prioritize_loops`."""
     return prioritize_loops(kernel, loop_priority)
 
 
 @for_each_kernel
-def remove_unused_inames(kernel: Kernel, inames=None) -> Kernel:
+def remove_unused_inames(kernel: Kernel, inames: Names | None = None) -> Kernel:
     """Drop loops no instruction runs in (all such, or only those in *inames*).
 
     An iname that the bounds of a used loop depend on is kept.

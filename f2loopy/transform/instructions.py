@@ -3,15 +3,15 @@ nosync, and kernel options."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from f2loopy.diagnostics import TransformError, UnsupportedArgumentError
 from f2loopy.ir.build_options import BuildOptionError, check_build_options
 from f2loopy.ir.kernel import BarrierInstruction, Kernel, KernelOptions
 from f2loopy.transform.match import find_instructions, parse_match
-from f2loopy.transform.util import for_each_kernel, unique_name
+from f2loopy.transform.util import MatchSpec, for_each_kernel, unique_name
 
 
 def _matched(kernel, match, what):
@@ -23,7 +23,7 @@ def _matched(kernel, match, what):
 
 
 @for_each_kernel
-def tag_instructions(kernel: Kernel, new_tag: str, within=None) -> Kernel:
+def tag_instructions(kernel: Kernel, new_tag: str, within: MatchSpec = None) -> Kernel:
     """Add tag *new_tag* to the instructions *within* selects (all by default)."""
     if not isinstance(new_tag, str) or not new_tag.isidentifier():
         raise TransformError(f"tag_instructions: invalid tag {new_tag!r}")
@@ -33,7 +33,7 @@ def tag_instructions(kernel: Kernel, new_tag: str, within=None) -> Kernel:
 
 
 @for_each_kernel
-def remove_instructions(kernel: Kernel, insn_ids) -> Kernel:
+def remove_instructions(kernel: Kernel, insn_ids: str | Iterable[str]) -> Kernel:
     """Remove instructions (ids, or a match expression); instructions that
     depended on them inherit their dependencies, so ordering is kept."""
     if isinstance(insn_ids, str):
@@ -62,7 +62,7 @@ def remove_instructions(kernel: Kernel, insn_ids) -> Kernel:
 
 
 @for_each_kernel
-def add_dependency(kernel: Kernel, insn_match, depends_on) -> Kernel:
+def add_dependency(kernel: Kernel, insn_match: MatchSpec, depends_on: MatchSpec) -> Kernel:
     """Make the instructions *insn_match* selects depend on *depends_on* (an
     instruction id or a match expression)."""
     targets = {i.id for i in _matched(kernel, insn_match, "add_dependency")}
@@ -75,9 +75,10 @@ def add_dependency(kernel: Kernel, insn_match, depends_on) -> Kernel:
 
 
 @for_each_kernel
-def add_barrier(kernel: Kernel, insn_before, insn_after, id_based_on: str | None = None,
-                tags=None, synchronization_kind: str = "local", mem_kind: str | None = None,
-                within_inames=None) -> Kernel:
+def add_barrier(kernel: Kernel, insn_before: MatchSpec, insn_after: MatchSpec,
+                id_based_on: str | None = None, tags: Iterable[str] | None = None,
+                synchronization_kind: str = "local", mem_kind: str | None = None,
+                within_inames: Iterable[str] | None = None) -> Kernel:
     """Add a barrier after the instructions *insn_before* selects and before
     those *insn_after* selects.
 
@@ -120,7 +121,8 @@ def add_barrier(kernel: Kernel, insn_before, insn_after, id_based_on: str | None
 
 
 @for_each_kernel
-def add_nosync(kernel: Kernel, scope: str, source, sink, bidirectional: bool = False,
+def add_nosync(kernel: Kernel, scope: str, source: MatchSpec, sink: MatchSpec,
+               bidirectional: bool = False,
                force: bool = False, empty_ok: bool = False) -> Kernel:
     """State that instructions *sink* need no synchronisation (barrier, race
     check) with instructions *source*, in *scope* ``"local"``, ``"global"`` or
@@ -151,7 +153,7 @@ _OPTION_FIELDS = {f.name for f in dataclasses.fields(KernelOptions)}
 
 
 @for_each_kernel
-def set_options(kernel: Kernel, *args, **kwargs) -> Kernel:
+def set_options(kernel: Kernel, *args: str | Mapping[str, Any], **kwargs: Any) -> Kernel:
     """Set code generation options: ``set_options(knl, "write_code")`` (also
     loopy's ``write_cl``: translating shows the generated code),
     ``set_options(knl, build_options=["-cl-fast-relaxed-math"])`` (only the options of

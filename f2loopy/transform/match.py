@@ -14,12 +14,10 @@ import re
 from dataclasses import dataclass
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Union
+from typing import Union
 
 from f2loopy.diagnostics import TransformError
-
-if TYPE_CHECKING:
-    from f2loopy.ir.kernel import Kernel, TranslationUnit
+from f2loopy.ir.kernel import Kernel, TranslationUnit
 
 
 class Match:
@@ -296,7 +294,7 @@ class _Parser:
         raise TransformError(f"match expression {self.text!r} ends too early")
 
 
-def parse_match(spec) -> Match:
+def parse_match(spec: MatchSpec) -> Match:
     """A :class:`Match` from a string, a Match, None (everything) or a list
     of instruction ids."""
     if spec is None:
@@ -316,10 +314,9 @@ def parse_match(spec) -> Match:
 MatchSpec = Union[str, Match, Sequence[str], None]
 
 
-def kernels_of(what, who: str) -> list:
+def kernels_of(what: Kernel | TranslationUnit | Sequence[Kernel], who: str) -> list[Kernel]:
     """The kernels of *what*: a kernel, a translation unit, or a list or tuple
     of kernels (the forms loopy's query functions take)."""
-    from f2loopy.ir.kernel import Kernel, TranslationUnit
     if isinstance(what, Kernel):
         return [what]
     if isinstance(what, TranslationUnit):

@@ -44,7 +44,7 @@ def _convert_value(arg: ScalarArg, value):
 
 
 @for_each_kernel
-def fix_parameters(kernel: Kernel, **values) -> Kernel:
+def fix_parameters(kernel: Kernel, **values: int | float | bool | np.generic) -> Kernel:
     """Specialise *kernel* for fixed values of scalar arguments.
 
     ``fix_parameters(knl, Nq=8, p_Gamma=1.4)``: every use of the arguments is
@@ -124,7 +124,7 @@ def _fix_in_set(s: isl.Set, fixed: dict) -> isl.Set:
 
 
 @for_each_kernel
-def assume(kernel: Kernel, assumptions) -> Kernel:
+def assume(kernel: Kernel, assumptions: str | isl.Set) -> Kernel:
     """Tell the kernel facts about its integer parameters, e.g.
     ``assume(knl, "n >= 1 and n mod 16 = 0")`` (isl syntax).
 

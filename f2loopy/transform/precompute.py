@@ -11,6 +11,7 @@ on ``i`` is computed once per ``(e, k)``, not once per ``i``.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import islpy as isl
@@ -32,7 +33,7 @@ from f2loopy.transform.match import parse_match
 from f2loopy.transform.rules import (
     RuleAwareRewriter, map_instruction_expressions, canonicalize_rules, expand_rules, rule_calls)
 from f2loopy.transform.util import (
-    check_new_iname, for_each_kernel, parse_iname_list, resolve_iname, unique_name)
+    MatchSpec, Names, TagSpec, check_new_iname, for_each_kernel, parse_iname_list, resolve_iname, unique_name)
 
 
 def _resolve_rule(kernel, subst_use) -> str:
@@ -82,12 +83,18 @@ def _uses(kernel, rule_name, match):
 
 
 @for_each_kernel
-def precompute(kernel: Kernel, subst_use, sweep_inames=(), within=None, storage_axes=None,
-               temporary_name: str | None = None, precompute_inames=None,
-               precompute_outer_inames=None, storage_axis_to_tag=None, default_tag="l.auto",
-               dtype=None, fetch_bounding_box: bool = False, temporary_address_space=None,
-               temporary_scope=None, compute_insn_id: str | None = None,
-               _full_axes=None, _array_extents=None) -> Kernel:
+def precompute(kernel: Kernel, subst_use: str | Sequence[str], sweep_inames: Names = (),
+               within: MatchSpec = None, storage_axes: Names | Sequence[int] | None = None,
+               temporary_name: str | None = None, precompute_inames: Names | None = None,
+               precompute_outer_inames: Names | None = None,
+               storage_axis_to_tag: Mapping[str | int, TagSpec] | None = None,
+               default_tag: TagSpec = "l.auto", dtype: np.dtype | type | str | None = None,
+               fetch_bounding_box: bool = False,
+               temporary_address_space: str | AddressSpace | None = None,
+               temporary_scope: str | AddressSpace | None = None,
+               compute_insn_id: str | None = None,
+               _full_axes: Collection[int] | None = None,
+               _array_extents: Sequence | None = None) -> Kernel:
     """Compute rule *subst_use* into a temporary before its uses.
 
     :arg sweep_inames: the loops over which the stored values are gathered
@@ -543,10 +550,14 @@ def _same_value(a, b) -> bool:
 
 
 @for_each_kernel
-def add_prefetch(kernel: Kernel, var_name, sweep_inames=(), dim_arg_names=None,
-                 default_tag="l.auto", rule_name=None, temporary_name=None,
-                 temporary_address_space=None, temporary_scope=None, footprint_subscripts=None,
-                 fetch_bounding_box=False, fetch_outer_inames=None, within=None) -> Kernel:
+def add_prefetch(kernel: Kernel, var_name: str, sweep_inames: Names = (),
+                 dim_arg_names: Names | None = None, default_tag: TagSpec = "l.auto",
+                 rule_name: str | None = None, temporary_name: str | None = None,
+                 temporary_address_space: str | AddressSpace | None = None,
+                 temporary_scope: str | AddressSpace | None = None,
+                 footprint_subscripts: None = None, fetch_bounding_box: bool = False,
+                 fetch_outer_inames: Names | None = None,
+                 within: MatchSpec = None) -> Kernel:
     """Fetch (part of) array *var_name* into a temporary before it is used.
 
     *var_name* is ``"D"``, ``"D[:,:]"`` or ``"q[ii,jj,k,:,:,e]"``: a ``:``

@@ -15,7 +15,8 @@ from f2loopy.diagnostics import TransformError
 from f2loopy.ir.expressions import Reduction, Rewriter, index_tuple, variables_read
 from f2loopy.ir.kernel import Assignment, Kernel
 from f2loopy.transform.match import find_instructions
-from f2loopy.transform.util import for_each_kernel, parse_iname_list, resolve_iname
+from f2loopy.transform.util import (
+    MatchSpec, Names, for_each_kernel, parse_iname_list, resolve_iname)
 
 def _split_update(insn: Assignment):
     """(operation, contribution) if *insn* is ``v = v op e``, else None."""
@@ -40,7 +41,8 @@ def _split_update(insn: Assignment):
 
 
 @for_each_kernel
-def accumulation_to_reduction(kernel: Kernel, within, *, inames=None) -> Kernel:
+def accumulation_to_reduction(kernel: Kernel, within: MatchSpec, *,
+                              inames: Names | None = None) -> Kernel:
     """Rewrite accumulations ``v = v + e`` (also ``*``, ``max(v, e)``,
     ``min(v, e)``) selected by *within* into ``v = v + sum(k, e)``.  Other
     instructions that *within* selects (``"writes:v"`` also matches the
@@ -90,8 +92,8 @@ def accumulation_to_reduction(kernel: Kernel, within, *, inames=None) -> Kernel:
             cond = mask[0] if len(mask) == 1 else p.LogicalAnd(tuple(mask))
             contrib = p.If(cond, contrib, 0 if op == "sum" else 1)
         red = Reduction(op, tuple(red_inames), contrib)
-        within = insn.within_inames - set(red_inames)
-        init = _foldable_init(kernel, insn, within, keep_preds)
+        outer_loops = insn.within_inames - set(red_inames)
+        init = _foldable_init(kernel, insn, outer_loops, keep_preds)
         start = insn.assignee if init is None else init.expression
         if init is not None and _is_neutral(op, start):
             value = red
@@ -104,7 +106,7 @@ def accumulation_to_reduction(kernel: Kernel, within, *, inames=None) -> Kernel:
             removed.add(init.id)
             deps = (deps - {init.id}) | init.depends_on
         new[insn.id] = insn.copy(expression=value, predicates=tuple(keep_preds),
-                                 within_inames=within, depends_on=deps)
+                                 within_inames=outer_loops, depends_on=deps)
     insns = []
     for i in kernel.instructions:
         if i.id in removed:
@@ -195,7 +197,8 @@ def _reduction_inames(kernel, insn, inames):
 
 
 @for_each_kernel
-def make_reduction_inames_unique(kernel: Kernel, inames=None, within=None) -> Kernel:
+def make_reduction_inames_unique(kernel: Kernel, inames: Names | None = None,
+                                 within: MatchSpec = None) -> Kernel:
     """Give each reduction its own copy of every iname it runs over that a
     loop or an earlier reduction (in instruction order) already uses, so that
     the reductions can be transformed one by one (split, tag, ...).

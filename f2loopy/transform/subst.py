@@ -3,11 +3,10 @@ expand_subst."""
 
 from __future__ import annotations
 
-import islpy as isl
-
-import pymbolic.primitives as p
-
 from collections.abc import Sequence
+
+import islpy as isl
+import pymbolic.primitives as p
 
 from f2loopy.diagnostics import TransformError, UnsupportedArgumentError
 from f2loopy.ir.expressions import index_tuple, substitute, variables_read
@@ -16,7 +15,7 @@ from f2loopy.ir.kernel import Assignment, Kernel, SubstitutionRule
 from f2loopy.transform.rules import (
     RuleAwareRewriter, map_instruction_expressions, canonicalize_rules, expand_rules, find_one_rule_matching,
     rule_calls, used_rules)
-from f2loopy.transform.util import for_each_kernel, resolve_variable
+from f2loopy.transform.util import Names, for_each_kernel, resolve_variable
 
 
 def _transitive_deps(kernel) -> dict:
@@ -239,8 +238,8 @@ def _names_list(value) -> list[str]:
 
 def _rule_of(kernel, name, w, rule_name, extra, previous, calls):
     """Arguments, body and call maker of the rule for assignment *w*."""
-    args: list[str] = []
-    idx: tuple = ()
+    args = []
+    idx = ()
     body = w.expression
     if previous is not None:
         # an assignment that reads the variable reads the previous one's rule
@@ -317,7 +316,7 @@ def _rule_reads_of(kernel, insn) -> frozenset:
 
 
 @for_each_kernel
-def expand_subst(kernel: Kernel, within=None) -> Kernel:
+def expand_subst(kernel: Kernel, within: str | None = None) -> Kernel:
     """Expand substitution rules (those matching glob *within*, default all)
     at every use."""
     import fnmatch
@@ -329,7 +328,8 @@ def expand_subst(kernel: Kernel, within=None) -> Kernel:
 
 
 @for_each_kernel
-def extract_subst(kernel: Kernel, subst_name: str, template, parameters=()) -> Kernel:
+def extract_subst(kernel: Kernel, subst_name: str, template: str | p.Expression,
+                  parameters: Names = ()) -> Kernel:
     """Create rule *subst_name* from *template* (a string such as
     ``"a[i]*b[i]"`` or an expression) with *parameters*, and replace every
     occurrence of the template (with any values of the parameters) by a call."""

@@ -3,11 +3,40 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable, Sequence
+from typing import Concatenate, ParamSpec, Protocol, Union, overload
 
 import islpy as isl
 
 from f2loopy.diagnostics import TransformError
-from f2loopy.ir.kernel import Assignment, Kernel
+from f2loopy.ir.kernel import Assignment, Kernel, TranslationUnit
+from f2loopy.ir.tags import InameTag
+from f2loopy.transform.match import MatchSpec
+
+#: one name, several separated by commas (``"i, j"``), or a sequence of names
+Names = Union[str, Sequence[str]]
+#: a loop tag: ``"l.0"``, ``"g.1"``, ``"l.auto"``, ``"for"``, ``"unr"``,
+#: ``"ilp"``, ``"vec"``, ... or an :class:`~f2loopy.ir.tags.InameTag`; None
+#: for none
+TagSpec = Union[str, InameTag, None]
+
+_P = ParamSpec("_P")
+
+
+class KernelTransform(Protocol[_P]):
+    """A transformation as :func:`for_each_kernel` makes it: a kernel gives a
+    kernel, a translation unit a translation unit."""
+
+    @overload
+    def __call__(self, kernel: Kernel, /, *args: _P.args, **kwargs: _P.kwargs) -> Kernel: ...
+
+    @overload
+    def __call__(self, kernel: TranslationUnit, /, *args: _P.args,
+                 **kwargs: _P.kwargs) -> TranslationUnit: ...
+
+    def __call__(self, kernel, /, *args, **kwargs): ...
+
+__all__ = ["KernelTransform", "MatchSpec", "Names", "TagSpec", "for_each_kernel"]
 
 
 def _resolve(name: str, known, what: str) -> str:
@@ -34,7 +63,7 @@ def resolve_variable(kernel: Kernel, name: str) -> str:
     return _resolve(name, names, "variable")
 
 
-def parse_iname_list(spec) -> list[str]:
+def parse_iname_list(spec: Names) -> list[str]:
     if isinstance(spec, str):
         return [s.strip() for s in spec.split(",") if s.strip()]
     return [str(s) for s in spec]
@@ -72,7 +101,7 @@ def rename_in_set(s: isl.Set, old: str, new: str) -> isl.Set:
     return s
 
 
-def for_each_kernel(func):
+def for_each_kernel(func: Callable[Concatenate[Kernel, _P], Kernel]) -> KernelTransform[_P]:
     """Let transformation *func* also take a TranslationUnit (as loopy's do).
 
     The transformation is applied to every kernel of the unit; kernels it does
@@ -82,8 +111,6 @@ def for_each_kernel(func):
     (:func:`~f2loopy.transform.rules.keep_rule_names`).
     """
     import functools
-
-    from f2loopy.ir.kernel import TranslationUnit
 
     def one(kernel, *args, **kwargs):
         from f2loopy.transform.rules import keep_rule_names
@@ -110,4 +137,11 @@ def for_each_kernel(func):
             raise first_error
         return TranslationUnit(out, kernel.filename, kernel.source)
 
-    return wrapper
+    # what the signature shows: a kernel or a unit in, the same kind out
+    import inspect
+    sig = inspect.signature(func)
+    params = list(sig.parameters.values())
+    params[0] = params[0].replace(annotation="Kernel | TranslationUnit")
+    wrapper.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        parameters=params, return_annotation="Kernel | TranslationUnit")
+    return wrapper  # type: ignore[return-value]
