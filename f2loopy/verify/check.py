@@ -139,6 +139,7 @@ class OutputCheck:
     where: tuple | None
     mismatch: object = None      # compare.Mismatch or None
     note: str = ""
+    fma_note: str = ""           # what a rerun without contraction said
 
     @property
     def passed(self) -> bool:
@@ -155,6 +156,7 @@ class KernelCheck:
     originals: tuple = ()             # names of the subroutines, in call order
     outputs: list = field(default_factory=list)
     error: str | None = None
+    note: str = ""                    # e.g. both stop on these inputs
 
     @property
     def passed(self) -> bool:
@@ -174,10 +176,20 @@ class CheckReport:
     seed: int
     inputs: str = ""
     checks: list = field(default_factory=list)
+    #: line -> text of the statements of the checked subroutines that never
+    #: ran on the inputs (None: not measured; see f2loopy.verify.coverage)
+    coverage: dict | None = None
+    #: further rounds of inputs: (description, CheckReport or a message)
+    rounds: list = field(default_factory=list)
+    #: the original subroutines checked (IR, untransformed)
+    kernels: list = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
-        return bool(self.checks) and all(c.passed for c in self.checks)
+        return bool(self.checks) and all(c.passed for c in self.checks) and \
+            not self.coverage and all(not isinstance(r, CheckReport) or
+                                      all(c.passed for c in r.checks)
+                                      for _, r in self.rounds)
 
     def failures(self) -> list:
         return [c for c in self.checks if not c.passed]
@@ -194,15 +206,39 @@ class CheckReport:
             width = max([len(_decl(o)) for o in c.outputs] + [1])
             for o in c.outputs:
                 lines.append("  " + _output_line(o, width))
-            if not c.outputs:
+                if o.fma_note:
+                    lines.append("    " + o.fma_note)
+            if c.note:
+                lines.append("  " + c.note)
+            elif not c.outputs:
                 lines.append("  (writes no argument)")
+        for what, r in self.rounds:
+            if isinstance(r, CheckReport):
+                bad_r = [c for c in r.checks if not c.passed]
+                state = "ok" if not bad_r else "MISMATCH in " + ", ".join(
+                    c.kernel for c in bad_r)
+                lines.append(f"inputs ({what}): {state}")
+                if bad_r:
+                    lines.extend("  " + ln for ln in r.format().splitlines()[1:-1])
+            else:
+                lines.append(f"inputs ({what}): {r}")
         n_out = sum(len(c.outputs) for c in self.checks)
         bad = self.failures()
+        if self.coverage:
+            lines.append("statements that never ran on these inputs (nothing is proven about "
+                         "them):")
+            for number in sorted(self.coverage):
+                lines.append(f"  {self.path}:{number}: {self.coverage[number]}")
         if not self.checks:
             lines.append("nothing checked")
-        elif bad:
-            lines.append(f"MISMATCH: {len(bad)} of {len(self.checks)} kernel(s) differ from the "
-                         "original Fortran: " + ", ".join(c.title.split(" = ")[0] for c in bad))
+        elif bad or any(isinstance(r, CheckReport) and r.failures() for _, r in self.rounds):
+            titles = list(dict.fromkeys(c.title.split(" = ")[0] for c in bad + [
+                c for _, r in self.rounds if isinstance(r, CheckReport) for c in r.failures()]))
+            lines.append(f"MISMATCH: {len(titles)} of {len(self.checks)} kernel(s) differ from "
+                         "the original Fortran: " + ", ".join(titles))
+        elif self.coverage:
+            lines.append(f"NOT COVERED: {len(self.coverage)} statement(s) never ran; give "
+                         "sizes or value ranges that reach them (--size, --range)")
         else:
             lines.append(f"ok: {n_out} output(s) of {len(self.checks)} kernel(s) match the "
                          "original Fortran")
@@ -378,7 +414,8 @@ def run_isolated(func, timeout: float = 120.0):
         raise CheckError(f"the original Fortran crashed ({signame}) on the generated inputs; "
                          "give sizes with --size and value ranges with --range")
     if not chunks:
-        raise CheckError("the original Fortran stopped without a result (a STOP statement?)")
+        from f2loopy.verify.honesty import ReferenceStopped
+        raise ReferenceStopped("the original Fortran stopped (a stop, error stop or xerbla)")
     kind, value = pickle.loads(b"".join(chunks))
     if kind != "ok":
         raise CheckError(f"running the original Fortran failed: {value}")
@@ -476,13 +513,17 @@ def _compare_outputs(names, got_state, want_state, inputs, lower_bounds, toleran
 def check_source(text: str, path, *, defines=None, transform=None, sizes=None, ranges=None,
                  kernel: str | None = None, seed: int = 0, tolerances=None,
                  checkpoints: bool = True, queue=None, isolate: bool = True,
-                 result=None, fortran_flags=("-O0",), timeout: float = 120.0) -> CheckReport:
+                 result=None, fortran_flags=("-O0",), timeout: float = 120.0,
+                 coverage: bool = False, char_round: int = 0) -> CheckReport:
     """Check the translation of Fortran *text* (from file *path*) against
     gfortran; see the module docstring.  *result* is a
     :class:`~f2loopy.pipeline.TranslationResult` of *text* if already made.
 
     Raises :class:`~f2loopy.diagnostics.F2LoopyError` when the file cannot be
-    translated or checked at all; mismatches are in the report.
+    translated or checked at all; mismatches are in the report.  With
+    *coverage*, the report says which statements never ran
+    (:mod:`f2loopy.verify.coverage`); *char_round* picks the values of
+    character arguments.
     """
     from f2loopy.frontend import read_source, translate_source
     from f2loopy.frontend.source import is_fixed_form_name
@@ -512,6 +553,13 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
 
     report = CheckReport(str(path), seed)
     runnable = [s for s in selected if s[5] is not None]
+    from f2loopy.verify import coverage as cov
+    from f2loopy.verify import honesty
+    checked_names = list(dict.fromkeys(n for *_, seq in runnable for n in seq))
+    report.kernels = [originals[n] for n in checked_names]
+    ranges_of = cov.procedure_ranges(text, list(originals.values()))
+    char_choices = {n: cov.character_choices(text, *ranges_of[n])
+                    for n in checked_names if n in ranges_of}
     for label, _, _, _, k, seq in selected:
         if seq is None:
             report.checks.append(KernelCheck(
@@ -541,12 +589,17 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                                  f"{given[match[0]]} (fix_parameters)")
             if not match:
                 given[n] = v
+        honesty.check_given_sizes(given, {n: v for n, v in (sizes or {}).items()
+                                          if n.lower() in names},
+                                  [originals[n] for n in group])
         plan = plan_inputs([originals[n] for n in group],
                            assumptions=[r[4].assumptions for r in members], given=given,
                            ranges={n: r for n, r in (ranges or {}).items()
                                    if n.lower() in names},
                            seed=seed)
-        plans[group] = (plan, plan.generate(seed))
+        generated = honesty.character_inputs([originals[n] for n in group],
+                                             plan.generate(seed), char_choices, char_round)
+        plans[group] = (plan, generated)
     described = [(group, plan.describe()) for group, (plan, _) in plans.items()]
     if len(described) == 1:
         report.inputs = described[0][1]
@@ -561,18 +614,23 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         suffix = ".f" if is_fixed_form_name(path.name) else ".f90"
         if path.suffix in (".F90", ".F", ".f95", ".f03", ".f08", ".for", ".f77"):
             suffix = path.suffix
+        measure = coverage and isolate and cov.gcov_available()
         lib = FortranLibrary(text, list(originals.values()), filename=f"original{suffix}",
-                             flags=tuple(fortran_flags), workdir=str(tmp))
+                             flags=tuple(fortran_flags), workdir=str(tmp), coverage=measure)
         sequences = []
         for *_, seq in runnable:
             if tuple(seq) not in sequences:
                 sequences.append(tuple(seq))
-
-        def reference():
-            return {s: _run_sequence(lib, originals, s, plans[group_of(s)][1])
-                    for s in sequences}
-
-        refs = run_isolated(reference, timeout) if isolate else reference()
+        refs = _references(lib, originals, sequences, lambda s: plans[group_of(s)][1],
+                           isolate, timeout)
+        if measure:
+            counts = cov.gcov_counts(lib) or {}
+            report.coverage = {}
+            for n in checked_names:
+                if n in ranges_of:
+                    need = cov.required_lines(text, originals[n], *ranges_of[n], counts)
+                    report.coverage.update({ln: t for ln, t in need.items()
+                                            if not counts.get(ln)})
 
         if queue is None:
             queue = _cl_queue()
@@ -590,7 +648,21 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                                                          path.name)
                 module, gk_list = modules[key]
                 plan, inputs = plans[group_of(seq)]
-                got = _run_generated(module, gk_list[idx], inputs, queue)
+                stopped = refs[tuple(seq)] is _STOPPED
+                try:
+                    got = _run_generated(module, gk_list[idx], inputs, queue)
+                except Exception as exc:  # noqa: BLE001
+                    if not honesty.is_kernel_stop(exc):
+                        raise
+                    if stopped:
+                        kc.note = f"both stop on these inputs ({honesty.stop_message(exc)})"
+                    else:
+                        kc.error = (f"the kernel stopped ({honesty.stop_message(exc)}), the "
+                                    "original Fortran did not")
+                    continue
+                if stopped:
+                    kc.error = "the original Fortran stops on these inputs, the kernel does not"
+                    continue
             except F2LoopyError as exc:
                 kc.error = exc.format()
                 continue
@@ -610,7 +682,61 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
             written.sort(key=lambda x: order.index(x) if x in order else len(order))
             kc.outputs = _compare_outputs(written, got, want, inputs, plan.lower_bounds,
                                           tolerances)
+            if any(o.mismatch is not None for o in kc.outputs) and \
+                    all(k2.options.fp_contract for k2 in ks):
+                _rerun_without_contraction(kc, ks, idx, seq, written, inputs, plan, text,
+                                           originals, suffix, fortran_flags, tmp, path,
+                                           tolerances, queue, isolate, timeout, want)
     return report
+
+
+#: the result of a reference run that stopped
+_STOPPED = object()
+
+
+def _references(lib, originals, sequences, inputs_of, isolate, timeout) -> dict:
+    """Run each sequence of original subroutines (in a child each, when
+    isolated, so that one that stops does not take the others along)."""
+    from f2loopy.verify.honesty import ReferenceStopped
+    refs = {}
+    for s in sequences:
+        def one(s=s):
+            try:
+                return _run_sequence(lib, originals, s, inputs_of(s))
+            finally:
+                lib.dump_coverage()
+        try:
+            refs[s] = run_isolated(one, timeout) if isolate else one()
+        except ReferenceStopped:
+            refs[s] = _STOPPED
+    return refs
+
+
+def _rerun_without_contraction(kc, ks, idx, seq, written, inputs, plan, text, originals,
+                               suffix, fortran_flags, tmp, path, tolerances, queue, isolate,
+                               timeout, want):
+    """Results differ: run both sides again without floating-point
+    contraction and say whether that explains the difference."""
+    from f2loopy.verify.fortran import FortranLibrary
+    from f2loopy.verify.honesty import (
+        contraction_flags, explain_mismatches, without_contraction)
+    try:
+        module, gk_list = _glue_for_kernels(without_contraction(ks),
+                                            tmp / f"nofma{next(_counter)}", path.name)
+        got = _run_generated(module, gk_list[idx], inputs, queue)
+        ref = want
+        if "-O0" not in fortran_flags:
+            wd = tmp / f"reffma{next(_counter)}"
+            wd.mkdir()
+            lib = FortranLibrary(text, list(originals.values()),
+                                 filename=f"original{suffix}",
+                                 flags=contraction_flags(fortran_flags), workdir=str(wd))
+            ref = _references(lib, originals, [tuple(seq)], lambda s: inputs, isolate,
+                              timeout)[tuple(seq)]
+        again = _compare_outputs(written, got, ref, inputs, plan.lower_bounds, tolerances)
+    except Exception:  # noqa: BLE001 - the rerun is advice; the mismatch stands
+        return
+    explain_mismatches(kc.outputs, again)
 
 
 def _input_groups(sequences) -> list:
@@ -657,8 +783,10 @@ def _describe_failure(exc: BaseException) -> str:
     return f"running the generated kernel failed: {type(exc).__name__}: " + "\n".join(lines)
 
 
-def check_file(path, **options) -> CheckReport:
-    """:func:`check_source` on the file *path*."""
+def check_file(path, *, coverage: bool = True, **options) -> CheckReport:
+    """:func:`check_source` on the file *path*; with *coverage*, in rounds
+    of inputs until every statement ran (:func:`~f2loopy.verify.coverage.
+    check_covering`)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -666,6 +794,9 @@ def check_file(path, **options) -> CheckReport:
         text = path.read_text(encoding="latin-1")
     except OSError as exc:
         raise CheckError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if coverage:
+        from f2loopy.verify.coverage import check_covering
+        return check_covering(text, path, check=check_source, coverage=True, **options)
     return check_source(text, path, **options)
 
 

@@ -16,6 +16,7 @@ def run_check(file, *, defines: dict, transform, sizes, ranges, kernel, seed, rt
     errors raise :class:`click.UsageError` (exit status 2)."""
     from f2loopy.verify.check import (
         check_file, parse_assignments, parse_number, parse_range, parse_tolerances)
+    from f2loopy.verify.honesty import CheckUsageError
     try:
         size_values = parse_assignments(sizes, "--size", parse_number)
         range_values = parse_assignments(ranges, "--range", parse_range)
@@ -26,6 +27,8 @@ def run_check(file, *, defines: dict, transform, sizes, ranges, kernel, seed, rt
         report = check_file(file, defines=defines, transform=transform, sizes=size_values,
                             ranges=range_values, kernel=kernel, seed=seed,
                             tolerances=tolerances, checkpoints=checkpoints)
+    except CheckUsageError as exc:
+        raise click.UsageError(str(exc)) from None
     except F2LoopyError as exc:
         report_error(exc, debug)
         return 1

@@ -149,14 +149,19 @@ class FortranLibrary:
     """The subroutines of one Fortran source, compiled into a shared library.
 
     :arg flags: gfortran flags (default ``-O0``: evaluation as written).
+    :arg coverage: build with gcov instrumentation: :meth:`dump_coverage`
+        writes the counts (see :mod:`f2loopy.verify.coverage`).
     """
 
     def __init__(self, source: str, kernels, *, filename: str = "kernel.f90",
-                 flags=("-O0",), workdir: str | None = None):
+                 flags=("-O0",), workdir: str | None = None, coverage: bool = False):
         self.kernels = {k.name.lower(): k for k in kernels}
         fc = find_gfortran()
         suffix = Path(filename).suffix or ".f90"
         shims = "\n".join(_shim(k) for k in kernels) + _missing_helpers(source)
+        extra = []
+        if coverage:
+            flags = tuple(flags) + ("--coverage",)
         key = hashlib.sha256((source + shims + suffix + " ".join(flags)).encode()).hexdigest()
         self._tmp = None
         if workdir is None:
@@ -168,13 +173,24 @@ class FortranLibrary:
         shim_path = wd / "shims.f90"
         shim_path.write_text(shims)
         lib_path = wd / f"libref_{key[:12]}.so"
+        if coverage:
+            dump = wd / "f2l_coverage_dump.c"
+            dump.write_text("extern void __gcov_dump(void);\n"
+                            "void f2l_coverage_dump(void) { __gcov_dump(); }\n")
+            extra.append(str(dump))
+        self.lib_path, self.source_path, self.coverage = lib_path, src_path, coverage
         cmd = [fc, "-shared", "-fPIC", *flags, "-J", str(wd), "-o", str(lib_path),
-               str(src_path), str(shim_path)]
+               str(src_path), str(shim_path), *extra]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=wd)
         if proc.returncode != 0:
             raise FortranToolError("gfortran failed to compile the original Fortran:\n"
                                    + proc.stderr.strip())
         self.lib = ctypes.CDLL(str(lib_path))
+
+    def dump_coverage(self) -> None:
+        """Write the gcov counts so far (a forked child exits without)."""
+        if self.coverage:
+            self.lib.f2l_coverage_dump()
 
     def call(self, name: str, args: list) -> list:
         """Call subroutine *name* with *args*, its Fortran arguments (numpy

@@ -1,0 +1,172 @@
+"""What ``f2loopy check`` proves: which statements of the original ran.
+
+A check on inputs that never reach a loop proves nothing about it.  The
+reference is built with gcov instrumentation; after it ran, the line counts
+say which statements of the checked subroutines executed.  The statements
+that must run are the executable lines gcov knows in each checked
+subroutine, except those of error paths (``stop``, ``error stop``, ``call
+xerbla``, the ``write``/``print`` before them, ``return``, and the
+assignments of the argument ``xerbla`` reports), which valid inputs do not
+reach.
+
+:func:`check_covering` runs the check in rounds: the user's inputs first,
+then other seeds with special values (0 and 1) for real scalars and each
+one-character constant the subroutine compares a character argument with,
+until every statement ran or the rounds are spent; what never ran is named
+in the report (which then fails).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from f2loopy.ir.kernel import ScalarArg
+
+#: extra rounds of inputs tried to reach the statements that have not run
+ROUNDS = 8
+
+_EXCUSED = re.compile(r"^\s*(\d+\s+)?(stop|error\s*stop|return|write|print|call\s+xerbla)\b",
+                      re.IGNORECASE)
+_LITERAL = re.compile(r"""'([^'])'|"([^"])\"""")
+
+
+def gcov_available() -> bool:
+    return shutil.which("gcov") is not None
+
+
+def gcov_counts(library) -> dict:
+    """Line -> execution count of the original source, from the gcov data
+    *library* (a :class:`~f2loopy.verify.fortran.FortranLibrary` built with
+    coverage) wrote; None if gcov is missing or failed."""
+    gcov = shutil.which("gcov")
+    if gcov is None or not library.coverage:
+        return None
+    lib = Path(library.lib_path)
+    stem = Path(library.source_path).stem
+    data = lib.parent / f"{lib.name}-{stem}.gcda"
+    if not data.exists():
+        return {}
+    proc = subprocess.run([gcov, "-t", data.name], cwd=lib.parent, capture_output=True,
+                          text=True, errors="replace", timeout=120)
+    if proc.returncode != 0:
+        return None
+    counts, current = {}, None
+    for line in proc.stdout.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) < 3:
+            continue
+        count, number = parts[0].strip(), parts[1].strip()
+        if number == "0":
+            if parts[2].startswith("Source:"):
+                current = Path(parts[2][len("Source:"):]).name
+            continue
+        if current != Path(library.source_path).name or count == "-":
+            continue
+        try:
+            n = 0 if count.startswith(("#", "=")) else int(count.rstrip("*"))
+        except ValueError:
+            continue
+        counts[int(number)] = counts.get(int(number), 0) + n
+    return counts
+
+
+def procedure_ranges(text: str, kernels) -> dict:
+    """Kernel name -> (first, last) lines of its subroutine in *text* (up to
+    the line before the next procedure of the file)."""
+    starts = sorted(k.span.line for k in kernels if k.span is not None)
+    total = len(text.splitlines())
+    out = {}
+    for k in kernels:
+        if k.span is None:
+            continue
+        later = [s for s in starts if s > k.span.line]
+        out[k.name] = (k.span.line, (later[0] - 1) if later else total)
+    return out
+
+
+def required_lines(text: str, kernel, first: int, last: int, counts: dict) -> dict:
+    """Line -> text of the statements of *kernel* (lines *first*..*last*)
+    that valid inputs must run (see the module docstring)."""
+    lines = text.splitlines()
+    info_names = set()
+    for m in re.finditer(r"call\s+xerbla\s*\(\s*['\"][^'\"]*['\"]\s*,\s*-?\s*(\w+)\s*\)",
+                         "\n".join(lines[first - 1:last]), re.IGNORECASE):
+        info_names.add(m.group(1).lower())
+    error_lines = {s.span.line for s in kernel.error_sites if s.span is not None}
+    out = {}
+    for number in counts:
+        if not first < number <= last or number in error_lines:
+            continue
+        src = lines[number - 1] if number <= len(lines) else ""
+        body = re.sub(r"^\s*\d+\s+", "", src).strip()
+        if not body or _EXCUSED.match(src) or \
+                re.match(r"(end|select|case|else)\b", body, re.IGNORECASE):
+            continue          # (gcov counts a 'select case' on its cases)
+        target = re.match(r"(\w+)\s*=[^=]", body)
+        if target and target.group(1).lower() in info_names:
+            continue          # INFO = k: an argument check reporting to xerbla
+        if re.match(r"if\s*\(.*\)\s*(return|stop|call\s+xerbla)\b", body, re.IGNORECASE):
+            # a one-line guard: the line runs whenever the test does
+            pass
+        out[number] = body
+    return out
+
+
+def character_choices(text: str, first: int, last: int) -> list:
+    """The one-character constants of lines *first*..*last* (upper case
+    first), for drawing the values of character arguments."""
+    found = []
+    for line in text.splitlines()[first - 1:last]:
+        for m in _LITERAL.finditer(line):
+            c = m.group(1) or m.group(2)
+            if c.strip() and c not in found:
+                found.append(c)
+    found.sort(key=lambda c: (not c.isupper(), c))
+    return found or ["N"]
+
+
+def special_ranges(kernels, round_no: int, user_ranges: dict) -> dict:
+    """Value ranges for round *round_no*: real scalar arguments the user
+    gave no range are 0 (rounds 1, 4, ...) or 1 (rounds 2, 5, ...)."""
+    if round_no % 3 == 0:
+        return {}
+    value = 0.0 if round_no % 3 == 1 else 1.0
+    out = {}
+    given = {n.lower() for n in user_ranges}
+    for k in kernels:
+        written = k.written_variables()
+        for a in k.fortran_args:
+            if isinstance(a, ScalarArg) and a.dtype.kind == "f" and \
+                    a.name.lower() not in given and a.name not in written:
+                out[a.name] = (value, value)
+    return out
+
+
+def check_covering(text: str, path, *, check, **options):
+    """Run *check* (:func:`~f2loopy.verify.check.check_source`) in rounds
+    until every statement of the checked subroutines ran; returns the first
+    round's report, with the other rounds and what never ran added."""
+    seed = options.pop("seed", 0)
+    ranges = dict(options.pop("ranges", None) or {})
+    report = check(text, path, seed=seed, ranges=ranges, char_round=0, **options)
+    if report.coverage is None or not report.checks:
+        return report
+    missing = dict(report.coverage)
+    for r in range(1, ROUNDS + 1):
+        if not missing:
+            break
+        extra = special_ranges(report.kernels, r, ranges)
+        try:
+            again = check(text, path, seed=seed + r, ranges={**extra, **ranges},
+                          char_round=r, **options)
+        except Exception as exc:  # noqa: BLE001 - a round whose inputs cannot be made
+            report.rounds.append((f"seed {seed + r}", f"not run: {exc}"))
+            continue
+        report.rounds.append((f"seed {seed + r}" + (f"; {again.inputs}" if again.inputs
+                                                     else ""), again))
+        missing = {n: t for n, t in missing.items() if n in (again.coverage or {})}
+    report.coverage = missing
+    return report

@@ -1,0 +1,114 @@
+"""Helpers that keep ``f2loopy check`` honest (used by
+:mod:`f2loopy.verify.check`):
+
+* sizes the user gives that the declarations cannot take are a usage error
+  (:class:`CheckUsageError`, exit status 2), not a mismatch;
+* character arguments get strings (:func:`character_inputs`);
+* a ``stop`` reached by the original and by the kernel (the Python glue's
+  KernelStopError) is an agreement, not a crash (:class:`ReferenceStopped`);
+* when results differ, :func:`contraction_effect` reruns the generated code
+  without floating-point contraction (``#pragma OPENCL FP_CONTRACT OFF``; the
+  reference is built with ``-ffp-contract=off`` too): if the results then
+  match, the difference came from fused multiply-adds, not from the
+  translation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from f2loopy.ir.kernel import ScalarArg
+
+
+class CheckUsageError(Exception):
+    """An option of ``f2loopy check`` has a value it cannot use."""
+
+
+def check_given_sizes(values: dict, given: dict, kernels) -> None:
+    """Refuse user sizes that give an array of *kernels* a negative extent
+    (the declaration of a dummy argument cannot take them)."""
+    if not given:
+        return
+    from f2loopy.ir.expressions import substitute
+    from f2loopy.ir.folding import NotConstant, evaluate_constant
+    from f2loopy.ir.kernel import ArrayArg
+    values = dict(values)
+    for k in kernels:
+        for a in k.args:
+            if not isinstance(a, ArrayArg):
+                continue
+            for extent in a.shape:
+                if extent is None:
+                    continue
+                try:
+                    n = int(evaluate_constant(substitute(extent, values)))
+                except (NotConstant, TypeError, ValueError, KeyError):
+                    continue
+                if n < 0:
+                    sizes = ", ".join(f"{x}={v}" for x, v in given.items())
+                    raise CheckUsageError(
+                        f"--size {sizes}: the extent of array '{a.name}' would be {n}; give "
+                        "sizes for which every extent of the declarations is zero or more")
+
+
+def character_inputs(kernels, inputs: dict, choices: dict, round_no: int) -> dict:
+    """*inputs* with a string for each character argument: the
+    ``round_no``-th (cycling, shifted per argument) of *choices*[kernel]."""
+    out = dict(inputs)
+    k_idx = 0
+    for k in kernels:
+        for a in k.fortran_args:
+            if isinstance(a, ScalarArg) and getattr(a, "character", False) and a.name in out:
+                options = choices.get(k.name) or ["N"]
+                out[a.name] = options[(round_no + k_idx) % len(options)]
+                k_idx += 1
+    return out
+
+
+class ReferenceStopped(Exception):
+    """The original Fortran stopped (``stop``, ``error stop``, xerbla)."""
+
+
+def is_kernel_stop(exc: BaseException) -> bool:
+    return type(exc).__name__ == "KernelStopError"
+
+
+def without_contraction(kernels):
+    """*kernels* with floating-point contraction turned off."""
+    return [k.copy(options=k.options.copy(fp_contract=False)) for k in kernels]
+
+
+def contraction_flags(flags) -> tuple:
+    return tuple(flags) + ("-ffp-contract=off",)
+
+
+def explain_mismatches(outputs, rerun_outputs) -> bool:
+    """Annotate *outputs* (OutputCheck s of one kernel) with what the rerun
+    without contraction says; returns True if it cleared every mismatch."""
+    bad = [o for o in outputs if o.mismatch is not None]
+    if not bad:
+        return True
+    again = {o.name: o for o in rerun_outputs}
+    cleared = all(again.get(o.name) is not None and again[o.name].mismatch is None
+                  for o in bad)
+    for o in bad:
+        if cleared:
+            o.fma_note = ("differs only by fused multiply-add contraction: without it "
+                          "(FP_CONTRACT OFF, gfortran -ffp-contract=off) the results match, "
+                          "so the translation is right and the computation is sensitive to "
+                          "rounding")
+            o.mismatch = None
+        else:
+            o.fma_note = ("still differs without fused multiply-add contraction: a "
+                          "translation error")
+    return cleared
+
+
+def stop_message(exc) -> str:
+    text = str(exc)
+    return text.split(": ", 1)[1] if ": " in text else text
+
+
+__all__ = ["CheckUsageError", "ReferenceStopped", "character_inputs", "check_given_sizes",
+           "contraction_flags", "explain_mismatches", "is_kernel_stop", "np",
+           "without_contraction"]
