@@ -55,8 +55,13 @@ def is_generated(path: str) -> bool:
 
 
 def translate_one(path: str, output_dir=None, defines=None, transform=None,
-                  debug=False) -> FileOutcome:
-    """Translate and write one file; never raises."""
+                  debug=False, touch_outputs=False) -> FileOutcome:
+    """Translate and write one file; never raises.
+
+    With *touch_outputs*, every output gets the same new modification time,
+    also those whose content did not change (which are otherwise left alone):
+    a Make rule then sees them newer than the Fortran after an edit that
+    changes no output (a comment), instead of translating at every build."""
     from f2loopy.pipeline import translate_file, write_outputs
     outcome = FileOutcome(path)
     if is_generated(path):
@@ -66,6 +71,8 @@ def translate_one(path: str, output_dir=None, defines=None, transform=None,
         result = translate_file(path, output_dir=output_dir, defines=defines,
                                 transform=transform, debug=debug, cache=True)
         written = write_outputs(result.outputs)
+        if touch_outputs:
+            touch_all(result.outputs)
     except Exception as exc:  # noqa: BLE001 - every failure is reported, not raised
         outcome.error = _format_error(exc, debug)
         outcome.script_output = getattr(exc, "script_output", "")
@@ -75,6 +82,19 @@ def translate_one(path: str, output_dir=None, defines=None, transform=None,
     outcome.written = [str(p) for p in written]
     outcome.inputs = _unique(str(p) for p in result.inputs)
     return outcome
+
+
+def touch_all(paths) -> None:
+    """Give every path of *paths* the same modification time, now (equal
+    times: Make remakes a target only when a prerequisite is newer)."""
+    import time
+    from f2loopy.diagnostics import F2LoopyError
+    now = time.time_ns()
+    for p in paths:
+        try:
+            os.utime(p, ns=(now, now))
+        except OSError as exc:
+            raise F2LoopyError(f"cannot touch output {p}: {exc.strerror or exc}") from None
 
 
 def _unique(items) -> list:

@@ -81,6 +81,10 @@ def main():
 @click.option("--depfile", type=click.Path(dir_okay=False), default=None,
               help="Write the files each output depends on (the Fortran file, recipes, "
                    "scripts) as Make rules, like gcc -MD.")
+@click.option("--touch-outputs", is_flag=True,
+              help="Give every output a new modification time, also those whose content "
+                   "did not change (for Make rules: an edit of a comment then does not "
+                   "make every later build translate again).")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=1, show_default=True,
               help="Translate up to N files at once (0: one per CPU).")
 @click.option("--progress/--no-progress", default=None,
@@ -88,7 +92,8 @@ def main():
 @defines_option
 @transform_option
 @debug_option
-def translate(files, output_dir, depfile, jobs, progress, defines, transform, debug):
+def translate(files, output_dir, depfile, touch_outputs, jobs, progress, defines, transform,
+              debug):
     """Translate Fortran FILES: writes NAME.cl, NAME_cl.py (Python glue), NAME_cl.f90 and
     NAME_cl.c (Fortran glue) for each.
 
@@ -100,7 +105,7 @@ def translate(files, output_dir, depfile, jobs, progress, defines, transform, de
         progress = sys.stderr.isatty()
     outcomes = translate_files(files, jobs=jobs, progress=Progress(len(files), progress),
                                output_dir=output_dir, defines=values, transform=transform,
-                               debug=debug)
+                               debug=debug, touch_outputs=touch_outputs)
     failed = 0
     for o in outcomes:
         if o.script_output:                 # what print() in the file's script wrote
