@@ -29,6 +29,7 @@ class FileOutcome:
     inputs: list = field(default_factory=list)    # every file read (str)
     skipped: str | None = None        # why the file was not translated
     script_output: str = ""           # what its transformation script printed
+    warnings: list = field(default_factory=list)  # formatted warnings (unused -D values)
 
 
 def _format_error(exc: BaseException, debug: bool) -> str:
@@ -55,7 +56,7 @@ def is_generated(path: str) -> bool:
 
 
 def translate_one(path: str, output_dir=None, defines=None, transform=None,
-                  debug=False, touch_outputs=False) -> FileOutcome:
+                  debug=False, touch_outputs=False, undefines=()) -> FileOutcome:
     """Translate and write one file; never raises.
 
     With *touch_outputs*, every output gets the same new modification time,
@@ -69,7 +70,8 @@ def translate_one(path: str, output_dir=None, defines=None, transform=None,
         return outcome
     try:
         result = translate_file(path, output_dir=output_dir, defines=defines,
-                                transform=transform, debug=debug, cache=True)
+                                transform=transform, debug=debug, cache=True,
+                                undefines=undefines)
         written = write_outputs(result.outputs)
         if touch_outputs:
             touch_all(result.outputs)
@@ -81,7 +83,28 @@ def translate_one(path: str, output_dir=None, defines=None, transform=None,
     outcome.outputs = [str(p) for p in result.outputs]
     outcome.written = [str(p) for p in written]
     outcome.inputs = _unique(str(p) for p in result.inputs)
+    outcome.warnings = unused_define_warnings(path, defines or {}, outcome.inputs)
     return outcome
+
+
+def unused_define_warnings(path: str, defines: dict, inputs) -> list[str]:
+    """A warning for each ``-D`` name that no file of the translation mentions
+    (the Fortran, its #included files, its script, the recipes it applied):
+    a typo such as ``-D tiel=8`` would otherwise be ignored silently."""
+    if not defines:
+        return []
+    from f2loopy.preprocessor import names_in
+    words: set = set()
+    for p in inputs:
+        try:
+            with open(p, encoding="utf-8", errors="replace") as f:
+                words |= names_in(f.read())
+        except OSError:
+            pass
+    shown = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in str(path))
+    return [f"{shown}: warning: -D {name} is not used: no preprocessor line, "
+            f"script or recipe of this translation reads '{name}'"
+            for name in defines if name.lower() not in words]
 
 
 def touch_all(paths) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from f2loopy.cli_tools import cmake_dir_option, recipes
+from f2loopy.cli_tools import check_macro_names, cmake_dir_option, recipes
 from f2loopy.diagnostics import F2LoopyError
 from f2loopy.version import __version__
 
@@ -31,14 +31,10 @@ def _parse_defines(values) -> dict:
 
 
 def _parse_value(text: str):
-    for conv in (int, float):
-        try:
-            return conv(text)
-        except ValueError:
-            pass
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    return text
+    """A -D value: a Python literal (8, 1e-3, (8, 4), 'name', [1, 2]), true/false,
+    or else the text itself."""
+    from f2loopy.cli_tools import literal_value
+    return literal_value(text)
 
 
 class _Failure(Exception):
@@ -57,9 +53,22 @@ def _report(exc: BaseException, debug: bool) -> None:
         traceback.print_exception(exc)
 
 
-defines_option = click.option("-D", "--define", "defines", multiple=True, metavar="NAME=VALUE",
-                              help="Value visible to the transformation script as NAME "
-                                   "(repeatable), e.g. -D Nq=8.")
+def _check_defines(ctx, param, values):
+    """-D NAME means NAME=1 (as for a compiler); a bad -D is a usage error."""
+    values = tuple(v if "=" in v else f"{v}=1" for v in values)
+    _parse_defines(values)
+    return values
+
+
+defines_option = click.option("-D", "--define", "defines", multiple=True, metavar="NAME[=VALUE]",
+                              callback=_check_defines,
+                              help="Value visible to the transformation script as NAME, and a "
+                                   "macro of the C preprocessor for .F90/.F files and files "
+                                   "with # lines (repeatable), e.g. -D Nq=8, -D tile=(8,4), "
+                                   "-D USE_GPU.")
+undefines_option = click.option("-U", "--undefine", "undefines", multiple=True, metavar="NAME",
+                                callback=lambda ctx, param, values: check_macro_names(values),
+                                help="Undefine a macro of the C preprocessor (repeatable).")
 debug_option = click.option("--debug", is_flag=True,
                             help="Show Python tracebacks for errors.")
 transform_option = click.option("--transform", metavar="NAME_OR_FILE", default=None,
@@ -90,10 +99,11 @@ def main():
 @click.option("--progress/--no-progress", default=None,
               help="Show a progress bar on stderr (default: when stderr is a terminal).")
 @defines_option
+@undefines_option
 @transform_option
 @debug_option
-def translate(files, output_dir, depfile, touch_outputs, jobs, progress, defines, transform,
-              debug):
+def translate(files, output_dir, depfile, touch_outputs, jobs, progress, defines, undefines,
+              transform, debug):
     """Translate Fortran FILES: writes NAME.cl, NAME_cl.py (Python glue), NAME_cl.f90 and
     NAME_cl.c (Fortran glue) for each.
 
@@ -105,11 +115,13 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, defines
         progress = sys.stderr.isatty()
     outcomes = translate_files(files, jobs=jobs, progress=Progress(len(files), progress),
                                output_dir=output_dir, defines=values, transform=transform,
-                               debug=debug, touch_outputs=touch_outputs)
+                               debug=debug, touch_outputs=touch_outputs, undefines=undefines)
     failed = 0
     for o in outcomes:
         if o.script_output:                 # what print() in the file's script wrote
             click.echo(o.script_output, nl=False)
+        for warning in o.warnings:
+            click.echo(warning, err=True)
         if o.skipped:
             click.echo(f"f2loopy: note: skipping {o.path}: {o.skipped}", err=True)
         elif o.error is not None:
@@ -131,9 +143,10 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, defines
 @click.option("--ir/--no-ir", default=True, help="Print the kernel IR.")
 @click.option("--code/--no-code", default=True, help="Print the generated OpenCL.")
 @defines_option
+@undefines_option
 @transform_option
 @debug_option
-def show(file, kernel_name, ir, code, defines, transform, debug):
+def show(file, kernel_name, ir, code, defines, undefines, transform, debug):
     """Print the IR and the generated OpenCL of FILE (writes nothing).
 
     For a file that cannot be translated, lists every statement that cannot be.
@@ -141,7 +154,7 @@ def show(file, kernel_name, ir, code, defines, transform, debug):
     from f2loopy.pipeline import translate_file
     try:
         result = translate_file(file, defines=_parse_defines(defines), transform=transform,
-                                debug=debug, collect_errors=True)
+                                debug=debug, collect_errors=True, undefines=undefines)
     except Exception as exc:  # noqa: BLE001
         click.echo(getattr(exc, "script_output", ""), nl=False)
         _report(exc, debug)

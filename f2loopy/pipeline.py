@@ -56,14 +56,18 @@ def output_paths(path, output_dir=None) -> dict:
 def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | None = None,
                    defines: dict | None = None, transform: str | None = None,
                    debug: bool = False, cache: bool = False,
-                   collect_errors: bool = False) -> TranslationResult:
+                   collect_errors: bool = False, undefines=(),
+                   include_dirs=()) -> TranslationResult:
     """Translate the Fortran file *path*; return the outputs without writing them.
 
     With *cache*, an unchanged file's outputs come from the translation cache
     (:mod:`f2loopy.cache`); the result then has outputs, inputs and what the
     script printed only (no kernels).  With *collect_errors*, every statement that cannot be
     translated is reported (:class:`~f2loopy.frontend.FortranErrors`).
+    A file that needs the C preprocessor gets it (:mod:`f2loopy.preprocessor`),
+    with the *defines*, *undefines* (``-U``) and *include_dirs* (``-I``).
     """
+    cpp = dict(undefines=tuple(undefines), include_dirs=tuple(include_dirs))
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -73,10 +77,14 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
         raise F2LoopyError(f"cannot read {path}: {exc.strerror or exc}") from None
     if not cache:
         return translate_text(text, path, output_dir=output_dir, defines=defines,
-                              transform=transform, debug=debug, collect_errors=collect_errors)
+                              transform=transform, debug=debug, collect_errors=collect_errors,
+                              **cpp)
     from f2loopy import cache as tcache
+    # (#included files are inputs: an entry is re-checked against them)
     key = tcache.translation_key(path, text, output_dir=output_dir, defines=defines,
-                                 transform=transform)
+                                 transform=transform,
+                                 extra=[f"-U{u}" for u in undefines] +
+                                 [f"-I{d}" for d in include_dirs])
     # an entry holds texts by kind: the paths are always the ones computed here
     paths = output_paths(path, output_dir)
     hit = tcache.load(key, OUTPUT_KINDS, path)
@@ -85,7 +93,8 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
         outputs = {paths[kind]: texts[kind] for kind in OUTPUT_KINDS}
         return TranslationResult(path, [], [], outputs, inputs, script_output=output)
     result = translate_text(text, path, output_dir=output_dir, defines=defines,
-                            transform=transform, debug=debug, collect_errors=collect_errors)
+                            transform=transform, debug=debug, collect_errors=collect_errors,
+                            **cpp)
     by_path = {Path(p): t for p, t in result.outputs.items()}
     if set(by_path) == set(paths.values()):
         tcache.store(key, {kind: by_path[p] for kind, p in paths.items()}, result.inputs,
@@ -94,10 +103,34 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
 
 
 def translate_text(text: str, path: Path, *, output_dir=None, defines=None, transform=None,
-                   debug=False, collect_errors=False) -> TranslationResult:
+                   debug=False, collect_errors=False, undefines=(),
+                   include_dirs=()) -> TranslationResult:
     """Translate Fortran *text* as if read from *path* (a str or Path; it
     names the outputs and the diagnostics, and the outputs go next to it
-    unless *output_dir* is given).  Nothing is written."""
+    unless *output_dir* is given).  Nothing is written.
+
+    A ``.F90``/``.F`` file, or one with preprocessor lines, is preprocessed
+    first (``-D`` *defines*, ``-U`` *undefines*, ``-I`` *include_dirs*);
+    errors then point at the original files and lines, and the files it
+    ``#include``s are inputs of the result."""
+    from f2loopy.preprocessor import needs_preprocessing, preprocess
+    options = dict(output_dir=output_dir, defines=defines, transform=transform, debug=debug,
+                   collect_errors=collect_errors)
+    if not needs_preprocessing(text, path):
+        return _translate_preprocessed(text, path, **options)
+    pp = preprocess(text, path, defines=defines, undefines=undefines,
+                    include_dirs=include_dirs)
+    try:
+        result = _translate_preprocessed(pp.text, path, **options)
+    except F2LoopyError as exc:
+        raise pp.remap(exc) from None
+    result.inputs.extend(Path(f) for f in pp.includes)
+    return result
+
+
+def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=None,
+                            transform=None, debug=False,
+                            collect_errors=False) -> TranslationResult:
     path = Path(path)
     # imported here: a cache hit (translate_file) never loads the compiler
     from f2loopy.codegen import file_header, generate_code, join_program
