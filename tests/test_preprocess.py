@@ -175,3 +175,12 @@ def test_a_file_without_preprocessor_lines_is_read_as_it_is(tmp_path):
     with pytest.raises(F2LoopyError):
         translate_text("subroutine s(x)\n  real x\n#define A\n  x = A\nend\n",
                        tmp_path / "t.f90", defines={"A": "("})
+
+
+def test_check_builds_the_original_with_the_same_macros(tmp_path):
+    pytest.importorskip("pyopencl")
+    src = tmp_path / "s.F90"
+    src.write_text(SCALE)
+    proc = f2loopy("check", "-D", "SCALE=3", "--size", "n=50", str(src))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ok" in proc.stdout
