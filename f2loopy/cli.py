@@ -60,6 +60,21 @@ def _check_defines(ctx, param, values):
     return values
 
 
+def _int_values(ctx, param, values) -> dict:
+    """``NAME=INTEGER`` options (``--size Ne=6910``): a dict, or a usage error."""
+    out = {}
+    for item in values:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip().isidentifier():
+            raise click.BadParameter(f"expected NAME=VALUE, got {ascii(item)}")
+        try:
+            out[name.strip()] = int(value.strip())
+        except ValueError:
+            raise click.BadParameter(f"{ascii(value)} is not an integer (for {name.strip()})") \
+                from None
+    return out
+
+
 defines_option = click.option("-D", "--define", "defines", multiple=True, metavar="NAME[=VALUE]",
                               callback=_check_defines,
                               help="Value visible to the transformation script as NAME, and a "
@@ -84,7 +99,7 @@ def main():
 
 
 @main.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, required=True, type=click.Path())
 @click.option("-o", "--output-dir", type=click.Path(file_okay=False), default=None,
               help="Directory for the outputs (default: next to each input).")
 @click.option("--depfile", type=click.Path(dir_okay=False), default=None,
@@ -109,7 +124,7 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, defines
 
     Nothing is written for a file that has an error; the errors of every file are reported.
     """
-    from f2loopy.build import Progress, depfile_text, translate_files
+    from f2loopy.build import GENERATED_SKIP, Progress, depfile_text, translate_files
     values = _parse_defines(defines)
     if progress is None:
         progress = sys.stderr.isatty()
@@ -117,16 +132,23 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, defines
                                output_dir=output_dir, defines=values, transform=transform,
                                debug=debug, touch_outputs=touch_outputs, undefines=undefines)
     failed = 0
+    generated = [o for o in outcomes if o.skipped == GENERATED_SKIP]
     for o in outcomes:
         if o.script_output:                 # what print() in the file's script wrote
             click.echo(o.script_output, nl=False)
         for warning in o.warnings:
             click.echo(warning, err=True)
-        if o.skipped:
+        if o.skipped and o.skipped != GENERATED_SKIP:
             click.echo(f"f2loopy: note: skipping {o.path}: {o.skipped}", err=True)
         elif o.error is not None:
             click.echo(o.error, err=True)
             failed += 1
+    if len(generated) == 1:
+        click.echo(f"f2loopy: note: skipping {generated[0].path}: {GENERATED_SKIP}", err=True)
+    elif generated:
+        # `f2loopy translate *.f90` again: the glue the last run wrote is left alone
+        click.echo(f"f2loopy: note: skipping {len(generated)} files f2loopy generated "
+                   f"({generated[0].path}, ...)", err=True)
     if depfile is not None and not failed:
         from f2loopy.pipeline import write_outputs
         try:
@@ -138,7 +160,7 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, defines
 
 
 @main.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path())
 @click.option("--kernel", "kernel_name", default=None, help="Only this subroutine.")
 @click.option("--ir/--no-ir", default=True, help="Print the kernel IR.")
 @click.option("--code/--no-code", default=True, help="Print the generated OpenCL.")
@@ -175,7 +197,7 @@ def show(file, kernel_name, ir, code, defines, undefines, transform, debug):
 
 
 @main.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path())
 @click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE",
               help="Value of a scalar argument, e.g. a size (repeatable); others are chosen "
                    "to fit the declarations and the kernel's assumptions.")
@@ -210,9 +232,9 @@ def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints,
 
 
 @main.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path())
 @defines_option
-@click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE",
+@click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE", callback=_int_values,
               help="Value of a size argument of the kernel (repeatable), e.g. --size Ne=6910.")
 @click.option("--min-time", type=float, default=0.3, show_default=True,
               help="Seconds of timed launches per level.")
@@ -223,6 +245,7 @@ def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints,
 @click.option("--no-fortran", is_flag=True,
               help="Do not build the original with gfortran (check against the first level).")
 @click.option("--bandwidth", default=None, metavar="GB/s|measure",
+              callback=lambda ctx, param, value: _bandwidth(value),
               help="Memory bandwidth of the device, to report the fraction of the limit "
                    "reached; 'measure' times a copy kernel in the same run.")
 @debug_option
@@ -234,12 +257,19 @@ def bench(file, defines, sizes, min_time, as_csv, as_json, plot, no_fortran, ban
     time, the speed-up over the first level, GFLOP/s and GB/s from the static
     counts, and whether the results match the original Fortran.
     """
+    if as_json and as_csv:
+        raise click.UsageError("--json and --csv cannot be used together")
+    if plot:
+        import importlib.util
+        if importlib.util.find_spec("matplotlib") is None:
+            click.echo("f2loopy: error: --plot needs matplotlib (pip install matplotlib); "
+                       "nothing was run", err=True)
+            sys.exit(1)
     from f2loopy.bench import run_bench
     try:
-        report = run_bench(file, defines=_parse_defines(defines),
-                           sizes={k: int(v) for k, v in _parse_defines(sizes).items()},
+        report = run_bench(file, defines=_parse_defines(defines), sizes=sizes,
                            min_time=min_time, fortran=not no_fortran,
-                           bandwidth_gbs=_bandwidth(bandwidth),
+                           bandwidth_gbs=bandwidth,
                            progress=lambda label: click.echo(f"bench: {label}", err=True))
     except Exception as exc:  # noqa: BLE001
         _report(exc, debug)

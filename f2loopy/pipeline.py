@@ -185,10 +185,15 @@ def write_outputs(outputs: dict) -> list[Path]:
         except (OSError, UnicodeDecodeError):
             pass
         pending.append((path, text))
+    for path, _ in pending:
+        if path.is_dir():      # found before anything is written
+            raise F2LoopyError(f"cannot write {path}: Is a directory")
     temps = []
     mode = _new_file_mode() if pending else 0
+    current = None
     try:
         for path, text in pending:
+            current = path
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
@@ -198,12 +203,14 @@ def write_outputs(outputs: dict) -> list[Path]:
                 os.fchmod(f.fileno(), mode)
             temps.append((tmp, path))
         for tmp, path in temps:
+            current = path
             os.replace(tmp, path)
     except OSError as exc:
         for tmp, _ in temps:
             if os.path.exists(tmp):
                 os.unlink(tmp)
-        raise F2LoopyError(f"cannot write output: {exc}") from None
+        # the output's name, not the temporary file's
+        raise F2LoopyError(f"cannot write {current}: {exc.strerror or exc}") from None
     return [path for _, path in temps]
 
 
