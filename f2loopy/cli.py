@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from f2loopy.cli_tools import cmake_dir_option, recipes
+from f2loopy.cli_tools import check_macro_names, cmake_dir_option, recipes
 from f2loopy.diagnostics import F2LoopyError
 from f2loopy.escape import UnrepresentablePath, is_plain_name, make_path, terminal
 from f2loopy.version import __version__
@@ -41,14 +41,10 @@ def _parse_defines(values) -> dict:
 
 
 def _parse_value(text: str):
-    for conv in (int, float):
-        try:
-            return conv(text)
-        except ValueError:
-            pass
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    return text
+    """A -D value: a Python literal (8, 1e-3, (8, 4), 'name', [1, 2]), true/false,
+    or else the text itself."""
+    from f2loopy.cli_tools import literal_value
+    return literal_value(text)
 
 
 def _report(exc: BaseException, debug: bool) -> None:
@@ -63,9 +59,37 @@ def _report(exc: BaseException, debug: bool) -> None:
         _echo("".join(traceback.format_exception(exc)).rstrip("\n"), err=True)
 
 
-defines_option = click.option("-D", "--define", "defines", multiple=True, metavar="NAME=VALUE",
-                              help="Value visible to the transformation script as NAME "
-                                   "(repeatable), e.g. -D Nq=8.")
+def _check_defines(ctx, param, values):
+    """-D NAME means NAME=1 (as for a compiler); a bad -D is a usage error."""
+    values = tuple(v if "=" in v else f"{v}=1" for v in values)
+    _parse_defines(values)
+    return values
+
+
+def _int_values(ctx, param, values) -> dict:
+    """``NAME=INTEGER`` options (``--size Ne=6910``): a dict, or a usage error."""
+    out = {}
+    for item in values:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip().isidentifier():
+            raise click.BadParameter(f"expected NAME=VALUE, got {ascii(item)}")
+        try:
+            out[name.strip()] = int(value.strip())
+        except ValueError:
+            raise click.BadParameter(f"{ascii(value)} is not an integer (for {name.strip()})") \
+                from None
+    return out
+
+
+defines_option = click.option("-D", "--define", "defines", multiple=True, metavar="NAME[=VALUE]",
+                              callback=_check_defines,
+                              help="Value visible to the transformation script as NAME, and a "
+                                   "macro of the C preprocessor for .F90/.F files and files "
+                                   "with # lines (repeatable), e.g. -D Nq=8, -D tile=(8,4), "
+                                   "-D USE_GPU.")
+undefines_option = click.option("-U", "--undefine", "undefines", multiple=True, metavar="NAME",
+                                callback=lambda ctx, param, values: check_macro_names(values),
+                                help="Undefine a macro of the C preprocessor (repeatable).")
 debug_option = click.option("--debug", is_flag=True,
                             help="Show Python tracebacks for errors.")
 def _trust_scripts(ctx, param, value):
@@ -98,12 +122,16 @@ def main():
 
 
 @main.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, required=True, type=click.Path())
 @click.option("-o", "--output-dir", type=click.Path(file_okay=False), default=None,
               help="Directory for the outputs (default: next to each input).")
 @click.option("--depfile", type=click.Path(dir_okay=False), default=None,
               help="Write the files each output depends on (the Fortran file, recipes, "
                    "scripts) as Make rules, like gcc -MD.")
+@click.option("--touch-outputs", is_flag=True,
+              help="Give every output a new modification time, also those whose content "
+                   "did not change (for Make rules: an edit of a comment then does not "
+                   "make every later build translate again).")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=1, show_default=True,
               help="Translate up to N files at once (0: one per CPU).")
 @click.option("-I", "include_dirs", multiple=True, metavar="DIR",
@@ -113,17 +141,18 @@ def main():
 @click.option("--progress/--no-progress", default=None,
               help="Show a progress bar on stderr (default: when stderr is a terminal).")
 @defines_option
+@undefines_option
 @transform_option
 @trust_option
 @debug_option
-def translate(files, output_dir, depfile, jobs, progress, include_dirs, defines, transform,
-              debug):
+def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include_dirs, defines,
+              undefines, transform, debug):
     """Translate Fortran FILES: writes NAME.cl, NAME_cl.py (Python glue), NAME_cl.f90 and
     NAME_cl.c (Fortran glue) for each.
 
     Nothing is written for a file that has an error; the errors of every file are reported.
     """
-    from f2loopy.build import Progress, depfile_text, translate_files
+    from f2loopy.build import GENERATED_SKIP, Progress, depfile_text, translate_files
     values = _parse_defines(defines)
     if depfile is not None:     # before anything is written: a depfile must name them all
         for given, hint in [(f, "FILES") for f in files] + [(output_dir, "--output-dir"),
@@ -137,16 +166,26 @@ def translate(files, output_dir, depfile, jobs, progress, include_dirs, defines,
     outcomes = translate_files(files, jobs=jobs, progress=Progress(len(files), progress),
                                output_dir=output_dir, defines=values, transform=transform,
                                debug=debug, include_dirs=include_dirs,
-                               search_files=tuple(files) if len(files) > 1 else ())
+                               search_files=tuple(files) if len(files) > 1 else (),
+                               touch_outputs=touch_outputs, undefines=undefines)
     failed = 0
+    generated = [o for o in outcomes if o.skipped == GENERATED_SKIP]
     for o in outcomes:
         if o.script_output:                 # what print() in the file's script wrote
             _echo(o.script_output, nl=False)
-        if o.skipped:
+        for warning in o.warnings:
+            _echo(warning, err=True)
+        if o.skipped and o.skipped != GENERATED_SKIP:
             _echo(f"f2loopy: note: skipping {o.path}: {o.skipped}", err=True)
         elif o.error is not None:
             _echo(o.error, err=True)
             failed += 1
+    if len(generated) == 1:
+        click.echo(f"f2loopy: note: skipping {generated[0].path}: {GENERATED_SKIP}", err=True)
+    elif generated:
+        # `f2loopy translate *.f90` again: the glue the last run wrote is left alone
+        click.echo(f"f2loopy: note: skipping {len(generated)} files f2loopy generated "
+                   f"({generated[0].path}, ...)", err=True)
     if depfile is not None and not failed:
         from f2loopy.pipeline import write_outputs
         try:
@@ -161,7 +200,7 @@ def translate(files, output_dir, depfile, jobs, progress, include_dirs, defines,
 
 
 @main.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path())
 @click.option("--kernel", "kernel_name", default=None, help="Only this subroutine.")
 @click.option("--ir/--no-ir", default=True, help="Print the kernel IR.")
 @click.option("--code/--no-code", default=True, help="Print the generated OpenCL.")
@@ -169,10 +208,11 @@ def translate(files, output_dir, depfile, jobs, progress, include_dirs, defines,
               type=click.Path(exists=True, file_okay=False),
               help="Look for used modules and called procedures under DIR (repeatable).")
 @defines_option
+@undefines_option
 @transform_option
 @trust_option
 @debug_option
-def show(file, kernel_name, ir, code, include_dirs, defines, transform, debug):
+def show(file, kernel_name, ir, code, include_dirs, defines, undefines, transform, debug):
     """Print the IR and the generated OpenCL of FILE (writes nothing).
 
     For a file that cannot be translated, lists every statement that cannot be.
@@ -180,7 +220,8 @@ def show(file, kernel_name, ir, code, include_dirs, defines, transform, debug):
     from f2loopy.pipeline import translate_file
     try:
         result = translate_file(file, defines=_parse_defines(defines), transform=transform,
-                                debug=debug, collect_errors=True, include_dirs=include_dirs)
+                                debug=debug, collect_errors=True, include_dirs=include_dirs,
+                                undefines=undefines)
     except Exception as exc:  # noqa: BLE001
         _echo(getattr(exc, "script_output", ""), nl=False)
         _report(exc, debug)
@@ -201,7 +242,7 @@ def show(file, kernel_name, ir, code, include_dirs, defines, transform, debug):
 
 
 @main.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path())
 @click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE",
               help="Value of a scalar argument, e.g. a size (repeatable); others are chosen "
                    "to fit the declarations and the kernel's assumptions.")
@@ -237,9 +278,9 @@ def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints,
 
 
 @main.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path())
 @defines_option
-@click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE",
+@click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE", callback=_int_values,
               help="Value of a size argument of the kernel (repeatable), e.g. --size Ne=6910.")
 @click.option("--min-time", type=float, default=0.3, show_default=True,
               help="Seconds of timed launches per level.")
@@ -250,6 +291,7 @@ def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints,
 @click.option("--no-fortran", is_flag=True,
               help="Do not build the original with gfortran (check against the first level).")
 @click.option("--bandwidth", default=None, metavar="GB/s|measure",
+              callback=lambda ctx, param, value: _bandwidth(value),
               help="Memory bandwidth of the device, to report the fraction of the limit "
                    "reached; 'measure' times a copy kernel in the same run.")
 @trust_option
@@ -262,12 +304,19 @@ def bench(file, defines, sizes, min_time, as_csv, as_json, plot, no_fortran, ban
     time, the speed-up over the first level, GFLOP/s and GB/s from the static
     counts, and whether the results match the original Fortran.
     """
+    if as_json and as_csv:
+        raise click.UsageError("--json and --csv cannot be used together")
+    if plot:
+        import importlib.util
+        if importlib.util.find_spec("matplotlib") is None:
+            _echo("f2loopy: error: --plot needs matplotlib (pip install matplotlib); "
+                       "nothing was run", err=True)
+            sys.exit(1)
     from f2loopy.bench.run import run_bench
     try:
-        report = run_bench(file, defines=_parse_defines(defines),
-                           sizes={k: int(v) for k, v in _parse_defines(sizes).items()},
+        report = run_bench(file, defines=_parse_defines(defines), sizes=sizes,
                            min_time=min_time, fortran=not no_fortran,
-                           bandwidth_gbs=_bandwidth(bandwidth),
+                           bandwidth_gbs=bandwidth,
                            progress=lambda label: _echo(f"bench: {label}", err=True))
     except Exception as exc:  # noqa: BLE001
         _report(exc, debug)

@@ -9,9 +9,37 @@ literal): nothing of a recipe runs in this process.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 import click
+
+_MACRO_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def literal_value(text: str):
+    """A ``-D`` value: a Python literal (``8``, ``1e-3``, ``(8, 4)``, ``'x'``),
+    ``true``/``false`` in any case, or else the text itself (``-D mode=fast``)."""
+    if len(text) <= 10_000:
+        try:
+            value = ast.literal_eval(text.strip())
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            pass
+        else:
+            if isinstance(value, (bool, int, float, complex, str, tuple, list, dict, set)) \
+                    or value is None:
+                return value
+    if text.strip().lower() in ("true", "false"):
+        return text.strip().lower() == "true"
+    return text.strip()
+
+
+def check_macro_names(values):
+    """``-U NAME`` values: macro names, or a usage error."""
+    for v in values:
+        if not _MACRO_RE.fullmatch(v):
+            raise click.BadParameter(f"{ascii(v)} is not a macro name", param_hint="-U")
+    return tuple(values)
 
 
 @dataclass

@@ -61,8 +61,8 @@ def output_paths(path, output_dir=None) -> dict:
 def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | None = None,
                    defines: dict | None = None, transform: str | None = None,
                    debug: bool = False, cache: bool = False,
-                   collect_errors: bool = False, include_dirs=(),
-                   search_files=()) -> TranslationResult:
+                   collect_errors: bool = False, include_dirs=(), search_files=(),
+                   undefines=()) -> TranslationResult:
     """Translate the Fortran file *path*; return the outputs without writing them.
 
     With *cache*, an unchanged file's outputs come from the translation cache
@@ -71,8 +71,11 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
     translated is reported (:class:`~f2loopy.frontend.FortranErrors`).
     Modules and procedures of other files are looked up in *search_files*
     and under *include_dirs* (``-I``); every file read is in the result's inputs.
+    A file that needs the C preprocessor gets it (:mod:`f2loopy.preprocessor`),
+    with the *defines*, *undefines* (``-U``) and *include_dirs* (``-I``).
     """
-    search = dict(include_dirs=tuple(include_dirs), search_files=tuple(search_files))
+    search = dict(include_dirs=tuple(include_dirs), search_files=tuple(search_files),
+                  undefines=tuple(undefines))
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -85,9 +88,11 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
                               transform=transform, debug=debug, collect_errors=collect_errors,
                               **search)
     from f2loopy import cache as tcache
+    # (#included files are inputs: an entry is re-checked against them)
     key = tcache.translation_key(path, text, output_dir=output_dir, defines=defines,
                                  transform=transform,
-                                 extra=[f"-I{d}" for d in include_dirs] +
+                                 extra=[f"-U{u}" for u in undefines] +
+                                 [f"-I{d}" for d in include_dirs] +
                                  [f"file:{f}" for f in search_files])
     # an entry holds texts by kind: the paths are always the ones computed here
     paths = output_paths(path, output_dir)
@@ -107,11 +112,35 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
 
 
 def translate_text(text: str, path: Path, *, output_dir=None, defines=None, transform=None,
-                   debug=False, collect_errors=False, include_dirs=(),
-                   search_files=()) -> TranslationResult:
+                   debug=False, collect_errors=False, include_dirs=(), search_files=(),
+                   undefines=()) -> TranslationResult:
     """Translate Fortran *text* as if read from *path* (a str or Path; it
     names the outputs and the diagnostics, and the outputs go next to it
-    unless *output_dir* is given).  Nothing is written."""
+    unless *output_dir* is given).  Nothing is written.
+
+    A ``.F90``/``.F`` file, or one with preprocessor lines, is preprocessed
+    first (``-D`` *defines*, ``-U`` *undefines*, ``-I`` *include_dirs*);
+    errors then point at the original files and lines, and the files it
+    ``#include``s are inputs of the result."""
+    from f2loopy.preprocessor import needs_preprocessing, preprocess
+    options = dict(output_dir=output_dir, defines=defines, transform=transform, debug=debug,
+                   collect_errors=collect_errors, include_dirs=tuple(include_dirs),
+                   search_files=tuple(search_files))
+    if not needs_preprocessing(text, path):
+        return _translate_preprocessed(text, path, **options)
+    pp = preprocess(text, path, defines=defines, undefines=undefines,
+                    include_dirs=include_dirs)
+    try:
+        result = _translate_preprocessed(pp.text, path, **options)
+    except F2LoopyError as exc:
+        raise pp.remap(exc) from None
+    result.inputs.extend(Path(f) for f in pp.includes)
+    return result
+
+
+def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=None,
+                            transform=None, debug=False, collect_errors=False,
+                            include_dirs=(), search_files=()) -> TranslationResult:
     path = Path(path)
     # imported here: a cache hit (translate_file) never loads the compiler
     from f2loopy.codegen import file_header, generate_code, join_program
@@ -172,11 +201,15 @@ def write_outputs(outputs: dict) -> list[Path]:
             pass
         pending.append((path, text))
     for path, _ in pending:         # a rename that fails half-way would leave some written
+        if path.is_dir():      # found before anything is written
+            raise F2LoopyError(f"cannot write {path}: Is a directory")
         _check_name_length(path)
     temps = []
     mode = _new_file_mode() if pending else 0
+    current = None
     try:
         for path, text in pending:
+            current = path
             path.parent.mkdir(parents=True, exist_ok=True)
             # the temporary's name stays short: an output's name may be near the limit
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:64]}.", suffix=".tmp",
@@ -188,12 +221,14 @@ def write_outputs(outputs: dict) -> list[Path]:
                 os.fchmod(f.fileno(), mode)
             temps.append((tmp, path))
         for tmp, path in temps:
+            current = path
             os.replace(tmp, path)
     except OSError as exc:
         for tmp, _ in temps:
             if os.path.exists(tmp):
                 os.unlink(tmp)
-        raise F2LoopyError(f"cannot write output: {exc}") from None
+        # the output's name, not the temporary file's
+        raise F2LoopyError(f"cannot write {current}: {exc.strerror or exc}") from None
     return [path for _, path in temps]
 
 

@@ -131,7 +131,17 @@ function(f2loopy_add_kernels target)
     get_filename_component(abs "${source}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     get_filename_component(name "${source}" NAME)
     string(REGEX REPLACE "\\..*$" "" stem "${name}")   # as f2loopy names its outputs
+    # two sources named alike would write the same outputs: say so (CMake's own
+    # message names only the output)
     set(out "${F2L_OUTPUT_DIR}/${stem}")
+    get_property(earlier GLOBAL PROPERTY "F2LOOPY_SOURCE_OF:${out}")
+    if(earlier)
+      message(FATAL_ERROR "f2loopy_add_kernels(${target}): ${source} and ${earlier} would "
+              "both be translated to ${stem}.cl, ${stem}_cl.f90, ${stem}_cl.c and "
+              "${stem}_cl.py in ${F2L_OUTPUT_DIR}: rename one, or translate it in another "
+              "f2loopy_add_kernels call with its own OUTPUT_DIR")
+    endif()
+    set_property(GLOBAL PROPERTY "F2LOOPY_SOURCE_OF:${out}" "${abs}")
     # the outputs in the order the depfile names them: Ninja takes the
     # depfile's first target to be the command's first output, and a
     # mismatch makes every build translate again

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up f2loopy on a fresh machine: gfortran, OpenCL on the CPU (PoCL), cmake and make
+# Set up f2loopy on a fresh machine: gfortran, OpenCL on the CPU (PoCL), cmake, make and ninja
 # from the OS package manager, then the Python package with its test dependencies.
 #
 # OpenCL must come from Debian's pocl-opencl-icd: PyPI's pocl-binary-distribution 3.0
@@ -16,6 +16,7 @@ ls /etc/OpenCL/vendors/*pocl*.icd >/dev/null 2>&1 || packages+=(pocl-opencl-icd)
 # the Fortran glue and samples/heat_app are built with cmake + make and a C compiler
 command -v cmake >/dev/null 2>&1 || packages+=(cmake)
 command -v make >/dev/null 2>&1 || packages+=(make)
+command -v ninja >/dev/null 2>&1 || packages+=(ninja-build)   # CI builds heat_app with Ninja too
 command -v gcc >/dev/null 2>&1 || packages+=(gcc)
 # MPI (Open MPI: mpirun, mpif90) for samples/mpi_heat and its tests; without the
 # recommended extras (documentation, a second launcher), which the tests do not need

@@ -16,7 +16,7 @@ LAYERS = {
     "diagnostics": 0, "version": 0, "escape": 0, "resources": 0,
     "ir": 1,
     "analysis": 2,
-    "frontend": 3, "schedule": 3,
+    "frontend": 3, "schedule": 3, "preprocessor": 3,
     "transform": 4,
     "codegen": 5,
     "glue": 6,
@@ -24,7 +24,7 @@ LAYERS = {
     "directives": 8,
     "cache": 9, "pipeline": 9,
     "verify": 10, "loopy_compat": 10, "bench": 10, "fuzz": 10, "build": 10,
-    "cli": 11, "cli_tools": 11, "__main__": 11,
+    "cli": 11, "cli_tools": 11, "wrapper": 11, "__main__": 11,
 }
 
 

@@ -532,6 +532,12 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
     path = Path(path)
     if result is None:
         result = translate_text(text, path, defines=defines, transform=transform)
+    from f2loopy.preprocessor import needs_preprocessing, preprocess
+    preprocessed = needs_preprocessing(text, path)
+    if preprocessed:
+        # the original as the compiler sees it with the same macros (the
+        # translation preprocessed it the same way)
+        text = preprocess(text, path, defines=defines).text
     originals = {k.name: k for k in translate_source(read_source(text, str(path)))}
 
     units = [(None, list(result.kernels), result.generated)]
@@ -613,7 +619,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         tmp = Path(tmp)
         suffix = ".f" if is_fixed_form_name(path.name) else ".f90"
         if path.suffix in (".F90", ".F", ".f95", ".f03", ".f08", ".for", ".f77"):
-            suffix = path.suffix
+            suffix = path.suffix.lower() if preprocessed else path.suffix
         measure = coverage and isolate and cov.gcov_available()
         lib = FortranLibrary(text, list(originals.values()), filename=f"original{suffix}",
                              flags=tuple(fortran_flags), workdir=str(tmp), coverage=measure)

@@ -1,0 +1,263 @@
+"""The C preprocessor, run on Fortran as a compiler runs it.
+
+A file is preprocessed when its suffix says so (``.F90``, ``.F``, ``.F95``,
+``.F03``, ``.F08``, ``.FOR``) or when it has preprocessor lines (``#ifdef``,
+``#include``, ``#define``...).  ``-D NAME[=VALUE]`` and ``-U NAME`` go to the
+preprocessor (the ``-D`` values stay visible to the transformation script), and
+``-I DIR`` is searched for ``#include`` files after the file's own folder.  The
+preprocessor is ``gfortran -E -cpp``: the one the file's users compile with.
+
+Transformation scripts (``!$loopy`` lines and the lines of ``!$loopy begin``
+... ``!$loopy end`` blocks) are Python, not Fortran: they are hidden from the
+preprocessor (its macros would rewrite ``tile`` in ``split_iname(k, "i",
+tile)`` as well), and kept or dropped with the lines around them (a block under
+``#ifdef GPU`` exists only with ``-D GPU``).
+
+The preprocessed text keeps every line of the file at its line number where it
+can (``#include`` shifts what follows); :meth:`Preprocessed.remap` moves the
+spans of an error back to the file and line they came from, honouring the
+``# N "file"`` markers the preprocessor writes (also for ``#line``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from f2loopy.diagnostics import F2LoopyError, SourceSpan
+
+PREPROCESSED_SUFFIXES = (".F90", ".F", ".F95", ".F03", ".F08", ".FOR", ".FPP", ".fpp")
+_CPP_LINE_RE = re.compile(
+    r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif|define|undef|include|line|error|"
+    r"warning|pragma|\d+)\b")
+_DIRECTIVE_RE = re.compile(r"^\s*[!cC*]\$loopy\b(.*)$", re.IGNORECASE)
+_BEGIN_RE = re.compile(r"^\s*begin\b(?!\s+tagged\s*:)", re.IGNORECASE)
+_END_RE = re.compile(r"^\s*end\b(?!\s+tagged\s*:)", re.IGNORECASE)
+_MARKER_RE = re.compile(r'^# (\d+) "((?:[^"\\]|\\.)*)"((?: \d)*)\s*$')
+_PLACEHOLDER_RE = re.compile(r"^!@@(\d+)@@\s*$")
+_DIAG_RE = re.compile(r"^(.*?):(\d+):(\d+):(.*)$")
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: seconds the preprocessor may take
+TIMEOUT = 120
+
+
+class PreprocessorError(F2LoopyError):
+    """``#error``, an unterminated ``#if``, a missing ``#include`` file..."""
+
+
+def needs_preprocessing(text: str, path) -> bool:
+    if str(path).endswith(PREPROCESSED_SUFFIXES):
+        return True
+    return any(_CPP_LINE_RE.match(line) for line in text.splitlines())
+
+
+@dataclass
+class Preprocessed:
+    """The preprocessed text and where each of its lines came from."""
+
+    text: str
+    filename: str                       # the name diagnostics use for the file itself
+    origin: list = field(default_factory=list)    # line k (1-based) -> (file, line) at k-1
+    includes: list = field(default_factory=list)  # files #included (for depfiles)
+    sources: dict = field(default_factory=dict)   # file -> its lines (for caret displays)
+
+    def where(self, line: int):
+        if 0 < line <= len(self.origin):
+            return self.origin[line - 1]
+        return None
+
+    def remap_span(self, span: SourceSpan | None) -> SourceSpan | None:
+        if span is None or span.filename != self.filename:
+            return span
+        origin = self.where(span.line)
+        if origin is None:
+            return span
+        file, line = origin
+        lines = self.sources.get(file)
+        if lines is None:
+            lines = self.sources[file] = _read_lines(file)
+        text = lines[line - 1] if 0 < line <= len(lines) else span.text
+        column, length = span.column, span.length
+        if text != span.text:
+            # a macro changed the line: underline the same word, where it is
+            word = span.text[span.column - 1:span.column - 1 + span.length] if span.text else ""
+            pos = text.find(word) if word else -1
+            column, length = (pos + 1, len(word)) if pos >= 0 else (1, max(1, len(text)))
+        return dataclasses.replace(span, filename=file, line=line, column=column,
+                                   length=length, text=text)
+
+    def remap(self, exc: F2LoopyError) -> F2LoopyError:
+        """Move the spans of *exc* (its notes, the errors it collects) back to
+        the original files and lines, in place; returns *exc*."""
+        exc.span = self.remap_span(exc.span)
+        exc.notes = tuple((msg, self.remap_span(span)) for msg, span in exc.notes)
+        for inner in getattr(exc, "errors", ()) or ():
+            if inner is not exc and isinstance(inner, F2LoopyError):
+                self.remap(inner)
+        return exc
+
+
+def _read_lines(file: str) -> list[str]:
+    try:
+        with open(file, encoding="utf-8", errors="replace") as f:
+            return f.read().splitlines()
+    except OSError:
+        return []
+
+
+def _hide_scripts(lines: list[str]) -> tuple[list[str], dict]:
+    """Replace the script lines by placeholders the preprocessor leaves alone."""
+    out, hidden = [], {}
+    in_block = False
+    for no, line in enumerate(lines, start=1):
+        m = _DIRECTIVE_RE.match(line)
+        directive = m is not None
+        if directive and _BEGIN_RE.match(m.group(1)):
+            in_block = True
+        if directive or in_block:
+            hidden[no] = line
+            out.append(f"!@@{no}@@")
+        else:
+            out.append(line)
+        if directive and _END_RE.match(m.group(1)):
+            in_block = False
+    return out, hidden
+
+
+def _macro_options(defines: dict, undefines) -> list[str]:
+    opts = []
+    for name, value in (defines or {}).items():
+        if not _NAME_RE.fullmatch(str(name)):
+            raise F2LoopyError(f"-D {name!r}: not a valid macro name")
+        if isinstance(value, bool):
+            text = "1" if value else "0"
+        elif isinstance(value, str):
+            text = value
+        else:
+            text = repr(value)
+        if "\n" in text or "\r" in text or "\0" in text:
+            raise F2LoopyError(f"-D {name}: the value may not hold a line break")
+        opts.append(f"-D{name}={text}")
+    for name in undefines or ():
+        if not _NAME_RE.fullmatch(str(name)):
+            raise F2LoopyError(f"-U {name!r}: not a valid macro name")
+        opts.append(f"-U{name}")
+    return opts
+
+
+def preprocess(text: str, path, *, defines=None, undefines=(), include_dirs=(),
+               raw_defines: dict | None = None) -> Preprocessed:
+    """Run the preprocessor on *text* (the content of *path*).
+
+    *raw_defines* maps a ``-D`` name to the text given on the command line
+    (``-D tile=(8,4)`` passes ``(8,4)`` to the preprocessor, whatever value the
+    script gets); names missing there are passed as their values print."""
+    gfortran = shutil.which("gfortran")
+    if gfortran is None:
+        raise PreprocessorError(f"{path} needs the C preprocessor, and it is run as "
+                                "'gfortran -E -cpp': install gfortran")
+    path = Path(path)
+    filename = str(path)
+    lines = text.splitlines()
+    hidden_lines, hidden = _hide_scripts(lines)
+    macros = dict(defines or {})
+    macros.update(raw_defines or {})
+    options = _macro_options(macros, undefines)
+    with tempfile.TemporaryDirectory(prefix="f2loopy-cpp-") as tmp:
+        # the same name, so that the suffix picks the same source form
+        tmp_file = Path(tmp) / (path.name if path.name else "input.F90")
+        tmp_file.write_text("\n".join(hidden_lines) + "\n", encoding="utf-8")
+        cmd = [gfortran, "-E", "-cpp", "-fdiagnostics-plain-output", *options,
+               "-I", str(path.parent.resolve() if str(path.parent) else "."),
+               *[f"-I{d}" for d in include_dirs], str(tmp_file)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                                  timeout=TIMEOUT, cwd=tmp)
+        except subprocess.TimeoutExpired:
+            raise PreprocessorError(f"{path}: the preprocessor took longer than {TIMEOUT} s") \
+                from None
+        except OSError as exc:
+            raise PreprocessorError(f"cannot run the preprocessor: {exc}") from None
+        if proc.returncode != 0:
+            raise _diagnostic(proc.stderr, str(tmp_file), filename, lines)
+        return _assemble(proc.stdout, str(tmp_file), filename, lines, hidden)
+
+
+def _diagnostic(stderr: str, tmp_name: str, filename: str, lines) -> PreprocessorError:
+    """The preprocessor's first error, located in the original file."""
+    stderr_lines = stderr.splitlines()
+    for k, line in enumerate(stderr_lines):
+        m = _DIAG_RE.match(line)
+        if not m:
+            continue
+        message = m.group(4).strip()
+        if not message:     # file:line:col: on a line of its own, the message further down
+            message = next((x.split(":", 1)[1].strip() for x in stderr_lines[k + 1:]
+                            if x.startswith(("Error:", "Fatal Error:"))), "")
+        elif not message.startswith(("Error:", "Fatal Error:")):
+            continue
+        else:
+            message = message.split(":", 1)[1].strip()
+        if not message:
+            continue
+        file, ln, col = m.group(1), int(m.group(2)), int(m.group(3))
+        if file == tmp_name:
+            file = filename
+            if (0 < ln - 1 <= len(lines) and lines[ln - 2].lstrip().startswith("#")
+                    and not (ln <= len(lines) and lines[ln - 1].lstrip().startswith("#"))):
+                ln, col = ln - 1, 1     # gfortran names the line after a failed #include
+            text = lines[ln - 1] if 0 < ln <= len(lines) else ""
+        else:
+            text = ""
+        return PreprocessorError(message, SourceSpan(file, ln, max(col, 1), 1, text))
+    tail = stderr.strip().replace(tmp_name, filename)
+    return PreprocessorError(f"{filename}: the preprocessor failed: {tail[-500:]}")
+
+
+def _assemble(output: str, tmp_name: str, filename: str, lines, hidden) -> Preprocessed:
+    """Text and line origins from the preprocessor's output and its markers."""
+    out: list[str] = []
+    origin: list = []
+    includes: list[str] = []
+    file, line = filename, 1
+    for raw in output.splitlines():
+        m = _MARKER_RE.match(raw)
+        if m:
+            line = int(m.group(1))
+            name = bytes(m.group(2), "utf-8").decode("unicode_escape", "replace")
+            if name == tmp_name:
+                file = filename
+            elif name.startswith("<"):
+                file = name                # <built-in>, <command-line>
+            else:
+                file = name
+                if "1" in m.group(3).split() and name not in includes:
+                    includes.append(name)
+            if file == filename:
+                # keep the file's lines at their own numbers where nothing was
+                # inserted before them (the preprocessor leaves out runs of
+                # blank lines and says where it goes on)
+                while len(out) < line - 1 and (not origin or origin[-1][0] == filename):
+                    out.append("")
+                    origin.append((filename, len(out)))
+            continue
+        if file.startswith("<"):
+            continue
+        ph = _PLACEHOLDER_RE.match(raw)
+        if ph and file == filename and int(ph.group(1)) in hidden:
+            raw = hidden[int(ph.group(1))]
+        out.append(raw)
+        origin.append((file, line))
+        line += 1
+    sources = {filename: list(lines)}
+    return Preprocessed("\n".join(out) + "\n", filename, origin, includes, sources)
+
+
+def names_in(text: str) -> set[str]:
+    """Every identifier-like word of *text* (lower case)."""
+    return {w.lower() for w in _NAME_RE.findall(text)}
