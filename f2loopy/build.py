@@ -29,6 +29,7 @@ class FileOutcome:
     inputs: list = field(default_factory=list)    # every file read (str)
     skipped: str | None = None        # why the file was not translated
     script_output: str = ""           # what its transformation script printed
+    notes: list = field(default_factory=list)     # e.g. the tuned choices used
 
 
 def _format_error(exc: BaseException, debug: bool) -> str:
@@ -55,7 +56,7 @@ def is_generated(path: str) -> bool:
 
 
 def translate_one(path: str, output_dir=None, defines=None, transform=None,
-                  debug=False) -> FileOutcome:
+                  debug=False, tuning=True) -> FileOutcome:
     """Translate and write one file; never raises."""
     from f2loopy.pipeline import translate_file, write_outputs
     outcome = FileOutcome(path)
@@ -64,13 +65,14 @@ def translate_one(path: str, output_dir=None, defines=None, transform=None,
         return outcome
     try:
         result = translate_file(path, output_dir=output_dir, defines=defines,
-                                transform=transform, debug=debug, cache=True)
+                                transform=transform, debug=debug, cache=True, tuning=tuning)
         written = write_outputs(result.outputs)
     except Exception as exc:  # noqa: BLE001 - every failure is reported, not raised
         outcome.error = _format_error(exc, debug)
         outcome.script_output = getattr(exc, "script_output", "")
         return outcome
     outcome.script_output = result.script_output
+    outcome.notes = list(result.notes)
     outcome.outputs = [str(p) for p in result.outputs]
     outcome.written = [str(p) for p in written]
     outcome.inputs = _unique(str(p) for p in result.inputs)

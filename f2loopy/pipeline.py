@@ -35,6 +35,8 @@ class TranslationResult:
     inputs: list = field(default_factory=list)    # files read (for depfiles)
     checkpoints: list = field(default_factory=list)  # (label, kernels) from checkpoint()
     script_output: str = ""                          # what the script printed
+    tunables: dict = field(default_factory=dict)     # tunable name -> choices declared
+    notes: list = field(default_factory=list)        # e.g. which tuned choices were used
 
 
 def output_stem(path: Path) -> str:
@@ -44,13 +46,17 @@ def output_stem(path: Path) -> str:
 def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | None = None,
                    defines: dict | None = None, transform: str | None = None,
                    debug: bool = False, cache: bool = False,
-                   collect_errors: bool = False) -> TranslationResult:
+                   collect_errors: bool = False, tuning: bool = True) -> TranslationResult:
     """Translate the Fortran file *path*; return the outputs without writing them.
 
     With *cache*, an unchanged file's outputs come from the translation cache
     (:mod:`f2loopy.cache`); the result then has outputs, inputs and what the
     script printed only (no kernels).  With *collect_errors*, every statement that cannot be
     translated is reported (:class:`~f2loopy.frontend.FortranErrors`).
+    With *tuning*, the script's ``tunable(...)`` choices come from the file's
+    tuning record (``FILE.tune.json``, :mod:`f2loopy.tune.record`) when it has
+    an entry for this content, ``-D`` values and recipe; the result's notes
+    say so.
     """
     path = Path(path)
     try:
@@ -59,27 +65,45 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
         text = path.read_text(encoding="latin-1")
     except OSError as exc:
         raise F2LoopyError(f"cannot read {path}: {exc.strerror or exc}") from None
+    tunables, notes, extra, used = None, [], [], []
+    if tuning:
+        from f2loopy.tune.record import find_entry, usage_note
+        entry, record = find_entry(path, text, defines, transform)
+        if entry is not None:
+            tunables = entry.values
+            notes.append(usage_note(path, entry, record))
+            extra = [repr(sorted(tunables.items()))]
+            used = [record]
     if not cache:
-        return translate_text(text, path, output_dir=output_dir, defines=defines,
-                              transform=transform, debug=debug, collect_errors=collect_errors)
+        result = translate_text(text, path, output_dir=output_dir, defines=defines,
+                                transform=transform, debug=debug,
+                                collect_errors=collect_errors, tunables=tunables)
+        result.notes[:0] = notes
+        result.inputs.extend(used)
+        return result
     from f2loopy import cache as tcache
     key = tcache.translation_key(path, text, output_dir=output_dir, defines=defines,
-                                 transform=transform)
+                                 transform=transform, extra=extra)
     hit = tcache.load(key)
     if hit is not None:
         outputs, inputs, output = hit
-        return TranslationResult(path, [], [], outputs, inputs, script_output=output)
+        return TranslationResult(path, [], [], outputs, inputs, script_output=output,
+                                 notes=notes)
     result = translate_text(text, path, output_dir=output_dir, defines=defines,
-                            transform=transform, debug=debug, collect_errors=collect_errors)
+                            transform=transform, debug=debug, collect_errors=collect_errors,
+                            tunables=tunables)
+    result.notes[:0] = notes
+    result.inputs.extend(used)
     tcache.store(key, result.outputs, result.inputs, text, result.script_output)
     return result
 
 
 def translate_text(text: str, path: Path, *, output_dir=None, defines=None, transform=None,
-                   debug=False, collect_errors=False) -> TranslationResult:
+                   debug=False, collect_errors=False, tunables=None) -> TranslationResult:
     """Translate Fortran *text* as if read from *path* (a str or Path; it
     names the outputs and the diagnostics, and the outputs go next to it
-    unless *output_dir* is given).  Nothing is written."""
+    unless *output_dir* is given).  Nothing is written.  *tunables*: name ->
+    value for the script's ``tunable(...)`` calls."""
     path = Path(path)
     # imported here: a cache hit (translate_file) never loads the compiler
     from f2loopy.codegen import file_header, generate_code, join_program
@@ -89,7 +113,8 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
     src = read_source(text, str(path))
     kernels = list(translate_source(src, collect_errors=collect_errors))
     inputs = [path]
-    script = apply_transformations(src, kernels, defines or {}, transform, debug=debug)
+    script = apply_transformations(src, kernels, defines or {}, transform, debug=debug,
+                                   tunables=tunables)
     kernels = script.kernels
     inputs.extend(script.inputs)
     try:
@@ -108,16 +133,17 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
     # set_options(knl, "write_code"): the code is shown, as loopy does
     shown = "".join(f"{gk.source}\n" for gk in generated if gk.kernel.options.write_code)
     return TranslationResult(path, kernels, generated, outputs, inputs, script.checkpoints,
-                             script.output + shown)
+                             script.output + shown, dict(script.tunables))
 
 
-def apply_transformations(src, kernels, defines, transform, *, debug=False):
+def apply_transformations(src, kernels, defines, transform, *, debug=False, tunables=None):
     """Run the file's ``!$loopy begin`` script (and/or a named recipe) on *kernels*
     in the sandbox; returns a :class:`~f2loopy.directives.TransformOutcome`."""
     from f2loopy.directives import TransformOutcome, run_transformations
     if not src.scripts and transform is None:
         return TransformOutcome(kernels)
-    return run_transformations(src, kernels, defines, transform, debug=debug)
+    return run_transformations(src, kernels, defines, transform, debug=debug,
+                               tunables=tunables)
 
 
 def write_outputs(outputs: dict) -> list[Path]:

@@ -20,6 +20,7 @@ from f2loopy.directives.child import FORMAT, VERSION, CodeUnit, Job
 from f2loopy.directives.lockdown import Limits
 from f2loopy.directives.recipes import Recipe, available_recipes, resolve_recipe
 from f2loopy.directives.sandbox import run_sandboxed
+from f2loopy.directives.tunables import TunableError, check_assignment, check_space
 from f2loopy.ir.serialize import SerializationError, kernels_from_data, loads
 
 
@@ -41,6 +42,8 @@ class TransformOutcome:
     inputs: list = field(default_factory=list)
     output: str = ""
     layers: dict = field(default_factory=dict)
+    #: tunable name -> choices that the script declared (``tunable(...)``)
+    tunables: dict = field(default_factory=dict)
 
 
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
@@ -78,8 +81,8 @@ def recipe_unit(recipe: Recipe) -> CodeUnit:
 
 
 def run_transformations(src, kernels, defines, transform, *, debug=False,
-                        limits: Limits | None = None, layers: dict | None = None
-                        ) -> TransformOutcome:
+                        limits: Limits | None = None, layers: dict | None = None,
+                        tunables: dict | None = None) -> TransformOutcome:
     """Run the ``!$loopy begin`` blocks of *src* (a
     :class:`~f2loopy.frontend.source.SourceFile`) on *kernels* in the sandbox,
     then the recipe *transform* (a name from ``transforms/`` or a file path)
@@ -90,6 +93,8 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
     :arg limits: resource limits (default: :meth:`Limits.from_environment`).
     :arg layers: for tests only: switch single sandbox layers off
         (``{"checks": False}``) to check that the others hold alone.
+    :arg tunables: name -> value for the script's ``tunable(...)`` calls
+        (checked literals, :mod:`~f2loopy.directives.tunables`).
     :raises ScriptError: the script failed (located at its ``.f90`` line).
     :raises SandboxViolation: the script tried something the sandbox forbids.
     """
@@ -101,7 +106,7 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
     job = Job(source=src.text, filename=src.filename, defines=dict(defines or {}),
               blocks=blocks, recipes={n: recipe_unit(r) for n, r in recipes.items()},
               kernels=tuple(kernels), cli_recipe=cli.name if cli else None, debug=debug,
-              layers=job_layers)
+              layers=job_layers, tunables=check_assignment(tunables or {}))
     limits = limits or Limits.from_environment()
     answer = run_sandboxed(job, limits)
     decoder = _AnswerReader(src, recipes, debug)
@@ -244,4 +249,8 @@ class _AnswerReader:
                       if isinstance(n, str) and n in self.recipes]
         layers = data.get("layers") if isinstance(data.get("layers"), dict) else {}
         layers = {str(k)[:20]: bool(v) for k, v in list(layers.items())[:10]}
-        return TransformOutcome(kernels, checkpoints, inputs, output, layers)
+        try:
+            tunables = check_space(data.get("tunables", {}))
+        except TunableError as exc:
+            raise self.invalid(str(exc)) from None
+        return TransformOutcome(kernels, checkpoints, inputs, output, layers, tunables)
