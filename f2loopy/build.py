@@ -33,6 +33,7 @@ class FileOutcome:
     skipped: str | None = None        # why the file was not translated
     script_output: str = ""           # what its transformation script printed
     warnings: list = field(default_factory=list)  # formatted warnings (unused -D values)
+    notes: list = field(default_factory=list)     # e.g. the tuned choices used
 
 
 def _format_error(exc: BaseException, debug: bool) -> str:
@@ -60,7 +61,7 @@ def is_generated(path: str) -> bool:
 
 def translate_one(path: str, output_dir=None, defines=None, transform=None,
                   debug=False, include_dirs=(), search_files=(), touch_outputs=False,
-                  undefines=()) -> FileOutcome:
+                  undefines=(), tuning=True) -> FileOutcome:
     """Translate and write one file; never raises.
 
     With *touch_outputs*, every output gets the same new modification time,
@@ -77,7 +78,7 @@ def translate_one(path: str, output_dir=None, defines=None, transform=None,
         result = translate_file(path, output_dir=output_dir, defines=defines,
                                 transform=transform, debug=debug, cache=True,
                                 include_dirs=include_dirs, search_files=search_files,
-                                undefines=undefines)
+                                undefines=undefines, tuning=tuning)
         written = write_outputs(result.outputs)
         if touch_outputs:
             touch_all(result.outputs)
@@ -90,6 +91,7 @@ def translate_one(path: str, output_dir=None, defines=None, transform=None,
         outcome.script_output = getattr(exc, "script_output", "")
         return outcome
     outcome.script_output = result.script_output
+    outcome.notes = list(result.notes)
     outcome.outputs = [str(p) for p in result.outputs]
     outcome.written = [str(p) for p in written]
     outcome.inputs = _unique(str(p) for p in result.inputs)

@@ -40,6 +40,8 @@ class TranslationResult:
     inputs: list = field(default_factory=list)    # files read (for depfiles)
     checkpoints: list = field(default_factory=list)  # (label, kernels) from checkpoint()
     script_output: str = ""                          # what the script printed
+    tunables: dict = field(default_factory=dict)     # tunable name -> choices declared
+    notes: list = field(default_factory=list)        # e.g. which tuned choices were used
 
 
 def output_stem(path: Path) -> str:
@@ -62,7 +64,7 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
                    defines: dict | None = None, transform: str | None = None,
                    debug: bool = False, cache: bool = False,
                    collect_errors: bool = False, include_dirs=(), search_files=(),
-                   undefines=()) -> TranslationResult:
+                   undefines=(), tuning: bool = True) -> TranslationResult:
     """Translate the Fortran file *path*; return the outputs without writing them.
 
     With *cache*, an unchanged file's outputs come from the translation cache
@@ -73,6 +75,10 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
     and under *include_dirs* (``-I``); every file read is in the result's inputs.
     A file that needs the C preprocessor gets it (:mod:`f2loopy.preprocessor`),
     with the *defines*, *undefines* (``-U``) and *include_dirs* (``-I``).
+    With *tuning*, the script's ``tunable(...)`` choices come from the file's
+    tuning record (``FILE.tune.json``, :mod:`f2loopy.tune.record`) when it has
+    an entry for this content, ``-D`` values and recipe; the result's notes
+    say so.
     """
     search = dict(include_dirs=tuple(include_dirs), search_files=tuple(search_files),
                   undefines=tuple(undefines))
@@ -83,15 +89,27 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
         text = path.read_text(encoding="latin-1")
     except OSError as exc:
         raise F2LoopyError(f"cannot read {path}: {exc.strerror or exc}") from None
+    tunables, notes, extra, used = None, [], [], []
+    if tuning:
+        from f2loopy.tune.record import find_entry, usage_note
+        entry, record = find_entry(path, text, defines, transform)
+        if entry is not None:
+            tunables = entry.values
+            notes.append(usage_note(path, entry, record))
+            extra = [repr(sorted(tunables.items()))]
+            used = [record]
     if not cache:
-        return translate_text(text, path, output_dir=output_dir, defines=defines,
-                              transform=transform, debug=debug, collect_errors=collect_errors,
-                              **search)
+        result = translate_text(text, path, output_dir=output_dir, defines=defines,
+                                transform=transform, debug=debug,
+                                collect_errors=collect_errors, tunables=tunables, **search)
+        result.notes[:0] = notes
+        result.inputs.extend(used)
+        return result
     from f2loopy import cache as tcache
     # (#included files are inputs: an entry is re-checked against them)
     key = tcache.translation_key(path, text, output_dir=output_dir, defines=defines,
                                  transform=transform,
-                                 extra=[f"-U{u}" for u in undefines] +
+                                 extra=extra + [f"-U{u}" for u in undefines] +
                                  [f"-I{d}" for d in include_dirs] +
                                  [f"file:{f}" for f in search_files])
     # an entry holds texts by kind: the paths are always the ones computed here
@@ -100,10 +118,13 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
     if hit is not None:
         texts, inputs, output = hit
         outputs = {paths[kind]: texts[kind] for kind in OUTPUT_KINDS}
-        return TranslationResult(path, [], [], outputs, inputs, script_output=output)
+        return TranslationResult(path, [], [], outputs, inputs, script_output=output,
+                                 notes=notes)
     result = translate_text(text, path, output_dir=output_dir, defines=defines,
                             transform=transform, debug=debug, collect_errors=collect_errors,
-                            **search)
+                            tunables=tunables, **search)
+    result.notes[:0] = notes
+    result.inputs.extend(used)
     by_path = {Path(p): t for p, t in result.outputs.items()}
     if set(by_path) == set(paths.values()):
         tcache.store(key, {kind: by_path[p] for kind, p in paths.items()}, result.inputs,
@@ -113,7 +134,7 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
 
 def translate_text(text: str, path: Path, *, output_dir=None, defines=None, transform=None,
                    debug=False, collect_errors=False, include_dirs=(), search_files=(),
-                   undefines=()) -> TranslationResult:
+                   undefines=(), tunables=None) -> TranslationResult:
     """Translate Fortran *text* as if read from *path* (a str or Path; it
     names the outputs and the diagnostics, and the outputs go next to it
     unless *output_dir* is given).  Nothing is written.
@@ -121,11 +142,12 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
     A ``.F90``/``.F`` file, or one with preprocessor lines, is preprocessed
     first (``-D`` *defines*, ``-U`` *undefines*, ``-I`` *include_dirs*);
     errors then point at the original files and lines, and the files it
-    ``#include``s are inputs of the result."""
+    ``#include``s are inputs of the result.  *tunables*: name -> value for
+    the script's ``tunable(...)`` calls."""
     from f2loopy.preprocessor import needs_preprocessing, preprocess
     options = dict(output_dir=output_dir, defines=defines, transform=transform, debug=debug,
                    collect_errors=collect_errors, include_dirs=tuple(include_dirs),
-                   search_files=tuple(search_files))
+                   search_files=tuple(search_files), tunables=tunables)
     if not needs_preprocessing(text, path):
         return _translate_preprocessed(text, path, **options)
     pp = preprocess(text, path, defines=defines, undefines=undefines,
@@ -140,7 +162,8 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
 
 def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=None,
                             transform=None, debug=False, collect_errors=False,
-                            include_dirs=(), search_files=()) -> TranslationResult:
+                            include_dirs=(), search_files=(),
+                            tunables=None) -> TranslationResult:
     path = Path(path)
     # imported here: a cache hit (translate_file) never loads the compiler
     from f2loopy.codegen import file_header, generate_code, join_program
@@ -152,7 +175,8 @@ def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=N
     search = SearchPath(include_dirs, search_files)
     kernels = list(translate_source(src, collect_errors=collect_errors, search=search))
     inputs = [path, *search.files_read]
-    script = apply_transformations(src, kernels, defines or {}, transform, debug=debug)
+    script = apply_transformations(src, kernels, defines or {}, transform, debug=debug,
+                                   tunables=tunables)
     kernels = script.kernels
     inputs.extend(script.inputs)
     if not kernels:
@@ -174,16 +198,17 @@ def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=N
     # set_options(knl, "write_code"): the code is shown, as loopy does
     shown = "".join(f"{gk.source}\n" for gk in generated if gk.kernel.options.write_code)
     return TranslationResult(path, kernels, generated, outputs, inputs, script.checkpoints,
-                             script.output + shown)
+                             script.output + shown, dict(script.tunables))
 
 
-def apply_transformations(src, kernels, defines, transform, *, debug=False):
+def apply_transformations(src, kernels, defines, transform, *, debug=False, tunables=None):
     """Run the file's ``!$loopy begin`` script (and/or a named recipe) on *kernels*
     in the sandbox; returns a :class:`~f2loopy.directives.TransformOutcome`."""
     from f2loopy.directives import TransformOutcome, run_transformations
     if not src.scripts and transform is None:
         return TransformOutcome(kernels)
-    return run_transformations(src, kernels, defines, transform, debug=debug)
+    return run_transformations(src, kernels, defines, transform, debug=debug,
+                               tunables=tunables)
 
 
 def write_outputs(outputs: dict) -> list[Path]:

@@ -98,6 +98,8 @@ class Job:
     cli_recipe: str | None = None
     debug: bool = False
     pre_code: CodeUnit | None = None   # run before the blocks, in their namespace
+    #: tunable name -> value for ``tunable(...)`` (checked by the parent)
+    tunables: dict = field(default_factory=dict)
     #: sandbox layers; tests switch single ones off to check the others alone
     layers: dict = field(default_factory=lambda: {
         "checks": True, "builtins": True, "audit": True, "seccomp": True})
@@ -235,7 +237,7 @@ class _Runner:
         base = TranslationUnit(list(job.kernels), job.filename, job.source)
         ctx = ScriptContext(self.guard, source=job.source, filename=job.filename,
                             defines=job.defines, recipes=job.recipes, base_unit=base,
-                            run_code=self.run_code)
+                            run_code=self.run_code, tunables=job.tunables)
         return ctx
 
     def globals_for_blocks(self) -> dict:
@@ -337,7 +339,8 @@ class _Runner:
         checkpoints = [{"label": label, "kernels": [ref(k) for k in ks]}
                        for label, ks in self.ctx.checkpoints]
         return {"ok": True, "table": table, "result": result, "checkpoints": checkpoints,
-                "recipes": list(self.ctx.used_recipes)}
+                "recipes": list(self.ctx.used_recipes),
+                "tunables": self.ctx.tunables.declarations()}
 
     # }}}
 

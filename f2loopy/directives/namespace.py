@@ -38,6 +38,7 @@ from f2loopy.directives import policy
 from f2loopy.directives.answer_limits import MAX_CHECKPOINTS
 from f2loopy.directives.attributes import GUARD_NAME, AttributeGuard
 from f2loopy.directives.numpy_surface import numpy_members
+from f2loopy.directives.tunables import TunableRegistry
 from f2loopy.ir.kernel import Kernel, TranslationUnit
 
 MAX_OUTPUT = 64 * 1024
@@ -167,7 +168,7 @@ class ScriptContext:
     """
 
     def __init__(self, guard, *, source: str, filename: str, defines: dict, recipes: dict,
-                 base_unit: TranslationUnit, run_code):
+                 base_unit: TranslationUnit, run_code, tunables: dict | None = None):
         self.guard = guard
         self.source = source
         self.filename = filename
@@ -181,6 +182,7 @@ class ScriptContext:
         self._recipe_namespaces: dict[str, dict] = {}
         self._output = io.StringIO()
         self.output_truncated = False
+        self.tunables = TunableRegistry(tunables)     # tunable(...) declarations, values
         self.modules = self._make_modules()
 
     # {{{ output
@@ -240,6 +242,7 @@ class ScriptContext:
         members["parse_transformed_fortran"] = members["parse_fortran"]
         members["apply_recipe"] = self._track(self.apply_recipe)
         members["checkpoint"] = self.checkpoint
+        members["tunable"] = self.tunables.tunable
         members["TransformError"] = TransformError
         members["LoopyError"] = F2LoopyError
         return members

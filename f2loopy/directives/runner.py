@@ -24,6 +24,7 @@ from f2loopy.directives.lowering import lower_script_kernels, remaining
 from f2loopy.directives.recipes import Recipe, available_recipes, resolve_recipe
 from f2loopy.directives.sandbox import run_sandboxed
 from f2loopy.ir.build_options import BuildOptionError, check_build_options
+from f2loopy.directives.tunables import TunableError, check_assignment, check_space
 from f2loopy.ir.serialize import SerializationError, kernels_from_data, loads
 
 
@@ -45,6 +46,8 @@ class TransformOutcome:
     inputs: list = field(default_factory=list)
     output: str = ""
     layers: dict = field(default_factory=dict)
+    #: tunable name -> choices that the script declared (``tunable(...)``)
+    tunables: dict = field(default_factory=dict)
 
 
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
@@ -99,7 +102,8 @@ def scripts_trusted() -> bool:
 def run_transformations(src, kernels, defines, transform, *, debug=False,
                         limits: Limits | None = None, layers: dict | None = None,
                         pre_code: str | None = None,
-                        trust: bool | None = None) -> TransformOutcome:
+                        trust: bool | None = None,
+                        tunables: dict | None = None) -> TransformOutcome:
     """Run the ``!$loopy begin`` blocks of *src* (a
     :class:`~f2loopy.frontend.source.SourceFile`) on *kernels* in the sandbox,
     then the recipe *transform* (a name from ``transforms/`` or a file path)
@@ -115,6 +119,8 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
         (``{"checks": False}``) to check that the others hold alone.
     :arg trust: run the script without the sandbox (only the CPU, wall-clock
         and memory limits stay); default: whether ``--trust-scripts`` was given.
+    :arg tunables: name -> value for the script's ``tunable(...)`` calls
+        (checked literals, :mod:`~f2loopy.directives.tunables`).
     :raises ScriptError: the script failed (located at its ``.f90`` line).
     :raises SandboxViolation: the script tried something the sandbox forbids,
         or this machine has no seccomp filter and the scripts are not trusted.
@@ -138,7 +144,8 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
     job = Job(source=src.text, filename=src.filename, defines=dict(defines or {}),
               blocks=blocks, recipes={n: recipe_unit(r) for n, r in recipes.items()},
               kernels=tuple(kernels), cli_recipe=cli.name if cli else None, debug=debug,
-              layers=job_layers, pre_code=pre_code_unit(pre_code) if pre_code else None)
+              layers=job_layers, pre_code=pre_code_unit(pre_code) if pre_code else None,
+              tunables=check_assignment(tunables or {}))
     limits = limits or Limits.from_environment()
     answer = run_sandboxed(job, limits)
     decoder = _AnswerReader(src, recipes, debug, pre_code or "")
@@ -300,4 +307,8 @@ class _AnswerReader:
                       if isinstance(n, str) and n in self.recipes]
         layers = data.get("layers") if isinstance(data.get("layers"), dict) else {}
         layers = {str(k)[:20]: bool(v) for k, v in list(layers.items())[:10]}
-        return TransformOutcome(kernels, checkpoints, inputs, output, layers)
+        try:
+            tunables = check_space(data.get("tunables", {}))
+        except TunableError as exc:
+            raise self.invalid(str(exc)) from None
+        return TransformOutcome(kernels, checkpoints, inputs, output, layers, tunables)

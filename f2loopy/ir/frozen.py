@@ -65,19 +65,29 @@ def identity_memo(maxsize: int):
     identity.  IR expressions and rules are shared between the versions of a
     kernel, so identity hits are common, and a lookup costs no deep equality
     test (which a hash-keyed cache pays on every hit).  The cache holds its
-    keys, so an id is never reused while cached; it is emptied when full."""
+    keys, so an id is never reused while cached; it is emptied when full.
+
+    The table is keyed by the object itself (pymbolic caches its hashes, and a
+    dict compares an identical key by identity before equality), not by
+    ``id()``: inside the sandbox every ``id()`` call is an audit event that
+    the sandbox's hook inspects, which made this cache the script's largest
+    cost.  A hit still requires the identical object; an equal but distinct
+    one is computed afresh and replaces the entry."""
     def decorate(fn):
         cache: dict = {}
 
         @functools.wraps(fn)
         def memoized(obj):
-            hit = cache.get(id(obj))
+            try:
+                hit = cache.get(obj)
+            except (TypeError, RecursionError):     # unhashable: not cached
+                return fn(obj)
             if hit is not None and hit[0] is obj:
                 return hit[1]
             value = fn(obj)
             if len(cache) >= maxsize:
                 cache.clear()
-            cache[id(obj)] = (obj, value)
+            cache[obj] = (obj, value)
             return value
 
         memoized.cache_clear = cache.clear
