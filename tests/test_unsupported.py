@@ -228,16 +228,15 @@ end subroutine
 """, "t.f90:4:3: error: 'y' has an initial value (data statement or initialisation) and is "
         "assigned: Fortran keeps its value between calls (implicit save), which a kernel cannot "
         "do", "^"),
-    ("module_variable", """module m
-  real counter
+    ("module_variable_without_bounds", """module m
+  real counter(n)
 end module
 subroutine s(x)
   use m
   real x
-  x = counter
+  x = counter(1)
 end subroutine
-""", "t.f90:2:8: error: module variable 'counter' is not supported (only parameters may be "
-        "declared in a module)", "^~~~~~~"),
+""", "t.f90:2:8: error: module array 'counter' must have constant bounds", "^~~~~~~"),
     ("internal_procedure", """subroutine s(x)
   real x
   x = 1

@@ -253,6 +253,8 @@ class DeclarationReader:
                 elif word == "EXTERNAL":
                     for ent in entities.items:
                         self.externals.add(str(ent.items[0]).lower())
+                elif word == "SAVE" and self.in_module:
+                    pass        # module variables keep their values anyway
                 elif word == "SAVE":
                     raise self.error("'save' is not supported (kernel variables cannot keep "
                                      "values between calls)", "save",
@@ -413,10 +415,10 @@ class DeclarationReader:
         pass          # public/private: every entity of a module of the file is visible
 
     def decl_Save_Stmt(self, stmt):
-        if not self.in_module or stmt.items[1] is not None:
+        if not self.in_module:
             raise self.error("'save' is not supported (kernel variables cannot keep values "
                              "between calls)", "save", UnsupportedFeatureError)
-        # a bare 'save' in a module applies to its variables, which are rejected anyway
+        # in a module: its variables keep their values anyway (module data)
 
     def decl_External_Stmt(self, stmt):
         for name in stmt.items[1].items:

@@ -112,6 +112,11 @@ class LoweringState:
         #: (array, axis) -> name of the kernel argument holding the extent of
         #: an assumed-shape dummy argument's axis (lower-case array name)
         self.assumed_extents: dict[tuple[str, int], str] = {}
+        #: module variables: origin -> IR name, and origin -> symbol of those
+        #: the procedures inlined use (:mod:`f2loopy.frontend.module_data`)
+        self.storage_names: dict = {}
+        self.storage_used: dict = {}
+        self.storage_by_name: dict = {}          # IR name -> symbol
 
 
 class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMixin,
@@ -243,6 +248,8 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
                 return INT32
         if name in self.extra_temporaries:
             return self.extra_temporaries[name].dtype
+        if name in self.st.storage_by_name:
+            return self.st.storage_by_name[name].dtype
         if name.lower() in self.claimed_inames or name in self.st.assumed_extents.values():
             return INT32
         return self.root.symbol(name).dtype
@@ -444,7 +451,10 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
 
     def local_name(self, sym: Symbol) -> str:
         """IR name of a local variable of an inlined procedure (a fresh
-        temporary of the kernel)."""
+        temporary of the kernel); a module variable is the kernel's argument."""
+        if sym.storage is not None:
+            from f2loopy.frontend.module_data import storage_name
+            return storage_name(self, sym)
         low = sym.name.lower()
         name = self.renames.get(low)
         if name is None:

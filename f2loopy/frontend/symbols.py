@@ -37,6 +37,12 @@ class Symbol:
     type_span: SourceSpan | None = None
     attributes: set = field(default_factory=set)
     data_values: list | None = None
+    #: for a module variable: ``("module", module, variable)`` (lower-case),
+    #: its constant shape and lower bounds, and its initial value (or None)
+    storage: tuple | None = None
+    storage_shape: tuple = ()
+    storage_lbs: tuple = ()
+    storage_init: object = None
 
     @property
     def is_array(self) -> bool:

@@ -21,6 +21,7 @@ from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
 from f2loopy.frontend.declarations import DeclarationReader, statement_lines
 from f2loopy.frontend.inline import StatementFunction
 from f2loopy.frontend.lowering import LoweringState, UnitLowering
+from f2loopy.frontend.module_data import declare_module_variables, storage_arguments
 from f2loopy.frontend.source import SourceFile
 from f2loopy.frontend.symbols import SymbolTable
 from f2loopy.ir.expressions import variables_read
@@ -211,10 +212,7 @@ def read_module_spec(src, info: ModuleInfo, registry) -> SymbolTable:
         reader.in_module = True
         reader.read(spec)
         reader.apply_data()
-        for sym in host.local_symbols():
-            if not sym.is_parameter:
-                raise FortranError(f"module variable '{sym.name}' is not supported (only "
-                                   "parameters may be declared in a module)", sym.span)
+        declare_module_variables(info.name, host, reader)
     return host
 
 
@@ -451,7 +449,13 @@ def _lower(src, proc, registry, errors):
         rsym.is_dummy = True
         rsym.intent = "out"
         dummies.append(prep.result_name)
-    lowering = UnitLowering(src, symtab, dummies, prep.written, prep.do_variables,
+    # module variables: arguments the glue passes (named as the subroutine
+    # names them, also where what it inlines uses them)
+    storage = [s for s in symtab.symbols() if s.storage is not None]
+    for sym in storage:
+        state.storage_names.setdefault(sym.storage, sym.name)
+    lowering = UnitLowering(src, symtab, dummies + [s.name for s in storage], prep.written,
+                            prep.do_variables,
                             state=state, registry=registry, unit_name=proc.name,
                             statement_functions=prep.statement_functions)
     lowering.module_info = proc.module
@@ -471,12 +475,13 @@ def _lower(src, proc, registry, errors):
             if errors is None:
                 raise
             errors.append(exc)
+    args.extend(storage_arguments(symtab, lowering))
     # the extents of assumed-shape arrays, which the host glue passes
     for (array, axis), name in state.assumed_extents.items():
         sym = symtab.get(array)
         args.append(ScalarArg(name=name, dtype=np.dtype(np.int32), intent="in",
                               span=sym.span, extent_of=(sym.name, axis)))
-    temporaries = _make_temporaries(src, lowering, symtab, dummies)
+    temporaries = _make_temporaries(src, lowering, symtab, dummies + [s.name for s in storage])
     if errors:
         return None
     kernel = Kernel(

@@ -204,9 +204,11 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     clash = any(n in _BODY_NAMES or n.startswith(LOCAL_PREFIX) or n == impl.lower()
                 for n in arg_names)
     result = k.result_arg
-    # a function: the public glue is a function that forwards to a subroutine
-    # taking the result as its last argument
-    clash = clash or result is not None
+    stored = list(k.storage_args)
+    # a function, or a kernel using module variables: the public glue forwards
+    # to a subroutine that takes the module variables (which the public one
+    # 'use's) and then the result as extra arguments
+    clash = clash or result is not None or bool(stored)
     nm = {a.name: f"{LOCAL_PREFIX}arg_{a.name}" if clash else a.name for a in k.args}
     options = " ".join(gk.build_options)
 
@@ -337,16 +339,28 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
             ""]
     out += _doc(gk, glue, status, source_name)
     originals = {a.name: a.name for a in k.args}
+    # module variables: the public procedure 'use's them under names of its own
+    uses = [f"use {a.storage[1]}, only: {LOCAL_PREFIX}mv_{a.name} => {a.storage[2]}"
+            for a in stored]
+    forwarded = [f"{LOCAL_PREFIX}mv_{a.name}" for a in stored]
+    public_decls = [d for d in decls if d[2] not in {a.name for a in stored}
+                    and (result is None or d[2] != result.name)]
     if result is not None:
         rtype, _ = _ftype(result.dtype)
         value = f"{LOCAL_PREFIX}value"
-        out += _header(glue, k, [d for d in decls if d[2] != result.name], originals, status,
-                       function_result=value)
+        out += _header(glue, k, public_decls, originals, status, function_result=value,
+                       uses=uses)
         out.append(f"    {rtype} :: {value}")
         out.append(f"    {value} = {'.false.' if np.dtype(result.dtype).kind == 'b' else 0}")
-        out += wrap(f"    call {impl}({', '.join([a.name for a in k.fortran_args] + [value, status])})")
+        out += wrap(f"    call {impl}({', '.join([a.name for a in k.fortran_args] + forwarded + [value, status])})")
         out += [f"  end function {glue}", ""]
-        out += _header(impl, k, decls, nm, status, extra=[result.name])
+        out += _header(impl, k, decls, nm, status,
+                       extra=[a.name for a in stored] + [result.name])
+    elif stored:
+        out += _header(glue, k, public_decls, originals, status, uses=uses)
+        out += wrap(f"    call {impl}({', '.join([a.name for a in k.fortran_args] + forwarded + [status])})")
+        out += [f"  end subroutine {glue}", ""]
+        out += _header(impl, k, decls, nm, status, extra=[a.name for a in stored])
     elif clash:
         # a wrapper with the original names that only forwards
         out += _header(glue, k, decls, originals, status)
@@ -367,7 +381,7 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
 
 
 def _header(proc: str, k, decls, names: dict, status: str, *, extra=(),
-            function_result=None) -> list[str]:
+            function_result=None, uses=()) -> list[str]:
     """``subroutine proc(...)`` (or a function with result *function_result*)
     and the declarations of its dummy arguments (the Fortran ones, then *extra*)."""
     dummies = ", ".join([names[a.name] for a in k.fortran_args] +
@@ -376,6 +390,8 @@ def _header(proc: str, k, decls, names: dict, status: str, *, extra=(),
         out = wrap(f"  function {proc}({dummies}) result({function_result})")
     else:
         out = wrap(f"  subroutine {proc}({dummies})")
+    for line in uses:
+        out += wrap(f"    {line}")
     for comment, prefix, arg in decls:
         if comment:
             out.append(f"    ! {comment}")
@@ -403,7 +419,11 @@ def _doc(gk: GeneratedKernel, glue: str, status: str, source_name: str) -> list[
         lines.append(f"  ! ({glue}: {k.name}_cl would be longer than Fortran's 63 characters)")
     for ka in gk.arguments:
         a = ka.ir_arg
-        if ka.kind == "array":
+        if getattr(a, "storage", None) is not None:
+            how = "updated" if ka.written or ka.kind == "scalar_ref" else "read"
+            lines.append(f"  !   module variable {a.storage[1]}::{a.storage[2]} (the glue "
+                         f"passes it): {how}")
+        elif ka.kind == "array":
             how = "updated" if ka.written else "read"
             lines.append(f"  !   {_declaration_text(a)}: array, {how}")
         elif ka.kind == "fixed":

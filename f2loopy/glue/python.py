@@ -15,6 +15,7 @@ import numpy as np
 from f2loopy.analysis.types import is_complex, is_integer, is_logical
 from f2loopy.codegen import GeneratedKernel
 from f2loopy.codegen.names import py_name
+from f2loopy.glue.module_data import python_module_objects, storage_reads, storage_writes
 from f2loopy.glue.pyexpr import py_int_expr
 from f2loopy.version import __version__
 
@@ -318,6 +319,8 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
     unit = "subroutine" if result is None else "function"
     if result is not None:
         hidden.add(result.name)
+    stored = {a.name for a in k.storage_args}
+    hidden |= stored
     doc = [f'    """OpenCL version of Fortran ``{unit} {k.name}({decl})``'
            f'{f" ({k.span})" if k.span else ""}.', "", "    Arguments:"]
     for ka in gk.arguments:
@@ -336,7 +339,11 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
             what = f"{ftype} scalar" + ("; new value returned" if ka.kind == "scalar_ref"
                                         else "")
         doc.append(f"      {a.name}: {what}")
-    outs = [ka for ka in gk.arguments if ka.kind == "scalar_ref"]
+    outs = [ka for ka in gk.arguments if ka.kind == "scalar_ref" and ka.name not in stored]
+    stored_outs = [ka for ka in gk.arguments if ka.kind == "scalar_ref" and ka.name in stored]
+    if stored:
+        doc += ["", "    Module variables (attributes of this glue module's objects): "
+                + ", ".join(".".join(a.storage[1:]) for a in k.storage_args) + "."]
     if result is not None:
         # the function's value first, then the scalar arguments it changes
         outs = [ka for ka in outs if ka.name == result.name] + \
@@ -356,6 +363,7 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
         array = k.variable(a.extent_of[0])
         lines.append(f"    {py_name(a.name)} = _extent({fn!r}, {array.name!r}, "
                      f"{py_name(array.name)}, {a.extent_of[1]}, {array.fortran_ndim})")
+    lines += storage_reads(k)
     if result is not None:
         zero = "False" if is_logical(result.dtype) else "0"
         lines.append(f"    {py_name(result.name)} = {zero}")
@@ -422,10 +430,11 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
     for cb in copy_backs:
         lines.append(f"    if {cb} is not None:")
         lines.append(f"        {cb}()")
-    for ka in outs:
+    for ka in outs + stored_outs:
         v = py_name(ka.name)
         lines.append(f"    cl.enqueue_copy(queue, {v}_host, {v}_buf)")
     lines.append("    queue.finish()")
+    lines += storage_writes(k, {ka.name for ka in stored_outs})
     if len(outs) == 1:
         lines.append(f"    return {py_name(outs[0].name)}_host[0]")
     elif outs:
@@ -448,6 +457,7 @@ def generate_python_glue(kernels: list[GeneratedKernel], cl_source: str, cl_file
             "choose the OpenCL queue; otherwise a context is created once\n(set PYOPENCL_CTX "
             'to choose the device).\n"""\n')
     consts = f"\nCL_FILE = {cl_filename!r}\nCL_SHA256 = {sha!r}\n"
+    consts += python_module_objects([gk.kernel for gk in kernels])
     funcs = "\n\n".join(_kernel_function(gk, source_name) for gk in kernels)
     exports = "__all__ = [" + ", ".join(repr(py_name(gk.kernel.name)) for gk in kernels) + \
         ", 'KernelArgumentError']\n"

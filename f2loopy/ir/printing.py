@@ -52,6 +52,10 @@ def kernel_to_str(kernel: Kernel) -> str:
         if isinstance(a, ScalarArg) and a.extent_of is not None:
             out.append(f"{a.name}: {a.dtype}, scalar, extent of axis {a.extent_of[1] + 1} of "
                        f"{a.extent_of[0]} (from the caller's array)")
+        elif getattr(a, "storage", None) is not None:
+            shape = f"shape ({_shape_str(a.shape)}), " if a.shape else "scalar, "
+            out.append(f"{a.name}: {a.dtype}, {shape}module variable "
+                       f"{a.storage[1]}::{a.storage[2]}")
         elif isinstance(a, ScalarArg) and a.is_result:
             out.append(f"{a.name}: {a.dtype}, scalar, the function result")
         elif isinstance(a, ScalarArg):

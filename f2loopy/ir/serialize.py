@@ -131,9 +131,9 @@ def _enc_arg(a):
                 "fixed_value": None if a.fixed_value is None else encode_expr(a.fixed_value),
                 "extent_of": None if a.extent_of is None else [a.extent_of[0],
                                                                int(a.extent_of[1])],
-                "is_result": bool(a.is_result)}
+                "is_result": bool(a.is_result), **_enc_storage(a)}
     d = _enc_array_common(a)
-    d.update(kind="array", intent=a.intent)
+    d.update(kind="array", intent=a.intent, **_enc_storage(a))
     if a.fortran_layout is not None:
         d["fortran_layout"] = {"shape": [None if s is None else encode_expr(s)
                                          for s in a.fortran_layout.shape],
@@ -145,15 +145,47 @@ def _enc_arg(a):
     return d
 
 
+def _enc_values(value) -> dict:
+    arr = np.asarray(value)
+    return {"dtype": _enc_dtype(arr.dtype), "shape": list(arr.shape),
+            "data": [encode_expr(arr.dtype.type(v)) for v in arr.reshape(-1, order="F")]}
+
+
+def _dec_values(init) -> np.ndarray:
+    if not isinstance(init, dict):
+        _fail("invalid initializer")
+    dt = _dtype(init["dtype"])
+    shape = tuple(_int(s, "initializer shape") for s in _list(init["shape"], "shape", 64))
+    data = [decode_expr(v) for v in _list(init["data"], "initializer data")]
+    if int(np.prod(shape)) != len(data):
+        _fail("initializer size mismatch")
+    return np.array(data, dtype=dt).reshape(shape, order="F")
+
+
+def _enc_storage(a) -> dict:
+    if a.storage is None:
+        return {}
+    return {"storage": list(a.storage),
+            "storage_init": None if a.storage_init is None else _enc_values(a.storage_init)}
+
+
+def _dec_storage(d) -> dict:
+    storage = d.get("storage")
+    if storage is None:
+        return {}
+    if not (isinstance(storage, list) and len(storage) == 3 and storage[0] == "module"):
+        _fail("invalid storage")
+    init = d.get("storage_init")
+    return {"storage": ("module", _name(storage[1]), _name(storage[2])),
+            "storage_init": None if init is None else _dec_values(init)}
+
+
 def _enc_temp(t: Temporary):
     d = _enc_array_common(t)
     d.update(address_space=None if t.address_space is None else t.address_space.value,
              read_only=bool(t.read_only), base_storage=t.base_storage)
     if t.initializer is not None:
-        arr = np.asarray(t.initializer)
-        d["initializer"] = {"dtype": _enc_dtype(arr.dtype), "shape": list(arr.shape),
-                            "data": [encode_expr(arr.dtype.type(v))
-                                     for v in arr.reshape(-1, order="F")]}
+        d["initializer"] = _enc_values(t.initializer)
     return d
 
 
@@ -392,7 +424,8 @@ def _dec_arg(d):
         return ScalarArg(name=_name(d["name"]), dtype=_dtype(d["dtype"]),
                          intent=_intent(d.get("intent")), span=_dec_span(d.get("span")),
                          fixed_value=None if fixed is None else decode_expr(fixed),
-                         extent_of=extent_of, is_result=d.get("is_result") is True)
+                         extent_of=extent_of, is_result=d.get("is_result") is True,
+                         **_dec_storage(d))
     if d.get("kind") != "array":
         _fail("invalid argument kind")
     kw = _dec_array_common(d)
@@ -412,7 +445,8 @@ def _dec_arg(d):
             axis_tags=_dec_axis_tags(layout.get("axis_tags", ["N%d" % k for k in
                                                               range(len(lshape))]), len(lshape)),
             splits=tuple(splits))
-    return ArrayArg(**kw, intent=_intent(d.get("intent")), fortran_layout=layout)
+    return ArrayArg(**kw, intent=_intent(d.get("intent")), fortran_layout=layout,
+                    **_dec_storage(d))
 
 
 def _dec_temp(d):
@@ -426,12 +460,7 @@ def _dec_temp(d):
         space = AddressSpace(space)
     init = d.get("initializer")
     if init is not None:
-        dt = _dtype(init["dtype"])
-        shape = tuple(_int(s, "initializer shape") for s in _list(init["shape"], "shape", 64))
-        data = [decode_expr(v) for v in _list(init["data"], "initializer data")]
-        if int(np.prod(shape)) != len(data):
-            _fail("initializer size mismatch")
-        init = np.array(data, dtype=dt).reshape(shape, order="F")
+        init = _dec_values(init)
     base = d.get("base_storage")
     return Temporary(**kw, address_space=space, initializer=init,
                      read_only=bool(d.get("read_only")),

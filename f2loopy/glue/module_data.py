@@ -1,0 +1,122 @@
+"""Module variables in the Python glue: ``glue.<module>.<variable>``.
+
+For every Fortran module whose variables a kernel of the file uses, the glue
+module has an object named like the module (lower case) whose attributes are
+those variables: numpy arrays in Fortran order of the declared dtype and
+shape, and scalars as numpy scalars.  They start from the module's
+initialisers (else zero) and persist across calls; a kernel receives them as
+extra arguments and its writes update them (arrays in place, scalars by
+setting the attribute).  An attribute may be replaced by the user (a new
+array of the same dtype and shape, a pyopencl array to keep it on the
+device, or a number); the kernel checks it like any argument.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from f2loopy.codegen.names import py_name
+from f2loopy.diagnostics import CodegenError
+
+#: names the glue module defines at its top level besides the kernels
+_GLUE_NAMES = {"os", "threading", "np", "cl", "CL_FILE", "CL_SHA256", "KernelArgumentError"}
+
+_IDENT = re.compile(r"[a-z][a-z0-9_]*")
+
+MODULE_DATA_RUNTIME = '''
+
+class ModuleData:
+    """The variables of a Fortran module that the kernels use (attributes)."""
+
+    def __init__(self, name, **values):
+        self.__dict__["_name"] = name
+        self.__dict__.update(values)
+
+    def __setattr__(self, key, value):
+        if key not in self.__dict__:
+            raise AttributeError(f"module {self._name} has no variable '{key}' used by "
+                                 "these kernels")
+        self.__dict__[key] = value
+
+    def __repr__(self):
+        names = ", ".join(k for k in self.__dict__ if not k.startswith("_"))
+        return f"<Fortran module {self._name}: {names}>"
+
+
+def _initial(dtype, shape, data):
+    dtype = np.dtype(dtype)
+    if data is None:
+        value = np.zeros(shape, dtype=dtype, order="F")
+    else:
+        value = np.frombuffer(bytes.fromhex(data), dtype=dtype).reshape(shape, order="F")
+        value = np.array(value, order="F")
+    return value if shape else value[()]
+'''
+
+
+def modules_used(kernels) -> dict:
+    """module name -> {variable: storage argument} over the IR *kernels*."""
+    out: dict = {}
+    for k in kernels:
+        for a in k.storage_args:
+            _, module, var = a.storage
+            seen = out.setdefault(module, {}).get(var)
+            if seen is not None and (np.dtype(seen.dtype) != np.dtype(a.dtype)
+                                     or tuple(seen.shape) != tuple(a.shape)):
+                raise CodegenError(f"module variable {module}::{var} has different types in "
+                                   "the kernels of this file", a.span)
+            out[module][var] = a
+    return out
+
+
+def python_module_objects(kernels) -> str:
+    """Definitions of the module-data objects of *kernels* (empty if none)."""
+    modules = modules_used(kernels)
+    if not modules:
+        return ""
+    taken = _GLUE_NAMES | {py_name(k.name) for k in kernels}
+    lines = [MODULE_DATA_RUNTIME, ""]
+    for module in sorted(modules):
+        if not _IDENT.fullmatch(module) or not all(_IDENT.fullmatch(v) for v in
+                                                   modules[module]):
+            raise CodegenError(f"module name '{module}' cannot be a Python name")
+        if module in taken:
+            raise CodegenError(f"module '{module}' has the name of a function or variable of "
+                               "the Python glue; rename it")
+        items = []
+        for var, a in sorted(modules[module].items()):
+            dtype = np.dtype(a.dtype)
+            shape = tuple(int(s) for s in a.shape)
+            data = None
+            if a.storage_init is not None:
+                data = np.asarray(a.storage_init, dtype=dtype).reshape(-1, order="F") \
+                    .tobytes().hex()
+            items.append(f"    {py_name(var)}=_initial({dtype.name!r}, {shape!r}, "
+                         f"{data!r}),")
+        lines.append(f"{py_name(module)} = ModuleData({module!r},")
+        lines += items
+        lines.append(")")
+    return "\n".join(lines) + "\n"
+
+
+def storage_reads(k) -> list[str]:
+    """Lines of a glue function that fetch the module variables of kernel *k*."""
+    out = []
+    for a in k.storage_args:
+        _, module, var = a.storage
+        out.append(f"    {py_name(a.name)} = {py_name(module)}.{py_name(var)}")
+    return out
+
+
+def storage_writes(k, written: set) -> list[str]:
+    """Lines that store the scalar module variables kernel *k* wrote (their
+    one-element buffers ``NAME_host``) back into the module objects."""
+    out = []
+    for a in k.storage_args:
+        if a.shape or a.name not in written:
+            continue
+        _, module, var = a.storage
+        out.append(f"    {py_name(module)}.{py_name(var)} = {py_name(a.name)}_host[0]")
+    return out
