@@ -179,3 +179,108 @@ def test_fortran_glue_uses_the_module(tmp_path):
                tmp_path / "heat_cl.f90"]
     proc = compile_and_run(tmp_path, runtime, sources, MAIN)
     assert_all_ok(proc, 5)
+
+
+# {{{ common blocks
+
+COMMON = """\
+subroutine advance(n, x)
+  implicit none
+  integer n, i
+  real(8) x(n)
+  real(8) w(3), s
+  integer cnt
+  common /blk/ w, s, cnt
+  do i = 1, n
+    x(i) = x(i) * w(mod(i - 1, 3) + 1) + s
+  end do
+  call tick()
+end subroutine advance
+
+subroutine tick()
+  implicit none
+  real(8) w(3), s
+  integer cnt
+  common /blk/ w, s, cnt
+  cnt = cnt + 1
+  s = s + 0.5d0
+end subroutine tick
+"""
+
+
+def test_common_block_is_passed_whole():
+    tick = parse_fortran(COMMON, "c.f90")["tick"]
+    assert [(a.name, a.storage) for a in tick.storage_args] == [
+        ("w", ("common", "blk", "w")), ("s", ("common", "blk", "s")),
+        ("cnt", ("common", "blk", "cnt"))]
+    assert "w: float64, shape (3), common /blk/ member w" in str(tick)
+
+
+def test_common_block_declared_differently():
+    head, tick = COMMON.split("subroutine tick()")
+    src = head + "subroutine tick()" + tick.replace("cnt", "c")
+    with pytest.raises(FortranError) as e:
+        parse_fortran(src, "c.f90")
+    assert e.value.format().splitlines()[0] == (
+        "c.f90:19:3: error: common block /blk/ is declared differently in 'tick' and where "
+        "it was used before: 'c' does not match 'cnt' (f2loopy needs the same names, types and "
+        "shapes everywhere)")
+
+
+def test_blank_common_is_refused():
+    with pytest.raises(FortranError) as e:
+        parse_fortran("subroutine s(x)\n  real x, y\n  common y\n  x = y\nend\n", "t.f90")
+    assert e.value.format().splitlines()[0] == (
+        "t.f90:3:3: error: blank 'common' is not supported (name the block: common /name/ ...)")
+
+
+def test_python_glue_common_block(tmp_path, cl_queue):
+    from util import translate_and_load
+    glue, _ = translate_and_load(COMMON, tmp_path, filename="c.f90")
+    assert repr(glue.blk) == "<Fortran common /blk/: cnt, s, w>"
+    glue.blk.w[:] = [1.0, 2.0, 3.0]
+    x = np.ones(4)
+    glue.advance(4, x, queue=cl_queue)
+    assert x.tolist() == [1.0, 2.0, 3.0, 1.0]
+    assert (glue.blk.s, glue.blk.cnt) == (0.5, 1)
+    glue.tick(queue=cl_queue)
+    glue.advance(4, x, queue=cl_queue)
+    assert x.tolist() == [2.0, 5.0, 10.0, 2.0]
+    assert (glue.blk.s, glue.blk.cnt) == (1.5, 3)
+
+
+COMMON_MAIN = """
+program main
+  use checks
+  use advance_cl_mod
+  implicit none
+  real(8) w(3), s, x(5), y(5), s1
+  integer cnt, c1, k
+  common /blk/ w, s, cnt
+  w = [1d0, 2d0, 3d0]; s = 0.25d0; cnt = 0
+  do k = 1, 5
+    x(k) = k
+  end do
+  y = x
+  call advance(5, x)
+  call advance(5, x)
+  s1 = s; c1 = cnt
+  s = 0.25d0; cnt = 0
+  call advance_cl(5, y)
+  call advance_cl(5, y)
+  call check(maxval(abs(x - y)) < 1d-13, "x")
+  call check(s == s1 .and. cnt == c1 .and. cnt == 2, "common members written")
+  call done()
+end program
+"""
+
+
+@needs_toolchain
+def test_fortran_glue_declares_the_common_block(tmp_path):
+    from fortran_util import translate
+    runtime = build_runtime(tmp_path)
+    sources = translate(tmp_path, "c", COMMON)
+    proc = compile_and_run(tmp_path, runtime, sources, COMMON_MAIN)
+    assert_all_ok(proc, 2)
+
+# }}}

@@ -22,7 +22,6 @@ from f2loopy.frontend.symbols import Symbol, SymbolTable, dtype_from_type_spec
 from f2loopy.ir.folding import NotConstant, _cast, evaluate_constant
 
 _UNSUPPORTED_SPEC = {
-    "Common_Stmt": "'common' blocks are not supported (pass the data as arguments)",
     "Equivalence_Stmt": "'equivalence' is not supported",
     "Save_Stmt": "'save' is not supported (kernel variables cannot keep values between "
                  "calls)",
@@ -88,6 +87,8 @@ class DeclarationReader:
         self.in_module = False
         #: the search path of the registry (for the message when a module is missing)
         self.search = None
+        #: block name (lower case) -> member symbols, in order (``common``)
+        self.common_blocks: dict[str, list] = {}
 
     # {{{ errors and constant evaluation
 
@@ -404,6 +405,23 @@ class DeclarationReader:
         for nc in stmt.items[1].items:
             name_node, value_node = nc.items
             self.set_parameter(self.declare(str(name_node)), value_node)
+
+    def decl_Common_Stmt(self, stmt):
+        for block, objects in stmt.items[0]:
+            if block is None:
+                raise self.error("blank 'common' is not supported (name the block: common "
+                                 "/name/ ...)", "common", UnsupportedFeatureError)
+            members = self.common_blocks.setdefault(str(block).lower(), [])
+            for obj in objects.items:
+                if isinstance(obj, F.Common_Block_Object):
+                    name_node, spec = obj.items
+                    sym = self.declare(str(name_node))
+                    self.set_dims(sym, spec)
+                else:
+                    sym = self.declare(str(obj))
+                if any(m is sym for blk in self.common_blocks.values() for m in blk):
+                    raise self.error(f"'{sym.name}' is in a common block twice", sym.name)
+                members.append(sym)
 
     def decl_Data_Stmt(self, stmt):
         self.data_stmts.append((stmt, self.lines))

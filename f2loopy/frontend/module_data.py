@@ -54,17 +54,66 @@ def declare_module_variables(module_name: str, symtab, reader) -> None:
         sym.storage_init = init
 
 
+def declare_common_blocks(reader) -> None:
+    """Make the members of the common blocks *reader* read storage: each
+    ``("common", block, member)``, identified across procedures by position."""
+    for block, members in reader.common_blocks.items():
+        for k, sym in enumerate(members):
+            if sym.is_dummy or sym.name.lower() in reader.dummy_names or sym.is_parameter:
+                raise FortranError(f"'{sym.name}' cannot be in a common block (it is a "
+                                   f"{'parameter' if sym.is_parameter else 'dummy argument'})",
+                                   sym.span)
+            if sym.is_initialized:
+                raise UnsupportedFeatureError(
+                    f"common block member '{sym.name}' has an initial value (only a "
+                    "'block data' unit may give one)", sym.span)
+            if sym.dtype is None:
+                sym.dtype = reader.symtab.implicit_type(sym.name)
+                if sym.dtype is None:
+                    raise FortranError(f"'{sym.name}' has no type (implicit none is in "
+                                       "effect; declare it)", sym.span)
+            shape, lbs = (), ()
+            if sym.dims is not None:
+                try:
+                    shape = tuple(int(n) for n in reader.array_shape(sym))
+                    lbs = tuple(int(b) for b in reader.array_lower_bounds(sym))
+                except FortranError:
+                    raise UnsupportedFeatureError(
+                        f"common block member '{sym.name}' must have constant bounds",
+                        sym.span) from None
+            sym.storage = ("common", block, sym.name.lower())
+            sym.storage_key = ("common", block, k)
+            sym.storage_shape, sym.storage_lbs = shape, lbs
+            sym.common_members = members
+
+
 def storage_name(lowering, sym) -> str:
     """The IR name of module variable *sym* in the kernel being lowered (the
     same argument wherever the kernel and what it inlines use it)."""
     st = lowering.st
-    name = st.storage_names.get(sym.storage)
+    key = _key(sym)
+    name = st.storage_names.get(key)
     if name is None:
         name = lowering.root.fresh_name(sym.storage[2])
-        st.storage_names[sym.storage] = name
-    st.storage_used[sym.storage] = sym
+        st.storage_names[key] = name
+    used = st.storage_used.get(key) or st.storage_by_name.get(name)
+    st.storage_used.setdefault(key, sym)
+    if used is not None and _layout(used) != _layout(sym):
+        raise lowering.error(f"common block /{sym.storage[1]}/ is declared differently in "
+                             f"'{lowering.unit_name}' and where it was used before: "
+                             f"'{sym.name}' does not match '{used.name}' (f2loopy needs the "
+                             "same names, types and shapes everywhere)", sym.name,
+                             UnsupportedFeatureError)
     st.storage_by_name[name] = sym
     return name
+
+
+def _layout(sym) -> tuple:
+    return np.dtype(sym.dtype), tuple(sym.storage_shape), sym.storage[2]
+
+
+def _key(sym) -> tuple:
+    return sym.storage_key or sym.storage
 
 
 def storage_bounds(sym):
@@ -82,11 +131,21 @@ def storage_arguments(symtab, lowering) -> list:
     used = dict(st.storage_used)
     for sym in symtab.symbols():
         if sym.storage is not None and sym.name.lower() in lowering.used:
-            used.setdefault(sym.storage, sym)
+            used.setdefault(_key(sym), sym)
+    # a common block is passed whole (the Fortran glue declares all of it)
+    for sym in list(used.values()):
+        for member in sym.common_members or ():
+            key = _key(member)
+            if key not in used:
+                used[key] = member
+                if key not in st.storage_names:
+                    st.storage_names[key] = lowering.root.fresh_name(member.storage[2])
     args = []
-    for origin in sorted(used):
-        sym = used[origin]
-        name = st.storage_names.get(origin, sym.name)
+    for key in sorted(used, key=lambda x: (x[0], x[1], x[2] if isinstance(x[2], int) else 0,
+                                           str(x[2]))):
+        sym = used[key]
+        origin = sym.storage
+        name = st.storage_names.get(key, sym.name)
         dtype = np.dtype(sym.dtype)
         if sym.storage_shape:
             args.append(ArrayArg(name=name, dtype=dtype, shape=tuple(sym.storage_shape),

@@ -43,6 +43,11 @@ class Symbol:
     storage_shape: tuple = ()
     storage_lbs: tuple = ()
     storage_init: object = None
+    #: what identifies the storage across procedures (a common block member
+    #: by its position: ``("common", block, index)``); None: :attr:`storage`
+    storage_key: tuple | None = None
+    #: the members of its common block, in order (all are passed together)
+    common_members: list | None = None
 
     @property
     def is_array(self) -> bool:

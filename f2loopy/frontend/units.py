@@ -21,7 +21,8 @@ from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
 from f2loopy.frontend.declarations import DeclarationReader, statement_lines
 from f2loopy.frontend.inline import StatementFunction
 from f2loopy.frontend.lowering import LoweringState, UnitLowering
-from f2loopy.frontend.module_data import declare_module_variables, storage_arguments
+from f2loopy.frontend.module_data import (
+    declare_common_blocks, declare_module_variables, storage_arguments)
 from f2loopy.frontend.source import SourceFile
 from f2loopy.frontend.symbols import SymbolTable
 from f2loopy.ir.expressions import variables_read
@@ -266,6 +267,7 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
             reader.decl_Data_Stmt(node)
     statement_functions, body = _statement_functions(src, reader, symtab, body)
     reader.apply_data()
+    declare_common_blocks(reader)
 
     result_name = None
     if proc.kind == "function":
@@ -453,7 +455,8 @@ def _lower(src, proc, registry, errors):
     # names them, also where what it inlines uses them)
     storage = [s for s in symtab.symbols() if s.storage is not None]
     for sym in storage:
-        state.storage_names.setdefault(sym.storage, sym.name)
+        state.storage_names.setdefault(sym.storage_key or sym.storage, sym.name)
+        state.storage_by_name.setdefault(sym.name, sym)
     lowering = UnitLowering(src, symtab, dummies + [s.name for s in storage], prep.written,
                             prep.do_variables,
                             state=state, registry=registry, unit_name=proc.name,

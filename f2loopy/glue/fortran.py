@@ -341,7 +341,8 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     originals = {a.name: a.name for a in k.args}
     # module variables: the public procedure 'use's them under names of its own
     uses = [f"use {a.storage[1]}, only: {LOCAL_PREFIX}mv_{a.name} => {a.storage[2]}"
-            for a in stored]
+            for a in stored if a.storage[0] == "module"]
+    uses += _common_declarations([a for a in stored if a.storage[0] == "common"])
     forwarded = [f"{LOCAL_PREFIX}mv_{a.name}" for a in stored]
     public_decls = [d for d in decls if d[2] not in {a.name for a in stored}
                     and (result is None or d[2] != result.name)]
@@ -378,6 +379,23 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     out += [f"  end subroutine {impl}" if clash else f"  end subroutine {glue}", "",
             f"end module {module}", ""]
     return "\n".join(out)
+
+
+def _common_declarations(members) -> list[str]:
+    """Declarations of the common blocks *members* (kernel arguments, every
+    member of each block, in order) belong to, under the glue's names."""
+    out, blocks = [], {}
+    for a in members:
+        blocks.setdefault(a.storage[1], []).append(a)
+    for block, items in blocks.items():
+        for a in items:
+            ftype, _ = _ftype(a.dtype)
+            dims = ", ".join(f"{int(lb)}:{int(lb) + int(n) - 1}"
+                             for n, lb in zip(a.shape, a.lower_bounds))
+            out.append(f"{ftype} :: {LOCAL_PREFIX}mv_{a.name}" + (f"({dims})" if dims else ""))
+        out.append(f"common /{block}/ " + ", ".join(f"{LOCAL_PREFIX}mv_{a.name}"
+                                                   for a in items))
+    return out
 
 
 def _header(proc: str, k, decls, names: dict, status: str, *, extra=(),
@@ -421,8 +439,10 @@ def _doc(gk: GeneratedKernel, glue: str, status: str, source_name: str) -> list[
         a = ka.ir_arg
         if getattr(a, "storage", None) is not None:
             how = "updated" if ka.written or ka.kind == "scalar_ref" else "read"
-            lines.append(f"  !   module variable {a.storage[1]}::{a.storage[2]} (the glue "
-                         f"passes it): {how}")
+            what = (f"module variable {a.storage[1]}::{a.storage[2]}"
+                    if a.storage[0] == "module" else
+                    f"common /{a.storage[1]}/ member {a.storage[2]}")
+            lines.append(f"  !   {what} (the glue passes it): {how}")
         elif ka.kind == "array":
             how = "updated" if ka.written else "read"
             lines.append(f"  !   {_declaration_text(a)}: array, {how}")

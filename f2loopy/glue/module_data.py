@@ -28,21 +28,22 @@ _IDENT = re.compile(r"[a-z][a-z0-9_]*")
 MODULE_DATA_RUNTIME = '''
 
 class ModuleData:
-    """The variables of a Fortran module that the kernels use (attributes)."""
+    """The variables of a Fortran module (or the members of a common block)
+    that the kernels use, as attributes."""
 
-    def __init__(self, name, **values):
-        self.__dict__["_name"] = name
+    def __init__(self, what, **values):
+        self.__dict__["_what"] = what
         self.__dict__.update(values)
 
     def __setattr__(self, key, value):
         if key not in self.__dict__:
-            raise AttributeError(f"module {self._name} has no variable '{key}' used by "
-                                 "these kernels")
+            raise AttributeError(f"{self._what} has no variable '{key}' used by these "
+                                 "kernels")
         self.__dict__[key] = value
 
     def __repr__(self):
         names = ", ".join(k for k in self.__dict__ if not k.startswith("_"))
-        return f"<Fortran module {self._name}: {names}>"
+        return f"<Fortran {self._what}: {names}>"
 
 
 def _initial(dtype, shape, data):
@@ -59,7 +60,18 @@ def _initial(dtype, shape, data):
 def modules_used(kernels) -> dict:
     """module name -> {variable: storage argument} over the IR *kernels*."""
     out: dict = {}
+    blocks: dict = {}
     for k in kernels:
+        for a in k.storage_args:
+            if a.storage[0] != "common":
+                continue
+            layout = [m.storage[2] for m in k.storage_args if m.storage[:2] == a.storage[:2]]
+            seen = blocks.setdefault(a.storage[1], (k.name, layout))
+            if seen[1] != layout:
+                raise CodegenError(f"common block /{a.storage[1]}/ has members "
+                                   f"{', '.join(seen[1])} in '{seen[0]}' but "
+                                   f"{', '.join(layout)} in '{k.name}' (the glue exposes "
+                                   "them by name: use the same names everywhere)", k.span)
         for a in k.storage_args:
             _, module, var = a.storage
             seen = out.setdefault(module, {}).get(var)
@@ -95,7 +107,11 @@ def python_module_objects(kernels) -> str:
                     .tobytes().hex()
             items.append(f"    {py_name(var)}=_initial({dtype.name!r}, {shape!r}, "
                          f"{data!r}),")
-        lines.append(f"{py_name(module)} = ModuleData({module!r},")
+        kinds = {a.storage[0] for a in modules[module].values()}
+        if len(kinds) > 1:
+            raise CodegenError(f"'{module}' is both a module and a common block; rename one")
+        what = f"module {module}" if kinds == {"module"} else f"common /{module}/"
+        lines.append(f"{py_name(module)} = ModuleData({what!r},")
         lines += items
         lines.append(")")
     return "\n".join(lines) + "\n"

@@ -173,10 +173,11 @@ def _dec_storage(d) -> dict:
     storage = d.get("storage")
     if storage is None:
         return {}
-    if not (isinstance(storage, list) and len(storage) == 3 and storage[0] == "module"):
+    if not (isinstance(storage, list) and len(storage) == 3
+            and storage[0] in ("module", "common")):
         _fail("invalid storage")
     init = d.get("storage_init")
-    return {"storage": ("module", _name(storage[1]), _name(storage[2])),
+    return {"storage": (storage[0], _name(storage[1]), _name(storage[2])),
             "storage_init": None if init is None else _dec_values(init)}
 
 
