@@ -126,7 +126,8 @@ STATEMENTS = [
 DECLARATIONS = [
     ("character(len=8) :: c", "t.f90:5:3: error: character variables are not supported "
      "(kernels compute on numbers)", "^~~~~~~~~"),
-    ("type(point) :: p", "t.f90:5:3: error: derived types are not supported", "^~~~"),
+    ("type(point) :: p", "t.f90:5:8: error: type 'point' is not defined (define it in this "
+     "unit or in a module the unit uses)", "^~~~~"),
     ("real, pointer :: p", "t.f90:5:9: error: attribute 'pointer' is not supported",
      "^~~~~~~"),
     ("real, allocatable :: b(:)", "t.f90:5:9: error: attribute 'allocatable' is not "

@@ -29,7 +29,6 @@ _UNSUPPORTED_SPEC = {
     "Format_Stmt": "'format' statements are not supported (kernels cannot do I/O)",
     "Interface_Block": "interface blocks are not supported (call subroutines of the same "
                        "file instead)",
-    "Derived_Type_Def": "derived types are not supported",
     "Allocatable_Stmt": "'allocatable' is not supported (kernels cannot allocate memory)",
     "Pointer_Stmt": "pointers are not supported",
     "Target_Stmt": None,
@@ -89,6 +88,8 @@ class DeclarationReader:
         self.search = None
         #: block name (lower case) -> member symbols, in order (``common``)
         self.common_blocks: dict[str, list] = {}
+        #: the module whose specification this reads (for its type definitions)
+        self.module_name: str | None = None
 
     # {{{ errors and constant evaluation
 
@@ -235,9 +236,24 @@ class DeclarationReader:
                 kind = self.kind_value(items[1])
         return dtype_from_type_spec(type_name, kind, span, star=star)
 
+    def decl_Derived_Type_Def(self, node):
+        from f2loopy.frontend.derived_types import read_type_definition
+        self.lines = statement_lines(node.children[0])
+        tdef = read_type_definition(self, node)
+        if tdef.name.lower() in self.symtab.types and \
+                self.symtab.types[tdef.name.lower()].module == tdef.module:
+            raise self.error(f"type '{tdef.name}' is defined twice", tdef.name)
+        self.symtab.types[tdef.name.lower()] = tdef
+
     def decl_Type_Declaration_Stmt(self, stmt):
         type_spec, attrs, entities = stmt.items
-        dtype = self.type_spec_dtype(type_spec)
+        derived = None
+        if isinstance(type_spec, F.Declaration_Type_Spec):
+            from f2loopy.frontend.derived_types import lookup_type
+            derived = lookup_type(self, type_spec)
+            dtype = None
+        else:
+            dtype = self.type_spec_dtype(type_spec)
         dims_attr, intent, is_param = None, None, False
         for attr in (attrs.items if attrs is not None else ()):
             if isinstance(attr, F.Dimension_Attr_Spec):
@@ -273,7 +289,11 @@ class DeclarationReader:
                     raise self.error(f"'{name}' is declared twice", name)
             sym = self.declare(name)
             sym.dtype = dtype
+            sym.derived = derived
             sym.type_span = sym.span
+            if derived is not None and (is_param or init is not None):
+                raise self.error(f"initial values of derived-type variables ('{name}') are "
+                                 "not supported", name, UnsupportedFeatureError)
             if shape is not None or dims_attr is not None:
                 self.set_dims(sym, shape if shape is not None else dims_attr)
             if intent:
@@ -459,7 +479,9 @@ class DeclarationReader:
             from f2loopy.frontend.search_path import not_found_message
             raise self.error(not_found_message("module", name, self.search), name,
                              UnsupportedFeatureError)
-        available = {s.name.lower(): s for s in module.symtab.symbols()}
+        available = {s.name.lower(): s for s in module.symtab.symbols()
+                     if s.path is None}
+        types = getattr(module.symtab, "types", {})
         procedures = getattr(module, "procedure_names", set())
         wanted = []          # (local name, module name)
         if items is None:
@@ -471,7 +493,13 @@ class DeclarationReader:
                     wanted.append((str(local).lower(), str(remote).lower()))
                 else:
                     wanted.append((str(it).lower(), str(it).lower()))
+        if items is None:
+            self.symtab.types.update(types)
         for local, remote in wanted:
+            if remote in types:
+                self.symtab.types[local] = types[remote]
+                if remote not in available:
+                    continue
             sym = available.get(remote)
             if sym is None:
                 if remote in procedures:
@@ -485,6 +513,7 @@ class DeclarationReader:
                 sym = Symbol(**{**sym.__dict__, "name": local, "attributes": set(
                     sym.attributes)})
             self.symtab.imports[local] = sym
+            _import_components(self.symtab, sym)
         if items is None:
             for proc in procedures:
                 self.symtab.use_renames.setdefault(proc, (module, proc))
@@ -579,8 +608,17 @@ class DeclarationReader:
     # }}}
 
 
+def _import_components(symtab: SymbolTable, sym) -> None:
+    """The component symbols of derived-type *sym* become visible too (by
+    their flattened names)."""
+    for csym in (sym.components or {}).values():
+        symtab.imports.setdefault(csym.name.lower(), csym)
+        _import_components(symtab, csym)
+
+
 def import_host(symtab: SymbolTable, host: SymbolTable) -> None:
     """Make the symbols of module *host* visible in *symtab* (host association)."""
+    symtab.types.update(host.types)
     for sym in host.symbols():
         symtab.imports[sym.name.lower()] = sym
     symtab.use_renames.update(host.use_renames)

@@ -303,8 +303,20 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
             error=self.error, resolve_name=self.resolve_name, array_ref=self.array_ref,
             function_call=self.function_call, dtype_of=self.checked_dtype,
             kind_value=self.kind_value, array_intrinsic=self.array_intrinsic,
-            array_constructor=self.array_constructor)
+            array_constructor=self.array_constructor, component_ref=self.component_ref)
         return ExpressionConverter(ctx)
+
+    def component_ref(self, node):
+        """The value of ``a%b%c(i)`` (a flattened component)."""
+        from f2loopy.frontend.derived_types import component_access
+        leaf, index = component_access(self, node)
+        if index is None:
+            return self.resolve_name(leaf.name, node)
+        ref = self.array_ref(leaf.name, index, node)
+        if ref is None:
+            raise self.error(f"component '{'%'.join(leaf.path)}' is not an array",
+                             leaf.path[-1])
+        return ref
 
     def checked_dtype(self, expr):
         try:
@@ -678,6 +690,21 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
                 raise self.error(f"'{name}' is assigned, but the actual argument passed for "
                                  f"it is {view.what}", name)
             ref = self.array_ref(name, list(lhs_node.items[1].items), lhs_node)
+            return ref, view.dtype
+        if isinstance(lhs_node, F.Data_Ref):
+            from f2loopy.frontend.derived_types import component_access
+            leaf, index = component_access(self, lhs_node)
+            if index is None:
+                return self.lower_assignee(F.Name(leaf.name))
+            sym = leaf
+            view = self.view(sym, sym.name)
+            if view.read_only:
+                raise self.error(f"'{lhs_node}' is assigned, but the actual argument passed "
+                                 f"for it is {view.what}", sym.path[-1])
+            ref = self.array_ref(sym.name, index, lhs_node)
+            if ref is None:
+                raise self.error(f"component '{'%'.join(sym.path)}' is not an array",
+                                 sym.path[-1])
             return ref, view.dtype
         raise self.error(f"unsupported assignment target '{lhs_node}'", str(lhs_node),
                          UnsupportedFeatureError)

@@ -21,7 +21,7 @@ def declare_module_variables(module_name: str, symtab, reader) -> None:
     """Make the non-parameter variables of module *module_name* (its symbol
     table *symtab*, read by *reader*) module data."""
     for sym in symtab.local_symbols():
-        if sym.is_parameter:
+        if sym.is_parameter or sym.derived is not None:
             continue
         if sym.dtype is None:
             sym.dtype = symtab.implicit_type(sym.name)
@@ -48,7 +48,11 @@ def declare_module_variables(module_name: str, symtab, reader) -> None:
                 init = np.full(shape, init, dtype=np.dtype(sym.dtype), order="F")
             sym.attributes.discard("initialized")
             sym.value = None
-        sym.storage = ("module", module_name.lower(), sym.name.lower())
+        if sym.path is not None:          # a component of a derived-type variable
+            init = sym.component_init
+            sym.storage = ("module", module_name.lower(), *(x.lower() for x in sym.path))
+        else:
+            sym.storage = ("module", module_name.lower(), sym.name.lower())
         sym.storage_shape = shape
         sym.storage_lbs = lbs
         sym.storage_init = init
@@ -94,7 +98,7 @@ def storage_name(lowering, sym) -> str:
     key = _key(sym)
     name = st.storage_names.get(key)
     if name is None:
-        name = lowering.root.fresh_name(sym.storage[2])
+        name = lowering.root.fresh_name("_".join(sym.storage[2:]))
         st.storage_names[key] = name
     used = st.storage_used.get(key) or st.storage_by_name.get(name)
     st.storage_used.setdefault(key, sym)
@@ -109,7 +113,7 @@ def storage_name(lowering, sym) -> str:
 
 
 def _layout(sym) -> tuple:
-    return np.dtype(sym.dtype), tuple(sym.storage_shape), sym.storage[2]
+    return np.dtype(sym.dtype), tuple(sym.storage_shape), sym.storage[2:]
 
 
 def _key(sym) -> tuple:
@@ -139,7 +143,8 @@ def storage_arguments(symtab, lowering) -> list:
             if key not in used:
                 used[key] = member
                 if key not in st.storage_names:
-                    st.storage_names[key] = lowering.root.fresh_name(member.storage[2])
+                    st.storage_names[key] = lowering.root.fresh_name(
+                        "_".join(member.storage[2:]))
     args = []
     for key in sorted(used, key=lambda x: (x[0], x[1], x[2] if isinstance(x[2], int) else 0,
                                            str(x[2]))):

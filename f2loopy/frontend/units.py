@@ -19,6 +19,7 @@ from fparser.two.utils import walk
 from f2loopy.analysis.dependences import add_program_order_dependencies
 from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
 from f2loopy.frontend.declarations import DeclarationReader, statement_lines
+from f2loopy.frontend.derived_types import data_ref_parts, flatten_all, leaves
 from f2loopy.frontend.inline import StatementFunction
 from f2loopy.frontend.lowering import LoweringState, UnitLowering
 from f2loopy.frontend.module_data import (
@@ -211,8 +212,10 @@ def read_module_spec(src, info: ModuleInfo, registry) -> SymbolTable:
         reader = DeclarationReader(src, host, [], modules=registry.module)
         reader.search = registry.search
         reader.in_module = True
+        reader.module_name = info.name
         reader.read(spec)
         reader.apply_data()
+        flatten_all(host)
         declare_module_variables(info.name, host, reader)
     return host
 
@@ -268,6 +271,7 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
     statement_functions, body = _statement_functions(src, reader, symtab, body)
     reader.apply_data()
     declare_common_blocks(reader)
+    flatten_all(symtab)
 
     result_name = None
     if proc.kind == "function":
@@ -295,6 +299,10 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
         if sym is None:
             sym = symtab.declare(d, src.span(first, d))
         sym.is_dummy = True
+        if sym.derived is not None:
+            for leaf in leaves(sym):
+                leaf.is_dummy = True
+            continue
         if sym.dtype is None:
             sym.dtype = symtab.implicit_type(d)
             if sym.dtype is None:
@@ -373,6 +381,10 @@ def scan_writes(body, registry: FileRegistry | None, symtab, module, names=None)
                     lhs = lhs.items[0]
                 if not isinstance(lhs, F.Data_Ref):
                     written.add(str(lhs).lower())
+                elif symtab is not None:
+                    leaf = _component_leaf(symtab, lhs)
+                    if leaf is not None:
+                        written.add(leaf.name.lower())
             elif isinstance(node, F.Loop_Control):
                 if node.items[1] is not None:
                     do_vars.add(str(node.items[1][0]).lower())
@@ -413,6 +425,17 @@ def scan_writes(body, registry: FileRegistry | None, symtab, module, names=None)
     return written, do_vars
 
 
+def _component_leaf(symtab, node):
+    """The component symbol ``a%b%c(i)`` names, or None."""
+    names, _ = data_ref_parts(node)
+    sym = symtab.get(names[0]) if names else None
+    for name in (names or [])[1:]:
+        if sym is None or not sym.components:
+            return None
+        sym = sym.components.get(name.lower())
+    return sym if sym is not None and sym.derived is None else None
+
+
 _SCANNED = (F.Name, F.Assignment_Stmt, F.Loop_Control, F.Forall_Triplet_Spec, F.Call_Stmt,
             *_REFERENCE_NODES)
 
@@ -444,7 +467,16 @@ def _lower(src, proc, registry, errors):
     prep = proc.prepare(src, registry, errors)
     state = LoweringState(collect=errors is not None)
     symtab = prep.symtab
-    dummies = list(prep.dummies)
+    dummies = []
+    derived_of = {}         # flattened component (lower) -> the derived-type dummy
+    for d in prep.dummies:
+        sym = symtab.get(d)
+        if sym.derived is not None:
+            for leaf in leaves(sym):
+                dummies.append(leaf.name)
+                derived_of[leaf.name.lower()] = sym
+        else:
+            dummies.append(d)
     if prep.result_name is not None:
         # a function as a kernel: its result is an argument the glue returns
         rsym = symtab.get(prep.result_name)
@@ -471,9 +503,17 @@ def _lower(src, proc, registry, errors):
     first = prep.first_line
     args = []
     for d in dummies:
+        if d.lower() in derived_of and d.lower() not in lowering.used:
+            continue           # a component the kernel does not use
         try:
-            args.append(_make_arg(src, prep.reader, lowering, symtab, d, first,
-                                  is_result=d == prep.result_name))
+            arg = _make_arg(src, prep.reader, lowering, symtab, d, first,
+                            is_result=d == prep.result_name)
+            owner = derived_of.get(d.lower())
+            if owner is not None:
+                tdef = owner.derived
+                arg = arg.copy(component=tuple(symtab.get(d).path),
+                               component_type=(tdef.module or "", tdef.name))
+            args.append(arg)
         except FortranError as exc:
             if errors is None:
                 raise

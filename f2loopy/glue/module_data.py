@@ -46,6 +46,29 @@ class ModuleData:
         return f"<Fortran {self._what}: {names}>"
 
 
+def _record(**components):
+    """A derived-type value: an object with attributes named like its components."""
+    import types
+    return types.SimpleNamespace(**components)
+
+
+def _component(fn, name, value, path):
+    """Component *path* (names) of argument *name*, an object with attributes."""
+    for k, part in enumerate(path):
+        try:
+            value = getattr(value, part)
+        except AttributeError:
+            raise KernelArgumentError(f"{fn}: argument '{name}' has no component "
+                                      f"'{'%'.join((name,) + path[:k + 1])}' (pass an object "
+                                      "with attributes named like the type's components)"
+                                      ) from None
+    return value
+
+
+def _set_component(fn, name, value, path, new):
+    setattr(_component(fn, name, value, path[:-1]), path[-1], new)
+
+
 def _initial(dtype, shape, data):
     dtype = np.dtype(dtype)
     if data is None:
@@ -63,6 +86,10 @@ def modules_used(kernels) -> dict:
     blocks: dict = {}
     for k in kernels:
         for a in k.storage_args:
+            if len(a.storage) != 3 and a.storage[0] != "module":
+                raise CodegenError("invalid storage", a.span)
+    for k in kernels:
+        for a in k.storage_args:
             if a.storage[0] != "common":
                 continue
             layout = [m.storage[2] for m in k.storage_args if m.storage[:2] == a.storage[:2]]
@@ -73,7 +100,7 @@ def modules_used(kernels) -> dict:
                                    f"{', '.join(layout)} in '{k.name}' (the glue exposes "
                                    "them by name: use the same names everywhere)", k.span)
         for a in k.storage_args:
-            _, module, var = a.storage
+            module, var = a.storage[1], tuple(a.storage[2:])
             seen = out.setdefault(module, {}).get(var)
             if seen is not None and (np.dtype(seen.dtype) != np.dtype(a.dtype)
                                      or tuple(seen.shape) != tuple(a.shape)):
@@ -86,53 +113,102 @@ def modules_used(kernels) -> dict:
 def python_module_objects(kernels) -> str:
     """Definitions of the module-data objects of *kernels* (empty if none)."""
     modules = modules_used(kernels)
-    if not modules:
+    if not modules and not any(getattr(a, "component", None) for k in kernels
+                               for a in k.args):
         return ""
     taken = _GLUE_NAMES | {py_name(k.name) for k in kernels}
     lines = [MODULE_DATA_RUNTIME, ""]
     for module in sorted(modules):
-        if not _IDENT.fullmatch(module) or not all(_IDENT.fullmatch(v) for v in
-                                                   modules[module]):
+        if not _IDENT.fullmatch(module):
             raise CodegenError(f"module name '{module}' cannot be a Python name")
+        if not all(_IDENT.fullmatch(x) for path in modules[module] for x in path):
+            raise CodegenError(f"a variable of module '{module}' cannot be a Python name")
         if module in taken:
             raise CodegenError(f"module '{module}' has the name of a function or variable of "
                                "the Python glue; rename it")
-        items = []
-        for var, a in sorted(modules[module].items()):
-            dtype = np.dtype(a.dtype)
-            shape = tuple(int(s) for s in a.shape)
-            data = None
-            if a.storage_init is not None:
-                data = np.asarray(a.storage_init, dtype=dtype).reshape(-1, order="F") \
-                    .tobytes().hex()
-            items.append(f"    {py_name(var)}=_initial({dtype.name!r}, {shape!r}, "
-                         f"{data!r}),")
         kinds = {a.storage[0] for a in modules[module].values()}
         if len(kinds) > 1:
             raise CodegenError(f"'{module}' is both a module and a common block; rename one")
         what = f"module {module}" if kinds == {"module"} else f"common /{module}/"
+        tree: dict = {}
+        for path, a in modules[module].items():
+            node = tree
+            for part in path[:-1]:
+                node = node.setdefault(part, {})
+            node[path[-1]] = a
         lines.append(f"{py_name(module)} = ModuleData({what!r},")
-        lines += items
+        lines += _values(tree, 1)
         lines.append(")")
     return "\n".join(lines) + "\n"
 
 
+def _values(tree: dict, depth: int) -> list[str]:
+    """``name=value,`` lines of the initial values in *tree* (nested dicts of
+    storage arguments: derived-type variables become records)."""
+    pad = "    " * depth
+    out = []
+    for name in sorted(tree):
+        a = tree[name]
+        if isinstance(a, dict):
+            out.append(f"{pad}{py_name(name)}=_record(")
+            out += _values(a, depth + 1)
+            out.append(f"{pad}),")
+            continue
+        dtype = np.dtype(a.dtype)
+        shape = tuple(int(s) for s in a.shape)
+        data = None
+        if a.storage_init is not None:
+            data = np.asarray(a.storage_init, dtype=dtype).reshape(-1, order="F") \
+                .tobytes().hex()
+        out.append(f"{pad}{py_name(name)}=_initial({dtype.name!r}, {shape!r}, {data!r}),")
+    return out
+
+
+def _attribute_path(a) -> str:
+    return ".".join(py_name(x) for x in a.storage[1:])
+
+
 def storage_reads(k) -> list[str]:
     """Lines of a glue function that fetch the module variables of kernel *k*."""
-    out = []
-    for a in k.storage_args:
-        _, module, var = a.storage
-        out.append(f"    {py_name(a.name)} = {py_name(module)}.{py_name(var)}")
-    return out
+    return [f"    {py_name(a.name)} = {_attribute_path(a)}" for a in k.storage_args]
 
 
 def storage_writes(k, written: set) -> list[str]:
     """Lines that store the scalar module variables kernel *k* wrote (their
     one-element buffers ``NAME_host``) back into the module objects."""
+    return [f"    {_attribute_path(a)} = {py_name(a.name)}_host[0]"
+            for a in k.storage_args if not a.shape and a.name in written]
+
+
+def fortran_parameters(k) -> list[str]:
+    """The names of the Fortran arguments of *k*: a derived-type argument once,
+    in place of its flattened components."""
     out = []
-    for a in k.storage_args:
-        if a.shape or a.name not in written:
-            continue
-        _, module, var = a.storage
-        out.append(f"    {py_name(module)}.{py_name(var)} = {py_name(a.name)}_host[0]")
+    for a in k.fortran_args:
+        name = a.component[0] if getattr(a, "component", None) else a.name
+        if name not in out:
+            out.append(name)
+    return out
+
+
+def component_reads(k) -> list[str]:
+    """Lines that take the components of derived-type arguments from the
+    objects passed."""
+    out = []
+    for a in k.fortran_args:
+        if getattr(a, "component", None):
+            root, path = a.component[0], tuple(a.component[1:])
+            out.append(f"    {py_name(a.name)} = _component({k.name!r}, {root!r}, "
+                       f"{py_name(root)}, {path!r})")
+    return out
+
+
+def component_writes(k, written: set) -> list[str]:
+    """Lines that set the scalar components the kernel wrote on the objects."""
+    out = []
+    for a in k.fortran_args:
+        if getattr(a, "component", None) and not a.shape and a.name in written:
+            root, path = a.component[0], tuple(a.component[1:])
+            out.append(f"    _set_component({k.name!r}, {root!r}, {py_name(root)}, {path!r}, "
+                       f"{py_name(a.name)}_host[0])")
     return out

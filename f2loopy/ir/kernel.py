@@ -111,6 +111,10 @@ class ArrayArg(ArrayVariable):
     :attr storage: ``("module", module, variable)`` for a module array the
         kernel uses (see :attr:`ScalarArg.storage`); None for a dummy argument.
     :attr storage_init: its initial value (numpy array, Fortran order) or None.
+    :attr component: for a component of a derived-type dummy argument, the
+        names from the argument down (``("p", "q", "x")`` for ``p%q%x``); the
+        host glue takes the object and passes its components.
+    :attr component_type: ``(module or "", type name)`` of that argument.
     """
 
     intent: str | None = None
@@ -118,6 +122,8 @@ class ArrayArg(ArrayVariable):
     address_space: AddressSpace = AddressSpace.GLOBAL
     storage: tuple | None = None
     storage_init: Any = None
+    component: tuple | None = None
+    component_type: tuple | None = None
 
     @property
     def fortran_ndim(self) -> int:
@@ -148,6 +154,8 @@ class ScalarArg(_Copyable):
         variable the kernel uses: not an argument of the Fortran subroutine;
         the host glue passes the variable itself.
     :attr storage_init: the variable's initial value (a 0-d numpy array) or None.
+    :attr component: see :attr:`ArrayArg.component`.
+    :attr component_type: see :attr:`ArrayArg.component_type`.
     """
 
     name: str
@@ -159,6 +167,8 @@ class ScalarArg(_Copyable):
     is_result: bool = False
     storage: tuple | None = None
     storage_init: Any = None
+    component: tuple | None = None
+    component_type: tuple | None = None
 
     shape = ()
     lower_bounds = ()

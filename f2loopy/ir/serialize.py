@@ -163,21 +163,34 @@ def _dec_values(init) -> np.ndarray:
 
 
 def _enc_storage(a) -> dict:
+    out = {}
+    if a.component is not None:
+        out["component"] = list(a.component)
+        out["component_type"] = list(a.component_type)
     if a.storage is None:
-        return {}
-    return {"storage": list(a.storage),
+        return out
+    return {**out, "storage": list(a.storage),
             "storage_init": None if a.storage_init is None else _enc_values(a.storage_init)}
 
 
 def _dec_storage(d) -> dict:
+    out = {}
+    comp = d.get("component")
+    if comp is not None:
+        ctype = d.get("component_type")
+        if not (isinstance(comp, list) and 2 <= len(comp) <= 32 and isinstance(ctype, list)
+                and len(ctype) == 2 and all(isinstance(x, str) for x in ctype)):
+            _fail("invalid component")
+        out["component"] = tuple(_name(x) for x in comp)
+        out["component_type"] = (ctype[0] and _name(ctype[0]), _name(ctype[1]))
     storage = d.get("storage")
     if storage is None:
-        return {}
-    if not (isinstance(storage, list) and len(storage) == 3
+        return out
+    if not (isinstance(storage, list) and 3 <= len(storage) <= 32
             and storage[0] in ("module", "common")):
         _fail("invalid storage")
     init = d.get("storage_init")
-    return {"storage": (storage[0], _name(storage[1]), _name(storage[2])),
+    return {**out, "storage": (storage[0], *(_name(x) for x in storage[1:])),
             "storage_init": None if init is None else _dec_values(init)}
 
 
