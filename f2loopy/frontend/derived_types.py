@@ -67,6 +67,8 @@ def read_type_definition(reader, node) -> TypeDef:
 
 
 def _components(reader, stmt):
+    from f2loopy.frontend.declarations import statement_lines
+    reader.lines = statement_lines(stmt)
     type_spec, attrs, decls = stmt.items
     nested, dtype = None, None
     if isinstance(type_spec, F.Declaration_Type_Spec):
@@ -96,9 +98,15 @@ def _components(reader, stmt):
             if nested is not None:
                 raise reader.error(f"default value of component '{name}' of derived type is "
                                    "not supported", name, UnsupportedFeatureError)
-            v = reader.cast_value(reader.constant(init.items[1]), dtype, name)
-            value = np.full(shape, v, dtype=dtype, order="F") if shape else \
-                np.array(v, dtype=dtype)
+            values = [reader.cast_value(v, dtype, name)
+                      for v in reader.array_values(init.items[1])]
+            if len(values) == 1:
+                value = np.full(shape, values[0], dtype=dtype, order="F")
+            elif shape and len(values) == int(np.prod(shape)):
+                value = np.array(values, dtype=dtype).reshape(shape, order="F")
+            else:
+                raise reader.error(f"the initial value of component '{name}' has "
+                                   f"{len(values)} elements, not {int(np.prod(shape))}", name)
         if nested is not None and shape:
             raise reader.error(f"array component '{name}' of derived type is not supported",
                                name, UnsupportedFeatureError)
