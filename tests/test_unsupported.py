@@ -126,15 +126,16 @@ STATEMENTS = [
 ]
 
 DECLARATIONS = [
-    ("type(point) :: p", "t.f90:5:3: error: derived types are not supported", "^~~~"),
+    ("type(point) :: p", "t.f90:5:8: error: type 'point' is not defined (define it in this "
+     "unit or in a module the unit uses)", "^~~~~"),
     ("real, pointer :: p", "t.f90:5:9: error: attribute 'pointer' is not supported",
      "^~~~~~~"),
     ("real, allocatable :: b(:)", "t.f90:5:9: error: attribute 'allocatable' is not "
      "supported", "^~~~~~~~~~~"),
     ("real :: b(:)", "t.f90:5:11: error: 'b' has an assumed shape ('(:)') but is not a dummy "
      "argument (allocatable arrays are not supported: declare explicit extents)", "^"),
-    ("common /blk/ y", "t.f90:5:3: error: 'common' blocks are not supported (pass the data as "
-     "arguments)", "^~~~~~"),
+    ("common y", "t.f90:5:3: error: blank 'common' is not supported (name the block: "
+     "common /name/ ...)", "^~~~~~"),
     ("real, save :: y", "t.f90:5:9: error: 'save' is not supported (kernel variables cannot "
      "keep values between calls)", "^~~~"),
     ("save", "t.f90:5:3: error: 'save' is not supported (kernel variables cannot keep values "
@@ -228,16 +229,15 @@ end subroutine
 """, "t.f90:4:3: error: 'y' has an initial value (data statement or initialisation) and is "
         "assigned: Fortran keeps its value between calls (implicit save), which a kernel cannot "
         "do", "^"),
-    ("module_variable", """module m
-  real counter
+    ("module_variable_without_bounds", """module m
+  real counter(n)
 end module
 subroutine s(x)
   use m
   real x
-  x = counter
+  x = counter(1)
 end subroutine
-""", "t.f90:2:8: error: module variable 'counter' is not supported (only parameters may be "
-        "declared in a module)", "^~~~~~~"),
+""", "t.f90:2:8: error: module array 'counter' must have constant bounds", "^~~~~~~"),
     ("internal_procedure", """subroutine s(x)
   real x
   x = 1
@@ -532,13 +532,13 @@ def test_show_lists_every_unsupported_statement(tmp_path):
 
 
 def test_collecting_mode_lists_declaration_errors_too():
-    src = DECL.format("common /blk/ y\n  real, save :: z") + "\n"
+    src = DECL.format("common y\n  real, save :: z") + "\n"
     src = src.replace("  x = 1\n", "  x = 1\n  print *, x\n")
     with pytest.raises(FortranError) as info:
         parse_fortran(src, "t.f90", collect_errors=True)
     heads = [line for line in info.value.format().splitlines() if ": error: " in line]
     assert heads == [
-        "t.f90:5:3: error: 'common' blocks are not supported (pass the data as arguments)",
+        "t.f90:5:3: error: blank 'common' is not supported (name the block: common /name/ ...)",
         "t.f90:6:9: error: 'save' is not supported (kernel variables cannot keep values "
         "between calls)",
         "t.f90:8:3: error: 'print' statements are not supported (kernels cannot do I/O)",

@@ -146,6 +146,9 @@ class ArraySyntaxMixin:
         An assumed-shape dummy argument takes its extents from *extents* (a
         procedure being inlined: the actual argument's) or, in the kernel,
         from arguments the host glue fills in."""
+        if sym.storage is not None:          # a module array: constant bounds
+            from f2loopy.frontend.module_data import storage_bounds
+            return storage_bounds(sym)
         lbs, ubs = [], []
         for k, (lo_node, hi_node) in enumerate(sym.dims):
             lo = 1 if lo_node is None else normalize_integer(

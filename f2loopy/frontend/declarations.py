@@ -17,12 +17,11 @@ from f2loopy.ir.types import FortranTypeError, infer_type
 from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
 from f2loopy.frontend.expressions import ConversionContext, ExpressionConverter
 from f2loopy.frontend.intrinsic_modules import intrinsic_module
-from f2loopy.frontend.source import SourceFile
+from f2loopy.frontend.source import SourceFile, statement_lines
 from f2loopy.frontend.symbols import Symbol, SymbolTable, dtype_from_type_spec
 from f2loopy.ir.folding import NotConstant, cast_value, evaluate_constant
 
 _UNSUPPORTED_SPEC = {
-    "Common_Stmt": "'common' blocks are not supported (pass the data as arguments)",
     "Equivalence_Stmt": "'equivalence' is not supported",
     "Save_Stmt": "'save' is not supported (kernel variables cannot keep values between "
                  "calls)",
@@ -30,7 +29,6 @@ _UNSUPPORTED_SPEC = {
     "Format_Stmt": "'format' statements are not supported (kernels cannot do I/O)",
     "Interface_Block": "interface blocks are not supported (call subroutines of the same "
                        "file instead)",
-    "Derived_Type_Def": "derived types are not supported",
     "Allocatable_Stmt": "'allocatable' is not supported (kernels cannot allocate memory)",
     "Pointer_Stmt": "pointers are not supported",
     "Target_Stmt": None,
@@ -48,19 +46,6 @@ _UNSUPPORTED_SPEC = {
     "Value_Stmt": "the 'value' attribute is not supported",
     "Asynchronous_Stmt": None,
 }
-
-
-def statement_lines(node) -> tuple[int, int]:
-    """First and last line of a statement node (searching children if needed)."""
-    item = getattr(node, "item", None)
-    if item is not None and getattr(item, "span", None):
-        return item.span
-    for ch in getattr(node, "children", ()) or ():
-        if hasattr(ch, "children"):
-            span = statement_lines(ch)
-            if span != (0, 0):
-                return span
-    return (0, 0)
 
 
 class DeclarationReader:
@@ -88,6 +73,10 @@ class DeclarationReader:
         self.in_module = False
         #: the search path of the registry (for the message when a module is missing)
         self.search = None
+        #: block name (lower case) -> member symbols, in order (``common``)
+        self.common_blocks: dict[str, list] = {}
+        #: the module whose specification this reads (for its type definitions)
+        self.module_name: str | None = None
 
     # {{{ errors and constant evaluation
 
@@ -235,9 +224,24 @@ class DeclarationReader:
                 kind = self.kind_value(items[1])
         return dtype_from_type_spec(type_name, kind, span, star=star)
 
+    def decl_Derived_Type_Def(self, node):
+        from f2loopy.frontend.derived_types import read_type_definition
+        self.lines = statement_lines(node.children[0])
+        tdef = read_type_definition(self, node)
+        if tdef.name.lower() in self.symtab.types and \
+                self.symtab.types[tdef.name.lower()].module == tdef.module:
+            raise self.error(f"type '{tdef.name}' is defined twice", tdef.name)
+        self.symtab.types[tdef.name.lower()] = tdef
+
     def decl_Type_Declaration_Stmt(self, stmt):
         type_spec, attrs, entities = stmt.items
-        dtype = self.type_spec_dtype(type_spec)
+        derived = None
+        if isinstance(type_spec, F.Declaration_Type_Spec):
+            from f2loopy.frontend.derived_types import lookup_type
+            derived = lookup_type(self, type_spec)
+            dtype = None
+        else:
+            dtype = self.type_spec_dtype(type_spec)
         dims_attr, intent, is_param = None, None, False
         for attr in (attrs.items if attrs is not None else ()):
             if isinstance(attr, F.Dimension_Attr_Spec):
@@ -254,6 +258,8 @@ class DeclarationReader:
                 elif word == "EXTERNAL":
                     for ent in entities.items:
                         self.externals.add(str(ent.items[0]).lower())
+                elif word == "SAVE" and self.in_module:
+                    pass        # module variables keep their values anyway
                 elif word == "SAVE":
                     raise self.error("'save' is not supported (kernel variables cannot keep "
                                      "values between calls)", "save",
@@ -271,7 +277,11 @@ class DeclarationReader:
                     raise self.error(f"'{name}' is declared twice", name)
             sym = self.declare(name)
             sym.dtype = dtype
+            sym.derived = derived
             sym.type_span = sym.span
+            if derived is not None and (is_param or init is not None):
+                raise self.error(f"initial values of derived-type variables ('{name}') are "
+                                 "not supported", name, UnsupportedFeatureError)
             if shape is not None or dims_attr is not None:
                 self.set_dims(sym, shape if shape is not None else dims_attr)
             if intent:
@@ -404,6 +414,23 @@ class DeclarationReader:
             name_node, value_node = nc.items
             self.set_parameter(self.declare(str(name_node)), value_node)
 
+    def decl_Common_Stmt(self, stmt):
+        for block, objects in stmt.items[0]:
+            if block is None:
+                raise self.error("blank 'common' is not supported (name the block: common "
+                                 "/name/ ...)", "common", UnsupportedFeatureError)
+            members = self.common_blocks.setdefault(str(block).lower(), [])
+            for obj in objects.items:
+                if isinstance(obj, F.Common_Block_Object):
+                    name_node, spec = obj.items
+                    sym = self.declare(str(name_node))
+                    self.set_dims(sym, spec)
+                else:
+                    sym = self.declare(str(obj))
+                if any(m is sym for blk in self.common_blocks.values() for m in blk):
+                    raise self.error(f"'{sym.name}' is in a common block twice", sym.name)
+                members.append(sym)
+
     def decl_Data_Stmt(self, stmt):
         self.data_stmts.append((stmt, self.lines))
 
@@ -414,10 +441,10 @@ class DeclarationReader:
         pass          # public/private: every entity of a module of the file is visible
 
     def decl_Save_Stmt(self, stmt):
-        if not self.in_module or stmt.items[1] is not None:
+        if not self.in_module:
             raise self.error("'save' is not supported (kernel variables cannot keep values "
                              "between calls)", "save", UnsupportedFeatureError)
-        # a bare 'save' in a module applies to its variables, which are rejected anyway
+        # in a module: its variables keep their values anyway (module data)
 
     def decl_External_Stmt(self, stmt):
         for name in stmt.items[1].items:
@@ -440,7 +467,9 @@ class DeclarationReader:
             from f2loopy.frontend.search_path import not_found_message
             raise self.error(not_found_message("module", name, self.search), name,
                              UnsupportedFeatureError)
-        available = {s.name.lower(): s for s in module.symtab.symbols()}
+        available = {s.name.lower(): s for s in module.symtab.symbols()
+                     if s.path is None}
+        types = getattr(module.symtab, "types", {})
         procedures = getattr(module, "procedure_names", set())
         wanted = []          # (local name, module name)
         if items is None:
@@ -452,7 +481,13 @@ class DeclarationReader:
                     wanted.append((str(local).lower(), str(remote).lower()))
                 else:
                     wanted.append((str(it).lower(), str(it).lower()))
+        if items is None:
+            self.symtab.types.update(types)
         for local, remote in wanted:
+            if remote in types:
+                self.symtab.types[local] = types[remote]
+                if remote not in available:
+                    continue
             sym = available.get(remote)
             if sym is None:
                 if remote in procedures:
@@ -466,6 +501,7 @@ class DeclarationReader:
                 sym = Symbol(**{**sym.__dict__, "name": local, "attributes": set(
                     sym.attributes)})
             self.symtab.imports[local] = sym
+            _import_components(self.symtab, sym)
         if items is None:
             for proc in procedures:
                 self.symtab.use_renames.setdefault(proc, (module, proc))
@@ -560,8 +596,17 @@ class DeclarationReader:
     # }}}
 
 
+def _import_components(symtab: SymbolTable, sym) -> None:
+    """The component symbols of derived-type *sym* become visible too (by
+    their flattened names)."""
+    for csym in (sym.components or {}).values():
+        symtab.imports.setdefault(csym.name.lower(), csym)
+        _import_components(symtab, csym)
+
+
 def import_host(symtab: SymbolTable, host: SymbolTable) -> None:
     """Make the symbols of module *host* visible in *symtab* (host association)."""
+    symtab.types.update(host.types)
     for sym in host.symbols():
         symtab.imports[sym.name.lower()] = sym
     symtab.use_renames.update(host.use_renames)

@@ -62,13 +62,16 @@ class ConversionContext:
     :attr array_intrinsic: ``(name, arg_nodes, node) -> expr`` for the array
         intrinsics, or None where they cannot be used.
     :attr array_constructor: ``node -> expr`` for ``(/ ... /)``, or None.
+    :attr component_ref: ``node -> expr`` for ``a%b(i)``, or None.
     """
 
     def __init__(self, *, error: Callable, resolve_name: Callable, array_ref: Callable,
                  function_call: Callable, dtype_of: Callable, kind_value: Callable,
                  array_intrinsic: Callable | None = None,
                  array_constructor: Callable | None = None,
-                 char_comparison: Callable | None = None):
+                 char_comparison: Callable | None = None,
+                 component_ref: Callable | None = None):
+        self.component_ref = component_ref
         self.error = error
         self.resolve_name = resolve_name
         self.array_ref = array_ref
@@ -397,6 +400,8 @@ class ExpressionConverter:
         return self.intrinsic(name, arg_nodes, node)
 
     def conv_Data_Ref(self, node):
+        if self.ctx.component_ref is not None:
+            return self.ctx.component_ref(node)
         raise self.ctx.error("derived types ('%' component access) are not supported",
                              "%", UnsupportedFeatureError)
 

@@ -121,6 +121,11 @@ class LoweringState:
         self.error_sites: list = []
         self.pending_output: list = []
         self.stop_temporary: str | None = None
+        #: module variables: origin -> IR name, and origin -> symbol of those
+        #: the procedures inlined use (:mod:`f2loopy.frontend.module_data`)
+        self.storage_names: dict = {}
+        self.storage_used: dict = {}
+        self.storage_by_name: dict = {}          # IR name -> symbol
 
 
 class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
@@ -253,6 +258,8 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
                 return INT32
         if name in self.extra_temporaries:
             return self.extra_temporaries[name].dtype
+        if name in self.st.storage_by_name:
+            return self.st.storage_by_name[name].dtype
         if name.lower() in self.claimed_inames or name in self.st.assumed_extents.values():
             return INT32
         return self.root.symbol(name).dtype
@@ -306,8 +313,21 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
             error=self.error, resolve_name=self.resolve_name, array_ref=self.array_ref,
             function_call=self.function_call, dtype_of=self.checked_dtype,
             kind_value=self.kind_value, array_intrinsic=self.array_intrinsic,
-            array_constructor=self.array_constructor, char_comparison=self.char_comparison)
+            array_constructor=self.array_constructor, char_comparison=self.char_comparison,
+            component_ref=self.component_ref)
         return ExpressionConverter(ctx)
+
+    def component_ref(self, node):
+        """The value of ``a%b%c(i)`` (a flattened component)."""
+        from f2loopy.frontend.derived_types import component_access
+        leaf, index = component_access(self, node)
+        if index is None:
+            return self.resolve_name(leaf.name, node)
+        ref = self.array_ref(leaf.name, index, node)
+        if ref is None:
+            raise self.error(f"component '{'%'.join(leaf.path)}' is not an array",
+                             leaf.path[-1])
+        return ref
 
     def checked_dtype(self, expr):
         try:
@@ -456,7 +476,10 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
 
     def local_name(self, sym: Symbol) -> str:
         """IR name of a local variable of an inlined procedure (a fresh
-        temporary of the kernel)."""
+        temporary of the kernel); a module variable is the kernel's argument."""
+        if sym.storage is not None:
+            from f2loopy.frontend.module_data import storage_name
+            return storage_name(self, sym)
         low = sym.name.lower()
         name = self.renames.get(low)
         if name is None:
@@ -695,6 +718,21 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
                 raise self.error(f"'{name}' is assigned, but the actual argument passed for "
                                  f"it is {view.what}", name)
             ref = self.array_ref(name, list(lhs_node.items[1].items), lhs_node)
+            return ref, view.dtype
+        if isinstance(lhs_node, F.Data_Ref):
+            from f2loopy.frontend.derived_types import component_access
+            leaf, index = component_access(self, lhs_node)
+            if index is None:
+                return self.lower_assignee(F.Name(leaf.name))
+            sym = leaf
+            view = self.view(sym, sym.name)
+            if view.read_only:
+                raise self.error(f"'{lhs_node}' is assigned, but the actual argument passed "
+                                 f"for it is {view.what}", sym.path[-1])
+            ref = self.array_ref(sym.name, index, lhs_node)
+            if ref is None:
+                raise self.error(f"component '{'%'.join(sym.path)}' is not an array",
+                                 sym.path[-1])
             return ref, view.dtype
         raise self.error(f"unsupported assignment target '{lhs_node}'", str(lhs_node),
                          UnsupportedFeatureError)

@@ -212,3 +212,16 @@ def read_source(source: str, filename: str = "<string>", *,
     if fixed_form is None:
         fixed_form = is_fixed_form_name(filename)
     return SourceFile(filename, source, fixed_form=fixed_form)
+
+
+def statement_lines(node) -> tuple[int, int]:
+    """First and last line of a statement node (searching children if needed)."""
+    item = getattr(node, "item", None)
+    if item is not None and getattr(item, "span", None):
+        return item.span
+    for ch in getattr(node, "children", ()) or ():
+        if hasattr(ch, "children"):
+            span = statement_lines(ch)
+            if span != (0, 0):
+                return span
+    return (0, 0)

@@ -37,6 +37,24 @@ class Symbol:
     type_span: SourceSpan | None = None
     attributes: set = field(default_factory=set)
     data_values: list | None = None
+    #: for a module variable: ``("module", module, variable)`` (lower-case),
+    #: its constant shape and lower bounds, and its initial value (or None)
+    storage: tuple | None = None
+    storage_shape: tuple = ()
+    storage_lbs: tuple = ()
+    storage_init: object = None
+    #: what identifies the storage across procedures (a common block member
+    #: by its position: ``("common", block, index)``); None: :attr:`storage`
+    storage_key: tuple | None = None
+    #: the members of its common block, in order (all are passed together)
+    common_members: list | None = None
+    #: a variable of derived type: its :class:`~f2loopy.frontend.derived_types.TypeDef`
+    #: and its component symbols (lower-case name -> symbol)
+    derived: object = None
+    components: dict | None = None
+    #: a component symbol: the names from the variable down (``("p", "q", "x")``)
+    path: tuple | None = None
+    component_init: object = None
 
     @property
     def is_array(self) -> bool:
@@ -63,6 +81,8 @@ class SymbolTable:
         #: local name -> (module info, name in the module) of used module procedures
         self.use_renames: dict[str, tuple] = {}
         self.used_modules: list = []
+        #: lower-case name -> derived type definition visible here
+        self.types: dict = {}
         self.implicit_none = False
         # letter -> dtype; Fortran's default implicit typing
         self.implicit: dict[str, np.dtype] = {

@@ -19,8 +19,11 @@ from fparser.two.utils import walk
 from f2loopy.analysis.dependences import add_program_order_dependencies
 from f2loopy.diagnostics import F2LoopyError, FortranError, UnsupportedFeatureError
 from f2loopy.frontend.declarations import DeclarationReader, statement_lines
+from f2loopy.frontend.derived_types import data_ref_parts, flatten_all, leaves
 from f2loopy.frontend.inline import StatementFunction
 from f2loopy.frontend.lowering import LoweringState, UnitLowering
+from f2loopy.frontend.module_data import (
+    declare_common_blocks, declare_module_variables, storage_arguments)
 from f2loopy.frontend.reader import parse_units
 from f2loopy.frontend.source import SourceFile, preprocessor_lines, read_source
 from f2loopy.frontend.symbols import SymbolTable
@@ -228,12 +231,11 @@ def read_module_spec(src, info: ModuleInfo, registry) -> SymbolTable:
         reader = DeclarationReader(src, host, [], modules=registry.module)
         reader.search = registry.search
         reader.in_module = True
+        reader.module_name = info.name
         reader.read(spec)
         reader.apply_data()
-        for sym in host.local_symbols():
-            if not sym.is_parameter:
-                raise FortranError(f"module variable '{sym.name}' is not supported (only "
-                                   "parameters may be declared in a module)", sym.span)
+        flatten_all(host)
+        declare_module_variables(info.name, host, reader)
     return host
 
 
@@ -287,6 +289,8 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
             reader.decl_Data_Stmt(node)
     statement_functions, body = _statement_functions(src, reader, symtab, body)
     reader.apply_data()
+    declare_common_blocks(reader)
+    flatten_all(symtab)
 
     result_name = None
     if proc.kind == "function":
@@ -314,6 +318,10 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
         if sym is None:
             sym = symtab.declare(d, src.span(first, d))
         sym.is_dummy = True
+        if sym.derived is not None:
+            for leaf in leaves(sym):
+                leaf.is_dummy = True
+            continue
         if sym.dtype is None:
             sym.dtype = symtab.implicit_type(d)
             if sym.dtype is None:
@@ -412,6 +420,10 @@ def scan_writes(body, registry: FileRegistry | None, symtab, module, names=None)
                     lhs = lhs.items[0]
                 if not isinstance(lhs, F.Data_Ref):
                     written.add(str(lhs).lower())
+                elif symtab is not None:
+                    leaf = _component_leaf(symtab, lhs)
+                    if leaf is not None:
+                        written.add(leaf.name.lower())
             elif isinstance(node, F.Loop_Control):
                 if node.items[1] is not None:
                     do_vars.add(str(node.items[1][0]).lower())
@@ -452,6 +464,17 @@ def scan_writes(body, registry: FileRegistry | None, symtab, module, names=None)
     return written, do_vars
 
 
+def _component_leaf(symtab, node):
+    """The component symbol ``a%b%c(i)`` names, or None."""
+    names, _ = data_ref_parts(node)
+    sym = symtab.get(names[0]) if names else None
+    for name in (names or [])[1:]:
+        if sym is None or not sym.components:
+            return None
+        sym = sym.components.get(name.lower())
+    return sym if sym is not None and sym.derived is None else None
+
+
 _SCANNED = (F.Name, F.Assignment_Stmt, F.Loop_Control, F.Forall_Triplet_Spec, F.Call_Stmt,
             *_REFERENCE_NODES)
 
@@ -483,14 +506,30 @@ def _lower(src, proc, registry, errors):
     prep = proc.prepare(src, registry, errors)
     state = LoweringState(collect=errors is not None)
     symtab = prep.symtab
-    dummies = list(prep.dummies)
+    dummies = []
+    derived_of = {}         # flattened component (lower) -> the derived-type dummy
+    for d in prep.dummies:
+        sym = symtab.get(d)
+        if sym.derived is not None:
+            for leaf in leaves(sym):
+                dummies.append(leaf.name)
+                derived_of[leaf.name.lower()] = sym
+        else:
+            dummies.append(d)
     if prep.result_name is not None:
         # a function as a kernel: its result is an argument the glue returns
         rsym = symtab.get(prep.result_name)
         rsym.is_dummy = True
         rsym.intent = "out"
         dummies.append(prep.result_name)
-    lowering = UnitLowering(src, symtab, dummies, prep.written, prep.do_variables,
+    # module variables: arguments the glue passes (named as the subroutine
+    # names them, also where what it inlines uses them)
+    storage = [s for s in symtab.symbols() if s.storage is not None]
+    for sym in storage:
+        state.storage_names.setdefault(sym.storage_key or sym.storage, sym.name)
+        state.storage_by_name.setdefault(sym.name, sym)
+    lowering = UnitLowering(src, symtab, dummies + [s.name for s in storage], prep.written,
+                            prep.do_variables,
                             state=state, registry=registry, unit_name=proc.name,
                             statement_functions=prep.statement_functions)
     lowering.module_info = proc.module
@@ -503,19 +542,28 @@ def _lower(src, proc, registry, errors):
     first = prep.first_line
     args = []
     for d in dummies:
+        if d.lower() in derived_of and d.lower() not in lowering.used:
+            continue           # a component the kernel does not use
         try:
-            args.append(_make_arg(src, prep.reader, lowering, symtab, d, first,
-                                  is_result=d == prep.result_name))
+            arg = _make_arg(src, prep.reader, lowering, symtab, d, first,
+                            is_result=d == prep.result_name)
+            owner = derived_of.get(d.lower())
+            if owner is not None:
+                tdef = owner.derived
+                arg = arg.copy(component=tuple(symtab.get(d).path),
+                               component_type=(tdef.module or "", tdef.name))
+            args.append(arg)
         except FortranError as exc:
             if errors is None:
                 raise
             errors.append(exc)
+    args.extend(storage_arguments(symtab, lowering))
     # the extents of assumed-shape arrays, which the host glue passes
     for (array, axis), name in state.assumed_extents.items():
         sym = symtab.get(array)
         args.append(ScalarArg(name=name, dtype=np.dtype(np.int32), intent="in",
                               span=sym.span, extent_of=(sym.name, axis)))
-    temporaries = _make_temporaries(src, lowering, symtab, dummies)
+    temporaries = _make_temporaries(src, lowering, symtab, dummies + [s.name for s in storage])
     if errors:
         return None
     kernel = Kernel(

@@ -190,9 +190,12 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     clash = any(n in _BODY_NAMES or n.startswith(LOCAL_PREFIX) or n == impl.lower()
                 for n in arg_names)
     result = k.result_arg
-    # a function: the public glue is a function that forwards to a subroutine
-    # taking the result as its last argument
-    clash = clash or result is not None
+    stored = list(k.storage_args)
+    # a function, or a kernel using module variables: the public glue forwards
+    # to a subroutine that takes the module variables (which the public one
+    # 'use's) and then the result as extra arguments
+    clash = clash or result is not None or bool(stored) or \
+        any(getattr(a, "component", None) for a in k.args)
     nm = {a.name: f"{LOCAL_PREFIX}arg_{a.name}" if clash else a.name for a in k.args}
     options = " ".join(gk.build_options)
 
@@ -342,16 +345,41 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
             ""]
     out += _doc(gk, glue, status, source_name)
     originals = {a.name: a.name for a in k.args}
+    # module variables: the public procedure 'use's them under names of its own
+    uses, forwarded = _module_variable_access(stored)
+    public_decls = [d for d in decls if d[2] not in {a.name for a in stored}
+                    and (result is None or d[2] != result.name)]
+    # derived-type arguments: the public procedure takes the object and
+    # passes its components
+    parts = [a for a in k.fortran_args if getattr(a, "component", None)]
+    public_names, actuals = [], []
+    for a in k.fortran_args:
+        if getattr(a, "component", None):
+            actuals.append("%".join(a.component))
+            if a.component[0] not in public_names:
+                public_names.append(a.component[0])
+        else:
+            actuals.append(a.name)
+            public_names.append(a.name)
+    if parts:
+        uses, public_decls = _derived_arguments(k, parts, uses, public_decls, originals)
     if result is not None:
         rtype, _ = _ftype(result.dtype)
         value = f"{LOCAL_PREFIX}value"
-        out += _header(glue, k, [d for d in decls if d[2] != result.name], originals, status,
-                       function_result=value)
+        out += _header(glue, k, public_decls, originals, status, function_result=value,
+                       uses=uses, dummy_names=public_names)
         out.append(f"    {rtype} :: {value}")
         out.append(f"    {value} = {'.false.' if np.dtype(result.dtype).kind == 'b' else 0}")
-        out += wrap(f"    call {impl}({', '.join([a.name for a in k.fortran_args] + [value, status])})")
+        out += wrap(f"    call {impl}({', '.join(actuals + forwarded + [value, status])})")
         out += [f"  end function {glue}", ""]
-        out += _header(impl, k, decls, nm, status, extra=[result.name])
+        out += _header(impl, k, decls, nm, status,
+                       extra=[a.name for a in stored] + [result.name])
+    elif stored or parts:
+        out += _header(glue, k, public_decls, originals, status, uses=uses,
+                       dummy_names=public_names)
+        out += wrap(f"    call {impl}({', '.join(actuals + forwarded + [status])})")
+        out += [f"  end subroutine {glue}", ""]
+        out += _header(impl, k, decls, nm, status, extra=[a.name for a in stored])
     elif clash:
         # a wrapper with the original names that only forwards
         out += _header(glue, k, decls, originals, status)
@@ -371,16 +399,75 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     return "\n".join(out)
 
 
+def _module_variable_access(stored) -> tuple[list, list]:
+    """``use`` lines and declarations that make the module variables and
+    common blocks *stored* visible in the public glue procedure, and the
+    expressions that pass each."""
+    uses, forwarded, seen = [], [], set()
+    for a in stored:
+        if a.storage[0] == "module":
+            module, var = a.storage[1], a.storage[2]
+            local = f"{LOCAL_PREFIX}mv_{module}_{var}"
+            if (module, var) not in seen:
+                seen.add((module, var))
+                uses.append(f"use {module}, only: {local} => {var}")
+            forwarded.append("%".join((local, *a.storage[3:])))
+        else:
+            forwarded.append(f"{LOCAL_PREFIX}mv_{a.name}")
+    uses += _common_declarations([a for a in stored if a.storage[0] == "common"])
+    return uses, forwarded
+
+
+def _derived_arguments(k, parts, uses, public_decls, originals):
+    """The ``use`` of each derived type of *parts* and the declaration of the
+    arguments (in place of their components' declarations)."""
+    names = {a.name for a in parts}
+    decls = [d for d in public_decls if d[2] not in names]
+    uses = list(uses)
+    for root in dict.fromkeys(a.component[0] for a in parts):
+        module, tname = next(a.component_type for a in parts if a.component[0] == root)
+        if not module:
+            raise CodegenError(f"the Fortran glue of '{k.name}' needs type '{tname}' of "
+                               f"argument '{root}' from a module (define the type in a "
+                               "module)", k.span)
+        line = f"use {module}, only: {tname}"
+        if line not in uses:
+            uses.insert(0, line)
+        decls.append((None, f"type({tname}), intent(inout), target", root))
+        originals[root] = root
+    return uses, decls
+
+
+def _common_declarations(members) -> list[str]:
+    """Declarations of the common blocks *members* (kernel arguments, every
+    member of each block, in order) belong to, under the glue's names."""
+    out, blocks = [], {}
+    for a in members:
+        blocks.setdefault(a.storage[1], []).append(a)
+    for block, items in blocks.items():
+        for a in items:
+            ftype, _ = _ftype(a.dtype)
+            dims = ", ".join(f"{int(lb)}:{int(lb) + int(n) - 1}"
+                             for n, lb in zip(a.shape, a.lower_bounds))
+            out.append(f"{ftype} :: {LOCAL_PREFIX}mv_{a.name}" + (f"({dims})" if dims else ""))
+        out.append(f"common /{block}/ " + ", ".join(f"{LOCAL_PREFIX}mv_{a.name}"
+                                                   for a in items))
+    return out
+
+
 def _header(proc: str, k, decls, names: dict, status: str, *, extra=(),
-            function_result=None) -> list[str]:
+            function_result=None, uses=(), dummy_names=None) -> list[str]:
     """``subroutine proc(...)`` (or a function with result *function_result*)
     and the declarations of its dummy arguments (the Fortran ones, then *extra*)."""
-    dummies = ", ".join([names[a.name] for a in k.fortran_args] +
-                        [names[x] for x in extra] + [status])
+    first = [names[a.name] for a in k.fortran_args] if dummy_names is None else \
+        [names[x] for x in dummy_names]
+    dummies = ", ".join(first + [names[x] for x in extra] + [status])
     if function_result is not None:
         out = wrap(f"  function {proc}({dummies}) result({function_result})")
     else:
         out = wrap(f"  subroutine {proc}({dummies})")
+    for line in uses:
+        out += wrap(f"    {line}")
     for comment, prefix, arg in decls:
         if comment:
             out.append(f"    ! {fortran_comment(comment)}")
@@ -408,7 +495,16 @@ def _doc(gk: GeneratedKernel, glue: str, status: str, source_name: str) -> list[
         lines.append(f"  ! ({glue}: {k.name}_cl would be longer than Fortran's 63 characters)")
     for ka in gk.arguments:
         a = ka.ir_arg
-        if ka.kind == "array":
+        if getattr(a, "storage", None) is not None:
+            how = "updated" if ka.written or ka.kind == "scalar_ref" else "read"
+            what = (f"module variable {a.storage[1]}::{'%'.join(a.storage[2:])}"
+                    if a.storage[0] == "module" else
+                    f"common /{a.storage[1]}/ member {a.storage[2]}")
+            lines.append(f"  !   {what} (the glue passes it): {how}")
+        elif getattr(a, "component", None) is not None:
+            how = "updated" if ka.written or ka.kind == "scalar_ref" else "read"
+            lines.append(f"  !   {'%'.join(a.component)}: component, {how}")
+        elif ka.kind == "array":
             how = "updated" if ka.written else "read"
             lines.append(f"  !   {fortran_comment(_declaration_text(a))}: array, {how}")
         elif ka.kind == "fixed":

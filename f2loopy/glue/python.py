@@ -17,6 +17,9 @@ from f2loopy.codegen import GeneratedKernel
 from f2loopy.codegen.names import py_name
 from f2loopy.diagnostics import CodegenError
 from f2loopy.escape import py_docstring, py_literal
+from f2loopy.glue.module_data import (
+    component_reads, component_writes, fortran_parameters, python_module_objects,
+    storage_reads, storage_writes)
 from f2loopy.glue.pyexpr import py_int_expr
 from f2loopy.version import __version__
 
@@ -392,17 +395,21 @@ def _shape_tuple(arg) -> str:
 
 def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
     k = gk.kernel
-    visible = k.fortran_args
-    names = [py_name(a.name) for a in visible]
+    params = fortran_parameters(k)
+    names = [py_name(n) for n in params]
     fn = k.name
     lines = [f"def {py_name(fn)}({', '.join(names)}{', ' if names else ''}*, queue=None):"]
-    decl = ", ".join(a.name for a in visible)
+    decl = ", ".join(params)
     hidden = {a.name for a in k.extent_args}
     where = f" ({py_docstring(k.span)})" if k.span else ""
     result = k.result_arg
     unit = "subroutine" if result is None else "function"
     if result is not None:
         hidden.add(result.name)
+    stored = {a.name for a in k.storage_args}
+    hidden |= stored
+    parts = {a.name: a for a in k.args if getattr(a, "component", None)}
+    hidden |= set(parts)
     doc = [f'    """OpenCL version of Fortran ``{unit} {k.name}({decl})``{where}.', "",
            "    Arguments:"]
     for ka in gk.arguments:
@@ -423,7 +430,21 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
             what = f"{ftype} scalar" + ("; new value returned" if ka.kind == "scalar_ref"
                                         else "")
         doc.append(f"      {a.name}: {py_docstring(what)}")
-    outs = [ka for ka in gk.arguments if ka.kind == "scalar_ref"]
+    written = {ka.name for ka in gk.arguments if ka.kind == "scalar_ref" or ka.written}
+    for root in dict.fromkeys(a.component[0] for a in parts.values()):
+        members = [a for a in parts.values() if a.component[0] == root]
+        module, tname = members[0].component_type
+        comps = ", ".join("%".join(a.component[1:]) + (" (updated)" if a.name in written
+                                                        else "") for a in members)
+        doc.append(f"      {root}: type({tname}){f' of module {module}' if module else ''}: "
+                   f"an object with the components {comps}")
+    outs = [ka for ka in gk.arguments if ka.kind == "scalar_ref" and ka.name not in stored
+            and ka.name not in parts]
+    stored_outs = [ka for ka in gk.arguments if ka.kind == "scalar_ref"
+                   and (ka.name in stored or ka.name in parts)]
+    if stored:
+        doc += ["", "    Module variables (attributes of this glue module's objects): "
+                + ", ".join(".".join(a.storage[1:]) for a in k.storage_args) + "."]
     if result is not None:
         # the function's value first, then the scalar arguments it changes
         outs = [ka for ka in outs if ka.name == result.name] + \
@@ -443,6 +464,8 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
         array = k.variable(a.extent_of[0])
         lines.append(f"    {py_name(a.name)} = _extent({fn!r}, {array.name!r}, "
                      f"{py_name(array.name)}, {a.extent_of[1]}, {array.fortran_ndim})")
+    lines += component_reads(k)
+    lines += storage_reads(k)
     if result is not None:
         zero = "False" if is_logical(result.dtype) else "0"
         lines.append(f"    {py_name(result.name)} = {zero}")
@@ -522,10 +545,12 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
     for cb in copy_backs:
         lines.append(f"    if {cb} is not None:")
         lines.append(f"        {cb}()")
-    for ka in outs:
+    for ka in outs + stored_outs:
         v = py_name(ka.name)
         lines.append(f"    cl.enqueue_copy(queue, _{v}_host, _{v}_buf)")
     lines.append("    queue.finish()")
+    lines += storage_writes(k, {ka.name for ka in stored_outs})
+    lines += component_writes(k, {ka.name for ka in stored_outs})
     if len(outs) == 1:
         lines.append(f"    return _{py_name(outs[0].name)}_host[0]")
     elif outs:
@@ -550,6 +575,7 @@ def generate_python_glue(kernels: list[GeneratedKernel], cl_source: str, cl_file
             "(node-local rank modulo the devices; F2LOOPY_DEVICE or PYOPENCL_CTX\nchoose "
             'another).\n"""\n')
     consts = f"\nCL_FILE = {py_literal(cl_filename)}\nCL_SHA256 = {py_literal(sha)}\n"
+    consts += python_module_objects([gk.kernel for gk in kernels])
     funcs = "\n\n".join(_kernel_function(gk, source_name) for gk in kernels)
     exports = "__all__ = [" + ", ".join(repr(py_name(gk.kernel.name)) for gk in kernels) + \
         ", 'KernelArgumentError', 'KernelStopError']\n"

@@ -108,11 +108,22 @@ class ArrayArg(ArrayVariable):
 
     :attr intent: ``"in"``, ``"out"``, ``"inout"`` or None (not declared).
     :attr fortran_layout: the caller's layout if a transformation changed it.
+    :attr storage: ``("module", module, variable)`` for a module array the
+        kernel uses (see :attr:`ScalarArg.storage`); None for a dummy argument.
+    :attr storage_init: its initial value (numpy array, Fortran order) or None.
+    :attr component: for a component of a derived-type dummy argument, the
+        names from the argument down (``("p", "q", "x")`` for ``p%q%x``); the
+        host glue takes the object and passes its components.
+    :attr component_type: ``(module or "", type name)`` of that argument.
     """
 
     intent: str | None = None
     fortran_layout: ArrayLayout | None = None
     address_space: AddressSpace = AddressSpace.GLOBAL
+    storage: tuple | None = None
+    storage_init: Any = None
+    component: tuple | None = None
+    component_type: tuple | None = None
 
     @property
     def fortran_ndim(self) -> int:
@@ -142,6 +153,12 @@ class ScalarArg(_Copyable):
     :attr is_result: the result of a Fortran function translated as a kernel
         (intent out): not an argument of the Fortran function; the host glue
         returns it.
+    :attr storage: ``("module", module, variable)`` (lower-case) for a module
+        variable the kernel uses: not an argument of the Fortran subroutine;
+        the host glue passes the variable itself.
+    :attr storage_init: the variable's initial value (a 0-d numpy array) or None.
+    :attr component: see :attr:`ArrayArg.component`.
+    :attr component_type: see :attr:`ArrayArg.component_type`.
     """
 
     name: str
@@ -152,6 +169,10 @@ class ScalarArg(_Copyable):
     extent_of: tuple | None = None
     is_result: bool = False
     character: bool = False
+    storage: tuple | None = None
+    storage_init: Any = None
+    component: tuple | None = None
+    component_type: tuple | None = None
 
     shape = ()
     lower_bounds = ()
@@ -439,7 +460,13 @@ class Kernel(_Copyable):
         less :attr:`extent_args` and :attr:`result_arg`."""
         return tuple(a for a in self.args
                      if not (isinstance(a, ScalarArg) and (a.extent_of is not None
-                                                           or a.is_result)))
+                                                           or a.is_result))
+                     and a.storage is None)
+
+    @property
+    def storage_args(self) -> tuple:
+        """The module variables the kernel uses (:attr:`ArrayArg.storage`)."""
+        return tuple(a for a in self.args if getattr(a, "storage", None) is not None)
 
     @property
     def result_arg(self):

@@ -49,6 +49,12 @@ def kernel_to_str(kernel: Kernel) -> str:
         if isinstance(a, ScalarArg) and a.extent_of is not None:
             out.append(f"{a.name}: {a.dtype}, scalar, extent of axis {a.extent_of[1] + 1} of "
                        f"{a.extent_of[0]} (from the caller's array)")
+        elif getattr(a, "storage", None) is not None:
+            shape = f"shape ({_shape_str(a.shape)}), " if a.shape else "scalar, "
+            where = (f"module variable {a.storage[1]}::{'%'.join(a.storage[2:])}"
+                     if a.storage[0] == "module"
+                     else f"common /{a.storage[1]}/ member {a.storage[2]}")
+            out.append(f"{a.name}: {a.dtype}, {shape}{where}")
         elif isinstance(a, ScalarArg) and a.is_result:
             out.append(f"{a.name}: {a.dtype}, scalar, the function result")
         elif isinstance(a, ScalarArg):

@@ -136,9 +136,9 @@ def _enc_arg(a):
                 "extent_of": None if a.extent_of is None else [a.extent_of[0],
                                                                int(a.extent_of[1])],
                 "is_result": bool(a.is_result),
-                "character": bool(a.character)}
+                "character": bool(a.character), **_enc_storage(a)}
     d = _enc_array_common(a)
-    d.update(kind="array", intent=a.intent)
+    d.update(kind="array", intent=a.intent, **_enc_storage(a))
     if a.fortran_layout is not None:
         d["fortran_layout"] = {"shape": [None if s is None else encode_expr(s)
                                          for s in a.fortran_layout.shape],
@@ -150,15 +150,61 @@ def _enc_arg(a):
     return d
 
 
+def _enc_values(value) -> dict:
+    arr = np.asarray(value)
+    return {"dtype": _enc_dtype(arr.dtype), "shape": list(arr.shape),
+            "data": [encode_expr(arr.dtype.type(v)) for v in arr.reshape(-1, order="F")]}
+
+
+def _dec_values(init) -> np.ndarray:
+    if not isinstance(init, dict):
+        _fail("invalid initializer")
+    dt = _dtype(init["dtype"])
+    shape = tuple(_int(s, "initializer shape") for s in _list(init["shape"], "shape", 64))
+    data = [decode_expr(v) for v in _list(init["data"], "initializer data")]
+    if int(np.prod(shape)) != len(data):
+        _fail("initializer size mismatch")
+    return np.array(data, dtype=dt).reshape(shape, order="F")
+
+
+def _enc_storage(a) -> dict:
+    out = {}
+    if a.component is not None:
+        out["component"] = list(a.component)
+        out["component_type"] = list(a.component_type)
+    if a.storage is None:
+        return out
+    return {**out, "storage": list(a.storage),
+            "storage_init": None if a.storage_init is None else _enc_values(a.storage_init)}
+
+
+def _dec_storage(d) -> dict:
+    out = {}
+    comp = d.get("component")
+    if comp is not None:
+        ctype = d.get("component_type")
+        if not (isinstance(comp, list) and 2 <= len(comp) <= 32 and isinstance(ctype, list)
+                and len(ctype) == 2 and all(isinstance(x, str) for x in ctype)):
+            _fail("invalid component")
+        out["component"] = tuple(_name(x) for x in comp)
+        out["component_type"] = (ctype[0] and _name(ctype[0]), _name(ctype[1]))
+    storage = d.get("storage")
+    if storage is None:
+        return out
+    if not (isinstance(storage, list) and 3 <= len(storage) <= 32
+            and storage[0] in ("module", "common")):
+        _fail("invalid storage")
+    init = d.get("storage_init")
+    return {**out, "storage": (storage[0], *(_name(x) for x in storage[1:])),
+            "storage_init": None if init is None else _dec_values(init)}
+
+
 def _enc_temp(t: Temporary):
     d = _enc_array_common(t)
     d.update(address_space=None if t.address_space is None else t.address_space.value,
              read_only=bool(t.read_only), base_storage=t.base_storage)
     if t.initializer is not None:
-        arr = np.asarray(t.initializer)
-        d["initializer"] = {"dtype": _enc_dtype(arr.dtype), "shape": list(arr.shape),
-                            "data": [encode_expr(arr.dtype.type(v))
-                                     for v in arr.reshape(-1, order="F")]}
+        d["initializer"] = _enc_values(t.initializer)
     return d
 
 
@@ -406,7 +452,7 @@ def _dec_arg(d):
                          intent=_intent(d.get("intent")), span=_dec_span(d.get("span")),
                          fixed_value=fixed,
                          extent_of=extent_of, is_result=d.get("is_result") is True,
-                         character=d.get("character") is True)
+                         character=d.get("character") is True, **_dec_storage(d))
     if d.get("kind") != "array":
         _fail("invalid argument kind")
     kw = _dec_array_common(d)
@@ -426,7 +472,8 @@ def _dec_arg(d):
             axis_tags=_dec_axis_tags(layout.get("axis_tags", ["N%d" % k for k in
                                                               range(len(lshape))]), len(lshape)),
             splits=tuple(splits))
-    return ArrayArg(**kw, intent=_intent(d.get("intent")), fortran_layout=layout)
+    return ArrayArg(**kw, intent=_intent(d.get("intent")), fortran_layout=layout,
+                    **_dec_storage(d))
 
 
 def _dec_temp(d):
@@ -440,12 +487,7 @@ def _dec_temp(d):
         space = AddressSpace(space)
     init = d.get("initializer")
     if init is not None:
-        dt = _dtype(init["dtype"])
-        shape = tuple(_int(s, "initializer shape") for s in _list(init["shape"], "shape", 64))
-        data = [decode_expr(v) for v in _list(init["data"], "initializer data")]
-        if int(np.prod(shape)) != len(data):
-            _fail("initializer size mismatch")
-        init = np.array(data, dtype=dt).reshape(shape, order="F")
+        init = _dec_values(init)
     base = d.get("base_storage")
     return Temporary(**kw, address_space=space, initializer=init,
                      read_only=bool(d.get("read_only")),

@@ -1,0 +1,242 @@
+"""Derived types: definitions, and variables flattened into their components.
+
+A ``type t ... end type`` definition (in a module or a procedure) becomes a
+:class:`TypeDef`.  A variable of such a type (a dummy argument, a local, or a
+module variable as in IFS's ``use yoecldp, only: yrecldp``) is flattened:
+every component, nested types included, becomes a symbol of its own (named
+``p_a``, ``p_q_x``... with a fresh name) reachable as ``p%a``; kernels see
+these flattened components.  A dummy argument's components become kernel
+arguments that remember their path (:attr:`~f2loopy.ir.kernel.ArrayArg.component`),
+so the host glue can take the object and pass its components.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from fparser.two import Fortran2003 as F
+
+from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
+
+
+@dataclass(eq=False)
+class Component:
+    name: str
+    dtype: np.dtype | None = None
+    shape: tuple = ()
+    lbs: tuple = ()
+    init: object = None               # numpy value or None
+    type: "TypeDef | None" = None      # a nested derived type
+
+
+@dataclass(eq=False)
+class TypeDef:
+    name: str
+    module: str | None                 # the module that defines it (None: a procedure)
+    components: list = field(default_factory=list)
+
+
+def read_type_definition(reader, node) -> TypeDef:
+    """The :class:`TypeDef` of a ``Derived_Type_Def`` *node* read by *reader*."""
+    stmt = node.children[0]
+    name = str(stmt.items[1])
+    if stmt.items[0] is not None:
+        raise reader.error(f"attributes of type '{name}' are not supported (extends, bind, "
+                           "abstract...)", name, UnsupportedFeatureError)
+    module = reader.module_name if reader.in_module else None
+    tdef = TypeDef(name, module)
+    seen = set()
+    for part in node.children[1:]:
+        if isinstance(part, F.End_Type_Stmt):
+            continue
+        if not isinstance(part, F.Component_Part):
+            raise reader.error(f"'{str(part).split()[0].lower()}' in a type definition is not "
+                               "supported", None, UnsupportedFeatureError)
+        for comp_stmt in part.children:
+            if not isinstance(comp_stmt, F.Data_Component_Def_Stmt):
+                raise reader.error("only data components are supported in a type "
+                                   "definition", None, UnsupportedFeatureError)
+            for comp in _components(reader, comp_stmt):
+                if comp.name.lower() in seen:
+                    raise reader.error(f"component '{comp.name}' of type '{name}' is declared "
+                                       "twice", comp.name)
+                seen.add(comp.name.lower())
+                tdef.components.append(comp)
+    return tdef
+
+
+def _components(reader, stmt):
+    from f2loopy.frontend.source import statement_lines
+    reader.lines = statement_lines(stmt)
+    type_spec, attrs, decls = stmt.items
+    nested, dtype = None, None
+    if isinstance(type_spec, F.Declaration_Type_Spec):
+        nested = lookup_type(reader, type_spec)
+    else:
+        dtype = reader.type_spec_dtype(type_spec)
+    dims = None
+    for attr in (attrs.items if attrs is not None else ()):
+        if isinstance(attr, F.Dimension_Component_Attr_Spec):
+            dims = attr.items[1]
+        else:
+            word = str(attr).strip().lower()
+            raise reader.error(f"component attribute '{word}' is not supported (components "
+                               "need a fixed size)", word, UnsupportedFeatureError)
+    for decl in decls.items:
+        name_node, shape_node, _charlen, init = decl.items
+        name = str(name_node)
+        spec = shape_node if shape_node is not None else dims
+        shape, lbs = (), ()
+        if spec is not None:
+            shape, lbs = _constant_shape(reader, spec, name)
+        value = None
+        if init is not None:
+            if str(init.items[0]) == "=>":
+                raise reader.error("pointer components are not supported", "=>",
+                                   UnsupportedFeatureError)
+            if nested is not None:
+                raise reader.error(f"default value of component '{name}' of derived type is "
+                                   "not supported", name, UnsupportedFeatureError)
+            values = [reader.cast_value(v, dtype, name)
+                      for v in reader.array_values(init.items[1])]
+            if len(values) == 1:
+                value = np.full(shape, values[0], dtype=dtype, order="F")
+            elif shape and len(values) == int(np.prod(shape)):
+                value = np.array(values, dtype=dtype).reshape(shape, order="F")
+            else:
+                raise reader.error(f"the initial value of component '{name}' has "
+                                   f"{len(values)} elements, not {int(np.prod(shape))}", name)
+        if nested is not None and shape:
+            raise reader.error(f"array component '{name}' of derived type is not supported",
+                               name, UnsupportedFeatureError)
+        yield Component(name, dtype, shape, lbs, value, nested)
+
+
+def _constant_shape(reader, spec, name):
+    if not isinstance(spec, F.Explicit_Shape_Spec_List):
+        raise reader.error(f"component '{name}' needs constant bounds (allocatable and "
+                           "deferred-shape components are not supported)", name,
+                           UnsupportedFeatureError)
+    shape, lbs = [], []
+    for s in spec.items:
+        lo_node, hi_node = s.items
+        try:
+            lo = 1 if lo_node is None else int(reader.constant(lo_node))
+            hi = int(reader.constant(hi_node))
+        except FortranError:
+            raise reader.error(f"component '{name}' needs constant bounds", name,
+                               UnsupportedFeatureError) from None
+        shape.append(max(0, hi - lo + 1))
+        lbs.append(lo)
+    return tuple(shape), tuple(lbs)
+
+
+def lookup_type(reader, type_spec) -> TypeDef:
+    """The definition named by ``type(t)`` *type_spec*."""
+    word, tname = type_spec.items
+    if str(word).upper() != "TYPE":
+        raise reader.error(f"'{str(word).lower()}(...)' declarations are not supported",
+                           str(word).lower(), UnsupportedFeatureError)
+    name = str(tname)
+    tdef = reader.symtab.types.get(name.lower())
+    if tdef is None:
+        raise reader.error(f"type '{name}' is not defined (define it in this unit or in a "
+                           "module the unit uses)", name)
+    return tdef
+
+
+def flatten(symtab, sym, *, fresh) -> None:
+    """Give derived-type symbol *sym* a symbol per component (recursively):
+    ``sym.components`` maps lower-case component names to them.  *fresh*
+    makes a unique name from a base."""
+    if sym.is_array:
+        raise UnsupportedFeatureError(f"arrays of derived type ('{sym.name}') are not "
+                                      "supported", sym.span)
+    sym.components = {}
+    for comp in sym.derived.components:
+        name = fresh(f"{sym.name}_{comp.name}")
+        csym = symtab.declare(name, sym.span)
+        csym.path = (*(sym.path or (sym.name,)), comp.name)
+        csym.intent = sym.intent
+        if comp.type is not None:
+            csym.derived = comp.type
+            flatten(symtab, csym, fresh=fresh)
+        else:
+            csym.dtype = comp.dtype
+            if comp.shape:
+                csym.dims = [(F.Expr(str(lb)), F.Expr(str(lb + n - 1)))
+                             for n, lb in zip(comp.shape, comp.lbs)]
+            if comp.init is not None:
+                csym.component_init = comp.init
+        sym.components[comp.name.lower()] = csym
+
+
+def leaves(sym):
+    """The component symbols of derived-type *sym* that hold data, in order."""
+    for csym in sym.components.values():
+        if csym.derived is not None:
+            yield from leaves(csym)
+        else:
+            yield csym
+
+
+def component_symbol(lowering_or_reader, symtab, parts, needle):
+    """The symbol of ``a%b%c`` (*parts*: the names) and whether it is a leaf."""
+    sym = symtab.get(parts[0])
+    if sym is None or sym.derived is None:
+        raise lowering_or_reader.error(f"'{parts[0]}' is not of a derived type", parts[0])
+    for name in parts[1:]:
+        if sym.derived is None:
+            raise lowering_or_reader.error(f"'{sym.name}' has no components", name)
+        nxt = sym.components.get(name.lower())
+        if nxt is None:
+            raise lowering_or_reader.error(f"type '{sym.derived.name}' has no component "
+                                           f"'{name}'", name)
+        sym = nxt
+    return sym
+
+
+def data_ref_parts(node):
+    """``(names, index nodes of the last part or None)`` of a ``Data_Ref``
+    ``a%b%c(i)``; subscripts on an inner part are not supported."""
+    names, index = [], None
+    items = node.items
+    for k, part in enumerate(items):
+        if isinstance(part, F.Name):
+            names.append(str(part))
+        elif isinstance(part, F.Part_Ref) and k == len(items) - 1:
+            names.append(str(part.items[0]))
+            subs = part.items[1]
+            index = list(subs.items) if isinstance(subs, F.Section_Subscript_List) else [subs]
+        else:
+            return None, None
+    return names, index
+
+
+def component_access(lowering, node):
+    """``(leaf symbol, index nodes or None)`` of the ``Data_Ref`` *node*."""
+    names, index = data_ref_parts(node)
+    if names is None:
+        raise lowering.error(f"'{node}': subscripts on a derived-type value are not "
+                             "supported (arrays of derived type)", "%",
+                             UnsupportedFeatureError)
+    leaf = component_symbol(lowering, lowering.symtab, names, names[-1])
+    if leaf.derived is not None:
+        raise lowering.error(f"'{'%'.join(names)}' is a whole derived-type value; use its "
+                             "components",
+                             names[-1], UnsupportedFeatureError)
+    return leaf, index
+
+
+def flatten_all(symtab) -> None:
+    """Flatten every derived-type variable declared in *symtab*."""
+    def fresh(base):
+        name, k = base, 0
+        while name in symtab:
+            k += 1
+            name = f"{base}_{k}"
+        return name
+    for sym in list(symtab.local_symbols()):
+        if sym.derived is not None and sym.components is None:
+            flatten(symtab, sym, fresh=fresh)

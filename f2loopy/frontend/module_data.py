@@ -1,0 +1,162 @@
+"""Module variables: data that outlives a call, passed to kernels as arguments.
+
+A non-parameter variable of a module (``real :: alpha = 0.5``, ``real(8) ::
+table(10)``, with or without ``save``) is *module data*: its symbol gets a
+``storage`` origin ``("module", module, variable)``, a constant shape and
+its initial value.  A kernel that reads or writes it gets it as an extra
+argument (:attr:`~f2loopy.ir.kernel.ArrayArg.storage`), after the Fortran
+arguments; the host glue passes the variable itself (the Python glue keeps
+it in ``glue.<module>.<variable>``, the Fortran glue ``use`` s the module).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
+from f2loopy.ir.kernel import ArrayArg, ScalarArg
+
+
+def declare_module_variables(module_name: str, symtab, reader) -> None:
+    """Make the non-parameter variables of module *module_name* (its symbol
+    table *symtab*, read by *reader*) module data."""
+    for sym in symtab.local_symbols():
+        if sym.is_parameter or sym.derived is not None:
+            continue
+        if sym.dtype is None:
+            sym.dtype = symtab.implicit_type(sym.name)
+            if sym.dtype is None:
+                raise FortranError(f"module variable '{sym.name}' has no type (implicit none "
+                                   "is in effect; declare it)", sym.span)
+        if sym.dims is not None:
+            if any(hi in ("*", ":") for _, hi in sym.dims):
+                raise UnsupportedFeatureError(
+                    f"module array '{sym.name}' must have constant bounds (allocatable and "
+                    "deferred-shape module arrays are not supported)", sym.span)
+            try:
+                shape = tuple(int(n) for n in reader.array_shape(sym))
+                lbs = tuple(int(b) for b in reader.array_lower_bounds(sym))
+            except FortranError:
+                raise UnsupportedFeatureError(
+                    f"module array '{sym.name}' must have constant bounds", sym.span) from None
+        else:
+            shape, lbs = (), ()
+        init = None
+        if sym.is_initialized:
+            init = np.array(sym.value, dtype=np.dtype(sym.dtype), order="F")
+            if shape and init.shape != shape:
+                init = np.full(shape, init, dtype=np.dtype(sym.dtype), order="F")
+            sym.attributes.discard("initialized")
+            sym.value = None
+        if sym.path is not None:          # a component of a derived-type variable
+            init = sym.component_init
+            sym.storage = ("module", module_name.lower(), *(x.lower() for x in sym.path))
+        else:
+            sym.storage = ("module", module_name.lower(), sym.name.lower())
+        sym.storage_shape = shape
+        sym.storage_lbs = lbs
+        sym.storage_init = init
+
+
+def declare_common_blocks(reader) -> None:
+    """Make the members of the common blocks *reader* read storage: each
+    ``("common", block, member)``, identified across procedures by position."""
+    for block, members in reader.common_blocks.items():
+        for k, sym in enumerate(members):
+            if sym.is_dummy or sym.name.lower() in reader.dummy_names or sym.is_parameter:
+                raise FortranError(f"'{sym.name}' cannot be in a common block (it is a "
+                                   f"{'parameter' if sym.is_parameter else 'dummy argument'})",
+                                   sym.span)
+            if sym.is_initialized:
+                raise UnsupportedFeatureError(
+                    f"common block member '{sym.name}' has an initial value (only a "
+                    "'block data' unit may give one)", sym.span)
+            if sym.dtype is None:
+                sym.dtype = reader.symtab.implicit_type(sym.name)
+                if sym.dtype is None:
+                    raise FortranError(f"'{sym.name}' has no type (implicit none is in "
+                                       "effect; declare it)", sym.span)
+            shape, lbs = (), ()
+            if sym.dims is not None:
+                try:
+                    shape = tuple(int(n) for n in reader.array_shape(sym))
+                    lbs = tuple(int(b) for b in reader.array_lower_bounds(sym))
+                except FortranError:
+                    raise UnsupportedFeatureError(
+                        f"common block member '{sym.name}' must have constant bounds",
+                        sym.span) from None
+            sym.storage = ("common", block, sym.name.lower())
+            sym.storage_key = ("common", block, k)
+            sym.storage_shape, sym.storage_lbs = shape, lbs
+            sym.common_members = members
+
+
+def storage_name(lowering, sym) -> str:
+    """The IR name of module variable *sym* in the kernel being lowered (the
+    same argument wherever the kernel and what it inlines use it)."""
+    st = lowering.st
+    key = _key(sym)
+    name = st.storage_names.get(key)
+    if name is None:
+        name = lowering.root.fresh_name("_".join(sym.storage[2:]))
+        st.storage_names[key] = name
+    used = st.storage_used.get(key) or st.storage_by_name.get(name)
+    st.storage_used.setdefault(key, sym)
+    if used is not None and _layout(used) != _layout(sym):
+        raise lowering.error(f"common block /{sym.storage[1]}/ is declared differently in "
+                             f"'{lowering.unit_name}' and where it was used before: "
+                             f"'{sym.name}' does not match '{used.name}' (f2loopy needs the "
+                             "same names, types and shapes everywhere)", sym.name,
+                             UnsupportedFeatureError)
+    st.storage_by_name[name] = sym
+    return name
+
+
+def _layout(sym) -> tuple:
+    return np.dtype(sym.dtype), tuple(sym.storage_shape), sym.storage[2:]
+
+
+def _key(sym) -> tuple:
+    return sym.storage_key or sym.storage
+
+
+def storage_bounds(sym):
+    """``(lower bounds, upper bounds)`` of module array *sym*."""
+    lbs = tuple(sym.storage_lbs)
+    ubs = tuple(lb + n - 1 for lb, n in zip(sym.storage_lbs, sym.storage_shape))
+    return lbs, ubs
+
+
+def storage_arguments(symtab, lowering) -> list:
+    """The kernel arguments of the module variables the kernel uses (the
+    subroutine's own uses and those of the procedures inlined into it), in
+    order of module and variable name."""
+    st = lowering.st
+    used = dict(st.storage_used)
+    for sym in symtab.symbols():
+        if sym.storage is not None and sym.name.lower() in lowering.used:
+            used.setdefault(_key(sym), sym)
+    # a common block is passed whole (the Fortran glue declares all of it)
+    for sym in list(used.values()):
+        for member in sym.common_members or ():
+            key = _key(member)
+            if key not in used:
+                used[key] = member
+                if key not in st.storage_names:
+                    st.storage_names[key] = lowering.root.fresh_name(
+                        "_".join(member.storage[2:]))
+    args = []
+    for key in sorted(used, key=lambda x: (x[0], x[1], x[2] if isinstance(x[2], int) else 0,
+                                           str(x[2]))):
+        sym = used[key]
+        origin = sym.storage
+        name = st.storage_names.get(key, sym.name)
+        dtype = np.dtype(sym.dtype)
+        if sym.storage_shape:
+            args.append(ArrayArg(name=name, dtype=dtype, shape=tuple(sym.storage_shape),
+                                 lower_bounds=tuple(sym.storage_lbs), span=sym.span,
+                                 storage=origin, storage_init=sym.storage_init))
+        else:
+            args.append(ScalarArg(name=name, dtype=dtype, span=sym.span, storage=origin,
+                                  storage_init=sym.storage_init))
+    return args

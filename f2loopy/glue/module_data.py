@@ -1,0 +1,214 @@
+"""Module variables in the Python glue: ``glue.<module>.<variable>``.
+
+For every Fortran module whose variables a kernel of the file uses, the glue
+module has an object named like the module (lower case) whose attributes are
+those variables: numpy arrays in Fortran order of the declared dtype and
+shape, and scalars as numpy scalars.  They start from the module's
+initialisers (else zero) and persist across calls; a kernel receives them as
+extra arguments and its writes update them (arrays in place, scalars by
+setting the attribute).  An attribute may be replaced by the user (a new
+array of the same dtype and shape, a pyopencl array to keep it on the
+device, or a number); the kernel checks it like any argument.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from f2loopy.codegen.names import py_name
+from f2loopy.diagnostics import CodegenError
+
+#: names the glue module defines at its top level besides the kernels
+_GLUE_NAMES = {"os", "threading", "np", "cl", "CL_FILE", "CL_SHA256", "KernelArgumentError"}
+
+_IDENT = re.compile(r"[a-z][a-z0-9_]*")
+
+MODULE_DATA_RUNTIME = '''
+
+class ModuleData:
+    """The variables of a Fortran module (or the members of a common block)
+    that the kernels use, as attributes."""
+
+    def __init__(self, what, **values):
+        self.__dict__["_what"] = what
+        self.__dict__.update(values)
+
+    def __setattr__(self, key, value):
+        if key not in self.__dict__:
+            raise AttributeError(f"{self._what} has no variable '{key}' used by these "
+                                 "kernels")
+        self.__dict__[key] = value
+
+    def __repr__(self):
+        names = ", ".join(k for k in self.__dict__ if not k.startswith("_"))
+        return f"<Fortran {self._what}: {names}>"
+
+
+def _record(**components):
+    """A derived-type value: an object with attributes named like its components."""
+    import types
+    return types.SimpleNamespace(**components)
+
+
+def _component(fn, name, value, path):
+    """Component *path* (names) of argument *name*, an object with attributes."""
+    for k, part in enumerate(path):
+        try:
+            value = getattr(value, part)
+        except AttributeError:
+            raise KernelArgumentError(f"{fn}: argument '{name}' has no component "
+                                      f"'{'%'.join((name,) + path[:k + 1])}' (pass an object "
+                                      "with attributes named like the type's components)"
+                                      ) from None
+    return value
+
+
+def _set_component(fn, name, value, path, new):
+    setattr(_component(fn, name, value, path[:-1]), path[-1], new)
+
+
+def _initial(dtype, shape, data):
+    dtype = np.dtype(dtype)
+    if data is None:
+        value = np.zeros(shape, dtype=dtype, order="F")
+    else:
+        value = np.frombuffer(bytes.fromhex(data), dtype=dtype).reshape(shape, order="F")
+        value = np.array(value, order="F")
+    return value if shape else value[()]
+'''
+
+
+def modules_used(kernels) -> dict:
+    """module name -> {variable: storage argument} over the IR *kernels*."""
+    out: dict = {}
+    blocks: dict = {}
+    for k in kernels:
+        for a in k.storage_args:
+            if len(a.storage) != 3 and a.storage[0] != "module":
+                raise CodegenError("invalid storage", a.span)
+    for k in kernels:
+        for a in k.storage_args:
+            if a.storage[0] != "common":
+                continue
+            layout = [m.storage[2] for m in k.storage_args if m.storage[:2] == a.storage[:2]]
+            seen = blocks.setdefault(a.storage[1], (k.name, layout))
+            if seen[1] != layout:
+                raise CodegenError(f"common block /{a.storage[1]}/ has members "
+                                   f"{', '.join(seen[1])} in '{seen[0]}' but "
+                                   f"{', '.join(layout)} in '{k.name}' (the glue exposes "
+                                   "them by name: use the same names everywhere)", k.span)
+        for a in k.storage_args:
+            module, var = a.storage[1], tuple(a.storage[2:])
+            seen = out.setdefault(module, {}).get(var)
+            if seen is not None and (np.dtype(seen.dtype) != np.dtype(a.dtype)
+                                     or tuple(seen.shape) != tuple(a.shape)):
+                raise CodegenError(f"module variable {module}::{var} has different types in "
+                                   "the kernels of this file", a.span)
+            out[module][var] = a
+    return out
+
+
+def python_module_objects(kernels) -> str:
+    """Definitions of the module-data objects of *kernels* (empty if none)."""
+    modules = modules_used(kernels)
+    if not modules and not any(getattr(a, "component", None) for k in kernels
+                               for a in k.args):
+        return ""
+    taken = _GLUE_NAMES | {py_name(k.name) for k in kernels}
+    lines = [MODULE_DATA_RUNTIME, ""]
+    for module in sorted(modules):
+        if not _IDENT.fullmatch(module):
+            raise CodegenError(f"module name '{module}' cannot be a Python name")
+        if not all(_IDENT.fullmatch(x) for path in modules[module] for x in path):
+            raise CodegenError(f"a variable of module '{module}' cannot be a Python name")
+        if module in taken:
+            raise CodegenError(f"module '{module}' has the name of a function or variable of "
+                               "the Python glue; rename it")
+        kinds = {a.storage[0] for a in modules[module].values()}
+        if len(kinds) > 1:
+            raise CodegenError(f"'{module}' is both a module and a common block; rename one")
+        what = f"module {module}" if kinds == {"module"} else f"common /{module}/"
+        tree: dict = {}
+        for path, a in modules[module].items():
+            node = tree
+            for part in path[:-1]:
+                node = node.setdefault(part, {})
+            node[path[-1]] = a
+        lines.append(f"{py_name(module)} = ModuleData({what!r},")
+        lines += _values(tree, 1)
+        lines.append(")")
+    return "\n".join(lines) + "\n"
+
+
+def _values(tree: dict, depth: int) -> list[str]:
+    """``name=value,`` lines of the initial values in *tree* (nested dicts of
+    storage arguments: derived-type variables become records)."""
+    pad = "    " * depth
+    out = []
+    for name in sorted(tree):
+        a = tree[name]
+        if isinstance(a, dict):
+            out.append(f"{pad}{py_name(name)}=_record(")
+            out += _values(a, depth + 1)
+            out.append(f"{pad}),")
+            continue
+        dtype = np.dtype(a.dtype)
+        shape = tuple(int(s) for s in a.shape)
+        data = None
+        if a.storage_init is not None:
+            data = np.asarray(a.storage_init, dtype=dtype).reshape(-1, order="F") \
+                .tobytes().hex()
+        out.append(f"{pad}{py_name(name)}=_initial({dtype.name!r}, {shape!r}, {data!r}),")
+    return out
+
+
+def _attribute_path(a) -> str:
+    return ".".join(py_name(x) for x in a.storage[1:])
+
+
+def storage_reads(k) -> list[str]:
+    """Lines of a glue function that fetch the module variables of kernel *k*."""
+    return [f"    {py_name(a.name)} = {_attribute_path(a)}" for a in k.storage_args]
+
+
+def storage_writes(k, written: set) -> list[str]:
+    """Lines that store the scalar module variables kernel *k* wrote (their
+    one-element buffers ``NAME_host``) back into the module objects."""
+    return [f"    {_attribute_path(a)} = {py_name(a.name)}_host[0]"
+            for a in k.storage_args if not a.shape and a.name in written]
+
+
+def fortran_parameters(k) -> list[str]:
+    """The names of the Fortran arguments of *k*: a derived-type argument once,
+    in place of its flattened components."""
+    out = []
+    for a in k.fortran_args:
+        name = a.component[0] if getattr(a, "component", None) else a.name
+        if name not in out:
+            out.append(name)
+    return out
+
+
+def component_reads(k) -> list[str]:
+    """Lines that take the components of derived-type arguments from the
+    objects passed."""
+    out = []
+    for a in k.fortran_args:
+        if getattr(a, "component", None):
+            root, path = a.component[0], tuple(a.component[1:])
+            out.append(f"    {py_name(a.name)} = _component({k.name!r}, {root!r}, "
+                       f"{py_name(root)}, {path!r})")
+    return out
+
+
+def component_writes(k, written: set) -> list[str]:
+    """Lines that set the scalar components the kernel wrote on the objects."""
+    out = []
+    for a in k.fortran_args:
+        if getattr(a, "component", None) and not a.shape and a.name in written:
+            root, path = a.component[0], tuple(a.component[1:])
+            out.append(f"    _set_component({k.name!r}, {root!r}, {py_name(root)}, {path!r}, "
+                       f"{py_name(a.name)}_host[0])")
+    return out
