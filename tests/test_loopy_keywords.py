@@ -10,6 +10,7 @@ import f2loopy
 from f2loopy.diagnostics import UnsupportedArgumentError
 from test_transforms_data import ACC
 from transform_util import kernel
+from util import needs_gfortran
 
 LOOP = """
 subroutine s(n, a, b)
@@ -132,3 +133,36 @@ def test_transforms_keep_kernels_and_units_apart():
     sig = inspect.signature(f2loopy.split_iname)
     assert str(sig.parameters["kernel"].annotation) == "Kernel | TranslationUnit"
     assert sig.return_annotation == "Kernel | TranslationUnit"
+
+
+@pytest.mark.parametrize(("order", "sub"), [("F", "q[i + -1, f_inner, f_outer, e]"),
+                                            ("C", "q[i + -1, f_outer, f_inner, e]")])
+def test_split_array_axis_splits_the_loop_of_the_subscript(order, sub):
+    """loopy's auto_split_inames (its default): the loop that is the whole
+    subscript of the split axis is split with it, so the subscripts stay
+    loops; other subscripts use floor division and modulo."""
+    from test_transforms_data import LAYOUT
+    k = kernel(LAYOUT)
+    s = f2loopy.split_array_axis(k, "q", 1, 4, order=order)
+    assert {"f_outer", "f_inner"} <= set(s.all_inames()) and "f" not in s.all_inames()
+    (body,) = [str(i.expression) for i in s.instructions if i.id == "r"]
+    assert sub in body
+    # 9 - f is not a loop: floor division and modulo
+    assert "// 4" in body and "modulo(" in body
+    # r's axis starts at 0 and its subscript f - 1 is not a bare loop
+    s2 = f2loopy.split_array_axis(k, "r", 1, 4, order=order)
+    assert "f" in s2.all_inames()
+
+
+@pytest.mark.opencl
+@needs_gfortran
+def test_split_array_axis_with_split_loops_matches_gfortran(tmp_path, cl_queue):
+    from test_transforms_data import LAYOUT
+    from util import farray, run_transformed
+
+    def t(k):
+        k = f2loopy.split_array_dim(k, [("q", 1, "F")], 4)
+        return f2loopy.tag_array_axes(k, "q", "N0,vec,N2,N1")
+    ne = 3
+    run_transformed(LAYOUT, "lay", t, [ne, farray((3, 8, ne), seed=1),
+                                       farray((3, 8, ne), seed=2)], tmp_path, cl_queue)
