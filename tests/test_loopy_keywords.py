@@ -40,9 +40,10 @@ REFUSED = [
     (lambda: f2loopy.rename_inames(_loop(), "i", "j", raise_on_domain_mismatch=False),
      "rename_inames: raise_on_domain_mismatch=False is not supported: loops of different "
      "bounds are never merged (that would change which iterations run)"),
-    (lambda: f2loopy.split_array_dim(_loop(), ("a", 0), 2, split_kwargs={"slabs": (0, 1)}),
-     "split_array_dim: split_kwargs={'slabs': (0, 1)} is not supported: no loop is split "
-     "along with the axis (split it with split_iname)"),
+    (lambda: f2loopy.split_array_dim(_loop(), ("a", 0), 2, auto_split_inames=False,
+                                     split_kwargs={"slabs": (0, 1)}),
+     "split_array_axis: split_kwargs={'slabs': (0, 1)} is not supported: with "
+     "auto_split_inames=False no loop is split"),
     (lambda: f2loopy.add_barrier(_loop(), "id:t", "id:b", mem_kind="global"),
      "add_barrier: mem_kind='global' is not supported: a local barrier fences local memory"),
     (lambda: f2loopy.assignment_to_subst(_loop(), "t", within="id:b"),
@@ -152,6 +153,9 @@ def test_split_array_axis_splits_the_loop_of_the_subscript(order, sub):
     # r's axis starts at 0 and its subscript f - 1 is not a bare loop
     s2 = f2loopy.split_array_axis(k, "r", 1, 4, order=order)
     assert "f" in s2.all_inames()
+    # loopy's split_kwargs reach the loop's split
+    s3 = f2loopy.split_array_dim(k, ("q", 1, order), 4, split_kwargs={"inner_tag": "unr"})
+    assert str(s3.iname_tag("f_inner")) == "unr"
 
 
 @pytest.mark.opencl

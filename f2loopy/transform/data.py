@@ -8,7 +8,8 @@ converts between the two, so callers keep passing what the Fortran took.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pymbolic.primitives as p
@@ -125,7 +126,8 @@ def set_array_dim_names(kernel: Kernel | TranslationUnit, ary_names: Names,
 @for_each_kernel
 def split_array_axis(kernel: Kernel, array_names: Names | tuple,
                      axis_nr: int | None = None, count: int | None = None,
-                     order: str = "C", auto_split_inames: bool = True) -> Kernel:
+                     order: str = "C", auto_split_inames: bool = True,
+                     split_kwargs: Mapping[str, Any] | None = None) -> Kernel:
     """Split axis *axis_nr* of arrays into two: ``index - lower = inner +
     count*outer`` with ``0 <= inner < count``.
 
@@ -139,10 +141,15 @@ def split_array_axis(kernel: Kernel, array_names: Names | tuple,
     whole subscript of the split axis (``q(i, f, e)`` split along ``f``) and
     starts at the axis's lower bound is split too (:func:`split_iname` by
     *count*, into ``f_outer`` and ``f_inner``), and the new subscripts are
-    those loops: ``q[i, f_inner, f_outer, e]``.  Other subscripts (and all,
-    with ``auto_split_inames=False``) become ``modulo``/floor division of the
-    old one (constants fold at translation).
+    those loops: ``q[i, f_inner, f_outer, e]``; *split_kwargs* go to that
+    :func:`split_iname` (``outer_tag``, ``inner_tag``, ``slabs``).  Other
+    subscripts (and all, with ``auto_split_inames=False``) become
+    ``modulo``/floor division of the old one (constants fold at translation).
     """
+    if split_kwargs and not auto_split_inames:
+        raise UnsupportedArgumentError(
+            "split_array_axis", "split_kwargs", dict(split_kwargs),
+            "with auto_split_inames=False no loop is split")
     if isinstance(array_names, tuple) and len(array_names) in (2, 3) and \
             isinstance(array_names[1], int):
         if count is None and axis_nr is not None:
@@ -165,7 +172,8 @@ def split_array_axis(kernel: Kernel, array_names: Names | tuple,
     for iname, (outer, inner) in split_loops.items():
         from f2loopy.transform.iname import split_iname
         try:
-            kernel = split_iname(kernel, iname, count, outer_iname=outer, inner_iname=inner)
+            kernel = split_iname(kernel, iname, count, outer_iname=outer, inner_iname=inner,
+                                 **dict(split_kwargs or {}))
         except TransformError as exc:
             raise TransformError(f"split_array_axis: splitting loop '{iname}' with the axis "
                                  f"failed ({exc.message}); pass auto_split_inames=False to "
@@ -179,20 +187,15 @@ def split_array_dim(kernel: Kernel | TranslationUnit,
                     split_kwargs: dict | None = None) -> Kernel | TranslationUnit:
     """Old name of :func:`split_array_axis` (``(name, axis, order)`` form).
 
-    :arg split_kwargs: loopy's options for the loops it splits along with the
-        axis; no loop is split here (see *auto_split_inames* of
-        :func:`split_array_axis`), so giving any is refused.
+    *auto_split_inames* and *split_kwargs* are those of
+    :func:`split_array_axis`.
     """
-    if split_kwargs:
-        raise UnsupportedArgumentError(
-            "split_array_dim", "split_kwargs", split_kwargs,
-            "no loop is split along with the axis (split it with split_iname)")
     if isinstance(arrays_and_axes, tuple) and isinstance(arrays_and_axes[1], int):
         return split_array_axis(kernel, arrays_and_axes, count=count,
-                                auto_split_inames=auto_split_inames)
+                                auto_split_inames=auto_split_inames, split_kwargs=split_kwargs)
     for entry in arrays_and_axes:
         kernel = split_array_axis(kernel, entry, count=count,
-                                  auto_split_inames=auto_split_inames)
+                                  auto_split_inames=auto_split_inames, split_kwargs=split_kwargs)
     return kernel
 
 
