@@ -398,3 +398,35 @@ def test_strided_sections_for_explicit_shape_dummies_match_gfortran(tmp_path, cl
              cl_queue)
 
 # }}}
+
+
+# {{{ buffer_array of a tile that moves with the work-group
+
+def _buffered_dgemm(buffer_inames):
+    knl = f2loopy.parse_fortran(DGEMM)
+    knl = f2loopy.split_iname(knl, "i", 16, outer_tag="g.0", inner_tag="l.1")
+    knl = f2loopy.split_iname(knl, "j", 8, outer_tag="g.1", inner_tag="l.0")
+    knl = f2loopy.split_iname(knl, "k", 32)
+    knl = f2loopy.assume(knl, "n mod 32 = 0 and m mod 32 = 0 and ell mod 16 = 0")
+    return f2loopy.buffer_array(knl, "c", buffer_inames=buffer_inames, init_expression="0",
+                                store_expression="base+buffer")
+
+
+def test_buffer_of_a_sliding_tile_is_stored_relative_to_its_start():
+    knl = _buffered_dgemm("i_inner,j_inner")["dgemm"]
+    buf = knl.temporaries["c_buf"]
+    assert buf.shape == (16, 8) and buf.lower_bounds == (0, 0)
+    store = knl.insn("c_buf_store")
+    elem = "c[c_store_0 + 16*i_outer + 1, c_store_1 + 8*j_outer + 1]"
+    assert str(store.assignee) == elem
+    assert str(store.expression) == f"{elem} + c_buf[c_store_0, c_store_1]"
+
+
+@pytest.mark.opencl
+@pytest.mark.parametrize("buffer_inames", ["", "i_inner,j_inner"])
+def test_buffered_tiles_compute_the_same(buffer_inames, cl_queue):
+    ref = f2loopy.parse_fortran(DGEMM)
+    f2loopy.auto_test_vs_ref(ref, cl_queue.context, _buffered_dgemm(buffer_inames),
+                             parameters={"n": 32, "m": 64, "ell": 32}, quiet=True)
+
+# }}}
