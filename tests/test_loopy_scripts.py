@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import f2loopy
-from util import farray, needs_gfortran, run_both
+from util import farray, needs_gfortran, run_both, run_transformed
 
 FILL = """
 subroutine fill(out, a, n)
@@ -193,6 +193,34 @@ def test_assignment_to_subst_of_several_assignments_computes_the_same(cl_queue):
     assert set(result.max_errors) == {"out", "out2"}
 
 # }}}
+
+
+CHAIN_DEFS = """
+subroutine chain(n, a, b, c)
+  integer n, i
+  real a(n), b(n), c(n), t
+  do i = 1, n
+    t = a(i)
+    b(i) = t * 2
+    t = t + a(i)**2
+    c(i) = t - b(i)
+    t = c(i) * t
+    b(i) = b(i) + t
+  end do
+end subroutine
+"""
+
+
+@pytest.mark.opencl
+@needs_gfortran
+@pytest.mark.parametrize("extra", [(), "i"])
+def test_rules_per_assignment_match_gfortran(extra, tmp_path, cl_queue):
+    def t(k):
+        out = f2loopy.assignment_to_subst(k, "t", extra_arguments=extra)
+        assert sorted(out.substitutions) == ["t_subst_1", "t_subst_2", "t_subst_3"]
+        return out
+    run_transformed(CHAIN_DEFS, "chain", t, [9, farray(9, seed=4), farray(9, seed=5),
+                                            farray(9, seed=6)], tmp_path, cl_queue)
 
 
 # {{{ precompute with some existing and some new inames
