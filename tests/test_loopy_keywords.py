@@ -10,6 +10,7 @@ import f2loopy
 from f2loopy.diagnostics import UnsupportedArgumentError
 from test_transforms_data import ACC
 from transform_util import kernel
+from util import needs_gfortran
 
 LOOP = """
 subroutine s(n, a, b)
@@ -39,9 +40,10 @@ REFUSED = [
     (lambda: f2loopy.rename_inames(_loop(), "i", "j", raise_on_domain_mismatch=False),
      "rename_inames: raise_on_domain_mismatch=False is not supported: loops of different "
      "bounds are never merged (that would change which iterations run)"),
-    (lambda: f2loopy.split_array_dim(_loop(), ("a", 0), 2, split_kwargs={"slabs": (0, 1)}),
-     "split_array_dim: split_kwargs={'slabs': (0, 1)} is not supported: no loop is split "
-     "along with the axis (split it with split_iname)"),
+    (lambda: f2loopy.split_array_dim(_loop(), ("a", 0), 2, auto_split_inames=False,
+                                     split_kwargs={"slabs": (0, 1)}),
+     "split_array_axis: split_kwargs={'slabs': (0, 1)} is not supported: with "
+     "auto_split_inames=False no loop is split"),
     (lambda: f2loopy.add_barrier(_loop(), "id:t", "id:b", mem_kind="global"),
      "add_barrier: mem_kind='global' is not supported: a local barrier fences local memory"),
     (lambda: f2loopy.assignment_to_subst(_loop(), "t", within="id:b"),
@@ -132,3 +134,39 @@ def test_transforms_keep_kernels_and_units_apart():
     sig = inspect.signature(f2loopy.split_iname)
     assert str(sig.parameters["kernel"].annotation) == "Kernel | TranslationUnit"
     assert sig.return_annotation == "Kernel | TranslationUnit"
+
+
+@pytest.mark.parametrize(("order", "sub"), [("F", "q[i + -1, f_inner, f_outer, e]"),
+                                            ("C", "q[i + -1, f_outer, f_inner, e]")])
+def test_split_array_axis_splits_the_loop_of_the_subscript(order, sub):
+    """loopy's auto_split_inames (its default): the loop that is the whole
+    subscript of the split axis is split with it, so the subscripts stay
+    loops; other subscripts use floor division and modulo."""
+    from test_transforms_data import LAYOUT
+    k = kernel(LAYOUT)
+    s = f2loopy.split_array_axis(k, "q", 1, 4, order=order)
+    assert {"f_outer", "f_inner"} <= set(s.all_inames()) and "f" not in s.all_inames()
+    (body,) = [str(i.expression) for i in s.instructions if i.id == "r"]
+    assert sub in body
+    # 9 - f is not a loop: floor division and modulo
+    assert "// 4" in body and "modulo(" in body
+    # r's axis starts at 0 and its subscript f - 1 is not a bare loop
+    s2 = f2loopy.split_array_axis(k, "r", 1, 4, order=order)
+    assert "f" in s2.all_inames()
+    # loopy's split_kwargs reach the loop's split
+    s3 = f2loopy.split_array_dim(k, ("q", 1, order), 4, split_kwargs={"inner_tag": "unr"})
+    assert str(s3.iname_tag("f_inner")) == "unr"
+
+
+@pytest.mark.opencl
+@needs_gfortran
+def test_split_array_axis_with_split_loops_matches_gfortran(tmp_path, cl_queue):
+    from test_transforms_data import LAYOUT
+    from util import farray, run_transformed
+
+    def t(k):
+        k = f2loopy.split_array_dim(k, [("q", 1, "F")], 4)
+        return f2loopy.tag_array_axes(k, "q", "N0,vec,N2,N1")
+    ne = 3
+    run_transformed(LAYOUT, "lay", t, [ne, farray((3, 8, ne), seed=1),
+                                       farray((3, 8, ne), seed=2)], tmp_path, cl_queue)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import f2loopy
-from util import farray, needs_gfortran, run_both
+from util import farray, needs_gfortran, run_both, run_transformed
 
 FILL = """
 subroutine fill(out, a, n)
@@ -193,6 +193,34 @@ def test_assignment_to_subst_of_several_assignments_computes_the_same(cl_queue):
     assert set(result.max_errors) == {"out", "out2"}
 
 # }}}
+
+
+CHAIN_DEFS = """
+subroutine chain(n, a, b, c)
+  integer n, i
+  real a(n), b(n), c(n), t
+  do i = 1, n
+    t = a(i)
+    b(i) = t * 2
+    t = t + a(i)**2
+    c(i) = t - b(i)
+    t = c(i) * t
+    b(i) = b(i) + t
+  end do
+end subroutine
+"""
+
+
+@pytest.mark.opencl
+@needs_gfortran
+@pytest.mark.parametrize("extra", [(), "i"])
+def test_rules_per_assignment_match_gfortran(extra, tmp_path, cl_queue):
+    def t(k):
+        out = f2loopy.assignment_to_subst(k, "t", extra_arguments=extra)
+        assert sorted(out.substitutions) == ["t_subst_1", "t_subst_2", "t_subst_3"]
+        return out
+    run_transformed(CHAIN_DEFS, "chain", t, [9, farray(9, seed=4), farray(9, seed=5),
+                                            farray(9, seed=6)], tmp_path, cl_queue)
 
 
 # {{{ precompute with some existing and some new inames
@@ -396,5 +424,37 @@ def test_strided_sections_for_explicit_shape_dummies_match_gfortran(tmp_path, cl
     # sequence association: a rank-2 dummy over a strided, also reversed, section
     run_both(STRIDED, "every_other", [12, farray(12, seed=2), np.float32(0.5)], tmp_path,
              cl_queue)
+
+# }}}
+
+
+# {{{ buffer_array of a tile that moves with the work-group
+
+def _buffered_dgemm(buffer_inames):
+    knl = f2loopy.parse_fortran(DGEMM)
+    knl = f2loopy.split_iname(knl, "i", 16, outer_tag="g.0", inner_tag="l.1")
+    knl = f2loopy.split_iname(knl, "j", 8, outer_tag="g.1", inner_tag="l.0")
+    knl = f2loopy.split_iname(knl, "k", 32)
+    knl = f2loopy.assume(knl, "n mod 32 = 0 and m mod 32 = 0 and ell mod 16 = 0")
+    return f2loopy.buffer_array(knl, "c", buffer_inames=buffer_inames, init_expression="0",
+                                store_expression="base+buffer")
+
+
+def test_buffer_of_a_sliding_tile_is_stored_relative_to_its_start():
+    knl = _buffered_dgemm("i_inner,j_inner")["dgemm"]
+    buf = knl.temporaries["c_buf"]
+    assert buf.shape == (16, 8) and buf.lower_bounds == (0, 0)
+    store = knl.insn("c_buf_store")
+    elem = "c[c_store_0 + 16*i_outer + 1, c_store_1 + 8*j_outer + 1]"
+    assert str(store.assignee) == elem
+    assert str(store.expression) == f"{elem} + c_buf[c_store_0, c_store_1]"
+
+
+@pytest.mark.opencl
+@pytest.mark.parametrize("buffer_inames", ["", "i_inner,j_inner"])
+def test_buffered_tiles_compute_the_same(buffer_inames, cl_queue):
+    ref = f2loopy.parse_fortran(DGEMM)
+    f2loopy.auto_test_vs_ref(ref, cl_queue.context, _buffered_dgemm(buffer_inames),
+                             parameters={"n": 32, "m": 64, "ell": 32}, quiet=True)
 
 # }}}

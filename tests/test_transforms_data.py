@@ -482,13 +482,13 @@ def test_tag_array_axes_refusals():
 def test_split_array_axis(order):
     k = f2loopy.set_array_axis_names(kernel(LAYOUT), "q", "i,field,e")
     if order == "F":
-        s = f2loopy.split_array_dim(k, ("q", 1, "F"), 4)
+        s = f2loopy.split_array_dim(k, ("q", 1, "F"), 4, auto_split_inames=False)
         shape, names, tags_ = (3, 4, 2), ("i", "field_inner", "field_outer", "e"), \
             "N0,N1,N2,N3"
         sub = "q[i + -1, modulo(f + -1, 4), (f + -1) // 4, e]"
         const = "q[2, 0, 1, 1]"
     else:
-        s = f2loopy.split_array_axis(k, "q", 1, 4, order="C")
+        s = f2loopy.split_array_axis(k, "q", 1, 4, order="C", auto_split_inames=False)
         shape, names, tags_ = (3, 2, 4), ("i", "field_outer", "field_inner", "e"), \
             "N0,N2,N1,N3"
         sub = "q[i + -1, (f + -1) // 4, modulo(f + -1, 4), e]"

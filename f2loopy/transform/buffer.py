@@ -13,6 +13,7 @@ from f2loopy.diagnostics import TransformError, UnsupportedArgumentError
 from f2loopy.ir.domains import combined_domain
 from f2loopy.ir.expressions import (
     accesses, index_tuple, make_subscript, map_subscripts, substitute, variables_read)
+from f2loopy.ir.folding import normalize_integer
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.isl_tools import (
     NonAffineError, align_params, dim_type, lazy_affs, pwaff_from_expr, reorder_set,
@@ -138,17 +139,18 @@ def buffer_array(kernel: Kernel, var_name: str, buffer_inames: Names = (),
     if footprint is None:
         raise TransformError(f"buffer_array: '{name}' is not accessed")
     footprint = footprint.coalesce()
-    proj = set_to_params(footprint, outer_list) if outer_list else footprint
-    lbs, extents = [], []
-    for k in range(len(pn)):
-        try:
-            lo = int(proj.dim_min(k).min_val().to_python())
-            hi = int(proj.dim_max(k).max_val().to_python())
-        except Exception:
-            raise TransformError(f"buffer_array: the extent of the buffer along axis "
-                                 f"{stored_axes[k]} is not a constant") from None
-        lbs.append(lo)
-        extents.append(hi - lo + 1)
+    from f2loopy.transform.precompute import _box
+    try:
+        starts, extents = _box(footprint, pn, outer_list)
+    except TransformError:
+        axes = ", ".join(str(a) for a in stored_axes)
+        raise TransformError(f"buffer_array: the extent of the buffer along "
+                             f"axis{'es' if len(stored_axes) > 1 else ''} {axes} is not a "
+                             "constant") from None
+    # a footprint that slides with the outer loops (a tile per work-group) is
+    # stored relative to its start: buffer index = array index - start
+    sliding = {k: lb for k, lb in enumerate(starts) if not isinstance(lb, int)}
+    lbs = [0 if k in sliding else lb for k, lb in enumerate(starts)]
     # the buffer (and its fill and store loops) covers the footprint's bounding box
     box = isl.Set.universe(isl.Space.create_from_names(isl.DEFAULT_CONTEXT, set=pn))
     affs = lazy_affs(box.get_space())
@@ -159,7 +161,7 @@ def buffer_array(kernel: Kernel, var_name: str, buffer_inames: Names = (),
     writes = any(isinstance(i, Assignment) and i.assignee_name == name for i in users)
     if not fetch_bounding_box and writes and \
             not _keeps_untouched(init_expression, store_expression):
-        _check_footprint_is_box(kernel, name, footprint, outer_list, pn, lbs, extents,
+        _check_footprint_is_box(kernel, name, footprint, outer_list, pn, starts, extents,
                                 stored_axes)
     space = temporary_address_space or temporary_scope
     if temporary_is_local:
@@ -171,7 +173,9 @@ def buffer_array(kernel: Kernel, var_name: str, buffer_inames: Names = (),
                     else None, address_space=space)
 
     def buffer_ref(idx):
-        return make_subscript(bname, [idx[a] for a in stored_axes])
+        return make_subscript(bname, [
+            normalize_integer(p.Sum((idx[a], p.Product((-1, sliding[k])))))
+            if k in sliding else idx[a] for k, a in enumerate(stored_axes)])
 
     def rewrite(sub):
         if sub.aggregate.name != name:
@@ -188,7 +192,8 @@ def buffer_array(kernel: Kernel, var_name: str, buffer_inames: Names = (),
         k = 0
         for axis in range(var.ndim):
             if axis in stored_axes:
-                idx.append(p.Variable(names[k]))
+                idx.append(normalize_integer(p.Sum((sliding[k], p.Variable(names[k]))))
+                           if k in sliding else p.Variable(names[k]))
                 k += 1
             else:
                 idx.append(fixed_idx[axis])
@@ -292,8 +297,9 @@ def _check_footprint_is_box(kernel, name, footprint, outer_list, pn, lbs, extent
         full = full.set_dim_name(dim_type.set, n0 + k, n)
     affs = lazy_affs(full.get_space())
     for k, n in enumerate(pn):
-        full = full & affs[n].ge_set(affs[0] + lbs[k]) & affs[n].le_set(
-            affs[0] + lbs[k] + extents[k] - 1)
+        start = affs[0] + lbs[k] if isinstance(lbs[k], int) else \
+            pwaff_from_expr(lbs[k], full.get_space())
+        full = full & affs[n].ge_set(start) & affs[n].le_set(start + extents[k] - 1)
     a, b = align_params(full, footprint)
     if not a.is_subset(b):
         axes = ", ".join(str(ax + 1) for ax in stored_axes)

@@ -8,7 +8,8 @@ converts between the two, so callers keep passing what the Fortran took.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pymbolic.primitives as p
@@ -21,7 +22,8 @@ from f2loopy.ir.kernel import (
     AddressSpace, ArrayArg, ArrayLayout, Kernel, Temporary, TranslationUnit)
 from f2loopy.ir.tags import ArrayAxisTag, parse_axis_tags
 from f2loopy.transform.rules import map_instruction_expressions
-from f2loopy.transform.util import Names, for_each_kernel, resolve_iname, resolve_variable
+from f2loopy.transform.util import (
+    Names, for_each_kernel, resolve_iname, resolve_variable, unique_name)
 
 
 def _names(spec) -> list[str]:
@@ -124,7 +126,8 @@ def set_array_dim_names(kernel: Kernel | TranslationUnit, ary_names: Names,
 @for_each_kernel
 def split_array_axis(kernel: Kernel, array_names: Names | tuple,
                      axis_nr: int | None = None, count: int | None = None,
-                     order: str = "C", auto_split_inames: bool = True) -> Kernel:
+                     order: str = "C", auto_split_inames: bool = True,
+                     split_kwargs: Mapping[str, Any] | None = None) -> Kernel:
     """Split axis *axis_nr* of arrays into two: ``index - lower = inner +
     count*outer`` with ``0 <= inner < count``.
 
@@ -132,11 +135,21 @@ def split_array_axis(kernel: Kernel, array_names: Names | tuple,
     paper's form ``split_array_dim(knl, ("q", 3, "F"), 4)`` is accepted.  The
     memory layout does not change (the inner axis is the faster one) until the
     axes are retagged.  New axes are named ``<name>_inner``/``<name>_outer``
-    after the split axis's name.  Subscripts become ``modulo``/floor-division
-    of the old one (constants fold); *auto_split_inames* is accepted for
-    compatibility (split a loop index used as the subscript with
-    :func:`split_iname` to keep the subscripts affine).
+    after the split axis's name.
+
+    With *auto_split_inames* (loopy's default), a loop index that is the
+    whole subscript of the split axis (``q(i, f, e)`` split along ``f``) and
+    starts at the axis's lower bound is split too (:func:`split_iname` by
+    *count*, into ``f_outer`` and ``f_inner``), and the new subscripts are
+    those loops: ``q[i, f_inner, f_outer, e]``; *split_kwargs* go to that
+    :func:`split_iname` (``outer_tag``, ``inner_tag``, ``slabs``).  Other
+    subscripts (and all, with ``auto_split_inames=False``) become
+    ``modulo``/floor division of the old one (constants fold at translation).
     """
+    if split_kwargs and not auto_split_inames:
+        raise UnsupportedArgumentError(
+            "split_array_axis", "split_kwargs", dict(split_kwargs),
+            "with auto_split_inames=False no loop is split")
     if isinstance(array_names, tuple) and len(array_names) in (2, 3) and \
             isinstance(array_names[1], int):
         if count is None and axis_nr is not None:
@@ -152,8 +165,19 @@ def split_array_axis(kernel: Kernel, array_names: Names | tuple,
     order = order.upper()
     if order not in ("C", "F"):
         raise TransformError("split_array_axis: order must be 'C' or 'F'")
+    split_loops: dict = {}
     for name in _names(array_names) if not isinstance(array_names, list) else array_names:
-        kernel = _split_one(kernel, resolve_variable(kernel, name), int(axis_nr), count, order)
+        kernel = _split_one(kernel, resolve_variable(kernel, name), int(axis_nr), count, order,
+                            split_loops if auto_split_inames else None)
+    for iname, (outer, inner) in split_loops.items():
+        from f2loopy.transform.iname import split_iname
+        try:
+            kernel = split_iname(kernel, iname, count, outer_iname=outer, inner_iname=inner,
+                                 **dict(split_kwargs or {}))
+        except TransformError as exc:
+            raise TransformError(f"split_array_axis: splitting loop '{iname}' with the axis "
+                                 f"failed ({exc.message}); pass auto_split_inames=False to "
+                                 "keep the loop", exc.span) from None
     return kernel
 
 
@@ -163,24 +187,31 @@ def split_array_dim(kernel: Kernel | TranslationUnit,
                     split_kwargs: dict | None = None) -> Kernel | TranslationUnit:
     """Old name of :func:`split_array_axis` (``(name, axis, order)`` form).
 
-    :arg split_kwargs: loopy's options for the loops it splits along with the
-        axis; no loop is split here (see *auto_split_inames* of
-        :func:`split_array_axis`), so giving any is refused.
+    *auto_split_inames* and *split_kwargs* are those of
+    :func:`split_array_axis`.
     """
-    if split_kwargs:
-        raise UnsupportedArgumentError(
-            "split_array_dim", "split_kwargs", split_kwargs,
-            "no loop is split along with the axis (split it with split_iname)")
     if isinstance(arrays_and_axes, tuple) and isinstance(arrays_and_axes[1], int):
         return split_array_axis(kernel, arrays_and_axes, count=count,
-                                auto_split_inames=auto_split_inames)
+                                auto_split_inames=auto_split_inames, split_kwargs=split_kwargs)
     for entry in arrays_and_axes:
         kernel = split_array_axis(kernel, entry, count=count,
-                                  auto_split_inames=auto_split_inames)
+                                  auto_split_inames=auto_split_inames, split_kwargs=split_kwargs)
     return kernel
 
 
-def _split_one(kernel, name, axis, count, order):
+def _axis_loop(kernel, expr, lb):
+    """The loop index *expr* is, if it starts at *lb* (then ``expr - lb`` is
+    ``inner + count*outer`` once it is split), else None."""
+    from f2loopy.ir.domains import iname_to_domain_index
+    from f2loopy.transform.iname import _affine_lower_bound
+    if not isinstance(expr, p.Variable) or expr.name not in kernel.all_inames():
+        return None
+    dom = kernel.domains[iname_to_domain_index(kernel)[expr.name]]
+    base = _affine_lower_bound(dom, expr.name)
+    return expr.name if normalize_integer(p.Sum((base, p.Product((-1, lb))))) == 0 else None
+
+
+def _split_one(kernel, name, axis, count, order, split_loops=None):
     var = kernel.variable(name)
     if not 0 <= axis < var.ndim:
         raise TransformError(f"split_array_axis: '{name}' has no axis {axis}")
@@ -233,7 +264,15 @@ def _split_one(kernel, name, axis, count, order):
             return None
         idx = list(index_tuple(sub))
         rel = normalize_integer(p.Sum((idx[axis], p.Product((-1, lb)))))
-        if isinstance(rel, (int, np.integer)):
+        loop = _axis_loop(kernel, idx[axis], lb) if split_loops is not None else None
+        if loop is not None:
+            if loop not in split_loops:
+                taken = [n for pair in split_loops.values() for n in pair]
+                outer_name = unique_name(kernel, f"{loop}_outer", taken)
+                split_loops[loop] = (outer_name,
+                                     unique_name(kernel, f"{loop}_inner", taken + [outer_name]))
+            outer, inner = (p.Variable(n) for n in split_loops[loop])
+        elif isinstance(rel, (int, np.integer)):
             inner, outer = int(rel) % count, int(rel) // count
         else:
             inner = p.Call(p.Variable("modulo"), (rel, count))
