@@ -5,7 +5,8 @@ A file is preprocessed when its suffix says so (``.F90``, ``.F``, ``.F95``,
 ``#include``, ``#define``...).  ``-D NAME[=VALUE]`` and ``-U NAME`` go to the
 preprocessor (the ``-D`` values stay visible to the transformation script), and
 ``-I DIR`` is searched for ``#include`` files after the file's own folder.  The
-preprocessor is ``gfortran -E -cpp``: the one the file's users compile with.
+preprocessor is ``gfortran -E -cpp`` (the one the file's users compile with), else
+GCC's ``cpp`` in the same traditional mode.
 
 Transformation scripts (``!$loopy`` lines and the lines of ``!$loopy begin``
 ... ``!$loopy end`` blocks) are Python, not Fortran: they are hidden from the
@@ -157,10 +158,7 @@ def preprocess(text: str, path, *, defines=None, undefines=(), include_dirs=(),
     *raw_defines* maps a ``-D`` name to the text given on the command line
     (``-D tile=(8,4)`` passes ``(8,4)`` to the preprocessor, whatever value the
     script gets); names missing there are passed as their values print."""
-    gfortran = shutil.which("gfortran")
-    if gfortran is None:
-        raise PreprocessorError(f"{path} needs the C preprocessor, and it is run as "
-                                "'gfortran -E -cpp': install gfortran")
+    command = preprocessor_command(path)
     path = Path(path)
     filename = str(path)
     lines = text.splitlines()
@@ -172,7 +170,7 @@ def preprocess(text: str, path, *, defines=None, undefines=(), include_dirs=(),
         # the same name, so that the suffix picks the same source form
         tmp_file = Path(tmp) / (path.name if path.name else "input.F90")
         tmp_file.write_text("\n".join(hidden_lines) + "\n", encoding="utf-8")
-        cmd = [gfortran, "-E", "-cpp", "-fdiagnostics-plain-output", *options,
+        cmd = [*command, *options,
                "-I", str(path.parent.resolve() if str(path.parent) else "."),
                *[f"-I{d}" for d in include_dirs], str(tmp_file)]
         try:
@@ -188,6 +186,22 @@ def preprocess(text: str, path, *, defines=None, undefines=(), include_dirs=(),
         return _assemble(proc.stdout, str(tmp_file), filename, lines, hidden)
 
 
+def preprocessor_command(path) -> list[str]:
+    """``gfortran -E -cpp``, or else GCC's ``cpp`` in the traditional mode
+    gfortran itself uses (C99 tokens would take Fortran's ``//`` for a
+    comment and its apostrophes for character constants), without the
+    predefined macros (``linux``, ``unix``) and system headers of C."""
+    gfortran = shutil.which("gfortran")
+    if gfortran is not None:
+        return [gfortran, "-E", "-cpp", "-fdiagnostics-plain-output"]
+    cpp = shutil.which("cpp")
+    if cpp is not None:
+        return [cpp, "-E", "-traditional-cpp", "-undef", "-nostdinc",
+                "-fdiagnostics-plain-output"]
+    raise PreprocessorError(f"{path} needs the C preprocessor: install gfortran (f2loopy runs "
+                            "'gfortran -E -cpp') or GCC's cpp")
+
+
 def _diagnostic(stderr: str, tmp_name: str, filename: str, lines) -> PreprocessorError:
     """The preprocessor's first error, located in the original file."""
     stderr_lines = stderr.splitlines()
@@ -199,7 +213,7 @@ def _diagnostic(stderr: str, tmp_name: str, filename: str, lines) -> Preprocesso
         if not message:     # file:line:col: on a line of its own, the message further down
             message = next((x.split(":", 1)[1].strip() for x in stderr_lines[k + 1:]
                             if x.startswith(("Error:", "Fatal Error:"))), "")
-        elif not message.startswith(("Error:", "Fatal Error:")):
+        elif not re.match(r"\s*(fatal )?error:", message, re.IGNORECASE):
             continue
         else:
             message = message.split(":", 1)[1].strip()

@@ -203,7 +203,8 @@ def _runtime_headers() -> Path:
 
 def wrap(argv) -> int:
     if not argv or argv[0] in ("-h", "--help"):
-        print(USAGE + "\n\n" + __doc__.split("\n\n", 1)[1].strip())
+        body = __doc__.split("\n\n", 1)[1].replace("::\n\n", "").replace("``", "'")
+        print(USAGE + "\n\n" + body.strip())
         return 0 if argv else 2
     compiler = shlex.split(argv[0])
     args = list(argv[1:])

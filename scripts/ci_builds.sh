@@ -107,7 +107,12 @@ check_cmake() {
 check_wheel() {
   local venv="$WORK/venv" dist="$WORK/dist" base="$WORK/wheel-app" build
   say "building the wheel"
-  "$PY" -m pip wheel -q --no-deps -w "$dist" "$ROOT" >/dev/null
+  # from a copy of the checkout's files (not its ignored build/ folders, whose stale
+  # modules setuptools would package)
+  mkdir -p "$WORK/src"
+  (cd "$ROOT" && git ls-files -co --exclude-standard -z | tar --null -cf - -T -) \
+    | tar -xf - -C "$WORK/src"
+  "$PY" -m pip wheel -q --no-deps -w "$dist" "$WORK/src" >/dev/null
   # a fresh environment that sees the OS's and the system Python's packages
   # (numpy, islpy, pyopencl...) but installs f2loopy from the wheel only
   "$PY" -m venv --system-site-packages "$venv"

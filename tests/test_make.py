@@ -110,3 +110,30 @@ def test_wrapper_reports_translation_errors_like_a_compiler(tmp_path):
     (tmp_path / "a.f90").write_text(SAXPY + SCRIPT)
     proc = wrapper("gfortran", "-c", "a.f90", cwd=tmp_path, env=env)
     assert proc.returncode == 1 and "unknown option '--frobnicate'" in proc.stderr
+
+
+@needs_gfortran
+@pytest.mark.opencl
+def test_wrapper_compiles_and_links_in_one_command(tmp_path):
+    """f2loopyfc gfortran heat_tiled.f90 main.F90 -o app: the OpenCL program,
+    with the numbers of the plain Fortran build."""
+    app = ROOT / "samples" / "heat_app"
+    sources = [str(app / "heat_tiled.f90"), str(app / "main.F90")]
+    proc = wrapper("gfortran", "-O2", "-DUSE_OPENCL", *sources, "-o", "app", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    plain = subprocess.run(["gfortran", "-O2", *sources, "-o", str(tmp_path / "plain")],
+                           capture_output=True, text=True)
+    assert plain.returncode == 0, plain.stderr
+
+    def numbers(exe):
+        out = subprocess.run([str(tmp_path / exe), "40", "30", "50"], capture_output=True,
+                             text=True, timeout=120).stdout
+        return out, {k: float(v) for k, _, v in (line.partition(" ")
+                                                 for line in out.splitlines())
+                     if k in ("sum", "center", "max")}
+    out, opencl = numbers("app")
+    assert "device: " in out
+    _, reference = numbers("plain")
+    assert opencl.keys() == reference.keys() == {"sum", "center", "max"}
+    for k in reference:
+        assert opencl[k] == pytest.approx(reference[k], rel=1e-12)

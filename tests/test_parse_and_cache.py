@@ -95,7 +95,9 @@ def test_pieces_report_syntax_errors_at_their_line(split_small_files):
     for jobs in (1, 3):
         with pytest.raises(FortranError) as info:
             translate_source(src, jobs=jobs)
-        assert str(info.value).splitlines()[0] == f"long.f90:{bad + 1}:5: error: syntax error"
+        assert str(info.value).splitlines()[0] == (
+            f"long.f90:{bad + 1}:12: error: syntax error: missing ')' (the '(' here is not "
+            "closed)")
 
 
 def test_prescan_finds_units_free_and_fixed():

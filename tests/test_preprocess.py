@@ -184,3 +184,23 @@ def test_check_builds_the_original_with_the_same_macros(tmp_path):
     proc = f2loopy("check", "-D", "SCALE=3", "--size", "n=50", str(src))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ok" in proc.stdout
+
+
+@pytest.mark.skipif(shutil.which("cpp") is None, reason="needs GCC's cpp")
+def test_without_gfortran_gccs_cpp_preprocesses_the_same(tmp_path, monkeypatch):
+    import f2loopy.preprocessor as pre
+    real_which = shutil.which
+    monkeypatch.setattr(pre.shutil, "which",
+                        lambda name: None if name == "gfortran" else real_which(name))
+    assert pre.preprocessor_command("s.F90")[1:3] == ["-E", "-traditional-cpp"]
+    r = translate_text(SCALE + SCRIPT, tmp_path / "s.F90", defines={"SCALE": 3, "tile": 8})
+    assert "3 * x[" in cl(r) and "get_local_id(0)" in cl(r)
+    # Fortran's // and apostrophes survive; no C predefinitions (linux, unix)
+    text = "  c = 'a' // \"b\"  ! don't\n  y = linux + unix\n"
+    assert pre.preprocess(text, tmp_path / "c.F90").text == text
+    with pytest.raises(PreprocessorError) as err:
+        translate_text("subroutine s\n#error stop here\nend\n", tmp_path / "e.F90")
+    assert (err.value.span.line, err.value.message) == (2, "#error stop here")
+    monkeypatch.setattr(pre.shutil, "which", lambda name: None)
+    with pytest.raises(PreprocessorError, match="needs the C preprocessor: install gfortran"):
+        translate_text(SCALE, tmp_path / "s.F90")

@@ -120,7 +120,8 @@ def _gave_up_error(src: SourceFile) -> FortranError:
     except Exception:  # noqa: BLE001 - the reader itself fails on this text
         line = None
     if line is not None:
-        return FortranError("syntax error", src.span(line))
+        from f2loopy.frontend.syntax_hints import syntax_error
+        return syntax_error(src.filename, src.lines, line, src.span(line), src.fixed_form)
     return FortranError("syntax error: the statements do not form valid constructs (a "
                         "missing or extra 'end'?)", src.span(1) if src.lines else None)
 
@@ -363,6 +364,8 @@ def _syntax_error(src: SourceFile, text: str) -> FortranError:
                             src.span(line, got.group(3) if got else None))
     m = _LINE_RE.search(text)
     if m:
-        return FortranError("syntax error", src.span(int(m.group(1))))
+        from f2loopy.frontend.syntax_hints import syntax_error
+        line = int(m.group(1))
+        return syntax_error(src.filename, src.lines, line, src.span(line), src.fixed_form)
     first = text.strip().splitlines()[0] if text.strip() else "fparser could not parse the file"
     return FortranError(f"syntax error: {first}", src.span(1) if src.lines else None)
