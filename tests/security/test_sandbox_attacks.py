@@ -452,3 +452,21 @@ def test_code_of_script_kernels_comes_from_the_limited_child(tmp_path, monkeypat
     assert "saxpy" in result.outputs[tmp_path / "t.cl"]
 
 # }}}
+
+
+def test_isl_work_in_the_parent_has_an_operation_limit():
+    import islpy as isl
+
+    from f2loopy.directives.isl_quota import IslQuotaExceeded, isl_operation_limit
+    ps = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53]
+    hard = isl.Set("[n] -> { : " + " or ".join(
+        f"(n mod {p} = 1 and n mod {q} = 2)" for p in ps for q in ps[:4]) + " }")
+    start = time.monotonic()
+    with pytest.raises(IslQuotaExceeded):
+        with isl_operation_limit(50_000):
+            hard.complement().coalesce().complement().coalesce()
+    assert time.monotonic() - start < 10
+    assert isl.DEFAULT_CONTEXT.get_max_operations() == 0       # restored
+    assert str(isl.Set("{ [i] : 0 <= i < 4 }").complement()) == "{ [i] : i < 0 or i >= 4 }"
+    with isl_operation_limit(50_000):                         # easy work passes
+        assert not isl.Set("{ [i] : 0 <= i < 4 }").is_empty()
