@@ -278,6 +278,10 @@ SYSCALLS = {
               "ctypes.c_void_p).value, 0)",
     "fork": "call(57)",
     "uname": "call(63, ctypes.addressof(ctypes.create_string_buffer(512)))",
+    "fcntl_setown": "call(72, 3, 8, VICTIM)",
+    "fcntl_setsig": "call(72, 3, 10, 9)",
+    "fcntl_setfl_async": "call(72, 3, 4, 0o20000)",
+    "fcntl_dupfd": "call(72, 3, 0, 10)",
     "getcwd": "call(79, ctypes.addressof(ctypes.create_string_buffer(512)), 512)",
 }
 
@@ -318,10 +322,11 @@ def test_filter_lets_the_child_compute(tmp_path, filter_kind):
     out = run_script(SYSCALL_PROBE + "import numpy as np, threading, random\n"
                      "t = threading.Thread(target=lambda: None); t.start(); t.join()\n"
                      "print(call(39) , call(318, ctypes.addressof("
-                     "ctypes.create_string_buffer(8)), 8, 0), call(62, os.getpid(), 0))\n"
+                     "ctypes.create_string_buffer(8)), 8, 0), call(62, os.getpid(), 0), "
+                     "call(72, 3, 1))\n"
                      "print(float(np.linalg.inv(np.eye(300) * 2).trace()))\n"
                      + BARE_PARSE + "RESULT = k", tmp_path, SECCOMP_ONLY)
-    assert out.output == "ok ok ok\n150.0\n"
+    assert out.output == "ok ok ok ok\n150.0\n"
 
 
 def test_environment_is_scrubbed_in_the_child(tmp_path, monkeypatch):
