@@ -32,8 +32,6 @@ import re
 import sys
 import types
 
-import numpy as np
-
 from f2loopy.diagnostics import F2LoopyError, TransformError
 from f2loopy.directives import policy
 from f2loopy.directives.answer_limits import MAX_CHECKPOINTS

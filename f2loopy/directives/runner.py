@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from f2loopy.diagnostics import F2LoopyError, SandboxViolation, ScriptError, SourceSpan
-from f2loopy.directives.child import FORMAT, VERSION, CodeUnit, Job
 from f2loopy.directives import seccomp
 from f2loopy.directives.answer_limits import AnswerTooLarge, check_answer
+from f2loopy.directives.child import FORMAT, VERSION, CodeUnit, Job
 from f2loopy.directives.lockdown import Limits
 from f2loopy.directives.lowering import lower_script_kernels, remaining
 from f2loopy.directives.recipes import Recipe, available_recipes, resolve_recipe
