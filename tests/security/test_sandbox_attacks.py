@@ -474,3 +474,31 @@ def test_isl_work_in_the_parent_has_an_operation_limit():
     assert str(isl.Set("{ [i] : 0 <= i < 4 }").complement()) == "{ [i] : i < 0 or i >= 4 }"
     with isl_operation_limit(50_000):                         # easy work passes
         assert not isl.Set("{ [i] : 0 <= i < 4 }").is_empty()
+
+
+def test_ordinary_scripts_stay_allowed(tmp_path):
+    script = """\
+from loopy import *
+import itertools, functools, math, operator, collections, re
+import loopy as lp
+import numpy as np
+k, = parse_fortran(SOURCE, FILENAME)
+sizes = [2 ** e for e in range(1, 4)]
+best = functools.reduce(operator.mul, itertools.islice(itertools.cycle(sizes), 2))
+names = sorted(insn.id for insn in k.instructions)
+match k:
+    case Kernel():
+        kind = 'kernel'
+print(f"{best!r} {math.gcd(12, 18)} {kind} {len(names)} {'-'.join(['a', 'b']).upper()}")
+print(collections.Counter('aab').most_common(1), re.fullmatch(r'i', 'i') is not None)
+print('{} {}'.format(k.name, np.float32(2) * np.arange(2).sum()), hasattr(k, 'name'))
+k = lp.split_iname(k, 'i', best, outer_tag='g.0', inner_tag='l.0')
+checkpoint('split')
+RESULT = [k]
+"""
+    src = tmp_path / "t.f90"
+    src.write_text(fortran_with(script))
+    result = CliRunner().invoke(main, ["translate", str(src)])
+    assert result.exit_code == 0, result.output
+    assert result.output == "8 6 kernel 1 A-B\n[('a', 2)] True\nsaxpy 2.0 True\n"
+    assert "get_local_id(0)" in (tmp_path / "t.cl").read_text()
