@@ -144,9 +144,13 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
     unique = {}
     for k in list(outcome.kernels) + [k for _, ks in outcome.checkpoints for k in ks]:
         unique.setdefault(id(k), k)
-    lower_script_kernels(list(unique.values()),
-                         remaining(limits, answer.cpu_s, answer.elapsed_s),
-                         decoder.begin_span())
+    try:
+        lower_script_kernels(list(unique.values()),
+                             remaining(limits, answer.cpu_s, answer.elapsed_s),
+                             decoder.begin_span())
+    except F2LoopyError as exc:
+        exc.script_output = outcome.output      # what print(knl) showed helps here
+        raise
     if cli is not None and cli.path not in outcome.inputs:
         outcome.inputs.insert(0, cli.path)
     return outcome
