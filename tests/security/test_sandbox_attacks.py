@@ -502,3 +502,15 @@ RESULT = [k]
     assert result.exit_code == 0, result.output
     assert result.output == "8 6 kernel 1 A-B\n[('a', 2)] True\nsaxpy 2.0 True\n"
     assert "get_local_id(0)" in (tmp_path / "t.cl").read_text()
+
+
+def test_code_generation_errors_come_back_located(tmp_path):
+    from f2loopy.diagnostics import CodegenError
+    from f2loopy.pipeline import translate_text
+    with pytest.raises(CodegenError) as info:
+        translate_text(fortran_with(PARSE + "print('shown')\nRESULT = tag_inames(k, 'i:l.0')"),
+                       tmp_path / "t.f90")
+    assert info.value.message.startswith("iname 'i' is tagged 'l.0' but its length n is not "
+                                         "a constant")
+    assert (info.value.span.line, info.value.span.text) == (1, "subroutine saxpy(n, a, x, y)")
+    assert info.value.script_output == "shown\n"
