@@ -150,6 +150,17 @@ class AttributeGuard:
 
 
 class _Rewriter(ast.NodeTransformer):
+    def visit_MatchValue(self, node: ast.MatchValue):
+        # ``case lp.AddressSpace.LOCAL:`` must stay a dotted name (Python
+        # allows nothing else there); the value is only compared, never bound
+        return node
+
+    def visit_MatchClass(self, node: ast.MatchClass):
+        # ``case lp.Kernel(...)``: the class, too, must stay a dotted name
+        node.patterns = [self.visit(p) for p in node.patterns]
+        node.kwd_patterns = [self.visit(p) for p in node.kwd_patterns]
+        return node
+
     def visit_Attribute(self, node: ast.Attribute):
         self.generic_visit(node)
         if not isinstance(node.ctx, ast.Load):

@@ -489,6 +489,14 @@ names = sorted(insn.id for insn in k.instructions)
 match k:
     case Kernel():
         kind = 'kernel'
+match lp.AddressSpace.LOCAL:
+    case lp.AddressSpace.GLOBAL:
+        kind = 'wrong'
+match [k]:
+    case [lp.Kernel()]:
+        pass
+    case _:
+        kind = 'wrong'
 print(f"{best!r} {math.gcd(12, 18)} {kind} {len(names)} {'-'.join(['a', 'b']).upper()}")
 print(collections.Counter('aab').most_common(1), re.fullmatch(r'i', 'i') is not None)
 print('{} {}'.format(k.name, np.float32(2) * np.arange(2).sum()), hasattr(k, 'name'))
