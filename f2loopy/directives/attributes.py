@@ -161,6 +161,11 @@ class _Rewriter(ast.NodeTransformer):
         node.kwd_patterns = [self.visit(p) for p in node.kwd_patterns]
         return node
 
+    def visit_MatchMapping(self, node: ast.MatchMapping):
+        # keys are literals or dotted names, as in value patterns
+        node.patterns = [self.visit(p) for p in node.patterns]
+        return node
+
     def visit_Attribute(self, node: ast.Attribute):
         self.generic_visit(node)
         if not isinstance(node.ctx, ast.Load):

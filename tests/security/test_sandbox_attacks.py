@@ -495,6 +495,8 @@ match lp.AddressSpace.LOCAL:
 match [k]:
     case [lp.Kernel()]:
         pass
+    case {lp.AddressSpace.LOCAL: 1}:
+        kind = 'wrong'
     case _:
         kind = 'wrong'
 print(f"{best!r} {math.gcd(12, 18)} {kind} {len(names)} {'-'.join(['a', 'b']).upper()}")
