@@ -108,7 +108,8 @@ trust_option = click.option("--trust-scripts", is_flag=True, expose_value=False,
                             callback=_trust_scripts,
                             help="Run the files' transformation scripts without the sandbox "
                                  "(needed where it is not available: other than Linux on "
-                                 "x86-64). Only for files whose authors you trust.")
+                                 "x86-64 or with libseccomp). Only for files whose authors "
+                                 "you trust.")
 transform_option = click.option("--transform", metavar="NAME_OR_FILE", default=None,
                                 help="Apply a transformation recipe from transforms/ or a "
                                      "Python file.")

@@ -150,6 +150,22 @@ class AttributeGuard:
 
 
 class _Rewriter(ast.NodeTransformer):
+    def visit_MatchValue(self, node: ast.MatchValue):
+        # ``case lp.AddressSpace.LOCAL:`` must stay a dotted name (Python
+        # allows nothing else there); the value is only compared, never bound
+        return node
+
+    def visit_MatchClass(self, node: ast.MatchClass):
+        # ``case lp.Kernel(...)``: the class, too, must stay a dotted name
+        node.patterns = [self.visit(p) for p in node.patterns]
+        node.kwd_patterns = [self.visit(p) for p in node.kwd_patterns]
+        return node
+
+    def visit_MatchMapping(self, node: ast.MatchMapping):
+        # keys are literals or dotted names, as in value patterns
+        node.patterns = [self.visit(p) for p in node.patterns]
+        return node
+
     def visit_Attribute(self, node: ast.Attribute):
         self.generic_visit(node)
         if not isinstance(node.ctx, ast.Load):

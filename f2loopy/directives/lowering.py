@@ -33,6 +33,8 @@ from f2loopy.directives.lockdown import LimitExceeded, Limits, isolate_descripto
 from f2loopy.ir.serialize import SerializationError, decode_expr, encode_expr, loads
 
 FORMAT = "f2loopy-lowering"
+#: bytes of generated code (and its description) the child may send back
+MAX_CODE = 128 * 1024 * 1024
 #: seconds of CPU and wall-clock time lowering gets even when the script used
 #: (nearly) all of its own
 MIN_BUDGET_S = 1.0
@@ -190,7 +192,8 @@ def lower_script_kernels(kernels, limits: Limits, begin_span=None) -> None:
     from f2loopy.directives.sandbox import run_in_child
     if not kernels:
         return
-    answer = run_in_child(lambda fd: _child(kernels, limits, fd), limits, grace_s=0.25)
+    answer = run_in_child(lambda fd: _child(kernels, limits, fd), limits, grace_s=0.25,
+                          max_answer=MAX_CODE)
     total = "the transformation script and the code generation of the kernels it returned"
     if answer.problem is not None or answer.text is None:
         raise LoweringFailed(f"{total} ran longer than the sandbox allows (the limits of "

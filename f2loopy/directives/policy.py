@@ -81,7 +81,8 @@ def refuse_attribute(attr: str) -> str:
     if attr in FORMAT_METHODS:
         return (f"{PREFIX} call '.{attr}' here (only on a string literal whose fields are "
                 "plain names or positions; use an f-string)")
-    return f"{PREFIX} access '{attr}' (frames, code objects and file access are off limits)"
+    return (f"{PREFIX} access '{attr}' (frames, code objects, native memory and file access "
+            "are off limits)")
 
 
 def refuse_attribute_of(attr: str, obj) -> str:

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from f2loopy.diagnostics import F2LoopyError, SandboxViolation, ScriptError, SourceSpan
-from f2loopy.directives.child import FORMAT, VERSION, CodeUnit, Job
 from f2loopy.directives import seccomp
 from f2loopy.directives.answer_limits import AnswerTooLarge, check_answer
+from f2loopy.directives.child import FORMAT, VERSION, CodeUnit, Job
 from f2loopy.directives.lockdown import Limits
 from f2loopy.directives.lowering import lower_script_kernels, remaining
 from f2loopy.directives.recipes import Recipe, available_recipes, resolve_recipe
@@ -157,9 +157,13 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
     unique = {}
     for k in list(outcome.kernels) + [k for _, ks in outcome.checkpoints for k in ks]:
         unique.setdefault(id(k), k)
-    lower_script_kernels(list(unique.values()),
-                         remaining(limits, answer.cpu_s, answer.elapsed_s),
-                         decoder.begin_span())
+    try:
+        lower_script_kernels(list(unique.values()),
+                             remaining(limits, answer.cpu_s, answer.elapsed_s),
+                             decoder.begin_span())
+    except F2LoopyError as exc:
+        exc.script_output = outcome.output      # what print(knl) showed helps here
+        raise
     if cli is not None and cli.path not in outcome.inputs:
         outcome.inputs.insert(0, cli.path)
     return outcome

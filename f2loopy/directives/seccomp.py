@@ -11,7 +11,9 @@ them only with safe arguments:
 * ``clone`` only for a thread (``CLONE_THREAD``); ``clone3`` answers
   ``ENOSYS`` so that the C library falls back to ``clone``;
 * ``kill``/``tkill``/``tgkill`` only to this process;
-* ``prlimit64`` only to read this process's limits.
+* ``prlimit64`` only to read this process's limits;
+* ``fcntl`` only to read or set a descriptor's flags (``F_GETFD``,
+  ``F_SETFD``, ``F_GETFL``: no ``F_SETOWN``/``F_SETSIG``, no new descriptors).
 
 Everything else (opening or ``stat``-ing files, sockets, processes, signals to
 other processes including ``rt_sigqueueinfo``, SysV shared memory, message
@@ -71,7 +73,6 @@ _CLONE_THREAD = 0x10000
 ALLOWED = {
     # descriptors the child holds
     "read": 0, "write": 1, "readv": 19, "writev": 20, "close": 3, "lseek": 8, "fstat": 5,
-    "fcntl": 72,
     # memory (mmap/mprotect/pkey_mprotect are checked below)
     "munmap": 11, "mremap": 25, "madvise": 28, "brk": 12, "mbind": 237,
     "get_mempolicy": 239, "membarrier": 324,
@@ -92,6 +93,10 @@ _MMAP, _MPROTECT, _PKEY_MPROTECT = 9, 10, 329
 _CLONE, _CLONE3 = 56, 435
 _KILL, _TKILL, _TGKILL = 62, 200, 234
 _PRLIMIT64 = 302
+_FCNTL = 72
+#: fcntl commands allowed: F_GETFD, F_SETFD, F_GETFL (never F_SETOWN/F_SETSIG
+#: with O_ASYNC, which would signal another process; never new descriptors)
+_FCNTL_CMDS = (1, 2, 3)
 
 
 class _Program:
@@ -143,7 +148,14 @@ def build_filter(own_pid: int) -> bytes:
     for nr in (_KILL, _TKILL, _TGKILL):
         p.jump(_JEQ_K, nr, "check_pid", 0)
     p.jump(_JEQ_K, _PRLIMIT64, "check_prlimit", 0)
+    p.jump(_JEQ_K, _FCNTL, "check_fcntl", 0)
     p.ret(_RET_ERRNO | errno.EPERM)
+
+    p.label("check_fcntl")
+    p.stmt(_LD_W_ABS, _off_arg(1))
+    for cmd in _FCNTL_CMDS:
+        p.jump(_JEQ_K, cmd, "allow", 0)
+    p.jump(_JEQ_K, 0, "deny", "deny")
 
     p.label("check_prot")
     p.stmt(_LD_W_ABS, _off_arg(2))
@@ -226,6 +238,8 @@ def _rules(own_pid: int) -> list:
     for name in ("kill", "tkill", "tgkill"):
         rules.append((allow, name, [(0, _SCMP_CMP_EQ, own_pid, 0)]))
     rules.append((allow, "prlimit64", [(0, _SCMP_CMP_EQ, 0, 0), (2, _SCMP_CMP_EQ, 0, 0)]))
+    for cmd in _FCNTL_CMDS:
+        rules.append((allow, "fcntl", [(1, _SCMP_CMP_EQ, cmd, 0)]))
     return rules
 
 

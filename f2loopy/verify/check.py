@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from f2loopy.diagnostics import F2LoopyError
+from f2loopy.directives.isl_quota import IslQuotaExceeded, isl_operation_limit
 from f2loopy.verify.compare import Tolerance, compare
 from f2loopy.verify.inputs import InputError, plan_inputs
 
@@ -598,14 +599,23 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         honesty.check_given_sizes(given, {n: v for n, v in (sizes or {}).items()
                                           if n.lower() in names},
                                   [originals[n] for n in group])
-        plan = plan_inputs([originals[n] for n in group],
-                           assumptions=[r[4].assumptions for r in members], given=given,
-                           ranges={n: r for n, r in (ranges or {}).items()
-                                   if n.lower() in names},
-                           seed=seed)
-        generated = honesty.character_inputs([originals[n] for n in group],
-                                             plan.generate(seed), char_choices, char_round)
-        plans[group] = (plan, generated)
+        try:
+            # the assumptions may come from a script: bounded isl work only
+            with isl_operation_limit():
+                plan = plan_inputs([originals[n] for n in group],
+                                   assumptions=[r[4].assumptions for r in members],
+                                   given=given,
+                                   ranges={n: r for n, r in (ranges or {}).items()
+                                           if n.lower() in names},
+                                   seed=seed)
+                generated = honesty.character_inputs([originals[n] for n in group],
+                                                     plan.generate(seed), char_choices,
+                                                     char_round)
+                plans[group] = (plan, generated)
+        except IslQuotaExceeded:
+            raise CheckError("the kernels' assumptions are too complex to draw inputs for "
+                             "(isl's operation limit was reached); give the sizes with "
+                             "--size NAME=VALUE") from None
     described = [(group, plan.describe()) for group, (plan, _) in plans.items()]
     if len(described) == 1:
         report.inputs = described[0][1]

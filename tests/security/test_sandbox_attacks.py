@@ -25,8 +25,8 @@ from click.testing import CliRunner
 from f2loopy.cli import main
 from f2loopy.diagnostics import SandboxViolation
 from f2loopy.directives import Limits, run_transformations, seccomp
-from f2loopy.directives.runner import _AnswerReader
 from f2loopy.directives.recipes import available_recipes
+from f2loopy.directives.runner import _AnswerReader
 from f2loopy.frontend import read_source, translate_source
 from f2loopy.ir.serialize import encode_kernel
 
@@ -278,6 +278,10 @@ SYSCALLS = {
               "ctypes.c_void_p).value, 0)",
     "fork": "call(57)",
     "uname": "call(63, ctypes.addressof(ctypes.create_string_buffer(512)))",
+    "fcntl_setown": "call(72, 3, 8, VICTIM)",
+    "fcntl_setsig": "call(72, 3, 10, 9)",
+    "fcntl_setfl_async": "call(72, 3, 4, 0o20000)",
+    "fcntl_dupfd": "call(72, 3, 0, 10)",
     "getcwd": "call(79, ctypes.addressof(ctypes.create_string_buffer(512)), 512)",
 }
 
@@ -318,10 +322,11 @@ def test_filter_lets_the_child_compute(tmp_path, filter_kind):
     out = run_script(SYSCALL_PROBE + "import numpy as np, threading, random\n"
                      "t = threading.Thread(target=lambda: None); t.start(); t.join()\n"
                      "print(call(39) , call(318, ctypes.addressof("
-                     "ctypes.create_string_buffer(8)), 8, 0), call(62, os.getpid(), 0))\n"
+                     "ctypes.create_string_buffer(8)), 8, 0), call(62, os.getpid(), 0), "
+                     "call(72, 3, 1))\n"
                      "print(float(np.linalg.inv(np.eye(300) * 2).trace()))\n"
                      + BARE_PARSE + "RESULT = k", tmp_path, SECCOMP_ONLY)
-    assert out.output == "ok ok ok\n150.0\n"
+    assert out.output == "ok ok ok ok\n150.0\n"
 
 
 def test_environment_is_scrubbed_in_the_child(tmp_path, monkeypatch):
@@ -452,3 +457,70 @@ def test_code_of_script_kernels_comes_from_the_limited_child(tmp_path, monkeypat
     assert "saxpy" in result.outputs[tmp_path / "t.cl"]
 
 # }}}
+
+
+def test_isl_work_in_the_parent_has_an_operation_limit():
+    import islpy as isl
+
+    from f2loopy.directives.isl_quota import IslQuotaExceeded, isl_operation_limit
+    ps = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53]
+    hard = isl.Set("[n] -> { : " + " or ".join(
+        f"(n mod {p} = 1 and n mod {q} = 2)" for p in ps for q in ps[:4]) + " }")
+    start = time.monotonic()
+    with pytest.raises(IslQuotaExceeded), isl_operation_limit(50_000):
+        hard.complement().coalesce().complement().coalesce()
+    assert time.monotonic() - start < 10
+    assert isl.DEFAULT_CONTEXT.get_max_operations() == 0       # restored
+    assert str(isl.Set("{ [i] : 0 <= i < 4 }").complement()) == "{ [i] : i < 0 or i >= 4 }"
+    with isl_operation_limit(50_000):                         # easy work passes
+        assert not isl.Set("{ [i] : 0 <= i < 4 }").is_empty()
+
+
+def test_ordinary_scripts_stay_allowed(tmp_path):
+    script = """\
+from loopy import *
+import itertools, functools, math, operator, collections, re
+import loopy as lp
+import numpy as np
+k, = parse_fortran(SOURCE, FILENAME)
+sizes = [2 ** e for e in range(1, 4)]
+best = functools.reduce(operator.mul, itertools.islice(itertools.cycle(sizes), 2))
+names = sorted(insn.id for insn in k.instructions)
+match k:
+    case Kernel():
+        kind = 'kernel'
+match lp.AddressSpace.LOCAL:
+    case lp.AddressSpace.GLOBAL:
+        kind = 'wrong'
+match [k]:
+    case [lp.Kernel()]:
+        pass
+    case {lp.AddressSpace.LOCAL: 1}:
+        kind = 'wrong'
+    case _:
+        kind = 'wrong'
+print(f"{best!r} {math.gcd(12, 18)} {kind} {len(names)} {'-'.join(['a', 'b']).upper()}")
+print(collections.Counter('aab').most_common(1), re.fullmatch(r'i', 'i') is not None)
+print('{} {}'.format(k.name, np.float32(2) * np.arange(2).sum()), hasattr(k, 'name'))
+k = lp.split_iname(k, 'i', best, outer_tag='g.0', inner_tag='l.0')
+checkpoint('split')
+RESULT = [k]
+"""
+    src = tmp_path / "t.f90"
+    src.write_text(fortran_with(script))
+    result = CliRunner().invoke(main, ["translate", str(src)])
+    assert result.exit_code == 0, result.output
+    assert result.output == "8 6 kernel 1 A-B\n[('a', 2)] True\nsaxpy 2.0 True\n"
+    assert "get_local_id(0)" in (tmp_path / "t.cl").read_text()
+
+
+def test_code_generation_errors_come_back_located(tmp_path):
+    from f2loopy.diagnostics import CodegenError
+    from f2loopy.pipeline import translate_text
+    with pytest.raises(CodegenError) as info:
+        translate_text(fortran_with(PARSE + "print('shown')\nRESULT = tag_inames(k, 'i:l.0')"),
+                       tmp_path / "t.f90")
+    assert info.value.message.startswith("iname 'i' is tagged 'l.0' but its length n is not "
+                                         "a constant")
+    assert (info.value.span.line, info.value.span.text) == (1, "subroutine saxpy(n, a, x, y)")
+    assert info.value.script_output == "shown\n"
