@@ -183,6 +183,8 @@ class CheckReport:
     rounds: list = field(default_factory=list)
     #: the original subroutines checked (IR, untransformed)
     kernels: list = field(default_factory=list)
+    #: what the check assumed (printed after the inputs)
+    notes: list = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -197,6 +199,7 @@ class CheckReport:
     def format(self) -> str:
         lines = [f"check {self.path} (seed {self.seed}" +
                  (f"; {self.inputs}" if self.inputs else "") + ")"]
+        lines += [f"note: {n}" for n in self.notes]
         for c in self.checks:
             lines.append(c.title)
             if c.error is not None:
@@ -514,7 +517,8 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                  kernel: str | None = None, seed: int = 0, tolerances=None,
                  checkpoints: bool = True, queue=None, isolate: bool = True,
                  result=None, fortran_flags=("-O0",), timeout: float = 120.0,
-                 coverage: bool = False, char_round: int = 0) -> CheckReport:
+                 coverage: bool = False, char_round: int = 0,
+                 assumed_size_fallback: bool = False) -> CheckReport:
     """Check the translation of Fortran *text* (from file *path*) against
     gfortran; see the module docstring.  *result* is a
     :class:`~f2loopy.pipeline.TranslationResult` of *text* if already made.
@@ -592,11 +596,11 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         honesty.check_given_sizes(given, {n: v for n, v in (sizes or {}).items()
                                           if n.lower() in names},
                                   [originals[n] for n in group])
-        plan = plan_inputs([originals[n] for n in group],
-                           assumptions=[r[4].assumptions for r in members], given=given,
-                           ranges={n: r for n, r in (ranges or {}).items()
-                                   if n.lower() in names},
-                           seed=seed)
+        plan = honesty.plan_with_fallback(
+            plan_inputs, [originals[n] for n in group],
+            assumptions=[r[4].assumptions for r in members], given=given,
+            ranges={n: r for n, r in (ranges or {}).items() if n.lower() in names},
+            seed=seed, notes=report.notes if assumed_size_fallback else None)
         generated = honesty.character_inputs([originals[n] for n in group],
                                              plan.generate(seed), char_choices, char_round)
         plans[group] = (plan, generated)

@@ -26,7 +26,7 @@ from pathlib import Path
 from f2loopy.ir.kernel import ScalarArg
 
 #: extra rounds of inputs tried to reach the statements that have not run
-ROUNDS = 8
+ROUNDS = 16
 
 _EXCUSED = re.compile(r"^\s*(\d+\s+)?(stop|error\s*stop|return|write|print|call\s+xerbla)\b",
                       re.IGNORECASE)
@@ -120,7 +120,9 @@ def character_choices(text: str, first: int, last: int) -> list:
     first), for drawing the values of character arguments."""
     found = []
     for line in text.splitlines()[first - 1:last]:
-        for m in _LITERAL.finditer(line):
+        if line[:1] in "cC*!" or line.lstrip().startswith("!"):
+            continue          # a comment
+        for m in _LITERAL.finditer(line.split("!", 1)[0]):
             c = m.group(1) or m.group(2)
             if c.strip() and c not in found:
                 found.append(c)
@@ -128,21 +130,45 @@ def character_choices(text: str, first: int, last: int) -> list:
     return found or ["N"]
 
 
-def special_ranges(kernels, round_no: int, user_ranges: dict) -> dict:
-    """Value ranges for round *round_no*: real scalar arguments the user
-    gave no range are 0 (rounds 1, 4, ...) or 1 (rounds 2, 5, ...)."""
-    if round_no % 3 == 0:
-        return {}
-    value = 0.0 if round_no % 3 == 1 else 1.0
+def special_ranges(kernels, round_no: int, user_ranges: dict, seed: int) -> dict:
+    """Value ranges for round *round_no*, drawn (from *seed*) for each
+    scalar argument the user gave no range: a real one is random, 0 or 1; an
+    integer one that no declaration uses (an increment) random, negative, 1
+    or more."""
+    import numpy as np
+    rng = np.random.default_rng([seed, round_no])
+    shared = int(rng.integers(0, 4)) if rng.random() < 0.5 else None
     out = {}
     given = {n.lower() for n in user_ranges}
     for k in kernels:
         written = k.written_variables()
+        in_shapes = {n for a in k.args for e in getattr(a, "shape", ()) if e is not None
+                     for n in _names(e)}
+        for d in k.domains:       # loop bounds: sizes, which the planner chooses
+            in_shapes.update(d.get_var_names(isl_param()))
         for a in k.fortran_args:
-            if isinstance(a, ScalarArg) and a.dtype.kind == "f" and \
-                    a.name.lower() not in given and a.name not in written:
-                out[a.name] = (value, value)
+            if not isinstance(a, ScalarArg) or a.name.lower() in given or \
+                    a.name in written or getattr(a, "character", False) or a.name in out:
+                continue
+            if a.dtype.kind == "f":
+                pick = int(rng.integers(0, 3))
+                if pick:
+                    out[a.name] = (0.0, 0.0) if pick == 1 else (1.0, 1.0)
+            elif a.dtype.kind in "iu" and a.name not in in_shapes:
+                pick = int(rng.integers(0, 4)) if shared is None else shared
+                if pick:
+                    out[a.name] = ((-3, -1), (1, 1), (2, 3))[pick - 1]
     return out
+
+
+def isl_param():
+    from f2loopy.ir.isl_tools import dim_type
+    return dim_type.param
+
+
+def _names(expr):
+    from f2loopy.ir.expressions import variables_read
+    return variables_read(expr)
 
 
 def check_covering(text: str, path, *, check, **options):
@@ -151,6 +177,7 @@ def check_covering(text: str, path, *, check, **options):
     round's report, with the other rounds and what never ran added."""
     seed = options.pop("seed", 0)
     ranges = dict(options.pop("ranges", None) or {})
+    options.setdefault("assumed_size_fallback", True)
     report = check(text, path, seed=seed, ranges=ranges, char_round=0, **options)
     if report.coverage is None or not report.checks:
         return report
@@ -158,7 +185,7 @@ def check_covering(text: str, path, *, check, **options):
     for r in range(1, ROUNDS + 1):
         if not missing:
             break
-        extra = special_ranges(report.kernels, r, ranges)
+        extra = special_ranges(report.kernels, r, ranges, seed)
         try:
             again = check(text, path, seed=seed + r, ranges={**extra, **ranges},
                           char_round=r, **options)

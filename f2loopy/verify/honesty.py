@@ -52,17 +52,45 @@ def check_given_sizes(values: dict, given: dict, kernels) -> None:
 
 
 def character_inputs(kernels, inputs: dict, choices: dict, round_no: int) -> dict:
-    """*inputs* with a string for each character argument: the
-    ``round_no``-th (cycling, shifted per argument) of *choices*[kernel]."""
+    """*inputs* with a string for each character argument: the first of
+    *choices*[kernel] in round 0, then drawn (from the round number)."""
     out = dict(inputs)
-    k_idx = 0
+    rng = np.random.default_rng([7, round_no])
     for k in kernels:
         for a in k.fortran_args:
             if isinstance(a, ScalarArg) and getattr(a, "character", False) and a.name in out:
                 options = choices.get(k.name) or ["N"]
-                out[a.name] = options[(round_no + k_idx) % len(options)]
-                k_idx += 1
+                out[a.name] = options[0] if round_no == 0 else \
+                    options[int(rng.integers(0, len(options)))]
     return out
+
+
+#: elements given an assumed-size array whose subscripts cannot be bounded
+#: (``f2loopy check`` without --size for it; said in the report)
+ASSUMED_SIZE_FALLBACK = 1000
+
+
+def plan_with_fallback(plan_inputs, originals, *, given, notes, **kw):
+    """``plan_inputs(...)``; where it cannot bound an assumed-size array and
+    *notes* is a list, give the array ASSUMED_SIZE_FALLBACK elements and
+    say so in *notes* (the integer scalars keep their small default
+    ranges, so that the subscripts stay far below that)."""
+    import re
+
+    from f2loopy.verify.inputs import InputError
+    given = dict(given)
+    for _ in range(64):
+        try:
+            return plan_inputs(originals, given=given, **kw)
+        except InputError as exc:
+            m = re.search(r"assumed-size array '(\w+)' the subroutine uses", str(exc))
+            if notes is None or m is None or m.group(1) in given:
+                raise
+            given[m.group(1)] = ASSUMED_SIZE_FALLBACK
+            notes.append(f"assumed-size array '{m.group(1)}' has {ASSUMED_SIZE_FALLBACK} "
+                         "elements (its subscripts could not be bounded; give --size "
+                         f"{m.group(1)}=N to choose)")
+    return plan_inputs(originals, given=given, **kw)
 
 
 class ReferenceStopped(Exception):
