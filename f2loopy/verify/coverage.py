@@ -23,10 +23,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from f2loopy.frontend.source import is_fixed_form_name
 from f2loopy.ir.kernel import ScalarArg
 
 #: extra rounds of inputs tried to reach the statements that have not run
-ROUNDS = 16
+ROUNDS = 24
 
 _EXCUSED = re.compile(r"^\s*(\d+\s+)?(stop|error\s*stop|return|write|print|call\s+xerbla)\b",
                       re.IGNORECASE)
@@ -96,11 +97,15 @@ def required_lines(text: str, kernel, first: int, last: int, counts: dict) -> di
                          "\n".join(lines[first - 1:last]), re.IGNORECASE):
         info_names.add(m.group(1).lower())
     error_lines = {s.span.line for s in kernel.error_sites if s.span is not None}
+    fixed = kernel.span is not None and is_fixed_form_name(kernel.span.filename)
     out = {}
     for number in counts:
         if not first < number <= last or number in error_lines:
             continue
         src = lines[number - 1] if number <= len(lines) else ""
+        if fixed and len(src) > 5 and src[:1] not in "cC*!" and src[5] not in " 0" or \
+                not fixed and number > 1 and lines[number - 2].rstrip().endswith("&"):
+            continue          # a continuation line: part of a statement counted already
         body = re.sub(r"^\s*\d+\s+", "", src).strip()
         if not body or _EXCUSED.match(src) or \
                 re.match(r"(end|select|case|else)\b", body, re.IGNORECASE):
@@ -182,18 +187,22 @@ def check_covering(text: str, path, *, check, **options):
     if report.coverage is None or not report.checks:
         return report
     missing = dict(report.coverage)
-    for r in range(1, ROUNDS + 1):
-        if not missing:
-            break
-        extra = special_ranges(report.kernels, r, ranges, seed)
+    r = attempts = 0
+    while missing and r < ROUNDS and attempts < 2 * ROUNDS:
+        attempts += 1
+        r += 1
+        extra = special_ranges(report.kernels, attempts, ranges, seed)
         try:
-            again = check(text, path, seed=seed + r, ranges={**extra, **ranges},
+            again = check(text, path, seed=seed + attempts, ranges={**extra, **ranges},
                           char_round=r, **options)
         except Exception as exc:  # noqa: BLE001 - a round whose inputs cannot be made
-            report.rounds.append((f"seed {seed + r}", f"not run: {exc}"))
+            report.rounds.append((f"seed {seed + attempts}", f"not run: {exc}"))
             continue
-        report.rounds.append((f"seed {seed + r}" + (f"; {again.inputs}" if again.inputs
-                                                     else ""), again))
+        if again.checks and all(c.note.startswith("both stop") for c in again.checks):
+            r -= 1            # argument checks refused the inputs: draw others
+            continue
+        report.rounds.append((f"seed {seed + attempts}" + (f"; {again.inputs}"
+                                                            if again.inputs else ""), again))
         missing = {n: t for n, t in missing.items() if n in (again.coverage or {})}
     report.coverage = missing
     return report

@@ -52,16 +52,18 @@ def check_given_sizes(values: dict, given: dict, kernels) -> None:
 
 
 def character_inputs(kernels, inputs: dict, choices: dict, round_no: int) -> dict:
-    """*inputs* with a string for each character argument: the first of
-    *choices*[kernel] in round 0, then drawn (from the round number)."""
+    """*inputs* with a string for each character argument: round
+    *round_no* takes the *round_no*-th combination of *choices*[kernel] (the
+    first argument varying fastest), so that successive rounds try them
+    all."""
     out = dict(inputs)
-    rng = np.random.default_rng([7, round_no])
+    index = round_no
     for k in kernels:
         for a in k.fortran_args:
             if isinstance(a, ScalarArg) and getattr(a, "character", False) and a.name in out:
                 options = choices.get(k.name) or ["N"]
-                out[a.name] = options[0] if round_no == 0 else \
-                    options[int(rng.integers(0, len(options)))]
+                out[a.name] = options[index % len(options)]
+                index //= len(options)
     return out
 
 
