@@ -85,3 +85,51 @@ end subroutine
     assert lines[0] == ("t.f90:12:9: error: internal procedure 'f' uses 'scale' of its host "
                         "'s' (host association is not supported: pass it as an argument)")
     assert lines[2].strip() == "^~~~~"
+
+
+ELEMENTAL = """
+module helpers
+contains
+  elemental real function soft(x, w)
+    real, intent(in) :: x, w
+    real :: t
+    real, parameter :: half = 0.5
+    t = x * w
+    soft = t / (1.0 + abs(t)) + half
+  end function
+  elemental real function branchy(x)
+    real, intent(in) :: x
+    if (x > 0) then
+      branchy = x
+    else
+      branchy = 0
+    end if
+  end function
+end module
+
+subroutine apply(n, m, a, b, c)
+  use helpers
+  implicit none
+  integer n, m
+  real a(n, m), b(n, m), c(n)
+  b = soft(a, 2.0)
+  c = soft(a(:, 1), a(:, m)) - 1
+  b(1, :) = soft(b(1, :), 3.0)
+  c(2) = soft(c(1), 0.5)
+end subroutine
+"""
+
+
+@needs_gfortran
+def test_elemental_function_on_arrays_and_sections(tmp_path, cl_queue):
+    run_both(ELEMENTAL, "apply", [4, 3, farray((4, 3), seed=8, low=-3, high=3),
+                                  zeros((4, 3)), zeros(4)], tmp_path, cl_queue)
+
+
+def test_elemental_function_with_control_flow_is_refused():
+    src = ELEMENTAL.replace("  c(2) = soft(c(1), 0.5)\n", "  c = branchy(c)\n")
+    with pytest.raises(UnsupportedFeatureError) as info:
+        parse_fortran(src, "t.f90")
+    assert info.value.format().splitlines()[0] == (
+        "t.f90:13:5: error: elemental function 'branchy' applied to arrays: only a body of "
+        "scalar assignments can be expanded in an array expression (write a loop)")

@@ -38,6 +38,7 @@ from f2loopy.frontend.arrays import ArraySyntaxMixin
 from f2loopy.frontend.characters import CharacterMixin, is_character
 from f2loopy.frontend.conditionals import ConditionalsMixin
 from f2loopy.frontend.control import ControlFlowMixin, statement_label
+from f2loopy.frontend.elemental import ElementalMixin
 from f2loopy.frontend.errors import STOPS, ErrorPathsMixin
 from f2loopy.frontend.declarations import statement_lines
 from f2loopy.frontend.expressions import ConversionContext, ExpressionConverter
@@ -123,7 +124,7 @@ class LoweringState:
 
 class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
                    ArrayIntrinsicsMixin, ArraySyntaxMixin, InliningMixin, CharacterMixin,
-                   ErrorPathsMixin):
+                   ErrorPathsMixin, ElementalMixin):
     """Build the instructions, domains and temporaries of one subroutine.
 
     :arg written: lower-case names assigned anywhere in the unit, including
