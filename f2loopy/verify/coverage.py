@@ -176,6 +176,30 @@ def _names(expr):
     return variables_read(expr)
 
 
+#: the value given an integer argument that xerbla reported as illegal
+#: (a leading dimension smaller than what the other sizes need)
+LEARNED_SIZE = 24
+
+
+def _learn_from_stops(report, learned: dict, user_sizes: dict) -> None:
+    """Where the original's xerbla refused integer argument number p, give
+    that argument a larger value in the next rounds (twice as large each
+    time), unless the user gave it."""
+    for c in report.checks:
+        m = re.search(r"parameter number (\d+) had an illegal value", c.note or "")
+        if m is None:
+            continue
+        kernel = next((k for k in report.kernels if k.name == c.kernel), None)
+        p = int(m.group(1))
+        if kernel is None or not 0 < p <= len(kernel.fortran_args):
+            continue
+        a = kernel.fortran_args[p - 1]
+        if not isinstance(a, ScalarArg) or a.dtype.kind not in "iu" or \
+                a.name.lower() in {n.lower() for n in user_sizes}:
+            continue
+        learned[a.name] = learned.get(a.name, LEARNED_SIZE // 2) * 2
+
+
 def check_covering(text: str, path, *, check, **options):
     """Run *check* (:func:`~f2loopy.verify.check.check_source`) in rounds
     until every statement of the checked subroutines ran; returns the first
@@ -187,6 +211,9 @@ def check_covering(text: str, path, *, check, **options):
     if report.coverage is None or not report.checks:
         return report
     missing = dict(report.coverage)
+    user_sizes = dict(options.pop("sizes", None) or {})
+    learned = {}
+    _learn_from_stops(report, learned, user_sizes)
     r = attempts = 0
     while missing and r < ROUNDS and attempts < 2 * ROUNDS:
         attempts += 1
@@ -194,12 +221,13 @@ def check_covering(text: str, path, *, check, **options):
         extra = special_ranges(report.kernels, attempts, ranges, seed)
         try:
             again = check(text, path, seed=seed + attempts, ranges={**extra, **ranges},
-                          char_round=r, **options)
+                          sizes={**learned, **user_sizes}, char_round=r, **options)
         except Exception as exc:  # noqa: BLE001 - a round whose inputs cannot be made
             report.rounds.append((f"seed {seed + attempts}", f"not run: {exc}"))
             continue
         if again.checks and all(c.note.startswith("both stop") for c in again.checks):
             r -= 1            # argument checks refused the inputs: draw others
+            _learn_from_stops(again, learned, user_sizes)
             continue
         report.rounds.append((f"seed {seed + attempts}" + (f"; {again.inputs}"
                                                             if again.inputs else ""), again))
