@@ -7,7 +7,7 @@ the reference BLAS, and the exact messages for what stays refused."""
 import numpy as np
 import pytest
 
-from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
+from f2loopy.diagnostics import FortranError
 from f2loopy.frontend import parse_fortran
 from f2loopy.frontend.characters import character_code
 from util import farray, needs_gfortran, run_both, translate_and_load

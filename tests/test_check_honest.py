@@ -5,7 +5,6 @@ stop reached on both sides as agreement, draws strings for character flags,
 and refuses sizes the declarations cannot take as a usage error."""
 
 import numpy as np
-import pytest
 from click.testing import CliRunner
 
 from f2loopy.cli import main

@@ -7,7 +7,7 @@ with gfortran, plus the exact diagnostics."""
 import numpy as np
 import pytest
 
-from f2loopy.diagnostics import CodegenError, FortranError, UnsupportedFeatureError
+from f2loopy.diagnostics import CodegenError, FortranError
 from f2loopy.frontend import parse_fortran
 from util import farray, needs_gfortran, run_both, zeros
 

@@ -8,7 +8,7 @@ the exact messages where something does."""
 import numpy as np
 import pytest
 
-from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
+from f2loopy.diagnostics import FortranError
 from f2loopy.frontend import parse_fortran
 from util import farray, needs_gfortran, run_both, translate_and_load
 

@@ -3,7 +3,6 @@ whose length is an argument.  The launch computes the local size from the
 arguments (at least 1); the Python glue and the Fortran runtime refuse, with
 a clear message, a size beyond the device's limit."""
 
-import numpy as np
 import pytest
 
 from f2loopy.codegen import generate_code

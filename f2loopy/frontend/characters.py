@@ -29,7 +29,7 @@ import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
 
-from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
+from f2loopy.diagnostics import UnsupportedFeatureError
 
 #: the code's bit saying that more non-blank characters follow the first
 LONG = 256
@@ -259,5 +259,5 @@ def _value(node):
     return node.items[1] if isinstance(node, F.Actual_Arg_Spec) else node
 
 
-__all__ = ["CharacterMixin", "FortranError", "character_code", "character_dtype",
-           "character_length", "is_character", "length_from_selector"]
+__all__ = ["CharacterMixin", "character_code", "character_dtype", "character_length",
+           "is_character", "length_from_selector"]

@@ -692,9 +692,9 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                                           tolerances)
             if any(o.mismatch is not None for o in kc.outputs) and \
                     all(k2.options.fp_contract for k2 in ks):
-                _rerun_without_contraction(kc, ks, idx, seq, written, inputs, plan, text,
-                                           originals, suffix, fortran_flags, tmp, path,
-                                           tolerances, queue, isolate, timeout, want)
+                honesty.rerun_without_contraction(
+                    kc, ks, idx, seq, written, inputs, plan, text, originals, suffix,
+                    fortran_flags, tmp, path, tolerances, queue, isolate, timeout, want)
     return report
 
 
@@ -718,33 +718,6 @@ def _references(lib, originals, sequences, inputs_of, isolate, timeout) -> dict:
         except ReferenceStopped:
             refs[s] = _STOPPED
     return refs
-
-
-def _rerun_without_contraction(kc, ks, idx, seq, written, inputs, plan, text, originals,
-                               suffix, fortran_flags, tmp, path, tolerances, queue, isolate,
-                               timeout, want):
-    """Results differ: run both sides again without floating-point
-    contraction and say whether that explains the difference."""
-    from f2loopy.verify.fortran import FortranLibrary
-    from f2loopy.verify.honesty import (
-        contraction_flags, explain_mismatches, without_contraction)
-    try:
-        module, gk_list = _glue_for_kernels(without_contraction(ks),
-                                            tmp / f"nofma{next(_counter)}", path.name)
-        got = _run_generated(module, gk_list[idx], inputs, queue)
-        ref = want
-        if "-O0" not in fortran_flags:
-            wd = tmp / f"reffma{next(_counter)}"
-            wd.mkdir()
-            lib = FortranLibrary(text, list(originals.values()),
-                                 filename=f"original{suffix}",
-                                 flags=contraction_flags(fortran_flags), workdir=str(wd))
-            ref = _references(lib, originals, [tuple(seq)], lambda s: inputs, isolate,
-                              timeout)[tuple(seq)]
-        again = _compare_outputs(written, got, ref, inputs, plan.lower_bounds, tolerances)
-    except Exception:  # noqa: BLE001 - the rerun is advice; the mismatch stands
-        return
-    explain_mismatches(kc.outputs, again)
 
 
 def _input_groups(sequences) -> list:

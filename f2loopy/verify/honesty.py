@@ -15,8 +15,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from f2loopy.ir.kernel import ScalarArg
 
 
@@ -139,6 +137,33 @@ def stop_message(exc) -> str:
     return text.split(": ", 1)[1] if ": " in text else text
 
 
+def rerun_without_contraction(kc, ks, idx, seq, written, inputs, plan, text, originals,
+                               suffix, fortran_flags, tmp, path, tolerances, queue, isolate,
+                               timeout, want):
+    """Results differ: run both sides again without floating-point
+    contraction and say whether that explains the difference."""
+    from f2loopy.verify.check import (
+        _compare_outputs, _counter, _glue_for_kernels, _references, _run_generated)
+    from f2loopy.verify.fortran import FortranLibrary
+    try:
+        module, gk_list = _glue_for_kernels(without_contraction(ks),
+                                            tmp / f"nofma{next(_counter)}", path.name)
+        got = _run_generated(module, gk_list[idx], inputs, queue)
+        ref = want
+        if "-O0" not in fortran_flags:
+            wd = tmp / f"reffma{next(_counter)}"
+            wd.mkdir()
+            lib = FortranLibrary(text, list(originals.values()),
+                                 filename=f"original{suffix}",
+                                 flags=contraction_flags(fortran_flags), workdir=str(wd))
+            ref = _references(lib, originals, [tuple(seq)], lambda s: inputs, isolate,
+                              timeout)[tuple(seq)]
+        again = _compare_outputs(written, got, ref, inputs, plan.lower_bounds, tolerances)
+    except Exception:  # noqa: BLE001 - the rerun is advice; the mismatch stands
+        return
+    explain_mismatches(kc.outputs, again)
+
+
 __all__ = ["CheckUsageError", "ReferenceStopped", "character_inputs", "check_given_sizes",
-           "contraction_flags", "explain_mismatches", "is_kernel_stop", "np",
+           "contraction_flags", "explain_mismatches", "is_kernel_stop", "rerun_without_contraction",
            "without_contraction"]
