@@ -16,7 +16,13 @@ from one mixin per part of the language:
   (:mod:`f2loopy.frontend.inline`).
 * ``cycle`` and an early ``return`` set a logical flag; the statements after
   them (and, for a flag of an outer loop or of the subroutine, every
-  statement of the loops in between) are guarded by ``.not. flag``.
+  statement of the loops in between) are guarded by ``.not. flag``;
+  ``exit``, forward ``goto``, ``do while`` and run-time steps build on that
+  (:mod:`f2loopy.frontend.control`);
+* character flags become integer codes (:mod:`f2loopy.frontend.characters`);
+  ``stop``, ``error stop`` and ``call xerbla`` become error sites
+  (:mod:`f2loopy.frontend.errors`); elemental functions applied to arrays
+  are expanded as expressions (:mod:`f2loopy.frontend.elemental`).
 
 In collecting mode (``LoweringState(collect=True)``) a statement that fails is
 recorded and lowering goes on with the next one, so that every unsupported
