@@ -136,10 +136,10 @@ def character_choices(text: str, first: int, last: int) -> list:
 
 
 def special_ranges(kernels, round_no: int, user_ranges: dict, seed: int) -> dict:
-    """Value ranges for round *round_no*, drawn (from *seed*) for each
-    scalar argument the user gave no range: a real one is random, 0 or 1; an
-    integer one that no declaration uses (an increment) random, negative, 1
-    or more."""
+    """Value ranges (pairs) or values for round *round_no*, drawn (from
+    *seed*) for each scalar argument the user gave no range: a real one is
+    random, 0 or 1; an integer one that no declaration or loop bound uses
+    (an increment) random, -2, 1 or 3."""
     import numpy as np
     rng = np.random.default_rng([seed, round_no])
     shared = int(rng.integers(0, 4)) if rng.random() < 0.5 else None
@@ -161,8 +161,8 @@ def special_ranges(kernels, round_no: int, user_ranges: dict, seed: int) -> dict
                     out[a.name] = (0.0, 0.0) if pick == 1 else (1.0, 1.0)
             elif a.dtype.kind in "iu" and a.name not in in_shapes:
                 pick = int(rng.integers(0, 4)) if shared is None else shared
-                if pick:
-                    out[a.name] = ((-3, -1), (1, 1), (2, 3))[pick - 1]
+                if pick:          # (a value, not a range: the planner may take it for a size)
+                    out[a.name] = (-2, 1, 3)[pick - 1]
     return out
 
 
@@ -219,9 +219,12 @@ def check_covering(text: str, path, *, check, **options):
         attempts += 1
         r += 1
         extra = special_ranges(report.kernels, attempts, ranges, seed)
+        values = {n: v for n, v in extra.items() if not isinstance(v, tuple)}
+        extra = {n: v for n, v in extra.items() if isinstance(v, tuple)}
         try:
             again = check(text, path, seed=seed + attempts, ranges={**extra, **ranges},
-                          sizes={**learned, **user_sizes}, char_round=r, **options)
+                          sizes={**values, **learned, **user_sizes}, char_round=r,
+                          **options)
         except Exception as exc:  # noqa: BLE001 - a round whose inputs cannot be made
             report.rounds.append((f"seed {seed + attempts}", f"not run: {exc}"))
             continue
