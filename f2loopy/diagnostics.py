@@ -6,9 +6,9 @@ transformation script) is an :class:`F2LoopyError` carrying the
 :class:`SourceSpan` it is about.  :meth:`F2LoopyError.format` renders it the
 way a compiler does::
 
-    volume.f90:42:7: error: 'do while' loops are not supported
-          do while (err > tol)
-          ^~~~~~~~
+    volume.f90:42:7: error: 'read' statements are not supported (kernels cannot do I/O)
+          read (*, *) err
+          ^~~~
 """
 
 from __future__ import annotations

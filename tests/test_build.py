@@ -86,10 +86,10 @@ def test_parallel_jobs_report_every_error_in_input_order(tmp_path):
     bad1 = tmp_path / "bad1.f90"
     bad1.write_text("subroutine b(x)\n  real x\n  print *, x\nend\n")
     bad2 = tmp_path / "bad2.f90"
-    bad2.write_text("subroutine w(x)\n  real x\n  stop\nend\n")
+    bad2.write_text("subroutine w(x)\n  real x\n  rewind(10)\nend\n")
     proc = f2loopy("translate", "-j", "3", bad2, *good, bad1)
     assert proc.returncode == 1
-    first = proc.stderr.index("bad2.f90:3:3: error: 'stop' is not supported")
+    first = proc.stderr.index("bad2.f90:3:3: error: 'rewind' is not supported")
     second = proc.stderr.index("bad1.f90:3:3: error: 'print' statements")
     assert first < second
     for g in good:

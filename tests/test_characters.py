@@ -181,6 +181,12 @@ def _error(body, decls="  character trans\n"):
      "are not supported"),
     ("  x(1) = 1\n", "  character trans(3)\n", "t.f90:4:13: error: character array 'trans' is "
      "not supported (only scalar character arguments used as flags are)"),
+    ("  x(1) = trans(2:2)\n", "  character*4 trans\n", "t.f90:5:10: error: character "
+     "variable 'trans' can only be compared (==, /=), used in 'select case', or passed to "
+     "lsame or ichar in a kernel"),
+    ("  if (trans(1:2) == 'a') n = 1\n", "  character*4 trans\n", "t.f90:5:7: error: "
+     "substring trans(1:2) is not supported: a kernel only knows the first character of a "
+     "character argument (use trans(1:1))"),
 ])
 def test_other_character_uses_stay_errors(body, decls, message):
     assert _error(body, decls).format().splitlines()[0] == message

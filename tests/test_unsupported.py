@@ -238,15 +238,17 @@ subroutine s(x)
   x = counter(1)
 end subroutine
 """, "t.f90:2:8: error: module array 'counter' must have constant bounds", "^~~~~~~"),
-    ("internal_procedure", """subroutine s(x)
+    ("internal_procedure_host_association", """subroutine s(x)
   real x
   x = 1
+  call t
 contains
   subroutine t
+    x = 2
   end subroutine
 end subroutine
-""", "t.f90:4:1: error: internal procedures ('contains' in a subroutine) are not supported",
-        "^~~~~~~~"),
+""", "t.f90:7:5: error: internal procedure 't' uses 'x' of its host 's' (host association "
+        "is not supported: pass it as an argument)", "^"),
     ("alternate_return", """subroutine s(x, *)
   real x
   x = 1

@@ -29,7 +29,7 @@ import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
 
-from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
+from f2loopy.diagnostics import UnsupportedFeatureError
 
 #: the code's bit saying that more non-blank characters follow the first
 LONG = 256
@@ -123,9 +123,11 @@ class CharacterMixin:
                     subs[0].items[2] is not None or \
                     str(subs[0].items[0] or "1").strip() != "1" or \
                     str(subs[0].items[1]).strip() != "1":
-                raise self.error(f"substring {node} is not supported: a kernel only knows "
+                text = str(node).replace(" ", "")
+                raise self.error(f"substring {text} is not supported: a kernel only knows "
                                  "the first character of a character argument (use "
-                                 f"{node.items[0]}(1:1))", str(node), UnsupportedFeatureError)
+                                 f"{node.items[0]}(1:1))", str(node.items[0]),
+                                 UnsupportedFeatureError)
             code = whole[0]
             return (code if whole[1] == 1 else p.Call(p.Variable("mod"), (code, LONG))), 1, \
                 False
@@ -177,6 +179,9 @@ class CharacterMixin:
         """``ichar``, ``iachar`` and the BLAS ``lsame`` on characters; None
         for anything else."""
         low = name.lower()
+        sym = self.symtab.get(name)
+        if sym is not None and is_character(sym.dtype):
+            self.refuse_character(sym, name)          # a substring used as a value
         if low in ("ichar", "iachar") and len(arg_nodes) == 1:
             arg = self.char_operand(_value(arg_nodes[0]))
             if arg is None:
@@ -259,5 +264,5 @@ def _value(node):
     return node.items[1] if isinstance(node, F.Actual_Arg_Spec) else node
 
 
-__all__ = ["CharacterMixin", "FortranError", "character_code", "character_dtype",
-           "character_length", "is_character", "length_from_selector"]
+__all__ = ["CharacterMixin", "character_code", "character_dtype", "character_length",
+           "is_character", "length_from_selector"]

@@ -83,9 +83,7 @@ class InliningMixin:
             raise self.error("calls nested too deeply", proc.name, UnsupportedFeatureError)
         if self.elemental is not None and any(_has_array_operand(self, a)
                                               for a in actual_nodes):
-            raise self.error(f"'{proc.name}' is called with array arguments in an array "
-                             "expression (elemental calls are not supported; write a loop)",
-                             proc.name, UnsupportedFeatureError)
+            return self.elemental_call(proc, actual_nodes)      # f2loopy.frontend.elemental
         callee = proc.prepare(self.src, self.registry)
         actuals = self.match_arguments(proc, callee.dummies, actual_nodes)
         # the callee is lowered by a lowering of the caller's own class; a

@@ -16,7 +16,13 @@ from one mixin per part of the language:
   (:mod:`f2loopy.frontend.inline`).
 * ``cycle`` and an early ``return`` set a logical flag; the statements after
   them (and, for a flag of an outer loop or of the subroutine, every
-  statement of the loops in between) are guarded by ``.not. flag``.
+  statement of the loops in between) are guarded by ``.not. flag``;
+  ``exit``, forward ``goto``, ``do while`` and run-time steps build on that
+  (:mod:`f2loopy.frontend.control`);
+* character flags become integer codes (:mod:`f2loopy.frontend.characters`);
+  ``stop``, ``error stop`` and ``call xerbla`` become error sites
+  (:mod:`f2loopy.frontend.errors`); elemental functions applied to arrays
+  are expanded as expressions (:mod:`f2loopy.frontend.elemental`).
 
 In collecting mode (``LoweringState(collect=True)``) a statement that fails is
 recorded and lowering goes on with the next one, so that every unsupported
@@ -39,6 +45,7 @@ from f2loopy.frontend.arrays import ArraySyntaxMixin
 from f2loopy.frontend.characters import CharacterMixin, is_character
 from f2loopy.frontend.conditionals import ConditionalsMixin
 from f2loopy.frontend.control import ControlFlowMixin, statement_label
+from f2loopy.frontend.elemental import ElementalMixin
 from f2loopy.frontend.errors import STOPS, ErrorPathsMixin
 from f2loopy.frontend.declarations import statement_lines
 from f2loopy.frontend.expressions import (
@@ -130,7 +137,7 @@ class LoweringState:
 
 class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
                    ArrayIntrinsicsMixin, ArraySyntaxMixin, InliningMixin, CharacterMixin,
-                   ErrorPathsMixin):
+                   ErrorPathsMixin, ElementalMixin):
     """Build the instructions, domains and temporaries of one subroutine.
 
     :arg written: lower-case names assigned anywhere in the unit, including

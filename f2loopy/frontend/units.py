@@ -62,6 +62,10 @@ class Procedure:
     #: are prepared and lowered with their own source, for their spans)
     src: object = None
     registry: object = None
+    #: for an internal procedure ('contains' in a subroutine): its host, and
+    #: the host's internal procedures (lower name -> Procedure)
+    host: object = None
+    siblings: dict | None = None
 
     def prepare(self, src, registry, errors=None) -> "PreparedProcedure":
         return prepare_procedure(self.src or src, self, self.registry or registry, errors)
@@ -186,6 +190,9 @@ class FileRegistry:
 
     def find(self, name: str, symtab: SymbolTable | None, module: ModuleInfo | None):
         low = name.lower()
+        internal = getattr(symtab, "internals", None) or {}
+        if low in internal:
+            return internal[low]
         if symtab is not None and low in symtab.use_renames:
             mod, remote = symtab.use_renames[low]
             return mod.procedures.get(remote)
@@ -258,10 +265,8 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
         dummies.append(str(d))
     if len({d.lower() for d in dummies}) != len(dummies):
         raise FortranError("a dummy argument is repeated", src.span(first, proc.name))
-    if "Internal_Subprogram_Part" in parts:
-        line, _ = statement_lines(parts["Internal_Subprogram_Part"])
-        raise UnsupportedFeatureError("internal procedures ('contains' in a subroutine) are "
-                                      "not supported", src.span(line, "contains"))
+    internals = proc.siblings if proc.host is not None else \
+        _internal_procedures(parts.get("Internal_Subprogram_Part"), proc)
     prefix_type = None
     for item in (prefix.items if prefix is not None else ()):
         word = str(item).strip().upper()
@@ -274,6 +279,7 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
                                           src.span(first, word.lower()))
 
     symtab = SymbolTable()
+    symtab.internals = internals
     host = None
     if proc.module is not None:
         host = registry.module(proc.module.name).symtab
@@ -344,8 +350,54 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
                                           "procedures of the file by name)", sym.span)
     names = set()
     written, do_vars = scan_writes(body, registry, symtab, proc.module, names)
+    if proc.host is not None:
+        _refuse_host_association(src, proc, symtab, names, dummies)
     return PreparedProcedure(proc, symtab, reader, dummies, body, written, do_vars,
                              statement_functions, result_name, first, names)
+
+
+def _internal_procedures(part, host) -> dict:
+    """Lower name -> Procedure of the internal procedures of *host* (its
+    ``contains`` part *part*); they are inlined where called, like the
+    procedures of the file."""
+    out = {}
+    if part is None:
+        return out
+    for sub in part.children:
+        if isinstance(sub, (F.Subroutine_Subprogram, F.Function_Subprogram)):
+            ip = _procedure(sub, host.module)
+            ip.host, ip.siblings = host, out
+            out[ip.name.lower()] = ip
+    return out
+
+
+def _refuse_host_association(src, proc, symtab, names, dummies) -> None:
+    """An internal procedure may only use its own names: a variable of its
+    host used there (host association) is refused, located at its first use."""
+    import re
+    host = proc.host
+    declared = {str(d).lower() for d in _dummy_names(host)}
+    for part in host.node.children:
+        if isinstance(part, F.Specification_Part):
+            for ent in walk(part, F.Entity_Decl):
+                declared.add(str(ent.items[0]).lower())
+    own = {d.lower() for d in dummies} | {proc.name.lower()}
+    used = sorted(n for n in names if n in declared and n not in own and
+                  not symtab.is_local(n) and n not in (proc.siblings or {}))
+    if not used:
+        return
+    name = used[0]
+    first = statement_lines(proc.node.children[0])[0]
+    last = max(first, statement_lines(proc.node.children[-1])[0])
+    line = first
+    for ln in range(first + 1, last + 1):
+        if 0 < ln <= len(src.lines) and re.search(rf"\b{re.escape(name)}\b",
+                                                  src.lines[ln - 1], re.IGNORECASE):
+            line = ln
+            break
+    raise UnsupportedFeatureError(
+        f"internal procedure '{proc.name}' uses '{name}' of its host '{host.name}' (host "
+        "association is not supported: pass it as an argument)", src.span(line, name))
 
 
 def _declaration_failed(src, errors, name: str) -> bool:

@@ -16,8 +16,7 @@ from f2loopy.ir.expressions import (
 from f2loopy.ir.folding import normalize_integer
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.isl_tools import (
-    NonAffineError, align_params, dim_type, lazy_affs, pwaff_from_expr, reorder_set,
-    set_to_params)
+    NonAffineError, align_params, dim_type, lazy_affs, pwaff_from_expr, reorder_set)
 from f2loopy.ir.kernel import AddressSpace, Assignment, Kernel, Temporary
 from f2loopy.transform.data import parse_address_space
 from f2loopy.transform.iname import parse_tag

@@ -184,6 +184,8 @@ class CheckReport:
     rounds: list = field(default_factory=list)
     #: the original subroutines checked (IR, untransformed)
     kernels: list = field(default_factory=list)
+    #: what the check assumed (printed after the inputs)
+    notes: list = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -198,6 +200,7 @@ class CheckReport:
     def format(self) -> str:
         lines = [f"check {self.path} (seed {self.seed}" +
                  (f"; {self.inputs}" if self.inputs else "") + ")"]
+        lines += [f"note: {n}" for n in self.notes]
         for c in self.checks:
             lines.append(c.title)
             if c.error is not None:
@@ -372,6 +375,10 @@ def run_isolated(func, timeout: float = 120.0):
         try:
             os.close(r)
             _default_crash_signals()
+            # what the original prints (xerbla, a write before a stop) is not
+            # the check's output
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
             try:
                 data = pickle.dumps(("ok", func()))
             except BaseException as exc:  # noqa: BLE001
@@ -515,7 +522,8 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                  kernel: str | None = None, seed: int = 0, tolerances=None,
                  checkpoints: bool = True, queue=None, isolate: bool = True,
                  result=None, fortran_flags=("-O0",), timeout: float = 120.0,
-                 coverage: bool = False, char_round: int = 0) -> CheckReport:
+                 coverage: bool = False, char_round: int = 0,
+                 assumed_size_fallback: bool = False) -> CheckReport:
     """Check the translation of Fortran *text* (from file *path*) against
     gfortran; see the module docstring.  *result* is a
     :class:`~f2loopy.pipeline.TranslationResult` of *text* if already made.
@@ -602,12 +610,11 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         try:
             # the assumptions may come from a script: bounded isl work only
             with isl_operation_limit():
-                plan = plan_inputs([originals[n] for n in group],
-                                   assumptions=[r[4].assumptions for r in members],
-                                   given=given,
-                                   ranges={n: r for n, r in (ranges or {}).items()
-                                           if n.lower() in names},
-                                   seed=seed)
+                plan = honesty.plan_with_fallback(
+                    plan_inputs, [originals[n] for n in group],
+                    assumptions=[r[4].assumptions for r in members], given=given,
+                    ranges={n: r for n, r in (ranges or {}).items() if n.lower() in names},
+                    seed=seed, notes=report.notes if assumed_size_fallback else None)
                 generated = honesty.character_inputs([originals[n] for n in group],
                                                      plan.generate(seed), char_choices,
                                                      char_round)
@@ -700,9 +707,9 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                                           tolerances)
             if any(o.mismatch is not None for o in kc.outputs) and \
                     all(k2.options.fp_contract for k2 in ks):
-                _rerun_without_contraction(kc, ks, idx, seq, written, inputs, plan, text,
-                                           originals, suffix, fortran_flags, tmp, path,
-                                           tolerances, queue, isolate, timeout, want)
+                honesty.rerun_without_contraction(
+                    kc, ks, idx, seq, written, inputs, plan, text, originals, suffix,
+                    fortran_flags, tmp, path, tolerances, queue, isolate, timeout, want)
     return report
 
 
@@ -726,33 +733,6 @@ def _references(lib, originals, sequences, inputs_of, isolate, timeout) -> dict:
         except ReferenceStopped:
             refs[s] = _STOPPED
     return refs
-
-
-def _rerun_without_contraction(kc, ks, idx, seq, written, inputs, plan, text, originals,
-                               suffix, fortran_flags, tmp, path, tolerances, queue, isolate,
-                               timeout, want):
-    """Results differ: run both sides again without floating-point
-    contraction and say whether that explains the difference."""
-    from f2loopy.verify.fortran import FortranLibrary
-    from f2loopy.verify.honesty import (
-        contraction_flags, explain_mismatches, without_contraction)
-    try:
-        module, gk_list = _glue_for_kernels(without_contraction(ks),
-                                            tmp / f"nofma{next(_counter)}", path.name)
-        got = _run_generated(module, gk_list[idx], inputs, queue)
-        ref = want
-        if "-O0" not in fortran_flags:
-            wd = tmp / f"reffma{next(_counter)}"
-            wd.mkdir()
-            lib = FortranLibrary(text, list(originals.values()),
-                                 filename=f"original{suffix}",
-                                 flags=contraction_flags(fortran_flags), workdir=str(wd))
-            ref = _references(lib, originals, [tuple(seq)], lambda s: inputs, isolate,
-                              timeout)[tuple(seq)]
-        again = _compare_outputs(written, got, ref, inputs, plan.lower_bounds, tolerances)
-    except Exception:  # noqa: BLE001 - the rerun is advice; the mismatch stands
-        return
-    explain_mismatches(kc.outputs, again)
 
 
 def _input_groups(sequences) -> list:

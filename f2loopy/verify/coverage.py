@@ -23,10 +23,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from f2loopy.frontend.source import is_fixed_form_name
 from f2loopy.ir.kernel import ScalarArg
 
 #: extra rounds of inputs tried to reach the statements that have not run
-ROUNDS = 8
+ROUNDS = 24
 
 _EXCUSED = re.compile(r"^\s*(\d+\s+)?(stop|error\s*stop|return|write|print|call\s+xerbla)\b",
                       re.IGNORECASE)
@@ -96,11 +97,15 @@ def required_lines(text: str, kernel, first: int, last: int, counts: dict) -> di
                          "\n".join(lines[first - 1:last]), re.IGNORECASE):
         info_names.add(m.group(1).lower())
     error_lines = {s.span.line for s in kernel.error_sites if s.span is not None}
+    fixed = kernel.span is not None and is_fixed_form_name(kernel.span.filename)
     out = {}
     for number in counts:
         if not first < number <= last or number in error_lines:
             continue
         src = lines[number - 1] if number <= len(lines) else ""
+        if fixed and len(src) > 5 and src[:1] not in "cC*!" and src[5] not in " 0" or \
+                not fixed and number > 1 and lines[number - 2].rstrip().endswith("&"):
+            continue          # a continuation line: part of a statement counted already
         body = re.sub(r"^\s*\d+\s+", "", src).strip()
         if not body or _EXCUSED.match(src) or \
                 re.match(r"(end|select|case|else)\b", body, re.IGNORECASE):
@@ -120,7 +125,9 @@ def character_choices(text: str, first: int, last: int) -> list:
     first), for drawing the values of character arguments."""
     found = []
     for line in text.splitlines()[first - 1:last]:
-        for m in _LITERAL.finditer(line):
+        if line[:1] in "cC*!" or line.lstrip().startswith("!"):
+            continue          # a comment
+        for m in _LITERAL.finditer(line.split("!", 1)[0]):
             c = m.group(1) or m.group(2)
             if c.strip() and c not in found:
                 found.append(c)
@@ -128,21 +135,69 @@ def character_choices(text: str, first: int, last: int) -> list:
     return found or ["N"]
 
 
-def special_ranges(kernels, round_no: int, user_ranges: dict) -> dict:
-    """Value ranges for round *round_no*: real scalar arguments the user
-    gave no range are 0 (rounds 1, 4, ...) or 1 (rounds 2, 5, ...)."""
-    if round_no % 3 == 0:
-        return {}
-    value = 0.0 if round_no % 3 == 1 else 1.0
+def special_ranges(kernels, round_no: int, user_ranges: dict, seed: int) -> dict:
+    """Value ranges (pairs) or values for round *round_no*, drawn (from
+    *seed*) for each scalar argument the user gave no range: a real one is
+    random, 0 or 1; an integer one that no declaration or loop bound uses
+    (an increment) random, -2, 1 or 3."""
+    import numpy as np
+    rng = np.random.default_rng([seed, round_no])
+    shared = int(rng.integers(0, 4)) if rng.random() < 0.5 else None
     out = {}
     given = {n.lower() for n in user_ranges}
     for k in kernels:
         written = k.written_variables()
+        in_shapes = {n for a in k.args for e in getattr(a, "shape", ()) if e is not None
+                     for n in _names(e)}
+        for d in k.domains:       # loop bounds: sizes, which the planner chooses
+            in_shapes.update(d.get_var_names(isl_param()))
         for a in k.fortran_args:
-            if isinstance(a, ScalarArg) and a.dtype.kind == "f" and \
-                    a.name.lower() not in given and a.name not in written:
-                out[a.name] = (value, value)
+            if not isinstance(a, ScalarArg) or a.name.lower() in given or \
+                    a.name in written or getattr(a, "character", False) or a.name in out:
+                continue
+            if a.dtype.kind == "f":
+                pick = int(rng.integers(0, 3))
+                if pick:
+                    out[a.name] = (0.0, 0.0) if pick == 1 else (1.0, 1.0)
+            elif a.dtype.kind in "iu" and a.name not in in_shapes:
+                pick = int(rng.integers(0, 4)) if shared is None else shared
+                if pick:          # (a value, not a range: the planner may take it for a size)
+                    out[a.name] = (-2, 1, 3)[pick - 1]
     return out
+
+
+def isl_param():
+    from f2loopy.ir.isl_tools import dim_type
+    return dim_type.param
+
+
+def _names(expr):
+    from f2loopy.ir.expressions import variables_read
+    return variables_read(expr)
+
+
+#: the value given an integer argument that xerbla reported as illegal
+#: (a leading dimension smaller than what the other sizes need)
+LEARNED_SIZE = 24
+
+
+def _learn_from_stops(report, learned: dict, user_sizes: dict) -> None:
+    """Where the original's xerbla refused integer argument number p, give
+    that argument a larger value in the next rounds (twice as large each
+    time), unless the user gave it."""
+    for c in report.checks:
+        m = re.search(r"parameter number (\d+) had an illegal value", c.note or "")
+        if m is None:
+            continue
+        kernel = next((k for k in report.kernels if k.name == c.kernel), None)
+        p = int(m.group(1))
+        if kernel is None or not 0 < p <= len(kernel.fortran_args):
+            continue
+        a = kernel.fortran_args[p - 1]
+        if not isinstance(a, ScalarArg) or a.dtype.kind not in "iu" or \
+                a.name.lower() in {n.lower() for n in user_sizes}:
+            continue
+        learned[a.name] = learned.get(a.name, LEARNED_SIZE // 2) * 2
 
 
 def check_covering(text: str, path, *, check, **options):
@@ -151,22 +206,34 @@ def check_covering(text: str, path, *, check, **options):
     round's report, with the other rounds and what never ran added."""
     seed = options.pop("seed", 0)
     ranges = dict(options.pop("ranges", None) or {})
+    options.setdefault("assumed_size_fallback", True)
     report = check(text, path, seed=seed, ranges=ranges, char_round=0, **options)
     if report.coverage is None or not report.checks:
         return report
     missing = dict(report.coverage)
-    for r in range(1, ROUNDS + 1):
-        if not missing:
-            break
-        extra = special_ranges(report.kernels, r, ranges)
+    user_sizes = dict(options.pop("sizes", None) or {})
+    learned = {}
+    _learn_from_stops(report, learned, user_sizes)
+    r = attempts = 0
+    while missing and r < ROUNDS and attempts < 2 * ROUNDS:
+        attempts += 1
+        r += 1
+        extra = special_ranges(report.kernels, attempts, ranges, seed)
+        values = {n: v for n, v in extra.items() if not isinstance(v, tuple)}
+        extra = {n: v for n, v in extra.items() if isinstance(v, tuple)}
         try:
-            again = check(text, path, seed=seed + r, ranges={**extra, **ranges},
-                          char_round=r, **options)
+            again = check(text, path, seed=seed + attempts, ranges={**extra, **ranges},
+                          sizes={**values, **learned, **user_sizes}, char_round=r,
+                          **options)
         except Exception as exc:  # noqa: BLE001 - a round whose inputs cannot be made
-            report.rounds.append((f"seed {seed + r}", f"not run: {exc}"))
+            report.rounds.append((f"seed {seed + attempts}", f"not run: {exc}"))
             continue
-        report.rounds.append((f"seed {seed + r}" + (f"; {again.inputs}" if again.inputs
-                                                     else ""), again))
+        if again.checks and all(c.note.startswith("both stop") for c in again.checks):
+            r -= 1            # argument checks refused the inputs: draw others
+            _learn_from_stops(again, learned, user_sizes)
+            continue
+        report.rounds.append((f"seed {seed + attempts}" + (f"; {again.inputs}"
+                                                            if again.inputs else ""), again))
         missing = {n: t for n, t in missing.items() if n in (again.coverage or {})}
     report.coverage = missing
     return report

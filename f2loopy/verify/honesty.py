@@ -15,8 +15,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from f2loopy.ir.kernel import ScalarArg
 
 
@@ -52,17 +50,47 @@ def check_given_sizes(values: dict, given: dict, kernels) -> None:
 
 
 def character_inputs(kernels, inputs: dict, choices: dict, round_no: int) -> dict:
-    """*inputs* with a string for each character argument: the
-    ``round_no``-th (cycling, shifted per argument) of *choices*[kernel]."""
+    """*inputs* with a string for each character argument: round
+    *round_no* takes the *round_no*-th combination of *choices*[kernel] (the
+    first argument varying fastest), so that successive rounds try them
+    all."""
     out = dict(inputs)
-    k_idx = 0
+    index = round_no
     for k in kernels:
         for a in k.fortran_args:
             if isinstance(a, ScalarArg) and getattr(a, "character", False) and a.name in out:
                 options = choices.get(k.name) or ["N"]
-                out[a.name] = options[(round_no + k_idx) % len(options)]
-                k_idx += 1
+                out[a.name] = options[index % len(options)]
+                index //= len(options)
     return out
+
+
+#: elements given an assumed-size array whose subscripts cannot be bounded
+#: (``f2loopy check`` without --size for it; said in the report)
+ASSUMED_SIZE_FALLBACK = 1000
+
+
+def plan_with_fallback(plan_inputs, originals, *, given, notes, **kw):
+    """``plan_inputs(...)``; where it cannot bound an assumed-size array and
+    *notes* is a list, give the array ASSUMED_SIZE_FALLBACK elements and
+    say so in *notes* (the integer scalars keep their small default
+    ranges, so that the subscripts stay far below that)."""
+    import re
+
+    from f2loopy.verify.inputs import InputError
+    given = dict(given)
+    for _ in range(64):
+        try:
+            return plan_inputs(originals, given=given, **kw)
+        except InputError as exc:
+            m = re.search(r"assumed-size array '(\w+)' the subroutine uses", str(exc))
+            if notes is None or m is None or m.group(1) in given:
+                raise
+            given[m.group(1)] = ASSUMED_SIZE_FALLBACK
+            notes.append(f"assumed-size array '{m.group(1)}' has {ASSUMED_SIZE_FALLBACK} "
+                         "elements (its subscripts could not be bounded; give --size "
+                         f"{m.group(1)}=N to choose)")
+    return plan_inputs(originals, given=given, **kw)
 
 
 class ReferenceStopped(Exception):
@@ -109,6 +137,33 @@ def stop_message(exc) -> str:
     return text.split(": ", 1)[1] if ": " in text else text
 
 
+def rerun_without_contraction(kc, ks, idx, seq, written, inputs, plan, text, originals,
+                               suffix, fortran_flags, tmp, path, tolerances, queue, isolate,
+                               timeout, want):
+    """Results differ: run both sides again without floating-point
+    contraction and say whether that explains the difference."""
+    from f2loopy.verify.check import (
+        _compare_outputs, _counter, _glue_for_kernels, _references, _run_generated)
+    from f2loopy.verify.fortran import FortranLibrary
+    try:
+        module, gk_list = _glue_for_kernels(without_contraction(ks),
+                                            tmp / f"nofma{next(_counter)}", path.name)
+        got = _run_generated(module, gk_list[idx], inputs, queue)
+        ref = want
+        if "-O0" not in fortran_flags:
+            wd = tmp / f"reffma{next(_counter)}"
+            wd.mkdir()
+            lib = FortranLibrary(text, list(originals.values()),
+                                 filename=f"original{suffix}",
+                                 flags=contraction_flags(fortran_flags), workdir=str(wd))
+            ref = _references(lib, originals, [tuple(seq)], lambda s: inputs, isolate,
+                              timeout)[tuple(seq)]
+        again = _compare_outputs(written, got, ref, inputs, plan.lower_bounds, tolerances)
+    except Exception:  # noqa: BLE001 - the rerun is advice; the mismatch stands
+        return
+    explain_mismatches(kc.outputs, again)
+
+
 __all__ = ["CheckUsageError", "ReferenceStopped", "character_inputs", "check_given_sizes",
-           "contraction_flags", "explain_mismatches", "is_kernel_stop", "np",
+           "contraction_flags", "explain_mismatches", "is_kernel_stop", "rerun_without_contraction",
            "without_contraction"]
