@@ -44,7 +44,10 @@ PER_KLINE_TARGET_S = 1.0
 
 def _command_time(root: Path, args: list, cwd: Path) -> float:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
-    env.update(F2LOOPY_NO_CACHE="1", PYTHONPATH=str(root))
+    # the checkout first; the rest of PYTHONPATH stays (packages installed there)
+    rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+            if p and Path(p).resolve() not in (REPO, root)]
+    env.update(F2LOOPY_NO_CACHE="1", PYTHONPATH=os.pathsep.join([str(root), *rest]))
     t = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "f2loopy.cli", "translate", *args], cwd=cwd,
                           env=env, capture_output=True, text=True)
