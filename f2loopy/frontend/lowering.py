@@ -35,6 +35,7 @@ from f2loopy.analysis.types import (
 from f2loopy.diagnostics import FortranError, SourceSpan, UnsupportedFeatureError
 from f2loopy.frontend.array_intrinsics import ArrayIntrinsicsMixin
 from f2loopy.frontend.arrays import ArraySyntaxMixin
+from f2loopy.frontend.associate import AssociateMixin
 from f2loopy.frontend.conditionals import ConditionalsMixin
 from f2loopy.frontend.declarations import statement_lines
 from f2loopy.frontend.expressions import (
@@ -65,7 +66,6 @@ _UNSUPPORTED_STATEMENTS = {
     "Pointer_Assignment_Stmt": "pointer assignment is not supported",
     "Forall_Construct": "'forall' constructs are not supported (use 'do concurrent')",
     "Forall_Stmt": "'forall' statements are not supported (use 'do concurrent')",
-    "Associate_Construct": "'associate' constructs are not supported",
     "Block_Construct": "'block' constructs are not supported",
     "Entry_Stmt": "'entry' statements are not supported",
     "Nullify_Stmt": "'nullify' is not supported",
@@ -120,7 +120,7 @@ class LoweringState:
 
 
 class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMixin,
-                   ArraySyntaxMixin, InliningMixin):
+                   ArraySyntaxMixin, InliningMixin, AssociateMixin):
     """Build the instructions, domains and temporaries of one subroutine.
 
     :arg written: lower-case names assigned anywhere in the unit, including
@@ -467,6 +467,8 @@ class UnitLowering(LoopsMixin, ConditionalsMixin, WhereMixin, ArrayIntrinsicsMix
         if sym.storage is not None:
             from f2loopy.frontend.module_data import storage_name
             return storage_name(self, sym)
+        if "associate_value" in sym.attributes:
+            return sym.name           # the temporary an associate name holds
         low = sym.name.lower()
         name = self.renames.get(low)
         if name is None:
