@@ -184,3 +184,31 @@ def test_fortran_glue_takes_the_derived_type(tmp_path):
                tmp_path / "clk_cl.f90"]
     proc = compile_and_run(tmp_path, runtime, sources, MAIN)
     assert_all_ok(proc, 3)
+
+
+def test_component_names_ignore_case(tmp_path, cl_queue):
+    """Fortran names ignore case: an object may spell the components in lower
+    or upper case whatever the declaration says."""
+    from util import translate_and_load
+    src = """\
+module yomcst
+  type tomcst
+    real(8) :: RTT
+    integer :: NCALL
+  end type
+end module
+subroutine bump(x, YDCST)
+  use yomcst
+  real(8), intent(inout) :: x
+  type(tomcst), intent(inout) :: YDCST
+  x = x + ydcst%rtt
+  YDCST%ncall = YDCST%NCALL + 1
+end subroutine
+"""
+    glue, _ = translate_and_load(src, tmp_path, filename="b.f90")
+    low = NS(rtt=2.0, ncall=0)
+    assert glue.bump(1.0, low, queue=cl_queue) == 3.0
+    assert low.ncall == 1 and not hasattr(low, "NCALL")
+    up = NS(RTT=0.5, NCALL=4)
+    assert glue.bump(1.0, up, queue=cl_queue) == 1.5
+    assert up.NCALL == 5

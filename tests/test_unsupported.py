@@ -62,8 +62,9 @@ STATEMENTS = [
      "4", "^~~~~~~~~~"),
     ("forall (i=1:n)\n    a(i) = 0\n  end forall", "t.f90:5:3: error: 'forall' constructs "
      "are not supported (use 'do concurrent')", "^~~~~~"),
-    ("associate (y => x)\n  end associate", "t.f90:5:3: error: 'associate' constructs are not "
-     "supported", "^~~~~~~~~"),
+    ("associate (y => a(1:2))\n  end associate", "t.f90:5:14: error: associating 'y' with an "
+     "array element or section is not supported (associate a variable, a component or a "
+     "scalar expression)", "^"),
     ("block\n  end block", "t.f90:5:3: error: 'block' constructs are not supported", "^~~~~"),
     ("nullify(x)", "t.f90:5:3: error: 'nullify' is not supported", "^~~~~~~"),
     ("rewind(10)", "t.f90:5:3: error: 'rewind' is not supported", "^~~~~~"),

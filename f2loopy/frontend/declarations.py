@@ -48,6 +48,10 @@ _UNSUPPORTED_SPEC = {
 }
 
 
+class UseCycleError(FortranError):
+    """A module that uses itself (through others): never deferred."""
+
+
 class DeclarationReader:
     """Fill *symtab* from the specification statements of one unit.
 
@@ -184,9 +188,15 @@ class DeclarationReader:
                                  _stmt_keyword(stmt), UnsupportedFeatureError)
             method(stmt)
         except FortranError as exc:
-            if self.errors is None:
+            if self.errors is None or isinstance(exc, UseCycleError):
                 raise
             self.errors.append(exc)
+            if self.in_module and isinstance(stmt, F.Type_Declaration_Stmt):
+                # what the statement declares raises its error where it is used
+                for ent in stmt.items[2].items:
+                    sym = self.declare(str(ent.items[0]))
+                    sym.attributes.add("poisoned")
+                    sym.value = exc
 
     # {{{ statements
 
@@ -225,9 +235,15 @@ class DeclarationReader:
         return dtype_from_type_spec(type_name, kind, span, star=star)
 
     def decl_Derived_Type_Def(self, node):
-        from f2loopy.frontend.derived_types import read_type_definition
+        from f2loopy.frontend.derived_types import TypeDef, read_type_definition
         self.lines = statement_lines(node.children[0])
-        tdef = read_type_definition(self, node)
+        try:
+            tdef = read_type_definition(self, node)
+        except FortranError as exc:
+            # a unit that declares a variable of the type gets this error
+            name = str(node.children[0].items[1])
+            self.symtab.types[name.lower()] = TypeDef(name, self.module_name, error=exc)
+            raise
         if tdef.name.lower() in self.symtab.types and \
                 self.symtab.types[tdef.name.lower()].module == tdef.module:
             raise self.error(f"type '{tdef.name}' is defined twice", tdef.name)
@@ -446,6 +462,21 @@ class DeclarationReader:
                              "between calls)", "save", UnsupportedFeatureError)
         # in a module: its variables keep their values anyway (module data)
 
+    def decl_Interface_Block(self, node):
+        """An interface block that only declares external procedures (``interface;
+        subroutine abor1(...); end interface``): they are looked up like any
+        called procedure (the file, then the search path) when called."""
+        head = node.children[0]
+        if not isinstance(head, F.Interface_Stmt) or str(head).strip().upper() != "INTERFACE":
+            raise self.error("generic interfaces and operators are not supported", "interface",
+                             UnsupportedFeatureError)
+        for body in node.children[1:-1]:
+            if isinstance(body, (F.Subroutine_Body, F.Function_Body)):
+                self.externals.add(str(body.children[0].items[1]).lower())
+            elif not isinstance(body, F.Comment):
+                raise self.error("only subroutine and function interfaces are supported in an "
+                                 "interface block", "interface", UnsupportedFeatureError)
+
     def decl_External_Stmt(self, stmt):
         for name in stmt.items[1].items:
             self.externals.add(str(name).lower())
@@ -493,6 +524,9 @@ class DeclarationReader:
                 if remote in procedures:
                     self.symtab.use_renames[local] = (module, remote)
                     continue
+                deferred = getattr(module, "deferred_errors", None)
+                if items is not None and deferred:
+                    raise deferred[0]      # why the module does not provide it
                 if items is not None:
                     raise self.error(f"module '{name}' has no public entity '{remote}'",
                                      remote)

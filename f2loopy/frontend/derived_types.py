@@ -35,6 +35,7 @@ class TypeDef:
     name: str
     module: str | None                 # the module that defines it (None: a procedure)
     components: list = field(default_factory=list)
+    error: FortranError | None = None  # why the definition cannot be used
 
 
 def read_type_definition(reader, node) -> TypeDef:
@@ -143,6 +144,8 @@ def lookup_type(reader, type_spec) -> TypeDef:
     if tdef is None:
         raise reader.error(f"type '{name}' is not defined (define it in this unit or in a "
                            "module the unit uses)", name)
+    if tdef.error is not None:
+        raise tdef.error
     return tdef
 
 
@@ -238,5 +241,7 @@ def flatten_all(symtab) -> None:
             name = f"{base}_{k}"
         return name
     for sym in list(symtab.local_symbols()):
+        if "poisoned" in sym.attributes:
+            continue
         if sym.derived is not None and sym.components is None:
             flatten(symtab, sym, fresh=fresh)

@@ -43,6 +43,7 @@ from f2loopy.diagnostics import FortranError, SourceSpan, UnsupportedFeatureErro
 from f2loopy.frontend.array_intrinsics import ArrayIntrinsicsMixin
 from f2loopy.frontend.arrays import ArraySyntaxMixin
 from f2loopy.frontend.characters import CharacterMixin, is_character
+from f2loopy.frontend.associate import AssociateMixin
 from f2loopy.frontend.conditionals import ConditionalsMixin
 from f2loopy.frontend.control import ControlFlowMixin, statement_label
 from f2loopy.frontend.elemental import ElementalMixin
@@ -71,7 +72,6 @@ _UNSUPPORTED_STATEMENTS = {
     "Pointer_Assignment_Stmt": "pointer assignment is not supported",
     "Forall_Construct": "'forall' constructs are not supported (use 'do concurrent')",
     "Forall_Stmt": "'forall' statements are not supported (use 'do concurrent')",
-    "Associate_Construct": "'associate' constructs are not supported",
     "Block_Construct": "'block' constructs are not supported",
     "Entry_Stmt": "'entry' statements are not supported",
     "Nullify_Stmt": "'nullify' is not supported",
@@ -137,7 +137,7 @@ class LoweringState:
 
 class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
                    ArrayIntrinsicsMixin, ArraySyntaxMixin, InliningMixin, CharacterMixin,
-                   ErrorPathsMixin, ElementalMixin):
+                   ErrorPathsMixin, ElementalMixin, AssociateMixin):
     """Build the instructions, domains and temporaries of one subroutine.
 
     :arg written: lower-case names assigned anywhere in the unit, including
@@ -487,6 +487,8 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
         if sym.storage is not None:
             from f2loopy.frontend.module_data import storage_name
             return storage_name(self, sym)
+        if "associate_value" in sym.attributes:
+            return sym.name           # the temporary an associate name holds
         low = sym.name.lower()
         name = self.renames.get(low)
         if name is None:

@@ -21,7 +21,7 @@ def declare_module_variables(module_name: str, symtab, reader) -> None:
     """Make the non-parameter variables of module *module_name* (its symbol
     table *symtab*, read by *reader*) module data."""
     for sym in symtab.local_symbols():
-        if sym.is_parameter or sym.derived is not None:
+        if sym.is_parameter or sym.derived is not None or "poisoned" in sym.attributes:
             continue
         if sym.dtype is None:
             sym.dtype = symtab.implicit_type(sym.name)

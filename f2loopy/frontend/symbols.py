@@ -83,6 +83,8 @@ class SymbolTable:
         self.used_modules: list = []
         #: lower-case name -> derived type definition visible here
         self.types: dict = {}
+        #: names of an enclosing ``associate`` -> the symbols they stand for
+        self.aliases: dict = {}
         self.implicit_none = False
         # letter -> dtype; Fortran's default implicit typing
         self.implicit: dict[str, np.dtype] = {
@@ -90,8 +92,15 @@ class SymbolTable:
 
     def get(self, name: str) -> Symbol | None:
         low = name.lower()
+        alias = self.aliases.get(low)
+        if alias is not None:
+            return alias
         sym = self._syms.get(low)
-        return sym if sym is not None else self.imports.get(low)
+        if sym is None:
+            sym = self.imports.get(low)
+        if sym is not None and "poisoned" in sym.attributes:
+            raise sym.value          # its module's declaration failed: say why
+        return sym
 
     def is_local(self, name: str) -> bool:
         return name.lower() in self._syms

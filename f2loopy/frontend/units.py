@@ -18,7 +18,8 @@ from fparser.two.utils import walk
 
 from f2loopy.analysis.dependences import add_program_order_dependencies
 from f2loopy.diagnostics import F2LoopyError, FortranError, UnsupportedFeatureError
-from f2loopy.frontend.declarations import DeclarationReader, statement_lines
+from f2loopy.frontend.associate import associate_writes
+from f2loopy.frontend.declarations import DeclarationReader, UseCycleError, statement_lines
 from f2loopy.frontend.derived_types import data_ref_parts, flatten_all, leaves
 from f2loopy.frontend.inline import StatementFunction
 from f2loopy.frontend.lowering import LoweringState, UnitLowering
@@ -43,6 +44,10 @@ class ModuleInfo:
     node: object
     procedures: dict = field(default_factory=dict)      # lower name -> Procedure
     symtab: SymbolTable | None = None
+    #: errors of statements of its specification: raised where a unit uses
+    #: an entity they concern (a module of a real project often declares
+    #: things a kernel does not need: I/O helpers, pointer components...)
+    deferred_errors: list = field(default_factory=list)
 
     @property
     def procedure_names(self) -> set:
@@ -179,7 +184,7 @@ class FileRegistry:
             return None
         if info.symtab is None:
             if name.lower() in self._module_busy:
-                raise FortranError(f"module '{name}' uses itself",
+                raise UseCycleError(f"module '{name}' uses itself",
                                    self.src.span(statement_lines(info.node)[0], name))
             self._module_busy.add(name.lower())
             try:
@@ -235,11 +240,13 @@ def read_module_spec(src, info: ModuleInfo, registry) -> SymbolTable:
         if isinstance(ch, F.Specification_Part):
             spec = ch
     if spec is not None:
-        reader = DeclarationReader(src, host, [], modules=registry.module)
+        reader = DeclarationReader(src, host, [], modules=registry.module,
+                                   errors=info.deferred_errors)
         reader.search = registry.search
         reader.in_module = True
         reader.module_name = info.name
         reader.read(spec)
+        reader.errors = None
         reader.apply_data()
         flatten_all(host)
         declare_module_variables(info.name, host, reader)
@@ -286,9 +293,9 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
     reader = DeclarationReader(src, symtab, dummies, host, modules=registry.module,
                                errors=errors)
     reader.search = registry.search
-    reader.read(parts.get("Specification_Part"))
-    exec_part = parts.get("Execution_Part")
-    body = [c for c in (exec_part.children if exec_part is not None else ()) if c is not None]
+    specs, body = _specification_and_body(src, unit)
+    for spec in specs:
+        reader.read(spec)
     for node in body:
         if isinstance(node, F.Data_Stmt):
             reader.lines = statement_lines(node)
@@ -352,6 +359,7 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
     written, do_vars = scan_writes(body, registry, symtab, proc.module, names)
     if proc.host is not None:
         _refuse_host_association(src, proc, symtab, names, dummies)
+    associate_writes(body, symtab, written)
     return PreparedProcedure(proc, symtab, reader, dummies, body, written, do_vars,
                              statement_functions, result_name, first, names)
 
@@ -411,6 +419,35 @@ def _declaration_failed(src, errors, name: str) -> bool:
                 pattern.search(src.lines[span.line - 1]):
             return True
     return False
+
+
+def _specification_and_body(src, unit):
+    """The specification parts of *unit* and its executable statements.
+
+    fparser reads statement functions as assignments; where declarations
+    follow them (as in IFS code, where an included file declares and defines
+    statement functions one after the other) the unit alternates
+    specification and execution parts.  The statements of the execution parts
+    before the last specification part must be statement functions: they
+    lead the body, where :func:`_statement_functions` takes them."""
+    specs, execs = [], []
+    for ch in unit.children:
+        if isinstance(ch, F.Specification_Part):
+            specs.append(ch)
+        elif isinstance(ch, F.Execution_Part):
+            execs.append(ch)
+    body = []
+    for k, part in enumerate(execs):
+        stmts = [c for c in part.children if c is not None]
+        if k < len(execs) - 1 or len(specs) > len(execs):
+            for node in stmts:
+                if not isinstance(node, (F.Assignment_Stmt, F.Data_Stmt, F.Format_Stmt,
+                                         F.Comment)):
+                    line, _ = statement_lines(node)
+                    raise FortranError("a declaration follows this executable statement "
+                                       "(declarations come first)", src.span(line))
+        body.extend(stmts)
+    return specs, body
 
 
 def _statement_functions(src, reader, symtab, body):

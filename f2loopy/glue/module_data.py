@@ -52,11 +52,20 @@ def _record(**components):
     return types.SimpleNamespace(**components)
 
 
+def _attribute(obj, part):
+    """The attribute of *obj* for Fortran component *part* (as declared, or in
+    lower or upper case: Fortran names ignore case) and its spelling."""
+    for spelling in (part, part.lower(), part.upper()):
+        if hasattr(obj, spelling):
+            return getattr(obj, spelling), spelling
+    raise AttributeError(part)
+
+
 def _component(fn, name, value, path):
     """Component *path* (names) of argument *name*, an object with attributes."""
     for k, part in enumerate(path):
         try:
-            value = getattr(value, part)
+            value, _ = _attribute(value, part)
         except AttributeError:
             raise KernelArgumentError(f"{fn}: argument '{name}' has no component "
                                       f"'{'%'.join((name,) + path[:k + 1])}' (pass an object "
@@ -66,7 +75,12 @@ def _component(fn, name, value, path):
 
 
 def _set_component(fn, name, value, path, new):
-    setattr(_component(fn, name, value, path[:-1]), path[-1], new)
+    owner = _component(fn, name, value, path[:-1])
+    try:
+        _, spelling = _attribute(owner, path[-1])
+    except AttributeError:
+        spelling = path[-1]
+    setattr(owner, spelling, new)
 
 
 def _initial(dtype, shape, data):

@@ -347,6 +347,8 @@ def _run_sequence(library, kernels_by_name, sequence, inputs):
         for a, v in zip(k.fortran_args, out):
             if not isinstance(state[a.name], np.ndarray):
                 state[a.name] = v
+        if k.result_arg is not None:         # a function: its value comes after
+            state[k.result_arg.name] = out[len(k.fortran_args)]
     for n, v in inputs.items():
         if isinstance(v, np.ndarray) and v.dtype == np.bool_:
             state[n] = state[n] != 0
