@@ -40,9 +40,9 @@ PAPER = REPO / "samples" / "numa_volume" / "volume.f90"
 
 
 def _geometry(gk, values):
-    from f2loopy.bench.run import _tdiv
+    from f2loopy.bench.run import tdiv
     from f2loopy.glue.pyexpr import py_int_expr
-    groups = [int(eval(py_int_expr(g), {"_tdiv": _tdiv, "min": min, "max": max},  # noqa: S307 - our own expression
+    groups = [int(eval(py_int_expr(g), {"_tdiv": tdiv, "min": min, "max": max},  # noqa: S307 - our own expression
                        dict(values))) for g in gk.grid.num_groups]
     lsize = list(gk.grid.local_size)
     return tuple(g * l for g, l in zip(groups, lsize)), tuple(lsize)
@@ -54,7 +54,7 @@ class F2Kernel:
     def __init__(self, label, gk, inputs, sizes, queue):
         import pyopencl as cl
 
-        from f2loopy.bench.run import _device_args
+        from f2loopy.bench.run import device_args
         from f2loopy.codegen import join_program
         from f2loopy.glue.layout import relaid
         from f2loopy.glue.python import slowest_first
@@ -76,15 +76,15 @@ class F2Kernel:
                 arr = relaid(arr, layout.splits, slowest_first(ka.ir_arg))
             # memory order, as pyopencl copies a host buffer
             self.host_bytes[ka.name] = arr.tobytes(order="A")
-        self.bufs = _device_args(gk, self.args, queue)
+        self.bufs = device_args(gk, self.args, queue)
         self.knl.set_args(*self.bufs)
 
     def raw_output(self, name):
         """Run once on fresh copies of the inputs; the raw bytes of *name*."""
         import pyopencl as cl
 
-        from f2loopy.bench.run import _device_args
-        bufs = _device_args(self.gk, self.args, self.queue)
+        from f2loopy.bench.run import device_args
+        bufs = device_args(self.gk, self.args, self.queue)
         self.knl.set_args(*bufs)
         cl.enqueue_nd_range_kernel(self.queue, self.knl, self.gsize, self.lsize)
         names = [ka.name for ka in self.gk.arguments if ka.kind != "fixed"]
@@ -101,8 +101,8 @@ class F2Kernel:
         return outs
 
     def time(self, min_time):
-        from f2loopy.bench.run import _time_launches
-        return _time_launches(self.queue, self.knl, self.gsize, self.lsize, min_time, 3)
+        from f2loopy.bench.run import time_launches
+        return time_launches(self.queue, self.knl, self.gsize, self.lsize, min_time, 3)
 
 
 class LoopyKernel:
@@ -148,8 +148,8 @@ class LoopyKernel:
         return out
 
     def time(self, min_time):
-        from f2loopy.bench.run import _time_launches
-        return _time_launches(self.queue, self.knl, self.gsize, self.lsize, min_time, 3)
+        from f2loopy.bench.run import time_launches
+        return time_launches(self.queue, self.knl, self.gsize, self.lsize, min_time, 3)
 
 
 def _rel_error(got, want) -> float:

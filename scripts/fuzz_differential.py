@@ -43,8 +43,8 @@ def _worker_init():
 def _queue():
     global _QUEUE
     if _QUEUE is None:
-        from f2loopy.verify.check import _cl_queue
-        _QUEUE = _cl_queue()
+        from f2loopy.verify.runs import cl_queue
+        _QUEUE = cl_queue()
     return _QUEUE
 
 

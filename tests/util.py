@@ -15,7 +15,7 @@ from f2loopy.frontend import parse_fortran
 from f2loopy.pipeline import translate_text, write_outputs
 from f2loopy.verify.compare import Tolerance, compare
 
-_counter = itertools.count()
+run_counter = itertools.count()
 
 needs_gfortran = pytest.mark.skipif(shutil.which("gfortran") is None,
                                     reason="gfortran not installed")
@@ -24,7 +24,7 @@ needs_gfortran = pytest.mark.skipif(shutil.which("gfortran") is None,
 def translate_and_load(source: str, tmp_path: Path, *, defines=None, transform=None,
                        filename="kernel.f90"):
     """Translate *source* into *tmp_path* and import the generated glue module."""
-    stem = f"{Path(filename).stem}{next(_counter)}"
+    stem = f"{Path(filename).stem}{next(run_counter)}"
     path = Path(tmp_path) / f"{stem}{Path(filename).suffix}"
     path.write_text(source)
     result = translate_text(source, path, defines=defines, transform=transform)
@@ -107,7 +107,7 @@ def load_kernels(kernels, tmp_path, stem=None):
     from f2loopy.glue.python import generate_python_glue
     if not isinstance(kernels, (list, tuple)):
         kernels = [kernels]
-    stem = stem or f"k{next(_counter)}"
+    stem = stem or f"k{next(run_counter)}"
     gks = [generate_code(k) for k in kernels]
     program = join_program(gks)
     (Path(tmp_path) / f"{stem}.cl").write_text(program)

@@ -176,7 +176,7 @@ def make_inputs(kernel, sizes: dict, seed: int = 0) -> list:
 # }}}
 
 
-def _time_launches(queue, knl, gsize, lsize, min_time, warmup):
+def time_launches(queue, knl, gsize, lsize, min_time, warmup):
     import pyopencl as cl
     for _ in range(warmup):
         cl.enqueue_nd_range_kernel(queue, knl, gsize, lsize)
@@ -229,11 +229,11 @@ def measure_copy_bandwidth(queue, *, nbytes: int | None = None, min_time: float 
     cl.enqueue_fill_buffer(queue, src, np.float32(1), 0, 16 * n)
     knl = cl.Program(queue.context, _COPY_KERNEL).build().f2l_copy
     knl.set_args(src, dst)
-    ms = _time_launches(queue, knl, (n,), (lsize,), min_time, 3)
+    ms = time_launches(queue, knl, (n,), (lsize,), min_time, 3)
     return 2 * 16 * n / (ms * 1e-3) / 1e9
 
 
-def _device_args(gk, host_args, queue):
+def device_args(gk, host_args, queue):
     """Device buffers for the kernel's OpenCL arguments (layouts converted)."""
     import pyopencl as cl
     from f2loopy.glue.python import slowest_first
@@ -263,7 +263,7 @@ def _device_args(gk, host_args, queue):
                        if getattr(a, "fixed_value", None) is not None})
         for sb in gk.scratch:
             n = int(eval(py_int_expr(sb.elements),  # noqa: S307 - our own expression
-                         {"_tdiv": _tdiv, "min": min, "max": max}, values))
+                         {"_tdiv": tdiv, "min": min, "max": max}, values))
             bufs.append(cl.Buffer(queue.context, mf.READ_WRITE, size=max(1, n * sb.itemsize)))
     return bufs
 
@@ -320,14 +320,14 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
         prg = cl.Program(queue.context, join_program([gk])).build(options=options)
         knl = cl.Kernel(prg, gk.c_name)
         args = make_inputs(gk.kernel, sizes, seed)
-        bufs = _device_args(gk, args, queue)
+        bufs = device_args(gk, args, queue)
         knl.set_args(*[b for b in bufs])
         values = {**sizes, **{a.name: a.fixed_value for a in gk.kernel.args
                               if getattr(a, "fixed_value", None) is not None}}
         from f2loopy.glue.pyexpr import py_int_expr
-        groups = tuple(int(eval(py_int_expr(g), {"_tdiv": _tdiv, "min": min, "max": max},  # noqa: S307
+        groups = tuple(int(eval(py_int_expr(g), {"_tdiv": tdiv, "min": min, "max": max},  # noqa: S307
                                 dict(values))) for g in gk.grid.num_groups)
-        lsize = tuple(int(eval(py_int_expr(x), {"_tdiv": _tdiv, "min": min,  # noqa: S307
+        lsize = tuple(int(eval(py_int_expr(x), {"_tdiv": tdiv, "min": min,  # noqa: S307
                                                 "max": max}, dict(values)))
                       for x in gk.grid.local_size)
         gsize = tuple(g * l for g, l in zip(groups, lsize))
@@ -337,9 +337,9 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
             ref_outputs = outputs
         ok, err = _compare(outputs, ref_outputs)
         # timing
-        bufs = _device_args(gk, args, queue)
+        bufs = device_args(gk, args, queue)
         knl.set_args(*bufs)
-        ms = _time_launches(queue, knl, gsize, lsize, min_time, warmup)
+        ms = time_launches(queue, knl, gsize, lsize, min_time, warmup)
         st = kernel_statistics(gk.kernel, sizes, formulas=False)
         report.rows.append(BenchRow(label, ms, None, st.flops / (ms * 1e-3) / 1e9,
                                     st.bytes / (ms * 1e-3) / 1e9, st.flops, st.bytes, ok, err))
@@ -353,7 +353,7 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
     return report
 
 
-def _tdiv(a, b):
+def tdiv(a, b):
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b >= 0) else -q
 
@@ -385,7 +385,7 @@ def _scale_compulsory(kernel, sizes):
 
 def _run_once(gk, knl, args, queue, gsize, lsize):
     import pyopencl as cl
-    bufs = _device_args(gk, args, queue)
+    bufs = device_args(gk, args, queue)
     knl.set_args(*bufs)
     if all(g > 0 for g in gsize):
         cl.enqueue_nd_range_kernel(queue, knl, gsize, lsize)

@@ -75,10 +75,10 @@ class Reference:
 
     def inputs_for(self, kernel):
         """(plan, inputs, reference final state) for *kernel*'s subroutines."""
-        from f2loopy.verify.check import _fixed_parameters, _glue_for_kernels, _run_generated
+        from f2loopy.verify.runs import fixed_parameters, glue_for_kernels, run_generated
         from f2loopy.verify.inputs import plan_inputs
         seq = self._sequence(kernel)
-        given = _fixed_parameters([kernel])
+        given = fixed_parameters([kernel])
         key = (tuple(seq), tuple(sorted((k, repr(v)) for k, v in given.items())))
         if key in self._cache:
             return self._cache[key]
@@ -89,29 +89,29 @@ class Reference:
         plan = plan_inputs([self.originals[n] for n in seq], assumptions=[kernel.assumptions],
                            given=given, seed=self.seed)
         inputs = plan.generate(self.seed)
-        module, gks = _glue_for_kernels([self.originals[n] for n in seq], self._dir(),
+        module, gks = glue_for_kernels([self.originals[n] for n in seq], self._dir(),
                                         self.path.name)
         state = inputs
         for gk in gks:
-            state = _run_generated(module, gk, state, self.queue)
+            state = run_generated(module, gk, state, self.queue)
         self._cache[key] = (plan, inputs, state)
         return self._cache[key]
 
     def check(self, result) -> CheckOutcome:
         """Run every kernel of *result* (a TranslationResult) on the reference
         inputs and compare its outputs with the untransformed kernels'."""
-        from f2loopy.verify.check import _compare_outputs, _glue_for_result, _run_generated
-        module = _glue_for_result(result, self._dir())
+        from f2loopy.verify.runs import compare_outputs, glue_for_result, run_generated
+        module = glue_for_result(result, self._dir())
         worst = 0.0
         for gk in result.generated:
             plan, inputs, want = self.inputs_for(gk.kernel)
-            got = _run_generated(module, gk, inputs, self.queue)
+            got = run_generated(module, gk, inputs, self.queue)
             written = [ka.name for ka in gk.arguments if ka.written]
             for n in self._sequence(gk.kernel):
                 for a in self.originals[n].args:
                     if a.name in self.originals[n].written_variables() and a.name not in written:
                         written.append(a.name)
-            for o in _compare_outputs(written, got, want, inputs, plan.lower_bounds,
+            for o in compare_outputs(written, got, want, inputs, plan.lower_bounds,
                                       self.tolerances):
                 worst = max(worst, o.max_error)
                 if not o.passed:
@@ -123,9 +123,9 @@ class Reference:
 
 
 def _launch_geometry(gk, values: dict):
-    from f2loopy.bench.run import _tdiv
+    from f2loopy.bench.run import tdiv
     from f2loopy.glue.pyexpr import py_int_expr
-    groups = tuple(int(eval(py_int_expr(g), {"_tdiv": _tdiv, "min": min, "max": max},  # noqa: S307 - our own expression
+    groups = tuple(int(eval(py_int_expr(g), {"_tdiv": tdiv, "min": min, "max": max},  # noqa: S307 - our own expression
                             dict(values))) for g in gk.grid.num_groups)
     lsize = tuple(gk.grid.local_size)
     return tuple(g * l for g, l in zip(groups, lsize)), lsize
@@ -137,7 +137,7 @@ def time_variant(result, queue, sizes: dict, *, seed: int = 0, min_time: float =
     alone by raw launches on inputs drawn like ``f2loopy bench``'s."""
     import pyopencl as cl
 
-    from f2loopy.bench.run import _device_args, _time_launches, make_inputs
+    from f2loopy.bench.run import device_args, time_launches, make_inputs
     from f2loopy.codegen import join_program
     total = 0.0
     for gk in result.generated:
@@ -145,14 +145,14 @@ def time_variant(result, queue, sizes: dict, *, seed: int = 0, min_time: float =
             options=list(gk.build_options))
         knl = cl.Kernel(prg, gk.c_name)
         args = make_inputs(gk.kernel, sizes, seed)
-        bufs = _device_args(gk, args, queue)     # kept alive while the kernel runs
+        bufs = device_args(gk, args, queue)     # kept alive while the kernel runs
         knl.set_args(*bufs)
         values = {**sizes, **{a.name: a.fixed_value for a in gk.kernel.args
                               if getattr(a, "fixed_value", None) is not None}}
         gsize, lsize = _launch_geometry(gk, values)
         if not all(g > 0 for g in gsize):
             continue
-        total += _time_launches(queue, knl, gsize, lsize, min_time, warmup)
+        total += time_launches(queue, knl, gsize, lsize, min_time, warmup)
         del bufs
     return total
 

@@ -17,15 +17,7 @@ foresee) is reported instead of taking the command down.
 
 from __future__ import annotations
 
-import copy
-import importlib.util
-import itertools
-import os
-import pickle
-import select
-import signal
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,10 +25,12 @@ import numpy as np
 
 from f2loopy.diagnostics import F2LoopyError
 from f2loopy.directives.isl_quota import IslQuotaExceeded, isl_operation_limit
-from f2loopy.verify.compare import Tolerance, compare
+from f2loopy.verify.compare import Tolerance, tolerance_for  # noqa: F401 - re-exported
 from f2loopy.verify.inputs import InputError, plan_inputs
-
-_counter = itertools.count()
+from f2loopy.verify.runs import (  # noqa: F401 - CheckError and run_isolated are re-exported
+    STOPPED, CheckError, OutputCheck, cl_queue, compare_outputs, fixed_parameters, fortran_storage, glue_for_kernels,
+    glue_for_result, load_glue, max_error, references, run_counter, run_generated,
+    run_isolated, run_sequence)
 
 _DTYPE_ALIASES = {
     "real": "float32", "single": "float32", "float32": "float32", "real4": "float32",
@@ -45,10 +39,6 @@ _DTYPE_ALIASES = {
     "complex128": "complex128", "double_complex": "complex128",
 }
 _FLOAT_DTYPES = ("float32", "float64", "complex64", "complex128")
-
-
-class CheckError(F2LoopyError):
-    """The check itself could not be run (as opposed to a mismatch)."""
 
 
 # {{{ options
@@ -119,33 +109,10 @@ def parse_tolerances(rtol=(), atol=(), ulps=()) -> dict:
     return out
 
 
-def tolerance_for(dtype, tolerances: dict | None) -> Tolerance:
-    opts = (tolerances or {}).get(np.dtype(dtype).name, {})
-    return Tolerance.for_dtype(dtype, rtol=opts.get("rtol"), atol=opts.get("atol"),
-                               ulps=opts.get("ulps"))
-
 # }}}
 
 
 # {{{ results
-
-@dataclass
-class OutputCheck:
-    """One output (array or scalar) of one kernel."""
-
-    name: str
-    dtype: np.dtype
-    shape: tuple
-    max_error: float
-    where: tuple | None
-    mismatch: object = None      # compare.Mismatch or None
-    note: str = ""
-    fma_note: str = ""           # what a rerun without contraction said
-
-    @property
-    def passed(self) -> bool:
-        return self.mismatch is None and not self.note
-
 
 @dataclass
 class KernelCheck:
@@ -315,207 +282,6 @@ def original_sequence(name: str, originals: dict):
 
 # {{{ running
 
-def _cl_queue():
-    global _QUEUE
-    try:
-        return _QUEUE
-    except NameError:
-        pass
-    import pyopencl as cl
-    try:
-        ctx = cl.create_some_context(interactive=False)
-    except Exception as exc:  # noqa: BLE001 - any OpenCL set-up failure
-        raise CheckError(f"no OpenCL device to run the generated kernels: {exc}") from None
-    _QUEUE = cl.CommandQueue(ctx)
-    return _QUEUE
-
-
-def _fortran_storage(value):
-    if isinstance(value, np.ndarray) and value.dtype == np.bool_:
-        return np.asfortranarray(value.astype(np.int32))
-    return value
-
-
-def _run_sequence(library, kernels_by_name, sequence, inputs):
-    """Call the original subroutines *sequence* on (a copy of) *inputs*;
-    returns name -> final value (logical arrays as bool)."""
-    state = {n: _fortran_storage(copy.deepcopy(v)) for n, v in inputs.items()}
-    for name in sequence:
-        k = kernels_by_name[name]
-        args = [state[a.name] for a in k.fortran_args]
-        out = library.call(name, args)
-        for a, v in zip(k.fortran_args, out):
-            if not isinstance(state[a.name], np.ndarray):
-                state[a.name] = v
-        if k.result_arg is not None:         # a function: its value comes after
-            state[k.result_arg.name] = out[len(k.fortran_args)]
-    for n, v in inputs.items():
-        if isinstance(v, np.ndarray) and v.dtype == np.bool_:
-            state[n] = state[n] != 0
-    return state
-
-
-def _default_crash_signals():  # pragma: no cover - runs in the child
-    """Let a crash kill the child: handlers that others installed (LLVM inside
-    the OpenCL implementation, faulthandler) may otherwise return from a
-    signal that was not a real fault."""
-    import faulthandler
-    faulthandler.disable()
-    for sig in (signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL, signal.SIGABRT):
-        try:
-            signal.signal(sig, signal.SIG_DFL)
-        except (OSError, ValueError):
-            pass
-
-
-def run_isolated(func, timeout: float = 120.0):
-    """``func()`` in a forked child; returns its result, or raises
-    :class:`CheckError` if the child crashed, raised or ran too long."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        try:
-            os.close(r)
-            _default_crash_signals()
-            # what the original prints (xerbla, a write before a stop) is not
-            # the check's output
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 1)
-            try:
-                data = pickle.dumps(("ok", func()))
-            except BaseException as exc:  # noqa: BLE001
-                data = pickle.dumps(("error", f"{type(exc).__name__}: {exc}"))
-            view = memoryview(data)
-            while view:
-                n = os.write(w, view)
-                view = view[n:]
-        finally:
-            os._exit(0)
-    os.close(w)
-    chunks = []
-    deadline = time.monotonic() + timeout
-    timed_out = False
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                timed_out = True
-                break
-            ready, _, _ = select.select([r], [], [], left)
-            if not ready:
-                continue
-            chunk = os.read(r, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(r)
-        if timed_out:
-            os.kill(pid, signal.SIGKILL)
-        _, status = os.waitpid(pid, 0)
-    if timed_out:
-        raise CheckError(f"the original Fortran ran longer than {timeout:g} s on these inputs")
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        try:
-            signame = signal.Signals(sig).name
-        except ValueError:
-            signame = str(sig)
-        raise CheckError(f"the original Fortran crashed ({signame}) on the generated inputs; "
-                         "give sizes with --size and value ranges with --range")
-    if not chunks:
-        from f2loopy.verify.honesty import ReferenceStopped
-        raise ReferenceStopped("the original Fortran stopped (a stop, error stop or xerbla)")
-    kind, value = pickle.loads(b"".join(chunks))
-    if kind != "ok":
-        raise CheckError(f"running the original Fortran failed: {value}")
-    return value
-
-
-def _load_glue(directory: Path, cl_name: str, cl_text: str, glue_text: str):
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / cl_name).write_text(cl_text)
-    stem = Path(cl_name).stem
-    glue_path = directory / f"{stem}_cl.py"
-    glue_path.write_text(glue_text)
-    spec = importlib.util.spec_from_file_location(f"f2l_check_{next(_counter)}_{stem}_cl",
-                                                  glue_path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _glue_for_kernels(kernels, directory: Path, filename: str):
-    """Generate code for IR *kernels*; return (glue module, generated kernels)."""
-    from f2loopy.codegen import file_header, generate_code, join_program
-    from f2loopy.glue.python import generate_python_glue
-    gks = [generate_code(k) for k in kernels]
-    program = file_header(filename) + "\n\n" + join_program(gks)
-    cl_name = f"ckpt{next(_counter)}.cl"
-    glue = generate_python_glue(gks, program, cl_name, filename)
-    return _load_glue(directory, cl_name, program, glue), gks
-
-
-def _glue_for_result(result, directory: Path):
-    cl = [(p, t) for p, t in result.outputs.items() if str(p).endswith(".cl")]
-    py = [(p, t) for p, t in result.outputs.items() if str(p).endswith("_cl.py")]
-    if len(cl) != 1 or len(py) != 1:
-        raise CheckError("the translation produced no OpenCL program and Python glue")
-    (cl_path, cl_text), (_, py_text) = cl[0], py[0]
-    return _load_glue(directory, Path(cl_path).name, cl_text, py_text)
-
-
-def _run_generated(module, gk, inputs, queue):
-    """Call the glue of *gk* on a copy of *inputs*; returns name -> final value."""
-    from f2loopy.codegen.names import py_name
-    state = {n: copy.deepcopy(v) for n, v in inputs.items()}
-    fn = getattr(module, py_name(gk.kernel.name))
-    args = [state[a.name] for a in gk.kernel.fortran_args]
-    returned = fn(*args, queue=queue)
-    outs = [ka for ka in gk.arguments if ka.kind == "scalar_ref"]
-    if len(outs) == 1:
-        returned = (returned,)
-    for ka, v in zip(outs, returned or ()):
-        state[ka.name] = v
-    return state
-
-
-def _max_error(got, want):
-    g, w = np.asarray(got), np.asarray(want)
-    if g.shape != w.shape or g.size == 0:
-        return 0.0, None
-    if w.dtype.kind in "biu" or g.dtype.kind in "biu":
-        d = (g.astype(np.int64) - w.astype(np.int64)) if w.dtype.kind != "b" else \
-            (g != w).astype(np.int64)
-        d = np.abs(d).astype(float)
-    else:
-        with np.errstate(invalid="ignore", over="ignore"):
-            d = np.abs(g.astype(w.dtype) - w)
-        both_nan = np.isnan(g) & np.isnan(w)
-        d = np.where(both_nan | (g == w), 0.0, np.nan_to_num(d, nan=np.inf))
-    flat = int(np.argmax(d))
-    return float(d.flat[flat]), (np.unravel_index(flat, w.shape) if w.shape else ())
-
-
-def _compare_outputs(names, got_state, want_state, inputs, lower_bounds, tolerances):
-    out = []
-    for name in names:
-        want = want_state[name]
-        got = got_state.get(name, inputs[name])
-        w = np.asarray(want)
-        if w.dtype == np.bool_ or (isinstance(inputs[name], (bool, np.bool_))):
-            w = w.astype(bool)
-            got = np.asarray(got).astype(bool)
-        dt = np.dtype(np.asarray(inputs[name]).dtype)
-        tol = tolerance_for(dt, tolerances)
-        lbs = lower_bounds.get(name)
-        mism = compare(name, got, w, tol, lower_bounds=lbs)
-        err, idx = _max_error(got, w)
-        where = None
-        if idx:
-            where = tuple(int(i) + int(lb) for i, lb in zip(idx, lbs or [1] * len(idx)))
-        out.append(OutputCheck(name, dt, tuple(w.shape), err, where, mism))
-    return out
 
 # }}}
 
@@ -595,7 +361,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
     plans = {}
     for group in groups:
         members = [r for r in runnable if r[5][0] in group]
-        given = _fixed_parameters([r[4] for r in members])
+        given = fixed_parameters([r[4] for r in members])
         names = {a.name.lower() for n in group for a in originals[n].args}
         for n, v in (sizes or {}).items():
             if n.lower() not in names:
@@ -646,7 +412,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         for *_, seq in runnable:
             if tuple(seq) not in sequences:
                 sequences.append(tuple(seq))
-        refs = _references(lib, originals, sequences, lambda s: plans[group_of(s)][1],
+        refs = references(lib, originals, sequences, lambda s: plans[group_of(s)][1],
                            isolate, timeout)
         if measure:
             counts = cov.gcov_counts(lib) or {}
@@ -658,7 +424,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                                             if not counts.get(ln)})
 
         if queue is None:
-            queue = _cl_queue()
+            queue = cl_queue()
         modules = {}
         for label, ks, gks, idx, k, seq in runnable:
             kc = KernelCheck(k.name, label, tuple(seq))
@@ -667,15 +433,15 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                 key = (label, id(ks))
                 if key not in modules:
                     if gks is not None:
-                        modules[key] = (_glue_for_result(result, tmp / "final"), gks)
+                        modules[key] = (glue_for_result(result, tmp / "final"), gks)
                     else:
-                        modules[key] = _glue_for_kernels(ks, tmp / f"c{len(modules)}",
+                        modules[key] = glue_for_kernels(ks, tmp / f"c{len(modules)}",
                                                          path.name)
                 module, gk_list = modules[key]
                 plan, inputs = plans[group_of(seq)]
-                stopped = refs[tuple(seq)] is _STOPPED
+                stopped = refs[tuple(seq)] is STOPPED
                 try:
-                    got = _run_generated(module, gk_list[idx], inputs, queue)
+                    got = run_generated(module, gk_list[idx], inputs, queue)
                 except Exception as exc:  # noqa: BLE001
                     if not honesty.is_kernel_stop(exc):
                         raise
@@ -705,7 +471,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                     written.append(ka.name)
             order = list(plan.args)
             written.sort(key=lambda x: order.index(x) if x in order else len(order))
-            kc.outputs = _compare_outputs(written, got, want, inputs, plan.lower_bounds,
+            kc.outputs = compare_outputs(written, got, want, inputs, plan.lower_bounds,
                                           tolerances)
             if any(o.mismatch is not None for o in kc.outputs) and \
                     all(k2.options.fp_contract for k2 in ks):
@@ -716,25 +482,6 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
 
 
 #: the result of a reference run that stopped
-_STOPPED = object()
-
-
-def _references(lib, originals, sequences, inputs_of, isolate, timeout) -> dict:
-    """Run each sequence of original subroutines (in a child each, when
-    isolated, so that one that stops does not take the others along)."""
-    from f2loopy.verify.honesty import ReferenceStopped
-    refs = {}
-    for s in sequences:
-        def one(s=s):
-            try:
-                return _run_sequence(lib, originals, s, inputs_of(s))
-            finally:
-                lib.dump_coverage()
-        try:
-            refs[s] = run_isolated(one, timeout) if isolate else one()
-        except ReferenceStopped:
-            refs[s] = _STOPPED
-    return refs
 
 
 def _input_groups(sequences) -> list:
@@ -757,20 +504,6 @@ def _check_names_given(groups, originals, values, option) -> None:
     for n in values or {}:
         if n.lower() not in names:
             raise InputError(f"{option} {n}: no argument called '{n}'")
-
-
-def _fixed_parameters(kernels) -> dict:
-    """name -> value of the parameters *kernels* fixed (``fix_parameters``)."""
-    from f2loopy.ir.kernel import ScalarArg
-    fixed = {}
-    for k in kernels:
-        for a in k.args:
-            if isinstance(a, ScalarArg) and a.fixed_value is not None:
-                if a.name in fixed and fixed[a.name] != a.fixed_value:
-                    raise CheckError(f"the kernels fix parameter '{a.name}' to different "
-                                     f"values ({fixed[a.name]} and {a.fixed_value})")
-                fixed[a.name] = a.fixed_value
-    return fixed
 
 
 def _describe_failure(exc: BaseException) -> str:

@@ -100,3 +100,9 @@ def compare(name: str, got, want, tol: Tolerance | None = None,
     return Mismatch(name, float(np.max(err)), where, got_a[idx].item() if idx else got_a.item(),
                     want_a[idx].item() if idx else want_a.item(), int(np.sum(bad)),
                     int(want_a.size))
+
+
+def tolerance_for(dtype, tolerances: dict | None) -> Tolerance:
+    opts = (tolerances or {}).get(np.dtype(dtype).name, {})
+    return Tolerance.for_dtype(dtype, rtol=opts.get("rtol"), atol=opts.get("atol"),
+                               ulps=opts.get("ulps"))

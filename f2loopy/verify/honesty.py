@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+from f2loopy.verify.runs import ReferenceStopped
 from f2loopy.ir.kernel import ScalarArg
 
 
@@ -93,10 +94,6 @@ def plan_with_fallback(plan_inputs, originals, *, given, notes, **kw):
     return plan_inputs(originals, given=given, **kw)
 
 
-class ReferenceStopped(Exception):
-    """The original Fortran stopped (``stop``, ``error stop``, xerbla)."""
-
-
 def is_kernel_stop(exc: BaseException) -> bool:
     return type(exc).__name__ == "KernelStopError"
 
@@ -142,23 +139,23 @@ def rerun_without_contraction(kc, ks, idx, seq, written, inputs, plan, text, ori
                                timeout, want):
     """Results differ: run both sides again without floating-point
     contraction and say whether that explains the difference."""
-    from f2loopy.verify.check import (
-        _compare_outputs, _counter, _glue_for_kernels, _references, _run_generated)
+    from f2loopy.verify.runs import (
+        compare_outputs, run_counter, glue_for_kernels, references, run_generated)
     from f2loopy.verify.fortran import FortranLibrary
     try:
-        module, gk_list = _glue_for_kernels(without_contraction(ks),
-                                            tmp / f"nofma{next(_counter)}", path.name)
-        got = _run_generated(module, gk_list[idx], inputs, queue)
+        module, gk_list = glue_for_kernels(without_contraction(ks),
+                                            tmp / f"nofma{next(run_counter)}", path.name)
+        got = run_generated(module, gk_list[idx], inputs, queue)
         ref = want
         if "-O0" not in fortran_flags:
-            wd = tmp / f"reffma{next(_counter)}"
+            wd = tmp / f"reffma{next(run_counter)}"
             wd.mkdir()
             lib = FortranLibrary(text, list(originals.values()),
                                  filename=f"original{suffix}",
                                  flags=contraction_flags(fortran_flags), workdir=str(wd))
-            ref = _references(lib, originals, [tuple(seq)], lambda s: inputs, isolate,
+            ref = references(lib, originals, [tuple(seq)], lambda s: inputs, isolate,
                               timeout)[tuple(seq)]
-        again = _compare_outputs(written, got, ref, inputs, plan.lower_bounds, tolerances)
+        again = compare_outputs(written, got, ref, inputs, plan.lower_bounds, tolerances)
     except Exception:  # noqa: BLE001 - the rerun is advice; the mismatch stands
         return
     explain_mismatches(kc.outputs, again)
