@@ -20,6 +20,7 @@ text shown from it (the device name) is reduced to printable characters.
 from __future__ import annotations
 
 import datetime
+import errno
 import hashlib
 import json
 import os
@@ -144,6 +145,8 @@ def read_record(path: str | os.PathLike) -> list[Entry]:
     except FileNotFoundError:
         return []
     except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            return []       # a source name near the limit: no record can exist
         raise _error(path, exc.strerror or str(exc)) from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
