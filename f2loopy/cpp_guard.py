@@ -48,7 +48,8 @@ MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 #: address space of the preprocessor's processes
 MEMORY_BYTES = 2 * 1024 * 1024 * 1024
 
-_INTRO_RE = re.compile(r"^[ \t]*(?:#|%:|\?\?=)(.*)$")
+# (a byte order mark before the first line's '#' is skipped by the preprocessor)
+_INTRO_RE = re.compile(r"^\ufeff?[ \t]*(?:#|%:|\?\?=)(.*)$")
 _COMMENT_RE = re.compile(r"/\*.*?\*/", re.S)
 _INCLUDE_RE = re.compile(r"[ \t]*(include_next|include|import)(?![A-Za-z0-9_$])(.*)$", re.S)
 # (the preprocessor runs with these undefined, so a name pasted together from

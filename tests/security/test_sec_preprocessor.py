@@ -162,6 +162,7 @@ def test_include_of_special_files_is_refused_at_once(place, kind):
     '#include_next "/proc/self/environ"\n',
     '#import "/proc/self/environ"\n',
     '%:include "/proc/self/environ"\n',
+    '\ufeff#include "/proc/self/environ"\n',                  # after a byte order mark
 ])
 def test_hidden_includes(place, directive):
     proj, _ = place
@@ -186,6 +187,15 @@ def test_existence_probes(place, probe):
     assert proc.returncode == 1, proc.stderr
     assert not list(proj.glob("*.cl"))
     secret_free(proj, proc)
+
+
+def test_byte_order_mark_before_the_first_include(place):
+    """Before the scanner knew it, the check after the preprocessor caught it
+    (unlocated); now it is refused at the line."""
+    proj, _ = place
+    (proj / "a.F90").write_text('\ufeff#include "/proc/self/environ"\n' + HEAD + BODY)
+    proc = cli(["translate", "a.F90"], proj)
+    refused(proj, "a.F90", 1, OUTSIDE, proc)
 
 
 def test_recursive_include(place):
