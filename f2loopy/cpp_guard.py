@@ -55,6 +55,7 @@ _INCLUDE_RE = re.compile(r"[ \t]*(include_next|include|import)(?![A-Za-z0-9_$])(
 # (the preprocessor runs with these undefined, so a name pasted together from
 # parts is an undefined name; written out, they get a clear message)
 _REFUSED_RE = re.compile(r"\b__has_include(?:_next)?\b|^[ \t]*pragma[ \t]+GCC[ \t]+dependency\b")
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _QUOTED_RE = re.compile(r'[ \t]*(?:"([^"\n]*)"|<([^>\n]*)>)')
 
 
@@ -140,6 +141,10 @@ class IncludeChecker:
                 yield cand
 
     def _admit(self, cand: Path, name: str, span: SourceSpan, depth: int):
+        if _CONTROL_RE.search(str(cand)):
+            # (a depfile, a terminal or a Make rule could not show it safely)
+            raise IncludeRefused(f"#include \"{name}\": an included file's path may not hold "
+                                 "control characters", span)
         try:
             real = Path(os.path.realpath(cand))
             st = os.stat(real)

@@ -34,6 +34,8 @@ _PROC_RE = re.compile(
 MAX_INDEXED_BYTES = 64 * 1024 * 1024
 
 
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
 #: the most Fortran files indexed under one ``-I`` directory
 MAX_INDEXED_FILES = 20000
 
@@ -137,8 +139,8 @@ class SearchPath:
             for root, dirs, names in os.walk(d):
                 dirs[:] = sorted(x for x in dirs if not x.startswith("."))
                 for n in sorted(names):
-                    if not n.endswith(FORTRAN_SUFFIXES):
-                        continue
+                    if not n.endswith(FORTRAN_SUFFIXES) or _CONTROL_RE.search(root + n):
+                        continue        # (a depfile cannot name a control character)
                     path = Path(root) / n
                     # a symbolic link that leaves the directory (into the
                     # user's home, /proc...) is not part of it

@@ -277,3 +277,16 @@ def test_includes_inside_the_tree_and_relative_include_folders_still_work(place)
     assert proc.returncode == 0, proc.stderr
     assert "5 * x[" in (proj / "a.cl").read_text()
     secret_free(proj, proc)
+
+
+def test_included_file_names_with_control_characters(place):
+    """Before: the outputs were written, then the depfile could not name the
+    header (exit 1 with the outputs left behind)."""
+    proj, _ = place
+    (proj / "e\x1b[2Jx.h").write_text("#define F 3\n")
+    (proj / "a.F90").write_text('#include "e\x1b[2Jx.h"\n' + HEAD + BODY)
+    proc = cli(["translate", "a.F90", "--depfile", "a.d"], proj)
+    assert proc.returncode == 1
+    assert "a.F90:1:1: error:" in proc.stderr and "control characters" in proc.stderr
+    assert sorted(p.name for p in proj.iterdir()) == ["a.F90", "e\x1b[2Jx.h"]
+    assert terminal_is_clean(proc.stderr)

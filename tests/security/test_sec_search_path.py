@@ -135,3 +135,13 @@ def test_module_names_that_are_paths(tree):
     assert result.exit_code == 1 and "a.f90:2:" in result.stderr
     assert files_in(proj) == ["a.f90", "lib"]
     assert_safe(proj, result.stdout, result.stderr)
+
+
+def test_file_names_with_control_characters_are_not_indexed(tree):
+    proj, _ = tree
+    (proj / "lib" / "m\x1b[2J.f90").write_text("module secrets\n  real, parameter :: key = 2\n"
+                                              "end module\n")
+    result = invoke(["translate", "a.f90", "-I", "lib", "--depfile", "a.d"], proj)
+    assert result.exit_code == 1 and "module 'secrets' is not defined" in result.stderr
+    assert files_in(proj) == ["a.f90", "lib"]
+    assert_safe(proj, result.stdout, result.stderr)
