@@ -226,9 +226,9 @@ def write_outputs(outputs: dict) -> list[Path]:
             pass
         pending.append((path, text))
     for path, _ in pending:         # a rename that fails half-way would leave some written
+        _check_name_length(path)    # first: is_dir() raises on a name that is too long
         if path.is_dir():      # found before anything is written
             raise F2LoopyError(f"cannot write {path}: Is a directory")
-        _check_name_length(path)
     temps = []
     mode = _new_file_mode() if pending else 0
     current = None

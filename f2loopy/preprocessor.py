@@ -23,6 +23,7 @@ spans of an error back to the file and line they came from, honouring the
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import shutil
 import subprocess
@@ -30,6 +31,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from f2loopy import cpp_guard
+from f2loopy.cpp_guard import IncludeChecker, run_limited
 from f2loopy.diagnostics import F2LoopyError, SourceSpan
 
 PREPROCESSED_SUFFIXES = (".F90", ".F", ".F95", ".F03", ".F08", ".FOR", ".FPP", ".fpp")
@@ -45,6 +48,7 @@ _DIAG_RE = re.compile(r"^(.*?):(\d+):(\d+):(.*)$")
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: seconds the preprocessor may take
 TIMEOUT = 120
+MAX_OUTPUT_BYTES = cpp_guard.MAX_OUTPUT_BYTES
 
 
 class PreprocessorError(F2LoopyError):
@@ -81,7 +85,10 @@ class Preprocessed:
         file, line = origin
         lines = self.sources.get(file)
         if lines is None:
-            lines = self.sources[file] = _read_lines(file)
+            # only files that were checked and included are read again: a
+            # '#line N "/proc/self/environ"' names a file, it does not open it
+            lines = self.sources[file] = (_read_lines(file) if file in self.includes
+                                          else [])
         text = lines[line - 1] if 0 < line <= len(lines) else span.text
         column, length = span.column, span.length
         if text != span.text:
@@ -166,24 +173,34 @@ def preprocess(text: str, path, *, defines=None, undefines=(), include_dirs=(),
     macros = dict(defines or {})
     macros.update(raw_defines or {})
     options = _macro_options(macros, undefines)
+    # every #include is followed and checked before the preprocessor opens it
+    checker = IncludeChecker(path, include_dirs)
+    checker.check(lines, filename, None)
     with tempfile.TemporaryDirectory(prefix="f2loopy-cpp-") as tmp:
         # the same name, so that the suffix picks the same source form
-        tmp_file = Path(tmp) / (path.name if path.name else "input.F90")
+        # in a folder of its own: the preprocessor's output files lie beside it
+        # (the folder of the main file is searched first for quoted includes)
+        (Path(tmp) / "src").mkdir()
+        tmp_file = Path(tmp) / "src" / (path.name if path.name else "input.F90")
         tmp_file.write_text("\n".join(hidden_lines) + "\n", encoding="utf-8")
-        cmd = [*command, *options,
+        # __has_include would let the file test whether any path exists
+        cmd = [*command, "-nostdinc", *options, "-U__has_include", "-U__has_include_next",
                "-I", str(path.parent.resolve() if str(path.parent) else "."),
-               *[f"-I{d}" for d in include_dirs], str(tmp_file)]
+               *[f"-I{os.path.abspath(d)}" for d in include_dirs], str(tmp_file)]
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
-                                  timeout=TIMEOUT, cwd=tmp)
+            proc = run_limited(cmd, tmp, TIMEOUT)
         except subprocess.TimeoutExpired:
             raise PreprocessorError(f"{path}: the preprocessor took longer than {TIMEOUT} s") \
                 from None
         except OSError as exc:
             raise PreprocessorError(f"cannot run the preprocessor: {exc}") from None
+        if proc.truncated:
+            raise PreprocessorError(f"the preprocessed text is larger than "
+                                    f"{MAX_OUTPUT_BYTES} bytes (a macro that expands to "
+                                    "huge text?)", SourceSpan(filename, 1))
         if proc.returncode != 0:
             raise _diagnostic(proc.stderr, str(tmp_file), filename, lines)
-        return _assemble(proc.stdout, str(tmp_file), filename, lines, hidden)
+        return _assemble(proc.stdout, str(tmp_file), filename, lines, hidden, checker)
 
 
 def preprocessor_command(path) -> list[str]:
@@ -211,8 +228,12 @@ def _diagnostic(stderr: str, tmp_name: str, filename: str, lines) -> Preprocesso
             continue
         message = m.group(4).strip()
         if not message:     # file:line:col: on a line of its own, the message further down
-            message = next((x.split(":", 1)[1].strip() for x in stderr_lines[k + 1:]
-                            if x.startswith(("Error:", "Fatal Error:"))), "")
+            for x in stderr_lines[k + 1:]:
+                if _DIAG_RE.match(x) or x.startswith("Warning:"):
+                    break       # that header's message is a warning
+                if x.startswith(("Error:", "Fatal Error:")):
+                    message = x.split(":", 1)[1].strip()
+                    break
         elif not re.match(r"\s*(fatal )?error:", message, re.IGNORECASE):
             continue
         else:
@@ -233,7 +254,8 @@ def _diagnostic(stderr: str, tmp_name: str, filename: str, lines) -> Preprocesso
     return PreprocessorError(f"{filename}: the preprocessor failed: {tail[-500:]}")
 
 
-def _assemble(output: str, tmp_name: str, filename: str, lines, hidden) -> Preprocessed:
+def _assemble(output: str, tmp_name: str, filename: str, lines, hidden,
+              checker: IncludeChecker) -> Preprocessed:
     """Text and line origins from the preprocessor's output and its markers."""
     out: list[str] = []
     origin: list = []
@@ -251,6 +273,10 @@ def _assemble(output: str, tmp_name: str, filename: str, lines, hidden) -> Prepr
             else:
                 file = name
                 if "1" in m.group(3).split() and name not in includes:
+                    if not checker.admitted(name):      # checked above: cannot happen
+                        raise PreprocessorError(f"{filename}: the preprocessor included a "
+                                                "file that was not checked",
+                                                SourceSpan(filename, 1))
                     includes.append(name)
             if file == filename:
                 # keep the file's lines at their own numbers where nothing was

@@ -413,10 +413,14 @@ static int choose_device(void)
             snprintf(dspec, sizeof dspec, "%s", colon + 1);
             *colon = 0;
         }
+        /* the selection as messages show it: printable, short (it may hold escapes) */
+        char shown_spec[128], shown_part[128];
+        printable(shown_spec, sizeof shown_spec, spec);
+        printable(shown_part, sizeof shown_part, pspec);
         pi = pick(pspec, pnames, (long)np);
         if (pi < 0)
             return fail(F2L_ERROR_NO_DEVICE, "%s=%s: no OpenCL platform '%s' (platforms: %s)",
-                        var, spec, pspec, listing);
+                        var, shown_spec, shown_part, listing);
         if (dspec[0]) {
             for (cl_uint d = 0; d < nd[pi]; d++) {
                 dnames[d][0] = 0;
@@ -424,12 +428,13 @@ static int choose_device(void)
                                 NULL);
             }
             di = pick(dspec, dnames, (long)nd[pi]);
+            printable(shown_part, sizeof shown_part, dspec);
             if (di < 0)
                 return fail(F2L_ERROR_NO_DEVICE, "%s=%s: platform %s has no device '%s' (%s)",
-                            var, spec, pnames[pi], dspec, listing);
+                            var, shown_spec, pnames[pi], shown_part, listing);
         } else if (nd[pi] == 0) {
-            return fail(F2L_ERROR_NO_DEVICE, "%s=%s: platform %s has no devices", var, spec,
-                        pnames[pi]);
+            return fail(F2L_ERROR_NO_DEVICE, "%s=%s: platform %s has no devices", var,
+                        shown_spec, pnames[pi]);
         }
     } else {
         for (cl_uint p = 0; p < np; p++)

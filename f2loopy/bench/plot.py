@@ -12,10 +12,26 @@ def plot_report(report, path) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         raise F2LoopyError("--plot needs matplotlib (pip install matplotlib)") from None
+    # labels and the file name are text a script or a download chose: shown as
+    # plain text, never parsed as mathtext (a malformed '$...$' aborted the
+    # plot after the whole run) nor handed to LaTeX (a user's matplotlibrc
+    # with text.usetex would let '\\input{~/.ssh/id_rsa}' into the PNG)
+    safe = {"text.usetex": False}
+    if "text.parse_math" in matplotlib.rcParams:
+        safe["text.parse_math"] = False
+    with matplotlib.rc_context(safe):
+        _draw(plt, report, path)
+
+
+def _draw(plt, report, path) -> None:
     labels = [r.label for r in report.rows]
     times = [r.time_ms or 0.0 for r in report.rows]
     fig, ax = plt.subplots(figsize=(7, 4))
-    bars = ax.bar(labels, times, color=["#4c72b0" if r.ok else "#c44e52" for r in report.rows])
+    # bars by position: two rows with the same label stay two bars
+    positions = list(range(len(labels)))
+    bars = ax.bar(positions, times,
+                  color=["#4c72b0" if r.ok else "#c44e52" for r in report.rows])
+    ax.set_xticks(positions, labels)
     for b, r in zip(bars, report.rows):
         if r.speedup:
             ax.annotate(f"{r.speedup:.2g}x", (b.get_x() + b.get_width() / 2, b.get_height()),

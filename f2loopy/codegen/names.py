@@ -36,7 +36,10 @@ PY_GLUE_NAMES = frozenset((
     "queue", "np", "cl", "os", "threading", "hashlib", "KernelArgumentError", "CL_FILE",
     "CL_SHA256", "str", "max", "min", "abs", "int", "float", "complex", "bool", "tuple",
     "list", "isinstance", "type", "getattr", "len", "zip", "range", "reversed", "any", "all",
-    "open", "OSError", "RuntimeError", "TypeError", "ValueError"))
+    "open", "OSError", "RuntimeError", "TypeError", "ValueError",
+    # (added with module data, devices and stops: the glue's globals and builtins)
+    "sys", "KernelStopError", "relaid", "unrelaid", "rank_queue", "print", "next", "super",
+    "enumerate", "ord"))
 
 
 def py_name(name: str) -> str:

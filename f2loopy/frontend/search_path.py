@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
+
+from f2loopy.diagnostics import F2LoopyError
 
 #: the endings of Fortran sources looked at in ``-I`` directories
 FORTRAN_SUFFIXES = (".f90", ".F90", ".f", ".F", ".f95", ".F95", ".f03", ".F03", ".f08",
@@ -31,12 +34,42 @@ _PROC_RE = re.compile(
 MAX_INDEXED_BYTES = 64 * 1024 * 1024
 
 
-def _source_lines(path: Path):
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+#: the most Fortran files indexed under one ``-I`` directory
+MAX_INDEXED_FILES = 20000
+
+
+class SearchPathError(F2LoopyError):
+    """A search path that cannot be used (too many files)."""
+
+
+def read_bounded(path) -> bytes | None:
+    """The bytes of *path* if it is a regular file of at most
+    :data:`MAX_INDEXED_BYTES` (checked on the open file, so a file swapped for
+    a FIFO or a device after it was listed is not read), else None."""
     try:
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except OSError:
         return None
-    if len(data) > MAX_INDEXED_BYTES:
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_INDEXED_BYTES:
+            return None
+        with os.fdopen(fd, "rb") as f:
+            fd = -1
+            data = f.read(MAX_INDEXED_BYTES + 1)
+        return data if len(data) <= MAX_INDEXED_BYTES else None
+    except OSError:
+        return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _source_lines(path: Path):
+    data = read_bounded(path)
+    if data is None:
         return None
     text = data.decode("utf-8", errors="replace")
     if text.startswith(_GENERATED_MARK):
@@ -102,10 +135,23 @@ class SearchPath:
             yield Path(f)
         for d in self.include_dirs:
             found = []
+            real_d = Path(os.path.realpath(d))
             for root, dirs, names in os.walk(d):
                 dirs[:] = sorted(x for x in dirs if not x.startswith("."))
-                found.extend(Path(root) / n for n in sorted(names)
-                             if n.endswith(FORTRAN_SUFFIXES))
+                for n in sorted(names):
+                    if not n.endswith(FORTRAN_SUFFIXES) or _CONTROL_RE.search(root + n):
+                        continue        # (a depfile cannot name a control character)
+                    path = Path(root) / n
+                    # a symbolic link that leaves the directory (into the
+                    # user's home, /proc...) is not part of it
+                    real = Path(os.path.realpath(path))
+                    if real_d != real and real_d not in real.parents:
+                        continue
+                    found.append(path)
+                    if len(found) > MAX_INDEXED_FILES:
+                        raise SearchPathError(
+                            f"-I {d}: more than {MAX_INDEXED_FILES} Fortran files under "
+                            "it (name a smaller directory)")
             yield from found
 
     def index(self) -> dict:
@@ -116,7 +162,7 @@ class SearchPath:
             for path in self._candidates():
                 try:
                     key = path.resolve()
-                except OSError:
+                except (OSError, RuntimeError):     # RuntimeError: a symlink loop
                     continue
                 if key in seen or not path.is_file():
                     continue
@@ -162,7 +208,7 @@ class SearchPath:
 def _same_file(path: Path, other: str) -> bool:
     try:
         return path.resolve() == Path(other).resolve()
-    except OSError:
+    except (OSError, RuntimeError):
         return False
 
 

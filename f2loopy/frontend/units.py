@@ -159,10 +159,11 @@ class FileRegistry:
 
     def _load_other(self, path) -> "FileRegistry":
         """The registry of another file of the search path (read and parsed)."""
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise F2LoopyError(f"cannot read {path}: {exc.strerror or exc}") from None
+        from f2loopy.frontend.search_path import MAX_INDEXED_BYTES, read_bounded
+        data = read_bounded(path)
+        if data is None:
+            raise F2LoopyError(f"cannot read {path} (not a regular file of at most "
+                               f"{MAX_INDEXED_BYTES} bytes)")
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:

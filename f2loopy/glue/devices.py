@@ -62,7 +62,8 @@ def _pick(spec, names):
     """Index of the entry *spec* (an index, or a case-insensitive part of a name)
     among *names*; None if none."""
     if spec.isascii() and spec.isdigit():
-        return int(spec) if int(spec) < len(names) else None
+        # (at most 8 digits: int() of thousands of digits raises ValueError)
+        return int(spec) if len(spec) <= 8 and int(spec) < len(names) else None
     for i, name in enumerate(names):
         if spec.lower() in name.lower():
             return i

@@ -189,8 +189,8 @@ def storage_reads(k) -> list[str]:
 
 def storage_writes(k, written: set) -> list[str]:
     """Lines that store the scalar module variables kernel *k* wrote (their
-    one-element buffers ``NAME_host``) back into the module objects."""
-    return [f"    {_attribute_path(a)} = {py_name(a.name)}_host[0]"
+    one-element buffers ``_NAME_host``) back into the module objects."""
+    return [f"    {_attribute_path(a)} = _{py_name(a.name)}_host[0]"
             for a in k.storage_args if not a.shape and a.name in written]
 
 
@@ -224,5 +224,5 @@ def component_writes(k, written: set) -> list[str]:
         if getattr(a, "component", None) and not a.shape and a.name in written:
             root, path = a.component[0], tuple(a.component[1:])
             out.append(f"    _set_component({k.name!r}, {root!r}, {py_name(root)}, {path!r}, "
-                       f"{py_name(a.name)}_host[0])")
+                       f"_{py_name(a.name)}_host[0])")
     return out

@@ -20,10 +20,12 @@ text shown from it (the device name) is reduced to printable characters.
 from __future__ import annotations
 
 import datetime
+import errno
 import hashlib
 import json
 import os
 import re
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,13 +138,27 @@ def _error(path: Path, why: str) -> RecordError:
 def read_record(path: str | os.PathLike) -> list[Entry]:
     """The entries of the record at *path* ([] when there is none)."""
     path = Path(path)
+    # opened without blocking and checked on the descriptor: a record that
+    # came with downloaded code may be a FIFO or a link to /dev/stdin
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_BYTES + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
         return []
     except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            return []       # a source name near the limit: no record can exist
         raise _error(path, exc.strerror or str(exc)) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _error(path, "not a regular file")
+        with os.fdopen(fd, "rb") as f:
+            fd = -1
+            data = f.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise _error(path, exc.strerror or str(exc)) from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
     if len(data) > MAX_BYTES:
         raise _error(path, f"larger than {MAX_BYTES} bytes")
     try:

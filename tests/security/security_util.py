@@ -124,3 +124,12 @@ def import_python_glue(work: Path, glue: Path, run_kernel: bool) -> str:
     return proc.stdout + proc.stderr
 
 # }}}
+
+
+def run_cli(args, cwd: Path, timeout=120, env: dict | None = None):
+    """Run ``f2loopy ARGS`` in a fresh process in *cwd* (its
+    ``/proc/self/environ`` holds the canary); returns the CompletedProcess."""
+    environ = dict(os.environ, F2LOOPY_TEST_CANARY=CANARY, PYTHONPATH=str(ROOT), **(env or {}))
+    return subprocess.run([sys.executable, "-m", "f2loopy.cli", *map(str, args)], cwd=cwd,
+                          env=environ, capture_output=True, text=True, errors="replace",
+                          timeout=timeout, stdin=subprocess.DEVNULL)
