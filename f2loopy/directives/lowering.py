@@ -140,11 +140,19 @@ def _dtype(v):
     return np.dtype(v)
 
 
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
+
+
+def _text(v, what, limit):
+    """A string of the answer, capped, without control characters (it is printed)."""
+    return _CONTROL_RE.sub("?", _str(v, what)[:limit])
+
+
 def _span(d):
     if d is None:
         return None
-    return SourceSpan(_str(d["filename"], "span")[:4096], int(d["line"]), int(d["column"]),
-                      int(d["length"]), _str(d["text"], "span")[:100_000])
+    return SourceSpan(_text(d["filename"], "span", 4096), int(d["line"]), int(d["column"]),
+                      int(d["length"]), _text(d["text"], "span", 100_000))
 
 
 def decode_generated(d, kernel):
@@ -176,8 +184,8 @@ def decode_generated(d, kernel):
 
 def _decode_error(d) -> F2LoopyError:
     cls = _ERRORS.get(d.get("class"), CodegenError)
-    notes = tuple((_str(m, "note")[:2000], _span(s)) for m, s in d.get("notes", []))
-    return cls(_str(d["message"], "message")[:2000], _span(d.get("span")), notes)
+    notes = tuple((_text(m, "note", 2000), _span(s)) for m, s in d.get("notes", []))
+    return cls(_text(d["message"], "message", 2000), _span(d.get("span")), notes)
 
 
 def lower_script_kernels(kernels, limits: Limits, begin_span=None) -> None:
