@@ -185,6 +185,8 @@ class CheckReport:
     kernels: list = field(default_factory=list)
     #: what the check assumed (printed after the inputs)
     notes: list = field(default_factory=list)
+    #: the strings given the character arguments
+    char_values: dict = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -521,7 +523,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                  kernel: str | None = None, seed: int = 0, tolerances=None,
                  checkpoints: bool = True, queue=None, isolate: bool = True,
                  result=None, fortran_flags=("-O0",), timeout: float = 120.0,
-                 coverage: bool = False, char_round: int = 0,
+                 coverage: bool = False, char_round: int = 0, char_exclude=None,
                  assumed_size_fallback: bool = False) -> CheckReport:
     """Check the translation of Fortran *text* (from file *path*) against
     gfortran; see the module docstring.  *result* is a
@@ -606,7 +608,9 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
             ranges={n: r for n, r in (ranges or {}).items() if n.lower() in names},
             seed=seed, notes=report.notes if assumed_size_fallback else None)
         generated = honesty.character_inputs([originals[n] for n in group],
-                                             plan.generate(seed), char_choices, char_round)
+                                             plan.generate(seed), char_choices, char_round,
+                                             char_exclude)
+        report.char_values.update({n: v for n, v in generated.items() if isinstance(v, str)})
         plans[group] = (plan, generated)
     described = [(group, plan.describe()) for group, (plan, _) in plans.items()]
     if len(described) == 1:
