@@ -227,7 +227,9 @@ class CheckReport:
                     lines.extend("  " + ln for ln in r.format().splitlines()[1:-1])
             else:
                 lines.append(f"inputs ({what}): {r}")
-        n_out = sum(len(c.outputs) for c in self.checks)
+        n_out = sum(len(c.outputs) for c in self.checks) + sum(
+            len(c.outputs) for _, r in self.rounds if isinstance(r, CheckReport)
+            for c in r.checks)
         bad = self.failures()
         if self.coverage:
             lines.append("statements that never ran on these inputs (nothing is proven about "
@@ -245,8 +247,10 @@ class CheckReport:
             lines.append(f"NOT COVERED: {len(self.coverage)} statement(s) never ran; give "
                          "sizes or value ranges that reach them (--size, --range)")
         else:
+            rounds = sum(isinstance(r, CheckReport) for _, r in self.rounds)
             lines.append(f"ok: {n_out} output(s) of {len(self.checks)} kernel(s) match the "
-                         "original Fortran")
+                         "original Fortran" + (f" (over {rounds + 1} sets of inputs)"
+                                               if rounds else ""))
         return "\n".join(lines)
 
 
