@@ -358,3 +358,15 @@ def test_while_loop_under_false_condition_ends_at_once():
     assert str(first.expression) == "not (n > 3)"
 
 # }}}
+
+
+@needs_gfortran
+def test_while_loop_per_work_item(tmp_path, cl_queue):
+    # each work-item runs its own do-while loop to its own end
+    from util import run_transformed
+    from f2loopy.transform import split_iname
+    src = CASES["do_while_newton_per_element"][0]
+    run_transformed(src, "newton_sqrt",
+                    lambda k: split_iname(k, "i", 4, outer_tag="g.0", inner_tag="l.0"),
+                    [9, np.linspace(0.5, 40, 9), zeros(9, np.float64), np.zeros(9, np.int32)],
+                    tmp_path, cl_queue)

@@ -352,8 +352,7 @@ subroutine s(n, a, b)
   real a(n), b(n), f
   b(:) = f(a(:))
 end subroutine
-""", "t.f90:8:10: error: 'f' is called with array arguments in an array expression (elemental "
-        "calls are not supported; write a loop)", "^"),
+""", "t.f90:8:10: error: 'f' is called with array arguments but is not elemental", "^"),
     ("assumed_size_passed_for_assumed_shape", """module m
 contains
   subroutine t(x)

@@ -153,6 +153,8 @@ class CheckReport:
     kernels: list = field(default_factory=list)
     #: what the check assumed (printed after the inputs)
     notes: list = field(default_factory=list)
+    #: the strings given the character arguments
+    char_values: dict = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -193,7 +195,9 @@ class CheckReport:
                     lines.extend("  " + ln for ln in r.format().splitlines()[1:-1])
             else:
                 lines.append(f"inputs ({what}): {r}")
-        n_out = sum(len(c.outputs) for c in self.checks)
+        n_out = sum(len(c.outputs) for c in self.checks) + sum(
+            len(c.outputs) for _, r in self.rounds if isinstance(r, CheckReport)
+            for c in r.checks)
         bad = self.failures()
         if self.coverage:
             lines.append("statements that never ran on these inputs (nothing is proven about "
@@ -211,8 +215,10 @@ class CheckReport:
             lines.append(f"NOT COVERED: {len(self.coverage)} statement(s) never ran; give "
                          "sizes or value ranges that reach them (--size, --range)")
         else:
+            rounds = sum(isinstance(r, CheckReport) for _, r in self.rounds)
             lines.append(f"ok: {n_out} output(s) of {len(self.checks)} kernel(s) match the "
-                         "original Fortran")
+                         "original Fortran" + (f" (over {rounds + 1} sets of inputs)"
+                                               if rounds else ""))
         return "\n".join(lines)
 
 
@@ -290,7 +296,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                  kernel: str | None = None, seed: int = 0, tolerances=None,
                  checkpoints: bool = True, queue=None, isolate: bool = True,
                  result=None, fortran_flags=("-O0",), timeout: float = 120.0,
-                 coverage: bool = False, char_round: int = 0,
+                 coverage: bool = False, char_round: int = 0, char_exclude=None,
                  assumed_size_fallback: bool = False) -> CheckReport:
     """Check the translation of Fortran *text* (from file *path*) against
     gfortran; see the module docstring.  *result* is a
@@ -385,12 +391,13 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                     seed=seed, notes=report.notes if assumed_size_fallback else None)
                 generated = honesty.character_inputs([originals[n] for n in group],
                                                      plan.generate(seed), char_choices,
-                                                     char_round)
-                plans[group] = (plan, generated)
+                                                     char_round, char_exclude)
         except IslQuotaExceeded:
             raise CheckError("the kernels' assumptions are too complex to draw inputs for "
                              "(isl's operation limit was reached); give the sizes with "
                              "--size NAME=VALUE") from None
+        report.char_values.update({n: v for n, v in generated.items() if isinstance(v, str)})
+        plans[group] = (plan, generated)
     described = [(group, plan.describe()) for group, (plan, _) in plans.items()]
     if len(described) == 1:
         report.inputs = described[0][1]

@@ -181,7 +181,7 @@ def _names(expr):
 LEARNED_SIZE = 24
 
 
-def _learn_from_stops(report, learned: dict, user_sizes: dict) -> None:
+def _learn_from_stops(report, learned: dict, user_sizes: dict, refused: dict) -> None:
     """Where the original's xerbla refused integer argument number p, give
     that argument a larger value in the next rounds (twice as large each
     time), unless the user gave it."""
@@ -194,10 +194,14 @@ def _learn_from_stops(report, learned: dict, user_sizes: dict) -> None:
         if kernel is None or not 0 < p <= len(kernel.fortran_args):
             continue
         a = kernel.fortran_args[p - 1]
+        if isinstance(a, ScalarArg) and getattr(a, "character", False):
+            if a.name in report.char_values:
+                refused.setdefault(a.name, set()).add(report.char_values[a.name])
+            continue
         if not isinstance(a, ScalarArg) or a.dtype.kind not in "iu" or \
                 a.name.lower() in {n.lower() for n in user_sizes}:
             continue
-        learned[a.name] = learned.get(a.name, LEARNED_SIZE // 2) * 2
+        learned[a.name] = min(learned.get(a.name, LEARNED_SIZE // 2) * 2, 32 * LEARNED_SIZE)
 
 
 def check_covering(text: str, path, *, check, **options):
@@ -212,8 +216,8 @@ def check_covering(text: str, path, *, check, **options):
         return report
     missing = dict(report.coverage)
     user_sizes = dict(options.pop("sizes", None) or {})
-    learned = {}
-    _learn_from_stops(report, learned, user_sizes)
+    learned, refused = {}, {}
+    _learn_from_stops(report, learned, user_sizes, refused)
     r = attempts = 0
     while missing and r < ROUNDS and attempts < 2 * ROUNDS:
         attempts += 1
@@ -223,14 +227,14 @@ def check_covering(text: str, path, *, check, **options):
         extra = {n: v for n, v in extra.items() if isinstance(v, tuple)}
         try:
             again = check(text, path, seed=seed + attempts, ranges={**extra, **ranges},
-                          sizes={**values, **learned, **user_sizes}, char_round=r,
-                          **options)
+                          sizes={**values, **learned, **user_sizes}, char_round=attempts,
+                          char_exclude=refused, **options)
         except Exception as exc:  # noqa: BLE001 - a round whose inputs cannot be made
             report.rounds.append((f"seed {seed + attempts}", f"not run: {exc}"))
             continue
         if again.checks and all(c.note.startswith("both stop") for c in again.checks):
             r -= 1            # argument checks refused the inputs: draw others
-            _learn_from_stops(again, learned, user_sizes)
+            _learn_from_stops(again, learned, user_sizes, refused)
             continue
         report.rounds.append((f"seed {seed + attempts}" + (f"; {again.inputs}"
                                                             if again.inputs else ""), again))

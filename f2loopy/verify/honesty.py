@@ -50,7 +50,8 @@ def check_given_sizes(values: dict, given: dict, kernels) -> None:
                         "sizes for which every extent of the declarations is zero or more")
 
 
-def character_inputs(kernels, inputs: dict, choices: dict, round_no: int) -> dict:
+def character_inputs(kernels, inputs: dict, choices: dict, round_no: int,
+                     exclude=None) -> dict:
     """*inputs* with a string for each character argument: round
     *round_no* takes the *round_no*-th combination of *choices*[kernel] (the
     first argument varying fastest), so that successive rounds try them
@@ -61,6 +62,9 @@ def character_inputs(kernels, inputs: dict, choices: dict, round_no: int) -> dic
         for a in k.fortran_args:
             if isinstance(a, ScalarArg) and getattr(a, "character", False) and a.name in out:
                 options = choices.get(k.name) or ["N"]
+                # (not the values the original's argument check refused)
+                options = [o for o in options if o not in (exclude or {}).get(a.name, ())] \
+                    or options
                 out[a.name] = options[index % len(options)]
                 index //= len(options)
     return out
