@@ -95,6 +95,18 @@ def test_scan_definitions(tmp_path):
     assert scan_definitions(g, True) == [("procedure", "daxpy")]
 
 
+def test_scan_is_linear_on_long_lines(tmp_path):
+    """A long statement of words and parentheses (a call with many arguments)
+    is scanned in linear time (no backtracking over the prefix words)."""
+    import time
+    f = tmp_path / "long.f"
+    words = " ".join(f"a{k} (b{k}) *2" for k in range(3000))
+    f.write_text(f"      x = {words} function\n      subroutine ok(x)\n")
+    start = time.perf_counter()
+    assert scan_definitions(f, False) == [("procedure", "ok")]
+    assert time.perf_counter() - start < 2.0
+
+
 def test_use_of_another_file_with_rename(project):
     tu = parse_fortran(KERNEL, str(project / "scale.f90"), include_dirs=[project / "inc"])
     knl = tu["scale"]
