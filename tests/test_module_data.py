@@ -284,3 +284,17 @@ def test_fortran_glue_declares_the_common_block(tmp_path):
     assert_all_ok(proc, 2)
 
 # }}}
+
+
+def test_c_glue_documents_the_extra_arguments(tmp_path):
+    _load(tmp_path)
+    head = (tmp_path / "heat_cl.c").read_text().split("static const char")[0]
+    assert head.splitlines()[3:] == [
+        "/* Kernel arguments, in order.  Scalars the kernel writes, arrays, module variables,",
+        "   common blocks and the components of derived-type arguments are pointers (global",
+        "   buffers); module variables and common blocks come after the Fortran arguments.",
+        "   heat(n, *u, alpha = module phys variable alpha, *calls = module phys variable calls, "
+        "*table =",
+        "     module phys variable table)",
+        "   bump(x, *c = module phys variable calls, *t = module phys variable table) */",
+        ""]
