@@ -212,3 +212,84 @@ end subroutine
     up = NS(RTT=0.5, NCALL=4)
     assert glue.bump(1.0, up, queue=cl_queue) == 1.5
     assert up.NCALL == 5
+
+
+CALLS = """\
+module yomcst
+  type inner
+    real(8) :: w(3)
+  end type
+  type tomcst
+    real(8) :: rtt = 273.16d0
+    integer :: ncall
+    type(inner) :: q
+  end type
+end module
+subroutine helper(x, c)
+  use yomcst
+  real(8), intent(inout) :: x
+  type(tomcst), intent(inout) :: c
+  x = x + c%rtt + c%q%w(2)
+  c%ncall = c%ncall + 1
+end subroutine
+subroutine set_w3(q, y)
+  use yomcst
+  type(inner), intent(inout) :: q
+  real(8) y
+  q%w(3) = y
+end subroutine
+subroutine top(n, x, ydcst)
+  use yomcst
+  integer, intent(in) :: n
+  real(8), intent(inout) :: x(n)
+  type(tomcst), intent(inout) :: ydcst
+  integer :: i
+  do i = 1, n
+    call helper(x(i), ydcst)
+  end do
+  call set_w3(ydcst%q, x(1))
+end subroutine
+"""
+
+
+def test_derived_arguments_of_inlined_procedures():
+    top = parse_fortran(CALLS, "c.f90")["top"]
+    assert [(a.name, a.intent) for a in top.fortran_args] == [
+        ("n", "in"), ("x", "inout"), ("ydcst_rtt", "inout"), ("ydcst_ncall", "inout"),
+        ("ydcst_q_w", "inout")]
+    assert {"ydcst_ncall", "ydcst_q_w", "x"} <= top.written_variables()
+    bad = CALLS.replace("call set_w3(ydcst%q, x(1))", "call set_w3(ydcst, x(1))")
+    with pytest.raises(FortranError) as e:
+        parse_fortran(bad, "c.f90")
+    assert e.value.format().splitlines()[0] == (
+        "c.f90:33:15: error: argument 'q' of 'set_w3' is type(inner), but the actual argument "
+        "'ydcst' is not")
+
+
+CALLS_MAIN = """
+program main
+  use checks
+  use yomcst
+  use top_cl_mod
+  implicit none
+  real(8) :: x(4) = [1d0, 2d0, 3d0, 4d0], y(4)
+  type(tomcst) :: a, b
+  y = x
+  a%ncall = 0; a%q%w = [1d0, 2d0, 3d0]
+  b = a
+  call top(4, x, a)
+  call top_cl(4, y, b)
+  call check(maxval(abs(x - y)) < 1d-12, "x")
+  call check(a%ncall == b%ncall .and. all(a%q%w == b%q%w), "components written")
+  call done()
+end program
+"""
+
+
+@needs_toolchain
+def test_derived_arguments_of_inlined_procedures_against_gfortran(tmp_path):
+    from fortran_util import translate
+    runtime = build_runtime(tmp_path)
+    sources = translate(tmp_path, "calls", CALLS)
+    proc = compile_and_run(tmp_path, runtime, sources, CALLS_MAIN)
+    assert_all_ok(proc, 2)

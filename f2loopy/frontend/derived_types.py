@@ -246,3 +246,31 @@ def flatten_all(symtab) -> None:
             continue
         if sym.derived is not None and sym.components is None:
             flatten(symtab, sym, fresh=fresh)
+
+
+def expand_derived_arguments(lowering, proc, callee, actuals):
+    """``(dummies, actuals)`` of a call with every derived-type dummy argument
+    replaced by its components, each bound to the same component of the
+    actual argument (a variable of the same type, or a component of that type)."""
+    from f2loopy.frontend.associate import selector_symbol
+    dummies_out, actuals_out = [], []
+    for d, a in zip(callee.dummies, actuals):
+        dsym = callee.symtab.get(d)
+        if dsym.derived is None:
+            dummies_out.append(d)
+            actuals_out.append(a)
+            continue
+        asym = selector_symbol(lowering.symtab, a) if isinstance(a, (F.Name, F.Data_Ref)) \
+            else None
+        if asym is None and isinstance(a, F.Data_Ref):
+            names, index = data_ref_parts(a)
+            if names is not None and index is None:
+                asym = component_symbol(lowering, lowering.symtab, names, names[-1])
+        if asym is None or asym.derived is None or \
+                asym.derived.name.lower() != dsym.derived.name.lower():
+            raise lowering.error(f"argument '{d}' of '{proc.name}' is type({dsym.derived.name}), "
+                                 f"but the actual argument '{a}' is not", str(a))
+        for dleaf, aleaf in zip(leaves(dsym), leaves(asym)):
+            dummies_out.append(dleaf.name)
+            actuals_out.append(F.Name(aleaf.name))
+    return dummies_out, actuals_out

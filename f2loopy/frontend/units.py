@@ -195,6 +195,11 @@ class FileRegistry:
         try:
             prep = proc.prepare(self.src, self)
             result = {d.lower() for d in prep.dummies} & prep.written
+            for d in prep.dummies:          # a derived-type dummy: any component written
+                sym = prep.symtab.get(d)
+                if sym.derived is not None and \
+                        any(leaf.name.lower() in prep.written for leaf in leaves(sym)):
+                    result.add(d.lower())
         except FortranError:
             result = set()
         self._writes[key] = result
@@ -457,8 +462,20 @@ def scan_writes(body, registry: FileRegistry | None, symtab, module, names=None)
                 continue
             if isinstance(a, F.Part_Ref):
                 a = a.items[0]
+            if isinstance(a, F.Data_Ref) and symtab is not None:
+                names, _ = data_ref_parts(a)
+                a = None
+                sym = symtab.get(names[0]) if names else None
+                for name in (names or [])[1:]:
+                    sym = (sym.components or {}).get(name.lower()) if sym is not None else None
+                if sym is not None:
+                    written.update(leaf.name.lower() for leaf in
+                                   (leaves(sym) if sym.derived is not None else [sym]))
             if isinstance(a, F.Name):
                 written.add(str(a).lower())
+                sym = symtab.get(str(a)) if symtab is not None else None
+                if sym is not None and sym.derived is not None:
+                    written.update(leaf.name.lower() for leaf in leaves(sym))
     return written, do_vars
 
 
