@@ -48,6 +48,9 @@ def declare_module_variables(module_name: str, symtab, reader) -> None:
                 init = np.full(shape, init, dtype=np.dtype(sym.dtype), order="F")
             sym.attributes.discard("initialized")
             sym.value = None
+        if sym.struct_rank:
+            raise UnsupportedFeatureError(f"module arrays of derived type ('{sym.path[0]}') "
+                                          "are not supported", sym.span)
         if sym.path is not None:          # a component of a derived-type variable
             init = sym.component_init
             sym.storage = ("module", module_name.lower(), *(x.lower() for x in sym.path))

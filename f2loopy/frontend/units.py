@@ -566,7 +566,8 @@ def _lower(src, proc, registry, errors):
             if owner is not None:
                 tdef = owner.derived
                 arg = arg.copy(component=tuple(symtab.get(d).path),
-                               component_type=(tdef.module or "", tdef.name))
+                               component_type=(tdef.module or "", tdef.name,
+                                               len(owner.dims or ())))
             args.append(arg)
         except FortranError as exc:
             if errors is None:

@@ -411,8 +411,17 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
         else:
             actuals.append(a.name)
             public_names.append(a.name)
+    before, after = [], []
     if parts:
         uses, public_decls = _derived_arguments(k, parts, uses, public_decls, originals)
+        component_copies = _component_copies(k, parts)
+        for name, (temp, decl, copy_in, copy_out) in component_copies.items():
+            actuals[[a.name for a in k.fortran_args].index(name)] = temp
+            uses.append(decl)
+            before += copy_in
+            after += copy_out
+        if component_copies:
+            uses.append(f"integer :: {LOCAL_PREFIX}i")
     if result is not None:
         rtype, _ = _ftype(result.dtype)
         value = f"{LOCAL_PREFIX}value"
@@ -420,14 +429,18 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
                        uses=uses, dummy_names=public_names)
         out.append(f"    {rtype} :: {value}")
         out.append(f"    {value} = {'.false.' if np.dtype(result.dtype).kind == 'b' else 0}")
+        out += ["    " + x for x in before]
         out += wrap(f"    call {impl}({', '.join(actuals + forwarded + [value, status])})")
+        out += ["    " + x for x in after]
         out += [f"  end function {glue}", ""]
         out += _header(impl, k, decls, nm, status,
                        extra=[a.name for a in stored] + [result.name])
     elif stored or parts:
         out += _header(glue, k, public_decls, originals, status, uses=uses,
                        dummy_names=public_names)
+        out += ["    " + x for x in before]
         out += wrap(f"    call {impl}({', '.join(actuals + forwarded + [status])})")
+        out += ["    " + x for x in after]
         out += [f"  end subroutine {glue}", ""]
         out += _header(impl, k, decls, nm, status, extra=[a.name for a in stored])
     elif clash:
@@ -475,7 +488,11 @@ def _derived_arguments(k, parts, uses, public_decls, originals):
     decls = [d for d in public_decls if d[2] not in names]
     uses = list(uses)
     for root in dict.fromkeys(a.component[0] for a in parts):
-        module, tname = next(a.component_type for a in parts if a.component[0] == root)
+        module, tname, rank = next(a.component_type for a in parts if a.component[0] == root)
+        if rank > 1 and any(a.component[0] == root and len(a.shape) > rank for a in parts):
+            raise CodegenError(f"the Fortran glue of '{k.name}' cannot pass the array "
+                               f"components of '{root}', an array of type({tname}) of rank "
+                               f"{rank} (rank 1 only)", k.span)
         if not module:
             raise CodegenError(f"the Fortran glue of '{k.name}' needs type '{tname}' of "
                                f"argument '{root}' from a module (define the type in a "
@@ -483,9 +500,38 @@ def _derived_arguments(k, parts, uses, public_decls, originals):
         line = f"use {module}, only: {tname}"
         if line not in uses:
             uses.insert(0, line)
-        decls.append((None, f"type({tname}), intent(inout), target", root))
+        dims = f", dimension({', '.join(':' * rank)})" if rank else ""
+        decls.append((None, f"type({tname}){dims}, intent(inout), target", root))
         originals[root] = root
     return uses, decls
+
+
+def _component_copies(k, parts) -> dict:
+    """For each array component of a rank-1 array of derived type (``pts(:)%w``
+    is no Fortran designator): a contiguous copy with the component's axes
+    first, as the kernel has it.  name -> (temporary, declaration, copy-in
+    lines, copy-out lines)."""
+    out = {}
+    for a in parts:
+        rank = a.component_type[2]
+        own = len(a.shape) - rank
+        if rank != 1 or own <= 0:
+            continue
+        ftype, _ = _ftype(a.dtype)
+        root = a.component[0]
+        temp = f"{LOCAL_PREFIX}c_{a.name}"
+        colons = ", ".join(":" * (own + 1))
+        extents = ", ".join(str(int(s)) for s in a.shape[:own])
+        element = f"{root}(lbound({root}, 1) + {LOCAL_PREFIX}i - 1)%" + "%".join(a.component[1:])
+        section = f"{temp}({', '.join(':' * own)}, {LOCAL_PREFIX}i)"
+        decl = f"{ftype}, allocatable, target :: {temp}({colons})"
+        copy_in = [f"allocate({temp}({extents}, size({root})))",
+                   f"do {LOCAL_PREFIX}i = 1, size({root})",
+                   f"  {section} = {element}", "end do"]
+        copy_out = [f"do {LOCAL_PREFIX}i = 1, size({root})",
+                    f"  {element} = {section}", "end do"]
+        out[a.name] = (temp, decl, copy_in, copy_out)
+    return out
 
 
 def _common_declarations(members) -> list[str]:

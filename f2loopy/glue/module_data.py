@@ -83,6 +83,38 @@ def _set_component(fn, name, value, path, new):
     setattr(owner, spelling, new)
 
 
+def _field(fn, name, value, path, rank, dtype):
+    """The component *path* of structured array *value* (an array of a derived
+    type of rank *rank*) as a Fortran-ordered array with the component's axes
+    first, and a function that writes a changed copy back."""
+    if not isinstance(value, np.ndarray) or value.dtype.names is None:
+        raise KernelArgumentError(f"{fn}: argument '{name}' must be a numpy structured "
+                                  f"array (an array of a derived type), got "
+                                  f"{type(value).__name__}")
+    if value.ndim != rank:
+        raise KernelArgumentError(f"{fn}: argument '{name}' must have {rank} dimension(s), "
+                                  f"got {value.ndim}")
+    view = value
+    for k, part in enumerate(path):
+        names = view.dtype.names or ()
+        match = [n for n in names if n.lower() == part.lower()]
+        if not match:
+            raise KernelArgumentError(f"{fn}: argument '{name}' has no field "
+                                      f"'{'%'.join((name,) + path[:k + 1])}' (its dtype has "
+                                      f"{', '.join(names) or 'no fields'})")
+        view = view[match[0]]
+    if view.dtype != np.dtype(dtype):
+        raise KernelArgumentError(f"{fn}: field '{'%'.join((name,) + path)}' of argument "
+                                  f"'{name}' must have dtype {np.dtype(dtype).name}, got "
+                                  f"{view.dtype}")
+    order = list(range(rank, view.ndim)) + list(range(rank))
+    copy = np.asfortranarray(view.transpose(order))
+
+    def write_back():
+        view[...] = copy.transpose(np.argsort(order))
+    return copy, write_back
+
+
 def _initial(dtype, shape, data):
     dtype = np.dtype(dtype)
     if data is None:
@@ -212,8 +244,14 @@ def component_reads(k) -> list[str]:
     for a in k.fortran_args:
         if getattr(a, "component", None):
             root, path = a.component[0], tuple(a.component[1:])
-            out.append(f"    {py_name(a.name)} = _component({k.name!r}, {root!r}, "
-                       f"{py_name(root)}, {path!r})")
+            rank = a.component_type[2]
+            if rank:
+                out.append(f"    {py_name(a.name)}, {py_name(a.name)}_field = _field("
+                           f"{k.name!r}, {root!r}, {py_name(root)}, {path!r}, {rank}, "
+                           f"np.{np.dtype(a.dtype).name})")
+            else:
+                out.append(f"    {py_name(a.name)} = _component({k.name!r}, {root!r}, "
+                           f"{py_name(root)}, {path!r})")
     return out
 
 
@@ -221,6 +259,10 @@ def component_writes(k, written: set) -> list[str]:
     """Lines that set the scalar components the kernel wrote on the objects."""
     out = []
     for a in k.fortran_args:
+        if getattr(a, "component", None) and a.component_type[2]:
+            if a.name in written:           # a field of an array of derived type
+                out.append(f"    {py_name(a.name)}_field()")
+            continue
         if getattr(a, "component", None) and not a.shape and a.name in written:
             root, path = a.component[0], tuple(a.component[1:])
             out.append(f"    _set_component({k.name!r}, {root!r}, {py_name(root)}, {path!r}, "

@@ -114,7 +114,9 @@ class ArrayArg(ArrayVariable):
     :attr component: for a component of a derived-type dummy argument, the
         names from the argument down (``("p", "q", "x")`` for ``p%q%x``); the
         host glue takes the object and passes its components.
-    :attr component_type: ``(module or "", type name)`` of that argument.
+    :attr component_type: ``(module or "", type name, rank)`` of that argument
+        (rank 0: a scalar of the type; else an array of it, whose axes come
+        after the component's own in the flattened array).
     """
 
     intent: str | None = None

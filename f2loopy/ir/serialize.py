@@ -179,10 +179,11 @@ def _dec_storage(d) -> dict:
     if comp is not None:
         ctype = d.get("component_type")
         if not (isinstance(comp, list) and 2 <= len(comp) <= 32 and isinstance(ctype, list)
-                and len(ctype) == 2 and all(isinstance(x, str) for x in ctype)):
+                and len(ctype) == 3 and all(isinstance(x, str) for x in ctype[:2])
+                and isinstance(ctype[2], int) and 0 <= ctype[2] < 16):
             _fail("invalid component")
         out["component"] = tuple(_name(x) for x in comp)
-        out["component_type"] = (ctype[0] and _name(ctype[0]), _name(ctype[1]))
+        out["component_type"] = (ctype[0] and _name(ctype[0]), _name(ctype[1]), ctype[2])
     storage = d.get("storage")
     if storage is None:
         return out
