@@ -298,3 +298,71 @@ def test_c_glue_documents_the_extra_arguments(tmp_path):
         "     module phys variable table)",
         "   bump(x, *c = module phys variable calls, *t = module phys variable table) */",
         ""]
+
+
+# {{{ saved locals
+
+SAVED = """\
+subroutine counter(n, x)
+  implicit none
+  integer n, i
+  real(8) x(n)
+  integer, save :: calls = 0
+  real(8) :: acc(2) = [0.5d0, 0d0]
+  save acc
+  calls = calls + 1
+  do i = 1, n
+    acc(1) = acc(1) + x(i)
+    x(i) = x(i) + calls + acc(1)
+  end do
+end subroutine counter
+"""
+
+
+def test_saved_locals_are_storage():
+    knl = parse_fortran(SAVED, "s.f90")["counter"]
+    stored = {a.name: a for a in knl.storage_args}
+    assert stored["calls"].storage == ("save", "counter", "calls")
+    assert int(stored["calls"].storage_init) == 0
+    assert stored["acc"].storage_init.tolist() == [0.5, 0.0]
+    assert "calls: int32, scalar, saved local of counter" in str(knl)
+
+
+def test_python_glue_keeps_saved_locals(tmp_path, cl_queue):
+    from util import translate_and_load
+    glue, _ = translate_and_load(SAVED, tmp_path, filename="s.f90")
+    x = np.ones(2)
+    glue.counter(2, x, queue=cl_queue)
+    glue.counter(2, x, queue=cl_queue)
+    # call 1: acc 1.5, 2.5 -> x 3.5, 4.5; call 2: acc 6, 10.5 -> x 11.5, 17
+    assert x.tolist() == [11.5, 17.0]
+    assert glue.counter_save.calls == 2 and glue.counter_save.acc.tolist() == [10.5, 0.0]
+
+
+SAVED_MAIN = """
+program main
+  use checks
+  use counter_cl_mod
+  implicit none
+  real(8) :: x(3) = [1d0, 2d0, 3d0], y(3)
+  integer :: k
+  y = x
+  do k = 1, 3
+    call counter(3, x)
+    call counter_cl(3, y)
+  end do
+  call check(maxval(abs(x - y)) < 1d-12, "saved state evolves alike")
+  call done()
+end program
+"""
+
+
+@needs_toolchain
+def test_fortran_glue_keeps_saved_locals(tmp_path):
+    from fortran_util import translate
+    runtime = build_runtime(tmp_path)
+    sources = translate(tmp_path, "counter", SAVED)
+    proc = compile_and_run(tmp_path, runtime, sources, SAVED_MAIN)
+    assert_all_ok(proc, 1)
+
+# }}}

@@ -24,7 +24,7 @@ from f2loopy.frontend.derived_types import data_ref_parts, flatten_all, leaves
 from f2loopy.frontend.inline import StatementFunction
 from f2loopy.frontend.lowering import LoweringState, UnitLowering
 from f2loopy.frontend.module_data import (
-    declare_common_blocks, declare_module_variables, storage_arguments)
+    declare_common_blocks, declare_module_variables, declare_saved_locals, storage_arguments)
 from f2loopy.frontend.source import SourceFile
 from f2loopy.frontend.symbols import SymbolTable
 from f2loopy.ir.expressions import variables_read
@@ -284,6 +284,7 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
     reader.apply_data()
     declare_common_blocks(reader)
     flatten_all(symtab)
+    declare_saved_locals(reader, proc.name)
 
     result_name = None
     if proc.kind == "function":

@@ -136,8 +136,9 @@ def _c_argument_comment(kernels) -> list[str]:
             what = ""
             if getattr(a, "storage", None):
                 where = "%".join(a.storage[2:])
-                what = (f" = module {a.storage[1]} variable {where}" if a.storage[0] == "module"
-                        else f" = common /{a.storage[1]}/ {where}")
+                what = {"module": f" = module {a.storage[1]} variable {where}",
+                        "common": f" = common /{a.storage[1]}/ {where}",
+                        "save": f" = saved local {where} of {a.storage[1]}"}[a.storage[0]]
             elif getattr(a, "component", None):
                 what = f" = {'%'.join(a.component)}"
             elif getattr(a, "is_result", False):
@@ -383,6 +384,7 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     out += wrap("  public :: " + ", ".join(_REEXPORTED))
     out += ["",
             "  type(c_ptr), save :: f2l_kernel = c_null_ptr",
+            *_saved_declarations(stored),
             "",
             "  interface",
             f"    function f2l_program() bind(C, name=\"{symbol}\") result(source)",
@@ -475,10 +477,38 @@ def _module_variable_access(stored) -> tuple[list, list]:
                 seen.add((module, var))
                 uses.append(f"use {module}, only: {local} => {var}")
             forwarded.append("%".join((local, *a.storage[3:])))
+        elif a.storage[0] == "save":
+            forwarded.append(_saved_name(a))
         else:
             forwarded.append(f"{LOCAL_PREFIX}mv_{a.name}")
     uses += _common_declarations([a for a in stored if a.storage[0] == "common"])
     return uses, forwarded
+
+
+def _saved_name(a) -> str:
+    return fortran_name(f"{LOCAL_PREFIX}sv_{a.storage[1]}_{a.storage[2]}", "")
+
+
+def _saved_declarations(stored) -> list[str]:
+    """Module variables of the glue holding the saved locals of the original
+    procedure (its own copies: the original's are not reachable), initialised
+    as the original's are (else zero)."""
+    out = []
+    for a in stored:
+        if a.storage[0] != "save":
+            continue
+        ftype, _ = _ftype(a.dtype)
+        dt = np.dtype(a.dtype)
+        init = a.storage_init if a.storage_init is not None else np.zeros(
+            tuple(int(s) for s in a.shape), dtype=dt)
+        values = [f_literal(v, dt) for v in np.asarray(init).reshape(-1, order="F")]
+        dims = ", ".join(f"{int(lb)}:{int(lb) + int(n) - 1}"
+                         for n, lb in zip(a.shape, a.lower_bounds))
+        value = values[0] if not a.shape else \
+            f"reshape([{', '.join(values)}], [{', '.join(str(int(n)) for n in a.shape)}])"
+        out += wrap(f"  {ftype}, save, target :: {_saved_name(a)}" +
+                    (f"({dims})" if dims else "") + f" = {value}")
+    return out
 
 
 def _derived_arguments(k, parts, uses, public_decls, originals):
@@ -593,9 +623,9 @@ def _doc(gk: GeneratedKernel, glue: str, status: str, source_name: str) -> list[
         a = ka.ir_arg
         if getattr(a, "storage", None) is not None:
             how = "updated" if ka.written or ka.kind == "scalar_ref" else "read"
-            what = (f"module variable {a.storage[1]}::{'%'.join(a.storage[2:])}"
-                    if a.storage[0] == "module" else
-                    f"common /{a.storage[1]}/ member {a.storage[2]}")
+            what = {"module": f"module variable {a.storage[1]}::{'%'.join(a.storage[2:])}",
+                    "common": f"common /{a.storage[1]}/ member {a.storage[2]}",
+                    "save": f"saved local {a.storage[2]} (kept by the glue)"}[a.storage[0]]
             lines.append(f"  !   {what} (the glue passes it): {how}")
         elif getattr(a, "component", None) is not None:
             how = "updated" if ka.written or ka.kind == "scalar_ref" else "read"

@@ -146,7 +146,7 @@ def modules_used(kernels) -> dict:
                                    f"{', '.join(layout)} in '{k.name}' (the glue exposes "
                                    "them by name: use the same names everywhere)", k.span)
         for a in k.storage_args:
-            module, var = a.storage[1], tuple(a.storage[2:])
+            module, var = object_name(a.storage), tuple(a.storage[2:])
             seen = out.setdefault(module, {}).get(var)
             if seen is not None and (np.dtype(seen.dtype) != np.dtype(a.dtype)
                                      or tuple(seen.shape) != tuple(a.shape)):
@@ -154,6 +154,12 @@ def modules_used(kernels) -> dict:
                                    "the kernels of this file", a.span)
             out[module][var] = a
     return out
+
+
+def object_name(storage) -> str:
+    """The name of the glue object holding *storage*: the module's or common
+    block's name, ``<procedure>_save`` for the saved locals of a procedure."""
+    return storage[1] + "_save" if storage[0] == "save" else storage[1]
 
 
 def python_module_objects(kernels) -> str:
@@ -175,7 +181,8 @@ def python_module_objects(kernels) -> str:
         kinds = {a.storage[0] for a in modules[module].values()}
         if len(kinds) > 1:
             raise CodegenError(f"'{module}' is both a module and a common block; rename one")
-        what = f"module {module}" if kinds == {"module"} else f"common /{module}/"
+        what = {"module": f"module {module}", "common": f"common /{module}/",
+                "save": f"saved variables of {module[:-len('_save')]}"}[kinds.pop()]
         tree: dict = {}
         for path, a in modules[module].items():
             node = tree
@@ -211,7 +218,7 @@ def _values(tree: dict, depth: int) -> list[str]:
 
 
 def _attribute_path(a) -> str:
-    return ".".join(py_name(x) for x in a.storage[1:])
+    return ".".join(py_name(x) for x in (object_name(a.storage), *a.storage[2:]))
 
 
 def storage_reads(k) -> list[str]:

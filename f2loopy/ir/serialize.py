@@ -188,7 +188,7 @@ def _dec_storage(d) -> dict:
     if storage is None:
         return out
     if not (isinstance(storage, list) and 3 <= len(storage) <= 32
-            and storage[0] in ("module", "common")):
+            and storage[0] in ("module", "common", "save")):
         _fail("invalid storage")
     init = d.get("storage_init")
     return {**out, "storage": (storage[0], *(_name(x) for x in storage[1:])),
