@@ -366,3 +366,16 @@ def test_fortran_glue_keeps_saved_locals(tmp_path):
     assert_all_ok(proc, 1)
 
 # }}}
+
+
+def test_module_array_on_the_device(tmp_path, cl_queue):
+    """A module array the caller replaces by a pyopencl array stays on the
+    device: the kernel works on it in place, nothing is copied back."""
+    import pyopencl.array as cla
+    glue = _load(tmp_path)
+    table = cla.to_device(cl_queue, np.array([1.0, 2.0, 3.0, 4.0]))
+    glue.phys.table = table
+    u = np.zeros(4)
+    glue.heat(4, u, queue=cl_queue)
+    assert u.tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert table.get().tolist() == [1.0 + u[0], 2.0, 3.0, 4.0]
