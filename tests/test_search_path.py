@@ -245,3 +245,19 @@ def test_translate_and_load_unaffected(tmp_path):
         "subroutine s(n, x)\n  integer n\n  real x(n)\n  x = 1\nend\n", tmp_path)
     assert [p.name for p in result.inputs] == [result.inputs[0].name]
     assert hasattr(module, "s")
+
+
+def test_cache_sees_changes_of_used_files(project):
+    """The translation cache keys on the files read through -I too: editing
+    the module retranslates, also with parallel jobs."""
+    proc = _cli("translate", "-j", "2", "scale.f90", "-I", "inc", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert "double" in (project / "scale.cl").read_text()
+    kinds = project / "inc" / "deep" / "kinds.F90"
+    kinds.write_text(KINDS.replace("selected_real_kind(13, 300)", "4"))
+    proc = _cli("translate", "-j", "2", "scale.f90", "-I", "inc", cwd=project)
+    # translated again: x is real(4) now, and twice() takes real(8)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[0] == (
+        "scale.f90:11:12: error: argument 'a' of 'twice' is real(8), but the actual argument "
+        "is real")
