@@ -111,7 +111,9 @@ def _reference(n, u, steps, alpha=0.5):
 
 def test_python_glue_module_objects(tmp_path, cl_queue):
     glue = _load(tmp_path)
-    assert repr(glue.phys) == "<Fortran module phys: alpha, calls, table>"
+    # every variable of the module, also one no kernel uses
+    assert repr(glue.phys) == "<Fortran module phys: alpha, calls, table, unused>"
+    assert glue.phys.unused.dtype == np.float32 and glue.phys.unused.shape == (3,)
     assert glue.phys.table.dtype == np.float64 and glue.phys.table.flags.f_contiguous
     assert glue.phys.calls == 0 and glue.phys.alpha == 0.5
     u = np.linspace(0.0, 1.0, 7)

@@ -183,6 +183,31 @@ def storage_bounds(sym):
     return lbs, ubs
 
 
+def unused_module_data(symtab, args) -> tuple:
+    """Descriptors of the variables of the modules *symtab*'s unit uses that
+    are not among the kernel arguments *args*: the glue exposes them."""
+    passed = {a.storage for a in args if getattr(a, "storage", None) is not None}
+    out = []
+    candidates = list(symtab.symbols())
+    for info in symtab.used_modules:
+        table = getattr(info, "symtab", None)
+        if table is not None:
+            candidates += [s for s in table.local_symbols() if "poisoned" not in s.attributes]
+    for sym in candidates:
+        if sym.storage is None or sym.storage[0] != "module" or sym.storage in passed:
+            continue
+        passed.add(sym.storage)
+        dtype = np.dtype(sym.dtype)
+        if sym.storage_shape:
+            out.append(ArrayArg(name=sym.name, dtype=dtype, shape=tuple(sym.storage_shape),
+                                lower_bounds=tuple(sym.storage_lbs), span=sym.span,
+                                storage=sym.storage, storage_init=sym.storage_init))
+        else:
+            out.append(ScalarArg(name=sym.name, dtype=dtype, span=sym.span,
+                                 storage=sym.storage, storage_init=sym.storage_init))
+    return tuple(sorted(out, key=lambda a: a.storage))
+
+
 def storage_arguments(symtab, lowering) -> list:
     """The kernel arguments of the module variables the kernel uses (the
     subroutine's own uses and those of the procedures inlined into it), in

@@ -24,7 +24,8 @@ from f2loopy.frontend.derived_types import data_ref_parts, flatten_all, leaves
 from f2loopy.frontend.inline import StatementFunction
 from f2loopy.frontend.lowering import LoweringState, UnitLowering
 from f2loopy.frontend.module_data import (
-    declare_common_blocks, declare_module_variables, declare_saved_locals, storage_arguments)
+    declare_common_blocks, declare_module_variables, declare_saved_locals, storage_arguments,
+    unused_module_data)
 from f2loopy.frontend.source import SourceFile
 from f2loopy.frontend.symbols import SymbolTable
 from f2loopy.ir.expressions import variables_read
@@ -593,6 +594,7 @@ def _lower(src, proc, registry, errors):
         instructions=tuple(lowering.instructions),
         span=src.span(first, proc.name),
         module=proc.module.name if proc.module is not None else None,
+        module_data=unused_module_data(symtab, args),
     )
     return add_program_order_dependencies(kernel)
 

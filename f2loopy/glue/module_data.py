@@ -145,7 +145,12 @@ def modules_used(kernels) -> dict:
                                    f"{', '.join(seen[1])} in '{seen[0]}' but "
                                    f"{', '.join(layout)} in '{k.name}' (the glue exposes "
                                    "them by name: use the same names everywhere)", k.span)
-        for a in k.storage_args:
+    used = {object_name(a.storage) for k in kernels for a in k.storage_args}
+    for k in kernels:
+        # the other variables of the modules whose variables a kernel uses
+        # (not passed: no kernel uses them) are exposed too
+        extra = [a for a in getattr(k, "module_data", ()) if object_name(a.storage) in used]
+        for a in list(k.storage_args) + extra:
             module, var = object_name(a.storage), tuple(a.storage[2:])
             seen = out.setdefault(module, {}).get(var)
             if seen is not None and (np.dtype(seen.dtype) != np.dtype(a.dtype)

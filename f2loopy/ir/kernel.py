@@ -371,6 +371,9 @@ class Kernel(_Copyable):
         tile apply only there).
     :attr span: the ``subroutine`` statement.
     :attr module: the Fortran module the subroutine belongs to, if any.
+    :attr module_data: the variables of the modules the subroutine uses that
+        it does not read or write (arguments with :attr:`ArrayArg.storage`,
+        not passed): the Python glue exposes them with the others.
     """
 
     name: str
@@ -386,6 +389,7 @@ class Kernel(_Copyable):
     options: KernelOptions = field(default_factory=KernelOptions)
     span: SourceSpan | None = None
     module: str | None = None
+    module_data: tuple = ()
 
     def __post_init__(self):
         if self.assumptions is None:

@@ -227,6 +227,7 @@ def encode_kernel(k: Kernel) -> dict:
     return {
         "name": k.name, "module": k.module, "span": _enc_span(k.span),
         "args": [_enc_arg(a) for a in k.args],
+        "module_data": [_enc_arg(a) for a in k.module_data],
         "temporaries": [_enc_temp(t) for t in k.temporaries.values()],
         "domains": [str(d) for d in k.domains],
         "instructions": [_enc_insn(i) for i in k.instructions],
@@ -557,6 +558,8 @@ def decode_kernel(d) -> Kernel:
             module=None if d.get("module") is None else _name(d["module"]),
             span=_dec_span(d.get("span")),
             args=tuple(_dec_arg(a) for a in _list(d["args"], "args", 10_000)),
+            module_data=tuple(_dec_arg(a) for a in _list(d.get("module_data", []),
+                                                         "module data", 10_000)),
             temporaries=FrozenMap(temps),
             domains=tuple(_isl_set(x, "domain") for x in _list(d["domains"], "domains")),
             instructions=tuple(_dec_insn(i) for i in _list(d["instructions"], "instructions")),
