@@ -261,3 +261,25 @@ def test_cache_sees_changes_of_used_files(project):
     assert proc.stderr.splitlines()[0] == (
         "scale.f90:11:12: error: argument 'a' of 'twice' is real(8), but the actual argument "
         "is real")
+
+
+@needs_gfortran
+def test_check_with_include(project):
+    """f2loopy check builds the files the search path provided with the
+    original and compares."""
+    proc = _cli("check", "scale.f90", "-I", "inc", "--size", "n=17", "--range", "x=200:400",
+                cwd=project)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ok" in proc.stdout and "FAIL" not in proc.stdout
+
+
+def test_check_refuses_module_data(tmp_path):
+    (tmp_path / "m.f90").write_text("module m\n  real(8) :: alpha = 2\nend module\n")
+    (tmp_path / "k.f90").write_text("subroutine k(n, x)\n  use m\n  integer n\n  real(8) x(n)\n"
+                                    "  x = x * alpha\nend\n")
+    proc = _cli("check", "k.f90", "-I", ".", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[0] == (
+        "f2loopy: error: f2loopy check cannot check 'k' yet: it uses the module data m/alpha "
+        "(module data, common blocks, saved locals and derived types are not generated as "
+        "inputs); test it with a program of your own")

@@ -28,6 +28,7 @@ _PREFIX_WORDS = {"pure", "impure", "elemental", "recursive", "non_recursive", "m
                  "integer", "real", "double", "precision", "complex", "logical", "character",
                  "type", "class", "doublecomplex", "doubleprecision"}
 _KIND_RE = re.compile(r"\([^()]*\)|\*\s*\d+")
+_USE_RE = re.compile(r"\s*use\b(?:\s*,\s*\w+\s*::|\s*::|\s)\s*([a-z]\w*)", re.I)
 #: files larger than this are not indexed (not Fortran sources one writes)
 MAX_INDEXED_BYTES = 64 * 1024 * 1024
 
@@ -174,6 +175,35 @@ class SearchPath:
             reg = FileRegistry(src, parse_units(src), search=self)
             self._registries[key] = reg
         return reg
+
+    def build_order(self) -> list[Path]:
+        """:attr:`files_read` ordered so that a file defining a module comes
+        before the files that use it (the order a compiler needs)."""
+        defines = {}
+        for (kind, name), paths in self.index().items():
+            if kind == "module":
+                for path in paths:
+                    defines.setdefault(name, []).append(path)
+        read = list(self.files_read)
+        keys = {str(p) for p in read}
+        deps = {}
+        for path in read:
+            lines = _source_lines(path) or []
+            used = {m.group(1).lower() for m in map(_USE_RE.match, lines) if m}
+            deps[str(path)] = [d for name in sorted(used) for d in defines.get(name, ())
+                               if str(d) in keys and str(d) != str(path)]
+        order, state = [], {}
+
+        def visit(key):
+            if state.get(key):
+                return
+            state[key] = 1
+            for d in deps.get(key, ()):
+                visit(str(d))
+            order.append(key)
+        for path in read:
+            visit(str(path))
+        return [Path(k) for k in order]
 
     def key(self) -> list[str]:
         """What the search path contributes to a translation cache key."""

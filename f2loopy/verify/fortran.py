@@ -123,15 +123,19 @@ class FortranLibrary:
     """The subroutines of one Fortran source, compiled into a shared library.
 
     :arg flags: gfortran flags (default ``-O0``: evaluation as written).
+    :arg extra_sources: files compiled before the source, in order (the
+        modules and procedures of other files it uses).
     """
 
     def __init__(self, source: str, kernels, *, filename: str = "kernel.f90",
-                 flags=("-O0",), workdir: str | None = None):
+                 flags=("-O0",), workdir: str | None = None, extra_sources=()):
         self.kernels = {k.name.lower(): k for k in kernels}
         fc = find_gfortran()
         suffix = Path(filename).suffix or ".f90"
         shims = "\n".join(_shim(k) for k in kernels)
-        key = hashlib.sha256((source + shims + suffix + " ".join(flags)).encode()).hexdigest()
+        extra_text = "".join(Path(s).read_text(errors="replace") for s in extra_sources)
+        key = hashlib.sha256((source + shims + suffix + " ".join(flags) + extra_text)
+                             .encode()).hexdigest()
         self._tmp = None
         if workdir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="f2loopy-ref-")
@@ -143,7 +147,7 @@ class FortranLibrary:
         shim_path.write_text(shims)
         lib_path = wd / f"libref_{key[:12]}.so"
         cmd = [fc, "-shared", "-fPIC", *flags, "-J", str(wd), "-o", str(lib_path),
-               str(src_path), str(shim_path)]
+               *[str(Path(s).resolve()) for s in extra_sources], str(src_path), str(shim_path)]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=wd)
         if proc.returncode != 0:
             raise FortranToolError("gfortran failed to compile the original Fortran:\n"
