@@ -82,9 +82,13 @@ def translate_one(path: str, output_dir=None, defines=None, transform=None,
         written = write_outputs(result.outputs)
         if touch_outputs:
             touch_all(result.outputs)
-    except NothingToTranslate:
-        outcome.skipped = ("it has no subroutine or function to translate (its modules are read "
-                           "where other files use them)")
+    except NothingToTranslate as exc:
+        if exc.has_modules and search_files:
+            # named with the files that use its modules
+            outcome.skipped = ("it has no subroutine or function to translate (its modules "
+                               "are read where other files use them)")
+        else:
+            outcome.error = _format_error(exc, debug)
         return outcome
     except Exception as exc:  # noqa: BLE001 - every failure is reported, not raised
         outcome.error = _format_error(exc, debug)

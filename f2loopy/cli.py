@@ -271,12 +271,16 @@ def show(file, kernel_name, ir, code, include_dirs, defines, undefines, transfor
               help="Accept results this many units in the last place apart.")
 @click.option("--checkpoints/--no-checkpoints", default=True, show_default=True,
               help="Also check every checkpoint(...) of the transformation script.")
+@click.option("-I", "include_dirs", multiple=True, metavar="DIR",
+              type=click.Path(exists=True, file_okay=False),
+              help="Look for used modules and called procedures under DIR (repeatable); "
+                   "gfortran builds the files used with the original.")
 @defines_option
 @transform_option
 @trust_option
 @debug_option
-def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints, defines,
-          transform, debug):
+def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints, include_dirs,
+          defines, transform, debug):
     """Check that the kernels of FILE compute what the original Fortran computes.
 
     Builds the subroutines with gfortran, runs them and the generated OpenCL on the same
@@ -286,7 +290,8 @@ def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints,
     from f2loopy.verify.command import run_check
     sys.exit(run_check(file, defines=_parse_defines(defines), transform=transform, sizes=sizes,
                        ranges=ranges, kernel=kernel_name, seed=seed, rtol=rtol, atol=atol,
-                       ulps=ulps, checkpoints=checkpoints, debug=debug, report_error=_report))
+                       ulps=ulps, checkpoints=checkpoints, debug=debug, report_error=_report,
+                       include_dirs=include_dirs))
 
 
 @main.command()

@@ -18,15 +18,18 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from f2loopy.diagnostics import F2LoopyError
+from f2loopy.diagnostics import F2LoopyError, FortranError
 
 INPUT_SUFFIXES = (".f90", ".F90", ".f", ".F", ".for", ".f77", ".floopy", ".f95", ".f03",
                   ".f08")
 
 
-class NothingToTranslate(F2LoopyError):
+class NothingToTranslate(FortranError):
     """The file has no subroutine or function to translate (a file of
-    modules that other files use, or a main program): nothing is written."""
+    modules that other files use, or a main program): nothing is written.
+    :attr:`has_modules` says whether it defines modules."""
+
+    has_modules = False
 
 
 @dataclass
@@ -180,8 +183,7 @@ def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=N
     kernels = script.kernels
     inputs.extend(script.inputs)
     if not kernels:
-        raise NothingToTranslate(f"{path}: nothing to translate (no subroutine or function; a "
-                                 "file of modules is read where other files use them)")
+        raise _nothing_to_translate(src)
     try:
         generated = [generate_code(k) for k in kernels]
     except F2LoopyError as exc:
@@ -199,6 +201,25 @@ def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=N
     shown = "".join(f"{gk.source}\n" for gk in generated if gk.kernel.options.write_code)
     return TranslationResult(path, kernels, generated, outputs, inputs, script.checkpoints,
                              script.output + shown, dict(script.tunables))
+
+
+def _nothing_to_translate(src) -> NothingToTranslate:
+    import re
+    first = 1
+    for no, line in enumerate(src.lines, start=1):
+        text = line.strip()
+        if text and not text.startswith("!") and not (src.fixed_form and
+                                                      line[:1] in "cC*"):
+            first = no
+            break
+    has_modules = any(re.match(r"\s*module\s+(?!procedure\b)\w", line, re.I)
+                      for line in src.lines)
+    exc = NothingToTranslate("nothing to translate: the file has no subroutine or function "
+                             "(a file of modules is read where the files that use it are "
+                             "translated: name it with them, or its directory with -I)",
+                             src.span(first) if src.lines else None)
+    exc.has_modules = has_modules
+    return exc
 
 
 def apply_transformations(src, kernels, defines, transform, *, debug=False, tunables=None):

@@ -59,7 +59,7 @@ def test_components_are_flattened():
     assert comps == [("st_ncount", ("st", "ncount"), "inout"),
                      ("st_coef", ("st", "coef"), "inout"), ("st_q_x", ("st", "q", "x"), "inout")]
     assert knl.arg_dict["st_coef"].shape == (3,)
-    assert knl.arg_dict["st_coef"].component_type == ("yoecldp", "tecldp")
+    assert knl.arg_dict["st_coef"].component_type == ("yoecldp", "tecldp", 0)
     stored = {a.storage: a for a in knl.storage_args}
     assert sorted(stored) == [("module", "yoecldp", "yrecldp", "coef"),
                               ("module", "yoecldp", "yrecldp", "ramin"),
@@ -88,11 +88,12 @@ def test_unknown_type_and_arrays_of_types():
     assert e.value.format().splitlines()[0] == (
         "t.f90:2:8: error: type 'nowhere' is not defined (define it in this unit or in a module "
         "the unit uses)")
-    src = YOECLDP + "subroutine s(p)\n  use yoecldp\n  type(tecldp) :: p(3)\n  " \
-        "p(1)%rlmin = 1\nend\n"
+    src = YOECLDP.replace("type(tecldp) :: yrecldp", "type(tecldp) :: yrecldp(2)") + \
+        "subroutine s(x)\n  use yoecldp\n  real(8) x\n  x = yrecldp(1)%rlmin\nend\n"
     with pytest.raises(FortranError) as e:
         parse_fortran(src, "t.f90")
-    assert "arrays of derived type ('p') are not supported" in e.value.message
+    assert e.value.format().splitlines()[0] == (
+        "t.f90:14:19: error: module arrays of derived type ('yrecldp') are not supported")
 
 
 def _load(tmp_path):
@@ -212,3 +213,168 @@ end subroutine
     up = NS(RTT=0.5, NCALL=4)
     assert glue.bump(1.0, up, queue=cl_queue) == 1.5
     assert up.NCALL == 5
+
+
+CALLS = """\
+module yomcst
+  type inner
+    real(8) :: w(3)
+  end type
+  type tomcst
+    real(8) :: rtt = 273.16d0
+    integer :: ncall
+    type(inner) :: q
+  end type
+end module
+subroutine helper(x, c)
+  use yomcst
+  real(8), intent(inout) :: x
+  type(tomcst), intent(inout) :: c
+  x = x + c%rtt + c%q%w(2)
+  c%ncall = c%ncall + 1
+end subroutine
+subroutine set_w3(q, y)
+  use yomcst
+  type(inner), intent(inout) :: q
+  real(8) y
+  q%w(3) = y
+end subroutine
+subroutine top(n, x, ydcst)
+  use yomcst
+  integer, intent(in) :: n
+  real(8), intent(inout) :: x(n)
+  type(tomcst), intent(inout) :: ydcst
+  integer :: i
+  do i = 1, n
+    call helper(x(i), ydcst)
+  end do
+  call set_w3(ydcst%q, x(1))
+end subroutine
+"""
+
+
+def test_derived_arguments_of_inlined_procedures():
+    top = parse_fortran(CALLS, "c.f90")["top"]
+    assert [(a.name, a.intent) for a in top.fortran_args] == [
+        ("n", "in"), ("x", "inout"), ("ydcst_rtt", "inout"), ("ydcst_ncall", "inout"),
+        ("ydcst_q_w", "inout")]
+    assert {"ydcst_ncall", "ydcst_q_w", "x"} <= top.written_variables()
+    bad = CALLS.replace("call set_w3(ydcst%q, x(1))", "call set_w3(ydcst, x(1))")
+    with pytest.raises(FortranError) as e:
+        parse_fortran(bad, "c.f90")
+    assert e.value.format().splitlines()[0] == (
+        "c.f90:33:15: error: argument 'q' of 'set_w3' is type(inner), but the actual argument "
+        "'ydcst' is not")
+
+
+CALLS_MAIN = """
+program main
+  use checks
+  use yomcst
+  use top_cl_mod
+  implicit none
+  real(8) :: x(4) = [1d0, 2d0, 3d0, 4d0], y(4)
+  type(tomcst) :: a, b
+  y = x
+  a%ncall = 0; a%q%w = [1d0, 2d0, 3d0]
+  b = a
+  call top(4, x, a)
+  call top_cl(4, y, b)
+  call check(maxval(abs(x - y)) < 1d-12, "x")
+  call check(a%ncall == b%ncall .and. all(a%q%w == b%q%w), "components written")
+  call done()
+end program
+"""
+
+
+@needs_toolchain
+def test_derived_arguments_of_inlined_procedures_against_gfortran(tmp_path):
+    from fortran_util import translate
+    runtime = build_runtime(tmp_path)
+    sources = translate(tmp_path, "calls", CALLS)
+    proc = compile_and_run(tmp_path, runtime, sources, CALLS_MAIN)
+    assert_all_ok(proc, 2)
+
+
+POINTS = """\
+module geom
+  type point
+    real(8) :: x
+    real(8) :: w(2)
+    integer :: tag
+  end type
+end module
+subroutine move(n, pts, dx)
+  use geom
+  integer, intent(in) :: n
+  type(point), intent(inout) :: pts(n)
+  real(8), intent(in) :: dx
+  integer :: i
+  do i = 1, n
+    pts(i)%x = pts(i)%x + dx * pts(i)%w(2)
+    pts(i)%w(1) = pts(i)%x
+    pts(i)%tag = i
+  end do
+end subroutine
+"""
+
+
+def test_arrays_of_derived_type_are_flattened():
+    knl = parse_fortran(POINTS, "p.f90")["move"]
+    w = knl.arg_dict["pts_w"]
+    assert (w.component, w.component_type) == (("pts", "w"), ("geom", "point", 1))
+    assert [str(s) for s in w.shape] == ["2", "n"]          # the component's axes first
+    with pytest.raises(FortranError) as e:
+        parse_fortran(POINTS.replace("pts(i)%tag = i", "pts%tag = i"), "p.f90")
+    assert e.value.format().splitlines()[0] == (
+        "p.f90:17:5: error: 'pts%tag': components of a whole array of derived type are not "
+        "supported (index it: pts(i)%...)")
+
+
+def test_python_glue_takes_structured_arrays(tmp_path, cl_queue):
+    from util import translate_and_load
+    glue, _ = translate_and_load(POINTS, tmp_path, filename="p.f90")
+    dt = np.dtype([("X", "f8"), ("w", "f8", (2,)), ("tag", "i4")])
+    pts = np.zeros(3, dtype=dt)
+    pts["X"] = [1.0, 2.0, 3.0]
+    pts["w"][:, 1] = [10.0, 20.0, 30.0]
+    glue.move(3, pts, 0.5, queue=cl_queue)
+    assert pts["X"].tolist() == [6.0, 12.0, 18.0]
+    assert pts["w"].tolist() == [[6.0, 10.0], [12.0, 20.0], [18.0, 30.0]]
+    assert pts["tag"].tolist() == [1, 2, 3]
+    with pytest.raises(glue.KernelArgumentError) as e:
+        glue.move(3, np.zeros(3, dtype=[("x", "f8")]), 0.5, queue=cl_queue)
+    assert str(e.value) == "move: argument 'pts' has no field 'pts%w' (its dtype has x)"
+
+
+POINTS_MAIN = """
+program main
+  use checks
+  use geom
+  use move_cl_mod
+  implicit none
+  type(point) :: a(4), b(4)
+  integer :: k
+  do k = 1, 4
+    a(k)%x = k; a(k)%w = [0d0, 0.5d0 * k]; a(k)%tag = 0
+  end do
+  b = a
+  call move(4, a, 0.25d0)
+  call move_cl(4, b, 0.25d0)
+  call check(all(abs(a%x - b%x) < 1d-13), "x")
+  call check(all(a%tag == b%tag), "tag")
+  do k = 1, 4
+    call check(all(abs(a(k)%w - b(k)%w) < 1d-13), "w")
+  end do
+  call done()
+end program
+"""
+
+
+@needs_toolchain
+def test_fortran_glue_takes_arrays_of_derived_type(tmp_path):
+    from fortran_util import translate
+    runtime = build_runtime(tmp_path)
+    sources = translate(tmp_path, "points", POINTS)
+    proc = compile_and_run(tmp_path, runtime, sources, POINTS_MAIN)
+    assert_all_ok(proc, 6)

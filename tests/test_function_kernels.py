@@ -153,9 +153,19 @@ end program
 
 def test_nothing_to_translate_is_said(tmp_path):
     (tmp_path / "m.f90").write_text("module m\n  integer, parameter :: wp = 8\nend module m\n")
+    (tmp_path / "k.f90").write_text("subroutine k(x)\n  use m\n  real(wp) x\n  x = 1\nend\n")
     proc = subprocess.run([sys.executable, "-m", "f2loopy.cli", "translate", "m.f90"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[0] == (
+        "m.f90:1:1: error: nothing to translate: the file has no subroutine or function (a "
+        "file of modules is read where the files that use it are translated: name it with "
+        "them, or its directory with -I)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k.f90", "m.f90"]
+    # named with the file that uses it: a note, and the other file is translated
+    proc = subprocess.run([sys.executable, "-m", "f2loopy.cli", "translate", "m.f90", "k.f90"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ("f2loopy: note: skipping m.f90: it has no subroutine or function "
                            "to translate (its modules are read where other files use them)\n")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.f90"]
+    assert (tmp_path / "k_cl.py").exists() and not (tmp_path / "m_cl.py").exists()

@@ -111,7 +111,9 @@ def _reference(n, u, steps, alpha=0.5):
 
 def test_python_glue_module_objects(tmp_path, cl_queue):
     glue = _load(tmp_path)
-    assert repr(glue.phys) == "<Fortran module phys: alpha, calls, table>"
+    # every variable of the module, also one no kernel uses
+    assert repr(glue.phys) == "<Fortran module phys: alpha, calls, table, unused>"
+    assert glue.phys.unused.dtype == np.float32 and glue.phys.unused.shape == (3,)
     assert glue.phys.table.dtype == np.float64 and glue.phys.table.flags.f_contiguous
     assert glue.phys.calls == 0 and glue.phys.alpha == 0.5
     u = np.linspace(0.0, 1.0, 7)
@@ -284,3 +286,98 @@ def test_fortran_glue_declares_the_common_block(tmp_path):
     assert_all_ok(proc, 2)
 
 # }}}
+
+
+def test_c_glue_documents_the_extra_arguments(tmp_path):
+    _load(tmp_path)
+    head = (tmp_path / "heat_cl.c").read_text().split("static const char")[0]
+    assert head.splitlines()[3:] == [
+        "/* Kernel arguments, in order.  Scalars the kernel writes, arrays, module variables,",
+        "   common blocks and the components of derived-type arguments are pointers (global",
+        "   buffers); module variables and common blocks come after the Fortran arguments.",
+        "   heat(n, *u, alpha = module phys variable alpha, *calls = module phys variable calls, "
+        "*table =",
+        "     module phys variable table)",
+        "   bump(x, *c = module phys variable calls, *t = module phys variable table) */",
+        ""]
+
+
+# {{{ saved locals
+
+SAVED = """\
+subroutine counter(n, x)
+  implicit none
+  integer n, i
+  real(8) x(n)
+  integer, save :: calls = 0
+  real(8) :: acc(2) = [0.5d0, 0d0]
+  save acc
+  calls = calls + 1
+  do i = 1, n
+    acc(1) = acc(1) + x(i)
+    x(i) = x(i) + calls + acc(1)
+  end do
+end subroutine counter
+"""
+
+
+def test_saved_locals_are_storage():
+    knl = parse_fortran(SAVED, "s.f90")["counter"]
+    stored = {a.name: a for a in knl.storage_args}
+    assert stored["calls"].storage == ("save", "counter", "calls")
+    assert int(stored["calls"].storage_init) == 0
+    assert stored["acc"].storage_init.tolist() == [0.5, 0.0]
+    assert "calls: int32, scalar, saved local of counter" in str(knl)
+
+
+def test_python_glue_keeps_saved_locals(tmp_path, cl_queue):
+    from util import translate_and_load
+    glue, _ = translate_and_load(SAVED, tmp_path, filename="s.f90")
+    x = np.ones(2)
+    glue.counter(2, x, queue=cl_queue)
+    glue.counter(2, x, queue=cl_queue)
+    # call 1: acc 1.5, 2.5 -> x 3.5, 4.5; call 2: acc 6, 10.5 -> x 11.5, 17
+    assert x.tolist() == [11.5, 17.0]
+    assert glue.counter_save.calls == 2 and glue.counter_save.acc.tolist() == [10.5, 0.0]
+
+
+SAVED_MAIN = """
+program main
+  use checks
+  use counter_cl_mod
+  implicit none
+  real(8) :: x(3) = [1d0, 2d0, 3d0], y(3)
+  integer :: k
+  y = x
+  do k = 1, 3
+    call counter(3, x)
+    call counter_cl(3, y)
+  end do
+  call check(maxval(abs(x - y)) < 1d-12, "saved state evolves alike")
+  call done()
+end program
+"""
+
+
+@needs_toolchain
+def test_fortran_glue_keeps_saved_locals(tmp_path):
+    from fortran_util import translate
+    runtime = build_runtime(tmp_path)
+    sources = translate(tmp_path, "counter", SAVED)
+    proc = compile_and_run(tmp_path, runtime, sources, SAVED_MAIN)
+    assert_all_ok(proc, 1)
+
+# }}}
+
+
+def test_module_array_on_the_device(tmp_path, cl_queue):
+    """A module array the caller replaces by a pyopencl array stays on the
+    device: the kernel works on it in place, nothing is copied back."""
+    import pyopencl.array as cla
+    glue = _load(tmp_path)
+    table = cla.to_device(cl_queue, np.array([1.0, 2.0, 3.0, 4.0]))
+    glue.phys.table = table
+    u = np.zeros(4)
+    glue.heat(4, u, queue=cl_queue)
+    assert u.tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert table.get().tolist() == [1.0 + u[0], 2.0, 3.0, 4.0]

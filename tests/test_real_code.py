@@ -128,3 +128,15 @@ def test_python_glue_against_numpy(tmp_path, cl_queue):
     delta = (pt - 273.16 >= 0).astype(float)
     want += (delta * 3.0 + (1 - delta) * 2.0) * (pt - 273.16) + 1.5
     np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+@pytest.mark.parametrize("expr, value", [
+    ("radix(0d0)", 2), ("digits(0d0)", 53), ("digits(0.0)", 24), ("digits(0)", 31),
+    ("minexponent(0d0)", -1021), ("maxexponent(0d0)", 1024), ("minexponent(1.0)", -125),
+    ("maxexponent(1.0)", 128)])
+def test_model_inquiry_intrinsics(expr, value):
+    """The IEEE model numbers (as gfortran gives them), used by LAPACK's
+    la_constants to compute its scaling constants."""
+    src = f"subroutine s(k)\n  integer k\n  integer, parameter :: v = {expr}\n  k = v\nend\n"
+    knl = parse_fortran(src, "t.f90")["s"]
+    assert str(knl.instructions[0].expression) == str(value)

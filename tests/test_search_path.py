@@ -94,6 +94,18 @@ def test_scan_definitions(tmp_path):
     assert scan_definitions(g, True) == [("procedure", "daxpy")]
 
 
+def test_scan_is_linear_on_long_lines(tmp_path):
+    """A long statement of words and parentheses (a call with many arguments)
+    is scanned in linear time (no backtracking over the prefix words)."""
+    import time
+    f = tmp_path / "long.f"
+    words = " ".join(f"a{k} (b{k}) *2" for k in range(3000))
+    f.write_text(f"      x = {words} function\n      subroutine ok(x)\n")
+    start = time.perf_counter()
+    assert scan_definitions(f, False) == [("procedure", "ok")]
+    assert time.perf_counter() - start < 2.0
+
+
 def test_use_of_another_file_with_rename(project):
     tu = parse_fortran(KERNEL, str(project / "scale.f90"), include_dirs=[project / "inc"])
     knl = tu["scale"]
@@ -232,3 +244,41 @@ def test_translate_and_load_unaffected(tmp_path):
         "subroutine s(n, x)\n  integer n\n  real x(n)\n  x = 1\nend\n", tmp_path)
     assert [p.name for p in result.inputs] == [result.inputs[0].name]
     assert hasattr(module, "s")
+
+
+def test_cache_sees_changes_of_used_files(project):
+    """The translation cache keys on the files read through -I too: editing
+    the module retranslates, also with parallel jobs."""
+    proc = _cli("translate", "-j", "2", "scale.f90", "-I", "inc", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert "double" in (project / "scale.cl").read_text()
+    kinds = project / "inc" / "deep" / "kinds.F90"
+    kinds.write_text(KINDS.replace("selected_real_kind(13, 300)", "4"))
+    proc = _cli("translate", "-j", "2", "scale.f90", "-I", "inc", cwd=project)
+    # translated again: x is real(4) now, and twice() takes real(8)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[0] == (
+        "scale.f90:11:12: error: argument 'a' of 'twice' is real(8), but the actual argument "
+        "is real")
+
+
+@needs_gfortran
+def test_check_with_include(project):
+    """f2loopy check builds the files the search path provided with the
+    original and compares."""
+    proc = _cli("check", "scale.f90", "-I", "inc", "--size", "n=17", "--range", "x=200:400",
+                cwd=project)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ok" in proc.stdout and "FAIL" not in proc.stdout
+
+
+def test_check_refuses_module_data(tmp_path):
+    (tmp_path / "m.f90").write_text("module m\n  real(8) :: alpha = 2\nend module\n")
+    (tmp_path / "k.f90").write_text("subroutine k(n, x)\n  use m\n  integer n\n  real(8) x(n)\n"
+                                    "  x = x * alpha\nend\n")
+    proc = _cli("check", "k.f90", "-I", ".", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[0] == (
+        "f2loopy: error: f2loopy check cannot check 'k' yet: it uses the module data m/alpha "
+        "(module data, common blocks, saved locals and derived types are not generated as "
+        "inputs); test it with a program of your own")

@@ -137,10 +137,8 @@ DECLARATIONS = [
      "argument (allocatable arrays are not supported: declare explicit extents)", "^"),
     ("common y", "t.f90:5:3: error: blank 'common' is not supported (name the block: "
      "common /name/ ...)", "^~~~~~"),
-    ("real, save :: y", "t.f90:5:9: error: 'save' is not supported (kernel variables cannot "
-     "keep values between calls)", "^~~~"),
-    ("save", "t.f90:5:3: error: 'save' is not supported (kernel variables cannot keep values "
-     "between calls)", "^~~~"),
+    ("real, save :: y(n)", "t.f90:5:17: error: saved array 'y' must have constant bounds",
+     "^"),
     ("real, optional :: y", "t.f90:5:9: error: attribute 'optional' is not supported",
      "^~~~~~~~"),
     ("integer*3 k", "t.f90:5:3: error: integer of kind 3 is not supported (kinds: 1, 2, 4, 8)",
@@ -534,14 +532,13 @@ def test_show_lists_every_unsupported_statement(tmp_path):
 
 
 def test_collecting_mode_lists_declaration_errors_too():
-    src = DECL.format("common y\n  real, save :: z") + "\n"
+    src = DECL.format("common y\n  real, save :: z(n)") + "\n"
     src = src.replace("  x = 1\n", "  x = 1\n  print *, x\n")
     with pytest.raises(FortranError) as info:
         parse_fortran(src, "t.f90", collect_errors=True)
     heads = [line for line in info.value.format().splitlines() if ": error: " in line]
     assert heads == [
         "t.f90:5:3: error: blank 'common' is not supported (name the block: common /name/ ...)",
-        "t.f90:6:9: error: 'save' is not supported (kernel variables cannot keep values "
-        "between calls)",
+        "t.f90:6:17: error: saved array 'z' must have constant bounds",
         "t.f90:8:3: error: 'print' statements are not supported (kernels cannot do I/O)",
     ]

@@ -81,6 +81,8 @@ class DeclarationReader:
         self.common_blocks: dict[str, list] = {}
         #: the module whose specification this reads (for its type definitions)
         self.module_name: str | None = None
+        #: lower-case names of saved locals ("*": a bare 'save')
+        self.saved: set[str] = set()
 
     # {{{ errors and constant evaluation
 
@@ -277,9 +279,9 @@ class DeclarationReader:
                 elif word == "SAVE" and self.in_module:
                     pass        # module variables keep their values anyway
                 elif word == "SAVE":
-                    raise self.error("'save' is not supported (kernel variables cannot keep "
-                                     "values between calls)", "save",
-                                     UnsupportedFeatureError)
+                    # saved locals: data the glue keeps (f2loopy.frontend.module_data)
+                    for ent in entities.items:
+                        self.saved.add(str(ent.items[0]).lower())
                 else:
                     raise self.error(f"attribute '{word.lower().split('(')[0]}' is not "
                                      "supported", word.split("(")[0].lower(),
@@ -457,10 +459,19 @@ class DeclarationReader:
         pass          # public/private: every entity of a module of the file is visible
 
     def decl_Save_Stmt(self, stmt):
-        if not self.in_module:
-            raise self.error("'save' is not supported (kernel variables cannot keep values "
-                             "between calls)", "save", UnsupportedFeatureError)
-        # in a module: its variables keep their values anyway (module data)
+        if self.in_module:
+            return    # module variables keep their values anyway (module data)
+        items = stmt.items[1]
+        if items is None:
+            self.saved.add("*")          # every local
+            return
+        for item in items.items:
+            if isinstance(item, F.Name):
+                self.saved.add(str(item).lower())
+            else:
+                raise self.error("saving a common block by name is not needed (common "
+                                 "blocks are data the glue keeps)", "save",
+                                 UnsupportedFeatureError)
 
     def decl_Interface_Block(self, node):
         """An interface block that only declares external procedures (``interface;

@@ -149,27 +149,33 @@ def lookup_type(reader, type_spec) -> TypeDef:
     return tdef
 
 
-def flatten(symtab, sym, *, fresh) -> None:
+def flatten(symtab, sym, *, fresh, outer=None) -> None:
     """Give derived-type symbol *sym* a symbol per component (recursively):
     ``sym.components`` maps lower-case component names to them.  *fresh*
-    makes a unique name from a base."""
-    if sym.is_array:
-        raise UnsupportedFeatureError(f"arrays of derived type ('{sym.name}') are not "
-                                      "supported", sym.span)
+    makes a unique name from a base.  An array of derived type (``pts(n)``)
+    gives each component the array's axes after its own (``pts(i)%w(k)`` is
+    ``pts_w(k, i)``): *outer* holds those axes."""
+    if outer is None:
+        outer = list(sym.dims or ())
+    elif sym.is_array:
+        raise UnsupportedFeatureError(f"array components of derived type ('{sym.name}') are "
+                                      "not supported", sym.span)
     sym.components = {}
     for comp in sym.derived.components:
         name = fresh(f"{sym.name}_{comp.name}")
         csym = symtab.declare(name, sym.span)
         csym.path = (*(sym.path or (sym.name,)), comp.name)
         csym.intent = sym.intent
+        csym.struct_rank = len(outer)
         if comp.type is not None:
             csym.derived = comp.type
-            flatten(symtab, csym, fresh=fresh)
+            flatten(symtab, csym, fresh=fresh, outer=outer)
         else:
             csym.dtype = comp.dtype
-            if comp.shape:
-                csym.dims = [(F.Expr(str(lb)), F.Expr(str(lb + n - 1)))
-                             for n, lb in zip(comp.shape, comp.lbs)]
+            dims = [(F.Expr(str(lb)), F.Expr(str(lb + n - 1)))
+                    for n, lb in zip(comp.shape, comp.lbs)] + list(outer)
+            if dims:
+                csym.dims = dims
             if comp.init is not None:
                 csym.component_init = comp.init
         sym.components[comp.name.lower()] = csym
@@ -201,20 +207,27 @@ def component_symbol(lowering_or_reader, symtab, parts, needle):
 
 
 def data_ref_parts(node):
-    """``(names, index nodes of the last part or None)`` of a ``Data_Ref``
-    ``a%b%c(i)``; subscripts on an inner part are not supported."""
-    names, index = [], None
+    """``(names, index nodes or None)`` of a ``Data_Ref`` ``a%b%c(i)`` or
+    ``pts(j)%w(i)`` (the flattened component's subscripts: the last part's,
+    then the first part's); subscripts on an inner part are not supported."""
+    names, last, first = [], None, None
     items = node.items
     for k, part in enumerate(items):
         if isinstance(part, F.Name):
             names.append(str(part))
-        elif isinstance(part, F.Part_Ref) and k == len(items) - 1:
+        elif isinstance(part, F.Part_Ref) and k in (0, len(items) - 1):
             names.append(str(part.items[0]))
             subs = part.items[1]
-            index = list(subs.items) if isinstance(subs, F.Section_Subscript_List) else [subs]
+            subs = list(subs.items) if isinstance(subs, F.Section_Subscript_List) else [subs]
+            if k == 0:
+                first = subs
+            else:
+                last = subs
         else:
             return None, None
-    return names, index
+    if first is None:
+        return names, last
+    return names, (last or []) + first
 
 
 def component_access(lowering, node):
@@ -225,6 +238,10 @@ def component_access(lowering, node):
                              "supported (arrays of derived type)", "%",
                              UnsupportedFeatureError)
     leaf = component_symbol(lowering, lowering.symtab, names, names[-1])
+    if leaf.struct_rank and not isinstance(node.items[0], F.Part_Ref):
+        raise lowering.error(f"'{'%'.join(names)}': components of a whole array of derived "
+                             f"type are not supported (index it: {names[0]}(i)%...)",
+                             names[0], UnsupportedFeatureError)
     if leaf.derived is not None:
         raise lowering.error(f"'{'%'.join(names)}' is a whole derived-type value; use its "
                              "components",
@@ -245,3 +262,31 @@ def flatten_all(symtab) -> None:
             continue
         if sym.derived is not None and sym.components is None:
             flatten(symtab, sym, fresh=fresh)
+
+
+def expand_derived_arguments(lowering, proc, callee, actuals):
+    """``(dummies, actuals)`` of a call with every derived-type dummy argument
+    replaced by its components, each bound to the same component of the
+    actual argument (a variable of the same type, or a component of that type)."""
+    from f2loopy.frontend.associate import selector_symbol
+    dummies_out, actuals_out = [], []
+    for d, a in zip(callee.dummies, actuals):
+        dsym = callee.symtab.get(d)
+        if dsym.derived is None:
+            dummies_out.append(d)
+            actuals_out.append(a)
+            continue
+        asym = selector_symbol(lowering.symtab, a) if isinstance(a, (F.Name, F.Data_Ref)) \
+            else None
+        if asym is None and isinstance(a, F.Data_Ref):
+            names, index = data_ref_parts(a)
+            if names is not None and index is None:
+                asym = component_symbol(lowering, lowering.symtab, names, names[-1])
+        if asym is None or asym.derived is None or \
+                asym.derived.name.lower() != dsym.derived.name.lower():
+            raise lowering.error(f"argument '{d}' of '{proc.name}' is type({dsym.derived.name}), "
+                                 f"but the actual argument '{a}' is not", str(a))
+        for dleaf, aleaf in zip(leaves(dsym), leaves(asym)):
+            dummies_out.append(dleaf.name)
+            actuals_out.append(F.Name(aleaf.name))
+    return dummies_out, actuals_out

@@ -656,6 +656,23 @@ class ExpressionConverter:
         raise self.ctx.error(f"argument of '{name}' must be "
                              f"{'integer or real' if generic == 'huge' else 'real'}", name)
 
+    def _h_model_inquiry(self, name, generic, arg_nodes):
+        """``radix``, ``digits``, ``minexponent``, ``maxexponent`` of the IEEE
+        model of the argument's kind (constants; LAPACK's la_constants)."""
+        (x,) = self._args(name, arg_nodes, 1, 1, ("x",))
+        dt = self._typed(name, self.convert(x))
+        if generic == "radix" and dt.kind in "iuf":
+            return np.int32(2)
+        if generic == "digits" and dt.kind in "iu":
+            return np.int32(np.iinfo(dt).bits - 1)
+        if dt.kind == "f":
+            info = np.finfo(dt)
+            return np.int32({"digits": info.nmant + 1, "minexponent": info.minexp + 1,
+                             "maxexponent": info.maxexp}[generic])
+        raise self.ctx.error(f"argument of '{name}' must be "
+                             f"{'integer or real' if generic in ('radix', 'digits') else 'real'}",
+                             name)
+
     def _h_aimag(self, name, generic, arg_nodes):
         (z,) = self._args(name, arg_nodes, 1, 1, ("z",))
         z = self.convert(z)
@@ -738,6 +755,10 @@ _INTRINSIC_HANDLERS = {
     "huge": ExpressionConverter._h_numeric_inquiry,
     "tiny": ExpressionConverter._h_numeric_inquiry,
     "epsilon": ExpressionConverter._h_numeric_inquiry,
+    "radix": ExpressionConverter._h_model_inquiry,
+    "digits": ExpressionConverter._h_model_inquiry,
+    "minexponent": ExpressionConverter._h_model_inquiry,
+    "maxexponent": ExpressionConverter._h_model_inquiry,
     "merge": ExpressionConverter._h_merge,
     **{n: ExpressionConverter._h_bits for n in _BIT_SECOND},
 }

@@ -86,9 +86,12 @@ class InliningMixin:
             return self.elemental_call(proc, actual_nodes)      # f2loopy.frontend.elemental
         callee = proc.prepare(self.src, self.registry)
         actuals = self.match_arguments(proc, callee.dummies, actual_nodes)
+        # derived-type arguments are bound component by component
+        from f2loopy.frontend.derived_types import expand_derived_arguments
+        dummies, actuals = expand_derived_arguments(self, proc, callee, actuals)
         # the callee is lowered by a lowering of the caller's own class; a
         # procedure of another file with its own source and registry
-        child = type(self)(proc.src or self.src, callee.symtab, callee.dummies,
+        child = type(self)(proc.src or self.src, callee.symtab, dummies,
                            callee.written, callee.do_variables, state=self.st,
                            registry=proc.registry or self.registry,
                            parent=self, unit_name=proc.name,
@@ -97,9 +100,9 @@ class InliningMixin:
         saved_elemental = self.elemental
         self.elemental = None
         try:
-            scalars = [(d, a) for d, a in zip(callee.dummies, actuals)
+            scalars = [(d, a) for d, a in zip(dummies, actuals)
                        if not callee.symtab.get(d).is_array]
-            arrays = [(d, a) for d, a in zip(callee.dummies, actuals)
+            arrays = [(d, a) for d, a in zip(dummies, actuals)
                       if callee.symtab.get(d).is_array]
             for d, a in scalars:
                 child.bindings[d.lower()] = self.bind_scalar(proc, callee, d, a)

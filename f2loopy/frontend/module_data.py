@@ -48,6 +48,9 @@ def declare_module_variables(module_name: str, symtab, reader) -> None:
                 init = np.full(shape, init, dtype=np.dtype(sym.dtype), order="F")
             sym.attributes.discard("initialized")
             sym.value = None
+        if sym.struct_rank:
+            raise UnsupportedFeatureError(f"module arrays of derived type ('{sym.path[0]}') "
+                                          "are not supported", sym.span)
         if sym.path is not None:          # a component of a derived-type variable
             init = sym.component_init
             sym.storage = ("module", module_name.lower(), *(x.lower() for x in sym.path))
@@ -91,6 +94,59 @@ def declare_common_blocks(reader) -> None:
             sym.common_members = members
 
 
+def declare_saved_locals(reader, proc_name: str) -> None:
+    """Make the saved locals (``save`` attribute or statement) of procedure
+    *proc_name* storage ``("save", procedure, variable)``: data that keeps its
+    value between calls, which the glue keeps and passes."""
+    if not reader.saved:
+        return
+    everything = "*" in reader.saved
+    for sym in reader.symtab.local_symbols():
+        try:
+            _declare_saved(reader, proc_name, sym, everything)
+        except FortranError as exc:
+            if reader.errors is None:
+                raise
+            reader.errors.append(exc)
+
+
+def _declare_saved(reader, proc_name, sym, everything) -> None:
+    """Make one local *sym* saved storage if the save statements name it."""
+    low = sym.name.lower()
+    if not (everything or low in reader.saved):
+        return
+    if everything and (sym.is_parameter or low in reader.dummy_names or
+                       sym.storage is not None or sym.derived is not None or
+                       low == proc_name.lower() or sym.dtype is None):
+        return
+    if sym.is_parameter or low in reader.dummy_names:
+        raise FortranError(f"'{sym.name}' cannot be saved (it is a "
+                           f"{'parameter' if sym.is_parameter else 'dummy argument'})",
+                           sym.span)
+    if sym.derived is not None or sym.path is not None:
+        raise UnsupportedFeatureError(f"saved derived-type variable '{sym.name}' is not "
+                                      "supported", sym.span)
+    shape, lbs = (), ()
+    if sym.dims is not None:
+        try:
+            shape = tuple(int(n) for n in reader.array_shape(sym))
+            lbs = tuple(int(b) for b in reader.array_lower_bounds(sym))
+        except FortranError:
+            raise UnsupportedFeatureError(f"saved array '{sym.name}' must have constant "
+                                          "bounds", sym.span) from None
+    if sym.dtype is None:
+        sym.dtype = reader.symtab.implicit_type(sym.name)
+    init = None
+    if sym.is_initialized:
+        init = np.array(sym.value, dtype=np.dtype(sym.dtype), order="F")
+        if shape and init.shape != shape:
+            init = np.full(shape, init, dtype=np.dtype(sym.dtype), order="F")
+        sym.attributes.discard("initialized")
+        sym.value = None
+    sym.storage = ("save", proc_name.lower(), low)
+    sym.storage_shape, sym.storage_lbs, sym.storage_init = shape, lbs, init
+
+
 def storage_name(lowering, sym) -> str:
     """The IR name of module variable *sym* in the kernel being lowered (the
     same argument wherever the kernel and what it inlines use it)."""
@@ -125,6 +181,31 @@ def storage_bounds(sym):
     lbs = tuple(sym.storage_lbs)
     ubs = tuple(lb + n - 1 for lb, n in zip(sym.storage_lbs, sym.storage_shape))
     return lbs, ubs
+
+
+def unused_module_data(symtab, args) -> tuple:
+    """Descriptors of the variables of the modules *symtab*'s unit uses that
+    are not among the kernel arguments *args*: the glue exposes them."""
+    passed = {a.storage for a in args if getattr(a, "storage", None) is not None}
+    out = []
+    candidates = list(symtab.symbols())
+    for info in symtab.used_modules:
+        table = getattr(info, "symtab", None)
+        if table is not None:
+            candidates += [s for s in table.local_symbols() if "poisoned" not in s.attributes]
+    for sym in candidates:
+        if sym.storage is None or sym.storage[0] != "module" or sym.storage in passed:
+            continue
+        passed.add(sym.storage)
+        dtype = np.dtype(sym.dtype)
+        if sym.storage_shape:
+            out.append(ArrayArg(name=sym.name, dtype=dtype, shape=tuple(sym.storage_shape),
+                                lower_bounds=tuple(sym.storage_lbs), span=sym.span,
+                                storage=sym.storage, storage_init=sym.storage_init))
+        else:
+            out.append(ScalarArg(name=sym.name, dtype=dtype, span=sym.span,
+                                 storage=sym.storage, storage_init=sym.storage_init))
+    return tuple(sorted(out, key=lambda a: a.storage))
 
 
 def storage_arguments(symtab, lowering) -> list:

@@ -55,6 +55,8 @@ class Symbol:
     #: a component symbol: the names from the variable down (``("p", "q", "x")``)
     path: tuple | None = None
     component_init: object = None
+    #: the rank of the array of derived type the component belongs to
+    struct_rank: int = 0
 
     @property
     def is_array(self) -> bool:

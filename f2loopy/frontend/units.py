@@ -24,7 +24,8 @@ from f2loopy.frontend.derived_types import data_ref_parts, flatten_all, leaves
 from f2loopy.frontend.inline import StatementFunction
 from f2loopy.frontend.lowering import LoweringState, UnitLowering
 from f2loopy.frontend.module_data import (
-    declare_common_blocks, declare_module_variables, storage_arguments)
+    declare_common_blocks, declare_module_variables, declare_saved_locals, storage_arguments,
+    unused_module_data)
 from f2loopy.frontend.reader import parse_units
 from f2loopy.frontend.source import SourceFile, preprocessor_lines, read_source
 from f2loopy.frontend.symbols import SymbolTable
@@ -222,6 +223,11 @@ class FileRegistry:
         try:
             prep = proc.prepare(self.src, self)
             result = {d.lower() for d in prep.dummies} & prep.written
+            for d in prep.dummies:          # a derived-type dummy: any component written
+                sym = prep.symtab.get(d)
+                if sym.derived is not None and \
+                        any(leaf.name.lower() in prep.written for leaf in leaves(sym)):
+                    result.add(d.lower())
         except FortranError:
             result = set()
         self._writes[key] = result
@@ -305,6 +311,7 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
     reader.apply_data()
     declare_common_blocks(reader)
     flatten_all(symtab)
+    declare_saved_locals(reader, proc.name)
 
     result_name = None
     if proc.kind == "function":
@@ -549,8 +556,20 @@ def scan_writes(body, registry: FileRegistry | None, symtab, module, names=None)
                 continue
             if isinstance(a, F.Part_Ref):
                 a = a.items[0]
+            if isinstance(a, F.Data_Ref) and symtab is not None:
+                names, _ = data_ref_parts(a)
+                a = None
+                sym = symtab.get(names[0]) if names else None
+                for name in (names or [])[1:]:
+                    sym = (sym.components or {}).get(name.lower()) if sym is not None else None
+                if sym is not None:
+                    written.update(leaf.name.lower() for leaf in
+                                   (leaves(sym) if sym.derived is not None else [sym]))
             if isinstance(a, F.Name):
                 written.add(str(a).lower())
+                sym = symtab.get(str(a)) if symtab is not None else None
+                if sym is not None and sym.derived is not None:
+                    written.update(leaf.name.lower() for leaf in leaves(sym))
     return written, do_vars
 
 
@@ -641,7 +660,8 @@ def _lower(src, proc, registry, errors):
             if owner is not None:
                 tdef = owner.derived
                 arg = arg.copy(component=tuple(symtab.get(d).path),
-                               component_type=(tdef.module or "", tdef.name))
+                               component_type=(tdef.module or "", tdef.name,
+                                               len(owner.dims or ())))
             args.append(arg)
         except FortranError as exc:
             if errors is None:
@@ -668,6 +688,7 @@ def _lower(src, proc, registry, errors):
         error_sites=tuple(state.error_sites),
         span=src.span(first, proc.name),
         module=proc.module.name if proc.module is not None else None,
+        module_data=unused_module_data(symtab, args),
     )
     return add_program_order_dependencies(kernel)
 

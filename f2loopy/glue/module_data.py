@@ -83,6 +83,38 @@ def _set_component(fn, name, value, path, new):
     setattr(owner, spelling, new)
 
 
+def _field(fn, name, value, path, rank, dtype):
+    """The component *path* of structured array *value* (an array of a derived
+    type of rank *rank*) as a Fortran-ordered array with the component's axes
+    first, and a function that writes a changed copy back."""
+    if not isinstance(value, np.ndarray) or value.dtype.names is None:
+        raise KernelArgumentError(f"{fn}: argument '{name}' must be a numpy structured "
+                                  f"array (an array of a derived type), got "
+                                  f"{type(value).__name__}")
+    if value.ndim != rank:
+        raise KernelArgumentError(f"{fn}: argument '{name}' must have {rank} dimension(s), "
+                                  f"got {value.ndim}")
+    view = value
+    for k, part in enumerate(path):
+        names = view.dtype.names or ()
+        match = [n for n in names if n.lower() == part.lower()]
+        if not match:
+            raise KernelArgumentError(f"{fn}: argument '{name}' has no field "
+                                      f"'{'%'.join((name,) + path[:k + 1])}' (its dtype has "
+                                      f"{', '.join(names) or 'no fields'})")
+        view = view[match[0]]
+    if view.dtype != np.dtype(dtype):
+        raise KernelArgumentError(f"{fn}: field '{'%'.join((name,) + path)}' of argument "
+                                  f"'{name}' must have dtype {np.dtype(dtype).name}, got "
+                                  f"{view.dtype}")
+    order = list(range(rank, view.ndim)) + list(range(rank))
+    copy = np.asfortranarray(view.transpose(order))
+
+    def write_back():
+        view[...] = copy.transpose(np.argsort(order))
+    return copy, write_back
+
+
 def _initial(dtype, shape, data):
     dtype = np.dtype(dtype)
     if data is None:
@@ -113,8 +145,13 @@ def modules_used(kernels) -> dict:
                                    f"{', '.join(seen[1])} in '{seen[0]}' but "
                                    f"{', '.join(layout)} in '{k.name}' (the glue exposes "
                                    "them by name: use the same names everywhere)", k.span)
-        for a in k.storage_args:
-            module, var = a.storage[1], tuple(a.storage[2:])
+    used = {object_name(a.storage) for k in kernels for a in k.storage_args}
+    for k in kernels:
+        # the other variables of the modules whose variables a kernel uses
+        # (not passed: no kernel uses them) are exposed too
+        extra = [a for a in getattr(k, "module_data", ()) if object_name(a.storage) in used]
+        for a in list(k.storage_args) + extra:
+            module, var = object_name(a.storage), tuple(a.storage[2:])
             seen = out.setdefault(module, {}).get(var)
             if seen is not None and (np.dtype(seen.dtype) != np.dtype(a.dtype)
                                      or tuple(seen.shape) != tuple(a.shape)):
@@ -122,6 +159,12 @@ def modules_used(kernels) -> dict:
                                    "the kernels of this file", a.span)
             out[module][var] = a
     return out
+
+
+def object_name(storage) -> str:
+    """The name of the glue object holding *storage*: the module's or common
+    block's name, ``<procedure>_save`` for the saved locals of a procedure."""
+    return storage[1] + "_save" if storage[0] == "save" else storage[1]
 
 
 def python_module_objects(kernels) -> str:
@@ -143,7 +186,8 @@ def python_module_objects(kernels) -> str:
         kinds = {a.storage[0] for a in modules[module].values()}
         if len(kinds) > 1:
             raise CodegenError(f"'{module}' is both a module and a common block; rename one")
-        what = f"module {module}" if kinds == {"module"} else f"common /{module}/"
+        what = {"module": f"module {module}", "common": f"common /{module}/",
+                "save": f"saved variables of {module[:-len('_save')]}"}[kinds.pop()]
         tree: dict = {}
         for path, a in modules[module].items():
             node = tree
@@ -179,7 +223,7 @@ def _values(tree: dict, depth: int) -> list[str]:
 
 
 def _attribute_path(a) -> str:
-    return ".".join(py_name(x) for x in a.storage[1:])
+    return ".".join(py_name(x) for x in (object_name(a.storage), *a.storage[2:]))
 
 
 def storage_reads(k) -> list[str]:
@@ -212,8 +256,14 @@ def component_reads(k) -> list[str]:
     for a in k.fortran_args:
         if getattr(a, "component", None):
             root, path = a.component[0], tuple(a.component[1:])
-            out.append(f"    {py_name(a.name)} = _component({k.name!r}, {root!r}, "
-                       f"{py_name(root)}, {path!r})")
+            rank = a.component_type[2]
+            if rank:
+                out.append(f"    {py_name(a.name)}, {py_name(a.name)}_field = _field("
+                           f"{k.name!r}, {root!r}, {py_name(root)}, {path!r}, {rank}, "
+                           f"np.{np.dtype(a.dtype).name})")
+            else:
+                out.append(f"    {py_name(a.name)} = _component({k.name!r}, {root!r}, "
+                           f"{py_name(root)}, {path!r})")
     return out
 
 
@@ -221,6 +271,10 @@ def component_writes(k, written: set) -> list[str]:
     """Lines that set the scalar components the kernel wrote on the objects."""
     out = []
     for a in k.fortran_args:
+        if getattr(a, "component", None) and a.component_type[2]:
+            if a.name in written:           # a field of an array of derived type
+                out.append(f"    {py_name(a.name)}_field()")
+            continue
         if getattr(a, "component", None) and not a.shape and a.name in written:
             root, path = a.component[0], tuple(a.component[1:])
             out.append(f"    _set_component({k.name!r}, {root!r}, {py_name(root)}, {path!r}, "

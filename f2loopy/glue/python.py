@@ -433,11 +433,15 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
     written = {ka.name for ka in gk.arguments if ka.kind == "scalar_ref" or ka.written}
     for root in dict.fromkeys(a.component[0] for a in parts.values()):
         members = [a for a in parts.values() if a.component[0] == root]
-        module, tname = members[0].component_type
+        module, tname, rank = members[0].component_type
         comps = ", ".join("%".join(a.component[1:]) + (" (updated)" if a.name in written
                                                         else "") for a in members)
-        doc.append(f"      {root}: type({tname}){f' of module {module}' if module else ''}: "
-                   f"an object with the components {comps}")
+        if rank:
+            doc.append(f"      {root}: array of type({tname}), rank {rank}: a numpy structured "
+                       f"array with the fields {comps}")
+        else:
+            doc.append(f"      {root}: type({tname}){f' of module {module}' if module else ''}: "
+                       f"an object with the components {comps}")
     outs = [ka for ka in gk.arguments if ka.kind == "scalar_ref" and ka.name not in stored
             and ka.name not in parts]
     stored_outs = [ka for ka in gk.arguments if ka.kind == "scalar_ref"
@@ -550,7 +554,8 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
         lines.append(f"    cl.enqueue_copy(queue, _{v}_host, _{v}_buf)")
     lines.append("    queue.finish()")
     lines += storage_writes(k, {ka.name for ka in stored_outs})
-    lines += component_writes(k, {ka.name for ka in stored_outs})
+    lines += component_writes(k, {ka.name for ka in stored_outs} |
+                              {ka.name for ka in gk.arguments if ka.kind == "array" and ka.written})
     if len(outs) == 1:
         lines.append(f"    return _{py_name(outs[0].name)}_host[0]")
     elif outs:

@@ -114,7 +114,9 @@ class ArrayArg(ArrayVariable):
     :attr component: for a component of a derived-type dummy argument, the
         names from the argument down (``("p", "q", "x")`` for ``p%q%x``); the
         host glue takes the object and passes its components.
-    :attr component_type: ``(module or "", type name)`` of that argument.
+    :attr component_type: ``(module or "", type name, rank)`` of that argument
+        (rank 0: a scalar of the type; else an array of it, whose axes come
+        after the component's own in the flattened array).
     """
 
     intent: str | None = None
@@ -378,6 +380,9 @@ class Kernel(_Copyable):
         its error buffer.
     :attr span: the ``subroutine`` statement.
     :attr module: the Fortran module the subroutine belongs to, if any.
+    :attr module_data: the variables of the modules the subroutine uses that
+        it does not read or write (arguments with :attr:`ArrayArg.storage`,
+        not passed): the Python glue exposes them with the others.
     """
 
     name: str
@@ -395,6 +400,7 @@ class Kernel(_Copyable):
     options: KernelOptions = field(default_factory=KernelOptions)
     span: SourceSpan | None = None
     module: str | None = None
+    module_data: tuple = ()
 
     def __post_init__(self):
         if self.assumptions is None:

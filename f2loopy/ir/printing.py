@@ -51,9 +51,9 @@ def kernel_to_str(kernel: Kernel) -> str:
                        f"{a.extent_of[0]} (from the caller's array)")
         elif getattr(a, "storage", None) is not None:
             shape = f"shape ({_shape_str(a.shape)}), " if a.shape else "scalar, "
-            where = (f"module variable {a.storage[1]}::{'%'.join(a.storage[2:])}"
-                     if a.storage[0] == "module"
-                     else f"common /{a.storage[1]}/ member {a.storage[2]}")
+            where = {"module": f"module variable {a.storage[1]}::{'%'.join(a.storage[2:])}",
+                     "common": f"common /{a.storage[1]}/ member {a.storage[2]}",
+                     "save": f"saved local of {a.storage[1]}"}[a.storage[0]]
             out.append(f"{a.name}: {a.dtype}, {shape}{where}")
         elif isinstance(a, ScalarArg) and a.is_result:
             out.append(f"{a.name}: {a.dtype}, scalar, the function result")

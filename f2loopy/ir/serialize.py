@@ -184,15 +184,16 @@ def _dec_storage(d) -> dict:
     if comp is not None:
         ctype = d.get("component_type")
         if not (isinstance(comp, list) and 2 <= len(comp) <= 32 and isinstance(ctype, list)
-                and len(ctype) == 2 and all(isinstance(x, str) for x in ctype)):
+                and len(ctype) == 3 and all(isinstance(x, str) for x in ctype[:2])
+                and isinstance(ctype[2], int) and 0 <= ctype[2] < 16):
             _fail("invalid component")
         out["component"] = tuple(_name(x) for x in comp)
-        out["component_type"] = (ctype[0] and _name(ctype[0]), _name(ctype[1]))
+        out["component_type"] = (ctype[0] and _name(ctype[0]), _name(ctype[1]), ctype[2])
     storage = d.get("storage")
     if storage is None:
         return out
     if not (isinstance(storage, list) and 3 <= len(storage) <= 32
-            and storage[0] in ("module", "common")):
+            and storage[0] in ("module", "common", "save")):
         _fail("invalid storage")
     init = d.get("storage_init")
     return {**out, "storage": (storage[0], *(_name(x) for x in storage[1:])),
@@ -231,6 +232,7 @@ def encode_kernel(k: Kernel) -> dict:
     return {
         "name": k.name, "module": k.module, "span": _enc_span(k.span),
         "args": [_enc_arg(a) for a in k.args],
+        "module_data": [_enc_arg(a) for a in k.module_data],
         "temporaries": [_enc_temp(t) for t in k.temporaries.values()],
         "domains": [str(d) for d in k.domains],
         "instructions": [_enc_insn(i) for i in k.instructions],
@@ -569,6 +571,8 @@ def decode_kernel(d) -> Kernel:
             module=None if d.get("module") is None else _name(d["module"]),
             span=_dec_span(d.get("span")),
             args=tuple(_dec_arg(a) for a in _list(d["args"], "args", 10_000)),
+            module_data=tuple(_dec_arg(a) for a in _list(d.get("module_data", []),
+                                                         "module data", 10_000)),
             temporaries=FrozenMap(temps),
             domains=tuple(_isl_set(x, "domain") for x in _list(d["domains"], "domains")),
             instructions=tuple(_dec_insn(i) for i in _list(d["instructions"], "instructions")),

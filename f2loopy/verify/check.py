@@ -297,7 +297,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                  checkpoints: bool = True, queue=None, isolate: bool = True,
                  result=None, fortran_flags=("-O0",), timeout: float = 120.0,
                  coverage: bool = False, char_round: int = 0, char_exclude=None,
-                 assumed_size_fallback: bool = False) -> CheckReport:
+                 assumed_size_fallback: bool = False, include_dirs=()) -> CheckReport:
     """Check the translation of Fortran *text* (from file *path*) against
     gfortran; see the module docstring.  *result* is a
     :class:`~f2loopy.pipeline.TranslationResult` of *text* if already made.
@@ -312,16 +312,30 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
     from f2loopy.frontend.source import is_fixed_form_name
     from f2loopy.pipeline import translate_text
     from f2loopy.verify.fortran import FortranLibrary
+    from f2loopy.frontend.search_path import SearchPath
     path = Path(path)
     if result is None:
-        result = translate_text(text, path, defines=defines, transform=transform)
+        result = translate_text(text, path, defines=defines, transform=transform,
+                                include_dirs=include_dirs)
     from f2loopy.preprocessor import needs_preprocessing, preprocess
     preprocessed = needs_preprocessing(text, path)
     if preprocessed:
         # the original as the compiler sees it with the same macros (the
         # translation preprocessed it the same way)
-        text = preprocess(text, path, defines=defines).text
-    originals = {k.name: k for k in translate_source(read_source(text, str(path)))}
+        text = preprocess(text, path, defines=defines, include_dirs=include_dirs).text
+    search = SearchPath(include_dirs)
+    originals = {k.name: k for k in translate_source(read_source(text, str(path)),
+                                                     search=search)}
+    for k in list(result.kernels) + list(originals.values()):
+        extra = [a for a in k.args if getattr(a, "storage", None) is not None
+                 or getattr(a, "component", None) is not None]
+        if extra:
+            a = extra[0]
+            what = (f"the derived-type argument '{a.component[0]}'" if a.component else
+                    f"the {a.storage[0]} data {'/'.join(a.storage[1:])}")
+            raise CheckError(f"f2loopy check cannot check '{k.name}' yet: it uses {what} "
+                             "(module data, common blocks, saved locals and derived types are "
+                             "not generated as inputs); test it with a program of your own")
 
     units = [(None, list(result.kernels), result.generated)]
     if checkpoints:
@@ -413,8 +427,10 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         if path.suffix in (".F90", ".F", ".f95", ".f03", ".f08", ".for", ".f77"):
             suffix = path.suffix.lower() if preprocessed else path.suffix
         measure = coverage and isolate and cov.gcov_available()
+        # the files the search path provided, each after the modules it uses
         lib = FortranLibrary(text, list(originals.values()), filename=f"original{suffix}",
-                             flags=tuple(fortran_flags), workdir=str(tmp), coverage=measure)
+                             flags=tuple(fortran_flags), workdir=str(tmp), coverage=measure,
+                             extra_sources=[str(p) for p in search.build_order()])
         sequences = []
         for *_, seq in runnable:
             if tuple(seq) not in sequences:

@@ -10,7 +10,7 @@ from f2loopy.escape import terminal
 
 
 def run_check(file, *, defines: dict, transform, sizes, ranges, kernel, seed, rtol, atol,
-              ulps, checkpoints: bool, debug: bool, report_error) -> int:
+              ulps, checkpoints: bool, debug: bool, report_error, include_dirs=()) -> int:
     """Run the check of *file* and print its report; returns the exit status
     (0 every output matches, 1 a mismatch or an error).  Option syntax
     errors raise :class:`click.UsageError` (exit status 2)."""
@@ -26,7 +26,8 @@ def run_check(file, *, defines: dict, transform, sizes, ranges, kernel, seed, rt
     try:
         report = check_file(file, defines=defines, transform=transform, sizes=size_values,
                             ranges=range_values, kernel=kernel, seed=seed,
-                            tolerances=tolerances, checkpoints=checkpoints)
+                            tolerances=tolerances, checkpoints=checkpoints,
+                            include_dirs=include_dirs)
     except CheckUsageError as exc:
         raise click.UsageError(str(exc)) from None
     except F2LoopyError as exc:

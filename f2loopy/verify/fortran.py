@@ -151,10 +151,13 @@ class FortranLibrary:
     :arg flags: gfortran flags (default ``-O0``: evaluation as written).
     :arg coverage: build with gcov instrumentation: :meth:`dump_coverage`
         writes the counts (see :mod:`f2loopy.verify.coverage`).
+    :arg extra_sources: files compiled before the source, in order (the
+        modules and procedures of other files it uses).
     """
 
     def __init__(self, source: str, kernels, *, filename: str = "kernel.f90",
-                 flags=("-O0",), workdir: str | None = None, coverage: bool = False):
+                 flags=("-O0",), workdir: str | None = None, coverage: bool = False,
+                 extra_sources=()):
         self.kernels = {k.name.lower(): k for k in kernels}
         fc = find_gfortran()
         suffix = Path(filename).suffix or ".f90"
@@ -162,7 +165,9 @@ class FortranLibrary:
         extra = []
         if coverage:
             flags = tuple(flags) + ("--coverage",)
-        key = hashlib.sha256((source + shims + suffix + " ".join(flags)).encode()).hexdigest()
+        extra_text = "".join(Path(s).read_text(errors="replace") for s in extra_sources)
+        key = hashlib.sha256((source + shims + suffix + " ".join(flags) + extra_text)
+                             .encode()).hexdigest()
         self._tmp = None
         if workdir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="f2loopy-ref-")
@@ -180,7 +185,8 @@ class FortranLibrary:
             extra.append(str(dump))
         self.lib_path, self.source_path, self.coverage = lib_path, src_path, coverage
         cmd = [fc, "-shared", "-fPIC", *flags, "-J", str(wd), "-o", str(lib_path),
-               str(src_path), str(shim_path), *extra]
+               *[str(Path(s).resolve()) for s in extra_sources], str(src_path), str(shim_path),
+               *extra]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=wd)
         if proc.returncode != 0:
             raise FortranToolError("gfortran failed to compile the original Fortran:\n"
