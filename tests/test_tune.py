@@ -258,3 +258,17 @@ def test_tune_command_without_tunables(tmp_path):
     assert not record_path(src).exists()
 
 # }}}
+
+
+def test_recipes_declare_tunables(tmp_path):
+    src = tmp_path / "scale.f90"
+    src.write_text(SCALE.split("!$loopy")[0])
+    r = translate_text(src.read_text(), src, transform="gpu_tiling")
+    assert r.tunables == {"tile": (16, 8, 32)}
+    assert "reqd_work_group_size(16, 1, 1)" in r.outputs[tmp_path / "scale.cl"]
+    r = translate_text(src.read_text(), src, transform="gpu_tiling", tunables={"tile": 32})
+    assert "reqd_work_group_size(32, 1, 1)" in r.outputs[tmp_path / "scale.cl"]
+    # an explicit option is no tunable
+    r = translate_text(src.read_text(), src, transform="gpu_tiling", defines={"tile": 8})
+    assert r.tunables == {}
+    assert "reqd_work_group_size(8, 1, 1)" in r.outputs[tmp_path / "scale.cl"]
