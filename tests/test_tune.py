@@ -272,3 +272,25 @@ def test_recipes_declare_tunables(tmp_path):
     r = translate_text(src.read_text(), src, transform="gpu_tiling", defines={"tile": 8})
     assert r.tunables == {}
     assert "reqd_work_group_size(8, 1, 1)" in r.outputs[tmp_path / "scale.cl"]
+
+
+def test_tune_needs_the_sizes_it_times_at(tmp_path, cl_queue):
+    from f2loopy.tune.command import run_tune
+    src = tmp_path / "scale.f90"
+    src.write_text(SCALE.replace("! knl = fix_parameters(knl, n=96)\n", "", 1))
+    with pytest.raises(F2LoopyError, match=r"give a size for 'n' \(--size n=\.\.\.\)"):
+        run_tune(src, min_time=0.01, queue=cl_queue)
+    assert not record_path(src).exists()
+
+
+@pytest.mark.skipif(__import__("shutil").which("gfortran") is None, reason="no gfortran")
+def test_check_uses_the_tuned_choices(tmp_path, cl_queue):
+    from f2loopy.verify.check import check_file
+    src = tmp_path / "scale.f90"
+    src.write_text(SCALE)
+    store_entry(src, SCALE, defines={}, transform=None, device="d", sizes={},
+                values={"tile": 8, "version": "changed"}, measurements={})
+    report = check_file(src, queue=cl_queue)
+    assert not report.passed          # the recorded (wrong) variant is what gets checked
+    record_path(src).unlink()
+    assert check_file(src, queue=cl_queue).passed

@@ -194,6 +194,8 @@ def _measure(values: dict, ready, c: _Context) -> Variant:
     try:
         ms = time_variant(result, c.queue, c.sizes, seed=c.seed, min_time=c.min_time,
                           warmup=c.warmup)
+    except F2LoopyError:
+        raise                  # e.g. a size to time at is missing: no variant would do
     except Exception as exc:  # noqa: BLE001 - the device refused the launch
         return Variant(values, "failed", message=_one_line(f"{type(exc).__name__}: {exc}"))
     return Variant(values, "ok", ms, check.max_error)

@@ -490,7 +490,11 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
     from f2loopy.verify.fortran import FortranLibrary
     path = Path(path)
     if result is None:
-        result = translate_text(text, path, defines=defines, transform=transform)
+        # what 'f2loopy translate' makes of the file: with its tuned choices
+        from f2loopy.tune.record import find_entry
+        entry, _ = find_entry(path, text, defines, transform)
+        result = translate_text(text, path, defines=defines, transform=transform,
+                                tunables=entry.values if entry is not None else None)
     originals = {k.name: k for k in translate_source(read_source(text, str(path)))}
 
     units = [(None, list(result.kernels), result.generated)]
