@@ -42,7 +42,7 @@ PAPER = REPO / "samples" / "numa_volume" / "volume.f90"
 def _geometry(gk, values):
     from f2loopy.bench import _tdiv
     from f2loopy.glue.pyexpr import py_int_expr
-    groups = [int(eval(py_int_expr(g), {"_tdiv": _tdiv, "min": min, "max": max},  # noqa: S307 - our own expression
+    groups = [int(eval(py_int_expr(g), {"_tdiv": _tdiv, "min": min, "max": max},
                        dict(values))) for g in gk.grid.num_groups]
     lsize = list(gk.grid.local_size)
     return tuple(g * l for g, l in zip(groups, lsize)), tuple(lsize)
@@ -59,8 +59,7 @@ class F2Kernel:
         from f2loopy.glue.layout import _relaid
         from f2loopy.glue.python import _slowest_first
         self.label, self.gk, self.queue = label, gk, queue
-        self.args = [inputs[a.name] if a.name in inputs else a.fixed_value
-                     for a in gk.kernel.args]
+        self.args = [inputs.get(a.name, a.fixed_value) for a in gk.kernel.args]
         prg = cl.Program(queue.context, join_program([gk])).build(options=list(gk.build_options))
         self.knl = cl.Kernel(prg, gk.c_name)
         values = {**sizes, **{a.name: a.fixed_value for a in gk.kernel.args
@@ -226,10 +225,10 @@ def main(argv=None) -> int:
     limit_ms = compulsory / (bandwidth * 1e9) * 1e3
 
     labels = list(opts.levels) + (["level 8 tuned"] if opts.tuned else [])
-    lines = [f"device: {device}; sizes {sizes}, defines {defines}; medians of "
-             f"{opts.rounds} rounds of >= {opts.min_time} s of launches",
-             f"bandwidth limit: float4 copy {bandwidth:.0f} GB/s, compulsory traffic "
-             f"{compulsory / 1e9:.4f} GB -> {limit_ms:.4f} ms"]
+    lines = [(f"device: {device}; sizes {sizes}, defines {defines}; medians of "
+              f"{opts.rounds} rounds of >= {opts.min_time} s of launches"),
+             (f"bandwidth limit: float4 copy {bandwidth:.0f} GB/s, compulsory traffic "
+              f"{compulsory / 1e9:.4f} GB -> {limit_ms:.4f} ms")]
     if lp_data:
         lines.append(f"loopy {lp_data['loopy_version']} kernels from {opts.loopy}")
     if tuned_note:

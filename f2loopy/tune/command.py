@@ -53,11 +53,11 @@ class TuneReport:
         return sum(v.status == status for v in self.variants)
 
     def to_text(self) -> str:
-        lines = [f"{self.file} on {self.device}: {len(self.variants)} of "
-                 f"{space_size(self.space)} variants ({self.strategy}), "
-                 f"{self.count('ok')} timed, {self.count('refused')} refused by a transform, "
-                 f"{self.count('wrong')} wrong, {self.count('failed')} failed; "
-                 f"{self.seconds:.1f} s"]
+        lines = [(f"{self.file} on {self.device}: {len(self.variants)} of "
+                  f"{space_size(self.space)} variants ({self.strategy}), "
+                  f"{self.count('ok')} timed, {self.count('refused')} refused by a transform, "
+                  f"{self.count('wrong')} wrong, {self.count('failed')} failed; "
+                  f"{self.seconds:.1f} s")]
         width = max([len(format_assignment(v.values)) for v in self.variants] + [10])
         for v in sorted(self.variants, key=lambda v: (v.time_ms is None, v.time_ms or 0)):
             t = f"{v.time_ms:10.4f} ms" if v.time_ms is not None else f"{'-':>13}"

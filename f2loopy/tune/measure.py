@@ -75,7 +75,11 @@ class Reference:
 
     def inputs_for(self, kernel):
         """(plan, inputs, reference final state) for *kernel*'s subroutines."""
-        from f2loopy.verify.check import _fixed_parameters, _glue_for_kernels, _run_generated
+        from f2loopy.verify.check import (
+            _fixed_parameters,
+            _glue_for_kernels,
+            _run_generated,
+        )
         from f2loopy.verify.inputs import plan_inputs
         seq = self._sequence(kernel)
         given = _fixed_parameters([kernel])
@@ -100,7 +104,11 @@ class Reference:
     def check(self, result) -> CheckOutcome:
         """Run every kernel of *result* (a TranslationResult) on the reference
         inputs and compare its outputs with the untransformed kernels'."""
-        from f2loopy.verify.check import _compare_outputs, _glue_for_result, _run_generated
+        from f2loopy.verify.check import (
+            _compare_outputs,
+            _glue_for_result,
+            _run_generated,
+        )
         module = _glue_for_result(result, self._dir())
         worst = 0.0
         for gk in result.generated:
@@ -125,7 +133,7 @@ class Reference:
 def _launch_geometry(gk, values: dict):
     from f2loopy.bench import _tdiv
     from f2loopy.glue.pyexpr import py_int_expr
-    groups = tuple(int(eval(py_int_expr(g), {"_tdiv": _tdiv, "min": min, "max": max},  # noqa: S307 - our own expression
+    groups = tuple(int(eval(py_int_expr(g), {"_tdiv": _tdiv, "min": min, "max": max},
                             dict(values))) for g in gk.grid.num_groups)
     lsize = tuple(gk.grid.local_size)
     return tuple(g * l for g, l in zip(groups, lsize)), lsize
