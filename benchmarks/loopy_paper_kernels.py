@@ -41,7 +41,7 @@ PAPER = Path(__file__).resolve().parent.parent / "samples" / "numa_volume" / "vo
 
 
 def script_of(text: str) -> str:
-    m = re.search(r"^!\$loopy begin[ \t]*\n(.*?)^!\$loopy end", text, re.M | re.S)
+    m = re.search(r"^!\$loopy begin[ \t]*\n(.*?)^!\$loopy end", text, re.MULTILINE | re.DOTALL)
     if m is None:
         raise SystemExit("no !$loopy begin ... !$loopy end block")
     return "\n".join(line[2:] if line.startswith("! ") else line[1:]
@@ -66,7 +66,7 @@ def main(argv=None) -> int:
 
     def parse_fortran(source, filename="<floopy code>", **kwargs):
         tu = original_parse(source, filename, **kwargs)
-        order = [m.group(1) for m in re.finditer(r"^\s*subroutine\s+(\w+)", source, re.M | re.I)]
+        order = [m.group(1) for m in re.finditer(r"^\s*subroutine\s+(\w+)", source, re.MULTILINE | re.IGNORECASE)]
         names = [n for n in order if n in tu.callables_table]
         return [tu[n] for n in names]
 
@@ -132,7 +132,7 @@ def main(argv=None) -> int:
         lsize += [1] * (dims - len(lsize))
         groups += [1] * (dims - len(groups))
         sig = re.search(r"__kernel\s+void\s+(?:__attribute__\s*\(\(.*?\)\)\s*)?(\w+)\s*\((.*?)\)",
-                        code, re.S)
+                        code, re.DOTALL)
         params = [re.findall(r"(\w+)\s*$", p.strip())[0] for p in sig.group(2).split(",")]
         by_name = {a.name: a for a in knl.args}
         args = []

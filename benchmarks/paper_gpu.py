@@ -59,8 +59,7 @@ class F2Kernel:
         from f2loopy.glue.layout import relaid
         from f2loopy.glue.python import slowest_first
         self.label, self.gk, self.queue = label, gk, queue
-        self.args = [inputs[a.name] if a.name in inputs else a.fixed_value
-                     for a in gk.kernel.args]
+        self.args = [inputs.get(a.name, a.fixed_value) for a in gk.kernel.args]
         prg = cl.Program(queue.context, join_program([gk])).build(options=list(gk.build_options))
         self.knl = cl.Kernel(prg, gk.c_name)
         values = {**sizes, **{a.name: a.fixed_value for a in gk.kernel.args
@@ -95,8 +94,8 @@ class F2Kernel:
         return out
 
     def fortran_outputs(self):
-        from f2loopy.bench.run import _run_once
-        outs = _run_once(self.gk, self.knl, self.args, self.queue, self.gsize, self.lsize)
+        from f2loopy.bench.run import run_once
+        outs = run_once(self.gk, self.knl, self.args, self.queue, self.gsize, self.lsize)
         self.knl.set_args(*self.bufs)
         return outs
 
@@ -174,7 +173,7 @@ def main(argv=None) -> int:
     opts = ap.parse_args(argv)
     import pyopencl as cl
 
-    from f2loopy.bench.run import _scale_compulsory, make_inputs, measure_copy_bandwidth
+    from f2loopy.bench.run import scale_compulsory, make_inputs, measure_copy_bandwidth
     from f2loopy.codegen import generate_code
     from f2loopy.pipeline import translate_file
     defines = {k: int(v) for k, v in (d.split("=", 1) for d in opts.defines)}
@@ -222,14 +221,14 @@ def main(argv=None) -> int:
         for g, lab, k in rows:
             times[(g, lab)].append(k.time(opts.min_time))
     med = {key: statistics.median(v) for key, v in times.items()}
-    compulsory = _scale_compulsory(cps[opts.levels[-1]][0], sizes)
+    compulsory = scale_compulsory(cps[opts.levels[-1]][0], sizes)
     limit_ms = compulsory / (bandwidth * 1e9) * 1e3
 
     labels = list(opts.levels) + (["level 8 tuned"] if opts.tuned else [])
-    lines = [f"device: {device}; sizes {sizes}, defines {defines}; medians of "
-             f"{opts.rounds} rounds of >= {opts.min_time} s of launches",
-             f"bandwidth limit: float4 copy {bandwidth:.0f} GB/s, compulsory traffic "
-             f"{compulsory / 1e9:.4f} GB -> {limit_ms:.4f} ms"]
+    lines = [(f"device: {device}; sizes {sizes}, defines {defines}; medians of "
+              f"{opts.rounds} rounds of >= {opts.min_time} s of launches"),
+             (f"bandwidth limit: float4 copy {bandwidth:.0f} GB/s, compulsory traffic "
+              f"{compulsory / 1e9:.4f} GB -> {limit_ms:.4f} ms")]
     if lp_data:
         lines.append(f"loopy {lp_data['loopy_version']} kernels from {opts.loopy}")
     if tuned_note:

@@ -7,7 +7,9 @@ in the sandbox, code generation, glue) and on generated files of about 1,000,
 5,000 and 10,000 lines (``benchmarks/frontend_speed.py``'s kernels, no
 script), and prints the median of N runs, seconds per 1,000 lines, and the
 ratio to the targets (paper file under 0.8 s; at most 1.0 s per 1,000 lines
-at every size).  The process starts as the console script does: without
+at every size); also the median CPU seconds (user + system of the command and
+its children), which say more than wall time on a loaded machine.  The
+process starts as the console script does: without
 ``PYTHONHASHSEED``, so the command's re-execution with a fixed hash seed is
 counted.
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -42,19 +45,25 @@ PAPER_TARGET_S = 0.8
 PER_KLINE_TARGET_S = 1.0
 
 
-def _command_time(root: Path, args: list, cwd: Path) -> float:
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _command_time(root: Path, args: list, cwd: Path) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the command and its children)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
     # the checkout first; the rest of PYTHONPATH stays (packages installed there)
     rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
             if p and Path(p).resolve() not in (REPO, root)]
     env.update(F2LOOPY_NO_CACHE="1", PYTHONPATH=os.pathsep.join([str(root), *rest]))
-    t = time.perf_counter()
+    c, t = _cpu(), time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "f2loopy.cli", "translate", *args], cwd=cwd,
-                          env=env, capture_output=True, text=True)
-    dt = time.perf_counter() - t
+                          env=env, capture_output=True, text=True, check=False)
+    dt, dc = time.perf_counter() - t, _cpu() - c
     if proc.returncode != 0:
         raise SystemExit(f"f2loopy translate {' '.join(args)} failed ({root}):\n{proc.stderr}")
-    return dt
+    return dt, dc
 
 
 def _cases(sizes, work: Path) -> list:
@@ -100,19 +109,23 @@ def main(argv=None) -> int:
         print(f"{os.cpu_count()} CPU(s), load average {os.getloadavg()[0]:.1f} at the start; "
               f"median of {opts.runs} fresh processes; cache off; bytecode "
               f"{'not ' if opts.no_compile else ''}precompiled")
-        header = (f"{'file':<28} {'which':<8} {'median s':>9} {'min s':>7} {'s/kline':>8} "
-                  f"{'target s':>9} {'ratio':>6}")
+        header = (f"{'file':<28} {'which':<8} {'median s':>9} {'min s':>7} {'cpu s':>6} "
+                  f"{'s/kline':>8} {'target s':>9} {'ratio':>6}")
         print(header)
         print("-" * len(header))
         for label, args, lines, target in cases:
             times = {name: [] for name, _ in roots}
+            cpus = {name: [] for name, _ in roots}
             _command_time(roots[0][1], args, work)          # warm the file system cache
             for _ in range(opts.runs):
                 for name, root in roots:
-                    times[name].append(_command_time(root, args, work))
+                    wall, cpu = _command_time(root, args, work)
+                    times[name].append(wall)
+                    cpus[name].append(cpu)
             for name, _ in roots:
                 med = statistics.median(times[name])
                 print(f"{label:<28} {name:<8} {med:>9.3f} {min(times[name]):>7.3f} "
+                      f"{statistics.median(cpus[name]):>6.2f} "
                       f"{med / (lines / 1000):>8.3f} {target:>9.2f} {med / target:>6.2f}")
         print(f"load average {os.getloadavg()[0]:.1f} at the end")
     finally:

@@ -183,11 +183,11 @@ def test_record_round_trip_and_content_matching(tmp_path):
 @pytest.mark.parametrize("content, why", [
     ("{", "invalid JSON"),
     ('{"f2loopy_tuning_record": 2, "entries": []}', "unknown format"),
-    ('{"f2loopy_tuning_record": 1, "entries": [{"source_sha256": "' + "0" * 64 + '", '
-     '"device": "d", "values": {"tile": "__import__(\'os\')"}}]}',
+    (('{"f2loopy_tuning_record": 1, "entries": [{"source_sha256": "' + "0" * 64 + '", '
+      '"device": "d", "values": {"tile": "__import__(\'os\')"}}]}'),
      "a tunable string value must be an identifier"),
-    ('{"f2loopy_tuning_record": 1, "entries": [{"source_sha256": "x", "device": "d", '
-     '"values": {}}]}', "bad source_sha256"),
+    (('{"f2loopy_tuning_record": 1, "entries": [{"source_sha256": "x", "device": "d", '
+      '"values": {}}]}'), "bad source_sha256"),
 ])
 def test_hostile_records_are_refused(tmp_path, content, why):
     src = tmp_path / "scale.f90"
@@ -207,7 +207,7 @@ def test_hostile_records_are_refused(tmp_path, content, why):
 def _cli(*args, cwd):
     env = dict(os.environ, PYTHONPATH=str(REPO))
     return subprocess.run([sys.executable, "-m", "f2loopy.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, check=False)
 
 
 def test_tune_checks_times_records_and_translate_uses_it(tmp_path, cl_queue):
@@ -258,3 +258,39 @@ def test_tune_command_without_tunables(tmp_path):
     assert not record_path(src).exists()
 
 # }}}
+
+
+def test_recipes_declare_tunables(tmp_path):
+    src = tmp_path / "scale.f90"
+    src.write_text(SCALE.split("!$loopy")[0])
+    r = translate_text(src.read_text(), src, transform="gpu_tiling")
+    assert r.tunables == {"tile": (16, 8, 32)}
+    assert "reqd_work_group_size(16, 1, 1)" in r.outputs[tmp_path / "scale.cl"]
+    r = translate_text(src.read_text(), src, transform="gpu_tiling", tunables={"tile": 32})
+    assert "reqd_work_group_size(32, 1, 1)" in r.outputs[tmp_path / "scale.cl"]
+    # an explicit option is no tunable
+    r = translate_text(src.read_text(), src, transform="gpu_tiling", defines={"tile": 8})
+    assert r.tunables == {}
+    assert "reqd_work_group_size(8, 1, 1)" in r.outputs[tmp_path / "scale.cl"]
+
+
+def test_tune_needs_the_sizes_it_times_at(tmp_path, cl_queue):
+    from f2loopy.tune.command import run_tune
+    src = tmp_path / "scale.f90"
+    src.write_text(SCALE.replace("! knl = fix_parameters(knl, n=96)\n", "", 1))
+    with pytest.raises(F2LoopyError, match=r"give a size for 'n' \(--size n=\.\.\.\)"):
+        run_tune(src, min_time=0.01, queue=cl_queue)
+    assert not record_path(src).exists()
+
+
+@pytest.mark.skipif(__import__("shutil").which("gfortran") is None, reason="no gfortran")
+def test_check_uses_the_tuned_choices(tmp_path, cl_queue):
+    from f2loopy.verify.check import check_file
+    src = tmp_path / "scale.f90"
+    src.write_text(SCALE)
+    store_entry(src, SCALE, defines={}, transform=None, device="d", sizes={},
+                values={"tile": 8, "version": "changed"}, measurements={})
+    report = check_file(src, queue=cl_queue)
+    assert not report.passed          # the recorded (wrong) variant is what gets checked
+    record_path(src).unlink()
+    assert check_file(src, queue=cl_queue).passed

@@ -4,9 +4,10 @@ paper's level 5 on an H100)."""
 
 from __future__ import annotations
 
-import f2loopy
 from transform_util import code, kernel, zeros
 from util import farray, needs_gfortran, run_transformed
+
+import f2loopy
 
 FIELDS = """
 subroutine fields(ne, q, r)

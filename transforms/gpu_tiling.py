@@ -15,7 +15,8 @@ Options:
     candidate: a loop whose iterations depend on each other is skipped).
 ``tile``
     Work-group size along each loop: one number for all, or one per loop
-    (``tile=(16, 8)``).  Default 16.
+    (``tile=(16, 8)``).  Default: the tunable choice ``tile`` among 16, 8 and
+    32 (16 until ``f2loopy tune`` records another).
 
 From a script::
 
@@ -24,11 +25,12 @@ From a script::
 From the command line (``-D`` values named like options are passed on)::
 
     f2loopy translate --transform gpu_tiling -D tile=32 matmul.f90
+    f2loopy tune --transform gpu_tiling --size n=1024 matmul.f90    # measure the tile
 """
 
-from loopy import LoopyError, TransformError, generate_code, split_iname, tag_inames
+from loopy import LoopyError, TransformError, generate_code, split_iname, tag_inames, tunable
 
-OPTIONS = {"inames": None, "tile": 16}
+OPTIONS = {"inames": None, "tile": None}
 
 
 def common_loops(kernel):
@@ -54,7 +56,9 @@ def as_list(names):
     return list(names)
 
 
-def transform(kernel, inames=None, tile=16):
+def transform(kernel, inames=None, tile=None):
+    if tile is None:
+        tile = tunable("tile", [16, 8, 32])
     if inames is None:
         chosen = [n for n in common_loops(kernel)
                   if not kernel.iname_tag(n).hardware and is_parallel(kernel, n)][:2]

@@ -332,7 +332,7 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
                       for x in gk.grid.local_size)
         gsize = tuple(g * l for g, l in zip(groups, lsize))
         # correctness: one run on fresh inputs through the glue's layout handling
-        outputs = _run_once(gk, knl, args, queue, gsize, lsize)
+        outputs = run_once(gk, knl, args, queue, gsize, lsize)
         if ref_outputs is None:
             ref_outputs = outputs
         ok, err = _compare(outputs, ref_outputs)
@@ -347,7 +347,7 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
     for r in report.rows:
         r.speedup = base / r.time_ms if base and r.time_ms else None
     try:
-        report.compulsory_bytes = _scale_compulsory(stages[-1][1][0], sizes)
+        report.compulsory_bytes = scale_compulsory(stages[-1][1][0], sizes)
     except Exception:           # counting is informative only
         report.compulsory_bytes = None
     return report
@@ -358,7 +358,7 @@ def tdiv(a, b):
     return q if (a >= 0) == (b >= 0) else -q
 
 
-def _scale_compulsory(kernel, sizes):
+def scale_compulsory(kernel, sizes):
     """Compulsory bytes at *sizes*, from exact counts at small sizes (the count
     is a polynomial of degree at most 3 in each size)."""
     from fractions import Fraction
@@ -383,7 +383,7 @@ def _scale_compulsory(kernel, sizes):
     return int(total)
 
 
-def _run_once(gk, knl, args, queue, gsize, lsize):
+def run_once(gk, knl, args, queue, gsize, lsize):
     import pyopencl as cl
     bufs = device_args(gk, args, queue)
     knl.set_args(*bufs)

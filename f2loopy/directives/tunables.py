@@ -137,7 +137,7 @@ def format_assignment(values: dict) -> str:
 
 
 def to_json(v):
-    return list(to_json(x) for x in v) if isinstance(v, tuple) else v
+    return [to_json(x) for x in v] if isinstance(v, tuple) else v
 
 
 def _show(value) -> str:

@@ -30,10 +30,12 @@ def _as_kernels(kernels) -> list[Kernel]:
     return out
 
 
-def _rename_kernel_locals(k: Kernel, suffix: str, keep: set) -> Kernel:
-    """Rename temporaries, substitution rules and instruction ids with *suffix*."""
-    tmp_map = {n: n + suffix for n in k.temporaries if n not in keep}
-    rule_map = {n: n + suffix for n in k.substitutions}
+def _rename_kernel_locals(k: Kernel, suffix: str, keep: set, clashing=None) -> Kernel:
+    """Rename temporaries, substitution rules and instruction ids with *suffix*
+    (temporaries and rules only where their names are in *clashing*, if given)."""
+    tmp_map = {n: n + suffix for n in k.temporaries
+               if n not in keep and (clashing is None or n in clashing)}
+    rule_map = {n: n + suffix for n in k.substitutions if clashing is None or n in clashing}
     id_map = {i.id: i.id + suffix for i in k.instructions}
 
     def fix(expr):
@@ -72,9 +74,12 @@ def fuse_kernels(kernels: Sequence[Kernel | TranslationUnit],
       projection of each kernel's domain onto the shared inames must be the
       same), else the fusion would change what runs and is refused.
     * Arguments with the same name are merged (their declarations must agree).
-    * Temporaries, substitution rules and instruction ids of kernel *k* get the
-      suffix ``suffixes[k]`` (default: ``_0``, ``_1``, ... only where names
-      clash), so locals stay apart.
+    * Temporaries and substitution rules of kernel *k* whose names another
+      kernel also uses get the suffix ``suffixes[k]``, as in loopy (a
+      temporary only one kernel has keeps its name: the paper's script then
+      tells ``g12`` of refFluxS from the clashing ``U1_s``); its instruction ids
+      all get it.  Without *suffixes*: ``_0``, ``_1``, ... on every local of a
+      kernel whose names clash with an earlier kernel's.
     * Conflicting accesses to shared arguments are ordered like the original
       sequence of calls (exactly: only accesses that can touch the same
       element are ordered).
@@ -96,6 +101,13 @@ def fuse_kernels(kernels: Sequence[Kernel | TranslationUnit],
     for k_idx, k in enumerate(ks):
         if suffixes is not None:
             suffix = suffixes[k_idx]
+            others = [o for j, o in enumerate(ks) if j != k_idx]
+            clashing = {n for n in list(k.temporaries) + list(k.substitutions)
+                        if any(n in o.temporaries or n in o.substitutions
+                               or any(a.name == n for a in o.args) for o in others)}
+            renamed.append(_rename_kernel_locals(k, suffix, shared, clashing) if suffix
+                           else k)
+            continue
         else:
             clash = any(n in other.temporaries or n in {i.id for i in other.instructions}
                         for other in renamed for n in list(k.temporaries)

@@ -53,11 +53,11 @@ class TuneReport:
         return sum(v.status == status for v in self.variants)
 
     def to_text(self) -> str:
-        lines = [f"{self.file} on {self.device}: {len(self.variants)} of "
-                 f"{space_size(self.space)} variants ({self.strategy}), "
-                 f"{self.count('ok')} timed, {self.count('refused')} refused by a transform, "
-                 f"{self.count('wrong')} wrong, {self.count('failed')} failed; "
-                 f"{self.seconds:.1f} s"]
+        lines = [(f"{self.file} on {self.device}: {len(self.variants)} of "
+                  f"{space_size(self.space)} variants ({self.strategy}), "
+                  f"{self.count('ok')} timed, {self.count('refused')} refused by a transform, "
+                  f"{self.count('wrong')} wrong, {self.count('failed')} failed; "
+                  f"{self.seconds:.1f} s")]
         width = max([len(format_assignment(v.values)) for v in self.variants] + [10])
         for v in sorted(self.variants, key=lambda v: (v.time_ms is None, v.time_ms or 0)):
             t = f"{v.time_ms:10.4f} ms" if v.time_ms is not None else f"{'-':>13}"
@@ -194,6 +194,8 @@ def _measure(values: dict, ready, c: _Context) -> Variant:
     try:
         ms = time_variant(result, c.queue, c.sizes, seed=c.seed, min_time=c.min_time,
                           warmup=c.warmup)
+    except F2LoopyError:
+        raise                  # e.g. a size to time at is missing: no variant would do
     except Exception as exc:  # noqa: BLE001 - the device refused the launch
         return Variant(values, "failed", message=_one_line(f"{type(exc).__name__}: {exc}"))
     return Variant(values, "ok", ms, check.max_error)

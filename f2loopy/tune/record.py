@@ -66,7 +66,7 @@ def clean_text(text, limit: int = 200) -> str:
 def _canonical_defines(defines: dict | None) -> dict:
     out = {}
     for k, v in sorted((defines or {}).items()):
-        if isinstance(v, bool) or isinstance(v, (int, float)):
+        if isinstance(v, (bool, int, float)):
             out[str(k)] = v
         else:
             out[str(k)] = str(v)

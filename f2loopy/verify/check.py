@@ -315,8 +315,12 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
     from f2loopy.frontend.search_path import SearchPath
     path = Path(path)
     if result is None:
+        # what 'f2loopy translate' makes of the file: with its tuned choices
+        from f2loopy.tune.record import find_entry
+        entry, _ = find_entry(path, text, defines, transform)
         result = translate_text(text, path, defines=defines, transform=transform,
-                                include_dirs=include_dirs)
+                                include_dirs=include_dirs,
+                                tunables=entry.values if entry is not None else None)
     from f2loopy.preprocessor import needs_preprocessing, preprocess
     preprocessed = needs_preprocessing(text, path)
     if preprocessed:
