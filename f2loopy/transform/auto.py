@@ -45,7 +45,7 @@ from f2loopy.analysis.accesses import Access, AccessAnalysis, instruction_access
 from f2loopy.diagnostics import F2LoopyError, TransformError
 from f2loopy.ir.domains import iname_to_domain_index
 from f2loopy.ir.expressions import variables_read
-from f2loopy.ir.isl_tools import dim_type, lazy_affs, param_names
+from f2loopy.ir.isl_tools import lazy_affs, param_names
 from f2loopy.ir.kernel import ArrayArg, Kernel, Temporary
 from f2loopy.ir.layout import axes_fastest_first
 from f2loopy.transform.iname import split_iname
