@@ -214,13 +214,34 @@ def test_translate_sequential_kernel_prints_notes(tmp_path):
     assert (tmp_path / "out" / "rec.cl").exists()
 
 
-def test_tunables_are_declared(tmp_path):
+def _translate(name, tmp_path, **kw):
     from f2loopy.pipeline import translate_text
-    text = (POLYBENCH / "gemm.f90").read_text()
-    result = translate_text(text, tmp_path / "gemm.f90", output_dir=tmp_path,
-                            transform="auto")
-    assert result.tunables == {"auto_tile0": (32, 16, 64), "auto_tile1": (8, 4, 16),
-                                      "auto_prefetch": (True, False)}
+    return translate_text((POLYBENCH / name).read_text(), tmp_path / name, output_dir=tmp_path,
+                          transform="auto", **kw)
+
+
+def test_tunables_are_declared_where_they_matter(tmp_path):
+    assert _translate("gemm.f90", tmp_path).tunables == {
+        "auto_tile0": (32, 16, 64), "auto_tile1": (8, 4, 16), "auto_prefetch": (True, False)}
+    # one parallel axis, no tile in local memory
+    assert _translate("2mm.f90", tmp_path).tunables == {"auto_tile0": (32, 16, 64)}
+    # loop nests inside a time loop: one work-group, or none
+    assert _translate("jacobi_2d.f90", tmp_path).tunables == {
+        "auto_group": (128, 256, "none")}
+
+
+def test_tuned_values_change_the_plan(tmp_path):
+    r = _translate("gemm.f90", tmp_path, tunables={"auto_tile0": 16, "auto_prefetch": False})
+    assert r.script_output == "auto: kernel 'gemm': plan grid, j -> g.1/l.1, i -> g.0/l.0\n"
+    assert "reqd_work_group_size(16, 8, 1)" in r.generated[0].source
+    r = _translate("jacobi_2d.f90", tmp_path, tunables={"auto_group": "none"})
+    assert r.script_output.splitlines()[0] == (
+        "auto: kernel 'jacobi_2d' stays sequential (loops j, i, j_1, i_1 can run in "
+        "parallel, but no plan that uses them was taken)")
+    assert "  note: loop 't' carries a dependence on 'a' (lines 12 and 17)" in \
+        r.script_output.splitlines()
+    assert not r.generated[0].kernel.hardware_inames()
+
 
 # }}}
 

@@ -20,18 +20,22 @@ shows it), e.g. ``auto: kernel 'gemm': plan grid+local, j -> g.1/l.1,
 i -> g.0/l.0; local memory for a, b``.
 
 Options (a value left at None is a tunable that ``f2loopy tune`` searches;
-untuned, its first choice is used):
+untuned, its first choice is used).  Only the choices that matter for the
+plan taken with the first choices are declared:
 
 ``tile``
     Work-group size along axis 0 (tunable ``auto_tile0``: 32, 16, 64).
 ``tile1``
-    Work-group size along axis 1 (tunable ``auto_tile1``: 8, 4, 16).
+    Work-group size along axis 1 (tunable ``auto_tile1``: 8, 4, 16; where two
+    loops are parallel).
 ``prefetch``
     Stage reused tiles in local memory (tunable ``auto_prefetch``: True,
-    False; declared only where a reused tile exists).
+    False; where a reused tile exists).
 ``group``
-    Work-group size when the kernel runs in one work-group (tunable
-    ``auto_group``: 128, 64, 256; declared only where that plan is taken).
+    Work-group size when the kernel runs in one work-group, or ``"none"`` to
+    keep such a kernel sequential (tunable ``auto_group``: 128, 256,
+    ``"none"``).  One work-group suits a GPU better than one work-item; on a
+    CPU the barriers can cost more than the parallelism gives.
 
 From the command line::
 
@@ -44,25 +48,40 @@ From a script::
     knl = apply_recipe("auto", knl, tile=16)
 """
 
-from loopy import generate_code, grid_axes, parallel_loops, plan_auto, reused_tiles
+from loopy import generate_code, plan_auto
 
 OPTIONS = {"tile": None, "tile1": None, "prefetch": None, "group": None}
 
+PLANS = ("grid+local", "grid", "grid-1d", "one-group", "sequential")
+
 
 def transform(kernel, tile=None, tile1=None, prefetch=None, group=None):
-    t0 = tunable("auto_tile0", [32, 16, 64]) if tile is None else tile
-    t1 = tunable("auto_tile1", [8, 4, 16]) if tile1 is None else tile1
-    if prefetch is None:
-        loops = parallel_loops(kernel)
-        reuse = bool(loops) and bool(reused_tiles(kernel, grid_axes(kernel, loops)))
-        prefetch = tunable("auto_prefetch", [True, False]) if reuse else False
-    outcome = plan_auto(kernel, tile=(t0, t1), prefetch=prefetch,
-                        group_size=128 if group is None else group, verify=generate_code)
-    if outcome.plan == "one-group" and group is None:
-        size = tunable("auto_group", [128, 64, 256])
-        if size != 128:
-            outcome = plan_auto(kernel, tile=(t0, t1), prefetch=prefetch, group_size=size,
-                                verify=generate_code, plans=["one-group", "sequential"])
+    def plan(t0, t1, fetch, size, plans=PLANS):
+        return plan_auto(kernel, tile=(t0, t1), prefetch=fetch, group_size=size,
+                         verify=generate_code, plans=plans)
+
+    t0 = 32 if tile is None else tile
+    t1 = 8 if tile1 is None else tile1
+    size = 128 if group is None or group == "none" else group
+    fetch = True if prefetch is None else prefetch
+    first = plan(t0, t1, fetch, size)
+    # the tunables that matter for the plan the first choices give
+    if first.plan.startswith("grid"):
+        if tile is None:
+            t0 = tunable("auto_tile0", [32, 16, 64])
+        if tile1 is None and any(t.startswith("g.1") for t in first.tags.values()):
+            t1 = tunable("auto_tile1", [8, 4, 16])
+        if prefetch is None and first.plan == "grid+local":
+            fetch = tunable("auto_prefetch", [True, False])
+    if first.plan == "one-group" and group is None:
+        group = tunable("auto_group", [128, 256, "none"])
+        size = 128 if group == "none" else group
+    if group == "none":
+        outcome = plan(t0, t1, fetch, size, ["grid+local", "grid", "grid-1d", "sequential"])
+    elif (t0, t1, fetch, size) != (32, 8, True, 128):
+        outcome = plan(t0, t1, fetch, size)
+    else:
+        outcome = first
     print(outcome.summary())
     if outcome.plan == "sequential":
         for note in outcome.notes:

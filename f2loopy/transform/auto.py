@@ -82,6 +82,8 @@ class AutoOutcome:
     :attr prefetched: the arrays fetched to local memory.
     :attr notes: one line per plan that was refused and why, and for a
         sequential kernel why each loop stays sequential.
+    :attr parallel: the loops that carry no dependence (whether or not a
+        plan could use them).
     """
 
     kernel: Kernel
@@ -89,12 +91,16 @@ class AutoOutcome:
     tags: dict = field(default_factory=dict)
     prefetched: tuple = ()
     notes: tuple = ()
+    parallel: tuple = ()
 
     def summary(self) -> str:
         """One line: ``auto: kernel 'gemm': plan grid+local, i -> g.0/l.0, ...``."""
         name = self.kernel.name
-        if self.plan == "sequential":
+        if self.plan == "sequential" and not self.parallel:
             return f"auto: kernel '{name}' stays sequential (no loop can run in parallel)"
+        if self.plan == "sequential":
+            return (f"auto: kernel '{name}' stays sequential (loops {', '.join(self.parallel)} "
+                    "can run in parallel, but no plan that uses them was taken)")
         tags = ", ".join(f"{i} -> {t}" for i, t in self.tags.items())
         text = f"auto: kernel '{name}': plan {self.plan}, {tags}"
         if self.prefetched:
@@ -410,11 +416,11 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
             tags = {x: (f"l.{a}" if plan == "one-group" else f"g.{a}/l.{a}")
                     + (f" (one group of {size})" if size else "")
                     for x, a in axes.items()}
-            return AutoOutcome(out, plan, tags, fetched, tuple(notes))
+            return AutoOutcome(out, plan, tags, fetched, tuple(notes), tuple(candidates))
     for x, v in verdicts.items():
         if not v.parallel:
             notes.append(f"loop '{x}' {v.reason}")
-    return AutoOutcome(kernel, "sequential", {}, (), tuple(notes))
+    return AutoOutcome(kernel, "sequential", {}, (), tuple(notes), tuple(candidates))
 
 
 def auto_parallelize(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
