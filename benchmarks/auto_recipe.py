@@ -38,6 +38,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
+# threads that sleep while waiting: spinning ones starve on a loaded machine
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 POLYBENCH = ROOT / "samples" / "polybench"
 
@@ -261,7 +263,8 @@ def markdown(rows, info, argv) -> str:
         "## CPU run", "",
         f"Command: `{cmd.strip()}` ({info['seconds']:.0f} s in all).", "",
         f"Device: {info['device']}; CPU {model}, {os.cpu_count()} cores, "
-        f"`OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}`; gfortran flags "
+        f"`OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}`, "
+        f"`OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}`; gfortran flags "
         f"`{' '.join(FLAGS)}`.", "",
         table(rows), "", *tuned, ""])
 

@@ -15,7 +15,7 @@ from f2loopy.codegen import generate_code
 from f2loopy.diagnostics import TransformError
 from f2loopy.frontend import parse_fortran
 from f2loopy.transform.auto import (
-    grid_axes, loop_dependences, parallel_loops, plan_auto, reused_tiles)
+    accumulated_arrays, grid_axes, loop_dependences, parallel_loops, plan_auto, reused_tiles)
 
 from util import needs_gfortran
 
@@ -138,12 +138,28 @@ def test_first_subscript_goes_to_axis_0_and_k_tiles_are_reused():
 def test_matmul_plan_uses_local_memory():
     out = plan_auto(MATMUL, tile=(16, 8), verify=generate_code)
     assert out.summary() == ("auto: kernel 't': plan grid+local, j -> g.1/l.1, "
-                             "i -> g.0/l.0; local memory for a, b")
+                             "i -> g.0/l.0; local memory for a, b; registers for c")
     src = generate_code(out.kernel).source
     assert "reqd_work_group_size(16, 8, 1)" in src
     assert "__local double a_fetch" in src and "barrier(CLK_LOCAL_MEM_FENCE)" in src
-    plain = plan_auto(MATMUL, tile=16, prefetch=False, verify=generate_code)
+    # c(i, j) is accumulated in a private variable and stored once
+    assert "double c_buf;" in src and "c_buf = c_buf + a_fetch[" in src
+    plain = plan_auto(MATMUL, tile=16, prefetch=False, registers=False, verify=generate_code)
     assert plain.summary() == "auto: kernel 't': plan grid, j -> g.1/l.1, i -> g.0/l.0"
+    assert "c_buf" not in generate_code(plain.kernel).source
+
+
+def test_accumulated_arrays():
+    assert accumulated_arrays(MATMUL) == ["c"]
+    knl = _kernel("""
+  do i = 1, n
+    b(i) = a(i)
+  end do""", """
+  integer, intent(in) :: n
+  double precision, intent(in) :: a(n)
+  double precision, intent(out) :: b(n)
+  integer :: i""", "n, a, b")
+    assert accumulated_arrays(knl) == []
 
 
 def test_nests_that_exchange_data_fall_back_to_one_group():
@@ -232,7 +248,8 @@ def test_tunables_are_declared_where_they_matter(tmp_path):
 
 def test_tuned_values_change_the_plan(tmp_path):
     r = _translate("gemm.f90", tmp_path, tunables={"auto_tile0": 16, "auto_prefetch": False})
-    assert r.script_output == "auto: kernel 'gemm': plan grid, j -> g.1/l.1, i -> g.0/l.0\n"
+    assert r.script_output == ("auto: kernel 'gemm': plan grid, j -> g.1/l.1, i -> g.0/l.0; "
+                               "registers for c\n")
     assert "reqd_work_group_size(16, 8, 1)" in r.generated[0].source
     r = _translate("jacobi_2d.f90", tmp_path, tunables={"auto_group": "none"})
     assert r.script_output.splitlines()[0] == (

@@ -44,12 +44,14 @@ import pymbolic.primitives as p
 from f2loopy.analysis.accesses import Access, AccessAnalysis, instruction_accesses
 from f2loopy.diagnostics import F2LoopyError, TransformError
 from f2loopy.ir.domains import iname_to_domain_index
-from f2loopy.ir.expressions import variables_read
+from f2loopy.ir.expressions import index_tuple, variables_read
 from f2loopy.ir.isl_tools import lazy_affs, param_names
 from f2loopy.ir.kernel import ArrayArg, Kernel, Temporary
 from f2loopy.ir.layout import axes_fastest_first
+from f2loopy.transform.buffer import buffer_array
 from f2loopy.transform.iname import split_iname
 from f2loopy.transform.precompute import add_prefetch
+from f2loopy.transform.util import for_each_kernel
 
 #: names of the plans, best first (see :func:`plan_auto`)
 PLANS = ("grid+local", "grid", "grid-1d", "one-group", "sequential")
@@ -80,6 +82,9 @@ class AutoOutcome:
     :attr tags: iname -> tag of the loops the plan made parallel (before
         splitting, e.g. ``{"i": "g.0/l.0", "j": "g.1/l.1"}``).
     :attr prefetched: the arrays fetched to local memory.
+    :attr registers: the arrays whose elements are accumulated in a private
+        variable across a sequential loop (``c(i, j) = c(i, j) + ...`` over
+        ``k``) and stored once.
     :attr notes: one line per plan that was refused and why, and for a
         sequential kernel why each loop stays sequential.
     :attr parallel: the loops that carry no dependence (whether or not a
@@ -92,6 +97,7 @@ class AutoOutcome:
     prefetched: tuple = ()
     notes: tuple = ()
     parallel: tuple = ()
+    registers: tuple = ()
 
     def summary(self) -> str:
         """One line: ``auto: kernel 'gemm': plan grid+local, i -> g.0/l.0, ...``."""
@@ -105,6 +111,8 @@ class AutoOutcome:
         text = f"auto: kernel '{name}': plan {self.plan}, {tags}"
         if self.prefetched:
             text += f"; local memory for {', '.join(self.prefetched)}"
+        if self.registers:
+            text += f"; registers for {', '.join(self.registers)}"
         return text
 
 
@@ -347,6 +355,42 @@ def _apply_prefetch(kernel: Kernel, tiles, axes: dict[str, int], tile,
     return kernel, tuple(fetched)
 
 
+def accumulated_arrays(kernel: Kernel) -> list[str]:
+    """Arrays (arguments) that a statement writes inside a sequential loop its
+    subscripts do not use, e.g. ``c(i, j) = c(i, j) + a(i, k) * b(k, j)``
+    inside ``k``: every iteration of ``k`` reads and writes the same
+    element, which a private variable can hold instead."""
+    out = []
+    for insn in kernel.instructions:
+        a = getattr(insn, "assignee", None)
+        if a is None or not hasattr(a, "aggregate") \
+                or not isinstance(kernel.variable(insn.assignee_name), ArrayArg):
+            continue
+        used = set().union(*(variables_read(e) for e in index_tuple(a)))
+        if any(x not in used and not kernel.iname_tag(x).hardware
+               for x in insn.within_inames) and insn.assignee_name not in out:
+            out.append(insn.assignee_name)
+    return sorted(out)
+
+
+def _accumulate_in_registers(kernel: Kernel, verify) -> tuple[Kernel, tuple]:
+    done = []
+    for name in accumulated_arrays(kernel):
+        # every access, else the statements that write it (reads elsewhere,
+        # e.g. in a later loop nest, keep reading the array)
+        for within in (None, f"writes:{name}"):
+            try:
+                out = buffer_array(kernel, name, [], within=within)
+                if verify is not None:
+                    verify(out)
+            except F2LoopyError:
+                continue
+            kernel = out
+            done.append(name)
+            break
+    return kernel, tuple(done)
+
+
 def _split_names(before: Kernel, after: Kernel, axes: dict[str, int]) -> dict[str, str]:
     out = {}
     for x, axis in axes.items():
@@ -357,7 +401,7 @@ def _split_names(before: Kernel, after: Kernel, axes: dict[str, int]) -> dict[st
 
 
 def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
-              prefetch: bool = True, group_size: int = 128,
+              prefetch: bool = True, registers: bool = True, group_size: int = 128,
               verify: Callable[[Kernel], object] | None = None,
               plans: Sequence[str] = PLANS) -> AutoOutcome:
     """Parallelise *kernel* automatically (see the module docstring).
@@ -366,6 +410,10 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
         both, or a pair); also the length of the tiles of a reused sequential
         loop (axis 0's).
     :arg prefetch: whether the first plan stages reused tiles in local memory.
+    :arg registers: whether arrays accumulated across a sequential loop
+        (:func:`accumulated_arrays`) are kept in private variables during the
+        loop (:func:`~f2loopy.transform.buffer.buffer_array`); an array for
+        which that is refused or fails *verify* stays as it is.
     :arg group_size: work-group size of the ``one-group`` plan.
     :arg verify: called with each candidate kernel; a candidate for which it
         raises an :class:`~f2loopy.diagnostics.F2LoopyError` (e.g.
@@ -412,23 +460,28 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
             except F2LoopyError as exc:
                 notes.append(f"plan {plan} refused: {_first_line(exc)}")
                 continue
+            held: tuple = ()
+            if registers and plan != "one-group":
+                out, held = _accumulate_in_registers(out, verify)
             size = group_size if plan == "one-group" else None
             tags = {x: (f"l.{a}" if plan == "one-group" else f"g.{a}/l.{a}")
                     + (f" (one group of {size})" if size else "")
                     for x, a in axes.items()}
-            return AutoOutcome(out, plan, tags, fetched, tuple(notes), tuple(candidates))
+            return AutoOutcome(out, plan, tags, fetched, tuple(notes), tuple(candidates), held)
     for x, v in verdicts.items():
         if not v.parallel:
             notes.append(f"loop '{x}' {v.reason}")
     return AutoOutcome(kernel, "sequential", {}, (), tuple(notes), tuple(candidates))
 
 
+@for_each_kernel
 def auto_parallelize(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
-                     prefetch: bool = True, group_size: int = 128,
+                     prefetch: bool = True, registers: bool = True, group_size: int = 128,
                      verify: Callable[[Kernel], object] | None = None) -> Kernel:
-    """The kernel of :func:`plan_auto` (same options)."""
-    return plan_auto(kernel, tile=tile, prefetch=prefetch, group_size=group_size,
-                     verify=verify).kernel
+    """The kernel of :func:`plan_auto` (same options; also each kernel of a
+    translation unit)."""
+    return plan_auto(kernel, tile=tile, prefetch=prefetch, registers=registers,
+                     group_size=group_size, verify=verify).kernel
 
 
 def _first_line(exc: Exception) -> str:
