@@ -293,3 +293,17 @@ def test_check_transform_auto(name):
     assert "ok:" in res.output and "FAIL" not in res.output
 
 # }}}
+
+
+@needs_gfortran
+@pytest.mark.opencl
+def test_tune_searches_the_recipe_choices(tmp_path):
+    from f2loopy.tune.command import run_tune
+    path = tmp_path / "gemm.f90"
+    path.write_text((POLYBENCH / "gemm.f90").read_text())
+    report = run_tune(path, transform="auto", sizes={"ni": 40, "nj": 24, "nk": 36},
+                      budget=3, min_time=0.01, warmup=1, store=False)
+    assert len(report.variants) == 3
+    assert all(v.status == "ok" for v in report.variants), \
+        [(v.values, v.status, v.message) for v in report.variants]
+    assert set(report.best.values) == {"auto_tile0", "auto_tile1", "auto_prefetch"}

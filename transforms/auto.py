@@ -11,13 +11,16 @@ rules):
 * a sequential loop inside them whose tiles of read-only arrays are used by
   several work-items (the ``k`` of a matrix product) is tiled and its tiles
   are staged in local memory;
+* an array element accumulated across a sequential loop (``c(i, j) = c(i, j)
+  + ...`` over ``k``) is kept in a private variable and stored once;
 * each plan is checked by generating its code (exact race checks); when
   loop nests exchange data across work-groups the next plan is tried: one
   axis, then one work-group with barriers, then the kernel as it was.
 
 The recipe prints what it chose for each kernel (``f2loopy translate``
 shows it), e.g. ``auto: kernel 'gemm': plan grid+local, j -> g.1/l.1,
-i -> g.0/l.0; local memory for a, b``.
+i -> g.0/l.0; local memory for a, b; registers for c``; a kernel that stays
+sequential gets a note per loop saying why.
 
 Options (a value left at None is a tunable that ``f2loopy tune`` searches;
 untuned, its first choice is used).  Only the choices that matter for the
@@ -41,7 +44,8 @@ From the command line::
 
     f2loopy translate --transform auto gemm.f90
     f2loopy check --transform auto gemm.f90
-    f2loopy tune --transform auto --size ni=512 ... gemm.f90
+    f2loopy tune --transform auto --size ni=512 --size nj=512 --size nk=512 gemm.f90
+    f2loopy translate --transform auto -D group=none jacobi_2d.f90
 
 From a script::
 
