@@ -7,6 +7,9 @@ default OpenCL device (``PYOPENCL_CTX`` chooses):
   recipe with its default choices, and (for the kernels named by ``--tune``)
   the best variant ``f2loopy tune`` finds within ``--budget`` variants, all
   timed as ``f2loopy tune`` times (raw launches, median of batches);
+  every variant of a kernel, the Fortran builds included, is timed once per
+  round (``--rounds``, interleaved so that the load of a shared machine
+  shifts them alike) and the median over the rounds is reported;
 * the original Fortran built with ``gfortran -O3 -march=native -fopenmp``,
   serial as written, and with ``!$omp parallel do`` added to a copy (the
   directives of :data:`OPENMP`, on the loops a programmer would choose),
@@ -115,24 +118,28 @@ def _after_loop(lines, k: int) -> int:
     raise SystemExit(f"OpenMP table: the loop at line {k + 1} has no end do")
 
 
-def time_fortran(text: str, kernel, sizes: dict, min_time: float) -> tuple[float, list]:
-    """Median milliseconds of one call of the subroutine built with FLAGS, and
-    the arguments after its first call on fresh inputs."""
-    from f2loopy.bench.run import make_inputs
-    from f2loopy.verify.fortran import FortranLibrary
-    lib = FortranLibrary(text, [kernel], filename="original.f90", flags=FLAGS)
-    args = make_inputs(kernel, sizes, 0)
-    work = copy.deepcopy(args)
-    lib.call(kernel.name, work)                       # warm-up
-    first = copy.deepcopy(work)
-    times, total = [], 0.0
-    while total < min_time or len(times) < 3:
-        t0 = time.perf_counter()
-        lib.call(kernel.name, work)
-        dt = time.perf_counter() - t0
-        times.append(dt)
-        total += dt
-    return statistics.median(times) * 1e3, first
+class FortranTimer:
+    """The subroutine built with FLAGS, on inputs drawn like the kernels'."""
+
+    def __init__(self, text: str, kernel, sizes: dict):
+        from f2loopy.bench.run import make_inputs
+        from f2loopy.verify.fortran import FortranLibrary
+        self.lib = FortranLibrary(text, [kernel], filename="original.f90", flags=FLAGS)
+        self.name = kernel.name
+        self.work = make_inputs(kernel, sizes, 0)
+        self.lib.call(self.name, self.work)            # also the warm-up
+        self.first = copy.deepcopy(self.work)          # the results of one call
+
+    def __call__(self, min_time: float) -> float:
+        """Median milliseconds of a call over at least *min_time* seconds."""
+        times, total = [], 0.0
+        while total < min_time or len(times) < 3:
+            t0 = time.perf_counter()
+            self.lib.call(self.name, self.work)
+            dt = time.perf_counter() - t0
+            times.append(dt)
+            total += dt
+        return statistics.median(times) * 1e3
 
 
 def same_results(a: list, b: list) -> bool:
@@ -172,22 +179,40 @@ def run(args) -> tuple[list[dict], dict]:
         finally:
             ref.close()
         row["ok"] = check.ok
-        row["untransformed_ms"] = time_variant(plain, queue, sizes, min_time=args.min_time,
-                                               warmup=1)
-        row["auto_ms"] = time_variant(auto, queue, sizes, min_time=args.min_time, warmup=1)
-        row["tuned_ms"], row["tuned"] = None, ""
+        row["tuned"] = ""
+        tuned = None
         if (name in args.tune or args.tune == ["all"]) and auto.tunables:
             report = run_tune(path, transform="auto", sizes=sizes, verify_sizes=verify,
                               budget=args.budget, min_time=args.min_time, warmup=1,
                               queue=queue, store=False)
-            row["tuned_ms"] = report.best.time_ms
             row["tuned"] = ", ".join(f"{k}={v!r}" for k, v in report.best.values.items())
             row["tuned_variants"] = len(report.variants)
+            defaults = {k: choices[0] for k, choices in auto.tunables.items()}
+            if report.best.values == defaults:
+                row["tuned"] += " (the default choices: the auto kernel)"
+            else:
+                tuned = translate_text(text, path, transform="auto",
+                                       tunables=report.best.values)
         kernel = plain.kernels[0]
-        row["gfortran_ms"], serial = time_fortran(text, kernel, sizes, args.min_time)
-        row["openmp_ms"], parallel = time_fortran(with_openmp(text, OPENMP[name]), kernel,
-                                                  sizes, args.min_time)
-        row["openmp_ok"] = same_results(serial, parallel)
+        serial = FortranTimer(text, kernel, sizes)
+        parallel = FortranTimer(with_openmp(text, OPENMP[name]), kernel, sizes)
+        row["openmp_ok"] = same_results(serial.first, parallel.first)
+
+        def opencl(result):
+            return lambda t: time_variant(result, queue, sizes, min_time=t, warmup=1)
+        timers = {"untransformed_ms": opencl(plain), "auto_ms": opencl(auto),
+                  "tuned_ms": opencl(tuned) if tuned is not None else None,
+                  "gfortran_ms": serial, "openmp_ms": parallel}
+        # every variant once per round, so that the machine's load shifts
+        # them all alike; the median over the rounds
+        got: dict = {k: [] for k, f in timers.items() if f is not None}
+        for _ in range(args.rounds):
+            for k in got:
+                got[k].append(timers[k](args.min_time))
+        for k in timers:
+            row[k] = statistics.median(got[k]) if k in got else None
+        if row["tuned"] and tuned is None:
+            row["tuned_ms"] = row["auto_ms"]
         rows.append(row)
         print(f"  {name}: done ({time.perf_counter() - t_start:.0f} s)", file=sys.stderr)
     info = {"device": device_label(queue), "seconds": time.perf_counter() - t_start}
@@ -230,7 +255,10 @@ def main(argv=None):
     ap.add_argument("--tune", default="gemm",
                     help="kernels to tune (comma-separated, or 'all')")
     ap.add_argument("--budget", type=int, default=6, help="variants per tuned kernel")
-    ap.add_argument("--min-time", type=float, default=0.1, help="seconds timed per variant")
+    ap.add_argument("--min-time", type=float, default=0.1,
+                    help="seconds timed per variant and round")
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="rounds over all variants of a kernel (median reported)")
     ap.add_argument("--only", default="", help="kernels to run (comma-separated)")
     ap.add_argument("--markdown", help="write the results as Markdown to this file")
     args = ap.parse_args(argv)
