@@ -22,9 +22,12 @@ shows it), e.g. ``auto: kernel 'gemm': plan grid+local, j -> g.1/l.1,
 i -> g.0/l.0; local memory for a, b; registers for c``; a kernel that stays
 sequential gets a note per loop saying why.
 
-Options (a value left at None is a tunable that ``f2loopy tune`` searches;
-untuned, its first choice is used).  Only the choices that matter for the
-plan taken with the first choices are declared:
+Options:
+
+A value left at None is a tunable that ``f2loopy tune`` searches (untuned,
+its first choice is used); only the choices that matter for the plan taken
+with the first choices are declared.
+
 
 ``tile``
     Work-group size along axis 0 (tunable ``auto_tile0``: 32, 16, 64).
