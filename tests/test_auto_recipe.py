@@ -307,3 +307,26 @@ def test_tune_searches_the_recipe_choices(tmp_path):
     assert all(v.status == "ok" for v in report.variants), \
         [(v.values, v.status, v.message) for v in report.variants]
     assert set(report.best.values) == {"auto_tile0", "auto_tile1", "auto_prefetch"}
+
+
+@needs_gfortran
+@pytest.mark.opencl
+def test_generated_programs_pass_check_with_auto(cl_queue):
+    """Programs of the differential fuzzer's generator (loop nests, conditionals,
+    array syntax, helpers) without their scripts, through auto: each must
+    still match gfortran, and auto must find parallel loops in some."""
+    from f2loopy.fuzz.progen import generate_program
+    from f2loopy.pipeline import translate_text
+    from f2loopy.verify.check import check_source, parse_tolerances
+    parallel = 0
+    for seed in range(12):
+        program = generate_program(seed)
+        source = program.render()
+        result = translate_text(source, Path(program.filename), transform="auto")
+        parallel += "stays sequential" not in result.script_output
+        tolerances = parse_tolerances(rtol=["float64=2e-5"] if program.loose64 else ())
+        report = check_source(source, Path(program.filename), transform="auto",
+                              ranges=program.data_ranges(), seed=seed, queue=cl_queue,
+                              timeout=60, tolerances=tolerances, result=result)
+        assert report.passed, (seed, result.script_output, report.format())
+    assert parallel >= 3
