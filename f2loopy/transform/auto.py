@@ -20,6 +20,9 @@ The choice is made in three steps, each exact or verified:
    a matrix product) whose tiles of read-only arrays are used by several
    work-items of a group is split in tiles too, and those tiles are fetched to
    local memory once per tile (:func:`~f2loopy.transform.precompute.add_prefetch`).
+   An array element that a statement accumulates across a sequential loop
+   (``c(i, j) = c(i, j) + ...`` over ``k``) is held in a private variable
+   during the loop and stored once (:func:`~f2loopy.transform.buffer.buffer_array`).
 3. **Checked plans, best first**: the 2-D plan with local memory, without it,
    one axis only, then one work-group whose work-items share each parallel
    loop (all phases of the kernel then synchronise with barriers, which suits
@@ -51,7 +54,7 @@ from f2loopy.ir.layout import axes_fastest_first
 from f2loopy.transform.buffer import buffer_array
 from f2loopy.transform.iname import split_iname
 from f2loopy.transform.precompute import add_prefetch
-from f2loopy.transform.util import for_each_kernel
+from f2loopy.transform.util import for_each_kernel, unique_name
 
 #: names of the plans, best first (see :func:`plan_auto`)
 PLANS = ("grid+local", "grid", "grid-1d", "one-group", "sequential")
@@ -329,26 +332,34 @@ def _tile_for(tile, axis: int) -> int:
     return int(tile[min(axis, len(tile) - 1)])
 
 
-def _apply_grid(kernel: Kernel, axes: dict[str, int], tile, *, groups: bool) -> Kernel:
+def _split(kernel: Kernel, x: str, size: int, **tags) -> tuple[Kernel, str]:
+    """*kernel* with loop *x* split (``x_outer``, ``x_inner``, made unique),
+    and the name of the inner loop."""
+    outer = unique_name(kernel, f"{x}_outer")
+    inner = unique_name(kernel, f"{x}_inner", extra_taken=(outer,))
+    return split_iname(kernel, x, size, outer_iname=outer, inner_iname=inner, **tags), inner
+
+
+def _apply_grid(kernel: Kernel, axes: dict[str, int], tile, *, groups: bool
+                ) -> tuple[Kernel, dict[str, str]]:
+    """The loops of *axes* split and tagged; also loop -> its inner loop."""
+    inner = {}
     for x, axis in axes.items():
         if groups:
-            kernel = split_iname(kernel, x, _tile_for(tile, axis), outer_tag=f"g.{axis}",
-                                 inner_tag=f"l.{axis}")
+            kernel, inner[x] = _split(kernel, x, _tile_for(tile, axis),
+                                      outer_tag=f"g.{axis}", inner_tag=f"l.{axis}")
         else:
-            kernel = split_iname(kernel, x, _tile_for(tile, axis), inner_tag=f"l.{axis}")
-    return kernel
+            kernel, inner[x] = _split(kernel, x, _tile_for(tile, axis), inner_tag=f"l.{axis}")
+    return kernel, inner
 
 
-def _apply_prefetch(kernel: Kernel, tiles, axes: dict[str, int], tile,
-                    inner_names: dict[str, str]) -> tuple[Kernel, tuple]:
+def _apply_prefetch(kernel: Kernel, tiles, tile, inner_names: dict[str, str]
+                    ) -> tuple[Kernel, tuple]:
     split_done: dict[str, str] = {}
     fetched = []
     for name, k, subs in tiles:
         if k not in split_done:
-            before = set(kernel.all_inames())
-            kernel = split_iname(kernel, k, _tile_for(tile, 0), slabs=(0, 1))
-            new = [n for n in kernel.all_inames() if n not in before]
-            split_done[k] = next(n for n in new if n.startswith(k) and "inner" in n)
+            kernel, split_done[k] = _split(kernel, k, _tile_for(tile, 0), slabs=(0, 1))
         sweep = [split_done[k] if x == k else inner_names[x] for x in subs]
         kernel = add_prefetch(kernel, name, sweep, default_tag="l.auto")
         fetched.append(name)
@@ -389,15 +400,6 @@ def _accumulate_in_registers(kernel: Kernel, verify) -> tuple[Kernel, tuple]:
             done.append(name)
             break
     return kernel, tuple(done)
-
-
-def _split_names(before: Kernel, after: Kernel, axes: dict[str, int]) -> dict[str, str]:
-    out = {}
-    for x, axis in axes.items():
-        out[x] = next(n for n in after.all_inames()
-                      if str(after.iname_tag(n)) == f"l.{axis}" and n.startswith(x)
-                      and n not in before.all_inames())
-    return out
 
 
 def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
@@ -448,13 +450,12 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
                 continue
             try:
                 if plan == "one-group":
-                    out = _apply_grid(kernel, axes, group_size, groups=False)
+                    out, inner = _apply_grid(kernel, axes, group_size, groups=False)
                 else:
-                    out = _apply_grid(kernel, axes, tile, groups=True)
+                    out, inner = _apply_grid(kernel, axes, tile, groups=True)
                 fetched: tuple = ()
                 if plan == "grid+local":
-                    inner = _split_names(kernel, out, axes)
-                    out, fetched = _apply_prefetch(out, tiles, axes, tile, inner)
+                    out, fetched = _apply_prefetch(out, tiles, tile, inner)
                 if verify is not None:
                     verify(out)
             except F2LoopyError as exc:
