@@ -206,6 +206,20 @@ def test_options_are_checked():
         plan_auto(MATMUL, tile=(0, 8))
     with pytest.raises(TransformError, match="integers from 1 to 1024, not True"):
         plan_auto(MATMUL, group_size=True)
+    with pytest.raises(TransformError, match="auto: prefetch is True or False, not 5$"):
+        plan_auto(MATMUL, prefetch=5)
+
+
+def test_recipe_option_errors_point_at_the_recipe(tmp_path):
+    f = tmp_path / "gemm.f90"
+    f.write_text((POLYBENCH / "gemm.f90").read_text())
+    res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-D", "tile=abc",
+                                    "-o", str(tmp_path / "out"), str(f)])
+    assert res.exit_code == 1
+    assert "error: auto: tile and group sizes are integers from 1 to 1024, not 'abc'" \
+        in res.output
+    assert "note: in recipe 'auto', applied with --transform" in res.output
+    assert not (tmp_path / "out").exists()
 
 # }}}
 

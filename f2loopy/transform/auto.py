@@ -432,6 +432,9 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
         if not isinstance(t, int) or isinstance(t, bool) or not 1 <= t <= 1024:
             raise TransformError(f"auto: tile and group sizes are integers from 1 to 1024, "
                                  f"not {t!r}")
+    for flag, value in (("prefetch", prefetch), ("registers", registers)):
+        if not isinstance(value, bool):
+            raise TransformError(f"auto: {flag} is True or False, not {value!r}")
     verdicts = loop_dependences(kernel)
     candidates = [x for x, v in verdicts.items() if v.parallel
                   and not kernel.iname_tag(x).hardware]
