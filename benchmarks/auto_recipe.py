@@ -57,6 +57,8 @@ KERNELS = {
     "jacobi-2d": ("jacobi_2d.f90", dict(n=256, tsteps=20), dict(n=40, tsteps=3)),
     "fdtd-2d": ("fdtd_2d.f90", dict(nx=256, ny=256, tmax=20), dict(nx=40, ny=30, tmax=3)),
     "heat-3d": ("heat_3d.f90", dict(n=48, tsteps=10), dict(n=12, tsteps=2)),
+    "jacobi-2d step": ("jacobi_2d_step.f90", dict(n=1024), dict(n=40)),
+    "heat-3d step": ("heat_3d_step.f90", dict(n=96), dict(n=13)),
     "covariance": ("covariance.f90", dict(m=192, n=192), dict(m=40, n=50)),
 }
 
@@ -79,6 +81,8 @@ OPENMP = {
                 ("do j = 1, ny - 1", "!$omp parallel do private(i)")],
     "heat-3d": [("do k = 2, n - 1", "!$omp parallel do private(i, j)"),
                 ("do k = 2, n - 1", "!$omp parallel do private(i, j)")],
+    "jacobi-2d step": [("do j = 2, n - 1", "!$omp parallel do private(i)")],
+    "heat-3d step": [("do k = 2, n - 1", "!$omp parallel do private(i, j)")],
     "covariance": [("do j = 1, m", "!$omp parallel do private(k, s)"),
                    ("do j = 1, m", "!$omp parallel do private(k)"),
                    ("do i = 1, m", "!$omp parallel do private(j, k, s) schedule(dynamic)")],

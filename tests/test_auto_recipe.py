@@ -15,7 +15,7 @@ from f2loopy.codegen import generate_code
 from f2loopy.diagnostics import TransformError
 from f2loopy.frontend import parse_fortran
 from f2loopy.transform.auto import (
-    accumulated_arrays, grid_axes, loop_dependences, parallel_loops, plan_auto, reused_tiles)
+    accumulated_arrays, grid_axes, has_choice_of_second_axis, loop_dependences, parallel_loops, plan_auto, reused_tiles)
 
 from util import needs_gfortran
 
@@ -133,6 +133,29 @@ def test_first_subscript_goes_to_axis_0_and_k_tiles_are_reused():
   double precision, intent(out) :: c(m, n)
   integer :: i, j""", "n, m, a, c")
     assert grid_axes(knl, parallel_loops(knl)) == {"i": 1, "j": 0}
+
+
+def test_second_axis_inner_or_outer():
+    knl = _kernel("""
+  do k = 2, n - 1
+    do j = 2, n - 1
+      do i = 2, n - 1
+        b(i, j, k) = a(i, j, k - 1) + a(i, j - 1, k) + a(i - 1, j, k)
+      end do
+    end do
+  end do""", """
+  integer, intent(in) :: n
+  double precision, intent(in) :: a(n, n, n)
+  double precision, intent(out) :: b(n, n, n)
+  integer :: i, j, k""", "n, a, b")
+    loops = parallel_loops(knl)
+    assert loops == ("k", "j", "i") and has_choice_of_second_axis(knl, loops)
+    assert grid_axes(knl, loops) == {"j": 1, "i": 0}
+    assert grid_axes(knl, loops, second="outer") == {"k": 1, "i": 0}
+    assert not has_choice_of_second_axis(MATMUL, parallel_loops(MATMUL))
+    with pytest.raises(TransformError, match="auto: the second grid axis is 'inner' or "
+                                             "'outer', not 'middle'"):
+        grid_axes(knl, loops, second="middle")
 
 
 def test_matmul_plan_uses_local_memory():
@@ -255,6 +278,9 @@ def test_tunables_are_declared_where_they_matter(tmp_path):
         "auto_tile0": (32, 16, 64), "auto_tile1": (8, 4, 16), "auto_prefetch": (True, False)}
     # one parallel axis, no tile in local memory
     assert _translate("2mm.f90", tmp_path).tunables == {"auto_tile0": (32, 16, 64)}
+    # three parallel loops: which one joins i on the grid
+    assert _translate("heat_3d_step.f90", tmp_path).tunables == {
+        "auto_tile0": (32, 16, 64), "auto_tile1": (8, 4, 16), "auto_axis1": ("inner", "outer")}
     # loop nests inside a time loop: one work-group, or none
     assert _translate("jacobi_2d.f90", tmp_path).tunables == {
         "auto_group": (128, 256, "none")}
@@ -265,6 +291,9 @@ def test_tuned_values_change_the_plan(tmp_path):
     assert r.script_output == ("auto: kernel 'gemm': plan grid, j -> g.1/l.1, i -> g.0/l.0; "
                                "registers for c\n")
     assert "reqd_work_group_size(16, 8, 1)" in r.generated[0].source
+    r = _translate("heat_3d_step.f90", tmp_path, tunables={"auto_axis1": "outer"})
+    assert r.script_output == ("auto: kernel 'heat_3d_step': plan grid, k -> g.1/l.1, "
+                               "i -> g.0/l.0\n")
     r = _translate("jacobi_2d.f90", tmp_path, tunables={"auto_group": "none"})
     assert r.script_output.splitlines()[0] == (
         "auto: kernel 'jacobi_2d' stays sequential (loops j, i, j_1, i_1 can run in "
@@ -288,12 +317,25 @@ POLYBENCH_SIZES = {
     "jacobi_2d.f90": ["n=40", "tsteps=3"],
     "fdtd_2d.f90": ["nx=40", "ny=30", "tmax=3"],
     "heat_3d.f90": ["n=12", "tsteps=2"],
+    "jacobi_2d_step.f90": ["n=40"],
+    "heat_3d_step.f90": ["n=13"],
     "covariance.f90": ["m=40", "n=50"],
 }
 
 
 def test_every_polybench_sample_has_sizes():
     assert sorted(p.name for p in POLYBENCH.glob("*.f90")) == sorted(POLYBENCH_SIZES)
+
+
+@needs_gfortran
+@pytest.mark.opencl
+def test_check_transform_auto_with_the_outer_second_axis(tmp_path):
+    r = _translate("heat_3d_step.f90", tmp_path, defines={"axis1": "outer"})
+    assert r.script_output == ("auto: kernel 'heat_3d_step': plan grid, k -> g.1/l.1, "
+                               "i -> g.0/l.0\n")
+    res = CliRunner().invoke(main, ["check", "--transform", "auto", "-D", "axis1=outer",
+                                    "--size", "n=13", str(POLYBENCH / "heat_3d_step.f90")])
+    assert res.exit_code == 0, res.output
 
 
 @needs_gfortran

@@ -37,6 +37,12 @@ with the first choices are declared.
 ``prefetch``
     Stage reused tiles in local memory (tunable ``auto_prefetch``: True,
     False; where a reused tile exists).
+``axis1``
+    Which loop goes to grid axis 1 where a statement runs in more than two
+    parallel loops: ``"inner"``, the loop of the next-fastest subscript, each
+    work-item marching through the rest (a GPU's choice), or ``"outer"``,
+    the outermost loop, each work-item running whole inner rows (a CPU's)
+    (tunable ``auto_axis1``: ``"inner"``, ``"outer"``; where it matters).
 ``group``
     Work-group size when the kernel runs in one work-group, or ``"none"`` to
     keep such a kernel sequential (tunable ``auto_group``: 128, 256,
@@ -55,22 +61,23 @@ From a script::
     knl = apply_recipe("auto", knl, tile=16)
 """
 
-from loopy import generate_code, plan_auto
+from loopy import generate_code, has_choice_of_second_axis, parallel_loops, plan_auto
 
-OPTIONS = {"tile": None, "tile1": None, "prefetch": None, "group": None}
+OPTIONS = {"tile": None, "tile1": None, "prefetch": None, "axis1": None, "group": None}
 
 PLANS = ("grid+local", "grid", "grid-1d", "one-group", "sequential")
 
 
-def transform(kernel, tile=None, tile1=None, prefetch=None, group=None):
+def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, group=None):
     def plan(t0, t1, fetch, size, plans=PLANS):
         return plan_auto(kernel, tile=(t0, t1), prefetch=fetch, group_size=size,
-                         verify=generate_code, plans=plans)
+                         second_axis=second, verify=generate_code, plans=plans)
 
     t0 = 32 if tile is None else tile
     t1 = 8 if tile1 is None else tile1
     size = 128 if group is None or group == "none" else group
     fetch = True if prefetch is None else prefetch
+    second = "inner" if axis1 is None else axis1
     first = plan(t0, t1, fetch, size)
     # the tunables that matter for the plan the first choices give
     if first.plan.startswith("grid"):
@@ -80,12 +87,14 @@ def transform(kernel, tile=None, tile1=None, prefetch=None, group=None):
             t1 = tunable("auto_tile1", [8, 4, 16])
         if prefetch is None and first.plan == "grid+local":
             fetch = tunable("auto_prefetch", [True, False])
+        if axis1 is None and has_choice_of_second_axis(kernel, parallel_loops(kernel)):
+            second = tunable("auto_axis1", ["inner", "outer"])
     if first.plan == "one-group" and group is None:
         group = tunable("auto_group", [128, 256, "none"])
         size = 128 if group == "none" else group
     if group == "none":
         outcome = plan(t0, t1, fetch, size, ["grid+local", "grid", "grid-1d", "sequential"])
-    elif (t0, t1, fetch, size) != (32, 8, True, 128):
+    elif (t0, t1, fetch, size, second) != (32, 8, True, 128, "inner"):
         outcome = plan(t0, t1, fetch, size)
     else:
         outcome = first

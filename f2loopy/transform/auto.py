@@ -246,12 +246,19 @@ def _subscript_ranks(kernel: Kernel) -> dict[str, list[int]]:
     return out
 
 
-def grid_axes(kernel: Kernel, candidates: Sequence[str], *, max_axes: int = 2
-              ) -> dict[str, int]:
+def grid_axes(kernel: Kernel, candidates: Sequence[str], *, max_axes: int = 2,
+              second: str = "inner") -> dict[str, int]:
     """iname -> grid axis for the loops *candidates*: in the statements that
     run in them, the loop indexing the fastest-varying subscripts goes to axis
-    0, the next to axis 1 (at most *max_axes*); a loop gets one axis for the
-    whole kernel, and no statement gets two loops on one axis."""
+    0, and (at most *max_axes*) with *second* ``"inner"`` the loop indexing
+    the next-fastest subscripts to axis 1 (a GPU's choice: each work-item then
+    marches through the remaining loops), with ``"outer"`` the outermost
+    remaining loop (a CPU's: each work-item runs whole inner rows, which
+    caches serve well).  A loop gets one axis for the whole kernel, and no
+    statement gets two loops on one axis."""
+    if second not in ("inner", "outer"):
+        raise TransformError(f"auto: the second grid axis is 'inner' or 'outer', not "
+                             f"{second!r}")
     ranks = _subscript_ranks(kernel)
     order = list(kernel.all_inames())
 
@@ -261,10 +268,16 @@ def grid_axes(kernel: Kernel, candidates: Sequence[str], *, max_axes: int = 2
         # ties: the inner loop of the source
         return tuple(-r.count(k) for k in range(4)) + (-order.index(x),)
 
+    def ordered(inames):
+        out = sorted(inames, key=key)
+        if second == "outer" and len(out) > 2:
+            out = out[:1] + sorted(out[1:], key=order.index)
+        return out
+
     axes: dict[str, int] = {}
     cands = set(candidates)
     for insn in kernel.instructions:
-        mine = sorted((x for x in insn.within_inames if x in cands), key=key)
+        mine = ordered(x for x in insn.within_inames if x in cands)
         used = {axes[x] for x in insn.within_inames if x in axes}
         for x in mine:
             if x in axes:
@@ -278,12 +291,19 @@ def grid_axes(kernel: Kernel, candidates: Sequence[str], *, max_axes: int = 2
     # (possible when statements disagree) is dropped
     for insn in kernel.instructions:
         seen: dict[int, str] = {}
-        for x in sorted((x for x in insn.within_inames if x in axes), key=key):
+        for x in ordered(x for x in insn.within_inames if x in axes):
             if axes[x] in seen:
                 del axes[x]
             else:
                 seen[axes[x]] = x
     return {x: axes[x] for x in order if x in axes}
+
+
+def has_choice_of_second_axis(kernel: Kernel, candidates: Sequence[str]) -> bool:
+    """Whether some statement runs in more than two of the loops *candidates*
+    (so :func:`grid_axes`'s *second* changes the mapping)."""
+    cands = set(candidates)
+    return any(len(cands & set(insn.within_inames)) > 2 for insn in kernel.instructions)
 
 
 def reused_tiles(kernel: Kernel, axes: dict[str, int]) -> list[tuple[str, str, tuple]]:
@@ -404,6 +424,7 @@ def _accumulate_in_registers(kernel: Kernel, verify) -> tuple[Kernel, tuple]:
 
 def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
               prefetch: bool = True, registers: bool = True, group_size: int = 128,
+              second_axis: str = "inner",
               verify: Callable[[Kernel], object] | None = None,
               plans: Sequence[str] = PLANS) -> AutoOutcome:
     """Parallelise *kernel* automatically (see the module docstring).
@@ -417,6 +438,9 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
         loop (:func:`~f2loopy.transform.buffer.buffer_array`); an array for
         which that is refused or fails *verify* stays as it is.
     :arg group_size: work-group size of the ``one-group`` plan.
+    :arg second_axis: which loop goes to grid axis 1 where a statement has
+        more than two parallel loops: ``"inner"`` or ``"outer"`` (see
+        :func:`grid_axes`).
     :arg verify: called with each candidate kernel; a candidate for which it
         raises an :class:`~f2loopy.diagnostics.F2LoopyError` (e.g.
         ``generate_code`` finding a race between loop nests) is skipped.
@@ -440,7 +464,7 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
                   and not kernel.iname_tag(x).hardware]
     notes: list[str] = []
     if candidates:
-        axes2 = grid_axes(kernel, candidates, max_axes=2)
+        axes2 = grid_axes(kernel, candidates, max_axes=2, second=second_axis)
         axes1 = {x: a for x, a in axes2.items() if a == 0}
         tiles = reused_tiles(kernel, axes2) if prefetch else []
         for plan in plans:
@@ -481,11 +505,12 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
 @for_each_kernel
 def auto_parallelize(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
                      prefetch: bool = True, registers: bool = True, group_size: int = 128,
+                     second_axis: str = "inner",
                      verify: Callable[[Kernel], object] | None = None) -> Kernel:
     """The kernel of :func:`plan_auto` (same options; also each kernel of a
     translation unit)."""
     return plan_auto(kernel, tile=tile, prefetch=prefetch, registers=registers,
-                     group_size=group_size, verify=verify).kernel
+                     group_size=group_size, second_axis=second_axis, verify=verify).kernel
 
 
 def _first_line(exc: Exception) -> str:
