@@ -15,7 +15,7 @@ from f2loopy.codegen import generate_code
 from f2loopy.diagnostics import TransformError
 from f2loopy.frontend import parse_fortran
 from f2loopy.transform.auto import (
-    accumulated_arrays, grid_axes, has_choice_of_second_axis, loop_dependences, parallel_loops, plan_auto, reused_tiles)
+    accumulated_arrays, grid_axes, has_choice_of_second_axis, outermost_loops, loop_dependences, parallel_loops, plan_auto, reused_tiles)
 
 from util import needs_gfortran
 
@@ -135,6 +135,13 @@ def test_first_subscript_goes_to_axis_0_and_k_tiles_are_reused():
     assert grid_axes(knl, parallel_loops(knl)) == {"i": 1, "j": 0}
 
 
+def test_outermost_loops_plan():
+    assert outermost_loops(MATMUL, parallel_loops(MATMUL)) == {"j": 0}
+    out = plan_auto(MATMUL, plans=["outer"], verify=generate_code)
+    assert out.summary() == "auto: kernel 't': plan outer, j -> g.0; registers for c"
+    assert "get_group_id(0)" in generate_code(out.kernel).source
+
+
 def test_second_axis_inner_or_outer():
     knl = _kernel("""
   do k = 2, n - 1
@@ -223,7 +230,7 @@ def test_nothing_parallel_stays_sequential_with_notes():
 
 def test_options_are_checked():
     with pytest.raises(TransformError, match=r"auto: unknown plan 'fast' \(plans: grid\+local, grid, "
-                       r"grid-1d, one-group, sequential\)$"):
+                       r"grid-1d, one-group, outer, sequential\)$"):
         plan_auto(MATMUL, plans=["fast"])
     with pytest.raises(TransformError, match="integers from 1 to 1024, not 0"):
         plan_auto(MATMUL, tile=(0, 8))
@@ -275,12 +282,15 @@ def _translate(name, tmp_path, **kw):
 
 def test_tunables_are_declared_where_they_matter(tmp_path):
     assert _translate("gemm.f90", tmp_path).tunables == {
-        "auto_tile0": (32, 16, 64), "auto_tile1": (8, 4, 16), "auto_prefetch": (True, False)}
+        "auto_tile0": (32, 16, 64), "auto_tile1": (8, 4, 16), "auto_prefetch": (True, False),
+        "auto_style": ("grid", "outer")}
     # one parallel axis, no tile in local memory
-    assert _translate("2mm.f90", tmp_path).tunables == {"auto_tile0": (32, 16, 64)}
+    assert _translate("2mm.f90", tmp_path).tunables == {"auto_tile0": (32, 16, 64),
+                                                        "auto_style": ("grid", "outer")}
     # three parallel loops: which one joins i on the grid
     assert _translate("heat_3d_step.f90", tmp_path).tunables == {
-        "auto_tile0": (32, 16, 64), "auto_tile1": (8, 4, 16), "auto_axis1": ("inner", "outer")}
+        "auto_tile0": (32, 16, 64), "auto_tile1": (8, 4, 16), "auto_axis1": ("inner", "outer"),
+        "auto_style": ("grid", "outer")}
     # loop nests inside a time loop: one work-group, or none
     assert _translate("jacobi_2d.f90", tmp_path).tunables == {
         "auto_group": (128, 256, "none")}
@@ -294,6 +304,12 @@ def test_tuned_values_change_the_plan(tmp_path):
     r = _translate("heat_3d_step.f90", tmp_path, tunables={"auto_axis1": "outer"})
     assert r.script_output == ("auto: kernel 'heat_3d_step': plan grid, k -> g.1/l.1, "
                                "i -> g.0/l.0\n")
+    r = _translate("gemm.f90", tmp_path, tunables={"auto_style": "outer"})
+    assert r.script_output == "auto: kernel 'gemm': plan outer, j -> g.0; registers for c\n"
+    # 2mm's nests exchange tmp across the outer loops' groups: the grid plans
+    r = _translate("2mm.f90", tmp_path, tunables={"auto_style": "outer"})
+    assert r.script_output == ("auto: kernel 'mm2': plan grid-1d, i -> g.0/l.0, "
+                               "i_1 -> g.0/l.0; registers for d, tmp\n")
     r = _translate("jacobi_2d.f90", tmp_path, tunables={"auto_group": "none"})
     assert r.script_output.splitlines()[0] == (
         "auto: kernel 'jacobi_2d' stays sequential (loops j, i, j_1, i_1 can run in "
@@ -362,7 +378,8 @@ def test_tune_searches_the_recipe_choices(tmp_path):
     assert len(report.variants) == 3
     assert all(v.status == "ok" for v in report.variants), \
         [(v.values, v.status, v.message) for v in report.variants]
-    assert set(report.best.values) == {"auto_tile0", "auto_tile1", "auto_prefetch"}
+    assert set(report.best.values) == {"auto_tile0", "auto_tile1", "auto_prefetch",
+                                       "auto_style"}
 
 
 @needs_gfortran

@@ -43,6 +43,12 @@ with the first choices are declared.
     work-item marching through the rest (a GPU's choice), or ``"outer"``,
     the outermost loop, each work-item running whole inner rows (a CPU's)
     (tunable ``auto_axis1``: ``"inner"``, ``"outer"``; where it matters).
+``style``
+    ``"grid"``: the plans above; ``"outer"``: one work-group per iteration
+    of each nest's outermost parallel loop, whose inner loops run as written
+    (OpenMP's ``parallel do`` on the outer loop; often a CPU's best), falling
+    back to the plans above if that is refused (tunable ``auto_style``:
+    ``"grid"``, ``"outer"``; where a grid plan is taken).
 ``group``
     Work-group size when the kernel runs in one work-group, or ``"none"`` to
     keep such a kernel sequential (tunable ``auto_group``: 128, 256,
@@ -63,12 +69,14 @@ From a script::
 
 from loopy import generate_code, has_choice_of_second_axis, parallel_loops, plan_auto
 
-OPTIONS = {"tile": None, "tile1": None, "prefetch": None, "axis1": None, "group": None}
+OPTIONS = {"tile": None, "tile1": None, "prefetch": None, "axis1": None, "style": None,
+           "group": None}
 
 PLANS = ("grid+local", "grid", "grid-1d", "one-group", "sequential")
 
 
-def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, group=None):
+def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, style=None,
+              group=None):
     def plan(t0, t1, fetch, size, plans=PLANS):
         return plan_auto(kernel, tile=(t0, t1), prefetch=fetch, group_size=size,
                          second_axis=second, verify=generate_code, plans=plans)
@@ -89,10 +97,16 @@ def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, group=No
             fetch = tunable("auto_prefetch", [True, False])
         if axis1 is None and has_choice_of_second_axis(kernel, parallel_loops(kernel)):
             second = tunable("auto_axis1", ["inner", "outer"])
+        if style is None:
+            style = tunable("auto_style", ["grid", "outer"])
     if first.plan == "one-group" and group is None:
         group = tunable("auto_group", [128, 256, "none"])
         size = 128 if group == "none" else group
-    if group == "none":
+    if style == "outer":
+        outcome = plan(t0, t1, fetch, size, ("outer",) + PLANS)
+    elif style not in (None, "grid"):
+        raise TransformError(f"auto: style is 'grid' or 'outer', not {style!r}")
+    elif group == "none":
         outcome = plan(t0, t1, fetch, size, ["grid+local", "grid", "grid-1d", "sequential"])
     elif (t0, t1, fetch, size, second) != (32, 8, True, 128, "inner"):
         outcome = plan(t0, t1, fetch, size)

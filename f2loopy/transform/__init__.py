@@ -8,7 +8,7 @@ from f2loopy.transform.compat import (
     temporary_to_subst)
 from f2loopy.transform.auto import (
     accumulated_arrays, auto_parallelize, grid_axes, has_choice_of_second_axis,
-    loop_dependences, parallel_loops, plan_auto, reused_tiles)
+    loop_dependences, outermost_loops, parallel_loops, plan_auto, reused_tiles)
 from f2loopy.transform.buffer import (
     alias_temporaries, buffer_array, collect_common_factors_on_increment)
 from f2loopy.transform.data import (
@@ -36,6 +36,6 @@ __all__ = [
     "untag_inames", "add_dtypes", "add_and_infer_dtypes", "chunk_iname", "rename_inames",
     "temporary_to_subst", "split_arg_axis",
     "accumulated_arrays", "auto_parallelize", "grid_axes", "has_choice_of_second_axis",
-    "loop_dependences",
+    "loop_dependences", "outermost_loops",
     "parallel_loops", "plan_auto", "reused_tiles",
 ]

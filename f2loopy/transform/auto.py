@@ -26,7 +26,10 @@ The choice is made in three steps, each exact or verified:
 3. **Checked plans, best first**: the 2-D plan with local memory, without it,
    one axis only, then one work-group whose work-items share each parallel
    loop (all phases of the kernel then synchronise with barriers, which suits
-   time-stepping loops around several loop nests), then the kernel unchanged.
+   time-stepping loops around several loop nests), then the ``outer`` plan
+   (one work-group of one work-item per iteration of the outermost parallel
+   loop, the rest sequential inside it: a CPU's way, chosen by asking for
+   it), then the kernel unchanged.
    Interactions between loop nests (a nest that reads what another wrote in
    other work-groups) are what *verify* checks: with
    :func:`~f2loopy.codegen.generate_code` as *verify*, the first plan whose
@@ -52,12 +55,12 @@ from f2loopy.ir.isl_tools import lazy_affs, param_names
 from f2loopy.ir.kernel import ArrayArg, Kernel, Temporary
 from f2loopy.ir.layout import axes_fastest_first
 from f2loopy.transform.buffer import buffer_array
-from f2loopy.transform.iname import split_iname
+from f2loopy.transform.iname import split_iname, tag_inames
 from f2loopy.transform.precompute import add_prefetch
 from f2loopy.transform.util import for_each_kernel, unique_name
 
 #: names of the plans, best first (see :func:`plan_auto`)
-PLANS = ("grid+local", "grid", "grid-1d", "one-group", "sequential")
+PLANS = ("grid+local", "grid", "grid-1d", "one-group", "outer", "sequential")
 
 
 @dataclass(frozen=True)
@@ -299,6 +302,21 @@ def grid_axes(kernel: Kernel, candidates: Sequence[str], *, max_axes: int = 2,
     return {x: axes[x] for x in order if x in axes}
 
 
+def outermost_loops(kernel: Kernel, candidates: Sequence[str]) -> dict[str, int]:
+    """iname -> 0 for the outermost of the loops *candidates* around each
+    statement (the ``outer`` plan: one work-group per iteration of that
+    loop, which runs the loops inside it as they are, as OpenMP's ``parallel
+    do`` on the outer loop would)."""
+    order = list(kernel.all_inames())
+    cands = set(candidates)
+    chosen: dict[str, int] = {}
+    for insn in kernel.instructions:
+        mine = sorted((x for x in insn.within_inames if x in cands), key=order.index)
+        if mine and not any(x in chosen for x in mine):
+            chosen[mine[0]] = 0
+    return {x: 0 for x in order if x in chosen}
+
+
 def has_choice_of_second_axis(kernel: Kernel, candidates: Sequence[str]) -> bool:
     """Whether some statement runs in more than two of the loops *candidates*
     (so :func:`grid_axes`'s *second* changes the mapping)."""
@@ -473,11 +491,15 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
             if plan == "grid+local" and not tiles:
                 continue
             axes = axes1 if plan in ("grid-1d", "one-group") else axes2
+            if plan == "outer":
+                axes = outermost_loops(kernel, candidates)
             if not axes or (plan == "grid-1d" and axes1 == axes2):
                 continue
             try:
                 if plan == "one-group":
                     out, inner = _apply_grid(kernel, axes, group_size, groups=False)
+                elif plan == "outer":
+                    out = tag_inames(kernel, {x: "g.0" for x in axes})
                 else:
                     out, inner = _apply_grid(kernel, axes, tile, groups=True)
                 fetched: tuple = ()
@@ -492,7 +514,8 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
             if registers and plan != "one-group":
                 out, held = _accumulate_in_registers(out, verify)
             size = group_size if plan == "one-group" else None
-            tags = {x: (f"l.{a}" if plan == "one-group" else f"g.{a}/l.{a}")
+            tags = {x: (f"l.{a}" if plan == "one-group" else "g.0" if plan == "outer"
+                        else f"g.{a}/l.{a}")
                     + (f" (one group of {size})" if size else "")
                     for x, a in axes.items()}
             return AutoOutcome(out, plan, tags, fetched, tuple(notes), tuple(candidates), held)
