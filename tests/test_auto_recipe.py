@@ -293,7 +293,7 @@ def test_tunables_are_declared_where_they_matter(tmp_path):
         "auto_style": ("grid", "outer")}
     # loop nests inside a time loop: one work-group, or none
     assert _translate("jacobi_2d.f90", tmp_path).tunables == {
-        "auto_group": (128, 256, "none")}
+        "auto_group": ("none", 128, 256)}
 
 
 def test_tuned_values_change_the_plan(tmp_path):
@@ -310,7 +310,10 @@ def test_tuned_values_change_the_plan(tmp_path):
     r = _translate("2mm.f90", tmp_path, tunables={"auto_style": "outer"})
     assert r.script_output == ("auto: kernel 'mm2': plan grid-1d, i -> g.0/l.0, "
                                "i_1 -> g.0/l.0; registers for d, tmp\n")
-    r = _translate("jacobi_2d.f90", tmp_path, tunables={"auto_group": "none"})
+    r = _translate("jacobi_2d.f90", tmp_path, tunables={"auto_group": 128})
+    assert r.script_output == ("auto: kernel 'jacobi_2d': plan one-group, i -> l.0 (one group "
+                               "of 128), i_1 -> l.0 (one group of 128)\n")
+    r = _translate("jacobi_2d.f90", tmp_path)        # "none" comes first
     assert r.script_output.splitlines()[0] == (
         "auto: kernel 'jacobi_2d' stays sequential (loops j, i, j_1, i_1 can run in "
         "parallel, but no plan that uses them was taken)")

@@ -15,7 +15,8 @@ rules):
   + ...`` over ``k``) is kept in a private variable and stored once;
 * each plan is checked by generating its code (exact race checks); when
   loop nests exchange data across work-groups the next plan is tried: one
-  axis, then one work-group with barriers, then the kernel as it was.
+  axis, then (if ``group`` asks for it) one work-group with barriers, then
+  the kernel as it was.
 
 The recipe prints what it chose for each kernel (``f2loopy translate``
 shows it), e.g. ``auto: kernel 'gemm': plan grid+local, j -> g.1/l.1,
@@ -50,10 +51,15 @@ with the first choices are declared.
     back to the plans above if that is refused (tunable ``auto_style``:
     ``"grid"``, ``"outer"``; where a grid plan is taken).
 ``group``
-    Work-group size when the kernel runs in one work-group, or ``"none"`` to
-    keep such a kernel sequential (tunable ``auto_group``: 128, 256,
-    ``"none"``).  One work-group suits a GPU better than one work-item; on a
-    CPU the barriers can cost more than the parallelism gives.
+    Work-group size when the kernel can only run in one work-group (loop
+    nests that exchange data, a time loop around them), or ``"none"`` to keep
+    such a kernel sequential (tunable ``auto_group``: ``"none"``, 128, 256).
+    ``"none"`` comes first: on PoCL 3.1 (LLVM 15) a few such kernels with
+    barriers inside loops compute wrong results unless built with
+    ``-cl-opt-disable`` (code that ``f2loopy check`` passes with it), and on
+    a CPU the barriers cost more than the parallelism gives; ``f2loopy tune``
+    checks every variant it times, so it can pick a group where that is
+    right and faster (a GPU).
 
 From the command line::
 
@@ -100,7 +106,7 @@ def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, style=No
         if style is None:
             style = tunable("auto_style", ["grid", "outer"])
     if first.plan == "one-group" and group is None:
-        group = tunable("auto_group", [128, 256, "none"])
+        group = tunable("auto_group", ["none", 128, 256])
         size = 128 if group == "none" else group
     if style == "outer":
         outcome = plan(t0, t1, fetch, size, ("outer",) + PLANS)
