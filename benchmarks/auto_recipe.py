@@ -152,10 +152,12 @@ def same_results(a: list, b: list) -> bool:
 
 
 def plan_of(result) -> str:
-    m = re.search(r"plan ([\w+-]+)", result.script_output or "")
-    if m:
-        return m.group(1)
-    return "sequential" if "stays sequential" in (result.script_output or "") else "?"
+    """The plan the recipe printed for the (first) kernel."""
+    line = (result.script_output or "").split("\n")[0]
+    if "stays sequential" in line:
+        return "sequential"
+    m = re.search(r": plan ([\w+-]+),", line)
+    return m.group(1) if m else "?"
 
 
 def run(args) -> tuple[list[dict], dict]:
