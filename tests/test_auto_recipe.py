@@ -250,6 +250,10 @@ def test_recipe_option_errors_point_at_the_recipe(tmp_path):
         in res.output
     assert "note: in recipe 'auto', applied with --transform" in res.output
     assert not (tmp_path / "out").exists()
+    res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-D", "style=fast",
+                                    "-o", str(tmp_path / "out"), str(f)])
+    assert res.exit_code == 1 and "error: auto: style is 'grid' or 'outer', not 'fast'" \
+        in res.output
 
 # }}}
 

@@ -29,7 +29,6 @@ A value left at None is a tunable that ``f2loopy tune`` searches (untuned,
 its first choice is used); only the choices that matter for the plan taken
 with the first choices are declared.
 
-
 ``tile``
     Work-group size along axis 0 (tunable ``auto_tile0``: 32, 16, 64).
 ``tile1``
@@ -66,7 +65,8 @@ From the command line::
     f2loopy translate --transform auto gemm.f90
     f2loopy check --transform auto gemm.f90
     f2loopy tune --transform auto --size ni=512 --size nj=512 --size nk=512 gemm.f90
-    f2loopy translate --transform auto -D group=none jacobi_2d.f90
+    f2loopy translate --transform auto -D group=128 jacobi_2d.f90
+    f2loopy translate --transform auto -D style=outer heat_3d_step.f90
 
 From a script::
 
