@@ -31,16 +31,19 @@ def test_recipes_lists_names_summaries_and_options():
     proc = f2loopy("recipes")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0].startswith("cpu_vectorize  CPU vectorizing:")
-    assert "gpu_tiling     GPU tiling: spread loops over the OpenCL grid" in lines[2]
-    assert lines[3].strip() == "options: inames=None, tile=16"
+    assert lines[0].startswith("auto           auto: parallelise a kernel that has no script")
+    assert lines[1].strip() == ("options: tile=None, tile1=None, prefetch=None, axis1=None, "
+                                "style=None, group=None")
+    assert lines[2].startswith("cpu_vectorize  CPU vectorizing:")
+    assert "gpu_tiling     GPU tiling: spread loops over the OpenCL grid" in lines[4]
+    assert lines[5].strip() == "options: inames=None, tile=16"
     full = f2loopy("recipes", "gpu_tiling")
     assert full.returncode == 0 and "``tile``" in full.stdout and "options: inames=None" \
         in full.stdout
     missing = f2loopy("recipes", "gpu_tilling\x1b[31m")
     assert missing.returncode == 1 and "\x1b" not in missing.stderr
-    assert "no recipe named 'gpu_tilling\\x1b[31m' (recipes: cpu_vectorize, gpu_tiling)" \
-        in missing.stderr
+    assert ("no recipe named 'gpu_tilling\\x1b[31m' (recipes: auto, cpu_vectorize, "
+            "gpu_tiling)") in missing.stderr
 
 
 def test_recipes_are_described_without_running_them(tmp_path):
@@ -75,7 +78,7 @@ def test_the_build_step_copies_runtime_and_recipes_into_the_package(tmp_path):
         assert (data / "runtime" / name).is_file(), name
     assert not (data / "runtime" / "tests").exists()
     assert sorted(p.name for p in (data / "transforms").glob("*.py")) == [
-        "cpu_vectorize.py", "gpu_tiling.py"]
+        "auto.py", "cpu_vectorize.py", "gpu_tiling.py"]
     env = dict(os.environ, PYTHONPATH=str(lib))
     out = subprocess.run([sys.executable, "-c",
                           "import f2loopy.resources as r, f2loopy.directives.recipes as d;"

@@ -6,6 +6,9 @@ from f2loopy.transform.iname import (
 from f2loopy.transform.compat import (
     add_and_infer_dtypes, add_dtypes, chunk_iname, rename_inames, split_arg_axis,
     temporary_to_subst)
+from f2loopy.transform.auto import (
+    accumulated_arrays, auto_parallelize, grid_axes, has_choice_of_second_axis,
+    loop_dependences, outermost_loops, parallel_loops, plan_auto, reused_tiles)
 from f2loopy.transform.buffer import (
     alias_temporaries, buffer_array, collect_common_factors_on_increment)
 from f2loopy.transform.data import (
@@ -32,4 +35,7 @@ __all__ = [
     "remove_unused_inames", "rename_iname", "set_loop_priority", "split_iname", "tag_inames",
     "untag_inames", "add_dtypes", "add_and_infer_dtypes", "chunk_iname", "rename_inames",
     "temporary_to_subst", "split_arg_axis",
+    "accumulated_arrays", "auto_parallelize", "grid_axes", "has_choice_of_second_axis",
+    "loop_dependences", "outermost_loops",
+    "parallel_loops", "plan_auto", "reused_tiles",
 ]

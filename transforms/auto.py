@@ -1,0 +1,125 @@
+"""auto: parallelise a kernel that has no script, from its dependences.
+
+For every kernel of the file (see ``f2loopy.transform.auto`` for the exact
+rules):
+
+* the loops that carry no dependence (decided exactly with isl) run in
+  parallel; reductions and loops carrying dependences stay sequential;
+* the parallel loop indexing the fastest-varying (Fortran: first) subscript
+  goes to grid axis 0, so neighbouring work-items touch neighbouring memory,
+  a second one to axis 1; each is split into work-groups of *tile* items;
+* a sequential loop inside them whose tiles of read-only arrays are used by
+  several work-items (the ``k`` of a matrix product) is tiled and its tiles
+  are staged in local memory;
+* an array element accumulated across a sequential loop (``c(i, j) = c(i, j)
+  + ...`` over ``k``) is kept in a private variable and stored once;
+* each plan is checked by generating its code (exact race checks); when
+  loop nests exchange data across work-groups the next plan is tried: one
+  axis, then (if ``group`` asks for it) one work-group with barriers, then
+  the kernel as it was.
+
+The recipe prints what it chose for each kernel (``f2loopy translate``
+shows it), e.g. ``auto: kernel 'gemm': plan grid+local, j -> g.1/l.1,
+i -> g.0/l.0; local memory for a, b; registers for c``; a kernel that stays
+sequential gets a note per loop saying why.
+
+Options:
+
+A value left at None is a tunable that ``f2loopy tune`` searches (untuned,
+its first choice is used); only the choices that matter for the plan taken
+with the first choices are declared.
+
+``tile``
+    Work-group size along axis 0 (tunable ``auto_tile0``: 32, 16, 64).
+``tile1``
+    Work-group size along axis 1 (tunable ``auto_tile1``: 8, 4, 16; where two
+    loops are parallel).
+``prefetch``
+    Stage reused tiles in local memory (tunable ``auto_prefetch``: True,
+    False; where a reused tile exists).
+``axis1``
+    Which loop goes to grid axis 1 where a statement runs in more than two
+    parallel loops: ``"inner"``, the loop of the next-fastest subscript, each
+    work-item marching through the rest (a GPU's choice), or ``"outer"``,
+    the outermost loop, each work-item running whole inner rows (a CPU's)
+    (tunable ``auto_axis1``: ``"inner"``, ``"outer"``; where it matters).
+``style``
+    ``"grid"``: the plans above; ``"outer"``: one work-group per iteration
+    of each nest's outermost parallel loop, whose inner loops run as written
+    (OpenMP's ``parallel do`` on the outer loop; often a CPU's best), falling
+    back to the plans above if that is refused (tunable ``auto_style``:
+    ``"grid"``, ``"outer"``; where a grid plan is taken).
+``group``
+    Work-group size when the kernel can only run in one work-group (loop
+    nests that exchange data, a time loop around them), or ``"none"`` to keep
+    such a kernel sequential (tunable ``auto_group``: ``"none"``, 128, 256).
+    ``"none"`` comes first: on PoCL 3.1 (LLVM 15) a few such kernels with
+    barriers inside loops compute wrong results unless built with
+    ``-cl-opt-disable`` (code that ``f2loopy check`` passes with it), and on
+    a CPU the barriers cost more than the parallelism gives; ``f2loopy tune``
+    checks every variant it times, so it can pick a group where that is
+    right and faster (a GPU).
+
+From the command line::
+
+    f2loopy translate --transform auto gemm.f90
+    f2loopy check --transform auto gemm.f90
+    f2loopy tune --transform auto --size ni=512 --size nj=512 --size nk=512 gemm.f90
+    f2loopy translate --transform auto -D group=128 jacobi_2d.f90
+    f2loopy translate --transform auto -D style=outer heat_3d_step.f90
+
+From a script::
+
+    knl = apply_recipe("auto", knl, tile=16)
+"""
+
+from loopy import generate_code, has_choice_of_second_axis, parallel_loops, plan_auto
+
+OPTIONS = {"tile": None, "tile1": None, "prefetch": None, "axis1": None, "style": None,
+           "group": None}
+
+PLANS = ("grid+local", "grid", "grid-1d", "one-group", "sequential")
+
+
+def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, style=None,
+              group=None):
+    def plan(t0, t1, fetch, size, plans=PLANS):
+        return plan_auto(kernel, tile=(t0, t1), prefetch=fetch, group_size=size,
+                         second_axis=second, verify=generate_code, plans=plans)
+
+    t0 = 32 if tile is None else tile
+    t1 = 8 if tile1 is None else tile1
+    size = 128 if group is None or group == "none" else group
+    fetch = True if prefetch is None else prefetch
+    second = "inner" if axis1 is None else axis1
+    first = plan(t0, t1, fetch, size)
+    # the tunables that matter for the plan the first choices give
+    if first.plan.startswith("grid"):
+        if tile is None:
+            t0 = tunable("auto_tile0", [32, 16, 64])
+        if tile1 is None and any(t.startswith("g.1") for t in first.tags.values()):
+            t1 = tunable("auto_tile1", [8, 4, 16])
+        if prefetch is None and first.plan == "grid+local":
+            fetch = tunable("auto_prefetch", [True, False])
+        if axis1 is None and has_choice_of_second_axis(kernel, parallel_loops(kernel)):
+            second = tunable("auto_axis1", ["inner", "outer"])
+        if style is None:
+            style = tunable("auto_style", ["grid", "outer"])
+    if first.plan == "one-group" and group is None:
+        group = tunable("auto_group", ["none", 128, 256])
+        size = 128 if group == "none" else group
+    if style == "outer":
+        outcome = plan(t0, t1, fetch, size, ("outer",) + PLANS)
+    elif style not in (None, "grid"):
+        raise TransformError(f"auto: style is 'grid' or 'outer', not {style!r}")
+    elif group == "none":
+        outcome = plan(t0, t1, fetch, size, ["grid+local", "grid", "grid-1d", "sequential"])
+    elif (t0, t1, fetch, size, second) != (32, 8, True, 128, "inner"):
+        outcome = plan(t0, t1, fetch, size)
+    else:
+        outcome = first
+    print(outcome.summary())
+    if outcome.plan == "sequential":
+        for note in outcome.notes:
+            print(f"  note: {note}")
+    return outcome.kernel
