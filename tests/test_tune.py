@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from f2loopy.diagnostics import F2LoopyError
 from f2loopy.diagnostics import ScriptError
 from f2loopy.directives.tunables import (
     TunableError,
