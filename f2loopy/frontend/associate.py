@@ -11,26 +11,8 @@ from __future__ import annotations
 from fparser.two import Fortran2003 as F
 from fparser.two.utils import walk
 
+from f2loopy.frontend.derived_types import selector_symbol
 from f2loopy.diagnostics import UnsupportedFeatureError
-
-
-def selector_symbol(symtab, selector):
-    """The symbol a variable or component *selector* names, or None for an
-    expression."""
-    from f2loopy.frontend.derived_types import data_ref_parts
-    if isinstance(selector, F.Name):
-        return symtab.get(str(selector))
-    if isinstance(selector, F.Data_Ref):
-        names, index = data_ref_parts(selector)
-        if names is None or index is not None:
-            return None
-        sym = symtab.get(names[0])
-        for name in names[1:]:
-            if sym is None or not sym.components:
-                return None
-            sym = sym.components.get(name.lower())
-        return sym if sym is not None and sym.derived is None else None
-    return None
 
 
 def associate_writes(body, symtab, written: set) -> None:

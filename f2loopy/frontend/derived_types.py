@@ -268,7 +268,6 @@ def expand_derived_arguments(lowering, proc, callee, actuals):
     """``(dummies, actuals)`` of a call with every derived-type dummy argument
     replaced by its components, each bound to the same component of the
     actual argument (a variable of the same type, or a component of that type)."""
-    from f2loopy.frontend.associate import selector_symbol
     dummies_out, actuals_out = [], []
     for d, a in zip(callee.dummies, actuals):
         dsym = callee.symtab.get(d)
@@ -290,3 +289,21 @@ def expand_derived_arguments(lowering, proc, callee, actuals):
             dummies_out.append(dleaf.name)
             actuals_out.append(F.Name(aleaf.name))
     return dummies_out, actuals_out
+
+
+def selector_symbol(symtab, selector):
+    """The symbol a variable or component *selector* names, or None for an
+    expression."""
+    if isinstance(selector, F.Name):
+        return symtab.get(str(selector))
+    if isinstance(selector, F.Data_Ref):
+        names, index = data_ref_parts(selector)
+        if names is None or index is not None:
+            return None
+        sym = symtab.get(names[0])
+        for name in names[1:]:
+            if sym is None or not sym.components:
+                return None
+            sym = sym.components.get(name.lower())
+        return sym if sym is not None and sym.derived is None else None
+    return None
