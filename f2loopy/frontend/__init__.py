@@ -6,6 +6,9 @@ lowers every subroutine to a :class:`~f2loopy.ir.kernel.Kernel`.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
+
 from f2loopy.diagnostics import FortranError
 from f2loopy.frontend.reader import parse_units
 from f2loopy.frontend.source import (  # noqa: F401 - re-exported
@@ -57,8 +60,9 @@ def parse_fortran(source: str, filename: str = "<string>", *,
                   free_form: bool | None = None, fixed_form: bool | None = None,
                   strict: bool = True, auto_dependencies: bool = True,
                   seq_dependencies: bool | None = None, target: None = None,
-                  collect_errors: bool = False, include_dirs=(),
-                  search_files=()) -> TranslationUnit:
+                  collect_errors: bool = False,
+                  include_dirs: Sequence[str | os.PathLike[str]] = (),
+                  search_files: Sequence[str | os.PathLike[str]] = ()) -> TranslationUnit:
     """Translate the subroutines of Fortran *source* into kernels.
 
     Returns a :class:`~f2loopy.ir.kernel.TranslationUnit` that unpacks like a
