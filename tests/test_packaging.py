@@ -36,7 +36,7 @@ def test_recipes_lists_names_summaries_and_options():
                                 "style=None, group=None")
     assert lines[2].startswith("cpu_vectorize  CPU vectorizing:")
     assert "gpu_tiling     GPU tiling: spread loops over the OpenCL grid" in lines[4]
-    assert lines[5].strip() == "options: inames=None, tile=16"
+    assert lines[5].strip() == "options: inames=None, tile=None"
     full = f2loopy("recipes", "gpu_tiling")
     assert full.returncode == 0 and "``tile``" in full.stdout and "options: inames=None" \
         in full.stdout

@@ -109,3 +109,15 @@ def test_fortran_glue_runtime_local_size(tmp_path, cl_queue):
     assert_all_ok(compile_and_run(tmp_path, runtime, sources, LOCAL_MAIN, args=["13"]), 1)
     big = str(cl_queue.device.max_work_group_size + 1)
     assert_all_ok(compile_and_run(tmp_path, runtime, sources, LOCAL_MAIN, args=[big]), 2)
+
+
+def test_in_file_script_through_the_lowering_child(tmp_path):
+    """A script's kernels are lowered in a limited child and sent back: a
+    run-time local size travels as an expression, not an int."""
+    from f2loopy.pipeline import translate_text
+    text = SCALE + "!$loopy begin\n! k = parse_fortran(SOURCE, FILENAME)\n" \
+        "! RESULT = tag_inames(k, 'i:l.0, j:g.0')\n!$loopy end\n"
+    result = translate_text(text, tmp_path / "t.f90")
+    (gk,) = result.generated
+    assert not gk.grid.fixed_local_size
+    assert str(gk.grid.local_size[0]) == "max(n, 1)"

@@ -59,8 +59,9 @@ subroutine pick(ne, q, r)
 end subroutine
 """
     c = code(_split(kernel(loop)))
-    assert ("q_flat[f2l_modulo_int(f - 1, 4) + 4 * (i - 1 + 4 * (f2l_floor_div_int(f - 1, 4) "
-            "+ 2 * (e - 1)))]") in c
+    # (split_array_dim splits the loop over f with the axis, as loopy's
+    # auto_split_inames does)
+    assert "q_flat[f_inner + 4 * (i - 1 + 4 * (f_outer + 2 * (e - 1)))]" in c
     assert "].s" not in c
 
 

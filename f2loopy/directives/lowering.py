@@ -69,7 +69,7 @@ def encode_generated(gk) -> dict:
                              "base": encode_expr(h.base), "size": encode_expr(h.size),
                              "lower": str(h.lower), "upper": str(h.upper)}
                             for h in grid.inames],
-                 "local_size": [int(x) for x in grid.local_size],
+                 "local_size": [encode_expr(x) for x in grid.local_size],
                  "num_groups": [encode_expr(g) for g in grid.num_groups]},
         "scratch": [{"name": sb.name, "c_name": sb.c_name, "dtype": np.dtype(sb.dtype).name,
                      "elements": encode_expr(sb.elements)} for sb in gk.scratch],
@@ -140,12 +140,10 @@ def _dtype(v):
     return np.dtype(v)
 
 
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
-
-
 def _text(v, what, limit):
-    """A string of the answer, capped, without control characters (it is printed)."""
-    return _CONTROL_RE.sub("?", _str(v, what)[:limit])
+    """A string of the answer, capped (a diagnostic prints it through
+    :func:`f2loopy.escape.terminal`, which shows control characters as escapes)."""
+    return _str(v, what)[:limit]
 
 
 def _span(d):
@@ -172,7 +170,7 @@ def decode_generated(d, kernel):
                                  isl.PwAff(_str(h["lower"], "bound")),
                                  isl.PwAff(_str(h["upper"], "bound")))
                    for h in g["inames"])
-    grid = Grid(inames, tuple(int(x) for x in g["local_size"]),
+    grid = Grid(inames, tuple(decode_expr(x) for x in g["local_size"]),
                 tuple(decode_expr(x) for x in g["num_groups"]))
     scratch = tuple(ScratchBuffer(_str(s["name"], "name"), _str(s["c_name"], "name"),
                                   _dtype(s["dtype"]), decode_expr(s["elements"]))

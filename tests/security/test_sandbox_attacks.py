@@ -518,9 +518,8 @@ def test_code_generation_errors_come_back_located(tmp_path):
     from f2loopy.diagnostics import CodegenError
     from f2loopy.pipeline import translate_text
     with pytest.raises(CodegenError) as info:
-        translate_text(fortran_with(PARSE + "print('shown')\nRESULT = tag_inames(k, 'i:l.0')"),
+        translate_text(fortran_with(PARSE + "print('shown')\nRESULT = tag_inames(k, 'i:unr')"),
                        tmp_path / "t.f90")
-    assert info.value.message.startswith("iname 'i' is tagged 'l.0' but its length n is not "
-                                         "a constant")
+    assert info.value.message.startswith("cannot unroll loop 'i': its length is not a constant")
     assert (info.value.span.line, info.value.span.text) == (1, "subroutine saxpy(n, a, x, y)")
     assert info.value.script_output == "shown\n"
