@@ -13,7 +13,7 @@ import re
 import sys
 
 from f2loopy.diagnostics import FortranError
-from f2loopy.frontend.source import SourceFile
+from f2loopy.frontend.source import SourceFile, statement_lines
 
 _LINE_RE = re.compile(r"at line (\d+)")
 _parser = None
@@ -369,3 +369,33 @@ def _syntax_error(src: SourceFile, text: str) -> FortranError:
         return syntax_error(src.filename, src.lines, line, src.span(line), src.fixed_form)
     first = text.strip().splitlines()[0] if text.strip() else "fparser could not parse the file"
     return FortranError(f"syntax error: {first}", src.span(1) if src.lines else None)
+
+
+def specification_and_body(src, unit):
+    """The specification parts of *unit* and its executable statements.
+
+    fparser reads statement functions as assignments; where declarations
+    follow them (as in IFS code, where an included file declares and defines
+    statement functions one after the other) the unit alternates
+    specification and execution parts.  The statements of the execution parts
+    before the last specification part must be statement functions: they
+    lead the body, where :func:`f2loopy.frontend.units._statement_functions` takes them."""
+    from fparser.two import Fortran2003 as F
+    specs, execs = [], []
+    for ch in unit.children:
+        if isinstance(ch, F.Specification_Part):
+            specs.append(ch)
+        elif isinstance(ch, F.Execution_Part):
+            execs.append(ch)
+    body = []
+    for k, part in enumerate(execs):
+        stmts = [c for c in part.children if c is not None]
+        if k < len(execs) - 1 or len(specs) > len(execs):
+            for node in stmts:
+                if not isinstance(node, (F.Assignment_Stmt, F.Data_Stmt, F.Format_Stmt,
+                                         F.Comment)):
+                    line, _ = statement_lines(node)
+                    raise FortranError("a declaration follows this executable statement "
+                                       "(declarations come first)", src.span(line))
+        body.extend(stmts)
+    return specs, body

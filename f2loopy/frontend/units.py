@@ -26,7 +26,7 @@ from f2loopy.frontend.lowering import LoweringState, UnitLowering
 from f2loopy.frontend.module_data import (
     declare_common_blocks, declare_module_variables, declare_saved_locals, storage_arguments,
     unused_module_data)
-from f2loopy.frontend.reader import parse_units
+from f2loopy.frontend.reader import parse_units, specification_and_body
 from f2loopy.frontend.source import SourceFile, preprocessor_lines, read_source
 from f2loopy.frontend.symbols import SymbolTable
 from f2loopy.ir.expressions import variables_read
@@ -300,7 +300,7 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
     reader = DeclarationReader(src, symtab, dummies, host, modules=registry.module,
                                errors=errors)
     reader.search = registry.search
-    specs, body = _specification_and_body(src, unit)
+    specs, body = specification_and_body(src, unit)
     for spec in specs:
         reader.read(spec)
     for node in body:
@@ -427,35 +427,6 @@ def _declaration_failed(src, errors, name: str) -> bool:
                 pattern.search(src.lines[span.line - 1]):
             return True
     return False
-
-
-def _specification_and_body(src, unit):
-    """The specification parts of *unit* and its executable statements.
-
-    fparser reads statement functions as assignments; where declarations
-    follow them (as in IFS code, where an included file declares and defines
-    statement functions one after the other) the unit alternates
-    specification and execution parts.  The statements of the execution parts
-    before the last specification part must be statement functions: they
-    lead the body, where :func:`_statement_functions` takes them."""
-    specs, execs = [], []
-    for ch in unit.children:
-        if isinstance(ch, F.Specification_Part):
-            specs.append(ch)
-        elif isinstance(ch, F.Execution_Part):
-            execs.append(ch)
-    body = []
-    for k, part in enumerate(execs):
-        stmts = [c for c in part.children if c is not None]
-        if k < len(execs) - 1 or len(specs) > len(execs):
-            for node in stmts:
-                if not isinstance(node, (F.Assignment_Stmt, F.Data_Stmt, F.Format_Stmt,
-                                         F.Comment)):
-                    line, _ = statement_lines(node)
-                    raise FortranError("a declaration follows this executable statement "
-                                       "(declarations come first)", src.span(line))
-        body.extend(stmts)
-    return specs, body
 
 
 def _statement_functions(src, reader, symtab, body):

@@ -1,0 +1,58 @@
+"""The state one kernel's lowering shares between the lowering of its
+subroutine and of every procedure inlined into it: every mixin of
+:class:`~f2loopy.frontend.lowering.UnitLowering` reaches it as ``self.st``."""
+
+from __future__ import annotations
+
+import islpy as isl
+
+from f2loopy.frontend.loops import LoopScope, Region
+from f2loopy.ir.kernel import Temporary
+
+
+class LoweringState:
+    """What one kernel accumulates while its subroutine (and everything
+    inlined into it) is lowered.
+
+    :attr errors: a list collecting statement errors (collecting mode), or
+        None to raise the first error.
+    """
+
+    def __init__(self, *, collect: bool = False):
+        self.instructions: list = []
+        self.domains: list[isl.Set] = []
+        self.extra_temporaries: dict[str, Temporary] = {}
+        self.taken_names: set[str] = set()
+        self.insn_ids: set[str] = set()
+        self.claimed_inames: set[str] = set()
+        self.loops: list[LoopScope] = []
+        self.predicates: list = []
+        self.regions: list[Region] = []
+        self.errors: list | None = [] if collect else None
+        self.call_stack: list[str] = []
+        self.shared_tables: dict = {}
+        self.placeholders: set[str] = set()     # array-syntax positions (integers)
+        #: pairs of extents (IR expressions in the kernel's scalar arguments)
+        #: that Fortran requires to be equal: conforming array operands
+        self.conformance: list = []
+        #: (lowering, loop variable) -> the temporary holding the variable's
+        #: value outside its loops (see :meth:`UnitLowering.loop_scalar`)
+        self.loop_scalars: dict = {}
+        #: (array, axis) -> name of the kernel argument holding the extent of
+        #: an assumed-shape dummy argument's axis (lower-case array name)
+        self.assumed_extents: dict[tuple[str, int], str] = {}
+        #: iname -> LoopExit (f2loopy.ir.control)
+        self.loop_exits: dict = {}
+        #: ids of instructions that run whatever the conditions around them
+        #: (the flag ending a 'do while' loop, see ControlFlowMixin)
+        self.unguarded: set = set()
+        #: ErrorSite s of the kernel (f2loopy.frontend.errors), the output
+        #: statements waiting for their stop, the temporary f2l_raise sets
+        self.error_sites: list = []
+        self.pending_output: list = []
+        self.stop_temporary: str | None = None
+        #: module variables: origin -> IR name, and origin -> symbol of those
+        #: the procedures inlined use (:mod:`f2loopy.frontend.module_data`)
+        self.storage_names: dict = {}
+        self.storage_used: dict = {}
+        self.storage_by_name: dict = {}          # IR name -> symbol
