@@ -78,7 +78,8 @@ def translate_one(path: str, output_dir=None, defines=None, transform=None,
         result = translate_file(path, output_dir=output_dir, defines=defines,
                                 transform=transform, debug=debug, cache=True,
                                 include_dirs=include_dirs, search_files=search_files,
-                                undefines=undefines, tuning=tuning)
+                                undefines=undefines, tuning=tuning,
+                                checkpoints=False)      # outputs hold the result only
         written = write_outputs(result.outputs)
         if touch_outputs:
             touch_all(result.outputs)

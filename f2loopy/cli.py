@@ -233,7 +233,7 @@ def show(file, kernel_name, ir, code, include_dirs, defines, undefines, transfor
     try:
         result = translate_file(file, defines=_parse_defines(defines), transform=transform,
                                 debug=debug, collect_errors=True, include_dirs=include_dirs,
-                                undefines=undefines)
+                                undefines=undefines, checkpoints=False)
     except Exception as exc:  # noqa: BLE001
         _echo(getattr(exc, "script_output", ""), nl=False)
         _report(exc, debug)

@@ -67,7 +67,8 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
                    defines: dict | None = None, transform: str | None = None,
                    debug: bool = False, cache: bool = False,
                    collect_errors: bool = False, include_dirs=(), search_files=(),
-                   undefines=(), tuning: bool = True) -> TranslationResult:
+                   undefines=(), tuning: bool = True,
+                   checkpoints: bool = True) -> TranslationResult:
     """Translate the Fortran file *path*; return the outputs without writing them.
 
     With *cache*, an unchanged file's outputs come from the translation cache
@@ -84,7 +85,7 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
     say so.
     """
     search = dict(include_dirs=tuple(include_dirs), search_files=tuple(search_files),
-                  undefines=tuple(undefines))
+                  undefines=tuple(undefines), checkpoints=checkpoints)
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -137,7 +138,7 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
 
 def translate_text(text: str, path: Path, *, output_dir=None, defines=None, transform=None,
                    debug=False, collect_errors=False, include_dirs=(), search_files=(),
-                   undefines=(), tunables=None) -> TranslationResult:
+                   undefines=(), tunables=None, checkpoints: bool = True) -> TranslationResult:
     """Translate Fortran *text* as if read from *path* (a str or Path; it
     names the outputs and the diagnostics, and the outputs go next to it
     unless *output_dir* is given).  Nothing is written.
@@ -146,11 +147,14 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
     first (``-D`` *defines*, ``-U`` *undefines*, ``-I`` *include_dirs*);
     errors then point at the original files and lines, and the files it
     ``#include``s are inputs of the result.  *tunables*: name -> value for
-    the script's ``tunable(...)`` calls."""
+    the script's ``tunable(...)`` calls.  Without *checkpoints*, the
+    script's ``checkpoint(...)`` kernels are dropped (only the result's code
+    is generated)."""
     from f2loopy.preprocessor import needs_preprocessing, preprocess
     options = dict(output_dir=output_dir, defines=defines, transform=transform, debug=debug,
                    collect_errors=collect_errors, include_dirs=tuple(include_dirs),
-                   search_files=tuple(search_files), tunables=tunables)
+                   search_files=tuple(search_files), tunables=tunables,
+                   checkpoints=checkpoints)
     if not needs_preprocessing(text, path):
         return _translate_preprocessed(text, path, **options)
     pp = preprocess(text, path, defines=defines, undefines=undefines,
@@ -166,7 +170,7 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
 def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=None,
                             transform=None, debug=False, collect_errors=False,
                             include_dirs=(), search_files=(),
-                            tunables=None) -> TranslationResult:
+                            tunables=None, checkpoints: bool = True) -> TranslationResult:
     path = Path(path)
     # imported here: a cache hit (translate_file) never loads the compiler
     from f2loopy.codegen import file_header, generate_code, join_program
@@ -179,7 +183,7 @@ def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=N
     kernels = list(translate_source(src, collect_errors=collect_errors, search=search))
     inputs = [path, *search.files_read]
     script = apply_transformations(src, kernels, defines or {}, transform, debug=debug,
-                                   tunables=tunables)
+                                   tunables=tunables, checkpoints=checkpoints)
     kernels = script.kernels
     inputs.extend(script.inputs)
     if not kernels:
@@ -222,14 +226,15 @@ def _nothing_to_translate(src) -> NothingToTranslate:
     return exc
 
 
-def apply_transformations(src, kernels, defines, transform, *, debug=False, tunables=None):
+def apply_transformations(src, kernels, defines, transform, *, debug=False, tunables=None,
+                          checkpoints: bool = True):
     """Run the file's ``!$loopy begin`` script (and/or a named recipe) on *kernels*
     in the sandbox; returns a :class:`~f2loopy.directives.TransformOutcome`."""
     from f2loopy.directives import TransformOutcome, run_transformations
     if not src.scripts and transform is None:
         return TransformOutcome(kernels)
     return run_transformations(src, kernels, defines, transform, debug=debug,
-                               tunables=tunables)
+                               tunables=tunables, checkpoints=checkpoints)
 
 
 def write_outputs(outputs: dict) -> list[Path]:

@@ -103,7 +103,8 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
                         limits: Limits | None = None, layers: dict | None = None,
                         pre_code: str | None = None,
                         trust: bool | None = None,
-                        tunables: dict | None = None) -> TransformOutcome:
+                        tunables: dict | None = None,
+                        checkpoints: bool = True) -> TransformOutcome:
     """Run the ``!$loopy begin`` blocks of *src* (a
     :class:`~f2loopy.frontend.source.SourceFile`) on *kernels* in the sandbox,
     then the recipe *transform* (a name from ``transforms/`` or a file path)
@@ -121,6 +122,9 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
         and memory limits stay); default: whether ``--trust-scripts`` was given.
     :arg tunables: name -> value for the script's ``tunable(...)`` calls
         (checked literals, :mod:`~f2loopy.directives.tunables`).
+    :arg checkpoints: keep the script's ``checkpoint(...)`` kernels (and
+        generate their code in the limited child, which costs as much as the
+        result's for each); ``translate`` does not need them.
     :raises ScriptError: the script failed (located at its ``.f90`` line).
     :raises SandboxViolation: the script tried something the sandbox forbids,
         or this machine has no seccomp filter and the scripts are not trusted.
@@ -154,6 +158,9 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
     outcome = decoder.read(answer.text)
     # the parent never lowers a script's kernels itself: a child does, under
     # what is left of the limits
+    if not checkpoints:
+        # dropped, not kept unlowered: nobody may generate their code here
+        outcome.checkpoints = []
     unique = {}
     for k in list(outcome.kernels) + [k for _, ks in outcome.checkpoints for k in ks]:
         unique.setdefault(id(k), k)

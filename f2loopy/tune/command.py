@@ -100,7 +100,7 @@ def run_tune(path, *, defines=None, transform=None, sizes=None, verify_sizes=Non
     sizes = dict(sizes or {})
     verify_sizes = dict(verify_sizes) if verify_sizes else dict(sizes)
     t_start = time.perf_counter()
-    first = translate_text(text, path, defines=defines, transform=transform)
+    first = translate_text(text, path, defines=defines, transform=transform, checkpoints=False)
     space = dict(first.tunables)
     if not space:
         raise F2LoopyError(f"{path.name} declares no tunable choices: call "
@@ -180,7 +180,8 @@ def _measure(values: dict, ready, c: _Context) -> Variant:
     from f2loopy.tune.measure import VariantFailure, time_variant
     try:
         result = ready if ready is not None else translate_text(
-            c.text, c.path, defines=c.defines, transform=c.transform, tunables=values)
+            c.text, c.path, defines=c.defines, transform=c.transform, tunables=values,
+            checkpoints=False)
     except F2LoopyError as exc:
         return Variant(values, "refused", message=_one_line(exc.message))
     try:

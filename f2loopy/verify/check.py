@@ -319,7 +319,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         from f2loopy.tune.record import find_entry
         entry, _ = find_entry(path, text, defines, transform)
         result = translate_text(text, path, defines=defines, transform=transform,
-                                include_dirs=include_dirs,
+                                include_dirs=include_dirs, checkpoints=checkpoints,
                                 tunables=entry.values if entry is not None else None)
     from f2loopy.preprocessor import needs_preprocessing, preprocess
     preprocessed = needs_preprocessing(text, path)
