@@ -7,7 +7,9 @@ the array, or 4 ulp; integers and logicals must match exactly.
 import numpy as np
 import pytest
 
-from util import farray, needs_gfortran, run_both
+from f2loopy.codegen import generate_code
+from f2loopy.frontend import parse_fortran
+from util import farray, needs_gfortran, run_both, zeros
 
 pytestmark = needs_gfortran
 
@@ -286,3 +288,25 @@ def test_saxpy_sizes_including_empty(n, tmp_path, cl_queue):
     source = CASES["nested_loops_2d"][0]
     run_both(source, "scale2d", [n, 3, farray((n, 3), seed=1), farray((n, 3), seed=2),
                                  np.float32(-2.0)], tmp_path, cl_queue)
+
+
+OPENCL_BUILTIN_NAMES = """
+subroutine step(n, distance, sign, mix)
+  implicit none
+  integer n, i
+  real distance(n), sign(n), mix
+  do i = 1, n
+    sign(i) = distance(i) * mix + 1.0
+  end do
+end subroutine
+"""
+
+
+@needs_gfortran
+def test_names_of_opencl_builtins(tmp_path, cl_queue):
+    """A kernel or variable named like an OpenCL built-in (step, distance,
+    sign, mix) is renamed in the OpenCL; clCreateKernel refused 'step'."""
+    gk = generate_code(parse_fortran(OPENCL_BUILTIN_NAMES, "t.f90")[0])
+    assert "__kernel void" in gk.device_code and " step_(" in gk.device_code
+    run_both(OPENCL_BUILTIN_NAMES, "step", [7, farray(7, seed=3), zeros(7), 0.5], tmp_path,
+             cl_queue)

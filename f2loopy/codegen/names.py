@@ -18,6 +18,30 @@ fabs fmin fmax min max fmod floor ceil round trunc copysign hypot abs mad fma cl
 vload2 vload4 vload8 vload16 vstore2 vstore4 vstore8 vstore16 convert_int convert_float
 select isnan isinf dot cross length normalize
 NAN INFINITY
+""".split()) | frozenset("""
+acosh acospi asinh asinpi atanh atanpi atan2pi cbrt cospi erf erfc exp2 exp10 expm1 fdim
+fract frexp ilogb ldexp lgamma lgamma_r log2 log1p logb maxmag minmag modf nan nextafter
+pown powr remainder remquo rint rootn rsqrt sincos sinpi tanpi tgamma
+half_cos half_divide half_exp half_exp2 half_exp10 half_log half_log2 half_log10 half_powr
+half_recip half_rsqrt half_sin half_sqrt half_tan native_cos native_divide native_exp
+native_exp2 native_exp10 native_log native_log2 native_log10 native_powr native_recip
+native_rsqrt native_sin native_sqrt native_tan
+abs_diff add_sat hadd rhadd clz popcount mad_hi mad_sat mad24 mul_hi mul24 rotate sub_sat
+upsample degrees mix radians sign smoothstep step distance fast_distance fast_length
+fast_normalize isequal isnotequal isgreater isgreaterequal isless islessequal islessgreater
+isfinite isnormal isordered isunordered signbit bitselect shuffle shuffle2 vec_step
+get_work_dim get_global_offset read_mem_fence write_mem_fence async_work_group_copy
+async_work_group_strided_copy wait_group_events prefetch printf
+atomic_add atomic_sub atomic_xchg atomic_inc atomic_dec atomic_cmpxchg atomic_min atomic_max
+atomic_and atomic_or atomic_xor atom_add atom_sub atom_xchg atom_inc atom_dec atom_cmpxchg
+atom_min atom_max atom_and atom_or atom_xor
+read_imagef read_imagei read_imageui write_imagef write_imagei write_imageui
+get_image_width get_image_height get_image_depth
+char2 char3 char4 char8 char16 uchar2 uchar3 uchar4 uchar8 uchar16 short2 short3 short4
+short8 short16 ushort2 ushort3 ushort4 ushort8 ushort16 uint2 uint3 uint4 uint8 uint16
+ulong2 ulong3 ulong4 ulong8 ulong16 long3 float3 double3 half2 half3 half4 half8 half16
+image1d_t image1d_array_t image1d_buffer_t image2d_array_t
+main typeof asm
 """.split())
 
 
