@@ -110,12 +110,18 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
         result.inputs.extend(used)
         return result
     from f2loopy import cache as tcache
+    on_path = []
+    if include_dirs or search_files:
+        # the files on the search path as they are now: one added since the
+        # entry was stored may define a module or procedure first
+        from f2loopy.frontend.search_path import SearchPath
+        on_path = ["path:" + SearchPath(include_dirs, search_files).fingerprint()]
     # (#included files are inputs: an entry is re-checked against them)
     key = tcache.translation_key(path, text, output_dir=output_dir, defines=defines,
                                  transform=transform,
                                  extra=extra + [f"-U{u}" for u in undefines] +
                                  [f"-I{d}" for d in include_dirs] +
-                                 [f"file:{f}" for f in search_files])
+                                 [f"file:{f}" for f in search_files] + on_path)
     # an entry holds texts by kind: the paths are always the ones computed here
     paths = output_paths(path, output_dir)
     hit = tcache.load(key, OUTPUT_KINDS, path)

@@ -262,6 +262,20 @@ def test_cache_sees_changes_of_used_files(project):
         "is real")
 
 
+def test_cache_sees_a_file_added_to_the_path(project):
+    """A file added under an -I directory that now defines a module first (a
+    shallower kinds.f90 is found before deep/kinds.F90) is a cache miss,
+    although no file the entry read has changed."""
+    proc = _cli("translate", "scale.f90", "-I", "inc", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert "double" in (project / "scale.cl").read_text()
+    (project / "inc" / "aaa_kinds.f90").write_text(
+        KINDS.replace("selected_real_kind(13, 300)", "4"))
+    proc = _cli("translate", "scale.f90", "-I", "inc", cwd=project)
+    assert proc.returncode == 1
+    assert "argument 'a' of 'twice' is real(8), but the actual argument is real" in proc.stderr
+
+
 @needs_gfortran
 def test_check_with_include(project):
     """f2loopy check builds the files the search path provided with the

@@ -158,6 +158,21 @@ class SearchPath:
                             "it (name a smaller directory)")
             yield from found
 
+    def fingerprint(self) -> str:
+        """A digest of the files on the path (names, sizes, modification
+        times), without reading them: part of the translation cache's key,
+        so that a file added under an ``-I`` directory (which may now define a
+        module first) or any file changed there is a miss."""
+        import hashlib
+        h = hashlib.sha256()
+        for path in self._candidates():
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "replace"))
+        return h.hexdigest()
+
     def index(self) -> dict:
         """``(kind, name) -> [paths]``, the first definition first."""
         if self._index is None:
