@@ -39,22 +39,13 @@ REPO = Path(__file__).resolve().parent.parent
 PAPER = REPO / "samples" / "numa_volume" / "volume.f90"
 
 
-def _geometry(gk, values):
-    from f2loopy.bench.run import tdiv
-    from f2loopy.glue.pyexpr import py_int_expr
-    groups = [int(eval(py_int_expr(g), {"_tdiv": tdiv, "min": min, "max": max},  # noqa: S307 - our own expression
-                       dict(values))) for g in gk.grid.num_groups]
-    lsize = list(gk.grid.local_size)
-    return tuple(g * l for g, l in zip(groups, lsize)), tuple(lsize)
-
-
 class F2Kernel:
     """An f2loopy kernel built, with its device buffers and raw host bytes."""
 
     def __init__(self, label, gk, inputs, sizes, queue):
         import pyopencl as cl
 
-        from f2loopy.bench.run import device_args
+        from f2loopy.bench.run import device_args, launch_geometry
         from f2loopy.codegen import join_program
         from f2loopy.glue.layout import relaid
         from f2loopy.glue.python import slowest_first
@@ -64,7 +55,7 @@ class F2Kernel:
         self.knl = cl.Kernel(prg, gk.c_name)
         values = {**sizes, **{a.name: a.fixed_value for a in gk.kernel.args
                               if getattr(a, "fixed_value", None) is not None}}
-        self.gsize, self.lsize = _geometry(gk, values)
+        self.gsize, self.lsize = launch_geometry(gk, values)
         self.host_bytes = {}          # name -> bytes as the kernel reads them
         for ka, value in zip(gk.arguments, self.args):
             if ka.kind != "array":

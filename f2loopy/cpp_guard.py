@@ -36,6 +36,7 @@ import subprocess
 from pathlib import Path
 
 from f2loopy.diagnostics import F2LoopyError, SourceSpan
+from f2loopy.escape import fits_depfile
 
 #: the largest file ``#include`` may read
 MAX_INCLUDE_BYTES = 16 * 1024 * 1024
@@ -55,7 +56,6 @@ _INCLUDE_RE = re.compile(r"[ \t]*(include_next|include|import)(?![A-Za-z0-9_$])(
 # (the preprocessor runs with these undefined, so a name pasted together from
 # parts is an undefined name; written out, they get a clear message)
 _REFUSED_RE = re.compile(r"\b__has_include(?:_next)?\b|^[ \t]*pragma[ \t]+GCC[ \t]+dependency\b")
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _QUOTED_RE = re.compile(r'[ \t]*(?:"([^"\n]*)"|<([^>\n]*)>)')
 
 
@@ -141,7 +141,7 @@ class IncludeChecker:
                 yield cand
 
     def _admit(self, cand: Path, name: str, span: SourceSpan, depth: int):
-        if _CONTROL_RE.search(str(cand)):
+        if not fits_depfile(cand):
             # (a depfile, a terminal or a Make rule could not show it safely)
             raise IncludeRefused(f"#include \"{name}\": an included file's path may not hold "
                                  "control characters", span)

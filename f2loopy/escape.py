@@ -170,17 +170,30 @@ class UnrepresentablePath(ValueError):
     control character)."""
 
 
+def _first_control(path: str) -> str | None:
+    for ch in path:
+        if unicodedata.category(ch) in ("Cc", "Zl", "Zp"):
+            return ch
+    return None
+
+
+def fits_depfile(path) -> bool:
+    """Whether :func:`make_path` can write *path* (it has no control
+    character: a newline would start a recipe line)."""
+    return _first_control(str(path)) is None
+
+
 def make_path(path) -> str:
     """*path* as a word of a Make rule, escaped as ``gcc -MD`` does (``$$``,
     ``\\#``, ``\\ ``, backslashes before those doubled).  A path with a
     control character (a newline would start a recipe line) raises
     :class:`UnrepresentablePath`."""
     path = str(path)
-    for ch in path:
-        if unicodedata.category(ch) in ("Cc", "Zl", "Zp"):
-            raise UnrepresentablePath(f"the path {visible(path)} contains the control "
-                                      f"character {_escape_char(ch)}, which a depfile "
-                                      "cannot hold")
+    ch = _first_control(path)
+    if ch is not None:
+        raise UnrepresentablePath(f"the path {visible(path)} contains the control "
+                                  f"character {_escape_char(ch)}, which a depfile "
+                                  "cannot hold")
     out = []
     slashes = 0
     for ch in path:

@@ -25,6 +25,7 @@ import numpy as np
 
 from f2loopy.diagnostics import F2LoopyError
 from f2loopy.escape import csv_cell
+from f2loopy.ir.folding import tdiv
 from f2loopy.glue.layout import relaid, unrelaid
 
 
@@ -324,13 +325,7 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
         knl.set_args(*[b for b in bufs])
         values = {**sizes, **{a.name: a.fixed_value for a in gk.kernel.args
                               if getattr(a, "fixed_value", None) is not None}}
-        from f2loopy.glue.pyexpr import py_int_expr
-        groups = tuple(int(eval(py_int_expr(g), {"_tdiv": tdiv, "min": min, "max": max},  # noqa: S307
-                                dict(values))) for g in gk.grid.num_groups)
-        lsize = tuple(int(eval(py_int_expr(x), {"_tdiv": tdiv, "min": min,  # noqa: S307
-                                                "max": max}, dict(values)))
-                      for x in gk.grid.local_size)
-        gsize = tuple(g * l for g, l in zip(groups, lsize))
+        gsize, lsize = launch_geometry(gk, values)
         # correctness: one run on fresh inputs through the glue's layout handling
         outputs = run_once(gk, knl, args, queue, gsize, lsize)
         if ref_outputs is None:
@@ -353,9 +348,17 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
     return report
 
 
-def tdiv(a, b):
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
+def launch_geometry(gk, values: dict) -> tuple[tuple, tuple]:
+    """``(global size, local size)`` of launching *gk* with the scalar
+    arguments *values* (the grid's sizes are expressions in them)."""
+    from f2loopy.glue.pyexpr import py_int_expr
+
+    def value(expr) -> int:
+        return int(eval(py_int_expr(expr), {"_tdiv": tdiv, "min": min,  # noqa: S307
+                                            "max": max}, dict(values)))
+    groups = tuple(value(g) for g in gk.grid.num_groups)
+    lsize = tuple(value(x) for x in gk.grid.local_size)
+    return tuple(g * s for g, s in zip(groups, lsize)), lsize
 
 
 def scale_compulsory(kernel, sizes):

@@ -16,6 +16,7 @@ import stat
 from pathlib import Path
 
 from f2loopy.diagnostics import F2LoopyError
+from f2loopy.escape import fits_depfile
 
 #: the endings of Fortran sources looked at in ``-I`` directories
 FORTRAN_SUFFIXES = (".f90", ".F90", ".f", ".F", ".f95", ".F95", ".f03", ".F03", ".f08",
@@ -36,7 +37,6 @@ _USE_RE = re.compile(r"\s*use\b(?:\s*,\s*\w+\s*::|\s*::|\s)\s*([a-z]\w*)", re.I)
 MAX_INDEXED_BYTES = 64 * 1024 * 1024
 
 
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 #: the most Fortran files indexed under one ``-I`` directory
 MAX_INDEXED_FILES = 20000
@@ -143,7 +143,7 @@ class SearchPath:
             for root, dirs, names in os.walk(d):
                 dirs[:] = sorted(x for x in dirs if not x.startswith("."))
                 for n in sorted(names):
-                    if not n.endswith(FORTRAN_SUFFIXES) or _CONTROL_RE.search(root + n):
+                    if not n.endswith(FORTRAN_SUFFIXES) or not fits_depfile(root + n):
                         continue        # (a depfile cannot name a control character)
                     path = Path(root) / n
                     # a symbolic link that leaves the directory (into the

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from f2loopy.ir.folding import tdiv
 from f2loopy.codegen import GeneratedKernel, generate_code, join_program
 from f2loopy.codegen.names import py_name
 from f2loopy.glue.pyexpr import py_int_expr
@@ -176,8 +177,8 @@ def _allocate(kernel: Kernel, arg, values: dict, queue, on_device: bool):
         raise KernelCallError(f"{kernel.name}: argument '{arg.name}' is missing (an "
                               "assumed-size array cannot be allocated)")
     env = {py_name(k): v for k, v in values.items() if np.isscalar(v)}
-    env["_tdiv"] = lambda a, b: (abs(a) // abs(b)) * (1 if (a >= 0) == (b >= 0) else -1)
-    env["_tmod"] = lambda a, b: a - env["_tdiv"](a, b) * b
+    env["_tdiv"] = tdiv
+    env["_tmod"] = lambda a, b: a - tdiv(a, b) * b
     try:
         shape = tuple(int(eval(py_int_expr(s), {"__builtins__": {"min": min, "max": max}},
                                env))  # noqa: S307 - printed from the kernel's own IR

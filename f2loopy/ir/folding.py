@@ -41,7 +41,8 @@ def cast_value(value, dtype: np.dtype):
     return dtype.type(value)
 
 
-def _tdiv(a: int, b: int) -> int:
+def tdiv(a: int, b: int) -> int:
+    """Integer division truncating toward zero, as Fortran and C divide."""
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b >= 0) else -q
 
@@ -58,11 +59,11 @@ def _binary(op: str, a, b):
         elif op == "/":
             if y == 0:
                 raise NotConstant("integer division by zero")
-            r = _tdiv(x, y)
+            r = tdiv(x, y)
         elif op == "mod":
             if y == 0:
                 raise NotConstant("mod by zero")
-            r = x - _tdiv(x, y) * y
+            r = x - tdiv(x, y) * y
         elif op == "modulo":
             if y == 0:
                 raise NotConstant("modulo by zero")

@@ -122,22 +122,13 @@ class Reference:
         return CheckOutcome(True, worst)
 
 
-def _launch_geometry(gk, values: dict):
-    from f2loopy.bench.run import tdiv
-    from f2loopy.glue.pyexpr import py_int_expr
-    groups = tuple(int(eval(py_int_expr(g), {"_tdiv": tdiv, "min": min, "max": max},  # noqa: S307 - our own expression
-                            dict(values))) for g in gk.grid.num_groups)
-    lsize = tuple(gk.grid.local_size)
-    return tuple(g * l for g, l in zip(groups, lsize)), lsize
-
-
 def time_variant(result, queue, sizes: dict, *, seed: int = 0, min_time: float = 0.3,
                  warmup: int = 3) -> float:
     """Milliseconds per run of all kernels of *result* (the sum), each timed
     alone by raw launches on inputs drawn like ``f2loopy bench``'s."""
     import pyopencl as cl
 
-    from f2loopy.bench.run import device_args, time_launches, make_inputs
+    from f2loopy.bench.run import device_args, launch_geometry, make_inputs, time_launches
     from f2loopy.codegen import join_program
     total = 0.0
     for gk in result.generated:
@@ -149,7 +140,7 @@ def time_variant(result, queue, sizes: dict, *, seed: int = 0, min_time: float =
         knl.set_args(*bufs)
         values = {**sizes, **{a.name: a.fixed_value for a in gk.kernel.args
                               if getattr(a, "fixed_value", None) is not None}}
-        gsize, lsize = _launch_geometry(gk, values)
+        gsize, lsize = launch_geometry(gk, values)
         if not all(g > 0 for g in gsize):
             continue
         total += time_launches(queue, knl, gsize, lsize, min_time, warmup)
