@@ -162,3 +162,45 @@ def test_fortran_glue_stops_like_the_fortran(tmp_path):
     # the program's own xerbla, called with the same arguments
     proc = compile_and_run(tmp_path, runtime, sources, STOP_MAIN, args=["2"], expect_rc=3)
     assert proc.stdout.strip() == "xerbla: DSCALE argument 4"
+
+
+# Reference-LAPACK's handler: a formatted write, which a kernel cannot do
+XERBLA_FILE = """
+      subroutine xerbla(srname, info)
+      character*(*) srname
+      integer info
+      write(*, fmt = 9999) srname(1:len_trim(srname)), info
+      stop
+ 9999 format(' ** On entry to ', a, ' parameter number ', i2, ' had ',
+     $       'an illegal value')
+      end
+"""
+
+
+def test_xerbla_of_the_search_path_is_the_error_handler(tmp_path):
+    """With the BLAS sources on -I, 'call xerbla' is still the error site:
+    the xerbla found there is not inlined (its formatted write cannot be)."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "xerbla.f").write_text(XERBLA_FILE)
+    knl = parse_fortran(DSCALE, "dscale.f", include_dirs=[tmp_path / "lib"])[0]
+    assert [s.actions[-1][0] for s in knl.error_sites][:1] == ["xerbla"]
+    # a xerbla of the file itself is the user's own: it is inlined
+    own = DSCALE + XERBLA_FILE
+    with pytest.raises(FortranError, match="constant format can be used"):
+        parse_fortran(own, "dscale.f")
+
+
+@needs_gfortran
+def test_check_with_xerbla_on_the_search_path(tmp_path):
+    """f2loopy check compiles the search path's xerbla with the original and
+    does not add its own stand-in as well (two definitions: a link error)."""
+    from click.testing import CliRunner
+
+    from f2loopy.cli import main
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "xerbla.f").write_text(XERBLA_FILE)
+    (tmp_path / "dscale.f").write_text(DSCALE)
+    res = CliRunner().invoke(main, ["check", "-I", str(tmp_path / "lib"),
+                                    str(tmp_path / "dscale.f")])
+    assert res.exit_code == 0, res.output
+    assert "ok: 1 output(s) of 1 kernel(s) match the original Fortran" in res.output

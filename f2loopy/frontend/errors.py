@@ -35,11 +35,21 @@ STOPS = re.compile(r"\b(stop|xerbla)\b", re.IGNORECASE)
 _IO = (F.Write_Stmt, F.Print_Stmt)
 
 
+def is_blas_xerbla(lowering, name: str) -> bool:
+    """Whether ``call NAME`` is the BLAS/LAPACK error handler: ``xerbla``
+    not defined in the file being translated.  One found on the search path
+    (Reference-LAPACK's ``xerbla.f``) prints its message and stops, which
+    is what the error site does; its formatted ``write`` cannot be inlined."""
+    if name.lower() != "xerbla":
+        return False
+    proc = lowering.find_procedure(name)
+    return proc is None or getattr(proc, "src", None) not in (None, lowering.root.src)
+
+
 def _is_stop(node, lowering) -> bool:
     if isinstance(node, (F.Stop_Stmt, Error_Stop_Stmt)):
         return True
-    return isinstance(node, F.Call_Stmt) and str(node.items[0]).lower() == "xerbla" and \
-        lowering.find_procedure("xerbla") is None
+    return isinstance(node, F.Call_Stmt) and is_blas_xerbla(lowering, str(node.items[0]))
 
 
 class ErrorPathsMixin:

@@ -46,7 +46,7 @@ from f2loopy.frontend.associate import AssociateMixin
 from f2loopy.frontend.conditionals import ConditionalsMixin
 from f2loopy.frontend.control import ControlFlowMixin, statement_label
 from f2loopy.frontend.elemental import ElementalMixin
-from f2loopy.frontend.errors import STOPS, ErrorPathsMixin
+from f2loopy.frontend.errors import STOPS, ErrorPathsMixin, is_blas_xerbla
 from f2loopy.frontend.declarations import statement_lines
 from f2loopy.frontend.expressions import (
     ConversionContext, ExpressionConverter, is_intrinsic_name)
@@ -738,10 +738,10 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
     def stmt_Call_Stmt(self, node):
         name_node, args = node.items
         name = str(name_node)
-        proc = self.find_procedure(name)
-        if proc is None and name.lower() == "xerbla":
+        if is_blas_xerbla(self, name):
             self.xerbla_call(node, args)
             return
+        proc = self.find_procedure(name)
         if proc is None:
             from f2loopy.frontend.search_path import not_found_message
             raise self.error(not_found_message("subroutine", name, self.search_path()), name,

@@ -161,11 +161,11 @@ class FortranLibrary:
         self.kernels = {k.name.lower(): k for k in kernels}
         fc = find_gfortran()
         suffix = Path(filename).suffix or ".f90"
-        shims = "\n".join(_shim(k) for k in kernels) + _missing_helpers(source)
+        extra_text = "".join(Path(s).read_text(errors="replace") for s in extra_sources)
+        shims = "\n".join(_shim(k) for k in kernels) + _missing_helpers(source, extra_text)
         extra = []
         if coverage:
             flags = tuple(flags) + ("--coverage",)
-        extra_text = "".join(Path(s).read_text(errors="replace") for s in extra_sources)
         key = hashlib.sha256((source + shims + suffix + " ".join(flags) + extra_text)
                              .encode()).hexdigest()
         self._tmp = None
@@ -284,12 +284,15 @@ end subroutine xerbla
 }
 
 
-def _missing_helpers(source: str) -> str:
+def _missing_helpers(source: str, others: str = "") -> str:
+    """The BLAS helpers *source* uses that neither it nor the *others* (the
+    files of the search path compiled with it) define."""
     import re
     out = []
     for name, text in _HELPERS.items():
         if re.search(rf"\b{name}\b", source, re.IGNORECASE) and not re.search(
-                rf"\b(function|subroutine)\s+{name}\b", source, re.IGNORECASE):
+                rf"\b(function|subroutine)\s+{name}\b", source + "\n" + others,
+                re.IGNORECASE):
             out.append(text)
     return "".join(out)
 
