@@ -84,8 +84,6 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
     an entry for this content, ``-D`` values and recipe; the result's notes
     say so.
     """
-    search = dict(include_dirs=tuple(include_dirs), search_files=tuple(search_files),
-                  undefines=tuple(undefines), checkpoints=checkpoints)
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -102,13 +100,19 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
             notes.append(usage_note(path, entry, record))
             extra = [repr(sorted(tunables.items()))]
             used = [record]
-    if not cache:
+
+    def translate() -> TranslationResult:
         result = translate_text(text, path, output_dir=output_dir, defines=defines,
                                 transform=transform, debug=debug,
-                                collect_errors=collect_errors, tunables=tunables, **search)
+                                collect_errors=collect_errors, include_dirs=include_dirs,
+                                search_files=search_files, undefines=undefines,
+                                tunables=tunables, checkpoints=checkpoints)
         result.notes[:0] = notes
         result.inputs.extend(used)
         return result
+
+    if not cache:
+        return translate()
     from f2loopy import cache as tcache
     on_path = []
     if include_dirs or search_files:
@@ -130,11 +134,7 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
         outputs = {paths[kind]: texts[kind] for kind in OUTPUT_KINDS}
         return TranslationResult(path, [], [], outputs, inputs, script_output=output,
                                  notes=notes)
-    result = translate_text(text, path, output_dir=output_dir, defines=defines,
-                            transform=transform, debug=debug, collect_errors=collect_errors,
-                            tunables=tunables, **search)
-    result.notes[:0] = notes
-    result.inputs.extend(used)
+    result = translate()
     by_path = {Path(p): t for p, t in result.outputs.items()}
     if set(by_path) == set(paths.values()):
         tcache.store(key, {kind: by_path[p] for kind, p in paths.items()}, result.inputs,
