@@ -32,6 +32,7 @@ import copy
 import os
 import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -200,9 +201,12 @@ def run(args) -> tuple[list[dict], dict]:
                 tuned = translate_text(text, path, transform="auto",
                                        tunables=report.best.values)
         kernel = plain.kernels[0]
-        serial = FortranTimer(text, kernel, sizes)
-        parallel = FortranTimer(with_openmp(text, OPENMP[name]), kernel, sizes)
-        row["openmp_ok"] = same_results(serial.first, parallel.first)
+        serial = parallel = None
+        row["openmp_ok"] = True
+        if args.fortran:
+            serial = FortranTimer(text, kernel, sizes)
+            parallel = FortranTimer(with_openmp(text, OPENMP[name]), kernel, sizes)
+            row["openmp_ok"] = same_results(serial.first, parallel.first)
 
         def opencl(result):
             return lambda t: time_variant(result, queue, sizes, min_time=t, warmup=1)
@@ -221,7 +225,8 @@ def run(args) -> tuple[list[dict], dict]:
             row["tuned_ms"] = row["auto_ms"]
         rows.append(row)
         print(f"  {name}: done ({time.perf_counter() - t_start:.0f} s)", file=sys.stderr)
-    info = {"device": device_label(queue), "seconds": time.perf_counter() - t_start}
+    info = {"device": device_label(queue), "seconds": time.perf_counter() - t_start,
+            "device_type": cl.device_type.to_string(queue.device.type)}
     return rows, info
 
 
@@ -245,7 +250,8 @@ def table(rows) -> str:
     out = [head, "|" + "|".join("---" for _ in range(head.count("|") - 1)) + "|"]
     for r in rows:
         best = min(x for x in (r["auto_ms"], r["tuned_ms"]) if x is not None)
-        fortran = min(r["gfortran_ms"], r["openmp_ms"] if r["openmp_ok"] else r["gfortran_ms"])
+        fortran = None if r["gfortran_ms"] is None else \
+            min(r["gfortran_ms"], r["openmp_ms"] if r["openmp_ok"] else r["gfortran_ms"])
         sizes = " ".join(f"{k}={v}" for k, v in r["sizes"].items())
         out.append(f"| {r['kernel']} | {sizes} | {r['plan']} | {_checked(r)} "
                    f"| {_ms(r['untransformed_ms'])} | {_ms(r['auto_ms'])} "
@@ -267,10 +273,17 @@ def main(argv=None):
                     help="rounds over all variants of a kernel (median reported)")
     ap.add_argument("--only", default="", help="kernels to run (comma-separated)")
     ap.add_argument("--markdown", help="write the results as Markdown to this file")
+    ap.add_argument("--no-fortran", dest="fortran", action="store_false",
+                    help="do not build and time the Fortran originals (the default "
+                         "where no gfortran is installed, e.g. on a GPU machine)")
     args = ap.parse_args(argv)
+    if args.fortran and shutil.which("gfortran") is None:
+        print("no gfortran: the Fortran columns are left out", file=sys.stderr)
+        args.fortran = False
     args.tune = [s for s in args.tune.split(",") if s]
     args.only = [s for s in args.only.split(",") if s]
     rows, info = run(args)
+    info["fortran"] = args.fortran
     text = table(rows)
     print(f"device: {info['device']}; OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}; "
           f"{info['seconds']:.0f} s")
@@ -293,13 +306,17 @@ def markdown(rows, info, argv) -> str:
         model = platform.processor() or "unknown CPU"
     tuned = [f"* {r['kernel']}: {r['tuned']} (best of {r['tuned_variants']} variants "
              "checked and timed by `f2loopy tune`'s search)" for r in rows if r["tuned"]]
+    on_cpu = "CPU" in info.get("device_type", "CPU")
+    where = f"CPU {model}, {os.cpu_count()} cores" if on_cpu else \
+        f"host CPU {model}, {os.cpu_count()} cores"
     return "\n".join([
-        "## CPU run", "",
+        "## CPU run" if on_cpu else "## GPU run", "",
         f"Command: `{cmd.strip()}` ({info['seconds']:.0f} s in all).", "",
-        f"Device: {info['device']}; CPU {model}, {os.cpu_count()} cores, "
+        f"Device: {info['device']}; {where}, "
         f"`OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}`, "
-        f"`OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}`; gfortran flags "
-        f"`{' '.join(FLAGS)}`.", "",
+        f"`OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}`; "
+        + (f"gfortran flags `{' '.join(FLAGS)}`." if info["fortran"]
+           else "the Fortran originals were not built (no gfortran there)."), "",
         table(rows), "", *tuned, ""])
 
 
