@@ -83,3 +83,49 @@ def test_fixed_form_columns_match_gfortran(tmp_path, cl_queue):
 def test_fixed_form_by_suffix(name):
     (knl,) = parse_fortran("      subroutine s(x)\n      x = 1\n      end\n", name)
     assert knl.name == "s"
+
+
+BANG_COMMENTS = """\
+      subroutine bang(n, a, flag)
+      integer n
+      character flag
+      double precision a(n)
+      integer i
+*     Reference LAPACK indents comments with '!' between statements
+         ! a whole-line comment that starts in column 10
+      do 10 i = 1, n    ! a comment after code
+         !a( i ) = 0   (commented-out code)
+         if( flag .eq. '!' ) then
+            a( i ) = 2*a( i ) ! the '!' above is a character
+         else if( flag .eq. "'" ) then
+            a( i ) = a( i ) +
+     $               1  ! a comment on a continuation line
+         end if
+   10 continue
+      end
+"""
+
+
+def test_bang_comments_after_column_one():
+    (knl,) = parse_fortran(BANG_COMMENTS, "bang.f")
+    assert len(knl.instructions) == 2
+    assert [i.span.line for i in knl.instructions] == [11, 13]
+
+
+def test_bang_in_column_six_continues_a_line():
+    src = ("      subroutine c6(n, a)\n"
+           "      real a(n)\n"
+           "      do i = 1,\n"
+           "     ! n\n"
+           "         a(i) = 1\n"
+           "      end do\n"
+           "      end\n")
+    (knl,) = parse_fortran(src, "c6.f")
+    assert str(knl.domains[0]) == "[n] -> { [i] : 0 < i <= n }"
+
+
+@needs_gfortran
+@pytest.mark.parametrize("flag", ["!", "'", "x"])
+def test_bang_comments_match_gfortran(tmp_path, cl_queue, flag):
+    run_both(BANG_COMMENTS, "bang", [5, farray(5, np.float64, seed=3), flag],
+             tmp_path, cl_queue, filename="bang.f")

@@ -90,7 +90,7 @@ def _first_bad_statement(src: SourceFile):
     """Line number of the first statement that is no Fortran statement on its
     own (None if every one is), found statement by statement."""
     from fparser.common.readfortran import FortranStringReader
-    reader = FortranStringReader(src.text, ignore_comments=True)
+    reader = FortranStringReader(reader_text(src), ignore_comments=True)
     reader.set_format(_format(src))
     reader.exit_on_error = False
     classes = _statement_classes()
@@ -136,7 +136,7 @@ def parse_tree(src: SourceFile):
     # unit of an earlier file with a 'use' would change how this one parses
     from fparser.two.symbol_table import SYMBOL_TABLES
     SYMBOL_TABLES.clear()
-    reader = FortranStringReader(src.text, ignore_comments=True)
+    reader = FortranStringReader(reader_text(src), ignore_comments=True)
     reader.set_format(_format(src))
     reader.exit_on_error = False
     collector = _ErrorCollector()
@@ -171,6 +171,61 @@ def parse_tree(src: SourceFile):
         raise FortranError("no Fortran program units found",
                            src.span(1) if src.lines else None)
     return tree
+
+
+_FIXED_COMMENT_LINE = re.compile(r"[cC*!]|\s*!|\s*$")
+
+
+def reader_text(src: SourceFile) -> str:
+    """The text fparser reads for *src*: in fixed form without the ``!``
+    comments that follow code or start after column 1.
+
+    Fortran 90 fixed form allows a ``!`` comment anywhere but in column 6
+    (Reference LAPACK has them on indented lines); fparser's strict F77 mode,
+    which we need for its column-72 limit, takes them for code.  Lines and
+    columns stay where they were (the comment is cut off), so spans still
+    point into the file as written.
+    """
+    if not src.fixed_form or "!" not in src.text:
+        return src.text
+    out = []
+    quote = None                      # the quote of a string open at line end
+    for line in src.text.split("\n"):
+        if _FIXED_COMMENT_LINE.match(line) and not line.startswith(" " * 5 + "!"):
+            out.append("" if line.lstrip().startswith("!") else line)
+            continue
+        tab = line.find("\t", 0, 6)
+        if tab >= 0:                  # tab form: a digit after the tab continues
+            start = tab + 1
+            continuation = line[start:start + 1] in tuple("123456789")
+        else:
+            start = 6
+            continuation = len(line) > 5 and line[5] not in " 0"
+        if not continuation:
+            quote = None
+        cut, quote = _comment_column(line[:72], start, quote)
+        out.append(line if cut is None else line[:cut].rstrip())
+    return "\n".join(out)
+
+
+def _comment_column(line: str, start: int, quote):
+    """(column of the ``!`` that starts a comment in *line* or None, the quote
+    still open at its end), scanning from *start* with *quote* open."""
+    k = start
+    while k < len(line):
+        ch = line[k]
+        if quote is not None:
+            if ch == quote:
+                if k + 1 < len(line) and line[k + 1] == quote:
+                    k += 1            # a doubled quote stands for itself
+                else:
+                    quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "!":
+            return k, None
+        k += 1
+    return None, quote
 
 
 def _format(src: SourceFile):
