@@ -204,3 +204,51 @@ def test_check_with_xerbla_on_the_search_path(tmp_path):
                                     str(tmp_path / "dscale.f")])
     assert res.exit_code == 0, res.output
     assert "ok: 1 output(s) of 1 kernel(s) match the original Fortran" in res.output
+
+
+CALLS_DSCALE = """
+      subroutine twice(n, x)
+      integer n
+      double precision x(*)
+      call dscale(n, 2.0d0, x, 1)
+      call dscale(n, 2.0d0, x, 1)
+      end
+"""
+
+
+@needs_gfortran
+def test_a_callee_on_the_search_path_stops(tmp_path, cl_queue):
+    """A procedure of another file (on -I) that stops, inlined into a file that
+    never says 'stop' or 'xerbla' itself (Reference LAPACK calling dgemv):
+    the kernel leaves at the callee's error site, and runs as gfortran where
+    nothing stops."""
+    import importlib.util
+
+    from f2loopy.pipeline import translate_text, write_outputs
+    from util import fortran_reference
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "dscale.f").write_text(DSCALE)
+    (tmp_path / "lib" / "xerbla.f").write_text(XERBLA_FILE)
+    path = tmp_path / "twice.f"
+    path.write_text(CALLS_DSCALE)
+    result = translate_text(CALLS_DSCALE, path, include_dirs=[tmp_path / "lib"])
+    (knl,) = result.kernels
+    assert [s.actions[-1][0] for s in knl.error_sites] == ["xerbla", "stop", "error stop"] * 2
+    write_outputs(result.outputs)
+    spec = importlib.util.spec_from_file_location("twice_cl", tmp_path / "twice_cl.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(module.KernelStopError) as info:
+        module.twice(-3, np.zeros(4), queue=cl_queue)
+    assert str(info.value).endswith(
+        "dscale.f:13: On entry to DSCALE parameter number 1 had an illegal value")
+    # the first call doubles element 3 to -120, the second stops there
+    x = farray(6, np.float64, seed=4)
+    x[2] = -60.0
+    with pytest.raises(module.KernelStopError, match="STOP dscale: bad input"):
+        module.twice(6, x, queue=cl_queue)
+    x = farray(6, np.float64, seed=5)
+    want = x.copy()
+    fortran_reference(DSCALE + CALLS_DSCALE, "all.f").call("twice", [6, want])
+    module.twice(6, x, queue=cl_queue)
+    assert np.array_equal(x, want)

@@ -123,6 +123,8 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
         self.elemental = None
         self.statement_functions = statement_functions or {}
         self.lines = (0, 0)
+        #: a procedure this unit calls, of another file, may stop (the root)
+        self.callees_may_stop = False
 
     # {{{ shared state
 
@@ -504,7 +506,8 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
             region.trailing = nodes[-1]
         if self.lines == (0, 0) and nodes:
             self.lines = statement_lines(nodes[0])
-        if _has_early_return(nodes) or self.parent is None and STOPS.search(self.src.text):
+        if _has_early_return(nodes) or self.parent is None and (
+                self.callees_may_stop or STOPS.search(self.src.text)):
             region.flag = self.new_temporary("returned", BOOL)
             self.add_raw_assignment(region.flag, np.bool_(False), predicates=())
         self.st.regions.append(region)

@@ -21,6 +21,7 @@ from f2loopy.diagnostics import F2LoopyError, FortranError, UnsupportedFeatureEr
 from f2loopy.frontend.associate import associate_writes
 from f2loopy.frontend.declarations import DeclarationReader, UseCycleError, statement_lines
 from f2loopy.frontend.derived_types import data_ref_parts, flatten_all, leaves
+from f2loopy.frontend.errors import STOPS
 from f2loopy.frontend.inline import StatementFunction
 from f2loopy.frontend.lowering import LoweringState, UnitLowering
 from f2loopy.frontend.module_data import (
@@ -212,6 +213,35 @@ class FileRegistry:
             if other is not None:
                 proc = other.procedures.get(low)
         return proc
+
+    def calls_may_stop(self, names, symtab, module, _seen=None) -> bool:
+        """Whether a procedure among *names* (resolved as in a unit with
+        *symtab* and *module*), or one that it calls, may stop: its file has a
+        ``stop`` or calls ``xerbla``.  Over-approximate (a whole file's text
+        counts), for deciding up front whether the kernel needs its flag to
+        leave early: a callee of another file on the search path (Reference
+        BLAS's dgemv inlined into a LAPACK routine) stops although the file
+        being translated never says so."""
+        seen = set() if _seen is None else _seen
+        for name in sorted(names):
+            try:
+                proc = self.find(name, symtab, module)
+            except FortranError:
+                continue
+            if proc is None or id(proc) in seen:
+                continue
+            seen.add(id(proc))
+            src = proc.src or self.src
+            if STOPS.search(src.text):
+                return True
+            registry = proc.registry or self
+            try:
+                prep = proc.prepare(self.src, self)
+            except FortranError:
+                continue
+            if registry.calls_may_stop(prep.names, prep.symtab, proc.module, seen):
+                return True
+        return False
 
     def dummy_writes(self, proc: Procedure) -> set:
         """Lower-case names of *proc*'s dummy arguments it (or what it calls)
@@ -613,6 +643,8 @@ def _lower(src, proc, registry, errors):
                             state=state, registry=registry, unit_name=proc.name,
                             statement_functions=prep.statement_functions)
     lowering.module_info = proc.module
+    lowering.callees_may_stop = not STOPS.search(src.text) and \
+        registry.calls_may_stop(prep.names, symtab, proc.module)
     state.taken_names.update(prep.names)
     lowering.lower_body(prep.body)
     lowering.prune_loop_scalars()
