@@ -157,7 +157,8 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
     script's ``checkpoint(...)`` kernels are dropped (only the result's code
     is generated)."""
     from f2loopy.preprocessor import needs_preprocessing, preprocess
-    options = dict(output_dir=output_dir, defines=defines, transform=transform, debug=debug,
+    options = dict(output_dir=output_dir, defines=defines, undefines=tuple(undefines),
+                   transform=transform, debug=debug,
                    collect_errors=collect_errors, include_dirs=tuple(include_dirs),
                    search_files=tuple(search_files), tunables=tunables,
                    checkpoints=checkpoints)
@@ -174,7 +175,7 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
 
 
 def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=None,
-                            transform=None, debug=False, collect_errors=False,
+                            undefines=(), transform=None, debug=False, collect_errors=False,
                             include_dirs=(), search_files=(),
                             tunables=None, checkpoints: bool = True) -> TranslationResult:
     path = Path(path)
@@ -185,9 +186,14 @@ def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=N
     from f2loopy.glue.python import generate_python_glue
     from f2loopy.frontend.search_path import SearchPath
     src = read_source(text, str(path))
-    search = SearchPath(include_dirs, search_files)
-    kernels = list(translate_source(src, collect_errors=collect_errors, search=search))
-    inputs = [path, *search.files_read]
+    search = SearchPath(include_dirs, search_files, defines=defines, undefines=undefines)
+    try:
+        kernels = list(translate_source(src, collect_errors=collect_errors, search=search))
+    except F2LoopyError as exc:
+        for pp in search.preprocessed.values():
+            pp.remap(exc)        # spans into a preprocessed file of the path
+        raise
+    inputs = [path, *search.files_read, *map(Path, search.includes)]
     script = apply_transformations(src, kernels, defines or {}, transform, debug=debug,
                                    tunables=tunables, checkpoints=checkpoints)
     kernels = script.kernels

@@ -296,3 +296,78 @@ def test_check_refuses_module_data(tmp_path):
         "f2loopy: error: f2loopy check cannot check 'k' yet: it uses the module data m/alpha "
         "(module data, common blocks, saved locals and derived types are not generated as "
         "inputs); test it with a program of your own")
+
+
+PRECISION_F90 = """\
+module precision
+  implicit none
+#ifdef USE_DOUBLE
+  integer, parameter :: wp = kind(1.0d0)
+#else
+  integer, parameter :: wp = kind(1.0)
+#endif
+contains
+  subroutine bump(x)
+    real(wp), intent(inout) :: x
+#include "bump.inc"
+    x = x + 1
+  end subroutine bump
+end module precision
+"""
+
+USES_PRECISION = """\
+subroutine k(n, x)
+  use precision
+  integer, intent(in) :: n
+  real(wp), intent(inout) :: x(n)
+  integer :: i
+  do i = 1, n
+    call bump(x(i))
+  end do
+end subroutine k
+"""
+
+
+@pytest.mark.parametrize("defines, dtype", [({}, np.float32),
+                                            ({"USE_DOUBLE": ""}, np.float64)])
+def test_a_file_on_the_path_is_preprocessed(tmp_path, defines, dtype):
+    """A .F90 module with #ifdef on -I (Reference LAPACK's la_xisnan.F90)
+    is preprocessed with the translation's macros; its #include is an input."""
+    from f2loopy.pipeline import translate_text
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "precision.F90").write_text(PRECISION_F90)
+    (tmp_path / "lib" / "bump.inc").write_text("    x = 2*x\n")
+    result = translate_text(USES_PRECISION, tmp_path / "k.f90", defines=defines,
+                            include_dirs=[tmp_path / "lib"])
+    (knl,) = result.kernels
+    assert knl.arg_dict["x"].dtype == dtype
+    assert [str(i.expression) for i in knl.instructions] == ["2*x[i]", "x[i] + 1"]
+    assert tmp_path / "lib" / "bump.inc" in result.inputs
+
+
+def test_an_error_in_a_preprocessed_file_of_the_path_points_there(tmp_path):
+    from f2loopy.pipeline import translate_text
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "precision.F90").write_text(PRECISION_F90.replace("x = x + 1",
+                                                                         "x = x + q"))
+    (tmp_path / "lib" / "bump.inc").write_text("    x = 2*x\n    x = 3*x\n")
+    with pytest.raises(FortranError) as e:
+        translate_text(USES_PRECISION, tmp_path / "k.f90", include_dirs=[tmp_path / "lib"])
+    assert e.value.span.filename == str(tmp_path / "lib" / "precision.F90")
+    assert (e.value.span.line, e.value.span.text) == (12, "    x = x + q")
+
+
+@needs_gfortran
+@pytest.mark.parametrize("define", [[], ["-D", "USE_DOUBLE"]])
+def test_check_with_a_preprocessed_file_on_the_path(tmp_path, define):
+    """check compiles the path's .F90 file as the translation read it (the
+    same macros), so both sides compute in the same precision."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "precision.F90").write_text(PRECISION_F90)
+    (tmp_path / "lib" / "bump.inc").write_text("    x = 2*x\n")
+    (tmp_path / "k.f90").write_text(USES_PRECISION)
+    proc = _cli("check", "k.f90", "-I", "lib", *define, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    want = "float64" if define else "float32"
+    assert f"  x(4) {want}  max |error| 0  ok" in proc.stdout.splitlines()
+    assert "ok: 1 output(s) of 1 kernel(s) match the original Fortran" in proc.stdout

@@ -119,11 +119,22 @@ class SearchPath:
     :arg include_dirs: directories whose Fortran sources (recursively) are
         searched, in order.
     :arg files: files named on the command line, searched first.
+    :arg defines, undefines: the preprocessor's ``-D`` and ``-U`` for the
+        files on the path that need preprocessing.
     """
 
-    def __init__(self, include_dirs=(), files=()):
+    def __init__(self, include_dirs=(), files=(), *, defines=None, undefines=()):
         self.include_dirs = tuple(str(d) for d in include_dirs)
         self.files = tuple(str(f) for f in files)
+        #: the C preprocessor's macros for the files on the path that need it
+        #: (``.F90``, ``.F``, or ``#`` lines), as for the file translated
+        self.defines = dict(defines or {})
+        self.undefines = tuple(undefines)
+        #: file name -> its :class:`~f2loopy.preprocessor.Preprocessed`, for
+        #: the files on the path that were preprocessed (to remap spans)
+        self.preprocessed: dict = {}
+        #: the files those ``#include`` (inputs of the translation, not sources)
+        self.includes: list[str] = []
         self._index: dict | None = None
         self._registries: dict = {}
         #: every file parsed to find a module or procedure, in order

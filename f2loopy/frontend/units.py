@@ -170,11 +170,21 @@ class FileRegistry:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             text = data.decode("latin-1")
+        from f2loopy.preprocessor import needs_preprocessing, preprocess
+        search = self.search
+        if search is not None and needs_preprocessing(text, path):
+            # a module in a .F90 file with #ifdef (Reference LAPACK's
+            # la_xisnan.F90): preprocessed with the macros of the translation
+            pp = preprocess(text, path, defines=search.defines, undefines=search.undefines,
+                            include_dirs=search.include_dirs)
+            search.preprocessed[str(path)] = pp
+            search.includes.extend(pp.includes)
+            text = pp.text
         src = read_source(text, str(path))
         cpp = preprocessor_lines(src)
         if cpp:
             raise cpp[0]
-        return FileRegistry(src, parse_units(src), search=self.search)
+        return FileRegistry(src, parse_units(src), search=search)
 
     def module(self, name: str) -> ModuleInfo | None:
         info = self.modules.get(name.lower())

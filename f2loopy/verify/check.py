@@ -327,7 +327,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         # the original as the compiler sees it with the same macros (the
         # translation preprocessed it the same way)
         text = preprocess(text, path, defines=defines, include_dirs=include_dirs).text
-    search = SearchPath(include_dirs)
+    search = SearchPath(include_dirs, defines=defines)
     originals = {k.name: k for k in translate_source(read_source(text, str(path)),
                                                      search=search)}
     for k in list(result.kernels) + list(originals.values()):
@@ -434,7 +434,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         # the files the search path provided, each after the modules it uses
         lib = FortranLibrary(text, list(originals.values()), filename=f"original{suffix}",
                              flags=tuple(fortran_flags), workdir=str(tmp), coverage=measure,
-                             extra_sources=[str(p) for p in search.build_order()])
+                             extra_sources=_compiled_sources(search, tmp))
         sequences = []
         for *_, seq in runnable:
             if tuple(seq) not in sequences:
@@ -539,6 +539,24 @@ def _describe_failure(exc: BaseException) -> str:
     if len(lines) > 20:
         lines = lines[:20] + ["..."]
     return f"running the generated kernel failed: {type(exc).__name__}: " + "\n".join(lines)
+
+
+def _compiled_sources(search, tmp: Path) -> list[str]:
+    """The files of the search path in build order, each one that was
+    preprocessed for the translation as the preprocessed text (the same
+    macros as the translation, not gfortran's own preprocessing without
+    them)."""
+    out = []
+    for k, p in enumerate(search.build_order()):
+        pp = search.preprocessed.get(str(p))
+        if pp is None:
+            out.append(str(p))
+            continue
+        fixed = p.suffix.lower() in (".f", ".for", ".f77")
+        copy = tmp / f"path{k}{'.f' if fixed else '.f90'}"
+        copy.write_text(pp.text)
+        out.append(str(copy))
+    return out
 
 
 def check_file(path, *, coverage: bool = True, **options) -> CheckReport:
