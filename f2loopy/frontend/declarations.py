@@ -16,6 +16,7 @@ from fparser.two import Fortran2003 as F
 from f2loopy.ir.types import FortranTypeError, infer_type
 from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
 from f2loopy.frontend.expressions import ConversionContext, ExpressionConverter
+from f2loopy.frontend.generics import is_generic_interface
 from f2loopy.frontend.intrinsic_modules import intrinsic_module
 from f2loopy.frontend.source import SourceFile, statement_lines
 from f2loopy.frontend.symbols import Symbol, SymbolTable, dtype_from_type_spec
@@ -478,8 +479,12 @@ class DeclarationReader:
         subroutine abor1(...); end interface``): they are looked up like any
         called procedure (the file, then the search path) when called."""
         head = node.children[0]
+        if self.in_module and is_generic_interface(node):
+            return        # a generic name of the module: resolved at each call
         if not isinstance(head, F.Interface_Stmt) or str(head).strip().upper() != "INTERFACE":
-            raise self.error("generic interfaces and operators are not supported", "interface",
+            raise self.error("generic interfaces and operators are not supported"
+                             + (" (only generic names declared in a module are)"
+                                if is_generic_interface(node) else ""), "interface",
                              UnsupportedFeatureError)
         for body in node.children[1:-1]:
             if isinstance(body, (F.Subroutine_Body, F.Function_Body)):

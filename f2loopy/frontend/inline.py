@@ -81,7 +81,7 @@ class InliningMixin:
                              UnsupportedFeatureError)
         if len(stack) >= _MAX_INLINE_DEPTH:
             raise self.error("calls nested too deeply", proc.name, UnsupportedFeatureError)
-        if self.elemental is not None and any(_has_array_operand(self, a)
+        if self.elemental is not None and any(has_array_operand(self, a)
                                               for a in actual_nodes):
             return self.elemental_call(proc, actual_nodes)      # f2loopy.frontend.elemental
         callee = proc.prepare(self.src, self.registry)
@@ -452,7 +452,7 @@ class InliningMixin:
         return [self.subscript(s, name) for s in subs]
 
 
-def _has_array_operand(lowering, node) -> bool:
+def has_array_operand(lowering, node) -> bool:
     """Whether actual argument *node* has an array section or a whole array."""
     if isinstance(node, F.Actual_Arg_Spec):
         node = node.items[1]
@@ -471,12 +471,12 @@ def _has_array_operand(lowering, node) -> bool:
             return any(isinstance(a, F.Actual_Arg_Spec) and str(a.items[0]).lower() == "dim"
                        for a in args) or (
                 len(args) >= 2 and not isinstance(args[1], F.Actual_Arg_Spec) and
-                not _has_array_operand(lowering, args[1]))
+                not has_array_operand(lowering, args[1]))
     items = list(getattr(node, "items", ()) or ())
     if isinstance(node, (F.Part_Ref, F.Function_Reference, F.Intrinsic_Function_Reference,
                          F.Structure_Constructor)):
         items = items[1:]          # the name itself
-    return any(_has_array_operand(lowering, ch) for ch in items if hasattr(ch, "items"))
+    return any(has_array_operand(lowering, ch) for ch in items if hasattr(ch, "items"))
 
 
 def _is_index_arithmetic(expr, lowering) -> bool:

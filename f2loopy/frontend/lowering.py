@@ -47,6 +47,7 @@ from f2loopy.frontend.conditionals import ConditionalsMixin
 from f2loopy.frontend.control import ControlFlowMixin, statement_label
 from f2loopy.frontend.elemental import ElementalMixin
 from f2loopy.frontend.errors import STOPS, ErrorPathsMixin, is_blas_xerbla
+from f2loopy.frontend.generics import GenericsMixin
 from f2loopy.frontend.declarations import statement_lines
 from f2loopy.frontend.expressions import (
     ConversionContext, ExpressionConverter, is_intrinsic_name)
@@ -90,7 +91,7 @@ _UNSUPPORTED_STATEMENTS = {
 
 class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
                    ArrayIntrinsicsMixin, ArraySyntaxMixin, InliningMixin, CharacterMixin,
-                   ErrorPathsMixin, ElementalMixin, AssociateMixin):
+                   ErrorPathsMixin, ElementalMixin, AssociateMixin, GenericsMixin):
     """Build the instructions, domains and temporaries of one subroutine.
 
     :arg written: lower-case names assigned anywhere in the unit, including
@@ -489,6 +490,7 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
                 raise self.error(not_found_message("function", name, self.search_path()),
                                  name, UnsupportedFeatureError)
             return None
+        proc = self.resolve_generic(proc, arg_nodes, name)
         if proc.kind != "function":
             raise self.error(f"'{name}' is a subroutine; use 'call {name}(...)'", name)
         return self.inline_call(proc, arg_nodes, node)
@@ -749,9 +751,11 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
             from f2loopy.frontend.search_path import not_found_message
             raise self.error(not_found_message("subroutine", name, self.search_path()), name,
                              UnsupportedFeatureError)
+        arg_nodes = list(args.items) if args is not None else []
+        proc = self.resolve_generic(proc, arg_nodes, name)
         if proc.kind != "subroutine":
             raise self.error(f"'{name}' is a function, not a subroutine", name)
-        self.inline_call(proc, list(args.items) if args is not None else [], node)
+        self.inline_call(proc, arg_nodes, node)
 
     # }}}
 

@@ -22,6 +22,7 @@ from f2loopy.frontend.associate import associate_writes
 from f2loopy.frontend.declarations import DeclarationReader, UseCycleError, statement_lines
 from f2loopy.frontend.derived_types import data_ref_parts, flatten_all, leaves
 from f2loopy.frontend.errors import STOPS
+from f2loopy.frontend.generics import Generic, module_generics
 from f2loopy.frontend.inline import StatementFunction
 from f2loopy.frontend.lowering import LoweringState, UnitLowering
 from f2loopy.frontend.module_data import (
@@ -51,9 +52,12 @@ class ModuleInfo:
     #: things a kernel does not need: I/O helpers, pointer components...)
     deferred_errors: list = field(default_factory=list)
 
+    #: generic names (lower) -> :class:`~f2loopy.frontend.generics.Generic`
+    generics: dict = field(default_factory=dict)
+
     @property
     def procedure_names(self) -> set:
-        return set(self.procedures)
+        return set(self.procedures) | set(self.generics)
 
 
 @dataclass(eq=False)
@@ -124,6 +128,10 @@ class FileRegistry:
                 info = ModuleInfo(name, unit)
                 self.modules[name.lower()] = info
             for ch in unit.children:
+                if isinstance(ch, F.Specification_Part):
+                    for gname, names, line in module_generics(ch):
+                        info.generics.setdefault(gname.lower(), Generic(
+                            gname, info, names, line, src=self.src, registry=self))
                 if isinstance(ch, F.Module_Subprogram_Part):
                     for sub in ch.children:
                         if isinstance(sub, (F.Subroutine_Subprogram, F.Function_Subprogram)):
@@ -213,9 +221,11 @@ class FileRegistry:
             return internal[low]
         if symtab is not None and low in symtab.use_renames:
             mod, remote = symtab.use_renames[low]
-            return mod.procedures.get(remote)
+            return mod.procedures.get(remote) or mod.generics.get(remote)
         if module is not None and low in module.procedures:
             return module.procedures[low]
+        if module is not None and low in getattr(module, "generics", ()):
+            return module.generics[low]
         proc = self.procedures.get(low)
         if proc is None and self.search:
             other = self.search.registry_defining("procedure", name, self.src.filename,
@@ -241,6 +251,11 @@ class FileRegistry:
             if proc is None or id(proc) in seen:
                 continue
             seen.add(id(proc))
+            if isinstance(proc, Generic):
+                if any(self.calls_may_stop([t.name], None, t.module, seen)
+                       for t in _specifics(proc)):
+                    return True
+                continue
             src = proc.src or self.src
             if STOPS.search(src.text):
                 return True
@@ -552,36 +567,54 @@ def scan_writes(body, registry: FileRegistry | None, symtab, module, names=None)
         args = node.items[1]
         actuals = list(args.items) if args is not None and hasattr(args, "items") else (
             [args] if args is not None else [])
-        changed = registry.dummy_writes(proc)
-        if not changed:
-            continue
-        dummies = _dummy_names(proc)
-        for k, a in enumerate(actuals):
-            dummy = None
-            if isinstance(a, (F.Actual_Arg_Spec, F.Component_Spec)):
-                dummy = str(a.items[0]).lower()
-                a = a.items[1]
-            elif k < len(dummies):
-                dummy = dummies[k]
-            if dummy not in changed:
-                continue
-            if isinstance(a, F.Part_Ref):
-                a = a.items[0]
-            if isinstance(a, F.Data_Ref) and symtab is not None:
-                names, _ = data_ref_parts(a)
-                a = None
-                sym = symtab.get(names[0]) if names else None
-                for name in (names or [])[1:]:
-                    sym = (sym.components or {}).get(name.lower()) if sym is not None else None
-                if sym is not None:
-                    written.update(leaf.name.lower() for leaf in
-                                   (leaves(sym) if sym.derived is not None else [sym]))
-            if isinstance(a, F.Name):
-                written.add(str(a).lower())
-                sym = symtab.get(str(a)) if symtab is not None else None
-                if sym is not None and sym.derived is not None:
-                    written.update(leaf.name.lower() for leaf in leaves(sym))
+        for target in _specifics(proc):
+            _add_written_actuals(registry, target, actuals, symtab, written)
     return written, do_vars
+
+
+def _specifics(proc) -> list:
+    """*proc*, or a generic's specific procedures (any of them may be the one
+    called: their writes are all counted)."""
+    if not isinstance(proc, Generic):
+        return [proc]
+    try:
+        return proc.specifics()
+    except FortranError:
+        return []
+
+
+def _add_written_actuals(registry, proc, actuals, symtab, written: set) -> None:
+    """Add to *written* the variables passed as *actuals* to dummies that
+    *proc* (or what it calls) may assign."""
+    changed = registry.dummy_writes(proc)
+    if not changed:
+        return
+    dummies = _dummy_names(proc)
+    for k, a in enumerate(actuals):
+        dummy = None
+        if isinstance(a, (F.Actual_Arg_Spec, F.Component_Spec)):
+            dummy = str(a.items[0]).lower()
+            a = a.items[1]
+        elif k < len(dummies):
+            dummy = dummies[k]
+        if dummy not in changed:
+            continue
+        if isinstance(a, F.Part_Ref):
+            a = a.items[0]
+        if isinstance(a, F.Data_Ref) and symtab is not None:
+            names, _ = data_ref_parts(a)
+            a = None
+            sym = symtab.get(names[0]) if names else None
+            for name in (names or [])[1:]:
+                sym = (sym.components or {}).get(name.lower()) if sym is not None else None
+            if sym is not None:
+                written.update(leaf.name.lower() for leaf in
+                               (leaves(sym) if sym.derived is not None else [sym]))
+        if isinstance(a, F.Name):
+            written.add(str(a).lower())
+            sym = symtab.get(str(a)) if symtab is not None else None
+            if sym is not None and sym.derived is not None:
+                written.update(leaf.name.lower() for leaf in leaves(sym))
 
 
 def _component_leaf(symtab, node):
