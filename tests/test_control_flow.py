@@ -56,6 +56,39 @@ case("dscal_runtime_step_positive", DSCAL,
 case("dscal_runtime_step_too_short", DSCAL,
      lambda: [0, 2.5, farray(20, np.float64, seed=4), 3, 0])
 
+# Fortran 77 loops written with a backward goto (Reference LAPACK's dlarfg,
+# dlamrg, dlascl...): a labelled statement, the statements after it, and an
+# 'if (...) go to' back to it, also from inside a nested loop and an if block
+BACKWARD = """
+      subroutine rescale(n, x, beta, knt, iters)
+      integer n, knt, iters
+      double precision x(*), beta
+      integer i, j
+      knt = 0
+      iters = 0
+      if (abs(beta) .lt. 1.0d-3) then
+   10    continue
+         knt = knt + 1
+         do 20 i = 1, n
+            x(i) = x(i)*2
+   20    continue
+         beta = beta*2
+         if ((abs(beta) .lt. 1.0d-3) .and. (knt .lt. 20)) go to 10
+      end if
+      j = 0
+   30 j = j + 1
+      do i = 1, n
+         iters = iters + 1
+         if (x(i) .gt. 100*j) go to 30
+      end do
+      if (j .gt. 50) return
+      end
+"""
+case("goto_backwards_loops_small_beta", BACKWARD,
+     lambda: [5, farray(5, np.float64, seed=6, low=0, high=300), 1.5e-6, 0, 0])
+case("goto_backwards_loops_large_beta", BACKWARD,
+     lambda: [5, farray(5, np.float64, seed=7), 0.5, 0, 0])
+
 STEPS = """
 subroutine walk(n, x, incx, i0, i1, y, cnt, iv)
   implicit none
@@ -253,12 +286,23 @@ def _error(body, decls=""):
     return info.value.format().splitlines()
 
 
-def test_goto_backwards_is_refused():
-    lines = _error("  integer i\n  i = 0\n10 i = i + 1\n  if (i < n) goto 10\n", "")
-    assert lines[0] == ("t.f90:8:14: error: 'goto 10' jumps backwards: only a forward goto to "
-                        "a later statement of the same or an enclosing block is supported "
-                        "(write the loop as 'do' or 'do while')")
+def test_goto_backwards_into_another_loop_is_refused():
+    """Two backward gotos whose statements overlap (neither repeats a part of
+    the other) have no loop structure: a located error at the second."""
+    lines = _error("  integer i\n  i = 0\n10 i = i + 1\n20 i = i + 2\n"
+                   "  if (i < n) goto 10\n  if (i < 2*n) goto 20\n", "")
+    assert lines[0] == ("t.f90:10:16: error: 'goto 20' jumps backwards: only a forward goto "
+                        "to a later statement of the same or an enclosing block, or back to "
+                        "the start of statements it then repeats, is supported (write the "
+                        "loop as 'do' or 'do while')")
     assert lines[2].strip() == "^~~~"
+
+
+def test_goto_backwards_is_a_sequential_loop():
+    knl, _ = _kernel("  integer i\n  i = 0\n10 i = i + 1\n  x(i) = i\n"
+                     "  if (i < n) goto 10\n")
+    (loop,) = [n for n in knl.all_inames() if n.startswith("goto10_k")]
+    assert knl.loop_exits[loop].sequential == "a 'goto 10' repeats it"
 
 
 def test_goto_into_a_block_is_refused():

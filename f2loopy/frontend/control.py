@@ -15,6 +15,12 @@ into the flag.
 * ``goto 10`` to a label later in the same block or an enclosing one: a
   flag set at the start of the label's block; the statements up to the
   label are guarded.  Loops it leaves stop, as with ``exit``.
+* ``goto 10`` back to a label earlier in the same block or an enclosing
+  one (the loops of Fortran 77: Reference LAPACK's ``10 continue ... if
+  (...) go to 10``): the statements from the label's to the last one of
+  its block holding such a goto become an endless loop (a trip counter)
+  whose iteration ends by leaving it, unless a ``goto 10`` started the
+  next iteration, as ``cycle`` does.
 * ``do i = ix, iend, incx`` with a step known only at run time: a loop over
   the trip counter ``0 <= k < max(0, (iend - ix + incx) / incx)`` with ``i =
   ix + k*incx``, as Fortran defines it.
@@ -31,6 +37,7 @@ from fparser.two import Fortran2003 as F
 
 from f2loopy.ir.types import BOOL, INT32, is_integer
 from f2loopy.diagnostics import UnsupportedFeatureError
+from f2loopy.frontend.source import statement_lines
 from f2loopy.ir.control import WHILE_TRIP_LIMIT, LoopExit
 
 _EXITED = "it is left by 'exit'"
@@ -59,6 +66,40 @@ def goto_label(node) -> int | None:
         return None
 
 
+class BackwardGotoLoop:
+    """Statements *body* of one block, from the one labelled *label* to the
+    last one holding a ``goto label``: lowered as a loop (a pseudo node that
+    the lowering's block walk sees as one statement)."""
+
+    def __init__(self, label: int, body: list):
+        self.label = label
+        self.body = body
+        self.content = body          # the label and the gotos are found inside
+        self.item = getattr(body[0], "item", None)
+
+
+def backward_goto_loops(nodes, children, skip=frozenset()) -> list:
+    """*nodes* (one block) with each run of statements that a backward
+    ``goto`` repeats grouped into a :class:`BackwardGotoLoop` (not for the
+    labels in *skip*: the loops being lowered)."""
+    out, k = [], 0
+    while k < len(nodes):
+        label = statement_label(nodes[k])
+        last = None
+        if label is not None and label not in skip:
+            for j in range(len(nodes) - 1, k - 1, -1):
+                if label in _gotos_in(nodes[j], children):
+                    last = j
+                    break
+        if last is None:
+            out.append(nodes[k])
+            k += 1
+        else:
+            out.append(BackwardGotoLoop(label, list(nodes[k:last + 1])))
+            k = last + 1
+    return out
+
+
 def _gotos_in(node, children):
     """Labels that ``goto`` statements inside *node* jump to."""
     out = set()
@@ -71,6 +112,15 @@ def _gotos_in(node, children):
                 out.add(label)
         stack.extend(children(n))
     return out
+
+
+def statement_lines_of(node) -> tuple[int, int]:
+    """First and last line of a :class:`BackwardGotoLoop`."""
+    first = next((statement_lines(n) for n in node.body if statement_lines(n) != (0, 0)),
+                 (0, 0))
+    last = next((statement_lines(n) for n in reversed(node.body)
+                 if statement_lines(n) != (0, 0)), first)
+    return (first[0], last[1])
 
 
 class ControlFlowMixin:
@@ -259,15 +309,59 @@ class ControlFlowMixin:
             if region in self.st.regions:
                 self.st.regions.remove(region)
 
+    def stmt_BackwardGotoLoop(self, node):
+        """The statements a backward goto repeats, as an endless loop that
+        each iteration leaves at its end unless a ``goto`` cycled it."""
+        from f2loopy.frontend.loops import Region
+        lines = statement_lines_of(node)
+        self.lines = lines
+        exit_flag = self.new_exit_flag("ended", ends_loop=True)
+        exit_depth = len(self.loops)
+        scope = self.open_trip_loop(f"goto{node.label}_k",
+                                    reason=f"a 'goto {node.label}' repeats it")
+        scope.span = self.src.span(lines[0])
+        name = f"#goto {node.label}"
+        region = Region("loop", self, name, len(self.loops), len(self.instructions))
+        scope.body_start = len(self.instructions)
+        scope.region = region
+        scope.exit_region = exit_region = Region("exit", self, name, exit_depth,
+                                                 len(self.instructions), flag=exit_flag)
+        self.add_loop_exit(scope, exit_flag)
+        scope.skip_flags.append(exit_flag)
+        region.flag = self.new_temporary(f"goto_{node.label}_again", BOOL)
+        self.add_raw_assignment(region.flag, np.bool_(False))
+        region.body_start = len(self.instructions)
+        self.st.regions.append(region)
+        try:
+            self.lower_block(node.body, skip_labels={node.label})
+            # the end of the statements: leave, unless a goto starts them again
+            self.predicates.append(p.LogicalNot(p.Variable(region.flag)))
+            try:
+                self.leave_region(exit_region)
+            finally:
+                self.predicates.pop()
+        finally:
+            self.st.regions.remove(region)
+            self.loops.pop()
+        self.guard_loop_body(scope)
+        self.record_loop_exit(scope)
+
     def stmt_Goto_Stmt(self, node):
         label = goto_label(node)
+        keyword = self.goto_keyword()
+        again = next((r for r in reversed(self.st.regions)
+                      if r.kind == "loop" and r.owner is self and r.name == f"#goto {label}"),
+                     None)
+        if again is not None:
+            self.leave_region(again, sequential=f"a '{keyword} {label}' leaves it")
+            return
         region = next((r for r in reversed(self.st.regions)
                        if r.kind == "goto" and r.owner is self and r.name == label), None)
-        keyword = self.goto_keyword()
         if region is None:
             if label in self.seen_labels():
                 raise self.error(f"'{keyword} {label}' jumps backwards: only a forward goto "
-                                 "to a later statement of the same or an enclosing block is "
+                                 "to a later statement of the same or an enclosing block, or "
+                                 "back to the start of statements it then repeats, is "
                                  "supported (write the loop as 'do' or 'do while')", keyword,
                                  UnsupportedFeatureError)
             raise self.error(f"'{keyword} {label}' does not jump to a later statement of the "

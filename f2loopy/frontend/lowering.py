@@ -44,7 +44,7 @@ from f2loopy.frontend.arrays import ArraySyntaxMixin
 from f2loopy.frontend.characters import CharacterMixin, is_character
 from f2loopy.frontend.associate import AssociateMixin
 from f2loopy.frontend.conditionals import ConditionalsMixin
-from f2loopy.frontend.control import ControlFlowMixin, statement_label
+from f2loopy.frontend.control import ControlFlowMixin, backward_goto_loops, statement_label
 from f2loopy.frontend.elemental import ElementalMixin
 from f2loopy.frontend.errors import STOPS, ErrorPathsMixin, is_blas_xerbla
 from f2loopy.frontend.generics import GenericsMixin
@@ -518,8 +518,9 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
         finally:
             self.st.regions.pop()
 
-    def lower_block(self, nodes) -> None:
-        nodes = [n for n in nodes if n is not None]
+    def lower_block(self, nodes, *, skip_labels=frozenset()) -> None:
+        nodes = backward_goto_loops([n for n in nodes if n is not None], _children,
+                                    skip_labels)
         pushed = []
         labels = self.open_goto_regions(nodes, _children)
         try:
