@@ -177,8 +177,11 @@ def _error(body, decls="  character trans\n"):
      "only be compared with '==' and '/=' in a kernel, not '<'"),
     ("  if (trans == 1) n = 1\n", "  character trans\n", "t.f90:5:13: error: a character can "
      "only be compared with a character"),
-    ("  character c\n  c = 'a'\n", "  character trans\n", "t.f90:6:7: error: character strings "
-     "are not supported"),
+    ("  character c\n  c = 'a'\n  trans = c\n", "  character trans\n", "t.f90:7:3: error: "
+     "assigning character argument 'trans' is not supported (a kernel cannot return "
+     "characters; return an integer code)"),
+    ("  character c\n  c = 1\n", "", "t.f90:5:3: error: 'c' is a character: only a character "
+     "constant or another character variable can be assigned to it in a kernel"),
     ("  x(1) = 1\n", "  character trans(3)\n", "t.f90:4:13: error: character array 'trans' is "
      "not supported (only scalar character arguments used as flags are)"),
     ("  x(1) = trans(2:2)\n", "  character*4 trans\n", "t.f90:5:10: error: character "
@@ -190,6 +193,40 @@ def _error(body, decls="  character trans\n"):
 ])
 def test_other_character_uses_stay_errors(body, decls, message):
     assert _error(body, decls).format().splitlines()[0] == message
+
+
+LOCAL_FLAGS = """
+      subroutine ch(trans, n, x, y)
+      character trans
+      integer n
+      double precision x(*), y(*)
+      character transt, norm*4
+      logical lsame
+      integer i
+      if (lsame(trans, 'N')) then
+         transt = 'T'
+      else
+         transt = 'Nope'
+      end if
+      norm = transt
+      do i = 1, n
+         if (transt .eq. 'T') then
+            y(i) = x(i)*2
+         else if (lsame(norm, 'n')) then
+            y(i) = x(i) + 1
+         end if
+      end do
+      end
+""" + LSAME_IN_FILE
+
+
+@needs_gfortran
+@pytest.mark.parametrize("trans", ["N", "n", "T", "x"])
+def test_local_character_flags(trans, tmp_path, cl_queue):
+    """Local character variables set from constants and other flags (LAPACK's
+    TRANST = 'T', then passed on), as gfortran computes them."""
+    run_both(LOCAL_FLAGS, "ch", [trans, 5, farray(5, np.float64, seed=1),
+                                 np.zeros(5)], tmp_path, cl_queue, filename="ch.f")
 
 
 FLAGS_MAIN = """

@@ -142,10 +142,11 @@ class CharacterMixin:
                 raise self.error(f"character array '{name}' is not supported (only scalar "
                                  "character arguments used as flags are)", name,
                                  UnsupportedFeatureError)
-            if sym.is_parameter or not (sym.is_dummy or self.bindings.get(name.lower())):
+            if sym.is_parameter or character_length(sym.dtype) == "*" and not (
+                    sym.is_dummy or self.bindings.get(name.lower())):
                 raise self.error(f"character variable '{name}' is not supported (only "
-                                 "character dummy arguments used as flags are)", name,
-                                 UnsupportedFeatureError)
+                                 "character dummy arguments and local character variables "
+                                 "used as flags are)", name, UnsupportedFeatureError)
             return self.scalar_value(sym, name), character_length(sym.dtype), False
         return None
 
@@ -212,6 +213,33 @@ class CharacterMixin:
                                     p.Comparison(first, "==", lower)))
             return p.Comparison(_upper(ca), "==", _upper(cb))
         return None
+
+    def char_assignment(self, lhs_node, rhs_node) -> bool:
+        """``flag = 'T'`` or ``flag = other``: a local character variable set
+        to a constant or another flag (LAPACK's ``TRANST``, ``NORM``) holds
+        its code; False if *lhs_node* is not a character variable."""
+        if not isinstance(lhs_node, F.Name):
+            return False
+        name = str(lhs_node)
+        sym = self.symtab.get(name)
+        if sym is None or not is_character(sym.dtype) or sym.is_array:
+            return False
+        if sym.is_dummy or self.bindings.get(name.lower()) is not None:
+            raise self.error(f"assigning character argument '{name}' is not supported (a "
+                             "kernel cannot return characters; return an integer code)",
+                             name, UnsupportedFeatureError)
+        value = self.char_operand(rhs_node)
+        if value is None:
+            raise self.error(f"'{name}' is a character: only a character constant or "
+                             "another character variable can be assigned to it in a kernel",
+                             name, UnsupportedFeatureError)
+        code, length, const = value
+        if character_length(sym.dtype) == 1 and length != 1:
+            # a character*1 variable keeps the first character only
+            code = np.int32(code % LONG) if const else p.Call(p.Variable("mod"), (code, LONG))
+        assignee, dtype = self.lower_assignee(lhs_node)
+        self.add_assignment(assignee, dtype, code, name)
+        return True
 
     def char_selector(self, node):
         """``select case`` on a character flag: its code and length, else None."""

@@ -655,6 +655,8 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
         if self.is_array_assignment(lhs_node):
             self.array_assignment(lhs_node, rhs_node)
             return
+        if self.char_assignment(lhs_node, rhs_node):
+            return
         assignee, lhs_dtype = self.lower_assignee(lhs_node)
         rhs = self.expr(rhs_node)
         self.add_assignment(assignee, lhs_dtype, rhs, str(lhs_node))
