@@ -1,0 +1,343 @@
+"""Kernels split at global barriers into several launches
+(:mod:`f2loopy.transform.launches`, :mod:`f2loopy.codegen.phases`): the
+transform and the refusals (exact messages), the shape of the generated
+kernels and of the Python glue's launch sequence, and PoCL against gfortran
+through the Python glue."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from f2loopy.codegen import generate_code
+from f2loopy.codegen.phases import HostLoop, phase_kernels
+from f2loopy.diagnostics import CodegenError, TransformError
+from f2loopy.frontend import parse_fortran
+from f2loopy.glue.python import generate_python_glue
+from f2loopy.transform import (
+    add_global_barrier, add_global_barriers_between_nests, split_iname, tag_inames)
+from f2loopy.transform.instructions import add_barrier
+
+from util import farray, needs_gfortran, run_transformed, zeros
+
+# two phases: a sum every work-item needs, then a scaling; the sum is a
+# scalar argument (written by the first launch, read by the second) and
+# a local scalar carries a value from the first launch to the second
+TWO_PHASE = """subroutine norm1(n, x, y, s)
+  implicit none
+  integer, intent(in) :: n
+  double precision, intent(in) :: x(n)
+  double precision, intent(out) :: y(n)
+  double precision, intent(inout) :: s
+  double precision :: inv
+  integer :: i
+  s = 0.0d0
+  do i = 1, n
+    s = s + abs(x(i))
+  end do
+  inv = 1.0d0 / s
+  do i = 1, n
+    y(i) = x(i) * inv - s / n
+  end do
+end subroutine norm1
+"""
+
+JACOBI = """subroutine jac(tsteps, n, a, b)
+  implicit none
+  integer, intent(in) :: tsteps, n
+  double precision, intent(inout) :: a(n), b(n)
+  integer :: t, i
+  do t = 1, tsteps
+    do i = 2, n - 1
+      b(i) = (a(i - 1) + a(i) + a(i + 1)) / 3.0d0
+    end do
+    do i = 2, n - 1
+      a(i) = (b(i - 1) + b(i) + b(i + 1)) / 3.0d0
+    end do
+  end do
+end subroutine jac
+"""
+
+
+def _k(src, name=None):
+    tu = parse_fortran(src, "t.f90")
+    return tu[name] if name else tu.kernels[0]
+
+
+def _ids(kernel):
+    return [i.id for i in kernel.instructions]
+
+
+def _norm1_split():
+    k = _k(TWO_PHASE)
+    ids = _ids(k)          # s=0, s=s+.., inv=.., y=..
+    k = add_global_barrier(k, after=f"id:{ids[2]}", before=f"id:{ids[3]}")
+    return split_iname(k, "i_1", 16, outer_tag="g.0", inner_tag="l.0")
+
+
+def _jacobi_split(tile=16):
+    k = add_global_barriers_between_nests(_k(JACOBI), host_loops=["t"])
+    k = split_iname(k, "i", tile, outer_tag="g.0", inner_tag="l.0")
+    return split_iname(k, "i_1", tile, outer_tag="g.0", inner_tag="l.0")
+
+
+# {{{ unit: the transform and the refusals
+
+@pytest.mark.unit
+def test_add_global_barrier_orders_by_dependencies():
+    k = _k(JACOBI)
+    out = add_global_barrier(k, after="id:b", before="id:a")
+    barrier = out.insn("gbarrier")
+    assert barrier.scope == "global" and barrier.within_inames == {"t"}
+    assert barrier.depends_on == {"b"} and "gbarrier" in out.insn("a").depends_on
+    assert _ids(out) == ["b", "gbarrier", "a"]
+    assert k.insn("a").depends_on == {"b"}          # the input is unchanged
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("kw, message", [
+    (dict(after="id:nothing", before="id:a"),
+     "add_global_barrier: no instruction matches 'id:nothing' in kernel 'jac'"),
+    (dict(after="id:b", before="id:zz"),
+     "add_global_barrier: no instruction matches 'id:zz' in kernel 'jac'"),
+    (dict(after="id:a", before="id:b"),
+     "add_global_barrier: instruction 'b' comes before instruction 'a' in the program, so "
+     "it cannot run after a barrier that follows it"),
+    (dict(after="id:b", before="id:b"),
+     "add_global_barrier: instruction 'b' is selected both before and after the barrier"),
+    (dict(after="id:b", before="id:a", within_inames=["q"]),
+     "add_global_barrier: no loop named 'q' in kernel 'jac'"),
+    (dict(after="id:b", before="id:a", within_inames=["i"]),
+     "add_global_barrier: instruction 'a' is not inside loop(s) i"),
+])
+def test_add_global_barrier_refusals(kw, message):
+    with pytest.raises(TransformError) as e:
+        add_global_barrier(_k(JACOBI), **kw)
+    assert e.value.message == message
+
+
+@pytest.mark.unit
+def test_barriers_between_nests_and_host_loops():
+    k = add_global_barriers_between_nests(_k(JACOBI), host_loops=["t"])
+    barriers = [i for i in k.instructions if i.id.startswith("gbarrier")]
+    assert [(b.within_inames, b.depends_on) for b in barriers] == [({"t"}, {"b"})]
+    # one nest in a host loop: a barrier at the end of its body
+    one = _k("""subroutine one(tsteps, n, a)
+  integer, intent(in) :: tsteps, n
+  double precision, intent(inout) :: a(n)
+  integer :: t, i
+  do t = 1, tsteps
+    do i = 1, n
+      a(i) = a(i) * 0.5d0
+    end do
+  end do
+end subroutine one
+""")
+    out = add_global_barriers_between_nests(one, host_loops=["t"])
+    (b,) = [i for i in out.instructions if i.id.startswith("gbarrier")]
+    assert b.within_inames == {"t"} and not any(b.id in i.depends_on for i in out.instructions)
+    gk = generate_code(out)
+    (loop,) = gk.launches
+    assert isinstance(loop, HostLoop) and loop.iname == "t" and len(loop.body) == 1
+    with pytest.raises(TransformError) as e:
+        add_global_barriers_between_nests(one, host_loops=["s"])
+    assert e.value.message == "add_global_barriers_between_nests: no loop named 's' in kernel 'one'"
+
+
+def _codegen_error(kernel) -> str:
+    with pytest.raises(CodegenError) as e:
+        generate_code(kernel)
+    return e.value.message
+
+
+@pytest.mark.unit
+def test_barrier_inside_a_parallel_loop_is_refused():
+    k = tag_inames(add_global_barrier(_k(JACOBI), after="id:b", before="id:a"), "t:g.0")
+    assert _codegen_error(k) == (
+        "global barrier 'gbarrier' is inside loop 't', which is tagged 'g.0': only a "
+        "sequential loop can run on the host around launches")
+
+
+@pytest.mark.unit
+def test_barrier_in_a_loop_bounded_by_a_device_loop_is_refused():
+    k = _k("""subroutine tri(n, a, b)
+  integer, intent(in) :: n
+  double precision, intent(inout) :: a(n, n), b(n, n)
+  integer :: e, t, i
+  do e = 1, n
+    do t = 1, e
+      do i = 1, n
+        b(i, e) = a(i, t)
+      end do
+      do i = 1, n
+        a(i, t) = b(i, e)
+      end do
+    end do
+  end do
+end subroutine tri
+""")
+    ids = _ids(k)
+    k = add_global_barrier(k, after=f"id:{ids[0]}", before=f"id:{ids[1]}", within_inames=["t"])
+    assert _codegen_error(k) == (
+        "global barrier 'gbarrier' is inside loop 't', whose bounds depend on loop 'e', which "
+        "does not go to the host (put the barrier outside it, or in both)")
+
+
+@pytest.mark.unit
+def test_strided_host_loop_is_refused():
+    src = JACOBI.replace("do t = 1, tsteps", "do t = 1, tsteps, 2")
+    k = add_global_barrier(_k(src), after="id:b", before="id:a")
+    assert _codegen_error(k) == (
+        "global barrier 'gbarrier' is inside loop 't', whose iterations are not every "
+        "integer between its bounds (a stride or a guard): a host loop runs with step 1")
+
+
+@pytest.mark.unit
+def test_local_memory_across_a_barrier_is_refused():
+    from f2loopy.transform import set_temporary_address_space
+    k = set_temporary_address_space(_norm1_split(), "inv", "local")
+    assert _codegen_error(k) == (
+        "temporary 'inv' is in local memory but carries a value across a global barrier "
+        "(local memory lasts one launch)")
+
+
+@pytest.mark.unit
+def test_barrier_ordering_nothing_is_refused():
+    k = _k(JACOBI)
+    from f2loopy.ir.kernel import BarrierInstruction
+    b = BarrierInstruction(id="g", scope="global", within_inames=frozenset({"t"}))
+    k = k.copy(instructions=k.instructions + (b,))
+    assert _codegen_error(k) == "global barrier 'g' depends on no instruction, so it ends no launch"
+
+
+@pytest.mark.unit
+def test_loopy_add_barrier_global_splits_too():
+    k = add_barrier(_k(JACOBI), "id:b", "id:a", synchronization_kind="global")
+    gk = generate_code(k)
+    (loop,) = gk.launches
+    assert [g.name for g in loop.body] == ["jac_phase1", "jac_phase2"]
+
+# }}}
+
+
+# {{{ generated code: kernels and the glue's launch sequence
+
+@pytest.mark.codegen
+def test_two_phase_kernels_and_shared_buffers():
+    gk = generate_code(_norm1_split())
+    first, second = gk.launches
+    assert gk.source.count("__kernel void") == 2
+    assert "__kernel void __attribute__ ((reqd_work_group_size(1, 1, 1))) norm1_phase1(" \
+        "int const n, __global double const *__restrict__ x, __global double *s, " \
+        "__global double *inv)" in gk.source
+    # the second launch reads s (which it does not write) by reference, and inv
+    # from global memory
+    assert "__kernel void __attribute__ ((reqd_work_group_size(16, 1, 1))) norm1_phase2(" \
+        "int const n, __global double const *__restrict__ x, __global double *y, " \
+        "__global double *s, __global double *inv)" in gk.source
+    assert "x[i_1_inner + 16 * i_1_outer] * inv[0] - s[0] / n" in second.device_code
+    assert "get_group_id" not in first.device_code
+    assert [(a.name, a.kind) for a in gk.arguments] == [
+        ("n", "value"), ("x", "array"), ("y", "array"), ("s", "scalar_ref")]
+    assert [sb.name for sb in gk.scratch] == ["inv"]
+    glue = generate_python_glue([gk], gk.source, "t.cl", "t.f90")
+    body = glue[glue.index("def norm1("):]
+    assert body.count("_inv_scratch = _scratch(queue") == 1
+    launches = [line.strip() for line in body.splitlines() if "_launch(queue" in line]
+    assert launches == [
+        "_launch(queue, _knl_norm1_phase1, [n, _x_buf, _s_buf, _inv_scratch], (1, 1, 1), "
+        "(1, 1, 1))",
+        "_launch(queue, _knl_norm1_phase2, [n, _x_buf, _y_buf, _s_buf, _inv_scratch], "
+        "(_tdiv((n + 15), 16), 1, 1), (16, 1, 1))"]
+    # one upload per array, one read-back per written array and scalar
+    assert body.count("_array('norm1', 'x'") == 1 and body.count("_y_back()") == 1
+    assert body.count("cl.enqueue_copy(queue, _s_host, _s_buf)") == 1
+
+
+@pytest.mark.codegen
+def test_host_loop_in_the_glue():
+    gk = generate_code(_jacobi_split())
+    (loop,) = gk.launches
+    assert (loop.iname, loop.lower, str(loop.upper)) == ("t", 1, "tsteps")
+    assert [g.c_name for g in phase_kernels(gk.launches)] == ["jac_phase1", "jac_phase2"]
+    assert "int const t)" in loop.body[0].device_code
+    glue = generate_python_glue([gk], gk.source, "t.cl", "t.f90")
+    body = glue[glue.index("def jac("):]
+    lines = [line.rstrip() for line in body.splitlines()]
+    k = lines.index("        for t in range(1, tsteps + 1):")
+    assert lines[k + 1] == "            t = np.int32(t)"
+    assert lines[k + 2].startswith("            _launch(queue, _knl_jac_phase1, "
+                                   "[tsteps, n, _a_buf, _b_buf, t], ")
+    assert lines[k + 3].startswith("            _launch(queue, _knl_jac_phase2, "
+                                   "[tsteps, n, _a_buf, _b_buf, t], ")
+
+# }}}
+
+
+# {{{ differential: PoCL against gfortran through the Python glue
+
+@needs_gfortran
+@pytest.mark.differential
+def test_two_phase_kernel_runs_like_fortran(tmp_path, cl_queue):
+    for n in (1, 37):
+        run_transformed(TWO_PHASE, "norm1", lambda k: _norm1_split(),
+                        [n, farray(n, np.float64, seed=n), zeros(n, np.float64), 5.0],
+                        tmp_path, cl_queue)
+
+
+@needs_gfortran
+@pytest.mark.differential
+def test_time_stepped_stencil_runs_like_fortran(tmp_path, cl_queue):
+    for tsteps, n in ((0, 9), (1, 9), (7, 50)):
+        run_transformed(JACOBI, "jac", lambda k: _jacobi_split(8),
+                        [tsteps, n, farray(n, np.float64, seed=1),
+                         farray(n, np.float64, seed=2)], tmp_path, cl_queue)
+
+# }}}
+
+
+# {{{ from a script in the file (the sandbox sends the launches back)
+
+SCRIPTED = JACOBI + """!$loopy begin
+! k, = parse_fortran(SOURCE, FILENAME)
+! k = lp.add_global_barriers_between_nests(k, host_loops=["t"])
+! k = split_iname(k, "i", 8, outer_tag="g.0", inner_tag="l.0")
+! k = split_iname(k, "i_1", 8, outer_tag="g.0", inner_tag="l.0")
+! RESULT = [k]
+!$loopy end
+"""
+
+
+@needs_gfortran
+@pytest.mark.differential
+def test_script_splits_a_kernel(tmp_path, cl_queue):
+    from util import run_both, translate_and_load
+    module, result = translate_and_load(SCRIPTED, tmp_path, filename="jac.f90")
+    (gk,) = result.generated
+    (loop,) = gk.launches
+    assert [g.c_name for g in loop.body] == ["jac_phase1", "jac_phase2"]
+    cl = next(t for p, t in result.outputs.items() if str(p).endswith(".cl"))
+    assert cl.count("__kernel void") == 2
+    run_both(SCRIPTED, "jac", [5, 40, farray(40, np.float64, seed=3), zeros(40, np.float64)],
+             tmp_path, cl_queue, module=module, filename="jac.f90")
+
+# }}}
+
+
+@needs_gfortran
+@pytest.mark.differential
+def test_bench_and_tune_time_the_launch_sequence(tmp_path, cl_queue):
+    from f2loopy.bench.run import run_bench
+    from f2loopy.pipeline import translate_file
+    from f2loopy.tune.measure import time_variant
+    path = tmp_path / "jac.f90"
+    path.write_text(SCRIPTED.replace("! RESULT = [k]", "! checkpoint('launches')\n! RESULT = [k]")
+                    .replace("! k, = parse_fortran(SOURCE, FILENAME)",
+                             "! k, = parse_fortran(SOURCE, FILENAME)\n! checkpoint('one')"))
+    report = run_bench(path, sizes={"n": 300, "tsteps": 4}, min_time=0.01, warmup=1,
+                       queue=cl_queue)
+    assert [(r.label, r.ok) for r in report.rows] == [("one", True), ("launches", True)]
+    assert report.reference == "the original Fortran built with gfortran"
+    ms = time_variant(translate_file(path), cl_queue, {"n": 300, "tsteps": 4}, min_time=0.01,
+                      warmup=1)
+    assert ms > 0
