@@ -341,3 +341,58 @@ def test_bench_and_tune_time_the_launch_sequence(tmp_path, cl_queue):
     ms = time_variant(translate_file(path), cl_queue, {"n": 300, "tsteps": 4}, min_time=0.01,
                       warmup=1)
     assert ms > 0
+
+
+# {{{ the automatic recipe's use of launches
+
+@pytest.mark.unit
+def test_time_loops_and_split_for_auto():
+    from pathlib import Path
+
+    from f2loopy.transform import launch_summary, split_for_auto, time_loops
+    root = Path(__file__).resolve().parent.parent / "samples" / "polybench"
+
+    def sample(name):
+        return parse_fortran((root / name).read_text(), name).kernels[0]
+    assert time_loops(sample("jacobi_2d.f90")) == ("t",)
+    assert time_loops(sample("fdtd_2d.f90")) == ("t",)
+    assert time_loops(sample("atax.f90")) == ()
+    assert time_loops(sample("gemm.f90")) == ()
+    assert launch_summary(split_for_auto(sample("fdtd_2d.f90"))) == \
+        "; 2 global barriers, host loop t"
+    assert launch_summary(split_for_auto(sample("covariance.f90"))) == "; 2 global barriers"
+    gemm = sample("gemm.f90")
+    assert split_for_auto(gemm) is gemm and launch_summary(gemm) == ""
+    # a recurrence with nothing parallel inside stays a loop of the kernel
+    rec = _k("""subroutine rec(n, a)
+  integer, intent(in) :: n
+  double precision, intent(inout) :: a(n)
+  integer :: i
+  do i = 2, n
+    a(i) = a(i - 1) + a(i)
+  end do
+end subroutine rec
+""")
+    assert time_loops(rec) == () and split_for_auto(rec) is rec
+
+
+@pytest.mark.unit
+def test_recipe_launches_option(tmp_path):
+    from click.testing import CliRunner
+
+    from f2loopy.cli import main
+    f = tmp_path / "jac.f90"
+    f.write_text(JACOBI)
+    res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-D", "launches=many",
+                                    "-o", str(tmp_path / "out"), str(f)])
+    assert res.exit_code == 1
+    assert "error: auto: launches is 'split' or 'one', not 'many'" in res.output
+    res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-o",
+                                    str(tmp_path / "out"), str(f)])
+    assert res.exit_code == 0, res.output
+    assert "auto: kernel 'jac': plan grid, i -> g.0/l.0, i_1 -> g.0/l.0; 1 global barrier, " \
+        "host loop t" in res.output
+    cl = (tmp_path / "out" / "jac.cl").read_text()
+    assert cl.count("__kernel void") == 2
+
+# }}}

@@ -203,6 +203,8 @@ def _decode_step(d, kernel, depth: int):
         raise SerializationError("lowering: bad launch")
     if "loop" in d:
         loop = d["loop"]
+        if not isinstance(loop, dict) or not isinstance(loop.get("body"), list):
+            raise SerializationError("lowering: bad host loop")
         iname = _str(loop["iname"], "iname")
         if iname not in kernel.all_inames():
             raise SerializationError("lowering: bad host loop")
@@ -210,6 +212,8 @@ def _decode_step(d, kernel, depth: int):
                         tuple(_decode_step(s, kernel, depth + 1) for s in loop["body"]),
                         _span(loop.get("span")))
     launch = d["launch"]
+    if not isinstance(launch, dict) or not isinstance(launch.get("code"), dict):
+        raise SerializationError("lowering: bad launch")
     sub = decode_kernel(launch["kernel"])
     if launch["code"].get("launches"):
         raise SerializationError("lowering: bad launch")
