@@ -56,10 +56,15 @@ def launcher(gk, prg, bufs: list, values: dict, queue) -> Callable:
                                       | cl.mem_flags.COPY_HOST_PTR,
                                       hostbuf=np.zeros(ERROR_VALUES + 1, dtype=np.int32))
     kernels: dict = {}
+    code: dict = {}
 
     def value(expr, env) -> int:
-        return int(eval(py_int_expr(expr), {"_tdiv": tdiv, "min": min,  # noqa: S307
-                                            "max": max}, env))
+        text = py_int_expr(expr)
+        compiled = code.get(text)
+        if compiled is None:
+            compiled = code[text] = compile(text, "<size>", "eval")
+        return int(eval(compiled, {"_tdiv": tdiv, "min": min,  # noqa: S307 - our own
+                                   "max": max}, env))
 
     def steps(items, q, env) -> None:
         for s in items:
@@ -68,18 +73,23 @@ def launcher(gk, prg, bufs: list, values: dict, queue) -> Callable:
                     steps(s.body, q, {**env, s.iname: t})
                 continue
             knl = kernels.get(s.c_name)
+            passed = [ka for ka in s.arguments if ka.kind != "fixed"]
             if knl is None:
                 knl = kernels[s.c_name] = cl.Kernel(prg, s.c_name)
-            # the kernel's arguments, then the indices of the host loops around
-            args = [by_name[ka.name] if ka.name in by_name else np.int32(env[ka.name])
-                    for ka in s.arguments if ka.kind != "fixed"]
-            args += [by_name[sb.name] for sb in s.scratch]
-            if s.kernel.error_sites:
-                args.append(by_name[" error"])
-            knl.set_args(*args)
-            gsize, lsize = launch_geometry(s, env)
-            if all(g > 0 for g in gsize):
-                cl.enqueue_nd_range_kernel(q, knl, gsize, lsize)
+                args = [by_name.get(ka.name, np.int32(0)) for ka in passed]
+                args += [by_name[sb.name] for sb in s.scratch]
+                if s.kernel.error_sites:
+                    args.append(by_name[" error"])
+                knl.set_args(*args)
+            # the indices of the host loops around: the only arguments that change
+            for k, ka in enumerate(passed):
+                if ka.name not in by_name:
+                    knl.set_arg(k, np.int32(env[ka.name]))
+            groups = [value(g, env) for g in s.grid.num_groups]
+            local = [value(x, env) for x in s.grid.local_size]
+            if all(g > 0 for g in groups):
+                cl.enqueue_nd_range_kernel(q, knl, tuple(g * x for g, x in zip(groups, local)),
+                                           tuple(local))
 
     def run(q) -> None:
         steps(gk.launches, q, dict(values))
