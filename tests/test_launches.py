@@ -183,6 +183,56 @@ end subroutine tri
         "does not go to the host (put the barrier outside it, or in both)")
 
 
+NEST = """subroutine nest(n, m, a, b)
+  integer, intent(in) :: n, m
+  double precision, intent(inout) :: a(n, m), b(n, m)
+  integer :: e, t, i
+  do e = 1, m
+    do t = 1, e
+      do i = 1, n
+        b(i, e) = a(i, e) * t
+      end do
+      do i = 1, n
+        a(i, e) = b(n + 1 - i, e) + 1
+      end do
+    end do
+  end do
+end subroutine nest
+"""
+
+
+@pytest.mark.unit
+def test_barrier_in_a_loop_inside_a_device_loop_is_refused():
+    k = _k("""subroutine nest(n, m, a, b)
+  integer, intent(in) :: n, m
+  double precision, intent(inout) :: a(n, m), b(n, m)
+  integer :: e, t, i
+  do e = 1, m
+    do t = 1, 3
+      do i = 1, n
+        b(i, e) = a(i, e) * t
+      end do
+      do i = 1, n
+        a(i, e) = b(i, e) + 1
+      end do
+    end do
+  end do
+end subroutine nest
+""")
+    ids = _ids(k)
+    out = add_global_barrier(k, after=f"id:{ids[0]}", before=f"id:{ids[1]}",
+                             within_inames=["t"])
+    assert _codegen_error(out) == (
+        "global barrier 'gbarrier' is inside loop 't', which is inside loop 'e' that does not "
+        "go to the host (the host cannot run a loop inside a launch; put the barrier in both "
+        "loops)")
+    # in both: two host loops, nested
+    gk = generate_code(add_global_barrier(k, after=f"id:{ids[0]}", before=f"id:{ids[1]}"))
+    (outer,) = gk.launches
+    (inner,) = outer.body
+    assert (outer.iname, inner.iname) == ("e", "t") and len(inner.body) == 2
+
+
 @pytest.mark.unit
 def test_strided_host_loop_is_refused():
     src = JACOBI.replace("do t = 1, tsteps", "do t = 1, tsteps, 2")
@@ -242,12 +292,12 @@ def test_two_phase_kernels_and_shared_buffers():
     assert [sb.name for sb in gk.scratch] == ["inv"]
     glue = generate_python_glue([gk], gk.source, "t.cl", "t.f90")
     body = glue[glue.index("def norm1("):]
-    assert body.count("_inv_scratch = _scratch(queue") == 1
+    assert body.count("_scratch_1 = _scratch(queue, (1) * 8)") == 1
     launches = [line.strip() for line in body.splitlines() if "_launch(queue" in line]
     assert launches == [
-        "_launch(queue, _knl_norm1_phase1, [n, _x_buf, _s_buf, _inv_scratch], (1, 1, 1), "
+        "_launch(queue, _knl_1, [n, _x_buf, _s_buf, _scratch_1], (1, 1, 1), "
         "(1, 1, 1))",
-        "_launch(queue, _knl_norm1_phase2, [n, _x_buf, _y_buf, _s_buf, _inv_scratch], "
+        "_launch(queue, _knl_2, [n, _x_buf, _y_buf, _s_buf, _scratch_1], "
         "(_tdiv((n + 15), 16), 1, 1), (16, 1, 1))"]
     # one upload per array, one read-back per written array and scalar
     assert body.count("_array('norm1', 'x'") == 1 and body.count("_y_back()") == 1
@@ -266,9 +316,9 @@ def test_host_loop_in_the_glue():
     lines = [line.rstrip() for line in body.splitlines()]
     k = lines.index("        for t in range(1, tsteps + 1):")
     assert lines[k + 1] == "            t = np.int32(t)"
-    assert lines[k + 2].startswith("            _launch(queue, _knl_jac_phase1, "
+    assert lines[k + 2].startswith("            _launch(queue, _knl_1, "
                                    "[tsteps, n, _a_buf, _b_buf, t], ")
-    assert lines[k + 3].startswith("            _launch(queue, _knl_jac_phase2, "
+    assert lines[k + 3].startswith("            _launch(queue, _knl_2, "
                                    "[tsteps, n, _a_buf, _b_buf, t], ")
 
 # }}}
@@ -292,6 +342,22 @@ def test_time_stepped_stencil_runs_like_fortran(tmp_path, cl_queue):
         run_transformed(JACOBI, "jac", lambda k: _jacobi_split(8),
                         [tsteps, n, farray(n, np.float64, seed=1),
                          farray(n, np.float64, seed=2)], tmp_path, cl_queue)
+
+@needs_gfortran
+@pytest.mark.differential
+def test_nested_host_loops_run_like_fortran(tmp_path, cl_queue):
+    def transform(k):
+        ids = _ids(k)
+        k = add_global_barrier(k, after=f"id:{ids[0]}", before=f"id:{ids[1]}")
+        k = split_iname(k, "i", 8, outer_tag="g.0", inner_tag="l.0")
+        return split_iname(k, "i_1", 8, outer_tag="g.0", inner_tag="l.0")
+    gk = generate_code(transform(_k(NEST)))
+    (outer,) = gk.launches
+    (inner,) = outer.body
+    assert (outer.iname, inner.iname, str(inner.upper)) == ("e", "t", "e")
+    run_transformed(NEST, "nest", transform,
+                    [19, 4, farray((19, 4), np.float64, seed=5),
+                     farray((19, 4), np.float64, seed=6)], tmp_path, cl_queue)
 
 # }}}
 
@@ -396,3 +462,42 @@ def test_recipe_launches_option(tmp_path):
     assert cl.count("__kernel void") == 2
 
 # }}}
+
+
+@pytest.mark.unit
+def test_a_subroutine_named_like_a_launch_is_refused(tmp_path):
+    from f2loopy.pipeline import translate_text
+    src = SCRIPTED.replace("!$loopy begin", """subroutine jac_phase2(n)
+  integer, intent(in) :: n
+end subroutine jac_phase2
+!$loopy begin""").replace("! RESULT = [k]", "! RESULT = [k, _k2]").replace(
+        "! k, = parse_fortran(SOURCE, FILENAME)", "! k, _k2 = parse_fortran(SOURCE, FILENAME)")
+    with pytest.raises(CodegenError) as e:
+        translate_text(src, tmp_path / "jac.f90")
+    assert e.value.message == (
+        "two kernels of the program would be named 'jac_phase2' (kernels 'jac' and "
+        "'jac_phase2'; launches of a split kernel are named NAME_phaseK): rename one")
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("field, value", [
+    ("c_name", "jac_phase1(\n__import__('os')"), ("name", "other"), ("c_name", "jac")])
+def test_hostile_launch_from_the_lowering_child_is_refused(field, value):
+    """The code of a script's kernels comes back from a child process as
+    data: a launch must be the kernel its (checked) IR names."""
+    import copy
+
+    from f2loopy.directives.lowering import decode_generated, encode_generated
+    from f2loopy.ir.serialize import SerializationError
+    k = _jacobi_split()
+    data = encode_generated(generate_code(k))
+    decoded = decode_generated(copy.deepcopy(data), k)      # the honest answer
+    assert [g.c_name for g in decoded.launches[0].body] == ["jac_phase1", "jac_phase2"]
+    data["launches"][0]["loop"]["body"][0]["launch"]["code"][field] = value
+    with pytest.raises(SerializationError):
+        decode_generated(data, k)
+    bad = encode_generated(generate_code(k))
+    for iname in ("i_inner", "t); import os; ("):   # a loop no global barrier is in; code
+        bad["launches"][0]["loop"]["iname"] = iname
+        with pytest.raises(SerializationError):
+            decode_generated(bad, k)

@@ -100,7 +100,21 @@ class GeneratedKernel:
 
 def join_program(kernels) -> str:
     """One OpenCL program holding several generated kernels (a kernel split
-    at global barriers brings the kernels of all its launches)."""
+    at global barriers brings the kernels of all its launches).
+
+    :raises CodegenError: two of them would have the same name (a
+        subroutine named like the launch of another, ``foo_phase1``).
+    """
+    from f2loopy.codegen.phases import phase_kernels
+    seen_names: dict = {}
+    for gk in kernels:
+        for part in phase_kernels(gk.launches) or [gk]:
+            other = seen_names.setdefault(part.c_name, gk)
+            if other is not gk:
+                raise CodegenError(f"two kernels of the program would be named "
+                                   f"'{part.c_name}' (kernels '{other.name}' and '{gk.name}'; "
+                                   "launches of a split kernel are named NAME_phaseK): "
+                                   "rename one", gk.kernel.span)
     pre_lines: list[str] = []
     seen = set()
     for gk in kernels:

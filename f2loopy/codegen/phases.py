@@ -140,6 +140,19 @@ def split_phases(kernel: Kernel) -> tuple:
                 raise CodegenError(
                     f"global barrier: loops '{outer}' and '{h}' both go to the host but are "
                     "not nested", _barrier_in(barriers, h).span)
+    inames = kernel.all_inames()
+    for h in order:
+        for insn in kernel.instructions:
+            if h not in insn.within_inames:
+                continue
+            outer = [x for x in insn.within_inames
+                     if x not in host and inames.index(x) < inames.index(h)]
+            if outer:
+                raise CodegenError(
+                    f"global barrier '{_barrier_in(barriers, h).id}' is inside loop '{h}', "
+                    f"which is inside loop '{sorted(outer)[0]}' that does not go to the host "
+                    "(the host cannot run a loop inside a launch; put the barrier in both "
+                    "loops)", _barrier_in(barriers, h).span)
     bounds = {h: _host_bounds(kernel, h, where, _barrier_in(barriers, h)) for h in order}
     plan = _level(kernel, list(kernel.instructions), (), order, bounds, barriers)
     phases = phase_kernels(plan)

@@ -206,7 +206,9 @@ def _decode_step(d, kernel, depth: int):
         if not isinstance(loop, dict) or not isinstance(loop.get("body"), list):
             raise SerializationError("lowering: bad host loop")
         iname = _str(loop["iname"], "iname")
-        if iname not in kernel.all_inames():
+        from f2loopy.codegen.phases import is_global_barrier
+        if not any(is_global_barrier(i) and iname in i.within_inames
+                   for i in kernel.instructions):
             raise SerializationError("lowering: bad host loop")
         return HostLoop(iname, decode_expr(loop["lower"]), decode_expr(loop["upper"]),
                         tuple(_decode_step(s, kernel, depth + 1) for s in loop["body"]),
@@ -217,7 +219,13 @@ def _decode_step(d, kernel, depth: int):
     sub = decode_kernel(launch["kernel"])
     if launch["code"].get("launches"):
         raise SerializationError("lowering: bad launch")
-    return decode_generated(launch["code"], sub)
+    from f2loopy.codegen.names import c_name
+    gk = decode_generated(launch["code"], sub)
+    # the glue names the launch's kernel: exactly the name its (checked) kernel gives
+    if gk.name != sub.name or gk.c_name != c_name(sub.name) or \
+            not sub.name.startswith(kernel.name + "_phase"):
+        raise SerializationError("lowering: bad launch")
+    return gk
 
 
 def _decode_error(d) -> F2LoopyError:

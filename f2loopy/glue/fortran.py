@@ -134,6 +134,8 @@ def _c_argument_comment(kernels) -> list[str]:
     out = ["/* Kernel arguments, in order.  Scalars the kernel writes, arrays, module variables,",
            "   common blocks and the components of derived-type arguments are pointers (global",
            "   buffers); module variables and common blocks come after the Fortran arguments."]
+    from f2loopy.codegen.phases import phase_kernels
+    extra = [part for gk in extra for part in phase_kernels(gk.launches) or [gk]]
     for gk in extra:
         parts = []
         for ka in gk.arguments:

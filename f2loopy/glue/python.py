@@ -538,7 +538,7 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
             cl_args.append(f"_scratch(queue, ({py_int_expr(sb.elements)}) * {sb.itemsize})")
         if sites:
             cl_args.append("_f2l_err_buf")
-        lines += _one_launch(gk, fn, cl_args, "    ", fetch=True)
+        lines += _one_launch(gk, fn, cl_args, "    ")
     if sites:
         table = tuple((f"{s.span.filename}:{s.span.line}" if s.span else "?", s.actions,
                        s.exit_code()) for s in sites)
@@ -571,22 +571,20 @@ def cl_args_of(arguments) -> list:
 
 
 def _one_launch(gk: GeneratedKernel, fn: str, cl_args: list, indent: str, *,
-                fetch: bool) -> list:
-    """Lines launching *gk* (its kernel in ``_knl``, or fetched here)."""
+                knl: str | None = None) -> list:
+    """Lines launching *gk*: its kernel in the variable *knl*, or fetched here."""
     lines = []
     groups = "(" + ", ".join(py_int_expr(g) for g in gk.grid.num_groups) + ")"
     local = "(" + ", ".join(py_int_expr(x) for x in gk.grid.local_size) + ")"
     if not gk.grid.fixed_local_size:
         # computed from the arguments: checked against the device's limit
         lines.append(f"{indent}_check_local({fn!r}, {local}, queue)")
-    knl = "_knl"
-    if fetch:
+    if knl is None:
+        knl = "_knl"
         options = tuple(gk.build_options)
         lines.append(f"{indent}_knl = _kernel(queue, {gk.c_name!r}, {options!r})")
         lines.append(f"{indent}with _lock:")
         indent += "    "
-    else:
-        knl = f"_knl_{gk.c_name}"
     lines.append(f"{indent}_launch(queue, {knl}, [{', '.join(cl_args)}], {groups}, {local})")
     return lines
 
@@ -598,13 +596,16 @@ def _launch_sequence(gk: GeneratedKernel, fn: str, values: dict) -> list:
     Python loops whose index each launch inside gets as an int32."""
     from f2loopy.codegen.phases import HostLoop, phase_kernels
     lines = []
-    for sb in gk.scratch:
-        lines.append(f"    _{py_name(sb.name)}_scratch = _scratch(queue, "
-                     f"({py_int_expr(sb.elements)}) * {sb.itemsize})")
+    scratch = {}             # global temporaries: allocated once, by number
+    for k, sb in enumerate(gk.scratch, 1):
+        scratch[sb.name] = f"_scratch_{k}"
+        lines.append(f"    _scratch_{k} = _scratch(queue, ({py_int_expr(sb.elements)}) * "
+                     f"{sb.itemsize})")
     options = tuple(gk.build_options)
-    for launch in phase_kernels(gk.launches):
-        lines.append(f"    _knl_{launch.c_name} = _kernel(queue, {launch.c_name!r}, "
-                     f"{options!r})")
+    number = {}
+    for n, launch in enumerate(phase_kernels(gk.launches), 1):
+        number[id(launch)] = n
+        lines.append(f"    _knl_{n} = _kernel(queue, {launch.c_name!r}, {options!r})")
     lines.append("    with _lock:")
 
     def steps(items, indent, host):
@@ -622,10 +623,10 @@ def _launch_sequence(gk: GeneratedKernel, fn: str, values: dict) -> list:
                     args.append(py_name(ka.name))
                 elif ka.kind != "fixed":
                     args.append(values[ka.name])
-            args += [f"_{py_name(sb.name)}_scratch" for sb in s.scratch]
+            args += [scratch[sb.name] for sb in s.scratch]
             if s.kernel.error_sites:
                 args.append("_f2l_err_buf")
-            lines.extend(_one_launch(s, fn, args, indent, fetch=False))
+            lines.extend(_one_launch(s, fn, args, indent, knl=f"_knl_{number[id(s)]}"))
     steps(gk.launches, "        ", frozenset())
     return lines
 
