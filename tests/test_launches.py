@@ -501,3 +501,22 @@ def test_hostile_launch_from_the_lowering_child_is_refused(field, value):
         bad["launches"][0]["loop"]["iname"] = iname
         with pytest.raises(SerializationError):
             decode_generated(bad, k)
+
+
+@needs_gfortran
+@pytest.mark.differential
+def test_tune_checks_split_and_one_launch_variants(tmp_path, cl_queue):
+    from pathlib import Path
+
+    from f2loopy.tune.command import run_tune
+    path = tmp_path / "jacobi_2d.f90"
+    root = Path(__file__).resolve().parent.parent
+    path.write_text((root / "samples" / "polybench" / "jacobi_2d.f90").read_text())
+    report = run_tune(path, transform="auto", sizes={"n": 40, "tsteps": 3},
+                      defines={"tile": 16, "tile1": 4, "style": "grid"}, budget=64,
+                      min_time=0.005, warmup=1, store=False, queue=cl_queue)
+    assert len(report.variants) == 2
+    assert all(v.status == "ok" for v in report.variants), \
+        [(v.values, v.status, v.message) for v in report.variants]
+    tried = {v.values["auto_launches"] for v in report.variants}
+    assert tried == {"split", "one"}
