@@ -520,3 +520,63 @@ def test_tune_checks_split_and_one_launch_variants(tmp_path, cl_queue):
         [(v.values, v.status, v.message) for v in report.variants]
     tried = {v.values["auto_launches"] for v in report.variants}
     assert tried == {"split", "one"}
+
+
+DAMP = """subroutine damp(tsteps, n, a, b, total)
+  implicit none
+  integer, intent(in) :: tsteps, n
+  double precision, intent(inout) :: a(n)
+  double precision, intent(in) :: b(n)
+  double precision, intent(inout) :: total
+  double precision :: c
+  integer :: t, i
+  c = 1.0d0
+  do t = 1, tsteps
+    c = c * 0.5d0
+    do i = 1, n
+      a(i) = a(i) + c * b(i)
+    end do
+    total = total + a(1)
+  end do
+end subroutine damp
+"""
+
+
+@needs_gfortran
+@pytest.mark.differential
+def test_scalars_carried_by_the_host_loop(tmp_path):
+    """A local scalar and a scalar argument updated every step, between
+    launches: one device buffer each, through the auto recipe and check."""
+    from click.testing import CliRunner
+
+    from f2loopy.cli import main
+    from f2loopy.pipeline import translate_text
+    path = tmp_path / "damp.f90"
+    path.write_text(DAMP)
+    r = translate_text(DAMP, path, transform="auto")
+    assert r.script_output == ("auto: kernel 'damp': plan grid, i -> g.0/l.0; 3 global "
+                               "barriers, host loop t\n")
+    (gk,) = r.generated
+    assert [sb.name for sb in gk.scratch] == ["c"]
+    first, loop = gk.launches
+    assert first.device_code.endswith("{\n    c[0] = 1.0;\n}")
+    assert [g.c_name for g in loop.body] == ["damp_phase2", "damp_phase3", "damp_phase4"]
+    assert "__global double *total" in loop.body[2].device_code
+    res = CliRunner().invoke(main, ["check", "--transform", "auto", "--size", "n=70",
+                                    "--size", "tsteps=4", str(path)])
+    assert res.exit_code == 0, res.output
+    assert "ok: 2 output(s)" in res.output
+
+
+@pytest.mark.differential
+def test_loopy_style_call_of_a_split_kernel(cl_queue):
+    """``knl(queue, ...)`` (glue.call) runs the launches too; numpy reference."""
+    a = farray(30, np.float64, seed=7)
+    evt, (a2, b2) = _jacobi_split()(cl_queue, tsteps=3, n=30, a=a.copy(),
+                                    b=zeros(30, np.float64))
+    ra, rb = a.copy(), np.zeros(30)
+    for _ in range(3):
+        rb[1:-1] = (ra[:-2] + ra[1:-1] + ra[2:]) / 3
+        ra[1:-1] = (rb[:-2] + rb[1:-1] + rb[2:]) / 3
+    np.testing.assert_allclose(a2, ra, rtol=1e-13)
+    np.testing.assert_allclose(b2, rb, rtol=1e-13)
