@@ -122,6 +122,10 @@ def split_phases(kernel: Kernel) -> tuple:
     """The launches of *kernel* split at its global barriers (see the module
     docstring); the kernel's temporaries that carry values from one launch
     to another are global in the phase kernels."""
+    # every refusal names a line: the statement of the barrier (or of the
+    # instruction), else the subroutine's
+    kernel = kernel.copy(instructions=tuple(
+        i if i.span is not None else i.copy(span=kernel.span) for i in kernel.instructions))
     barriers = [i for i in kernel.instructions if is_global_barrier(i)]
     host: set = set()
     for b in barriers:
