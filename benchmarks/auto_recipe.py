@@ -158,7 +158,8 @@ def plan_of(result) -> str:
     if "stays sequential" in line:
         return "sequential"
     m = re.search(r": plan ([\w+-]+),", line)
-    return m.group(1) if m else "?"
+    split = re.search(r"; (\d+ global barriers?(?:, host loops? [\w, ]+)?)$", line)
+    return (m.group(1) if m else "?") + (f" ({split.group(1)})" if split else "")
 
 
 def run(args) -> tuple[list[dict], dict]:

@@ -1104,7 +1104,12 @@ int f2l_launch_value(f2l_launch *L, unsigned index, const void *value, size_t si
     if (size > sizeof ((struct launch_arg *)0)->value)
         return L->status = fail(F2L_ERROR_ARGUMENT, "scalar argument %u is too large (%zu bytes)",
                                 index, size);
-    struct launch_arg *a = new_arg(L, index);
+    struct launch_arg *a = NULL;
+    for (size_t i = 0; i < L->nargs && !a; i++)     /* set again: a new value */
+        if (L->args[i].index == index && L->args[i].kind == ARG_VALUE)
+            a = &L->args[i];
+    if (!a)
+        a = new_arg(L, index);
     if (!a)
         return L->status;
     a->kind = ARG_VALUE;
@@ -1282,12 +1287,11 @@ int f2l_launch_scratch(f2l_launch *L, unsigned index, size_t nbytes)
     return F2L_OK;
 }
 
-int f2l_launch_run(f2l_launch *L, const int64_t num_groups[3], const int64_t local_size[3])
+/* Set the arguments of kernel k (argument j: the one registered with index
+ * slots[j], or index j without slots) and enqueue it; lock held. */
+static int enqueue_locked(f2l_launch *L, f2l_kernel *kernel, const int *slots, int nslots,
+                          const int64_t num_groups[3], const int64_t local_size[3])
 {
-    if (!L)
-        return F2L_ERROR_ARGUMENT;
-    if (L->status)
-        return L->status;
     size_t global[3], local[3];
     int empty = 0;
     for (int d = 0; d < 3; d++) {
@@ -1300,18 +1304,29 @@ int f2l_launch_run(f2l_launch *L, const int64_t num_groups[3], const int64_t loc
         global[d] = (size_t)num_groups[d] * (size_t)local_size[d];
         local[d] = (size_t)local_size[d];
     }
-    pthread_mutex_lock(&lock);
-    cl_kernel k = L->kernel->kernel;
+    cl_kernel k = kernel->kernel;
     cl_int err = CL_SUCCESS;
-    for (size_t i = 0; i < L->nargs && err == CL_SUCCESS; i++) {
-        struct launch_arg *a = &L->args[i];
+    size_t count = slots ? (size_t)nslots : L->nargs;
+    for (size_t j = 0; j < count && err == CL_SUCCESS; j++) {
+        struct launch_arg *a = NULL;
+        if (slots) {
+            for (size_t i = 0; i < L->nargs && !a; i++)
+                if (L->args[i].index == (unsigned)slots[j])
+                    a = &L->args[i];
+            if (!a)
+                return L->status = fail(F2L_ERROR_ARGUMENT, "kernel '%s': no argument was "
+                                        "given for slot %d", kernel->name, slots[j]);
+        } else {
+            a = &L->args[j];
+        }
+        unsigned index = slots ? (unsigned)j : a->index;
         if (a->kind == ARG_VALUE)
-            err = clSetKernelArg(k, a->index, a->size, a->value);
+            err = clSetKernelArg(k, index, a->size, a->value);
         else
-            err = clSetKernelArg(k, a->index, sizeof(cl_mem), &a->mem);
+            err = clSetKernelArg(k, index, sizeof(cl_mem), &a->mem);
         if (err != CL_SUCCESS)
             L->status = fail_cl(err, "setting argument %u of kernel '%s' (clSetKernelArg)",
-                                a->index, L->kernel->name);
+                                index, kernel->name);
     }
     if (err == CL_SUCCESS && !empty) {
         /* a work-group size computed from the arguments may be too large */
@@ -1326,7 +1341,7 @@ int f2l_launch_run(f2l_launch *L, const int64_t num_groups[3], const int64_t loc
             L->status = fail(F2L_ERROR_ARGUMENT, "the work-group size %zu x %zu x %zu that the "
                              "arguments give kernel '%s' exceeds the limit of %s (%zu "
                              "work-items, at most %zu x %zu x %zu)", local[0], local[1],
-                             local[2], L->kernel->name, rt.description, limit, dims[0],
+                             local[2], kernel->name, rt.description, limit, dims[0],
                              dims[1], dims[2]);
         }
     }
@@ -1334,11 +1349,34 @@ int f2l_launch_run(f2l_launch *L, const int64_t num_groups[3], const int64_t loc
         err = clEnqueueNDRangeKernel(rt.queue, k, 3, NULL, global, local, 0, NULL, NULL);
         if (err != CL_SUCCESS)
             L->status = fail_cl(err, "launching kernel '%s' on %s with %zu x %zu x %zu groups of "
-                                "%zu x %zu x %zu work-items", L->kernel->name, rt.description,
+                                "%zu x %zu x %zu work-items", kernel->name, rt.description,
                                 global[0] / local[0], global[1] / local[1], global[2] / local[2],
                                 local[0], local[1], local[2]);
     }
+    return L->status;
+}
+
+int f2l_launch_enqueue(f2l_launch *L, f2l_kernel *kernel, const int *slots, int nslots,
+                       const int64_t num_groups[3], const int64_t local_size[3])
+{
+    if (!L)
+        return F2L_ERROR_ARGUMENT;
+    if (L->status)
+        return L->status;
+    if (!kernel)
+        return L->status = fail(F2L_ERROR_ARGUMENT, "no kernel given to f2l_launch_enqueue");
+    if (nslots < 0)
+        return L->status = fail(F2L_ERROR_ARGUMENT, "f2l_launch_enqueue: negative slot count");
+    pthread_mutex_lock(&lock);
+    enqueue_locked(L, kernel, slots, nslots, num_groups, local_size);
     pthread_mutex_unlock(&lock);
+    return L->status;
+}
+
+int f2l_launch_complete(f2l_launch *L)
+{
+    if (!L)
+        return F2L_ERROR_ARGUMENT;
     if (L->status)
         return L->status;
     for (size_t i = 0; i < L->nargs; i++) {
@@ -1346,7 +1384,8 @@ int f2l_launch_run(f2l_launch *L, const int64_t num_groups[3], const int64_t loc
         if (!a->copy_back)
             continue;
         void *dest = a->staging ? (void *)a->staging : a->copy_back;
-        err = clEnqueueReadBuffer(rt.queue, a->mem, CL_TRUE, 0, a->nbytes, dest, 0, NULL, NULL);
+        cl_int err = clEnqueueReadBuffer(rt.queue, a->mem, CL_TRUE, 0, a->nbytes, dest, 0, NULL,
+                                         NULL);
         if (err != CL_SUCCESS)
             return L->status = fail_cl(err, "copying the results of kernel '%s' back to the host",
                                        L->kernel->name);
@@ -1358,6 +1397,20 @@ int f2l_launch_run(f2l_launch *L, const int64_t num_groups[3], const int64_t loc
         }
     }
     return F2L_OK;
+}
+
+int f2l_launch_run(f2l_launch *L, const int64_t num_groups[3], const int64_t local_size[3])
+{
+    if (!L)
+        return F2L_ERROR_ARGUMENT;
+    if (L->status)
+        return L->status;
+    pthread_mutex_lock(&lock);
+    enqueue_locked(L, L->kernel, NULL, 0, num_groups, local_size);
+    pthread_mutex_unlock(&lock);
+    if (L->status)
+        return L->status;
+    return f2l_launch_complete(L);
 }
 
 void f2l_launch_end(f2l_launch *L)

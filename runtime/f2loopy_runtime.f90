@@ -183,6 +183,20 @@ module f2loopy_runtime
       integer(c_int64_t), dimension(3), intent(in) :: groups, local
       integer(c_int) :: st
     end function
+    function c_launch_enqueue(launch, kernel, slots, nslots, groups, local) &
+        bind(C, name="f2l_launch_enqueue") result(st)
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: launch, kernel
+      integer(c_int), dimension(*), intent(in) :: slots
+      integer(c_int), value :: nslots
+      integer(c_int64_t), dimension(3), intent(in) :: groups, local
+      integer(c_int) :: st
+    end function
+    function c_launch_complete(launch) bind(C, name="f2l_launch_complete") result(st)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: launch
+      integer(c_int) :: st
+    end function
     subroutine c_launch_end(launch) bind(C, name="f2l_launch_end")
       import :: c_ptr
       type(c_ptr), value :: launch
@@ -204,6 +218,9 @@ module f2loopy_runtime
     integer :: status = F2L_OK
     type(c_ptr) :: launch = c_null_ptr
     character(len=:), allocatable :: caller
+    ! the program and its options, for the kernels of a split kernel's launches
+    type(c_ptr) :: source = c_null_ptr
+    character(len=:), allocatable :: options
   contains
     procedure :: begin => call_begin
     procedure :: value => call_value
@@ -212,6 +229,8 @@ module f2loopy_runtime
     procedure :: scalar => call_scalar
     procedure :: scratch => call_scratch
     procedure :: run => call_run
+    procedure :: launch_kernel => call_launch_kernel
+    procedure :: complete => call_complete
     procedure :: fail => call_fail
     procedure :: finish => call_finish
   end type
@@ -378,6 +397,8 @@ contains
     type(c_ptr), intent(inout) :: kernel
     type(c_ptr), intent(in) :: source
     self%caller = caller
+    self%source = source
+    self%options = options
     self%status = F2L_OK
     call c_clear_error()
     self%status = int(c_kernel_cached(kernel, source, options // c_null_char, &
@@ -503,6 +524,30 @@ contains
     integer(c_int64_t), intent(in) :: groups(3), local(3)
     if (self%status /= F2L_OK) return
     self%status = int(c_launch_run(self%launch, groups, local))
+  end subroutine
+
+  !> One launch of a kernel split at global barriers: kernel name of the
+  !> program (kernel: the caller's cache of it), whose argument j is the one
+  !> given slot slots(j+1); nothing is copied back (see call_complete).
+  subroutine call_launch_kernel(self, kernel, name, slots, groups, local)
+    class(f2l_call), intent(inout) :: self
+    type(c_ptr), intent(inout) :: kernel
+    character(len=*), intent(in) :: name
+    integer(c_int), intent(in) :: slots(:)
+    integer(c_int64_t), intent(in) :: groups(3), local(3)
+    if (self%status /= F2L_OK) return
+    self%status = int(c_kernel_cached(kernel, self%source, self%options // c_null_char, &
+                                      name // c_null_char))
+    if (self%status /= F2L_OK) return
+    self%status = int(c_launch_enqueue(self%launch, kernel, slots, &
+                                       int(size(slots), c_int), groups, local))
+  end subroutine
+
+  !> After the last launch of a split kernel: copy back what the kernels wrote.
+  subroutine call_complete(self)
+    class(f2l_call), intent(inout) :: self
+    if (self%status /= F2L_OK) return
+    self%status = int(c_launch_complete(self%launch))
   end subroutine
 
   subroutine call_finish(self, status)

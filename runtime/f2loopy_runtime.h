@@ -171,6 +171,15 @@ int f2l_launch_scalar(f2l_launch *launch, unsigned index, void *host, size_t siz
 int f2l_launch_scratch(f2l_launch *launch, unsigned index, size_t nbytes);
 /* Enqueue num_groups[a] * local_size[a] work-items per axis (nothing if a count is 0). */
 int f2l_launch_run(f2l_launch *launch, const int64_t num_groups[3], const int64_t local_size[3]);
+/* A kernel split at global barriers is several kernels sharing the arguments of
+ * one launch (uploaded once): register every argument with its own index (a
+ * "slot"), then for each kernel in order f2l_launch_enqueue(L, kernel_k, slots,
+ * n, groups, local), where OpenCL argument j of kernel_k is the one given slot
+ * slots[j]; f2l_launch_value with a slot already given sets a new value (the
+ * index of a host loop); f2l_launch_complete copies back what the kernels wrote. */
+int f2l_launch_enqueue(f2l_launch *launch, f2l_kernel *kernel, const int *slots, int nslots,
+                       const int64_t num_groups[3], const int64_t local_size[3]);
+int f2l_launch_complete(f2l_launch *launch);
 void f2l_launch_end(f2l_launch *launch);
 
 /* }}} */

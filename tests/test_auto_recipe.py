@@ -288,15 +288,22 @@ def test_tunables_are_declared_where_they_matter(tmp_path):
     assert _translate("gemm.f90", tmp_path).tunables == {
         "auto_tile0": (32, 16, 64), "auto_tile1": (8, 4, 16), "auto_prefetch": (True, False),
         "auto_style": ("grid", "outer")}
-    # one parallel axis, no tile in local memory
-    assert _translate("2mm.f90", tmp_path).tunables == {"auto_tile0": (32, 16, 64),
-                                                        "auto_style": ("grid", "outer")}
+    # nests that exchange data: several launches, or one (then one parallel axis)
+    assert _translate("2mm.f90", tmp_path).tunables == {
+        "auto_launches": ("split", "one"), "auto_tile0": (32, 16, 64),
+        "auto_tile1": (8, 4, 16), "auto_style": ("grid", "outer")}
+    assert _translate("2mm.f90", tmp_path, defines={"launches": "one"}).tunables == {
+        "auto_tile0": (32, 16, 64), "auto_style": ("grid", "outer")}
     # three parallel loops: which one joins i on the grid
     assert _translate("heat_3d_step.f90", tmp_path).tunables == {
         "auto_tile0": (32, 16, 64), "auto_tile1": (8, 4, 16), "auto_axis1": ("inner", "outer"),
         "auto_style": ("grid", "outer")}
-    # loop nests inside a time loop: one work-group, or none
+    # loop nests inside a time loop: launches from a host loop; or in one launch, one
+    # work-group, or none
     assert _translate("jacobi_2d.f90", tmp_path).tunables == {
+        "auto_launches": ("split", "one"), "auto_tile0": (32, 16, 64),
+        "auto_tile1": (8, 4, 16), "auto_style": ("grid", "outer")}
+    assert _translate("jacobi_2d.f90", tmp_path, defines={"launches": "one"}).tunables == {
         "auto_group": ("none", 128, 256)}
 
 
@@ -310,14 +317,26 @@ def test_tuned_values_change_the_plan(tmp_path):
                                "i -> g.0/l.0\n")
     r = _translate("gemm.f90", tmp_path, tunables={"auto_style": "outer"})
     assert r.script_output == "auto: kernel 'gemm': plan outer, j -> g.0; registers for c\n"
-    # 2mm's nests exchange tmp across the outer loops' groups: the grid plans
-    r = _translate("2mm.f90", tmp_path, tunables={"auto_style": "outer"})
+    # in one launch, 2mm's nests exchange tmp across the outer loops' groups: the
+    # grid plans; in two, each its own grid
+    r = _translate("2mm.f90", tmp_path, tunables={"auto_style": "outer", "auto_launches": "one"})
     assert r.script_output == ("auto: kernel 'mm2': plan grid-1d, i -> g.0/l.0, "
                                "i_1 -> g.0/l.0; registers for d, tmp\n")
-    r = _translate("jacobi_2d.f90", tmp_path, tunables={"auto_group": 128})
+    r = _translate("2mm.f90", tmp_path, tunables={"auto_style": "outer"})
+    assert r.script_output == ("auto: kernel 'mm2': plan outer, j -> g.0, j_1 -> g.0; "
+                               "registers for tmp; 1 global barrier\n")
+    r = _translate("jacobi_2d.f90", tmp_path)        # "split" comes first
+    assert r.script_output == (
+        "auto: kernel 'jacobi_2d': plan grid, j -> g.1/l.1, i -> g.0/l.0, j_1 -> g.1/l.1, "
+        "i_1 -> g.0/l.0; 1 global barrier, host loop t\n")
+    (loop,) = r.generated[0].launches
+    assert loop.iname == "t" and [g.c_name for g in loop.body] == ["jacobi_2d_phase1",
+                                                                   "jacobi_2d_phase2"]
+    r = _translate("jacobi_2d.f90", tmp_path, tunables={"auto_launches": "one",
+                                                        "auto_group": 128})
     assert r.script_output == ("auto: kernel 'jacobi_2d': plan one-group, i -> l.0 (one group "
                                "of 128), i_1 -> l.0 (one group of 128)\n")
-    r = _translate("jacobi_2d.f90", tmp_path)        # "none" comes first
+    r = _translate("jacobi_2d.f90", tmp_path, tunables={"auto_launches": "one"})
     assert r.script_output.splitlines()[0] == (
         "auto: kernel 'jacobi_2d' stays sequential (loops j, i, j_1, i_1 can run in "
         "parallel, but no plan that uses them was taken)")

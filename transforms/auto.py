@@ -13,6 +13,12 @@ rules):
   are staged in local memory;
 * an array element accumulated across a sequential loop (``c(i, j) = c(i, j)
   + ...`` over ``k``) is kept in a private variable and stored once;
+* loop nests that exchange data across the grid (one reads what another
+  wrote) run in launches of their own, separated by global barriers, each
+  on its own grid, and a time loop that carries a dependence around
+  parallel loop nests runs on the host, launching them once per step
+  (``f2loopy.transform.auto_launches``; ``launches="one"`` keeps one
+  launch);
 * each plan is checked by generating its code (exact race checks); when
   loop nests exchange data across work-groups the next plan is tried: one
   axis, then (if ``group`` asks for it) one work-group with barriers, then
@@ -49,6 +55,12 @@ with the first choices are declared.
     (OpenMP's ``parallel do`` on the outer loop; often a CPU's best), falling
     back to the plans above if that is refused (tunable ``auto_style``:
     ``"grid"``, ``"outer"``; where a grid plan is taken).
+``launches``
+    ``"split"``: global barriers between loop nests that exchange data and a
+    time loop on the host, as above; ``"one"``: one launch, the plans above
+    on the kernel as written (tunable ``auto_launches``: ``"split"``,
+    ``"one"``; where the kernel has such nests or such a loop).  A split
+    kernel whose plans are all refused falls back to one launch.
 ``group``
     Work-group size when the kernel can only run in one work-group (loop
     nests that exchange data, a time loop around them), or ``"none"`` to keep
@@ -65,7 +77,7 @@ From the command line::
     f2loopy translate --transform auto gemm.f90
     f2loopy check --transform auto gemm.f90
     f2loopy tune --transform auto --size ni=512 --size nj=512 --size nk=512 gemm.f90
-    f2loopy translate --transform auto -D group=128 jacobi_2d.f90
+    f2loopy translate --transform auto -D launches=one -D group=128 jacobi_2d.f90
     f2loopy translate --transform auto -D style=outer heat_3d_step.f90
 
 From a script::
@@ -73,16 +85,41 @@ From a script::
     knl = apply_recipe("auto", knl, tile=16)
 """
 
-from loopy import generate_code, has_choice_of_second_axis, parallel_loops, plan_auto
+from loopy import (
+    generate_code, has_choice_of_second_axis, launch_summary, parallel_loops, plan_auto,
+    split_for_auto)
 
 OPTIONS = {"tile": None, "tile1": None, "prefetch": None, "axis1": None, "style": None,
-           "group": None}
+           "group": None, "launches": None}
 
 PLANS = ("grid+local", "grid", "grid-1d", "one-group", "sequential")
 
 
 def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, style=None,
-              group=None):
+              group=None, launches=None):
+    if launches not in (None, "split", "one"):
+        raise TransformError(f"auto: launches is 'split' or 'one', not {launches!r}")
+    split = split_for_auto(kernel)
+    if split is not kernel and launches is None:
+        launches = tunable("auto_launches", ["split", "one"])
+    outcome = None
+    if split is not kernel and launches == "split":
+        outcome = choose(split, tile, tile1, prefetch, axis1, style, group)
+        if outcome.plan == "sequential":
+            print(f"auto: kernel '{kernel.name}': no plan of its launches was taken; one launch")
+            outcome = None
+    if outcome is None:
+        outcome = choose(kernel, tile, tile1, prefetch, axis1, style, group)
+    print(outcome.summary() + launch_summary(outcome.kernel))
+    if outcome.plan == "sequential":
+        for note in outcome.notes:
+            print(f"  note: {note}")
+    return outcome.kernel
+
+
+def choose(kernel, tile, tile1, prefetch, axis1, style, group):
+    """The plan for *kernel* with the given options, declaring the tunables
+    that matter for it."""
     def plan(t0, t1, fetch, size, plans=PLANS):
         return plan_auto(kernel, tile=(t0, t1), prefetch=fetch, group_size=size,
                          second_axis=second, verify=generate_code, plans=plans)
@@ -118,8 +155,4 @@ def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, style=No
         outcome = plan(t0, t1, fetch, size)
     else:
         outcome = first
-    print(outcome.summary())
-    if outcome.plan == "sequential":
-        for note in outcome.notes:
-            print(f"  note: {note}")
-    return outcome.kernel
+    return outcome

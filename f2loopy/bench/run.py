@@ -26,6 +26,7 @@ import numpy as np
 from f2loopy.diagnostics import F2LoopyError
 from f2loopy.escape import csv_cell
 from f2loopy.ir.folding import tdiv
+from f2loopy.bench.launches import launch_geometry  # noqa: F401 - used by tune, benchmarks
 from f2loopy.glue.layout import relaid, unrelaid
 
 
@@ -319,22 +320,21 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
             progress(label)
         options = list(build_options if build_options is not None else gk.build_options)
         prg = cl.Program(queue.context, join_program([gk])).build(options=options)
-        knl = cl.Kernel(prg, gk.c_name)
         args = make_inputs(gk.kernel, sizes, seed)
-        bufs = device_args(gk, args, queue)
-        knl.set_args(*[b for b in bufs])
         values = {**sizes, **{a.name: a.fixed_value for a in gk.kernel.args
                               if getattr(a, "fixed_value", None) is not None}}
-        gsize, lsize = launch_geometry(gk, values)
+        from f2loopy.bench.launches import launcher, time_calls
         # correctness: one run on fresh inputs through the glue's layout handling
-        outputs = run_once(gk, knl, args, queue, gsize, lsize)
+        bufs = device_args(gk, args, queue)
+        launcher(gk, prg, bufs, values, queue)(queue)
+        queue.finish()
+        outputs = read_outputs(gk, bufs, args, queue)
         if ref_outputs is None:
             ref_outputs = outputs
         ok, err = _compare(outputs, ref_outputs)
         # timing
         bufs = device_args(gk, args, queue)
-        knl.set_args(*bufs)
-        ms = time_launches(queue, knl, gsize, lsize, min_time, warmup)
+        ms = time_calls(queue, launcher(gk, prg, bufs, values, queue), min_time, warmup)
         st = kernel_statistics(gk.kernel, sizes, formulas=False)
         report.rows.append(BenchRow(label, ms, None, st.flops / (ms * 1e-3) / 1e9,
                                     st.bytes / (ms * 1e-3) / 1e9, st.flops, st.bytes, ok, err))
@@ -346,19 +346,6 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
     except Exception:           # counting is informative only
         report.compulsory_bytes = None
     return report
-
-
-def launch_geometry(gk, values: dict) -> tuple[tuple, tuple]:
-    """``(global size, local size)`` of launching *gk* with the scalar
-    arguments *values* (the grid's sizes are expressions in them)."""
-    from f2loopy.glue.pyexpr import py_int_expr
-
-    def value(expr) -> int:
-        return int(eval(py_int_expr(expr), {"_tdiv": tdiv, "min": min,  # noqa: S307
-                                            "max": max}, dict(values)))
-    groups = tuple(value(g) for g in gk.grid.num_groups)
-    lsize = tuple(value(x) for x in gk.grid.local_size)
-    return tuple(g * s for g, s in zip(groups, lsize)), lsize
 
 
 def scale_compulsory(kernel, sizes):
@@ -393,6 +380,13 @@ def run_once(gk, knl, args, queue, gsize, lsize):
     if all(g > 0 for g in gsize):
         cl.enqueue_nd_range_kernel(queue, knl, gsize, lsize)
     queue.finish()
+    return read_outputs(gk, bufs, args, queue)
+
+
+def read_outputs(gk, bufs, args, queue) -> dict:
+    """The values of the arguments *gk* writes, from its buffers *bufs*
+    (:func:`device_args`) after a run on the host arguments *args*."""
+    import pyopencl as cl
     outputs = {}
     k = 0
     from f2loopy.glue.python import slowest_first

@@ -240,8 +240,9 @@ def kernel_statistics(kernel: Kernel, params: dict, *, formulas: bool = True
     """Counts of *kernel* (after code generation preprocessing) for parameter
     values *params*; with *formulas*, polynomials in the free parameters."""
     from f2loopy.codegen.grid import compute_grid
+    from f2loopy.codegen.phases import without_global_barriers
     from f2loopy.codegen.preprocess import preprocess
-    k = preprocess(kernel)
+    k = preprocess(without_global_barriers(kernel))
     grid = compute_grid(k)
     types = kernel_type_inferrer(k)
     free = [a.name for a in k.args if isinstance(a, ScalarArg) and a.fixed_value is None
@@ -367,9 +368,10 @@ def _to_expr(coeffs, monomials, free):
 def compulsory_bytes(kernel: Kernel, params: dict) -> int:
     """Bytes of global memory a kernel must move at least: every element it
     reads, once, plus every element it writes, once."""
+    from f2loopy.codegen.phases import without_global_barriers
     from f2loopy.codegen.preprocess import preprocess
     from f2loopy.ir.isl_tools import pwaff_from_expr
-    k = preprocess(kernel)
+    k = preprocess(without_global_barriers(kernel))
     total = 0
     for arg in k.args:
         if not isinstance(arg, ArrayArg):

@@ -80,6 +80,13 @@ class GeneratedKernel:
     grid: Grid
     kernel: Kernel
     scratch: tuple = ()       # ScratchBuffer: OpenCL arguments after `arguments`
+    #: for a kernel split at global barriers (:mod:`f2loopy.codegen.phases`):
+    #: what the host runs, in order: GeneratedKernel (one launch each, whose
+    #: arguments name this kernel's and the indices of the host loops around
+    #: it) and HostLoop (whose body holds the same); empty for one launch of
+    #: this kernel.  ``scratch`` then lists the global temporaries of every
+    #: launch, allocated once for the whole sequence.
+    launches: tuple = ()
 
     @property
     def source(self) -> str:
@@ -92,7 +99,22 @@ class GeneratedKernel:
 
 
 def join_program(kernels) -> str:
-    """One OpenCL program holding several generated kernels."""
+    """One OpenCL program holding several generated kernels (a kernel split
+    at global barriers brings the kernels of all its launches).
+
+    :raises CodegenError: two of them would have the same name (a
+        subroutine named like the launch of another, ``foo_phase1``).
+    """
+    from f2loopy.codegen.phases import phase_kernels
+    seen_names: dict = {}
+    for gk in kernels:
+        for part in phase_kernels(gk.launches) or [gk]:
+            other = seen_names.setdefault(part.c_name, gk)
+            if other is not gk:
+                raise CodegenError(f"two kernels of the program would be named "
+                                   f"'{part.c_name}' (kernels '{other.name}' and '{gk.name}'; "
+                                   "launches of a split kernel are named NAME_phaseK): "
+                                   "rename one", gk.kernel.span)
     pre_lines: list[str] = []
     seen = set()
     for gk in kernels:
@@ -162,13 +184,19 @@ def generate_code(kernel: Kernel | TranslationUnit) -> GeneratedKernel:
     return gk
 
 
-def _generate_code(kernel: Kernel) -> GeneratedKernel:
+def _generate_code(kernel: Kernel, by_reference: frozenset = frozenset()) -> GeneratedKernel:
+    """*by_reference*: scalar arguments passed as one-element buffers even
+    where this kernel does not write them (other launches of the same
+    sequence do)."""
     from f2loopy.codegen.preprocess import preprocess
     check_identifiers(kernel)
     try:        # they reach the OpenCL compiler of the user's program: the last gate
         check_build_options(kernel.options.build_options)
     except BuildOptionError as exc:
         raise CodegenError(str(exc), kernel.span) from None
+    from f2loopy.codegen.phases import has_global_barriers
+    if has_global_barriers(kernel):
+        return _generate_phased(kernel)
     check_loop_exits(kernel)
     kernel = preprocess(kernel)
     grid = compute_grid(kernel)
@@ -177,7 +205,8 @@ def _generate_code(kernel: Kernel) -> GeneratedKernel:
     from f2loopy.codegen.barriers import check_and_insert_barriers
     schedule = check_and_insert_barriers(kernel, grid, schedule)
     spaces = address_spaces(kernel)
-    emitter = KernelEmitter(kernel, grid, schedule, address_spaces=spaces)
+    emitter = KernelEmitter(kernel, grid, schedule, address_spaces=spaces,
+                            by_reference=by_reference)
     emitter.emit_body()
 
     written = kernel.written_variables()
@@ -193,7 +222,7 @@ def _generate_code(kernel: Kernel) -> GeneratedKernel:
         if isinstance(a, ScalarArg) and a.fixed_value is not None:
             kind = "fixed"
         elif isinstance(a, ScalarArg):
-            kind = "scalar_ref" if a.name in written else "value"
+            kind = "scalar_ref" if a.name in written or a.name in by_reference else "value"
             if kind == "value":
                 params.append(f"{c_type(a.dtype)} const {c_name(a.name)}")
             else:
@@ -265,6 +294,53 @@ def _generate_code(kernel: Kernel) -> GeneratedKernel:
     pre.extend(tables)
     return GeneratedKernel(kernel.name, c_name(kernel.name), device_code, "\n\n".join(pre),
                            tuple(args), grid, kernel, tuple(scratch))
+
+
+def _generate_phased(kernel: Kernel) -> GeneratedKernel:
+    """A kernel split at its global barriers: one generated kernel per launch
+    (:mod:`f2loopy.codegen.phases`), and this kernel's arguments as the host
+    glue takes them."""
+    from f2loopy.codegen.phases import HostLoop, PhaseKernel, split_phases
+    from f2loopy.ir.expressions import variables_read
+    written = kernel.written_variables()
+    by_ref = frozenset(a.name for a in kernel.args
+                       if isinstance(a, ScalarArg) and a.name in written)
+    scratch: dict = {}
+    launches: list = []
+
+    def generate(steps) -> tuple:
+        out: list = []
+        for s in steps:
+            if isinstance(s, HostLoop):
+                out.append(HostLoop(s.iname, s.lower, s.upper, generate(s.body), s.span))
+                continue
+            assert isinstance(s, PhaseKernel)
+            gk = _generate_code(s.kernel, by_ref)
+            for sb in gk.scratch:
+                scratch.setdefault(sb.name, sb)
+            launches.append(gk)
+            out.append(gk)
+        return tuple(out)
+
+    steps = generate(split_phases(kernel))
+    read: set = set()
+    for insn in kernel.instructions:
+        read |= variables_read(*insn.read_expressions())
+    args = []
+    for a in kernel.args:
+        if isinstance(a, ScalarArg):
+            kind = "fixed" if a.fixed_value is not None else \
+                "scalar_ref" if a.name in written else "value"
+        else:
+            kind = "array"
+        args.append(KernelArgument(a.name, c_name(a.name), kind, np.dtype(a.dtype),
+                                   a.name in read, a.name in written, a))
+    preamble = join_program([GeneratedKernel(g.name, g.c_name, "", g.preamble, (), g.grid,
+                                             g.kernel) for g in launches]).strip()
+    device = "\n\n".join(g.device_code for g in launches)
+    grid = Grid((), (1, 1, 1), (1, 1, 1))
+    return GeneratedKernel(kernel.name, c_name(kernel.name), device, preamble, tuple(args),
+                           grid, kernel, tuple(scratch.values()), steps)
 
 
 def _scratch_buffer(t) -> ScratchBuffer:

@@ -42,14 +42,17 @@ ERROR_BUFFER = "_f2l_err"
 
 
 class KernelEmitter:
-    def __init__(self, kernel: Kernel, grid: Grid, schedule, *, address_spaces: dict):
+    def __init__(self, kernel: Kernel, grid: Grid, schedule, *, address_spaces: dict,
+                 by_reference: frozenset = frozenset()):
         self.kernel = kernel
         self.grid = grid
         self.schedule = schedule
         self.address_spaces = address_spaces
         self.helpers = HelperSet()
         self.types = kernel_type_inferrer(kernel)
-        self.written = kernel.written_variables()
+        # scalar arguments passed as one-element buffers (written here, or by
+        # another launch of a kernel split at global barriers)
+        self.written = kernel.written_variables() | by_reference
         self.printer = CExpressionPrinter(self.dtype_of, self.c_variable, self.c_subscript,
                                           self.helpers)
         self.lines: list[str] = []

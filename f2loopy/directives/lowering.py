@@ -73,7 +73,20 @@ def encode_generated(gk) -> dict:
                  "num_groups": [encode_expr(g) for g in grid.num_groups]},
         "scratch": [{"name": sb.name, "c_name": sb.c_name, "dtype": np.dtype(sb.dtype).name,
                      "elements": encode_expr(sb.elements)} for sb in gk.scratch],
+        "launches": [_encode_step(s) for s in gk.launches],
     }
+
+
+def _encode_step(step) -> dict:
+    """One step of a kernel split at global barriers: a launch (its kernel
+    with the IR's serialisation, its code as above) or a host loop."""
+    from f2loopy.codegen.phases import HostLoop
+    from f2loopy.ir.serialize import encode_kernel
+    if isinstance(step, HostLoop):
+        return {"loop": {"iname": step.iname, "lower": encode_expr(step.lower),
+                         "upper": encode_expr(step.upper), "span": _enc_span(step.span),
+                         "body": [_encode_step(s) for s in step.body]}}
+    return {"launch": {"kernel": encode_kernel(step.kernel), "code": encode_generated(step)}}
 
 
 def _encode_error(exc: F2LoopyError) -> dict:
@@ -175,9 +188,44 @@ def decode_generated(d, kernel):
     scratch = tuple(ScratchBuffer(_str(s["name"], "name"), _str(s["c_name"], "name"),
                                   _dtype(s["dtype"]), decode_expr(s["elements"]))
                     for s in d["scratch"])
+    launches = tuple(_decode_step(s, kernel, 0) for s in d.get("launches", ()))
     return GeneratedKernel(_str(d["name"], "name"), _str(d["c_name"], "name"),
                            _str(d["device_code"], "code"), _str(d["preamble"], "code"),
-                           tuple(args), grid, kernel, scratch)
+                           tuple(args), grid, kernel, scratch, launches)
+
+
+def _decode_step(d, kernel, depth: int):
+    """A step of :func:`_encode_step`, checked: a launch's kernel through the
+    IR's validating decoder, host loop indices that are loops of *kernel*."""
+    from f2loopy.codegen.phases import HostLoop
+    from f2loopy.ir.serialize import decode_kernel
+    if depth > 64 or not isinstance(d, dict) or len(d) != 1:
+        raise SerializationError("lowering: bad launch")
+    if "loop" in d:
+        loop = d["loop"]
+        if not isinstance(loop, dict) or not isinstance(loop.get("body"), list):
+            raise SerializationError("lowering: bad host loop")
+        iname = _str(loop["iname"], "iname")
+        from f2loopy.codegen.phases import is_global_barrier
+        if not any(is_global_barrier(i) and iname in i.within_inames
+                   for i in kernel.instructions):
+            raise SerializationError("lowering: bad host loop")
+        return HostLoop(iname, decode_expr(loop["lower"]), decode_expr(loop["upper"]),
+                        tuple(_decode_step(s, kernel, depth + 1) for s in loop["body"]),
+                        _span(loop.get("span")))
+    launch = d["launch"]
+    if not isinstance(launch, dict) or not isinstance(launch.get("code"), dict):
+        raise SerializationError("lowering: bad launch")
+    sub = decode_kernel(launch["kernel"])
+    if launch["code"].get("launches"):
+        raise SerializationError("lowering: bad launch")
+    from f2loopy.codegen.names import c_name
+    gk = decode_generated(launch["code"], sub)
+    # the glue names the launch's kernel: exactly the name its (checked) kernel gives
+    if gk.name != sub.name or gk.c_name != c_name(sub.name) or \
+            not sub.name.startswith(kernel.name + "_phase"):
+        raise SerializationError("lowering: bad launch")
+    return gk
 
 
 def _decode_error(d) -> F2LoopyError:

@@ -134,6 +134,8 @@ def _c_argument_comment(kernels) -> list[str]:
     out = ["/* Kernel arguments, in order.  Scalars the kernel writes, arrays, module variables,",
            "   common blocks and the components of derived-type arguments are pointers (global",
            "   buffers); module variables and common blocks come after the Fortran arguments."]
+    from f2loopy.codegen.phases import phase_kernels
+    extra = [part for gk in extra for part in phase_kernels(gk.launches) or [gk]]
     for gk in extra:
         parts = []
         for ka in gk.arguments:
@@ -252,8 +254,12 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     body = _Body()
     locals_: list[str] = []
     after_run: list[str] = []
+    from f2loopy.codegen.phases import phase_kernels
+    launches = phase_kernels(gk.launches)
+    first = launches[0].c_name if launches else gk.c_name
     body.add(f"call f2l_c%begin({f_string(glue)}, f2l_kernel, f2l_program(), "
-             f"{f_string(options)}, {f_string(gk.c_name)})")
+             f"{f_string(options)}, {f_string(first)})")
+    slots: dict = {}         # argument, temporary or host loop -> its index
 
     # the extents of assumed-shape arrays, from the arrays passed
     # (computed before the 64-bit copies of the scalars below, which use them)
@@ -282,6 +288,7 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
         if a.name in hidden:
             if ka.kind == "value":       # else fixed: checked above, not passed
                 body.add(f"call f2l_c%value({index}, c_loc({nm[a.name]}), {nbytes}_c_size_t)")
+                slots[a.name] = index
                 index += 1
             continue
         if getattr(a, "character", False) and ka.kind == "value":
@@ -294,6 +301,7 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
             body.add(f"if (len({nm[a.name]}) > 0) {tmp} = ichar({nm[a.name]}(1:1))")
             body.add(f"if (len_trim({nm[a.name]}) > 1) {tmp} = {tmp} + 256")
             body.add(f"call f2l_c%value({index}, c_loc({tmp}), {nbytes}_c_size_t)")
+            slots[a.name] = index
             index += 1
             continue
         if ka.kind in ("value", "fixed", "scalar_ref"):
@@ -312,6 +320,7 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
                 ptr = f"c_loc({nm[a.name]})"
             what = "value" if ka.kind == "value" else "scalar"
             body.add(f"call f2l_c%{what}({index}, {ptr}, {nbytes}_c_size_t)")
+            slots[a.name] = index
             index += 1
             continue
         # arrays
@@ -339,19 +348,26 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
         else:
             body.add(f"call f2l_c%array({common}, {_elements(body, a)}, {nbytes}_c_int64_t, "
                      f"{written})")
+        slots[a.name] = index
         index += 1
 
     for sb in gk.scratch:
         body.add(f"call f2l_c%scratch({index}, ({body.int_expr(sb.elements)}) * "
                  f"{sb.itemsize}_c_int64_t)")
+        slots[sb.name] = index
         index += 1
     if k.error_sites:
         from f2loopy.glue.fortran_errors import pass_error_buffer
         pass_error_buffer(body, locals_, index)
+        slots[" error"] = index
         index += 1
-    groups = ", ".join(_group_count(body, g) for g in gk.grid.num_groups)
-    local = ", ".join(_group_count(body, x) for x in gk.grid.local_size)
-    body.add(f"call f2l_c%run([{groups}], [{local}])")
+    if launches:
+        from f2loopy.glue.fortran_launches import launch_sequence
+        launch_sequence(body, gk, slots, index, locals_, launches)
+    else:
+        groups = ", ".join(_group_count(body, g) for g in gk.grid.num_groups)
+        local = ", ".join(_group_count(body, x) for x in gk.grid.local_size)
+        body.add(f"call f2l_c%run([{groups}], [{local}])")
     for line in after_run:
         body.add(line)
     if k.error_sites:
@@ -382,6 +398,8 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     out += wrap("  public :: " + ", ".join(_REEXPORTED))
     out += ["",
             "  type(c_ptr), save :: f2l_kernel = c_null_ptr",
+            *[f"  type(c_ptr), save :: f2l_kernel_{n} = c_null_ptr"
+              for n in range(2, len(launches) + 1)],
             *_saved_declarations(stored),
             "",
             "  interface",

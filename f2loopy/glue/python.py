@@ -527,21 +527,18 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
             cl_args.append(f"_{v}_buf")
         elif ka.kind == "value":
             cl_args.append(v)
-    for sb in gk.scratch:
-        cl_args.append(f"_scratch(queue, ({py_int_expr(sb.elements)}) * {sb.itemsize})")
     sites = gk.kernel.error_sites
     if sites:
         lines.append("    _f2l_err_buf, _f2l_err_host = _error_buffer(queue)")
-        cl_args.append("_f2l_err_buf")
-    groups = "(" + ", ".join(py_int_expr(g) for g in gk.grid.num_groups) + ")"
-    local = "(" + ", ".join(py_int_expr(x) for x in gk.grid.local_size) + ")"
-    if not gk.grid.fixed_local_size:
-        # computed from the arguments: checked against the device's limit
-        lines.append(f"    _check_local({fn!r}, {local}, queue)")
-    options = tuple(gk.build_options)
-    lines.append(f"    _knl = _kernel(queue, {gk.c_name!r}, {options!r})")
-    lines.append("    with _lock:")
-    lines.append(f"        _launch(queue, _knl, [{', '.join(cl_args)}], {groups}, {local})")
+    if gk.launches:
+        lines += _launch_sequence(gk, fn, {ka.name: a for ka, a in zip(gk.arguments, cl_args_of(
+            gk.arguments))})
+    else:
+        for sb in gk.scratch:
+            cl_args.append(f"_scratch(queue, ({py_int_expr(sb.elements)}) * {sb.itemsize})")
+        if sites:
+            cl_args.append("_f2l_err_buf")
+        lines += _one_launch(gk, fn, cl_args, "    ")
     if sites:
         table = tuple((f"{s.span.filename}:{s.span.line}" if s.span else "?", s.actions,
                        s.exit_code()) for s in sites)
@@ -561,6 +558,77 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
     elif outs:
         lines.append("    return (" + ", ".join(f"_{py_name(o.name)}_host[0]" for o in outs) + ")")
     return "\n".join(lines) + "\n"
+
+
+def cl_args_of(arguments) -> list:
+    """The Python text of each argument's OpenCL value (None: not passed)."""
+    out = []
+    for ka in arguments:
+        v = py_name(ka.name)
+        out.append(f"_{v}_buf" if ka.kind in ("array", "scalar_ref") else
+                   v if ka.kind == "value" else None)
+    return out
+
+
+def _one_launch(gk: GeneratedKernel, fn: str, cl_args: list, indent: str, *,
+                knl: str | None = None) -> list:
+    """Lines launching *gk*: its kernel in the variable *knl*, or fetched here."""
+    lines = []
+    groups = "(" + ", ".join(py_int_expr(g) for g in gk.grid.num_groups) + ")"
+    local = "(" + ", ".join(py_int_expr(x) for x in gk.grid.local_size) + ")"
+    if not gk.grid.fixed_local_size:
+        # computed from the arguments: checked against the device's limit
+        lines.append(f"{indent}_check_local({fn!r}, {local}, queue)")
+    if knl is None:
+        knl = "_knl"
+        options = tuple(gk.build_options)
+        lines.append(f"{indent}_knl = _kernel(queue, {gk.c_name!r}, {options!r})")
+        lines.append(f"{indent}with _lock:")
+        indent += "    "
+    lines.append(f"{indent}_launch(queue, {knl}, [{', '.join(cl_args)}], {groups}, {local})")
+    return lines
+
+
+def _launch_sequence(gk: GeneratedKernel, fn: str, values: dict) -> list:
+    """Lines running the launches of a kernel split at global barriers: the
+    buffers of the arguments are shared (uploaded once, read back once after
+    the last launch), global temporaries allocated once, host loops as
+    Python loops whose index each launch inside gets as an int32."""
+    from f2loopy.codegen.phases import HostLoop, phase_kernels
+    lines = []
+    scratch = {}             # global temporaries: allocated once, by number
+    for k, sb in enumerate(gk.scratch, 1):
+        scratch[sb.name] = f"_scratch_{k}"
+        lines.append(f"    _scratch_{k} = _scratch(queue, ({py_int_expr(sb.elements)}) * "
+                     f"{sb.itemsize})")
+    options = tuple(gk.build_options)
+    number = {}
+    for n, launch in enumerate(phase_kernels(gk.launches), 1):
+        number[id(launch)] = n
+        lines.append(f"    _knl_{n} = _kernel(queue, {launch.c_name!r}, {options!r})")
+    lines.append("    with _lock:")
+
+    def steps(items, indent, host):
+        for s in items:
+            if isinstance(s, HostLoop):
+                v = py_name(s.iname)
+                lines.append(f"{indent}for {v} in range({py_int_expr(s.lower)}, "
+                             f"{py_int_expr(s.upper)} + 1):")
+                lines.append(f"{indent}    {v} = np.int32({v})")
+                steps(s.body, indent + "    ", host | {s.iname})
+                continue
+            args = []
+            for ka in s.arguments:
+                if ka.name in host:
+                    args.append(py_name(ka.name))
+                elif ka.kind != "fixed":
+                    args.append(values[ka.name])
+            args += [scratch[sb.name] for sb in s.scratch]
+            if s.kernel.error_sites:
+                args.append("_f2l_err_buf")
+            lines.extend(_one_launch(s, fn, args, indent, knl=f"_knl_{number[id(s)]}"))
+    steps(gk.launches, "        ", frozenset())
+    return lines
 
 
 def generate_python_glue(kernels: list[GeneratedKernel], cl_source: str, cl_filename: str,

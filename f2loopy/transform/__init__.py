@@ -18,6 +18,8 @@ from f2loopy.transform.data import (
 from f2loopy.transform.fusion import fuse_kernels
 from f2loopy.transform.instructions import (
     add_barrier, add_dependency, add_nosync, remove_instructions, set_options, tag_instructions)
+from f2loopy.transform.launches import add_global_barrier, add_global_barriers_between_nests
+from f2loopy.transform.auto_launches import launch_summary, split_for_auto, time_loops
 from f2loopy.transform.match import find_instructions, parse_match
 from f2loopy.transform.parameters import assume, fix_parameters
 from f2loopy.transform.precompute import add_prefetch, precompute
@@ -38,4 +40,6 @@ __all__ = [
     "accumulated_arrays", "auto_parallelize", "grid_axes", "has_choice_of_second_axis",
     "loop_dependences", "outermost_loops",
     "parallel_loops", "plan_auto", "reused_tiles",
+    "add_global_barrier", "add_global_barriers_between_nests",
+    "launch_summary", "split_for_auto", "time_loops",
 ]

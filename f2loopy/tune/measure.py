@@ -128,22 +128,20 @@ def time_variant(result, queue, sizes: dict, *, seed: int = 0, min_time: float =
     alone by raw launches on inputs drawn like ``f2loopy bench``'s."""
     import pyopencl as cl
 
-    from f2loopy.bench.run import device_args, launch_geometry, make_inputs, time_launches
+    from f2loopy.bench.run import device_args, launch_geometry, make_inputs
     from f2loopy.codegen import join_program
+    from f2loopy.bench.launches import launcher, time_calls
     total = 0.0
     for gk in result.generated:
         prg = cl.Program(queue.context, join_program([gk])).build(
             options=list(gk.build_options))
-        knl = cl.Kernel(prg, gk.c_name)
         args = make_inputs(gk.kernel, sizes, seed)
         bufs = device_args(gk, args, queue)     # kept alive while the kernel runs
-        knl.set_args(*bufs)
         values = {**sizes, **{a.name: a.fixed_value for a in gk.kernel.args
                               if getattr(a, "fixed_value", None) is not None}}
-        gsize, lsize = launch_geometry(gk, values)
-        if not all(g > 0 for g in gsize):
+        if not gk.launches and not all(g > 0 for g in launch_geometry(gk, values)[0]):
             continue
-        total += time_launches(queue, knl, gsize, lsize, min_time, warmup)
+        total += time_calls(queue, launcher(gk, prg, bufs, values, queue), min_time, warmup)
         del bufs
     return total
 
