@@ -89,6 +89,41 @@ case("goto_backwards_loops_small_beta", BACKWARD,
 case("goto_backwards_loops_large_beta", BACKWARD,
      lambda: [5, farray(5, np.float64, seed=7), 0.5, 0, 0])
 
+# computed goto (LAPACK's dlasy2, dlacn2's reverse communication) to labels
+# before and after it, out of range falling through; and Fortran 66's
+# arithmetic if
+COMPUTED = """
+      subroutine cg(k, n, x, r, y)
+      integer k, n, r
+      double precision x(*), y
+      integer i
+      r = 0
+      i = 0
+      go to (10, 20, 30, 10) k
+      r = -1
+      go to 40
+   10 continue
+      r = r + 1
+   20 continue
+      i = i + 1
+      x(i) = x(i) + r
+      r = r + 10
+      if (i .lt. n) go to (20, 30) 1 + mod(i, 2)
+   30 continue
+      r = r + 100
+   40 continue
+      if (y - 0.5d0) 50, 60, 70
+   50 y = -y
+      go to 70
+   60 y = 10*y
+   70 continue
+      end
+"""
+for _k in (-1, 1, 2, 3, 4, 5):
+    case(f"computed_goto_{_k}", COMPUTED,
+         lambda k=_k: [k, 6, farray(6, np.float64, seed=8), 0,
+                       {-1: 0.5, 1: 0.25, 2: 0.75}.get(k, -0.5)])
+
 STEPS = """
 subroutine walk(n, x, incx, i0, i1, y, cnt, iv)
   implicit none

@@ -1,6 +1,6 @@
 """Control flow that leaves a block early, in the lowering: ``do while``,
 endless ``do`` loops, ``exit`` (also named and out of nested loops), forward
-``goto``, and ``do`` loops whose step is a run-time value.
+``goto``, computed ``goto`` and arithmetic ``if``, and ``do`` loops whose step is a run-time value.
 
 All of it is built from logical flags, as ``cycle`` and ``return`` are (see
 :mod:`f2loopy.frontend.lowering`): leaving sets a flag, the statements it
@@ -110,6 +110,10 @@ def _gotos_in(node, children):
             label = goto_label(n)
             if label is not None:
                 out.add(label)
+        elif isinstance(n, F.Computed_Goto_Stmt):
+            out.update(int(str(label)) for label in n.items[0].items)
+        elif isinstance(n, F.Arithmetic_If_Stmt):
+            out.update(int(str(label)) for label in n.items[1:])
         stack.extend(children(n))
     return out
 
@@ -347,8 +351,49 @@ class ControlFlowMixin:
         self.record_loop_exit(scope)
 
     def stmt_Goto_Stmt(self, node):
-        label = goto_label(node)
+        self.jump(goto_label(node), self.goto_keyword())
+
+    def stmt_Computed_Goto_Stmt(self, node):
+        """``go to (10, 20, 30), k``: to the k-th label, or on to the next
+        statement when k is out of range (the conditional jumps of a forward
+        or backward ``goto`` each)."""
         keyword = self.goto_keyword()
+        labels = [int(str(label)) for label in node.items[0].items]
+        value = self.expr(node.items[1])
+        dtype = self.checked_dtype(value)
+        if not is_integer(dtype):
+            raise self.error(f"the index of a computed '{keyword}' must be an integer",
+                             str(node.items[1]))
+        index = self.new_temporary("goto_index", INT32)
+        self.add_raw_assignment(index, value if dtype == INT32 else
+                                p.Call(p.Variable("int32"), (value,)))
+        for k, label in enumerate(labels, 1):
+            self.predicates.append(p.Comparison(p.Variable(index), "==", k))
+            try:
+                self.jump(label, keyword)
+            finally:
+                self.predicates.pop()
+
+    def stmt_Arithmetic_If_Stmt(self, node):
+        """``if (e) 10, 20, 30``: to 10, 20 or 30 as e is negative, zero or
+        positive (Fortran 66's three-way branch)."""
+        value = self.expr(node.items[0])
+        dtype = self.checked_dtype(value)
+        if dtype.kind not in "iuf":
+            raise self.error("the expression of an arithmetic 'if' must be an integer or "
+                             "real", str(node.items[0]))
+        sign = self.new_temporary("if_value", dtype)
+        self.add_raw_assignment(sign, value)
+        for label, rel in zip(node.items[1:], ("<", "==", ">")):
+            self.predicates.append(p.Comparison(p.Variable(sign), rel, dtype.type(0)))
+            try:
+                self.jump(int(str(label)), "if")
+            finally:
+                self.predicates.pop()
+
+    def jump(self, label, keyword: str) -> None:
+        """``goto label`` from here: on to a later label, or back to the
+        start of the statements it repeats."""
         again = next((r for r in reversed(self.st.regions)
                       if r.kind == "loop" and r.owner is self and r.name == f"#goto {label}"),
                      None)

@@ -66,8 +66,6 @@ _UNSUPPORTED_STATEMENTS = {
     "Open_Stmt": "'open' statements are not supported (kernels cannot do I/O)",
     "Close_Stmt": "'close' statements are not supported (kernels cannot do I/O)",
     "Format_Stmt": "'format' statements are not supported (kernels cannot do I/O)",
-    "Computed_Goto_Stmt": "computed 'goto' is not supported",
-    "Arithmetic_If_Stmt": "arithmetic 'if' is not supported (use if/else)",
     "Allocate_Stmt": "'allocate' is not supported (kernels cannot allocate memory)",
     "Deallocate_Stmt": "'deallocate' is not supported (kernels cannot allocate memory)",
     "Pointer_Assignment_Stmt": "pointer assignment is not supported",
