@@ -124,6 +124,47 @@ for _k in (-1, 1, 2, 3, 4, 5):
          lambda k=_k: [k, 6, farray(6, np.float64, seed=8), 0,
                        {-1: 0.5, 1: 0.25, 2: 0.75}.get(k, -0.5)])
 
+# a function whose result is also its loop variable, returning from inside the
+# loop (LAPACK's iladlc: the last non-zero column)
+LASTCOL = """
+      subroutine useil(m, n, a, lda, lastc)
+      integer m, n, lda, lastc
+      double precision a(lda, *)
+      integer iladlc
+      lastc = iladlc(m, n, a, lda)
+      end
+      integer function iladlc(m, n, a, lda)
+      integer m, n, lda
+      double precision a(lda, *)
+      double precision zero
+      parameter (zero = 0.0d+0)
+      integer i
+      if (n .eq. 0) then
+         iladlc = n
+      else if (a(1, n) .ne. zero .or. a(m, n) .ne. zero) then
+         iladlc = n
+      else
+         do iladlc = n, 1, -1
+            do i = 1, m
+               if (a(i, iladlc) .ne. zero) return
+            end do
+         end do
+      end if
+      return
+      end
+"""
+
+
+def _last_columns(zero_from):
+    a = farray((5, 6), np.float64, seed=9)
+    a[:, zero_from:] = 0.0
+    return [5, 6, a, 5, -7]
+
+
+for _z in (0, 2, 5, 6):
+    case(f"function_result_is_loop_variable_{_z}", LASTCOL, lambda z=_z: _last_columns(z),
+         sub="useil")
+
 STEPS = """
 subroutine walk(n, x, incx, i0, i1, y, cnt, iv)
   implicit none

@@ -113,10 +113,16 @@ class InliningMixin:
             result = None
             if proc.kind == "function":
                 rsym = callee.symtab.get(callee.result_name)
-                tmp = self.new_temporary(proc.name, rsym.dtype)
-                result = p.Variable(tmp)
-                child.bindings[callee.result_name.lower()] = ScalarBinding(
-                    result, True, "the function result")
+                if callee.result_name.lower() in callee.do_variables:
+                    # the result is also a loop variable (LAPACK's iladlc runs
+                    # 'do iladlc = n, 1, -1' and returns from inside): its
+                    # value is the loop variable's temporary
+                    result = child.loop_scalar(rsym)
+                else:
+                    tmp = self.new_temporary(proc.name, rsym.dtype)
+                    result = p.Variable(tmp)
+                    child.bindings[callee.result_name.lower()] = ScalarBinding(
+                        result, True, "the function result")
             stack.append(proc.name)
             try:
                 child.lower_body(callee.body)

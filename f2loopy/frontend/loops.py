@@ -172,6 +172,8 @@ class LoopsMixin:
                 self.add_raw_assignment(region.flag, np.bool_(False))
                 region.body_start = len(self.instructions)
             self.st.regions.append(region)
+            returns = [(r, r.count) for r in self.st.regions
+                       if r.kind == "procedure" and r.flag is not None]
             try:
                 if mask is None:
                     self.lower_block(body)
@@ -189,9 +191,13 @@ class LoopsMixin:
             self.record_loop_exit(scope)
         if concurrent is None:
             preds = None
+            # after an exit or a return the variables keep the values they had there
+            flags = [r.flag for r, count in returns if r.count > count]
             if exit_flag is not None:
-                # after an exit the variables keep the values they had there
-                preds = tuple(self.predicates) + (p.LogicalNot(p.Variable(exit_flag)),)
+                flags.append(exit_flag)
+            if flags:
+                preds = tuple(self.predicates) + tuple(p.LogicalNot(p.Variable(f))
+                                                       for f in flags)
             for scope in opened:
                 if scope.var is not None and scope.final is not None:
                     sym = self.symbol(scope.var)

@@ -591,6 +591,12 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
                        if r.kind == "procedure" and r.owner is self), None)
         if region is None or region.flag is None or node is region.trailing:
             return            # the trailing return of the procedure (see lower_body)
+        # loop variables keep the values they have here (a function's result
+        # that is its loop variable: LAPACK's iladlc); unread ones are pruned
+        for scope in self.loops:
+            if scope.owner is self and scope.var is not None:
+                sym = self.symbol(scope.var)
+                self.add_assignment(self.loop_scalar(sym), sym.dtype, scope.value, scope.var)
         self.leave_region(region)
 
     def stmt_Cycle_Stmt(self, node):
