@@ -172,18 +172,25 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
         return self.src.span(self.lines[0])
 
     def fresh_name(self, base: str) -> str:
-        name, k = base, 0
+        """*base*, else ``base_K`` for the smallest K not taken."""
+        key = base.lower()
+        k = self.st.next_name_suffix.get(key, 0)
+        name = base if k == 0 else f"{base}_{k}"
         while name.lower() in self.taken_names:
             k += 1
             name = f"{base}_{k}"
+        self.st.next_name_suffix[key] = k + 1
         self.taken_names.add(name.lower())
         return name
 
     def fresh_id(self, base: str) -> str:
-        name, k = base, 0
+        """Like :meth:`fresh_name`, for instruction ids."""
+        k = self.st.next_id_suffix.get(base, 0)
+        name = base if k == 0 else f"{base}_{k}"
         while name in self.st.insn_ids:
             k += 1
             name = f"{base}_{k}"
+        self.st.next_id_suffix[base] = k + 1
         self.st.insn_ids.add(name)
         return name
 

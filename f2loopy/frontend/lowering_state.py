@@ -24,6 +24,11 @@ class LoweringState:
         self.extra_temporaries: dict[str, Temporary] = {}
         self.taken_names: set[str] = set()
         self.insn_ids: set[str] = set()
+        #: base -> the next suffix to try for fresh names and ids: every
+        #: smaller one is taken (linear, not quadratic, in the number of
+        #: names of one base; a LAPACK routine inlines thousands of 'i' loops)
+        self.next_name_suffix: dict[str, int] = {}
+        self.next_id_suffix: dict[str, int] = {}
         self.claimed_inames: set[str] = set()
         self.loops: list[LoopScope] = []
         self.predicates: list = []
