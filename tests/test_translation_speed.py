@@ -1,0 +1,148 @@
+"""What keeps translation fast (issue 19): the caches and shortcuts of the
+translator keep their meaning (exact results, the same sets, the same limits)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import f2loopy
+from f2loopy.ir.frozen import identity_memo
+
+
+class _Expr:
+    """Hashable, equal by value; counts the equality tests it is asked for."""
+
+    eq_calls = 0
+
+    def __init__(self, value):
+        self.value = value
+
+    def __hash__(self):
+        return hash(("expr", self.value))
+
+    def __eq__(self, other):
+        _Expr.eq_calls += 1
+        return isinstance(other, _Expr) and other.value == self.value
+
+
+def test_identity_memo_hits_the_identical_object_only_and_never_tests_equality():
+    calls = []
+
+    @identity_memo(maxsize=4)
+    def size(e):
+        calls.append(e)
+        return [e.value]            # a fresh object per computation
+
+    a, b = _Expr(1), _Expr(1)       # equal, distinct
+    _Expr.eq_calls = 0
+    first = size(a)
+    assert size(a) is first and calls == [a]
+    # an equal but distinct object is computed afresh, without a deep equality test
+    assert size(b) == [1] and size(b) is not first and calls == [a, b]
+    assert size(a) is not first and calls == [a, b, a]      # b had replaced a's entry
+    assert _Expr.eq_calls == 0
+
+
+def test_identity_memo_computes_unhashable_values_each_time():
+    calls = []
+
+    @identity_memo(maxsize=4)
+    def length(x):
+        calls.append(1)
+        return len(x)
+
+    key = [1, 2, 3]
+    assert length(key) == 3 and length(key) == 3 and len(calls) == 2
+
+
+def test_identity_memo_is_emptied_when_full():
+    calls = []
+
+    @identity_memo(maxsize=2)
+    def ident(x):
+        calls.append(x)
+        return x
+
+    for v in (1, 2, 3, 1):
+        ident(v)
+    # 3 emptied the table (two entries): 1 is computed again
+    assert calls == [1, 2, 3, 1]
+
+
+def test_file_may_stop_is_a_whole_word_search_of_the_file():
+    from f2loopy.frontend.errors import file_may_stop
+    assert file_may_stop("subroutine s\n  STOP 1\nend\n")
+    assert file_may_stop("call xerbla('S', 1)\n")
+    assert not file_may_stop("integer stops, nxerbla\n! backstop\n")
+
+
+def _lazy_imports_by_regex(package_dir: Path) -> set:
+    """The definition: every indented import statement, found by one
+    multi-line regex over each file."""
+    from f2loopy.directives.sandbox import _LAZY_IMPORT_RE, _SKIP
+    names = set()
+    for path in package_dir.rglob("*.py"):
+        if path.relative_to(package_dir).parts[0].removesuffix(".py") in _SKIP:
+            continue
+        for m in _LAZY_IMPORT_RE.finditer(path.read_text(encoding="utf-8")):
+            if m.group(1):
+                names.add(m.group(1))
+            else:
+                names.update(n.strip() for n in m.group(2).split(","))
+    return names
+
+
+def test_sandbox_preload_finds_every_lazy_import(tmp_path):
+    from f2loopy.directives.sandbox import _lazy_imports
+    package = Path(f2loopy.__file__).parent
+    assert _lazy_imports(package) == _lazy_imports_by_regex(package)
+    (tmp_path / "m.py").write_text(
+        "import os\n"                               # top level: not lazy
+        "def f():\n"
+        "    import json, re as _r\n"
+        "    from a.b import c\n"
+        "    x = 'import y'\n"
+        "\timport zlib\n"
+        "    # import commented\n"
+        "    from importlib import util")           # no newline at the end
+    found = _lazy_imports(tmp_path)
+    assert found == _lazy_imports_by_regex(tmp_path)
+    assert found == {"json", "re", "a.b", "zlib", "importlib"}
+
+
+def test_libseccomp_is_loaded_by_name_without_running_ldconfig(monkeypatch):
+    import ctypes.util
+
+    from f2loopy.directives import seccomp
+    try:
+        import ctypes
+        ctypes.CDLL("libseccomp.so.2")
+    except OSError:
+        pytest.skip("libseccomp.so.2 is not installed")
+
+    def refuse(name):
+        raise AssertionError("find_library runs /sbin/ldconfig -p")
+
+    monkeypatch.setattr(ctypes.util, "find_library", refuse)
+    monkeypatch.setattr(seccomp, "_LIB", None)
+    assert seccomp.load_library() is not None
+
+
+def test_parse_budget_still_gives_up(monkeypatch):
+    """The leaner counting wrapper counts every node fparser builds, as before."""
+    from f2loopy.diagnostics import FortranError
+    from f2loopy.frontend import reader
+    from f2loopy.frontend.source import SourceFile
+    text = "subroutine s(a)\n  real a\n  a = 1.0\nend subroutine\n"
+    assert reader.parse_tree(SourceFile("t.f90", text)) is not None
+    monkeypatch.setattr(reader, "PARSE_BUDGET_MIN", 10)
+    monkeypatch.setattr(reader, "PARSE_BUDGET_PER_CHAR", 0)
+    with pytest.raises(FortranError):
+        reader.parse_tree(SourceFile("t.f90", text))
+    # and the parser is whole again afterwards
+    monkeypatch.undo()
+    tree = reader.parse_tree(SourceFile("t.f90", text))
+    assert re.search(r"a\s*=\s*1\.0", str(tree))
