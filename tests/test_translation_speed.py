@@ -146,3 +146,34 @@ def test_parse_budget_still_gives_up(monkeypatch):
     monkeypatch.undo()
     tree = reader.parse_tree(SourceFile("t.f90", text))
     assert re.search(r"a\s*=\s*1\.0", str(tree))
+
+
+def test_frozen_map_lookups_are_the_mappings():
+    from f2loopy.ir.frozen import FrozenMap
+    m = FrozenMap({"a": 1, "n": None})
+    assert "a" in m and "n" in m and "b" not in m and [] not in [k for k in m]
+    assert m.get("a") == 1 and m.get("n", 5) is None and m.get("b") is None
+    assert m.get("b", 7) == 7
+    with pytest.raises(TypeError):
+        [] in m                     # unhashable, as for a dict  # noqa: B015
+
+
+def test_rule_rewriting_renames_calls_of_rewritten_rules():
+    """RuleAwareRewriter's call renaming (a module-level mapper now)."""
+    import pymbolic.primitives as p
+
+    from f2loopy.ir.kernel import SubstitutionRule
+    from f2loopy.transform.rules import RuleAwareRewriter
+    x, i = p.Variable("x"), p.Variable("i")
+    rules = {"r": SubstitutionRule("r", ("i",), p.Subscript(x, i), None)}
+
+    def leaf(e, bound):
+        from f2loopy.ir.expressions import substitute
+        return substitute(e, {"x": p.Variable("y")})
+
+    rw = RuleAwareRewriter(rules, leaf)
+    out = rw(p.Call(p.Variable("r"), (p.Variable("j"),)) + x)
+    assert out == p.Call(p.Variable("r_0"), (p.Variable("j"),)) + p.Variable("y")
+    assert rw.rules["r_0"].expression == p.Subscript(p.Variable("y"), i)
+    unchanged = p.Call(p.Variable("f"), (i,))
+    assert rw(unchanged) is unchanged

@@ -31,6 +31,14 @@ class FrozenMap(Mapping, Generic[K, V]):
     def __len__(self) -> int:
         return len(self._d)
 
+    # the dict's own lookups: Mapping's versions go through __getitem__ and a
+    # KeyError for every miss (``name in kernel.substitutions`` is asked often)
+    def __contains__(self, key) -> bool:
+        return key in self._d
+
+    def get(self, key, default=None):
+        return self._d.get(key, default)
+
     def __hash__(self) -> int:
         if self._hash is None:
             self._hash = hash(frozenset(self._d.items()))
