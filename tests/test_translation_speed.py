@@ -177,3 +177,81 @@ def test_rule_rewriting_renames_calls_of_rewritten_rules():
     assert rw.rules["r_0"].expression == p.Subscript(p.Variable("y"), i)
     unchanged = p.Call(p.Variable("f"), (i,))
     assert rw(unchanged) is unchanged
+
+
+SCRIPTED = """\
+subroutine twice(n, x)
+  implicit none
+  integer n, i
+  real x(n)
+  do i = 1, n
+    x(i) = 2*x(i)
+  end do
+end subroutine
+!$loopy begin
+! (k,) = parse_fortran(SOURCE, FILENAME)
+! for j in range(1500):
+!     print("line", j, "of what the script printed")
+! RESULT = [k]
+!$loopy end
+"""
+
+
+def _command(*args, cwd):
+    import os
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
+    env["F2LOOPY_NO_CACHE"] = "1"
+    return subprocess.run([sys.executable, "-c", "from f2loopy.cli import entry; entry()",
+                           *args], cwd=cwd, env=env, capture_output=True, text=True)
+
+
+def test_translate_ends_without_teardown_but_with_everything_written(tmp_path):
+    """The console script skips the interpreter's teardown after translate:
+    all output arrives (flushed), the outputs are written, the status is kept."""
+    (tmp_path / "t.f90").write_text(SCRIPTED)
+    proc = _command("translate", "t.f90", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 1500 and lines[-1] == "line 1499 of what the script printed"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "t.cl", "t.f90", "t_cl.c", "t_cl.f90", "t_cl.py"]
+    (tmp_path / "bad.f90").write_text("subroutine s(x)\n  real x\n  x = = 1\nend subroutine\n")
+    proc = _command("translate", "bad.f90", cwd=tmp_path)
+    assert proc.returncode == 1 and "bad.f90:3:" in proc.stderr
+    proc = _command("translate", "--no-such-option", cwd=tmp_path)
+    assert proc.returncode == 2 and "No such option" in proc.stderr
+
+
+def test_translate_in_process_leaves_garbage_collection_on(tmp_path):
+    """Only the console script's own process stops collecting (it ends right
+    after); translate called in process (tests, tools) leaves it as it was."""
+    import gc
+
+    from click.testing import CliRunner
+
+    from f2loopy.cli import main
+    (tmp_path / "t.f90").write_text(SCRIPTED.split("!$loopy begin")[0])
+    result = CliRunner().invoke(main, ["translate", str(tmp_path / "t.f90")])
+    assert result.exit_code == 0, result.output
+    assert gc.isenabled()
+
+
+def test_translate_skips_the_interpreter_teardown(tmp_path):
+    """Exit handlers do not run after translate (os._exit after flushing);
+    after other commands they do."""
+    import os
+    import subprocess
+    import sys
+    (tmp_path / "t.f90").write_text(SCRIPTED.split("!$loopy begin")[0])
+    code = ("import atexit; atexit.register(lambda: print('torn down', flush=True)); "
+            "from f2loopy.cli import entry; entry()")
+    env = dict(os.environ, PYTHONHASHSEED="0", F2LOOPY_NO_CACHE="1")   # no re-execution
+    run = [sys.executable, "-c", code]
+    proc = subprocess.run(run + ["translate", "t.f90"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and "torn down" not in proc.stdout, proc.stderr
+    proc = subprocess.run(run + ["show", "t.f90"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.endswith("torn down\n"), proc.stderr

@@ -16,6 +16,7 @@ and fparser); the child then drops what it may not keep (see
 from __future__ import annotations
 
 import errno
+import gc
 import importlib
 import os
 import pkgutil
@@ -227,6 +228,12 @@ def run_in_child(body, limits: Limits, grace_s: float = KILL_GRACE_S,
         try:
             os.close(r)
             os.setpgid(0, 0)
+            # the script's garbage is collected, whatever the parent chose
+            # (translate does not collect while it translates a file); what
+            # the parent left is frozen first, as isolate_descriptors does,
+            # so no collection walks (and copies) the inherited heap
+            gc.freeze()
+            gc.enable()
             body(w)
         finally:
             os._exit(4)
