@@ -454,8 +454,9 @@ def _exit_without_teardown(code) -> None:
     try:
         if "logging" in sys.modules:
             sys.modules["logging"].shutdown()      # what its exit handler does
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:          # None where the process has none
+                stream.flush()
     except (OSError, ValueError):
         raise SystemExit(code) from None           # let the usual exit report it
     os._exit(status)
