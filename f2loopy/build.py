@@ -10,11 +10,9 @@ that errors are reported in a stable order whatever finished first.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 import traceback
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
 from f2loopy.escape import make_path, terminal
@@ -178,6 +176,7 @@ class Progress:
 
 
 def _pool_context():
+    import multiprocessing
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("fork" if sys.platform.startswith("linux")
                                        and "fork" in methods else "spawn")
@@ -197,6 +196,8 @@ def translate_files(files, *, jobs: int = 1, progress: Progress | None = None,
             outcomes[i] = translate_one(f, **options)
             progress.update(outcomes[i])
     else:
+        # imported here: a single file (the usual command) needs no pool
+        from concurrent.futures import ProcessPoolExecutor, as_completed
         with ProcessPoolExecutor(max_workers=jobs, mp_context=_pool_context()) as pool:
             futures = {pool.submit(translate_one, f, **options): i for i, f in enumerate(files)}
             for fut in as_completed(futures):

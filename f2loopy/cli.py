@@ -162,6 +162,12 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include
     # youngest generation less often (about 7% less CPU time for the paper's
     # file); the sandbox child inherits the setting
     gc.set_threshold(20000, 50, 50)
+    if _OWN_PROCESS and len(files) == 1:
+        # the command's process ends after this file without tearing down
+        # (_exit_without_teardown): collecting cycles would only cost time
+        # (27 ms of the paper's file, 0.34 s of a 10,000-line one) and save
+        # memory nobody needs back; sandbox children collect as before
+        gc.disable()
     values = _parse_defines(defines)
     if depfile is not None:     # before anything is written: a depfile must name them all
         for given, hint in [(f, "FILES") for f in files] + [(output_dir, "--output-dir"),
@@ -208,6 +214,8 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include
         except Exception as exc:  # noqa: BLE001
             _report(exc, debug)
             failed += 1
+    global _TRANSLATED
+    _TRANSLATED = True
     sys.exit(1 if failed else 0)
 
 
@@ -419,6 +427,41 @@ def _bandwidth(text):
 main.add_command(recipes)
 
 
+#: set by the console script (:func:`entry`, ``python -m f2loopy.cli``): the
+#: process is this command's alone and ends when it returns
+_OWN_PROCESS = False
+#: set when ``translate`` has written everything and reported (see :func:`entry`)
+_TRANSLATED = False
+
+
+def _exit_without_teardown(code) -> None:
+    """End the process with *code* (a ``SystemExit`` code) without the
+    interpreter's teardown: freeing every object of the translation one by
+    one, a last full garbage collection, the modules' finalizers took 0.1 s
+    of the paper's file and 0.2 s of a 1,000-line one, longer than
+    translating some files.  Only where nothing is left to do: output
+    flushed, no thread or child process running; otherwise the usual exit."""
+    import os
+    import threading
+    status = 0 if code is None else code
+    if not isinstance(status, int):
+        print(status, file=sys.stderr)
+        status = 1
+    if threading.active_count() > 1 or (
+            "multiprocessing" in sys.modules
+            and sys.modules["multiprocessing"].active_children()):
+        raise SystemExit(code)
+    try:
+        if "logging" in sys.modules:
+            sys.modules["logging"].shutdown()      # what its exit handler does
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:          # None where the process has none
+                stream.flush()
+    except (OSError, ValueError):
+        raise SystemExit(code) from None           # let the usual exit report it
+    os._exit(status)
+
+
 def entry():
     """The ``f2loopy`` console script.
 
@@ -435,8 +478,19 @@ def entry():
             os.execve(sys.executable, [sys.executable, "-m", "f2loopy.cli", *sys.argv[1:]], env)
         except OSError:
             pass                # run as we are: only the reproducibility suffers
-    main(prog_name="f2loopy")
+    _run()
 
 
-if __name__ == "__main__":  # pragma: no cover
-    main(prog_name="f2loopy")
+def _run() -> None:
+    global _OWN_PROCESS
+    _OWN_PROCESS = True
+    try:
+        main(prog_name="f2loopy")
+    except SystemExit as exc:
+        if not _TRANSLATED:
+            raise
+        _exit_without_teardown(exc.code)
+
+
+if __name__ == "__main__":  # pragma: no cover - what entry() re-executes
+    _run()

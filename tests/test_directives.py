@@ -268,13 +268,17 @@ RESULT = [a, b]""", tmp_path, fortran=TWO)
 def test_translate_drops_checkpoints_and_lowers_only_the_result(tmp_path, monkeypatch):
     """translate writes the result only: the checkpoints are dropped before the
     limited child generates code, so their code is neither generated nor
-    generable in the parent; check and bench keep them."""
+    generable in the parent; check and bench keep them.  Without them the
+    script's child does not even send their kernels (the answer's table)."""
     import f2loopy.directives.runner as runner
-    seen = []
+    seen, sent = [], []
     real = runner.lower_script_kernels
     monkeypatch.setattr(runner, "lower_script_kernels",
                         lambda kernels, *a, **k: (seen.append(len(kernels)),
                                                   real(kernels, *a, **k))[1])
+    decode = runner.kernels_from_data
+    monkeypatch.setattr(runner, "kernels_from_data",
+                        lambda table: (sent.append(len(table)), decode(table))[1])
     script = """\
 k = parse_fortran(SOURCE, FILENAME)[0]
 checkpoint("parsed")
@@ -282,9 +286,10 @@ k = split_iname(k, "i", 4)
 checkpoint("split")
 RESULT = tag_inames(k, "i_inner:l.0, i_outer:g.0")"""
     r = run(script, tmp_path, checkpoints=False)
-    assert r.checkpoints == [] and seen == [1]
+    assert r.checkpoints == [] and seen == [1] and sent == [1]
     r = run(script, tmp_path)
     assert [lab for lab, _ in r.checkpoints] == ["parsed", "split"] and seen == [1, 3]
+    assert sent == [1, 3]
 
 
 def test_checkpoint_after_fusion_holds_the_fused_kernel(tmp_path):

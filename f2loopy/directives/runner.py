@@ -149,7 +149,7 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
               blocks=blocks, recipes={n: recipe_unit(r) for n, r in recipes.items()},
               kernels=tuple(kernels), cli_recipe=cli.name if cli else None, debug=debug,
               layers=job_layers, pre_code=pre_code_unit(pre_code) if pre_code else None,
-              tunables=check_assignment(tunables or {}))
+              tunables=check_assignment(tunables or {}), checkpoints=checkpoints)
     limits = limits or Limits.from_environment()
     answer = run_sandboxed(job, limits)
     decoder = _AnswerReader(src, recipes, debug, pre_code or "")

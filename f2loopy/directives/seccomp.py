@@ -206,7 +206,10 @@ def load_library():
     if _LIB is None:
         _LIB = False
         if platform.system() == "Linux":
-            for name in ("libseccomp.so.2", ctypes.util.find_library("seccomp")):
+            # find_library runs /sbin/ldconfig -p (a process: 6 ms here): only
+            # where the usual name does not load
+            for name in ("libseccomp.so.2", None):
+                name = name or ctypes.util.find_library("seccomp")
                 if not name:
                     continue
                 try:

@@ -46,7 +46,7 @@ from f2loopy.frontend.associate import AssociateMixin
 from f2loopy.frontend.conditionals import ConditionalsMixin
 from f2loopy.frontend.control import ControlFlowMixin, backward_goto_loops, statement_label
 from f2loopy.frontend.elemental import ElementalMixin
-from f2loopy.frontend.errors import STOPS, ErrorPathsMixin, is_blas_xerbla
+from f2loopy.frontend.errors import ErrorPathsMixin, file_may_stop, is_blas_xerbla
 from f2loopy.frontend.generics import GenericsMixin
 from f2loopy.frontend.declarations import statement_lines
 from f2loopy.frontend.expressions import (
@@ -514,7 +514,7 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
         if self.lines == (0, 0) and nodes:
             self.lines = statement_lines(nodes[0])
         if _has_early_return(nodes) or self.parent is None and (
-                self.callees_may_stop or STOPS.search(self.src.text)):
+                self.callees_may_stop or file_may_stop(self.src.text)):
             region.flag = self.new_temporary("returned", BOOL)
             self.add_raw_assignment(region.flag, np.bool_(False), predicates=())
         self.st.regions.append(region)

@@ -21,7 +21,7 @@ from f2loopy.diagnostics import F2LoopyError, FortranError, UnsupportedFeatureEr
 from f2loopy.frontend.associate import associate_writes
 from f2loopy.frontend.declarations import DeclarationReader, UseCycleError, statement_lines
 from f2loopy.frontend.derived_types import data_ref_parts, flatten_all, leaves
-from f2loopy.frontend.errors import STOPS
+from f2loopy.frontend.errors import file_may_stop
 from f2loopy.frontend.generics import Generic, module_generics
 from f2loopy.frontend.inline import StatementFunction
 from f2loopy.frontend.lowering import LoweringState, UnitLowering
@@ -257,7 +257,7 @@ class FileRegistry:
                     return True
                 continue
             src = proc.src or self.src
-            if STOPS.search(src.text):
+            if file_may_stop(src.text):
                 return True
             registry = proc.registry or self
             try:
@@ -686,7 +686,7 @@ def _lower(src, proc, registry, errors):
                             state=state, registry=registry, unit_name=proc.name,
                             statement_functions=prep.statement_functions)
     lowering.module_info = proc.module
-    lowering.callees_may_stop = not STOPS.search(src.text) and \
+    lowering.callees_may_stop = not file_may_stop(src.text) and \
         registry.calls_may_stop(prep.names, symtab, proc.module)
     state.taken_names.update(prep.names)
     lowering.lower_body(prep.body)

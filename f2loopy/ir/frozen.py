@@ -31,6 +31,14 @@ class FrozenMap(Mapping, Generic[K, V]):
     def __len__(self) -> int:
         return len(self._d)
 
+    # the dict's own lookups: Mapping's versions go through __getitem__ and a
+    # KeyError for every miss (``name in kernel.substitutions`` is asked often)
+    def __contains__(self, key) -> bool:
+        return key in self._d
+
+    def get(self, key, default=None):
+        return self._d.get(key, default)
+
     def __hash__(self) -> int:
         if self._hash is None:
             self._hash = hash(frozenset(self._d.items()))
@@ -67,27 +75,30 @@ def identity_memo(maxsize: int):
     test (which a hash-keyed cache pays on every hit).  The cache holds its
     keys, so an id is never reused while cached; it is emptied when full.
 
-    The table is keyed by the object itself (pymbolic caches its hashes, and a
-    dict compares an identical key by identity before equality), not by
+    The table is keyed by the object's hash (pymbolic caches it), not by
     ``id()``: inside the sandbox every ``id()`` call is an audit event that
     the sandbox's hook inspects, which made this cache the script's largest
-    cost.  A hit still requires the identical object; an equal but distinct
-    one is computed afresh and replaces the entry."""
+    cost.  Nor by the object itself: a lookup of an equal but distinct object
+    then runs the deep equality test of the whole expression tree, which was
+    a third of the paper script's time.  A hit requires the identical object;
+    any other object with that hash is computed afresh and replaces the
+    entry."""
     def decorate(fn):
         cache: dict = {}
 
         @functools.wraps(fn)
         def memoized(obj):
             try:
-                hit = cache.get(obj)
+                key = hash(obj)
             except (TypeError, RecursionError):     # unhashable: not cached
                 return fn(obj)
+            hit = cache.get(key)
             if hit is not None and hit[0] is obj:
                 return hit[1]
             value = fn(obj)
             if len(cache) >= maxsize:
                 cache.clear()
-            cache[obj] = (obj, value)
+            cache[key] = (obj, value)
             return value
 
         memoized.cache_clear = cache.clear

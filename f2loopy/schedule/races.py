@@ -77,6 +77,20 @@ class RaceAnalysis:
         key = (insn.id, suffix)
         if key in self._inst:
             return self._inst[key]
+        # built once per instruction, renamed per suffix ("", "__a", "__b")
+        dom = self._inst.get((insn.id, None))
+        if dom is None:
+            dom = self._inst[(insn.id, None)] = self._unnamed_instance_set(insn)
+        for k in range(dom.dim(dim_type.set)):
+            dom = dom.set_dim_name(dim_type.set, k, dom.get_dim_name(dim_type.set, k) + suffix)
+        for k in range(dom.dim(dim_type.param)):
+            name = dom.get_dim_name(dim_type.param, k)
+            if name in self.kernel.temporaries:
+                dom = dom.set_dim_name(dim_type.param, k, name + suffix)
+        self._inst[key] = dom
+        return dom
+
+    def _unnamed_instance_set(self, insn) -> isl.Set:
         sp = self.space(insn)
         dom = combined_domain(self.kernel, list(sp.inames))
         # an instruction outside a g.N loop runs in every group: the number of
@@ -96,13 +110,6 @@ class RaceAnalysis:
             else:
                 size = self._axis_size(ax, space)
                 dom = dom & affs[ax].ge_set(affs[0]) & affs[ax].lt_set(size)
-        for k in range(dom.dim(dim_type.set)):
-            dom = dom.set_dim_name(dim_type.set, k, dom.get_dim_name(dim_type.set, k) + suffix)
-        for k in range(dom.dim(dim_type.param)):
-            name = dom.get_dim_name(dim_type.param, k)
-            if name in self.kernel.temporaries:
-                dom = dom.set_dim_name(dim_type.param, k, name + suffix)
-        self._inst[key] = dom
         return dom
 
     def _with_grid_params(self, dom: isl.Set) -> isl.Set:

@@ -119,6 +119,32 @@ def _normalized_body(rule: SubstitutionRule):
     return (len(rule.arguments), substitute(rule.expression, mapping))
 
 
+class _RuleCallRewriter(Rewriter):
+    """The calls of *rewriter*'s rules renamed to their rewritten versions
+    (a class of its own, not one made per call: a class costs as much to
+    make as rewriting a small expression)."""
+
+    def __init__(self, rewriter):
+        self.rewriter = rewriter
+
+    def map_call(self, e, *a, **k):
+        rewriter = self.rewriter
+        params = tuple(self.rec(x) for x in e.parameters)
+        name = e.function.name
+        if rewriter.call_hook is not None:
+            replaced = rewriter.call_hook(name, params)
+            if replaced is not None:
+                return replaced
+        if name in rewriter.rules:
+            new_name = rewriter.rewrite_rule(name)
+            if new_name == name and all(x is y for x, y in zip(params, e.parameters)):
+                return e
+            return p.Call(p.Variable(new_name), params)
+        if all(x is y for x, y in zip(params, e.parameters)):
+            return e
+        return p.Call(e.function, params)
+
+
 class RuleAwareRewriter:
     """Rewrite expressions with *leaf* (an expression -> expression function
     applied to every node that is not a rule call), descending into the rules
@@ -133,26 +159,7 @@ class RuleAwareRewriter:
         self._memo = {}
 
     def __call__(self, expr, bound=frozenset()):
-        rewriter = self
-
-        class _M(Rewriter):
-            def map_call(self, e, *a, **k):
-                params = tuple(self.rec(x) for x in e.parameters)
-                name = e.function.name
-                if rewriter.call_hook is not None:
-                    replaced = rewriter.call_hook(name, params)
-                    if replaced is not None:
-                        return replaced
-                if name in rewriter.rules:
-                    new_name = rewriter.rewrite_rule(name)
-                    if new_name == name and all(x is y for x, y in zip(params, e.parameters)):
-                        return e
-                    return p.Call(p.Variable(new_name), params)
-                if all(x is y for x, y in zip(params, e.parameters)):
-                    return e
-                return p.Call(e.function, params)
-
-        tree = _M()(expr)
+        tree = _RuleCallRewriter(self)(expr)
         return self.leaf(tree, bound)
 
     def rewrite_rule(self, name: str) -> str:

@@ -9,7 +9,7 @@ import islpy as isl
 import pymbolic.primitives as p
 
 from f2loopy.diagnostics import TransformError, UnsupportedArgumentError
-from f2loopy.ir.expressions import index_tuple, substitute, variables_read
+from f2loopy.ir.expressions import Rewriter, index_tuple, substitute, variables_read
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.kernel import Assignment, Kernel, SubstitutionRule
 from f2loopy.transform.rules import (
@@ -76,27 +76,32 @@ def _replace_in_assignee_indices(assignee, rw):
     return assignee
 
 
+class _ReadReplacer(Rewriter):
+    """Reads of *name* replaced by ``make_call(indices)``."""
+
+    def __init__(self, name, make_call):
+        self.name, self.make_call = name, make_call
+
+    def map_variable(self, e, *a, **k):
+        return self.make_call(()) if e.name == self.name else e
+
+    def map_subscript(self, e, *a, **k):
+        idx = tuple(self.rec(i) for i in index_tuple(e))
+        if e.aggregate.name == self.name:
+            return self.make_call(idx)
+        if all(x is y for x, y in zip(idx, index_tuple(e))):
+            return e
+        return p.Subscript(e.aggregate, idx if len(idx) != 1 else idx[0])
+
+    def map_call(self, e, *a, **k):
+        params = tuple(self.rec(x) for x in e.parameters)
+        if all(x is y for x, y in zip(params, e.parameters)):
+            return e
+        return p.Call(e.function, params)
+
+
 def _replace_reads_expr(expr, name, make_call):
-    from f2loopy.ir.expressions import Rewriter
-
-    class _R(Rewriter):
-        def map_variable(self, e, *a, **k):
-            return make_call(()) if e.name == name else e
-
-        def map_subscript(self, e, *a, **k):
-            idx = tuple(self.rec(i) for i in index_tuple(e))
-            if e.aggregate.name == name:
-                return make_call(idx)
-            if all(x is y for x, y in zip(idx, index_tuple(e))):
-                return e
-            return p.Subscript(e.aggregate, idx if len(idx) != 1 else idx[0])
-
-        def map_call(self, e, *a, **k):
-            params = tuple(self.rec(x) for x in e.parameters)
-            if all(x is y for x, y in zip(params, e.parameters)):
-                return e
-            return p.Call(e.function, params)
-    return _R()(expr)
+    return _ReadReplacer(name, make_call)(expr)
 
 
 @for_each_kernel
