@@ -485,11 +485,13 @@ class KernelEmitter:
         if any(c is not None and c.find(c_name(iname)) >= 0 for c in conds):
             return False
         self.vector_iname = iname
+        self.printer.vector_width = length
         try:
             for insn, cond in zip(insns, conds):
                 self.emit_guarded(cond, [insn])
         finally:
             self.vector_iname = None
+            self.printer.vector_width = None
         return True
 
     # }}}

@@ -5,7 +5,8 @@ array of ``floatN`` (for arguments: the kernel takes ``__global floatN *``;
 the bytes are the same).  Scalar accesses go through a plain pointer to its
 elements (``<name>_flat``); an instruction inside a ``vec`` iname that spans
 exactly a vector axis of every array element it touches with that iname
-becomes one vector statement (``q_fetch[fo] = q[...]`` moves a ``float4``).
+becomes one vector statement (``q_fetch[fo] = q[...]`` moves a ``float4``;
+``x ** 1.4`` becomes OpenCL's vector ``pow``).
 Anything else inside a ``vec`` iname is unrolled.
 """
 
@@ -66,6 +67,9 @@ def vectorizable(kernel, insn, iname, length, lower) -> bool:
             return all(ok(c) for c in expr.children)
         if isinstance(expr, p.Quotient):
             return ok(expr.numerator) and ok(expr.denominator)
+        if isinstance(expr, p.Power) and isinstance(expr.exponent, (float, np.floating)):
+            # a real power (OpenCL pow on vectors); integer powers use scalar helpers
+            return ok(expr.base)
         if isinstance(expr, p.Call) and expr.function.name in (
                 "sqrt", "exp", "log", "sin", "cos", "fabs", "min", "max", "float32",
                 "float64", "abs"):
