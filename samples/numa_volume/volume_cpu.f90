@@ -1,4 +1,30 @@
-! CPU variant (draft)
+! The paper's volume kernel (the same two subroutines as volume.f90) with a
+! transformation script for the CPU (PoCL), where volume.f90's script is for
+! a GPU.  What makes it fast on PoCL (measured; RESULTS.md, "CPU script"):
+!
+! * the fluxes are computed once per node (precompute over the n loop, as the
+!   paper's level 5 does), not once per (i, n) pair as in the Fortran;
+! * simd="float8": the i axis (unit stride, length Nq = 8) is an OpenCL
+!   float8 (tag "vec"; q, geo, rhsq and D are read as float8 arrays, the same
+!   bytes as Fortran's layout), so the code is explicitly vectorised and
+!   (p_R*Th/p_p0)**p_Gamma is one vector pow per 8 nodes: PoCL's scalar pow
+!   costs about as much as its float8 pow, and a call to it also keeps PoCL's
+!   work-group vectoriser (which vectorises across the work-items of local
+!   axis 0) from vectorising the loop around it;
+!   simd="work_items" leaves the vectorising to PoCL (i on local axis 0);
+! * j_axis / k_axis: the j and k loops as loops inside a work-item or as
+!   local axes; with j a loop, each work-item computes the fluxes of its whole
+!   k-plane into private memory and needs no barrier (with j local they go to
+!   local memory, with a barrier on each side);
+! * unroll_n: the n loops of the contraction unrolled (PoCL's vectoriser only
+!   vectorises innermost loops; with float8 it turns the flux reads into
+!   constant component reads);
+! * fast_math: -cl-fast-relaxed-math.
+!
+!     f2loopy tune -D Nq=8 --size Ne=6910 --verify-size Ne=5 samples/numa_volume/volume_cpu.f90
+!     f2loopy translate -D Nq=8 samples/numa_volume/volume_cpu.f90   # uses the record
+!     python3 benchmarks/paper_cpu.py -D Nq=8 --size Ne=6910         # against gfortran
+!
 
 subroutine refFluxR(Ne, Nq, geo, D, q, rhsq, p_p0, &
                     p_Gamma, p_R)
@@ -144,15 +170,20 @@ end subroutine refFluxS
 ! f = assume(f, "Ne >= 1")
 !
 ! simd = tunable("simd", ["float8", "work_items"])
+! j_axis = tunable("j_axis", ["loop", "local"])
 ! k_axis = tunable("k_axis", ["local", "loop"])
-! j_axis = tunable("j_axis", ["loop", "local"]) if simd == "float8" else "local"
-! i_tag = "vec" if simd == "float8" else "l.0"
-! j_tag, k_tag = ("l.0", "l.1") if simd == "float8" else ("l.1", "l.2")
-! if j_axis == "loop":
-!     k_tag = "l.0"
+! unroll_n = tunable("unroll_n", [True, False])
+! fast_math = tunable("fast_math", [False, True])
+!
+! # i: float8 lanes or local axis 0; then j and k: local axes in order, or loops
+! tags = {"i": "vec" if simd == "float8" else "l.0"}
+! axis = 0 if simd == "float8" else 1
+! for name, where in [("j", j_axis), ("k", k_axis)]:
+!     if where == "local":
+!         tags[name] = "l.%d" % axis
+!         axis += 1
 ! f = set_loop_priority(f, "k,j")
-! f = tag_inames(f, "e:g.0, i:%s" % i_tag + (", j:" + j_tag if j_axis == "local" else "")
-!                + (", k:" + k_tag if k_axis == "local" else ""))
+! f = tag_inames(f, "e:g.0, " + ", ".join(n + ":" + t for n, t in tags.items()))
 ! if simd == "float8":
 !     for name in ["q", "rhsq", "geo"]:
 !         f = tag_data_axes(f, name, "vec,N0,N1,N2,N3")
@@ -163,11 +194,10 @@ end subroutine refFluxS
 ! f = assignment_to_subst(f, "JiD_r")
 ! f = assignment_to_subst(f, "JiD_s")
 !
+! # each flux component once per node of a k-plane (or of the element, with
+! # k local): flux_store_<comp><r|s>[ii, jj(, kk)]
 ! comps = ["U1", "U2", "U3", "Rh", "Th", "Q1", "Q2", "Q3"]
 ! sweep_k, pre_k = (("k",), ("kk",)) if k_axis == "local" else ((), ())
-! axes = {"ii": "vec" if simd == "float8" else "N0", "jj": "N0", "kk": "N1"}
-! if simd != "float8":
-!     axes = {"ii": "N0", "jj": "N1", "kk": "N2"}
 ! for comp in comps:
 !     for ref_ax, flux_inames, flux_precomp_inames in [
 !             ("r", ("j", "n"), ("jj", "ii")),
@@ -178,10 +208,14 @@ end subroutine refFluxS
 !                 temporary_name="flux_store_" + comp + ref_ax,
 !                 precompute_inames=flux_precomp_inames + pre_k,
 !                 default_tag=None)
-!         f = tag_data_axes(f, "flux_store_" + comp + ref_ax,
-!             {a: t for a, t in axes.items() if a != "kk" or sweep_k})
-! f = tag_inames(f, "ii:%s" % i_tag + (", jj:" + j_tag if j_axis == "local" else "")
-!                + (", kk:" + k_tag if k_axis == "local" else ""))
+!         f = tag_data_axes(f, "flux_store_" + comp + ref_ax, ",".join(
+!             ("vec" if simd == "float8" and n == "ii" else
+!              "N%d" % (k - (simd == "float8")))
+!             for k, n in enumerate(("ii", "jj") + pre_k)))
+! f = tag_inames(f, ", ".join(n + n[0] + ":" + t for n, t in tags.items()))
+!
+! # the contraction of each component: its own n loop (and, with float8, its
+! # own vector loop over i inside it, so that the loop body is one statement)
 ! for comp in comps:
 !     for ref_ax in ["r", "s"]:
 !         f = rename_iname(f, "n", "n_" + comp,
@@ -192,13 +226,14 @@ end subroutine refFluxS
 !     if simd == "float8":
 !         f = tag_inames(f, "i_%s:vec" % comp)
 !         f = prioritize_loops(f, "n_%s,i_%s" % (comp, comp))
-! if tunable("unroll_n", [True, False]):
-!     f = tag_inames(f, ",".join("n_%s:unr" % comp for comp in comps))
-! if simd != "float8" and tunable("buffer_rhsq", [True, False]):
+!     if unroll_n:
+!         f = tag_inames(f, "n_%s:unr" % comp)
+! if simd != "float8":
+!     # accumulate in private memory, store once
 !     f = buffer_array(f, "rhsq", (), fetch_bounding_box=True, default_tag="for",
 !         init_expression="0", store_expression="base + buffer")
 !     f = collect_common_factors_on_increment(f, "rhsq_buf")
-! if tunable("fast_math", [False, True]):
+! if fast_math:
 !     f = set_options(f, build_options=["-cl-fast-relaxed-math"])
 ! RESULT = [f]
 !$loopy end
