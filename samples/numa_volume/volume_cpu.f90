@@ -208,11 +208,22 @@ end subroutine refFluxS
 !                 temporary_name="flux_store_" + comp + ref_ax,
 !                 precompute_inames=flux_precomp_inames + pre_k,
 !                 default_tag=None)
-!         f = tag_data_axes(f, "flux_store_" + comp + ref_ax, ",".join(
-!             ("vec" if simd == "float8" and n == "ii" else
-!              "N%d" % (k - (simd == "float8")))
-!             for k, n in enumerate(("ii", "jj") + pre_k)))
+!         f = tag_data_axes(f, "flux_store_" + comp + ref_ax, {
+!             n: ("vec" if simd == "float8" and n == "ii" else
+!                 "N%d" % (k - (simd == "float8")))
+!             for k, n in enumerate(("ii", "jj") + pre_k)})
 ! f = tag_inames(f, ", ".join(n + n[0] + ":" + t for n, t in tags.items()))
+!
+! # the pressure p_p0*(p_R*Th/p_p0)**p_Gamma (a pow) once per node for all
+! # flux components of both directions (the compiler does not merge the calls)
+! if tunable("pow_once", [True, False]):
+!     (rule,) = find_rules_matching(f, "P_*")
+!     f = precompute(f, rule, ("ii",) if simd == "float8" else (),
+!         temporary_name="P_node", precompute_inames=("pii",) if simd == "float8" else (),
+!         temporary_address_space="private", default_tag=None)
+!     if simd == "float8":
+!         f = tag_inames(f, "pii:vec")
+!         f = tag_data_axes(f, "P_node", "vec")
 !
 ! # the contraction of each component: its own n loop (and, with float8, its
 ! # own vector loop over i inside it, so that the loop body is one statement)
