@@ -17,8 +17,11 @@ and on the same cores:
 * the final kernel of ``--cpu FILE`` (default ``samples/numa_volume/volume_cpu.f90``,
   the CPU script) as ``f2loopy translate`` makes it, with its tuning record
   if one matches this device (``--no-record``: the script's first choices);
-* a float copy (``measure_copy_bandwidth``): the memory bandwidth the
-  device's cores reach, to put the times against the compulsory traffic.
+* a float4 copy (``measure_copy_bandwidth``, before and after the rounds):
+  the memory bandwidth the device's cores reach, to put the times against
+  the compulsory traffic (every array element read or written once);
+* OpenCL's ``pow(x, 1.4f)`` over one value per node, scalar and as float8
+  (the pressure's power is what the CPU script's float8 code makes cheap).
 
 Every kernel and both Fortran builds run on the same input values, and every
 result is compared with the serial gfortran build's (relative to the largest
@@ -163,6 +166,34 @@ class KernelRun:
         return total
 
 
+_POW = """
+__kernel void pow1(__global const float *restrict x, __global float *restrict y)
+{ size_t i = get_global_id(0); y[i] = pow(x[i], 1.4f); }
+__kernel void pow8(__global const float8 *restrict x, __global float8 *restrict y)
+{ size_t i = get_global_id(0); y[i] = pow(x[i], (float8)(1.4f)); }
+"""
+
+
+def pow_costs(queue, n: int, min_time: float) -> dict:
+    """Nanoseconds per value of OpenCL's pow(x, 1.4f) on *n* floats: scalar
+    (one value per work-item) and float8 (eight per work-item)."""
+    import pyopencl as cl
+
+    from f2loopy.bench.run import time_launches
+    n -= n % 512
+    x = np.random.default_rng(0).uniform(0.5, 1.5, n).astype(np.float32)
+    mf = cl.mem_flags
+    xb = cl.Buffer(queue.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)
+    yb = cl.Buffer(queue.context, mf.READ_WRITE, x.nbytes)
+    prg = cl.Program(queue.context, _POW).build()
+    out = {}
+    for name, items in (("pow1", n), ("pow8", n // 8)):
+        knl = getattr(prg, name)
+        knl.set_args(xb, yb)
+        out[name] = time_launches(queue, knl, (items,), (64,), min_time, 1) * 1e6 / n
+    return out
+
+
 def rel_error(got, want) -> float:
     g = np.asarray(got, dtype=np.float64)
     w = np.asarray(want, dtype=np.float64)
@@ -227,6 +258,7 @@ def run(opts) -> dict:
         print(f"  round {r + 1}/{opts.rounds} done ({time.perf_counter() - t_start:.0f} s)",
               file=sys.stderr)
     bandwidth_after = measure_copy_bandwidth(queue, min_time=opts.min_time)
+    pows = pow_costs(queue, sizes["Ne"] * defines["Nq"] ** 3, opts.min_time)
     compulsory = scale_compulsory(level1, sizes)
     ne = sizes["Ne"]
     gflop = FLOP_PER_POINT * ne * defines["Nq"] ** 4 / 1e9   # both subroutines
@@ -238,7 +270,7 @@ def run(opts) -> dict:
         if Path(opts.cpu).resolve().is_relative_to(REPO) else str(opts.cpu),
         "cpu_tuning": cpu_note, "cpu_build_options": variants["CPU script"].build_options,
         "bandwidth_gbs": [bandwidth, bandwidth_after], "compulsory_bytes": compulsory,
-        "gflop": gflop, "errors": errors, "times": times,
+        "gflop": gflop, "errors": errors, "times": times, "pow_ns": pows,
         "medians": {k: statistics.median(v) for k, v in times.items()},
         "load": [load_start, os.getloadavg()[0]],
         "seconds": time.perf_counter() - t_start,
@@ -280,6 +312,8 @@ def report(res: dict) -> str:
         f"bandwidth: float4 copy {bw[0]:.1f} / {bw[1]:.1f} GB/s (before / after the rounds); "
         f"compulsory traffic {res['compulsory_bytes'] / 1e9:.4f} GB -> {limit_ms:.1f} ms; "
         f"work {res['gflop']:.3f} GFLOP ({FLOP_PER_POINT} FLOP per (e,k,j,i,n) point)",
+        f"OpenCL pow(x, 1.4f) on one value per node: {res['pow_ns']['pow1']:.1f} ns per value "
+        f"scalar, {res['pow_ns']['pow8']:.1f} ns per value as float8",
         table(res),
         f"CPU script vs gfortran: {med['gfortran'] / med['CPU script']:.2f}x faster; "
         f"vs gfortran+OpenMP: {med['gfortran+OpenMP'] / med['CPU script']:.2f}x; "
