@@ -61,3 +61,27 @@ def test_variants_match_untransformed(values, cl_queue):
     finally:
         ref.close()
     assert outcome.ok, outcome.message
+
+
+@needs_gfortran
+def test_benchmark_runs_every_variant_and_checks_it(tmp_path, capsys):
+    import importlib.util
+    import json
+    path = SAMPLE.parents[2] / "benchmarks" / "paper_cpu.py"
+    spec = importlib.util.spec_from_file_location("paper_cpu", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out = tmp_path / "cpu.json"
+    rc = bench.main(["-D", "Nq=4", "--size", "Ne=3", "--rounds", "2", "--min-time", "0.01",
+                     "--json", str(out)])
+    text = capsys.readouterr().out
+    assert rc == 0, text
+    res = json.loads(out.read_text())
+    assert list(res["medians"]) == ["gfortran", "gfortran+OpenMP", "untransformed",
+                                    "paper level 1", "paper level 8", "CPU script"]
+    # every variant computed what the serial gfortran build computes
+    assert all(err <= 1e-4 for err in res["errors"].values()), res["errors"]
+    assert res["errors"]["gfortran"] == 0.0
+    assert len(res["times"]["gfortran"]) == 2 and len(res["times"]["untransformed"]) == 1
+    assert "CPU script vs gfortran: " in text and "x limit" in text
+    assert res["gflop"] == 82 * 3 * 4 ** 4 / 1e9
