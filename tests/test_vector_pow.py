@@ -46,6 +46,29 @@ def test_real_power_is_one_vector_statement():
     assert "pow(x[i - 1 + 4 * (e - 1)] / 3.0f, 1.4f)" in plain
 
 
+def test_power_of_an_integer_vector_is_unrolled():
+    # a real power of an integer array would need a vector conversion: the
+    # loop stays scalar statements
+    src = """
+subroutine ipow(ne, m, y)
+  implicit none
+  integer ne, e, i
+  integer m(4, ne)
+  real y(4, ne)
+  do e = 1, ne
+    do i = 1, 4
+      y(i, e) = m(i, e) ** 1.5
+    end do
+  end do
+end subroutine
+"""
+    k = f2loopy.tag_inames(kernel(src), "e:g.0, i:vec")
+    for name in ("m", "y"):
+        k = f2loopy.tag_array_axes(k, name, "vec,N0")
+    c = code(k)
+    assert "int const i = 4;" in c and "(float4)" not in c
+
+
 @needs_gfortran
 def test_vector_pow_matches_gfortran(tmp_path, cl_queue):
     ne = 5

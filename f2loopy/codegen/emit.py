@@ -477,7 +477,8 @@ class KernelEmitter:
         if not all(isinstance(n, InsnNode) for n in node.body):
             return False
         insns = [self.kernel.insn(n.insn_id) for n in node.body]
-        if not all(vectorizable(self.kernel, i, iname, length, lo) for i in insns):
+        if not all(vectorizable(self.kernel, i, iname, length, lo, self.dtype_of)
+                   for i in insns):
             return False
         inner = names                      # already includes the vec iname
         full = _intersect_params(ctx, range_constraint(iname, lower, upper, 1))
