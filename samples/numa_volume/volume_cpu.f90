@@ -7,11 +7,13 @@
 ! * simd="float8": the i axis (unit stride, length Nq = 8) is an OpenCL
 !   float8 (tag "vec"; q, geo, rhsq and D are read as float8 arrays, the same
 !   bytes as Fortran's layout), so the code is explicitly vectorised and
-!   (p_R*Th/p_p0)**p_Gamma is one vector pow per 8 nodes: PoCL's scalar pow
-!   costs about as much as its float8 pow, and a call to it also keeps PoCL's
-!   work-group vectoriser (which vectorises across the work-items of local
-!   axis 0) from vectorising the loop around it;
+!   (p_R*Th/p_p0)**p_Gamma is one vector pow per 8 nodes: a call of PoCL's
+!   scalar pow costs about as much as a call of its float8 pow, and a call to
+!   it also keeps PoCL's work-group vectoriser (which vectorises across the
+!   work-items of local axis 0) from vectorising the loop around it;
 !   simd="work_items" leaves the vectorising to PoCL (i on local axis 0);
+! * pow_once: that pow once per node into a private temporary, for the 16
+!   flux components that use it (the OpenCL compiler does not merge the calls);
 ! * j_axis / k_axis: the j and k loops as loops inside a work-item or as
 !   local axes; with j a loop, each work-item computes the fluxes of its whole
 !   k-plane into private memory and needs no barrier (with j local they go to
@@ -21,7 +23,7 @@
 !   constant component reads);
 ! * fast_math: -cl-fast-relaxed-math.
 !
-!     f2loopy tune -D Nq=8 --size Ne=6910 --verify-size Ne=5 samples/numa_volume/volume_cpu.f90
+!     f2loopy tune -D Nq=8 --size Ne=6910 --verify-size Ne=5 --min-time 1 samples/numa_volume/volume_cpu.f90
 !     f2loopy translate -D Nq=8 samples/numa_volume/volume_cpu.f90   # uses the record
 !     python3 benchmarks/paper_cpu.py -D Nq=8 --size Ne=6910         # against gfortran
 !
