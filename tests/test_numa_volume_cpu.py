@@ -21,12 +21,21 @@ def test_record_is_used_and_code_is_float8():
     r = translate_file(SAMPLE, defines={"Nq": 8})
     assert any("using the tuned choices simd='float8'" in n for n in r.notes), r.notes
     src = r.generated[0].source
-    # q, geo, D and rhsq are float8 arrays (Fortran's bytes), one vector pow
-    # per row of eight nodes, no barrier (the fluxes are private)
+    # q, geo, D and rhsq are float8 arrays (Fortran's bytes); every pow is a vector pow
     assert "__global float8 const *__restrict__ q," in src
     assert "__global float8 *rhsq" in src
+    assert src.count("pow(") == src.count("pow((float8)(") > 0
+
+
+def test_private_fluxes_need_no_barrier_and_one_pow():
+    values = {"simd": "float8", "j_axis": "loop", "k_axis": "loop", "pow_once": True}
+    r = translate_text(SAMPLE.read_text(), SAMPLE, defines={"Nq": 8}, tunables=values,
+                       checkpoints=False)
+    src = r.generated[0].source
+    # one vector pow per row of eight nodes, the fluxes in private memory: no barrier
     assert src.count("pow((float8)(") == 1
-    assert "barrier(" not in src
+    assert "barrier(" not in src and "__local" not in src
+    assert "reqd_work_group_size(1, 1, 1)" in src
 
 
 def test_untuned_choices_without_record():
