@@ -33,6 +33,7 @@ def _check(args):
 SAMPLE_ARGS = {
     "numa_volume/volume.f90": ["-D", "Nq=4", "--size", "Ne=3"],
     "numa_volume/volume_tunable.f90": ["-D", "Nq=4", "--size", "Ne=3"],
+    "numa_volume/volume_cpu.f90": ["-D", "Nq=4", "--size", "Ne=3"],
     "paper/ref_flux.f90": ["-D", "Nq=4"],
 }
 

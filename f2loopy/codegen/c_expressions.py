@@ -153,6 +153,9 @@ class CExpressionPrinter:
         self.variable = variable
         self.subscript = subscript
         self.helpers = helpers
+        #: the lane count while a vector statement is printed (a ``vec``
+        #: iname's loop emitted as one statement), else None
+        self.vector_width: int | None = None
 
     def __call__(self, expr, target_dtype=None) -> str:
         if target_dtype is not None:
@@ -280,7 +283,13 @@ class CExpressionPrinter:
             name = self.helpers.need("powi", dt)
             return f"{name}({self.converted(base, dt, PREC_NONE)}, " \
                    f"{self.converted(ex, INT32 if ex_dt.itemsize <= 4 else ex_dt, PREC_NONE)})"
-        return f"pow({self.converted(base, dt, PREC_NONE)}, {self.converted(ex, dt, PREC_NONE)})"
+        b, e = self.converted(base, dt, PREC_NONE), self.converted(ex, dt, PREC_NONE)
+        if self.vector_width is not None:
+            # OpenCL's pow takes two vectors of one type: a scalar operand of
+            # a vector statement is broadcast (a cast of a vector is a no-op)
+            vt = f"{c_type(dt)}{self.vector_width}"
+            return f"pow(({vt})({b}), ({vt})({e}))"
+        return f"pow({b}, {e})"
 
     # }}}
 

@@ -480,7 +480,8 @@ class KernelEmitter:
         if not all(isinstance(n, InsnNode) for n in node.body):
             return False
         insns = [self.kernel.insn(n.insn_id) for n in node.body]
-        if not all(vectorizable(self.kernel, i, iname, length, lo) for i in insns):
+        if not all(vectorizable(self.kernel, i, iname, length, lo, self.dtype_of)
+                   for i in insns):
             return False
         inner = names                      # already includes the vec iname
         full = _intersect_params(ctx, range_constraint(iname, lower, upper, 1))
@@ -488,11 +489,13 @@ class KernelEmitter:
         if any(c is not None and c.find(c_name(iname)) >= 0 for c in conds):
             return False
         self.vector_iname = iname
+        self.printer.vector_width = length
         try:
             for insn, cond in zip(insns, conds):
                 self.emit_guarded(cond, [insn])
         finally:
             self.vector_iname = None
+            self.printer.vector_width = None
         return True
 
     # }}}

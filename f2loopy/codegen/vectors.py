@@ -5,7 +5,8 @@ array of ``floatN`` (for arguments: the kernel takes ``__global floatN *``;
 the bytes are the same).  Scalar accesses go through a plain pointer to its
 elements (``<name>_flat``); an instruction inside a ``vec`` iname that spans
 exactly a vector axis of every array element it touches with that iname
-becomes one vector statement (``q_fetch[fo] = q[...]`` moves a ``float4``).
+becomes one vector statement (``q_fetch[fo] = q[...]`` moves a ``float4``;
+``x ** 1.4`` becomes OpenCL's vector ``pow``).
 Anything else inside a ``vec`` iname is unrolled.
 """
 
@@ -34,9 +35,10 @@ def vec_axis(var):
     return None
 
 
-def vectorizable(kernel, insn, iname, length, lower) -> bool:
+def vectorizable(kernel, insn, iname, length, lower, dtype_of=None) -> bool:
     """Whether *insn* inside vec iname *iname* (values lower..lower+length-1)
-    can be one vector statement."""
+    can be one vector statement.  *dtype_of* (expression -> numpy dtype)
+    allows real powers whose operands have the power's own real type."""
     if not isinstance(insn, Assignment) or insn.predicates:
         return False
     found_vector = False
@@ -66,6 +68,12 @@ def vectorizable(kernel, insn, iname, length, lower) -> bool:
             return all(ok(c) for c in expr.children)
         if isinstance(expr, p.Quotient):
             return ok(expr.numerator) and ok(expr.denominator)
+        if isinstance(expr, p.Power) and dtype_of is not None and \
+                isinstance(expr.exponent, (float, np.floating)):
+            # a real power (OpenCL pow on vectors) of a base of its own type
+            # (no conversion of a vector); integer powers use scalar helpers
+            dt = np.dtype(dtype_of(expr))
+            return dt.kind == "f" and np.dtype(dtype_of(expr.base)) == dt and ok(expr.base)
         if isinstance(expr, p.Call) and expr.function.name in (
                 "sqrt", "exp", "log", "sin", "cos", "fabs", "min", "max", "float32",
                 "float64", "abs"):
