@@ -229,3 +229,22 @@ def test_structured_arrays_hold_the_components_in_fortran_order():
     arr = _structured(members, {"cols_q": q, "cols_t": t})
     assert arr.shape == (4,) and arr.dtype.names == ("t", "q")
     assert arr["q"][2].tolist() == q[:, 2].tolist() and arr["t"][3] == 103.0
+
+
+def test_sizes_keep_subscripts_in_bounds_beside_integer_flags():
+    # an integer argument that is no size (kflag) used to make the planner
+    # skip every access, so kfdia > klon (out of bounds) could be drawn
+    from f2loopy.verify.inputs import plan_inputs
+    src = """subroutine part(kidia, kfdia, klon, kflag, x)
+  integer, intent(in) :: kidia, kfdia, klon, kflag
+  real(8), intent(inout) :: x(klon)
+  integer :: jl
+  do jl = kidia, kfdia
+    if (kflag > 0) x(jl) = x(jl) * 2
+  end do
+end subroutine part
+"""
+    (k,) = parse_fortran(src, "p.f90").kernels
+    for seed in range(12):
+        v = plan_inputs([k], seed=seed).values
+        assert v["kidia"] > v["kfdia"] or 1 <= v["kidia"] <= v["kfdia"] <= v["klon"], v

@@ -350,12 +350,28 @@ class _Planner:
                 dom = self._domain(acc, inames)
             except (NonAffineError, isl.Error):
                 continue
-            if set(param_names(dom)) - set(names):
+            extra = set(param_names(dom)) - set(names)
+            if extra - set(self.int_scalars):
                 continue
             oob = self._oob(acc, dom)
             if oob is None:
                 continue
             bad = oob.params()
+            # integer arguments that are no size, aligned in by _domain: an
+            # input (a flag in a condition) may take any value, so the sizes
+            # must keep the access in bounds for all of them; one the kernel
+            # writes (a subscript it computes) is not for sizes to bound
+            involved = False
+            for n in sorted(extra):
+                pos = bad.find_dim_by_name(dim_type.param, n)
+                if pos < 0:
+                    continue
+                if self.args[n].written and bad.involves_dims(dim_type.param, pos, 1):
+                    involved = True
+                else:
+                    bad = bad.project_out(dim_type.param, pos, 1)
+            if involved:
+                continue
             bad, _ = align_params(bad, universe)
             if not bad.is_empty():
                 bad_parts.append((bad, acc))
