@@ -338,9 +338,18 @@ class _Planner:
         bad sets make it up."""
         universe = self._params_space(names)
         bad_parts = []
+        seen = set()
         for acc in self.accesses:
             if acc.extent is None:
                 continue
+            # (the same subscript of arrays of the same bounds in the same
+            # loops under the same conditions: one question; real code asks
+            # few questions thousands of times)
+            key = (acc.kernel.name, acc.index, acc.lb, acc.extent,
+                   frozenset(acc.insn.within_inames), acc.insn.predicates)
+            if key in seen:
+                continue
+            seen.add(key)
             dd = self.dd_inames[acc.kernel.name]
             idx_names = {n for n, _ in accesses(acc.index)}
             if idx_names & dd:
@@ -376,7 +385,11 @@ class _Planner:
             if not bad.is_empty():
                 bad_parts.append((bad, acc))
         safe = universe
+        done = []
         for bad, _ in bad_parts:
+            if any(bad == d for d in done):
+                continue
+            done.append(bad)
             b, s = align_params(bad, safe)
             safe = s - b
         return safe, bad_parts
