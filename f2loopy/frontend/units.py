@@ -72,6 +72,8 @@ class Procedure:
     #: the host's internal procedures (lower name -> Procedure)
     host: object = None
     siblings: dict | None = None
+    #: its own internal procedures (lower name -> Procedure), once prepared
+    internals: dict | None = None
 
     def prepare(self, src, registry, errors=None) -> "PreparedProcedure":
         return prepare_procedure(self.src or src, self, self.registry or registry, errors)
@@ -92,6 +94,8 @@ class PreparedProcedure:
     result_name: str | None
     first_line: int
     names: set = field(default_factory=set)      # every name the body mentions
+    #: for an internal procedure: the host's variables it uses (lower-case)
+    host_names: list = field(default_factory=list)
 
 
 class FileRegistry:
@@ -223,6 +227,8 @@ class FileRegistry:
         try:
             prep = proc.prepare(self.src, self)
             result = {d.lower() for d in prep.dummies} & prep.written
+            # (and the host's variables an internal procedure assigns)
+            result |= set(prep.host_names) & prep.written
             for d in prep.dummies:          # a derived-type dummy: any component written
                 sym = prep.symtab.get(d)
                 if sym.derived is not None and \
@@ -279,8 +285,14 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
         dummies.append(str(d))
     if len({d.lower() for d in dummies}) != len(dummies):
         raise FortranError("a dummy argument is repeated", src.span(first, proc.name))
-    internals = proc.siblings if proc.host is not None else \
-        _internal_procedures(parts.get("Internal_Subprogram_Part"), proc)
+    if proc.host is not None:
+        internals = proc.siblings
+    else:
+        # (made once: the procedures are the same objects however often the
+        # host is prepared, which the inliner's caches key on)
+        if proc.internals is None:
+            proc.internals = _internal_procedures(parts.get("Internal_Subprogram_Part"), proc)
+        internals = proc.internals
     prefix_type = None
     for item in (prefix.items if prefix is not None else ()):
         word = str(item).strip().upper()
@@ -295,7 +307,13 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
     symtab = SymbolTable()
     symtab.internals = internals
     host = None
-    if proc.module is not None:
+    host_prep = None
+    if proc.host is not None:
+        # host association: the host's names (its module's, its own) are
+        # visible unless declared here
+        host_prep = proc.host.prepare(src, registry)
+        host = host_prep.symtab
+    elif proc.module is not None:
         host = registry.module(proc.module.name).symtab
     reader = DeclarationReader(src, symtab, dummies, host, modules=registry.module,
                                errors=errors)
@@ -365,11 +383,12 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
                                           "procedures of the file by name)", sym.span)
     names = set()
     written, do_vars = scan_writes(body, registry, symtab, proc.module, names)
-    if proc.host is not None:
-        _refuse_host_association(src, proc, symtab, names, dummies)
+    host_names = []
+    if host_prep is not None:
+        host_names = host_variables(src, proc, symtab, host_prep, dummies, do_vars)
     associate_writes(body, symtab, written)
     return PreparedProcedure(proc, symtab, reader, dummies, body, written, do_vars,
-                             statement_functions, result_name, first, names)
+                             statement_functions, result_name, first, names, host_names)
 
 
 def _internal_procedures(part, host) -> dict:
@@ -387,22 +406,42 @@ def _internal_procedures(part, host) -> dict:
     return out
 
 
-def _refuse_host_association(src, proc, symtab, names, dummies) -> None:
-    """An internal procedure may only use its own names: a variable of its
-    host used there (host association) is refused, located at its first use."""
+def host_variables(src, proc, symtab, host_prep, dummies, do_vars) -> list:
+    """The variables of its host that internal procedure *proc* uses (host
+    association), lower-case: the host's dummy arguments and locals that
+    *proc* mentions (in its declarations or body) without declaring them.
+    The inliner binds them to the host's own variables, like arguments.
+    Parameters, module data, common blocks and saved locals need no binding
+    (they are the same names everywhere).  A derived-type variable of the
+    host, or one *proc* uses as its loop variable, is refused, located at
+    its first use."""
+    host_symtab = host_prep.symtab
+    mentioned = {str(n).lower() for n in walk(proc.node, F.Name)}
+    own = {d.lower() for d in dummies} | {proc.name.lower()} | set(proc.siblings or {})
+    out = []
+    for name in sorted(mentioned - own):
+        if symtab.is_local(name) or not host_symtab.is_local(name):
+            continue
+        sym = host_symtab.get(name)
+        why = None
+        if sym.derived is not None or sym.path is not None:
+            why = "derived-type variables of the host are not supported"
+        elif sym.is_parameter or sym.storage is not None or \
+                (name not in {d.lower() for d in host_prep.dummies} and
+                 sym.dtype is None and not sym.is_array):
+            continue          # a constant, module data, or no variable (a procedure)
+        elif name in do_vars:
+            why = "a loop variable of the host is not supported: declare it in " \
+                f"'{proc.name}'"
+        if why is not None:
+            _host_error(src, proc, name, why)
+        out.append(name)
+    return out
+
+
+def _host_error(src, proc, name, why) -> None:
     import re
     host = proc.host
-    declared = {str(d).lower() for d in _dummy_names(host)}
-    for part in host.node.children:
-        if isinstance(part, F.Specification_Part):
-            for ent in walk(part, F.Entity_Decl):
-                declared.add(str(ent.items[0]).lower())
-    own = {d.lower() for d in dummies} | {proc.name.lower()}
-    used = sorted(n for n in names if n in declared and n not in own and
-                  not symtab.is_local(n) and n not in (proc.siblings or {}))
-    if not used:
-        return
-    name = used[0]
     first = statement_lines(proc.node.children[0])[0]
     last = max(first, statement_lines(proc.node.children[-1])[0])
     line = first
@@ -412,8 +451,8 @@ def _refuse_host_association(src, proc, symtab, names, dummies) -> None:
             line = ln
             break
     raise UnsupportedFeatureError(
-        f"internal procedure '{proc.name}' uses '{name}' of its host '{host.name}' (host "
-        "association is not supported: pass it as an argument)", src.span(line, name))
+        f"internal procedure '{proc.name}' uses '{name}' of its host '{host.name}' "
+        f"({why})", src.span(line, name))
 
 
 def _declaration_failed(src, errors, name: str) -> bool:
@@ -516,6 +555,9 @@ def scan_writes(body, registry: FileRegistry | None, symtab, module, names=None)
         if not changed:
             continue
         dummies = _dummy_names(proc)
+        if getattr(proc, "host", None) is not None:
+            # an internal procedure assigns variables of its host
+            written |= changed - {d.lower() for d in dummies}
         for k, a in enumerate(actuals):
             dummy = None
             if isinstance(a, (F.Actual_Arg_Spec, F.Component_Spec)):
