@@ -125,7 +125,10 @@ def test_check_compares_module_data_and_components(tmp_path, cl_queue):
     outputs = [o.name for c in report.checks for o in c.outputs]
     assert outputs == ["pt", "ydpar_rmin", "cols_t", "cols_q", "acc", "ncalls", "total_mass",
                        "weights"]
-    assert "  cols_q(3,4) float64" in text
+    # shown as the user knows them: components, the glue's module.variable
+    for shown in ("  ydpar%rmin float64 ", "  cols(4)%q(3) float64 ", "  diag.acc float64 ",
+                  "  physconst.weights(3) float64 "):
+        assert shown in text, shown
     assert text.splitlines()[-1] == "ok: 8 output(s) of 1 kernel(s) match the original Fortran"
     # the kernel saw the drawn values: nothing trivially zero
     (check,) = report.checks
@@ -151,6 +154,8 @@ def test_wrong_module_data_or_components_are_caught(wrong, output, tmp_path, cl_
     failed = [o.name for o in check.outputs if not o.passed]
     assert output in failed, report.format()
     assert report.format().splitlines()[-1].startswith("MISMATCH: 1 of 1 kernel(s)")
+    if output == "cols_q":     # located as in Fortran: the element, then the component
+        assert " at cols(1)%q(1): got " in report.format()
 
 
 SAVED = """\
@@ -188,7 +193,7 @@ def test_check_cli_on_a_project_with_module_data(tmp_path):
     path, inc = _project(tmp_path)
     res = CliRunner().invoke(main, ["check", str(path), "-I", inc[0]])
     assert res.exit_code == 0, res.output
-    assert "  weights(3) float64  " in res.output
+    assert "  physconst.weights(3) float64  max |error| 0  ok" in res.output
     assert res.output.splitlines()[-1] == \
         "ok: 8 output(s) of 1 kernel(s) match the original Fortran"
 

@@ -156,6 +156,9 @@ class CheckReport:
     notes: list = field(default_factory=list)
     #: the strings given the character arguments
     char_values: dict = field(default_factory=dict)
+    #: argument name -> how outputs show it (module data as the glue's
+    #: ``module.variable``, components as ``p%x``)
+    labels: dict = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -177,9 +180,9 @@ class CheckReport:
                 lines.extend("  " + ln for ln in c.error.splitlines())
                 lines.append("  FAIL")
                 continue
-            width = max([len(_decl(o)) for o in c.outputs] + [1])
+            width = max([len(_decl(o, self.labels)) for o in c.outputs] + [1])
             for o in c.outputs:
-                lines.append("  " + _output_line(o, width))
+                lines.append("  " + _output_line(o, width, self.labels))
                 if o.fma_note:
                     lines.append("    " + o.fma_note)
             if c.note:
@@ -223,9 +226,25 @@ class CheckReport:
         return "\n".join(lines)
 
 
-def _decl(o: OutputCheck) -> str:
-    shape = "" if not o.shape else "(" + ",".join(str(s) for s in o.shape) + ")"
-    return f"{o.name}{shape} {o.dtype.name}"
+def _decl(o: OutputCheck, labels=None) -> str:
+    return f"{_subscripted(o.name, o.shape, labels)} {o.dtype.name}"
+
+
+def _subscripted(name: str, idx, labels=None) -> str:
+    """``name(i,j)`` for an output as the user knows it: module data as the
+    glue's ``module.variable``, a component as ``p%x(k)`` or, of an array of
+    a derived type (whose axes come last), ``pts(i)%x(k)``."""
+    def par(xs):
+        return "" if not xs else "(" + ",".join(str(x) for x in xs) + ")"
+    label = (labels or {}).get(name)
+    if label is None:
+        return name + par(idx)
+    text, rank = label
+    if not rank or "%" not in text:
+        return text + par(idx)
+    root, path = text.split("%", 1)
+    own = len(idx) - rank
+    return f"{root}{par(idx[own:])}%{path}{par(idx[:own])}"
 
 
 def _fmt(x, dtype) -> str:
@@ -236,20 +255,20 @@ def _fmt(x, dtype) -> str:
         return str(x)
 
 
-def _output_line(o: OutputCheck, width: int) -> str:
+def _output_line(o: OutputCheck, width: int, labels=None) -> str:
     where = ""
     if o.where:
-        where = f" at {o.name}(" + ",".join(str(i) for i in o.where) + ")"
+        where = " at " + _subscripted(o.name, tuple(o.where), labels)
     if o.note:
-        return f"{_decl(o).ljust(width)}  {o.note}  FAIL"
+        return f"{_decl(o, labels).ljust(width)}  {o.note}  FAIL"
     err = f"max |error| {o.max_error:.3g}" + (where if o.max_error else "")
     if o.mismatch is None:
-        return f"{_decl(o).ljust(width)}  {err}  ok"
+        return f"{_decl(o, labels).ljust(width)}  {err}  ok"
     m = o.mismatch
     loc = ""
     if m.where:
-        loc = f" at {o.name}(" + ",".join(str(i) for i in m.where) + ")"
-    return (f"{_decl(o).ljust(width)}  max |error| {o.max_error:.3g}{loc}: got {_fmt(m.got, o.dtype)}, "
+        loc = " at " + _subscripted(o.name, tuple(m.where), labels)
+    return (f"{_decl(o, labels).ljust(width)}  max |error| {o.max_error:.3g}{loc}: got {_fmt(m.got, o.dtype)}, "
             f"expected {_fmt(m.want, o.dtype)} ({m.count} of {m.total} elements differ)  FAIL")
 
 # }}}
@@ -350,6 +369,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         raise CheckError(f"no kernel or subroutine named '{kernel}' in {path}")
 
     report = CheckReport(str(path), seed)
+    report.labels = shared_data.labels(originals.values())
     runnable = [s for s in selected if s[5] is not None]
     from f2loopy.verify import coverage as cov
     from f2loopy.verify import honesty

@@ -81,6 +81,21 @@ def with_saved_initial(kernels, inputs: dict) -> dict:
     return out
 
 
+def labels(kernels) -> dict:
+    """Argument name -> ``(spelling, rank of the type)`` for reports: a
+    module variable or COMMON member as the glue's ``module.variable``, a
+    component of a derived-type argument as ``p%x`` (with the rank of an
+    array of the type, whose axes come last in the flattened array)."""
+    out = {}
+    for k in kernels:
+        for a in k.args:
+            if getattr(a, "storage", None) is not None:
+                out[a.name] = (".".join((object_name(a.storage), *a.storage[2:])), 0)
+            elif getattr(a, "component", None):
+                out[a.name] = ("%".join(a.component), type_rank(a))
+    return out
+
+
 def share_storage(kernels, state: dict) -> None:
     """Make the arguments of *kernels* that stand for one module variable
     under different names hold the same value (the first name's)."""
@@ -340,5 +355,5 @@ def hidden_outputs(kernel) -> set:
 # }}}
 
 
-__all__ = ["ISO_KIND", "ShimData", "glue_call", "hidden_outputs", "is_saved", "saved_names", "share_storage", "type_rank", "with_saved_initial"]
+__all__ = ["ISO_KIND", "ShimData", "glue_call", "hidden_outputs", "is_saved", "labels", "saved_names", "share_storage", "type_rank", "with_saved_initial"]
 
