@@ -251,6 +251,18 @@ contains
 end subroutine
 """, "t.f90:8:8: error: internal procedure 't' uses 'i' of its host 's' (a loop variable of "
         "the host is not supported: declare it in 't')", "^"),
+    ("assumed_shape_array_of_derived_type", """module pts
+  type tp
+    real(8) :: x
+  end type
+end module
+subroutine s(p)
+  use pts
+  type(tp), intent(inout) :: p(:)
+  p(1)%x = 2
+end subroutine
+""", "t.f90:8:30: error: assumed-shape arrays of derived type ('p') are not supported: "
+        "declare its bounds (p(n))", "^"),
     ("alternate_return", """subroutine s(x, *)
   real x
   x = 1

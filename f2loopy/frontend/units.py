@@ -684,6 +684,11 @@ def _lower(src, proc, registry, errors):
     # the extents of assumed-shape arrays, which the host glue passes
     for (array, axis), name in state.assumed_extents.items():
         sym = symtab.get(array)
+        if sym.derived is not None or sym.path is not None:
+            root = sym.path[0] if sym.path is not None else sym.name
+            raise UnsupportedFeatureError(
+                f"assumed-shape arrays of derived type ('{root}') are not supported: declare "
+                f"its bounds ({root}(n))", symtab.get(root).span)
         args.append(ScalarArg(name=name, dtype=np.dtype(np.int32), intent="in",
                               span=sym.span, extent_of=(sym.name, axis)))
     temporaries = _make_temporaries(src, lowering, symtab, dummies + [s.name for s in storage])
