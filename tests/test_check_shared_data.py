@@ -253,3 +253,111 @@ end subroutine part
     for seed in range(12):
         v = plan_inputs([k], seed=seed).values
         assert v["kidia"] > v["kfdia"] or 1 <= v["kidia"] <= v["kfdia"] <= v["klon"], v
+
+
+#: a module procedure using its own module's variable, a module record of a
+#: derived type (the IFS style 'use yoecl, only: yrecl') and a COMMON block
+#: with an array
+MODULE_PROCEDURE = """\
+module yoecl
+  implicit none
+  type tecl
+    real(8) :: ramin
+    real(8) :: rbeta(0:4)
+    integer :: nssopt
+  end type
+  type(tecl) :: yrecl
+  real(8) :: hist(2, 3)
+end module yoecl
+
+module physk
+  use yoecl, only: yrecl, hist
+  implicit none
+  real(8) :: gain = 1.5d0
+contains
+  subroutine step(n, x, y)
+    integer, intent(in) :: n
+    real(8), intent(inout) :: x(n)
+    real(8), intent(out) :: y(n)
+    real(8) :: blk(3), s
+    integer :: cnt
+    common /work/ blk, cnt
+    integer :: i
+    do i = 1, n
+      y(i) = max(x(i), yrecl%ramin) * gain + yrecl%rbeta(mod(i, 5))
+      if (yrecl%nssopt > 2) y(i) = y(i) + 1
+      x(i) = x(i) * blk(mod(i, 3) + 1)
+    end do
+    s = sum(y)
+    hist(1, 2) = hist(1, 2) + s
+    yrecl%rbeta(0) = yrecl%rbeta(0) * 2
+    gain = gain * 0.5d0
+    cnt = cnt + n
+    blk(2) = s
+  end subroutine step
+end module physk
+"""
+
+
+@needs_gfortran
+def test_check_module_procedure_with_records_and_common(tmp_path, cl_queue):
+    path = tmp_path / "k.f90"
+    path.write_text(MODULE_PROCEDURE)
+    report = check_source(MODULE_PROCEDURE, path, queue=cl_queue)
+    text = report.format()
+    assert report.passed, text
+    for shown in ("  work.blk(3) float64 ", "  work.cnt int32 ", "  physk.gain float64 ",
+                  "  yoecl.hist(2,3) float64 ", "  yoecl.yrecl.rbeta(5) float64 "):
+        assert shown in text, shown
+
+
+#: two subroutines sharing module data, fused by the file's script: the
+#: second reads what the first wrote
+FUSED = """\
+module acc
+  implicit none
+  real(8) :: total = 0
+  real(8) :: scale(4) = [1d0, 2d0, 3d0, 4d0]
+end module acc
+
+subroutine first(n, x)
+  use acc
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(inout) :: x(n)
+  integer :: i
+  do i = 1, n
+    x(i) = x(i) * scale(mod(i, 4) + 1)
+  end do
+  total = total + x(1)
+end subroutine first
+
+subroutine second(n, x)
+  use acc
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(inout) :: x(n)
+  integer :: j
+  do j = 1, n
+    x(j) = x(j) + total
+  end do
+  scale(1) = total
+end subroutine second
+
+!$loopy begin
+! a, b = parse_fortran(SOURCE, FILENAME)
+! f = fuse_kernels([a, b], suffixes=["_a", "_b"])
+! RESULT = [f]
+!$loopy end
+"""
+
+
+@needs_gfortran
+def test_check_fused_kernel_with_module_data(tmp_path, cl_queue):
+    path = tmp_path / "f.f90"
+    path.write_text(FUSED)
+    report = check_source(FUSED, path, queue=cl_queue)
+    text = report.format()
+    assert report.passed, text
+    assert "first_second = first then second" in text
+    assert "  acc.total float64 " in text and "  acc.scale(4) float64 " in text
