@@ -180,10 +180,26 @@ def test_saved_locals_start_from_their_initial_values(tmp_path, cl_queue):
     path = tmp_path / "counted.f90"
     path.write_text(SAVED)
     report = check_source(SAVED, path, queue=cl_queue)
-    assert report.passed, report.format()
+    text = report.format()
+    assert report.passed, text
     # what the call wrote into its saved locals is out of the original's
-    # reach: compared only through what depends on it
-    assert [o.name for c in report.checks for o in c.outputs] == ["x"]
+    # reach: compared through what depends on it, also in a second call
+    assert [o.name for c in report.checks for o in c.outputs] == ["x", "x"]
+    assert "counted (called again: its saved variables carried over)" in text
+    assert text.splitlines()[-1] == "ok: 2 output(s) of 1 kernel(s) match the original Fortran"
+
+
+@needs_gfortran
+def test_a_wrong_saved_value_shows_in_the_second_call(tmp_path, cl_queue):
+    path = tmp_path / "counted.f90"
+    path.write_text(SAVED)
+    bad = SAVED.replace("  last(1) = x(1)\n", "  last(1) = x(1) + 1\n")
+    result = translate_text(bad, path)
+    report = check_source(SAVED, path, queue=cl_queue, result=result)
+    first, second = report.checks
+    assert first.passed and not second.passed, report.format()
+    assert report.format().splitlines()[-1] == (
+        "MISMATCH: 1 of 1 kernel(s) differ from the original Fortran: counted")
 
 
 @needs_gfortran

@@ -126,6 +126,8 @@ class KernelCheck:
     outputs: list = field(default_factory=list)
     error: str | None = None
     note: str = ""                    # e.g. both stop on these inputs
+    #: the second of two calls in a row (saved locals carried over)
+    twice: bool = False
 
     @property
     def passed(self) -> bool:
@@ -136,6 +138,8 @@ class KernelCheck:
         what = self.kernel if self.label is None else f"{self.kernel} [checkpoint {self.label!r}]"
         if self.originals and tuple(self.originals) != (self.kernel,):
             what += " = " + " then ".join(self.originals)
+        if self.twice:
+            what += " (called again: its saved variables carried over)"
         return what
 
 
@@ -166,6 +170,9 @@ class CheckReport:
             not self.coverage and all(not isinstance(r, CheckReport) or
                                       all(c.passed for c in r.checks)
                                       for _, r in self.rounds)
+
+    def _kernel_count(self) -> int:
+        return sum(not c.twice for c in self.checks)
 
     def failures(self) -> list:
         return [c for c in self.checks if not c.passed]
@@ -211,16 +218,17 @@ class CheckReport:
         if not self.checks:
             lines.append("nothing checked")
         elif bad or any(isinstance(r, CheckReport) and r.failures() for _, r in self.rounds):
-            titles = list(dict.fromkeys(c.title.split(" = ")[0] for c in bad + [
+            titles = list(dict.fromkeys(c.title.split(" = ")[0].split(" (called again")[0]
+                                        for c in bad + [
                 c for _, r in self.rounds if isinstance(r, CheckReport) for c in r.failures()]))
-            lines.append(f"MISMATCH: {len(titles)} of {len(self.checks)} kernel(s) differ from "
+            lines.append(f"MISMATCH: {len(titles)} of {self._kernel_count()} kernel(s) differ from "
                          "the original Fortran: " + ", ".join(titles))
         elif self.coverage:
             lines.append(f"NOT COVERED: {len(self.coverage)} statement(s) never ran; give "
                          "sizes or value ranges that reach them (--size, --range)")
         else:
             rounds = sum(isinstance(r, CheckReport) for _, r in self.rounds)
-            lines.append(f"ok: {n_out} output(s) of {len(self.checks)} kernel(s) match the "
+            lines.append(f"ok: {n_out} output(s) of {self._kernel_count()} kernel(s) match the "
                          "original Fortran" + (f" (over {rounds + 1} sets of inputs)"
                                                if rounds else ""))
         return "\n".join(lines)
@@ -453,6 +461,11 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         for *_, seq in runnable:
             if tuple(seq) not in sequences:
                 sequences.append(tuple(seq))
+            # with saved locals, also twice in a row (the second call starts
+            # from what the first left in them; a fresh child each: isolated)
+            if isolate and shared_data.saved_names([originals[n] for n in seq]) and \
+                    tuple(seq) * 2 not in sequences:
+                sequences.append(tuple(seq) * 2)
         refs = references(lib, originals, sequences, lambda s: plans[group_of(s)][1],
                            isolate, timeout)
         if measure:
@@ -517,6 +530,16 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
             written = [w for w in written if w not in saved]
             kc.outputs = compare_outputs(written, got, want, inputs, plan.lower_bounds,
                                           tolerances)
+            again = refs.get(tuple(seq) * 2)
+            if saved and again is not None and again is not STOPPED:
+                twice = KernelCheck(k.name, label, tuple(seq), twice=True)
+                report.checks.append(twice)
+                try:
+                    got2 = run_generated(module, gk_list[idx], got, queue)
+                    twice.outputs = compare_outputs(written, got2, again, inputs,
+                                                    plan.lower_bounds, tolerances)
+                except Exception as exc:  # noqa: BLE001 - as the first call's
+                    twice.error = _describe_failure(exc)
             if any(o.mismatch is not None for o in kc.outputs) and \
                     all(k2.options.fp_contract for k2 in ks):
                 honesty.rerun_without_contraction(

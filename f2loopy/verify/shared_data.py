@@ -23,7 +23,8 @@ sides are given the same values:
 Every written variable is compared, module data included.  A saved local
 (``save``) cannot be reached from outside its procedure: both sides start
 it from its initial value (the original's first call does), and its value
-after the call is not compared (what depends on it within the call is).
+after the call is not compared; check runs such a kernel a second time on
+what the first call left, so that what depends on the saved values is.
 """
 
 from __future__ import annotations
