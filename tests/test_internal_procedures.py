@@ -131,6 +131,39 @@ def test_host_association_against_gfortran(tmp_path, cl_queue):
                                np.float64(0.0)], tmp_path, cl_queue)
 
 
+#: an internal procedure reading the host's loop variable (the iteration it
+#: is called in) and accumulating into a host argument
+LOOP_HOST = """
+subroutine hl(n, x, y)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(inout) :: x(n)
+  real(8), intent(out) :: y
+  integer :: i
+  y = 0
+  do i = 1, n
+    call put
+  end do
+  y = y + i
+contains
+  subroutine put
+    x(i) = x(i) * i
+    y = y + x(i)
+  end subroutine
+end subroutine
+"""
+
+
+@needs_gfortran
+def test_host_loop_variable_is_the_iteration(tmp_path, cl_queue):
+    from f2loopy.verify.check import check_source
+    path = tmp_path / "hl.f90"
+    path.write_text(LOOP_HOST)
+    report = check_source(LOOP_HOST, path, queue=cl_queue)
+    assert report.passed, report.format()
+    assert [o.name for c in report.checks for o in c.outputs] == ["x", "y"]
+
+
 @pytest.mark.parametrize("body, message", [
     ("""  type t
     real :: v
