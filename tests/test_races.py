@@ -272,6 +272,28 @@ FIRST_ABOVE = """subroutine first_above(n, m, a, pos)
 end
 """
 
+#: the condition in a logical variable set before (the IFS style 'llo1 = ...;
+#: if (llo1) then')
+FLAGGED_ABOVE = """subroutine flagged_above(n, m, a, pos)
+  integer n, m, i, j
+  real a(m, n)
+  integer pos(n)
+  logical llo
+  do i = 1, n
+    pos(i) = 0
+    llo = a(1, i) < 0.9
+    if (llo) then
+      do j = 1, m
+        if (a(j, i) > 0.5) then
+          pos(i) = j
+          exit
+        end if
+      end do
+    end if
+  end do
+end
+"""
+
 #: the same with a 'do while' loop: its counter is set under the condition
 WHILE_ABOVE = """subroutine while_above(n, m, a, pos)
   integer n, m, i, j
@@ -315,7 +337,7 @@ def _SPLIT(k):
     return f2loopy.split_iname(k, "i", 8, outer_tag="g.0", inner_tag="l.0")
 
 
-@pytest.mark.parametrize("src", [FIRST_ABOVE, WHILE_ABOVE])
+@pytest.mark.parametrize("src", [FIRST_ABOVE, WHILE_ABOVE, FLAGGED_ABOVE])
 @pytest.mark.parametrize("tags", ["i:l.0", "i:g.0"])
 def test_flag_set_and_read_under_one_condition_is_not_a_race(src, tags):
     code = f2loopy.generate_code(f2loopy.tag_inames(kernel(src), tags)).device_code
@@ -342,10 +364,33 @@ def test_value_set_under_a_condition_and_read_always_is_still_a_race(tags):
 
 @needs_gfortran
 @pytest.mark.parametrize("src, name", [(FIRST_ABOVE, "first_above"),
-                                       (WHILE_ABOVE, "while_above")])
+                                       (WHILE_ABOVE, "while_above"),
+                                       (FLAGGED_ABOVE, "flagged_above")])
 def test_flags_under_parallel_tags_match_gfortran(src, name, tmp_path, cl_queue):
     a = farray((6, 37), seed=5, low=0.0, high=1.0)
     run_transformed(src, name, _SPLIT, [37, 6, a, np.zeros(37, np.int32)], tmp_path,
                     cl_queue)
 
 # }}}
+
+
+def test_condition_changed_between_set_and_read_is_still_a_race():
+    # 'llo' is set again between the conditional write and the read: the
+    # read may see the previous iteration's 'last'
+    src = """subroutine r(n, a, pos)
+  integer n, i, last
+  real a(n)
+  integer pos(n)
+  logical llo
+  last = 0
+  do i = 1, n
+    llo = a(i) < 0.9
+    if (llo) last = i
+    llo = .true.
+    if (llo) pos(i) = last
+  end do
+end
+"""
+    with pytest.raises(RaceError, match="the value of 'last' written by 'last_1' .* is read by "
+                                        "'pos' .* in another iteration of 'i'"):
+        f2loopy.generate_code(f2loopy.tag_inames(kernel(src), "i:l.0"))

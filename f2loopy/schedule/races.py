@@ -358,14 +358,23 @@ def same_iteration_inames(kernel: Kernel, paths: dict, sink, var: str) -> frozen
         depth = len(pw) - 1
         if len(pr) <= depth or pw[:depth] != pr[:depth] or pw[depth][0] >= pr[depth][0]:
             continue
-        # what W's predicates read keeps its value up to the sink
+        # what W's predicates read keeps its value up to the sink: what assigns
+        # it in W's loops comes before W in each of their iterations
         cond = set().union(*(variables_read(c) for c in w.predicates)) if w.predicates \
             else set()
-        if any(cond & set(i.assignee_names()) for i in kernel.instructions
+        if any(cond & set(i.assignee_names()) and not _earlier(paths.get(i.id), pw, depth)
+               for i in kernel.instructions
                if set(w.within_inames) <= set(i.within_inames)):
             continue
         out.update(w.within_inames)
     return frozenset(out)
+
+
+def _earlier(path, before, depth: int) -> bool:
+    """Whether the instruction at *path* runs before the one at *before*
+    (``depth`` loops deep) in each iteration of those loops."""
+    return path is not None and len(path) > depth and path[:depth] == before[:depth] and \
+        path[depth][0] < before[depth][0]
 
 
 def _map_from_set(s: isl.Set, n_in: int, n_out: int) -> isl.Map:
