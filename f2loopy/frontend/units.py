@@ -385,6 +385,7 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
     written, do_vars = scan_writes(body, registry, symtab, proc.module, names)
     host_names = []
     if host_prep is not None:
+        from f2loopy.frontend.host_association import host_variables
         host_names = host_variables(src, proc, symtab, host_prep, dummies, do_vars)
     associate_writes(body, symtab, written)
     return PreparedProcedure(proc, symtab, reader, dummies, body, written, do_vars,
@@ -404,55 +405,6 @@ def _internal_procedures(part, host) -> dict:
             ip.host, ip.siblings = host, out
             out[ip.name.lower()] = ip
     return out
-
-
-def host_variables(src, proc, symtab, host_prep, dummies, do_vars) -> list:
-    """The variables of its host that internal procedure *proc* uses (host
-    association), lower-case: the host's dummy arguments and locals that
-    *proc* mentions (in its declarations or body) without declaring them.
-    The inliner binds them to the host's own variables, like arguments.
-    Parameters, module data, common blocks and saved locals need no binding
-    (they are the same names everywhere).  A derived-type variable of the
-    host, or one *proc* uses as its loop variable, is refused, located at
-    its first use."""
-    host_symtab = host_prep.symtab
-    mentioned = {str(n).lower() for n in walk(proc.node, F.Name)}
-    own = {d.lower() for d in dummies} | {proc.name.lower()} | set(proc.siblings or {})
-    out = []
-    for name in sorted(mentioned - own):
-        if symtab.is_local(name) or not host_symtab.is_local(name):
-            continue
-        sym = host_symtab.get(name)
-        why = None
-        if sym.derived is not None or sym.path is not None:
-            why = "derived-type variables of the host are not supported"
-        elif sym.is_parameter or sym.storage is not None or \
-                (name not in {d.lower() for d in host_prep.dummies} and
-                 sym.dtype is None and not sym.is_array):
-            continue          # a constant, module data, or no variable (a procedure)
-        elif name in do_vars:
-            why = "a loop variable of the host is not supported: declare it in " \
-                f"'{proc.name}'"
-        if why is not None:
-            _host_error(src, proc, name, why)
-        out.append(name)
-    return out
-
-
-def _host_error(src, proc, name, why) -> None:
-    import re
-    host = proc.host
-    first = statement_lines(proc.node.children[0])[0]
-    last = max(first, statement_lines(proc.node.children[-1])[0])
-    line = first
-    for ln in range(first + 1, last + 1):
-        if 0 < ln <= len(src.lines) and re.search(rf"\b{re.escape(name)}\b",
-                                                  src.lines[ln - 1], re.IGNORECASE):
-            line = ln
-            break
-    raise UnsupportedFeatureError(
-        f"internal procedure '{proc.name}' uses '{name}' of its host '{host.name}' "
-        f"({why})", src.span(line, name))
 
 
 def _declaration_failed(src, errors, name: str) -> bool:
