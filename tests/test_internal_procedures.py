@@ -1,11 +1,12 @@
 """Internal procedures (``contains`` inside a subroutine, issue 16): inlined
-where they are called, also from loops and from each other; a variable of the
-host used inside one (host association) is refused with its location."""
+where they are called, also from loops and from each other; the host's
+variables they use without passing them (host association) are bound to the
+host's own, read and written."""
 
 import numpy as np
 import pytest
 
-from f2loopy.diagnostics import UnsupportedFeatureError
+from f2loopy.diagnostics import F2LoopyError, UnsupportedFeatureError
 from f2loopy.frontend import parse_fortran
 from util import farray, needs_gfortran, run_both, zeros
 
@@ -63,28 +64,133 @@ def test_internal_procedures_are_no_kernels():
     assert parse_fortran(SMOOTH, "s.f90").keys() == ["smooth", "other"]
 
 
-def test_host_association_is_refused():
-    src = """subroutine s(n, x)
+#: internal procedures that read and write their host's dummy arguments and
+#: locals without passing them (host association), also from each other and
+#: sizing a local array by a host dummy
+HOSTED = """
+subroutine relax(n, m, a, b, w, total)
   implicit none
-  integer n, i
-  real x(n), scale
-  scale = 2
-  do i = 1, n
-    x(i) = f(x(i))
+  integer, intent(in) :: n, m
+  real(8), intent(inout) :: a(n, m)
+  real(8), intent(in) :: b(n)
+  real(8), intent(in) :: w
+  real(8), intent(out) :: total
+  integer, parameter :: nmax = 16
+  integer :: i, j, sweeps
+  real(8) :: scale
+  scale = w
+  total = 0
+  sweeps = 0
+  do j = 1, m
+    do i = 1, n
+      a(i, j) = smooth(i, j)
+      call tally(a(i, j))
+    end do
   end do
+  call finish
 contains
-  real function f(v)
-    real v
-    f = scale * v
+  real(8) function smooth(k, l)
+    integer, intent(in) :: k, l
+    smooth = scale * a(k, l) + (1 - scale) * b(k)
   end function
+  subroutine tally(v)
+    real(8), intent(in) :: v
+    total = total + v
+    if (v > 1) scale = scale * 0.5d0
+  end subroutine
+  subroutine finish
+    real(8) :: col(nmax)
+    integer :: k
+    do k = 1, n
+      col(k) = a(k, m) * 2
+    end do
+    sweeps = sweeps + 1
+    a(:, 1) = col(1:n) + sweeps
+    call tally(col(1))
+  end subroutine
 end subroutine
 """
-    with pytest.raises(UnsupportedFeatureError) as info:
-        parse_fortran(src, "t.f90")
-    lines = info.value.format().splitlines()
-    assert lines[0] == ("t.f90:12:9: error: internal procedure 'f' uses 'scale' of its host "
-                        "'s' (host association is not supported: pass it as an argument)")
-    assert lines[2].strip() == "^~~~~"
+
+
+def test_host_variables_are_bound_to_the_hosts():
+    k = parse_fortran(HOSTED, "h.f90")["relax"]
+    text = [str(i.assignee) + " = " + str(i.expression) for i in k.instructions]
+    assert "smooth_1 = scale*a[i, j] + (1 + (-1)*scale)*b[i]" in text
+    assert "total = total + a[i, j]" in text
+    assert "scale = scale*0.5" in text
+    # host locals stay the host's (no copies), a local of 'finish' is its own
+    assert {"scale", "sweeps"} <= set(k.temporaries)
+    assert any(t.startswith("col") for t in k.temporaries)
+    assert [a.name for a in k.args] == ["n", "m", "a", "b", "w", "total"]
+
+
+@needs_gfortran
+def test_host_association_against_gfortran(tmp_path, cl_queue):
+    a = np.asfortranarray(farray((6, 4), np.float64, seed=7, low=0.0, high=2.0))
+    run_both(HOSTED, "relax", [6, 4, a, farray(6, np.float64, seed=8), np.float64(0.75),
+                               np.float64(0.0)], tmp_path, cl_queue)
+
+
+#: an internal procedure reading the host's loop variable (the iteration it
+#: is called in) and accumulating into a host argument
+LOOP_HOST = """
+subroutine hl(n, x, y)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(inout) :: x(n)
+  real(8), intent(out) :: y
+  integer :: i
+  y = 0
+  do i = 1, n
+    call put
+  end do
+  y = y + i
+contains
+  subroutine put
+    x(i) = x(i) * i
+    y = y + x(i)
+  end subroutine
+end subroutine
+"""
+
+
+@needs_gfortran
+def test_host_loop_variable_is_the_iteration(tmp_path, cl_queue):
+    from f2loopy.verify.check import check_source
+    path = tmp_path / "hl.f90"
+    path.write_text(LOOP_HOST)
+    report = check_source(LOOP_HOST, path, queue=cl_queue)
+    assert report.passed, report.format()
+    assert [o.name for c in report.checks for o in c.outputs] == ["x", "y"]
+
+
+@pytest.mark.parametrize("body, message", [
+    ("""  type t
+    real :: v
+  end type
+  type(t) :: p
+  p%v = 1
+  call g
+contains
+  subroutine g
+    p%v = x(1)
+  end subroutine
+""", "h.f90:13:5: error: internal procedure 'g' uses 'p' of its host 's' (derived-type "
+     "variables of the host are not supported)"),
+    ("""  call g
+contains
+  subroutine g
+    x(1) = 2
+  end subroutine
+""", "h.f90:5:8: error: internal procedure 'g' assigns 'x' of its host 's', which is an "
+     "intent(in) argument"),
+])
+def test_host_association_limits_are_located(body, message):
+    src = ("subroutine s(n, x)\n  implicit none\n  integer, intent(in) :: n\n"
+           "  real, intent(in) :: x(n)\n" + body + "end subroutine\n")
+    with pytest.raises(F2LoopyError) as info:
+        parse_fortran(src, "h.f90")
+    assert info.value.format().splitlines()[0] == message
 
 
 ELEMENTAL = """

@@ -247,3 +247,150 @@ def test_barrier_kernel_matches_gfortran(tmp_path, cl_queue):
     run_transformed(EXCHANGE, "exch", lambda k: f2loopy.tag_inames(k, "i:l.0, i2:l.0"),
                     [farray(16, seed=1), farray(16, seed=2),
                      np.zeros((16, 4), np.float32, order="F")], tmp_path, cl_queue)
+
+
+# {{{ flags set and read under the same condition (exit, do while)
+
+#: a loop left by 'exit' inside an 'if' inside the loop to parallelise: its
+#: exit flag is set (and read) only when the condition holds, in the same
+#: iteration
+FIRST_ABOVE = """subroutine first_above(n, m, a, pos)
+  integer n, m, i, j
+  real a(m, n)
+  integer pos(n)
+  do i = 1, n
+    pos(i) = 0
+    if (a(1, i) < 0.9) then
+      do j = 1, m
+        if (a(j, i) > 0.5) then
+          pos(i) = j
+          exit
+        end if
+      end do
+    end if
+  end do
+end
+"""
+
+#: the condition in a logical variable set before (the IFS style 'llo1 = ...;
+#: if (llo1) then')
+FLAGGED_ABOVE = """subroutine flagged_above(n, m, a, pos)
+  integer n, m, i, j
+  real a(m, n)
+  integer pos(n)
+  logical llo
+  do i = 1, n
+    pos(i) = 0
+    llo = a(1, i) < 0.9
+    if (llo) then
+      do j = 1, m
+        if (a(j, i) > 0.5) then
+          pos(i) = j
+          exit
+        end if
+      end do
+    end if
+  end do
+end
+"""
+
+#: the same with a 'do while' loop: its counter is set under the condition
+WHILE_ABOVE = """subroutine while_above(n, m, a, pos)
+  integer n, m, i, j
+  real a(m, n)
+  integer pos(n)
+  do i = 1, n
+    pos(i) = 0
+    if (a(1, i) < 0.9) then
+      j = 1
+      do while (a(j, i) <= 0.5 .and. j < m)
+        j = j + 1
+      end do
+      pos(i) = j
+    end if
+  end do
+end
+"""
+
+#: a real carried value: 'last' is set only when the condition holds but
+#: read in every iteration (the previous iteration's value otherwise)
+LAST_ABOVE = """subroutine last_above(n, m, a, pos)
+  integer n, m, i, j, last
+  real a(m, n)
+  integer pos(n)
+  last = 0
+  do i = 1, n
+    if (a(1, i) < 0.9) then
+      do j = 1, m
+        if (a(j, i) > 0.5) then
+          last = j
+          exit
+        end if
+      end do
+    end if
+    pos(i) = last
+  end do
+end
+"""
+
+def _SPLIT(k):
+    return f2loopy.split_iname(k, "i", 8, outer_tag="g.0", inner_tag="l.0")
+
+
+@pytest.mark.parametrize("src", [FIRST_ABOVE, WHILE_ABOVE, FLAGGED_ABOVE])
+@pytest.mark.parametrize("tags", ["i:l.0", "i:g.0"])
+def test_flag_set_and_read_under_one_condition_is_not_a_race(src, tags):
+    code = f2loopy.generate_code(f2loopy.tag_inames(kernel(src), tags)).device_code
+    assert "barrier" not in code
+
+
+def test_exit_flag_under_parallel_tag_stays_private():
+    code = f2loopy.generate_code(_SPLIT(kernel(FIRST_ABOVE))).device_code
+    assert "    int exited;\n" in code          # one flag per work-item
+    assert "j <= m && !exited;" in code
+
+
+@pytest.mark.parametrize("tags", ["i:l.0", "i:g.0"])
+def test_value_set_under_a_condition_and_read_always_is_still_a_race(tags):
+    with pytest.raises(RaceError) as info:
+        f2loopy.generate_code(f2loopy.tag_inames(kernel(LAST_ABOVE), tags))
+    where = "work-item" if tags == "i:l.0" else "work-group"
+    assert info.value.format().splitlines()[0] == (
+        f"t.f90:15:5: error: iname 'i' is tagged {tags[2:]} but the value of 'last' written by "
+        f"'last_1' (line 10) is read by 'pos' (line 15) in another iteration of 'i': 'last' is "
+        f"private to the {where}, so the value would not arrive (do not parallelise 'i', or "
+        "turn the accumulation into a reduction)")
+
+
+@needs_gfortran
+@pytest.mark.parametrize("src, name", [(FIRST_ABOVE, "first_above"),
+                                       (WHILE_ABOVE, "while_above"),
+                                       (FLAGGED_ABOVE, "flagged_above")])
+def test_flags_under_parallel_tags_match_gfortran(src, name, tmp_path, cl_queue):
+    a = farray((6, 37), seed=5, low=0.0, high=1.0)
+    run_transformed(src, name, _SPLIT, [37, 6, a, np.zeros(37, np.int32)], tmp_path,
+                    cl_queue)
+
+# }}}
+
+
+def test_condition_changed_between_set_and_read_is_still_a_race():
+    # 'llo' is set again between the conditional write and the read: the
+    # read may see the previous iteration's 'last'
+    src = """subroutine r(n, a, pos)
+  integer n, i, last
+  real a(n)
+  integer pos(n)
+  logical llo
+  last = 0
+  do i = 1, n
+    llo = a(i) < 0.9
+    if (llo) last = i
+    llo = .true.
+    if (llo) pos(i) = last
+  end do
+end
+"""
+    with pytest.raises(RaceError, match="the value of 'last' written by 'last_1' .* is read by "
+                                        "'pos' .* in another iteration of 'i'"):
+        f2loopy.generate_code(f2loopy.tag_inames(kernel(src), "i:l.0"))

@@ -236,17 +236,32 @@ subroutine s(x)
   x = counter(1)
 end subroutine
 """, "t.f90:2:8: error: module array 'counter' must have constant bounds", "^~~~~~~"),
-    ("internal_procedure_host_association", """subroutine s(x)
+    ("internal_procedure_host_loop_variable", """subroutine s(x)
   real x
+  integer i
   x = 1
   call t
 contains
   subroutine t
-    x = 2
+    do i = 1, 3
+      x = x + i
+    end do
   end subroutine
 end subroutine
-""", "t.f90:7:5: error: internal procedure 't' uses 'x' of its host 's' (host association "
-        "is not supported: pass it as an argument)", "^"),
+""", "t.f90:8:8: error: internal procedure 't' uses 'i' of its host 's' (a loop variable of "
+        "the host is not supported: declare it in 't')", "^"),
+    ("assumed_shape_array_of_derived_type", """module pts
+  type tp
+    real(8) :: x
+  end type
+end module
+subroutine s(p)
+  use pts
+  type(tp), intent(inout) :: p(:)
+  p(1)%x = 2
+end subroutine
+""", "t.f90:8:30: error: assumed-shape arrays of derived type ('p') are not supported: "
+        "declare its bounds (p(n))", "^"),
     ("alternate_return", """subroutine s(x, *)
   real x
   x = 1

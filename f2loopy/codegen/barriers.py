@@ -24,7 +24,7 @@ import fnmatch
 from dataclasses import dataclass
 
 from f2loopy.analysis.accesses import instruction_accesses
-from f2loopy.schedule.races import RaceAnalysis
+from f2loopy.schedule.races import RaceAnalysis, same_iteration_inames
 from f2loopy.diagnostics import CodegenError, RaceError
 from f2loopy.codegen.preprocess import address_spaces
 from f2loopy.ir.domains import iname_to_domain_index
@@ -389,9 +389,14 @@ def _check_flows(kernel, ra: RaceAnalysis, private_vars, local_vars, by_var, sch
         if not axes:
             continue
         pairs = None
+        # the value the sink uses was written in its own iteration of these
+        # (a flag set and read under the same condition)
+        own = same_iteration_inames(kernel, ref_paths, sink, var)
         for ax in axes:
             if ra.space(src).axis_iname.get(ax) is None:
                 continue      # every work-item computes the value itself
+            if ra.space(sink).axis_iname.get(ax) in own:
+                continue
             if pairs is None:
                 pairs = ra.flow_pair_set(src, sink, rel)
             bad = ra.differs(pairs, [ax])

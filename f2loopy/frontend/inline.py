@@ -91,7 +91,8 @@ class InliningMixin:
         dummies, actuals = expand_derived_arguments(self, proc, callee, actuals)
         # the callee is lowered by a lowering of the caller's own class; a
         # procedure of another file with its own source and registry
-        child = type(self)(proc.src or self.src, callee.symtab, dummies,
+        child = type(self)(proc.src or self.src, callee.symtab,
+                           list(dummies) + list(callee.host_names),
                            callee.written, callee.do_variables, state=self.st,
                            registry=proc.registry or self.registry,
                            parent=self, unit_name=proc.name,
@@ -110,6 +111,7 @@ class InliningMixin:
             for d, a in arrays:
                 child.bindings[d.lower()] = self.bind_array(proc, callee, child, d, a,
                                                             changed)
+            self.bind_host_variables(proc, callee, child)
             result = None
             if proc.kind == "function":
                 rsym = callee.symtab.get(callee.result_name)
@@ -131,6 +133,31 @@ class InliningMixin:
         finally:
             self.elemental = saved_elemental
         return result
+
+    def bind_host_variables(self, proc, callee, child) -> None:
+        """Bind the host's variables that internal procedure *proc* uses
+        (host association) to the host's own: scalars by reference, arrays
+        as the host sees them."""
+        if not callee.host_names:
+            return
+        host = self
+        while host is not None and host.unit_name.lower() != proc.host.name.lower():
+            host = host.parent
+        if host is None:
+            raise self.error(f"internal procedure '{proc.name}' is called outside its host "
+                             f"'{proc.host.name}'", proc.name)
+        for name in callee.host_names:
+            sym = host.symbol(name)
+            if name in callee.written and (sym.intent == "in" or (
+                    host.is_array_symbol(sym) and host.view(sym, name).read_only)):
+                what = "an intent(in) argument" if sym.intent == "in" else \
+                    host.view(sym, name).what
+                raise self.error(f"internal procedure '{proc.name}' assigns '{name}' of its "
+                                 f"host '{proc.host.name}', which is {what}", proc.name)
+            if host.is_array_symbol(sym):
+                child.bindings[name] = ArrayBinding(host.view(sym, name))
+            else:
+                child.bindings[name] = host.bind_scalar(proc, callee, name, F.Name(name))
 
     def match_arguments(self, proc, dummies, actual_nodes):
         positional, by_name = [], {}

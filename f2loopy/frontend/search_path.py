@@ -230,10 +230,13 @@ class SearchPath:
                 return reg
         return None
 
-    def build_order(self) -> list[Path]:
+    def build_order(self, closure: bool = False) -> list[Path]:
         """:attr:`files_read` ordered so that a file defining a module comes
-        before the files that use it (the order a compiler needs)."""
-        defines = {}
+        before the files that use it (the order a compiler needs).  With
+        *closure*, also the files of the path that define the modules those
+        files use, transitively (the translation reads only what the kernel
+        needs; a compiler needs every module a compiled file uses)."""
+        defines: dict = {}
         for (kind, name), paths in self.index().items():
             if kind == "module":
                 for path in paths:
@@ -241,9 +244,19 @@ class SearchPath:
         read = list(self.files_read)
         keys = {str(p) for p in read}
         deps = {}
-        for path in read:
+        todo = list(read)
+        while todo:
+            path = todo.pop(0)
             lines = _source_lines(path) or []
             used = {m.group(1).lower() for m in map(_USE_RE.match, lines) if m}
+            if closure:
+                for name in sorted(used):
+                    first = defines.get(name, ())[:1]
+                    for d in first:
+                        if str(d) not in keys:
+                            keys.add(str(d))
+                            read.append(d)
+                            todo.append(d)
             deps[str(path)] = [d for name in sorted(used) for d in defines.get(name, ())
                                if str(d) in keys and str(d) != str(path)]
         order, state = [], {}

@@ -77,6 +77,8 @@ class Procedure:
     #: the host's internal procedures (lower name -> Procedure)
     host: object = None
     siblings: dict | None = None
+    #: its own internal procedures (lower name -> Procedure), once prepared
+    internals: dict | None = None
 
     def prepare(self, src, registry, errors=None) -> "PreparedProcedure":
         return prepare_procedure(self.src or src, self, self.registry or registry, errors)
@@ -97,6 +99,8 @@ class PreparedProcedure:
     result_name: str | None
     first_line: int
     names: set = field(default_factory=set)      # every name the body mentions
+    #: for an internal procedure: the host's variables it uses (lower-case)
+    host_names: list = field(default_factory=list)
 
 
 class FileRegistry:
@@ -278,6 +282,8 @@ class FileRegistry:
         try:
             prep = proc.prepare(self.src, self)
             result = {d.lower() for d in prep.dummies} & prep.written
+            # (and the host's variables an internal procedure assigns)
+            result |= set(prep.host_names) & prep.written
             for d in prep.dummies:          # a derived-type dummy: any component written
                 sym = prep.symtab.get(d)
                 if sym.derived is not None and \
@@ -334,8 +340,14 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
         dummies.append(str(d))
     if len({d.lower() for d in dummies}) != len(dummies):
         raise FortranError("a dummy argument is repeated", src.span(first, proc.name))
-    internals = proc.siblings if proc.host is not None else \
-        _internal_procedures(parts.get("Internal_Subprogram_Part"), proc)
+    if proc.host is not None:
+        internals = proc.siblings
+    else:
+        # (made once: the procedures are the same objects however often the
+        # host is prepared, which the inliner's caches key on)
+        if proc.internals is None:
+            proc.internals = _internal_procedures(parts.get("Internal_Subprogram_Part"), proc)
+        internals = proc.internals
     prefix_type = None
     for item in (prefix.items if prefix is not None else ()):
         word = str(item).strip().upper()
@@ -350,7 +362,13 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
     symtab = SymbolTable()
     symtab.internals = internals
     host = None
-    if proc.module is not None:
+    host_prep = None
+    if proc.host is not None:
+        # host association: the host's names (its module's, its own) are
+        # visible unless declared here
+        host_prep = proc.host.prepare(src, registry)
+        host = host_prep.symtab
+    elif proc.module is not None:
         host = registry.module(proc.module.name).symtab
     reader = DeclarationReader(src, symtab, dummies, host, modules=registry.module,
                                errors=errors)
@@ -420,11 +438,13 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
                                           "procedures of the file by name)", sym.span)
     names = set()
     written, do_vars = scan_writes(body, registry, symtab, proc.module, names)
-    if proc.host is not None:
-        _refuse_host_association(src, proc, symtab, names, dummies)
+    host_names = []
+    if host_prep is not None:
+        from f2loopy.frontend.host_association import host_variables
+        host_names = host_variables(src, proc, symtab, host_prep, dummies, do_vars)
     associate_writes(body, symtab, written)
     return PreparedProcedure(proc, symtab, reader, dummies, body, written, do_vars,
-                             statement_functions, result_name, first, names)
+                             statement_functions, result_name, first, names, host_names)
 
 
 def _internal_procedures(part, host) -> dict:
@@ -440,35 +460,6 @@ def _internal_procedures(part, host) -> dict:
             ip.host, ip.siblings = host, out
             out[ip.name.lower()] = ip
     return out
-
-
-def _refuse_host_association(src, proc, symtab, names, dummies) -> None:
-    """An internal procedure may only use its own names: a variable of its
-    host used there (host association) is refused, located at its first use."""
-    import re
-    host = proc.host
-    declared = {str(d).lower() for d in _dummy_names(host)}
-    for part in host.node.children:
-        if isinstance(part, F.Specification_Part):
-            for ent in walk(part, F.Entity_Decl):
-                declared.add(str(ent.items[0]).lower())
-    own = {d.lower() for d in dummies} | {proc.name.lower()}
-    used = sorted(n for n in names if n in declared and n not in own and
-                  not symtab.is_local(n) and n not in (proc.siblings or {}))
-    if not used:
-        return
-    name = used[0]
-    first = statement_lines(proc.node.children[0])[0]
-    last = max(first, statement_lines(proc.node.children[-1])[0])
-    line = first
-    for ln in range(first + 1, last + 1):
-        if 0 < ln <= len(src.lines) and re.search(rf"\b{re.escape(name)}\b",
-                                                  src.lines[ln - 1], re.IGNORECASE):
-            line = ln
-            break
-    raise UnsupportedFeatureError(
-        f"internal procedure '{proc.name}' uses '{name}' of its host '{host.name}' (host "
-        "association is not supported: pass it as an argument)", src.span(line, name))
 
 
 def _declaration_failed(src, errors, name: str) -> bool:
@@ -590,6 +581,9 @@ def _add_written_actuals(registry, proc, actuals, symtab, written: set) -> None:
     if not changed:
         return
     dummies = _dummy_names(proc)
+    if getattr(proc, "host", None) is not None:
+        # an internal procedure assigns variables of its host
+        written |= changed - {d.lower() for d in dummies}
     for k, a in enumerate(actuals):
         dummy = None
         if isinstance(a, (F.Actual_Arg_Spec, F.Component_Spec)):
@@ -717,6 +711,11 @@ def _lower(src, proc, registry, errors):
     # the extents of assumed-shape arrays, which the host glue passes
     for (array, axis), name in state.assumed_extents.items():
         sym = symtab.get(array)
+        if sym.derived is not None or sym.path is not None:
+            root = sym.path[0] if sym.path is not None else sym.name
+            raise UnsupportedFeatureError(
+                f"assumed-shape arrays of derived type ('{root}') are not supported: declare "
+                f"its bounds ({root}(n))", symtab.get(root).span)
         args.append(ScalarArg(name=name, dtype=np.dtype(np.int32), intent="in",
                               span=sym.span, extent_of=(sym.name, axis)))
     temporaries = _make_temporaries(src, lowering, symtab, dummies + [s.name for s in storage])

@@ -319,6 +319,71 @@ class RaceAnalysis:
     # }}}
 
 
+def same_iteration_inames(kernel: Kernel, paths: dict, sink, var: str) -> frozenset:
+    """Inames in each iteration of which every value of *var* that *sink*
+    uses (one that matters: read while all its predicates hold) was written
+    in that same iteration.
+
+    Such a value comes from a write W of the element that *sink* reads which
+    runs before *sink* in the same iteration of W's loops, under predicates
+    that are all among the sink's and that nothing after W changes: when the
+    sink's predicates hold, W ran.  The dataflow analysis sees a conditional
+    W as a write that may not happen (it cannot relate the two predicates),
+    so without this a flag set under a condition and read under it (the
+    ``exit`` flag of a loop inside an ``if``) looked carried between
+    iterations of a parallel loop: a false race.
+
+    :arg paths: instruction id -> ``[(position, iname or None), ...]`` in a
+        sequential order of the kernel (loops from the outside in).
+    """
+    from f2loopy.ir.expressions import accesses
+    reads: set = set()
+    for e in (*sink.read_expressions(), *sink.predicates):
+        reads.update(idx for name, idx in accesses(e) if name == var)
+    if len(reads) != 1 or sink.id not in paths:
+        return frozenset()
+    (index,) = reads
+    out: set = set()
+    written = {n for i in kernel.instructions for n in i.assignee_names()}
+    for w in kernel.instructions:
+        if w.id == sink.id or w.id not in paths or not hasattr(w, "assignee") or \
+                not set(w.within_inames) <= set(sink.within_inames) or \
+                not set(w.predicates) <= set(sink.predicates):
+            continue
+        target = w.assignee
+        w_index = None
+        if isinstance(target, p.Subscript):
+            w_index = tuple(target.index) if isinstance(target.index, tuple) else \
+                (target.index,)
+            target = target.aggregate
+        if not isinstance(target, p.Variable) or target.name != var or w_index != index:
+            continue
+        if w_index is not None and any(n in written and n not in w.within_inames
+                                       for e in w_index for n in variables_read(e)):
+            continue
+        pw, pr = paths[w.id], paths[sink.id]
+        depth = len(pw) - 1
+        if len(pr) <= depth or pw[:depth] != pr[:depth] or pw[depth][0] >= pr[depth][0]:
+            continue
+        # what W's predicates read keeps its value up to the sink: what assigns
+        # it in W's loops comes before W in each of their iterations
+        cond = set().union(*(variables_read(c) for c in w.predicates)) if w.predicates \
+            else set()
+        if any(cond & set(i.assignee_names()) and not _earlier(paths.get(i.id), pw, depth)
+               for i in kernel.instructions
+               if set(w.within_inames) <= set(i.within_inames)):
+            continue
+        out.update(w.within_inames)
+    return frozenset(out)
+
+
+def _earlier(path, before, depth: int) -> bool:
+    """Whether the instruction at *path* runs before the one at *before*
+    (``depth`` loops deep) in each iteration of those loops."""
+    return path is not None and len(path) > depth and path[:depth] == before[:depth] and \
+        path[depth][0] < before[depth][0]
+
+
 def _map_from_set(s: isl.Set, n_in: int, n_out: int) -> isl.Map:
     """The set over [in..., out...] as a map in -> out."""
     m = isl.Map.from_range(s)

@@ -26,6 +26,7 @@ import numpy as np
 from f2loopy.diagnostics import F2LoopyError
 from f2loopy.directives.isl_quota import IslQuotaExceeded, isl_operation_limit
 from f2loopy.verify.compare import Tolerance, tolerance_for  # noqa: F401 - re-exported
+from f2loopy.verify import shared_data
 from f2loopy.verify.inputs import InputError, plan_inputs
 from f2loopy.verify.runs import (  # noqa: F401 - CheckError and run_isolated are re-exported
     STOPPED, CheckError, OutputCheck, cl_queue, compare_outputs, fixed_parameters, fortran_storage, glue_for_kernels,
@@ -125,6 +126,8 @@ class KernelCheck:
     outputs: list = field(default_factory=list)
     error: str | None = None
     note: str = ""                    # e.g. both stop on these inputs
+    #: the second of two calls in a row (saved locals carried over)
+    twice: bool = False
 
     @property
     def passed(self) -> bool:
@@ -135,6 +138,8 @@ class KernelCheck:
         what = self.kernel if self.label is None else f"{self.kernel} [checkpoint {self.label!r}]"
         if self.originals and tuple(self.originals) != (self.kernel,):
             what += " = " + " then ".join(self.originals)
+        if self.twice:
+            what += " (called again: its saved variables carried over)"
         return what
 
 
@@ -155,6 +160,9 @@ class CheckReport:
     notes: list = field(default_factory=list)
     #: the strings given the character arguments
     char_values: dict = field(default_factory=dict)
+    #: argument name -> how outputs show it (module data as the glue's
+    #: ``module.variable``, components as ``p%x``)
+    labels: dict = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -162,6 +170,9 @@ class CheckReport:
             not self.coverage and all(not isinstance(r, CheckReport) or
                                       all(c.passed for c in r.checks)
                                       for _, r in self.rounds)
+
+    def _kernel_count(self) -> int:
+        return sum(not c.twice for c in self.checks)
 
     def failures(self) -> list:
         return [c for c in self.checks if not c.passed]
@@ -176,9 +187,9 @@ class CheckReport:
                 lines.extend("  " + ln for ln in c.error.splitlines())
                 lines.append("  FAIL")
                 continue
-            width = max([len(_decl(o)) for o in c.outputs] + [1])
+            width = max([len(_decl(o, self.labels)) for o in c.outputs] + [1])
             for o in c.outputs:
-                lines.append("  " + _output_line(o, width))
+                lines.append("  " + _output_line(o, width, self.labels))
                 if o.fma_note:
                     lines.append("    " + o.fma_note)
             if c.note:
@@ -207,24 +218,41 @@ class CheckReport:
         if not self.checks:
             lines.append("nothing checked")
         elif bad or any(isinstance(r, CheckReport) and r.failures() for _, r in self.rounds):
-            titles = list(dict.fromkeys(c.title.split(" = ")[0] for c in bad + [
+            titles = list(dict.fromkeys(c.title.split(" = ")[0].split(" (called again")[0]
+                                        for c in bad + [
                 c for _, r in self.rounds if isinstance(r, CheckReport) for c in r.failures()]))
-            lines.append(f"MISMATCH: {len(titles)} of {len(self.checks)} kernel(s) differ from "
+            lines.append(f"MISMATCH: {len(titles)} of {self._kernel_count()} kernel(s) differ from "
                          "the original Fortran: " + ", ".join(titles))
         elif self.coverage:
             lines.append(f"NOT COVERED: {len(self.coverage)} statement(s) never ran; give "
                          "sizes or value ranges that reach them (--size, --range)")
         else:
             rounds = sum(isinstance(r, CheckReport) for _, r in self.rounds)
-            lines.append(f"ok: {n_out} output(s) of {len(self.checks)} kernel(s) match the "
+            lines.append(f"ok: {n_out} output(s) of {self._kernel_count()} kernel(s) match the "
                          "original Fortran" + (f" (over {rounds + 1} sets of inputs)"
                                                if rounds else ""))
         return "\n".join(lines)
 
 
-def _decl(o: OutputCheck) -> str:
-    shape = "" if not o.shape else "(" + ",".join(str(s) for s in o.shape) + ")"
-    return f"{o.name}{shape} {o.dtype.name}"
+def _decl(o: OutputCheck, labels=None) -> str:
+    return f"{_subscripted(o.name, o.shape, labels)} {o.dtype.name}"
+
+
+def _subscripted(name: str, idx, labels=None) -> str:
+    """``name(i,j)`` for an output as the user knows it: module data as the
+    glue's ``module.variable``, a component as ``p%x(k)`` or, of an array of
+    a derived type (whose axes come last), ``pts(i)%x(k)``."""
+    def par(xs):
+        return "" if not xs else "(" + ",".join(str(x) for x in xs) + ")"
+    label = (labels or {}).get(name)
+    if label is None:
+        return name + par(idx)
+    text, rank = label
+    if not rank or "%" not in text:
+        return text + par(idx)
+    root, path = text.split("%", 1)
+    own = len(idx) - rank
+    return f"{root}{par(idx[own:])}%{path}{par(idx[:own])}"
 
 
 def _fmt(x, dtype) -> str:
@@ -235,20 +263,20 @@ def _fmt(x, dtype) -> str:
         return str(x)
 
 
-def _output_line(o: OutputCheck, width: int) -> str:
+def _output_line(o: OutputCheck, width: int, labels=None) -> str:
     where = ""
     if o.where:
-        where = f" at {o.name}(" + ",".join(str(i) for i in o.where) + ")"
+        where = " at " + _subscripted(o.name, tuple(o.where), labels)
     if o.note:
-        return f"{_decl(o).ljust(width)}  {o.note}  FAIL"
+        return f"{_decl(o, labels).ljust(width)}  {o.note}  FAIL"
     err = f"max |error| {o.max_error:.3g}" + (where if o.max_error else "")
     if o.mismatch is None:
-        return f"{_decl(o).ljust(width)}  {err}  ok"
+        return f"{_decl(o, labels).ljust(width)}  {err}  ok"
     m = o.mismatch
     loc = ""
     if m.where:
-        loc = f" at {o.name}(" + ",".join(str(i) for i in m.where) + ")"
-    return (f"{_decl(o).ljust(width)}  max |error| {o.max_error:.3g}{loc}: got {_fmt(m.got, o.dtype)}, "
+        loc = " at " + _subscripted(o.name, tuple(m.where), labels)
+    return (f"{_decl(o, labels).ljust(width)}  max |error| {o.max_error:.3g}{loc}: got {_fmt(m.got, o.dtype)}, "
             f"expected {_fmt(m.want, o.dtype)} ({m.count} of {m.total} elements differ)  FAIL")
 
 # }}}
@@ -330,16 +358,6 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
     search = SearchPath(include_dirs, defines=defines)
     originals = {k.name: k for k in translate_source(read_source(text, str(path)),
                                                      search=search)}
-    for k in list(result.kernels) + list(originals.values()):
-        extra = [a for a in k.args if getattr(a, "storage", None) is not None
-                 or getattr(a, "component", None) is not None]
-        if extra:
-            a = extra[0]
-            what = (f"the derived-type argument '{a.component[0]}'" if a.component else
-                    f"the {a.storage[0]} data {'/'.join(a.storage[1:])}")
-            raise CheckError(f"f2loopy check cannot check '{k.name}' yet: it uses {what} "
-                             "(module data, common blocks, saved locals and derived types are "
-                             "not generated as inputs); test it with a program of your own")
 
     units = [(None, list(result.kernels), result.generated)]
     if checkpoints:
@@ -359,6 +377,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         raise CheckError(f"no kernel or subroutine named '{kernel}' in {path}")
 
     report = CheckReport(str(path), seed)
+    report.labels = shared_data.labels(originals.values())
     runnable = [s for s in selected if s[5] is not None]
     from f2loopy.verify import coverage as cov
     from f2loopy.verify import honesty
@@ -410,6 +429,9 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                 generated = honesty.character_inputs([originals[n] for n in group],
                                                      plan.generate(seed), char_choices,
                                                      char_round, char_exclude)
+                # saved locals start where the original's first call does
+                generated = shared_data.with_saved_initial([originals[n] for n in group],
+                                                           generated)
         except IslQuotaExceeded:
             raise CheckError("the kernels' assumptions are too complex to draw inputs for "
                              "(isl's operation limit was reached); give the sizes with "
@@ -439,6 +461,11 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         for *_, seq in runnable:
             if tuple(seq) not in sequences:
                 sequences.append(tuple(seq))
+            # with saved locals, also twice in a row (the second call starts
+            # from what the first left in them; a fresh child each: isolated)
+            if isolate and shared_data.saved_names([originals[n] for n in seq]) and \
+                    tuple(seq) * 2 not in sequences:
+                sequences.append(tuple(seq) * 2)
         refs = references(lib, originals, sequences, lambda s: plans[group_of(s)][1],
                            isolate, timeout)
         if measure:
@@ -498,17 +525,27 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                     written.append(ka.name)
             order = list(plan.args)
             written.sort(key=lambda x: order.index(x) if x in order else len(order))
+            # (a saved local's value after the call is out of the original's reach)
+            saved = shared_data.saved_names([originals[n] for n in seq])
+            written = [w for w in written if w not in saved]
             kc.outputs = compare_outputs(written, got, want, inputs, plan.lower_bounds,
                                           tolerances)
+            again = refs.get(tuple(seq) * 2)
+            if saved and again is not None and again is not STOPPED:
+                twice = KernelCheck(k.name, label, tuple(seq), twice=True)
+                report.checks.append(twice)
+                try:
+                    got2 = run_generated(module, gk_list[idx], got, queue)
+                    twice.outputs = compare_outputs(written, got2, again, inputs,
+                                                    plan.lower_bounds, tolerances)
+                except Exception as exc:  # noqa: BLE001 - as the first call's
+                    twice.error = _describe_failure(exc)
             if any(o.mismatch is not None for o in kc.outputs) and \
                     all(k2.options.fp_contract for k2 in ks):
                 honesty.rerun_without_contraction(
                     kc, ks, idx, seq, written, inputs, plan, text, originals, suffix,
                     fortran_flags, tmp, path, tolerances, queue, isolate, timeout, want)
     return report
-
-
-#: the result of a reference run that stopped
 
 
 def _input_groups(sequences) -> list:
@@ -547,7 +584,7 @@ def _compiled_sources(search, tmp: Path) -> list[str]:
     macros as the translation, not gfortran's own preprocessing without
     them)."""
     out = []
-    for k, p in enumerate(search.build_order()):
+    for k, p in enumerate(search.build_order(closure=True)):
         pp = search.preprocessed.get(str(p))
         if pp is None:
             out.append(str(p))

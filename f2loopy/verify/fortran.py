@@ -22,19 +22,14 @@ from f2loopy.diagnostics import F2LoopyError
 from f2loopy.glue.fexpr import wrap
 from f2loopy.glue.fortran import fortran_name
 from f2loopy.ir.kernel import ArrayArg, Kernel, ScalarArg
+from f2loopy.verify.shared_data import ISO_KIND as _ISO_KIND
+from f2loopy.verify.shared_data import ShimData
 
 
 class FortranToolError(F2LoopyError):
     """gfortran is missing or failed."""
 
 
-_ISO_KIND = {
-    "int8": ("integer", "c_int8_t"), "int16": ("integer", "c_int16_t"),
-    "int32": ("integer", "c_int32_t"), "int64": ("integer", "c_int64_t"),
-    "float32": ("real", "c_float"), "float64": ("real", "c_double"),
-    "complex64": ("complex", "c_float_complex"), "complex128": ("complex", "c_double_complex"),
-    "bool": ("logical", "4"),
-}
 
 
 def find_gfortran() -> str:
@@ -70,28 +65,36 @@ def _shim(kernel: Kernel) -> str:
     for a in kernel.extent_args:
         extents.setdefault(a.extent_of[0], {})[a.extent_of[1]] = names[a.name]
     fortran_args = kernel.fortran_args
-    shim_args = list(names.values()) + list(lengths.values())
+    # module data, common blocks, derived-type arguments
+    data = ShimData(kernel, names)
+    shim_args = list(names.values()) + data.extent_names + list(lengths.values())
     lines = [f"subroutine {_shim_name(kernel)}({', '.join(shim_args)}) "
              f"bind(c, name='{_shim_name(kernel)}')"]
     lines.append("  use iso_c_binding")
     if kernel.module:
         lines.append(f"  use {kernel.module}, only: {kernel.name}")
+    lines += data.uses
     lines.append("  implicit none")
+    if data.extent_names:
+        lines.append(f"  integer(c_int32_t) :: {', '.join(data.extent_names)}")
     for a in kernel.args:
         if a.name in lengths:
             lines.append(f"  character(kind=c_char) :: {names[a.name]}({CHAR_MAX})")
             lines.append(f"  integer(c_int32_t) :: {lengths[a.name]}")
             lines.append(f"  character(len={CHAR_MAX}) :: s{names[a.name]}")
             continue
-        lines.append(f"  {_declaration(a, names[a.name], extents)}")
+        lines.append(f"  {data.declared(a) or _declaration(a, names[a.name], extents)}")
+    lines += data.declarations
     interface = not kernel.module and extents and kernel.result_arg is None
     if interface:
         lines.append("  interface")
-        dummies = [f"d{k}" for k in range(len(fortran_args))]
+        passed = [a for a in fortran_args if data.actual(a) is not None]
+        data.reset()
+        dummies = [f"d{k}" for k in range(len(passed))]
         lines.append(f"    subroutine {kernel.name}({', '.join(dummies)})")
         lines.append("      import")
-        for a, d in zip(fortran_args, dummies):
-            lines.append(f"      {_declaration(a, d, extents, interface=True)}")
+        for a, d in zip(passed, dummies):
+            lines.append(f"      {data.interface_declaration(a, d) or _declaration(a, d, extents, interface=True)}")
         lines.append("    end subroutine")
         lines.append("  end interface")
     result = kernel.result_arg
@@ -108,12 +111,15 @@ def _shim(kernel: Kernel) -> str:
             lines.append(f"  do f2l_j = 1, {CHAR_MAX}")
             lines.append(f"    s{names[a.name]}(f2l_j:f2l_j) = {names[a.name]}(f2l_j)")
             lines.append("  end do")
+    lines += data.copy_in
     actual = [f"s{names[a.name]}(1:{lengths[a.name]})" if a.name in lengths
-              else names[a.name] for a in fortran_args]
+              else data.actual(a) for a in fortran_args]
+    actual = [x for x in actual if x is not None]
     if result is not None:
         lines.append(f"  {names[result.name]} = {kernel.name}({', '.join(actual)})")
     else:
         lines.append(f"  call {kernel.name}({', '.join(actual)})")
+    lines += data.copy_out
     lines.append(f"end subroutine {_shim_name(kernel)}")
     return "\n".join(x for line in lines for x in wrap(line)) + "\n"
 
@@ -189,8 +195,19 @@ class FortranLibrary:
                *extra]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=wd)
         if proc.returncode != 0:
+            import re
+            # (not those the sources define: they failed for want of the others)
+            defined = {m.lower() for m in re.findall(
+                r"^\s*module\s+(?!procedure\b)(\w+)\s*$", source + "\n" + extra_text,
+                re.IGNORECASE | re.MULTILINE)}
+            missing = sorted(set(re.findall(r"Cannot open module file .(\w+)\.mod.",
+                                            proc.stderr)) - defined)
+            hint = "" if not missing else (
+                "\n(no file on the search path defines module " +
+                ", ".join(f"'{m}'" for m in missing) + ", which the sources compiled with the "
+                "original use: give the directory of its source with -I)")
             raise FortranToolError("gfortran failed to compile the original Fortran:\n"
-                                   + proc.stderr.strip())
+                                   + proc.stderr.strip() + hint)
         self.lib = ctypes.CDLL(str(lib_path))
 
     def dump_coverage(self) -> None:
@@ -204,17 +221,36 @@ class FortranLibrary:
         final values are returned in the result list, arrays returned as
         given).  Assumed-shape arrays pass their shapes."""
         kernel = self.kernels[name.lower()]
-        fn = getattr(self.lib, _shim_name(kernel))
-        fn.restype = None
         if len(args) != len(kernel.fortran_args):
             raise TypeError(f"{name} takes {len(kernel.fortran_args)} arguments, got {len(args)}")
-        given = {a.name: v for a, v in zip(kernel.fortran_args, args)}
+        out = self.call_named(name, {a.name: v for a, v in zip(kernel.fortran_args, args)})
+        extents = {a.name for a in kernel.extent_args}
+        return [out[a.name] for a in kernel.args if a.name not in extents]
+
+    def call_named(self, name: str, values: dict) -> dict:
+        """Call subroutine *name* with the arguments of its kernel by name:
+        the Fortran arguments, the flattened components of derived-type
+        arguments and the module variables and common blocks it uses (set
+        before the call; zero if not given).  Returns argument name -> value
+        after the call (arrays are updated in place)."""
+        kernel = self.kernels[name.lower()]
+        fn = getattr(self.lib, _shim_name(kernel))
+        fn.restype = None
+        given = dict(values)
         for a in kernel.extent_args:
             array, axis = a.extent_of
             given[a.name] = np.asarray(given[array]).shape[axis]
         if kernel.result_arg is not None:
             given[kernel.result_arg.name] = 0      # the function's value comes back last
-        c_args, holders, char_lengths, keep = [], [], [], []
+        for a in kernel.storage_args:
+            if a.name not in given:
+                given[a.name] = np.zeros(tuple(int(s) for s in a.shape),
+                                         dtype=_storage(np.dtype(a.dtype)), order="F") \
+                    if isinstance(a, ArrayArg) else 0
+        missing = [a.name for a in kernel.args if a.name not in given]
+        if missing:
+            raise TypeError(f"{name}: no value for {', '.join(missing)}")
+        c_args, holders, char_lengths, keep, extent_values = [], [], [], [], []
         for arg in kernel.args:
             value = given[arg.name]
             dt = np.dtype(arg.dtype)
@@ -237,23 +273,24 @@ class FortranLibrary:
                                     f"{_storage(dt)} array")
                 c_args.append(value.ctypes.data_as(ctypes.c_void_p))
                 holders.append(value)
+                if getattr(arg, "component", None):
+                    extent_values += list(value.shape)   # the shim declares it with them
             else:
                 box = np.array([value], dtype=_storage(dt))
                 c_args.append(box.ctypes.data_as(ctypes.c_void_p))
                 holders.append(box)
-        fn(*c_args, *char_lengths)
-        out = []
-        extents = {a.name for a in kernel.extent_args}
+        extent_boxes = [np.array([n], dtype=np.int32) for n in extent_values]
+        fn(*c_args, *[b.ctypes.data_as(ctypes.c_void_p) for b in extent_boxes],
+           *char_lengths)
+        out = {}
         for arg, h in zip(kernel.args, holders):
-            if arg.name in extents:
-                continue
             if _is_char(arg):
-                out.append(h)
+                out[arg.name] = h
             elif isinstance(arg, ScalarArg):
                 v = h[0]
-                out.append(bool(v) if np.dtype(arg.dtype) == np.bool_ else v)
+                out[arg.name] = bool(v) if np.dtype(arg.dtype) == np.bool_ else v
             else:
-                out.append(h)
+                out[arg.name] = h
         return out
 
 

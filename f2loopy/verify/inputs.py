@@ -338,9 +338,18 @@ class _Planner:
         bad sets make it up."""
         universe = self._params_space(names)
         bad_parts = []
+        seen = set()
         for acc in self.accesses:
             if acc.extent is None:
                 continue
+            # (the same subscript of arrays of the same bounds in the same
+            # loops under the same conditions: one question; real code asks
+            # few questions thousands of times)
+            key = (acc.kernel.name, acc.index, acc.lb, acc.extent,
+                   frozenset(acc.insn.within_inames), acc.insn.predicates)
+            if key in seen:
+                continue
+            seen.add(key)
             dd = self.dd_inames[acc.kernel.name]
             idx_names = {n for n, _ in accesses(acc.index)}
             if idx_names & dd:
@@ -350,17 +359,37 @@ class _Planner:
                 dom = self._domain(acc, inames)
             except (NonAffineError, isl.Error):
                 continue
-            if set(param_names(dom)) - set(names):
+            extra = set(param_names(dom)) - set(names)
+            if extra - set(self.int_scalars):
                 continue
             oob = self._oob(acc, dom)
             if oob is None:
                 continue
             bad = oob.params()
+            # integer arguments that are no size, aligned in by _domain: an
+            # input (a flag in a condition) may take any value, so the sizes
+            # must keep the access in bounds for all of them; one the kernel
+            # writes (a subscript it computes) is not for sizes to bound
+            involved = False
+            for n in sorted(extra):
+                pos = bad.find_dim_by_name(dim_type.param, n)
+                if pos < 0:
+                    continue
+                if self.args[n].written and bad.involves_dims(dim_type.param, pos, 1):
+                    involved = True
+                else:
+                    bad = bad.project_out(dim_type.param, pos, 1)
+            if involved:
+                continue
             bad, _ = align_params(bad, universe)
             if not bad.is_empty():
                 bad_parts.append((bad, acc))
         safe = universe
+        done = []
         for bad, _ in bad_parts:
+            if any(bad == d for d in done):
+                continue
+            done.append(bad)
             b, s = align_params(bad, safe)
             safe = s - b
         return safe, bad_parts

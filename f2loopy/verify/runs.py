@@ -81,16 +81,19 @@ def fortran_storage(value):
 def run_sequence(library, kernels_by_name, sequence, inputs):
     """Call the original subroutines *sequence* on (a copy of) *inputs*;
     returns name -> final value (logical arrays as bool)."""
+    from f2loopy.verify.shared_data import share_storage
     state = {n: fortran_storage(copy.deepcopy(v)) for n, v in inputs.items()}
-    for name in sequence:
-        k = kernels_by_name[name]
-        args = [state[a.name] for a in k.fortran_args]
-        out = library.call(name, args)
-        for a, v in zip(k.fortran_args, out):
+    kernels = [kernels_by_name[name] for name in sequence]
+    for k in kernels:
+        share_storage(kernels, state)
+        passed = [a for a in (*k.fortran_args, *k.storage_args) if a.name in state]
+        out = library.call_named(k.name, {a.name: state[a.name] for a in passed})
+        for a in passed:
             if not isinstance(state[a.name], np.ndarray):
-                state[a.name] = v
-        if k.result_arg is not None:         # a function: its value comes after
-            state[k.result_arg.name] = out[len(k.fortran_args)]
+                state[a.name] = out[a.name]
+        if k.result_arg is not None:         # a function: its value
+            state[k.result_arg.name] = out[k.result_arg.name]
+    share_storage(kernels[::-1], state)
     for n, v in inputs.items():
         if isinstance(v, np.ndarray) and v.dtype == np.bool_:
             state[n] = state[n] != 0
@@ -209,15 +212,25 @@ def glue_for_result(result, directory: Path):
 def run_generated(module, gk, inputs, queue):
     """Call the glue of *gk* on a copy of *inputs*; returns name -> final value."""
     from f2loopy.codegen.names import py_name
+    from f2loopy.verify.shared_data import glue_call, hidden_outputs
     state = {n: copy.deepcopy(v) for n, v in inputs.items()}
-    fn = getattr(module, py_name(gk.kernel.name))
-    args = [state[a.name] for a in gk.kernel.fortran_args]
+    k = gk.kernel
+    fn = getattr(module, py_name(k.name))
+    # module variables are set on the glue's objects, derived-type
+    # arguments passed as objects
+    args, collect = glue_call(module, k, state)
     returned = fn(*args, queue=queue)
-    outs = [ka for ka in gk.arguments if ka.kind == "scalar_ref"]
+    hidden = hidden_outputs(k)
+    outs = [ka for ka in gk.arguments if ka.kind == "scalar_ref" and ka.name not in hidden]
+    result = k.result_arg
+    if result is not None:     # the function's value first (as the glue returns them)
+        outs = [ka for ka in outs if ka.name == result.name] + \
+            [ka for ka in outs if ka.name != result.name]
     if len(outs) == 1:
         returned = (returned,)
     for ka, v in zip(outs, returned or ()):
         state[ka.name] = v
+    collect()
     return state
 
 

@@ -1,0 +1,360 @@
+"""Module data, common blocks, saved locals and derived-type arguments in
+``f2loopy check``.
+
+A kernel that uses module variables or common blocks gets them as extra
+arguments (:attr:`~f2loopy.ir.kernel.ArrayArg.storage`); one with a
+derived-type dummy argument gets its components, flattened
+(:attr:`~f2loopy.ir.kernel.ArrayArg.component`).  The input planner draws
+values for them like for any argument (by the kernel's names).  Then both
+sides are given the same values:
+
+* the original, through its ``bind(c)`` shim (:class:`ShimData`): the shim
+  ``use`` s the module (a variable renamed ``f2l_s<k>``) or declares the
+  common block, copies the values in before the call and out after it; a
+  derived-type argument is a variable of the type (``f2l_d<k>``) whose
+  components are copied in and out (an array of the type loops over its
+  elements; the extents of every flattened component come as arguments);
+* the generated kernel, through its Python glue (:func:`glue_call`): the
+  values are set on ``glue.<module>.<variable>`` before the call and read
+  back after it; a derived-type argument is an object with the components
+  as attributes (``types.SimpleNamespace``), an array of a type a numpy
+  structured array.
+
+Every written variable is compared, module data included.  A saved local
+(``save``) cannot be reached from outside its procedure: both sides start
+it from its initial value (the original's first call does), and its value
+after the call is not compared; check runs such a kernel a second time on
+what the first call left, so that what depends on the saved values is.
+"""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+
+from f2loopy.glue.module_data import object_name
+from f2loopy.ir.kernel import ArrayArg
+
+#: numpy dtype -> Fortran type and iso_c_binding kind
+ISO_KIND = {
+    "int8": ("integer", "c_int8_t"), "int16": ("integer", "c_int16_t"),
+    "int32": ("integer", "c_int32_t"), "int64": ("integer", "c_int64_t"),
+    "float32": ("real", "c_float"), "float64": ("real", "c_double"),
+    "complex64": ("complex", "c_float_complex"), "complex128": ("complex", "c_double_complex"),
+    "bool": ("logical", "4"),
+}
+
+
+def _type_decl(dtype) -> str:
+    type_name, kind = ISO_KIND[np.dtype(dtype).name]
+    return f"{type_name}({kind})"
+
+
+def is_saved(arg) -> bool:
+    storage = getattr(arg, "storage", None)
+    return storage is not None and storage[0] == "save"
+
+
+def type_rank(arg) -> int:
+    return arg.component_type[2] if getattr(arg, "component", None) else 0
+
+
+# {{{ saved locals, shared names
+
+def saved_names(kernels) -> set:
+    return {a.name for k in kernels for a in k.args if is_saved(a)}
+
+
+def with_saved_initial(kernels, inputs: dict) -> dict:
+    """*inputs* with every saved local at its initial value (else zero):
+    the original starts there, and nothing outside it can set it."""
+    out = dict(inputs)
+    for k in kernels:
+        for a in k.args:
+            if is_saved(a) and a.name in out:
+                shape = tuple(int(s) for s in a.shape) if isinstance(a, ArrayArg) else ()
+                init = a.storage_init
+                value = np.zeros(shape, dtype=np.dtype(a.dtype), order="F") if init is None \
+                    else np.array(init, dtype=np.dtype(a.dtype), order="F").reshape(
+                        shape, order="F")
+                out[a.name] = np.asfortranarray(value) if shape else value[()]
+    return out
+
+
+def labels(kernels) -> dict:
+    """Argument name -> ``(spelling, rank of the type)`` for reports: a
+    module variable or COMMON member as the glue's ``module.variable``, a
+    component of a derived-type argument as ``p%x`` (with the rank of an
+    array of the type, whose axes come last in the flattened array)."""
+    out = {}
+    for k in kernels:
+        for a in k.args:
+            if getattr(a, "storage", None) is not None:
+                out[a.name] = (".".join((object_name(a.storage), *a.storage[2:])), 0)
+            elif getattr(a, "component", None):
+                out[a.name] = ("%".join(a.component), type_rank(a))
+    return out
+
+
+def share_storage(kernels, state: dict) -> None:
+    """Make the arguments of *kernels* that stand for one module variable
+    under different names hold the same value (the first name's)."""
+    first: dict = {}
+    for k in kernels:
+        for a in k.storage_args:
+            if a.name not in state:
+                continue
+            if a.storage in first and first[a.storage] != a.name:
+                state[a.name] = state[first[a.storage]]
+            first.setdefault(a.storage, a.name)
+
+# }}}
+
+
+# {{{ the original's side: the shim
+
+class ShimData:
+    """The parts of a kernel's shim that set module data, common blocks and
+    derived-type arguments (see the module docstring).
+
+    :arg names: argument name -> the shim's name for it.
+    """
+
+    def __init__(self, kernel, names: dict):
+        self.kernel = kernel
+        self.names = names
+        self.uses: list[str] = []
+        self.declarations: list[str] = []
+        self.copy_in: list[str] = []
+        self.copy_out: list[str] = []
+        #: argument name -> the shim's names of its extents (component arrays)
+        self.extents: dict = {}
+        #: derived-type root -> the shim variable passed in its place
+        self.roots: dict = {}
+        self._storage()
+        self._derived()
+
+    @property
+    def extent_names(self) -> list[str]:
+        return [x for xs in self.extents.values() for x in xs]
+
+    def declared(self, arg) -> str | None:
+        """The declaration of argument *arg* in the shim where this class
+        decides it (component arrays, module arrays), else None."""
+        if arg.name in self.extents:
+            return f"{_type_decl(arg.dtype)} :: {self.names[arg.name]}(" + \
+                ", ".join(self.extents[arg.name]) + ")"
+        if isinstance(arg, ArrayArg) and getattr(arg, "storage", None) is not None:
+            return f"{_type_decl(arg.dtype)} :: {self.names[arg.name]}(" + \
+                ", ".join(str(int(s)) for s in arg.shape) + ")"
+        return None
+
+    def actual(self, arg):
+        """What the shim passes for Fortran argument *arg*: the derived-type
+        variable for its first component, None for the others."""
+        if getattr(arg, "component", None):
+            root = arg.component[0]
+            if root in self._passed:
+                return None
+            self._passed.add(root)
+            return self.roots[root]
+        return self.names[arg.name]
+
+    def reset(self) -> None:
+        """Start over with :meth:`actual` (each root is passed once)."""
+        self._passed = set()
+
+    def interface_declaration(self, arg, dummy: str) -> str | None:
+        """The declaration of the derived-type dummy passed for *arg* in an
+        interface block of the original, or None for another argument."""
+        if not getattr(arg, "component", None):
+            return None
+        local, rank = self._type_of[arg.component[0]]
+        return f"type({local}) :: {dummy}" + (
+            "(" + ", ".join("*" if d == rank - 1 else "1" for d in range(rank)) + ")"
+            if rank else "")
+
+    def _storage(self):
+        k = self.kernel
+        renamed: dict = {}
+        blocks: dict = {}
+        for a in k.storage_args:
+            kind = a.storage[0]
+            if kind == "module":
+                module, var = a.storage[1], a.storage[2]
+                local = renamed.get((module, var))
+                if local is None:
+                    local = renamed[(module, var)] = f"f2l_s{len(renamed)}"
+                    self.uses.append(f"  use {module}, only: {local} => {var}")
+                target = "%".join((local, *a.storage[3:]))
+            elif kind == "common":
+                members = blocks.setdefault(a.storage[1], [])
+                target = f"f2l_c{len(blocks) - 1}_{len(members)}"
+                members.append(target)
+                shape = "" if not isinstance(a, ArrayArg) else \
+                    "(" + ", ".join(str(int(s)) for s in a.shape) + ")"
+                self.declarations.append(f"  {_type_decl(a.dtype)} :: {target}{shape}")
+            else:
+                continue             # a saved local: out of reach (see with_saved_initial)
+            self.copy_in.append(f"  {target} = {self.names[a.name]}")
+            self.copy_out.append(f"  {self.names[a.name]} = {target}")
+        for block, members in blocks.items():
+            self.declarations.append(f"  common /{block}/ {', '.join(members)}")
+
+    def _derived(self):
+        self._passed: set = set()
+        self._type_of: dict = {}
+        k = self.kernel
+        types_: dict = {}
+        loops = 0
+        parts = [a for a in k.fortran_args if getattr(a, "component", None)]
+        for a in parts:
+            module, tname, rank = a.component_type
+            root = a.component[0]
+            if isinstance(a, ArrayArg):
+                self.extents[a.name] = [f"x{self.names[a.name][1:]}_{d}"
+                                        for d in range(a.ndim)]
+            if root not in self.roots:
+                local = types_.get((module.lower(), tname.lower()))
+                if local is None:
+                    local = types_[(module.lower(), tname.lower())] = f"f2l_t{len(types_)}"
+                    self.uses.append(f"  use {module.lower()}, only: {local} => {tname}")
+                var = f"f2l_d{len(self.roots)}"
+                self.roots[root] = var
+                self._type_of[root] = (local, rank)
+                dims = ""
+                if rank:
+                    dims = "(" + ", ".join(self.extents[a.name][a.ndim - rank:]) + ")"
+                self.declarations.append(f"  type({local}) :: {var}{dims}")
+                loops = max(loops, rank)
+            var = self.roots[root]
+            path = "%".join(a.component[1:])
+            mine = self.names[a.name]
+            if not rank:
+                self.copy_in.append(f"  {var}%{path} = {mine}")
+                self.copy_out.append(f"  {mine} = {var}%{path}")
+                continue
+            own = a.ndim - rank if isinstance(a, ArrayArg) else 0
+            idx = ", ".join(f"f2l_i{d}" for d in range(rank))
+            section = ", ".join([":"] * own + [f"f2l_i{d}" for d in range(rank)])
+            heads = [f"  do f2l_i{d} = 1, {self.extents[a.name][own + d]}"
+                     for d in reversed(range(rank))]
+            tails = ["  end do"] * rank
+            self.copy_in += heads + [f"    {var}({idx})%{path} = {mine}({section})"] + tails
+            self.copy_out += heads + [f"    {mine}({section}) = {var}({idx})%{path}"] + tails
+        if loops:
+            self.declarations.append("  integer :: " + ", ".join(f"f2l_i{d}"
+                                                                 for d in range(loops)))
+
+# }}}
+
+
+# {{{ the generated side: the Python glue
+
+def _glue_object(module, storage):
+    from f2loopy.codegen.names import py_name
+    obj = getattr(module, py_name(object_name(storage)))
+    path = [py_name(x) for x in storage[2:]]
+    for part in path[:-1]:
+        obj = getattr(obj, part)
+    return obj, path[-1]
+
+
+def _structured(members, state):
+    """A numpy structured array (Fortran order) holding the flattened
+    components *members* (arguments of one array of a derived type)."""
+    rank = members[0].component_type[2]
+    tree: dict = {}
+    type_shape = None
+    for a in members:
+        value = np.asarray(state[a.name])
+        own = value.shape[:value.ndim - rank]
+        type_shape = value.shape[value.ndim - rank:]
+        node = tree
+        for part in a.component[1:-1]:
+            node = node.setdefault(part, {})
+        node[a.component[-1]] = (np.dtype(a.dtype), own)
+
+    def dtype_of(node):
+        return np.dtype([(n, dtype_of(v)) if isinstance(v, dict) else (n, v[0], v[1])
+                         for n, v in node.items()])
+    arr = np.zeros(type_shape, dtype=dtype_of(tree), order="F")
+    for a in members:
+        view = _field_view(arr, a)
+        value = np.asarray(state[a.name])
+        own = value.ndim - rank
+        view[...] = value.transpose(list(range(own, value.ndim)) + list(range(own)))
+    return arr
+
+
+def _field_view(arr, a):
+    view = arr
+    for part in a.component[1:]:
+        view = view[part]
+    return view
+
+
+def _get_path(obj, path):
+    for part in path:
+        obj = getattr(obj, part)
+    return obj
+
+
+def glue_call(module, kernel, state: dict):
+    """The arguments to pass the glue function of *kernel* for the values
+    in *state*, after setting its module variables; and a function that
+    puts what the call left in the module objects and derived-type
+    arguments back into *state*."""
+    from f2loopy.glue.module_data import fortran_parameters
+    for a in kernel.storage_args:
+        if a.name in state:
+            obj, attr = _glue_object(module, a.storage)
+            setattr(obj, attr, state[a.name])
+    roots: dict = {}
+    for a in kernel.fortran_args:
+        if getattr(a, "component", None):
+            roots.setdefault(a.component[0], []).append(a)
+    objects = {}
+    for root, members in roots.items():
+        if type_rank(members[0]):
+            objects[root] = _structured(members, state)
+            continue
+        top = types.SimpleNamespace()
+        for a in members:
+            node = top
+            for part in a.component[1:-1]:
+                if not hasattr(node, part):
+                    setattr(node, part, types.SimpleNamespace())
+                node = getattr(node, part)
+            setattr(node, a.component[-1], state[a.name])
+        objects[root] = top
+    args = [objects[n] if n in objects else state[n] for n in fortran_parameters(kernel)]
+
+    def collect():
+        for a in kernel.storage_args:
+            if a.name in state:
+                obj, attr = _glue_object(module, a.storage)
+                state[a.name] = getattr(obj, attr)
+        for root, members in roots.items():
+            for a in members:
+                if type_rank(a):
+                    view = _field_view(objects[root], a)
+                    back = list(range(type_rank(a), view.ndim)) + list(range(type_rank(a)))
+                    state[a.name] = np.asfortranarray(view.transpose(back))
+                else:
+                    state[a.name] = _get_path(objects[root], a.component[1:])
+    return args, collect
+
+
+def hidden_outputs(kernel) -> set:
+    """Names of the scalars the glue of *kernel* does not return (module
+    variables and components: it stores them)."""
+    return {a.name for a in kernel.args
+            if getattr(a, "storage", None) is not None or getattr(a, "component", None)}
+
+# }}}
+
+
+__all__ = ["ISO_KIND", "ShimData", "glue_call", "hidden_outputs", "is_saved", "labels", "saved_names", "share_storage", "type_rank", "with_saved_initial"]
+
