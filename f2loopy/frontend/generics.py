@@ -52,6 +52,17 @@ class Generic:
         return out
 
 
+def specifics_of(proc) -> list:
+    """*proc*, or a generic's specific procedures (any of them may be the one
+    called); none where they cannot be found."""
+    if not isinstance(proc, Generic):
+        return [proc]
+    try:
+        return proc.specifics()
+    except FortranError:
+        return []
+
+
 def module_generics(spec) -> list[tuple[str, tuple[str, ...], int]]:
     """``(generic name, specific names, line)`` of the generic interface
     blocks in a module's specification part *spec* (operators and

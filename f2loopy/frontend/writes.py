@@ -1,0 +1,118 @@
+"""Which variables a procedure body assigns: directly, as loop variables,
+or through the arguments of the procedures it calls (their own writes,
+found by preparing them; for a generic name, any of its specifics)."""
+
+from __future__ import annotations
+
+from fparser.two import Fortran2003 as F
+from fparser.two.utils import walk
+
+from f2loopy.frontend.derived_types import data_ref_parts, leaves
+from f2loopy.frontend.generics import specifics_of
+
+_REFERENCE_NODES = (F.Part_Ref, F.Function_Reference, F.Structure_Constructor,
+                    F.Intrinsic_Function_Reference)
+
+
+def scan_writes(body, registry, symtab, module, names=None):
+    """Lower-case names assigned in *body* (directly, as loop variables, or
+    through arguments of called procedures of the file) and loop variables.
+    Every name the body mentions is added to *names* if given."""
+    written, do_vars = set(), set()
+    calls = []
+    for root in body:
+        for node in walk(root, _SCANNED):
+            if isinstance(node, F.Name):
+                if names is not None:
+                    names.add(str(node).lower())
+            elif isinstance(node, F.Assignment_Stmt):
+                lhs = node.items[0]
+                if isinstance(lhs, F.Part_Ref):
+                    lhs = lhs.items[0]
+                if not isinstance(lhs, F.Data_Ref):
+                    written.add(str(lhs).lower())
+                elif symtab is not None:
+                    leaf = _component_leaf(symtab, lhs)
+                    if leaf is not None:
+                        written.add(leaf.name.lower())
+            elif isinstance(node, F.Loop_Control):
+                if node.items[1] is not None:
+                    do_vars.add(str(node.items[1][0]).lower())
+            elif isinstance(node, F.Forall_Triplet_Spec):
+                do_vars.add(str(node.items[0]).lower())
+            else:
+                calls.append(node)
+    if registry is None:
+        return written, do_vars
+    for node in calls:
+        name = str(node.items[0])
+        sym = symtab.get(name) if symtab is not None else None
+        if sym is not None and sym.is_array:
+            continue
+        proc = registry.find(name, symtab, module)
+        if proc is None:
+            continue
+        args = node.items[1]
+        actuals = list(args.items) if args is not None and hasattr(args, "items") else (
+            [args] if args is not None else [])
+        for target in specifics_of(proc):
+            _add_written_actuals(registry, target, actuals, symtab, written)
+    return written, do_vars
+
+
+def _add_written_actuals(registry, proc, actuals, symtab, written: set) -> None:
+    """Add to *written* the variables passed as *actuals* to dummies that
+    *proc* (or what it calls) may assign."""
+    changed = registry.dummy_writes(proc)
+    if not changed:
+        return
+    dummies = _dummy_names(proc)
+    if getattr(proc, "host", None) is not None:
+        # an internal procedure assigns variables of its host
+        written |= changed - {d.lower() for d in dummies}
+    for k, a in enumerate(actuals):
+        dummy = None
+        if isinstance(a, (F.Actual_Arg_Spec, F.Component_Spec)):
+            dummy = str(a.items[0]).lower()
+            a = a.items[1]
+        elif k < len(dummies):
+            dummy = dummies[k]
+        if dummy not in changed:
+            continue
+        if isinstance(a, F.Part_Ref):
+            a = a.items[0]
+        if isinstance(a, F.Data_Ref) and symtab is not None:
+            names, _ = data_ref_parts(a)
+            a = None
+            sym = symtab.get(names[0]) if names else None
+            for name in (names or [])[1:]:
+                sym = (sym.components or {}).get(name.lower()) if sym is not None else None
+            if sym is not None:
+                written.update(leaf.name.lower() for leaf in
+                               (leaves(sym) if sym.derived is not None else [sym]))
+        if isinstance(a, F.Name):
+            written.add(str(a).lower())
+            sym = symtab.get(str(a)) if symtab is not None else None
+            if sym is not None and sym.derived is not None:
+                written.update(leaf.name.lower() for leaf in leaves(sym))
+
+
+def _component_leaf(symtab, node):
+    """The component symbol ``a%b%c(i)`` names, or None."""
+    names, _ = data_ref_parts(node)
+    sym = symtab.get(names[0]) if names else None
+    for name in (names or [])[1:]:
+        if sym is None or not sym.components:
+            return None
+        sym = sym.components.get(name.lower())
+    return sym if sym is not None and sym.derived is None else None
+
+
+_SCANNED = (F.Name, F.Assignment_Stmt, F.Loop_Control, F.Forall_Triplet_Spec, F.Call_Stmt,
+            *_REFERENCE_NODES)
+
+
+def _dummy_names(proc) -> list[str]:
+    stmt = proc.node.children[0]
+    dl = stmt.items[2]
+    return [str(d).lower() for d in (dl.items if dl is not None else ())]
