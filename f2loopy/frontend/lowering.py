@@ -685,6 +685,10 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
         if isinstance(lhs_node, F.Part_Ref):
             name = str(lhs_node.items[0])
             sym = self.symtab.get(name)
+            if sym is not None and not sym.is_array and is_character(sym.dtype):
+                raise self.error(f"assigning a substring of character variable '{name}' is "
+                                 "not supported (a kernel only knows a character's first "
+                                 "character, as a flag)", name, UnsupportedFeatureError)
             if sym is None or not self.is_array_symbol(sym):
                 if sym is None and self.symtab.implicit_type(name) is not None or \
                         sym is not None and not sym.is_array:
