@@ -264,3 +264,84 @@ def test_fortran_glue_takes_characters(tmp_path):
     sources = translate(tmp_path, "flags", FLAGS)
     proc = compile_and_run(tmp_path, runtime, sources, FLAGS_MAIN)
     assert_all_ok(proc, 4)
+
+
+# a BLAS-style routine on the search path deciding its variant from flags, and
+# a caller passing it constant and run-time flags (LAPACK's dlarfb calling dtrmm)
+TRI_LIB = """
+      subroutine tri(side, uplo, n, alpha, x)
+      character side, uplo
+      integer n
+      double precision alpha, x(*)
+      logical lside, upper, lsame
+      integer i, info
+      lside = lsame(side, 'L')
+      upper = lsame(uplo, 'U')
+      info = 0
+      if (.not. lside .and. .not. lsame(side, 'R')) then
+         info = 1
+      end if
+      if (info .ne. 0) then
+         call xerbla('TRI   ', info)
+         return
+      end if
+      if (n .eq. 0) return
+      if (lside) then
+         if (upper) then
+            do i = 1, n
+               x(i) = alpha*x(i) + i
+            end do
+         else
+            do i = n, 1, -1
+               x(i) = alpha*x(i) - i
+            end do
+         end if
+      else
+         if (upper) then
+            x(1) = x(1) + alpha
+         else
+            x(n) = x(n) - alpha
+         end if
+      end if
+      end
+"""
+
+TRI_CALLER = """
+      subroutine caller(trans, n, x, y)
+      character trans
+      integer n
+      double precision x(*), y(*)
+      call tri('Left', 'Upper', n, 2.0d0, x)
+      call tri('r', 'L', n, 3.0d0, y)
+      call tri('L', trans, n, 0.5d0, y)
+      end
+"""
+
+
+@needs_gfortran
+@pytest.mark.parametrize("trans", ["U", "l"])
+def test_constant_flags_of_a_search_path_routine_fold(tmp_path, cl_queue, trans):
+    """lsame from the search path is the BLAS one: with constant flags the
+    variants the callee does not take are not lowered at all, and the kernel
+    computes what gfortran computes with the library's own lsame."""
+    import importlib.util
+
+    from f2loopy.pipeline import translate_text, write_outputs
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "tri.f").write_text(TRI_LIB)
+    (tmp_path / "lib" / "lsame.f").write_text(LSAME_IN_FILE)
+    result = translate_text(TRI_CALLER, tmp_path / "caller.f",
+                            include_dirs=[tmp_path / "lib"])
+    (folded,) = result.kernels
+    # the same code with lsame in the file: the user's own, inlined, which
+    # decides at run time, so every variant stays
+    whole = TRI_CALLER + TRI_LIB + LSAME_IN_FILE
+    unfolded = parse_fortran(whole, "all.f")["caller"]
+    assert len(folded.instructions) < len(unfolded.instructions) // 2
+    write_outputs(result.outputs)
+    spec = importlib.util.spec_from_file_location("caller_cl", tmp_path / "caller_cl.py")
+    glue = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(glue)
+    run_both(whole, "caller", [trans, 6, farray(6, np.float64, seed=2),
+                               farray(6, np.float64, seed=3)],
+             tmp_path, cl_queue, filename="all.f", module=glue)

@@ -36,6 +36,8 @@ class ConditionalsMixin:
         if is_constant(cond):
             if bool(cond):
                 body()
+            elif self.parent is not None:
+                pass      # a never-taken branch of library code: not even lowered
             else:
                 # statements in a never-taken branch are still checked, then dropped
                 n = len(self.instructions)

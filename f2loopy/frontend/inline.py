@@ -98,6 +98,8 @@ class InliningMixin:
                            parent=self, unit_name=proc.name,
                            statement_functions=callee.statement_functions)
         child.module_info = proc.module
+        if not getattr(callee.symtab, "internals", None):
+            child.single_assignments = assigned_once(callee.body)
         saved_elemental = self.elemental
         self.elemental = None
         try:
@@ -483,6 +485,28 @@ class InliningMixin:
                     start.append(self.subscript(s, name))
             return start
         return [self.subscript(s, name) for s in subs]
+
+
+def assigned_once(body) -> frozenset:
+    """Lower-case names that exactly one assignment statement of *body*
+    assigns and that are no loop variable and appear in no call's or
+    function reference's arguments (a callee might assign them)."""
+    from fparser.two.utils import walk
+    count: dict = {}
+    excluded = set()
+    for root in body:
+        for node in walk(root, (F.Assignment_Stmt, F.Loop_Control, F.Call_Stmt,
+                                F.Function_Reference, F.Part_Ref)):
+            if isinstance(node, F.Assignment_Stmt):
+                lhs = node.items[0]
+                name = str(lhs.items[0] if isinstance(lhs, F.Part_Ref) else lhs).lower()
+                count[name] = count.get(name, 0) + 1
+            elif isinstance(node, F.Loop_Control):
+                if node.items[1] is not None:
+                    excluded.add(str(node.items[1][0]).lower())
+            elif node.items[1] is not None:
+                excluded.update(str(n).lower() for n in walk(node.items[1], F.Name))
+    return frozenset(n for n, c in count.items() if c == 1 and n not in excluded)
 
 
 def has_array_operand(lowering, node) -> bool:

@@ -124,6 +124,13 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
         self.lines = (0, 0)
         #: a procedure this unit calls, of another file, may stop (the root)
         self.callees_may_stop = False
+        #: inlined: local scalars the body assigns exactly once (and passes to
+        #: no call), and those of them known to hold a constant (note_constant)
+        self.single_assignments: frozenset = frozenset()
+        self.known_constants: dict = {}
+        #: how many conditions held where the procedure was called (those it
+        #: adds itself make an assignment conditional)
+        self.entry_predicates = len(self.st.predicates)
 
     # {{{ shared state
 
@@ -380,6 +387,9 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
         b = self.bindings.get(low)
         if b is not None:
             return b.expr
+        known = self.known_constants.get(low)
+        if known is not None:
+            return known
         if sym.is_initialized:
             return sym.value       # never assigned (checked where it is): a constant
         if low in self.do_variables:
@@ -670,7 +680,29 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
             return
         assignee, lhs_dtype = self.lower_assignee(lhs_node)
         rhs = self.expr(rhs_node)
+        self.note_constant(lhs_node, lhs_dtype, rhs)
         self.add_assignment(assignee, lhs_dtype, rhs, str(lhs_node))
+
+    def note_constant(self, lhs_node, lhs_dtype, rhs) -> None:
+        """In an inlined procedure: a local scalar assigned once, outside any
+        condition or loop of the procedure, a value that is constant here
+        (``nota = lsame(transa, 'N')`` where the caller passed 'N') is read
+        as that constant, so the branches it decides fold away and are not
+        lowered (Reference BLAS inlined into LAPACK: most of dgemm's and
+        dtrmm's eight variants)."""
+        if self.parent is None or not isinstance(lhs_node, F.Name) or \
+                len(self.predicates) > self.entry_predicates or \
+                any(scope.owner is self for scope in self.loops):
+            return
+        low = str(lhs_node).lower()
+        if low not in self.single_assignments or low in self.bindings:
+            return
+        try:
+            value = fold_constants(self.convert_for_assignment(rhs, lhs_dtype, low))
+        except FortranError:
+            return
+        if is_constant(value):
+            self.known_constants[low] = value
 
     def lower_assignee(self, lhs_node):
         if isinstance(lhs_node, F.Name):
