@@ -489,14 +489,16 @@ class InliningMixin:
 
 def assigned_once(body) -> frozenset:
     """Lower-case names that exactly one assignment statement of *body*
-    assigns and that are no loop variable and appear in no call's or
-    function reference's arguments (a callee might assign them)."""
+    assigns and that are no loop or forall variable, and appear in no call's
+    or function reference's arguments (a callee might assign them) and no
+    ``associate`` (an associate name might)."""
     from fparser.two.utils import walk
     count: dict = {}
     excluded = set()
     for root in body:
         for node in walk(root, (F.Assignment_Stmt, F.Loop_Control, F.Call_Stmt,
-                                F.Function_Reference, F.Part_Ref)):
+                                F.Function_Reference, F.Part_Ref, F.Association,
+                                F.Forall_Triplet_Spec)):
             if isinstance(node, F.Assignment_Stmt):
                 lhs = node.items[0]
                 name = str(lhs.items[0] if isinstance(lhs, F.Part_Ref) else lhs).lower()
@@ -504,6 +506,9 @@ def assigned_once(body) -> frozenset:
             elif isinstance(node, F.Loop_Control):
                 if node.items[1] is not None:
                     excluded.add(str(node.items[1][0]).lower())
+            elif isinstance(node, (F.Association, F.Forall_Triplet_Spec)):
+                # an associate name may write its selector; a forall index
+                excluded.update(str(n).lower() for n in walk(node, F.Name))
             elif node.items[1] is not None:
                 excluded.update(str(n).lower() for n in walk(node.items[1], F.Name))
     return frozenset(n for n, c in count.items() if c == 1 and n not in excluded)
