@@ -345,3 +345,42 @@ def test_constant_flags_of_a_search_path_routine_fold(tmp_path, cl_queue, trans)
     run_both(whole, "caller", [trans, 6, farray(6, np.float64, seed=2),
                                farray(6, np.float64, seed=3)],
              tmp_path, cl_queue, filename="all.f", module=glue)
+
+
+# locals set from constant flags but changed again (conditionally, through a
+# call, inside a loop): they are not constants
+NOT_CONSTANT = """
+      subroutine outer(n, x)
+      integer n
+      double precision x(*)
+      call inner('N', n, x)
+      end
+      subroutine inner(t, n, x)
+      character t
+      integer n, i
+      double precision x(*)
+      logical nota, twice, inloop, lsame
+      nota = lsame(t, 'N')
+      if (x(1) .gt. 0) nota = .false.
+      twice = lsame(t, 'N')
+      call flip(twice)
+      do i = 1, n
+         inloop = i .eq. 1
+      end do
+      if (nota) x(2) = x(2) + 1
+      if (twice) x(3) = x(3) + 1
+      if (inloop) x(4) = x(4) + 1
+      end
+      subroutine flip(b)
+      logical b
+      b = .not. b
+      end
+""" + LSAME_IN_FILE.replace("lsame", "lsamx")
+
+
+@needs_gfortran
+@pytest.mark.parametrize("first", [-1.0, 1.0])
+def test_locals_changed_again_are_not_constants(tmp_path, cl_queue, first):
+    x = farray(5, np.float64, seed=4)
+    x[0] = first
+    run_both(NOT_CONSTANT, "outer", [5, x], tmp_path, cl_queue, filename="nc.f")
