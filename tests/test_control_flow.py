@@ -124,6 +124,37 @@ for _k in (-1, 1, 2, 3, 4, 5):
          lambda k=_k: [k, 6, farray(6, np.float64, seed=8), 0,
                        {-1: 0.5, 1: 0.25, 2: 0.75}.get(k, -0.5)])
 
+# an arithmetic if on a NaN (red team): neither negative nor zero, it goes to
+# the third label as gfortran's does (it went on to the next statement); an
+# integer one for comparison
+ARITHMETIC_IF_NAN = """
+subroutine aif(n, a, k, r)
+  implicit none
+  integer, intent(in) :: n
+  double precision, intent(in) :: a(n)
+  integer, intent(in) :: k(n)
+  integer, intent(out) :: r(n)
+  integer :: i
+  do i = 1, n
+    if (a(i)) 10, 20, 30
+10  r(i) = 1
+    go to 40
+20  r(i) = 2
+    go to 40
+30  r(i) = 3
+40  continue
+    if (k(i)) 50, 60, 70
+50  r(i) = r(i) + 10
+60  r(i) = r(i) + 100
+70  continue
+  end do
+end subroutine aif
+"""
+case("arithmetic_if_nan", ARITHMETIC_IF_NAN,
+     lambda: [6, np.array([np.nan, -1.0, 0.0, 2.0, np.nan, -np.nan], np.float64),
+              np.array([-2, 0, 3, np.iinfo(np.int32).min, 0, 1], np.int32),
+              np.zeros(6, np.int32)])
+
 # a function whose result is also its loop variable, returning from inside the
 # loop (LAPACK's iladlc: the last non-zero column)
 LASTCOL = """

@@ -376,7 +376,7 @@ class ControlFlowMixin:
 
     def stmt_Arithmetic_If_Stmt(self, node):
         """``if (e) 10, 20, 30``: to 10, 20 or 30 as e is negative, zero or
-        positive (Fortran 66's three-way branch)."""
+        positive (Fortran 66's three-way branch; a NaN goes to 30)."""
         value = self.expr(node.items[0])
         dtype = self.checked_dtype(value)
         if dtype.kind not in "iuf":
@@ -384,8 +384,14 @@ class ControlFlowMixin:
                              "real", str(node.items[0]))
         sign = self.new_temporary("if_value", dtype)
         self.add_raw_assignment(sign, value)
-        for label, rel in zip(node.items[1:], ("<", "==", ">")):
-            self.predicates.append(p.Comparison(p.Variable(sign), rel, dtype.type(0)))
+        below = p.Comparison(p.Variable(sign), "<", dtype.type(0))
+        zero = p.Comparison(p.Variable(sign), "==", dtype.type(0))
+        # a real NaN is neither: the third label, as gfortran (and ifx) go
+        # there, not on to the next statement
+        above = p.Comparison(p.Variable(sign), ">", dtype.type(0)) if dtype.kind in "iu" \
+            else p.LogicalAnd((p.LogicalNot(below), p.LogicalNot(zero)))
+        for label, cond in zip(node.items[1:], (below, zero, above)):
+            self.predicates.append(cond)
             try:
                 self.jump(int(str(label)), "if")
             finally:
