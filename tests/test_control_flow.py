@@ -155,6 +155,26 @@ case("arithmetic_if_nan", ARITHMETIC_IF_NAN,
               np.array([-2, 0, 3, np.iinfo(np.int32).min, 0, 1], np.int32),
               np.zeros(6, np.int32)])
 
+# a computed goto on an integer(8) index (red team): 2**32 + 1 is out of range,
+# not label 1 as its low 32 bits would say
+COMPUTED_INT8 = """
+subroutine cg64(k, r)
+  implicit none
+  integer(8), intent(in) :: k
+  integer, intent(out) :: r
+  r = 0
+  go to (10, 20) k
+  r = 5
+  go to 40
+10 r = 1
+  go to 40
+20 r = 2
+40 continue
+end subroutine cg64
+"""
+for _k in (2**32 + 1, -2**32 + 2, 2):
+    case(f"computed_goto_int64_{_k}", COMPUTED_INT8, lambda k=_k: [np.int64(k), 0])
+
 # a function whose result is also its loop variable, returning from inside the
 # loop (LAPACK's iladlc: the last non-zero column)
 LASTCOL = """

@@ -364,9 +364,10 @@ class ControlFlowMixin:
         if not is_integer(dtype):
             raise self.error(f"the index of a computed '{keyword}' must be an integer",
                              str(node.items[1]))
-        index = self.new_temporary("goto_index", INT32)
-        self.add_raw_assignment(index, value if dtype == INT32 else
-                                p.Call(p.Variable("int32"), (value,)))
+        # in the index's own kind: an integer(8) 2**32 + 1 is out of range
+        # (on to the next statement), not 1 as its low 32 bits are
+        index = self.new_temporary("goto_index", dtype)
+        self.add_raw_assignment(index, value)
         for k, label in enumerate(labels, 1):
             self.predicates.append(p.Comparison(p.Variable(index), "==", k))
             try:
