@@ -120,3 +120,45 @@ end subroutine cn
     with pytest.raises(CodegenError) as e:
         generate_code(_split(_renamed("max_", "max"), "max"))
     assert "'max_' and 'max' would both be 'max_'" in e.value.message
+
+
+SHRINKING = """subroutine tri(tsteps, range, a, b)
+  implicit none
+  integer, intent(in) :: tsteps, range
+  double precision, intent(inout) :: a(range), b(range)
+  integer :: queue, i
+  do queue = 1, tsteps
+    do i = 2, range - queue
+      b(i) = (a(i - 1) + a(i) + a(i + 1)) / 3.0d0
+    end do
+    do i = 2, range - queue
+      a(i) = (b(i - 1) + b(i) + b(i + 1)) / 3.0d0
+    end do
+  end do
+end subroutine tri
+!$loopy begin
+! k, = parse_fortran(SOURCE, FILENAME)
+! k = add_global_barriers_between_nests(k, host_loops=["queue"])
+! k = split_iname(k, "i", 8, outer_tag="g.0", inner_tag="l.0")
+! k = split_iname(k, "i_1", 8, outer_tag="g.0", inner_tag="l.0")
+! RESULT = [k]
+!$loopy end
+"""
+
+
+@pytest.mark.differential
+@pytest.mark.gfortran
+def test_bench_runs_launches_whose_sizes_use_glue_names(tmp_path, cl_queue):
+    """bench's own launcher evaluates the grid sizes, which depend on the
+    host loop 'queue' and the argument 'range' (names py_name changes: the
+    loop's index was read from a variable the loop did not set)."""
+    from f2loopy.bench.run import run_bench
+    from f2loopy.pipeline import translate_file
+    from f2loopy.tune.measure import time_variant
+    path = tmp_path / "tri.f90"
+    path.write_text(SHRINKING)
+    report = run_bench(path, sizes={"range": 40, "tsteps": 5}, min_time=0.005, warmup=1,
+                       queue=cl_queue)
+    assert [r.ok for r in report.rows] == [True], [r.message for r in report.rows]
+    assert time_variant(translate_file(path), cl_queue, {"range": 40, "tsteps": 5},
+                        min_time=0.005, warmup=1) > 0
