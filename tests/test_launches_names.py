@@ -162,3 +162,12 @@ def test_bench_runs_launches_whose_sizes_use_glue_names(tmp_path, cl_queue):
     assert [r.ok for r in report.rows] == [True], [r.message for r in report.rows]
     assert time_variant(translate_file(path), cl_queue, {"range": 40, "tsteps": 5},
                         min_time=0.005, warmup=1) > 0
+
+
+@pytest.mark.differential
+@pytest.mark.gfortran
+def test_python_glue_of_a_shrinking_host_loop_named_queue(tmp_path, cl_queue):
+    """The grid of the launches inside depends on the host loop 'queue'."""
+    from util import run_both
+    run_both(SHRINKING, "tri", [5, 40, farray(40, np.float64, seed=3), zeros(40, np.float64)],
+             tmp_path, cl_queue, filename="tri.f90")
