@@ -121,3 +121,38 @@ def test_generics_match_gfortran(tmp_path, cl_queue):
     y = farray(n, np.float32, seed=2)
     y[5] = np.nan
     run_both(MODULE + KERNEL, "k", [n, x, y, np.zeros(n, np.int32)], tmp_path, cl_queue)
+
+
+# a generic named like an intrinsic adds specifics to it (red team): a call
+# that no specific takes is the intrinsic, as gfortran resolves it (it was
+# "no specific procedure of generic 'abs' takes (real(8) scalar)")
+EXTENDS_ABS = """module gam
+  implicit none
+  interface abs
+    module procedure tenfold
+  end interface
+contains
+  integer(8) function tenfold(x)
+    integer(8), intent(in) :: x
+    tenfold = x * 10_8
+  end function
+end module gam
+subroutine gabs(n, a, k)
+  use gam
+  implicit none
+  integer, intent(in) :: n
+  double precision, intent(inout) :: a(n)
+  integer(8), intent(inout) :: k(n)
+  integer :: i
+  do i = 1, n
+    a(i) = abs(a(i)) + abs(-2)
+    k(i) = abs(k(i))
+  end do
+end subroutine gabs
+"""
+
+
+@needs_gfortran
+def test_a_generic_extends_the_intrinsic_of_its_name(tmp_path, cl_queue):
+    run_both(EXTENDS_ABS, "gabs", [5, farray(5, np.float64, seed=3),
+                                   np.array([-3, 4, -5, 6, 0], np.int64)], tmp_path, cl_queue)
