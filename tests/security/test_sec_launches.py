@@ -82,3 +82,33 @@ def test_host_loop_named_into_an_argument_in_opencl_is_refused(tmp_path):
     assert "Traceback" not in result.output
     assert files_in(tmp_path) == ["jac.f90"]
     assert_safe(tmp_path, result.stdout, result.stderr)
+
+
+def test_launch_sequence_uses_only_reserved_glue_names():
+    """The names the glue's launch sequence uses (host loops, the kernels of
+    the launches, global temporaries) are renamed away from the Fortran
+    names too: builtins and globals in PY_GLUE_NAMES, locals with a '_'."""
+    import ast
+    import builtins
+
+    from f2loopy.codegen import generate_code
+    from f2loopy.codegen.names import PY_GLUE_NAMES
+    from f2loopy.frontend import parse_fortran
+    from f2loopy.glue.python import generate_python_glue
+    from f2loopy.transform import add_global_barriers_between_nests, split_iname
+    src = STEPS.format(size="n", loop="t").split("!$loopy begin")[0]
+    (k,) = parse_fortran(src, "t.f90")
+    k = add_global_barriers_between_nests(k, host_loops=["t"])
+    k = split_iname(split_iname(k, "i", 8, outer_tag="g.0", inner_tag="l.0"), "i_1", 8,
+                    outer_tag="g.0", inner_tag="l.0")
+    text = generate_python_glue([generate_code(k)], "", "t.cl", "t.f90")
+    func = next(n for n in ast.parse(text).body
+                if isinstance(n, ast.FunctionDef) and n.name == "jac")
+    params = {a.arg for a in func.args.args + func.args.kwonlyargs}
+    used = {n.id for n in ast.walk(func) if isinstance(n, ast.Name)}
+    loops = {n.target.id for n in ast.walk(func) if isinstance(n, ast.For)}
+    assert loops == {"t"}
+    glue = used - params - loops
+    assert not {x for x in glue if not x.startswith("_")} - PY_GLUE_NAMES, \
+        {x for x in glue if not x.startswith("_")} - PY_GLUE_NAMES
+    assert {x for x in glue if hasattr(builtins, x)} <= PY_GLUE_NAMES
