@@ -155,6 +155,58 @@ case("arithmetic_if_nan", ARITHMETIC_IF_NAN,
               np.array([-2, 0, 3, np.iinfo(np.int32).min, 0, 1], np.int32),
               np.zeros(6, np.int32)])
 
+# a goto back out of two nested loops, restarting them (red team), and a
+# computed goto whose index is a function call with a side effect (once)
+case("goto_backwards_out_of_nested_do", """
+subroutine bg2(n, a, cnt)
+  implicit none
+  integer, intent(in) :: n
+  double precision, intent(inout) :: a(n, n)
+  integer, intent(out) :: cnt
+  integer :: i, j
+  cnt = 0
+10 continue
+  cnt = cnt + 1
+  do j = 1, n
+    do i = 1, n
+      if (a(i, j) > 0.5d0 .and. cnt < 30) then
+        a(i, j) = a(i, j) * 0.5d0 - 0.1d0
+        go to 10
+      end if
+      a(i, j) = a(i, j) + 0.01d0
+    end do
+  end do
+  if (cnt < 3) go to 10
+end subroutine bg2
+""", lambda: [4, farray((4, 4), np.float64, seed=9), 0])
+case("computed_goto_side_effect_index", """
+module cgm
+  implicit none
+contains
+  integer function nxt(k)
+    integer, intent(inout) :: k
+    k = k + 1
+    nxt = k
+  end function
+end module cgm
+subroutine cgs(k, r)
+  use cgm
+  implicit none
+  integer, intent(inout) :: k
+  integer, intent(out) :: r
+  r = 0
+  go to (10, 20, 30) nxt(k)
+  r = 1000
+  go to 40
+10 r = 1
+  go to 40
+20 r = 2
+  go to 40
+30 r = 3
+40 continue
+end subroutine cgs
+""", lambda: [1, 0], sub="cgs")
+
 # a computed goto on an integer(8) index (red team): 2**32 + 1 is out of range,
 # not label 1 as its low 32 bits would say
 COMPUTED_INT8 = """
