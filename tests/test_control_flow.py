@@ -207,6 +207,27 @@ subroutine cgs(k, r)
 end subroutine cgs
 """, lambda: [1, 0], sub="cgs")
 
+# an integer(8) loop variable computes in 64 bits (red team: its iname is a
+# 32-bit int, and t*t*t*1000 overflowed from t = 130)
+case("int64_loop_variable_arithmetic", """
+subroutine t8(ts, n, a, b)
+  implicit none
+  integer(8), intent(in) :: ts
+  integer, intent(in) :: n
+  integer(8), intent(inout) :: a(n), b(n)
+  integer(8) :: t
+  integer :: i
+  do t = 1, ts
+    do i = 1, n
+      b(i) = a(i) + t * t * t * 1000
+    end do
+    do i = 1, n
+      a(i) = b(n + 1 - i) / 2
+    end do
+  end do
+end subroutine t8
+""", lambda: [np.int64(200), 6, np.arange(6, dtype=np.int64), np.zeros(6, np.int64)])
+
 # a computed goto on an integer(8) index (red team): 2**32 + 1 is out of range,
 # not label 1 as its low 32 bits would say
 COMPUTED_INT8 = """

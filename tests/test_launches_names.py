@@ -171,3 +171,23 @@ def test_python_glue_of_a_shrinking_host_loop_named_queue(tmp_path, cl_queue):
     from util import run_both
     run_both(SHRINKING, "tri", [5, 40, farray(40, np.float64, seed=3), zeros(40, np.float64)],
              tmp_path, cl_queue, filename="tri.f90")
+
+
+@needs_toolchain
+@pytest.mark.differential
+def test_host_loop_of_an_integer8_variable(tmp_path):
+    """The host loop's index reaches its launches as a 32-bit value; the
+    kernel still computes with the integer(8) variable in 64 bits."""
+    from click.testing import CliRunner
+
+    from f2loopy.cli import main
+    from test_control_flow import CASES
+    path = tmp_path / "t8.f90"
+    path.write_text(CASES["int64_loop_variable_arithmetic"][0])
+    res = CliRunner().invoke(main, ["check", "--transform", "auto", "--size", "n=20",
+                                    "--size", "ts=200", str(path)])
+    assert res.exit_code == 0, res.output
+    from f2loopy.pipeline import translate_text
+    r = translate_text(path.read_text(), path, transform="auto")
+    assert "host loop t" in r.script_output
+    assert "(long)t * (long)t * (long)t * 1000" in r.generated[0].launches[0].body[0].device_code
