@@ -124,6 +124,130 @@ for _k in (-1, 1, 2, 3, 4, 5):
          lambda k=_k: [k, 6, farray(6, np.float64, seed=8), 0,
                        {-1: 0.5, 1: 0.25, 2: 0.75}.get(k, -0.5)])
 
+# an arithmetic if on a NaN (red team): neither negative nor zero, it goes to
+# the third label as gfortran's does (it went on to the next statement); an
+# integer one for comparison
+ARITHMETIC_IF_NAN = """
+subroutine aif(n, a, k, r)
+  implicit none
+  integer, intent(in) :: n
+  double precision, intent(in) :: a(n)
+  integer, intent(in) :: k(n)
+  integer, intent(out) :: r(n)
+  integer :: i
+  do i = 1, n
+    if (a(i)) 10, 20, 30
+10  r(i) = 1
+    go to 40
+20  r(i) = 2
+    go to 40
+30  r(i) = 3
+40  continue
+    if (k(i)) 50, 60, 70
+50  r(i) = r(i) + 10
+60  r(i) = r(i) + 100
+70  continue
+  end do
+end subroutine aif
+"""
+case("arithmetic_if_nan", ARITHMETIC_IF_NAN,
+     lambda: [6, np.array([np.nan, -1.0, 0.0, 2.0, np.nan, -np.nan], np.float64),
+              np.array([-2, 0, 3, np.iinfo(np.int32).min, 0, 1], np.int32),
+              np.zeros(6, np.int32)])
+
+# a goto back out of two nested loops, restarting them (red team), and a
+# computed goto whose index is a function call with a side effect (once)
+case("goto_backwards_out_of_nested_do", """
+subroutine bg2(n, a, cnt)
+  implicit none
+  integer, intent(in) :: n
+  double precision, intent(inout) :: a(n, n)
+  integer, intent(out) :: cnt
+  integer :: i, j
+  cnt = 0
+10 continue
+  cnt = cnt + 1
+  do j = 1, n
+    do i = 1, n
+      if (a(i, j) > 0.5d0 .and. cnt < 30) then
+        a(i, j) = a(i, j) * 0.5d0 - 0.1d0
+        go to 10
+      end if
+      a(i, j) = a(i, j) + 0.01d0
+    end do
+  end do
+  if (cnt < 3) go to 10
+end subroutine bg2
+""", lambda: [4, farray((4, 4), np.float64, seed=9), 0])
+case("computed_goto_side_effect_index", """
+module cgm
+  implicit none
+contains
+  integer function nxt(k)
+    integer, intent(inout) :: k
+    k = k + 1
+    nxt = k
+  end function
+end module cgm
+subroutine cgs(k, r)
+  use cgm
+  implicit none
+  integer, intent(inout) :: k
+  integer, intent(out) :: r
+  r = 0
+  go to (10, 20, 30) nxt(k)
+  r = 1000
+  go to 40
+10 r = 1
+  go to 40
+20 r = 2
+  go to 40
+30 r = 3
+40 continue
+end subroutine cgs
+""", lambda: [1, 0], sub="cgs")
+
+# an integer(8) loop variable computes in 64 bits (red team: its iname is a
+# 32-bit int, and t*t*t*1000 overflowed from t = 130)
+case("int64_loop_variable_arithmetic", """
+subroutine t8(ts, n, a, b)
+  implicit none
+  integer(8), intent(in) :: ts
+  integer, intent(in) :: n
+  integer(8), intent(inout) :: a(n), b(n)
+  integer(8) :: t
+  integer :: i
+  do t = 1, ts
+    do i = 1, n
+      b(i) = a(i) + t * t * t * 1000
+    end do
+    do i = 1, n
+      a(i) = b(n + 1 - i) / 2
+    end do
+  end do
+end subroutine t8
+""", lambda: [np.int64(200), 6, np.arange(6, dtype=np.int64), np.zeros(6, np.int64)])
+
+# a computed goto on an integer(8) index (red team): 2**32 + 1 is out of range,
+# not label 1 as its low 32 bits would say
+COMPUTED_INT8 = """
+subroutine cg64(k, r)
+  implicit none
+  integer(8), intent(in) :: k
+  integer, intent(out) :: r
+  r = 0
+  go to (10, 20) k
+  r = 5
+  go to 40
+10 r = 1
+  go to 40
+20 r = 2
+40 continue
+end subroutine cg64
+"""
+for _k in (2**32 + 1, -2**32 + 2, 2):
+    case(f"computed_goto_int64_{_k}", COMPUTED_INT8, lambda k=_k: [np.int64(k), 0])
+
 # a function whose result is also its loop variable, returning from inside the
 # loop (LAPACK's iladlc: the last non-zero column)
 LASTCOL = """

@@ -121,3 +121,83 @@ def test_generics_match_gfortran(tmp_path, cl_queue):
     y = farray(n, np.float32, seed=2)
     y[5] = np.nan
     run_both(MODULE + KERNEL, "k", [n, x, y, np.zeros(n, np.int32)], tmp_path, cl_queue)
+
+
+# a generic named like an intrinsic adds specifics to it (red team): a call
+# that no specific takes is the intrinsic, as gfortran resolves it (it was
+# "no specific procedure of generic 'abs' takes (real(8) scalar)")
+EXTENDS_ABS = """module gam
+  implicit none
+  interface abs
+    module procedure tenfold
+  end interface
+contains
+  integer(8) function tenfold(x)
+    integer(8), intent(in) :: x
+    tenfold = x * 10_8
+  end function
+end module gam
+subroutine gabs(n, a, k)
+  use gam
+  implicit none
+  integer, intent(in) :: n
+  double precision, intent(inout) :: a(n)
+  integer(8), intent(inout) :: k(n)
+  integer :: i
+  do i = 1, n
+    a(i) = abs(a(i)) + abs(-2)
+    k(i) = abs(k(i))
+  end do
+end subroutine gabs
+"""
+
+
+@needs_gfortran
+def test_a_generic_extends_the_intrinsic_of_its_name(tmp_path, cl_queue):
+    run_both(EXTENDS_ABS, "gabs", [5, farray(5, np.float64, seed=3),
+                                   np.array([-3, 4, -5, 6, 0], np.int64)], tmp_path, cl_queue)
+
+
+# specifics that differ only by kind, the kinds from another module renamed on
+# 'use' (swapped: here 'sp' is the double kind), literals of those kinds
+KIND_SWAP = """module kinds2
+  implicit none
+  integer, parameter :: wp = selected_real_kind(15, 307)
+  integer, parameter :: sp = kind(1.0)
+end module kinds2
+module ops2
+  use kinds2, only: rk => wp, sp
+  implicit none
+  interface tw
+    module procedure tw_s, tw_d
+  end interface
+contains
+  real(sp) function tw_s(x)
+    real(sp), intent(in) :: x
+    tw_s = x + 1.0
+  end function
+  real(rk) function tw_d(x)
+    real(rk), intent(in) :: x
+    tw_d = x + 2.0_rk
+  end function
+end module ops2
+subroutine gen3(n, a, b)
+  use kinds2, only: sp => wp, wp => sp
+  use ops2, only: tw
+  implicit none
+  integer, intent(in) :: n
+  real(sp), intent(inout) :: a(n)
+  real(wp), intent(inout) :: b(n)
+  integer :: i
+  do i = 1, n
+    a(i) = tw(a(i)) + tw(1.0_sp) * 10 + tw(1.0_wp) * 100 + tw(b(i) * 1.0_sp) * 1000
+    b(i) = tw(b(i)) + tw(2.0_wp) * 10
+  end do
+end subroutine gen3
+"""
+
+
+@needs_gfortran
+def test_specifics_that_differ_by_a_renamed_kind(tmp_path, cl_queue):
+    run_both(KIND_SWAP, "gen3", [5, farray(5, np.float64, seed=4), farray(5, np.float32, seed=5)],
+             tmp_path, cl_queue)

@@ -9,19 +9,45 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+import pymbolic.primitives as p
+from pymbolic.mapper import IdentityMapper
 
 from f2loopy.codegen.phases import HostLoop
 from f2loopy.ir.folding import tdiv
 
 
+class _Prefixed(IdentityMapper):
+    """Every variable X as ``a_X``; the functions called keep their names."""
+
+    def map_variable(self, expr, *args):
+        return p.Variable("a_" + expr.name)
+
+    def map_call(self, expr, *args):
+        return p.Call(expr.function, tuple(self.rec(x) for x in expr.parameters))
+
+
+def _size_text(expr) -> str:
+    """Python text of the integer expression *expr* whose variable X is
+    ``a_X``: py_name would print a loop 'queue' and an argument 'queue_'
+    alike, and an argument 'range' as 'range_' (see :func:`_env`)."""
+    from f2loopy.glue.pyexpr import py_int_expr
+    return py_int_expr(_Prefixed()(expr))
+
+
+def _env(values: dict) -> dict:
+    """The variables of :func:`_size_text` for the scalars *values*."""
+    return {"a_" + k: v for k, v in values.items()}
+
+
+#: the globals sizes are evaluated with: nothing of Python's builtins
+_SIZE_GLOBALS = {"__builtins__": {}, "_tdiv": tdiv, "min": min, "max": max}
+
+
 def launch_geometry(gk, values: dict) -> tuple[tuple, tuple]:
     """``(global size, local size)`` of launching *gk* with the scalar
     arguments *values* (the grid's sizes are expressions in them)."""
-    from f2loopy.glue.pyexpr import py_int_expr
-
     def value(expr) -> int:
-        return int(eval(py_int_expr(expr), {"_tdiv": tdiv, "min": min,  # noqa: S307
-                                            "max": max}, dict(values)))
+        return int(eval(_size_text(expr), dict(_SIZE_GLOBALS), _env(values)))  # noqa: S307
     groups = tuple(value(g) for g in gk.grid.num_groups)
     lsize = tuple(value(x) for x in gk.grid.local_size)
     return tuple(g * s for g, s in zip(groups, lsize)), lsize
@@ -34,7 +60,6 @@ def launcher(gk, prg, bufs: list, values: dict, queue) -> Callable:
     scalar arguments' values, for the grid sizes and host loop bounds."""
     import pyopencl as cl
 
-    from f2loopy.glue.pyexpr import py_int_expr
     if not gk.launches:
         knl = cl.Kernel(prg, gk.c_name)
         knl.set_args(*bufs)
@@ -59,18 +84,16 @@ def launcher(gk, prg, bufs: list, values: dict, queue) -> Callable:
     code: dict = {}
 
     def value(expr, env) -> int:
-        text = py_int_expr(expr)
-        compiled = code.get(text)
+        compiled = code.get(id(expr))
         if compiled is None:
-            compiled = code[text] = compile(text, "<size>", "eval")
-        return int(eval(compiled, {"_tdiv": tdiv, "min": min,  # noqa: S307 - our own
-                                   "max": max}, env))
+            compiled = code[id(expr)] = (compile(_size_text(expr), "<size>", "eval"), expr)
+        return int(eval(compiled[0], dict(_SIZE_GLOBALS), env))  # noqa: S307 - our own
 
     def steps(items, q, env) -> None:
         for s in items:
             if isinstance(s, HostLoop):
                 for t in range(value(s.lower, env), value(s.upper, env) + 1):
-                    steps(s.body, q, {**env, s.iname: t})
+                    steps(s.body, q, {**env, "a_" + s.iname: t})
                 continue
             knl = kernels.get(s.c_name)
             passed = [ka for ka in s.arguments if ka.kind != "fixed"]
@@ -84,7 +107,7 @@ def launcher(gk, prg, bufs: list, values: dict, queue) -> Callable:
             # the indices of the host loops around: the only arguments that change
             for k, ka in enumerate(passed):
                 if ka.name not in by_name:
-                    knl.set_arg(k, np.int32(env[ka.name]))
+                    knl.set_arg(k, np.int32(env["a_" + ka.name]))
             groups = [value(g, env) for g in s.grid.num_groups]
             local = [value(x, env) for x in s.grid.local_size]
             if all(g > 0 for g in groups):
@@ -92,7 +115,7 @@ def launcher(gk, prg, bufs: list, values: dict, queue) -> Callable:
                                            tuple(local))
 
     def run(q) -> None:
-        steps(gk.launches, q, dict(values))
+        steps(gk.launches, q, _env(values))
     return run
 
 
@@ -107,7 +130,7 @@ def time_calls(queue, run: Callable, min_time: float, warmup: int) -> float:
     queue.finish()
     one = max(time.perf_counter() - t0, 1e-6)
     batch = max(1, int(0.01 / one))
-    per_call = []
+    per_call: list[float] = []
     total = 0.0
     while total < min_time or len(per_call) < 3:
         t0 = time.perf_counter()

@@ -93,11 +93,25 @@ def check_identifiers(kernel) -> None:
     check(kernel.name, "the kernel name", kernel.span)
     if kernel.module is not None:
         check(kernel.module, "the module name", kernel.span)
+    # the names of one kernel's code: c_name appends '_' to reserved ones, so
+    # a loop 'max' and an argument 'max_' would be one C variable (the
+    # loop's, shadowing the argument: 'for (int max_ = 1; max_ <= max_; ...)')
+    declared: dict = {}
+
+    def distinct(name, span):
+        other = declared.setdefault(c_name(name), name)
+        if other != name:
+            raise CodegenError(f"'{other}' and '{name}' would both be '{c_name(name)}' in the "
+                               "OpenCL code (f2loopy appends '_' to names that OpenCL or "
+                               "f2loopy reserve): rename one", span or kernel.span)
     for a in kernel.args:
         check(a.name, "the argument name", a.span)
+        distinct(a.name, a.span)
     for t in kernel.temporaries.values():
         check(t.name, "the variable name", t.span)
+        distinct(t.name, t.span)
         if t.base_storage is not None:
             check(t.base_storage, "the storage name", t.span)
     for iname in kernel.all_inames():
         check(iname, "the loop index name", None)
+        distinct(iname, None)

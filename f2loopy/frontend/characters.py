@@ -147,7 +147,15 @@ class CharacterMixin:
                 raise self.error(f"character variable '{name}' is not supported (only "
                                  "character dummy arguments and local character variables "
                                  "used as flags are)", name, UnsupportedFeatureError)
-            return self.scalar_value(sym, name), character_length(sym.dtype), False
+            code = self.scalar_value(sym, name)
+            if sym.is_dummy and character_length(sym.dtype) == 1 and \
+                    not self.bindings.get(name.lower()):
+                # the kernel's own character*1 argument: the glue's code of
+                # the caller's string ('No transpose', as LAPACK passes to
+                # CHARACTER TRANSA) says more characters follow, which the
+                # dummy does not see
+                code = p.Call(p.Variable("mod"), (code, LONG))
+            return code, character_length(sym.dtype), False
         return None
 
     def char_comparison(self, op, left, right):

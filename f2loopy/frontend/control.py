@@ -364,9 +364,10 @@ class ControlFlowMixin:
         if not is_integer(dtype):
             raise self.error(f"the index of a computed '{keyword}' must be an integer",
                              str(node.items[1]))
-        index = self.new_temporary("goto_index", INT32)
-        self.add_raw_assignment(index, value if dtype == INT32 else
-                                p.Call(p.Variable("int32"), (value,)))
+        # in the index's own kind: an integer(8) 2**32 + 1 is out of range
+        # (on to the next statement), not 1 as its low 32 bits are
+        index = self.new_temporary("goto_index", dtype)
+        self.add_raw_assignment(index, value)
         for k, label in enumerate(labels, 1):
             self.predicates.append(p.Comparison(p.Variable(index), "==", k))
             try:
@@ -376,7 +377,7 @@ class ControlFlowMixin:
 
     def stmt_Arithmetic_If_Stmt(self, node):
         """``if (e) 10, 20, 30``: to 10, 20 or 30 as e is negative, zero or
-        positive (Fortran 66's three-way branch)."""
+        positive (Fortran 66's three-way branch; a NaN goes to 30)."""
         value = self.expr(node.items[0])
         dtype = self.checked_dtype(value)
         if dtype.kind not in "iuf":
@@ -384,8 +385,14 @@ class ControlFlowMixin:
                              "real", str(node.items[0]))
         sign = self.new_temporary("if_value", dtype)
         self.add_raw_assignment(sign, value)
-        for label, rel in zip(node.items[1:], ("<", "==", ">")):
-            self.predicates.append(p.Comparison(p.Variable(sign), rel, dtype.type(0)))
+        below = p.Comparison(p.Variable(sign), "<", dtype.type(0))
+        zero = p.Comparison(p.Variable(sign), "==", dtype.type(0))
+        # a real NaN is neither: the third label, as gfortran (and ifx) go
+        # there, not on to the next statement
+        above = p.Comparison(p.Variable(sign), ">", dtype.type(0)) if dtype.kind in "iu" \
+            else p.LogicalAnd((p.LogicalNot(below), p.LogicalNot(zero)))
+        for label, cond in zip(node.items[1:], (below, zero, above)):
+            self.predicates.append(cond)
             try:
                 self.jump(int(str(label)), "if")
             finally:

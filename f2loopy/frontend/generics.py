@@ -127,9 +127,12 @@ def _same(a, b) -> bool:
 class GenericsMixin:
     """Resolution of generic names at calls (mixed into UnitLowering)."""
 
-    def resolve_generic(self, proc, arg_nodes, name: str):
+    def resolve_generic(self, proc, arg_nodes, name: str, intrinsic: bool = False):
         """*proc* itself, or for a :class:`Generic` the specific procedure
-        that the actual arguments *arg_nodes* select."""
+        that the actual arguments *arg_nodes* select.  With *intrinsic* (a
+        function reference whose name is also an intrinsic's: a generic
+        ``abs`` that adds a specific for a type of its own), None when no
+        specific matches: the intrinsic, which the generic extends."""
         if not isinstance(proc, Generic):
             return proc
         actual = [(self._keyword_of(a), self._actual_signature(a, name)) for a in arg_nodes]
@@ -147,6 +150,8 @@ class GenericsMixin:
         if len(matches) == 1:
             return matches[0]
         given = ", ".join(_describe(s) for _, s in actual)
+        if not matches and intrinsic:
+            return None
         if not matches:
             raise self.error(f"no specific procedure of generic '{proc.name}' takes "
                              f"({given}); it has {'; '.join(tried) or 'none'}", name)

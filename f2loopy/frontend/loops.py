@@ -293,6 +293,11 @@ class LoopsMixin:
             final = normalize_integer(p.Sum((first, p.Product((step, trips)))))
         except (OverflowError, ArithmeticError):
             final = None       # past the integer's range: Fortran leaves it undefined
+        if np.dtype(sym.dtype).itemsize > 4:
+            # an integer(8) variable: its arithmetic is 64-bit ('t*t*t*1000'),
+            # though the loop's index is a 32-bit iname (isl and the index
+            # analyses see through the conversion)
+            value = p.Call(p.Variable("int64"), (value,))
         scope = LoopScope(low, iname, value, self, final=final)
         self.loops.append(scope)
         return scope

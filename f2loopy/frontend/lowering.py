@@ -505,7 +505,9 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
                 raise self.error(not_found_message("function", name, self.search_path()),
                                  name, UnsupportedFeatureError)
             return None
-        proc = self.resolve_generic(proc, arg_nodes, name)
+        proc = self.resolve_generic(proc, arg_nodes, name, intrinsic=is_intrinsic_name(name))
+        if proc is None:
+            return None
         if proc.kind != "function":
             raise self.error(f"'{name}' is a subroutine; use 'call {name}(...)'", name)
         return self.inline_call(proc, arg_nodes, node)

@@ -14,7 +14,7 @@ from pymbolic.mapper.substitutor import substitute
 
 from f2loopy.codegen import GeneratedKernel
 from f2loopy.codegen.phases import HostLoop
-from f2loopy.glue.fexpr import LOCAL_PREFIX, f_string, local_int
+from f2loopy.glue.fexpr import f_string, local_int
 
 #: host loop indices in size expressions are renamed so (then printed as
 #: 64-bit locals ``f2l_hostloop_t``), apart from every name of the glue
@@ -27,6 +27,20 @@ def _count(body, expr) -> str:
     return f"max(0_c_int64_t, {body.int_expr(expr)})"
 
 
+def _host_name(iname: str, taken: set) -> str:
+    """``hostloop_INAME`` (its locals ``f2l_hostloop_INAME`` and
+    ``f2l_hostloop_INAME_32``), or ``hostloopN`` where that name, or the one
+    of the 32-bit copy, is an argument's or too long for Fortran; added to
+    *taken*."""
+    name, n = HOST_PREFIX + iname, 0
+    while name.lower() in taken or (name + "_32").lower() in taken or \
+            len(local_int(name + "_32")) > 63:
+        n += 1
+        name = f"{HOST_PREFIX.rstrip('_')}{n}"
+    taken.update((name.lower(), (name + "_32").lower()))
+    return name
+
+
 def launch_sequence(body, gk: GeneratedKernel, slots: dict, index: int, locals_: list,
                     launches: list) -> None:
     """Add to *body* the launches of *gk* (the arguments are registered in
@@ -35,6 +49,9 @@ def launch_sequence(body, gk: GeneratedKernel, slots: dict, index: int, locals_:
               for n, g in enumerate(launches)}
     used: set = set()
     rename: dict = {}
+    # the 64-bit copy of an argument X is f2l_X (fexpr.local_int): a host
+    # loop's locals must be named like no argument (Fortran ignores case)
+    taken = {a.name.lower() for a in gk.kernel.args}
 
     def expr(e):
         return substitute(e, rename) if rename else e
@@ -43,8 +60,8 @@ def launch_sequence(body, gk: GeneratedKernel, slots: dict, index: int, locals_:
         nonlocal index
         for s in items:
             if isinstance(s, HostLoop):
-                name = HOST_PREFIX + s.iname
-                v64, v32 = local_int(name), f"{LOCAL_PREFIX}h32_{s.iname}"
+                name = _host_name(s.iname, taken)
+                v64, v32 = local_int(name), local_int(name + "_32")
                 locals_.append(f"integer(c_int64_t) :: {v64}")
                 locals_.append(f"integer(c_int32_t), target :: {v32}")
                 lower, upper = body.int_expr(expr(s.lower)), body.int_expr(expr(s.upper))

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
+import pymbolic.primitives as prim
+from pymbolic.mapper.substitutor import substitute
 
 from f2loopy.ir.types import is_complex, is_integer, is_logical
 from f2loopy.codegen import GeneratedKernel
@@ -571,11 +573,14 @@ def cl_args_of(arguments) -> list:
 
 
 def _one_launch(gk: GeneratedKernel, fn: str, cl_args: list, indent: str, *,
-                knl: str | None = None) -> list:
-    """Lines launching *gk*: its kernel in the variable *knl*, or fetched here."""
+                knl: str | None = None, rename: dict | None = None) -> list:
+    """Lines launching *gk*: its kernel in the variable *knl*, or fetched here
+    (*rename*: host loop indices -> the variables the glue holds them in)."""
+    def size(e):
+        return py_int_expr(substitute(e, rename) if rename else e)
     lines = []
-    groups = "(" + ", ".join(py_int_expr(g) for g in gk.grid.num_groups) + ")"
-    local = "(" + ", ".join(py_int_expr(x) for x in gk.grid.local_size) + ")"
+    groups = "(" + ", ".join(size(g) for g in gk.grid.num_groups) + ")"
+    local = "(" + ", ".join(size(x) for x in gk.grid.local_size) + ")"
     if not gk.grid.fixed_local_size:
         # computed from the arguments: checked against the device's limit
         lines.append(f"{indent}_check_local({fn!r}, {local}, queue)")
@@ -607,26 +612,40 @@ def _launch_sequence(gk: GeneratedKernel, fn: str, values: dict) -> list:
         number[id(launch)] = n
         lines.append(f"    _knl_{n} = _kernel(queue, {launch.c_name!r}, {options!r})")
     lines.append("    with _lock:")
+    # a host loop's index is a variable of its own: py_name of the index
+    # could be an argument's ('queue_' for a loop 'queue'), which the loop
+    # would overwrite; then it is '_hN_' (no argument's py_name)
+    taken = {py_name(a.name) for a in gk.kernel.args}
+    rename: dict = {}
 
     def steps(items, indent, host):
         for s in items:
             if isinstance(s, HostLoop):
-                v = py_name(s.iname)
-                lines.append(f"{indent}for {v} in range({py_int_expr(s.lower)}, "
-                             f"{py_int_expr(s.upper)} + 1):")
+                lower = py_int_expr(substitute(s.lower, rename) if rename else s.lower)
+                upper = py_int_expr(substitute(s.upper, rename) if rename else s.upper)
+                name, n = s.iname, 0
+                while py_name(name) in taken:
+                    n += 1
+                    name = f"_h{n}"
+                v = py_name(name)
+                taken.add(v)
+                rename[s.iname] = prim.Variable(name)
+                lines.append(f"{indent}for {v} in range({lower}, {upper} + 1):")
                 lines.append(f"{indent}    {v} = np.int32({v})")
                 steps(s.body, indent + "    ", host | {s.iname})
+                del rename[s.iname]
                 continue
             args = []
             for ka in s.arguments:
                 if ka.name in host:
-                    args.append(py_name(ka.name))
+                    args.append(py_int_expr(rename[ka.name]))
                 elif ka.kind != "fixed":
                     args.append(values[ka.name])
             args += [scratch[sb.name] for sb in s.scratch]
             if s.kernel.error_sites:
                 args.append("_f2l_err_buf")
-            lines.extend(_one_launch(s, fn, args, indent, knl=f"_knl_{number[id(s)]}"))
+            lines.extend(_one_launch(s, fn, args, indent, knl=f"_knl_{number[id(s)]}",
+                                     rename=dict(rename)))
     steps(gk.launches, "        ", frozenset())
     return lines
 
