@@ -228,6 +228,24 @@ subroutine t8(ts, n, a, b)
 end subroutine t8
 """, lambda: [np.int64(200), 6, np.arange(6, dtype=np.int64), np.zeros(6, np.int64)])
 
+# the same with a step known only at run time (its own loop form): 64 bits too,
+# also for the value after the loop
+case("int64_runtime_step_loop_variable", """
+subroutine t8s(ts, inc, n, a, last)
+  implicit none
+  integer, intent(in) :: ts, inc, n
+  integer(8), intent(inout) :: a(n), last
+  integer(8) :: t
+  integer :: i
+  do t = ts, 1, inc
+    do i = 1, n
+      a(i) = a(i) + t * t * t * 1000 + i
+    end do
+  end do
+  last = t * 100000
+end subroutine t8s
+""", lambda: [300, -7, 4, np.arange(4, dtype=np.int64), np.int64(0)])
+
 # a computed goto on an integer(8) index (red team): 2**32 + 1 is out of range,
 # not label 1 as its low 32 bits would say
 COMPUTED_INT8 = """

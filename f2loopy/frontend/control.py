@@ -212,7 +212,13 @@ class ControlFlowMixin:
         trips = self.bound_temporary(iname, "trips", trips_expr,
                                      0 if self.predicates else None)
         self.domains.append(self.make_domain(iname, 0, p.Sum((trips, -1)), 1))
-        value = normalize_integer(p.Sum((start, p.Product((stride, p.Variable(iname))))))
+        counter = p.Variable(iname)
+        if np.dtype(sym.dtype).itemsize > 4:
+            # an integer(8) variable computes in 64 bits, though its trip
+            # counter is a 32-bit iname (as in open_loop)
+            counter = p.Call(p.Variable("int64"), (counter,))
+            trips = p.Call(p.Variable("int64"), (trips,))
+        value = normalize_integer(p.Sum((start, p.Product((stride, counter)))))
         final = normalize_integer(p.Sum((start, p.Product((stride, trips)))))
         scope = LoopScope(sym.name.lower(), iname, value, self, final=final)
         scope.sequential = f"its step '{step_text}' is only known at run time"
