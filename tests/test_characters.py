@@ -390,3 +390,37 @@ def test_locals_changed_again_are_not_constants(tmp_path, cl_queue, first):
     x = farray(5, np.float64, seed=4)
     x[0] = first
     run_both(NOT_CONSTANT, "outer", [5, x], tmp_path, cl_queue, filename="nc.f")
+
+
+DECLARED_LENGTH = """
+      subroutine dl(c, n, x)
+      character*2 c
+      integer n
+      double precision x(*)
+      if (c .eq. 'N') then
+         x(1) = 1
+      else if (c(1:1) .eq. 'N') then
+         x(1) = 2
+      else
+         x(1) = 3
+      end if
+      end
+"""
+
+
+@needs_gfortran
+@pytest.mark.parametrize("actual", ["N   X", "NX", "N", "Nope", "x"])
+def test_declared_length_sees_that_many_characters(actual, tmp_path, cl_queue):
+    """A character*2 dummy given 'N   X' sees 'N ' (Fortran associates the
+    first two characters), so c == 'N' holds, as in gfortran."""
+    run_both(DECLARED_LENGTH, "dl", [actual, 1, np.zeros(2)], tmp_path, cl_queue,
+             filename="dl.f")
+
+
+def test_declared_length_reaches_both_glues(tmp_path):
+    from f2loopy.pipeline import translate_text
+    result = translate_text(DECLARED_LENGTH, tmp_path / "dl.f")
+    assert result.kernels[0].arg_dict["c"].character == 2
+    texts = {p.suffix: t for p, t in result.outputs.items()}
+    assert "'character2')" in texts[".py"]
+    assert "(1:min(2, len(" in texts[".f90"]

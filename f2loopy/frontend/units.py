@@ -697,10 +697,11 @@ def _make_arg(src, reader, lowering, symtab, dummy, first_line, is_result=False)
             raise FortranError(f"only the last dimension of '{sym.name}' may be '*'", sym.span)
         return ArrayArg(name=sym.name, dtype=np.dtype(sym.dtype), shape=shape,
                         lower_bounds=lbs, intent=sym.intent, span=sym.span)
-    from f2loopy.frontend.characters import is_character
+    from f2loopy.frontend.characters import character_length, is_character
     if is_character(sym.dtype):
+        length = character_length(sym.dtype)
         return ScalarArg(name=sym.name, dtype=np.dtype(np.int32), intent="in", span=sym.span,
-                         character=True)
+                         character=length if isinstance(length, int) else True)
     return ScalarArg(name=sym.name, dtype=np.dtype(sym.dtype), intent=sym.intent, span=sym.span,
                      is_result=is_result)
 

@@ -299,7 +299,11 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
             locals_.append(f"integer(c_int32_t), target :: {tmp}")
             body.add(f"{tmp} = 32")
             body.add(f"if (len({nm[a.name]}) > 0) {tmp} = ichar({nm[a.name]}(1:1))")
-            body.add(f"if (len_trim({nm[a.name]}) > 1) {tmp} = {tmp} + 256")
+            seen = nm[a.name]
+            if not isinstance(a.character, bool):
+                # a declared length: the dummy sees that many characters
+                seen = f"{nm[a.name]}(1:min({int(a.character)}, len({nm[a.name]})))"
+            body.add(f"if (len_trim({seen}) > 1) {tmp} = {tmp} + 256")
             body.add(f"call f2l_c%value({index}, c_loc({tmp}), {nbytes}_c_size_t)")
             slots[a.name] = index
             index += 1

@@ -133,12 +133,14 @@ def _kernel(queue, name, options):
 
 
 def _scalar(fn, name, value, dtype, kind):
-    if kind == "character":
+    if kind.startswith("character"):
         # a character flag: the kernel gets the code of the first character,
         # plus 256 if more non-blank ones follow (f2loopy.frontend.characters)
         if not isinstance(value, str):
             raise KernelArgumentError(f"{fn}: argument '{name}' must be a character (str), "
                                       f"got {type(value).__name__}")
+        if kind != "character":
+            value = value[:int(kind[len("character"):])]  # the declared length sees so much
         if value and ord(value[0]) > 255:
             raise KernelArgumentError(f"{fn}: argument '{name}' must start with a one-byte "
                                       f"character, got {value[0]!r}")
@@ -341,6 +343,14 @@ def runtime_source() -> str:
         "__ERROR_SLOTS__", str(ERROR_VALUES + 1))
 
 
+def _character_kind(arg) -> str:
+    """``'character'`` (assumed length) or ``'characterL'`` (declared L)."""
+    length = arg.character
+    if isinstance(length, bool):
+        return "character"
+    return f"character{int(length)}"
+
+
 def _kind(dtype) -> str:
     dt = np.dtype(dtype)
     if is_logical(dt):
@@ -479,8 +489,8 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
     for ka in gk.arguments:
         if ka.kind in ("value", "scalar_ref", "fixed"):
             v = py_name(ka.name)
-            kind = "character" if getattr(ka.ir_arg, "character", False) else \
-                _kind(ka.dtype)
+            kind = _character_kind(ka.ir_arg) if getattr(ka.ir_arg, "character", False) \
+                else _kind(ka.dtype)
             lines.append(f"    {v} = _scalar({fn!r}, {ka.name!r}, {v}, np.{np.dtype(ka.dtype).name}, "
                          f"{kind!r})")
         if ka.kind == "fixed":

@@ -147,7 +147,9 @@ class ScalarArg(_Copyable):
         argument, and the host glue checks that callers pass exactly it.
     :attr character: a ``character`` flag: the kernel receives the int32
         code of the caller's string (:func:`f2loopy.frontend.characters.
-        character_code`), which the host glue computes.
+        character_code`), which the host glue computes; an int is the
+        declared length (the dummy sees that many characters of the actual
+        argument), True an assumed length.
     :attr extent_of: ``(array, axis)`` (axis from 0) for the extent of an
         assumed-shape array argument (``a(:)``): not an argument of the
         Fortran subroutine; the host glue takes its value from the array the
@@ -170,7 +172,7 @@ class ScalarArg(_Copyable):
     fixed_value: Any = None
     extent_of: tuple | None = None
     is_result: bool = False
-    character: bool = False
+    character: bool | int = False
     storage: tuple | None = None
     storage_init: Any = None
     component: tuple | None = None

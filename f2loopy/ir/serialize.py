@@ -136,7 +136,7 @@ def _enc_arg(a):
                 "extent_of": None if a.extent_of is None else [a.extent_of[0],
                                                                int(a.extent_of[1])],
                 "is_result": bool(a.is_result),
-                "character": bool(a.character), **_enc_storage(a)}
+                "character": _enc_character(a.character), **_enc_storage(a)}
     d = _enc_array_common(a)
     d.update(kind="array", intent=a.intent, **_enc_storage(a))
     if a.fortran_layout is not None:
@@ -165,6 +165,21 @@ def _dec_values(init) -> np.ndarray:
     if int(np.prod(shape)) != len(data):
         _fail("initializer size mismatch")
     return np.array(data, dtype=dt).reshape(shape, order="F")
+
+
+def _enc_character(value):
+    """A character flag's declared length (an int), True (assumed), or False."""
+    if isinstance(value, bool):
+        return value
+    return int(value)
+
+
+def _dec_character(value):
+    if value is None or isinstance(value, bool):
+        return value is True
+    if type(value) is not int or not 1 <= value <= 65535:
+        _fail("a character length must be an integer from 1 to 65535")
+    return value
 
 
 def _enc_storage(a) -> dict:
@@ -454,7 +469,7 @@ def _dec_arg(d):
                          intent=_intent(d.get("intent")), span=_dec_span(d.get("span")),
                          fixed_value=fixed,
                          extent_of=extent_of, is_result=d.get("is_result") is True,
-                         character=d.get("character") is True, **_dec_storage(d))
+                         character=_dec_character(d.get("character")), **_dec_storage(d))
     if d.get("kind") != "array":
         _fail("invalid argument kind")
     kw = _dec_array_common(d)
