@@ -2,8 +2,8 @@
 endless ``do`` loops, ``exit`` (also named and out of nested loops), forward
 ``goto``, computed ``goto`` and arithmetic ``if``, and ``do`` loops whose step is a run-time value.
 
-All of it is built from logical flags, as ``cycle`` and ``return`` are (see
-:mod:`f2loopy.frontend.lowering`): leaving sets a flag, the statements it
+All of it, ``cycle`` and ``return`` too, is built from logical flags
+(:meth:`ControlFlowMixin.leave_region`): leaving sets a flag, the statements it
 skips are guarded by its negation.  A loop such a flag leaves also stops
 when the flag is set (:class:`~f2loopy.ir.control.LoopExit`), which a ``do
 while`` loop needs to end at all: its domain is a trip counter ``0 <= k <=
@@ -129,6 +129,69 @@ def statement_lines_of(node) -> tuple[int, int]:
 
 class ControlFlowMixin:
     """Early exits (mixed into UnitLowering)."""
+
+    # {{{ return, cycle and the flags they set
+
+    def stmt_Return_Stmt(self, node, is_last):
+        region = next((r for r in reversed(self.st.regions)
+                       if r.kind == "procedure" and r.owner is self), None)
+        if region is None or region.flag is None or node is region.trailing:
+            return            # the trailing return of the procedure (see lower_body)
+        # loop variables keep the values they have here (a function's result
+        # that is its loop variable: LAPACK's iladlc); unread ones are pruned
+        for scope in self.loops:
+            if scope.owner is self and scope.var is not None:
+                sym = self.symbol(scope.var)
+                self.add_assignment(self.loop_scalar(sym), sym.dtype, scope.value, scope.var)
+        self.leave_region(region)
+
+    def stmt_Cycle_Stmt(self, node):
+        name = node.items[1]
+        name = str(name).lower() if name is not None else None
+        region = None
+        for scope in reversed(self.loops):
+            if scope.owner is not self:
+                break
+            if scope.region is None:
+                continue
+            if name is None or scope.region.name == name:
+                region = scope.region
+                break
+        if region is None:
+            if name is None:
+                raise self.error("'cycle' outside a loop", "cycle")
+            raise self.error(f"'cycle {name}': no enclosing loop is called '{name}'", name)
+        if region.flag is None:
+            raise self.error("internal error: no flag for 'cycle'", "cycle")
+        self.leave_region(region)
+
+    def leave_region(self, region, sequential: str | None = None):
+        """Set *region*'s flag; guard what the flag skips.  The loops it
+        leaves stop when it is set (and must run sequentially, for the
+        reason *sequential*, if that is given)."""
+        self.add_raw_assignment(region.flag, np.bool_(True))
+        region.count += 1
+        inner = self.loops[region.depth:]
+        if inner and region.flag not in inner[0].skip_flags:
+            # later iterations of the loops in between run nothing at all: the
+            # whole body of the outermost of them is guarded when it is done
+            # (also what comes after this statement in it, in other branches)
+            inner[0].skip_flags.append(region.flag)
+        for scope in inner:
+            self.add_loop_exit(scope, region.flag, sequential)
+
+    def guard_loop_body(self, scope) -> None:
+        """Guard every instruction of loop *scope*'s body by the flags that a
+        ``cycle`` or ``return`` inside it sets for an enclosing region."""
+        for flag in scope.skip_flags:
+            guard = p.LogicalNot(p.Variable(flag))
+            for k in range(scope.body_start, len(self.instructions)):
+                insn = self.instructions[k]
+                if guard not in insn.predicates and insn.assignee_name != flag and \
+                        insn.id not in self.st.unguarded:
+                    self.instructions[k] = insn.copy(predicates=insn.predicates + (guard,))
+
+    # }}}
 
     # {{{ loops ended by a flag
 
