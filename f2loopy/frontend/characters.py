@@ -199,7 +199,10 @@ class CharacterMixin:
             if const:
                 return np.int32(code % LONG)
             return code if length == 1 else p.Call(p.Variable("mod"), (code, LONG))
-        if low == "lsame" and self._blas_lsame(name):
+        if low == "lsame" and self.defined_elsewhere(name):
+            # the BLAS function (also Reference BLAS's lsame.f on the search
+            # path: its ASCII/EBCDIC code compares letters case-insensitively,
+            # as the built-in form does, which folds for constant flags)
             if len(arg_nodes) != 2:
                 raise self.error(f"'lsame' takes 2 arguments, got {len(arg_nodes)}", name)
             args = [self.char_operand(_value(a)) for a in arg_nodes]
@@ -248,14 +251,6 @@ class CharacterMixin:
         assignee, dtype = self.lower_assignee(lhs_node)
         self.add_assignment(assignee, dtype, code, name)
         return True
-
-    def _blas_lsame(self, name) -> bool:
-        """Whether ``lsame`` is the BLAS function: not defined in the file
-        being translated (one on the search path, Reference BLAS's lsame.f,
-        computes the same: its ASCII/EBCDIC code compares the letters
-        case-insensitively; the built-in form folds for constant flags)."""
-        proc = self.find_procedure(name)
-        return proc is None or getattr(proc, "src", None) not in (None, self.root.src)
 
     def char_selector(self, node):
         """``select case`` on a character flag: its code and length, else None."""

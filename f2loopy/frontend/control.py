@@ -385,7 +385,6 @@ class ControlFlowMixin:
     def stmt_BackwardGotoLoop(self, node):
         """The statements a backward goto repeats, as an endless loop that
         each iteration leaves at its end unless a ``goto`` cycled it."""
-        from f2loopy.frontend.loops import Region
         lines = statement_lines_of(node)
         self.lines = lines
         exit_flag = self.new_exit_flag("ended", ends_loop=True)
@@ -393,18 +392,9 @@ class ControlFlowMixin:
         scope = self.open_trip_loop(f"goto{node.label}_k",
                                     reason=f"a 'goto {node.label}' repeats it")
         scope.span = self.src.span(lines[0])
-        name = f"#goto {node.label}"
-        region = Region("loop", self, name, len(self.loops), len(self.instructions))
-        scope.body_start = len(self.instructions)
-        scope.region = region
-        scope.exit_region = exit_region = Region("exit", self, name, exit_depth,
-                                                 len(self.instructions), flag=exit_flag)
-        self.add_loop_exit(scope, exit_flag)
-        scope.skip_flags.append(exit_flag)
-        region.flag = self.new_temporary(f"goto_{node.label}_again", BOOL)
-        self.add_raw_assignment(region.flag, np.bool_(False))
-        region.body_start = len(self.instructions)
-        self.st.regions.append(region)
+        region = self.open_body_regions([scope], f"#goto {node.label}", exit_flag, exit_depth,
+                                        f"goto_{node.label}_again")
+        exit_region = scope.exit_region
         try:
             self.lower_block(node.body, skip_labels={node.label})
             # the end of the statements: leave, unless a goto starts them again

@@ -50,10 +50,7 @@ def is_blas_xerbla(lowering, name: str) -> bool:
     not defined in the file being translated.  One found on the search path
     (Reference-LAPACK's ``xerbla.f``) prints its message and stops, which
     is what the error site does; its formatted ``write`` cannot be inlined."""
-    if name.lower() != "xerbla":
-        return False
-    proc = lowering.find_procedure(name)
-    return proc is None or getattr(proc, "src", None) not in (None, lowering.root.src)
+    return name.lower() == "xerbla" and lowering.defined_elsewhere(name)
 
 
 def _is_stop(node, lowering) -> bool:

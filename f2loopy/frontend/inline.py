@@ -59,6 +59,14 @@ class InliningMixin:
             return None
         return self.registry.find(name, self.symtab, getattr(self, "module_info", None))
 
+    def defined_elsewhere(self, name) -> bool:
+        """Whether the file being translated does not define procedure
+        *name*: none is found, or the one found is another file's (on the
+        search path).  The BLAS's ``xerbla`` and ``lsame`` are then the
+        library's, which f2loopy knows (an error site, a built-in compare)."""
+        proc = self.find_procedure(name)
+        return proc is None or getattr(proc, "src", None) not in (None, self.root.src)
+
     def statement_function_call(self, sf, arg_nodes):
         if len(arg_nodes) != len(sf.args):
             raise self.error(f"statement function '{sf.name}' takes {len(sf.args)} "

@@ -156,22 +156,8 @@ class LoopsMixin:
                 if scope.span is None:
                     scope.span = self.src.span_in_lines(*self.lines, "do")
             self.lines = saved
-            region = Region("loop", self, construct_name, len(self.loops),
-                            len(self.instructions))
-            for scope in opened:
-                scope.body_start = len(self.instructions)
-            opened[-1].region = region
-            if exit_flag is not None and opened:
-                opened[0].exit_region = Region("exit", self, construct_name, exit_depth,
-                                               len(self.instructions), flag=exit_flag)
-                self.add_loop_exit(opened[0], exit_flag)
-                if exit_flag not in opened[0].skip_flags:
-                    opened[0].skip_flags.append(exit_flag)
-            if _cycles_loop(body, construct_name):
-                region.flag = self.new_temporary("cycled", BOOL)
-                self.add_raw_assignment(region.flag, np.bool_(False))
-                region.body_start = len(self.instructions)
-            self.st.regions.append(region)
+            self.open_body_regions(opened, construct_name, exit_flag, exit_depth,
+                                   "cycled" if _cycles_loop(body, construct_name) else None)
             returns = [(r, r.count) for r in self.st.regions
                        if r.kind == "procedure" and r.flag is not None]
             try:
@@ -203,6 +189,30 @@ class LoopsMixin:
                     sym = self.symbol(scope.var)
                     self.add_assignment(self.loop_scalar(sym), sym.dtype, scope.final,
                                         scope.var, predicates=preds)
+
+    def open_body_regions(self, opened, name, exit_flag, exit_depth: int,
+                          cycled: str | None) -> Region:
+        """Open the regions of the body of loop *opened* (its scopes,
+        outermost first; the construct *name*): the one ``cycle`` leaves,
+        with a flag named after *cycled* reset at the start of each
+        iteration if given, and with *exit_flag* (set before the loops, at
+        *exit_depth*) the one ``exit`` leaves, which stops the loop."""
+        region = Region("loop", self, name, len(self.loops), len(self.instructions))
+        for scope in opened:
+            scope.body_start = len(self.instructions)
+        opened[-1].region = region
+        if exit_flag is not None:
+            opened[0].exit_region = Region("exit", self, name, exit_depth,
+                                           len(self.instructions), flag=exit_flag)
+            self.add_loop_exit(opened[0], exit_flag)
+            if exit_flag not in opened[0].skip_flags:
+                opened[0].skip_flags.append(exit_flag)
+        if cycled is not None:
+            region.flag = self.new_temporary(cycled, BOOL)
+            self.add_raw_assignment(region.flag, np.bool_(False))
+            region.body_start = len(self.instructions)
+        self.st.regions.append(region)
+        return region
 
     def placeholder_loop(self, do_stmt) -> LoopScope:
         """A loop scope with no domain, so that the body of a loop whose header
