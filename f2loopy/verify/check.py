@@ -454,8 +454,11 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
             suffix = path.suffix.lower() if preprocessed else path.suffix
         measure = coverage and isolate and cov.gcov_available()
         # the files the search path provided, each after the modules it uses
+        # (a subscript the inputs could not be sized for stops the original
+        # with a message, not writing past the drawn arrays: isolated only)
+        ref_flags = tuple(fortran_flags) + (("-fcheck=bounds",) if isolate else ())
         lib = FortranLibrary(text, list(originals.values()), filename=f"original{suffix}",
-                             flags=tuple(fortran_flags), workdir=str(tmp), coverage=measure,
+                             flags=ref_flags, workdir=str(tmp), coverage=measure,
                              extra_sources=_compiled_sources(search, tmp))
         sequences = []
         for *_, seq in runnable:

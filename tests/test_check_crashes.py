@@ -1,0 +1,100 @@
+"""``f2loopy check`` never crashes and never blames a translation wrongly
+(issue 26, items 7 to 15): inputs fit the subscripts the original computes,
+an access it could not size is reported (the original runs with
+``-fcheck=bounds``), and the other crash and honesty cases of the issue."""
+
+import re
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from f2loopy.cli import main
+from util import needs_gfortran
+
+pytestmark = needs_gfortran
+
+
+def _check(tmp_path, text, *args, name="k.f90"):
+    path = tmp_path / name
+    path.write_text(text)
+    res = CliRunner().invoke(main, ["check", *args, str(path)])
+    return str(path), res
+
+
+def _check_process(tmp_path, text, *args, name="k.f90"):
+    """The check in its own process: a crash shows as a signal."""
+    path = tmp_path / name
+    path.write_text(text)
+    return subprocess.run([sys.executable, "-m", "f2loopy.cli", "check", *args, str(path)],
+                          capture_output=True, text=True, cwd=tmp_path)
+
+
+# {{{ item 7: subscripts computed into a scalar first
+
+OFFSET = """subroutine shift(n, off, a, buf)
+  integer n, off, j, idx
+  real a(n), buf(n + 3)
+  do j = 1, n
+    idx = off + j
+    buf(idx) = a(j)
+  end do
+end subroutine
+"""
+
+
+def test_offset_computed_into_a_scalar_is_sized(tmp_path):
+    # off may only be 0..3: the drawn value must keep buf(off + j) in bounds
+    for seed in range(4):
+        _, res = _check(tmp_path, OFFSET, "--seed", str(seed))
+        assert res.exit_code == 0, res.output
+        drawn = re.search(r"\boff=(-?\d+)", res.output.splitlines()[0])
+        assert drawn and 0 <= int(drawn.group(1)) <= 3, res.output
+        assert res.output.splitlines()[-1] == \
+            "ok: 1 output(s) of 1 kernel(s) match the original Fortran"
+
+
+INDIRECT = """subroutine gather(n, m, col, x, y)
+  integer n, m, j, c
+  integer col(n)
+  real x(m), y(n)
+  do j = 1, n
+    c = col(j)
+    y(j) = x(c)
+  end do
+end subroutine
+"""
+
+
+def test_index_array_read_into_a_scalar_is_ranged(tmp_path):
+    _, res = _check(tmp_path, INDIRECT, "--size", "m=2", "--size", "n=30")
+    assert res.exit_code == 0, res.output
+
+
+PACKED = """subroutine pack(n, m, depth, a, buf)
+  integer n, m, depth
+  real a(n, m), buf(n*m)
+  integer j, k, idx
+  do k = 1, m
+    do j = 1, n
+      idx = j + (k-1)*depth
+      buf(idx) = a(j, k)
+    end do
+  end do
+end subroutine
+"""
+
+
+def test_access_that_cannot_be_sized_is_reported_not_a_crash(tmp_path):
+    # depth*k is no affine subscript: with depth > n the original writes past
+    # buf; it runs under -fcheck=bounds, and the kernel never runs on it
+    proc = _check_process(tmp_path, PACKED, "--size", "n=3", "--size", "m=50",
+                          "--range", "depth=20:30")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    assert "error: the original Fortran goes out of bounds on the generated inputs " \
+           "(Index '" in proc.stderr
+    assert "of array 'buf' above upper bound of 150)" in proc.stderr
+    assert "the check could not size every subscript" in proc.stderr
+
+# }}}
