@@ -98,3 +98,55 @@ def test_access_that_cannot_be_sized_is_reported_not_a_crash(tmp_path):
     assert "the check could not size every subscript" in proc.stderr
 
 # }}}
+
+
+# {{{ item 9: a module on -I calls an external procedure of another file
+
+def test_module_calling_an_external_procedure_of_another_file(tmp_path):
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "ops.f90").write_text("""module ops
+contains
+  subroutine scale_all(n, x)
+    integer n, i
+    real x(n)
+    do i = 1, n
+      x(i) = 3.0 * x(i)
+    end do
+  end subroutine
+  subroutine log_all(n, x)
+    integer n
+    real x(n)
+    call report(n, x)
+  end subroutine
+end module
+""")
+    (lib / "report.f90").write_text("""subroutine report(n, x)
+  integer n
+  real x(n)
+  print *, x
+end subroutine
+""")
+    _, res = _check(tmp_path, """subroutine k(n, x)
+  use ops
+  integer n
+  real x(n)
+  call scale_all(n, x)
+end subroutine
+""", "-I", str(lib))
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[-1] == \
+        "ok: 1 output(s) of 1 kernel(s) match the original Fortran"
+
+
+def test_stubs_of_missing_procedures():
+    from f2loopy.verify.fortran import STUB_MARK, _stub_source, _undefined_procedures
+    err = ("/usr/bin/ld: /tmp/x/ops.o: in function `__ops_MOD_log_all':\n"
+           "ops.f90:(.text+0x1b): undefined reference to `report_'\n"
+           "collect2: error: ld returned 1 exit status\n")
+    assert _undefined_procedures(err) == ["report_"]
+    assert _undefined_procedures(err + "x.f90:3:4: Error: bad\nfoo: error: other\n") is None
+    assert _undefined_procedures("undefined reference to `a\"b'\n") is None
+    assert f'fputs("{STUB_MARK}report_\\n", stderr);' in _stub_source(["report_"])
+
+# }}}

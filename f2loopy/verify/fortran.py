@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -190,10 +191,20 @@ class FortranLibrary:
                             "void f2l_coverage_dump(void) { __gcov_dump(); }\n")
             extra.append(str(dump))
         self.lib_path, self.source_path, self.coverage = lib_path, src_path, coverage
-        cmd = [fc, "-shared", "-fPIC", *flags, "-J", str(wd), "-o", str(lib_path),
-               *[str(Path(s).resolve()) for s in extra_sources], str(src_path), str(shim_path),
-               *extra]
+        cmd = [fc, "-shared", "-fPIC", "-Wl,--no-undefined", *flags, "-J", str(wd), "-o",
+               str(lib_path), *[str(Path(s).resolve()) for s in extra_sources], str(src_path),
+               str(shim_path), *extra]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=wd)
+        missing_procedures = _undefined_procedures(proc.stderr) if proc.returncode else None
+        if missing_procedures:
+            # procedures the compiled files call that no file compiled with
+            # them defines (a module on the path calling an external one of
+            # another file): the checked kernels never reach them (their
+            # translation would have read the file), so each is a stub that
+            # stops the run with a message if it is reached after all
+            stubs = wd / "f2l_missing_procedures.c"
+            stubs.write_text(_stub_source(missing_procedures))
+            proc = subprocess.run(cmd + [str(stubs)], capture_output=True, text=True, cwd=wd)
         if proc.returncode != 0:
             import re
             # (not those the sources define: they failed for want of the others)
@@ -332,6 +343,36 @@ def _missing_helpers(source: str, others: str = "") -> str:
                 re.IGNORECASE):
             out.append(text)
     return "".join(out)
+
+
+_UNDEFINED = re.compile(r"undefined reference to [`']([^'`\n]{1,300})'")
+_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,200}")
+#: what a stub of a missing procedure writes before it stops the run
+STUB_MARK = "f2loopy check: the original called a procedure that no compiled file defines: "
+
+
+def _undefined_procedures(stderr: str) -> list[str] | None:
+    """The symbols the linker reports undefined, if that is all it reports
+    and each is a plain symbol name (None otherwise)."""
+    if "error:" in stderr.replace("ld returned 1 exit status", ""):
+        lines = [ln for ln in stderr.splitlines() if "error:" in ln
+                 and "ld returned" not in ln and "undefined reference" not in ln]
+        if lines:
+            return None
+    names = sorted(set(_UNDEFINED.findall(stderr)))
+    if not names or not all(_SYMBOL.fullmatch(n) for n in names):
+        return None
+    return names
+
+
+def _stub_source(names: list[str]) -> str:
+    """C stubs for the procedures *names* (validated symbol names): each
+    prints :data:`STUB_MARK` and its name on stderr and exits."""
+    out = ["#include <stdio.h>", "#include <stdlib.h>", ""]
+    for n in names:
+        out += [f"void {n}(void) {{", f'  fputs("{STUB_MARK}{n}\\n", stderr);',
+                "  exit(3);", "}", ""]
+    return "\n".join(out)
 
 
 def _storage(dt: np.dtype) -> np.dtype:

@@ -196,6 +196,11 @@ _RUNTIME_ERROR = re.compile(r"Fortran runtime error: ([ -~]{1,300}?)\s*$", re.MU
 def _fortran_runtime_error(stderr: str) -> CheckError | None:
     """The error for what gfortran's run-time library reported (a subscript
     out of bounds under ``-fcheck=bounds``), or None."""
+    from f2loopy.verify.fortran import STUB_MARK
+    m = re.search(re.escape(STUB_MARK) + r"([A-Za-z0-9_]{1,200})$", stderr, re.MULTILINE)
+    if m is not None:
+        return CheckError(f"the original Fortran called '{m.group(1)}', which no file "
+                          "compiled with it defines (give the directory of its source with -I)")
     m = _BOUNDS_ERROR.search(stderr)
     if m is not None:
         return CheckError(
