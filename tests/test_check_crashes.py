@@ -7,12 +7,13 @@ import re
 import subprocess
 import sys
 
+import pytest
 from click.testing import CliRunner
 
 from f2loopy.cli import main
 from util import needs_gfortran
 
-pytestmark = needs_gfortran
+pytestmark = [needs_gfortran, pytest.mark.differential]
 
 
 def _check(tmp_path, text, *args, name="k.f90"):
@@ -148,5 +149,74 @@ def test_stubs_of_missing_procedures():
     assert _undefined_procedures(err + "x.f90:3:4: Error: bad\nfoo: error: other\n") is None
     assert _undefined_procedures("undefined reference to `a\"b'\n") is None
     assert f'fputs("{STUB_MARK}report_\\n", stderr);' in _stub_source(["report_"])
+
+# }}}
+
+
+# {{{ item 10: the glue checks arguments against the kernel before every launch
+
+SORT = """subroutine sortcol(klon, nclv, kidia, kfdia, zsink, zval, iorder)
+  integer klon, nclv, kidia, kfdia
+  real zsink(klon, nclv), zval(klon, nclv)
+  integer iorder(klon, nclv)
+  integer jl, jm, jn, jo
+  do jm = 1, nclv
+    do jl = kidia, kfdia
+      iorder(jl, jm) = jm
+      zval(jl, jm) = zsink(jl, jm) * 2.0
+    end do
+  end do
+  do jm = 1, nclv
+    do jn = 1, nclv - 1
+      do jl = kidia, kfdia
+        if (zval(jl, iorder(jl, jn)) > zval(jl, iorder(jl, jn + 1))) then
+          jo = iorder(jl, jn)
+          iorder(jl, jn) = iorder(jl, jn + 1)
+          iorder(jl, jn + 1) = jo
+        end if
+      end do
+    end do
+  end do
+  do jm = 1, nclv
+    do jl = kidia, kfdia
+      zsink(jl, jm) = zval(jl, iorder(jl, jm))
+    end do
+  end do
+end subroutine
+"""
+
+WRONG_LAUNCH = """
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import sortcol_cl as g
+queue = g._default_queue()
+knl = g._kernel(queue, 'sortcol_phase1', ())
+n = np.int32(4)
+for args in ([n, n, n, n, None, None, None], [n, n, n, n], [n, 4, n, n, None, None, None]):
+    try:
+        g._launch(queue, knl, args, (1, 1, 1), (1, 1, 1),
+                  ('int32',) * 4 + ('buffer',) * 3)
+    except g.KernelArgumentError as exc:
+        print("refused:", exc)
+"""
+
+
+def test_split_kernel_glue_refuses_wrong_arguments(tmp_path):
+    path = tmp_path / "sortcol.f90"
+    path.write_text(SORT)
+    res = CliRunner().invoke(main, ["check", "--transform", "auto", str(path)])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(main, ["translate", "--transform", "auto", str(path)])
+    assert res.exit_code == 0, res.output
+    assert "sortcol_phase1" in (tmp_path / "sortcol.cl").read_text()
+    proc = subprocess.run([sys.executable, "-c", WRONG_LAUNCH, str(tmp_path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "refused: sortcol_phase1: argument 5 must be a device buffer, not NoneType",
+        "refused: sortcol_phase1: 4 arguments for a kernel of 7 (the glue and the OpenCL "
+        "program do not match: translate again)",
+        "refused: sortcol_phase1: argument 2 must be a numpy int32 scalar, not int"]
 
 # }}}

@@ -325,7 +325,22 @@ def _check_local(fn, local, queue):
             f"at most {dims[0]} x {dims[1]} x {dims[2]})")
 
 
-def _launch(queue, kernel, args, groups, local):
+def _launch(queue, kernel, args, groups, local, signature):
+    # what the kernel takes, checked before every launch: a wrong argument is
+    # an error here, never a crash inside the OpenCL implementation
+    count = kernel.get_info(cl.kernel_info.NUM_ARGS)
+    if len(args) != len(signature) or count != len(signature):
+        raise KernelArgumentError(
+            f"{kernel.function_name}: {len(args)} arguments for a kernel of {count} (the glue "
+            "and the OpenCL program do not match: translate again)")
+    for k, (a, want) in enumerate(zip(args, signature), 1):
+        if want == "buffer":
+            if not isinstance(a, cl.MemoryObjectHolder):
+                raise KernelArgumentError(f"{kernel.function_name}: argument {k} must be a "
+                                          f"device buffer, not {type(a).__name__}")
+        elif not isinstance(a, np.generic) or a.dtype != np.dtype(want):
+            raise KernelArgumentError(f"{kernel.function_name}: argument {k} must be a "
+                                      f"numpy {want} scalar, not {type(a).__name__}")
     kernel.set_args(*args)
     if all(g > 0 for g in groups):
         gsize = tuple(g * l for g, l in zip(groups, local))
@@ -600,8 +615,30 @@ def _one_launch(gk: GeneratedKernel, fn: str, cl_args: list, indent: str, *,
         lines.append(f"{indent}_knl = _kernel(queue, {gk.c_name!r}, {options!r})")
         lines.append(f"{indent}with _lock:")
         indent += "    "
-    lines.append(f"{indent}_launch(queue, {knl}, [{', '.join(cl_args)}], {groups}, {local})")
+    signature = launch_signature(gk)
+    if len(signature) != len(cl_args):
+        raise AssertionError(f"the glue passes {len(cl_args)} arguments to kernel "
+                             f"{gk.c_name}, which takes {len(signature)}")
+    lines.append(f"{indent}_launch(queue, {knl}, [{', '.join(cl_args)}], {groups}, {local}, "
+                 f"{signature!r})")
     return lines
+
+
+def launch_signature(gk: GeneratedKernel) -> tuple:
+    """What each argument of the OpenCL kernel *gk* is, in order: ``"buffer"``
+    or the numpy dtype name of a scalar passed by value."""
+    out = []
+    for ka in gk.arguments:
+        if ka.kind in ("array", "scalar_ref"):
+            out.append("buffer")
+        elif ka.kind == "value":
+            dt = np.dtype(ka.dtype)
+            # (a logical is passed as an int, as the glue converts it)
+            out.append("int32" if dt == np.bool_ else dt.name)
+    out += ["buffer"] * len(gk.scratch)
+    if gk.kernel.error_sites:
+        out.append("buffer")
+    return tuple(out)
 
 
 def _launch_sequence(gk: GeneratedKernel, fn: str, values: dict) -> list:
