@@ -220,3 +220,27 @@ def test_split_kernel_glue_refuses_wrong_arguments(tmp_path):
         "refused: sortcol_phase1: argument 2 must be a numpy int32 scalar, not int"]
 
 # }}}
+
+
+# {{{ item 11: no negative extents drawn
+
+SEGMENT = """subroutine seg(kidia, kfdia, a, b)
+  integer kidia, kfdia, jl
+  real a(kidia:kfdia), b(kidia:kfdia)
+  do jl = kidia, kfdia
+    b(jl) = 2.0 * a(jl)
+  end do
+end subroutine
+"""
+
+
+def test_no_negative_extent_is_drawn(tmp_path):
+    # seed 1 drew kidia=6, kfdia=4: a(6:4), extent -1, which the glue refuses
+    for seed in (1, 4):
+        _, res = _check(tmp_path, SEGMENT, "--seed", str(seed))
+        assert "must have shape (-" not in res.output, res.output
+        drawn = re.search(r"kidia=(\d+), kfdia=(\d+)", res.output)
+        assert int(drawn.group(2)) >= int(drawn.group(1)) - 1, res.output
+        assert "MISMATCH" not in res.output, res.output
+
+# }}}

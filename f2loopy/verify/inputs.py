@@ -476,6 +476,7 @@ class _Planner:
             x, y = align_params(s, a)
             s = x & y
         s, _ = align_params(s, self._params_space(names))
+        s = s & self._nonnegative_extents(s.get_space(), names)
         # every size in [1, MAX_SIZE]
         for n in names:
             if n in values:
@@ -499,6 +500,20 @@ class _Planner:
             else:  # pragma: no cover - s was not empty
                 raise InputError(f"no value of '{n}' fits; give it with --size {n}=VALUE")
         return self._ordered(values)
+
+    def _nonnegative_extents(self, space, names) -> isl.Set:
+        """Sizes for which no array argument has a negative extent (``a(kidia:
+        kfdia)`` with kfdia < kidia - 1), which the glue refuses as a shape."""
+        ok = isl.Set.universe(space)
+        for spec in self.args.values():
+            for e in spec.shape if spec.is_array else ():
+                if e is None or not {n for n, _ in accesses(e)} <= set(names):
+                    continue
+                try:
+                    ok = ok & set_from_condition(p.Comparison(e, ">=", 0), space)
+                except Exception:  # noqa: BLE001 - not affine: clipped in _shapes
+                    continue
+        return ok
 
     def _ordered(self, values):
         order = list(self.args)
