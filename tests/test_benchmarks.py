@@ -24,13 +24,14 @@ TINY = {
     "frontend_speed.py": (["60"], "lines", False),
     "loopy_paper_kernels.py": (["-D", "Nq=2", "--size", "Ne=2", "--levels", "level 1",
                                 "-o", "{tmp}/loopy.json"], None, False),
-    "paper_cpu.py": (["-D", "Nq=2", "--size", "Ne=2", "--no-record", "--min-time", "0.001",
+    "paper_cpu.py": (["-D", "Nq=2", "--size", "Ne=2", "--no-record", "--no-untransformed",
+                      "--min-time", "0.001",
                       "--rounds", "1"], "level", True),
     "paper_gpu.py": (["-D", "Nq=2", "--size", "Ne=2", "--levels", "level 1", "level 8",
                       "--min-time", "0.001", "--rounds", "1"], "level 8", False),
     "sandbox_limits.py": (["--cpu", "1", "--wall", "2", "--only", "python busy loop"],
                           "worst case:", False),
-    "translate_speed.py": (["-n", "1", "--sizes", "60", "--no-compile"], "load average",
+    "translate_speed.py": (["-n", "1", "--sizes", "--no-compile"], "load average",
                            False),
 }
 

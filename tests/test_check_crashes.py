@@ -244,3 +244,48 @@ def test_no_negative_extent_is_drawn(tmp_path):
         assert "MISMATCH" not in res.output, res.output
 
 # }}}
+
+
+# {{{ item 12: MAX/MIN with a NaN argument is no translation error
+
+NAN_MAX = """subroutine clampsq(n, lo, x, y)
+  integer n, i
+  real lo, x(n), y(n), s
+  do i = 1, n
+    s = sqrt(x(i) - 1.0)
+    y(i) = max(lo, s)
+  end do
+end subroutine
+"""
+
+
+def test_nan_only_difference_in_max_is_said(tmp_path):
+    # gfortran -O0 gives max(lo, NaN) = NaN, OpenCL fmax gives lo
+    _, res = _check(tmp_path, NAN_MAX)
+    assert res.exit_code == 0, res.output
+    assert "translation error" not in res.output.replace("not a translation error", "")
+    assert "a NaN-only difference in MAX/MIN" in res.output
+
+
+def test_nan_explanation_needs_nan_only_and_max():
+    import numpy as np
+
+    from f2loopy.frontend import read_source, translate_source
+    from f2loopy.verify.check import OutputCheck
+    from f2loopy.verify.compare import Mismatch
+    from f2loopy.verify.honesty import explain_nan_minmax
+    with_max = list(translate_source(read_source(NAN_MAX, "k.f90")))
+    without = list(translate_source(read_source(NAN_MAX.replace("max(lo, s)", "lo + s"),
+                                                "k.f90")))
+    want = {"y": np.array([np.nan, 1.0, 2.0], dtype=np.float32)}
+
+    def outcome(got, kernels):
+        o = OutputCheck("y", np.dtype(np.float32), (3,), 1.0, (1,),
+                        Mismatch("y", 1.0, (1,), 0.0, 1.0, 1, 3))
+        explain_nan_minmax([o], {"y": np.array(got, dtype=np.float32)}, want, kernels, None)
+        return o.mismatch is None
+    assert outcome([0.5, 1.0, 2.0], with_max)
+    assert not outcome([0.5, 1.0, 2.5], with_max)       # another element differs too
+    assert not outcome([0.5, 1.0, 2.0], without)        # no MAX/MIN: a NaN is an error
+
+# }}}

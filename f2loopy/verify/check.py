@@ -548,6 +548,8 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                 honesty.rerun_without_contraction(
                     kc, ks, idx, seq, written, inputs, plan, text, originals, suffix,
                     fortran_flags, tmp, path, tolerances, queue, isolate, timeout, want)
+            honesty.explain_nan_minmax(kc.outputs, got, want, [originals[n] for n in seq],
+                                       tolerances)
     return report
 
 
