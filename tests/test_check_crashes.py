@@ -289,3 +289,53 @@ def test_nan_explanation_needs_nan_only_and_max():
     assert not outcome([0.5, 1.0, 2.0], without)        # no MAX/MIN: a NaN is an error
 
 # }}}
+
+
+# {{{ item 13: a local array named like a procedure of another file is no call
+
+LOCAL_ARRAY = """subroutine k(n, x, y)
+  integer n, i
+  real x(n), y(n)
+  real viscosity(n)
+  do i = 1, n
+    viscosity(i) = 2.0 * x(i)
+  end do
+  do i = 1, n
+    y(i) = viscosity(i) + 1.0
+  end do
+end subroutine
+"""
+
+LOCAL_SCALAR = """subroutine k(n, viscosity, x, y)
+  integer n, i
+  real x(n), y(n), viscosity, scale
+  scale = 2.0
+  do i = 1, n
+    y(i) = viscosity * scale * x(i)
+  end do
+end subroutine
+"""
+
+
+def test_local_data_named_like_a_procedure_is_no_call(tmp_path):
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    for name in ("viscosity", "scale"):
+        (lib / f"{name}.f90").write_text(f"""subroutine {name}(n, v)
+  use mpi
+  integer n
+  real v(n)
+  v = 1.0
+end subroutine
+""")
+    for text in (LOCAL_ARRAY, LOCAL_SCALAR):
+        _, res = _check(tmp_path, text, "-I", str(lib))
+        assert res.exit_code == 0, res.output
+        res = CliRunner().invoke(main, ["translate", "-o", str(tmp_path / "out"), "--depfile",
+                                        str(tmp_path / "k.d"), "-I", str(lib),
+                                        str(tmp_path / "k.f90")])
+        assert res.exit_code == 0, res.output
+        assert "viscosity.f90" not in (tmp_path / "k.d").read_text()
+        assert "scale.f90" not in (tmp_path / "k.d").read_text()
+
+# }}}
