@@ -339,3 +339,45 @@ end subroutine
         assert "scale.f90" not in (tmp_path / "k.d").read_text()
 
 # }}}
+
+
+# {{{ item 14: PRIVATE module entities
+
+PRIVATE_MODULE = """module pm2
+  implicit none
+  private
+  real :: g = 2.0
+  logical :: flag = .true.
+  real, dimension(3) :: tab
+  public :: outer
+contains
+  subroutine outer(n, x)
+    integer n
+    real x(n)
+    call inner(n, x)
+  end subroutine
+  subroutine inner(n, x)
+    integer n, i
+    real x(n)
+    do i = 1, n
+      if (flag) x(i) = g * x(i) + tab(1)
+    end do
+  end subroutine
+end module
+"""
+
+
+def test_private_module_entities(tmp_path):
+    from f2loopy.verify.fortran import module_access, private_procedures
+    assert private_procedures(PRIVATE_MODULE) == {"inner"}
+    assert module_access("module m\n  real, private :: a, b = 1.0\n  private :: c\n"
+                         "end module\n")["m"][1] == {"a", "b", "c"}
+    _, res = _check(tmp_path, PRIVATE_MODULE)
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[1:3] == [
+        "inner",
+        "  not checked: 'inner' is PRIVATE in its module, out of the reach of a harness (it is "
+        "checked where a public procedure of the file calls it)"]
+    assert "  x(4) float32  max |error| 0  ok" in res.output
+
+# }}}

@@ -378,7 +378,18 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
 
     report = CheckReport(str(path), seed)
     report.labels = shared_data.labels(originals.values())
-    runnable = [s for s in selected if s[5] is not None]
+    # a PRIVATE module procedure cannot be called from outside its module
+    # (the harness's shim): it is checked inlined in the public ones
+    from f2loopy.verify.fortran import private_procedures
+    hidden = private_procedures(text) & {n.lower() for n in originals}
+    for label, _, _, _, k, seq in selected:
+        shut = [n for n in seq or () if n.lower() in hidden]
+        if shut:
+            report.checks.append(KernelCheck(k.name, label, tuple(seq), note=(
+                f"not checked: '{shut[0]}' is PRIVATE in its module, out of the reach of a "
+                "harness (it is checked where a public procedure of the file calls it)")))
+    runnable = [s for s in selected if s[5] is not None
+                and not any(n.lower() in hidden for n in s[5])]
     from f2loopy.verify import coverage as cov
     from f2loopy.verify import honesty
     checked_names = list(dict.fromkeys(n for *_, seq in runnable for n in seq))
@@ -457,7 +468,8 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         # (a subscript the inputs could not be sized for stops the original
         # with a message, not writing past the drawn arrays: isolated only)
         ref_flags = tuple(fortran_flags) + (("-fcheck=bounds",) if isolate else ())
-        lib = FortranLibrary(text, list(originals.values()), filename=f"original{suffix}",
+        lib = FortranLibrary(text, [o for o in originals.values() if o.name.lower() not in hidden],
+                             filename=f"original{suffix}",
                              flags=ref_flags, workdir=str(tmp), coverage=measure,
                              extra_sources=_compiled_sources(search, tmp))
         sequences = []
