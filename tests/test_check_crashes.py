@@ -381,3 +381,30 @@ def test_private_module_entities(tmp_path):
     assert "  x(4) float32  max |error| 0  ok" in res.output
 
 # }}}
+
+
+def test_module_closure_follows_ifdef(tmp_path):
+    # consts.F90 uses mpi_wrap (which needs mpi.mod) only under USE_MPI
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "consts.F90").write_text("module consts\n#ifdef USE_MPI\n  use mpi_wrap\n#endif\n"
+                                    "  real, parameter :: two = 2.0\nend module\n")
+    (lib / "mpi_wrap.f90").write_text("module mpi_wrap\n  use mpi\nend module\n")
+    (lib / "ops.F90").write_text("""module ops
+  use consts
+#ifdef USE_MPI
+  use mpi_wrap
+#endif
+contains
+  subroutine twice_all(n, x)
+    integer n, i
+    real x(n)
+    do i = 1, n
+      x(i) = two * x(i)
+    end do
+  end subroutine
+end module
+""")
+    _, res = _check(tmp_path, "subroutine k(n, x)\n  use ops\n  integer n\n  real x(n)\n"
+                    "  call twice_all(n, x)\nend subroutine\n", "-I", str(lib))
+    assert res.exit_code == 0, res.output
