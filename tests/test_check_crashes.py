@@ -408,3 +408,25 @@ end module
     _, res = _check(tmp_path, "subroutine k(n, x)\n  use ops\n  integer n\n  real x(n)\n"
                     "  call twice_all(n, x)\nend subroutine\n", "-I", str(lib))
     assert res.exit_code == 0, res.output
+
+
+SCALE = """subroutine scal(n, a, x)
+  integer n, i
+  real a, x(n)
+  do i = 1, n
+    x(i) = a * x(i)
+  end do
+end subroutine
+"""
+
+
+def test_range_of_a_size_is_honoured(tmp_path):
+    for given, lo, hi in (("n=600:700", 600, 700), ("n=20:30", 20, 30)):
+        _, res = _check(tmp_path, SCALE, "--range", given)
+        assert res.exit_code == 0, res.output
+        drawn = int(re.search(r"\bn=(\d+)", res.output.splitlines()[0]).group(1))
+        assert lo <= drawn <= hi, res.output
+    _, res = _check(tmp_path, SCALE, "--range", "n=-5:-1")
+    assert res.exit_code == 1
+    assert "error: --range n=-5:-1: no value in it fits the kernel's assumptions and keeps " \
+           "every subscript in bounds (with the other sizes)" in res.output

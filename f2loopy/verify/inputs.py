@@ -477,21 +477,34 @@ class _Planner:
             s = x & y
         s, _ = align_params(s, self._params_space(names))
         s = s & self._nonnegative_extents(s.get_space(), names)
-        # every size in [1, MAX_SIZE]
+        # every size in [1, MAX_SIZE], or in the range given with --range
+        bounds = {}
         for n in names:
             if n in values:
                 continue
-            s = s & _param_box(s.get_space(), n, 1, MAX_SIZE)
+            r = self.user_ranges.get(n)
+            lo, hi = (1, MAX_SIZE) if r is None else (int(np.ceil(r.lo)), int(np.floor(r.hi)))
+            bounds[n] = (lo, hi)
+            s = s & _param_box(s.get_space(), n, lo, hi)
         for n in names:
             if n in values:
                 s = s & _param_eq(s.get_space(), n, values[n])
         if s.is_empty():
+            ranged = [n for n in bounds if n in self.user_ranges]
+            if ranged:
+                n = ranged[0]
+                raise InputError(f"--range {n}={bounds[n][0]}:{bounds[n][1]}: no value in it "
+                                 "fits the kernel's assumptions and keeps every subscript in "
+                                 f"bounds (with the other sizes)", self.args[n].span)
             self._explain_infeasible(names, values, bad_parts)
         for n in names:
             if n in values:
                 continue
+            lo, hi = bounds[n]
             pref = int(self.rng.integers(PREFERRED_SIZES[0], PREFERRED_SIZES[1] + 1))
-            for v in _nearest_first(pref, 1, MAX_SIZE):
+            if n in self.user_ranges:
+                pref = int(self.rng.integers(lo, hi + 1))
+            for v in _nearest_first(pref, lo, hi):
                 trial = s & _param_eq(s.get_space(), n, v)
                 if not trial.is_empty():
                     s = trial
