@@ -430,3 +430,33 @@ def test_range_of_a_size_is_honoured(tmp_path):
     assert res.exit_code == 1
     assert "error: --range n=-5:-1: no value in it fits the kernel's assumptions and keeps " \
            "every subscript in bounds (with the other sizes)" in res.output
+
+
+FLAGGED = """subroutine flagged(trans, n, x)
+  character trans
+  integer n, i
+  real x(n)
+  do i = 1, n
+    if (trans == 'T') then
+      x(i) = 2.0 * x(i)
+    else
+      x(i) = x(i) + 1.0
+    end if
+  end do
+end subroutine
+"""
+
+
+def test_character_flag_is_settable(tmp_path):
+    where, res = _check(tmp_path, FLAGGED, "--size", "trans=T")
+    assert res.exit_code == 1, res.output        # the other branch never ran: said
+    assert res.output.splitlines()[-2:] == [
+        f"  {where}:9: x(i) = x(i) + 1.0",
+        "NOT COVERED: 1 statement(s) never ran; give sizes or value ranges that reach them "
+        "(--size, --range)"]
+    _, res = _check(tmp_path, FLAGGED, "--size", "trans='N'")
+    assert f"{where}:7: x(i) = 2.0 * x(i)" in res.output
+    _, res = _check(tmp_path, FLAGGED, "--size", "n=T")
+    assert res.exit_code == 1
+    assert "error: --size n=T: 'n' is no CHARACTER argument of the checked subroutines (a " \
+           "string sets only those)" in res.output

@@ -73,6 +73,22 @@ def parse_number(text: str):
         return float(low.replace("d", "e"))
 
 
+def parse_size(text: str):
+    """A ``--size`` value: a number, or the string for a CHARACTER argument
+    (``trans=T``, ``uplo='L'``: printable ASCII, quotes optional)."""
+    try:
+        return parse_number(text)
+    except ValueError:
+        pass
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]
+    from f2loopy.verify.fortran import CHAR_MAX
+    if len(text) > CHAR_MAX or not all(" " <= c <= "~" for c in text):
+        raise ValueError(text)
+    return text
+
+
 def parse_range(text: str):
     """``LO:HI`` -> ``(lo, hi)``."""
     if ":" not in text:
@@ -376,6 +392,17 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
     if kernel is not None and not selected:
         raise CheckError(f"no kernel or subroutine named '{kernel}' in {path}")
 
+    # strings given with --size set CHARACTER flags (the same in every round)
+    char_given = {n: v for n, v in (sizes or {}).items() if isinstance(v, str)}
+    sizes = {n: v for n, v in (sizes or {}).items() if not isinstance(v, str)}
+    char_args = {a.name.lower(): a.name for o in originals.values() for a in o.fortran_args
+                 if getattr(a, "character", False)}
+    for n, v in char_given.items():
+        if n.lower() not in char_args:
+            raise InputError(f"--size {n}={v}: '{n}' is no CHARACTER argument of the checked "
+                             "subroutines (a string sets only those)")
+    char_fixed = {char_args[n.lower()]: v for n, v in char_given.items()}
+
     report = CheckReport(str(path), seed)
     report.labels = shared_data.labels(originals.values())
     # a PRIVATE module procedure cannot be called from outside its module
@@ -439,7 +466,8 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                     seed=seed, notes=report.notes if assumed_size_fallback else None)
                 generated = honesty.character_inputs([originals[n] for n in group],
                                                      plan.generate(seed), char_choices,
-                                                     char_round, char_exclude)
+                                                     char_round, char_exclude,
+                                                     fixed=char_fixed)
                 # saved locals start where the original's first call does
                 generated = shared_data.with_saved_initial([originals[n] for n in group],
                                                            generated)

@@ -15,10 +15,10 @@ def run_check(file, *, defines: dict, transform, sizes, ranges, kernel, seed, rt
     (0 every output matches, 1 a mismatch or an error).  Option syntax
     errors raise :class:`click.UsageError` (exit status 2)."""
     from f2loopy.verify.check import (
-        check_file, parse_assignments, parse_number, parse_range, parse_tolerances)
+        check_file, parse_assignments, parse_range, parse_size, parse_tolerances)
     from f2loopy.verify.honesty import CheckUsageError
     try:
-        size_values = parse_assignments(sizes, "--size", parse_number)
+        size_values = parse_assignments(sizes, "--size", parse_size)
         range_values = parse_assignments(ranges, "--range", parse_range)
         tolerances = parse_tolerances(rtol, atol, ulps)
     except ValueError as exc:

@@ -51,16 +51,19 @@ def check_given_sizes(values: dict, given: dict, kernels) -> None:
 
 
 def character_inputs(kernels, inputs: dict, choices: dict, round_no: int,
-                     exclude=None) -> dict:
-    """*inputs* with a string for each character argument: round
-    *round_no* takes the *round_no*-th combination of *choices*[kernel] (the
-    first argument varying fastest), so that successive rounds try them
-    all."""
+                     exclude=None, fixed=None) -> dict:
+    """*inputs* with a string for each character argument: the one *fixed*
+    gives it (``--size trans=T``), else round *round_no* takes the
+    *round_no*-th combination of *choices*[kernel] (the first argument
+    varying fastest), so that successive rounds try them all."""
     out = dict(inputs)
     index = round_no
     for k in kernels:
         for a in k.fortran_args:
             if isinstance(a, ScalarArg) and getattr(a, "character", False) and a.name in out:
+                if a.name in (fixed or {}):
+                    out[a.name] = fixed[a.name]
+                    continue
                 options = choices.get(k.name) or ["N"]
                 # (not the values the original's argument check refused)
                 options = [o for o in options if o not in (exclude or {}).get(a.name, ())] \
