@@ -460,3 +460,26 @@ def test_character_flag_is_settable(tmp_path):
     assert res.exit_code == 1
     assert "error: --size n=T: 'n' is no CHARACTER argument of the checked subroutines (a " \
            "string sets only those)" in res.output
+
+
+def test_not_covered_lines_are_the_files_lines(tmp_path):
+    (tmp_path / "defs.h").write_text("! three lines\n! of comments\n! included\n")
+    where, res = _check(tmp_path, "#include \"defs.h\"\n" + BIG, name="big.F90")
+    assert res.output.splitlines()[-3:-1] == [
+        f"  {where}:10: do i = 1, n", f"  {where}:11: y(i) = y(i) + 1"]
+
+
+BIG = """subroutine big(n, x, y)
+  implicit none
+  integer n, i
+  real x(n), y(n)
+  do i = 1, n
+    y(i) = x(i)
+  end do
+  if (n > 1000) then
+    do i = 1, n
+      y(i) = y(i) + 1
+    end do
+  end if
+end subroutine
+"""

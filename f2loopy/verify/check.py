@@ -176,6 +176,8 @@ class CheckReport:
     notes: list = field(default_factory=list)
     #: the strings given the character arguments
     char_values: dict = field(default_factory=dict)
+    #: line of the preprocessed text -> (file, line) it came from (.F90)
+    line_origins: dict = field(default_factory=dict)
     #: argument name -> how outputs show it (module data as the glue's
     #: ``module.variable``, components as ``p%x``)
     labels: dict = field(default_factory=dict)
@@ -230,7 +232,8 @@ class CheckReport:
             lines.append("statements that never ran on these inputs (nothing is proven about "
                          "them):")
             for number in sorted(self.coverage):
-                lines.append(f"  {self.path}:{number}: {self.coverage[number]}")
+                file, line = self.line_origins.get(number, (self.path, number))
+                lines.append(f"  {file}:{line}: {self.coverage[number]}")
         if not self.checks:
             lines.append("nothing checked")
         elif bad or any(isinstance(r, CheckReport) and r.failures() for _, r in self.rounds):
@@ -370,7 +373,8 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
     if preprocessed:
         # the original as the compiler sees it with the same macros (the
         # translation preprocessed it the same way)
-        text = preprocess(text, path, defines=defines, include_dirs=include_dirs).text
+        pp = preprocess(text, path, defines=defines, include_dirs=include_dirs)
+        text = pp.text
     search = SearchPath(include_dirs, defines=defines)
     originals = {k.name: k for k in translate_source(read_source(text, str(path)),
                                                      search=search)}
@@ -404,6 +408,9 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
     char_fixed = {char_args[n.lower()]: v for n, v in char_given.items()}
 
     report = CheckReport(str(path), seed)
+    if preprocessed:
+        # (statements are named by the lines of the files as written)
+        report.line_origins = {k: o for k, o in enumerate(pp.origin, 1) if o is not None}
     report.labels = shared_data.labels(originals.values())
     # a PRIVATE module procedure cannot be called from outside its module
     # (the harness's shim): it is checked inlined in the public ones
