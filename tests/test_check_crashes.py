@@ -483,3 +483,16 @@ BIG = """subroutine big(n, x, y)
   end if
 end subroutine
 """
+
+
+def test_no_numpy_warning_on_stderr(tmp_path):
+    proc = _check_process(tmp_path, """subroutine blowup(n, x, y)
+  integer n, i
+  real x(n), y(n)
+  do i = 1, n
+    y(i) = 1.0 / (x(i) - x(i))
+  end do
+end subroutine
+""")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stderr == ""
