@@ -175,6 +175,8 @@ def run(args) -> tuple[list[dict], dict]:
     t_start = time.perf_counter()
     for name in names:
         fname, sizes, verify = KERNELS[name]
+        if args.tiny:
+            sizes = verify
         path = POLYBENCH / fname
         text = path.read_text()
         row = {"kernel": name, "sizes": sizes}
@@ -277,6 +279,8 @@ def main(argv=None):
     ap.add_argument("--no-fortran", dest="fortran", action="store_false",
                     help="do not build and time the Fortran originals (the default "
                          "where no gfortran is installed, e.g. on a GPU machine)")
+    ap.add_argument("--tiny", action="store_true",
+                    help="time at the small sizes used for verifying (a smoke run, as CI's)")
     args = ap.parse_args(argv)
     if args.fortran and shutil.which("gfortran") is None:
         print("no gfortran: the Fortran columns are left out", file=sys.stderr)

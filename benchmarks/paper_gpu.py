@@ -50,7 +50,8 @@ class F2Kernel:
         from f2loopy.glue.layout import relaid
         from f2loopy.glue.python import slowest_first
         self.label, self.gk, self.queue = label, gk, queue
-        self.args = [inputs.get(a.name, a.fixed_value) for a in gk.kernel.args]
+        self.args = [inputs[a.name] if a.name in inputs else getattr(a, "fixed_value", None)
+                     for a in gk.kernel.args]
         prg = cl.Program(queue.context, join_program([gk])).build(options=list(gk.build_options))
         self.knl = cl.Kernel(prg, gk.c_name)
         values = {**sizes, **{a.name: a.fixed_value for a in gk.kernel.args

@@ -91,10 +91,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cpu", type=float, default=3.0, help="CPU limit (s)")
     parser.add_argument("--wall", type=float, default=5.0, help="wall-clock limit (s)")
+    parser.add_argument("--only", default="",
+                        help="attacks to run, comma-separated (the baseline always runs)")
     args = parser.parse_args()
+    only = [s for s in args.only.split(",") if s]
+    unknown = [s for s in only if s not in ATTACKS]
+    if unknown:
+        parser.error(f"no attack named {unknown[0]!r}")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, script in ATTACKS.items():
+        for k, (name, script) in enumerate(ATTACKS.items()):
+            if only and k and name not in only:
+                continue
             rows.append((name, *run_one(name, script, Path(tmp), args.cpu, args.wall)))
     startup = rows[0][1]            # the baseline: a translation that does no harm
     print(f"limits: CPU {args.cpu:g} s, wall {args.wall:g} s; a harmless translation takes "

@@ -264,8 +264,9 @@ def show(file, kernel_name, ir, code, include_dirs, defines, undefines, transfor
 @main.command()
 @click.argument("file", type=click.Path())
 @click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE",
-              help="Value of a scalar argument, e.g. a size (repeatable); others are chosen "
-                   "to fit the declarations and the kernel's assumptions.")
+              help="Value of a scalar argument, e.g. a size, or the string of a CHARACTER "
+                   "flag (trans=T) (repeatable); others are chosen to fit the declarations "
+                   "and the kernel's assumptions.")
 @click.option("--range", "ranges", multiple=True, metavar="NAME=LO:HI",
               help="Range of the random values of an argument (repeatable).")
 @click.option("--kernel", "kernel_name", default=None,

@@ -296,9 +296,10 @@ def test_two_phase_kernels_and_shared_buffers():
     launches = [line.strip() for line in body.splitlines() if "_launch(queue" in line]
     assert launches == [
         "_launch(queue, _knl_1, [n, _x_buf, _s_buf, _scratch_1], (1, 1, 1), "
-        "(1, 1, 1))",
+        "(1, 1, 1), ('int32', 'buffer', 'buffer', 'buffer'))",
         "_launch(queue, _knl_2, [n, _x_buf, _y_buf, _s_buf, _scratch_1], "
-        "(_tdiv((n + 15), 16), 1, 1), (16, 1, 1))"]
+        "(_tdiv((n + 15), 16), 1, 1), (16, 1, 1), "
+        "('int32', 'buffer', 'buffer', 'buffer', 'buffer'))"]
     # one upload per array, one read-back per written array and scalar
     assert body.count("_array('norm1', 'x'") == 1 and body.count("_y_back()") == 1
     assert body.count("cl.enqueue_copy(queue, _s_host, _s_buf)") == 1

@@ -194,12 +194,20 @@ class DeclarationReader:
             if self.errors is None or isinstance(exc, UseCycleError):
                 raise
             self.errors.append(exc)
-            if self.in_module and isinstance(stmt, F.Type_Declaration_Stmt):
-                # what the statement declares raises its error where it is used
-                for ent in stmt.items[2].items:
-                    sym = self.declare(str(ent.items[0]))
-                    sym.attributes.add("poisoned")
-                    sym.value = exc
+            # what the statement declares raises its error where it is used
+            # (not a half-made symbol: a parameter without its value); a
+            # dummy argument of a procedure stays, for the body's own errors
+            names = []
+            if isinstance(stmt, F.Type_Declaration_Stmt):
+                names = [str(ent.items[0]) for ent in stmt.items[2].items]
+            elif isinstance(stmt, F.Parameter_Stmt):
+                names = [str(nc.items[0]) for nc in stmt.items[1].items]
+            for name in names:
+                if not self.in_module and name.lower() in self.dummy_names:
+                    continue
+                sym = self.declare(name)
+                sym.attributes.add("poisoned")
+                sym.value = exc
 
     # {{{ statements
 

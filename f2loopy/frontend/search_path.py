@@ -247,7 +247,7 @@ class SearchPath:
         todo = list(read)
         while todo:
             path = todo.pop(0)
-            lines = _source_lines(path) or []
+            lines = self._compiled_lines(path) if closure else _source_lines(path) or []
             used = {m.group(1).lower() for m in map(_USE_RE.match, lines) if m}
             if closure:
                 for name in sorted(used):
@@ -271,6 +271,26 @@ class SearchPath:
         for path in read:
             visit(str(path))
         return [Path(k) for k in order]
+
+    def _compiled_lines(self, path: Path) -> list[str]:
+        """The lines of *path* as the compiler sees them: preprocessed with
+        the translation's macros where it needs it (a ``use`` inside an
+        ``#ifdef`` that is off is no dependence)."""
+        pp = self.preprocessed.get(str(path))
+        if pp is not None:
+            return pp.text.splitlines()
+        lines = _source_lines(path) or []
+        text = "\n".join(lines) + "\n"
+        from f2loopy.preprocessor import needs_preprocessing, preprocess
+        if not needs_preprocessing(text, path):
+            return lines
+        try:
+            pp = preprocess(text, path, defines=self.defines, undefines=self.undefines,
+                            include_dirs=self.include_dirs)
+        except F2LoopyError:
+            return lines           # compiled as it is: gfortran reports what is wrong
+        self.preprocessed[str(path)] = pp
+        return pp.text.splitlines()
 
     def key(self) -> list[str]:
         """What the search path contributes to a translation cache key."""

@@ -245,6 +245,15 @@ class FileRegistry:
         being translated never says so."""
         seen = set() if _seen is None else _seen
         for name in sorted(names):
+            # an array, a parameter or a dummy argument of the unit is data,
+            # never a call (a dummy procedure is refused): no file of the
+            # search path defining a procedure of that name is read
+            try:
+                sym = symtab.get(name) if symtab is not None else None
+            except FortranError:
+                sym = None
+            if sym is not None and (sym.is_array or sym.is_parameter or sym.is_dummy):
+                continue
             try:
                 proc = self.find(name, symtab, module)
             except FortranError:
@@ -265,7 +274,8 @@ class FileRegistry:
                 prep = proc.prepare(self.src, self)
             except FortranError:
                 continue
-            if registry.calls_may_stop(prep.names, prep.symtab, proc.module, seen):
+            if registry.calls_may_stop(prep.names - prep.written, prep.symtab, proc.module,
+                                       seen):
                 return True
         return False
 
@@ -565,7 +575,7 @@ def _lower(src, proc, registry, errors):
                             statement_functions=prep.statement_functions)
     lowering.module_info = proc.module
     lowering.callees_may_stop = not file_may_stop(src.text) and \
-        registry.calls_may_stop(prep.names, symtab, proc.module)
+        registry.calls_may_stop(prep.names - prep.written, symtab, proc.module)
     state.taken_names.update(prep.names)
     lowering.lower_body(prep.body)
     lowering.prune_loop_scalars()

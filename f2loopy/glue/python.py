@@ -325,7 +325,22 @@ def _check_local(fn, local, queue):
             f"at most {dims[0]} x {dims[1]} x {dims[2]})")
 
 
-def _launch(queue, kernel, args, groups, local):
+def _launch(queue, kernel, args, groups, local, signature):
+    # what the kernel takes, checked before every launch: a wrong argument is
+    # an error here, never a crash inside the OpenCL implementation
+    count = kernel.get_info(cl.kernel_info.NUM_ARGS)
+    if len(args) != len(signature) or count != len(signature):
+        raise KernelArgumentError(
+            f"{kernel.function_name}: {len(args)} arguments for a kernel of {count} (the glue "
+            "and the OpenCL program do not match: translate again)")
+    for k, (a, want) in enumerate(zip(args, signature), 1):
+        if want == "buffer":
+            if not isinstance(a, cl.MemoryObjectHolder):
+                raise KernelArgumentError(f"{kernel.function_name}: argument {k} must be a "
+                                          f"device buffer, not {type(a).__name__}")
+        elif not isinstance(a, np.generic) or a.dtype != np.dtype(want):
+            raise KernelArgumentError(f"{kernel.function_name}: argument {k} must be a "
+                                      f"numpy {want} scalar, not {type(a).__name__}")
     kernel.set_args(*args)
     if all(g > 0 for g in groups):
         gsize = tuple(g * l for g, l in zip(groups, local))
@@ -600,8 +615,58 @@ def _one_launch(gk: GeneratedKernel, fn: str, cl_args: list, indent: str, *,
         lines.append(f"{indent}_knl = _kernel(queue, {gk.c_name!r}, {options!r})")
         lines.append(f"{indent}with _lock:")
         indent += "    "
-    lines.append(f"{indent}_launch(queue, {knl}, [{', '.join(cl_args)}], {groups}, {local})")
+    signature = launch_signature(gk)
+    if len(signature) != len(cl_args):
+        raise CodegenError(f"internal error: the glue passes {len(cl_args)} arguments to "
+                           f"kernel {gk.c_name}, which takes {len(signature)}")
+    lines.append(f"{indent}_launch(queue, {knl}, [{', '.join(cl_args)}], {groups}, {local}, "
+                 f"{signature!r})")
     return lines
+
+
+#: OpenCL C scalar type -> the numpy dtype the glue passes for it
+_SCALAR_DTYPES = {"char": "int8", "short": "int16", "int": "int32", "long": "int64",
+                  "uchar": "uint8", "ushort": "uint16", "uint": "uint32", "ulong": "uint64",
+                  "float": "float32", "double": "float64", "float2": "complex64",
+                  "double2": "complex128", "cfloat_t": "complex64", "cdouble_t": "complex128"}
+
+
+def launch_signature(gk: GeneratedKernel) -> tuple:
+    """What each parameter of the OpenCL kernel *gk* is, in order, read from
+    the generated C (``__kernel void name(...)``): ``"buffer"`` or the numpy
+    dtype name of a scalar passed by value.  It must agree with what the glue
+    passes (the kernel's arguments, then its global temporaries, then the
+    error buffer): a disagreement is an internal error here, at translation
+    time, and the glue checks every launch against it at run time."""
+    header = gk.device_code.split("\n", 1)[0]
+    head, _, rest = header.partition(f"{gk.c_name}(")
+    params = [x.strip() for x in rest.rstrip(")").split(",") if x.strip()] \
+        if head.startswith("__kernel void") and rest.endswith(")") else None
+    declared = []
+    for param in params or ():
+        if param.startswith("__global") or "*" in param:
+            declared.append("buffer")
+            continue
+        ctype = param.split()[0]
+        if ctype not in _SCALAR_DTYPES:
+            raise CodegenError(f"kernel {gk.c_name}: parameter '{param}' has a type the glue "
+                               "cannot pass")
+        declared.append(_SCALAR_DTYPES[ctype])
+    passed = []
+    for ka in gk.arguments:
+        if ka.kind in ("array", "scalar_ref"):
+            passed.append("buffer")
+        elif ka.kind == "value":
+            dt = np.dtype(ka.dtype)
+            # (a logical is passed as an int, as the glue converts it)
+            passed.append("int32" if dt == np.bool_ else dt.name)
+    passed += ["buffer"] * len(gk.scratch)
+    if gk.kernel.error_sites:
+        passed.append("buffer")
+    if params is None or declared != passed:
+        raise CodegenError(f"internal error: the glue would pass {tuple(passed)} to kernel "
+                           f"{gk.c_name}, whose parameters are {tuple(declared)}")
+    return tuple(declared)
 
 
 def _launch_sequence(gk: GeneratedKernel, fn: str, values: dict) -> list:

@@ -73,6 +73,22 @@ def parse_number(text: str):
         return float(low.replace("d", "e"))
 
 
+def parse_size(text: str):
+    """A ``--size`` value: a number, or the string for a CHARACTER argument
+    (``trans=T``, ``uplo='L'``: printable ASCII, quotes optional)."""
+    try:
+        return parse_number(text)
+    except ValueError:
+        pass
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]
+    from f2loopy.verify.fortran import CHAR_MAX
+    if len(text) > CHAR_MAX or not all(" " <= c <= "~" for c in text):
+        raise ValueError(text)
+    return text
+
+
 def parse_range(text: str):
     """``LO:HI`` -> ``(lo, hi)``."""
     if ":" not in text:
@@ -160,6 +176,8 @@ class CheckReport:
     notes: list = field(default_factory=list)
     #: the strings given the character arguments
     char_values: dict = field(default_factory=dict)
+    #: line of the preprocessed text -> (file, line) it came from (.F90)
+    line_origins: dict = field(default_factory=dict)
     #: argument name -> how outputs show it (module data as the glue's
     #: ``module.variable``, components as ``p%x``)
     labels: dict = field(default_factory=dict)
@@ -214,7 +232,8 @@ class CheckReport:
             lines.append("statements that never ran on these inputs (nothing is proven about "
                          "them):")
             for number in sorted(self.coverage):
-                lines.append(f"  {self.path}:{number}: {self.coverage[number]}")
+                file, line = self.line_origins.get(number, (self.path, number))
+                lines.append(f"  {file}:{line}: {self.coverage[number]}")
         if not self.checks:
             lines.append("nothing checked")
         elif bad or any(isinstance(r, CheckReport) and r.failures() for _, r in self.rounds):
@@ -354,7 +373,8 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
     if preprocessed:
         # the original as the compiler sees it with the same macros (the
         # translation preprocessed it the same way)
-        text = preprocess(text, path, defines=defines, include_dirs=include_dirs).text
+        pp = preprocess(text, path, defines=defines, include_dirs=include_dirs)
+        text = pp.text
     search = SearchPath(include_dirs, defines=defines)
     originals = {k.name: k for k in translate_source(read_source(text, str(path)),
                                                      search=search)}
@@ -376,9 +396,34 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
     if kernel is not None and not selected:
         raise CheckError(f"no kernel or subroutine named '{kernel}' in {path}")
 
+    # strings given with --size set CHARACTER flags (the same in every round)
+    char_given = {n: v for n, v in (sizes or {}).items() if isinstance(v, str)}
+    sizes = {n: v for n, v in (sizes or {}).items() if not isinstance(v, str)}
+    char_args = {a.name.lower(): a.name for o in originals.values() for a in o.fortran_args
+                 if getattr(a, "character", False)}
+    for n, v in char_given.items():
+        if n.lower() not in char_args:
+            raise InputError(f"--size {n}={v}: '{n}' is no CHARACTER argument of the checked "
+                             "subroutines (a string sets only those)")
+    char_fixed = {char_args[n.lower()]: v for n, v in char_given.items()}
+
     report = CheckReport(str(path), seed)
+    if preprocessed:
+        # (statements are named by the lines of the files as written)
+        report.line_origins = {k: o for k, o in enumerate(pp.origin, 1) if o is not None}
     report.labels = shared_data.labels(originals.values())
-    runnable = [s for s in selected if s[5] is not None]
+    # a PRIVATE module procedure cannot be called from outside its module
+    # (the harness's shim): it is checked inlined in the public ones
+    from f2loopy.verify.fortran import private_procedures
+    hidden = private_procedures(text) & {n.lower() for n in originals}
+    for label, _, _, _, k, seq in selected:
+        shut = [n for n in seq or () if n.lower() in hidden]
+        if shut:
+            report.checks.append(KernelCheck(k.name, label, tuple(seq), note=(
+                f"not checked: '{shut[0]}' is PRIVATE in its module, out of the reach of a "
+                "harness (it is checked where a public procedure of the file calls it)")))
+    runnable = [s for s in selected if s[5] is not None
+                and not any(n.lower() in hidden for n in s[5])]
     from f2loopy.verify import coverage as cov
     from f2loopy.verify import honesty
     checked_names = list(dict.fromkeys(n for *_, seq in runnable for n in seq))
@@ -428,7 +473,8 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                     seed=seed, notes=report.notes if assumed_size_fallback else None)
                 generated = honesty.character_inputs([originals[n] for n in group],
                                                      plan.generate(seed), char_choices,
-                                                     char_round, char_exclude)
+                                                     char_round, char_exclude,
+                                                     fixed=char_fixed)
                 # saved locals start where the original's first call does
                 generated = shared_data.with_saved_initial([originals[n] for n in group],
                                                            generated)
@@ -454,8 +500,12 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
             suffix = path.suffix.lower() if preprocessed else path.suffix
         measure = coverage and isolate and cov.gcov_available()
         # the files the search path provided, each after the modules it uses
-        lib = FortranLibrary(text, list(originals.values()), filename=f"original{suffix}",
-                             flags=tuple(fortran_flags), workdir=str(tmp), coverage=measure,
+        # (a subscript the inputs could not be sized for stops the original
+        # with a message, not writing past the drawn arrays: isolated only)
+        ref_flags = tuple(fortran_flags) + (("-fcheck=bounds",) if isolate else ())
+        lib = FortranLibrary(text, [o for o in originals.values() if o.name.lower() not in hidden],
+                             filename=f"original{suffix}",
+                             flags=ref_flags, workdir=str(tmp), coverage=measure,
                              extra_sources=_compiled_sources(search, tmp))
         sequences = []
         for *_, seq in runnable:
@@ -545,6 +595,8 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                 honesty.rerun_without_contraction(
                     kc, ks, idx, seq, written, inputs, plan, text, originals, suffix,
                     fortran_flags, tmp, path, tolerances, queue, isolate, timeout, want)
+            honesty.explain_nan_minmax(kc.outputs, got, want, [originals[n] for n in seq],
+                                       tolerances)
     return report
 
 

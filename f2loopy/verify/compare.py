@@ -70,7 +70,13 @@ def _ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def compare(name: str, got, want, tol: Tolerance | None = None,
             lower_bounds=None) -> Mismatch | None:
-    """None if *got* matches *want*, else a :class:`Mismatch`."""
+    """None if *got* matches *want*, else a :class:`Mismatch`.  (Infinities
+    and NaNs are values to compare: numpy says nothing about them.)"""
+    with np.errstate(all="ignore"):
+        return _compare(name, got, want, tol, lower_bounds)
+
+
+def _compare(name: str, got, want, tol: Tolerance | None, lower_bounds) -> Mismatch | None:
     got_a = np.asarray(got)
     want_a = np.asarray(want)
     if got_a.shape != want_a.shape:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -51,7 +52,7 @@ def _shim_name(kernel: Kernel) -> str:
     return fortran_name(f"f2l_shim_{kernel.name.lower()}", "")
 
 
-def _shim(kernel: Kernel) -> str:
+def _shim(kernel: Kernel, access: dict | None = None) -> str:
     """A bind(c) wrapper taking every argument by reference.
 
     The extents of assumed-shape arrays (kernel arguments after the Fortran
@@ -66,13 +67,16 @@ def _shim(kernel: Kernel) -> str:
         extents.setdefault(a.extent_of[0], {})[a.extent_of[1]] = names[a.name]
     fortran_args = kernel.fortran_args
     # module data, common blocks, derived-type arguments
-    data = ShimData(kernel, names)
+    data = ShimData(kernel, names,
+                    private=lambda module, var: is_private(access or {}, module, var))
     shim_args = list(names.values()) + data.extent_names + list(lengths.values())
     lines = [f"subroutine {_shim_name(kernel)}({', '.join(shim_args)}) "
              f"bind(c, name='{_shim_name(kernel)}')"]
     lines.append("  use iso_c_binding")
     if kernel.module:
         lines.append(f"  use {kernel.module}, only: {kernel.name}")
+    if data.alias_module:
+        lines.append(f"  use {data.alias_module_name}")
     lines += data.uses
     lines.append("  implicit none")
     if data.extent_names:
@@ -121,7 +125,7 @@ def _shim(kernel: Kernel) -> str:
         lines.append(f"  call {kernel.name}({', '.join(actual)})")
     lines += data.copy_out
     lines.append(f"end subroutine {_shim_name(kernel)}")
-    return "\n".join(x for line in lines for x in wrap(line)) + "\n"
+    return data.alias_module + "\n".join(x for line in lines for x in wrap(line)) + "\n"
 
 
 #: the longest string a character flag may be given in check and the tests
@@ -168,7 +172,9 @@ class FortranLibrary:
         fc = find_gfortran()
         suffix = Path(filename).suffix or ".f90"
         extra_text = "".join(Path(s).read_text(errors="replace") for s in extra_sources)
-        shims = "\n".join(_shim(k) for k in kernels) + _missing_helpers(source, extra_text)
+        access = module_access(source + "\n" + extra_text)
+        shims = "\n".join(_shim(k, access) for k in kernels) + _missing_helpers(source,
+                                                                                extra_text)
         extra = []
         if coverage:
             flags = tuple(flags) + ("--coverage",)
@@ -190,10 +196,20 @@ class FortranLibrary:
                             "void f2l_coverage_dump(void) { __gcov_dump(); }\n")
             extra.append(str(dump))
         self.lib_path, self.source_path, self.coverage = lib_path, src_path, coverage
-        cmd = [fc, "-shared", "-fPIC", *flags, "-J", str(wd), "-o", str(lib_path),
-               *[str(Path(s).resolve()) for s in extra_sources], str(src_path), str(shim_path),
-               *extra]
+        cmd = [fc, "-shared", "-fPIC", "-Wl,--no-undefined", *flags, "-J", str(wd), "-o",
+               str(lib_path), *[str(Path(s).resolve()) for s in extra_sources], str(src_path),
+               str(shim_path), *extra]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=wd)
+        missing_procedures = _undefined_procedures(proc.stderr) if proc.returncode else None
+        if missing_procedures:
+            # procedures the compiled files call that no file compiled with
+            # them defines (a module on the path calling an external one of
+            # another file): the checked kernels never reach them (their
+            # translation would have read the file), so each is a stub that
+            # stops the run with a message if it is reached after all
+            stubs = wd / "f2l_missing_procedures.c"
+            stubs.write_text(_stub_source(missing_procedures))
+            proc = subprocess.run(cmd + [str(stubs)], capture_output=True, text=True, cwd=wd)
         if proc.returncode != 0:
             import re
             # (not those the sources define: they failed for want of the others)
@@ -332,6 +348,104 @@ def _missing_helpers(source: str, others: str = "") -> str:
                 re.IGNORECASE):
             out.append(text)
     return "".join(out)
+
+
+_MODULE_START = re.compile(r"\s*module\s+(?!procedure\b)([a-z]\w*)\s*(!.*)?$", re.IGNORECASE)
+_MODULE_END = re.compile(r"\s*end\s*module\b", re.IGNORECASE)
+_CONTAINS = re.compile(r"\s*contains\s*(!.*)?$", re.IGNORECASE)
+_ACCESS = re.compile(r"\s*(private|public)\s*(?:(?:::)?\s*([a-z]\w*(?:\s*,\s*[a-z]\w*)*))?"
+                     r"\s*(!.*)?$", re.IGNORECASE)
+_PROCEDURE = re.compile(r"\s*(?:[a-z]\w*(?:\([^)]*\))?\s+)*(subroutine|function)\s+"
+                        r"([a-z]\w*)", re.IGNORECASE)
+
+
+def module_access(text: str) -> dict:
+    """Module name (lower case) -> ``(default, private, public, procedures)``
+    of the modules *text* defines: the default accessibility (``"public"`` or
+    ``"private"``), the names a ``private`` or ``public`` statement lists,
+    and the procedures it contains."""
+    out: dict = {}
+    module = None
+    for line in text.splitlines():
+        if module is None:
+            m = _MODULE_START.match(line)
+            if m:
+                module = {"default": "public", "private": set(), "public": set(),
+                          "procs": [], "contains": False}
+                out[m.group(1).lower()] = module
+            continue
+        if _MODULE_END.match(line):
+            module = None
+            continue
+        if not module["contains"]:
+            if _CONTAINS.match(line):
+                module["contains"] = True
+                continue
+            m = _ACCESS.match(line)
+            if m:
+                which = m.group(1).lower()
+                if m.group(2) is None:
+                    module["default"] = which
+                else:
+                    module[which].update(n.strip().lower() for n in m.group(2).split(","))
+            elif re.match(r"[^!]*,\s*private\b[^!]*::", line, re.IGNORECASE):
+                # 'real, private :: a, b = 1.0' (the names before any '=')
+                names = line.split("::", 1)[1].split("!")[0]
+                module["private"].update(re.findall(r"(?:^|,)\s*([a-z]\w*)", names,
+                                                    re.IGNORECASE))
+            continue
+        m = _PROCEDURE.match(line)
+        if m and not line.lstrip().lower().startswith("end"):
+            module["procs"].append(m.group(2).lower())
+    return {name: (m["default"], {n.lower() for n in m["private"]}, m["public"], m["procs"])
+            for name, m in out.items()}
+
+
+def is_private(access: dict, module: str, name: str) -> bool:
+    """Whether *name* of *module* is PRIVATE by :func:`module_access`'s *access*."""
+    info = access.get(module.lower())
+    if info is None:
+        return False
+    default, private, public, _ = info
+    low = name.lower()
+    return low in private or (default == "private" and low not in public)
+
+
+def private_procedures(text: str) -> set[str]:
+    """Lower-case names of the module procedures of *text* that are PRIVATE
+    (a shim outside the module cannot call them)."""
+    access = module_access(text)
+    return {p for mod, info in access.items() for p in info[3] if is_private(access, mod, p)}
+
+
+_UNDEFINED = re.compile(r"undefined reference to [`']([^'`\n]{1,300})'")
+_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,200}")
+#: what a stub of a missing procedure writes before it stops the run
+STUB_MARK = "f2loopy check: the original called a procedure that no compiled file defines: "
+
+
+def _undefined_procedures(stderr: str) -> list[str] | None:
+    """The symbols the linker reports undefined, if that is all it reports
+    and each is a plain symbol name (None otherwise)."""
+    if "error:" in stderr.replace("ld returned 1 exit status", ""):
+        lines = [ln for ln in stderr.splitlines() if "error:" in ln
+                 and "ld returned" not in ln and "undefined reference" not in ln]
+        if lines:
+            return None
+    names = sorted(set(_UNDEFINED.findall(stderr)))
+    if not names or not all(_SYMBOL.fullmatch(n) for n in names):
+        return None
+    return names
+
+
+def _stub_source(names: list[str]) -> str:
+    """C stubs for the procedures *names* (validated symbol names): each
+    prints :data:`STUB_MARK` and its name on stderr and exits."""
+    out = ["#include <stdio.h>", "#include <stdlib.h>", ""]
+    for n in names:
+        out += [f"void {n}(void) {{", f'  fputs("{STUB_MARK}{n}\\n", stderr);',
+                "  exit(3);", "}", ""]
+    return "\n".join(out)
 
 
 def _storage(dt: np.dtype) -> np.dtype:

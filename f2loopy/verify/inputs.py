@@ -34,6 +34,7 @@ from f2loopy.ir.isl_tools import (
     NonAffineError, align_params, dim_type, param_names, pwaff_from_expr, set_from_condition,
     set_names)
 from f2loopy.ir.kernel import ArrayArg, Assignment, Kernel
+from f2loopy.verify.subscripts import _Access, _array_accesses, _where
 
 #: sizes are chosen in [1, MAX_SIZE]
 MAX_SIZE = 512
@@ -181,45 +182,6 @@ def _int_value(expr, values: dict) -> int:
 
 def _is_int_dtype(dt) -> bool:
     return np.dtype(dt).kind in "iu"
-
-
-@dataclass
-class _Access:
-    kernel: Kernel
-    insn: object
-    array: str
-    axis: int
-    index: object
-    lb: object          # pymbolic lower bound
-    extent: object      # pymbolic extent or None (assumed size)
-    array_text: str
-
-
-def _array_accesses(kernel: Kernel):
-    """Every subscripted access to an array variable of *kernel*, per axis."""
-    out = []
-    for insn in kernel.instructions:
-        if not isinstance(insn, Assignment):
-            exprs = insn.read_expressions()
-        else:
-            exprs = (insn.assignee, *insn.read_expressions())
-        for e in exprs:
-            for name, idx in accesses(e):
-                if idx is None or not kernel.has_variable(name):
-                    continue
-                var = kernel.variable(name)
-                shape = tuple(getattr(var, "shape", ()) or ())
-                if len(shape) != len(idx):
-                    continue
-                text = f"{name}({', '.join(str(i) for i in idx)})"
-                for axis, (ix, ext) in enumerate(zip(idx, shape)):
-                    out.append(_Access(kernel, insn, name, axis, ix, var.lower_bounds[axis],
-                                       ext, text))
-    return out
-
-
-def _where(acc: _Access) -> str:
-    return f"'{acc.array_text}'" + (f" ({acc.insn.span})" if acc.insn.span else "")
 
 
 class _Planner:
@@ -412,21 +374,35 @@ class _Planner:
             x, y = align_params(s, a)
             s = x & y
         s, _ = align_params(s, self._params_space(names))
-        # every size in [1, MAX_SIZE]
+        s = s & self._nonnegative_extents(s.get_space(), names)
+        # every size in [1, MAX_SIZE], or in the range given with --range
+        bounds = {}
         for n in names:
             if n in values:
                 continue
-            s = s & _param_box(s.get_space(), n, 1, MAX_SIZE)
+            r = self.user_ranges.get(n)
+            lo, hi = (1, MAX_SIZE) if r is None else (int(np.ceil(r.lo)), int(np.floor(r.hi)))
+            bounds[n] = (lo, hi)
+            s = s & _param_box(s.get_space(), n, lo, hi)
         for n in names:
             if n in values:
                 s = s & _param_eq(s.get_space(), n, values[n])
         if s.is_empty():
+            ranged = [n for n in bounds if n in self.user_ranges]
+            if ranged:
+                n = ranged[0]
+                raise InputError(f"--range {n}={bounds[n][0]}:{bounds[n][1]}: no value in it "
+                                 "fits the kernel's assumptions and keeps every subscript in "
+                                 f"bounds (with the other sizes)", self.args[n].span)
             self._explain_infeasible(names, values, bad_parts)
         for n in names:
             if n in values:
                 continue
+            lo, hi = bounds[n]
             pref = int(self.rng.integers(PREFERRED_SIZES[0], PREFERRED_SIZES[1] + 1))
-            for v in _nearest_first(pref, 1, MAX_SIZE):
+            if n in self.user_ranges:
+                pref = int(self.rng.integers(lo, hi + 1))
+            for v in _nearest_first(pref, lo, hi):
                 trial = s & _param_eq(s.get_space(), n, v)
                 if not trial.is_empty():
                     s = trial
@@ -435,6 +411,20 @@ class _Planner:
             else:  # pragma: no cover - s was not empty
                 raise InputError(f"no value of '{n}' fits; give it with --size {n}=VALUE")
         return self._ordered(values)
+
+    def _nonnegative_extents(self, space, names) -> isl.Set:
+        """Sizes for which no array argument has a negative extent (``a(kidia:
+        kfdia)`` with kfdia < kidia - 1), which the glue refuses as a shape."""
+        ok = isl.Set.universe(space)
+        for spec in self.args.values():
+            for e in spec.shape if spec.is_array else ():
+                if e is None or not {n for n, _ in accesses(e)} <= set(names):
+                    continue
+                try:
+                    ok = ok & set_from_condition(p.Comparison(e, ">=", 0), space)
+                except Exception:  # noqa: BLE001 - not affine: clipped in _shapes
+                    continue
+        return ok
 
     def _ordered(self, values):
         order = list(self.args)

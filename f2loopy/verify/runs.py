@@ -12,6 +12,7 @@ import importlib.util
 import itertools
 import os
 import pickle
+import re
 import select
 import signal
 import time
@@ -116,6 +117,8 @@ def _default_crash_signals():  # pragma: no cover - runs in the child
 def run_isolated(func, timeout: float = 120.0):
     """``func()`` in a forked child; returns its result, or raises
     :class:`CheckError` if the child crashed, raised or ran too long."""
+    import tempfile
+    errors = tempfile.TemporaryFile()
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
@@ -123,9 +126,11 @@ def run_isolated(func, timeout: float = 120.0):
             os.close(r)
             _default_crash_signals()
             # what the original prints (xerbla, a write before a stop) is not
-            # the check's output
+            # the check's output; what the Fortran run-time library reports
+            # on stderr (a subscript out of bounds) is read back
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
+            os.dup2(errors.fileno(), 2)
             try:
                 data = pickle.dumps(("ok", func()))
             except BaseException as exc:  # noqa: BLE001
@@ -158,8 +163,14 @@ def run_isolated(func, timeout: float = 120.0):
         if timed_out:
             os.kill(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
+    errors.seek(0)
+    stderr = errors.read(1 << 16).decode("latin-1")
+    errors.close()
     if timed_out:
         raise CheckError(f"the original Fortran ran longer than {timeout:g} s on these inputs")
+    runtime_error = _fortran_runtime_error(stderr)
+    if runtime_error is not None:
+        raise runtime_error
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         try:
@@ -174,6 +185,35 @@ def run_isolated(func, timeout: float = 120.0):
     if kind != "ok":
         raise CheckError(f"running the original Fortran failed: {value}")
     return value
+
+
+_BOUNDS_ERROR = re.compile(
+    r"Fortran runtime error: ((?:Index|Array bound mismatch|Dimension|Array reference) "
+    r"[ -~]{1,300}?)\s*$", re.MULTILINE)
+_RUNTIME_ERROR = re.compile(r"Fortran runtime error: ([ -~]{1,300}?)\s*$", re.MULTILINE)
+
+
+def _fortran_runtime_error(stderr: str) -> CheckError | None:
+    """The error for what gfortran's run-time library reported (a subscript
+    out of bounds under ``-fcheck=bounds``), or None."""
+    from f2loopy.verify.fortran import STUB_MARK
+    m = re.search(re.escape(STUB_MARK) + r"([A-Za-z0-9_]{1,200})$", stderr, re.MULTILINE)
+    if m is not None:
+        return CheckError(f"the original Fortran called '{m.group(1)}', which no file "
+                          "compiled with it defines (give the directory of its source with -I)")
+    m = _BOUNDS_ERROR.search(stderr)
+    if m is not None:
+        return CheckError(
+            f"the original Fortran goes out of bounds on the generated inputs ({m.group(1)}): "
+            "the check could not size every subscript (one computed in a way it cannot "
+            "bound); give sizes with --size and value ranges with --range that keep it in "
+            "bounds (the generated kernel did not run on these inputs)")
+    m = _RUNTIME_ERROR.search(stderr)
+    if m is not None:
+        return CheckError(f"the original Fortran failed on the generated inputs "
+                          f"({m.group(1)}); give sizes with --size and value ranges with "
+                          "--range")
+    return None
 
 
 def load_glue(directory: Path, cl_name: str, cl_text: str, glue_text: str):

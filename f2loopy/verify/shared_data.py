@@ -121,10 +121,13 @@ class ShimData:
     :arg names: argument name -> the shim's name for it.
     """
 
-    def __init__(self, kernel, names: dict):
+    def __init__(self, kernel, names: dict, private=None):
         self.kernel = kernel
+        #: ``private(module, variable)``: whether a 'use' cannot reach it
+        self.private = private or (lambda module, var: False)
         self.names = names
         self.uses: list[str] = []
+        self.alias_lines: list[str] = []
         self.declarations: list[str] = []
         self.copy_in: list[str] = []
         self.copy_out: list[str] = []
@@ -186,7 +189,12 @@ class ShimData:
                 local = renamed.get((module, var))
                 if local is None:
                     local = renamed[(module, var)] = f"f2l_s{len(renamed)}"
-                    self.uses.append(f"  use {module}, only: {local} => {var}")
+                    if len(a.storage) == 3 and self.private(module, var):
+                        # by its symbol, which a PRIVATE variable has too (a
+                        # 'use' cannot reach it): gfortran's __MODULE_MOD_VAR
+                        self._alias(local, module, var, a)
+                    else:
+                        self.uses.append(f"  use {module}, only: {local} => {var}")
                 target = "%".join((local, *a.storage[3:]))
             elif kind == "common":
                 members = blocks.setdefault(a.storage[1], [])
@@ -201,6 +209,31 @@ class ShimData:
             self.copy_out.append(f"  {self.names[a.name]} = {target}")
         for block, members in blocks.items():
             self.declarations.append(f"  common /{block}/ {', '.join(members)}")
+
+    def _alias(self, local: str, module: str, var: str, arg) -> None:
+        """Declare *local* in :attr:`alias_module` as the storage of module
+        variable *module*::*var* (a scalar or array of an interoperable type)."""
+        if not self.alias_lines:
+            self.alias_lines.append("  use iso_c_binding")
+        shape = "" if not isinstance(arg, ArrayArg) else \
+            "(" + ", ".join(str(int(x)) for x in arg.shape) + ")"
+        self.alias_lines.append(f"  {_type_decl(arg.dtype)}, bind(c, name='__{module}_MOD_"
+                                f"{var}') :: {local}{shape}")
+
+    @property
+    def alias_module_name(self) -> str:
+        import hashlib
+        digest = hashlib.sha256(self.kernel.name.lower().encode()).hexdigest()[:12]
+        return f"f2l_alias_{digest}"       # (a Fortran name: at most 63 characters)
+
+    @property
+    def alias_module(self) -> str:
+        """A module (before the shim) declaring the module variables the shim
+        reaches by symbol; empty if none."""
+        if not self.alias_lines:
+            return ""
+        name = self.alias_module_name
+        return "\n".join([f"module {name}", *self.alias_lines, f"end module {name}", ""])
 
     def _derived(self):
         self._passed: set = set()
