@@ -175,11 +175,24 @@ class Progress:
             self.stream.flush()
 
 
-def _pool_context():
+def _fork_available() -> bool:
     import multiprocessing
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if sys.platform.startswith("linux")
-                                       and "fork" in methods else "spawn")
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+
+
+def _pool_context():
+    """How ``-j`` workers start: forked on Linux (they inherit this process's
+    ``sys.path``, which holds no current folder: :mod:`f2loopy.reexec`);
+    elsewhere spawned, but only where the interpreter runs with a safe path
+    (``-P``, Python 3.11+: the spawned ``python -c`` would otherwise put the
+    current folder first and import a planted ``multiprocessing.py``); None:
+    translate one file after the other."""
+    import multiprocessing
+    if _fork_available():
+        return multiprocessing.get_context("fork")
+    if getattr(sys.flags, "safe_path", False):
+        return multiprocessing.get_context("spawn")
+    return None
 
 
 def translate_files(files, *, jobs: int = 1, progress: Progress | None = None,
@@ -191,14 +204,15 @@ def translate_files(files, *, jobs: int = 1, progress: Progress | None = None,
     if jobs <= 0:
         jobs = os.cpu_count() or 1
     jobs = min(jobs, len(files))
-    if jobs <= 1:
+    context = _pool_context() if jobs > 1 else None
+    if context is None:
         for i, f in enumerate(files):
             outcomes[i] = translate_one(f, **options)
             progress.update(outcomes[i])
     else:
         # imported here: a single file (the usual command) needs no pool
         from concurrent.futures import ProcessPoolExecutor, as_completed
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=_pool_context()) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
             futures = {pool.submit(translate_one, f, **options): i for i, f in enumerate(files)}
             for fut in as_completed(futures):
                 i = futures[fut]

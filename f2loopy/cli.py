@@ -471,13 +471,8 @@ def entry():
     the command runs with a fixed hash seed, re-executing itself once if the
     environment did not set one.
     """
-    import os
-    if os.environ.get("PYTHONHASHSEED") is None:
-        env = dict(os.environ, PYTHONHASHSEED="0")
-        try:
-            os.execve(sys.executable, [sys.executable, "-m", "f2loopy.cli", *sys.argv[1:]], env)
-        except OSError:
-            pass                # run as we are: only the reproducibility suffers
+    from f2loopy.reexec import reexecute
+    reexecute("f2loopy.cli", "_run")   # (never from the current folder: f2loopy/reexec.py)
     _run()
 
 

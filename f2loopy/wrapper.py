@@ -246,13 +246,10 @@ def wrap(argv) -> int:
 def main(argv=None) -> None:
     """The ``f2loopyfc`` console script (with a fixed hash seed, as ``f2loopy``
     runs: translations are byte-identical from run to run)."""
+    if argv is None:
+        from f2loopy.reexec import reexecute
+        reexecute("f2loopy.wrapper", "main")     # (nothing from the current folder)
     argv = sys.argv[1:] if argv is None else argv
-    if os.environ.get("PYTHONHASHSEED") is None:
-        env = dict(os.environ, PYTHONHASHSEED="0")
-        try:
-            os.execve(sys.executable, [sys.executable, "-m", "f2loopy.wrapper", *argv], env)
-        except OSError:
-            pass
     try:
         code = wrap(argv)
     except WrapperError as exc:
