@@ -59,13 +59,16 @@ def is_generated(path: str) -> bool:
 
 def translate_one(path: str, output_dir=None, defines=None, transform=None,
                   debug=False, include_dirs=(), search_files=(), touch_outputs=False,
-                  undefines=(), tuning=True) -> FileOutcome:
+                  undefines=(), tuning=True, for_depfile=False) -> FileOutcome:
     """Translate and write one file; never raises.
 
     With *touch_outputs*, every output gets the same new modification time,
     also those whose content did not change (which are otherwise left alone):
     a Make rule then sees them newer than the Fortran after an edit that
-    changes no output (a comment), instead of translating at every build."""
+    changes no output (a comment), instead of translating at every build.
+    With *for_depfile*, a translation that read or would write a file whose
+    path a depfile cannot hold (:func:`~f2loopy.escape.make_path`) is an
+    error before anything is written."""
     from f2loopy.pipeline import translate_file, write_outputs
     outcome = FileOutcome(path)
     if is_generated(path):
@@ -78,6 +81,8 @@ def translate_one(path: str, output_dir=None, defines=None, transform=None,
                                 include_dirs=include_dirs, search_files=search_files,
                                 undefines=undefines, tuning=tuning,
                                 checkpoints=False)      # outputs hold the result only
+        if for_depfile:
+            check_depfile_paths(path, [*result.outputs, *result.inputs])
         written = write_outputs(result.outputs)
         if touch_outputs:
             touch_all(result.outputs)
@@ -100,6 +105,19 @@ def translate_one(path: str, output_dir=None, defines=None, transform=None,
     outcome.inputs = _unique(str(p) for p in result.inputs)
     outcome.warnings = unused_define_warnings(path, defines or {}, outcome.inputs)
     return outcome
+
+
+def check_depfile_paths(source: str, paths) -> None:
+    """Raise a :class:`~f2loopy.diagnostics.F2LoopyError` naming the first of
+    *paths* (the outputs and inputs of translating *source*) that a depfile
+    cannot hold."""
+    from f2loopy.diagnostics import F2LoopyError
+    from f2loopy.escape import UnrepresentablePath, visible
+    for p in paths:
+        try:
+            make_path(p)
+        except UnrepresentablePath as exc:
+            raise F2LoopyError(f"{visible(source)}: --depfile: {exc}") from None
 
 
 def unused_define_warnings(path: str, defines: dict, inputs) -> list[str]:
