@@ -352,15 +352,23 @@ def load(key: str, kinds, main_path):
     for path, sha in inputs[1:]:            # the first input is the key's own text
         if _file_sha(path) != sha:
             return None
+    absent = entry.get("absent")
+    if not isinstance(absent, list) or not all(_plain_path(p) for p in absent):
+        return None
+    for path in absent:                     # a header created where #include looked
+        if os.path.lexists(path):
+            return None
     output = entry.get("script_output", "")
     return (dict(outputs), [Path(main_path)] + [Path(p) for p, _ in inputs[1:]],
             output if isinstance(output, str) else "")
 
 
-def store(key: str, outputs: dict, inputs, main_text: str, script_output: str = "") -> None:
+def store(key: str, outputs: dict, inputs, main_text: str, script_output: str = "",
+          absent=()) -> None:
     """Record a translation: *outputs* maps each output kind to its text;
-    *inputs* are the files read, the translated file first.  Errors writing
-    the cache are ignored."""
+    *inputs* are the files read, the translated file first; *absent* the
+    paths an ``#include`` looked at that did not exist (the entry is a miss
+    once one does).  Errors writing the cache are ignored."""
     if not enabled() or not key.isalnum():
         return
     recorded = []
@@ -369,7 +377,10 @@ def store(key: str, outputs: dict, inputs, main_text: str, script_output: str = 
         if sha is None or not _plain_path(str(path)):
             return            # an input vanished (or cannot be recorded): do not cache
         recorded.append([str(path), sha])
-    entry = {"format": _FORMAT, "inputs": recorded,
+    absent = [str(p) for p in absent]
+    if not all(_plain_path(p) for p in absent):
+        return
+    entry = {"format": _FORMAT, "inputs": recorded, "absent": absent,
              "outputs": {str(kind): text for kind, text in outputs.items()},
              "script_output": script_output}
     secret = secret_key()

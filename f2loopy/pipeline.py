@@ -45,6 +45,7 @@ class TranslationResult:
     script_output: str = ""                          # what the script printed
     tunables: dict = field(default_factory=dict)     # tunable name -> choices declared
     notes: list = field(default_factory=list)        # e.g. which tuned choices were used
+    absent: list = field(default_factory=list)       # paths an #include looked at, not there
 
 
 def output_stem(path: Path) -> str:
@@ -128,6 +129,8 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
                                  [f"file:{f}" for f in search_files] + on_path)
     # an entry holds texts by kind: the paths are always the ones computed here
     paths = output_paths(path, output_dir)
+    # (an entry also lists the include paths that were looked at and did not
+    # exist: a header created there since would be read instead)
     hit = tcache.load(key, OUTPUT_KINDS, path)
     if hit is not None:
         texts, inputs, output = hit
@@ -138,7 +141,7 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
     by_path = {Path(p): t for p, t in result.outputs.items()}
     if set(by_path) == set(paths.values()):
         tcache.store(key, {kind: by_path[p] for kind, p in paths.items()}, result.inputs,
-                     text, result.script_output)
+                     text, result.script_output, absent=result.absent)
     return result
 
 
@@ -171,6 +174,7 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
     except F2LoopyError as exc:
         raise pp.remap(exc) from None
     result.inputs.extend(Path(f) for f in pp.includes)
+    result.absent.extend(pp.absent)
     return result
 
 
@@ -216,7 +220,8 @@ def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=N
     # set_options(knl, "write_code"): the code is shown, as loopy does
     shown = "".join(f"{gk.source}\n" for gk in generated if gk.kernel.options.write_code)
     return TranslationResult(path, kernels, generated, outputs, inputs, script.checkpoints,
-                             script.output + shown, dict(script.tunables))
+                             script.output + shown, dict(script.tunables),
+                             absent=list(search.absent))
 
 
 def _nothing_to_translate(src) -> NothingToTranslate:

@@ -106,6 +106,7 @@ def good_entry(src, **texts):
     outputs = {kind: f"text of {kind}" for kind in OUTPUT_KINDS}
     outputs.update(texts)
     return {"format": tcache._FORMAT, "inputs": [[str(src), tcache.sha256_text(SAXPY)]],
+            "absent": [],
             "outputs": outputs, "script_output": ""}
 
 

@@ -238,3 +238,16 @@ def test_cmake_build_with_a_hostile_header_folder_fails_cleanly(generator, tmp_p
     assert not (proj / SENTINEL).exists()
 
 # }}}
+
+
+def test_a_non_ascii_include_folder_translates_with_a_depfile(tmp_path):
+    """(A sibling found on the way: the preprocessor's line markers hold the
+    file name's UTF-8 bytes, which were read as Latin-1, so such an include
+    was "a file that was not checked".)"""
+    inc = tmp_path / "en-t\u00eate"
+    inc.mkdir()
+    (inc / "defs.h").write_text("#define SCALE 2.0\n")
+    (tmp_path / "k.F90").write_text(KERNEL)
+    result = invoke(["translate", "--depfile", "k.d", "-I", inc.name, "k.F90"], tmp_path)
+    assert result.exit_code == 0, result.output
+    assert f"{inc}/defs.h" in (tmp_path / "k.d").read_text(encoding="utf-8")
