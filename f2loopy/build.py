@@ -59,7 +59,7 @@ def is_generated(path: str) -> bool:
 
 def translate_one(path: str, output_dir=None, defines=None, transform=None,
                   debug=False, include_dirs=(), search_files=(), touch_outputs=False,
-                  undefines=(), tuning=True, for_depfile=False) -> FileOutcome:
+                  undefines=(), tuning=True, for_depfile=False, fixed_form=None) -> FileOutcome:
     """Translate and write one file; never raises.
 
     With *touch_outputs*, every output gets the same new modification time,
@@ -79,7 +79,7 @@ def translate_one(path: str, output_dir=None, defines=None, transform=None,
         result = translate_file(path, output_dir=output_dir, defines=defines,
                                 transform=transform, debug=debug, cache=True,
                                 include_dirs=include_dirs, search_files=search_files,
-                                undefines=undefines, tuning=tuning,
+                                undefines=undefines, tuning=tuning, fixed_form=fixed_form,
                                 checkpoints=False)      # outputs hold the result only
         if for_depfile:
             check_depfile_paths(path, [*result.outputs, *result.inputs])

@@ -69,7 +69,7 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
                    debug: bool = False, cache: bool = False,
                    collect_errors: bool = False, include_dirs=(), search_files=(),
                    undefines=(), tuning: bool = True,
-                   checkpoints: bool = True) -> TranslationResult:
+                   checkpoints: bool = True, fixed_form: bool | None = None) -> TranslationResult:
     """Translate the Fortran file *path*; return the outputs without writing them.
 
     With *cache*, an unchanged file's outputs come from the translation cache
@@ -83,7 +83,8 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
     With *tuning*, the script's ``tunable(...)`` choices come from the file's
     tuning record (``FILE.tune.json``, :mod:`f2loopy.tune.record`) when it has
     an entry for this content, ``-D`` values and recipe; the result's notes
-    say so.
+    say so.  *fixed_form* reads the file in fixed (True) or free (False)
+    form whatever its name says (a compiler's ``-ffixed-form``).
     """
     path = Path(path)
     try:
@@ -107,7 +108,8 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
                                 transform=transform, debug=debug,
                                 collect_errors=collect_errors, include_dirs=include_dirs,
                                 search_files=search_files, undefines=undefines,
-                                tunables=tunables, checkpoints=checkpoints)
+                                tunables=tunables, checkpoints=checkpoints,
+                                fixed_form=fixed_form)
         result.notes[:0] = notes
         result.inputs.extend(used)
         return result
@@ -126,7 +128,8 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
                                  transform=transform,
                                  extra=extra + [f"-U{u}" for u in undefines] +
                                  [f"-I{d}" for d in include_dirs] +
-                                 [f"file:{f}" for f in search_files] + on_path)
+                                 [f"file:{f}" for f in search_files] + on_path +
+                                 ([] if fixed_form is None else [f"fixed:{fixed_form}"]))
     # an entry holds texts by kind: the paths are always the ones computed here
     paths = output_paths(path, output_dir)
     # (an entry also lists the include paths that were looked at and did not
@@ -147,7 +150,8 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
 
 def translate_text(text: str, path: Path, *, output_dir=None, defines=None, transform=None,
                    debug=False, collect_errors=False, include_dirs=(), search_files=(),
-                   undefines=(), tunables=None, checkpoints: bool = True) -> TranslationResult:
+                   undefines=(), tunables=None, checkpoints: bool = True,
+                   fixed_form: bool | None = None) -> TranslationResult:
     """Translate Fortran *text* as if read from *path* (a str or Path; it
     names the outputs and the diagnostics, and the outputs go next to it
     unless *output_dir* is given).  Nothing is written.
@@ -164,7 +168,7 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
                    transform=transform, debug=debug,
                    collect_errors=collect_errors, include_dirs=tuple(include_dirs),
                    search_files=tuple(search_files), tunables=tunables,
-                   checkpoints=checkpoints)
+                   checkpoints=checkpoints, fixed_form=fixed_form)
     if not needs_preprocessing(text, path):
         return _translate_preprocessed(text, path, **options)
     pp = preprocess(text, path, defines=defines, undefines=undefines,
@@ -181,7 +185,8 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
 def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=None,
                             undefines=(), transform=None, debug=False, collect_errors=False,
                             include_dirs=(), search_files=(),
-                            tunables=None, checkpoints: bool = True) -> TranslationResult:
+                            tunables=None, checkpoints: bool = True,
+                            fixed_form: bool | None = None) -> TranslationResult:
     path = Path(path)
     # imported here: a cache hit (translate_file) never loads the compiler
     from f2loopy.codegen import file_header, generate_code, join_program
@@ -189,7 +194,7 @@ def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=N
     from f2loopy.glue.fortran import generate_fortran_glue
     from f2loopy.glue.python import generate_python_glue
     from f2loopy.frontend.search_path import SearchPath
-    src = read_source(text, str(path))
+    src = read_source(text, str(path), fixed_form=fixed_form)
     search = SearchPath(include_dirs, search_files, defines=defines, undefines=undefines)
     try:
         kernels = list(translate_source(src, collect_errors=collect_errors, search=search))

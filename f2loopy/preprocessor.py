@@ -139,17 +139,21 @@ def _hide_scripts(lines: list[str]) -> tuple[list[str], dict]:
     return out, hidden
 
 
+def macro_text(value) -> str:
+    """The text the preprocessor gets for a ``-D`` *value*."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, str):
+        return value
+    return repr(value)
+
+
 def _macro_options(defines: dict, undefines) -> list[str]:
     opts = []
     for name, value in (defines or {}).items():
         if not _NAME_RE.fullmatch(str(name)):
             raise F2LoopyError(f"-D {name!r}: not a valid macro name")
-        if isinstance(value, bool):
-            text = "1" if value else "0"
-        elif isinstance(value, str):
-            text = value
-        else:
-            text = repr(value)
+        text = macro_text(value)
         if "\n" in text or "\r" in text or "\0" in text:
             raise F2LoopyError(f"-D {name}: the value may not hold a line break")
         opts.append(f"-D{name}={text}")

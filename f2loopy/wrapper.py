@@ -217,10 +217,28 @@ def runtime_build(compiler: list[str]) -> Path:
     return target
 
 
-def translate_for_compile(source: str, workdir: Path) -> tuple[Path, Path]:
-    """Translate *source* into *workdir*; the Fortran and C glue's paths."""
+def translate_for_compile(source: str, workdir: Path, options=()) -> tuple[Path, Path]:
+    """Translate *source* into *workdir* as the compiler with *options* reads
+    it (:mod:`f2loopy.wrapper_options`); the Fortran and C glue's paths."""
     from f2loopy.build import translate_one
     from f2loopy.cli import _parse_defines
+    from f2loopy.preprocessor import macro_text, needs_preprocessing
+    from f2loopy.wrapper_options import OptionError, script_values, translation_options
+    try:
+        compiler = translation_options(options)
+        values = script_values(compiler.macros)
+    except OptionError as exc:
+        raise WrapperError(f"{source}: {exc}") from None
+    if compiler.cpp is not None:
+        try:
+            text = Path(source).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise WrapperError(f"cannot read {source}: {exc.strerror}") from None
+        if needs_preprocessing(text, source) != compiler.cpp:
+            raise WrapperError(
+                f"{source}: {'-cpp' if compiler.cpp else '-nocpp'} changes whether the file is "
+                "preprocessed, which its translation cannot follow (name it .F90 to have it "
+                "preprocessed, or drop the option)")
     extra = shlex.split(os.environ.get("F2LOOPYFC_OPTIONS", ""))
     defines, transform = [], None
     i = 0
@@ -239,10 +257,20 @@ def translate_for_compile(source: str, workdir: Path) -> tuple[Path, Path]:
             raise WrapperError(f"F2LOOPYFC_OPTIONS: unknown option {opt!r} (use -D NAME=VALUE "
                                f"and --transform RECIPE)")
     try:
-        values = _parse_defines(defines)
+        extra_values = _parse_defines(defines)
     except Exception as exc:  # noqa: BLE001 - click's BadParameter
         raise WrapperError(f"F2LOOPYFC_OPTIONS: {getattr(exc, 'message', exc)}") from None
-    outcome = translate_one(source, output_dir=workdir, defines=values, transform=transform)
+    for name, value in extra_values.items():
+        # the preprocessor must see what the compiler sees
+        if name in compiler.undefines or (name in compiler.macros
+                                          and macro_text(value) != compiler.macros[name]):
+            raise WrapperError(f"F2LOOPYFC_OPTIONS: -D {name} differs from the compiler's "
+                               f"-D/-U {name}: the kernels and the original would disagree")
+        values[name] = value
+    outcome = translate_one(source, output_dir=workdir, defines=values, transform=transform,
+                            undefines=tuple(compiler.undefines),
+                            include_dirs=tuple(compiler.include_dirs),
+                            fixed_form=compiler.fixed_form)
     if outcome.script_output:
         sys.stdout.write(outcome.script_output)
     if outcome.error is not None:
@@ -256,21 +284,31 @@ def translate_for_compile(source: str, workdir: Path) -> tuple[Path, Path]:
 
 def compile_with_glue(compiler, source, options, output) -> None:
     """``COMPILER OPTIONS -c SOURCE -o OUTPUT`` plus the glue, one object."""
-    obj = Path(output) if output else Path(Path(source).name.split(".")[0] + ".o")
-    runtime = runtime_build(compiler)
+    obj = Path(output) if output else Path(object_name(source))
     with tempfile.TemporaryDirectory(prefix=".f2loopyfc.",
                                      dir=obj.parent if obj.parent.is_dir() else None) as tmp:
         tmp = Path(tmp)
-        f_glue, c_glue = translate_for_compile(source, tmp)
+        f_glue, c_glue = translate_for_compile(source, tmp, options)
+        runtime = runtime_build(compiler)
         flags = [o for o in options if o != "-c"]
         _run([*compiler, *flags, "-c", source, "-o", tmp / "orig.o"])
-        # the glue module's .mod goes where the compiler puts the other modules
-        _run([*compiler, *flags, "-I", runtime, "-c", f_glue, "-o", tmp / "glue_f.o"])
+        # the glue module's .mod goes where the compiler puts the other modules;
+        # the glue is free form whatever form the sources are
+        glue_flags = [o for o in flags if o not in ("-ffixed-form", "-ffree-form")
+                      and not o.startswith("-ffixed-line-length-")]
+        _run([*compiler, *glue_flags, "-ffree-form", "-I", runtime, "-c", f_glue, "-o",
+              tmp / "glue_f.o"])
         _run([*_c_compiler(), "-O2", "-fPIC", "-I", _runtime_headers(), "-c", c_glue, "-o",
               tmp / "glue_c.o"])
         _run(["ld", "-r", tmp / "orig.o", tmp / "glue_f.o", tmp / "glue_c.o", "-o",
               tmp / "all.o"])
         os.replace(tmp / "all.o", obj)
+
+
+def object_name(source: str) -> str:
+    """The object ``COMPILER -c SOURCE`` writes: the file name without its
+    last suffix, as gfortran names it (``kd.v2.f90`` gives ``kd.v2.o``)."""
+    return Path(Path(source).name).stem + ".o"
 
 
 def _runtime_headers() -> Path:
@@ -310,8 +348,9 @@ def wrap(argv) -> int:
     runtime = runtime_build(compiler)
     with tempfile.TemporaryDirectory(prefix=".f2loopyfc.") as tmp:
         extra = []
-        for s in loopy:
-            obj = Path(tmp) / (Path(s).name.split(".")[0] + ".o")
+        for k, s in enumerate(loopy):
+            # numbered: two sources of one name in other folders stay apart
+            obj = Path(tmp) / f"{k}-{object_name(s)}"
             compile_with_glue(compiler, s, options, obj)
             extra.append(str(obj))
         rest = [a for a in args if a not in loopy]
