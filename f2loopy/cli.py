@@ -157,7 +157,8 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include
     """
     import gc
 
-    from f2loopy.build import GENERATED_SKIP, Progress, depfile_text, translate_files
+    from f2loopy.build import (GENERATED_SKIP, Progress, check_output_collisions, depfile_text,
+                               translate_files)
     # a short-lived process that builds many small IR objects: collect the
     # youngest generation less often (about 7% less CPU time for the paper's
     # file); the sandbox child inherits the setting
@@ -176,6 +177,11 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include
                 make_path(given or "")
             except UnrepresentablePath as exc:
                 raise click.BadParameter(str(exc), param_hint=hint) from None
+    try:        # before anything is written: one file's outputs never replace another's
+        check_output_collisions(files, output_dir)
+    except F2LoopyError as exc:
+        _report(exc, debug)
+        sys.exit(1)
     if progress is None:
         progress = sys.stderr.isatty()
     outcomes = translate_files(files, jobs=jobs, progress=Progress(len(files), progress),
