@@ -6,15 +6,15 @@
                                                                      \\--glue--> _cl.py,
                                                                                _cl.f90 + _cl.c
 
-Nothing is written until every stage has succeeded; outputs are written
-atomically (temporary file, then rename) and an output whose content did not
-change is left alone, so its timestamp stays.
+Nothing is written until every stage has succeeded; the outputs of a file
+are committed together (:mod:`f2loopy.outputs`: all or none, also when the
+process is interrupted) and an output whose content did not change is left
+alone, so its timestamp stays.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -260,63 +260,10 @@ def apply_transformations(src, kernels, defines, transform, *, debug=False, tuna
 
 
 def write_outputs(outputs: dict) -> list[Path]:
-    """Write every output atomically; skip files whose content is unchanged.
+    """Write every output (path -> text), all or none, leaving files whose
+    content is unchanged alone (:mod:`f2loopy.outputs`).
 
     Returns the paths actually (re)written.
     """
-    pending = []
-    for path, text in outputs.items():
-        path = Path(path)
-        try:
-            if path.read_text(encoding="utf-8") == text:
-                continue
-        except (OSError, UnicodeDecodeError):
-            pass
-        pending.append((path, text))
-    for path, _ in pending:         # a rename that fails half-way would leave some written
-        _check_name_length(path)    # first: is_dir() raises on a name that is too long
-        if path.is_dir():      # found before anything is written
-            raise F2LoopyError(f"cannot write {path}: Is a directory")
-    temps = []
-    mode = _new_file_mode() if pending else 0
-    current = None
-    try:
-        for path, text in pending:
-            current = path
-            path.parent.mkdir(parents=True, exist_ok=True)
-            # the temporary's name stays short: an output's name may be near the limit
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:64]}.", suffix=".tmp",
-                                       dir=path.parent)
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-                f.write(text)
-                # mkstemp makes the file private; outputs get the mode any
-                # new file gets (0666 less the umask), like a compiler's
-                os.fchmod(f.fileno(), mode)
-            temps.append((tmp, path))
-        for tmp, path in temps:
-            current = path
-            os.replace(tmp, path)
-    except OSError as exc:
-        for tmp, _ in temps:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        # the output's name, not the temporary file's
-        raise F2LoopyError(f"cannot write {current}: {exc.strerror or exc}") from None
-    return [path for _, path in temps]
-
-
-def _check_name_length(path: Path) -> None:
-    try:
-        limit = os.pathconf(path.parent if path.parent.is_dir() else ".", "PC_NAME_MAX")
-    except (OSError, ValueError):
-        limit = 255
-    if len(os.fsencode(path.name)) > limit:
-        raise F2LoopyError(f"cannot write output: the name of {path} is longer than "
-                           f"the {limit} bytes the file system allows (shorten the Fortran "
-                           "file's name)")
-
-
-def _new_file_mode() -> int:
-    umask = os.umask(0o022)
-    os.umask(umask)
-    return 0o666 & ~umask
+    from f2loopy.outputs import write_outputs as commit
+    return commit(outputs)
