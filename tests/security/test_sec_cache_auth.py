@@ -35,6 +35,10 @@ end subroutine
 PAYLOAD = "import os; os.system('touch PWNED')  # from a colleague's branch"
 
 
+def _forget_secret() -> None:
+    getattr(tcache, "_secret", {}).clear()      # (read once per process)
+
+
 @pytest.fixture
 def shared_cache(tmp_path, monkeypatch):
     """A cache folder two jobs share, and the victim's own secret."""
@@ -42,9 +46,9 @@ def shared_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("F2LOOPY_CACHE_DIR", str(d))
     monkeypatch.setenv("F2LOOPY_CACHE_KEY", str(tmp_path / "victim" / "cache-key"))
     monkeypatch.delenv("F2LOOPY_NO_CACHE", raising=False)
-    tcache._secret.clear()
+    _forget_secret()
     yield d
-    tcache._secret.clear()
+    _forget_secret()
 
 
 @pytest.fixture
@@ -57,12 +61,17 @@ def src(tmp_path):
 def _poison(entry_path: Path, key: str, secret: bytes | None) -> None:
     """Put the payload into an entry's Python glue, re-signed with *secret*
     (the attacker's own) when given."""
+    import json
     data = entry_path.read_bytes()
-    mac, _, body = data.partition(b"\n")
-    entry = __import__("json").loads(body)
+    mac, sep, body = data.partition(b"\n")
+    if not sep:                 # an entry without a MAC (f2loopy before issue 29)
+        mac, body = b"", data
+    entry = json.loads(body)
     entry["outputs"]["_cl.py"] = PAYLOAD + "\n" + entry["outputs"]["_cl.py"]
-    if secret is None:          # edited in place, the MAC left as it was
-        entry_path.write_bytes(mac + b"\n" + __import__("json").dumps(entry).encode())
+    if not mac:
+        entry_path.write_bytes(json.dumps(entry).encode())
+    elif secret is None:        # edited in place, the MAC left as it was
+        entry_path.write_bytes(mac + b"\n" + json.dumps(entry).encode())
     else:
         entry_path.write_bytes(tcache.encode_entry(key, entry, secret))
 
@@ -75,13 +84,14 @@ def _entry(cache: Path) -> Path:
 def test_an_entry_of_another_job_is_not_served(shared_cache, src, tmp_path, monkeypatch):
     # the attacker's job: same account and cache folder, its own secret
     monkeypatch.setenv("F2LOOPY_CACHE_KEY", str(tmp_path / "attacker" / "cache-key"))
-    tcache._secret.clear()
+    _forget_secret()
     translate_file(src, cache=True)
     entry = _entry(shared_cache)
-    _poison(entry, entry.name[:-5], tcache.secret_key())
+    secret = tcache.secret_key() if hasattr(tcache, "secret_key") else None
+    _poison(entry, entry.name[:-5], secret)
     # the victim's job
     monkeypatch.setenv("F2LOOPY_CACHE_KEY", str(tmp_path / "victim" / "cache-key"))
-    tcache._secret.clear()
+    _forget_secret()
     result = translate_file(src, cache=True)
     assert result.kernels, "the planted entry was served"
     assert PAYLOAD not in result.outputs[output_paths(src)["_cl.py"]]

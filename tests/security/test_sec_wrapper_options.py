@@ -17,8 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from f2loopy.wrapper_options import OptionError, script_values, translation_options
-
 ROOT = Path(__file__).resolve().parents[2]
 
 BRANCHES = """\
@@ -58,6 +56,7 @@ FIXED = """\
 
 
 def test_defines_undefines_in_command_line_order():
+    from f2loopy.wrapper_options import translation_options
     o = translation_options(["-O2", "-DUSE_OPENCL", "-D", "N=8", "-UN", "-DM=(8,4)",
                              "-UX", "-DX", "-Iinc", "-I", "more", "-ffixed-form"])
     assert o.macros == {"USE_OPENCL": "1", "M": "(8,4)", "X": "1"}
@@ -68,6 +67,7 @@ def test_defines_undefines_in_command_line_order():
 
 
 def test_script_values_keep_the_preprocessors_text():
+    from f2loopy.wrapper_options import script_values
     values = script_values({"N": "8", "T": "(8,4)", "S": '"abc"', "F": "fast", "B": "True"})
     assert values == {"N": 8, "T": "(8,4)", "S": '"abc"', "F": "fast", "B": "True"}
 
@@ -77,17 +77,20 @@ def test_script_values_keep_the_preprocessors_text():
     "-finteger-4-integer-8", "-fd-lines-as-code", "-ffixed-line-length-132",
     "-ffixed-line-length-none", "-include", "-iquote", "-isystem"])
 def test_options_the_translation_cannot_follow_are_refused(option):
+    from f2loopy.wrapper_options import OptionError, translation_options
     with pytest.raises(OptionError, match="cannot follow"):
         translation_options(["-O2", option])
 
 
 @pytest.mark.parametrize("macro", ["-DF(x)=x", "-D1X", "-U"])
 def test_malformed_macros_are_refused(macro):
+    from f2loopy.wrapper_options import OptionError, translation_options
     with pytest.raises(OptionError):
         translation_options([macro])
 
 
 def test_names_the_script_cannot_take_are_refused():
+    from f2loopy.wrapper_options import OptionError, script_values
     with pytest.raises(OptionError, match="plain names only"):
         script_values({"_DEBUG": "1"})
 
