@@ -23,7 +23,16 @@ The cache is not trusted:
   when it is a regular file owned by the user; every file operation goes
   through a descriptor of the folder opened without following links;
 * a corrupt entry (not JSON, wrong shapes, wrong types) is a miss, never an
-  error.
+  error;
+* an entry is served only when this user wrote it: each carries an HMAC-SHA256
+  of its key and content under a secret of the user's own
+  (:func:`secret_key`: ``$F2LOOPY_CACHE_KEY``, else
+  ``$XDG_CONFIG_HOME/f2loopy/cache-key``, else ``~/.config/f2loopy/cache-key``;
+  32 random bytes, a regular file of mode ``0600`` owned by the user, kept
+  *outside* the cache folder), so an entry written by another job of the same
+  account with another secret (a shared CI image, a cache restored from another
+  branch) or edited afterwards is a miss.  Without a usable secret the cache
+  is off.
 
 Nothing outside the folder is written: a hit marks the entry itself as recently
 used (for pruning), never a file the entry names.
@@ -32,6 +41,7 @@ used (for pruning), never a file the entry names.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import secrets
@@ -42,7 +52,7 @@ from pathlib import Path
 MAX_ENTRIES = 2000
 #: an entry larger than this is not read (corrupt or planted)
 MAX_ENTRY_BYTES = 256 << 20
-_FORMAT = 3
+_FORMAT = 4
 _fingerprint: str | None = None
 _ENTRY_NAME = "{key}.json"
 _CONTROL = set(map(chr, range(32))) | {"\x7f"}
@@ -109,6 +119,111 @@ def _file_sha(path) -> str | None:
         return None
 
 
+# {{{ the user's secret: entries are authenticated
+
+#: the secret's length in bytes
+KEY_BYTES = 32
+_secret: dict = {}
+
+
+def key_file() -> Path:
+    """Where the user's secret lives (never inside the cache folder, which a
+    CI system may restore from elsewhere)."""
+    explicit = os.environ.get("F2LOOPY_CACHE_KEY")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".config"
+    return base / "f2loopy" / "cache-key"
+
+
+def _read_key(path: Path) -> bytes | None:
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if (not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid()
+                or st.st_mode & 0o077 or st.st_size != KEY_BYTES):
+            _warn_once(f"not using the translation cache: its key {path} must be a file "
+                       f"of {KEY_BYTES} bytes of this user's own that nobody else can read "
+                       "or write (mode 0600)")
+            return None
+        data = os.read(fd, KEY_BYTES + 1)
+        return data if len(data) == KEY_BYTES else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def secret_key() -> bytes | None:
+    """The user's secret (created on first use), or None where there is no
+    usable one (the cache is then off)."""
+    path = key_file()
+    if str(path) in _secret:
+        return _secret[str(path)]
+    key = _read_key(path)
+    if key is None and not os.path.lexists(path):
+        try:
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd, tmp = _private_temp(path.parent)
+            try:
+                os.write(fd, secrets.token_bytes(KEY_BYTES))
+            finally:
+                os.close(fd)
+            try:
+                os.link(tmp, path)       # never replaces a key another process made
+            except FileExistsError:
+                pass
+            finally:
+                os.unlink(tmp)
+        except OSError:
+            pass
+        key = _read_key(path)
+    _secret[str(path)] = key
+    return key
+
+
+def _private_temp(folder: Path) -> tuple[int, str]:
+    tmp = str(folder / f".cache-key.{secrets.token_hex(8)}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    return os.open(tmp, flags, 0o600), tmp
+
+
+def mac(secret: bytes, purpose: str, *parts: bytes) -> str:
+    """HMAC-SHA256 under *secret* of *purpose* and *parts* (each length-prefixed:
+    no two different lists of parts give the same message)."""
+    h = hmac.new(secret, digestmod=hashlib.sha256)
+    for part in (purpose.encode(), *parts):
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    return h.hexdigest()
+
+
+def encode_entry(key: str, entry: dict, secret: bytes) -> bytes:
+    """An entry's file: its MAC (hex) on the first line, then its JSON."""
+    body = json.dumps(entry).encode("utf-8", "surrogatepass")
+    return mac(secret, "entry", key.encode(), body).encode() + b"\n" + body
+
+
+def decode_entry(key: str, data: bytes, secret: bytes) -> dict | None:
+    """The entry in *data* if its MAC is right for *key* under *secret*."""
+    tag, sep, body = data.partition(b"\n")
+    if not sep or not hmac.compare_digest(tag, mac(secret, "entry", key.encode(),
+                                                    body).encode()):
+        return None
+    try:
+        entry = json.loads(body.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None
+    return entry if isinstance(entry, dict) else None
+
+# }}}
+
+
 # {{{ the private folder
 
 class _Folder:
@@ -169,7 +284,7 @@ def _warn_once(message: str) -> None:
         print(f"f2loopy: warning: {message}", file=sys.stderr)
 
 
-def _read_entry(folder: _Folder, name: str) -> dict | None:
+def _read_entry(folder: _Folder, name: str, key: str, secret: bytes) -> dict | None:
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(name, flags, dir_fd=folder.fd)
@@ -182,15 +297,14 @@ def _read_entry(folder: _Folder, name: str) -> dict | None:
             return None
         with os.fdopen(os.dup(fd), "rb") as f:
             data = f.read(MAX_ENTRY_BYTES + 1)
-        try:
-            entry = json.loads(data.decode("utf-8"))
-        except (ValueError, RecursionError):
+        entry = decode_entry(key, data, secret)
+        if entry is None:
             return None
         try:
             os.utime(fd)          # recently used: kept longest when pruning
         except (OSError, NotImplementedError):
             pass
-        return entry if isinstance(entry, dict) else None
+        return entry
     except OSError:
         return None
     finally:
@@ -216,7 +330,10 @@ def load(key: str, kinds, main_path):
     if folder is None:
         return None
     with folder:
-        entry = _read_entry(folder, _ENTRY_NAME.format(key=key))
+        secret = secret_key()
+        if secret is None:
+            return None
+        entry = _read_entry(folder, _ENTRY_NAME.format(key=key), key, secret)
     if entry is None or entry.get("format") != _FORMAT:
         return None
     outputs = entry.get("outputs")
@@ -235,15 +352,23 @@ def load(key: str, kinds, main_path):
     for path, sha in inputs[1:]:            # the first input is the key's own text
         if _file_sha(path) != sha:
             return None
+    absent = entry.get("absent")
+    if not isinstance(absent, list) or not all(_plain_path(p) for p in absent):
+        return None
+    for path in absent:                     # a header created where #include looked
+        if os.path.lexists(path):
+            return None
     output = entry.get("script_output", "")
     return (dict(outputs), [Path(main_path)] + [Path(p) for p, _ in inputs[1:]],
             output if isinstance(output, str) else "")
 
 
-def store(key: str, outputs: dict, inputs, main_text: str, script_output: str = "") -> None:
+def store(key: str, outputs: dict, inputs, main_text: str, script_output: str = "",
+          absent=()) -> None:
     """Record a translation: *outputs* maps each output kind to its text;
-    *inputs* are the files read, the translated file first.  Errors writing
-    the cache are ignored."""
+    *inputs* are the files read, the translated file first; *absent* the
+    paths an ``#include`` looked at that did not exist (the entry is a miss
+    once one does).  Errors writing the cache are ignored."""
     if not enabled() or not key.isalnum():
         return
     recorded = []
@@ -252,10 +377,16 @@ def store(key: str, outputs: dict, inputs, main_text: str, script_output: str = 
         if sha is None or not _plain_path(str(path)):
             return            # an input vanished (or cannot be recorded): do not cache
         recorded.append([str(path), sha])
-    entry = {"format": _FORMAT, "inputs": recorded,
+    absent = [str(p) for p in absent]
+    if not all(_plain_path(p) for p in absent):
+        return
+    entry = {"format": _FORMAT, "inputs": recorded, "absent": absent,
              "outputs": {str(kind): text for kind, text in outputs.items()},
              "script_output": script_output}
-    data = json.dumps(entry).encode("utf-8", "surrogatepass")
+    secret = secret_key()
+    if secret is None:
+        return
+    data = encode_entry(key, entry, secret)
     folder = _open_folder(create=True)
     if folder is None:
         return

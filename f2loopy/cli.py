@@ -157,7 +157,8 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include
     """
     import gc
 
-    from f2loopy.build import GENERATED_SKIP, Progress, depfile_text, translate_files
+    from f2loopy.build import (GENERATED_SKIP, Progress, check_output_collisions, depfile_text,
+                               translate_files)
     # a short-lived process that builds many small IR objects: collect the
     # youngest generation less often (about 7% less CPU time for the paper's
     # file); the sandbox child inherits the setting
@@ -176,6 +177,11 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include
                 make_path(given or "")
             except UnrepresentablePath as exc:
                 raise click.BadParameter(str(exc), param_hint=hint) from None
+    try:        # before anything is written: one file's outputs never replace another's
+        check_output_collisions(files, output_dir)
+    except F2LoopyError as exc:
+        _report(exc, debug)
+        sys.exit(1)
     if progress is None:
         progress = sys.stderr.isatty()
     outcomes = translate_files(files, jobs=jobs, progress=Progress(len(files), progress),
@@ -183,7 +189,7 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include
                                debug=debug, include_dirs=include_dirs,
                                search_files=tuple(files) if len(files) > 1 else (),
                                touch_outputs=touch_outputs, undefines=undefines,
-                               tuning=not no_tuning)
+                               tuning=not no_tuning, for_depfile=depfile is not None)
     failed = 0
     generated = [o for o in outcomes if o.skipped == GENERATED_SKIP]
     for o in outcomes:
@@ -472,13 +478,8 @@ def entry():
     the command runs with a fixed hash seed, re-executing itself once if the
     environment did not set one.
     """
-    import os
-    if os.environ.get("PYTHONHASHSEED") is None:
-        env = dict(os.environ, PYTHONHASHSEED="0")
-        try:
-            os.execve(sys.executable, [sys.executable, "-m", "f2loopy.cli", *sys.argv[1:]], env)
-        except OSError:
-            pass                # run as we are: only the reproducibility suffers
+    from f2loopy.reexec import reexecute
+    reexecute("f2loopy.cli", "_run")   # (never from the current folder: f2loopy/reexec.py)
     _run()
 
 

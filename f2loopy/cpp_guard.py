@@ -99,6 +99,10 @@ class IncludeChecker:
                 pass
         #: the real paths of every file that may be included
         self.allowed: set[Path] = set()
+        #: every path looked at for an include that did not exist, in order: a
+        #: file created there later would be read instead (the translation
+        #: cache's entries are valid only while they stay absent)
+        self.absent: list[Path] = []
         self.count = 0
 
     def check(self, lines: list[str], filename: str, folder: Path | None, depth: int = 0):
@@ -139,6 +143,8 @@ class IncludeChecker:
             seen.add(cand)
             if os.path.lexists(cand):
                 yield cand
+            elif cand not in self.absent:
+                self.absent.append(cand)
 
     def _admit(self, cand: Path, name: str, span: SourceSpan, depth: int):
         if not fits_depfile(cand):

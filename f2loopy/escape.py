@@ -178,37 +178,55 @@ def _first_control(path: str) -> str | None:
 
 
 def fits_depfile(path) -> bool:
-    """Whether :func:`make_path` can write *path* (it has no control
-    character: a newline would start a recipe line)."""
+    """Whether *path* has no control character (a newline would start a
+    recipe line, and no terminal shows one safely); :func:`make_path`
+    refuses more."""
     return _first_control(str(path)) is None
 
 
+#: what a depfile may hold besides letters and digits: the characters that
+#: GNU Make, Ninja's depfile reader and CMake's conversion of depfiles (for its
+#: Makefile and Ninja generators) all read as part of a file name, and the
+#: space (written ``\ ``).  Everything else means something to one of them:
+#: ``;`` starts a recipe, ``=`` a variable, ``:`` a second rule, ``%``, ``*``,
+#: ``?``, ``[`` patterns, ``(`` an archive member, ``|`` order-only
+#: prerequisites, ``$`` and ``#`` are written back unescaped by CMake's Ninja
+#: conversion, quotes, ``&``, ``<``, ``^`` and the backquote end a name for
+#: Ninja, and a backslash escapes the next character.
+_DEPFILE_PUNCTUATION = frozenset("/._-+,@!{}~ ")
+
+
+def _first_unsafe(path: str) -> str | None:
+    for k, ch in enumerate(path):
+        if ch.isascii():
+            if ch.isalnum() or (ch in _DEPFILE_PUNCTUATION and not (ch == "~" and k == 0)):
+                continue
+            return ch           # (a leading '~' is a home folder to Make)
+        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"):
+            return ch
+    return None
+
+
 def make_path(path) -> str:
-    """*path* as a word of a Make rule, escaped as ``gcc -MD`` does (``$$``,
-    ``\\#``, ``\\ ``, backslashes before those doubled).  A path with a
-    control character (a newline would start a recipe line) raises
-    :class:`UnrepresentablePath`."""
+    """*path* as a word of a Make rule (depfiles): spaces escaped as ``gcc
+    -MD`` does.  A path with a character that Make, Ninja or CMake would read
+    as more than a name (``;`` ``:`` ``=`` ``$`` ``#`` ``%`` ``\\`` quotes,
+    a newline ...) raises :class:`UnrepresentablePath`: it is refused, never
+    half-escaped."""
     path = str(path)
     ch = _first_control(path)
     if ch is not None:
         raise UnrepresentablePath(f"the path {visible(path)} contains the control "
                                   f"character {_escape_char(ch)}, which a depfile "
                                   "cannot hold")
-    out = []
-    slashes = 0
-    for ch in path:
-        if ch == "\\":
-            slashes += 1
-            out.append(ch)
-            continue
-        if ch in " #":
-            out.append("\\" * slashes + "\\" + ch)
-        elif ch == "$":
-            out.append("$$")
-        else:
-            out.append(ch)
-        slashes = 0
-    return "".join(out)
+    ch = _first_unsafe(path)
+    if ch is not None:
+        shown = f"'{ch}'" if ch.isascii() else _escape_char(ch)
+        raise UnrepresentablePath(f"the path {visible(path)} contains {shown}, which a "
+                                  "depfile cannot hold (Make, Ninja or CMake would read it "
+                                  "as part of a rule): rename the file or folder, or "
+                                  "translate without --depfile")
+    return path.replace(" ", "\\ ")
 
 # }}}
 

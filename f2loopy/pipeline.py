@@ -6,15 +6,15 @@
                                                                      \\--glue--> _cl.py,
                                                                                _cl.f90 + _cl.c
 
-Nothing is written until every stage has succeeded; outputs are written
-atomically (temporary file, then rename) and an output whose content did not
-change is left alone, so its timestamp stays.
+Nothing is written until every stage has succeeded; the outputs of a file
+are committed together (:mod:`f2loopy.outputs`: all or none, also when the
+process is interrupted) and an output whose content did not change is left
+alone, so its timestamp stays.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +45,7 @@ class TranslationResult:
     script_output: str = ""                          # what the script printed
     tunables: dict = field(default_factory=dict)     # tunable name -> choices declared
     notes: list = field(default_factory=list)        # e.g. which tuned choices were used
+    absent: list = field(default_factory=list)       # paths an #include looked at, not there
 
 
 def output_stem(path: Path) -> str:
@@ -68,7 +69,7 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
                    debug: bool = False, cache: bool = False,
                    collect_errors: bool = False, include_dirs=(), search_files=(),
                    undefines=(), tuning: bool = True,
-                   checkpoints: bool = True) -> TranslationResult:
+                   checkpoints: bool = True, fixed_form: bool | None = None) -> TranslationResult:
     """Translate the Fortran file *path*; return the outputs without writing them.
 
     With *cache*, an unchanged file's outputs come from the translation cache
@@ -82,7 +83,8 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
     With *tuning*, the script's ``tunable(...)`` choices come from the file's
     tuning record (``FILE.tune.json``, :mod:`f2loopy.tune.record`) when it has
     an entry for this content, ``-D`` values and recipe; the result's notes
-    say so.
+    say so.  *fixed_form* reads the file in fixed (True) or free (False)
+    form whatever its name says (a compiler's ``-ffixed-form``).
     """
     path = Path(path)
     try:
@@ -106,7 +108,8 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
                                 transform=transform, debug=debug,
                                 collect_errors=collect_errors, include_dirs=include_dirs,
                                 search_files=search_files, undefines=undefines,
-                                tunables=tunables, checkpoints=checkpoints)
+                                tunables=tunables, checkpoints=checkpoints,
+                                fixed_form=fixed_form)
         result.notes[:0] = notes
         result.inputs.extend(used)
         return result
@@ -125,9 +128,12 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
                                  transform=transform,
                                  extra=extra + [f"-U{u}" for u in undefines] +
                                  [f"-I{d}" for d in include_dirs] +
-                                 [f"file:{f}" for f in search_files] + on_path)
+                                 [f"file:{f}" for f in search_files] + on_path +
+                                 ([] if fixed_form is None else [f"fixed:{fixed_form}"]))
     # an entry holds texts by kind: the paths are always the ones computed here
     paths = output_paths(path, output_dir)
+    # (an entry also lists the include paths that were looked at and did not
+    # exist: a header created there since would be read instead)
     hit = tcache.load(key, OUTPUT_KINDS, path)
     if hit is not None:
         texts, inputs, output = hit
@@ -138,13 +144,14 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
     by_path = {Path(p): t for p, t in result.outputs.items()}
     if set(by_path) == set(paths.values()):
         tcache.store(key, {kind: by_path[p] for kind, p in paths.items()}, result.inputs,
-                     text, result.script_output)
+                     text, result.script_output, absent=result.absent)
     return result
 
 
 def translate_text(text: str, path: Path, *, output_dir=None, defines=None, transform=None,
                    debug=False, collect_errors=False, include_dirs=(), search_files=(),
-                   undefines=(), tunables=None, checkpoints: bool = True) -> TranslationResult:
+                   undefines=(), tunables=None, checkpoints: bool = True,
+                   fixed_form: bool | None = None) -> TranslationResult:
     """Translate Fortran *text* as if read from *path* (a str or Path; it
     names the outputs and the diagnostics, and the outputs go next to it
     unless *output_dir* is given).  Nothing is written.
@@ -161,7 +168,7 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
                    transform=transform, debug=debug,
                    collect_errors=collect_errors, include_dirs=tuple(include_dirs),
                    search_files=tuple(search_files), tunables=tunables,
-                   checkpoints=checkpoints)
+                   checkpoints=checkpoints, fixed_form=fixed_form)
     if not needs_preprocessing(text, path):
         return _translate_preprocessed(text, path, **options)
     pp = preprocess(text, path, defines=defines, undefines=undefines,
@@ -171,13 +178,15 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
     except F2LoopyError as exc:
         raise pp.remap(exc) from None
     result.inputs.extend(Path(f) for f in pp.includes)
+    result.absent.extend(pp.absent)
     return result
 
 
 def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=None,
                             undefines=(), transform=None, debug=False, collect_errors=False,
                             include_dirs=(), search_files=(),
-                            tunables=None, checkpoints: bool = True) -> TranslationResult:
+                            tunables=None, checkpoints: bool = True,
+                            fixed_form: bool | None = None) -> TranslationResult:
     path = Path(path)
     # imported here: a cache hit (translate_file) never loads the compiler
     from f2loopy.codegen import file_header, generate_code, join_program
@@ -185,7 +194,7 @@ def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=N
     from f2loopy.glue.fortran import generate_fortran_glue
     from f2loopy.glue.python import generate_python_glue
     from f2loopy.frontend.search_path import SearchPath
-    src = read_source(text, str(path))
+    src = read_source(text, str(path), fixed_form=fixed_form)
     search = SearchPath(include_dirs, search_files, defines=defines, undefines=undefines)
     try:
         kernels = list(translate_source(src, collect_errors=collect_errors, search=search))
@@ -216,7 +225,8 @@ def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=N
     # set_options(knl, "write_code"): the code is shown, as loopy does
     shown = "".join(f"{gk.source}\n" for gk in generated if gk.kernel.options.write_code)
     return TranslationResult(path, kernels, generated, outputs, inputs, script.checkpoints,
-                             script.output + shown, dict(script.tunables))
+                             script.output + shown, dict(script.tunables),
+                             absent=list(search.absent))
 
 
 def _nothing_to_translate(src) -> NothingToTranslate:
@@ -250,63 +260,10 @@ def apply_transformations(src, kernels, defines, transform, *, debug=False, tuna
 
 
 def write_outputs(outputs: dict) -> list[Path]:
-    """Write every output atomically; skip files whose content is unchanged.
+    """Write every output (path -> text), all or none, leaving files whose
+    content is unchanged alone (:mod:`f2loopy.outputs`).
 
     Returns the paths actually (re)written.
     """
-    pending = []
-    for path, text in outputs.items():
-        path = Path(path)
-        try:
-            if path.read_text(encoding="utf-8") == text:
-                continue
-        except (OSError, UnicodeDecodeError):
-            pass
-        pending.append((path, text))
-    for path, _ in pending:         # a rename that fails half-way would leave some written
-        _check_name_length(path)    # first: is_dir() raises on a name that is too long
-        if path.is_dir():      # found before anything is written
-            raise F2LoopyError(f"cannot write {path}: Is a directory")
-    temps = []
-    mode = _new_file_mode() if pending else 0
-    current = None
-    try:
-        for path, text in pending:
-            current = path
-            path.parent.mkdir(parents=True, exist_ok=True)
-            # the temporary's name stays short: an output's name may be near the limit
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:64]}.", suffix=".tmp",
-                                       dir=path.parent)
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-                f.write(text)
-                # mkstemp makes the file private; outputs get the mode any
-                # new file gets (0666 less the umask), like a compiler's
-                os.fchmod(f.fileno(), mode)
-            temps.append((tmp, path))
-        for tmp, path in temps:
-            current = path
-            os.replace(tmp, path)
-    except OSError as exc:
-        for tmp, _ in temps:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        # the output's name, not the temporary file's
-        raise F2LoopyError(f"cannot write {current}: {exc.strerror or exc}") from None
-    return [path for _, path in temps]
-
-
-def _check_name_length(path: Path) -> None:
-    try:
-        limit = os.pathconf(path.parent if path.parent.is_dir() else ".", "PC_NAME_MAX")
-    except (OSError, ValueError):
-        limit = 255
-    if len(os.fsencode(path.name)) > limit:
-        raise F2LoopyError(f"cannot write output: the name of {path} is longer than "
-                           f"the {limit} bytes the file system allows (shorten the Fortran "
-                           "file's name)")
-
-
-def _new_file_mode() -> int:
-    umask = os.umask(0o022)
-    os.umask(umask)
-    return 0o666 & ~umask
+    from f2loopy.outputs import write_outputs as commit
+    return commit(outputs)

@@ -22,6 +22,7 @@ spans of an error back to the file and line they came from, honouring the
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import os
 import re
@@ -69,6 +70,7 @@ class Preprocessed:
     filename: str                       # the name diagnostics use for the file itself
     origin: list = field(default_factory=list)    # line k (1-based) -> (file, line) at k-1
     includes: list = field(default_factory=list)  # files #included (for depfiles)
+    absent: list = field(default_factory=list)    # include paths looked at, not there
     sources: dict = field(default_factory=dict)   # file -> its lines (for caret displays)
 
     def where(self, line: int):
@@ -137,17 +139,21 @@ def _hide_scripts(lines: list[str]) -> tuple[list[str], dict]:
     return out, hidden
 
 
+def macro_text(value) -> str:
+    """The text the preprocessor gets for a ``-D`` *value*."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, str):
+        return value
+    return repr(value)
+
+
 def _macro_options(defines: dict, undefines) -> list[str]:
     opts = []
     for name, value in (defines or {}).items():
         if not _NAME_RE.fullmatch(str(name)):
             raise F2LoopyError(f"-D {name!r}: not a valid macro name")
-        if isinstance(value, bool):
-            text = "1" if value else "0"
-        elif isinstance(value, str):
-            text = value
-        else:
-            text = repr(value)
+        text = macro_text(value)
         if "\n" in text or "\r" in text or "\0" in text:
             raise F2LoopyError(f"-D {name}: the value may not hold a line break")
         opts.append(f"-D{name}={text}")
@@ -265,7 +271,9 @@ def _assemble(output: str, tmp_name: str, filename: str, lines, hidden,
         m = _MARKER_RE.match(raw)
         if m:
             line = int(m.group(1))
-            name = bytes(m.group(2), "utf-8").decode("unicode_escape", "replace")
+            # (escapes are C's; other bytes are the file name's own UTF-8)
+            name = codecs.escape_decode(m.group(2).encode("utf-8"))[0].decode(
+                "utf-8", "surrogateescape")
             if name == tmp_name:
                 file = filename
             elif name.startswith("<"):
@@ -295,7 +303,8 @@ def _assemble(output: str, tmp_name: str, filename: str, lines, hidden,
         origin.append((file, line))
         line += 1
     sources = {filename: list(lines)}
-    return Preprocessed("\n".join(out) + "\n", filename, origin, includes, sources)
+    return Preprocessed("\n".join(out) + "\n", filename, origin, includes,
+                        [str(p) for p in checker.absent], sources)
 
 
 def names_in(text: str) -> set[str]:

@@ -27,6 +27,7 @@ import hashlib
 import os
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -91,11 +92,79 @@ def _run(cmd, **kw) -> None:
         raise SystemExit(proc.returncode or 1)
 
 
+#: what a runtime folder holds: the library, its module, and their MAC
+_RUNTIME_FILES = ("libf2loopy_runtime.a", "f2loopy_runtime.mod")
+_RUNTIME_MAC = "MAC"
+
+
+def _read_own_file(path: Path) -> bytes | None:
+    """The bytes of *path* if it is a regular file (not a link) of this
+    user's that nobody else may write."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _runtime_mac(folder: Path, secret: bytes, name: str) -> str | None:
+    """The MAC of the runtime in *folder* that is to be called *name*."""
+    from f2loopy.cache import mac
+    parts = [_read_own_file(folder / n) for n in _RUNTIME_FILES]
+    if any(p is None for p in parts):
+        return None
+    return mac(secret, "runtime", name.encode(), *parts)   # type: ignore[arg-type]
+
+
+def runtime_ok(folder: Path, secret: bytes) -> bool:
+    """Whether *folder* is a runtime this user built: a folder (not a link)
+    of the user's own that nobody else may write, holding exactly the library,
+    its module and their MAC under the user's secret (so a library planted
+    there, by anyone, is never linked, and no planted ``.mod`` or header is
+    found through its ``-I``)."""
+    import hmac
+    try:
+        st = os.lstat(folder)
+        if (not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid()
+                or st.st_mode & 0o022):
+            return False
+        if sorted(os.listdir(folder)) != sorted((*_RUNTIME_FILES, _RUNTIME_MAC)):
+            return False
+    except OSError:
+        return False
+    recorded = _read_own_file(folder / _RUNTIME_MAC)
+    expected = _runtime_mac(folder, secret, folder.name)
+    return (recorded is not None and expected is not None
+            and hmac.compare_digest(recorded, expected.encode()))
+
+
+def _private_build(base: Path | None) -> Path:
+    """A temporary folder for one runtime build, removed when this process
+    ends unless it is renamed into the cache first."""
+    import atexit
+    tmp = Path(tempfile.mkdtemp(prefix=".runtime.", dir=base))
+    atexit.register(shutil.rmtree, tmp, True)
+    return tmp
+
+
 def runtime_build(compiler: list[str]) -> Path:
     """The runtime compiled for *compiler* (``libf2loopy_runtime.a`` and
     ``f2loopy_runtime.mod``), built once into the cache folder (by content of
-    the runtime and the compilers' versions), atomically."""
-    from f2loopy.cache import cache_dir
+    the runtime and the compilers' versions), atomically, and used from there
+    only while :func:`runtime_ok` (else built again).  Without a private cache
+    folder or a secret (:func:`f2loopy.cache.secret_key`) it is built for
+    this process only."""
+    from f2loopy.cache import _open_folder, cache_dir, secret_key
     from f2loopy.resources import runtime_dir
     src = runtime_dir()
     cc = _c_compiler()
@@ -111,39 +180,65 @@ def runtime_build(compiler: list[str]) -> Path:
         h.update(out.encode())
     for name in ("f2loopy_runtime.c", "f2loopy_runtime.f90", "f2loopy_runtime.h"):
         h.update((src / name).read_bytes())
-    from f2loopy.cache import _open_folder
     folder = _open_folder(create=True)
-    if folder is None:
-        # no private cache folder of the user's own: build for this process only
-        base = Path(tempfile.mkdtemp(prefix="f2loopyfc-runtime-"))
-    else:
+    secret = secret_key() if folder is not None else None
+    if folder is not None:
         folder.__exit__()
-        base = cache_dir()
-    target = base / f"runtime-{h.hexdigest()[:24]}"
-    if (target / "libf2loopy_runtime.a").is_file():
+    base = cache_dir() if secret is not None else None
+    target = (base or Path(tempfile.gettempdir())) / f"runtime-{h.hexdigest()[:24]}"
+    if secret is not None and runtime_ok(target, secret):
         return target
-    tmp = Path(tempfile.mkdtemp(prefix=".runtime.", dir=base))
-    try:
-        _run([*cc, "-O2", "-fPIC", "-I", src, "-c", src / "f2loopy_runtime.c", "-o",
-              tmp / "rt_c.o"])
-        _run([*compiler, "-O2", "-fPIC", "-J", tmp, "-c", src / "f2loopy_runtime.f90", "-o",
-              tmp / "rt_f.o"])
-        _run(["ar", "rcs", tmp / "libf2loopy_runtime.a", tmp / "rt_f.o", tmp / "rt_c.o"])
+    tmp = _private_build(base)
+    _run([*cc, "-O2", "-fPIC", "-I", src, "-c", src / "f2loopy_runtime.c", "-o",
+          tmp / "rt_c.o"])
+    _run([*compiler, "-O2", "-fPIC", "-J", tmp, "-c", src / "f2loopy_runtime.f90", "-o",
+          tmp / "rt_f.o"])
+    _run(["ar", "rcs", tmp / "libf2loopy_runtime.a", tmp / "rt_f.o", tmp / "rt_c.o"])
+    for name in os.listdir(tmp):
+        if name not in _RUNTIME_FILES:
+            os.unlink(tmp / name)
+    if secret is None or base is None:
+        return tmp                   # this process's own, removed when it ends
+    (tmp / _RUNTIME_MAC).write_text(_runtime_mac(tmp, secret, target.name) or "")
+    if os.path.lexists(target):
+        # not one of ours (planted, or made before): set aside if we may
         try:
-            os.rename(tmp, target)
-        except OSError:          # built by a concurrent compile meanwhile
-            if not (target / "libf2loopy_runtime.a").is_file():
-                raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+            st = os.lstat(target)
+            if st.st_uid == os.geteuid():
+                aside = Path(tempfile.mkdtemp(prefix=".stale.", dir=base))
+                os.rename(target, aside / "runtime")
+                shutil.rmtree(aside, ignore_errors=True)
+        except OSError:
+            pass
+    try:
+        os.rename(tmp, target)
+    except OSError:          # built by a concurrent compile meanwhile, or not ours
+        return target if runtime_ok(target, secret) else tmp
     return target
 
 
-def translate_for_compile(source: str, workdir: Path) -> tuple[Path, Path]:
-    """Translate *source* into *workdir*; the Fortran and C glue's paths."""
+def translate_for_compile(source: str, workdir: Path, options=()) -> tuple[Path, Path]:
+    """Translate *source* into *workdir* as the compiler with *options* reads
+    it (:mod:`f2loopy.wrapper_options`); the Fortran and C glue's paths."""
     from f2loopy.build import translate_one
     from f2loopy.cli import _parse_defines
+    from f2loopy.preprocessor import macro_text, needs_preprocessing
+    from f2loopy.wrapper_options import OptionError, script_values, translation_options
+    try:
+        compiler = translation_options(options)
+        values = script_values(compiler.macros)
+    except OptionError as exc:
+        raise WrapperError(f"{source}: {exc}") from None
+    if compiler.cpp is not None:
+        try:
+            text = Path(source).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise WrapperError(f"cannot read {source}: {exc.strerror}") from None
+        if needs_preprocessing(text, source) != compiler.cpp:
+            raise WrapperError(
+                f"{source}: {'-cpp' if compiler.cpp else '-nocpp'} changes whether the file is "
+                "preprocessed, which its translation cannot follow (name it .F90 to have it "
+                "preprocessed, or drop the option)")
     extra = shlex.split(os.environ.get("F2LOOPYFC_OPTIONS", ""))
     defines, transform = [], None
     i = 0
@@ -162,10 +257,20 @@ def translate_for_compile(source: str, workdir: Path) -> tuple[Path, Path]:
             raise WrapperError(f"F2LOOPYFC_OPTIONS: unknown option {opt!r} (use -D NAME=VALUE "
                                f"and --transform RECIPE)")
     try:
-        values = _parse_defines(defines)
+        extra_values = _parse_defines(defines)
     except Exception as exc:  # noqa: BLE001 - click's BadParameter
         raise WrapperError(f"F2LOOPYFC_OPTIONS: {getattr(exc, 'message', exc)}") from None
-    outcome = translate_one(source, output_dir=workdir, defines=values, transform=transform)
+    for name, value in extra_values.items():
+        # the preprocessor must see what the compiler sees
+        if name in compiler.undefines or (name in compiler.macros
+                                          and macro_text(value) != compiler.macros[name]):
+            raise WrapperError(f"F2LOOPYFC_OPTIONS: -D {name} differs from the compiler's "
+                               f"-D/-U {name}: the kernels and the original would disagree")
+        values[name] = value
+    outcome = translate_one(source, output_dir=workdir, defines=values, transform=transform,
+                            undefines=tuple(compiler.undefines),
+                            include_dirs=tuple(compiler.include_dirs),
+                            fixed_form=compiler.fixed_form)
     if outcome.script_output:
         sys.stdout.write(outcome.script_output)
     if outcome.error is not None:
@@ -179,21 +284,31 @@ def translate_for_compile(source: str, workdir: Path) -> tuple[Path, Path]:
 
 def compile_with_glue(compiler, source, options, output) -> None:
     """``COMPILER OPTIONS -c SOURCE -o OUTPUT`` plus the glue, one object."""
-    obj = Path(output) if output else Path(Path(source).name.split(".")[0] + ".o")
-    runtime = runtime_build(compiler)
+    obj = Path(output) if output else Path(object_name(source))
     with tempfile.TemporaryDirectory(prefix=".f2loopyfc.",
                                      dir=obj.parent if obj.parent.is_dir() else None) as tmp:
         tmp = Path(tmp)
-        f_glue, c_glue = translate_for_compile(source, tmp)
+        f_glue, c_glue = translate_for_compile(source, tmp, options)
+        runtime = runtime_build(compiler)
         flags = [o for o in options if o != "-c"]
         _run([*compiler, *flags, "-c", source, "-o", tmp / "orig.o"])
-        # the glue module's .mod goes where the compiler puts the other modules
-        _run([*compiler, *flags, "-I", runtime, "-c", f_glue, "-o", tmp / "glue_f.o"])
+        # the glue module's .mod goes where the compiler puts the other modules;
+        # the glue is free form whatever form the sources are
+        glue_flags = [o for o in flags if o not in ("-ffixed-form", "-ffree-form")
+                      and not o.startswith("-ffixed-line-length-")]
+        _run([*compiler, *glue_flags, "-ffree-form", "-I", runtime, "-c", f_glue, "-o",
+              tmp / "glue_f.o"])
         _run([*_c_compiler(), "-O2", "-fPIC", "-I", _runtime_headers(), "-c", c_glue, "-o",
               tmp / "glue_c.o"])
         _run(["ld", "-r", tmp / "orig.o", tmp / "glue_f.o", tmp / "glue_c.o", "-o",
               tmp / "all.o"])
         os.replace(tmp / "all.o", obj)
+
+
+def object_name(source: str) -> str:
+    """The object ``COMPILER -c SOURCE`` writes: the file name without its
+    last suffix, as gfortran names it (``kd.v2.f90`` gives ``kd.v2.o``)."""
+    return Path(Path(source).name).stem + ".o"
 
 
 def _runtime_headers() -> Path:
@@ -233,8 +348,9 @@ def wrap(argv) -> int:
     runtime = runtime_build(compiler)
     with tempfile.TemporaryDirectory(prefix=".f2loopyfc.") as tmp:
         extra = []
-        for s in loopy:
-            obj = Path(tmp) / (Path(s).name.split(".")[0] + ".o")
+        for k, s in enumerate(loopy):
+            # numbered: two sources of one name in other folders stay apart
+            obj = Path(tmp) / f"{k}-{object_name(s)}"
             compile_with_glue(compiler, s, options, obj)
             extra.append(str(obj))
         rest = [a for a in args if a not in loopy]
@@ -246,13 +362,10 @@ def wrap(argv) -> int:
 def main(argv=None) -> None:
     """The ``f2loopyfc`` console script (with a fixed hash seed, as ``f2loopy``
     runs: translations are byte-identical from run to run)."""
+    if argv is None:
+        from f2loopy.reexec import reexecute
+        reexecute("f2loopy.wrapper", "main")     # (nothing from the current folder)
     argv = sys.argv[1:] if argv is None else argv
-    if os.environ.get("PYTHONHASHSEED") is None:
-        env = dict(os.environ, PYTHONHASHSEED="0")
-        try:
-            os.execve(sys.executable, [sys.executable, "-m", "f2loopy.wrapper", *argv], env)
-        except OSError:
-            pass
     try:
         code = wrap(argv)
     except WrapperError as exc:

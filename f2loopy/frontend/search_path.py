@@ -135,6 +135,8 @@ class SearchPath:
         self.preprocessed: dict = {}
         #: the files those ``#include`` (inputs of the translation, not sources)
         self.includes: list[str] = []
+        #: the paths those includes looked at that did not exist
+        self.absent: list[str] = []
         self._index: dict | None = None
         self._registries: dict = {}
         #: every file parsed to find a module or procedure, in order

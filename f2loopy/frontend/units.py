@@ -188,6 +188,7 @@ class FileRegistry:
                             include_dirs=search.include_dirs)
             search.preprocessed[str(path)] = pp
             search.includes.extend(pp.includes)
+            search.absent.extend(pp.absent)
             text = pp.text
         src = read_source(text, str(path))
         cpp = preprocessor_lines(src)

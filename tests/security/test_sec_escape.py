@@ -84,10 +84,10 @@ def test_is_plain_name(name, ok):
 
 
 def test_make_path():
-    assert make_path("a b#c$d.f90") == "a\\ b\\#c$$d.f90"
-    assert make_path("x\\ y") == "x\\\\\\ y"
-    assert make_path("x\\y") == "x\\y"
-    for bad in ("a\nb", "a\rb", "a\tb", "a\x1bb", "a\u2028b"):
+    assert make_path("a b.f90") == "a\\ b.f90"
+    # '#', '$' and backslashes: CMake's Ninja conversion writes them back
+    # unescaped, so they are refused (tests/security/test_sec_depfiles.py)
+    for bad in ("a\nb", "a\rb", "a\tb", "a\x1bb", "a\u2028b", "a#b", "a$b", "x\\ y"):
         with pytest.raises(UnrepresentablePath, match="which a depfile cannot hold"):
             make_path(bad)
 

@@ -1,0 +1,152 @@
+"""Issue 29, item 6: ``f2loopyfc`` translates a file as the compiler reads
+it, so that ``foo`` and ``foo_cl`` in one object compute the same thing.
+
+The compiler's ``-D``/``-U`` (in order), ``-I`` and ``-ffixed-form``/
+``-ffree-form`` reach the translation; options it cannot follow (default
+kinds, line lengths, other include options) are refused for a file with a
+``!$loopy`` block, before anything is written.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+BRANCHES = """\
+subroutine k(n, x)
+  implicit none
+  integer n, i
+  real x(n)
+#include "scale.h"
+  do i = 1, n
+#ifdef USE_OPENCL
+    x(i) = x(i) * 3.0 * s
+#else
+    x(i) = x(i) * 2.0 * s
+#endif
+  end do
+end subroutine
+!$loopy begin
+! knl, = parse_fortran(SOURCE, FILENAME)
+! RESULT = [knl]
+!$loopy end
+"""
+FIXED = """\
+      subroutine f(n, x)
+      implicit none
+      integer n, i
+      real x(n)
+      do i = 1, n
+         x(i) = x(i) *
+     &        4.0
+      end do
+      end subroutine
+!$loopy begin
+! knl, = parse_fortran(SOURCE, FILENAME)
+! RESULT = [knl]
+!$loopy end
+"""
+
+
+def test_defines_undefines_in_command_line_order():
+    from f2loopy.wrapper_options import translation_options
+    o = translation_options(["-O2", "-DUSE_OPENCL", "-D", "N=8", "-UN", "-DM=(8,4)",
+                             "-UX", "-DX", "-Iinc", "-I", "more", "-ffixed-form"])
+    assert o.macros == {"USE_OPENCL": "1", "M": "(8,4)", "X": "1"}
+    assert o.undefines == ["N"]
+    assert o.include_dirs == ["inc", "more"]
+    assert o.fixed_form is True
+    assert translation_options(["-ffixed-form", "-ffree-form"]).fixed_form is False
+
+
+def test_script_values_keep_the_preprocessors_text():
+    from f2loopy.wrapper_options import script_values
+    values = script_values({"N": "8", "T": "(8,4)", "S": '"abc"', "F": "fast", "B": "True"})
+    assert values == {"N": 8, "T": "(8,4)", "S": '"abc"', "F": "fast", "B": "True"}
+
+
+@pytest.mark.parametrize("option", [
+    "-fdefault-real-8", "-fdefault-double-8", "-fdefault-integer-8", "-freal-4-real-8",
+    "-finteger-4-integer-8", "-fd-lines-as-code", "-ffixed-line-length-132",
+    "-ffixed-line-length-none", "-include", "-iquote", "-isystem"])
+def test_options_the_translation_cannot_follow_are_refused(option):
+    from f2loopy.wrapper_options import OptionError, translation_options
+    with pytest.raises(OptionError, match="cannot follow"):
+        translation_options(["-O2", option])
+
+
+@pytest.mark.parametrize("macro", ["-DF(x)=x", "-D1X", "-U"])
+def test_malformed_macros_are_refused(macro):
+    from f2loopy.wrapper_options import OptionError, translation_options
+    with pytest.raises(OptionError):
+        translation_options([macro])
+
+
+def test_names_the_script_cannot_take_are_refused():
+    from f2loopy.wrapper_options import OptionError, script_values
+    with pytest.raises(OptionError, match="plain names only"):
+        script_values({"_DEBUG": "1"})
+
+
+def _env() -> dict:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("F2LOOPYFC_OPTIONS", None)
+    return env
+
+
+def _wrapper(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "f2loopy.wrapper", "gfortran", *args],
+                          cwd=cwd, env=_env(), capture_output=True, text=True, timeout=600)
+
+
+needs_compilers = pytest.mark.skipif(
+    shutil.which("gfortran") is None or shutil.which("cc") is None
+    or shutil.which("ld") is None, reason="needs gfortran, cc and ld")
+
+
+def _program_text(obj: Path) -> str:
+    """The OpenCL program the C glue embeds in the object."""
+    return obj.read_bytes().decode("latin-1")
+
+
+@pytest.mark.gfortran
+@needs_compilers
+def test_the_kernel_follows_the_compilers_defines_and_include_dirs(tmp_path):
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "scale.h").write_text("      real, parameter :: s = 5.0\n")
+    (tmp_path / "k.F90").write_text(BRANCHES)
+    proc = _wrapper("-O1", "-DUSE_OPENCL", "-Iinc", "-c", "k.F90", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    program = _program_text(tmp_path / "k.o")
+    assert "3.0f" in program and "2.0f" not in program
+    assert "5.0f" in program
+
+
+@pytest.mark.gfortran
+@needs_compilers
+def test_the_kernel_follows_the_compilers_source_form(tmp_path):
+    (tmp_path / "f.f90").write_text(FIXED)          # fixed form in a .f90 file
+    proc = _wrapper("-ffixed-form", "-c", "f.f90", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "4.0f" in _program_text(tmp_path / "f.o")
+
+
+@pytest.mark.gfortran
+@needs_compilers
+def test_a_kind_option_is_refused_before_anything_is_written(tmp_path):
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "scale.h").write_text("      real, parameter :: s = 5.0\n")
+    (tmp_path / "k.F90").write_text(BRANCHES)
+    before = sorted(os.listdir(tmp_path))
+    proc = _wrapper("-fdefault-real-8", "-Iinc", "-c", "k.F90", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("f2loopyfc: error: k.F90: -fdefault-real-8 changes the "
+                                  "default real kind"), proc.stderr
+    assert sorted(os.listdir(tmp_path)) == before
