@@ -59,8 +59,12 @@ def is_generated(path: str) -> bool:
 
 def translate_one(path: str, output_dir=None, defines=None, transform=None,
                   debug=False, include_dirs=(), search_files=(), touch_outputs=False,
-                  undefines=(), tuning=True) -> FileOutcome:
+                  undefines=(), tuning=True, for_build=False) -> FileOutcome:
     """Translate and write one file; never raises.
+
+    With *for_build* (a depfile is written), a file whose script or recipe
+    declares tunables gets an empty tuning record if it has none, so that the
+    build has a file to watch: ``f2loopy tune`` filling it translates again.
 
     With *touch_outputs*, every output gets the same new modification time,
     also those whose content did not change (which are otherwise left alone):
@@ -98,8 +102,33 @@ def translate_one(path: str, output_dir=None, defines=None, transform=None,
     outcome.outputs = [str(p) for p in result.outputs]
     outcome.written = [str(p) for p in written]
     outcome.inputs = _unique(str(p) for p in result.inputs)
+    if tuning:
+        outcome.inputs = _unique(outcome.inputs + tuning_record_inputs(
+            path, outcome.inputs, create=for_build))
     outcome.warnings = unused_define_warnings(path, defines or {}, outcome.inputs)
     return outcome
+
+
+def tuning_record_inputs(path: str, inputs, *, create: bool = False) -> list[str]:
+    """``[FILE.tune.json]`` when a translation of *path* reads it: the record
+    exists, or a file of the translation (the Fortran, its recipes) declares a
+    ``tunable(...)``; with *create*, such a record that does not exist yet is
+    created empty (Make remakes whatever depends on a missing file at every
+    build, so a depfile can only name a record that exists).  A build then
+    translates again once ``f2loopy tune`` fills the record."""
+    from f2loopy.tune.record import create_empty_record, record_path
+    record = record_path(path)
+    if record.exists():
+        return [str(record)]
+    for p in inputs:
+        try:
+            with open(p, encoding="utf-8", errors="replace") as f:
+                declares = "tunable(" in f.read()
+        except OSError:
+            declares = False
+        if declares:
+            return [str(record)] if create and create_empty_record(record) else []
+    return []
 
 
 def unused_define_warnings(path: str, defines: dict, inputs) -> list[str]:

@@ -183,7 +183,7 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include
                                debug=debug, include_dirs=include_dirs,
                                search_files=tuple(files) if len(files) > 1 else (),
                                touch_outputs=touch_outputs, undefines=undefines,
-                               tuning=not no_tuning)
+                               tuning=not no_tuning, for_build=depfile is not None)
     failed = 0
     generated = [o for o in outcomes if o.skipped == GENERATED_SKIP]
     for o in outcomes:

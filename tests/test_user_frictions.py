@@ -1,0 +1,140 @@
+"""What a new user tripped over (issue 28, frictions 1-9): each is gone, and
+stays gone.  The documentation's own examples run in test_docs.py."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+needs_gfortran = pytest.mark.skipif(shutil.which("gfortran") is None, reason="needs gfortran")
+
+SCALE = """subroutine scale(n, x)
+  integer n, i
+  real x(n)
+  do i = 1, n
+    x(i) = 2 * x(i)
+  end do
+end subroutine
+"""
+TUNABLE = SCALE + """!$loopy begin
+! k, = parse_fortran(SOURCE, FILENAME)
+! RESULT = split_iname(k, "i", tunable("tile", [4, 8]), outer_tag="g.0", inner_tag="l.0")
+!$loopy end
+"""
+MAIN = """program p
+  use scale_cl_mod
+  real x(4)
+  x = 1
+  call scale_cl(4, x)
+  print '(4f5.1)', x
+end program
+"""
+
+
+def run(module, *args, cwd=None, env=None):
+    return subprocess.run([sys.executable, "-m", module, *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True,
+                          env=None if env is None else {**os.environ, **env})
+
+
+# {{{ 1. a tuning record is an input of the build (depfile, CMake's DEPFILE, the wrapper)
+
+def test_depfile_names_the_tuning_record_before_it_exists(tmp_path):
+    src = tmp_path / "scale.f90"
+    src.write_text(TUNABLE)
+    proc = run("f2loopy.cli", "translate", "--depfile", "scale.d", "scale.f90", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rules = (tmp_path / "scale.d").read_text()
+    # a prerequisite of the outputs, with an empty rule: make does not ask how to make it
+    assert "scale.f90.tune.json" in rules.split("\n\n")[0]
+    assert "\nscale.f90.tune.json:\n" in rules
+    # Make remakes what depends on a missing file at every build: the record is
+    # created empty, and a translation without a depfile leaves it alone
+    from f2loopy.tune.record import read_record
+    assert read_record(tmp_path / "scale.f90.tune.json") == []
+    (tmp_path / "scale.f90.tune.json").unlink()
+    assert run("f2loopy.cli", "translate", "scale.f90", cwd=tmp_path).returncode == 0
+    assert not (tmp_path / "scale.f90.tune.json").exists()
+
+
+def test_depfile_has_a_record_only_where_tunables_are_declared(tmp_path):
+    for folder in ("auto", "plain"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "scale.f90").write_text(SCALE)
+    proc = run("f2loopy.cli", "translate", "--depfile", "scale.d", "--transform", "auto",
+               "scale.f90", cwd=tmp_path / "auto")
+    assert proc.returncode == 0, proc.stderr
+    # the auto recipe declares tunables: its record is an input too
+    assert "scale.f90.tune.json" in (tmp_path / "auto" / "scale.d").read_text()
+    proc = run("f2loopy.cli", "translate", "--depfile", "scale.d", "scale.f90",
+               cwd=tmp_path / "plain")
+    assert "tune.json" not in (tmp_path / "plain" / "scale.d").read_text()
+    assert not (tmp_path / "plain" / "scale.f90.tune.json").exists()
+
+
+@needs_gfortran
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_rebuilds_when_the_tuning_record_appears(tmp_path):
+    (tmp_path / "scale.f90").write_text(TUNABLE)
+    (tmp_path / "Makefile").write_text(
+        f"scale.cl &: scale.f90\n\t{sys.executable} -m f2loopy.cli translate --touch-outputs "
+        "--depfile scale.d scale.f90\n-include scale.d\n")
+    assert subprocess.run(["make", "-s"], cwd=tmp_path).returncode == 0
+    assert subprocess.run(["make", "-q"], cwd=tmp_path).returncode == 0    # settled
+    record = tmp_path / "scale.f90.tune.json"
+    later = record.stat().st_mtime + 10
+    os.utime(record, (later, later))              # what 'f2loopy tune' writing it does
+    assert subprocess.run(["make", "-q"], cwd=tmp_path).returncode == 1   # must translate
+
+
+@needs_gfortran
+def test_wrapper_adds_the_translation_inputs_to_the_compilers_depfile(tmp_path):
+    (tmp_path / "scale.f90").write_text(TUNABLE)
+    proc = run("f2loopy.wrapper", "gfortran", "-cpp", "-MD", "-c", "scale.f90", "-o", "scale.o",
+               cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rules = (tmp_path / "scale.d").read_text()      # beside the object, as gfortran puts it
+    assert "scale.o: scale.f90 \\\n  scale.f90.tune.json" in rules
+    assert "\nscale.f90.tune.json:\n" in rules
+
+# }}}
+
+
+# {{{ 2. f2loopyfc with --transform translates files without a !$loopy block
+
+def test_wrapper_chooses_files_with_procedures_when_a_recipe_is_given(tmp_path, monkeypatch):
+    from f2loopy.wrapper import defines_procedures, wants_translation
+    kernel = tmp_path / "k.f90"
+    kernel.write_text(SCALE)
+    program = tmp_path / "main.f90"
+    program.write_text(MAIN)
+    module = tmp_path / "m.f90"
+    module.write_text("module m\n  integer, parameter :: dp = 8\nend module\n")
+    function = tmp_path / "f.f90"
+    function.write_text("pure real(8) function f(x)\n  real(8) x\n  f = x\nend function\n")
+    assert defines_procedures(kernel) and defines_procedures(function)
+    assert not defines_procedures(program) and not defines_procedures(module)
+    monkeypatch.delenv("F2LOOPYFC_OPTIONS", raising=False)
+    assert not wants_translation(kernel)
+    monkeypatch.setenv("F2LOOPYFC_OPTIONS", "--transform auto")
+    assert wants_translation(kernel) and not wants_translation(program)
+
+
+@needs_gfortran
+@pytest.mark.skipif(not os.path.exists("/etc/OpenCL/vendors"), reason="needs OpenCL")
+def test_wrapper_builds_a_program_with_transform_auto(tmp_path):
+    (tmp_path / "k.f90").write_text(SCALE)
+    (tmp_path / "main.f90").write_text(MAIN)
+    env = {"F2LOOPYFC_OPTIONS": "--transform auto"}
+    for args in (["-c", "k.f90", "-o", "k.o"], ["-c", "main.f90", "-o", "main.o"],
+                 ["main.o", "k.o", "-o", "app"]):
+        proc = run("f2loopy.wrapper", "gfortran", *args, cwd=tmp_path, env=env)
+        assert proc.returncode == 0, proc.stderr
+    out = subprocess.run([str(tmp_path / "app")], capture_output=True, text=True)
+    assert out.stdout.split() == ["2.0"] * 4
+
+# }}}
