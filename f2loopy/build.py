@@ -106,6 +106,8 @@ def translate_one(path: str, output_dir=None, defines=None, transform=None,
         outcome.inputs = _unique(outcome.inputs + tuning_record_inputs(
             path, outcome.inputs, create=for_build))
     outcome.warnings = unused_define_warnings(path, defines or {}, outcome.inputs)
+    if transform and defines:
+        outcome.warnings += recipe_option_warnings(path, transform, defines)
     return outcome
 
 
@@ -129,6 +131,21 @@ def tuning_record_inputs(path: str, inputs, *, create: bool = False) -> list[str
         if declares:
             return [str(record)] if create and create_empty_record(record) else []
     return []
+
+
+def recipe_option_warnings(path: str, transform: str, defines: dict) -> list[str]:
+    """Warnings for ``-D`` names close to an option of the ``--transform``
+    recipe that neither is one nor is used by the Fortran file."""
+    from f2loopy.directives.recipes import option_warnings, resolve_recipe
+    from f2loopy.preprocessor import names_in
+    try:
+        recipe = resolve_recipe(transform)
+        with open(path, encoding="utf-8", errors="replace") as f:
+            words = names_in(f.read())
+    except (OSError, Exception):  # noqa: BLE001 - the translation reported it already
+        return []
+    shown = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in str(path))
+    return [f"{shown}: {w}" for w in option_warnings(recipe, defines, words)]
 
 
 def unused_define_warnings(path: str, defines: dict, inputs) -> list[str]:

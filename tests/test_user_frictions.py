@@ -138,3 +138,39 @@ def test_wrapper_builds_a_program_with_transform_auto(tmp_path):
     assert out.stdout.split() == ["2.0"] * 4
 
 # }}}
+
+
+# {{{ 3. recipe names and options: did you mean, and checked values
+
+def test_misspelt_recipe_gets_a_suggestion(tmp_path):
+    (tmp_path / "scale.f90").write_text(SCALE)
+    proc = run("f2loopy.cli", "translate", "--transform", "gpu_tilling", "scale.f90",
+               cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "unknown transformation recipe 'gpu_tilling' (did you mean 'gpu_tiling'?" in proc.stderr
+
+
+def test_misspelt_recipe_option_is_a_warning(tmp_path):
+    (tmp_path / "scale.f90").write_text(SCALE)
+    proc = run("f2loopy.cli", "translate", "--transform", "gpu_tiling", "-D", "tiles=8",
+               "scale.f90", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert ("scale.f90: warning: -D tiles is not an option of recipe 'gpu_tiling' (did you "
+            "mean 'tile'? options: inames, tile)") in proc.stderr
+
+
+def test_recipe_option_of_the_wrong_type_says_what_it_takes(tmp_path):
+    (tmp_path / "scale.f90").write_text(SCALE)
+    proc = run("f2loopy.cli", "translate", "--transform", "gpu_tiling", "-D", "tile=big",
+               "scale.f90", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert ("error: gpu_tiling: option tile must be a positive integer or a tuple of them "
+            "(-D tile=16, -D tile=(16,8)), not 'big'") in proc.stderr
+    proc = run("f2loopy.cli", "translate", "--transform", "cpu_vectorize", "-D", "width=wide",
+               "scale.f90", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "cpu_vectorize: option width must be a positive integer (-D width=8), not 'wide'" \
+        in proc.stderr
+    assert not (tmp_path / "scale.cl").exists()
+
+# }}}
