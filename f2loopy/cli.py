@@ -115,7 +115,20 @@ transform_option = click.option("--transform", metavar="NAME_OR_FILE", default=N
                                      "Python file.")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+ENVIRONMENT = """\b
+Environment of the generated glue (Python and Fortran):
+  F2LOOPY_DEVICE=gpu|cpu|accelerator   the devices of that type only
+  F2LOOPY_DEVICE=NAME                  a platform, else a device, whose name has NAME
+  F2LOOPY_DEVICE=P:D                   platform P, device D (indices or parts of names)
+  F2LOOPY_VERBOSE=1                    print the device chosen
+  F2LOOPY_PROFILE=1                    per kernel at exit: calls, kernel, transfer and
+                                       glue time, bytes each way
+Environment of the commands: F2LOOPY_CACHE_DIR, F2LOOPY_NO_CACHE=1,
+F2LOOPY_SCRIPT_CPU_LIMIT, F2LOOPY_SCRIPT_WALL_LIMIT, F2LOOPY_SCRIPT_MEMORY_LIMIT.
+"""
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=ENVIRONMENT)
 @click.version_option(__version__, prog_name="f2loopy")
 @cmake_dir_option
 def main():

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #ifdef __APPLE__
 #include <OpenCL/opencl.h>
@@ -400,7 +401,28 @@ static int choose_device(void)
     }
     const char *var = "F2LOOPY_DEVICE";
     const char *spec = getenv(var);
-    if (!spec || !*spec) {
+    /* F2LOOPY_DEVICE=gpu, cpu or accelerator: only the devices of that type,
+     * then the rule without a selection (the first platform that has one) */
+    cl_device_type kind = 0;
+    if (spec && (strcasecmp(spec, "gpu") == 0 || strcasecmp(spec, "cpu") == 0 ||
+                 strcasecmp(spec, "accelerator") == 0)) {
+        kind = strcasecmp(spec, "gpu") == 0 ? CL_DEVICE_TYPE_GPU
+             : strcasecmp(spec, "cpu") == 0 ? CL_DEVICE_TYPE_CPU : CL_DEVICE_TYPE_ACCELERATOR;
+        for (cl_uint p = 0; p < np; p++)
+            if (clGetDeviceIDs(platforms[p], kind, MAX_DEVICES, devices[p], &nd[p])
+                != CL_SUCCESS)
+                nd[p] = 0;
+        char shown[32];
+        printable(shown, sizeof shown, spec);
+        int any = 0;
+        for (cl_uint p = 0; p < np; p++)
+            any |= nd[p] > 0;
+        if (!any)
+            return fail(F2L_ERROR_NO_DEVICE, "F2LOOPY_DEVICE=%s: no OpenCL device of type %s "
+                        "(platforms: %s)", shown, shown, listing);
+        spec = NULL;
+    }
+    if (!kind && (!spec || !*spec)) {
         var = "PYOPENCL_CTX";
         spec = getenv(var);
     }
@@ -418,6 +440,18 @@ static int choose_device(void)
         printable(shown_spec, sizeof shown_spec, spec);
         printable(shown_part, sizeof shown_part, pspec);
         pi = pick(pspec, pnames, (long)np);
+        long ignored;
+        for (cl_uint p = 0; pi < 0 && !colon && !parse_index(pspec, &ignored) && p < np; p++) {
+            /* a device's name alone: the first device whose name it is part of */
+            for (cl_uint d = 0; d < nd[p] && pi < 0; d++) {
+                char name[256] = "";
+                clGetDeviceInfo(devices[p][d], CL_DEVICE_NAME, sizeof name, name, NULL);
+                if (contains_ci(name, pspec)) {
+                    pi = (long)p;
+                    di = (long)d;
+                }
+            }
+        }
         if (pi < 0)
             return fail(F2L_ERROR_NO_DEVICE, "%s=%s: no OpenCL platform '%s' (platforms: %s)",
                         var, shown_spec, shown_part, listing);

@@ -136,6 +136,30 @@ def test_wrapper_builds_a_program_with_transform_auto(tmp_path):
         assert proc.returncode == 0, proc.stderr
     out = subprocess.run([str(tmp_path / "app")], capture_output=True, text=True)
     assert out.stdout.split() == ["2.0"] * 4
+    # friction 4 in the C runtime: a device type, a device's name alone
+    for spec in ("cpu", "CPU", "pthread"):
+        out = subprocess.run([str(tmp_path / "app")], capture_output=True, text=True,
+                             env={**os.environ, "F2LOOPY_DEVICE": spec, "F2LOOPY_VERBOSE": "1"})
+        assert out.stdout.split() == ["2.0"] * 4, (spec, out.stderr)
+    if not _has_accelerator():
+        out = subprocess.run([str(tmp_path / "app")], capture_output=True, text=True,
+                             env={**os.environ, "F2LOOPY_DEVICE": "accelerator"})
+        assert out.returncode != 0
+        assert "F2LOOPY_DEVICE=accelerator: no OpenCL device of type accelerator" in out.stderr
+
+
+def _has_accelerator():
+    cl = pytest.importorskip("pyopencl")
+    return any(p.get_devices(device_type=cl.device_type.ACCELERATOR)
+               for p in cl.get_platforms()
+               if _devices_or_none(p, cl) is not None)
+
+
+def _devices_or_none(platform, cl):
+    try:
+        return platform.get_devices()
+    except cl.Error:
+        return None
 
 # }}}
 
@@ -172,5 +196,53 @@ def test_recipe_option_of_the_wrong_type_says_what_it_takes(tmp_path):
     assert "cpu_vectorize: option width must be a positive integer (-D width=8), not 'wide'" \
         in proc.stderr
     assert not (tmp_path / "scale.cl").exists()
+
+# }}}
+
+
+# {{{ 4. the Python glue without OpenCL, and F2LOOPY_DEVICE=gpu|cpu|NAME
+
+DRIVER = """
+import numpy as np, scale_cl
+x = np.ones(4, dtype=np.float32)
+try:
+    scale_cl.scale(4, x)
+except RuntimeError as exc:
+    print("error:", exc)
+else:
+    print(*x)
+"""
+
+
+@pytest.mark.opencl
+def test_python_glue_device_selection(tmp_path):
+    pytest.importorskip("pyopencl")
+    (tmp_path / "scale.f90").write_text(SCALE)
+    assert run("f2loopy.cli", "translate", "scale.f90", cwd=tmp_path).returncode == 0
+    (tmp_path / "driver.py").write_text(DRIVER)
+
+    def drive(**env):
+        proc = subprocess.run([sys.executable, "driver.py"], cwd=tmp_path, capture_output=True,
+                              text=True, env={**os.environ, "F2LOOPY_VERBOSE": "1", **env})
+        assert proc.returncode == 0, proc.stderr
+        return proc
+    assert drive(F2LOOPY_DEVICE="cpu").stdout.split() == ["2.0"] * 4
+    proc = drive(F2LOOPY_DEVICE="pthread")          # PoCL's CPU device, by its name alone
+    assert proc.stdout.split() == ["2.0"] * 4
+    assert "(chosen by F2LOOPY_DEVICE=pthread)" in proc.stderr
+    if not _has_accelerator():
+        assert drive(F2LOOPY_DEVICE="accelerator").stdout.startswith(
+            "error: F2LOOPY_DEVICE=accelerator: no OpenCL device of type accelerator")
+    # no OpenCL platform at all: the runtime's message, not pyopencl's traceback
+    proc = drive(OCL_ICD_VENDORS=str(tmp_path / "none"), OCL_ICD_FILENAMES="")
+    assert proc.stdout.strip() == (
+        "error: no OpenCL platform found (install an OpenCL driver, e.g. Debian's "
+        "pocl-opencl-icd, and check /etc/OpenCL/vendors)")
+
+
+def test_help_documents_the_environment():
+    proc = run("f2loopy.cli", "--help")
+    assert "F2LOOPY_DEVICE" in proc.stdout and "gpu" in proc.stdout
+    assert "F2LOOPY_PROFILE" in proc.stdout
 
 # }}}
