@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from f2loopy.cli_tools import check_macro_names, cmake_dir_option, recipes
+from f2loopy.cli_tools import check_macro_names, cmake_dir_option, recipes, samples
 from f2loopy.diagnostics import F2LoopyError
 from f2loopy.escape import UnrepresentablePath, is_plain_name, make_path, terminal
 from f2loopy.version import __version__
@@ -439,6 +439,7 @@ def _bandwidth(text):
 
 
 main.add_command(recipes)
+main.add_command(samples)
 
 
 #: set by the console script (:func:`entry`, ``python -m f2loopy.cli``): the

@@ -246,3 +246,72 @@ def test_help_documents_the_environment():
     assert "F2LOOPY_PROFILE" in proc.stdout
 
 # }}}
+
+
+# {{{ 8. scripts/setup.sh on a system Python marked externally managed (PEP 668)
+
+def _setup_python():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("setup_python",
+                                                  ROOT / "scripts" / "setup_python.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_setup_uses_a_venv_only_for_an_externally_managed_python(tmp_path):
+    needs_venv = _setup_python().needs_venv
+    stdlib = tmp_path / "lib"
+    stdlib.mkdir()
+    assert not needs_venv("/usr", "/usr", str(stdlib))
+    (stdlib / "EXTERNALLY-MANAGED").write_text("[externally-managed]\n")
+    assert needs_venv("/usr", "/usr", str(stdlib))
+    assert not needs_venv(str(tmp_path / ".venv"), "/usr", str(stdlib))   # inside a venv
+    script = (ROOT / "scripts" / "setup.sh").read_text()
+    # setup.sh asks it, installs with the interpreter it chose, and says so
+    assert '"$(python3 scripts/setup_python.py)" = venv' in script
+    assert "python3 -m venv .venv" in script and '"$python" -m pip install -q -e' in script
+    assert "run '. .venv/bin/activate'" in script
+
+
+def test_setup_python_answers_for_this_interpreter():
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "setup_python.py")],
+                          capture_output=True, text=True)
+    assert proc.stdout.strip() in ("venv", "here")
+    import sysconfig
+    managed = os.path.isfile(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED"))
+    assert (proc.stdout.strip() == "venv") == (managed and sys.prefix == sys.base_prefix)
+
+# }}}
+
+
+# {{{ 9. the samples travel with the wheel: f2loopy samples DIR
+
+def test_samples_command_copies_the_samples(tmp_path):
+    proc = run("f2loopy.cli", "samples", tmp_path / "mine")
+    assert proc.returncode == 0, proc.stderr
+    mine = tmp_path / "mine"
+    for name in ("saxpy.f90", "saxpy_demo.py", "heat_app/CMakeLists.txt",
+                 "numa_volume/volume.f90"):
+        assert (mine / name).is_file(), name
+    assert not list(mine.rglob("*_cl.py")) and not list(mine.rglob("*.cl"))
+    assert "next: cd " in proc.stdout
+    again = run("f2loopy.cli", "samples", mine)          # never overwritten
+    assert again.returncode == 2 and "exists and is not an empty folder" in again.stderr
+
+
+def test_the_build_step_puts_the_samples_into_the_package(tmp_path):
+    lib = tmp_path / "lib"
+    proc = subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib",
+                           str(lib)], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    data = lib / "f2loopy" / "_data" / "samples"
+    assert (data / "saxpy.f90").is_file() and (data / "heat_app" / "main.F90").is_file()
+    assert not list(data.rglob("*_cl.py"))          # what translating in the checkout left
+    env = {"PYTHONPATH": str(lib)}
+    proc = run("f2loopy.cli", "samples", tmp_path / "copy", cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "copy" / "saxpy.f90").read_text() == (ROOT / "samples" / "saxpy.f90"
+                                                             ).read_text()
+
+# }}}
