@@ -333,11 +333,16 @@ def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints,
               callback=lambda ctx, param, value: _bandwidth(value),
               help="Memory bandwidth of the device, to report the fraction of the limit "
                    "reached; 'measure' times a copy kernel in the same run.")
+@transform_option
+@click.option("-I", "include_dirs", multiple=True, metavar="DIR",
+              type=click.Path(exists=True, file_okay=False),
+              help="Look for used modules and called procedures under DIR (repeatable).")
 @trust_option
 @debug_option
 def bench(file, defines, sizes, min_time, as_csv, as_json, plot, no_fortran, bandwidth,
-          debug):
-    """Build, check and time every checkpoint of FILE's transformation script.
+          transform, include_dirs, debug):
+    """Build, check and time every checkpoint of FILE's transformation script and its
+    result ("final", where it differs from the last checkpoint).
 
     Prints the Loo.py paper's Table 1 for this machine: per level the wall
     time, the speed-up over the first level, GFLOP/s and GB/s from the static
@@ -355,7 +360,8 @@ def bench(file, defines, sizes, min_time, as_csv, as_json, plot, no_fortran, ban
     try:
         report = run_bench(file, defines=_parse_defines(defines), sizes=sizes,
                            min_time=min_time, fortran=not no_fortran,
-                           bandwidth_gbs=bandwidth,
+                           bandwidth_gbs=bandwidth, transform=transform,
+                           include_dirs=include_dirs,
                            progress=lambda label: _echo(f"bench: {label}", err=True))
     except Exception as exc:  # noqa: BLE001
         _report(exc, debug)
@@ -391,9 +397,12 @@ def bench(file, defines, sizes, min_time, as_csv, as_json, plot, no_fortran, ban
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Write a PNG plot of the time per variant (needs matplotlib).")
 @click.option("--dry-run", is_flag=True, help="Measure, but do not write the tuning record.")
+@click.option("-I", "include_dirs", multiple=True, metavar="DIR",
+              type=click.Path(exists=True, file_okay=False),
+              help="Look for used modules and called procedures under DIR (repeatable).")
 @debug_option
 def tune(file, defines, transform, sizes, verify_sizes, budget, seed, min_time, plot, dry_run,
-         debug):
+         include_dirs, debug):
     """Time the variants of FILE's tunable(...) choices on the OpenCL device, check each
     against the untransformed kernel, and record the fastest in FILE.tune.json, which
     'f2loopy translate' then uses."""
@@ -416,6 +425,7 @@ def tune(file, defines, transform, sizes, verify_sizes, budget, seed, min_time, 
                           sizes=int_sizes(sizes, "--size"),
                           verify_sizes=int_sizes(verify_sizes, "--verify-size"),
                           budget=budget, seed=seed, min_time=min_time, store=not dry_run,
+                          include_dirs=include_dirs,
                           progress=lambda line: click.echo(f"tune: {line}", err=True))
         click.echo(report.to_text())
         if plot:

@@ -315,3 +315,70 @@ def test_the_build_step_puts_the_samples_into_the_package(tmp_path):
                                                              ).read_text()
 
 # }}}
+
+
+# {{{ 5. bench times the script's result too, takes --transform and -I; tune takes -I
+
+CHECKPOINTED = SCALE + """!$loopy begin
+! k, = parse_fortran(SOURCE, FILENAME)
+! checkpoint("plain")
+! RESULT = split_iname(k, "i", 4, outer_tag="g.0", inner_tag="l.0")
+!$loopy end
+"""
+
+
+def test_openmp_threads_of_the_reference():
+    from f2loopy.bench.run import openmp_threads
+    assert openmp_threads(SCALE, {"OMP_NUM_THREADS": "8"}) == (
+        1, "the file has no !$omp directive")
+    omp = SCALE.replace("  do i", "  !$omp parallel do\n  do i")
+    assert openmp_threads(omp, {"OMP_NUM_THREADS": "3"}) == (3, "OMP_NUM_THREADS")
+    threads, why = openmp_threads(omp, {})
+    assert threads == len(os.sched_getaffinity(0)) and "one per CPU" in why
+
+
+@needs_gfortran
+@pytest.mark.opencl
+def test_bench_times_the_final_kernel_after_checkpoints(tmp_path):
+    pytest.importorskip("pyopencl")
+    (tmp_path / "k.f90").write_text(CHECKPOINTED)
+    proc = run("f2loopy.cli", "bench", "k.f90", "--size", "n=4096", "--min-time", "0.01",
+               cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    labels = [line.split()[0] for line in proc.stdout.splitlines()
+              if line.split() and line.split()[-1] == "✓"]
+    assert labels == ["plain", "final"]
+    assert ("(-O3 -march=native -fopenmp, 1 OpenMP thread: the file has no !$omp directive; "
+            "same machine, same run)") in proc.stdout
+    (tmp_path / "plain.f90").write_text(SCALE)
+    proc = run("f2loopy.cli", "bench", "plain.f90", "--transform", "auto", "--size", "n=4096",
+               "--min-time", "0.01", "--no-fortran", "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    import json
+    assert [r["label"] for r in json.loads(proc.stdout)["rows"]] == ["final"]
+
+
+def test_bench_and_tune_take_include_dirs():
+    for command in ("bench", "tune"):
+        proc = run("f2loopy.cli", command, "--help")
+        assert "-I DIR" in proc.stdout, command
+    assert "--transform" in run("f2loopy.cli", "bench", "--help").stdout
+
+# }}}
+
+
+@pytest.mark.opencl
+def test_tune_finds_modules_on_the_include_path(tmp_path):
+    pytest.importorskip("pyopencl")
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "consts.f90").write_text(
+        "module consts\n  real, parameter :: two = 2.0\nend module\n")
+    (tmp_path / "k.f90").write_text(TUNABLE.replace("  integer n, i\n",
+                                                    "  use consts\n  integer n, i\n").replace(
+        "2 * x(i)", "two * x(i)"))
+    proc = run("f2loopy.cli", "tune", "k.f90", "-I", "inc", "--size", "n=64", "--min-time",
+               "0.01", "--dry-run", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "tile=4" in proc.stdout and "tile=8" in proc.stdout
+    without = run("f2loopy.cli", "tune", "k.f90", "--size", "n=64", "--dry-run", cwd=tmp_path)
+    assert without.returncode == 1 and "consts" in without.stderr
