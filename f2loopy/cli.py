@@ -297,12 +297,18 @@ def show(file, kernel_name, ir, code, include_dirs, defines, undefines, transfor
               type=click.Path(exists=True, file_okay=False),
               help="Look for used modules and called procedures under DIR (repeatable); "
                    "gfortran builds the files used with the original.")
+@click.option("--fc", metavar="COMPILER", default=None,
+              help="The project's Fortran compiler for the original (gfortran-compatible: "
+                   "mpif90, a path; default $F2LOOPY_FC, else gfortran).")
+@click.option("--fflags", metavar="FLAGS", default=None,
+              help="The project's compiler flags for the original, one string "
+                   "(--fflags '-O2 -fdefault-real-8'; default -O0).")
 @defines_option
 @transform_option
 @trust_option
 @debug_option
 def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints, include_dirs,
-          defines, transform, debug):
+          fc, fflags, defines, transform, debug):
     """Check that the kernels of FILE compute what the original Fortran computes.
 
     Builds the subroutines with gfortran, runs them and the generated OpenCL on the same
@@ -313,7 +319,7 @@ def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints,
     sys.exit(run_check(file, defines=_parse_defines(defines), transform=transform, sizes=sizes,
                        ranges=ranges, kernel=kernel_name, seed=seed, rtol=rtol, atol=atol,
                        ulps=ulps, checkpoints=checkpoints, debug=debug, report_error=_report,
-                       include_dirs=include_dirs))
+                       include_dirs=include_dirs, fc=fc, fflags=fflags))
 
 
 @main.command()

@@ -382,3 +382,24 @@ def test_tune_finds_modules_on_the_include_path(tmp_path):
     assert "tile=4" in proc.stdout and "tile=8" in proc.stdout
     without = run("f2loopy.cli", "tune", "k.f90", "--size", "n=64", "--dry-run", cwd=tmp_path)
     assert without.returncode == 1 and "consts" in without.stderr
+
+
+# {{{ 6. check with the project's compiler and flags; one set of --size/--range for all
+
+@needs_gfortran
+def test_check_takes_the_projects_compiler_and_flags(tmp_path):
+    pytest.importorskip("pyopencl")
+    (tmp_path / "k.f90").write_text(SCALE)
+    proc = run("f2loopy.cli", "check", "k.f90", "--fflags", "-fno-such-flag", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "gfortran failed to compile the original Fortran" in proc.stderr
+    assert "-fno-such-flag" in proc.stderr                  # the flags reached the compiler
+    proc = run("f2loopy.cli", "check", "k.f90", "--fc", "gfortran", "--fflags", "-O2",
+               "--range", "m=1:3", cwd=tmp_path, env={"F2LOOPY_FC": "/bin/false"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr      # --fc wins over F2LOOPY_FC
+    assert "note: --range m ignored: no argument called 'm' in scale" in proc.stdout
+    proc = run("f2loopy.cli", "check", "k.f90", "--fc", "no-such-compiler", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "--fc: the Fortran compiler 'no-such-compiler' was not found" in proc.stderr
+
+# }}}

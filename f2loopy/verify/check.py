@@ -444,8 +444,10 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
     # sequence, transitively), fitting the assumptions of the group's kernels;
     # unrelated subroutines may declare arguments of the same name differently
     groups = _input_groups([seq for *_, seq in runnable])
-    _check_names_given(groups, originals, sizes, "--size")
-    _check_names_given(groups, originals, ranges, "--range")
+    # a name no checked kernel has is ignored with a note: one set of options
+    # can then serve every file and kernel of a project
+    report.notes += _names_not_given(groups, originals, sizes, "--size")
+    report.notes += _names_not_given(groups, originals, ranges, "--range")
     plans = {}
     for group in groups:
         members = [r for r in runnable if r[5][0] in group]
@@ -613,13 +615,13 @@ def _input_groups(sequences) -> list:
     return groups
 
 
-def _check_names_given(groups, originals, values, option) -> None:
-    """Every name of ``--size``/``--range`` is an argument of some checked
-    subroutine."""
+def _names_not_given(groups, originals, values, option) -> list[str]:
+    """A note for each name of ``--size``/``--range`` that no checked
+    subroutine has as an argument (it is ignored)."""
     names = {a.name.lower() for g in groups for n in g for a in originals[n].args}
-    for n in values or {}:
-        if n.lower() not in names:
-            raise InputError(f"{option} {n}: no argument called '{n}'")
+    checked = ", ".join(dict.fromkeys(n for g in groups for n in g))
+    return [f"{option} {n} ignored: no argument called '{n}' in {checked}"
+            for n in values or {} if n.lower() not in names]
 
 
 def _describe_failure(exc: BaseException) -> str:
