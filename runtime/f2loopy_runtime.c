@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #ifdef __APPLE__
@@ -283,6 +282,15 @@ static int parse_index(const char *text, long *out)
 }
 
 /* Pick entry `spec` (an index or a part of a name) among n names; -1 if none. */
+/* a == b, ignoring ASCII case */
+static int equal_ci(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+            return 0;
+    return *a == *b;
+}
+
 static long pick(const char *spec, char names[][256], long n)
 {
     long idx;
@@ -411,10 +419,10 @@ static int choose_device(void)
     /* F2LOOPY_DEVICE=gpu, cpu or accelerator: only the devices of that type,
      * then the rule without a selection (the first platform that has one) */
     cl_device_type kind = 0;
-    if (spec && (strcasecmp(spec, "gpu") == 0 || strcasecmp(spec, "cpu") == 0 ||
-                 strcasecmp(spec, "accelerator") == 0)) {
-        kind = strcasecmp(spec, "gpu") == 0 ? CL_DEVICE_TYPE_GPU
-             : strcasecmp(spec, "cpu") == 0 ? CL_DEVICE_TYPE_CPU : CL_DEVICE_TYPE_ACCELERATOR;
+    if (spec && (equal_ci(spec, "gpu") || equal_ci(spec, "cpu") ||
+                 equal_ci(spec, "accelerator"))) {
+        kind = equal_ci(spec, "gpu") ? CL_DEVICE_TYPE_GPU
+             : equal_ci(spec, "cpu") ? CL_DEVICE_TYPE_CPU : CL_DEVICE_TYPE_ACCELERATOR;
         for (cl_uint p = 0; p < np; p++)
             if (clGetDeviceIDs(platforms[p], kind, MAX_DEVICES, devices[p], &nd[p])
                 != CL_SUCCESS)
@@ -1119,8 +1127,8 @@ static int profiling(void)
 
 static double now_seconds(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    struct timespec ts;        /* C11's clock: the runtime builds with -std=c11 */
+    timespec_get(&ts, TIME_UTC);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 

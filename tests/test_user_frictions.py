@@ -403,3 +403,62 @@ def test_check_takes_the_projects_compiler_and_flags(tmp_path):
     assert "--fc: the Fortran compiler 'no-such-compiler' was not found" in proc.stderr
 
 # }}}
+
+
+# {{{ 7. a scalar of two nests split by global barriers: a hint, and the cure works
+
+def _two_nests(second):
+    return f"""subroutine two(n, a, b, c)
+  integer n, i
+  real a(n), b(n), c(n), t, t2
+  do i = 1, n
+    t = a(i) * 2
+    b(i) = t + 1
+  end do
+  do i = 2, n
+    if (b(i) > 0) then
+      {second} = b(i - 1)
+    else
+      {second} = -b(i)
+    end if
+    c(i) = {second} * {second}
+  end do
+!$loopy begin
+! k, = parse_fortran(SOURCE, FILENAME)
+! k = add_global_barriers_between_nests(k)
+! RESULT = tag_inames(k, "i:g.0, i_1:g.0")
+!$loopy end
+end subroutine
+"""
+
+
+def test_scalar_shared_by_split_nests_gets_a_hint():
+    from f2loopy.diagnostics import F2LoopyError
+    from f2loopy.pipeline import translate_text
+    with pytest.raises(F2LoopyError) as err:
+        translate_text(_two_nests("t"), "two.f90")
+    assert err.value.message == (
+        "write race on 't': instruction 't' (line 5) writes the same element from different "
+        "work-groups along 'i' (g.0); 't' is shared by every work-item of every launch because "
+        "a global barrier made it carry a value from one launch to the next: some launch reads "
+        "'t' where no unconditional write of that launch comes first (writes under if/else do "
+        "not count). If each loop nest sets 't' before using it, give the nests variables of "
+        "their own (rename 't' in one of them) or assign it unconditionally at the start of "
+        "each nest")
+    # the cure: a variable that only the second launch writes stays private
+    result = translate_text(_two_nests("t2"), "two.f90")
+    cl = result.outputs[next(p for p in result.outputs if str(p).endswith(".cl"))]
+    assert "    float t2;" in cl and "__global float *t2" not in cl
+
+
+@needs_gfortran
+@pytest.mark.opencl
+def test_the_cure_computes_what_fortran_does(tmp_path):
+    pytest.importorskip("pyopencl")
+    (tmp_path / "two.f90").write_text(_two_nests("t2"))
+    proc = run("f2loopy.cli", "check", "two.f90", "--size", "n=64", "--range", "a=-2:1",
+               cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ok: 2 output(s)" in proc.stdout
+
+# }}}
