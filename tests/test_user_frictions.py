@@ -462,3 +462,23 @@ def test_the_cure_computes_what_fortran_does(tmp_path):
     assert "ok: 2 output(s)" in proc.stdout
 
 # }}}
+
+
+def test_default_sizes_make_the_loops_run():
+    from f2loopy.frontend import parse_fortran
+    from f2loopy.verify.inputs import plan_inputs
+    src = """subroutine late(n, m, x, y)
+  integer n, m, i, j
+  real x(n), y(m)
+  do i = 40, n
+    x(i) = 2 * x(i)
+  end do
+  do j = m - 2, m
+    y(j) = 0
+  end do
+end subroutine
+"""
+    (k,) = parse_fortran(src, "late.f90")
+    for seed in range(5):
+        plan = plan_inputs([k], seed=seed)
+        assert plan.values["n"] >= 40 and plan.values["m"] >= 3, plan.values
