@@ -482,3 +482,15 @@ end subroutine
     for seed in range(5):
         plan = plan_inputs([k], seed=seed)
         assert plan.values["n"] >= 40 and plan.values["m"] >= 3, plan.values
+
+
+@needs_gfortran
+@pytest.mark.opencl
+def test_not_covered_names_the_inputs_that_decide(tmp_path):
+    pytest.importorskip("pyopencl")
+    (tmp_path / "two.f90").write_text(_two_nests("t2"))
+    proc = run("f2loopy.cli", "check", "two.f90", "--size", "n=64", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert ("  two.f90:12: t2 = -b(i)\n"
+            "    (it runs depending on a, b, n: give them other values with --size/--range)\n"
+            "NOT COVERED: 1 statement(s)") in proc.stdout
