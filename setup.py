@@ -1,8 +1,9 @@
 """Packaging: everything is declared in pyproject.toml, except one step.
 
 A wheel must carry the runtime (C and Fortran sources, F2Loopy.cmake, the
-CMake package configuration) and the transformation recipes, which live in the
-top-level runtime/ and transforms/ folders of a checkout.  The build step
+CMake package configuration), the transformation recipes and the samples
+(``f2loopy samples DIR``), which live in the top-level runtime/, transforms/
+and samples/ folders of a checkout.  The build step
 copies them into the package as f2loopy/_data/ (f2loopy.resources finds them
 there); an editable install reads them from the checkout instead.
 """
@@ -14,8 +15,10 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
-DATA = ("runtime", "transforms")
-SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "tests", "*.o", "*.mod")
+DATA = ("runtime", "transforms", "samples")
+# (and what translating or building the samples in the checkout left there)
+SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "tests", "*.o", "*.mod", "*.cl",
+                              "*_cl.py", "*_cl.f90", "*_cl.c", "*.d", "build")
 
 
 class build_py_with_data(build_py):

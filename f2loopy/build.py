@@ -62,6 +62,10 @@ def translate_one(path: str, output_dir=None, defines=None, transform=None,
                   undefines=(), tuning=True, for_depfile=False, fixed_form=None) -> FileOutcome:
     """Translate and write one file; never raises.
 
+    With *for_depfile* (a depfile is written), a file whose script or recipe
+    declares tunables gets an empty tuning record if it has none, so that the
+    build has a file to watch: ``f2loopy tune`` filling it translates again.
+
     With *touch_outputs*, every output gets the same new modification time,
     also those whose content did not change (which are otherwise left alone):
     a Make rule then sees them newer than the Fortran after an edit that
@@ -104,7 +108,12 @@ def translate_one(path: str, output_dir=None, defines=None, transform=None,
     outcome.outputs = [str(p) for p in result.outputs]
     outcome.written = [str(p) for p in written]
     outcome.inputs = _unique(str(p) for p in result.inputs)
+    if tuning:
+        outcome.inputs = _unique(outcome.inputs + tuning_record_inputs(
+            path, outcome.inputs, create=for_depfile))
     outcome.warnings = unused_define_warnings(path, defines or {}, outcome.inputs)
+    if transform and defines:
+        outcome.warnings += recipe_option_warnings(path, transform, defines)
     return outcome
 
 
@@ -181,6 +190,43 @@ def check_depfile_paths(source: str, paths) -> None:
             make_path(p)
         except UnrepresentablePath as exc:
             raise F2LoopyError(f"{visible(source)}: --depfile: {exc}") from None
+
+
+def tuning_record_inputs(path: str, inputs, *, create: bool = False) -> list[str]:
+    """``[FILE.tune.json]`` when a translation of *path* reads it: the record
+    exists, or a file of the translation (the Fortran, its recipes) declares a
+    ``tunable(...)``; with *create*, such a record that does not exist yet is
+    created empty (Make remakes whatever depends on a missing file at every
+    build, so a depfile can only name a record that exists).  A build then
+    translates again once ``f2loopy tune`` fills the record."""
+    from f2loopy.tune.record import create_empty_record, record_path
+    record = record_path(path)
+    if record.exists():
+        return [str(record)]
+    for p in inputs:
+        try:
+            with open(p, encoding="utf-8", errors="replace") as f:
+                declares = "tunable(" in f.read()
+        except OSError:
+            declares = False
+        if declares:
+            return [str(record)] if create and create_empty_record(record) else []
+    return []
+
+
+def recipe_option_warnings(path: str, transform: str, defines: dict) -> list[str]:
+    """Warnings for ``-D`` names close to an option of the ``--transform``
+    recipe that neither is one nor is used by the Fortran file."""
+    from f2loopy.directives.recipes import option_warnings, resolve_recipe
+    from f2loopy.preprocessor import names_in
+    try:
+        recipe = resolve_recipe(transform)
+        with open(path, encoding="utf-8", errors="replace") as f:
+            words = names_in(f.read())
+    except (OSError, Exception):  # noqa: BLE001 - the translation reported it already
+        return []
+    shown = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in str(path))
+    return [f"{shown}: {w}" for w in option_warnings(recipe, defines, words)]
 
 
 def unused_define_warnings(path: str, defines: dict, inputs) -> list[str]:

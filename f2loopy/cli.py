@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from f2loopy.cli_tools import check_macro_names, cmake_dir_option, recipes
+from f2loopy.cli_tools import check_macro_names, cmake_dir_option, recipes, samples
 from f2loopy.diagnostics import F2LoopyError
 from f2loopy.escape import UnrepresentablePath, is_plain_name, make_path, terminal
 from f2loopy.version import __version__
@@ -115,7 +115,20 @@ transform_option = click.option("--transform", metavar="NAME_OR_FILE", default=N
                                      "Python file.")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+ENVIRONMENT = """\b
+Environment of the generated glue (Python and Fortran):
+  F2LOOPY_DEVICE=gpu|cpu|accelerator   the devices of that type only
+  F2LOOPY_DEVICE=NAME                  a platform, else a device, whose name has NAME
+  F2LOOPY_DEVICE=P:D                   platform P, device D (indices or parts of names)
+  F2LOOPY_VERBOSE=1                    print the device chosen
+  F2LOOPY_PROFILE=1                    per kernel at exit: calls, kernel, transfer and
+                                       glue time, bytes each way
+Environment of the commands: F2LOOPY_CACHE_DIR, F2LOOPY_NO_CACHE=1,
+F2LOOPY_SCRIPT_CPU_LIMIT, F2LOOPY_SCRIPT_WALL_LIMIT, F2LOOPY_SCRIPT_MEMORY_LIMIT.
+"""
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=ENVIRONMENT)
 @click.version_option(__version__, prog_name="f2loopy")
 @cmake_dir_option
 def main():
@@ -290,12 +303,18 @@ def show(file, kernel_name, ir, code, include_dirs, defines, undefines, transfor
               type=click.Path(exists=True, file_okay=False),
               help="Look for used modules and called procedures under DIR (repeatable); "
                    "gfortran builds the files used with the original.")
+@click.option("--fc", metavar="COMPILER", default=None,
+              help="The project's Fortran compiler for the original (gfortran-compatible: "
+                   "mpif90, a path; default $F2LOOPY_FC, else gfortran).")
+@click.option("--fflags", metavar="FLAGS", default=None,
+              help="The project's compiler flags for the original, one string "
+                   "(--fflags '-O2 -fdefault-real-8'; default -O0).")
 @defines_option
 @transform_option
 @trust_option
 @debug_option
 def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints, include_dirs,
-          defines, transform, debug):
+          fc, fflags, defines, transform, debug):
     """Check that the kernels of FILE compute what the original Fortran computes.
 
     Builds the subroutines with gfortran, runs them and the generated OpenCL on the same
@@ -306,7 +325,7 @@ def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints,
     sys.exit(run_check(file, defines=_parse_defines(defines), transform=transform, sizes=sizes,
                        ranges=ranges, kernel=kernel_name, seed=seed, rtol=rtol, atol=atol,
                        ulps=ulps, checkpoints=checkpoints, debug=debug, report_error=_report,
-                       include_dirs=include_dirs))
+                       include_dirs=include_dirs, fc=fc, fflags=fflags))
 
 
 @main.command()
@@ -326,11 +345,16 @@ def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints,
               callback=lambda ctx, param, value: _bandwidth(value),
               help="Memory bandwidth of the device, to report the fraction of the limit "
                    "reached; 'measure' times a copy kernel in the same run.")
+@transform_option
+@click.option("-I", "include_dirs", multiple=True, metavar="DIR",
+              type=click.Path(exists=True, file_okay=False),
+              help="Look for used modules and called procedures under DIR (repeatable).")
 @trust_option
 @debug_option
 def bench(file, defines, sizes, min_time, as_csv, as_json, plot, no_fortran, bandwidth,
-          debug):
-    """Build, check and time every checkpoint of FILE's transformation script.
+          transform, include_dirs, debug):
+    """Build, check and time every checkpoint of FILE's transformation script and its
+    result ("final", where it differs from the last checkpoint).
 
     Prints the Loo.py paper's Table 1 for this machine: per level the wall
     time, the speed-up over the first level, GFLOP/s and GB/s from the static
@@ -348,7 +372,8 @@ def bench(file, defines, sizes, min_time, as_csv, as_json, plot, no_fortran, ban
     try:
         report = run_bench(file, defines=_parse_defines(defines), sizes=sizes,
                            min_time=min_time, fortran=not no_fortran,
-                           bandwidth_gbs=bandwidth,
+                           bandwidth_gbs=bandwidth, transform=transform,
+                           include_dirs=include_dirs,
                            progress=lambda label: _echo(f"bench: {label}", err=True))
     except Exception as exc:  # noqa: BLE001
         _report(exc, debug)
@@ -384,9 +409,12 @@ def bench(file, defines, sizes, min_time, as_csv, as_json, plot, no_fortran, ban
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Write a PNG plot of the time per variant (needs matplotlib).")
 @click.option("--dry-run", is_flag=True, help="Measure, but do not write the tuning record.")
+@click.option("-I", "include_dirs", multiple=True, metavar="DIR",
+              type=click.Path(exists=True, file_okay=False),
+              help="Look for used modules and called procedures under DIR (repeatable).")
 @debug_option
 def tune(file, defines, transform, sizes, verify_sizes, budget, seed, min_time, plot, dry_run,
-         debug):
+         include_dirs, debug):
     """Time the variants of FILE's tunable(...) choices on the OpenCL device, check each
     against the untransformed kernel, and record the fastest in FILE.tune.json, which
     'f2loopy translate' then uses."""
@@ -409,6 +437,7 @@ def tune(file, defines, transform, sizes, verify_sizes, budget, seed, min_time, 
                           sizes=int_sizes(sizes, "--size"),
                           verify_sizes=int_sizes(verify_sizes, "--verify-size"),
                           budget=budget, seed=seed, min_time=min_time, store=not dry_run,
+                          include_dirs=include_dirs,
                           progress=lambda line: click.echo(f"tune: {line}", err=True))
         click.echo(report.to_text())
         if plot:
@@ -432,6 +461,7 @@ def _bandwidth(text):
 
 
 main.add_command(recipes)
+main.add_command(samples)
 
 
 #: set by the console script (:func:`entry`, ``python -m f2loopy.cli``): the

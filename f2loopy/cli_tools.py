@@ -1,5 +1,6 @@
 """Commands of ``f2loopy`` about the installation rather than a Fortran file:
-``f2loopy recipes`` (the transformation recipes and their options) and
+``f2loopy recipes`` (the transformation recipes and their options),
+``f2loopy samples DIR`` (a copy of the example programs) and
 ``f2loopy --cmake-dir`` (where CMake finds f2loopy's package configuration).
 
 Recipes are described from their syntax tree (docstring, ``OPTIONS``
@@ -135,3 +136,36 @@ cmake_dir_option = click.option(
     "--cmake-dir", is_flag=True, expose_value=False, is_eager=True, callback=show_cmake_dir,
     help="Print the folder of f2loopy's CMake package configuration "
          "(cmake -Df2loopy_DIR=\"$(f2loopy --cmake-dir)\") and exit.")
+
+
+@click.command()
+@click.argument("directory", type=click.Path(file_okay=False))
+def samples(directory):
+    """Copy the example programs (samples/ of the source tree: saxpy, the heat
+    application built with CMake, Make and the compiler wrapper, the Loo.py
+    paper's kernel, PolyBench, MPI...) into DIRECTORY, which must not exist
+    or be empty.
+
+    Then for instance: cd DIRECTORY && f2loopy translate saxpy.f90 && python3 saxpy_demo.py
+    """
+    import shutil
+    from pathlib import Path
+
+    from f2loopy.resources import samples_dir
+    source = samples_dir()
+    if not source.is_dir():
+        click.echo("f2loopy: error: this installation has no samples", err=True)
+        raise SystemExit(1)
+    target = Path(directory)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise click.BadParameter(f"{ascii(str(target))} exists and is not an empty folder "
+                                 "(nothing is overwritten)", param_hint="DIRECTORY")
+    generated = ("*.cl", "*_cl.py", "*_cl.f90", "*_cl.c", "*.d", "*.o", "*.mod",
+                 "__pycache__", "build")
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns(*generated),
+                    symlinks=False, dirs_exist_ok=True)
+    names = sorted(p.name for p in target.iterdir())
+    click.echo(f"f2loopy: copied the samples into {ascii(str(target))[1:-1]}: "
+               f"{', '.join(names)}")
+    click.echo(f"next: cd {ascii(str(target))[1:-1]} && f2loopy translate saxpy.f90 && "
+               "python3 saxpy_demo.py")

@@ -3,7 +3,9 @@
 * ``runtime``: the C and Fortran runtime the Fortran glue links with,
   ``F2Loopy.cmake`` and the CMake package configuration
   (``find_package(f2loopy CONFIG)``);
-* ``transforms``: the transformation recipes.
+* ``transforms``: the transformation recipes;
+* ``samples``: the annotated example programs (``f2loopy samples DIR``
+  copies them).
 
 In a checkout (and an editable install) they are the top-level ``runtime/``
 and ``transforms/`` folders; a wheel carries copies inside the package, in
@@ -21,7 +23,7 @@ from pathlib import Path
 PACKAGE_DIR = Path(__file__).resolve().parent
 #: the folder inside the package that a wheel's data lives in
 DATA_DIR = PACKAGE_DIR / "_data"
-DATA_NAMES = ("runtime", "transforms")
+DATA_NAMES = ("runtime", "transforms", "samples")
 
 
 def data_dir(name: str) -> Path:
@@ -40,6 +42,10 @@ def runtime_dir() -> Path:
 
 def transforms_dir() -> Path:
     return data_dir("transforms")
+
+
+def samples_dir() -> Path:
+    return data_dir("samples")
 
 
 def cmake_dir() -> Path:

@@ -5,7 +5,8 @@
     make FC="f2loopyfc gfortran" FFLAGS="-O2 -DUSE_OPENCL"
 
 stands in for the Fortran compiler.  A compile (``-c``) of a Fortran file that
-carries a ``!$loopy`` block translates it and puts three things into the one
+carries a ``!$loopy`` block (with ``--transform`` in ``F2LOOPYFC_OPTIONS``: any file
+that defines subroutines or functions) translates it and puts three things into the one
 object file the Makefile asked for: the original subroutines (compiled as
 usual), the Fortran glue ``NAME_cl.f90`` (modules ``foo_cl_mod``, whose
 ``.mod`` files land where the compiler puts modules) and the C glue
@@ -52,6 +53,41 @@ def has_loopy_block(path: Path) -> bool:
             return any(line.lstrip().lower().startswith(_LOOPY_MARK) for line in f)
     except OSError:
         return False
+
+
+def defines_procedures(path: Path) -> bool:
+    """Whether *path* has a subroutine or function outside a main program:
+    what ``--transform RECIPE`` in ``F2LOOPYFC_OPTIONS`` translates even
+    without a ``!$loopy`` block (a file of modules only, or a program, is
+    compiled as it is)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    import re
+    if re.search(r"^[ \t]*program[ \t]+\w", text, re.IGNORECASE | re.MULTILINE):
+        return False
+    return re.search(r"^[ \t]*(?:(?:pure|elemental|recursive|impure|module)[ \t]+)*"
+                     r"(?:subroutine[ \t]+\w|(?:[\w*()=, ]+[ \t]+)?function[ \t]+\w)",
+                     text, re.IGNORECASE | re.MULTILINE) is not None
+
+
+def options_transform() -> str | None:
+    """The ``--transform`` of ``F2LOOPYFC_OPTIONS``, or None."""
+    extra = shlex.split(os.environ.get("F2LOOPYFC_OPTIONS", ""))
+    for opt, value in zip(extra, extra[1:]):
+        if opt == "--transform":
+            return value
+    return None
+
+
+def wants_translation(path: Path) -> bool:
+    """A file the wrapper translates: it carries a ``!$loopy`` block, or a
+    recipe is given for every file (``--transform`` in ``F2LOOPYFC_OPTIONS``)
+    and it defines procedures (:func:`defines_procedures`)."""
+    if has_loopy_block(path):
+        return True
+    return options_transform() is not None and defines_procedures(path)
 
 
 def split_arguments(args):
@@ -217,9 +253,10 @@ def runtime_build(compiler: list[str]) -> Path:
     return target
 
 
-def translate_for_compile(source: str, workdir: Path, options=()) -> tuple[Path, Path]:
+def translate_for_compile(source: str, workdir: Path, options=(), for_depfile: bool = False):
     """Translate *source* into *workdir* as the compiler with *options* reads
-    it (:mod:`f2loopy.wrapper_options`); the Fortran and C glue's paths."""
+    it (:mod:`f2loopy.wrapper_options`); the Fortran and C glue's paths and
+    the files the translation read (*for_depfile*: see ``translate_one``)."""
     from f2loopy.build import translate_one
     from f2loopy.cli import _parse_defines
     from f2loopy.preprocessor import macro_text, needs_preprocessing
@@ -270,7 +307,7 @@ def translate_for_compile(source: str, workdir: Path, options=()) -> tuple[Path,
     outcome = translate_one(source, output_dir=workdir, defines=values, transform=transform,
                             undefines=tuple(compiler.undefines),
                             include_dirs=tuple(compiler.include_dirs),
-                            fixed_form=compiler.fixed_form)
+                            fixed_form=compiler.fixed_form, for_depfile=for_depfile)
     if outcome.script_output:
         sys.stdout.write(outcome.script_output)
     if outcome.error is not None:
@@ -279,7 +316,41 @@ def translate_for_compile(source: str, workdir: Path, options=()) -> tuple[Path,
     if outcome.skipped:
         raise WrapperError(f"{source}: {outcome.skipped}")
     stem = Path(outcome.outputs[0]).name[:-len(".cl")]
-    return workdir / f"{stem}_cl.f90", workdir / f"{stem}_cl.c"
+    return workdir / f"{stem}_cl.f90", workdir / f"{stem}_cl.c", outcome.inputs
+
+
+def _dependency_file(options, obj: Path) -> tuple[list, Path | None]:
+    """With ``-MD``/``-MMD`` the compiler writes a Make depfile beside the
+    object (or at ``-MF``): the options that make the compile of the original
+    (into a temporary object) write it there for *obj*, and its path."""
+    if not any(o in ("-MD", "-MMD") for o in options):
+        return [], None
+    if "-MF" in options[:-1]:
+        return ["-MT", str(obj)], Path(options[options.index("-MF") + 1])
+    dep = obj.with_suffix(".d")
+    return ["-MF", str(dep), "-MT", str(obj)], dep
+
+
+def _without_dependency_options(options) -> list:
+    out, skip = [], False
+    for o in options:
+        if skip:
+            skip = False
+        elif o in ("-MF", "-MT", "-MQ"):
+            skip = True
+        elif o not in ("-MD", "-MMD", "-MP"):
+            out.append(o)
+    return out
+
+
+def _add_dependencies(depfile: Path, obj: Path, inputs) -> None:
+    """Append to the compiler's *depfile* a rule making *obj* depend on the
+    translation's inputs (recipes, ``#include``s, the tuning record, also
+    before ``f2loopy tune`` writes it), each with an empty rule."""
+    from f2loopy.build import FileOutcome, depfile_text
+    rule = depfile_text([FileOutcome(str(obj), outputs=[str(obj)], inputs=list(inputs))])
+    with open(depfile, "a", encoding="utf-8") as f:
+        f.write(rule)
 
 
 def compile_with_glue(compiler, source, options, output) -> None:
@@ -288,10 +359,14 @@ def compile_with_glue(compiler, source, options, output) -> None:
     with tempfile.TemporaryDirectory(prefix=".f2loopyfc.",
                                      dir=obj.parent if obj.parent.is_dir() else None) as tmp:
         tmp = Path(tmp)
-        f_glue, c_glue = translate_for_compile(source, tmp, options)
-        runtime = runtime_build(compiler)
         flags = [o for o in options if o != "-c"]
-        _run([*compiler, *flags, "-c", source, "-o", tmp / "orig.o"])
+        dep_flags, depfile = _dependency_file(flags, obj)
+        f_glue, c_glue, inputs = translate_for_compile(source, tmp, options, depfile is not None)
+        runtime = runtime_build(compiler)
+        _run([*compiler, *flags, *dep_flags, "-c", source, "-o", tmp / "orig.o"])
+        if depfile is not None:
+            _add_dependencies(depfile, obj, inputs)
+        flags = _without_dependency_options(flags)     # the glue's compiles write none
         # the glue module's .mod goes where the compiler puts the other modules;
         # the glue is free form whatever form the sources are
         glue_flags = [o for o in flags if o not in ("-ffixed-form", "-ffree-form")
@@ -327,7 +402,7 @@ def wrap(argv) -> int:
         print(USAGE, file=sys.stderr)
         return 2
     sources, options, output, compile_only = split_arguments(args)
-    loopy = [s for s in sources if has_loopy_block(Path(s))]
+    loopy = [s for s in sources if wants_translation(Path(s))]
     if compile_only and loopy:
         if output is not None and len(sources) > 1:
             raise WrapperError("cannot specify -o with -c and several files")

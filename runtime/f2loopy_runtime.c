@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifdef __APPLE__
 #include <OpenCL/opencl.h>
@@ -189,6 +190,12 @@ const char *f2l_cl_error_name(int code)
 
 /* {{{ state */
 
+/* F2LOOPY_PROFILE (defined with the launches below) */
+static int profiling(void);
+static double now_seconds(void);
+static void profile_add(const char *name, long calls, double total, double kernel,
+                        double transfer, unsigned long long up, unsigned long long down);
+
 /* Kernel handles are never freed: f2l_shutdown releases their OpenCL objects and
  * retires them, so that a handle cached by a caller (f2l_kernel_cached) can
  * always be checked against the current generation. */
@@ -275,6 +282,15 @@ static int parse_index(const char *text, long *out)
 }
 
 /* Pick entry `spec` (an index or a part of a name) among n names; -1 if none. */
+/* a == b, ignoring ASCII case */
+static int equal_ci(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+            return 0;
+    return *a == *b;
+}
+
 static long pick(const char *spec, char names[][256], long n)
 {
     long idx;
@@ -400,7 +416,28 @@ static int choose_device(void)
     }
     const char *var = "F2LOOPY_DEVICE";
     const char *spec = getenv(var);
-    if (!spec || !*spec) {
+    /* F2LOOPY_DEVICE=gpu, cpu or accelerator: only the devices of that type,
+     * then the rule without a selection (the first platform that has one) */
+    cl_device_type kind = 0;
+    if (spec && (equal_ci(spec, "gpu") || equal_ci(spec, "cpu") ||
+                 equal_ci(spec, "accelerator"))) {
+        kind = equal_ci(spec, "gpu") ? CL_DEVICE_TYPE_GPU
+             : equal_ci(spec, "cpu") ? CL_DEVICE_TYPE_CPU : CL_DEVICE_TYPE_ACCELERATOR;
+        for (cl_uint p = 0; p < np; p++)
+            if (clGetDeviceIDs(platforms[p], kind, MAX_DEVICES, devices[p], &nd[p])
+                != CL_SUCCESS)
+                nd[p] = 0;
+        char shown[32];
+        printable(shown, sizeof shown, spec);
+        int any = 0;
+        for (cl_uint p = 0; p < np; p++)
+            any |= nd[p] > 0;
+        if (!any)
+            return fail(F2L_ERROR_NO_DEVICE, "F2LOOPY_DEVICE=%s: no OpenCL device of type %s "
+                        "(platforms: %s)", shown, shown, listing);
+        spec = NULL;
+    }
+    if (!kind && (!spec || !*spec)) {
         var = "PYOPENCL_CTX";
         spec = getenv(var);
     }
@@ -418,6 +455,18 @@ static int choose_device(void)
         printable(shown_spec, sizeof shown_spec, spec);
         printable(shown_part, sizeof shown_part, pspec);
         pi = pick(pspec, pnames, (long)np);
+        long ignored;
+        for (cl_uint p = 0; pi < 0 && !colon && !parse_index(pspec, &ignored) && p < np; p++) {
+            /* a device's name alone: the first device whose name it is part of */
+            for (cl_uint d = 0; d < nd[p] && pi < 0; d++) {
+                char name[256] = "";
+                clGetDeviceInfo(devices[p][d], CL_DEVICE_NAME, sizeof name, name, NULL);
+                if (contains_ci(name, pspec)) {
+                    pi = (long)p;
+                    di = (long)d;
+                }
+            }
+        }
         if (pi < 0)
             return fail(F2L_ERROR_NO_DEVICE, "%s=%s: no OpenCL platform '%s' (platforms: %s)",
                         var, shown_spec, shown_part, listing);
@@ -835,6 +884,8 @@ int f2l_resident_upload(const void *host, size_t nbytes)
 {
     pthread_mutex_lock(&lock);
     int st = init_locked();
+    /* (after the set-up of OpenCL, which the first call does: not a transfer) */
+    double profile_t0 = profiling() ? now_seconds() : 0;
     if (st != F2L_OK)
         goto done;
     const char *h = host;
@@ -873,11 +924,16 @@ int f2l_resident_upload(const void *host, size_t nbytes)
     rt.nresident++;
 done:
     pthread_mutex_unlock(&lock);
+    if (profile_t0 && st == F2L_OK) {
+        double dt = now_seconds() - profile_t0;
+        profile_add("(f2l_upload, f2l_download)", 1, dt, 0, dt, nbytes, 0);
+    }
     return st;
 }
 
 int f2l_resident_download(void *host, size_t nbytes)
 {
+    double profile_t0 = profiling() ? now_seconds() : 0;
     pthread_mutex_lock(&lock);
     int st = F2L_OK;
     struct resident *r = find_overlap(host, nbytes);
@@ -894,6 +950,10 @@ int f2l_resident_download(void *host, size_t nbytes)
             st = fail_cl(err, "copying a device-resident array (%zu bytes) to the host", nbytes);
     }
     pthread_mutex_unlock(&lock);
+    if (profile_t0 && st == F2L_OK) {
+        double dt = now_seconds() - profile_t0;
+        profile_add("(f2l_upload, f2l_download)", 1, dt, 0, dt, 0, nbytes);
+    }
     return st;
 }
 
@@ -901,6 +961,7 @@ int f2l_resident_download(void *host, size_t nbytes)
  * to (to_device != 0) or from its device copy. */
 static int resident_part(char *host, size_t offset, size_t nbytes, int to_device)
 {
+    double profile_t0 = profiling() ? now_seconds() : 0;
     pthread_mutex_lock(&lock);
     int st = init_locked();
     if (st != F2L_OK)
@@ -934,6 +995,11 @@ static int resident_part(char *host, size_t offset, size_t nbytes, int to_device
                      to_device ? "to the device" : "to the host");
 done:
     pthread_mutex_unlock(&lock);
+    if (profile_t0 && st == F2L_OK) {
+        double dt = now_seconds() - profile_t0;
+        profile_add("(f2l_upload_part, ...)", 1, dt, 0, dt, to_device ? nbytes : 0,
+                    to_device ? 0 : nbytes);
+    }
     return st;
 }
 
@@ -1036,6 +1102,94 @@ int f2l_relayout(void *host, void *device, size_t elem_size, int ndim, const int
 
 /* }}} */
 
+/* {{{ profile (F2LOOPY_PROFILE=1): per kernel at exit, calls, kernel time,
+ * bytes copied each way and the time in transfers and in the glue */
+
+#define PROFILE_MAX 256
+struct profile_entry {
+    char name[128];
+    long calls;
+    double total, kernel, transfer;
+    unsigned long long up, down;
+};
+static struct profile_entry profile_table[PROFILE_MAX];
+static int profile_count;
+static int profile_state = -1;      /* -1: not read yet */
+static pthread_mutex_t profile_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int profiling(void)
+{
+    if (profile_state < 0) {
+        const char *v = getenv("F2LOOPY_PROFILE");
+        profile_state = v && *v && strcmp(v, "0") != 0;
+    }
+    return profile_state;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;        /* C11's clock: the runtime builds with -std=c11 */
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void profile_report(void)
+{
+    pthread_mutex_lock(&profile_lock);
+    if (profile_count) {
+        fprintf(stderr, "f2loopy profile (F2LOOPY_PROFILE=1), per kernel:\n");
+        fprintf(stderr, "%-32s %8s %10s %10s %11s %10s %13s %15s\n", "kernel", "calls",
+                "total s", "kernel s", "transfer s", "glue s", "MB to device", "MB from device");
+        for (int i = 0; i < profile_count; i++) {
+            struct profile_entry *e = &profile_table[i];
+            double glue = e->total - e->kernel - e->transfer;
+            fprintf(stderr, "%-32s %8ld %10.4f %10.4f %11.4f %10.4f %13.3f %15.3f\n", e->name,
+                    e->calls, e->total, e->kernel, e->transfer, glue > 0 ? glue : 0.0,
+                    (double)e->up / 1e6, (double)e->down / 1e6);
+        }
+        for (int i = 0; i < profile_count; i++) {
+            struct profile_entry *e = &profile_table[i];
+            if (e->name[0] != '(' && e->calls && e->transfer > e->kernel &&
+                e->transfer > 0.5 * e->total)
+                fprintf(stderr, "f2loopy profile: %s: transfers take %.0f%% of its time, more "
+                        "than the kernel: keep its arrays on the device (call f2l_upload before "
+                        "the loop that calls it, f2l_download after)\n", e->name,
+                        100.0 * e->transfer / e->total);
+        }
+    }
+    pthread_mutex_unlock(&profile_lock);
+}
+
+/* add one call's (or one transfer's) numbers to the entry *name* */
+static void profile_add(const char *name, long calls, double total, double kernel,
+                        double transfer, unsigned long long up, unsigned long long down)
+{
+    pthread_mutex_lock(&profile_lock);
+    struct profile_entry *e = NULL;
+    for (int i = 0; i < profile_count && !e; i++)
+        if (strcmp(profile_table[i].name, name) == 0)
+            e = &profile_table[i];
+    if (!e && profile_count < PROFILE_MAX) {
+        if (profile_count == 0)
+            atexit(profile_report);
+        e = &profile_table[profile_count++];
+        memset(e, 0, sizeof *e);
+        for (size_t n = 0; name[n] && n + 1 < sizeof e->name; n++)
+            e->name[n] = (name[n] >= 0x20 && name[n] < 0x7f) ? name[n] : '?';
+    }
+    if (e) {
+        e->calls += calls;
+        e->total += total;
+        e->kernel += kernel;
+        e->transfer += transfer;
+        e->up += up;
+        e->down += down;
+    }
+    pthread_mutex_unlock(&profile_lock);
+}
+
+/* }}} */
+
 /* {{{ launches */
 
 enum { ARG_VALUE, ARG_MEM };
@@ -1062,6 +1216,9 @@ struct f2l_launch {
     int waits;            /* something must be copied back: wait for the kernel */
     struct launch_arg *args;
     size_t nargs, cap;
+    /* F2LOOPY_PROFILE: when it began, seconds in kernels and transfers, bytes */
+    double began, kernel_s, transfer_s;
+    unsigned long long up, down;
 };
 
 int f2l_launch_begin(f2l_kernel *kernel, f2l_launch **out)
@@ -1073,6 +1230,8 @@ int f2l_launch_begin(f2l_kernel *kernel, f2l_launch **out)
     if (!L)
         return fail(F2L_ERROR_HOST_MEMORY, "out of host memory");
     L->kernel = kernel;
+    if (profiling())
+        L->began = now_seconds();
     *out = L;
     return F2L_OK;
 }
@@ -1177,9 +1336,14 @@ int f2l_launch_array(f2l_launch *L, unsigned index, const char *name, void *host
         return F2L_OK;
     char what[300];
     snprintf(what, sizeof what, "argument '%s'", name);
+    double t0 = L->began ? now_seconds() : 0;
     st = new_mem(nbytes, host, &a->mem, what);
     if (st != F2L_OK)
         return L->status = st;
+    if (L->began) {
+        L->transfer_s += now_seconds() - t0;
+        L->up += nbytes;
+    }
     a->kind = ARG_MEM;
     a->owned = 1;
     a->nbytes = nbytes;
@@ -1233,9 +1397,14 @@ int f2l_launch_array_mapped(f2l_launch *L, unsigned index, const char *name, voi
     }
     char what[300];
     snprintf(what, sizeof what, "argument '%s'", name);
+    double t0 = L->began ? now_seconds() : 0;
     st = new_mem(dev_bytes, a->staging, &a->mem, what);
     if (st != F2L_OK)
         return L->status = st;
+    if (L->began) {
+        L->transfer_s += now_seconds() - t0;
+        L->up += dev_bytes;
+    }
     a->owned = 1;
     a->nbytes = dev_bytes;
     if (written && host_bytes) {
@@ -1345,8 +1514,17 @@ static int enqueue_locked(f2l_launch *L, f2l_kernel *kernel, const int *slots, i
                              dims[1], dims[2]);
         }
     }
+    double t0 = 0;
+    if (err == CL_SUCCESS && !empty && L->began) {
+        clFinish(rt.queue);          /* what came before is not this kernel's time */
+        t0 = now_seconds();
+    }
     if (err == CL_SUCCESS && !empty) {
         err = clEnqueueNDRangeKernel(rt.queue, k, 3, NULL, global, local, 0, NULL, NULL);
+        if (err == CL_SUCCESS && L->began) {
+            clFinish(rt.queue);
+            L->kernel_s += now_seconds() - t0;
+        }
         if (err != CL_SUCCESS)
             L->status = fail_cl(err, "launching kernel '%s' on %s with %zu x %zu x %zu groups of "
                                 "%zu x %zu x %zu work-items", kernel->name, rt.description,
@@ -1384,8 +1562,13 @@ int f2l_launch_complete(f2l_launch *L)
         if (!a->copy_back)
             continue;
         void *dest = a->staging ? (void *)a->staging : a->copy_back;
+        double t0 = L->began ? now_seconds() : 0;
         cl_int err = clEnqueueReadBuffer(rt.queue, a->mem, CL_TRUE, 0, a->nbytes, dest, 0, NULL,
                                          NULL);
+        if (L->began) {
+            L->transfer_s += now_seconds() - t0;
+            L->down += a->nbytes;
+        }
         if (err != CL_SUCCESS)
             return L->status = fail_cl(err, "copying the results of kernel '%s' back to the host",
                                        L->kernel->name);
@@ -1417,6 +1600,9 @@ void f2l_launch_end(f2l_launch *L)
 {
     if (!L)
         return;
+    if (L->began && !L->status)
+        profile_add(L->kernel->name, 1, now_seconds() - L->began, L->kernel_s, L->transfer_s,
+                    L->up, L->down);
     for (size_t i = 0; i < L->nargs; i++) {
         struct launch_arg *a = &L->args[i];
         if (a->kind == ARG_MEM && a->owned && a->mem)

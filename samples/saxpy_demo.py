@@ -20,5 +20,11 @@ expected = a * x + y
 
 saxpy_cl.saxpy(n, a, x, y)          # same arguments as the Fortran subroutine
 err = float(np.max(np.abs(y - expected)))
-print(f"saxpy on OpenCL, n = {n}: max |error| vs numpy = {err:.2e}")
-sys.exit(0 if err == 0.0 else 1)
+# the device may fuse a * x + y into one multiply-add, rounded once where numpy
+# rounds the product first: they then differ by up to a unit in the last place
+# of the product (and of the sum)
+bound = np.spacing(np.abs(a * x)) + np.spacing(np.abs(expected))
+within = bool(np.all(np.abs(y - expected) <= bound))
+print(f"saxpy on OpenCL, n = {n}: max |error| vs numpy = {err:.2e}"
+      + ("" if within else " (more than the rounding of a multiply-add explains)"))
+sys.exit(0 if within else 1)

@@ -41,10 +41,36 @@ if [ ${#packages[@]} -gt 0 ] || [ ${#mpi_packages[@]} -gt 0 ]; then
   fi
 fi
 
-python3 -m pip install -q -e '.[test]'
-# mpi4py (over the Open MPI above) for the Python driver of samples/mpi_heat
-python3 -c 'import mpi4py' 2>/dev/null || python3 -m pip install -q mpi4py
-if python3 -m pip show pocl-binary-distribution >/dev/null 2>&1; then
-  python3 -m pip uninstall -y -q pocl-binary-distribution
+# a system Python marked externally managed (PEP 668) refuses pip outside a
+# virtual environment: then f2loopy goes into .venv here (scripts/setup_python.py)
+python=python3
+if [ "$(python3 scripts/setup_python.py)" = venv ]; then
+  if [ ! -x .venv/bin/python ]; then
+    python3 -m venv .venv 2>/dev/null || {
+      if command -v apt-get >/dev/null 2>&1; then
+        sudo=""
+        [ "$(id -u)" -eq 0 ] || sudo="sudo"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-venv >/dev/null
+      fi
+      rm -rf .venv
+      python3 -m venv .venv
+    }
+  fi
+  python=.venv/bin/python
 fi
-echo "setup: gfortran $(gfortran -dumpversion), $(mpirun --version 2>/dev/null | head -n 1), $(python3 -c 'import pyopencl as cl; print(", ".join(d.name for p in cl.get_platforms() for d in p.get_devices()))')"
+"$python" -m pip install -q -e '.[test]'
+# mpi4py (over the Open MPI above) for the Python driver of samples/mpi_heat
+"$python" -c 'import mpi4py' 2>/dev/null || "$python" -m pip install -q mpi4py
+if "$python" -m pip show pocl-binary-distribution >/dev/null 2>&1; then
+  "$python" -m pip uninstall -y -q pocl-binary-distribution
+fi
+echo "setup: gfortran $(gfortran -dumpversion), $(mpirun --version 2>/dev/null | head -n 1), $("$python" -c 'import pyopencl as cl; print(", ".join(d.name for p in cl.get_platforms() for d in p.get_devices()))')"
+if [ "$python" != python3 ]; then
+  echo "setup: this python3 is externally managed (PEP 668), so f2loopy was installed into" >&2
+  echo "setup: the virtual environment .venv: run '. .venv/bin/activate', then the commands" >&2
+  echo "setup: that follow (or 'bash scripts/setup.sh' again, which then only checks)" >&2
+  # stop a command line such as 'bash scripts/setup.sh && f2loopy ...' here, where
+  # f2loopy is not on the PATH yet, rather than at 'command not found'
+  [ -n "${VIRTUAL_ENV:-}" ] || exit 3
+fi

@@ -43,10 +43,11 @@ def test_statements_that_never_ran_fail_the_check(tmp_path):
     where, res = _check(tmp_path, BIG)
     assert res.exit_code == 1, res.output
     lines = res.output.splitlines()
-    assert lines[-4:] == [
+    assert lines[-5:] == [
         "statements that never ran on these inputs (nothing is proven about them):",
         f"  {where}:9: do i = 1, n",
         f"  {where}:10: y(i) = y(i) + 1",
+        "    (it runs depending on n: give it another value with --size/--range)",
         "NOT COVERED: 2 statement(s) never ran; give sizes or value ranges that reach them "
         "(--size, --range)"]
     assert sum(ln.startswith("inputs (seed ") for ln in lines) == 24    # tried harder first

@@ -34,7 +34,7 @@ From the command line::
     f2loopy translate --transform cpu_vectorize -D width=4 saxpy.f90
 """
 
-from loopy import LoopyError, generate_code, split_iname, tag_inames
+from loopy import LoopyError, TransformError, generate_code, split_iname, tag_inames
 
 OPTIONS = {"width": 8, "chunk": 1024, "parallel": None}
 
@@ -70,6 +70,10 @@ def innermost_loop(kernel, exclude):
 
 
 def transform(kernel, width=8, chunk=1024, parallel=None):
+    for option, value in (("width", width), ("chunk", chunk)):
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise TransformError(f"cpu_vectorize: option {option} must be a positive integer "
+                                 f"(-D {option}=8), not {value!r}")
     outer = None
     if parallel is None:
         candidates = [n for n in common_loops(kernel) if not kernel.iname_tag(n).hardware]

@@ -70,7 +70,12 @@ def transform(kernel, inames=None, tile=None):
         chosen = as_list(inames)
     if not 1 <= len(chosen) <= 3:
         raise TransformError("gpu_tiling: give one to three loops to tile")
-    tiles = [tile] * len(chosen) if isinstance(tile, int) else list(tile)
+    tiles = [tile] * len(chosen) if isinstance(tile, int) else tile
+    if (not isinstance(tiles, (list, tuple))
+            or not all(isinstance(t, int) and not isinstance(t, bool) and t > 0 for t in tiles)):
+        raise TransformError(f"gpu_tiling: option tile must be a positive integer or a tuple "
+                             f"of them (-D tile=16, -D tile=(16,8)), not {tile!r}")
+    tiles = list(tiles)
     if len(tiles) != len(chosen):
         raise TransformError(f"gpu_tiling: {len(chosen)} loops but {len(tiles)} tile sizes")
     for position, (name, size) in enumerate(zip(chosen, tiles)):

@@ -54,6 +54,8 @@ class BenchReport:
     rows: list = field(default_factory=list)
     fortran_ms: float | None = None
     fortran_flags: str = ""
+    fortran_threads: int | None = None   # OpenMP threads the gfortran reference ran with
+    fortran_threads_why: str = ""
     compulsory_bytes: int | None = None
     translate_s: float | None = None
     bandwidth_gbs: float | None = None
@@ -74,7 +76,8 @@ class BenchReport:
                 r.time_ms, r.speedup, r.gflops, r.gbytes, r.flop / 1e9, r.bytes / 1e9,
                 r.ok, r.max_rel_error)])
         if self.fortran_ms is not None:
-            writer.writerow([csv_cell(f"gfortran {self.fortran_flags}"),
+            writer.writerow([csv_cell(f"gfortran {self.fortran_flags}, "
+                                      f"{self.fortran_threads} OpenMP thread(s)"),
                              f"{self.fortran_ms:.6g}"] + [""] * 7)
         return out.getvalue()
 
@@ -91,7 +94,9 @@ class BenchReport:
                        f"{r.bytes / 1e9:>8.4g}  {_mark(r)}")
         if self.fortran_ms is not None:
             out.append(f"{'gfortran':<10} {_num(self.fortran_ms, 4):>10}   ({self.fortran_flags}, "
-                       "same machine, same run)")
+                       f"{self.fortran_threads} OpenMP thread"
+                       f"{'s' if self.fortran_threads != 1 else ''}: "
+                       f"{self.fortran_threads_why}; same machine, same run)")
             last = self.rows[-1] if self.rows else None
             if last and last.time_ms:
                 out.append(f"last level vs gfortran: {self.fortran_ms / last.time_ms:.3g}x "
@@ -272,7 +277,7 @@ def device_args(gk, host_args, queue):
 
 def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
               queue=None, fortran=True, bandwidth_gbs=None, build_options=None,
-              progress=None) -> BenchReport:
+              progress=None, transform=None, include_dirs=()) -> BenchReport:
     import pyopencl as cl
 
     from f2loopy.bench.statistics import kernel_statistics
@@ -281,8 +286,12 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
     defines = dict(defines or {})
     sizes = dict(sizes or {})
     t0 = time.perf_counter()
-    result = translate_file(path, defines=defines)
-    stages = list(result.checkpoints) or [("final", list(result.kernels))]
+    result = translate_file(path, defines=defines, transform=transform,
+                            include_dirs=tuple(include_dirs))
+    stages = list(result.checkpoints)
+    if not stages or list(stages[-1][1]) != list(result.kernels):
+        # the script's result, unless its last checkpoint is that kernel already
+        stages.append(("final", list(result.kernels)))
     generated = [(label, [generate_code(k) for k in ks]) for label, ks in stages]
     translate_s = time.perf_counter() - t0
     if queue is None:
@@ -307,6 +316,8 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
             report.reference = f"the first checkpoint on this device (gfortran: {exc.message})"
     if original is not None:
         ref_outputs, report.fortran_ms, report.fortran_flags = original
+        report.fortran_threads, report.fortran_threads_why = openmp_threads(
+            Path(result.source_path).read_text(encoding="utf-8", errors="replace"))
         report.reference = "the original Fortran built with gfortran"
     elif not report.reference:
         report.reference = "the first checkpoint on this device"
@@ -435,6 +446,26 @@ def _compare(got: dict, want: dict):
     tol = 1e-4 if any(np.asarray(w).dtype in (np.float32, np.complex64)
                       for w in want.values()) else 1e-10
     return worst <= tol, worst
+
+
+def openmp_threads(fortran_text: str, environ=None) -> tuple[int, str]:
+    """How many OpenMP threads the reference built with ``-fopenmp`` runs
+    on, and why: one where the file has no ``!$omp`` directive (nothing runs
+    in parallel), else ``OMP_NUM_THREADS`` when set, else gfortran's default,
+    one per CPU this process may use."""
+    import os
+    import re
+    environ = os.environ if environ is None else environ
+    if not re.search(r"^[ \t]*!\$omp", fortran_text, re.IGNORECASE | re.MULTILINE):
+        return 1, "the file has no !$omp directive"
+    value = environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if value.isdigit() and 0 < int(value) < 100000:
+        return int(value), "OMP_NUM_THREADS"
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return cpus, "one per CPU (OMP_NUM_THREADS unset)"
 
 
 def _fortran_reference(result, kernel, host_args):

@@ -187,6 +187,7 @@ def _shared_pair(kernel, ra: RaceAnalysis, paths, cls, a, b, known=None):
                 "the work-group axes"
             how = "" if exact else " (its subscripts are data-dependent, so f2loopy cannot " \
                 "prove they differ; mark the instructions nosync if they never collide)"
+            how += _shared_temporary_hint(kernel, var)
             if ia.id == ib.id:
                 if a.is_write and b.is_write:
                     msg = (f"write race on '{var}': instruction {_insn_desc(ia)} writes the "
@@ -207,6 +208,24 @@ def _shared_pair(kernel, ra: RaceAnalysis, paths, cls, a, b, known=None):
     if diff.is_empty() or _nosync(kernel, ia.id, ib.id, scope):
         return []
     return _requirements(kernel, ra, paths, ia, ib, diff, var, scope, known)
+
+
+def _shared_temporary_hint(kernel, var: str) -> str:
+    """Why a temporary of a launch of a split kernel is shared by all
+    work-items, and the cure: global barriers put a temporary in global
+    memory when a launch reads it before a write of that launch surely
+    happened (:func:`f2loopy.codegen.phases._crossing_temporaries`)."""
+    import re
+    t = kernel.temporaries.get(var)
+    if (t is None or t.address_space != AddressSpace.GLOBAL
+            or not re.fullmatch(r".+_phase[0-9]+", kernel.name)):
+        return ""
+    return (f"; '{var}' is shared by every work-item of every launch because a global "
+            f"barrier made it carry a value from one launch to the next: some launch reads "
+            f"'{var}' where no unconditional write of that launch comes first (writes under "
+            f"if/else do not count). If each loop nest sets '{var}' before using it, give the "
+            f"nests variables of their own (rename '{var}' in one of them) or assign it "
+            "unconditionally at the start of each nest")
 
 
 def _common_loops(paths, ia_id, ib_id):

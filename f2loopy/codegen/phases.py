@@ -342,7 +342,9 @@ def _phase_kernel(kernel: Kernel, insns, host: tuple) -> Kernel:
 def _crossing_temporaries(kernel: Kernel, phases) -> dict:
     """name -> address space for the temporaries that carry a value from one
     launch to another (a read in a phase that no earlier write of the same
-    phase covers, of a temporary that some launch writes)."""
+    phase covers, of a temporary that another launch writes, or this one when
+    a host loop runs it again).  A temporary that only its own launch writes
+    stays private, as it is in the kernel before the split."""
     out: dict = {}
     written_in: dict = {}
     for ph in phases:
@@ -358,7 +360,8 @@ def _crossing_temporaries(kernel: Kernel, phases) -> dict:
                 if acc.is_write or acc.name not in kernel.temporaries:
                     continue
                 t = kernel.temporaries[acc.name]
-                if t.read_only or acc.name not in written_in:
+                if t.read_only or not (written_in.get(acc.name, set()) - {id(ph)}
+                                       or (ph.host_inames and acc.name in written_in)):
                     continue
                 covered = any(w_idx == acc.index and not w.predicates
                               and w.within_inames <= i.within_inames

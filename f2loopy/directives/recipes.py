@@ -78,8 +78,12 @@ def resolve_recipe(spec: str, directory: Path = RECIPE_DIR) -> Recipe:
         return Recipe(name, path, _read(path))
     path = directory / f"{spec}.py"
     if not _NAME_RE.fullmatch(spec) or not path.is_file():
-        have = ", ".join(builtin_recipe_names(directory)) or "none"
-        raise F2LoopyError(f"unknown transformation recipe '{spec}' (recipes in "
+        names = builtin_recipe_names(directory)
+        have = ", ".join(names) or "none"
+        import difflib
+        close = difflib.get_close_matches(spec, names, n=1) if _NAME_RE.fullmatch(spec) else []
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        raise F2LoopyError(f"unknown transformation recipe '{spec}' ({hint}recipes in "
                            f"{directory}: {have}; or give the path of a recipe file)")
     return Recipe(spec, path, _read(path))
 
@@ -90,4 +94,44 @@ def available_recipes(extra: Recipe | None = None, directory: Path = RECIPE_DIR)
            for name in builtin_recipe_names(directory)}
     if extra is not None:
         out[extra.name] = extra
+    return out
+
+
+def declared_options(recipe: Recipe) -> dict | None:
+    """The recipe's ``OPTIONS`` (name -> default) as its text declares them
+    (a literal dict assigned at the top level), without running it; None when
+    it declares none that way."""
+    import ast
+    try:
+        tree = ast.parse(recipe.text)
+    except (SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "OPTIONS"):
+            try:
+                value = ast.literal_eval(node.value)
+            except (ValueError, SyntaxError, RecursionError):
+                return None
+            return value if isinstance(value, dict) else None
+    return None
+
+
+def option_warnings(recipe: Recipe, defines: dict, other_names) -> list[str]:
+    """A warning per ``-D`` name that is not an option of *recipe* but close
+    to one (``-D tiles=8`` for ``tile``), unless *other_names* (the words of
+    the Fortran file and its script) use it: a typo otherwise passes
+    silently, the recipe running with its default."""
+    import difflib
+    known = declared_options(recipe)
+    if not known:
+        return []
+    out = []
+    for name in defines:
+        if name in known or name.lower() in other_names:
+            continue
+        close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+        if close:
+            out.append(f"warning: -D {name} is not an option of recipe '{recipe.name}' "
+                       f"(did you mean '{close[0]}'? options: {', '.join(sorted(known))})")
     return out

@@ -5,7 +5,10 @@ program that mixes Python and Fortran ranks puts each on the same device:
 
 - ``F2LOOPY_DEVICE`` (else ``PYOPENCL_CTX``) as ``P:D`` pins the device;
   ``P`` and ``D`` are indices or case-insensitive parts of the platform (or
-  vendor) and device names.  ``P`` alone picks the platform only.
+  vendor) and device names.  ``P`` alone picks the platform only (or, when
+  no platform matches, the first device whose name it is part of).
+  ``F2LOOPY_DEVICE=gpu`` (``cpu``, ``accelerator``) keeps only the devices
+  of that type, then applies the rank rule below to them.
 - Otherwise the platform is the first that has devices, and the device is the
   node-local rank modulo the number of devices of that platform.  The rank is
   that of *comm* among the processes of its node (an mpi4py communicator,
@@ -90,6 +93,12 @@ def _choose_device(platforms, local_rank, environ):
     if spec:
         pspec, colon, dspec = spec.partition(":")
         plat = _pick(pspec, [name for name, _ in platforms])
+        if plat is None and not colon:      # a device's name alone
+            for p, (_, devs) in enumerate(platforms):
+                dev = _pick(spec, devs) if not spec.isdigit() else None
+                if dev is not None:
+                    plat = p
+                    break
         if plat is None:
             raise RuntimeError(f"{var}={_shown(spec)}: no OpenCL platform '{_shown(pspec)}' "
                                f"(platforms: {listing})")
@@ -134,20 +143,34 @@ def _rank_queue(comm=None):
             if "environment" in _queues:   # chosen once: the environment stays
                 return _queues["environment"]
     local_rank, rank_from = _local_rank(comm)
-    cl_platforms = cl.get_platforms()
-    platforms = []
+    try:
+        cl_platforms = cl.get_platforms()
+    except cl.Error:            # no ICD loader entry at all (PLATFORM_NOT_FOUND_KHR)
+        cl_platforms = []
+    # F2LOOPY_DEVICE=gpu, cpu or accelerator: the devices of that type only
+    kind = os.environ.get("F2LOOPY_DEVICE", "").strip().lower()
+    kind = kind if kind in ("gpu", "cpu", "accelerator") else ""
+    device_type = getattr(cl.device_type, kind.upper(), cl.device_type.ALL)
+    platforms, cl_devices = [], []
     for p in cl_platforms:
         name = p.name.strip()
         vendor = p.vendor.strip()
         if vendor and vendor.lower() not in name.lower():
             name += f" ({vendor})"
         try:
-            devices = [d.name.strip() for d in p.get_devices()]
+            devices = p.get_devices(device_type=device_type)
         except cl.Error:
             devices = []
-        platforms.append((name, devices))
-    plat, dev, how = _choose_device(platforms, local_rank, os.environ)
-    device = cl_platforms[plat].get_devices()[dev]
+        platforms.append((name, [d.name.strip() for d in devices]))
+        cl_devices.append(devices)
+    environ = os.environ
+    if kind:
+        if platforms and not any(devs for _, devs in platforms):
+            raise RuntimeError(f"F2LOOPY_DEVICE={kind}: no OpenCL device of type {kind} "
+                               f"(platforms: {', '.join(n for n, _ in platforms)})")
+        environ = {}            # then the rule without a selection, among those devices
+    plat, dev, how = _choose_device(platforms, local_rank, environ)
+    device = cl_devices[plat][dev]
     with _queues_lock:
         queue = _queues.get(device.int_ptr)
         if queue is None:

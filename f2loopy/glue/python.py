@@ -32,9 +32,11 @@ _FORTRAN_TYPE = {
 }
 
 _RUNTIME = '''
+import atexit
 import os
 import sys
 import threading
+import time
 
 import numpy as np
 import pyopencl as cl
@@ -229,10 +231,20 @@ def _array(fn, name, value, dtype, shape, queue, written):
     mf = cl.mem_flags
     if value.nbytes == 0:
         return cl.Buffer(queue.context, mf.READ_WRITE, 1), None
+    started = time.perf_counter()
     buf = cl.Buffer(queue.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=value)
+    if _PROFILE:
+        _profile_transfer(started, up=value.nbytes)
     if not written:
         return buf, None
-    return buf, lambda: cl.enqueue_copy(queue, value, buf)
+    return buf, lambda: _copy_back(queue, value, buf)
+
+
+def _copy_back(queue, host, buf):
+    started = time.perf_counter()
+    cl.enqueue_copy(queue, host, buf)
+    if _PROFILE:
+        _profile_transfer(started, down=host.nbytes)
 
 
 def _logical_array(fn, name, value, shape, queue, written):
@@ -291,12 +303,15 @@ def _array_relaid(fn, name, value, dtype, shape, splits, perm, dev_shape, queue,
                                   "but the array is read-only")
     host = relaid(value, splits, perm)
     mf = cl.mem_flags
+    started = time.perf_counter()
     buf = cl.Buffer(queue.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host)
+    if _PROFILE:
+        _profile_transfer(started, up=host.nbytes)
     if not written:
         return buf, None
 
     def back():
-        cl.enqueue_copy(queue, host, buf)
+        _copy_back(queue, host, buf)
         unrelaid(host, value, splits, perm)
     return buf, back
 
@@ -344,7 +359,17 @@ def _launch(queue, kernel, args, groups, local, signature):
     kernel.set_args(*args)
     if all(g > 0 for g in groups):
         gsize = tuple(g * l for g, l in zip(groups, local))
+        if not _PROFILE:
+            cl.enqueue_nd_range_kernel(queue, kernel, gsize, local)
+            return
+        queue.finish()          # what came before is not this kernel's time
+        started = time.perf_counter()
         cl.enqueue_nd_range_kernel(queue, kernel, gsize, local)
+        queue.finish()
+        _profile_kernel(started)
+
+
+__PROFILE_FUNCTIONS__
 '''
 
 
@@ -353,7 +378,9 @@ def runtime_source() -> str:
     from f2loopy.glue import devices
     from f2loopy.glue.layout import source
     from f2loopy.ir.control import ERROR_VALUES
+    from f2loopy.glue import profile
     return _RUNTIME.replace("__LAYOUT_FUNCTIONS__", source().rstrip()).replace(
+        "__PROFILE_FUNCTIONS__", profile.source().rstrip()).replace(
         "__DEVICE_FUNCTIONS__", devices.source().rstrip()).replace(
         "__ERROR_SLOTS__", str(ERROR_VALUES + 1))
 
@@ -746,4 +773,7 @@ def generate_python_glue(kernels: list[GeneratedKernel], cl_source: str, cl_file
     funcs = "\n\n".join(_kernel_function(gk, source_name) for gk in kernels)
     exports = "__all__ = [" + ", ".join(repr(py_name(gk.kernel.name)) for gk in kernels) + \
         ", 'KernelArgumentError', 'KernelStopError']\n"
-    return head + runtime_source() + consts + "\n" + exports + "\n\n" + funcs
+    profiled = "\n\nif _PROFILE:          # F2LOOPY_PROFILE=1: a table per function at exit\n" + \
+        "".join(f"    {py_name(gk.kernel.name)} = _profiled({gk.kernel.name!r}, "
+                f"{py_name(gk.kernel.name)})\n" for gk in kernels)
+    return head + runtime_source() + consts + "\n" + exports + "\n\n" + funcs + profiled

@@ -88,9 +88,11 @@ def _one_line(text: str, limit: int = 300) -> str:
 
 def run_tune(path, *, defines=None, transform=None, sizes=None, verify_sizes=None,
              budget: int = 64, seed: int = 0, min_time: float = 0.3, warmup: int = 3,
-             queue=None, progress=None, store: bool = True, tolerances=None) -> TuneReport:
+             queue=None, progress=None, store: bool = True, tolerances=None,
+             include_dirs=()) -> TuneReport:
     """Tune *path* (see the module docstring); *progress* is called with a line
-    of text per variant."""
+    of text per variant.  *include_dirs* (``-I``): where the modules and
+    procedures the file uses are looked up."""
     from f2loopy.pipeline import translate_text
     from f2loopy.tune.measure import Reference, device_label
     from f2loopy.tune.record import store_entry
@@ -100,7 +102,9 @@ def run_tune(path, *, defines=None, transform=None, sizes=None, verify_sizes=Non
     sizes = dict(sizes or {})
     verify_sizes = dict(verify_sizes) if verify_sizes else dict(sizes)
     t_start = time.perf_counter()
-    first = translate_text(text, path, defines=defines, transform=transform, checkpoints=False)
+    include_dirs = tuple(include_dirs)
+    first = translate_text(text, path, defines=defines, transform=transform, checkpoints=False,
+                           include_dirs=include_dirs)
     space = dict(first.tunables)
     if not space:
         raise F2LoopyError(f"{path.name} declares no tunable choices: call "
@@ -115,7 +119,8 @@ def run_tune(path, *, defines=None, transform=None, sizes=None, verify_sizes=Non
     search = Search(space, budget=budget, seed=seed)
     report = TuneReport(str(path), device_label(queue), sizes, verify_sizes, space,
                         search.strategy)
-    reference = Reference(text, path, queue, verify_sizes, seed=seed, tolerances=tolerances)
+    reference = Reference(text, path, queue, verify_sizes, seed=seed, tolerances=tolerances,
+                          include_dirs=include_dirs)
     try:
         while True:
             step = search.next()
@@ -124,7 +129,7 @@ def run_tune(path, *, defines=None, transform=None, sizes=None, verify_sizes=Non
             point, values = step
             v = _measure(values, first if not report.variants else None, _Context(
                 text, path, defines, transform, reference, queue, sizes, seed, min_time,
-                warmup))
+                warmup, include_dirs))
             report.variants.append(v)
             search.report(point, v.time_ms if v.status == "ok" else None)
             if progress is not None:
@@ -172,6 +177,7 @@ class _Context:
     seed: int
     min_time: float
     warmup: int
+    include_dirs: tuple = ()
 
 
 def _measure(values: dict, ready, c: _Context) -> Variant:
@@ -181,7 +187,7 @@ def _measure(values: dict, ready, c: _Context) -> Variant:
     try:
         result = ready if ready is not None else translate_text(
             c.text, c.path, defines=c.defines, transform=c.transform, tunables=values,
-            checkpoints=False)
+            checkpoints=False, include_dirs=c.include_dirs)
     except F2LoopyError as exc:
         return Variant(values, "refused", message=_one_line(exc.message))
     try:

@@ -43,14 +43,16 @@ class Reference:
     sequence of original subroutines)."""
 
     def __init__(self, text: str, path, queue, sizes: dict, *, seed: int = 0,
-                 tolerances=None, workdir: Path | None = None):
+                 tolerances=None, workdir: Path | None = None, include_dirs=()):
         from f2loopy.frontend import read_source, translate_source
+        from f2loopy.frontend.search_path import SearchPath
         self.path = Path(path)
         self.queue = queue
         self.sizes = dict(sizes)
         self.seed = seed
         self.tolerances = tolerances
-        self.originals = {k.name: k for k in translate_source(read_source(text, str(path)))}
+        self.originals = {k.name: k for k in translate_source(
+            read_source(text, str(path)), search=SearchPath(tuple(include_dirs), ()))}
         self._tmp = tempfile.TemporaryDirectory(prefix="f2loopy-tune-") if workdir is None \
             else None
         self.workdir = Path(self._tmp.name) if self._tmp is not None else Path(workdir)

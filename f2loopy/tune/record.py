@@ -191,6 +191,28 @@ def usage_note(source, entry: Entry, path: Path) -> str:
             f"{path.name} (measured on {entry.describe()})")
 
 
+def create_empty_record(path: Path) -> bool:
+    """Write a record without entries at *path* unless a file is there
+    (never replaced); whether the record exists afterwards.  Builds watch it
+    (``f2loopy translate --depfile``, ``f2loopyfc`` with ``-MD``)."""
+    doc = json.dumps({"f2loopy_tuning_record": FORMAT, "entries": []}) + "\n"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                     0o644)
+    except FileExistsError:
+        return True
+    except OSError:
+        return False                # a read-only source folder: nothing to watch
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(doc)
+    try:        # as old as its source: the outputs written just now stay newer
+        source = path.with_name(path.name[:-len(".tune.json")]).stat()
+        os.utime(path, ns=(source.st_atime_ns, source.st_mtime_ns))
+    except OSError:
+        pass
+    return True
+
+
 def store_entry(source: str | os.PathLike, text: str, *, defines: dict | None,
                 transform: str | None, device: str, sizes: dict, values: dict,
                 measurements: dict) -> Path:

@@ -182,6 +182,40 @@ class CheckReport:
     #: ``module.variable``, components as ``p%x``)
     labels: dict = field(default_factory=dict)
 
+    def _inputs_reaching(self, line: int) -> list[str]:
+        """The arguments (sizes, data) that the conditions and loop bounds
+        guarding the statements of *line* read: the inputs that decide
+        whether it runs."""
+        from f2loopy.ir.domains import iname_to_domain_index
+        from f2loopy.ir.expressions import variables_read
+        from f2loopy.ir.isl_tools import param_names
+        names: list = []
+        for k in self.kernels:
+            args = {a.name for a in k.args}
+            where = iname_to_domain_index(k)
+            computed: dict = {}     # a variable -> what the statements setting it read
+            for i in k.instructions:
+                if hasattr(i, "assignee_names") and hasattr(i, "read_expressions"):
+                    for n in i.assignee_names():
+                        computed.setdefault(n, set()).update(
+                            variables_read(*i.read_expressions()))
+            for i in k.instructions:
+                span = getattr(i, "span", None)
+                if span is None or span.line != line:
+                    continue
+                used = set(variables_read(*i.predicates)) if i.predicates else set()
+                for iname in i.within_inames:
+                    if iname in where:
+                        used |= set(param_names(k.domains[where[iname]]))
+                todo = list(used)          # and what those were computed from
+                while todo:
+                    for m in computed.get(todo.pop(), ()):
+                        if m not in used:
+                            used.add(m)
+                            todo.append(m)
+                names += sorted(n for n in used if n in args and n not in names)
+        return names
+
     @property
     def passed(self) -> bool:
         return bool(self.checks) and all(c.passed for c in self.checks) and \
@@ -234,6 +268,11 @@ class CheckReport:
             for number in sorted(self.coverage):
                 file, line = self.line_origins.get(number, (self.path, number))
                 lines.append(f"  {file}:{line}: {self.coverage[number]}")
+                reach = self._inputs_reaching(line)
+                if reach:
+                    what = "it another value" if len(reach) == 1 else "them other values"
+                    lines.append(f"    (it runs depending on {', '.join(reach)}: give {what} "
+                                 "with --size/--range)")
         if not self.checks:
             lines.append("nothing checked")
         elif bad or any(isinstance(r, CheckReport) and r.failures() for _, r in self.rounds):
@@ -444,8 +483,10 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
     # sequence, transitively), fitting the assumptions of the group's kernels;
     # unrelated subroutines may declare arguments of the same name differently
     groups = _input_groups([seq for *_, seq in runnable])
-    _check_names_given(groups, originals, sizes, "--size")
-    _check_names_given(groups, originals, ranges, "--range")
+    # a name no checked kernel has is ignored with a note: one set of options
+    # can then serve every file and kernel of a project
+    report.notes += _names_not_given(groups, originals, sizes, "--size")
+    report.notes += _names_not_given(groups, originals, ranges, "--range")
     plans = {}
     for group in groups:
         members = [r for r in runnable if r[5][0] in group]
@@ -613,13 +654,13 @@ def _input_groups(sequences) -> list:
     return groups
 
 
-def _check_names_given(groups, originals, values, option) -> None:
-    """Every name of ``--size``/``--range`` is an argument of some checked
-    subroutine."""
+def _names_not_given(groups, originals, values, option) -> list[str]:
+    """A note for each name of ``--size``/``--range`` that no checked
+    subroutine has as an argument (it is ignored)."""
     names = {a.name.lower() for g in groups for n in g for a in originals[n].args}
-    for n in values or {}:
-        if n.lower() not in names:
-            raise InputError(f"{option} {n}: no argument called '{n}'")
+    checked = ", ".join(dict.fromkeys(n for g in groups for n in g))
+    return [f"{option} {n} ignored: no argument called '{n}' in {checked}"
+            for n in values or {} if n.lower() not in names]
 
 
 def _describe_failure(exc: BaseException) -> str:

@@ -10,13 +10,27 @@ from f2loopy.escape import terminal
 
 
 def run_check(file, *, defines: dict, transform, sizes, ranges, kernel, seed, rtol, atol,
-              ulps, checkpoints: bool, debug: bool, report_error, include_dirs=()) -> int:
+              ulps, checkpoints: bool, debug: bool, report_error, include_dirs=(), fc=None,
+              fflags=None) -> int:
     """Run the check of *file* and print its report; returns the exit status
     (0 every output matches, 1 a mismatch or an error).  Option syntax
     errors raise :class:`click.UsageError` (exit status 2)."""
     from f2loopy.verify.check import (
         check_file, parse_assignments, parse_range, parse_size, parse_tolerances)
     from f2loopy.verify.honesty import CheckUsageError
+    import os
+    import shlex
+    options = {}
+    if fflags is not None:
+        try:
+            options["fortran_flags"] = tuple(shlex.split(fflags))
+        except ValueError as exc:
+            raise click.UsageError(f"--fflags: {exc}") from None
+    if fc is not None:
+        import shutil
+        if not shutil.which(fc):
+            raise click.UsageError(f"--fc: the Fortran compiler {ascii(fc)} was not found")
+        os.environ["F2LOOPY_FC"] = fc     # also for the forked children that build
     try:
         size_values = parse_assignments(sizes, "--size", parse_size)
         range_values = parse_assignments(ranges, "--range", parse_range)
@@ -31,7 +45,7 @@ def run_check(file, *, defines: dict, transform, sizes, ranges, kernel, seed, rt
             report = check_file(file, defines=defines, transform=transform,
                                 sizes=size_values, ranges=range_values, kernel=kernel,
                                 seed=seed, tolerances=tolerances, checkpoints=checkpoints,
-                                include_dirs=include_dirs)
+                                include_dirs=include_dirs, **options)
     except CheckUsageError as exc:
         raise click.UsageError(str(exc)) from None
     except F2LoopyError as exc:

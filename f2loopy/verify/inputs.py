@@ -395,6 +395,7 @@ class _Planner:
                                  "fits the kernel's assumptions and keeps every subscript in "
                                  f"bounds (with the other sizes)", self.args[n].span)
             self._explain_infeasible(names, values, bad_parts)
+        s = self._loops_run(s, names)
         for n in names:
             if n in values:
                 continue
@@ -425,6 +426,25 @@ class _Planner:
                 except Exception:  # noqa: BLE001 - not affine: clipped in _shapes
                     continue
         return ok
+
+    def _loops_run(self, s, names):
+        """*s* narrowed, loop nest by loop nest, to the sizes for which the
+        nest runs at least once (``do i = 40, n`` wants n >= 40), wherever
+        that leaves some sizes: default sizes that make loops empty check
+        nothing.  A nest that runs for no size (or only against the other
+        constraints) is left alone."""
+        for k in self.kernels:
+            for dom in k.domains:
+                ran = dom.params()
+                for n in reversed(ran.get_var_names(dim_type.param)):
+                    if n not in names:     # data, outer values: some value will do
+                        idx = ran.find_dim_by_name(dim_type.param, n)
+                        ran = ran.project_out(dim_type.param, idx, 1)
+                x, y = align_params(s, ran)
+                trial = x & y
+                if not trial.is_empty():
+                    s = trial
+        return s
 
     def _ordered(self, values):
         order = list(self.args)
