@@ -253,6 +253,24 @@ def runtime_build(compiler: list[str]) -> Path:
     return target
 
 
+#: macros cpp defines itself (gfortran's -cpp mode)
+_PREDEFINED_MACROS = frozenset({"__FILE__", "__LINE__", "__DATE__", "__TIME__", "__GFORTRAN__",
+                                "__GNUC__", "__STDC__", "__VERSION__", "__TIMESTAMP__"})
+
+
+def _preprocessing_matters(text: str, macros) -> bool:
+    """Whether running cpp over *text* (with the ``-D`` *macros*) could change
+    it: it has preprocessor lines, or a macro name appears as a word (cpp is
+    case-sensitive).  A file with neither reads the same either way, so
+    ``-cpp`` on a plain ``.f90`` (as ``-MD`` needs) changes nothing."""
+    import re
+    from f2loopy.preprocessor import needs_preprocessing
+    if needs_preprocessing(text, "plain.f90"):
+        return True
+    words = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", text))
+    return bool(words & (set(macros) | _PREDEFINED_MACROS))
+
+
 def translate_for_compile(source: str, workdir: Path, options=(), for_depfile: bool = False):
     """Translate *source* into *workdir* as the compiler with *options* reads
     it (:mod:`f2loopy.wrapper_options`); the Fortran and C glue's paths and
@@ -271,7 +289,8 @@ def translate_for_compile(source: str, workdir: Path, options=(), for_depfile: b
             text = Path(source).read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
             raise WrapperError(f"cannot read {source}: {exc.strerror}") from None
-        if needs_preprocessing(text, source) != compiler.cpp:
+        if needs_preprocessing(text, source) != compiler.cpp and _preprocessing_matters(
+                text, compiler.macros):
             raise WrapperError(
                 f"{source}: {'-cpp' if compiler.cpp else '-nocpp'} changes whether the file is "
                 "preprocessed, which its translation cannot follow (name it .F90 to have it "

@@ -150,3 +150,35 @@ def test_a_kind_option_is_refused_before_anything_is_written(tmp_path):
     assert proc.stderr.startswith("f2loopyfc: error: k.F90: -fdefault-real-8 changes the "
                                   "default real kind"), proc.stderr
     assert sorted(os.listdir(tmp_path)) == before
+
+
+PLAIN = """\
+subroutine k(n, x)
+  integer n, i
+  real x(n)
+  do i = 1, n
+    x(i) = x(i) * SCALE
+  end do
+end subroutine
+!$loopy begin
+! knl, = parse_fortran(SOURCE, FILENAME)
+! RESULT = [knl]
+!$loopy end
+"""
+
+
+def test_cpp_on_a_plain_file_is_refused_only_where_cpp_would_change_it(tmp_path):
+    """``-cpp`` on a ``.f90`` the translation does not preprocess: harmless
+    unless a ``-D`` macro (or one cpp predefines) appears in it, since cpp
+    would then replace it in the original and not in the kernel."""
+    from f2loopy.wrapper import WrapperError, translate_for_compile
+    src = tmp_path / "k.f90"
+    src.write_text(PLAIN)
+    with pytest.raises(WrapperError, match="-cpp changes whether the file is preprocessed"):
+        translate_for_compile(str(src), tmp_path, ["-cpp", "-DSCALE=2.0", "-c"])
+    src.write_text(PLAIN.replace("SCALE", "__LINE__"))
+    with pytest.raises(WrapperError, match="-cpp changes whether the file is preprocessed"):
+        translate_for_compile(str(src), tmp_path, ["-cpp", "-c"])
+    src.write_text(PLAIN.replace("SCALE", "2.0"))
+    f_glue, c_glue, _ = translate_for_compile(str(src), tmp_path, ["-cpp", "-DSCALE=2.0", "-c"])
+    assert f_glue.is_file() and c_glue.is_file()
