@@ -316,11 +316,24 @@ def test_host_loop_in_the_glue():
     body = glue[glue.index("def jac("):]
     lines = [line.rstrip() for line in body.splitlines()]
     k = lines.index("        for t in range(1, tsteps + 1):")
-    assert lines[k + 1] == "            t = np.int32(t)"
-    assert lines[k + 2].startswith("            _launch(queue, _knl_1, "
-                                   "[tsteps, n, _a_buf, _b_buf, t], ")
-    assert lines[k + 3].startswith("            _launch(queue, _knl_2, "
-                                   "[tsteps, n, _a_buf, _b_buf, t], ")
+    # the arguments are set once, the sizes computed once, before the loop
+    lock = lines.index("    with _lock:")
+    assert lines[lock + 1] == ("        _check_args(_knl_1, [tsteps, n, _a_buf, _b_buf, "
+                               "np.int32(0)], ('int32', 'int32', 'buffer', 'buffer', 'int32'))")
+    assert lines[lock + 2] == "        _knl_1.set_args(tsteps, n, _a_buf, _b_buf, np.int32(0))"
+    assert "        _knl_2.set_args(tsteps, n, _a_buf, _b_buf, np.int32(0))" in lines[lock:k]
+    assert any(line.startswith("        _gs_2 = _global_size(") for line in lines[lock:k])
+    # a launch in the loop sets the loop index alone and enqueues, nothing waits
+    assert lines[k + 1:k + 8] == [
+        "            t = np.int32(t)",
+        "            _knl_1.set_arg(4, t)",
+        "            if _gs_1:",
+        "                _enq(queue, _knl_1, _gs_1, _ls_1)",
+        "            _knl_2.set_arg(4, t)",
+        "            if _gs_2:",
+        "                _enq(queue, _knl_2, _gs_2, _ls_2)"]
+    assert lines[k + 8].startswith("    if ")
+    assert "finish" not in "\n".join(lines[lock:k + 8]) and "wait" not in "\n".join(lines[lock:k + 8])
 
 # }}}
 

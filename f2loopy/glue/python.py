@@ -14,6 +14,7 @@ import numpy as np
 import pymbolic.primitives as prim
 from pymbolic.mapper.substitutor import substitute
 
+from f2loopy.ir.expressions import variables_read
 from f2loopy.ir.types import is_complex, is_integer, is_logical
 from f2loopy.codegen import GeneratedKernel
 from f2loopy.codegen.names import py_name
@@ -340,9 +341,39 @@ def _check_local(fn, local, queue):
             f"at most {dims[0]} x {dims[1]} x {dims[2]})")
 
 
+def _global_size(groups, local):
+    """The global size of a launch of groups work-groups of local work-items
+    on each axis; () where an axis has no groups (then nothing is launched)."""
+    if all(g > 0 for g in groups):
+        return tuple(g * l for g, l in zip(groups, local))
+    return ()
+
+
 def _launch(queue, kernel, args, groups, local, signature):
-    # what the kernel takes, checked before every launch: a wrong argument is
-    # an error here, never a crash inside the OpenCL implementation
+    _check_args(kernel, args, signature)
+    kernel.set_args(*args)
+    if all(g > 0 for g in groups):
+        gsize = tuple(g * l for g, l in zip(groups, local))
+        _enqueuer()(queue, kernel, gsize, local)
+
+
+def _enqueuer():
+    """cl.enqueue_nd_range_kernel, or with F2LOOPY_PROFILE a function that
+    times each kernel alone (a host loop takes it once, before its launches)."""
+    return _profiled_enqueue if _PROFILE else cl.enqueue_nd_range_kernel
+
+
+def _profiled_enqueue(queue, kernel, gsize, local):
+    queue.finish()          # what came before is not this kernel's time
+    started = time.perf_counter()
+    cl.enqueue_nd_range_kernel(queue, kernel, gsize, local)
+    queue.finish()
+    _profile_kernel(started)
+
+
+def _check_args(kernel, args, signature):
+    # what the kernel takes, checked before its arguments are set: a wrong
+    # argument is an error here, never a crash inside the OpenCL implementation
     count = kernel.get_info(cl.kernel_info.NUM_ARGS)
     if len(args) != len(signature) or count != len(signature):
         raise KernelArgumentError(
@@ -356,17 +387,6 @@ def _launch(queue, kernel, args, groups, local, signature):
         elif not isinstance(a, np.generic) or a.dtype != np.dtype(want):
             raise KernelArgumentError(f"{kernel.function_name}: argument {k} must be a "
                                       f"numpy {want} scalar, not {type(a).__name__}")
-    kernel.set_args(*args)
-    if all(g > 0 for g in groups):
-        gsize = tuple(g * l for g, l in zip(groups, local))
-        if not _PROFILE:
-            cl.enqueue_nd_range_kernel(queue, kernel, gsize, local)
-            return
-        queue.finish()          # what came before is not this kernel's time
-        started = time.perf_counter()
-        cl.enqueue_nd_range_kernel(queue, kernel, gsize, local)
-        queue.finish()
-        _profile_kernel(started)
 
 
 __PROFILE_FUNCTIONS__
@@ -642,13 +662,19 @@ def _one_launch(gk: GeneratedKernel, fn: str, cl_args: list, indent: str, *,
         lines.append(f"{indent}_knl = _kernel(queue, {gk.c_name!r}, {options!r})")
         lines.append(f"{indent}with _lock:")
         indent += "    "
+    signature = _signature(gk, cl_args)
+    lines.append(f"{indent}_launch(queue, {knl}, [{', '.join(cl_args)}], {groups}, {local}, "
+                 f"{signature!r})")
+    return lines
+
+
+def _signature(gk: GeneratedKernel, cl_args: list) -> tuple:
+    """launch_signature(gk), which must have an entry for each of *cl_args*."""
     signature = launch_signature(gk)
     if len(signature) != len(cl_args):
         raise CodegenError(f"internal error: the glue passes {len(cl_args)} arguments to "
                            f"kernel {gk.c_name}, which takes {len(signature)}")
-    lines.append(f"{indent}_launch(queue, {knl}, [{', '.join(cl_args)}], {groups}, {local}, "
-                 f"{signature!r})")
-    return lines
+    return signature
 
 
 #: OpenCL C scalar type -> the numpy dtype the glue passes for it
@@ -700,7 +726,14 @@ def _launch_sequence(gk: GeneratedKernel, fn: str, values: dict) -> list:
     """Lines running the launches of a kernel split at global barriers: the
     buffers of the arguments are shared (uploaded once, read back once after
     the last launch), global temporaries allocated once, host loops as
-    Python loops whose index each launch inside gets as an int32."""
+    Python loops whose index each launch inside gets as an int32.
+
+    Nothing waits between launches, and a host loop does little per launch:
+    each kernel's arguments are set once before the loops (while the lock is
+    held, so no other call changes them), a launch inside a loop sets only
+    the loop indices it takes, and its sizes are computed before the loops
+    where they do not depend on those indices.  (Where two launches share one
+    kernel name, each launch sets all its arguments.)"""
     from f2loopy.codegen.phases import HostLoop, phase_kernels
     lines = []
     scratch = {}             # global temporaries: allocated once, by number
@@ -710,10 +743,14 @@ def _launch_sequence(gk: GeneratedKernel, fn: str, values: dict) -> list:
                      f"{sb.itemsize})")
     options = tuple(gk.build_options)
     number = {}
-    for n, launch in enumerate(phase_kernels(gk.launches), 1):
+    launches = phase_kernels(gk.launches)
+    for n, launch in enumerate(launches, 1):
         number[id(launch)] = n
         lines.append(f"    _knl_{n} = _kernel(queue, {launch.c_name!r}, {options!r})")
+    once = len({launch.c_name for launch in launches}) == len(launches)
     lines.append("    with _lock:")
+    prologue_at = len(lines)
+    prologue: list = []      # before the host loops: arguments and sizes set once
     # a host loop's index is a variable of its own: py_name of the index
     # could be an argument's ('queue_' for a loop 'queue'), which the loop
     # would overwrite; then it is '_hN_' (no argument's py_name)
@@ -737,18 +774,60 @@ def _launch_sequence(gk: GeneratedKernel, fn: str, values: dict) -> list:
                 steps(s.body, indent + "    ", host | {s.iname})
                 del rename[s.iname]
                 continue
-            args = []
+            args, changing = [], []
             for ka in s.arguments:
                 if ka.name in host:
-                    args.append(py_int_expr(rename[ka.name]))
+                    changing.append((len(args), py_int_expr(rename[ka.name])))
+                    args.append("np.int32(0)")
                 elif ka.kind != "fixed":
                     args.append(values[ka.name])
             args += [scratch[sb.name] for sb in s.scratch]
             if s.kernel.error_sites:
                 args.append("_f2l_err_buf")
-            lines.extend(_one_launch(s, fn, args, indent, knl=f"_knl_{number[id(s)]}",
-                                     rename=dict(rename)))
+            knl = f"_knl_{number[id(s)]}"
+            sizes = [*s.grid.num_groups, *s.grid.local_size]
+            fixed_sizes = not any(isinstance(x, prim.Expression) and variables_read(x) & host
+                                  for x in sizes)
+            if not once or not host:
+                # outside host loops (or a kernel shared by two launches): as given
+                direct = list(args)
+                for position, text in changing:
+                    direct[position] = text
+                lines.extend(_one_launch(s, fn, direct, indent, knl=knl, rename=dict(rename)))
+                continue
+            # checked once: in the loop only the indices change, int32 by construction
+            prologue.append(f"        _check_args({knl}, [{', '.join(args)}], "
+                            f"{_signature(s, args)!r})")
+            prologue.append(f"        {knl}.set_args({', '.join(args)})")
+            for position, text in changing:
+                lines.append(f"{indent}{knl}.set_arg({position}, {text})")
+            n = number[id(s)]
+            if fixed_sizes:
+                prologue.extend(_sizes(s, fn, f"_gs_{n}", f"_ls_{n}", "        "))
+            else:
+                lines.extend(_sizes(s, fn, f"_gs_{n}", f"_ls_{n}", indent, rename=dict(rename)))
+            lines.append(f"{indent}if _gs_{n}:")
+            lines.append(f"{indent}    _enq(queue, {knl}, _gs_{n}, _ls_{n})")
     steps(gk.launches, "        ", frozenset())
+    if prologue:
+        prologue.append("        _enq = _enqueuer()")
+    lines[prologue_at:prologue_at] = prologue
+    return lines
+
+
+def _sizes(gk: GeneratedKernel, fn: str, gsize: str, lsize: str, indent: str, *,
+           rename: dict | None = None) -> list:
+    """Lines setting *gsize* to the global size of a launch of *gk* (() when
+    a size is 0: no launch) and *lsize* to its work-group size, checked
+    against the device where it is computed from the arguments."""
+    def size(e):
+        return py_int_expr(substitute(e, rename) if rename else e)
+    groups = "(" + ", ".join(size(g) for g in gk.grid.num_groups) + ")"
+    local = "(" + ", ".join(size(x) for x in gk.grid.local_size) + ")"
+    lines = [f"{indent}{lsize} = {local}"]
+    if not gk.grid.fixed_local_size:
+        lines.append(f"{indent}_check_local({fn!r}, {lsize}, queue)")
+    lines.append(f"{indent}{gsize} = _global_size({groups}, {lsize})")
     return lines
 
 
