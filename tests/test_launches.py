@@ -318,18 +318,19 @@ def test_host_loop_in_the_glue():
     k = lines.index("        for t in range(1, tsteps + 1):")
     # the arguments are set once, the sizes computed once, before the loop
     lock = lines.index("    with _lock:")
-    assert lines[lock + 1] == ("        _check_args(_knl_1, [tsteps, n, _a_buf, _b_buf, "
+    assert lines[lock + 1] == ("        _set_args(_knl_1, [tsteps, n, _a_buf, _b_buf, "
                                "np.int32(0)], ('int32', 'int32', 'buffer', 'buffer', 'int32'))")
-    assert lines[lock + 2] == "        _knl_1.set_args(tsteps, n, _a_buf, _b_buf, np.int32(0))"
-    assert "        _knl_2.set_args(tsteps, n, _a_buf, _b_buf, np.int32(0))" in lines[lock:k]
+    assert ("        _set_args(_knl_2, [tsteps, n, _a_buf, _b_buf, np.int32(0)], "
+            "('int32', 'int32', 'buffer', 'buffer', 'int32'))") in lines[lock:k]
     assert any(line.startswith("        _gs_2 = _global_size(") for line in lines[lock:k])
+    assert "        _set_1 = _arg_setter(_knl_1)" in lines[lock:k]
     # a launch in the loop sets the loop index alone and enqueues, nothing waits
     assert lines[k + 1:k + 8] == [
         "            t = np.int32(t)",
-        "            _knl_1.set_arg(4, t)",
+        "            _set_1(4, t)",
         "            if _gs_1:",
         "                _enq(queue, _knl_1, _gs_1, _ls_1)",
-        "            _knl_2.set_arg(4, t)",
+        "            _set_2(4, t)",
         "            if _gs_2:",
         "                _enq(queue, _knl_2, _gs_2, _ls_2)"]
     assert lines[k + 8].startswith("    if ")

@@ -341,6 +341,27 @@ def _check_local(fn, local, queue):
             f"at most {dims[0]} x {dims[1]} x {dims[2]})")
 
 
+def _arg_setter(kernel):
+    """kernel's method that sets one argument from a numpy scalar (every
+    scalar the glue passes is one): pyopencl's raw setter where it has one
+    (Kernel.set_arg of a scalar costs tens of microseconds in pyopencl 2026,
+    too much for a launch in a host loop), else Kernel.set_arg."""
+    raw = getattr(kernel, "_set_arg_buf", None)
+    return raw if raw is not None else kernel.set_arg
+
+
+def _set_args(kernel, args, signature):
+    """Set the arguments of kernel: memory objects and numpy scalars, checked
+    against the kernel's *signature* first."""
+    _check_args(kernel, args, signature)
+    scalar = _arg_setter(kernel)
+    for index, value in enumerate(args):
+        if isinstance(value, cl.MemoryObjectHolder):
+            kernel.set_arg(index, value)
+        else:
+            scalar(index, value)
+
+
 def _global_size(groups, local):
     """The global size of a launch of groups work-groups of local work-items
     on each axis; () where an axis has no groups (then nothing is launched)."""
@@ -350,8 +371,7 @@ def _global_size(groups, local):
 
 
 def _launch(queue, kernel, args, groups, local, signature):
-    _check_args(kernel, args, signature)
-    kernel.set_args(*args)
+    _set_args(kernel, args, signature)
     if all(g > 0 for g in groups):
         gsize = tuple(g * l for g, l in zip(groups, local))
         _enqueuer()(queue, kernel, gsize, local)
@@ -623,7 +643,10 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
     for ka in outs + stored_outs:
         v = py_name(ka.name)
         lines.append(f"    cl.enqueue_copy(queue, _{v}_host, _{v}_buf)")
-    lines.append("    queue.finish()")
+    # no queue.finish(): every copy back to the host above waits (blocking
+    # copies on the in-order queue), and a call whose results all stay on the
+    # device (pyopencl arrays) returns without waiting for its launches, as
+    # pyopencl's own kernels do, so that a host loop of calls never waits
     lines += storage_writes(k, {ka.name for ka in stored_outs})
     lines += component_writes(k, {ka.name for ka in stored_outs} |
                               {ka.name for ka in gk.arguments if ka.kind == "array" and ka.written})
@@ -796,11 +819,12 @@ def _launch_sequence(gk: GeneratedKernel, fn: str, values: dict) -> list:
                 lines.extend(_one_launch(s, fn, direct, indent, knl=knl, rename=dict(rename)))
                 continue
             # checked once: in the loop only the indices change, int32 by construction
-            prologue.append(f"        _check_args({knl}, [{', '.join(args)}], "
+            prologue.append(f"        _set_args({knl}, [{', '.join(args)}], "
                             f"{_signature(s, args)!r})")
-            prologue.append(f"        {knl}.set_args({', '.join(args)})")
+            if changing:
+                prologue.append(f"        _set_{number[id(s)]} = _arg_setter({knl})")
             for position, text in changing:
-                lines.append(f"{indent}{knl}.set_arg({position}, {text})")
+                lines.append(f"{indent}_set_{number[id(s)]}({position}, {text})")
             n = number[id(s)]
             if fixed_sizes:
                 prologue.extend(_sizes(s, fn, f"_gs_{n}", f"_ls_{n}", "        "))

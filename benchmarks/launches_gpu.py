@@ -1,0 +1,274 @@
+"""Launch overhead of f2loopy's host loops, and the time-stepped PolyBench
+samples against PolyBench/GPU's CUDA, measured in one run.
+
+    python3 benchmarks/launches_gpu.py [--fortran EXE] [--cuda DIR] [--json FILE]
+
+What it times (every number the median of several repeats, after a call not
+timed that builds the program):
+
+* per-launch overhead: samples/polybench/jacobi_2d.f90 translated with
+  ``--transform auto`` (its time loop runs on the host, two launches per
+  step) at n = 16 (one work-group per launch), called with T1 and T2 steps;
+  the time per launch is (t(T2) - t(T1)) / (2 (T2 - T1)), so the call's fixed
+  costs cancel.  For the Python glue (arrays as pyopencl arrays: nothing is
+  copied), the Fortran glue (``--fortran``: benchmarks/launches/, arrays
+  device-resident) and, as floors in the same run, pyopencl alone on the same
+  two kernels (arguments set once, a loop of enqueues) and the same loop
+  waiting for each launch (``queue.finish()``, as PolyBench/GPU's CUDA does).
+* PolyBench/GPU's sizes: jacobi-2d n = 1000, 20 steps; fdtd-2d 2048 x 2048,
+  500 steps (double precision, as the samples are), through both glues,
+  against PolyBench/GPU's CUDA (``--cuda DIR``: executables jacobi2D_double,
+  fdtd2d_double and the float originals jacobi2D_float, fdtd2d_float, built by
+  the caller from the public sgrauerg/polybenchGpu sources with its CPU run
+  left out; their "GPU Time in seconds", which covers the time loop with a
+  cudaThreadSynchronize after each kernel).  jacobi-2d's results are checked
+  against numpy at that size, fdtd-2d's at 200 x 160, 30 steps.
+
+The device: PYOPENCL_CTX if set, else the first GPU, else the first device.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples" / "polybench"
+
+
+def queue_of_choice():
+    import pyopencl as cl
+    if os.environ.get("PYOPENCL_CTX"):
+        ctx = cl.create_some_context(interactive=False)
+    else:
+        devices = [d for p in cl.get_platforms() for d in p.get_devices()]
+        gpus = [d for d in devices if d.type & cl.device_type.GPU]
+        ctx = cl.Context([(gpus or devices)[0]])
+    return cl.CommandQueue(ctx)
+
+
+def translate(out: Path) -> dict:
+    """The glue modules of jacobi_2d.f90 and fdtd_2d.f90 (--transform auto)."""
+    subprocess.run([sys.executable, "-m", "f2loopy.cli", "translate", "--transform", "auto",
+                    "-o", str(out), str(SAMPLES / "jacobi_2d.f90"),
+                    str(SAMPLES / "fdtd_2d.f90")], check=True, cwd=ROOT)
+    mods = {}
+    for name in ("jacobi_2d_cl", "fdtd_2d_cl"):
+        spec = importlib.util.spec_from_file_location(name, out / f"{name}.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        mods[name] = mod
+    return mods
+
+
+def median_time(run, queue, repeats: int) -> float:
+    run()
+    queue.finish()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        run()
+        queue.finish()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+# {{{ reference results (numpy)
+
+def jacobi_init(n):
+    i = np.arange(n)[:, None]
+    j = np.arange(1, n + 1)[None, :]
+    a = np.asfortranarray((i * (j + 1) + 2) / n)
+    b = np.asfortranarray((i * (j + 2) + 3) / n)
+    return a, b
+
+
+def jacobi_numpy(steps, a, b):
+    a, b = a.copy(), b.copy()
+    for _ in range(steps):
+        b[1:-1, 1:-1] = 0.2 * (a[1:-1, 1:-1] + a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2]
+                               + a[1:-1, 2:])
+        a[1:-1, 1:-1] = 0.2 * (b[1:-1, 1:-1] + b[:-2, 1:-1] + b[2:, 1:-1] + b[1:-1, :-2]
+                               + b[1:-1, 2:])
+    return a, b
+
+
+def fdtd_init(nx, ny, tmax):
+    i = np.arange(nx)[:, None]
+    j = np.arange(1, ny + 1)[None, :]
+    ex = np.asfortranarray(i * j / nx + 0.0)
+    ey = np.asfortranarray(i * (j + 1) / ny + 0.0)
+    hz = np.asfortranarray(i * (j + 2) / nx + 0.0)
+    return np.arange(tmax, dtype=np.float64), ex, ey, hz
+
+
+def fdtd_numpy(fict, ex, ey, hz):
+    ex, ey, hz = ex.copy(), ey.copy(), hz.copy()
+    for t in range(len(fict)):
+        ey[0, :] = fict[t]
+        ey[1:, :] = ey[1:, :] - 0.5 * (hz[1:, :] - hz[:-1, :])
+        ex[:, 1:] = ex[:, 1:] - 0.5 * (hz[:, 1:] - hz[:, :-1])
+        hz[:-1, :-1] = hz[:-1, :-1] - 0.7 * (ex[:-1, 1:] - ex[:-1, :-1] + ey[1:, :-1]
+                                             - ey[:-1, :-1])
+    return ex, ey, hz
+
+# }}}
+
+
+def run_fortran(exe, args, repeats):
+    proc = subprocess.run([exe, *map(str, args), str(repeats)], capture_output=True,
+                          text=True, check=True, timeout=600)
+    times = [float(line.split()[1]) for line in proc.stdout.splitlines()
+             if line.startswith("seconds ")]
+    if len(times) != repeats:
+        raise RuntimeError(f"{exe}: unexpected output:\n{proc.stdout}\n{proc.stderr}")
+    return statistics.median(times)
+
+
+def run_cuda(exe, repeats):
+    """Median of PolyBench/GPU's 'GPU Time in seconds' over *repeats* runs."""
+    times = []
+    env = dict(os.environ, CUDA_MODULE_LOADING="EAGER")
+    for _ in range(repeats):
+        proc = subprocess.run([exe], capture_output=True, text=True, check=True, timeout=600,
+                              env=env)
+        lines = proc.stdout.splitlines()
+        k = lines.index("GPU Time in seconds:")
+        times.append(float(lines[k + 1]))
+    return statistics.median(times)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--fortran", help="the Fortran driver (benchmarks/launches/)")
+    ap.add_argument("--cuda", help="folder of PolyBench/GPU's CUDA executables")
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--json", help="write the numbers here too")
+    ap.add_argument("--quick", action="store_true",
+                    help="small sizes and few steps (to try the script on a CPU)")
+    args = ap.parse_args(argv)
+    import pyopencl as cl
+    import pyopencl.array as cla
+
+    queue = queue_of_choice()
+    dev = queue.device
+    results: dict = {"device": f"{dev.name.strip()} ({dev.platform.name.strip()})"}
+    print(f"device: {results['device']}", flush=True)
+    rep = args.repeats
+    with tempfile.TemporaryDirectory() as tmp:
+        mods = translate(Path(tmp))
+        jac, fdtd = mods["jacobi_2d_cl"].jacobi_2d, mods["fdtd_2d_cl"].fdtd_2d
+
+        # {{{ launch overhead: jacobi-2d at n = 16, T1 and T2 steps
+        n, t1, t2 = (16, 50, 250) if args.quick else (16, 1000, 5000)
+        a, b = jacobi_init(n)
+        da, db = cla.to_device(queue, a), cla.to_device(queue, b)
+        per_launch = {}
+        glue = [median_time(lambda t=t: jac(t, n, da, db, queue=queue), queue, rep)
+                for t in (t1, t2)]
+        per_launch["Python glue"] = (glue[1] - glue[0]) / (2 * (t2 - t1))
+        k1 = mods["jacobi_2d_cl"]._kernel(queue, "jacobi_2d_phase1", ())
+        k2 = mods["jacobi_2d_cl"]._kernel(queue, "jacobi_2d_phase2", ())
+        n32 = np.int32(n)
+        for k in (k1, k2):
+            k.set_args(n32, n32, da.data, db.data, np.int32(1))
+        gs, ls = (32, 16, 1), (32, 8, 1)
+
+        def enqueues(steps, wait):
+            for _ in range(steps):
+                cl.enqueue_nd_range_kernel(queue, k1, gs, ls)
+                if wait:
+                    queue.finish()
+                cl.enqueue_nd_range_kernel(queue, k2, gs, ls)
+                if wait:
+                    queue.finish()
+        for label, wait in (("pyopencl alone (enqueues only)", False),
+                            ("pyopencl, waiting for each launch", True)):
+            tt = [median_time(lambda t=t: enqueues(t, wait), queue, rep) for t in (t1, t2)]
+            per_launch[label] = (tt[1] - tt[0]) / (2 * (t2 - t1))
+        if args.fortran:
+            tt = [run_fortran(args.fortran, ["jacobi", n, t], rep) for t in (t1, t2)]
+            per_launch["Fortran glue"] = (tt[1] - tt[0]) / (2 * (t2 - t1))
+        results["per_launch_us"] = {k: v * 1e6 for k, v in per_launch.items()}
+        print(f"\nPer-launch time, jacobi-2d n = {n} (one work-group a launch), "
+              f"(t({t2} steps) - t({t1} steps)) / {2 * (t2 - t1)} launches:\n")
+        print("| host loop | us per launch |\n|---|---|")
+        for k, v in per_launch.items():
+            print(f"| {k} | {v * 1e6:.2f} |")
+        # }}}
+
+        # {{{ PolyBench/GPU sizes
+        rows = []
+        n, steps = (200, 20) if args.quick else (1000, 20)
+        a, b = jacobi_init(n)
+        da, db = cla.to_device(queue, a), cla.to_device(queue, b)
+        jac(steps, n, da, db, queue=queue)
+        ra, rb = jacobi_numpy(steps, a, b)
+        jac_ok = np.array_equal(da.get(), ra) and np.array_equal(db.get(), rb)
+        py = median_time(lambda: jac(steps, n, da, db, queue=queue), queue, rep)
+        row = {"kernel": "jacobi-2d", "sizes": f"n={n} tsteps={steps}", "launches": 2 * steps,
+               "checked": jac_ok, "python_s": py}
+        if args.fortran:
+            row["fortran_s"] = run_fortran(args.fortran, ["jacobi", n, steps], rep)
+        if args.cuda:
+            row["cuda_double_s"] = run_cuda(Path(args.cuda) / "jacobi2D_double", rep)
+            row["cuda_float_s"] = run_cuda(Path(args.cuda) / "jacobi2D_float", rep)
+        rows.append(row)
+
+        fict, ex, ey, hz = fdtd_init(200, 160, 30)
+        dex, dey, dhz = (cla.to_device(queue, x) for x in (ex, ey, hz))
+        fdtd(30, 200, 160, cla.to_device(queue, fict), dex, dey, dhz, queue=queue)
+        ref = fdtd_numpy(fict, ex, ey, hz)
+        fdtd_ok = all(np.allclose(d.get(), r, rtol=1e-12, atol=1e-9)
+                      for d, r in zip((dex, dey, dhz), ref))
+        nx, ny, tmax = (256, 256, 20) if args.quick else (2048, 2048, 500)
+        fict, ex, ey, hz = fdtd_init(nx, ny, tmax)
+        dfict = cla.to_device(queue, fict)
+        dex, dey, dhz = (cla.to_device(queue, x) for x in (ex, ey, hz))
+        py = median_time(lambda: fdtd(tmax, nx, ny, dfict, dex, dey, dhz, queue=queue), queue,
+                         max(3, rep // 2))
+        row = {"kernel": "fdtd-2d", "sizes": f"nx={nx} ny={ny} tmax={tmax}",
+               "launches": 3 * tmax, "checked": fdtd_ok, "python_s": py}
+        if args.fortran:
+            row["fortran_s"] = run_fortran(args.fortran, ["fdtd", nx, ny, tmax],
+                                           max(3, rep // 2))
+        if args.cuda:
+            row["cuda_double_s"] = run_cuda(Path(args.cuda) / "fdtd2d_double", max(3, rep // 2))
+            row["cuda_float_s"] = run_cuda(Path(args.cuda) / "fdtd2d_float", max(3, rep // 2))
+        rows.append(row)
+        results["polybench"] = rows
+        # }}}
+
+    print("\nPolyBench/GPU sizes, double precision (ms; ratio = f2loopy / CUDA double):\n")
+    print("| kernel | sizes | launches | checked | Python glue | Fortran glue | CUDA double "
+          "| CUDA float | Python / CUDA | Fortran / CUDA |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+
+    def ms(x):
+        return "-" if x is None else f"{x * 1e3:.3f}"
+
+    def ratio(x, y):
+        return "-" if x is None or not y else f"{x / y:.2f}"
+    for r in rows:
+        cu = r.get("cuda_double_s")
+        print(f"| {r['kernel']} | {r['sizes']} | {r['launches']} | "
+              f"{'yes' if r['checked'] else 'NO'} | {ms(r['python_s'])} | "
+              f"{ms(r.get('fortran_s'))} | {ms(cu)} | {ms(r.get('cuda_float_s'))} | "
+              f"{ratio(r['python_s'], cu)} | {ratio(r.get('fortran_s'), cu)} |")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
+    return 0 if all(r["checked"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
