@@ -13,16 +13,20 @@ timed that builds the program):
   costs cancel.  For the Python glue (arrays as pyopencl arrays: nothing is
   copied), the Fortran glue (``--fortran``: benchmarks/launches/, arrays
   device-resident) and, as floors in the same run, pyopencl alone on the same
-  two kernels (arguments set once, a loop of enqueues) and the same loop
-  waiting for each launch (``queue.finish()``, as PolyBench/GPU's CUDA does).
+  two kernels (arguments set once, a loop of enqueues), the same loop
+  waiting for each launch (``queue.finish()``, as PolyBench/GPU's CUDA does),
+  and clEnqueueNDRangeKernel called through ctypes without an event (what a
+  launch costs the host without pyopencl's wrapper and Event object).
 * PolyBench/GPU's sizes: jacobi-2d n = 1000, 20 steps; fdtd-2d 2048 x 2048,
-  500 steps (double precision, as the samples are), through both glues,
-  against PolyBench/GPU's CUDA (``--cuda DIR``: executables jacobi2D_double,
-  fdtd2d_double and the float originals jacobi2D_float, fdtd2d_float, built by
-  the caller from the public sgrauerg/polybenchGpu sources with its CPU run
-  left out; their "GPU Time in seconds", which covers the time loop with a
-  cudaThreadSynchronize after each kernel).  jacobi-2d's results are checked
-  against numpy at that size, fdtd-2d's at 200 x 160, 30 steps.
+  500 steps, in double precision (the samples; both glues) and single
+  precision (the samples with ``real`` for ``double precision``; the Python
+  glue), each against PolyBench/GPU's CUDA in the same precision (``--cuda
+  DIR``: executables jacobi2D_double, fdtd2d_double, built with
+  -DDATA_TYPE=double, and the float originals jacobi2D_float, fdtd2d_float,
+  built by the caller from the public sgrauerg/polybenchGpu sources with its
+  CPU run left out; their "GPU Time in seconds", which covers the time loop
+  with a synchronisation after each kernel).  jacobi-2d's results are checked
+  against numpy at that size (double: equal), fdtd-2d's at 200 x 160, 30 steps.
 
 The device: PYOPENCL_CTX if set, else the first GPU, else the first device.
 """
@@ -33,6 +37,7 @@ import argparse
 import importlib.util
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -57,13 +62,27 @@ def queue_of_choice():
     return cl.CommandQueue(ctx)
 
 
+def single_precision(text: str) -> str:
+    """A sample in single precision: ``real`` for ``double precision``, its
+    ``d0`` constants without exponent letter (default real), as PolyBench/GPU's
+    float CUDA computes."""
+    text = text.replace("double precision", "real")
+    return re.sub(r"(\d+\.\d*)d0\b", r"\1", text)
+
+
 def translate(out: Path) -> dict:
-    """The glue modules of jacobi_2d.f90 and fdtd_2d.f90 (--transform auto)."""
+    """The glue modules of jacobi_2d.f90 and fdtd_2d.f90 (--transform auto),
+    and of their single-precision variants (modules jacobi_2d_f32_cl, fdtd_2d_f32_cl)."""
+    files = []
+    for name in ("jacobi_2d", "fdtd_2d"):
+        text = (SAMPLES / f"{name}.f90").read_text()
+        (out / f"{name}.f90").write_text(text)
+        (out / f"{name}_f32.f90").write_text(single_precision(text))
+        files += [str(out / f"{name}.f90"), str(out / f"{name}_f32.f90")]
     subprocess.run([sys.executable, "-m", "f2loopy.cli", "translate", "--transform", "auto",
-                    "-o", str(out), str(SAMPLES / "jacobi_2d.f90"),
-                    str(SAMPLES / "fdtd_2d.f90")], check=True, cwd=ROOT)
+                    "-o", str(out), *files], check=True, cwd=ROOT)
     mods = {}
-    for name in ("jacobi_2d_cl", "fdtd_2d_cl"):
+    for name in ("jacobi_2d_cl", "fdtd_2d_cl", "jacobi_2d_f32_cl", "fdtd_2d_f32_cl"):
         spec = importlib.util.spec_from_file_location(name, out / f"{name}.py")
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
@@ -85,31 +104,32 @@ def median_time(run, queue, repeats: int) -> float:
 
 # {{{ reference results (numpy)
 
-def jacobi_init(n):
+def jacobi_init(n, dtype=np.float64):
     i = np.arange(n)[:, None]
     j = np.arange(1, n + 1)[None, :]
-    a = np.asfortranarray((i * (j + 1) + 2) / n)
-    b = np.asfortranarray((i * (j + 2) + 3) / n)
+    a = np.asfortranarray((i * (j + 1) + 2) / n, dtype=dtype)
+    b = np.asfortranarray((i * (j + 2) + 3) / n, dtype=dtype)
     return a, b
 
 
 def jacobi_numpy(steps, a, b):
     a, b = a.copy(), b.copy()
+    c = a.dtype.type(0.2)
     for _ in range(steps):
-        b[1:-1, 1:-1] = 0.2 * (a[1:-1, 1:-1] + a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2]
+        b[1:-1, 1:-1] = c * (a[1:-1, 1:-1] + a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2]
                                + a[1:-1, 2:])
-        a[1:-1, 1:-1] = 0.2 * (b[1:-1, 1:-1] + b[:-2, 1:-1] + b[2:, 1:-1] + b[1:-1, :-2]
+        a[1:-1, 1:-1] = c * (b[1:-1, 1:-1] + b[:-2, 1:-1] + b[2:, 1:-1] + b[1:-1, :-2]
                                + b[1:-1, 2:])
     return a, b
 
 
-def fdtd_init(nx, ny, tmax):
+def fdtd_init(nx, ny, tmax, dtype=np.float64):
     i = np.arange(nx)[:, None]
     j = np.arange(1, ny + 1)[None, :]
-    ex = np.asfortranarray(i * j / nx + 0.0)
-    ey = np.asfortranarray(i * (j + 1) / ny + 0.0)
-    hz = np.asfortranarray(i * (j + 2) / nx + 0.0)
-    return np.arange(tmax, dtype=np.float64), ex, ey, hz
+    ex = np.asfortranarray(i * j / nx, dtype=dtype)
+    ey = np.asfortranarray(i * (j + 1) / ny, dtype=dtype)
+    hz = np.asfortranarray(i * (j + 2) / nx, dtype=dtype)
+    return np.arange(tmax, dtype=dtype), ex, ey, hz
 
 
 def fdtd_numpy(fict, ex, ey, hz):
@@ -123,6 +143,45 @@ def fdtd_numpy(fict, ex, ey, hz):
     return ex, ey, hz
 
 # }}}
+
+
+def raw_enqueue(queue, kernels, gs, ls):
+    """A loop enqueueing *kernels* in turn through the OpenCL library itself
+    (ctypes), asking for no event: what a launch costs without pyopencl's
+    wrapper and Event.  None where no OpenCL library is found."""
+    import ctypes
+    import ctypes.util
+    import glob
+
+    import pyopencl
+    here = os.path.dirname(pyopencl.__file__)
+    names = sorted(glob.glob(os.path.join(here, os.pardir, "pyopencl.libs", "libOpenCL*")))
+    names.append(ctypes.util.find_library("OpenCL") or "libOpenCL.so.1")
+    for name in names:
+        try:
+            lib = ctypes.CDLL(name)
+            break
+        except OSError:
+            continue
+    else:
+        return None
+    enqueue = lib.clEnqueueNDRangeKernel
+    enqueue.restype = ctypes.c_int32
+    enqueue.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p,
+                        ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p,
+                        ctypes.c_void_p]
+    g, loc = (ctypes.c_size_t * 3)(*gs), (ctypes.c_size_t * 3)(*ls)
+    q = queue.int_ptr
+    handles = [k.int_ptr for k in kernels]
+    if enqueue(q, handles[0], 3, None, g, loc, 0, None, None) != 0:
+        return None
+    queue.finish()
+
+    def run(steps):
+        for _ in range(steps):
+            for k in handles:
+                enqueue(q, k, 3, None, g, loc, 0, None, None)
+    return run
 
 
 def run_fortran(exe, args, repeats):
@@ -167,7 +226,7 @@ def main(argv=None):
     rep = args.repeats
     with tempfile.TemporaryDirectory() as tmp:
         mods = translate(Path(tmp))
-        jac, fdtd = mods["jacobi_2d_cl"].jacobi_2d, mods["fdtd_2d_cl"].fdtd_2d
+        jac = mods["jacobi_2d_cl"].jacobi_2d
 
         # {{{ launch overhead: jacobi-2d at n = 16, T1 and T2 steps
         n, t1, t2 = (16, 50, 250) if args.quick else (16, 1000, 5000)
@@ -196,6 +255,11 @@ def main(argv=None):
                             ("pyopencl, waiting for each launch", True)):
             tt = [median_time(lambda t=t: enqueues(t, wait), queue, rep) for t in (t1, t2)]
             per_launch[label] = (tt[1] - tt[0]) / (2 * (t2 - t1))
+        raw = raw_enqueue(queue, (k1, k2), gs, ls)
+        if raw is not None:
+            tt = [median_time(lambda t=t: raw(t), queue, rep) for t in (t1, t2)]
+            per_launch["clEnqueueNDRangeKernel through ctypes, no event"] = \
+                (tt[1] - tt[0]) / (2 * (t2 - t1))
         if args.fortran:
             tt = [run_fortran(args.fortran, ["jacobi", n, t], rep) for t in (t1, t2)]
             per_launch["Fortran glue"] = (tt[1] - tt[0]) / (2 * (t2 - t1))
@@ -207,51 +271,57 @@ def main(argv=None):
             print(f"| {k} | {v * 1e6:.2f} |")
         # }}}
 
-        # {{{ PolyBench/GPU sizes
+        # {{{ PolyBench/GPU sizes, in double (the samples) and single precision
         rows = []
-        n, steps = (200, 20) if args.quick else (1000, 20)
-        a, b = jacobi_init(n)
-        da, db = cla.to_device(queue, a), cla.to_device(queue, b)
-        jac(steps, n, da, db, queue=queue)
-        ra, rb = jacobi_numpy(steps, a, b)
-        jac_ok = np.array_equal(da.get(), ra) and np.array_equal(db.get(), rb)
-        py = median_time(lambda: jac(steps, n, da, db, queue=queue), queue, rep)
-        row = {"kernel": "jacobi-2d", "sizes": f"n={n} tsteps={steps}", "launches": 2 * steps,
-               "checked": jac_ok, "python_s": py}
-        if args.fortran:
-            row["fortran_s"] = run_fortran(args.fortran, ["jacobi", n, steps], rep)
-        if args.cuda:
-            row["cuda_double_s"] = run_cuda(Path(args.cuda) / "jacobi2D_double", rep)
-            row["cuda_float_s"] = run_cuda(Path(args.cuda) / "jacobi2D_float", rep)
-        rows.append(row)
+        for prec, dtype, suffix in (("double", np.float64, ""), ("float", np.float32, "_f32")):
+            jac_p = getattr(mods[f"jacobi_2d{suffix}_cl"], "jacobi_2d")
+            fdtd_p = getattr(mods[f"fdtd_2d{suffix}_cl"], "fdtd_2d")
+            tol = dict(rtol=1e-12, atol=1e-9) if prec == "double" else dict(rtol=1e-4, atol=1e-3)
+            n, steps = (200, 20) if args.quick else (1000, 20)
+            a, b = jacobi_init(n, dtype)
+            da, db = cla.to_device(queue, a), cla.to_device(queue, b)
+            jac_p(steps, n, da, db, queue=queue)
+            ra, rb = jacobi_numpy(steps, a, b)
+            ok = np.allclose(da.get(), ra, **tol) and np.allclose(db.get(), rb, **tol)
+            if prec == "double":   # the same operations in the same order: equal
+                ok = np.array_equal(da.get(), ra) and np.array_equal(db.get(), rb)
+            row = {"kernel": "jacobi-2d", "precision": prec, "sizes": f"n={n} tsteps={steps}",
+                   "launches": 2 * steps, "checked": bool(ok),
+                   "python_s": median_time(lambda: jac_p(steps, n, da, db, queue=queue), queue,
+                                           rep)}
+            if args.fortran and prec == "double":
+                row["fortran_s"] = run_fortran(args.fortran, ["jacobi", n, steps], rep)
+            if args.cuda:
+                row["cuda_s"] = run_cuda(Path(args.cuda) / f"jacobi2D_{prec}", rep)
+            rows.append(row)
 
-        fict, ex, ey, hz = fdtd_init(200, 160, 30)
-        dex, dey, dhz = (cla.to_device(queue, x) for x in (ex, ey, hz))
-        fdtd(30, 200, 160, cla.to_device(queue, fict), dex, dey, dhz, queue=queue)
-        ref = fdtd_numpy(fict, ex, ey, hz)
-        fdtd_ok = all(np.allclose(d.get(), r, rtol=1e-12, atol=1e-9)
-                      for d, r in zip((dex, dey, dhz), ref))
-        nx, ny, tmax = (256, 256, 20) if args.quick else (2048, 2048, 500)
-        fict, ex, ey, hz = fdtd_init(nx, ny, tmax)
-        dfict = cla.to_device(queue, fict)
-        dex, dey, dhz = (cla.to_device(queue, x) for x in (ex, ey, hz))
-        py = median_time(lambda: fdtd(tmax, nx, ny, dfict, dex, dey, dhz, queue=queue), queue,
-                         max(3, rep // 2))
-        row = {"kernel": "fdtd-2d", "sizes": f"nx={nx} ny={ny} tmax={tmax}",
-               "launches": 3 * tmax, "checked": fdtd_ok, "python_s": py}
-        if args.fortran:
-            row["fortran_s"] = run_fortran(args.fortran, ["fdtd", nx, ny, tmax],
-                                           max(3, rep // 2))
-        if args.cuda:
-            row["cuda_double_s"] = run_cuda(Path(args.cuda) / "fdtd2d_double", max(3, rep // 2))
-            row["cuda_float_s"] = run_cuda(Path(args.cuda) / "fdtd2d_float", max(3, rep // 2))
-        rows.append(row)
+            fict, ex, ey, hz = fdtd_init(200, 160, 30, dtype)
+            dex, dey, dhz = (cla.to_device(queue, x) for x in (ex, ey, hz))
+            fdtd_p(30, 200, 160, cla.to_device(queue, fict), dex, dey, dhz, queue=queue)
+            ref = fdtd_numpy(fict, ex, ey, hz)
+            ok = all(np.allclose(d.get(), r, **tol) for d, r in zip((dex, dey, dhz), ref))
+            nx, ny, tmax = (256, 256, 20) if args.quick else (2048, 2048, 500)
+            fict, ex, ey, hz = fdtd_init(nx, ny, tmax, dtype)
+            dfict = cla.to_device(queue, fict)
+            dex, dey, dhz = (cla.to_device(queue, x) for x in (ex, ey, hz))
+            few = max(3, rep // 2)
+            row = {"kernel": "fdtd-2d", "precision": prec,
+                   "sizes": f"nx={nx} ny={ny} tmax={tmax}", "launches": 3 * tmax,
+                   "checked": bool(ok),
+                   "python_s": median_time(lambda: fdtd_p(tmax, nx, ny, dfict, dex, dey, dhz,
+                                                          queue=queue), queue, few)}
+            if args.fortran and prec == "double":
+                row["fortran_s"] = run_fortran(args.fortran, ["fdtd", nx, ny, tmax], few)
+            if args.cuda:
+                row["cuda_s"] = run_cuda(Path(args.cuda) / f"fdtd2d_{prec}", few)
+            rows.append(row)
         results["polybench"] = rows
         # }}}
 
-    print("\nPolyBench/GPU sizes, double precision (ms; ratio = f2loopy / CUDA double):\n")
-    print("| kernel | sizes | launches | checked | Python glue | Fortran glue | CUDA double "
-          "| CUDA float | Python / CUDA | Fortran / CUDA |")
+    print("\nPolyBench/GPU sizes (ms; ratio = f2loopy / PolyBench/GPU's CUDA in the same "
+          "precision):\n")
+    print("| kernel | precision | sizes | launches | checked | Python glue | Fortran glue | "
+          "CUDA | Python / CUDA | Fortran / CUDA |")
     print("|---|---|---|---|---|---|---|---|---|---|")
 
     def ms(x):
@@ -260,10 +330,10 @@ def main(argv=None):
     def ratio(x, y):
         return "-" if x is None or not y else f"{x / y:.2f}"
     for r in rows:
-        cu = r.get("cuda_double_s")
-        print(f"| {r['kernel']} | {r['sizes']} | {r['launches']} | "
+        cu = r.get("cuda_s")
+        print(f"| {r['kernel']} | {r['precision']} | {r['sizes']} | {r['launches']} | "
               f"{'yes' if r['checked'] else 'NO'} | {ms(r['python_s'])} | "
-              f"{ms(r.get('fortran_s'))} | {ms(cu)} | {ms(r.get('cuda_float_s'))} | "
+              f"{ms(r.get('fortran_s'))} | {ms(cu)} | "
               f"{ratio(r['python_s'], cu)} | {ratio(r.get('fortran_s'), cu)} |")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
