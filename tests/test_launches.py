@@ -595,3 +595,29 @@ def test_loopy_style_call_of_a_split_kernel(cl_queue):
         ra[1:-1] = (rb[:-2] + rb[1:-1] + rb[2:]) / 3
     np.testing.assert_allclose(a2, ra, rtol=1e-13)
     np.testing.assert_allclose(b2, rb, rtol=1e-13)
+
+
+@pytest.mark.differential
+def test_calls_on_device_arrays_do_not_wait(tmp_path, cl_queue):
+    """A call of a split kernel on pyopencl arrays enqueues its launches and
+    returns (nothing to copy back, so no wait); calls in a row on the same
+    arrays, then .get(), give the steps of all of them (numpy reference)."""
+    import importlib.util
+
+    import pyopencl.array as cla
+    gk = generate_code(_jacobi_split())
+    (tmp_path / "jac.cl").write_text(gk.source)
+    (tmp_path / "jac_cl.py").write_text(generate_python_glue([gk], gk.source, "jac.cl", "t.f90"))
+    spec = importlib.util.spec_from_file_location("jac_cl_nowait", tmp_path / "jac_cl.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    a = farray(45, np.float64, seed=11)
+    da, db = cla.to_device(cl_queue, a), cla.to_device(cl_queue, np.zeros(45))
+    for steps in (3, 1, 4):
+        module.jac(steps, 45, da, db, queue=cl_queue)
+    ra, rb = a.copy(), np.zeros(45)
+    for _ in range(8):
+        rb[1:-1] = (ra[:-2] + ra[1:-1] + ra[2:]) / 3
+        ra[1:-1] = (rb[:-2] + rb[1:-1] + rb[2:]) / 3
+    np.testing.assert_allclose(da.get(), ra, rtol=1e-13)
+    np.testing.assert_allclose(db.get(), rb, rtol=1e-13)
