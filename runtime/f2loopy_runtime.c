@@ -1492,7 +1492,25 @@ static struct arg_record *arg_record_of(f2l_launch *L, f2l_kernel *kernel, size_
     struct arg_record *r;
     for (r = L->records; r; r = r->next)
         if (r->kernel == kernel)
-            return r;
+            break;
+    if (r && r->n != n) {
+        /* enqueued with another number of arguments: a fresh record */
+        size_t *position = calloc(n ? n : 1, sizeof *position);
+        unsigned long *version = calloc(n ? n : 1, sizeof *version);
+        if (!position || !version) {
+            free(position);
+            free(version);
+            return NULL;
+        }
+        free(r->position);
+        free(r->version);
+        r->position = position;
+        r->version = version;
+        r->n = n;
+        kernel->setter = 0;
+    }
+    if (r)
+        return r;
     r = calloc(1, sizeof *r);
     if (!r)
         return NULL;

@@ -809,8 +809,8 @@ def _launch_sequence(gk: GeneratedKernel, fn: str, values: dict) -> list:
                 args.append("_f2l_err_buf")
             knl = f"_knl_{number[id(s)]}"
             sizes = [*s.grid.num_groups, *s.grid.local_size]
-            fixed_sizes = not any(isinstance(x, prim.Expression) and variables_read(x) & host
-                                  for x in sizes)
+            fixed_sizes = not any(not isinstance(x, (int, np.integer)) and
+                                  variables_read(x) & host for x in sizes)
             if not once or not host:
                 # outside host loops (or a kernel shared by two launches): as given
                 direct = list(args)

@@ -127,6 +127,27 @@ static void test_interleaved_sequences(void)
     for (int i = 0; i < 20; i++)
         bad += y1[i] != 6.0f * x[i] || y2[i] != 20.0f * x[i];
     CHECK(!bad, "%d wrong values (y1[0] = %g, y2[0] = %g)", bad, y1[0], y2[0]);
+
+    /* one kernel enqueued with 4 slots, then with the first 2 (the others keep
+     * what was set): y1 gets 1*x, then 5*x added */
+    for (int i = 0; i < 20; i++)
+        y1[i] = 0.0f;
+    a1 = 1.0f;
+    CHECK(f2l_launch_begin(k, &L1) == F2L_OK, "begin");
+    f2l_launch_value(L1, 0, &n, sizeof n);
+    f2l_launch_value(L1, 1, &a1, sizeof a1);
+    f2l_launch_array(L1, 2, "x", x, sizeof x, 0);
+    f2l_launch_array(L1, 3, "y1", y1, sizeof y1, 1);
+    st = f2l_launch_enqueue(L1, k, slots, 4, groups, local);
+    a1 = 5.0f;
+    st = st ? st : f2l_launch_value(L1, 1, &a1, sizeof a1);
+    st = st ? st : f2l_launch_enqueue(L1, k, slots, 2, groups, local);
+    st = st ? st : f2l_launch_complete(L1);
+    f2l_launch_end(L1);
+    bad = 0;
+    for (int i = 0; i < 20; i++)
+        bad += y1[i] != 6.0f * x[i];
+    CHECK(st == F2L_OK && !bad, "status %d, %d wrong values (y1[0] = %g)", st, bad, y1[0]);
 }
 
 static void test_program_cache(void)
