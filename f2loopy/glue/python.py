@@ -135,6 +135,9 @@ def _kernel(queue, name, options):
         return knl
 
 
+_IINFO = {}     # np.iinfo by dtype (built once: a call checks every integer scalar)
+
+
 def _scalar(fn, name, value, dtype, kind):
     if kind.startswith("character"):
         # a character flag: the kernel gets the code of the first character,
@@ -158,7 +161,9 @@ def _scalar(fn, name, value, dtype, kind):
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
             raise KernelArgumentError(f"{fn}: argument '{name}' must be an integer, got "
                                       f"{type(value).__name__}")
-        info = np.iinfo(dtype)
+        info = _IINFO.get(dtype)
+        if info is None:
+            info = _IINFO[dtype] = np.iinfo(dtype)
         if not info.min <= int(value) <= info.max:
             raise KernelArgumentError(f"{fn}: argument '{name}' = {value} does not fit in "
                                       f"{np.dtype(dtype).name}")
@@ -211,7 +216,8 @@ def _array(fn, name, value, dtype, shape, queue, written):
                                       "array (order='F')")
         if value.offset:
             raise KernelArgumentError(f"{fn}: argument '{name}' must not be an offset view")
-        if value.context != queue.context:
+        # (an array made on this very queue is in its context: no query per call)
+        if value.queue is not queue and value.context != queue.context:
             raise KernelArgumentError(f"{fn}: argument '{name}' lives in another OpenCL "
                                       "context than the queue")
         return value.data, None
