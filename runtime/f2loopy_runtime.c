@@ -204,6 +204,8 @@ struct f2l_kernel {
     char *name;
     unsigned long generation;
     struct f2l_kernel *next;
+    size_t group_limit;          /* CL_KERNEL_WORK_GROUP_SIZE (0: not asked yet) */
+    unsigned long long setter;   /* the f2l_launch that set its arguments last (0: none) */
 };
 
 struct program {
@@ -245,6 +247,8 @@ static struct {
     struct program *programs;
     struct f2l_kernel *retired;
     unsigned long generation;  /* bumped by f2l_shutdown */
+    size_t max_items[3];       /* CL_DEVICE_MAX_WORK_ITEM_SIZES (0: not asked yet) */
+    unsigned long long launches;  /* f2l_launch objects begun (their ids) */
     struct resident *resident;
     size_t nresident, capresident;
 } rt;
@@ -664,6 +668,7 @@ void f2l_shutdown(void)
     rt.fail_message = NULL;
     rt.ready = 0;
     rt.generation++;
+    rt.max_items[0] = rt.max_items[1] = rt.max_items[2] = 0;   /* the next device's */
     pthread_mutex_unlock(&lock);
 }
 
@@ -775,6 +780,14 @@ int f2l_kernel_get(const char *source, const char *options, const char *name, f2
     }
     pthread_mutex_unlock(&lock);
     return st;
+}
+
+int f2l_kernel_current(const f2l_kernel *kernel)
+{
+    pthread_mutex_lock(&lock);
+    int valid = kernel && kernel->kernel && kernel->generation == rt.generation;
+    pthread_mutex_unlock(&lock);
+    return valid;
 }
 
 int f2l_kernel_cached(f2l_kernel **cache, const char *source, const char *options,
@@ -1197,6 +1210,7 @@ enum { ARG_VALUE, ARG_MEM };
 struct launch_arg {
     unsigned index;
     int kind;
+    unsigned long version;    /* bumped when f2l_launch_value gives a new value */
     unsigned char value[64];
     size_t size;
     cl_mem mem;
@@ -1210,6 +1224,16 @@ struct launch_arg {
     int64_t *extents, *terms, device_elems;
 };
 
+/* What one launch sequence set as the arguments of one of its kernels: for
+ * argument j, the launch_arg (its position in args) and its version then. */
+struct arg_record {
+    f2l_kernel *kernel;
+    size_t n;
+    size_t *position;
+    unsigned long *version;
+    struct arg_record *next;
+};
+
 struct f2l_launch {
     f2l_kernel *kernel;
     int status;
@@ -1219,6 +1243,8 @@ struct f2l_launch {
     /* F2LOOPY_PROFILE: when it began, seconds in kernels and transfers, bytes */
     double began, kernel_s, transfer_s;
     unsigned long long up, down;
+    unsigned long long id;        /* unique among the launches of this process */
+    struct arg_record *records;   /* arguments already set, per kernel */
 };
 
 int f2l_launch_begin(f2l_kernel *kernel, f2l_launch **out)
@@ -1232,6 +1258,9 @@ int f2l_launch_begin(f2l_kernel *kernel, f2l_launch **out)
     L->kernel = kernel;
     if (profiling())
         L->began = now_seconds();
+    pthread_mutex_lock(&lock);
+    L->id = ++rt.launches;
+    pthread_mutex_unlock(&lock);
     *out = L;
     return F2L_OK;
 }
@@ -1274,6 +1303,7 @@ int f2l_launch_value(f2l_launch *L, unsigned index, const void *value, size_t si
     a->kind = ARG_VALUE;
     memcpy(a->value, value, size);
     a->size = size;
+    a->version++;
     return F2L_OK;
 }
 
@@ -1456,8 +1486,56 @@ int f2l_launch_scratch(f2l_launch *L, unsigned index, size_t nbytes)
     return F2L_OK;
 }
 
+/* The record of what L set as the arguments of kernel (created empty). */
+static struct arg_record *arg_record_of(f2l_launch *L, f2l_kernel *kernel, size_t n)
+{
+    struct arg_record *r;
+    for (r = L->records; r; r = r->next)
+        if (r->kernel == kernel)
+            break;
+    if (r && r->n != n) {
+        /* enqueued with another number of arguments: a fresh record */
+        size_t *position = calloc(n ? n : 1, sizeof *position);
+        unsigned long *version = calloc(n ? n : 1, sizeof *version);
+        if (!position || !version) {
+            free(position);
+            free(version);
+            return NULL;
+        }
+        free(r->position);
+        free(r->version);
+        r->position = position;
+        r->version = version;
+        r->n = n;
+        kernel->setter = 0;
+    }
+    if (r)
+        return r;
+    r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->position = calloc(n ? n : 1, sizeof *r->position);
+    r->version = calloc(n ? n : 1, sizeof *r->version);
+    if (!r->position || !r->version) {
+        free(r->position);
+        free(r->version);
+        free(r);
+        return NULL;
+    }
+    r->kernel = kernel;
+    r->n = n;
+    r->next = L->records;
+    L->records = r;
+    return r;
+}
+
 /* Set the arguments of kernel k (argument j: the one registered with index
- * slots[j], or index j without slots) and enqueue it; lock held. */
+ * slots[j], or index j without slots) and enqueue it; lock held.  With slots
+ * (the launches of a split kernel), an argument that this launch sequence
+ * already set on the kernel and that has not changed since is not set again:
+ * in a host loop only the loop's index changes from launch to launch.  That
+ * holds while no other sequence set the kernel's arguments in between
+ * (kernel->setter), and the memory objects of a sequence live until it ends. */
 static int enqueue_locked(f2l_launch *L, f2l_kernel *kernel, const int *slots, int nslots,
                           const int64_t num_groups[3], const int64_t local_size[3])
 {
@@ -1476,12 +1554,30 @@ static int enqueue_locked(f2l_launch *L, f2l_kernel *kernel, const int *slots, i
     cl_kernel k = kernel->kernel;
     cl_int err = CL_SUCCESS;
     size_t count = slots ? (size_t)nslots : L->nargs;
+    struct arg_record *record = NULL;
+    int known = 0;    /* the record says what the kernel's arguments are now */
+    if (slots) {
+        record = arg_record_of(L, kernel, count);
+        if (!record)
+            return L->status = fail(F2L_ERROR_HOST_MEMORY, "out of host memory");
+        known = kernel->setter == L->id && record->n == count;
+        kernel->setter = 0;   /* until every argument below is set */
+    }
     for (size_t j = 0; j < count && err == CL_SUCCESS; j++) {
         struct launch_arg *a = NULL;
+        size_t position = 0;
         if (slots) {
+            position = record->position[j];
+            if (known && position < L->nargs && L->args[position].index == (unsigned)slots[j]) {
+                a = &L->args[position];
+                if (record->version[j] == a->version)
+                    continue;       /* set by an earlier launch of this sequence */
+            }
             for (size_t i = 0; i < L->nargs && !a; i++)
-                if (L->args[i].index == (unsigned)slots[j])
+                if (L->args[i].index == (unsigned)slots[j]) {
                     a = &L->args[i];
+                    position = i;
+                }
             if (!a)
                 return L->status = fail(F2L_ERROR_ARGUMENT, "kernel '%s': no argument was "
                                         "given for slot %d", kernel->name, slots[j]);
@@ -1496,14 +1592,30 @@ static int enqueue_locked(f2l_launch *L, f2l_kernel *kernel, const int *slots, i
         if (err != CL_SUCCESS)
             L->status = fail_cl(err, "setting argument %u of kernel '%s' (clSetKernelArg)",
                                 index, kernel->name);
+        else if (record) {
+            record->position[j] = position;
+            record->version[j] = a->version;
+        }
     }
+    if (err == CL_SUCCESS && record)
+        kernel->setter = L->id;   /* every argument holds what the record says */
+    else if (!slots)
+        kernel->setter = 0;
     if (err == CL_SUCCESS && !empty) {
-        /* a work-group size computed from the arguments may be too large */
-        size_t limit = 0, dims[3] = {0, 0, 0};
-        if (clGetKernelWorkGroupInfo(k, rt.device, CL_KERNEL_WORK_GROUP_SIZE, sizeof limit,
-                                     &limit, NULL) == CL_SUCCESS &&
-            clGetDeviceInfo(rt.device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof dims, dims,
-                            NULL) == CL_SUCCESS &&
+        /* a work-group size computed from the arguments may be too large (the
+         * limits are asked once per kernel and device) */
+        if (!kernel->group_limit &&
+            clGetKernelWorkGroupInfo(k, rt.device, CL_KERNEL_WORK_GROUP_SIZE,
+                                     sizeof kernel->group_limit, &kernel->group_limit,
+                                     NULL) != CL_SUCCESS)
+            kernel->group_limit = 0;
+        if (!rt.max_items[0] &&
+            clGetDeviceInfo(rt.device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof rt.max_items,
+                            rt.max_items, NULL) != CL_SUCCESS)
+            rt.max_items[0] = 0;
+        size_t limit = kernel->group_limit;
+        const size_t *dims = rt.max_items;
+        if (limit && dims[0] &&
             (local[0] * local[1] * local[2] > limit || local[0] > dims[0] ||
              local[1] > dims[1] || local[2] > dims[2])) {
             err = CL_INVALID_WORK_GROUP_SIZE;
@@ -1610,6 +1722,13 @@ void f2l_launch_end(f2l_launch *L)
         free(a->staging);
         free(a->extents);
         free(a->terms);
+    }
+    for (struct arg_record *r = L->records; r;) {
+        struct arg_record *next = r->next;
+        free(r->position);
+        free(r->version);
+        free(r);
+        r = next;
     }
     free(L->args);
     free(L);

@@ -101,6 +101,11 @@ module f2loopy_runtime
       character(kind=c_char), dimension(*), intent(in) :: options, name
       integer(c_int) :: st
     end function
+    function c_kernel_current(kernel) bind(C, name="f2l_kernel_current") result(valid)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: kernel
+      integer(c_int) :: valid
+    end function
     function c_resident_upload(host, nbytes) bind(C, name="f2l_resident_upload") result(st)
       import :: c_int, c_ptr, c_size_t
       type(c_ptr), value :: host
@@ -536,9 +541,12 @@ contains
     integer(c_int), intent(in) :: slots(:)
     integer(c_int64_t), intent(in) :: groups(3), local(3)
     if (self%status /= F2L_OK) return
-    self%status = int(c_kernel_cached(kernel, self%source, self%options // c_null_char, &
-                                      name // c_null_char))
-    if (self%status /= F2L_OK) return
+    ! in a host loop the kernel is cached: no strings are built per launch
+    if (c_kernel_current(kernel) == 0) then
+      self%status = int(c_kernel_cached(kernel, self%source, self%options // c_null_char, &
+                                        name // c_null_char))
+      if (self%status /= F2L_OK) return
+    end if
     self%status = int(c_launch_enqueue(self%launch, kernel, slots, &
                                        int(size(slots), c_int), groups, local))
   end subroutine

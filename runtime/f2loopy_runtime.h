@@ -95,6 +95,11 @@ int f2l_kernel_get(const char *source, const char *options, const char *name, f2
  * cached kernels stale: they are looked up again). */
 int f2l_kernel_cached(f2l_kernel **cache, const char *source, const char *options,
                       const char *name);
+/* 1 if kernel (a handle from f2l_kernel_get or f2l_kernel_cached, or NULL) is
+ * a kernel of the current context, so that f2l_kernel_cached would return it
+ * unchanged; else 0.  Lets a caller skip building the arguments of
+ * f2l_kernel_cached in a loop of launches. */
+int f2l_kernel_current(const f2l_kernel *kernel);
 
 /* }}} */
 

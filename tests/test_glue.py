@@ -142,3 +142,44 @@ def test_assumed_shape_extents_come_from_the_arrays(tmp_path, cl_queue):
     with pytest.raises(TypeError, match="shift: argument 'b' must be a numpy or pyopencl "
                                         "array, got float"):
         module.shift(a, 1.0, queue=cl_queue)
+
+
+SCALARS = """
+subroutine scalars(n, z, c, r, f, k, flag, out, outc)
+  implicit none
+  integer, intent(in) :: n, k
+  complex*16, intent(in) :: z
+  complex, intent(in) :: c
+  double precision, intent(in) :: r
+  real, intent(in) :: f
+  logical, intent(in) :: flag
+  complex*16, intent(out) :: out(n)
+  complex, intent(out) :: outc(n)
+  integer :: i
+  do i = 1, n
+    if (flag) then
+      out(i) = z * r + f + k * i
+      outc(i) = c * i
+    else
+      out(i) = -1
+      outc(i) = -1
+    end if
+  end do
+end subroutine
+"""
+
+
+@pytest.mark.differential
+def test_scalar_arguments_of_every_kind(tmp_path, cl_queue):
+    """The glue sets scalars through pyopencl's raw setter (numpy scalars'
+    bytes): complex, double, real, integer and logical values arrive whole."""
+    module, _ = translate_and_load(SCALARS, tmp_path, filename="scalars.f90")
+    i = np.arange(1, 7)
+    for flag in (True, False):
+        out, outc = np.zeros(6, np.complex128), np.zeros(6, np.complex64)
+        module.scalars(6, 1.5 - 2.25j, 0.5 + 3j, 2.0, 0.25, 7, flag, out, outc, queue=cl_queue)
+        if flag:
+            np.testing.assert_allclose(out, (1.5 - 2.25j) * 2.0 + 0.25 + 7 * i, rtol=1e-15)
+            np.testing.assert_allclose(outc, (0.5 + 3j) * i, rtol=1e-6)
+        else:
+            assert (out == -1).all() and (outc == -1).all()

@@ -316,11 +316,25 @@ def test_host_loop_in_the_glue():
     body = glue[glue.index("def jac("):]
     lines = [line.rstrip() for line in body.splitlines()]
     k = lines.index("        for t in range(1, tsteps + 1):")
-    assert lines[k + 1] == "            t = np.int32(t)"
-    assert lines[k + 2].startswith("            _launch(queue, _knl_1, "
-                                   "[tsteps, n, _a_buf, _b_buf, t], ")
-    assert lines[k + 3].startswith("            _launch(queue, _knl_2, "
-                                   "[tsteps, n, _a_buf, _b_buf, t], ")
+    # the arguments are set once, the sizes computed once, before the loop
+    lock = lines.index("    with _lock:")
+    assert lines[lock + 1] == ("        _set_args(_knl_1, [tsteps, n, _a_buf, _b_buf, "
+                               "np.int32(0)], ('int32', 'int32', 'buffer', 'buffer', 'int32'))")
+    assert ("        _set_args(_knl_2, [tsteps, n, _a_buf, _b_buf, np.int32(0)], "
+            "('int32', 'int32', 'buffer', 'buffer', 'int32'))") in lines[lock:k]
+    assert any(line.startswith("        _gs_2 = _global_size(") for line in lines[lock:k])
+    assert "        _set_1 = _arg_setter(_knl_1)" in lines[lock:k]
+    # a launch in the loop sets the loop index alone and enqueues, nothing waits
+    assert lines[k + 1:k + 8] == [
+        "            t = np.int32(t)",
+        "            _set_1(4, t)",
+        "            if _gs_1:",
+        "                _enq(queue, _knl_1, _gs_1, _ls_1)",
+        "            _set_2(4, t)",
+        "            if _gs_2:",
+        "                _enq(queue, _knl_2, _gs_2, _ls_2)"]
+    assert lines[k + 8].startswith("    if ")
+    assert "finish" not in "\n".join(lines[lock:k + 8]) and "wait" not in "\n".join(lines[lock:k + 8])
 
 # }}}
 
@@ -581,3 +595,29 @@ def test_loopy_style_call_of_a_split_kernel(cl_queue):
         ra[1:-1] = (rb[:-2] + rb[1:-1] + rb[2:]) / 3
     np.testing.assert_allclose(a2, ra, rtol=1e-13)
     np.testing.assert_allclose(b2, rb, rtol=1e-13)
+
+
+@pytest.mark.differential
+def test_calls_on_device_arrays_do_not_wait(tmp_path, cl_queue):
+    """A call of a split kernel on pyopencl arrays enqueues its launches and
+    returns (nothing to copy back, so no wait); calls in a row on the same
+    arrays, then .get(), give the steps of all of them (numpy reference)."""
+    import importlib.util
+
+    import pyopencl.array as cla
+    gk = generate_code(_jacobi_split())
+    (tmp_path / "jac.cl").write_text(gk.source)
+    (tmp_path / "jac_cl.py").write_text(generate_python_glue([gk], gk.source, "jac.cl", "t.f90"))
+    spec = importlib.util.spec_from_file_location("jac_cl_nowait", tmp_path / "jac_cl.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    a = farray(45, np.float64, seed=11)
+    da, db = cla.to_device(cl_queue, a), cla.to_device(cl_queue, np.zeros(45))
+    for steps in (3, 1, 4):
+        module.jac(steps, 45, da, db, queue=cl_queue)
+    ra, rb = a.copy(), np.zeros(45)
+    for _ in range(8):
+        rb[1:-1] = (ra[:-2] + ra[1:-1] + ra[2:]) / 3
+        ra[1:-1] = (rb[:-2] + rb[1:-1] + rb[2:]) / 3
+    np.testing.assert_allclose(da.get(), ra, rtol=1e-13)
+    np.testing.assert_allclose(db.get(), rb, rtol=1e-13)

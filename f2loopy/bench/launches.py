@@ -105,9 +105,12 @@ def launcher(gk, prg, bufs: list, values: dict, queue) -> Callable:
                     args.append(by_name[" error"])
                 knl.set_args(*args)
             # the indices of the host loops around: the only arguments that change
+            # (pyopencl's raw setter: Kernel.set_arg of a scalar costs tens of
+            # microseconds, which the time of every launch would include)
+            set_scalar = getattr(knl, "_set_arg_buf", None) or knl.set_arg
             for k, ka in enumerate(passed):
                 if ka.name not in by_name:
-                    knl.set_arg(k, np.int32(env["a_" + ka.name]))
+                    set_scalar(k, np.int32(env["a_" + ka.name]))
             groups = [value(g, env) for g in s.grid.num_groups]
             local = [value(x, env) for x in s.grid.local_size]
             if all(g > 0 for g in groups):

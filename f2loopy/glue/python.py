@@ -11,8 +11,6 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
-import pymbolic.primitives as prim
-from pymbolic.mapper.substitutor import substitute
 
 from f2loopy.ir.types import is_complex, is_integer, is_logical
 from f2loopy.codegen import GeneratedKernel
@@ -23,6 +21,7 @@ from f2loopy.glue.module_data import (
     component_reads, component_writes, fortran_parameters, python_module_objects,
     storage_reads, storage_writes)
 from f2loopy.glue.pyexpr import py_int_expr
+from f2loopy.glue.python_launches import _launch_sequence, _one_launch
 from f2loopy.version import __version__
 
 _FORTRAN_TYPE = {
@@ -134,6 +133,9 @@ def _kernel(queue, name, options):
         return knl
 
 
+_IINFO = {}     # np.iinfo by dtype (built once: a call checks every integer scalar)
+
+
 def _scalar(fn, name, value, dtype, kind):
     if kind.startswith("character"):
         # a character flag: the kernel gets the code of the first character,
@@ -157,7 +159,9 @@ def _scalar(fn, name, value, dtype, kind):
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
             raise KernelArgumentError(f"{fn}: argument '{name}' must be an integer, got "
                                       f"{type(value).__name__}")
-        info = np.iinfo(dtype)
+        info = _IINFO.get(dtype)
+        if info is None:
+            info = _IINFO[dtype] = np.iinfo(dtype)
         if not info.min <= int(value) <= info.max:
             raise KernelArgumentError(f"{fn}: argument '{name}' = {value} does not fit in "
                                       f"{np.dtype(dtype).name}")
@@ -210,7 +214,8 @@ def _array(fn, name, value, dtype, shape, queue, written):
                                       "array (order='F')")
         if value.offset:
             raise KernelArgumentError(f"{fn}: argument '{name}' must not be an offset view")
-        if value.context != queue.context:
+        # (an array made on this very queue is in its context: no query per call)
+        if value.queue is not queue and value.context != queue.context:
             raise KernelArgumentError(f"{fn}: argument '{name}' lives in another OpenCL "
                                       "context than the queue")
         return value.data, None
@@ -340,9 +345,59 @@ def _check_local(fn, local, queue):
             f"at most {dims[0]} x {dims[1]} x {dims[2]})")
 
 
+def _arg_setter(kernel):
+    """kernel's method that sets one argument from a numpy scalar (every
+    scalar the glue passes is one): pyopencl's raw setter where it has one
+    (Kernel.set_arg of a scalar costs tens of microseconds in pyopencl 2026,
+    too much for a launch in a host loop), else Kernel.set_arg."""
+    raw = getattr(kernel, "_set_arg_buf", None)
+    return raw if raw is not None else kernel.set_arg
+
+
+def _set_args(kernel, args, signature):
+    """Set the arguments of kernel: memory objects and numpy scalars, checked
+    against the kernel's *signature* first."""
+    _check_args(kernel, args, signature)
+    scalar = _arg_setter(kernel)
+    for index, value in enumerate(args):
+        if isinstance(value, cl.MemoryObjectHolder):
+            kernel.set_arg(index, value)
+        else:
+            scalar(index, value)
+
+
+def _global_size(groups, local):
+    """The global size of a launch of groups work-groups of local work-items
+    on each axis; () where an axis has no groups (then nothing is launched)."""
+    if all(g > 0 for g in groups):
+        return tuple(g * l for g, l in zip(groups, local))
+    return ()
+
+
 def _launch(queue, kernel, args, groups, local, signature):
-    # what the kernel takes, checked before every launch: a wrong argument is
-    # an error here, never a crash inside the OpenCL implementation
+    _set_args(kernel, args, signature)
+    if all(g > 0 for g in groups):
+        gsize = tuple(g * l for g, l in zip(groups, local))
+        _enqueuer()(queue, kernel, gsize, local)
+
+
+def _enqueuer():
+    """cl.enqueue_nd_range_kernel, or with F2LOOPY_PROFILE a function that
+    times each kernel alone (a host loop takes it once, before its launches)."""
+    return _profiled_enqueue if _PROFILE else cl.enqueue_nd_range_kernel
+
+
+def _profiled_enqueue(queue, kernel, gsize, local):
+    queue.finish()          # what came before is not this kernel's time
+    started = time.perf_counter()
+    cl.enqueue_nd_range_kernel(queue, kernel, gsize, local)
+    queue.finish()
+    _profile_kernel(started)
+
+
+def _check_args(kernel, args, signature):
+    # what the kernel takes, checked before its arguments are set: a wrong
+    # argument is an error here, never a crash inside the OpenCL implementation
     count = kernel.get_info(cl.kernel_info.NUM_ARGS)
     if len(args) != len(signature) or count != len(signature):
         raise KernelArgumentError(
@@ -356,17 +411,6 @@ def _launch(queue, kernel, args, groups, local, signature):
         elif not isinstance(a, np.generic) or a.dtype != np.dtype(want):
             raise KernelArgumentError(f"{kernel.function_name}: argument {k} must be a "
                                       f"numpy {want} scalar, not {type(a).__name__}")
-    kernel.set_args(*args)
-    if all(g > 0 for g in groups):
-        gsize = tuple(g * l for g, l in zip(groups, local))
-        if not _PROFILE:
-            cl.enqueue_nd_range_kernel(queue, kernel, gsize, local)
-            return
-        queue.finish()          # what came before is not this kernel's time
-        started = time.perf_counter()
-        cl.enqueue_nd_range_kernel(queue, kernel, gsize, local)
-        queue.finish()
-        _profile_kernel(started)
 
 
 __PROFILE_FUNCTIONS__
@@ -603,7 +647,10 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
     for ka in outs + stored_outs:
         v = py_name(ka.name)
         lines.append(f"    cl.enqueue_copy(queue, _{v}_host, _{v}_buf)")
-    lines.append("    queue.finish()")
+    # no queue.finish(): every copy back to the host above waits (blocking
+    # copies on the in-order queue), and a call whose results all stay on the
+    # device (pyopencl arrays) returns without waiting for its launches, as
+    # pyopencl's own kernels do, so that a host loop of calls never waits
     lines += storage_writes(k, {ka.name for ka in stored_outs})
     lines += component_writes(k, {ka.name for ka in stored_outs} |
                               {ka.name for ka in gk.arguments if ka.kind == "array" and ka.written})
@@ -622,134 +669,6 @@ def cl_args_of(arguments) -> list:
         out.append(f"_{v}_buf" if ka.kind in ("array", "scalar_ref") else
                    v if ka.kind == "value" else None)
     return out
-
-
-def _one_launch(gk: GeneratedKernel, fn: str, cl_args: list, indent: str, *,
-                knl: str | None = None, rename: dict | None = None) -> list:
-    """Lines launching *gk*: its kernel in the variable *knl*, or fetched here
-    (*rename*: host loop indices -> the variables the glue holds them in)."""
-    def size(e):
-        return py_int_expr(substitute(e, rename) if rename else e)
-    lines = []
-    groups = "(" + ", ".join(size(g) for g in gk.grid.num_groups) + ")"
-    local = "(" + ", ".join(size(x) for x in gk.grid.local_size) + ")"
-    if not gk.grid.fixed_local_size:
-        # computed from the arguments: checked against the device's limit
-        lines.append(f"{indent}_check_local({fn!r}, {local}, queue)")
-    if knl is None:
-        knl = "_knl"
-        options = tuple(gk.build_options)
-        lines.append(f"{indent}_knl = _kernel(queue, {gk.c_name!r}, {options!r})")
-        lines.append(f"{indent}with _lock:")
-        indent += "    "
-    signature = launch_signature(gk)
-    if len(signature) != len(cl_args):
-        raise CodegenError(f"internal error: the glue passes {len(cl_args)} arguments to "
-                           f"kernel {gk.c_name}, which takes {len(signature)}")
-    lines.append(f"{indent}_launch(queue, {knl}, [{', '.join(cl_args)}], {groups}, {local}, "
-                 f"{signature!r})")
-    return lines
-
-
-#: OpenCL C scalar type -> the numpy dtype the glue passes for it
-_SCALAR_DTYPES = {"char": "int8", "short": "int16", "int": "int32", "long": "int64",
-                  "uchar": "uint8", "ushort": "uint16", "uint": "uint32", "ulong": "uint64",
-                  "float": "float32", "double": "float64", "float2": "complex64",
-                  "double2": "complex128", "cfloat_t": "complex64", "cdouble_t": "complex128"}
-
-
-def launch_signature(gk: GeneratedKernel) -> tuple:
-    """What each parameter of the OpenCL kernel *gk* is, in order, read from
-    the generated C (``__kernel void name(...)``): ``"buffer"`` or the numpy
-    dtype name of a scalar passed by value.  It must agree with what the glue
-    passes (the kernel's arguments, then its global temporaries, then the
-    error buffer): a disagreement is an internal error here, at translation
-    time, and the glue checks every launch against it at run time."""
-    header = gk.device_code.split("\n", 1)[0]
-    head, _, rest = header.partition(f"{gk.c_name}(")
-    params = [x.strip() for x in rest.rstrip(")").split(",") if x.strip()] \
-        if head.startswith("__kernel void") and rest.endswith(")") else None
-    declared = []
-    for param in params or ():
-        if param.startswith("__global") or "*" in param:
-            declared.append("buffer")
-            continue
-        ctype = param.split()[0]
-        if ctype not in _SCALAR_DTYPES:
-            raise CodegenError(f"kernel {gk.c_name}: parameter '{param}' has a type the glue "
-                               "cannot pass")
-        declared.append(_SCALAR_DTYPES[ctype])
-    passed = []
-    for ka in gk.arguments:
-        if ka.kind in ("array", "scalar_ref"):
-            passed.append("buffer")
-        elif ka.kind == "value":
-            dt = np.dtype(ka.dtype)
-            # (a logical is passed as an int, as the glue converts it)
-            passed.append("int32" if dt == np.bool_ else dt.name)
-    passed += ["buffer"] * len(gk.scratch)
-    if gk.kernel.error_sites:
-        passed.append("buffer")
-    if params is None or declared != passed:
-        raise CodegenError(f"internal error: the glue would pass {tuple(passed)} to kernel "
-                           f"{gk.c_name}, whose parameters are {tuple(declared)}")
-    return tuple(declared)
-
-
-def _launch_sequence(gk: GeneratedKernel, fn: str, values: dict) -> list:
-    """Lines running the launches of a kernel split at global barriers: the
-    buffers of the arguments are shared (uploaded once, read back once after
-    the last launch), global temporaries allocated once, host loops as
-    Python loops whose index each launch inside gets as an int32."""
-    from f2loopy.codegen.phases import HostLoop, phase_kernels
-    lines = []
-    scratch = {}             # global temporaries: allocated once, by number
-    for k, sb in enumerate(gk.scratch, 1):
-        scratch[sb.name] = f"_scratch_{k}"
-        lines.append(f"    _scratch_{k} = _scratch(queue, ({py_int_expr(sb.elements)}) * "
-                     f"{sb.itemsize})")
-    options = tuple(gk.build_options)
-    number = {}
-    for n, launch in enumerate(phase_kernels(gk.launches), 1):
-        number[id(launch)] = n
-        lines.append(f"    _knl_{n} = _kernel(queue, {launch.c_name!r}, {options!r})")
-    lines.append("    with _lock:")
-    # a host loop's index is a variable of its own: py_name of the index
-    # could be an argument's ('queue_' for a loop 'queue'), which the loop
-    # would overwrite; then it is '_hN_' (no argument's py_name)
-    taken = {py_name(a.name) for a in gk.kernel.args}
-    rename: dict = {}
-
-    def steps(items, indent, host):
-        for s in items:
-            if isinstance(s, HostLoop):
-                lower = py_int_expr(substitute(s.lower, rename) if rename else s.lower)
-                upper = py_int_expr(substitute(s.upper, rename) if rename else s.upper)
-                name, n = s.iname, 0
-                while py_name(name) in taken:
-                    n += 1
-                    name = f"_h{n}"
-                v = py_name(name)
-                taken.add(v)
-                rename[s.iname] = prim.Variable(name)
-                lines.append(f"{indent}for {v} in range({lower}, {upper} + 1):")
-                lines.append(f"{indent}    {v} = np.int32({v})")
-                steps(s.body, indent + "    ", host | {s.iname})
-                del rename[s.iname]
-                continue
-            args = []
-            for ka in s.arguments:
-                if ka.name in host:
-                    args.append(py_int_expr(rename[ka.name]))
-                elif ka.kind != "fixed":
-                    args.append(values[ka.name])
-            args += [scratch[sb.name] for sb in s.scratch]
-            if s.kernel.error_sites:
-                args.append("_f2l_err_buf")
-            lines.extend(_one_launch(s, fn, args, indent, knl=f"_knl_{number[id(s)]}",
-                                     rename=dict(rename)))
-    steps(gk.launches, "        ", frozenset())
-    return lines
 
 
 def generate_python_glue(kernels: list[GeneratedKernel], cl_source: str, cl_filename: str,

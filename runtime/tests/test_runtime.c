@@ -82,6 +82,74 @@ static void test_transfer_mode(void)
     CHECK(x[5] == 5.0f, "x changed");
 }
 
+/* Launch sequences set a kernel's arguments once and then only what changes
+ * (f2l_launch_value again: a host loop's index).  Two sequences that use one
+ * kernel in turn must each see their own arguments: y1 gets 1*x, 2*x, 3*x
+ * added (a = 1, 2, 3), y2 gets 10*x twice, the launches interleaved. */
+static void test_interleaved_sequences(void)
+{
+    float x[20], y1[20], y2[20];
+    for (int i = 0; i < 20; i++) {
+        x[i] = (float)(i + 1);
+        y1[i] = y2[i] = 0.0f;
+    }
+    int n = 20;
+    float a1 = 1.0f, a2 = 10.0f;
+    const int slots[4] = {0, 1, 2, 3};
+    int64_t groups[3] = {2, 1, 1}, local[3] = {16, 1, 1};
+    f2l_kernel *k = kernel("axpy");
+    CHECK(f2l_kernel_current(k) == 1 && f2l_kernel_current(NULL) == 0, "current");
+    f2l_launch *L1, *L2;
+    CHECK(f2l_launch_begin(k, &L1) == F2L_OK && f2l_launch_begin(k, &L2) == F2L_OK, "begin");
+    f2l_launch_value(L1, 0, &n, sizeof n);
+    f2l_launch_value(L1, 1, &a1, sizeof a1);
+    f2l_launch_array(L1, 2, "x", x, sizeof x, 0);
+    f2l_launch_array(L1, 3, "y1", y1, sizeof y1, 1);
+    f2l_launch_value(L2, 0, &n, sizeof n);
+    f2l_launch_value(L2, 1, &a2, sizeof a2);
+    f2l_launch_array(L2, 2, "x", x, sizeof x, 0);
+    f2l_launch_array(L2, 3, "y2", y2, sizeof y2, 1);
+    int st = f2l_launch_enqueue(L1, k, slots, 4, groups, local);
+    a1 = 2.0f;
+    st = st ? st : f2l_launch_value(L1, 1, &a1, sizeof a1);
+    st = st ? st : f2l_launch_enqueue(L1, k, slots, 4, groups, local);
+    st = st ? st : f2l_launch_enqueue(L2, k, slots, 4, groups, local);
+    a1 = 3.0f;
+    st = st ? st : f2l_launch_value(L1, 1, &a1, sizeof a1);
+    st = st ? st : f2l_launch_enqueue(L1, k, slots, 4, groups, local);
+    st = st ? st : f2l_launch_enqueue(L2, k, slots, 4, groups, local);
+    st = st ? st : f2l_launch_complete(L1);
+    st = st ? st : f2l_launch_complete(L2);
+    f2l_launch_end(L1);
+    f2l_launch_end(L2);
+    CHECK(st == F2L_OK, "status %d", st);
+    int bad = 0;
+    for (int i = 0; i < 20; i++)
+        bad += y1[i] != 6.0f * x[i] || y2[i] != 20.0f * x[i];
+    CHECK(!bad, "%d wrong values (y1[0] = %g, y2[0] = %g)", bad, y1[0], y2[0]);
+
+    /* one kernel enqueued with 4 slots, then with the first 2 (the others keep
+     * what was set): y1 gets 1*x, then 5*x added */
+    for (int i = 0; i < 20; i++)
+        y1[i] = 0.0f;
+    a1 = 1.0f;
+    CHECK(f2l_launch_begin(k, &L1) == F2L_OK, "begin");
+    f2l_launch_value(L1, 0, &n, sizeof n);
+    f2l_launch_value(L1, 1, &a1, sizeof a1);
+    f2l_launch_array(L1, 2, "x", x, sizeof x, 0);
+    f2l_launch_array(L1, 3, "y1", y1, sizeof y1, 1);
+    st = f2l_launch_enqueue(L1, k, slots, 4, groups, local);
+    a1 = 5.0f;
+    st = st ? st : f2l_launch_value(L1, 1, &a1, sizeof a1);
+    st = st ? st : f2l_launch_enqueue(L1, k, slots, 2, groups, local);
+    st = st ? st : f2l_launch_complete(L1);
+    f2l_launch_end(L1);
+    bad = 0;
+    for (int i = 0; i < 20; i++)
+        bad += y1[i] != 6.0f * x[i];
+    CHECK(st == F2L_OK && !bad, "status %d, %d wrong values (y1[0] = %g)", st, bad, y1[0]);
+}
+
 static void test_program_cache(void)
 {
     f2l_kernel *a = kernel("axpy"), *b = kernel("axpy"), *c = kernel("total");
@@ -361,6 +429,7 @@ int main(int argc, char **argv)
     printf("device: %s\n", name);
     test_error_names();
     test_transfer_mode();
+    test_interleaved_sequences();
     test_program_cache();
     test_scalar_output();
     test_build_failure();

@@ -11,7 +11,9 @@
 !
 ! Usage: mpirun -np P mpi_heat_opencl|mpi_heat_fortran [nx ny steps [file]]
 ! Rank 0 gathers the field, prints its checksum and a few values with all their
-! digits, and writes the nx+2 x ny interior columns (raw doubles) to file.
+! digits, and writes the nx+2 x ny interior columns (raw doubles) to file.  With
+! more than 2 steps it also prints the seconds per step of the slowest rank,
+! timed from the third step on (the first two build the OpenCL program).
 program mpi_heat
   use mpi
 #ifdef USE_OPENCL
@@ -23,7 +25,7 @@ program mpi_heat
   integer :: ierr, rank, nranks, left, right, jlo, nyl, step, i, j, r
   integer, allocatable :: counts(:), displs(:)
   double precision, allocatable :: u(:, :), unew(:, :), field(:, :)
-  double precision :: dt, x, y
+  double precision :: dt, x, y, t0, seconds, slowest
   character(len=256) :: arg, out
   character(len=:), allocatable :: device
 #ifdef USE_OPENCL
@@ -79,24 +81,32 @@ program mpi_heat
     "): device ", dev, " of ", ndev, ": " // device
   call f2l_upload(u)
   call f2l_upload(unew)
+  t0 = MPI_Wtime()
   do step = 1, steps, 2
+    if (step == 3) call start_clock()
     call exchange(u)
     call heat_step_cl(nx, nyl, dt, u, unew)
     call exchange(unew)
     call heat_step_cl(nx, nyl, dt, unew, u)
   end do
+  call f2l_sync()
+  seconds = MPI_Wtime() - t0
   call f2l_download(u)
   call f2l_release(u)
   call f2l_release(unew)
 #else
   device = "none (Fortran)"
+  t0 = MPI_Wtime()
   do step = 1, steps, 2
+    if (step == 3) call start_clock()
     call exchange(u)
     call heat_step(nx, nyl, dt, u, unew)
     call exchange(unew)
     call heat_step(nx, nyl, dt, unew, u)
   end do
+  seconds = MPI_Wtime() - t0
 #endif
+  call MPI_Reduce(seconds, slowest, 1, MPI_DOUBLE_PRECISION, MPI_MAX, 0, MPI_COMM_WORLD, ierr)
 
   ! rank 0 gathers the interior columns
   allocate(field(0:nx+1, ny))
@@ -112,6 +122,7 @@ program mpi_heat
     print '(a, es25.17)', "sum ", sum(field)
     print '(a, es25.17)', "center ", field(nx / 2, ny / 2)
     print '(a, es25.17)', "max ", maxval(field(1:nx, :))
+    if (steps > 2) print '(a, es12.5)', "seconds per step ", slowest / (2 * ((steps + 1) / 2) - 2)
     if (len_trim(out) > 0) then
       open(10, file=trim(out), access="stream", form="unformatted", status="replace")
       write(10) field
@@ -121,6 +132,16 @@ program mpi_heat
   call MPI_Finalize(ierr)
 
 contains
+
+  !> Start timing here, once every rank got here with its device idle.
+  subroutine start_clock()
+    integer :: ierr
+#ifdef USE_OPENCL
+    call f2l_sync()
+#endif
+    call MPI_Barrier(MPI_COMM_WORLD, ierr)
+    t0 = MPI_Wtime()
+  end subroutine
 
   !> Fill the halo columns of a (0 and nyl+1) with the neighbours' edge columns.
   !> Where a is device-resident, only those four columns move between host and device.
