@@ -48,11 +48,12 @@ class WrapperError(Exception):
 
 
 def has_loopy_block(path: Path) -> bool:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return any(line.lstrip().lower().startswith(_LOOPY_MARK) for line in f)
+    from f2loopy.regular_files import read_regular
+    try:        # not a FIFO or /dev/zero: regular files, bounded
+        text = read_regular(path).decode("utf-8", "replace")
     except OSError:
         return False
+    return any(line.lstrip().lower().startswith(_LOOPY_MARK) for line in text.splitlines())
 
 
 def defines_procedures(path: Path) -> bool:

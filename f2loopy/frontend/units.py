@@ -37,6 +37,7 @@ from f2loopy.ir.folding import NotConstant, evaluate_constant, normalize_integer
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.isl_tools import NonAffineError, align_params, make_space, pwaff_from_expr
 from f2loopy.ir.kernel import AddressSpace, ArrayArg, Kernel, ScalarArg, Temporary
+from f2loopy.ir.work_limit import parent_isl_limit
 
 @dataclass(eq=False)
 class ModuleInfo:
@@ -533,7 +534,10 @@ def lower_subroutine(src: SourceFile, proc: Procedure, registry: FileRegistry, *
     ``(kernel or None, errors)``."""
     errors = [] if collect else None
     try:
-        kernel = _lower(src, proc, registry, errors)
+        # the parent's own work on downloaded code: bounded, located
+        with parent_isl_limit(f"translating '{proc.name}'", src.span(proc.line),
+                              FortranError):
+            kernel = _lower(src, proc, registry, errors)
     except FortranError as exc:
         if errors is None:
             raise

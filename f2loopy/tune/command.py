@@ -73,10 +73,9 @@ class TuneReport:
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        return path.read_text(encoding="latin-1")
+    from f2loopy.regular_files import read_regular_text
+    try:        # a regular file, bounded: not a FIFO or /dev/zero of a downloaded tree
+        return read_regular_text(path)
     except OSError as exc:
         raise F2LoopyError(f"cannot read {path}: {exc.strerror or exc}") from None
 
