@@ -34,6 +34,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from f2loopy.escape import terminal
 from f2loopy.pipeline import INPUT_SUFFIXES
 
 #: compiler options whose value is the next argument
@@ -309,10 +310,13 @@ def translate_for_compile(source: str, workdir: Path, options=(), for_depfile: b
                             undefines=tuple(compiler.undefines),
                             include_dirs=tuple(compiler.include_dirs),
                             fixed_form=compiler.fixed_form, for_depfile=for_depfile)
+    # everything printed comes from the file, its name or its script: shown, never acted on
     if outcome.script_output:
-        sys.stdout.write(outcome.script_output)
+        sys.stdout.write(terminal(outcome.script_output))
+    for note in outcome.notes:
+        print(terminal(f"f2loopyfc: note: {note}"), file=sys.stderr)
     if outcome.error is not None:
-        print(outcome.error, file=sys.stderr)
+        print(terminal(outcome.error), file=sys.stderr)
         raise SystemExit(1)
     if outcome.skipped:
         raise WrapperError(f"{source}: {outcome.skipped}")
@@ -445,10 +449,10 @@ def main(argv=None) -> None:
     try:
         code = wrap(argv)
     except WrapperError as exc:
-        print(f"f2loopyfc: error: {exc}", file=sys.stderr)
+        print(terminal(f"f2loopyfc: error: {exc}"), file=sys.stderr)
         code = 1
     except OSError as exc:
-        print(f"f2loopyfc: error: {exc}", file=sys.stderr)
+        print(terminal(f"f2loopyfc: error: {exc}"), file=sys.stderr)
         code = 1
     sys.exit(code)
 
