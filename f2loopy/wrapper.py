@@ -190,7 +190,12 @@ def _private_build(base: Path | None) -> Path:
     """A temporary folder for one runtime build, removed when this process
     ends unless it is renamed into the cache first."""
     import atexit
-    tmp = Path(tempfile.mkdtemp(prefix=".runtime.", dir=base))
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=".runtime.", dir=base))
+    except OSError:
+        # a cache folder this process cannot write (read-only, full): build for
+        # this process only, as translate then translates without the cache
+        tmp = Path(tempfile.mkdtemp(prefix=".runtime."))
     atexit.register(shutil.rmtree, tmp, True)
     return tmp
 
@@ -269,8 +274,9 @@ def translate_for_compile(source: str, workdir: Path, options=(), for_depfile: b
     except OptionError as exc:
         raise WrapperError(f"{source}: {exc}") from None
     if compiler.cpp is not None:
-        try:
-            text = Path(source).read_text(encoding="utf-8", errors="replace")
+        from f2loopy.regular_files import read_regular
+        try:        # a regular file, bounded: not a FIFO or /dev/zero
+            text = read_regular(source).decode("utf-8", "replace")
         except OSError as exc:
             raise WrapperError(f"cannot read {source}: {exc.strerror}") from None
         if needs_preprocessing(text, source) != compiler.cpp:
