@@ -139,5 +139,4 @@ def test_the_wrapper_builds_its_runtime_when_the_cache_cannot_be_written(tmp_pat
     monkeypatch.setattr(wrapper.tempfile, "mkdtemp", read_only)
     target = wrapper.runtime_build(["gfortran"])
     assert (target / "libf2loopy_runtime.a").is_file()
-    assert cache not in target.parents
-    assert list(cache.iterdir()) == []
+    assert not [p for p in cache.iterdir() if p.name.startswith(".runtime.")]
