@@ -112,9 +112,11 @@ def translation_key(path, text: str, *, output_dir=None, defines=None, transform
 
 
 def _file_sha(path) -> str | None:
+    # an input swapped for a FIFO or /dev/zero since the entry was stored is
+    # not read (None: the entry is stale, the translation says why)
+    from f2loopy.regular_files import read_regular
     try:
-        with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
+        return hashlib.sha256(read_regular(path)).hexdigest()
     except OSError:
         return None
 

@@ -218,11 +218,11 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include
             _echo(o.error, err=True)
             failed += 1
     if len(generated) == 1:
-        click.echo(f"f2loopy: note: skipping {generated[0].path}: {GENERATED_SKIP}", err=True)
+        _echo(f"f2loopy: note: skipping {generated[0].path}: {GENERATED_SKIP}", err=True)
     elif generated:
         # `f2loopy translate *.f90` again: the glue the last run wrote is left alone
-        click.echo(f"f2loopy: note: skipping {len(generated)} files f2loopy generated "
-                   f"({generated[0].path}, ...)", err=True)
+        _echo(f"f2loopy: note: skipping {len(generated)} files f2loopy generated "
+              f"({generated[0].path}, ...)", err=True)
     if depfile is not None and not failed:
         from f2loopy.pipeline import write_outputs
         try:
@@ -438,8 +438,8 @@ def tune(file, defines, transform, sizes, verify_sizes, budget, seed, min_time, 
                           verify_sizes=int_sizes(verify_sizes, "--verify-size"),
                           budget=budget, seed=seed, min_time=min_time, store=not dry_run,
                           include_dirs=include_dirs,
-                          progress=lambda line: click.echo(f"tune: {line}", err=True))
-        click.echo(report.to_text())
+                          progress=lambda line: _echo(f"tune: {line}", err=True))
+        _echo(report.to_text())
         if plot:
             plot_tune(report, plot)
     except Exception as exc:  # noqa: BLE001
@@ -482,7 +482,7 @@ def _exit_without_teardown(code) -> None:
     import threading
     status = 0 if code is None else code
     if not isinstance(status, int):
-        print(status, file=sys.stderr)
+        print(terminal(str(status)), file=sys.stderr)
         status = 1
     if threading.active_count() > 1 or (
             "multiprocessing" in sys.modules

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import click
 
+from f2loopy.escape import terminal
+
 _MACRO_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -106,21 +108,27 @@ def recipes(name):
         match = [r for r in found if r.name == name]
         if not match:
             have = ", ".join(r.name for r in found) or "none"
-            click.echo(f"f2loopy: error: no recipe named {ascii(name)} "
+            _echo(f"f2loopy: error: no recipe named {ascii(name)} "
                        f"(recipes: {have})", err=True)
             raise SystemExit(1)
         r = match[0]
-        click.echo(f"{r.name}  ({r.path})")
-        click.echo(f"options: {format_options(r.options)}\n")
-        click.echo(r.doc)
+        _echo(f"{r.name}  ({r.path})")
+        _echo(f"options: {format_options(r.options)}\n")
+        _echo(r.doc)
         return
     if not found:
-        click.echo("f2loopy: no recipes installed", err=True)
+        _echo("f2loopy: no recipes installed", err=True)
         raise SystemExit(1)
     width = max(len(r.name) for r in found)
     for r in found:
-        click.echo(f"{r.name.ljust(width)}  {r.summary}")
-        click.echo(f"{'':{width}}  options: {format_options(r.options)}")
+        _echo(f"{r.name.ljust(width)}  {r.summary}")
+        _echo(f"{'':{width}}  options: {format_options(r.options)}")
+
+
+def _echo(text="", **kwargs) -> None:
+    """click.echo of *text* made safe for a terminal (names, paths and
+    docstrings of recipe files are shown, never acted on)."""
+    click.echo(terminal(text), **kwargs)
 
 
 def show_cmake_dir(ctx, _param, value):

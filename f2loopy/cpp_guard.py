@@ -37,6 +37,7 @@ from pathlib import Path
 
 from f2loopy.diagnostics import F2LoopyError, SourceSpan
 from f2loopy.escape import fits_depfile
+from f2loopy.regular_files import read_regular
 
 #: the largest file ``#include`` may read
 MAX_INCLUDE_BYTES = 16 * 1024 * 1024
@@ -178,9 +179,8 @@ class IncludeChecker:
         if real in self.allowed:
             return            # its own includes were checked when it was first seen
         self.allowed.add(real)
-        try:
-            with open(real, "rb") as f:
-                data = f.read(MAX_INCLUDE_BYTES + 1)
+        try:        # checked again on the open file: one swapped since is not read
+            data = read_regular(real, MAX_INCLUDE_BYTES)
         except OSError as exc:
             raise IncludeRefused(f"#include \"{name}\": {exc.strerror}", span) from None
         lines = data.decode("utf-8", errors="replace").splitlines()

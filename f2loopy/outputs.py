@@ -58,17 +58,26 @@ def has_mark(head: bytes) -> bool:
     return any(MARK_RE.match(line) for line in lines)
 
 
+def _unchanged(path: Path, text: str) -> bool:
+    """Whether the output *path* already holds *text*: read only if it is a
+    regular file, and no more of it than *text* needs (an output path may be
+    a link to /dev/zero or a FIFO: it is never opened)."""
+    from f2loopy.regular_files import read_regular
+    data = text.encode("utf-8")
+    try:
+        return read_regular(path, len(data)) == data
+    except OSError:
+        return False
+
+
 def write_outputs(outputs: dict) -> list[Path]:
     """Write *outputs* (path -> text) as described above; files whose content
     is unchanged are left alone.  Returns the paths (re)written."""
     pending = []
     for path, text in outputs.items():
         path = Path(path)
-        try:
-            if path.read_text(encoding="utf-8") == text:
-                continue
-        except (OSError, UnicodeDecodeError):
-            pass
+        if _unchanged(path, text):
+            continue
         pending.append((path, text))
     for path, _ in pending:         # found before anything is written
         _check_name_length(path)    # first: is_dir() raises on a name that is too long

@@ -87,10 +87,9 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
     form whatever its name says (a compiler's ``-ffixed-form``).
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        text = path.read_text(encoding="latin-1")
+    from f2loopy.regular_files import read_regular_text
+    try:        # a regular file, bounded: not a FIFO or /dev/zero of a downloaded tree
+        text = read_regular_text(path)
     except OSError as exc:
         raise F2LoopyError(f"cannot read {path}: {exc.strerror or exc}") from None
     tunables, notes, extra, used = None, [], [], []
@@ -209,8 +208,12 @@ def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=N
     inputs.extend(script.inputs)
     if not kernels:
         raise _nothing_to_translate(src)
+    from f2loopy.ir.work_limit import parent_isl_limit
     try:
-        generated = [generate_code(k) for k in kernels]
+        generated = []
+        for k in kernels:       # the parent's own work on downloaded code: bounded
+            with parent_isl_limit(f"code generation of kernel '{k.name}'", k.span):
+                generated.append(generate_code(k))
     except F2LoopyError as exc:
         exc.script_output = script.output     # what print(knl) showed helps here most
         raise

@@ -113,9 +113,9 @@ class Preprocessed:
 
 
 def _read_lines(file: str) -> list[str]:
-    try:
-        with open(file, encoding="utf-8", errors="replace") as f:
-            return f.read().splitlines()
+    from f2loopy.regular_files import read_regular
+    try:        # a regular file, bounded (the guard checked it; it may have changed)
+        return read_regular(file).decode("utf-8", "replace").splitlines()
     except OSError:
         return []
 

@@ -34,6 +34,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from f2loopy.escape import terminal
 from f2loopy.pipeline import INPUT_SUFFIXES
 
 #: compiler options whose value is the next argument
@@ -48,11 +49,12 @@ class WrapperError(Exception):
 
 
 def has_loopy_block(path: Path) -> bool:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return any(line.lstrip().lower().startswith(_LOOPY_MARK) for line in f)
+    from f2loopy.regular_files import read_regular
+    try:        # not a FIFO or /dev/zero: regular files, bounded
+        text = read_regular(path).decode("utf-8", "replace")
     except OSError:
         return False
+    return any(line.lstrip().lower().startswith(_LOOPY_MARK) for line in text.splitlines())
 
 
 def defines_procedures(path: Path) -> bool:
@@ -188,7 +190,12 @@ def _private_build(base: Path | None) -> Path:
     """A temporary folder for one runtime build, removed when this process
     ends unless it is renamed into the cache first."""
     import atexit
-    tmp = Path(tempfile.mkdtemp(prefix=".runtime.", dir=base))
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=".runtime.", dir=base))
+    except OSError:
+        # a cache folder this process cannot write (read-only, full): build for
+        # this process only, as translate then translates without the cache
+        tmp = Path(tempfile.mkdtemp(prefix=".runtime."))
     atexit.register(shutil.rmtree, tmp, True)
     return tmp
 
@@ -285,8 +292,9 @@ def translate_for_compile(source: str, workdir: Path, options=(), for_depfile: b
     except OptionError as exc:
         raise WrapperError(f"{source}: {exc}") from None
     if compiler.cpp is not None:
-        try:
-            text = Path(source).read_text(encoding="utf-8", errors="replace")
+        from f2loopy.regular_files import read_regular
+        try:        # a regular file, bounded: not a FIFO or /dev/zero
+            text = read_regular(source).decode("utf-8", "replace")
         except OSError as exc:
             raise WrapperError(f"cannot read {source}: {exc.strerror}") from None
         if needs_preprocessing(text, source) != compiler.cpp and _preprocessing_matters(
@@ -327,10 +335,13 @@ def translate_for_compile(source: str, workdir: Path, options=(), for_depfile: b
                             undefines=tuple(compiler.undefines),
                             include_dirs=tuple(compiler.include_dirs),
                             fixed_form=compiler.fixed_form, for_depfile=for_depfile)
+    # everything printed comes from the file, its name or its script: shown, never acted on
     if outcome.script_output:
-        sys.stdout.write(outcome.script_output)
+        sys.stdout.write(terminal(outcome.script_output))
+    for note in outcome.notes:
+        print(terminal(f"f2loopyfc: note: {note}"), file=sys.stderr)
     if outcome.error is not None:
-        print(outcome.error, file=sys.stderr)
+        print(terminal(outcome.error), file=sys.stderr)
         raise SystemExit(1)
     if outcome.skipped:
         raise WrapperError(f"{source}: {outcome.skipped}")
@@ -463,10 +474,10 @@ def main(argv=None) -> None:
     try:
         code = wrap(argv)
     except WrapperError as exc:
-        print(f"f2loopyfc: error: {exc}", file=sys.stderr)
+        print(terminal(f"f2loopyfc: error: {exc}"), file=sys.stderr)
         code = 1
     except OSError as exc:
-        print(f"f2loopyfc: error: {exc}", file=sys.stderr)
+        print(terminal(f"f2loopyfc: error: {exc}"), file=sys.stderr)
         code = 1
     sys.exit(code)
 

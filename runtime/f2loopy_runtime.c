@@ -260,12 +260,30 @@ static int rank_request = -1;
 
 /* {{{ device selection */
 
+/* The selection rules (F2LOOPY_DEVICE, the local rank) are one specification
+ * with the Python glue's (f2loopy/glue/devices.py); tests/security/
+ * test_sec_device_spec.py runs both on one table:
+ * - a part of a selection is an index when it is ASCII digits only (an index
+ *   of more than 8 digits matches nothing); otherwise it matches the first
+ *   name that contains it, ASCII letters compared without case, every other
+ *   byte exactly (whatever the locale);
+ * - a selection longer than 255 bytes is an error;
+ * - a local rank is 1 to 8 ASCII digits, nothing else. */
+#define MAX_SELECTION 255
+#define MAX_RANK_DIGITS 8
+
+static int lower_ascii(int c)
+{
+    return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
+}
+
 static int contains_ci(const char *haystack, const char *needle)
 {
     size_t n = strlen(needle);
     for (const char *h = haystack; *h; h++) {
         size_t i = 0;
-        while (i < n && h[i] && tolower((unsigned char)h[i]) == tolower((unsigned char)needle[i]))
+        while (i < n && h[i] && lower_ascii((unsigned char)h[i]) ==
+               lower_ascii((unsigned char)needle[i]))
             i++;
         if (i == n)
             return 1;
@@ -273,15 +291,20 @@ static int contains_ci(const char *haystack, const char *needle)
     return n == 0;
 }
 
+/* 1 if `text` is an index (ASCII digits only; *out = -1 for more than 8) */
 static int parse_index(const char *text, long *out)
 {
-    if (!*text)
+    size_t n = 0;
+    long v = 0;
+    for (; text[n]; n++) {
+        if (text[n] < '0' || text[n] > '9')
+            return 0;
+        if (n < 8)
+            v = 10 * v + (text[n] - '0');
+    }
+    if (!n)
         return 0;
-    char *end;
-    long v = strtol(text, &end, 10);
-    if (*end)
-        return 0;
-    *out = v;
+    *out = n <= 8 ? v : -1;
     return 1;
 }
 
@@ -352,7 +375,7 @@ static int env_local_rank(int *rank, char *from, size_t size)
             continue;
         long v = 0;
         const char *c = value;
-        for (; *c >= '0' && *c <= '9' && v < 100000000; c++)
+        for (; *c >= '0' && *c <= '9' && c - value < MAX_RANK_DIGITS; c++)
             v = 10 * v + (*c - '0');
         if (*c || c == value) {
             char shown[64];
@@ -446,6 +469,12 @@ static int choose_device(void)
         spec = getenv(var);
     }
     long pi = -1, di = -1;
+    if (spec && strlen(spec) > MAX_SELECTION) {
+        char shown_spec[128];
+        printable(shown_spec, sizeof shown_spec, spec);
+        return fail(F2L_ERROR_NO_DEVICE, "%s=%s: longer than %d bytes", var, shown_spec,
+                    MAX_SELECTION);
+    }
     if (spec && *spec) {
         char pspec[256], dspec[256] = "";
         snprintf(pspec, sizeof pspec, "%s", spec);

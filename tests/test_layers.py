@@ -14,6 +14,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "f2loopy"
 #: module or package (dotted, below ``f2loopy``) -> layer; the longest prefix wins
 LAYERS = {
     "diagnostics": 0, "version": 0, "escape": 0, "resources": 0, "cpp_guard": 0, "reexec": 0,
+    "regular_files": 0,
     "ir": 1,
     "analysis": 2,
     "frontend": 3, "schedule": 3, "preprocessor": 3,

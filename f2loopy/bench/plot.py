@@ -12,15 +12,21 @@ def plot_report(report, path) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         raise F2LoopyError("--plot needs matplotlib (pip install matplotlib)") from None
-    # labels and the file name are text a script or a download chose: shown as
-    # plain text, never parsed as mathtext (a malformed '$...$' aborted the
-    # plot after the whole run) nor handed to LaTeX (a user's matplotlibrc
-    # with text.usetex would let '\\input{~/.ssh/id_rsa}' into the PNG)
+    with plain_text(matplotlib):
+        _draw(plt, report, path)
+
+
+def plain_text(matplotlib):
+    """A context in which matplotlib draws every text as it is: labels and
+    file names are text a script or a download chose, never parsed as
+    mathtext (a malformed '$...$' aborted the plot after the whole run) nor
+    handed to LaTeX (a user's matplotlibrc with text.usetex would let
+    '\\input{~/.ssh/id_rsa}' into the PNG).  ``bench --plot`` and ``tune
+    --plot`` draw in it."""
     safe = {"text.usetex": False}
     if "text.parse_math" in matplotlib.rcParams:
         safe["text.parse_math"] = False
-    with matplotlib.rc_context(safe):
-        _draw(plt, report, path)
+    return matplotlib.rc_context(safe)
 
 
 def _draw(plt, report, path) -> None:

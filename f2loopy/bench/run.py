@@ -479,7 +479,11 @@ def _fortran_reference(result, kernel, host_args):
     from f2loopy.verify.fortran import FortranLibrary
     if shutil.which("gfortran") is None:
         raise F2LoopyError("gfortran not found")
-    text = Path(result.source_path).read_text()
+    from f2loopy.regular_files import read_regular_text
+    try:
+        text = read_regular_text(result.source_path)
+    except OSError as exc:
+        raise F2LoopyError(f"cannot read {result.source_path}: {exc.strerror or exc}") from None
     tu = parse_fortran(text, str(result.source_path))
     names = _original_sequence(kernel.name, tu.keys())
     flags = ("-O3", "-march=native", "-fopenmp")

@@ -33,6 +33,7 @@ from f2loopy.ir.kernel import (
     AddressSpace, ArrayArg, Assignment, BarrierInstruction, Kernel, NoOpInstruction,
     ScalarArg, Temporary)
 from f2loopy.ir.tags import ILPTag, UnrollTag, VectorizeTag
+from f2loopy.ir.work_limit import set_too_complex
 from f2loopy.schedule.linearize import BarrierNode, InsnNode, LoopNode
 
 
@@ -319,6 +320,7 @@ class KernelEmitter:
         related = set(iname_closure(self.kernel, [iname])) & self.body_inames(node)
         outer = [n for n in names if n in related]
         dom = _as_params(self.domain(outer + [iname]), outer)
+        self.check_complexity(node, dom, ctx)
         dom, c = align_params(dom, ctx)
         dom = dom.intersect_params(c)
         if dom.is_empty():
@@ -347,6 +349,27 @@ class KernelEmitter:
         if runs is not None:
             self.indent -= 1
             self.emit_line("}")
+
+    def check_complexity(self, node, dom, ctx) -> None:
+        """Refuse a loop whose domain or context has grown beyond what isl
+        handles in reasonable time (nested '/' and 'mod' bounds multiply
+        integer divisions): a located error (at the first statement in the
+        loop), before the expensive work."""
+        why = set_too_complex(ctx) or set_too_complex(dom)
+        if why is None:
+            return
+        span = self.kernel.span
+        stack = list(node.body)
+        while stack:
+            n = stack.pop(0)
+            if isinstance(n, InsnNode):
+                span = self.kernel.insn(n.insn_id).span or span
+                break
+            if isinstance(n, LoopNode):
+                stack[:0] = n.body
+        raise CodegenError(f"the bounds of loop '{c_comment(node.iname)}' and the loops around "
+                           f"it are too complex to generate code for: {why}; simplify the "
+                           "'/' and 'mod' in its bounds", span)
 
     def body_inames(self, node) -> set:
         """The inames the instructions inside loop *node* run in."""

@@ -50,8 +50,9 @@ class Recipe:
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
+    from f2loopy.regular_files import read_regular
+    try:        # not a FIFO or /dev/zero: regular files, bounded
+        return read_regular(path).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise F2LoopyError(f"cannot read transformation recipe {path}: "
                            f"{getattr(exc, 'strerror', None) or exc}") from None

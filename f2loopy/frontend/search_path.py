@@ -73,7 +73,7 @@ def _source_lines(path: Path):
     data = read_bounded(path)
     if data is None:
         return None
-    text = data.decode("utf-8", errors="replace")
+    text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")   # (a BOM)
     if text.startswith(_GENERATED_MARK):
         return None
     return text.splitlines()

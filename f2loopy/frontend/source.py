@@ -211,7 +211,9 @@ def read_source(source: str, filename: str = "<string>", *,
                 fixed_form: bool | None = None) -> SourceFile:
     if fixed_form is None:
         fixed_form = is_fixed_form_name(filename)
-    return SourceFile(filename, source, fixed_form=fixed_form)
+    # a UTF-8 byte order mark opens the file, not its first statement
+    # (gfortran skips it too)
+    return SourceFile(filename, source.removeprefix("\ufeff"), fixed_form=fixed_form)
 
 
 def statement_lines(node) -> tuple[int, int]:

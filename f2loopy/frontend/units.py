@@ -8,6 +8,7 @@ they are referenced (:mod:`f2loopy.frontend.inline`).
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 import islpy as isl
@@ -37,6 +38,7 @@ from f2loopy.ir.folding import NotConstant, evaluate_constant, normalize_integer
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.isl_tools import NonAffineError, align_params, make_space, pwaff_from_expr
 from f2loopy.ir.kernel import AddressSpace, ArrayArg, Kernel, ScalarArg, Temporary
+from f2loopy.ir.work_limit import parent_isl_limit
 
 @dataclass(eq=False)
 class ModuleInfo:
@@ -206,13 +208,23 @@ class FileRegistry:
                     return other.module(name)
             return None
         if info.symtab is None:
+            span = self.src.span(statement_lines(info.node)[0], name)
             if name.lower() in self._module_busy:
-                raise UseCycleError(f"module '{name}' uses itself",
-                                   self.src.span(statement_lines(info.node)[0], name))
+                raise UseCycleError(f"module '{name}' uses itself", span)
+            if _USE_DEPTH[0] >= MAX_USE_DEPTH:
+                raise UseCycleError(f"modules use one another more than {MAX_USE_DEPTH} levels "
+                                    f"deep (module '{name}' is one of them)", span)
             self._module_busy.add(name.lower())
+            _USE_DEPTH[0] += 1
+            limit = sys.getrecursionlimit()
+            # reading a module reads the modules it uses first, recursively: a
+            # chain of MAX_USE_DEPTH modules needs more frames than Python's default
+            sys.setrecursionlimit(max(limit, _FRAMES_PER_USE * MAX_USE_DEPTH + 2000))
             try:
                 info.symtab = read_module_spec(self.src, info, self)
             finally:
+                sys.setrecursionlimit(limit)
+                _USE_DEPTH[0] -= 1
                 self._module_busy.discard(name.lower())
         return info
 
@@ -527,13 +539,25 @@ def _statement_functions(src, reader, symtab, body):
 
 
 
+#: how deep modules may use one another (``use`` of a module that uses
+#: another...): gfortran reads any chain; f2loopy reads them recursively
+MAX_USE_DEPTH = 256
+#: Python frames one level of such a chain takes, with room for what a
+#: module's declarations need
+_FRAMES_PER_USE = 16
+_USE_DEPTH = [0]
+
+
 def lower_subroutine(src: SourceFile, proc: Procedure, registry: FileRegistry, *,
                      collect: bool = False):
     """The kernel of subroutine *proc*.  In collecting mode returns
     ``(kernel or None, errors)``."""
     errors = [] if collect else None
     try:
-        kernel = _lower(src, proc, registry, errors)
+        # the parent's own work on downloaded code: bounded, located
+        with parent_isl_limit(f"translating '{proc.name}'", src.span(proc.line),
+                              FortranError):
+            kernel = _lower(src, proc, registry, errors)
     except FortranError as exc:
         if errors is None:
             raise

@@ -62,13 +62,16 @@ def _local_rank(comm=None):
 
 
 def _pick(spec, names):
-    """Index of the entry *spec* (an index, or a case-insensitive part of a name)
-    among *names*; None if none."""
+    """Index of the entry *spec* among *names*, None if none: an index when
+    *spec* is ASCII digits only (more than 8 match nothing), else the first
+    name that contains it, ASCII letters compared without case and every
+    other character exactly (the C runtime's rule: one specification)."""
     if spec.isascii() and spec.isdigit():
         # (at most 8 digits: int() of thousands of digits raises ValueError)
         return int(spec) if len(spec) <= 8 and int(spec) < len(names) else None
+    needle = spec.encode("utf-8", "surrogateescape").lower()    # bytes: ASCII case only
     for i, name in enumerate(names):
-        if spec.lower() in name.lower():
+        if needle in name.encode("utf-8", "surrogateescape").lower():
             return i
     return None
 
@@ -90,6 +93,8 @@ def _choose_device(platforms, local_rank, environ):
         var = "PYOPENCL_CTX"
         spec = environ.get(var, "")
     dev = None
+    if len(spec.encode("utf-8", "surrogateescape")) > 255:
+        raise RuntimeError(f"{var}={_shown(spec)}: longer than 255 bytes")
     if spec:
         pspec, colon, dspec = spec.partition(":")
         plat = _pick(pspec, [name for name, _ in platforms])
@@ -155,7 +160,8 @@ def _rank_queue(comm=None):
     for p in cl_platforms:
         name = p.name.strip()
         vendor = p.vendor.strip()
-        if vendor and vendor.lower() not in name.lower():
+        if vendor and vendor.encode("utf-8", "surrogateescape").lower() not in \
+                name.encode("utf-8", "surrogateescape").lower():     # (as the C runtime)
             name += f" ({vendor})"
         try:
             devices = p.get_devices(device_type=device_type)

@@ -226,7 +226,7 @@ class _Folder(Rewriter):
             bdt, edt = constant_dtype(base), constant_dtype(ex)
             if is_integer(bdt) and is_integer(edt):
                 if int(ex) >= 0:
-                    return cast_value(int(base) ** int(ex), promote(bdt, edt))
+                    return cast_value(_integer_power(int(base), int(ex)), promote(bdt, edt))
             else:
                 dt = bdt if is_integer(edt) else promote(bdt, edt)
                 with np.errstate(all="ignore"):
@@ -300,6 +300,19 @@ class _Folder(Rewriter):
         if cond is expr.condition and then is expr.then and else_ is expr.else_:
             return expr
         return p.If(cond, then, else_)
+
+
+def _integer_power(base: int, n: int) -> int:
+    """``base ** n`` for ``n >= 0``, computed only while it fits in 64 bits
+    (a larger result overflows every integer kind: OverflowError), so that
+    ``3**2147483647`` costs nothing."""
+    if base in (0, 1) or n == 0:
+        return base ** n if n else 1
+    if base == -1:
+        return -1 if n & 1 else 1
+    if n >= 64:         # |base| >= 2: at least 2**64
+        raise OverflowError(f"{base}**{n} overflows")
+    return base ** n
 
 
 def _exact_real_power(base, n: int):

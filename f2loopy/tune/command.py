@@ -73,10 +73,9 @@ class TuneReport:
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        return path.read_text(encoding="latin-1")
+    from f2loopy.regular_files import read_regular_text
+    try:        # a regular file, bounded: not a FIFO or /dev/zero of a downloaded tree
+        return read_regular_text(path)
     except OSError as exc:
         raise F2LoopyError(f"cannot read {path}: {exc.strerror or exc}") from None
 
@@ -95,8 +94,10 @@ def run_tune(path, *, defines=None, transform=None, sizes=None, verify_sizes=Non
     procedures the file uses are looked up."""
     from f2loopy.pipeline import translate_text
     from f2loopy.tune.measure import Reference, device_label
-    from f2loopy.tune.record import store_entry
+    from f2loopy.tune.record import check_record_name, store_entry
     path = Path(path)
+    if store:
+        check_record_name(path)     # before the run, not after it
     text = _read(path)
     defines = dict(defines or {})
     sizes = dict(sizes or {})
@@ -216,6 +217,12 @@ def plot_tune(report: TuneReport, path) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         raise F2LoopyError("--plot needs matplotlib (pip install matplotlib)") from None
+    from f2loopy.bench.plot import plain_text
+    with plain_text(matplotlib):     # the file's name is shown, never parsed as mathtext
+        _draw(plt, report, path)
+
+
+def _draw(plt, report: TuneReport, path) -> None:
     vs = report.variants
     labels = [format_assignment(v.values) for v in vs]
     times = [v.time_ms or 0.0 for v in vs]

@@ -27,6 +27,7 @@ import os
 import re
 import stat
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,6 +53,45 @@ class RecordError(F2LoopyError):
 def record_path(source: str | os.PathLike) -> Path:
     source = Path(source)
     return source.with_name(source.name + ".tune.json")
+
+
+def check_record_name(source: str | os.PathLike) -> None:
+    """Raise a :class:`RecordError` if the record of *source* cannot exist:
+    its name (the source's name plus ``.tune.json``) is longer than the file
+    system allows.  ``f2loopy tune`` asks before it tunes, not after."""
+    path = record_path(source)
+    try:
+        limit = os.pathconf(path.parent if str(path.parent) else ".", "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    if len(os.fsencode(path.name)) > limit:
+        raise RecordError(f"the tuning record of {Path(source).name} would be named "
+                          f"{path.name}, longer than the {limit} bytes the file system allows "
+                          "for a name: shorten the Fortran file's name (or tune with "
+                          "--dry-run)", SourceSpan(str(source), 1))
+
+
+@contextmanager
+def _locked(folder: Path):
+    """Hold an exclusive lock on *folder* (``flock`` of the folder itself: no
+    lock file is left beside the record), so that two ``f2loopy tune`` runs
+    that store into one record at once both keep their entries.  Where the
+    file system cannot lock, the block runs without."""
+    import fcntl
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) |
+                     getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            pass
+        yield
+    finally:
+        os.close(fd)        # (releases the lock)
 
 
 def source_hash(text: str) -> str:
@@ -224,6 +264,12 @@ def store_entry(source: str | os.PathLike, text: str, *, defines: dict | None,
     values = check_assignment(values)
     sizes = _check_sizes(dict(sizes))
     device = clean_text(device)
+    with _locked(path.parent):     # read, merge and replace as one step
+        return _store(path, sha, defines, transform, device, sizes, values, measurements)
+
+
+def _store(path: Path, sha: str, defines, transform, device: str, sizes: dict, values: dict,
+           measurements: dict) -> Path:
     kept = []
     for e in read_record(path):
         if e.source_sha256 != sha:

@@ -694,10 +694,9 @@ def check_file(path, *, coverage: bool = True, **options) -> CheckReport:
     of inputs until every statement ran (:func:`~f2loopy.verify.coverage.
     check_covering`)."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        text = path.read_text(encoding="latin-1")
+    from f2loopy.regular_files import read_regular_text
+    try:        # a regular file, bounded: not a FIFO or /dev/zero of a downloaded tree
+        text = read_regular_text(path)
     except OSError as exc:
         raise CheckError(f"cannot read {path}: {exc.strerror or exc}") from None
     if coverage:

@@ -171,7 +171,8 @@ class FortranLibrary:
         self.kernels = {k.name.lower(): k for k in kernels}
         fc = find_gfortran()
         suffix = Path(filename).suffix or ".f90"
-        extra_text = "".join(Path(s).read_text(errors="replace") for s in extra_sources)
+        from f2loopy.regular_files import read_regular
+        extra_text = "".join(read_regular(s).decode("utf-8", "replace") for s in extra_sources)
         access = module_access(source + "\n" + extra_text)
         shims = "\n".join(_shim(k, access) for k in kernels) + _missing_helpers(source,
                                                                                 extra_text)
