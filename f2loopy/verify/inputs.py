@@ -578,6 +578,10 @@ class _Planner:
                 add(source, ValueRange(lo - offset, hi - offset,
                                        why=f"subscript {_where(acc)}"))
                 continue
+            if acc.forwarded and used & self.dd_inames[acc.kernel.name]:
+                # (values(rowstart + j - 1) with rowstart = rowstarts(i) and j
+                # a loop over the row: bounded through the loop's bounds)
+                continue
             for name in sorted(feeding):
                 if name in self.user_ranges:
                     continue

@@ -29,6 +29,8 @@ class _Access:
     lb: object          # pymbolic lower bound
     extent: object      # pymbolic extent or None (assumed size)
     array_text: str
+    #: the subscript was seen through a scalar temporary (:func:`_forward`)
+    forwarded: bool = False
 
 
 def _scalar_definitions(kernel: Kernel) -> dict:
@@ -112,9 +114,9 @@ def _array_accesses(kernel: Kernel):
                     continue
                 text = f"{name}({', '.join(str(i) for i in idx)})"
                 for axis, (ix, ext) in enumerate(zip(idx, shape)):
-                    ix = _forward(ix, insn, pos, defs) if defs else ix
-                    out.append(_Access(kernel, insn, name, axis, ix, var.lower_bounds[axis],
-                                       ext, text))
+                    seen = _forward(ix, insn, pos, defs) if defs else ix
+                    out.append(_Access(kernel, insn, name, axis, seen, var.lower_bounds[axis],
+                                       ext, text, forwarded=seen is not ix))
     return out
 
 
