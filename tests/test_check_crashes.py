@@ -496,3 +496,17 @@ end subroutine
 """)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stderr == ""
+
+
+def test_condition_on_a_computed_subscript_is_seen_through_it(tmp_path):
+    # the guard idx <= n keeps buf(idx) in bounds: sizes must not be refused
+    _, res = _check(tmp_path, """subroutine guarded(n, off, a, buf)
+  integer n, off, j, idx
+  real a(n), buf(n)
+  do j = 1, n
+    idx = off + j
+    if (idx <= n) buf(idx) = a(j)
+  end do
+end subroutine
+""")
+    assert res.exit_code == 0, res.output

@@ -31,6 +31,9 @@ class _Access:
     array_text: str
     #: the subscript was seen through a scalar temporary (:func:`_forward`)
     forwarded: bool = False
+    #: the instruction's conditions, seen through the same temporaries
+    #: (``if (idx <= n) buf(idx) = ...``)
+    predicates: tuple = ()
 
 
 def _scalar_definitions(kernel: Kernel) -> dict:
@@ -100,6 +103,8 @@ def _array_accesses(kernel: Kernel):
     out = []
     defs = _scalar_definitions(kernel)
     for pos, insn in enumerate(kernel.instructions):
+        preds = tuple(_forward(c, insn, pos, defs) for c in insn.predicates) if defs else \
+            tuple(insn.predicates)
         if not isinstance(insn, Assignment):
             exprs = insn.read_expressions()
         else:
@@ -116,7 +121,8 @@ def _array_accesses(kernel: Kernel):
                 for axis, (ix, ext) in enumerate(zip(idx, shape)):
                     seen = _forward(ix, insn, pos, defs) if defs else ix
                     out.append(_Access(kernel, insn, name, axis, seen, var.lower_bounds[axis],
-                                       ext, text, forwarded=seen is not ix))
+                                       ext, text, forwarded=seen is not ix,
+                                       predicates=preds))
     return out
 
 
