@@ -82,8 +82,34 @@ def classify(rc: int, out: str) -> str:
     return "error"
 
 
-def run_one(path: str, extra: list[str], timeout: float) -> tuple[str, str, str]:
+#: --quick: one set of inputs, no coverage rounds, in a child process of its own
+_QUICK = """
+import sys
+import numpy as np
+from f2loopy.diagnostics import F2LoopyError
+from f2loopy.verify.check import check_file
+path, transform = sys.argv[1], sys.argv[2] or None
+try:
+    with np.errstate(all="ignore"):
+        report = check_file(path, coverage=False, transform=transform, defines={},
+                            assumed_size_fallback=True)
+except F2LoopyError as exc:
+    print(exc.format(), file=sys.stderr)
+    sys.exit(1)
+except Exception as exc:
+    print(f"f2loopy: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+    sys.exit(1)
+print(report.format())
+sys.exit(0 if report.passed else 1)
+"""
+
+
+def run_one(path: str, extra: list[str], timeout: float,
+            quick: bool = False) -> tuple[str, str, str]:
     cmd = [sys.executable, "-m", "f2loopy.cli", "check", *OPTIONS.get(path, []), *extra, path]
+    if quick and path not in OPTIONS:
+        transform = extra[1] if extra else ""
+        cmd = [sys.executable, "-c", _QUICK, path, transform]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     try:
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
@@ -101,6 +127,8 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("--quick", action="store_true",
+                    help="one set of inputs per file (no coverage rounds): a faster sweep")
     ap.add_argument("--tests", action="store_true",
                     help="also every Fortran unit written in tests/test_*.py")
     args = ap.parse_args(argv)
@@ -111,7 +139,8 @@ def main(argv=None) -> int:
     counts: dict[str, int] = {}
     bad = 0
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for path, kind, out in pool.map(lambda p: run_one(p, extra, args.timeout), files):
+        for path, kind, out in pool.map(lambda p: run_one(p, extra, args.timeout, args.quick),
+                                        files):
             counts[kind] = counts.get(kind, 0) + 1
             print(f"{kind:15s} {path}", flush=True)
             if kind in ("crash", "internal error", "mismatch", "timeout") or args.verbose:

@@ -629,6 +629,8 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                     got2 = run_generated(module, gk_list[idx], got, queue)
                     twice.outputs = compare_outputs(written, got2, again, inputs,
                                                     plan.lower_bounds, tolerances)
+                    honesty.explain_nan_minmax(twice.outputs, got2, again,
+                                               [originals[n] for n in seq], tolerances)
                 except Exception as exc:  # noqa: BLE001 - as the first call's
                     twice.error = _describe_failure(exc)
             if any(o.mismatch is not None for o in kc.outputs) and \

@@ -225,11 +225,11 @@ class _Planner:
     def _domain(self, acc: _Access, inames) -> isl.Set:
         """Instances of the access's instruction over *inames*, with the
         affine predicates of the instruction applied where possible."""
-        k, insn = acc.kernel, acc.insn
+        k = acc.kernel
         order = [i for i in k.all_inames() if i in inames]
         dom = combined_domain(k, order, with_assumptions=False)
         dom, _ = align_params(dom, self._params_space(self.int_scalars))
-        for pred in insn.predicates:
+        for pred in acc.predicates:
             try:
                 cond = set_from_condition(pred, dom.get_space())
             except Exception:  # noqa: BLE001 - not an affine condition: ignored
@@ -308,7 +308,7 @@ class _Planner:
             # loops under the same conditions: one question; real code asks
             # few questions thousands of times)
             key = (acc.kernel.name, acc.index, acc.lb, acc.extent,
-                   frozenset(acc.insn.within_inames), acc.insn.predicates)
+                   frozenset(acc.insn.within_inames), acc.predicates)
             if key in seen:
                 continue
             seen.add(key)
@@ -577,6 +577,10 @@ class _Planner:
                 lo, hi = bounds_of(acc)
                 add(source, ValueRange(lo - offset, hi - offset,
                                        why=f"subscript {_where(acc)}"))
+                continue
+            if acc.forwarded and used & self.dd_inames[acc.kernel.name]:
+                # (values(rowstart + j - 1) with rowstart = rowstarts(i) and j
+                # a loop over the row: bounded through the loop's bounds)
                 continue
             for name in sorted(feeding):
                 if name in self.user_ranges:

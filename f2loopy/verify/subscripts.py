@@ -29,6 +29,11 @@ class _Access:
     lb: object          # pymbolic lower bound
     extent: object      # pymbolic extent or None (assumed size)
     array_text: str
+    #: the subscript was seen through a scalar temporary (:func:`_forward`)
+    forwarded: bool = False
+    #: the instruction's conditions, seen through the same temporaries
+    #: (``if (idx <= n) buf(idx) = ...``)
+    predicates: tuple = ()
 
 
 def _scalar_definitions(kernel: Kernel) -> dict:
@@ -98,6 +103,8 @@ def _array_accesses(kernel: Kernel):
     out = []
     defs = _scalar_definitions(kernel)
     for pos, insn in enumerate(kernel.instructions):
+        preds = tuple(_forward(c, insn, pos, defs) for c in insn.predicates) if defs else \
+            tuple(insn.predicates)
         if not isinstance(insn, Assignment):
             exprs = insn.read_expressions()
         else:
@@ -112,9 +119,10 @@ def _array_accesses(kernel: Kernel):
                     continue
                 text = f"{name}({', '.join(str(i) for i in idx)})"
                 for axis, (ix, ext) in enumerate(zip(idx, shape)):
-                    ix = _forward(ix, insn, pos, defs) if defs else ix
-                    out.append(_Access(kernel, insn, name, axis, ix, var.lower_bounds[axis],
-                                       ext, text))
+                    seen = _forward(ix, insn, pos, defs) if defs else ix
+                    out.append(_Access(kernel, insn, name, axis, seen, var.lower_bounds[axis],
+                                       ext, text, forwarded=seen is not ix,
+                                       predicates=preds))
     return out
 
 
