@@ -173,10 +173,12 @@ def secret_key() -> bytes | None:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd, tmp = _private_temp(path.parent)
             try:
-                os.write(fd, secrets.token_bytes(KEY_BYTES))
-            finally:
-                os.close(fd)
-            try:
+                try:
+                    data = secrets.token_bytes(KEY_BYTES)
+                    if os.write(fd, data) != len(data):
+                        raise OSError("short write")
+                finally:
+                    os.close(fd)
                 os.link(tmp, path)       # never replaces a key another process made
             except FileExistsError:
                 pass
