@@ -8,7 +8,9 @@ FIFO (opening it waits for a writer; reading it, for data), a device
 blocking and without taking a terminal, checks the open file again
 (``fstat``: a file swapped after the first check is not read), and reads at
 most *max_bytes* (+1, to tell a longer file): the caller never blocks and
-never reads more than it allows.
+never reads more than it allows.  A file that holds more than its size says
+(``/proc/self/environ`` says 0 bytes) is refused too: a link to it in a
+downloaded tree would put the environment into a diagnostic.
 
 This module imports nothing of f2loopy: any layer may use it.
 """
@@ -78,6 +80,10 @@ def read_regular(path, max_bytes: int = MAX_SOURCE_BYTES) -> bytes:
     data = b"".join(chunks)
     if len(data) > max_bytes:
         raise FileTooLarge(path, max_bytes)
+    if len(data) > st.st_size:
+        # more than its size: a file of /proc or /sys (/proc/self/environ
+        # says 0 bytes and holds the environment), or one that grows
+        raise NotARegularFile(path)
     return data
 
 

@@ -96,10 +96,10 @@ def parent_isl_limit(what: str, span, error: type = CodegenError):
         with isl_operation_limit(limit):
             yield
     except IslQuotaExceeded:
-        raise error(f"{what} needs more than {limit} isl operations (loop bounds "
-                           "or subscripts whose integer sets grow too large, such as deep "
-                           "nests of '/' and 'mod' bounds); simplify them, or raise the limit "
-                           "with F2LOOPY_ISL_LIMIT", span) from None
+        raise error(f"{what} needs more than {limit} isl operations (many statements "
+                    "whose subscripts may overlap, or loop bounds and subscripts whose integer "
+                    "sets grow too large, such as deep nests of '/' and 'mod' bounds); split or "
+                    "simplify them, or raise the limit with F2LOOPY_ISL_LIMIT", span) from None
 
 
 #: integer divisions (isl's existentially quantified variables) that one

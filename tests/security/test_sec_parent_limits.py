@@ -252,3 +252,17 @@ def test_a_source_that_is_a_fifo_or_a_device_is_refused_before_it_is_opened(tmp_
     assert files_in(tmp_path) == before
 
 # }}}
+
+
+def test_a_source_linked_to_proc_environ_does_not_print_the_environment(tmp_path):
+    """/proc/self/environ is a 'regular' file of size 0 that holds the
+    environment: a syntax error would show its first line (secrets in a CI
+    log)."""
+    from security_util import CANARY
+    if not Path("/proc/self/environ").exists():
+        pytest.skip("no /proc")
+    (tmp_path / "env.f90").symlink_to("/proc/self/environ")
+    proc = run_cli(["translate", "env.f90"], tmp_path, timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "cannot read env.f90: not a regular file" in proc.stderr, proc.stderr
+    assert CANARY not in proc.stdout + proc.stderr
