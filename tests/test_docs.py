@@ -32,7 +32,9 @@ def test_html_builds_without_warnings(tmp_path):
     proc = _sphinx("html", tmp_path / "html")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert not proc.stderr.strip(), proc.stderr
-    commands = (tmp_path / "html" / "commands.html").read_text()
+    commands = "".join(p.read_text() for p in (tmp_path / "html" / "commands").glob("*.html"))
+    commands += (tmp_path / "html" / "commands.html").read_text()
+    assert len(list((tmp_path / "html" / "commands").glob("*.html"))) == 8   # a page each
     for option in ("--depfile", "--fflags", "--transform", "F2LOOPY_PROFILE"):
         assert option in commands, option          # generated from the CLI itself
     assert "add_global_barriers_between_nests" in (tmp_path / "html" / "api.html").read_text()
