@@ -111,8 +111,12 @@ def translate_one(path: str, output_dir=None, defines=None, transform=None,
     outcome.written = [str(p) for p in written]
     outcome.inputs = _unique(str(p) for p in result.inputs)
     if tuning:
+        # (a translation from the cache has no kernels and no tunables: then
+        # whether a file of it calls tunable(...) stands in)
+        declared = bool(result.tunables) if result.kernels else _mention_tunables(
+            outcome.inputs)
         outcome.inputs = _unique(outcome.inputs + tuning_record_inputs(
-            path, outcome.inputs, create=for_depfile))
+            path, declared=declared, create=for_depfile))
     outcome.warnings = unused_define_warnings(path, defines or {}, outcome.inputs)
     if transform and defines:
         outcome.warnings += recipe_option_warnings(path, transform, defines)
@@ -194,26 +198,32 @@ def check_depfile_paths(source: str, paths) -> None:
             raise F2LoopyError(f"{visible(source)}: --depfile: {exc}") from None
 
 
-def tuning_record_inputs(path: str, inputs, *, create: bool = False) -> list[str]:
+def tuning_record_inputs(path: str, *, declared: bool, create: bool = False) -> list[str]:
     """``[FILE.tune.json]`` when a translation of *path* reads it: the record
-    exists, or a file of the translation (the Fortran, its recipes) declares a
-    ``tunable(...)``; with *create*, such a record that does not exist yet is
-    created empty (Make remakes whatever depends on a missing file at every
-    build, so a depfile can only name a record that exists).  A build then
-    translates again once ``f2loopy tune`` fills the record."""
+    exists, or the translation's script or recipe *declared* ``tunable(...)``
+    choices (``-D tile=8`` given to ``gpu_tiling`` declares none); with
+    *create*, such a record that does not exist yet is created empty (Make
+    remakes whatever depends on a missing file at every build, so a depfile
+    can only name a record that exists).  A build then translates again once
+    ``f2loopy tune`` fills the record."""
     from f2loopy.tune.record import create_empty_record, record_path
     record = record_path(path)
     if record.exists():
         return [str(record)]
+    if declared and create and create_empty_record(record):
+        return [str(record)]
+    return []
+
+
+def _mention_tunables(inputs) -> bool:
     for p in inputs:
         try:
             with open(p, encoding="utf-8", errors="replace") as f:
-                declares = "tunable(" in f.read()
+                if "tunable(" in f.read():
+                    return True
         except OSError:
-            declares = False
-        if declares:
-            return [str(record)] if create and create_empty_record(record) else []
-    return []
+            pass
+    return False
 
 
 def recipe_option_warnings(path: str, transform: str, defines: dict) -> list[str]:

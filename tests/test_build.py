@@ -35,8 +35,10 @@ def test_depfile_lists_outputs_and_inputs(tmp_path):
     text = (tmp_path / "saxpy.d").read_text()
     outputs = " ".join(str(tmp_path / n) for n in ["saxpy.cl", "saxpy_cl.py", "saxpy_cl.f90",
                                                    "saxpy_cl.c"])
-    assert text == (f"{outputs}: {src} \\\n  {RECIPES / 'gpu_tiling.py'}\n\n"
-                    f"{src}:\n{RECIPES / 'gpu_tiling.py'}:\n")
+    # gpu_tiling declares a tunable: the tuning record is an input too (issue 28)
+    record = f"{src}.tune.json"
+    assert text == (f"{outputs}: {src} \\\n  {RECIPES / 'gpu_tiling.py'} \\\n  {record}\n\n"
+                    f"{src}:\n{RECIPES / 'gpu_tiling.py'}:\n{record}:\n")
 
 
 def test_depfile_escapes_make_characters():

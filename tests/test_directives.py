@@ -347,7 +347,7 @@ def test_name_error_with_suggestion(tmp_path):
      "'split_iname'?)"),
     ("lp.to_batched(k, 'nbatches', [])",
      "AttributeError: module 'loopy' has no attribute 'to_batched' (f2loopy "
-     "does not provide it; the README lists the transformations it has)"),
+     "does not provide it; docs/guide/usage.md lists the transformations it has)"),
 ])
 def test_loopy_spelling_mistakes_get_suggestions(call, message, tmp_path):
     exc = fail(f"import loopy as lp\nk, = parse_fortran(SOURCE, FILENAME)\nk = {call}",

@@ -32,7 +32,9 @@ def test_html_builds_without_warnings(tmp_path):
     proc = _sphinx("html", tmp_path / "html")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert not proc.stderr.strip(), proc.stderr
-    commands = (tmp_path / "html" / "commands.html").read_text()
+    commands = "".join(p.read_text() for p in (tmp_path / "html" / "commands").glob("*.html"))
+    commands += (tmp_path / "html" / "commands.html").read_text()
+    assert len(list((tmp_path / "html" / "commands").glob("*.html"))) == 8   # a page each
     for option in ("--depfile", "--fflags", "--transform", "F2LOOPY_PROFILE"):
         assert option in commands, option          # generated from the CLI itself
     assert "add_global_barriers_between_nests" in (tmp_path / "html" / "api.html").read_text()
@@ -147,3 +149,49 @@ def test_manual_page_is_generated_from_the_cli():
     for command in ("translate", "show", "check", "bench", "tune", "recipes", "samples"):
         assert f".SS f2loopy {command}" in page
     assert "F2LOOPY_DEVICE=gpu|cpu|accelerator" in page
+
+
+def _readme_section(title):
+    text = (ROOT / "README.md").read_text()
+    start = text.index(f"\n## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end > 0 else len(text)]
+
+
+def _fenced(text, language):
+    return [m.group(1) for m in re.finditer(rf"```{language}\n(.*?)```", text, re.S)]
+
+
+def test_readme_keeps_the_set_up_commands_and_links_to_the_docs():
+    setup = _readme_section("Set-up on a fresh machine")
+    assert _fenced(setup, "sh")[:2] == [
+        "bash scripts/setup.sh && f2loopy translate samples/saxpy.f90 && python3 "
+        "samples/saxpy_demo.py\n", "python3 -m pytest -q tests\n"]
+    links = re.findall(r"\]\((docs/[^)]+)\)", _readme_section("Documentation"))
+    assert len(links) >= 10
+    for link in links:
+        assert (ROOT / link).is_file(), link
+
+
+@needs_gfortran
+@pytest.mark.opencl
+def test_readme_quick_start_runs(tmp_path):
+    pytest.importorskip("pyopencl")
+    shutil.copytree(ROOT / "samples", tmp_path / "samples",
+                    ignore=shutil.ignore_patterns("*_cl.py", "*.cl", "*_cl.f90", "*_cl.c"))
+    quick = _readme_section("Quick start")
+    (commands,) = _fenced(quick, "sh")
+    for line in commands.splitlines():
+        command = line.split("  #")[0].strip()
+        proc = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True,
+                              text=True, env=_env(tmp_path))
+        assert proc.returncode == 0, (command, proc.stdout, proc.stderr)
+    (python,) = _fenced(quick, "python")
+    namespace: dict = {}
+    sys.path.insert(0, str(tmp_path / "samples"))
+    try:
+        exec(compile(python, "README.md", "exec"), namespace)
+    finally:
+        sys.path.remove(str(tmp_path / "samples"))
+        sys.modules.pop("saxpy_cl", None)
+    assert namespace["y"].tolist() == [2.0 * i + 1 for i in range(10)]

@@ -1,4 +1,4 @@
-"""The package's layering (README, "Where things are"): every import, also one
+"""The package's layering (docs/design.md, "Where things are"): every import, also one
 inside a function, points down the stages, and modules do not import each other
 in a cycle (except inside ``ir/``, whose modules describe one data structure)."""
 
@@ -85,7 +85,7 @@ def _graph() -> dict[str, set[str]]:
 
 def test_every_module_has_a_layer():
     missing = sorted(m for m in _modules() if m and _layer(m) is None)
-    assert not missing, f"add these modules to LAYERS (and README's table): {missing}"
+    assert not missing, f"add these modules to LAYERS (and the table of docs/design.md): {missing}"
 
 
 def test_imports_point_down():

@@ -494,3 +494,20 @@ def test_not_covered_names_the_inputs_that_decide(tmp_path):
     assert ("  two.f90:12: t2 = -b(i)\n"
             "    (it runs depending on a, b, n: give them other values with --size/--range)\n"
             "NOT COVERED: 1 statement(s)") in proc.stdout
+
+
+def test_no_record_where_the_recipe_declares_no_tunable(tmp_path):
+    (tmp_path / "scale.f90").write_text(SCALE)
+    proc = run("f2loopy.cli", "translate", "--depfile", "scale.d", "--transform", "gpu_tiling",
+               "-D", "tile=8", "scale.f90", cwd=tmp_path, env={"F2LOOPY_NO_CACHE": "1"})
+    assert proc.returncode == 0, proc.stderr
+    assert "tune.json" not in (tmp_path / "scale.d").read_text()
+    assert not (tmp_path / "scale.f90.tune.json").exists()
+    # without tile=, the recipe's tunable: the record (translated from the cache too)
+    for _ in range(2):
+        (tmp_path / "scale.f90.tune.json").unlink(missing_ok=True)
+        proc = run("f2loopy.cli", "translate", "--depfile", "scale.d", "--transform",
+                   "gpu_tiling", "scale.f90", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert "scale.f90.tune.json" in (tmp_path / "scale.d").read_text()
+        assert (tmp_path / "scale.f90.tune.json").exists()

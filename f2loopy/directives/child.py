@@ -448,7 +448,7 @@ class _Runner:
         if close:
             return f" (did you mean {' or '.join(repr(c) for c in close)}?)"
         if getattr(module, "__name__", "") in ("loopy", "f2loopy"):
-            return " (f2loopy does not provide it; the README lists the transformations it has)"
+            return " (f2loopy does not provide it; docs/guide/usage.md lists the transformations it has)"
         return ""
 
     def format_traceback(self, exc) -> str:
