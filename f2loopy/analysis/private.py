@@ -1,0 +1,283 @@
+"""Which temporaries each iteration of a loop may have a copy of (privatisation).
+
+A temporary is *private* to loop ``x`` when giving every iteration of ``x``
+its own copy keeps the Fortran meaning:
+
+* every read of it inside ``x`` sees a value written earlier in the same
+  iteration of ``x`` (never one left by an earlier iteration), and
+* every read of it outside ``x`` sees a value written outside ``x`` after
+  the loop last wrote it (no value leaves the loop).
+
+A read *sees a value written earlier* when the writes that precede it in
+program order, run in loops that all enclose the read (so in the same
+iterations of those loops) and write the same element, cover every case in
+which the read runs: the read's conditions imply that one of the writes ran.
+Conditions are compared as conjunctions of literals (a condition or its
+``not``) by enumerating the truth values of the conditions involved; a
+write's condition counts only if nothing between the write and the read
+changes what it reads (a flag that only ever becomes true, such as the
+``exited`` flag of an ``exit``, counts where the read runs only while it is
+false).  Array elements match when their subscripts are the same
+expressions of values that do not change in between.
+
+Only temporaries a work-item can hold privately qualify: scalars, and
+arrays of constant size whose address space is not global.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import pymbolic.primitives as p
+
+from f2loopy.analysis.accesses import Access
+from f2loopy.ir.expressions import variables_read
+from f2loopy.ir.kernel import AddressSpace, Assignment, Kernel
+
+#: the most conditions whose truth values are enumerated for one read
+MAX_CONDITIONS = 12
+
+
+def _literals(predicates) -> tuple | None:
+    """``(condition, polarity)`` pairs of a conjunction, or None if a
+    predicate is not a conjunction of literals."""
+    out = []
+    todo = list(predicates)
+    while todo:
+        e = todo.pop()
+        if isinstance(e, p.LogicalAnd):
+            todo.extend(e.children)
+        elif isinstance(e, p.LogicalNot):
+            out.append((e.child, False))
+        else:
+            out.append((e, True))
+    return tuple(out)
+
+
+def _is_true(expr) -> bool:
+    return isinstance(expr, (bool, np.bool_)) and bool(expr)
+
+
+@dataclass
+class _Context:
+    """Facts about one kernel that every query shares."""
+
+    kernel: Kernel
+    position: dict
+    writers: dict            # variable -> positions of the instructions writing it
+    inames: frozenset
+
+    @classmethod
+    def of(cls, kernel: Kernel) -> _Context:
+        position = {insn.id: k for k, insn in enumerate(kernel.instructions)}
+        writers: dict = {}
+        for k, insn in enumerate(kernel.instructions):
+            for n in insn.assignee_names():
+                writers.setdefault(n, []).append(k)
+        return cls(kernel, position, writers, frozenset(kernel.all_inames()))
+
+    def _between(self, w, r) -> list:
+        """Instructions that may run after *w* (included) and before *r* in
+        the same iterations of *w*'s loops."""
+        insns = self.kernel.instructions
+        lo, hi = self.position[w.id], self.position[r.id]
+        loops = set(r.within_inames) - set(w.within_inames)
+        return [q for k, q in enumerate(insns)
+                if lo <= k < hi or (loops and loops & set(q.within_inames))]
+
+    def stable(self, expr, w, r, between, *, false_at_read: bool = False) -> bool:
+        """Whether *expr* has the same value at *w* and at *r*
+        (*false_at_read*: only needed where it is false at *r*)."""
+        for name in variables_read(expr):
+            if name in self.inames:
+                if name not in w.within_inames:
+                    return False
+                continue
+            for q in between:
+                if name not in q.assignee_names():
+                    continue
+                # a flag that only becomes true: false at r means false at w
+                if false_at_read and isinstance(expr, p.Variable) \
+                        and isinstance(q, Assignment) and _is_true(q.expression) \
+                        and not hasattr(q.assignee, "aggregate"):
+                    continue
+                return False
+        return True
+
+
+def privatizable(kernel: Kernel, name: str) -> bool:
+    """Whether a work-item can hold temporary *name* privately."""
+    t = kernel.temporaries.get(name)
+    if t is None or t.base_storage:
+        return False
+    if t.is_scalar:
+        return True
+    return t.address_space in (None, AddressSpace.PRIVATE) and all(
+        isinstance(s, (int, np.integer)) for s in t.shape)
+
+
+class Privatisation:
+    """Answers :meth:`why_not` for the loops and temporaries of one kernel."""
+
+    def __init__(self, kernel: Kernel):
+        self.ctx = _Context.of(kernel)
+        self._cover: dict = {}
+
+    def _covered(self, r, acc: Access, writes: list, within: str | None = None,
+                 avoid: str | None = None) -> bool:
+        """Whether the writes *writes* (instructions before *r*, see the
+        module docstring) cover every case in which *r* reads *acc*
+        (*within*: a loop they must all run in; *avoid*: one they must not)."""
+        key = (r.id, acc.index, tuple(w.id for w in writes), within, avoid)
+        if key in self._cover:
+            return self._cover[key]
+        read = _literals(r.predicates)
+        fixed = {}
+        for atom, pol in read:
+            if fixed.get(atom, pol) != pol:
+                self._cover[key] = True      # never runs
+                return True
+            fixed[atom] = pol
+        options = []
+        for w in writes:
+            lits = _literals(w.predicates)
+            between = self.ctx._between(w, r)
+            if acc.index is not None and not all(
+                    self.ctx.stable(e, w, r, between) for e in acc.index):
+                continue
+            if all(self.ctx.stable(a, w, r, between,
+                                   false_at_read=fixed.get(a, None) is False and not pol)
+                   for a, pol in lits):
+                options.append(lits)
+        for flag in self._witness_flags(r, acc, within, avoid):
+            options.append(((p.Variable(flag), True),))
+        ok = self._implies(fixed, options)
+        self._cover[key] = ok
+        return ok
+
+    def _witness_flags(self, r, acc: Access, within: str | None,
+                       avoid: str | None) -> list[str]:
+        """Flags ``F`` (the ``exited`` flag of an ``exit``) whose being true at
+        *r* means that an assignment of *acc*'s element ran before: ``F =
+        .false.`` runs unconditionally before *r* in the same iterations, and
+        every ``F = .true.`` in between follows, in the same
+        loops, an assignment of the element under at most its conditions and
+        ``.not. F`` (as ``do ...; if (c) exit; ...`` leaves the loop index's
+        value: ``if (c .and. .not. exited) j_value = j``, then ``if (c)
+        exited = .true.``); all in loop *within* if given, none in loop
+        *avoid*."""
+        kernel = self.ctx.kernel
+        pos = self.ctx.position
+        out = []
+        for f0 in kernel.instructions[:pos[r.id]]:
+            if not isinstance(f0, Assignment) or f0.predicates \
+                    or (within is not None and within not in f0.within_inames) \
+                    or hasattr(f0.assignee, "aggregate") \
+                    or not isinstance(f0.expression, (bool, np.bool_)) or f0.expression \
+                    or not f0.within_inames <= r.within_inames:
+                continue
+            flag = f0.assignee_name
+            t = kernel.temporaries.get(flag)
+            if t is None or not t.is_scalar or flag in out:
+                continue
+            sets = [q for q in self.ctx._between(f0, r)
+                    if q is not f0 and flag in q.assignee_names()]
+            if sets and all(avoid not in q.within_inames
+                            and self._witnessed(q, flag, acc, f0) for q in sets):
+                out.append(flag)
+        return out
+
+    def _witnessed(self, q, flag: str, acc: Access, f0) -> bool:
+        if not isinstance(q, Assignment) or not _is_true(q.expression):
+            return False
+        pos = self.ctx.position
+        allowed = set(_literals(q.predicates)) | {(p.Variable(flag), False)}
+        for w in self.ctx.kernel.instructions[pos[f0.id] + 1:pos[q.id]]:
+            if w.within_inames != q.within_inames or not isinstance(w, Assignment) \
+                    or w.assignee_name != acc.name:
+                continue
+            widx = None if not hasattr(w.assignee, "aggregate") else \
+                tuple(w.assignee.index) if isinstance(w.assignee.index, tuple) \
+                else (w.assignee.index,)
+            if widx != acc.index or not set(_literals(w.predicates)) <= allowed:
+                continue
+            between = [x for x in self.ctx.kernel.instructions[pos[w.id]:pos[q.id]]]
+            if all(self.ctx.stable(a, w, q, between) for a, _ in _literals(q.predicates)) \
+                    and (acc.index is None
+                         or all(self.ctx.stable(e, w, q, between) for e in acc.index)):
+                return True
+        return False
+
+    @staticmethod
+    def _implies(fixed: dict, options: list) -> bool:
+        if any(all(fixed.get(a) == pol for a, pol in lits) for lits in options):
+            return True
+        free = []
+        for lits in options:
+            for a, _ in lits:
+                if a not in fixed and a not in free:
+                    free.append(a)
+        if not options or len(free) > MAX_CONDITIONS:
+            return False
+        for values in itertools.product((False, True), repeat=len(free)):
+            env = dict(fixed)
+            env.update(zip(free, values))
+            if not any(all(env[a] == pol for a, pol in lits) for lits in options):
+                return False
+        return True
+
+    def why_not(self, x: str, name: str, accs: list[Access]) -> str:
+        """Empty if temporary *name* (with accesses *accs*, all of the
+        kernel's) is private to loop *x*, else why not (a clause such as
+        ``"line 15 may read the value of an earlier iteration ..."``)."""
+        kernel = self.ctx.kernel
+        if not privatizable(kernel, name):
+            return "it is not a temporary a work-item can hold privately"
+        insns = kernel.id_to_insn
+        pos = self.ctx.position
+        writes = [a for a in accs if a.is_write]
+        inside = [insns[a.insn_id] for a in writes if x in insns[a.insn_id].within_inames]
+        for acc in accs:
+            if acc.is_write:
+                continue
+            r = insns[acc.insn_id]
+            r_in = x in r.within_inames
+            cands = []
+            for wa in writes:
+                w = insns[wa.insn_id]
+                if pos[w.id] >= pos[r.id] or wa.index != acc.index \
+                        or not w.within_inames <= r.within_inames:
+                    continue
+                if r_in and x not in w.within_inames:
+                    continue
+                if not r_in:
+                    loops = set(r.within_inames) - set(w.within_inames)
+                    if any(pos[w.id] < pos[q.id] < pos[r.id]
+                           or loops & set(q.within_inames) for q in inside):
+                        continue
+                cands.append(w)
+            if self._covered(r, acc, cands, x if r_in else None, None if r_in else x):
+                continue
+            line = _line(r)
+            if not r_in:
+                return (f"line {line} reads the value the loop leaves in it "
+                        f"(each iteration would need its own copy)")
+            if cands:
+                lines = sorted({_line(w) for w in cands}, key=_num)
+                what = f"the assignment at line {lines[0]} before it does" \
+                    if len(lines) == 1 else \
+                    f"the assignments at lines {', '.join(lines)} before it do"
+                return (f"line {line} may read the value of an earlier iteration "
+                        f"({what} not cover every case)")
+            return f"line {line} may read the value of an earlier iteration"
+        return ""
+
+
+def _line(insn) -> str:
+    return str(insn.span.line) if insn.span is not None else "?"
+
+
+def _num(text: str) -> int:
+    return int(text) if text.isdigit() else 0
