@@ -29,12 +29,14 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+import islpy as isl
 import numpy as np
 import pymbolic.primitives as p
 
 from f2loopy.analysis.accesses import Access
 from f2loopy.ir.expressions import variables_read
-from f2loopy.ir.kernel import AddressSpace, Assignment, Kernel
+from f2loopy.ir.isl_tools import NonAffineError, align_params, make_space, set_from_condition
+from f2loopy.ir.kernel import AddressSpace, Assignment, Kernel, ScalarArg
 
 #: the most conditions whose truth values are enumerated for one read
 MAX_CONDITIONS = 12
@@ -124,6 +126,7 @@ class Privatisation:
     def __init__(self, kernel: Kernel):
         self.ctx = _Context.of(kernel)
         self._cover: dict = {}
+        self._params: dict = {}
 
     def _covered(self, r, acc: Access, writes: list, within: str | None = None,
                  avoid: str | None = None) -> bool:
@@ -153,9 +156,73 @@ class Privatisation:
                 options.append(lits)
         for flag in self._witness_flags(r, acc, within, avoid):
             options.append(((p.Variable(flag), True),))
-        ok = self._implies(fixed, options)
+        ok = self._implies(fixed, options, self._other_elements(r, acc, within))
         self._cover[key] = ok
         return ok
+
+    def _other_elements(self, r, acc: Access, within: str | None) -> list | None:
+        """Literals that together say *r* reads an element that no write in
+        loop *within* touches (whose value then comes from before the loop,
+        the same in every iteration): ``(e_r == e_w, False)`` per write;
+        None where that cannot be stated (a scalar, or a write's subscripts
+        use values the read does not share)."""
+        if acc.index is None or within is None:
+            return None
+        kernel = self.ctx.kernel
+        out = []
+        for k in self.ctx.writers.get(acc.name, ()):
+            w = kernel.instructions[k]
+            if within not in w.within_inames:
+                continue
+            widx = tuple(w.assignee.index) if isinstance(w.assignee.index, tuple) \
+                else (w.assignee.index,)
+            if len(widx) != len(acc.index):
+                return None
+            for e in widx:
+                for n in variables_read(e):
+                    if (n in self.ctx.inames and n not in r.within_inames) \
+                            or (n not in self.ctx.inames and n in self.ctx.writers):
+                        return None
+            conds = [p.Comparison(a, "==", b) for a, b in zip(acc.index, widx) if a != b]
+            if not conds:
+                return None     # the same element
+            if len(conds) > 1:
+                return None
+            out.append((conds[0], False))
+        return out
+
+    def _feasible(self, env: dict) -> bool:
+        """Whether the kernel's assumptions allow the truth values *env* of
+        the conditions on parameters alone (``NSSOPT == 2``)."""
+        kernel = self.ctx.kernel
+        s = kernel.assumptions.params()
+        found = False
+        for atom, value in env.items():
+            ps = self._param_set(atom)
+            if ps is None:
+                continue
+            found = True
+            part = (ps if value else ps.complement()).params()
+            s, part = align_params(s, part)
+            s = s & part
+        return not found or not s.is_empty()
+
+    def _param_set(self, atom):
+        if atom in self._params:
+            return self._params[atom]
+        kernel = self.ctx.kernel
+        names = variables_read(atom)
+        out = None
+        if names and all(n not in self.ctx.writers and n not in self.ctx.inames
+                         and isinstance(_var(kernel, n), ScalarArg)
+                         and _var(kernel, n).dtype.kind in "iu" for n in names) \
+                and isinstance(atom, p.Comparison):
+            try:
+                out = set_from_condition(atom, make_space((), sorted(names)))
+            except (NonAffineError, isl.Error, TypeError, ValueError):
+                out = None
+        self._params[atom] = out
+        return out
 
     def _witness_flags(self, r, acc: Access, within: str | None,
                        avoid: str | None) -> list[str]:
@@ -210,21 +277,30 @@ class Privatisation:
                 return True
         return False
 
-    @staticmethod
-    def _implies(fixed: dict, options: list) -> bool:
+    def _implies(self, fixed: dict, options: list, other: list | None) -> bool:
+        """Whether, when the literals *fixed* hold, one of the conjunctions
+        *options* holds or (*other*) all literals of *other* hold."""
         if any(all(fixed.get(a) == pol for a, pol in lits) for lits in options):
             return True
+        if other is not None and all(fixed.get(a) == pol for a, pol in other):
+            return True
         free = []
-        for lits in options:
+        for lits in options + ([other] if other else []):
             for a, _ in lits:
                 if a not in fixed and a not in free:
                     free.append(a)
-        if not options or len(free) > MAX_CONDITIONS:
+        if not options and not other:
+            return not self._feasible(fixed)
+        if len(free) > MAX_CONDITIONS:
             return False
         for values in itertools.product((False, True), repeat=len(free)):
             env = dict(fixed)
             env.update(zip(free, values))
-            if not any(all(env[a] == pol for a, pol in lits) for lits in options):
+            if any(all(env[a] == pol for a, pol in lits) for lits in options):
+                continue
+            if other is not None and all(env[a] == pol for a, pol in other):
+                continue
+            if self._feasible(env):
                 return False
         return True
 
@@ -239,11 +315,15 @@ class Privatisation:
         pos = self.ctx.position
         writes = [a for a in accs if a.is_write]
         inside = [insns[a.insn_id] for a in writes if x in insns[a.insn_id].within_inames]
+        first = min((pos[q.id] for q in inside), default=None)
         for acc in accs:
             if acc.is_write:
                 continue
             r = insns[acc.insn_id]
             r_in = x in r.within_inames
+            if not r_in and first is not None and pos[r.id] < first and not any(
+                    set(r.within_inames) & set(q.within_inames) for q in inside):
+                continue        # runs before the loop, and never again after it
             cands = []
             for wa in writes:
                 w = insns[wa.insn_id]
@@ -273,6 +353,10 @@ class Privatisation:
                         f"({what} not cover every case)")
             return f"line {line} may read the value of an earlier iteration"
         return ""
+
+
+def _var(kernel: Kernel, name: str):
+    return kernel.variable(name) if kernel.has_variable(name) else None
 
 
 def _line(insn) -> str:
