@@ -68,7 +68,10 @@ def test_plans_map_every_column_loop():
         "auto: kernel 'early_exit': plan grid, jl -> g.0/l.0",
         "auto: kernel 'species_order': plan grid, jm -> g.1/l.1, jl -> g.0/l.0, "
         "jl_1 -> g.0/l.0, jl_2 -> g.0/l.0, jl_3 -> g.0/l.0, jn_1 -> g.1/l.1, jl_4 -> g.0/l.0",
-        "auto: kernel 'insertion_order': plan grid, jl -> g.0/l.0, jm -> g.1/l.1"]
+        "auto: kernel 'insertion_order': plan grid, jl -> g.0/l.0, jm -> g.1/l.1",
+        "auto: kernel 'whole_fills': plan one-group, zacc_i1 -> l.0 (one group of 128), "
+        "pflux_i1 -> l.0 (one group of 128), psum_i1 -> l.0 (one group of 128), "
+        "jl -> l.0 (one group of 128), jl_1 -> l.0 (one group of 128)"]
 
 
 def test_scalar_assigned_only_under_a_condition_keeps_the_loop_sequential():
@@ -167,3 +170,82 @@ def test_check_transform_auto(path, sizes):
     res = CliRunner().invoke(main, ["check", "--transform", "auto", *args, str(path)])
     assert res.exit_code == 0, res.output
     assert "FAIL" not in res.output
+
+
+SPECIES = """subroutine t(n, opt, lflag, a, b)
+  integer, intent(in) :: n, opt
+  logical, intent(in) :: lflag
+  double precision, intent(in) :: a(n)
+  double precision, intent(out) :: b(n)
+  double precision :: z, zv(3)
+  integer :: i, m
+  z = 0
+  zv(1) = 1
+  zv(2) = 2
+  zv(3) = 3
+  do i = 1, n
+    if (opt == 0) then
+      z = a(i)
+    else if (opt == 1) then
+      z = 2*a(i)
+    end if
+    b(i) = z
+    do m = 1, 3
+      if (lflag .and. m == 2) zv(2) = a(i)
+      b(i) = b(i) + zv(m)
+    end do
+  end do
+end subroutine
+"""
+
+
+@pytest.mark.parametrize("change, why", [
+    # z: for other values of opt no iteration assigns it (the value from
+    # before the loop); zv(m): the element each iteration assigns is assigned
+    # before it is read where m == 2, and no iteration assigns the others
+    (("", ""), ""),
+    # the element is assigned at m == 1 but read at m == 2: not proven
+    (("lflag .and. m == 2", "lflag .and. m == 1"),
+     "line 21 may read the value of an earlier iteration (the assignment at line 20 "
+     "before it does not cover every case)"),
+    # a condition that changes from iteration to iteration
+    (("lflag .and. m == 2", "a(i) > 0 .and. m == 2"),
+     "line 21 may read the value of an earlier iteration (the assignment at line 20 "
+     "before it does not cover every case)"),
+    # read before this iteration assigns it
+    (("b(i) = z", "b(i) = z + zv(2)"), "line 18 may read the value of an earlier iteration"),
+])
+def test_species_arrays_and_switches(change, why):
+    knl = parse_fortran(SPECIES.replace(*change), "t.f90")["t"]
+    v = loop_dependences(knl)["i"]
+    assert (v.parallel, v.reason) == (not why, f"carries a dependence on 'zv': {why}"
+                                      if why else "")
+
+
+def test_assumptions_rule_out_switch_values():
+    knl = parse_fortran("""subroutine t(n, opt, a, b)
+  integer, intent(in) :: n, opt
+  double precision, intent(in) :: a(n)
+  double precision, intent(out) :: b(n)
+  double precision :: z
+  integer :: i
+  z = 0
+  do i = 1, n
+    if (opt == 0) then
+      z = a(i)
+    else if (opt == 1) then
+      z = 2*a(i)
+    end if
+    b(i) = z
+    if (a(i) > 0.5d0) z = 1
+  end do
+end subroutine
+""", "t.f90")["t"]
+    # for other values of opt, the read sees what an earlier iteration left
+    v = loop_dependences(knl)["i"]
+    assert (v.parallel, v.reason) == (False, (
+        "carries a dependence on 'z': line 14 may read the value of an earlier iteration "
+        "(the assignments at lines 10, 12 before it do not cover every case)"))
+    from f2loopy.transform.parameters import assume
+    assert loop_dependences(assume(knl, "opt >= 0 and opt <= 1"))["i"].parallel
+    assert not loop_dependences(assume(knl, "opt >= 0 and opt <= 2"))["i"].parallel

@@ -23,7 +23,7 @@ from util import needs_gfortran
 
 ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = ROOT / "samples" / "columns" / "column_physics.f90"
-SIZES = ["--size", "klon=13", "--size", "kidia=2", "--size", "kfdia=12", "--size", "klev=9"]
+SIZES = ["--size", "klon=13", "--size", "kidia=2", "--size", "kfdia=9", "--size", "klev=9"]
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +141,9 @@ def test_auto_takes_the_scc_plan_for_column_routines(tmp_path):
         "auto: kernel 'species_order': plan scc, 5 horizontal loops (jl, jl_1, jl_2, ...) -> "
         "jl_outer (g.0, blocks of 128), jl_inner (l.0); private column temporaries: "
         "llindex, zmin",
-        "auto: kernel 'insertion_order': plan grid, jl -> g.0/l.0, jm -> g.1/l.1"]
+        "auto: kernel 'insertion_order': plan grid, jl -> g.0/l.0, jm -> g.1/l.1",
+        "auto: kernel 'whole_fills': plan scc, 2 horizontal loops (jl, jl_1) -> jl_outer "
+        "(g.0, blocks of 128), jl_inner (l.0); private column temporaries: zacc"]
     off = CliRunner().invoke(main, ["translate", "--transform", "auto", "-D", "columns=off",
                                     "-o", str(tmp_path), str(COLUMNS)])
     assert "plan scc" not in off.output
@@ -156,3 +158,14 @@ def test_check_against_gfortran(options):
     res = CliRunner().invoke(main, ["check", *options, *SIZES, str(COLUMNS)])
     assert res.exit_code == 0, res.output
     assert "FAIL" not in res.output
+
+
+def test_whole_extent_fills_run_on_the_columns(unit):
+    knl = scc(unit["whole_fills"], block=32)
+    # the temporary's fill is narrowed to the columns (and zacc demoted); the
+    # argument's columns outside kidia..kfdia get loops of their own
+    assert sorted(i.id for i in knl.instructions if "jl_inner" not in i.within_inames) == \
+        ["pflux_hi", "pflux_lo", "psum_hi", "psum_lo"]
+    assert knl.temporaries["zacc"].shape == (3,)
+    src = generate_code(knl).source
+    assert "if (kidia >= psum_i1_lo_inner + 32 * psum_i1_lo_outer + 2)" in src

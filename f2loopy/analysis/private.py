@@ -150,6 +150,13 @@ class Privatisation:
             if acc.index is not None and not all(
                     self.ctx.stable(e, w, r, between) for e in acc.index):
                 continue
+            widx = _assignee_index(w)
+            if widx != acc.index:
+                # one subscript differs: the write covers the read where they agree
+                same = _agree(acc.index, widx)
+                if same is None or not self.ctx.stable(same, w, r, between):
+                    continue
+                lits = lits + ((same, True),)
             if all(self.ctx.stable(a, w, r, between,
                                    false_at_read=fixed.get(a, None) is False and not pol)
                    for a, pol in lits):
@@ -161,12 +168,14 @@ class Privatisation:
         return ok
 
     def _other_elements(self, r, acc: Access, within: str | None) -> list | None:
-        """Literals that together say *r* reads an element that no write in
-        loop *within* touches (whose value then comes from before the loop,
-        the same in every iteration): ``(e_r == e_w, False)`` per write;
-        None where that cannot be stated (a scalar, or a write's subscripts
-        use values the read does not share)."""
-        if acc.index is None or within is None:
+        """For each write in loop *within* of the variable *r* reads, the
+        literals of which one holding means that write cannot have touched
+        the element *r* reads in this run of the loop: the subscripts differ
+        (``(e_r == e_w, False)``), or one of its conditions on unchanging
+        scalar arguments is false (then it runs in no iteration).  When every
+        write is ruled out so, the value comes from before the loop, the same
+        in every iteration.  None where a write cannot be ruled out."""
+        if within is None:
             return None
         kernel = self.ctx.kernel
         out = []
@@ -174,22 +183,30 @@ class Privatisation:
             w = kernel.instructions[k]
             if within not in w.within_inames:
                 continue
-            widx = tuple(w.assignee.index) if isinstance(w.assignee.index, tuple) \
-                else (w.assignee.index,)
-            if len(widx) != len(acc.index):
+            alts = [(a, not pol) for a, pol in _literals(w.predicates) if self._invariant(a)]
+            if acc.index is not None and isinstance(w, Assignment) \
+                    and hasattr(w.assignee, "aggregate"):
+                widx = tuple(w.assignee.index) if isinstance(w.assignee.index, tuple) \
+                    else (w.assignee.index,)
+                shared = len(widx) == len(acc.index) and not any(
+                    (n in self.ctx.inames and n not in r.within_inames)
+                    or (n not in self.ctx.inames and n in self.ctx.writers)
+                    for e in widx for n in variables_read(e))
+                conds = [p.Comparison(a, "==", b) for a, b in zip(acc.index, widx) if a != b]
+                if shared and len(conds) == 1:
+                    alts.append((conds[0], False))
+            if not alts:
                 return None
-            for e in widx:
-                for n in variables_read(e):
-                    if (n in self.ctx.inames and n not in r.within_inames) \
-                            or (n not in self.ctx.inames and n in self.ctx.writers):
-                        return None
-            conds = [p.Comparison(a, "==", b) for a, b in zip(acc.index, widx) if a != b]
-            if not conds:
-                return None     # the same element
-            if len(conds) > 1:
-                return None
-            out.append((conds[0], False))
+            out.append(alts)
         return out
+
+    def _invariant(self, atom) -> bool:
+        """The condition reads only scalar arguments the kernel never writes."""
+        names = variables_read(atom)
+        kernel = self.ctx.kernel
+        return bool(names) and all(
+            n not in self.ctx.writers and n not in self.ctx.inames
+            and isinstance(_var(kernel, n), ScalarArg) for n in names)
 
     def _feasible(self, env: dict) -> bool:
         """Whether the kernel's assumptions allow the truth values *env* of
@@ -279,18 +296,22 @@ class Privatisation:
 
     def _implies(self, fixed: dict, options: list, other: list | None) -> bool:
         """Whether, when the literals *fixed* hold, one of the conjunctions
-        *options* holds or (*other*) all literals of *other* hold."""
+        *options* holds or every list of *other* has a literal that holds
+        (see :meth:`_other_elements`); truth values the kernel's assumptions
+        exclude are skipped."""
+        def ruled_out(env):
+            return other is not None and all(
+                any(env.get(a) == pol for a, pol in alts) for alts in other)
+
         if any(all(fixed.get(a) == pol for a, pol in lits) for lits in options):
             return True
-        if other is not None and all(fixed.get(a) == pol for a, pol in other):
+        if ruled_out(fixed):
             return True
         free = []
-        for lits in options + ([other] if other else []):
+        for lits in options + (other or []):
             for a, _ in lits:
                 if a not in fixed and a not in free:
                     free.append(a)
-        if not options and not other:
-            return not self._feasible(fixed)
         if len(free) > MAX_CONDITIONS:
             return False
         for values in itertools.product((False, True), repeat=len(free)):
@@ -298,7 +319,7 @@ class Privatisation:
             env.update(zip(free, values))
             if any(all(env[a] == pol for a, pol in lits) for lits in options):
                 continue
-            if other is not None and all(env[a] == pol for a, pol in other):
+            if ruled_out(env):
                 continue
             if self._feasible(env):
                 return False
@@ -327,8 +348,8 @@ class Privatisation:
             cands = []
             for wa in writes:
                 w = insns[wa.insn_id]
-                if pos[w.id] >= pos[r.id] or wa.index != acc.index \
-                        or not w.within_inames <= r.within_inames:
+                if pos[w.id] >= pos[r.id] or not w.within_inames <= r.within_inames \
+                        or (wa.index != acc.index and _agree(acc.index, wa.index) is None):
                     continue
                 if r_in and x not in w.within_inames:
                     continue
@@ -353,6 +374,24 @@ class Privatisation:
                         f"({what} not cover every case)")
             return f"line {line} may read the value of an earlier iteration"
         return ""
+
+
+def _assignee_index(w) -> tuple | None:
+    a = getattr(w, "assignee", None)
+    if a is None or not hasattr(a, "aggregate"):
+        return None
+    return tuple(a.index) if isinstance(a.index, tuple) else (a.index,)
+
+
+def _agree(read: tuple | None, write: tuple | None):
+    """``e_r == e_w`` where the subscripts *read* and *write* differ in one
+    position only (None otherwise)."""
+    if read is None or write is None or len(read) != len(write):
+        return None
+    diff = [(a, b) for a, b in zip(read, write) if a != b]
+    if len(diff) != 1:
+        return None
+    return p.Comparison(diff[0][0], "==", diff[0][1])
 
 
 def _var(kernel: Kernel, name: str):

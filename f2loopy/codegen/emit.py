@@ -15,7 +15,7 @@ import pymbolic.primitives as p
 
 from f2loopy.ir.types import kernel_type_inferrer
 from f2loopy.codegen.c_expressions import (
-    PREC_REL, CExpressionPrinter, assigned_constant, c_constant, c_type)
+    PREC_ADD, PREC_REL, CExpressionPrinter, assigned_constant, c_constant, c_type)
 from f2loopy.codegen.grid import Grid
 from f2loopy.codegen.helpers import HelperSet
 from f2loopy.codegen.names import c_name
@@ -193,7 +193,9 @@ class KernelEmitter:
         names, ctx = self.initial_context()
         for h in self.grid.inames:
             fn = "get_group_id" if h.kind == "g" else "get_local_id"
-            base = self.printer(normalize_integer(h.base))
+            # as the left operand of '+': a piecewise base (a ?: expression)
+            # is parenthesised
+            base = self.printer.rec(normalize_integer(h.base), PREC_ADD)
             value = f"(int) {fn}({h.axis})" if base == "0" else f"{base} + (int) {fn}({h.axis})"
             self.emit_line(f"int const {c_name(h.iname)} = {value};")
         self.emit_nodes(self.schedule, names, ctx)

@@ -29,10 +29,10 @@ import pymbolic.primitives as p
 
 from f2loopy.diagnostics import TransformError
 from f2loopy.ir.domains import iname_to_domain_index
-from f2loopy.ir.expressions import Rewriter, index_tuple
+from f2loopy.ir.expressions import Rewriter, index_tuple, rename, variables_read
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.isl_tools import dim_type
-from f2loopy.ir.kernel import AddressSpace, Kernel, ScalarArg
+from f2loopy.ir.kernel import AddressSpace, Assignment, Kernel, ScalarArg
 from f2loopy.ir.tags import fortran_axis_tags
 from f2loopy.transform.iname import rename_iname, split_iname
 from f2loopy.transform.util import for_each_kernel, map_expressions, unique_name
@@ -106,6 +106,115 @@ def horizontal_loops(kernel: Kernel, *, index: str | None = None,
     return tuple(best)
 
 
+# {{{ loops over the whole horizontal extent
+
+def _whole_extent(kernel: Kernel, x: str) -> str | None:
+    """The scalar argument ``S`` if loop *x* runs over ``1..S``, else None."""
+    dom = kernel.domains[iname_to_domain_index(kernel)[x]]
+    params = dom.get_var_names(dim_type.param)
+    if dom.dim(dim_type.set) != 1 or len(params) != 1 \
+            or not isinstance(kernel.arg_dict.get(params[0]), ScalarArg) \
+            or params[0] in kernel.written_variables():
+        return None
+    expected = isl_range(dom, x, "1", params[0])
+    return params[0] if expected is not None and expected.is_equal(dom) else None
+
+
+def _fills(kernel: Kernel, x: str) -> list | None:
+    """The statements in loop *x* if each writes an array element whose
+    first subscript is *x* alone (``ZA(:, :) = 0``, ``PFLUX(:) = 0``) and
+    reads nothing the loop writes, else None."""
+    insns = [i for i in kernel.instructions if x in i.within_inames]
+    written = {i.assignee_name for i in insns if isinstance(i, Assignment)}
+    for insn in insns:
+        if not isinstance(insn, Assignment) or not hasattr(insn.assignee, "aggregate"):
+            return None
+        idx = index_tuple(insn.assignee)
+        if idx[0] != p.Variable(x) or any(x in variables_read(e) for e in idx[1:]) \
+                or variables_read(*insn.read_expressions()) & written:
+            return None
+    return insns or None
+
+
+def narrow_whole_extent_loops(kernel: Kernel, lo: str, hi: str, horizontal) -> tuple:
+    """Loops over the whole horizontal extent (``1..KLON``) that fill arrays
+    (:func:`_fills`) made to run over the horizontal range *lo*..*hi*
+    (``KIDIA..KFDIA``), so that they map to the columns' work-items.
+
+    A temporary whose other accesses all use a loop of *horizontal* (over
+    *lo*..*hi*) in their first subscript never has its other elements read:
+    the loop is narrowed.  For an argument the elements outside the range
+    are written by a copy of the loop over ``1..lo-1`` and one over
+    ``max(hi+1, lo)..S`` (no other statement touches them).
+
+    :returns: ``(kernel, narrowed loops, remainder loops)``."""
+    import islpy as isl
+    horizontal = set(horizontal)
+    narrowed, rest = [], []
+    domains = list(kernel.domains)
+    insns = list(kernel.instructions)
+    where = iname_to_domain_index(kernel)
+    extra = []
+    for x in kernel.all_inames():
+        if x in horizontal or kernel.iname_tag(x).hardware:
+            continue
+        size = _whole_extent(kernel, x)
+        fills = _fills(kernel, x) if size is not None else None
+        if fills is None:
+            continue
+        names = {i.assignee_name for i in fills}
+        ids = {i.id for i in fills}
+        temporaries_only = True
+        for name in names:
+            if name not in kernel.temporaries:
+                temporaries_only = False
+                continue
+            for insn in kernel.instructions:
+                if insn.id in ids or name not in insn.dependency_names():
+                    continue
+                for acc_name, idx in _accesses_of(insn):
+                    if acc_name == name and (idx is None or not isinstance(idx[0], p.Variable)
+                                             or idx[0].name not in horizontal
+                                             or idx[0].name not in insn.within_inames):
+                        temporaries_only = False
+        dom = domains[where[x]]
+        ctx = dom.get_ctx()
+        params = f"[{size}, {lo}, {hi}]"
+        domains[where[x]] = isl.Set.read_from_str(
+            ctx, f"{params} -> {{ [{x}] : {lo} <= {x} <= {hi} }}")
+        narrowed.append(x)
+        if temporaries_only:
+            continue
+        for part, cond in (("lo", f"1 <= {{v}} < {lo}"), ("hi", f"{hi} < {{v}} <= {size} and {{v}} >= {lo}")):
+            v = unique_name(kernel, f"{x}_{part}", extra_taken=rest + [e.id for e in extra])
+            rest.append(v)
+            domains.append(isl.Set.read_from_str(
+                ctx, f"{params} -> {{ [{v}] : {cond.format(v=v)} }}"))
+            for insn in fills:
+                new_id = unique_name(kernel, f"{insn.id}_{part}",
+                                     extra_taken=rest + [e.id for e in extra])
+                extra.append(map_expressions(insn, lambda e, x=x, v=v: rename(e, {x: v}))
+                             .copy(id=new_id, within_inames=(insn.within_inames - {x}) | {v},
+                                   depends_on=frozenset()))
+    if not narrowed:
+        return kernel, (), ()
+    out = kernel.copy(domains=tuple(domains), instructions=tuple(insns + extra))
+    return out, tuple(narrowed), tuple(rest)
+
+
+def _accesses_of(insn):
+    from f2loopy.ir.expressions import accesses
+    out = []
+    if isinstance(insn, Assignment):
+        a = insn.assignee
+        out.append((insn.assignee_name, index_tuple(a) if hasattr(a, "aggregate") else None))
+    for e in insn.read_expressions():
+        out.extend(accesses(e))
+    return out
+
+# }}}
+
+
 @for_each_kernel
 def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | None = None,
         block: int = 128, demote: bool = True) -> Kernel:
@@ -128,6 +237,13 @@ def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | N
     if not isinstance(block, int) or isinstance(block, bool) or not 1 <= block <= 1024:
         raise TransformError(f"scc: block is an integer from 1 to 1024, not {block!r}")
     loops = horizontal_loops(kernel, index=index, bounds=bounds)
+    rest: tuple = ()
+    if loops:
+        lo, hi = _bounds(kernel, loops[0])
+        kernel, narrowed, rest = narrow_whole_extent_loops(kernel, lo, hi, loops)
+        if narrowed:
+            loops = horizontal_loops(kernel, index=index, bounds=(lo, hi))
+            loops = loops + tuple(x for x in narrowed if x not in loops)
     if not loops:
         raise TransformError(f"scc: kernel '{kernel.name}' has no horizontal loops (loops "
                              "from one scalar argument to another, e.g. DO JL = KIDIA, "
@@ -143,10 +259,12 @@ def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | N
         kernel = rename_iname(kernel, x, name, existing_ok=True)
     if demote:
         kernel = demote_temporaries(kernel, name)
-    outer = unique_name(kernel, f"{name}_outer")
-    inner = unique_name(kernel, f"{name}_inner", extra_taken=(outer,))
-    return split_iname(kernel, name, block, outer_iname=outer, inner_iname=inner,
-                       outer_tag="g.0", inner_tag="l.0")
+    for x in (name,) + rest:
+        outer = unique_name(kernel, f"{x}_outer")
+        inner = unique_name(kernel, f"{x}_inner", extra_taken=(outer,))
+        kernel = split_iname(kernel, x, block, outer_iname=outer, inner_iname=inner,
+                             outer_tag="g.0", inner_tag="l.0")
+    return kernel
 
 
 # {{{ demotion

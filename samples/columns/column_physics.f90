@@ -144,3 +144,30 @@ subroutine insertion_order(klon, kidia, kfdia, pratio, iorder)
     end do
   end do
 end subroutine insertion_order
+
+! Whole-extent fills (`A(:) = 0` over all KLON columns) of a temporary and of
+! an output argument, then column loops over KIDIA..KFDIA: the fill of the
+! temporary runs on the columns' work-items, the argument's columns outside
+! the block are still zeroed.
+subroutine whole_fills(klon, klev, kidia, kfdia, pq, pflux, psum)
+  implicit none
+  integer, intent(in) :: klon, klev, kidia, kfdia
+  double precision, intent(in) :: pq(klon, klev)
+  double precision, intent(out) :: pflux(klon, klev), psum(klon)
+  double precision :: zacc(klon, 3)
+  integer :: jk, jl
+
+  zacc(:, :) = 0.0d0
+  pflux(:, :) = 0.0d0
+  psum(:) = 0.0d0
+  do jk = 1, klev
+    do jl = kidia, kfdia
+      zacc(jl, 1) = zacc(jl, 1) + pq(jl, jk)
+      zacc(jl, 2) = max(zacc(jl, 2), pq(jl, jk))
+      pflux(jl, jk) = zacc(jl, 1) - zacc(jl, 2)
+    end do
+  end do
+  do jl = kidia, kfdia
+    psum(jl) = zacc(jl, 1) + zacc(jl, 3)
+  end do
+end subroutine whole_fills
