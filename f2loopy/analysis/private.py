@@ -80,14 +80,18 @@ class _Context:
                 writers.setdefault(n, []).append(k)
         return cls(kernel, position, writers, frozenset(kernel.all_inames()))
 
-    def _between(self, w, r) -> list:
-        """Instructions that may run after *w* (included) and before *r* in
-        the same iterations of *w*'s loops."""
+    def _between(self, w, r) -> tuple:
+        """``(first, last, loops)``: the instructions that may run after *w*
+        (included) and before *r* in the same iterations of *w*'s loops are
+        those at positions ``first <= k < last`` and those in *loops*."""
+        loops = frozenset(r.within_inames) - frozenset(w.within_inames)
+        return self.position[w.id], self.position[r.id], loops
+
+    def writes_between(self, name: str, between: tuple) -> list:
+        lo, hi, loops = between
         insns = self.kernel.instructions
-        lo, hi = self.position[w.id], self.position[r.id]
-        loops = set(r.within_inames) - set(w.within_inames)
-        return [q for k, q in enumerate(insns)
-                if lo <= k < hi or (loops and loops & set(q.within_inames))]
+        return [insns[k] for k in self.writers.get(name, ())
+                if lo <= k < hi or (loops and loops & insns[k].within_inames)]
 
     def stable(self, expr, w, r, between, *, false_at_read: bool = False) -> bool:
         """Whether *expr* has the same value at *w* and at *r*
@@ -97,9 +101,7 @@ class _Context:
                 if name not in w.within_inames:
                     return False
                 continue
-            for q in between:
-                if name not in q.assignee_names():
-                    continue
+            for q in self.writes_between(name, between):
                 # a flag that only becomes true: false at r means false at w
                 if false_at_read and isinstance(expr, p.Variable) \
                         and isinstance(q, Assignment) and _is_true(q.expression) \
@@ -266,8 +268,8 @@ class Privatisation:
             t = kernel.temporaries.get(flag)
             if t is None or not t.is_scalar or flag in out:
                 continue
-            sets = [q for q in self.ctx._between(f0, r)
-                    if q is not f0 and flag in q.assignee_names()]
+            sets = [q for q in self.ctx.writes_between(flag, self.ctx._between(f0, r))
+                    if q is not f0]
             if sets and all(avoid not in q.within_inames
                             and self._witnessed(q, flag, acc, f0) for q in sets):
                 out.append(flag)
@@ -287,7 +289,7 @@ class Privatisation:
                 else (w.assignee.index,)
             if widx != acc.index or not set(_literals(w.predicates)) <= allowed:
                 continue
-            between = [x for x in self.ctx.kernel.instructions[pos[w.id]:pos[q.id]]]
+            between = (pos[w.id], pos[q.id], frozenset())
             if all(self.ctx.stable(a, w, q, between) for a, _ in _literals(q.predicates)) \
                     and (acc.index is None
                          or all(self.ctx.stable(e, w, q, between) for e in acc.index)):

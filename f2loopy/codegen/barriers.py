@@ -378,13 +378,13 @@ def _private_to_their_loops(kernel, ref_paths, private_vars, by_var) -> set:
     """The variables of *private_vars* that are private to every parallel
     loop they are written in (:mod:`f2loopy.analysis.private`: each read sees
     a value of its own iteration, and no value leaves the loop), so no value
-    crosses work-items.  That analysis reads the kernel's instruction order as
-    the program's, so it is used only where the reference order agrees."""
-    if not private_vars:
+    crosses work-items.  That analysis reads the instruction order as the
+    program's: the instructions are put in the reference order first."""
+    if not private_vars or set(ref_paths) != {i.id for i in kernel.instructions}:
         return set()
     order = sorted(ref_paths, key=lambda i: tuple(k for k, _ in ref_paths[i]))
-    if order != [i.id for i in kernel.instructions]:
-        return set()
+    by_id = kernel.id_to_insn
+    kernel = kernel.copy(instructions=tuple(by_id[i] for i in order))
     hardware = kernel.hardware_inames()
     analysis = Privatisation(kernel)
     insns = kernel.id_to_insn
@@ -399,6 +399,9 @@ def _private_to_their_loops(kernel, ref_paths, private_vars, by_var) -> set:
 
 
 def _check_flows(kernel, ra: RaceAnalysis, private_vars, local_vars, by_var, schedule):
+    private_vars = set(private_vars) - set(kernel.options.per_work_item)
+    if not private_vars and not local_vars:
+        return
     # the reference order: the kernel run sequentially with every iname a
     # loop.  When no such order exists (parallel loops reused by several
     # phases, e.g. after precompute), each work-item's own run is checked.

@@ -354,6 +354,8 @@ def demote_temporaries(kernel: Kernel, index: str, names=None) -> Kernel:
                           axis_tags=fortran_axis_tags(t.ndim - 1),
                           axis_names=t.axis_names[1:] if t.axis_names else None,
                           address_space=AddressSpace.PRIVATE)
-    return kernel.copy(instructions=insns, temporaries=FrozenMap(temps))
+    options = kernel.options.copy(per_work_item=tuple(sorted(
+        set(kernel.options.per_work_item) | set(names))))
+    return kernel.copy(instructions=insns, temporaries=FrozenMap(temps), options=options)
 
 # }}}
