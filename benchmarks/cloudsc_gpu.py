@@ -176,7 +176,8 @@ def run_variant(glue, queue, data: Path, meta: dict, ngptot: int, niter: int) ->
     ins["PCLV"] = f("PCLV", k3)
     ins["TENDENCY_TMP_CLD"] = f("TENDENCY_TMP_CLD", k3)
     ins["PLSM"] = f("PLSM", (NLON,))
-    ins["LDCUM"] = f("LDCUM", (NLON,), np.bool_)
+    # logical arrays are 4-byte integers on the device (the glue's convention)
+    ins["LDCUM"] = f("LDCUM", (NLON,), np.bool_).astype(np.int32, order="F")
     ins["KTYPE"] = f("KTYPE", (NLON,), np.int32)
     dev = {n: cla.to_device(queue, a) for n, a in ins.items()}
     plude0 = dev["PLUDE"].copy()
