@@ -150,11 +150,12 @@ def narrow_whole_extent_loops(kernel: Kernel, lo: str, hi: str, horizontal) -> t
     :returns: ``(kernel, narrowed loops, remainder loops)``."""
     import islpy as isl
     horizontal = set(horizontal)
-    narrowed, rest = [], []
+    narrowed: list[str] = []
+    rest: list[str] = []
     domains = list(kernel.domains)
     insns = list(kernel.instructions)
     where = iname_to_domain_index(kernel)
-    extra = []
+    extra: list = []
     for x in kernel.all_inames():
         if x in horizontal or kernel.iname_tag(x).hardware:
             continue
@@ -238,8 +239,9 @@ def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | N
         raise TransformError(f"scc: block is an integer from 1 to 1024, not {block!r}")
     loops = horizontal_loops(kernel, index=index, bounds=bounds)
     rest: tuple = ()
-    if loops:
-        lo, hi = _bounds(kernel, loops[0])
+    bounds_found = _bounds(kernel, loops[0]) if loops else None
+    if bounds_found is not None:
+        lo, hi = bounds_found
         kernel, narrowed, rest = narrow_whole_extent_loops(kernel, lo, hi, loops)
         if narrowed:
             loops = horizontal_loops(kernel, index=index, bounds=(lo, hi))
