@@ -249,3 +249,23 @@ end subroutine
     from f2loopy.transform.parameters import assume
     assert loop_dependences(assume(knl, "opt >= 0 and opt <= 1"))["i"].parallel
     assert not loop_dependences(assume(knl, "opt >= 0 and opt <= 2"))["i"].parallel
+
+
+def test_an_element_written_in_another_iteration_is_not_ruled_out():
+    # zv(i) written in iteration 1 is what iteration 2 reads as zv(1) when
+    # a(2) <= 0: "the subscripts differ in this iteration" proves nothing
+    knl = parse_fortran("""subroutine t(n, a, b)
+  integer, intent(in) :: n
+  double precision, intent(in) :: a(n)
+  double precision, intent(out) :: b(n)
+  double precision :: zv(100)
+  integer :: i
+  zv(1) = 0
+  do i = 1, n
+    if (a(i) > 0.0d0) zv(i) = a(i)
+    b(i) = zv(1)
+  end do
+end subroutine
+""", "t.f90")["t"]
+    v = loop_dependences(knl)["i"]
+    assert not v.parallel and "'zv'" in v.reason

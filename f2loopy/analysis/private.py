@@ -173,7 +173,9 @@ class Privatisation:
         """For each write in loop *within* of the variable *r* reads, the
         literals of which one holding means that write cannot have touched
         the element *r* reads in this run of the loop: the subscripts differ
-        (``(e_r == e_w, False)``), or one of its conditions on unchanging
+        (``(e_r == e_w, False)``, where the write's subscripts are the same in
+        all its instances: constants and unchanging arguments), or one of its
+        conditions on unchanging
         scalar arguments is false (then it runs in no iteration).  When every
         write is ruled out so, the value comes from before the loop, the same
         in every iteration.  None where a write cannot be ruled out."""
@@ -190,9 +192,11 @@ class Privatisation:
                     and hasattr(w.assignee, "aggregate"):
                 widx = tuple(w.assignee.index) if isinstance(w.assignee.index, tuple) \
                     else (w.assignee.index,)
+                # the element must be the same in every instance of the write
+                # (an iname would make it differ between iterations: zv(i)
+                # written in iteration 1 is read as zv(1) in iteration 2)
                 shared = len(widx) == len(acc.index) and not any(
-                    (n in self.ctx.inames and n not in r.within_inames)
-                    or (n not in self.ctx.inames and n in self.ctx.writers)
+                    n in self.ctx.inames or n in self.ctx.writers
                     for e in widx for n in variables_read(e))
                 conds = [p.Comparison(a, "==", b) for a, b in zip(acc.index, widx) if a != b]
                 if shared and len(conds) == 1:
