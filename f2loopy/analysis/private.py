@@ -260,7 +260,9 @@ class Privatisation:
         *avoid*."""
         kernel = self.ctx.kernel
         pos = self.ctx.position
-        out = []
+        out: list[str] = []
+        if acc.index is not None:
+            return out       # scalars only (an element's subscripts could change)
         for f0 in kernel.instructions[:pos[r.id]]:
             if not isinstance(f0, Assignment) or f0.predicates \
                     or (within is not None and within not in f0.within_inames) \
