@@ -89,7 +89,11 @@ def test_scalar_leaving_the_loop_is_not_private():
   double precision, intent(out) :: b(1)
   double precision :: s
   integer :: i""", "n, a, b")
-    assert _verdicts(knl) == {"i": (False, "carries a dependence on 's' (lines 12 and 12)")}
+    # the message says which read sees the last iteration's value (it used to
+    # name only the assignment, "(lines 12 and 12)")
+    assert _verdicts(knl) == {"i": (False, "carries a dependence on 's': line 14 reads the "
+                                    "value the loop leaves in it (each iteration would "
+                                    "need its own copy)")}
 
 
 def test_triangular_loop_and_early_exit_stay_sequential():

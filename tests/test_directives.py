@@ -520,7 +520,7 @@ def test_error_in_a_recipe_points_into_the_recipe(tmp_path):
 
 @pytest.mark.parametrize("script, message", [
     ('RESULT = apply_recipe("nope", parse_fortran(SOURCE, FILENAME))',
-     "apply_recipe: no recipe named 'nope' (available: auto, cpu_vectorize, gpu_tiling)"),
+     "apply_recipe: no recipe named 'nope' (available: auto, cpu_vectorize, gpu_tiling, scc)"),
     ('RESULT = apply_recipe("gpu_tiling", parse_fortran(SOURCE, FILENAME), tyle=3)',
      "apply_recipe: recipe 'gpu_tiling' has no option 'tyle' (options: inames, tile)"),
 ])
@@ -533,7 +533,7 @@ def test_unknown_recipe_on_the_command_line(tmp_path):
     with pytest.raises(F2LoopyError) as info:
         translate_text(SAXPY, tmp_path / "s.f90", transform="nope")
     assert info.value.message.startswith("unknown transformation recipe 'nope' (recipes in ")
-    assert "auto, cpu_vectorize, gpu_tiling; or give the path of a recipe file)" in info.value.message
+    assert "auto, cpu_vectorize, gpu_tiling, scc; or give the path of a recipe file)" in info.value.message
 
 
 def test_every_recipe_is_documented():

@@ -33,7 +33,8 @@ def test_recipes_lists_names_summaries_and_options():
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("auto           auto: parallelise a kernel that has no script")
     assert lines[1].strip() == ("options: tile=None, tile1=None, prefetch=None, axis1=None, "
-                                "style=None, group=None, launches=None")
+                                "style=None, group=None, launches=None, columns='scc', "
+                                "block=128, assume=None")
     assert lines[2].startswith("cpu_vectorize  CPU vectorizing:")
     assert "gpu_tiling     GPU tiling: spread loops over the OpenCL grid" in lines[4]
     assert lines[5].strip() == "options: inames=None, tile=None"
@@ -43,7 +44,7 @@ def test_recipes_lists_names_summaries_and_options():
     missing = f2loopy("recipes", "gpu_tilling\x1b[31m")
     assert missing.returncode == 1 and "\x1b" not in missing.stderr
     assert ("no recipe named 'gpu_tilling\\x1b[31m' (recipes: auto, cpu_vectorize, "
-            "gpu_tiling)") in missing.stderr
+            "gpu_tiling, scc)") in missing.stderr
 
 
 def test_recipes_are_described_without_running_them(tmp_path):
@@ -78,7 +79,7 @@ def test_the_build_step_copies_runtime_and_recipes_into_the_package(tmp_path):
         assert (data / "runtime" / name).is_file(), name
     assert not (data / "runtime" / "tests").exists()
     assert sorted(p.name for p in (data / "transforms").glob("*.py")) == [
-        "auto.py", "cpu_vectorize.py", "gpu_tiling.py"]
+        "auto.py", "cpu_vectorize.py", "gpu_tiling.py", "scc.py"]
     env = dict(os.environ, PYTHONPATH=str(lib))
     out = subprocess.run([sys.executable, "-c",
                           "import f2loopy.resources as r, f2loopy.directives.recipes as d;"

@@ -72,6 +72,22 @@ with the first choices are declared.
     checks every variant it times, so it can pick a group where that is
     right and faster (a GPU).
 
+``columns``
+    ``"scc"``: a column-physics routine, whose loops over one run-time range
+    (``DO JL = KIDIA, KFDIA``, at least two such loops, bounds that are
+    scalar arguments) carry no dependence, gets one column per work-item
+    (``f2loopy.transform.scc``: the horizontal loops become one index,
+    blocks of *block* columns on ``g.0``, the other loops sequential inside,
+    column temporaries of constant other extents private), when its code
+    passes the checks; else the plans above.  ``"off"``: the plans above
+    only.  Default ``"scc"``.
+``block``
+    Columns per work-group of the ``scc`` plan (default 128).
+``assume``
+    Facts about the scalar arguments that the analysis may use (isl syntax,
+    ``"NSSOPT >= 0 and NSSOPT <= 3"``): a branch no allowed value takes needs
+    no assignment of a private scalar.
+
 From the command line::
 
     f2loopy translate --transform auto gemm.f90
@@ -86,19 +102,29 @@ From a script::
 """
 
 from loopy import (
-    generate_code, has_choice_of_second_axis, launch_summary, parallel_loops, plan_auto,
-    split_for_auto)
+    LoopyError, assume as assume_facts, generate_code, has_choice_of_second_axis,
+    horizontal_loops, launch_summary, parallel_loops, plan_auto, scc, split_for_auto)
 
 OPTIONS = {"tile": None, "tile1": None, "prefetch": None, "axis1": None, "style": None,
-           "group": None, "launches": None}
+           "group": None, "launches": None, "columns": "scc", "block": 128, "assume": None}
 
 PLANS = ("grid+local", "grid", "grid-1d", "one-group", "sequential")
 
 
 def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, style=None,
-              group=None, launches=None):
+              group=None, launches=None, columns="scc", block=128, assume=None):
     if launches not in (None, "split", "one"):
         raise TransformError(f"auto: launches is 'split' or 'one', not {launches!r}")
+    if columns not in ("scc", "off"):
+        raise TransformError(f"auto: columns is 'scc' or 'off', not {columns!r}")
+    if assume is not None:
+        if not isinstance(assume, str):
+            raise TransformError(f"auto: assume is a condition (text), not {assume!r}")
+        kernel = assume_facts(kernel, assume)
+    if columns == "scc":
+        mapped = columns_plan(kernel, block)
+        if mapped is not None:
+            return mapped
     split = split_for_auto(kernel)
     if split is not kernel and launches is None:
         launches = tunable("auto_launches", ["split", "one"])
@@ -156,3 +182,26 @@ def choose(kernel, tile, tile1, prefetch, axis1, style, group):
     else:
         outcome = first
     return outcome
+
+
+def columns_plan(kernel, block):
+    """The single-column mapping of *kernel* if it is a column-physics routine
+    and the mapping passes the checks, else None (the reason printed)."""
+    loops = horizontal_loops(kernel)
+    if len(loops) < 2:
+        return None
+    try:
+        out = scc(kernel, block=block)
+        generate_code(out)
+    except LoopyError as exc:
+        reason = str(getattr(exc, "message", None) or exc).splitlines()[0]
+        print(f"auto: kernel '{kernel.name}': scc refused: {reason}")
+        return None
+    private = sorted(n for n, t in out.temporaries.items()
+                     if n in kernel.temporaries and kernel.temporaries[n].shape
+                     and len(t.shape) < len(kernel.temporaries[n].shape))
+    print(f"auto: kernel '{kernel.name}': plan scc, {len(loops)} horizontal loops "
+          f"({', '.join(loops[:3])}{', ...' if len(loops) > 3 else ''}) -> "
+          f"{loops[0]}_outer (g.0, blocks of {block}), {loops[0]}_inner (l.0)"
+          + (f"; private column temporaries: {', '.join(private)}" if private else ""))
+    return out

@@ -84,10 +84,15 @@ class AccessAnalysis:
     def id_to_insn(self):
         return self.kernel.id_to_insn
 
-    def conflict_set(self, a: Access, b: Access, *, suffix_a="__a", suffix_b="__b"):
+    def conflict_set(self, a: Access, b: Access, *, suffix_a="__a", suffix_b="__b",
+                     skip_non_affine: bool = False):
         """The pairs of instances of *a*'s and *b*'s instructions that touch the
         same element, as a set over renamed inames (``i__a``, ``i__b``), or
-        None if the subscripts are not affine (unknown: assume a conflict)."""
+        None if the subscripts are not affine (unknown: assume a conflict).
+        With *skip_non_affine*, a subscript position that is not affine in
+        either access constrains nothing instead (the set then holds every
+        pair that may conflict: ``a(i, idx(i, m))`` and ``a(i, idx(i, n))``
+        still never meet for different ``i``)."""
         ia, ib = self.id_to_insn[a.insn_id], self.id_to_insn[b.insn_id]
         da = _rename_set(self.instance_domain(ia.within_inames), suffix_a)
         db = _rename_set(self.instance_domain(ib.within_inames), suffix_b)
@@ -98,13 +103,15 @@ class AccessAnalysis:
         if len(a.index) != len(b.index):
             return joint
         space = joint.get_space()
-        try:
-            for ea, eb in zip(a.index, b.index):
+        for ea, eb in zip(a.index, b.index):
+            try:
                 pa = pwaff_from_expr(_suffixed(ea, ia.within_inames, suffix_a), space)
                 pb = pwaff_from_expr(_suffixed(eb, ib.within_inames, suffix_b), space)
-                joint = joint & pa.eq_set(pb)
-        except NonAffineError:
-            return None
+            except NonAffineError:
+                if skip_non_affine:
+                    continue
+                return None
+            joint = joint & pa.eq_set(pb)
         return joint
 
     def may_conflict(self, a: Access, b: Access) -> bool:

@@ -24,6 +24,7 @@ import fnmatch
 from dataclasses import dataclass
 
 from f2loopy.analysis.accesses import instruction_accesses
+from f2loopy.analysis.private import Privatisation
 from f2loopy.schedule.races import RaceAnalysis, same_iteration_inames
 from f2loopy.diagnostics import CodegenError, RaceError
 from f2loopy.codegen.preprocess import address_spaces
@@ -373,7 +374,34 @@ def _covered_reads(kernel, reference, var, readers) -> bool:
     return True
 
 
+def _private_to_their_loops(kernel, ref_paths, private_vars, by_var) -> set:
+    """The variables of *private_vars* that are private to every parallel
+    loop they are written in (:mod:`f2loopy.analysis.private`: each read sees
+    a value of its own iteration, and no value leaves the loop), so no value
+    crosses work-items.  That analysis reads the instruction order as the
+    program's: the instructions are put in the reference order first."""
+    if not private_vars or set(ref_paths) != {i.id for i in kernel.instructions}:
+        return set()
+    order = sorted(ref_paths, key=lambda i: tuple(k for k, _ in ref_paths[i]))
+    by_id = kernel.id_to_insn
+    kernel = kernel.copy(instructions=tuple(by_id[i] for i in order))
+    hardware = kernel.hardware_inames()
+    analysis = Privatisation(kernel)
+    insns = kernel.id_to_insn
+    out = set()
+    for v in sorted(private_vars):
+        accs = by_var.get(v, [])
+        loops = {x for a in accs if a.is_write for x in insns[a.insn_id].within_inames
+                 if x in hardware}
+        if all(not analysis.why_not(x, v, accs) for x in sorted(loops)):
+            out.add(v)
+    return out
+
+
 def _check_flows(kernel, ra: RaceAnalysis, private_vars, local_vars, by_var, schedule):
+    private_vars = set(private_vars) - set(kernel.options.per_work_item)
+    if not private_vars and not local_vars:
+        return
     # the reference order: the kernel run sequentially with every iname a
     # loop.  When no such order exists (parallel loops reused by several
     # phases, e.g. after precompute), each work-item's own run is checked.
@@ -390,6 +418,7 @@ def _check_flows(kernel, ra: RaceAnalysis, private_vars, local_vars, by_var, sch
         readers[name] = [i for i in kernel.instructions if i.id in ids]
     private_vars = {v for v in private_vars
                     if not _covered_reads(kernel, ref_paths, v, readers)}
+    private_vars -= _private_to_their_loops(kernel, ref_paths, private_vars, by_var)
     if not private_vars and not local_vars:
         return
     if per_lane:

@@ -15,7 +15,7 @@ import pymbolic.primitives as p
 
 from f2loopy.ir.types import kernel_type_inferrer
 from f2loopy.codegen.c_expressions import (
-    PREC_REL, CExpressionPrinter, assigned_constant, c_constant, c_type)
+    PREC_ADD, PREC_REL, CExpressionPrinter, assigned_constant, c_constant, c_type)
 from f2loopy.codegen.grid import Grid
 from f2loopy.codegen.helpers import HelperSet
 from f2loopy.codegen.names import c_name
@@ -150,9 +150,28 @@ class KernelEmitter:
         return self._domains[key]
 
     def initial_context(self) -> tuple[list[str], isl.Set]:
+        """The parallel inames and the context the kernel body starts in.
+
+        The range of each parallel iname is kept apart
+        (:meth:`context_for` adds those of the inames a domain uses); the
+        context holds what the ranges imply for the kernel parameters.
+        Guards and bounds are computed against a context whose parameters
+        are only those that matter, so code generation stays near linear in
+        the number of parallel loops."""
         names = [h.iname for h in self.grid.inames]
         ctx = self.kernel.assumptions
         ctx = ctx if ctx.is_params() else ctx.params()
+        # the groups along an axis are as many as its longest iname has
+        # values: a shorter one (a statement run by group 0 only) is guarded
+        longest: dict = {}
+        for o in self.grid.inames:
+            if o.kind == "g":
+                size = o.upper - o.lower + 1
+                if o.axis in longest:
+                    a, b = align_params(longest[o.axis], size)
+                    size = a.max(b)
+                longest[o.axis] = size
+        self._hw_ranges = {}
         for h in self.grid.inames:
             if h.kind == "l" and isinstance(self.grid.local_size[h.axis], (int, np.integer)):
                 upper = h.lower + (self.grid.local_size[h.axis] - 1)
@@ -164,23 +183,28 @@ class KernelEmitter:
                 space = make_space([], sorted(variables_read(h.base) | variables_read(size)))
                 base = pwaff_from_expr(h.base, space)
                 upper = (base + pwaff_from_expr(size, space) - 1).coalesce()
-                ctx = _intersect_params(ctx, range_constraint(h.iname, base, upper, 1))
+                self._hw_ranges[h.iname] = range_constraint(h.iname, base, upper, 1)
                 continue
             else:
-                # the groups along an axis are as many as its longest iname has
-                # values: a shorter one (a statement run by group 0 only) is guarded
-                sizes = [o.upper - o.lower + 1 for o in self.grid.inames
-                         if o.kind == "g" and o.axis == h.axis]
                 upper = h.upper
-                if len(sizes) > 1:
-                    sizes = align_params(*sizes)
-                    longest = sizes[0]
-                    for size in sizes[1:]:
-                        longest = longest.max(size)
-                    lower, longest = align_params(h.lower, longest)
-                    upper = (lower + longest - 1).coalesce()
-            ctx = _intersect_params(ctx, range_constraint(h.iname, h.lower, upper, 1))
+                if sum(o.kind == "g" and o.axis == h.axis for o in self.grid.inames) > 1:
+                    lower, top = align_params(h.lower, longest[h.axis])
+                    upper = (lower + top - 1).coalesce()
+            self._hw_ranges[h.iname] = range_constraint(h.iname, h.lower, upper, 1)
+        for name, r in self._hw_ranges.items():
+            k = r.find_dim_by_name(dim_type.param, name)
+            implied = r.project_out(dim_type.param, k, 1) if k >= 0 else r
+            ctx = _intersect_params(ctx, implied)
         return names, ctx
+
+    def context_for(self, ctx: isl.Set, names) -> isl.Set:
+        """*ctx* with the ranges of the parallel inames among *names*."""
+        have = set(ctx.get_var_names(dim_type.param))
+        for n in names:
+            r = self._hw_ranges.get(n)
+            if r is not None and n not in have:
+                ctx = _intersect_params(ctx, r)
+        return ctx
 
     # }}}
 
@@ -193,7 +217,9 @@ class KernelEmitter:
         names, ctx = self.initial_context()
         for h in self.grid.inames:
             fn = "get_group_id" if h.kind == "g" else "get_local_id"
-            base = self.printer(normalize_integer(h.base))
+            # as the left operand of '+': a piecewise base (a ?: expression)
+            # is parenthesised
+            base = self.printer.rec(normalize_integer(h.base), PREC_ADD)
             value = f"(int) {fn}({h.axis})" if base == "0" else f"{base} + (int) {fn}({h.axis})"
             self.emit_line(f"int const {c_name(h.iname)} = {value};")
         self.emit_nodes(self.schedule, names, ctx)
@@ -268,7 +294,7 @@ class KernelEmitter:
                                f"{', '.join(sorted(missing))}", insn.span)
         own = [n for n in names if n in insn.within_inames]
         dom = _as_params(self.domain(own), own)
-        dom, c = align_params(dom, ctx)
+        dom, c = align_params(dom, self.context_for(ctx, own))
         if (dom & c).is_empty():
             return np.bool_(False)
         g = dom.gist(c)
@@ -320,6 +346,7 @@ class KernelEmitter:
         related = set(iname_closure(self.kernel, [iname])) & self.body_inames(node)
         outer = [n for n in names if n in related]
         dom = _as_params(self.domain(outer + [iname]), outer)
+        ctx = self.context_for(ctx, outer)
         self.check_complexity(node, dom, ctx)
         dom, c = align_params(dom, ctx)
         dom = dom.intersect_params(c)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import islpy as isl
@@ -349,6 +350,12 @@ class KernelOptions(_Copyable):
         rounding.  On by default: OpenCL C's own default, and what Fortran
         allows and gfortran does on hardware with FMA; set it off to make
         results reproducible bit for bit across devices.
+    :attr per_work_item: private temporaries that hold one work-item's part
+        of an array by construction (:func:`~f2loopy.transform.scc.
+        demote_temporaries`: every access of the array had the work-item's
+        column as its first subscript); their values never cross work-items,
+        so the check of private values against the sequential order, which
+        reads them as one shared array, leaves them out.
     """
 
     build_options: tuple = ()
@@ -356,6 +363,7 @@ class KernelOptions(_Copyable):
     fp_contract: bool = True
     write_code: bool = False
     index_dtype: Any = np.dtype(np.int32)
+    per_work_item: tuple = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -419,10 +427,12 @@ class Kernel(_Copyable):
         return {insn.id: insn for insn in self.instructions}
 
     def insn(self, insn_id: str) -> Instruction:
-        for insn in self.instructions:
-            if insn.id == insn_id:
-                return insn
-        raise KeyError(insn_id)
+        return self._insn_index[insn_id]
+
+    @cached_property
+    def _insn_index(self) -> dict:
+        # built once per kernel object (the kernel is immutable)
+        return {insn.id: insn for insn in self.instructions}
 
     def variable(self, name: str):
         """The argument or temporary called *name* (KeyError if none)."""

@@ -266,7 +266,9 @@ def encode_kernel(k: Kernel) -> dict:
                     "check_races": bool(opts.check_races),
                     "fp_contract": bool(opts.fp_contract),
                     "write_code": bool(opts.write_code),
-                    "index_dtype": _enc_dtype(opts.index_dtype)},
+                    "index_dtype": _enc_dtype(opts.index_dtype),
+                    **({"per_work_item": list(opts.per_work_item)}
+                       if opts.per_work_item else {})},
     }
 
 
@@ -561,7 +563,9 @@ def decode_kernel(d) -> Kernel:
             check_races=bool(opts.get("check_races", True)),
             fp_contract=bool(opts.get("fp_contract", True)),
             write_code=bool(opts.get("write_code", False)),
-            index_dtype=_dtype(opts.get("index_dtype", "int32")))
+            index_dtype=_dtype(opts.get("index_dtype", "int32")),
+            per_work_item=tuple(_name(n) for n in _list(opts.get("per_work_item", []),
+                                                        "options", 100_000)))
         tags = {}
         for n, t in (d.get("iname_tags") or {}).items():
             try:

@@ -52,6 +52,7 @@ class RaceAnalysis:
         self.axes = sorted({AXIS_NAMES[(h.kind, h.axis)] for h in grid.inames})
         self._inst: dict = {}
         self._rel: dict = {}
+        self._inexact: set = set()
         self.order = list(kernel.all_inames())
 
     # {{{ instance sets
@@ -148,7 +149,7 @@ class RaceAnalysis:
         names = self._dim_names(ia, "__a") + self._dim_names(ib, "__b")
         for k, n in enumerate(names):
             pairs = pairs.set_dim_name(dim_type.set, k, n)
-        return pairs, True
+        return pairs, (a, "__a") not in self._inexact and (b, "__b") not in self._inexact
 
     def _dim_names(self, insn, suffix) -> list[str]:
         s = self.instance_set(insn, suffix)
@@ -157,8 +158,11 @@ class RaceAnalysis:
     def _access_relation(self, acc: Access, insn, suffix: str):
         """``{instance -> element}`` of *acc* (instances as in
         :meth:`instance_set`; aliased temporaries address their shared
-        storage linearly), or None where the subscripts are not affine or
-        absent."""
+        storage linearly), or None where the subscripts are absent or none is
+        affine.  A subscript that is not affine leaves its coordinate of the
+        element free (the relation then holds every element the access may
+        touch; ``a(i, idx(i))`` still touches column ``i`` only), and the
+        access is recorded as inexact."""
         key = (acc, suffix)
         if key in self._rel:
             return self._rel[key]
@@ -177,14 +181,17 @@ class RaceAnalysis:
             s = inst.add_dims(dim_type.set, len(index))
             for k in range(len(index)):
                 s = s.set_dim_name(dim_type.set, n + k, f"_e{k}")
-            try:
-                for k, e in enumerate(index):
+            affine = 0
+            for k, e in enumerate(index):
+                try:
                     pw = pwaff_from_expr(rename(e, ren), s.get_space())
-                    s, pw = align_params(s, pw)
-                    s = s & lazy_affs(s.get_space())[f"_e{k}"].eq_set(pw)
-                rel = _map_from_set(s, n, len(index))
-            except NonAffineError:
-                rel = None
+                except NonAffineError:
+                    self._inexact.add(key)
+                    continue
+                s, pw = align_params(s, pw)
+                s = s & lazy_affs(s.get_space())[f"_e{k}"].eq_set(pw)
+                affine += 1
+            rel = _map_from_set(s, n, len(index)) if affine else None
         self._rel[key] = rel
         return rel
 

@@ -25,6 +25,8 @@ from f2loopy.transform.parameters import assume, fix_parameters
 from f2loopy.transform.precompute import add_prefetch, precompute
 from f2loopy.transform.reduction import accumulation_to_reduction, make_reduction_inames_unique
 from f2loopy.transform.rules import find_one_rule_matching, find_rules_matching
+from f2loopy.transform.scc import (
+    demotable_temporaries, demote_temporaries, horizontal_loops, scc)
 from f2loopy.transform.subst import assignment_to_subst, expand_subst, extract_subst
 
 __all__ = [
@@ -42,4 +44,5 @@ __all__ = [
     "parallel_loops", "plan_auto", "reused_tiles",
     "add_global_barrier", "add_global_barriers_between_nests",
     "launch_summary", "split_for_auto", "time_loops",
+    "demotable_temporaries", "demote_temporaries", "horizontal_loops", "scc",
 ]

@@ -48,6 +48,7 @@ import islpy as isl
 import pymbolic.primitives as p
 
 from f2loopy.analysis.accesses import Access, AccessAnalysis, instruction_accesses
+from f2loopy.analysis.private import Privatisation, privatizable
 from f2loopy.diagnostics import F2LoopyError, TransformError
 from f2loopy.ir.domains import iname_to_domain_index
 from f2loopy.ir.expressions import index_tuple, variables_read
@@ -129,41 +130,6 @@ def _line(kernel: Kernel, insn_id: str) -> str:
     return str(span.line) if span is not None else "?"
 
 
-def _private_in(kernel: Kernel, x: str, name: str, accs: list[Access]) -> bool:
-    """Whether temporary *name* may have a copy per iteration of *x*: every
-    read inside *x* is preceded in the same iteration by an unconditional
-    write of the same element (``s = 0`` before ``s = s + ...``), and every
-    read outside *x* by such a write outside *x* with no write inside *x* in
-    between (so no value leaves the loop)."""
-    if name not in kernel.temporaries or kernel.temporaries[name].base_storage:
-        return False
-    insns = kernel.id_to_insn
-    position = {insn.id: k for k, insn in enumerate(kernel.instructions)}
-    writes = [a for a in accs if a.is_write]
-    inside_writes = [position[w.insn_id] for w in writes
-                     if x in insns[w.insn_id].within_inames]
-    for r in accs:
-        if r.is_write:
-            continue
-        reader = insns[r.insn_id]
-        r_inside = x in reader.within_inames
-        ok = False
-        for w in writes:
-            writer = insns[w.insn_id]
-            if position[w.insn_id] >= position[r.insn_id] or w.index != r.index \
-                    or writer.predicates or not writer.within_inames <= reader.within_inames \
-                    or (x in writer.within_inames) != r_inside:
-                continue
-            if not r_inside and any(position[w.insn_id] < q < position[r.insn_id]
-                                    for q in inside_writes):
-                continue
-            ok = True
-            break
-        if not ok:
-            return False
-    return True
-
-
 def _differs_on(s: isl.Set, x: str) -> isl.Set:
     affs = lazy_affs(s.get_space())
     a, b = affs[x + "__a"], affs[x + "__b"]
@@ -181,6 +147,7 @@ def loop_dependences(kernel: Kernel) -> dict[str, LoopVerdict]:
     """For every loop of *kernel* (in kernel order), whether its iterations
     may run in parallel; see the module docstring for the exact rule."""
     analysis = AccessAnalysis(kernel)
+    private = Privatisation(kernel)
     by_var: dict[str, list[Access]] = {}
     for insn in kernel.instructions:
         for acc in instruction_accesses(kernel, insn):
@@ -199,17 +166,25 @@ def loop_dependences(kernel: Kernel) -> dict[str, LoopVerdict]:
         reason = ""
         for name in sorted(by_var):
             accs = [a for a in by_var[name] if x in insns[a.insn_id].within_inames]
-            if not any(a.is_write for a in accs) or _private_in(kernel, x, name, by_var[name]):
+            if not any(a.is_write for a in accs):
+                continue
+            why = private.why_not(x, name, by_var[name]) \
+                if name in kernel.temporaries else "-"
+            if not why:
                 continue
             for k, a in enumerate(accs):
                 for b in accs[k:]:
                     if not (a.is_write or b.is_write):
                         continue
-                    s = analysis.conflict_set(a, b)
-                    if s is not None and _differs_on(s, x).is_empty():
+                    s = analysis.conflict_set(a, b, skip_non_affine=True)
+                    if _differs_on(s, x).is_empty():
                         continue
-                    reason = (f"carries a dependence on '{name}' (lines "
-                              f"{_line(kernel, a.insn_id)} and {_line(kernel, b.insn_id)})")
+                    if privatizable(kernel, name):
+                        reason = f"carries a dependence on '{name}': {why}"
+                    else:
+                        reason = (f"carries a dependence on '{name}' (lines "
+                                  f"{_line(kernel, a.insn_id)} and "
+                                  f"{_line(kernel, b.insn_id)})")
                     break
                 if reason:
                     break

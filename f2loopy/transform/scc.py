@@ -1,0 +1,363 @@
+"""Single-column mapping (SCC) of column-physics routines.
+
+A physics routine of a weather or climate model works on a block of columns:
+its horizontal loops (``DO JL = KIDIA, KFDIA``, and the array syntax
+``A(KIDIA:KFDIA, JK)``) run over the same run-time range, nested in or around
+vertical and species loops.  The single-column mapping gives each column to
+a work-item: all horizontal loops become one index, split into work-groups
+of *block* columns (``g.0`` outer, ``l.0`` inner), and every other loop runs
+sequentially inside each work-item, as in a single-column version of the
+routine.  This is what Loki's SCC transformations and the CLOUDSC dwarf's
+CUDA ports do to the source; here it is a mapping of the same kernel.
+
+:func:`horizontal_loops` finds the horizontal loops: by their index name
+(*index*, e.g. ``"JL"`` also matches ``JL_1``, ``JL_2``... which the frontend
+names further loops of that index), by the names of their bounds (*bounds*,
+e.g. ``("KIDIA", "KFDIA")``), or, with neither, the loops whose lower and
+upper bounds are both scalar arguments, in the largest group of loops with
+the same bounds.  :func:`scc` checks that each of them carries no dependence
+(:func:`~f2loopy.transform.auto.loop_dependences`: per-column scalars are
+private) and maps them.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pymbolic.primitives as p
+
+from f2loopy.diagnostics import TransformError
+from f2loopy.ir.domains import iname_to_domain_index
+from f2loopy.ir.expressions import Rewriter, index_tuple, rename, variables_read
+from f2loopy.ir.frozen import FrozenMap
+from f2loopy.ir.isl_tools import dim_type
+from f2loopy.ir.kernel import AddressSpace, Assignment, Kernel, ScalarArg
+from f2loopy.ir.tags import fortran_axis_tags
+from f2loopy.transform.iname import rename_iname, split_iname
+from f2loopy.transform.util import for_each_kernel, map_expressions, unique_name
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _bounds(kernel: Kernel, x: str) -> tuple[str, str] | None:
+    """``(lower, upper)`` parameter names if loop *x* runs from one scalar
+    argument to another with step 1, else None."""
+    dom = kernel.domains[iname_to_domain_index(kernel)[x]]
+    if dom.dim(dim_type.set) != 1 or dom.n_basic_set() != 1:
+        return None
+    params = dom.get_var_names(dim_type.param)
+    args = {a.name for a in kernel.args if isinstance(a, ScalarArg)}
+    written = kernel.written_variables()
+    if len(params) != 2 or not all(n in args and n not in written for n in params):
+        return None
+    for lo, hi in (params, params[::-1]):
+        expected = isl_range(dom, x, lo, hi)
+        if expected is not None and expected.is_equal(dom):
+            return lo, hi
+    return None
+
+
+def isl_range(dom, x: str, lo: str, hi: str):
+    """``{ [x] : lo <= x <= hi }`` in *dom*'s space."""
+    import islpy as isl
+    space = dom.get_space()
+    try:
+        return isl.Set.read_from_str(
+            dom.get_ctx(), f"[{', '.join(space.get_var_names(dim_type.param))}] -> "
+                           f"{{ [{x}] : {lo} <= {x} <= {hi} }}").align_params(space)
+    except isl.Error:
+        return None
+
+
+def horizontal_loops(kernel: Kernel, *, index: str | None = None,
+                     bounds: tuple[str, str] | None = None) -> tuple[str, ...]:
+    """The horizontal loops of *kernel* in kernel order (see the module
+    docstring); empty if there are none."""
+    if index is not None and (not isinstance(index, str) or not _NAME.fullmatch(index)):
+        raise TransformError(f"scc: the horizontal index is a Fortran name, not {index!r}")
+    if bounds is not None and (not isinstance(bounds, (tuple, list)) or len(bounds) != 2
+                               or not all(isinstance(b, str) and _NAME.fullmatch(b)
+                                          for b in bounds)):
+        raise TransformError(f"scc: the horizontal bounds are two Fortran names "
+                             f"(start, end), not {bounds!r}")
+    hardware = kernel.hardware_inames()
+    groups: dict = {}
+    for x in kernel.all_inames():
+        if x in hardware:
+            continue
+        if index is not None:
+            base = re.fullmatch(r"(.*?)(_\d+)?", x)
+            if base is None or base.group(1).lower() != index.lower():
+                continue
+        b = _bounds(kernel, x)
+        if b is None:
+            continue
+        if bounds is not None and tuple(n.lower() for n in b) != \
+                tuple(n.lower() for n in bounds):
+            continue
+        groups.setdefault(b, []).append(x)
+    if not groups:
+        return ()
+    best = max(groups.values(), key=len)
+    if index is None and bounds is None and \
+            sum(len(g) == len(best) for g in groups.values()) > 1:
+        return ()      # ambiguous: two ranges with as many loops
+    return tuple(best)
+
+
+# {{{ loops over the whole horizontal extent
+
+def _whole_extent(kernel: Kernel, x: str) -> str | None:
+    """The scalar argument ``S`` if loop *x* runs over ``1..S``, else None."""
+    dom = kernel.domains[iname_to_domain_index(kernel)[x]]
+    params = dom.get_var_names(dim_type.param)
+    if dom.dim(dim_type.set) != 1 or len(params) != 1 \
+            or not isinstance(kernel.arg_dict.get(params[0]), ScalarArg) \
+            or params[0] in kernel.written_variables():
+        return None
+    expected = isl_range(dom, x, "1", params[0])
+    return params[0] if expected is not None and expected.is_equal(dom) else None
+
+
+def _fills(kernel: Kernel, x: str) -> list | None:
+    """The statements in loop *x* if each writes an array element whose
+    first subscript is *x* alone (``ZA(:, :) = 0``, ``PFLUX(:) = 0``) and
+    reads nothing the loop writes, else None."""
+    insns = [i for i in kernel.instructions if x in i.within_inames]
+    written = {i.assignee_name for i in insns if isinstance(i, Assignment)}
+    for insn in insns:
+        if not isinstance(insn, Assignment) or not hasattr(insn.assignee, "aggregate"):
+            return None
+        idx = index_tuple(insn.assignee)
+        if idx[0] != p.Variable(x) or any(x in variables_read(e) for e in idx[1:]) \
+                or variables_read(*insn.read_expressions()) & written:
+            return None
+    return insns or None
+
+
+def narrow_whole_extent_loops(kernel: Kernel, lo: str, hi: str, horizontal) -> tuple:
+    """Loops over the whole horizontal extent (``1..KLON``) that fill arrays
+    (:func:`_fills`) made to run over the horizontal range *lo*..*hi*
+    (``KIDIA..KFDIA``), so that they map to the columns' work-items.
+
+    A temporary whose other accesses all use a loop of *horizontal* (over
+    *lo*..*hi*) in their first subscript never has its other elements read:
+    the loop is narrowed.  For an argument the elements outside the range
+    are written by a copy of the loop over ``1..lo-1`` and one over
+    ``max(hi+1, lo)..S`` (no other statement touches them).
+
+    :returns: ``(kernel, narrowed loops, remainder loops)``."""
+    import islpy as isl
+    horizontal = set(horizontal)
+    narrowed: list[str] = []
+    rest: list[str] = []
+    domains = list(kernel.domains)
+    insns = list(kernel.instructions)
+    where = iname_to_domain_index(kernel)
+    extra: list = []
+    for x in kernel.all_inames():
+        if x in horizontal or kernel.iname_tag(x).hardware:
+            continue
+        size = _whole_extent(kernel, x)
+        fills = _fills(kernel, x) if size is not None else None
+        if fills is None:
+            continue
+        names = {i.assignee_name for i in fills}
+        ids = {i.id for i in fills}
+        temporaries_only = True
+        for name in names:
+            if name not in kernel.temporaries:
+                temporaries_only = False
+                continue
+            for insn in kernel.instructions:
+                if insn.id in ids or name not in insn.dependency_names():
+                    continue
+                for acc_name, idx in _accesses_of(insn):
+                    if acc_name == name and (idx is None or not isinstance(idx[0], p.Variable)
+                                             or idx[0].name not in horizontal
+                                             or idx[0].name not in insn.within_inames):
+                        temporaries_only = False
+        dom = domains[where[x]]
+        ctx = dom.get_ctx()
+        params = f"[{size}, {lo}, {hi}]"
+        domains[where[x]] = isl.Set.read_from_str(
+            ctx, f"{params} -> {{ [{x}] : {lo} <= {x} <= {hi} }}")
+        narrowed.append(x)
+        if temporaries_only:
+            continue
+        for part, cond in (("lo", f"1 <= {{v}} < {lo}"), ("hi", f"{hi} < {{v}} <= {size} and {{v}} >= {lo}")):
+            v = unique_name(kernel, f"{x}_{part}", extra_taken=rest + [e.id for e in extra])
+            rest.append(v)
+            domains.append(isl.Set.read_from_str(
+                ctx, f"{params} -> {{ [{v}] : {cond.format(v=v)} }}"))
+            for insn in fills:
+                new_id = unique_name(kernel, f"{insn.id}_{part}",
+                                     extra_taken=rest + [e.id for e in extra])
+                extra.append(map_expressions(insn, lambda e, x=x, v=v: rename(e, {x: v}))
+                             .copy(id=new_id, within_inames=(insn.within_inames - {x}) | {v},
+                                   depends_on=frozenset()))
+    if not narrowed:
+        return kernel, (), ()
+    out = kernel.copy(domains=tuple(domains), instructions=tuple(insns + extra))
+    return out, tuple(narrowed), tuple(rest)
+
+
+def _accesses_of(insn):
+    from f2loopy.ir.expressions import accesses
+    out = []
+    if isinstance(insn, Assignment):
+        a = insn.assignee
+        out.append((insn.assignee_name, index_tuple(a) if hasattr(a, "aggregate") else None))
+    for e in insn.read_expressions():
+        out.extend(accesses(e))
+    return out
+
+# }}}
+
+
+@for_each_kernel
+def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | None = None,
+        block: int = 128, demote: bool = True) -> Kernel:
+    """Map the horizontal loops of *kernel* to the grid, one column per
+    work-item (see the module docstring).
+
+    :arg index: the horizontal loop index (``"JL"``), or None.
+    :arg bounds: the names of the horizontal start and end (``("KIDIA",
+        "KFDIA")``), or None.
+    :arg block: columns per work-group (1 to 1024).
+    :arg demote: turn the temporaries that each column uses only in its own
+        part, with otherwise constant extents (``ZTMP(KLON, 5)``), into
+        private variables of each work-item (:func:`demote_temporaries`).
+    :returns: the kernel with one horizontal loop, named as the first, split
+        into ``<name>_outer`` (``g.0``) and ``<name>_inner`` (``l.0``).
+    :raises TransformError: no horizontal loop is found, or one carries a
+        dependence (the message names the loop and why).
+    """
+    from f2loopy.transform.auto import loop_dependences
+    if not isinstance(block, int) or isinstance(block, bool) or not 1 <= block <= 1024:
+        raise TransformError(f"scc: block is an integer from 1 to 1024, not {block!r}")
+    loops = horizontal_loops(kernel, index=index, bounds=bounds)
+    rest: tuple = ()
+    bounds_found = _bounds(kernel, loops[0]) if loops else None
+    if bounds_found is not None:
+        lo, hi = bounds_found
+        kernel, narrowed, rest = narrow_whole_extent_loops(kernel, lo, hi, loops)
+        if narrowed:
+            loops = horizontal_loops(kernel, index=index, bounds=(lo, hi))
+            loops = loops + tuple(x for x in narrowed if x not in loops)
+    if not loops:
+        raise TransformError(f"scc: kernel '{kernel.name}' has no horizontal loops (loops "
+                             "from one scalar argument to another, e.g. DO JL = KIDIA, "
+                             "KFDIA, with the index and bounds asked for)")
+    verdicts = loop_dependences(kernel)
+    for x in loops:
+        if not verdicts[x].parallel:
+            raise TransformError(f"scc: the horizontal loop '{x}' {verdicts[x].reason}")
+    if not isinstance(demote, bool):
+        raise TransformError(f"scc: demote is True or False, not {demote!r}")
+    name = loops[0]
+    for x in loops[1:]:
+        kernel = rename_iname(kernel, x, name, existing_ok=True)
+    if demote:
+        kernel = demote_temporaries(kernel, name)
+    for x in (name,) + rest:
+        outer = unique_name(kernel, f"{x}_outer")
+        inner = unique_name(kernel, f"{x}_inner", extra_taken=(outer,))
+        kernel = split_iname(kernel, x, block, outer_iname=outer, inner_iname=inner,
+                             outer_tag="g.0", inner_tag="l.0")
+    return kernel
+
+
+# {{{ demotion
+
+class _Demoter(Rewriter):
+    """Drops the first subscript of the arrays in *names* (which must be the
+    horizontal index *index*)."""
+
+    def __init__(self, names, index: str):
+        self.names = names
+        self.index = index
+        self.bad: str | None = None
+
+    def map_variable(self, expr, *args, **kwargs):
+        if expr.name in self.names:
+            self.bad = expr.name
+        return expr
+
+    def map_subscript(self, expr, *args, **kwargs):
+        name = expr.aggregate.name
+        idx = index_tuple(expr)
+        if name not in self.names:
+            new = tuple(self.rec(i) for i in idx)
+            if all(a is b for a, b in zip(new, idx)):
+                return expr
+            return p.Subscript(expr.aggregate, new if len(new) > 1 else new[0])
+        if idx[0] != p.Variable(self.index):
+            self.bad = name
+            return expr
+        rest = tuple(self.rec(i) for i in idx[1:])
+        if not rest:
+            return p.Variable(name)
+        return p.Subscript(expr.aggregate, rest if len(rest) > 1 else rest[0])
+
+
+def demotable_temporaries(kernel: Kernel, index: str) -> tuple[str, ...]:
+    """Temporaries whose every access has the loop index *index* alone as
+    its first subscript and whose other extents are constants: each
+    iteration of *index* (each column) uses only its own part, which a
+    private variable (or a private array of the other axes) can hold."""
+    out = []
+    for name, t in sorted(kernel.temporaries.items()):
+        if t.base_storage or t.initializer is not None or t.read_only or t.ndim < 1 \
+                or not all(isinstance(s, (int, np.integer)) for s in t.shape[1:]):
+            continue
+        d = _Demoter({name}, index)
+        used = False
+        for insn in kernel.instructions:
+            if name not in insn.dependency_names():
+                continue
+            used = True
+            if index not in insn.within_inames:
+                d.bad = name
+                break
+            map_expressions(insn, d)
+            if d.bad:
+                break
+        if used and not d.bad:
+            out.append(name)
+    return tuple(out)
+
+
+def demote_temporaries(kernel: Kernel, index: str, names=None) -> Kernel:
+    """Turn the temporaries *names* (default: all of
+    :func:`demotable_temporaries`), indexed by loop *index* in their first
+    subscript everywhere, into private variables without that axis:
+    ``ZTMP(KLON, 5)`` read as ``ZTMP(JL, JM)`` becomes a private ``ZTMP(5)``
+    read as ``ZTMP(JM)``.  Run before *index* is split.
+
+    :raises TransformError: a temporary is not demotable (named)."""
+    ok = set(demotable_temporaries(kernel, index))
+    names = sorted(ok) if names is None else list(names)
+    for n in names:
+        if n not in ok:
+            raise TransformError(f"demote: temporary '{n}' is not indexed by '{index}' "
+                                 "alone in its first subscript everywhere, or its other "
+                                 "extents are not constant")
+    if not names:
+        return kernel
+    d = _Demoter(set(names), index)
+    insns = tuple(map_expressions(insn, d) if set(names) & insn.dependency_names()
+                  else insn for insn in kernel.instructions)
+    temps = dict(kernel.temporaries)
+    for n in names:
+        t = temps[n]
+        temps[n] = t.copy(shape=t.shape[1:], lower_bounds=t.lower_bounds[1:],
+                          axis_tags=fortran_axis_tags(t.ndim - 1),
+                          axis_names=t.axis_names[1:] if t.axis_names else None,
+                          address_space=AddressSpace.PRIVATE)
+    options = kernel.options.copy(per_work_item=tuple(sorted(
+        set(kernel.options.per_work_item) | set(names))))
+    return kernel.copy(instructions=insns, temporaries=FrozenMap(temps), options=options)
+
+# }}}

@@ -1,0 +1,57 @@
+"""scc: one column per work-item for column-physics routines (single-column mapping).
+
+For every kernel of the file (see ``f2loopy.transform.scc`` for the exact
+rules): the horizontal loops (``DO JL = KIDIA, KFDIA`` and array syntax over
+the same range) become one loop index, split into work-groups of *block*
+columns (``g.0``) and one work-item per column (``l.0``); vertical and
+species loops run sequentially inside each work-item.  Each horizontal loop
+must carry no dependence (per-column scalars, also those assigned under
+conditions, are private; the error names the loop, the variable and the line
+where a value would cross columns).  Temporaries that each column uses only
+in its own part and whose other extents are constants (``ZTMP(KLON, 5)``)
+become private arrays of each work-item.
+
+Options:
+
+``index``
+    The horizontal loop index (``"JL"``; also matches the frontend's
+    ``JL_1``, ``JL_2``... for further loops of that index).  Default: found
+    from the bounds.
+``start``, ``end``
+    The names of the horizontal bounds (``KIDIA``, ``KFDIA``; both or
+    neither).  Default: the largest group of loops whose bounds are both
+    scalar arguments.
+``block``
+    Columns per work-group (default 128).
+``demote``
+    Turn column temporaries into private variables (default True).
+``assume``
+    Facts about the scalar arguments that the analysis may use, in isl's
+    syntax (``"NSSOPT >= 0 and NSSOPT <= 3"``): a branch that no allowed
+    value takes then needs no assignment.
+
+From the command line::
+
+    f2loopy translate --transform scc -D index=JL -D block=64 cloudsc.F90
+"""
+
+from loopy import TransformError, assume as assume_facts, horizontal_loops, scc
+
+OPTIONS = {"index": None, "start": None, "end": None, "block": 128, "demote": True,
+           "assume": None}
+
+
+def transform(kernel, index=None, start=None, end=None, block=128, demote=True, assume=None):
+    if (start is None) != (end is None):
+        raise TransformError("scc: give both start and end, or neither")
+    bounds = None if start is None else (start, end)
+    if assume is not None:
+        if not isinstance(assume, str):
+            raise TransformError(f"scc: assume is a condition (text), not {assume!r}")
+        kernel = assume_facts(kernel, assume)
+    loops = horizontal_loops(kernel, index=index, bounds=bounds)
+    out = scc(kernel, index=index, bounds=bounds, block=block, demote=demote)
+    print(f"scc: kernel '{kernel.name}': {len(loops)} horizontal "
+          f"loop{'s' if len(loops) > 1 else ''} -> "
+          f"{loops[0]}_outer (g.0, blocks of {block}), {loops[0]}_inner (l.0)")
+    return out
