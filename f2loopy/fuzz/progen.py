@@ -38,6 +38,7 @@ import numpy as np
 
 from f2loopy.fuzz.progen_control import ControlMixin, loop_variables
 from f2loopy.fuzz.progen_expressions import ExpressionsMixin
+from f2loopy.fuzz.progen_kinds import KindsMixin
 from f2loopy.fuzz.program import (
     _REAL_LITS, CLAMP, INT_RANGE, REAL_RANGE, SIZE_BOX, Assign, CallStmt, Cycle, Do,
     DoConcurrent, Expr, Helper, If, OneLineIf, Program, Return, Select, Variable, _all_exprs,
@@ -67,7 +68,7 @@ class _Env:
         return isl.Set(text)
 
 
-class Generator(ExpressionsMixin, ControlMixin):
+class Generator(ExpressionsMixin, ControlMixin, KindsMixin):
     """Builds one random program (see the module docstring)."""
 
     def __init__(self, seed: int, *, max_statements: int = 10, max_depth: int = 3):
@@ -177,6 +178,8 @@ class Generator(ExpressionsMixin, ControlMixin):
             locs.append(Variable("tab", "r4", (("1", "4"),), role="table", bound=2.0,
                                  value=", ".join(vals)))
         locs.append(self.counter_variable())
+        locs = self.kind_parameters() + locs
+        self.respell(self.args + locs)
         self.locals = locs
         for v in self.args + self.locals:
             if v.role in ("out", "local") and v.kind in ("r4", "r8"):
@@ -557,7 +560,7 @@ class Generator(ExpressionsMixin, ControlMixin):
         return If(branches, els)
 
     def statement(self, env, depth):
-        if self.chance(0.08):
+        if self.chance(0.12):
             st = self.control_statement(env)
             if st is not None:
                 return st

@@ -98,8 +98,8 @@ class ControlMixin:
         """Labels of a block being generated: a forward one (statements in
         the block may jump to its end) and a backward one (its statement
         comes first; statements after it may jump back to it)."""
-        forward = self.new_label() if self.chance(0.15) else None
-        back = self.new_label() if self.chance(0.05) else None
+        forward = self.new_label() if self.chance(0.3) else None
+        back = self.new_label() if self.chance(0.06) else None
         if forward is not None:
             env.labels.append(forward)
         if back is not None:

@@ -66,7 +66,10 @@ class Expr:
             yield from a.walk()
 
     def names(self) -> set:
-        return {e.text for e in self.walk() if e.op in ("var", "ref")}
+        """Names it reads (a kind parameter a literal's suffix names too)."""
+        return {e.text for e in self.walk() if e.op in ("var", "ref")} | {
+            e.text.rpartition("_")[2] for e in self.walk()
+            if e.op == "lit" and "_" in e.text and not e.text.rpartition("_")[2].isdigit()}
 
 
 def lit(text, kind, value) -> Expr:
@@ -427,11 +430,17 @@ class Program:
                 stack.extend(b)
             if isinstance(s, OneLineIf):
                 stack.append(s.stmt)
-        # sizes used in shapes of used arrays
-        for v in self.args + self.locals:
-            if v.name in names:
-                for lb, ub in v.dims:
-                    names |= set(_identifiers(lb)) | set(_identifiers(ub))
+        # sizes used in shapes of used arrays, kind parameters in their types
+        # (of those sizes too)
+        while True:
+            before = len(names)
+            for v in self.args + self.locals:
+                if v.name in names:
+                    for lb, ub in v.dims:
+                        names |= set(_identifiers(lb)) | set(_identifiers(ub))
+                    names |= set(_identifiers(v.spelling))
+            if len(names) == before:
+                break
         return names
 
     def render(self) -> str:
