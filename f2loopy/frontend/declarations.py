@@ -226,7 +226,11 @@ class DeclarationReader:
                                  _stmt_keyword(stmt), UnsupportedFeatureError)
             method(stmt)
         except FortranError as exc:
-            if self.errors is None or isinstance(exc, UseCycleError):
+            # a 'use' that fails is never deferred: the entities of the module
+            # are unknown, and a name it should give would be taken for an
+            # implicitly typed local (or be "not declared") where it is used
+            if self.errors is None or isinstance(exc, UseCycleError) or \
+                    isinstance(stmt, F.Use_Stmt):
                 raise
             self.errors.append(exc)
             # what the statement declares raises its error where it is used
