@@ -36,7 +36,8 @@ _UNSUPPORTED_SPEC = {
     "Optional_Stmt": "optional arguments are not supported",
     "Entry_Stmt": "'entry' statements are not supported",
     "Stmt_Function_Stmt": None,
-    "Include_Stmt": "'include' is not supported (put the code in the file)",
+    # (include lines are expanded before parsing: f2loopy.frontend.includes)
+    "Include_Stmt": "'include' is not supported here",
     "Import_Stmt": "'import' is not supported",
     "Enum_Def": "enumerations are not supported",
     "Procedure_Declaration_Stmt": "procedure pointers are not supported",
