@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Sequence
-from typing import Concatenate, ParamSpec, Protocol, Union, overload
+from typing import Any, Concatenate, ParamSpec, Protocol, Union, overload
 
 import islpy as isl
 
@@ -33,6 +33,15 @@ class KernelTransform(Protocol[_P]):
     @overload
     def __call__(self, kernel: TranslationUnit, /, *args: _P.args,
                  **kwargs: _P.kwargs) -> TranslationUnit: ...
+
+    # with the wrapper's own keyword (a ParamSpec cannot add one)
+    @overload
+    def __call__(self, kernel: Kernel, /, *args: Any, skip_missing: bool,
+                 **kwargs: Any) -> Kernel: ...
+
+    @overload
+    def __call__(self, kernel: TranslationUnit, /, *args: Any, skip_missing: bool,
+                 **kwargs: Any) -> TranslationUnit: ...
 
     def __call__(self, kernel, /, *args, **kwargs): ...
 
