@@ -66,6 +66,8 @@ def test_main_file_includes_from_its_folder_then_the_path(tree):
     result = translate_text(main.read_text(), main, include_dirs=[str(tree / "hdr")])
     assert "3.0f * x" in _code(result)
     assert tree / "hdr" / "params.h" in result.inputs
+    # a params.h created in lib/ would be found first: the depfile names it
+    assert str(tree / "lib" / "params.h") in map(str, result.absent)
 
 
 def test_missing_include_is_a_located_error(tree):
