@@ -168,10 +168,16 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
                    collect_errors=collect_errors, include_dirs=tuple(include_dirs),
                    search_files=tuple(search_files), tunables=tunables,
                    checkpoints=checkpoints, fixed_form=fixed_form)
+    from f2loopy.frontend.includes import expand_includes
     if not needs_preprocessing(text, path):
-        return _translate_preprocessed(text, path, **options)
-    pp = preprocess(text, path, defines=defines, undefines=undefines,
-                    include_dirs=include_dirs)
+        pp = expand_includes(text, str(Path(path)), include_dirs)
+        if pp is None:
+            return _translate_preprocessed(text, path, **options)
+    else:
+        pp = preprocess(text, path, defines=defines, undefines=undefines,
+                        include_dirs=include_dirs)
+        # Fortran include lines (after the C preprocessor, as gfortran does)
+        pp = expand_includes(pp.text, pp.filename, include_dirs, base=pp) or pp
     try:
         result = _translate_preprocessed(pp.text, path, **options)
     except F2LoopyError as exc:

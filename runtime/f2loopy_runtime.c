@@ -226,7 +226,26 @@ struct resident {
     const char *host;
     size_t nbytes;
     cl_mem mem;
+    unsigned long generation;  /* which upload made it resident (for messages) */
+    /* F2LOOPY_CHECK_RESIDENT=1: the host copy at the last upload or download
+     * (NULL otherwise), and whether a kernel wrote the device copy since */
+    unsigned char *snapshot;
+    int device_written;
 };
+
+static unsigned long resident_generation;
+
+/* F2LOOPY_CHECK_RESIDENT=1: check the host copies of device-resident arrays
+ * at every launch (read once). */
+static int check_resident(void)
+{
+    static int mode = -1;
+    if (mode < 0) {
+        const char *v = getenv("F2LOOPY_CHECK_RESIDENT");
+        mode = v && strcmp(v, "1") == 0;
+    }
+    return mode;
+}
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -682,8 +701,10 @@ void f2l_shutdown(void)
         p = next;
     }
     rt.programs = NULL;
-    for (size_t i = 0; i < rt.nresident; i++)
+    for (size_t i = 0; i < rt.nresident; i++) {
         clReleaseMemObject(rt.resident[i].mem);
+        free(rt.resident[i].snapshot);
+    }
     free(rt.resident);
     rt.resident = NULL;
     rt.nresident = rt.capresident = 0;
@@ -910,6 +931,55 @@ void f2l_buffer_release(f2l_buffer *b)
 
 /* {{{ device-resident arrays */
 
+/* Remember the host copy of *r* as it is now (checking mode; lock held).
+ * The device copy now equals it unless *written_since* (a kernel wrote it). */
+static int take_snapshot(struct resident *r, int device_written)
+{
+    if (!check_resident())
+        return F2L_OK;
+    if (!r->snapshot && r->nbytes) {
+        r->snapshot = malloc(r->nbytes);
+        if (!r->snapshot)
+            return fail(F2L_ERROR_HOST_MEMORY, "out of host memory (F2LOOPY_CHECK_RESIDENT "
+                        "keeps a copy of each device-resident array)");
+    }
+    if (r->nbytes)
+        memcpy(r->snapshot, r->host, r->nbytes);
+    r->device_written = device_written;
+    return F2L_OK;
+}
+
+/* Checking mode: whether the nbytes of argument *name* at the start of
+ * resident array *r* are the host copy of the last upload or download, and,
+ * while no kernel wrote it, equal to the device copy.  Lock held. */
+static int check_host_copy(struct resident *r, const char *name, size_t nbytes)
+{
+    if (!check_resident() || !r->snapshot || !nbytes)
+        return F2L_OK;
+    if (memcmp(r->host, r->snapshot, nbytes) != 0)
+        return fail(F2L_ERROR_RESIDENT,
+                    "argument '%s' is device-resident, but its host copy changed since it was "
+                    "last uploaded or downloaded (upload %lu): the kernel would compute from the "
+                    "device copy. Upload it again after changing it on the host, or release it "
+                    "before deallocating it (an array allocated where it was is not it)",
+                    name, r->generation);
+    if (r->device_written)
+        return F2L_OK;
+    unsigned char *device = malloc(nbytes);
+    if (!device)
+        return fail(F2L_ERROR_HOST_MEMORY, "out of host memory");
+    cl_int err = clEnqueueReadBuffer(rt.queue, r->mem, CL_TRUE, 0, nbytes, device, 0, NULL, NULL);
+    int st = F2L_OK;
+    if (err != CL_SUCCESS)
+        st = fail_cl(err, "reading a device-resident array to check it (%zu bytes)", nbytes);
+    else if (memcmp(device, r->host, nbytes) != 0)
+        st = fail(F2L_ERROR_RESIDENT, "argument '%s' is device-resident, but its host and device "
+                  "copies differ though no kernel wrote it since upload %lu", name,
+                  r->generation);
+    free(device);
+    return st;
+}
+
 /* The resident entry overlapping [host, host+nbytes), or NULL (lock held). */
 static struct resident *find_overlap(const char *host, size_t nbytes)
 {
@@ -944,6 +1014,8 @@ int f2l_resident_upload(const void *host, size_t nbytes)
                                                    NULL, NULL) : CL_SUCCESS;
         if (err != CL_SUCCESS)
             st = fail_cl(err, "copying a device-resident array (%zu bytes) to the device", nbytes);
+        else
+            st = take_snapshot(r, 0);
         goto done;
     }
     if (rt.nresident == rt.capresident) {
@@ -963,7 +1035,11 @@ int f2l_resident_upload(const void *host, size_t nbytes)
     rt.resident[rt.nresident].host = h;
     rt.resident[rt.nresident].nbytes = nbytes;
     rt.resident[rt.nresident].mem = mem;
+    rt.resident[rt.nresident].generation = ++resident_generation;
+    rt.resident[rt.nresident].snapshot = NULL;
+    rt.resident[rt.nresident].device_written = 0;
     rt.nresident++;
+    st = take_snapshot(&rt.resident[rt.nresident - 1], 0);
 done:
     pthread_mutex_unlock(&lock);
     if (profile_t0 && st == F2L_OK) {
@@ -990,6 +1066,10 @@ int f2l_resident_download(void *host, size_t nbytes)
                                          NULL);
         if (err != CL_SUCCESS)
             st = fail_cl(err, "copying a device-resident array (%zu bytes) to the host", nbytes);
+        else if (nbytes == r->nbytes)
+            st = take_snapshot(r, 0);
+        else
+            st = take_snapshot(r, r->device_written);
     }
     pthread_mutex_unlock(&lock);
     if (profile_t0 && st == F2L_OK) {
@@ -1035,6 +1115,8 @@ static int resident_part(char *host, size_t offset, size_t nbytes, int to_device
     if (err != CL_SUCCESS)
         st = fail_cl(err, "copying %zu bytes of a device-resident array %s", nbytes,
                      to_device ? "to the device" : "to the host");
+    else
+        st = take_snapshot(r, r->device_written);
 done:
     pthread_mutex_unlock(&lock);
     if (profile_t0 && st == F2L_OK) {
@@ -1067,6 +1149,7 @@ int f2l_resident_release(const void *host)
         st = fail(F2L_ERROR_RESIDENT, "the array at %p is not device-resident", host);
     } else {
         clReleaseMemObject(rt.resident[i].mem);
+        free(rt.resident[i].snapshot);
         rt.resident[i] = rt.resident[--rt.nresident];
     }
     pthread_mutex_unlock(&lock);
@@ -1079,6 +1162,17 @@ int f2l_resident_query(const void *host)
     int found = 0;
     for (size_t i = 0; i < rt.nresident; i++)
         if (rt.resident[i].host == (const char *)host)
+            found = 1;
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
+int f2l_resident_query_size(const void *host, size_t nbytes)
+{
+    pthread_mutex_lock(&lock);
+    int found = 0;
+    for (size_t i = 0; i < rt.nresident; i++)
+        if (rt.resident[i].host == (const char *)host && rt.resident[i].nbytes == nbytes)
             found = 1;
     pthread_mutex_unlock(&lock);
     return found;
@@ -1340,7 +1434,7 @@ int f2l_launch_value(f2l_launch *L, unsigned index, const void *value, size_t si
  * [host, host+nbytes) is resident (a->mem set), 0 if it does not overlap any
  * resident array, -1 (error set) otherwise.  Lock held. */
 static int use_resident(f2l_launch *L, struct launch_arg *a, const char *name, const char *host,
-                        size_t nbytes, int mapped)
+                        size_t nbytes, int mapped, int written)
 {
     struct resident *r = find_overlap(host, nbytes);
     if (!r)
@@ -1365,6 +1459,13 @@ static int use_resident(f2l_launch *L, struct launch_arg *a, const char *name, c
                          "device-resident (upload the whole array)", name, nbytes, r->nbytes);
         return -1;
     }
+    int st = check_host_copy(r, name, nbytes);
+    if (st != F2L_OK) {
+        L->status = st;
+        return -1;
+    }
+    if (written)
+        r->device_written = 1;
     a->kind = ARG_MEM;
     a->mem = r->mem;
     a->owned = 0;
@@ -1387,7 +1488,7 @@ int f2l_launch_array(f2l_launch *L, unsigned index, const char *name, void *host
         pthread_mutex_unlock(&lock);
         return L->status = st;
     }
-    int res = nbytes ? use_resident(L, a, name, host, nbytes, 0) : 0;
+    int res = nbytes ? use_resident(L, a, name, host, nbytes, 0, written) : 0;
     pthread_mutex_unlock(&lock);
     if (res < 0)
         return L->status;
@@ -1430,7 +1531,8 @@ int f2l_launch_array_mapped(f2l_launch *L, unsigned index, const char *name, voi
     size_t host_bytes = (size_t)host_elems * elem_size;
     pthread_mutex_lock(&lock);
     int st = init_locked();
-    int res = st == F2L_OK && host_bytes ? use_resident(L, a, name, host, host_bytes, 1) : 0;
+    int res = st == F2L_OK && host_bytes
+        ? use_resident(L, a, name, host, host_bytes, 1, written) : 0;
     pthread_mutex_unlock(&lock);
     if (st != F2L_OK)
         return L->status = st;

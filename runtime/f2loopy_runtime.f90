@@ -128,6 +128,13 @@ module f2loopy_runtime
       type(c_ptr), value :: host
       integer(c_int) :: yes
     end function
+    function c_resident_query_size(host, nbytes) bind(C, name="f2l_resident_query_size") &
+        result(yes)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: host
+      integer(c_size_t), value :: nbytes
+      integer(c_int) :: yes
+    end function
     function c_resident_count() bind(C, name="f2l_resident_count") result(n)
       import :: c_int
       integer(c_int) :: n
@@ -686,11 +693,13 @@ contains
     call report(st, status)
   end subroutine
 
-  logical function resident_any(host, contiguous)
+  logical function resident_any(host, nbytes, contiguous)
     type(c_ptr), intent(in) :: host
+    integer(c_int64_t), intent(in) :: nbytes
     logical, intent(in) :: contiguous
+    ! (the size too: an array allocated where a resident one was is not it)
     resident_any = .false.
-    if (contiguous) resident_any = c_resident_query(host) /= 0
+    if (contiguous) resident_any = c_resident_query_size(host, int(nbytes, c_size_t)) /= 0
   end function
 
   ! The specific procedures below differ only in the type of x.
@@ -727,7 +736,8 @@ contains
     type(c_ptr) :: p
     p = c_null_ptr
     if (is_contiguous(x)) p = c_loc(x)
-    resident_i1 = resident_any(p, is_contiguous(x))
+    resident_i1 = resident_any(p, size(x, kind=c_int64_t) * storage_size(x, kind=c_int64_t) / 8, &
+      is_contiguous(x))
   end function
 
 
@@ -763,7 +773,8 @@ contains
     type(c_ptr) :: p
     p = c_null_ptr
     if (is_contiguous(x)) p = c_loc(x)
-    resident_i2 = resident_any(p, is_contiguous(x))
+    resident_i2 = resident_any(p, size(x, kind=c_int64_t) * storage_size(x, kind=c_int64_t) / 8, &
+      is_contiguous(x))
   end function
 
 
@@ -799,7 +810,8 @@ contains
     type(c_ptr) :: p
     p = c_null_ptr
     if (is_contiguous(x)) p = c_loc(x)
-    resident_i4 = resident_any(p, is_contiguous(x))
+    resident_i4 = resident_any(p, size(x, kind=c_int64_t) * storage_size(x, kind=c_int64_t) / 8, &
+      is_contiguous(x))
   end function
 
 
@@ -835,7 +847,8 @@ contains
     type(c_ptr) :: p
     p = c_null_ptr
     if (is_contiguous(x)) p = c_loc(x)
-    resident_i8 = resident_any(p, is_contiguous(x))
+    resident_i8 = resident_any(p, size(x, kind=c_int64_t) * storage_size(x, kind=c_int64_t) / 8, &
+      is_contiguous(x))
   end function
 
 
@@ -871,7 +884,8 @@ contains
     type(c_ptr) :: p
     p = c_null_ptr
     if (is_contiguous(x)) p = c_loc(x)
-    resident_r4 = resident_any(p, is_contiguous(x))
+    resident_r4 = resident_any(p, size(x, kind=c_int64_t) * storage_size(x, kind=c_int64_t) / 8, &
+      is_contiguous(x))
   end function
 
 
@@ -907,7 +921,8 @@ contains
     type(c_ptr) :: p
     p = c_null_ptr
     if (is_contiguous(x)) p = c_loc(x)
-    resident_r8 = resident_any(p, is_contiguous(x))
+    resident_r8 = resident_any(p, size(x, kind=c_int64_t) * storage_size(x, kind=c_int64_t) / 8, &
+      is_contiguous(x))
   end function
 
 
@@ -943,7 +958,8 @@ contains
     type(c_ptr) :: p
     p = c_null_ptr
     if (is_contiguous(x)) p = c_loc(x)
-    resident_c4 = resident_any(p, is_contiguous(x))
+    resident_c4 = resident_any(p, size(x, kind=c_int64_t) * storage_size(x, kind=c_int64_t) / 8, &
+      is_contiguous(x))
   end function
 
 
@@ -979,7 +995,8 @@ contains
     type(c_ptr) :: p
     p = c_null_ptr
     if (is_contiguous(x)) p = c_loc(x)
-    resident_c8 = resident_any(p, is_contiguous(x))
+    resident_c8 = resident_any(p, size(x, kind=c_int64_t) * storage_size(x, kind=c_int64_t) / 8, &
+      is_contiguous(x))
   end function
 
 
@@ -1015,7 +1032,8 @@ contains
     type(c_ptr) :: p
     p = c_null_ptr
     if (is_contiguous(x)) p = c_loc(x)
-    resident_l = resident_any(p, is_contiguous(x))
+    resident_l = resident_any(p, size(x, kind=c_int64_t) * storage_size(x, kind=c_int64_t) / 8, &
+      is_contiguous(x))
   end function
 
   ! The partial transfers, one specific procedure per type.

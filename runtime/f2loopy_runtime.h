@@ -138,6 +138,13 @@ int f2l_resident_download_part(void *host, size_t offset, size_t nbytes);
 int f2l_resident_release(const void *host);
 /* 1 if host is the start of a device-resident array, else 0. */
 int f2l_resident_query(const void *host);
+/* 1 if host is the start of a device-resident array of nbytes bytes, else 0
+ * (an array allocated where a larger or smaller resident one was is not it). */
+int f2l_resident_query_size(const void *host, size_t nbytes);
+/* F2LOOPY_CHECK_RESIDENT=1 (read once): every launch that uses a
+ * device-resident array checks that its host copy is the one of the last
+ * upload or download and, while no kernel wrote it, equal to the device copy;
+ * a difference is F2L_ERROR_RESIDENT naming the argument. */
 /* Number of device-resident arrays. */
 int f2l_resident_count(void);
 

@@ -341,7 +341,7 @@ def test_name_error_with_suggestion(tmp_path):
      "mean 'default_tag'?)"),
     ("lp.tag_inames(k, 'i:g.0', zap=1)",
      "TypeError: tag_inames() got an unexpected keyword argument 'zap' (its keyword "
-     "arguments: iname_to_tag, force, ignore_nonexistent)"),
+     "arguments: iname_to_tag, force, ignore_nonexistent, skip_missing)"),
     ("lp.split_inames(k, 'i', 4)",
      "AttributeError: module 'loopy' has no attribute 'split_inames' (did you mean "
      "'split_iname'?)"),

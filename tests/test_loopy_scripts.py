@@ -99,7 +99,9 @@ def test_find_instructions_refuses_other_objects():
 
 def test_rule_queries_take_a_unit():
     tu = f2loopy.parse_fortran(TAGGED)
-    tu = f2loopy.extract_subst(tu, "inp_acc", "inp[j]", parameters="j")
+    with pytest.raises(f2loopy.TransformError):      # 'other' reads no inp
+        f2loopy.extract_subst(tu, "inp_acc", "inp[j]", parameters="j")
+    tu = f2loopy.extract_subst(tu, "inp_acc", "inp[j]", parameters="j", skip_missing=True)
     assert f2loopy.find_rules_matching(tu, "inp*") == ["inp_acc"]
     assert f2loopy.find_one_rule_matching(tu, "*acc") == "inp_acc"
 
@@ -118,16 +120,22 @@ def test_find_instructions_on_a_unit_in_a_script(tmp_path):
 
 
 @pytest.mark.parametrize(("call", "changes"), [
-    (lambda tu: f2loopy.split_iname(tu, "i", 2), True),
-    (lambda tu: f2loopy.tag_instructions(tu, "t", "writes:x"), True),
-    (lambda tu: f2loopy.assignment_to_subst(tu, "a"), True),
-    (lambda tu: f2loopy.set_temporary_address_space(tu, "a", "local"), True),
-    (lambda tu: f2loopy.tag_data_axes(tu, "x", "c"), False),
-    (lambda tu: f2loopy.add_and_infer_dtypes(tu, {"inp": "float64"}), False),
+    (lambda tu, **kw: f2loopy.split_iname(tu, "i", 2, **kw), True),
+    (lambda tu, **kw: f2loopy.tag_instructions(tu, "t", "writes:x", **kw), True),
+    (lambda tu, **kw: f2loopy.assignment_to_subst(tu, "a", **kw), True),
+    (lambda tu, **kw: f2loopy.set_temporary_address_space(tu, "a", "local", **kw), True),
+    (lambda tu, **kw: f2loopy.tag_data_axes(tu, "x", "c", **kw), False),
+    (lambda tu, **kw: f2loopy.add_and_infer_dtypes(tu, {"inp": "float64"}, **kw), False),
 ])
-def test_transforms_take_a_unit_and_apply_where_they_can(call, changes):
+def test_transforms_take_a_unit_and_apply_where_asked(call, changes):
+    """A kernel of the unit without the name raises (issue 26: never half a
+    unit transformed in silence) unless the caller asks to skip it."""
     tu = f2loopy.parse_fortran(TAGGED)
-    out = call(tu)
+    try:
+        out = call(tu)
+    except f2loopy.TransformError as exc:
+        assert "of the unit: " in exc.message and "skip_missing=True" in exc.message
+        out = call(tu, skip_missing=True)
     assert isinstance(out, f2loopy.TranslationUnit) and out.keys() == ["rot", "other"]
     assert (out != tu) == changes
 

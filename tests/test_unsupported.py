@@ -413,12 +413,6 @@ end subroutine
 end subroutine
 """, "t.f90:1:14: error: dummy procedure 'f' is not supported (call procedures of the file by "
         "name)", "^"),
-    ("include", """subroutine s(x)
-  real x
-  include 'common.inc'
-  x = 1
-end subroutine
-""", "t.f90:3:3: error: 'include' is not supported (put the code in the file)", "^~~~~~~"),
     ("preprocessor", """subroutine s(x)
   real x
 #ifdef FOO

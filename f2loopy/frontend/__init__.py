@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from f2loopy.diagnostics import FortranError
+from f2loopy.diagnostics import F2LoopyError, FortranError
 from f2loopy.frontend.reader import parse_units
 from f2loopy.frontend.source import (  # noqa: F401 - re-exported
     SourceFile, is_fixed_form_name, preprocessor_lines, read_source)
@@ -113,9 +113,17 @@ def parse_fortran(source: str, filename: str = "<string>", *,
                 "parse_fortran", "free_form", free_form,
                 f"it contradicts fixed_form={fixed_form!r}")
         fixed_form = not free_form
-    src = read_source(source, filename, fixed_form=fixed_form)
+    from f2loopy.frontend.includes import expand_includes
+    # Fortran include lines: from the folder of *filename*, then include_dirs
+    expanded = expand_includes(source, str(filename), include_dirs)
+    src = read_source(expanded.text if expanded else source, filename, fixed_form=fixed_form)
     search = SearchPath(include_dirs, search_files)
-    return translate_source(src, collect_errors=collect_errors, search=search)
+    try:
+        return translate_source(src, collect_errors=collect_errors, search=search)
+    except F2LoopyError as exc:
+        if expanded is not None:
+            raise expanded.remap(exc) from None
+        raise
 
 
 def translate_source(src: SourceFile, *, collect_errors: bool = False,

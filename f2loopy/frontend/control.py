@@ -137,12 +137,7 @@ class ControlFlowMixin:
                        if r.kind == "procedure" and r.owner is self), None)
         if region is None or region.flag is None or node is region.trailing:
             return            # the trailing return of the procedure (see lower_body)
-        # loop variables keep the values they have here (a function's result
-        # that is its loop variable: LAPACK's iladlc); unread ones are pruned
-        for scope in self.loops:
-            if scope.owner is self and scope.var is not None:
-                sym = self.symbol(scope.var)
-                self.add_assignment(self.loop_scalar(sym), sym.dtype, scope.value, scope.var)
+        # (the loop variables keep the values they have here: leave_region)
         self.leave_region(region)
 
     def stmt_Cycle_Stmt(self, node):
@@ -168,10 +163,24 @@ class ControlFlowMixin:
     def leave_region(self, region, sequential: str | None = None):
         """Set *region*'s flag; guard what the flag skips.  The loops it
         leaves stop when it is set (and must run sequentially, for the
-        reason *sequential*, if that is given)."""
+        reason *sequential*, if that is given).
+
+        Every way out of a loop comes here (``exit``, ``cycle`` of an
+        enclosing loop, ``return``, forward, backward and computed ``goto``,
+        arithmetic ``if``): the variables of the loops it leaves keep the
+        values they have here, as in Fortran (a LINPACK search's ``goto``
+        out of its loop, a function's result that is its loop variable:
+        LAPACK's iladlc); the value a loop gives its variable when it ends
+        normally is assigned only if none of its flags is set
+        (:meth:`~f2loopy.frontend.loops.LoopsMixin.lower_do`).  Unread ones
+        are pruned."""
+        inner = self.loops[region.depth:]
+        for scope in inner:
+            if scope.owner is self and scope.var is not None:
+                sym = self.symbol(scope.var)
+                self.add_assignment(self.loop_scalar(sym), sym.dtype, scope.value, scope.var)
         self.add_raw_assignment(region.flag, np.bool_(True))
         region.count += 1
-        inner = self.loops[region.depth:]
         if inner and region.flag not in inner[0].skip_flags:
             # later iterations of the loops in between run nothing at all: the
             # whole body of the outermost of them is guarded when it is done
@@ -335,11 +344,7 @@ class ControlFlowMixin:
         region = scope.exit_region
         if region is None:
             raise self.error("internal error: no flag for 'exit'", "exit")
-        # the loop variables keep the values they have now
-        for inner in self.loops[target:]:
-            if inner.owner is self and inner.var is not None:
-                sym = self.symbol(inner.var)
-                self.add_assignment(self.loop_scalar(sym), sym.dtype, inner.value, inner.var)
+        # (the loop variables keep the values they have now: leave_region)
         self.leave_region(region, sequential=_EXITED)
 
     # }}}

@@ -13,7 +13,7 @@ import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
 
-from f2loopy.ir.types import FortranTypeError, infer_type
+from f2loopy.ir.types import FortranTypeError, fortran_kind, infer_type
 from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
 from f2loopy.frontend.expressions import ConversionContext, ExpressionConverter
 from f2loopy.frontend.generics import is_generic_interface
@@ -36,7 +36,8 @@ _UNSUPPORTED_SPEC = {
     "Optional_Stmt": "optional arguments are not supported",
     "Entry_Stmt": "'entry' statements are not supported",
     "Stmt_Function_Stmt": None,
-    "Include_Stmt": "'include' is not supported (put the code in the file)",
+    # (include lines are expanded before parsing: f2loopy.frontend.includes)
+    "Include_Stmt": "'include' is not supported here",
     "Import_Stmt": "'import' is not supported",
     "Enum_Def": "enumerations are not supported",
     "Procedure_Declaration_Stmt": "procedure pointers are not supported",
@@ -140,16 +141,51 @@ class DeclarationReader:
     def _const_function(self, name, arg_nodes, node):
         low = name.lower()
         if low == "kind":
-            value = self.constant(_arg_value(arg_nodes[0]))
-            return np.int32(value.dtype.itemsize if value.dtype.kind != "c"
-                            else value.dtype.itemsize // 2)
+            arg = _arg_value(arg_nodes[0])
+            if isinstance(arg, F.Name):
+                # kind(x) of a variable: its type's kind, whatever its value
+                sym = self.lookup(str(arg))
+                dtype = sym.dtype if sym is not None else self.symtab.implicit_type(str(arg))
+                if dtype is not None and (sym is None or not sym.is_parameter) and \
+                        isinstance(dtype, np.dtype) and dtype.kind in "biufc":
+                    return np.int32(fortran_kind(dtype))
+            value = self.constant(arg)
+            if value.dtype.kind not in "biufc":
+                raise self.error("'kind' of this argument is not supported", "kind",
+                                 UnsupportedFeatureError)
+            return np.int32(fortran_kind(value.dtype))
         if low == "selected_real_kind":
-            prec = int(self.constant(_arg_value(arg_nodes[0]))) if arg_nodes else 0
-            return np.int32(4 if prec <= 6 else 8 if prec <= 15 else -1)
+            args = self._kind_arguments(name, arg_nodes, ("p", "r", "radix"))
+            if "radix" in args and args["radix"] != 2:
+                return np.int32(-5)
+            return np.int32(selected_real_kind(args.get("p"), args.get("r")))
         if low == "selected_int_kind":
-            rng = int(self.constant(_arg_value(arg_nodes[0])))
-            return np.int32(1 if rng <= 2 else 2 if rng <= 4 else 4 if rng <= 9 else 8)
+            r = self._kind_arguments(name, arg_nodes, ("r",)).get("r")
+            if r is None:
+                raise self.error("'selected_int_kind' needs its argument 'r'", name)
+            return np.int32(selected_int_kind(r))
         return None
+
+    def _kind_arguments(self, name, arg_nodes, keywords) -> dict:
+        """The integer constant arguments of kind-selecting intrinsic *name*
+        by keyword (positional ones in the order of *keywords*)."""
+        out = {}
+        for k, node in enumerate(arg_nodes):
+            if isinstance(node, F.Actual_Arg_Spec):
+                key = str(node.items[0]).lower()
+            elif k < len(keywords):
+                key = keywords[k]
+            else:
+                raise self.error(f"too many arguments to '{name}'", name)
+            if key not in keywords or key in out:
+                raise self.error(f"'{name}' has no argument '{key}' (or it is given twice)",
+                                 str(node))
+            value = self.constant(_arg_value(node))
+            if value.dtype.kind not in "iu":
+                raise self.error(f"the argument '{key}' of '{name}' must be an integer",
+                                 str(node))
+            out[key] = int(value)
+        return out
 
     def convert(self, node, *, allow_dummies=False):
         return ExpressionConverter(self._const_context(allow_dummies))(node)
@@ -191,7 +227,11 @@ class DeclarationReader:
                                  _stmt_keyword(stmt), UnsupportedFeatureError)
             method(stmt)
         except FortranError as exc:
-            if self.errors is None or isinstance(exc, UseCycleError):
+            # a 'use' that fails is never deferred: the entities of the module
+            # are unknown, and a name it should give would be taken for an
+            # implicitly typed local (or be "not declared") where it is used
+            if self.errors is None or isinstance(exc, UseCycleError) or \
+                    isinstance(stmt, F.Use_Stmt):
                 raise
             self.errors.append(exc)
             # what the statement declares raises its error where it is used
@@ -676,6 +716,28 @@ def import_host(symtab: SymbolTable, host: SymbolTable) -> None:
 def _fortran_order(shape):
     return [tuple(int(x) for x in np.unravel_index(k, shape, order="F"))
             for k in range(int(np.prod(shape)) if shape else 1)]
+
+
+def selected_real_kind(p, r) -> int:
+    """gfortran's ``selected_real_kind(p, r)``: the smallest kind with at
+    least *p* decimal digits and a decimal exponent range of at least *r*
+    (None: not asked); -1, -2, -3 when there is none for p, r, both."""
+    kinds = ((4, 6, 37), (8, 15, 307), (10, 18, 4931), (16, 33, 4931))
+    p = 0 if p is None else p
+    r = 0 if r is None else r
+    for kind, digits, span in kinds:
+        if p <= digits and r <= span:
+            return kind
+    return -3 if p > 33 and r > 4931 else (-1 if p > 33 else -2)
+
+
+def selected_int_kind(r: int) -> int:
+    """gfortran's ``selected_int_kind(r)``: the smallest integer kind holding
+    every value in (-10**r, 10**r); -1 when there is none."""
+    for kind, span in ((1, 2), (2, 4), (4, 9), (8, 18), (16, 38)):
+        if r <= span:
+            return kind
+    return -1
 
 
 def _arg_value(node):

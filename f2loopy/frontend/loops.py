@@ -158,8 +158,6 @@ class LoopsMixin:
             self.lines = saved
             self.open_body_regions(opened, construct_name, exit_flag, exit_depth,
                                    "cycled" if _cycles_loop(body, construct_name) else None)
-            returns = [(r, r.count) for r in self.st.regions
-                       if r.kind == "procedure" and r.flag is not None]
             try:
                 if mask is None:
                     self.lower_block(body)
@@ -177,8 +175,11 @@ class LoopsMixin:
             self.record_loop_exit(scope)
         if concurrent is None:
             preds = None
-            # after an exit or a return the variables keep the values they had there
-            flags = [r.flag for r, count in returns if r.count > count]
+            # after any way out of the loop but its end (exit, cycle of an
+            # enclosing loop, return, goto) the variables keep the values
+            # they had there (ControlFlowMixin.leave_region)
+            flags = [f for f in opened[0].exit_flags if f != exit_flag] \
+                if opened else []
             if exit_flag is not None:
                 flags.append(exit_flag)
             if flags:

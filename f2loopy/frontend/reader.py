@@ -133,6 +133,14 @@ def parse_tree(src: SourceFile):
     from fparser.common.readfortran import FortranStringReader
     from fparser.two.utils import FortranSyntaxError as FparserSyntaxError
 
+    # fparser would open an include line's file itself, from the current
+    # folder: they are expanded before (f2loopy.frontend.includes)
+    from f2loopy.frontend.includes import include_name
+    for k, line in enumerate(src.lines, 1):
+        if include_name(line) is not None:
+            raise FortranError(f"include '{include_name(line)}' is not expanded here (the "
+                               "file's include lines are read when it is translated)",
+                               src.span(k, "include"))
     parser = _get_parser()
     # fparser keeps a global symbol table per program unit name across parses; a
     # unit of an earlier file with a 'use' would change how this one parses

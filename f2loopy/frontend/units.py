@@ -181,16 +181,23 @@ class FileRegistry:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             text = data.decode("latin-1")
+        from f2loopy.frontend.includes import expand_includes
         from f2loopy.preprocessor import needs_preprocessing, preprocess
         search = self.search
+        pp = None
         if search is not None and needs_preprocessing(text, path):
             # a module in a .F90 file with #ifdef (Reference LAPACK's
             # la_xisnan.F90): preprocessed with the macros of the translation
             pp = preprocess(text, path, defines=search.defines, undefines=search.undefines,
                             include_dirs=search.include_dirs)
-            search.preprocessed[str(path)] = pp
-            search.includes.extend(pp.includes)
-            search.absent.extend(pp.absent)
+        # its Fortran include lines: from its own folder first, then -I
+        dirs = search.include_dirs if search is not None else ()
+        pp = expand_includes(pp.text if pp else text, str(path), dirs, base=pp) or pp
+        if pp is not None:
+            if search is not None:
+                search.preprocessed[str(path)] = pp
+                search.includes.extend(f for f in pp.includes if f not in search.includes)
+                search.absent.extend(pp.absent)
             text = pp.text
         src = read_source(text, str(path))
         cpp = preprocessor_lines(src)

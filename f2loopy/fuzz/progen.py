@@ -36,7 +36,9 @@ from __future__ import annotations
 import islpy as isl
 import numpy as np
 
+from f2loopy.fuzz.progen_control import ControlMixin, loop_variables
 from f2loopy.fuzz.progen_expressions import ExpressionsMixin
+from f2loopy.fuzz.progen_kinds import KindsMixin
 from f2loopy.fuzz.program import (
     _REAL_LITS, CLAMP, INT_RANGE, REAL_RANGE, SIZE_BOX, Assign, CallStmt, Cycle, Do,
     DoConcurrent, Expr, Helper, If, OneLineIf, Program, Return, Select, Variable, _all_exprs,
@@ -52,6 +54,9 @@ class _Env:
         self.pure = False              # only inputs and loop indices (do concurrent)
         self.in_helper = False
         self.names: list = []          # construct names of the enclosing loops
+        self.labels: list = []         # labels a forward goto may jump to
+        self.back_labels: list = []    # labels a backward goto may jump to
+        self.do_labels: list = []      # terminal labels of enclosing labelled loops
 
     def domain(self, extra: str = "") -> isl.Set:
         names = [v for v, _, _ in self.loops]
@@ -63,7 +68,7 @@ class _Env:
         return isl.Set(text)
 
 
-class Generator(ExpressionsMixin):
+class Generator(ExpressionsMixin, ControlMixin, KindsMixin):
     """Builds one random program (see the module docstring)."""
 
     def __init__(self, seed: int, *, max_statements: int = 10, max_depth: int = 3):
@@ -73,6 +78,7 @@ class Generator(ExpressionsMixin):
         self.max_depth = max_depth
         self.n_loops = 0
         self.budget = 0
+        self.init_control()
 
     # {{{ random helpers
 
@@ -171,6 +177,9 @@ class Generator(ExpressionsMixin):
             vals = [self.pick(["0.5", "1.5", "-0.25", "2.0", "0.125"]) for _ in range(4)]
             locs.append(Variable("tab", "r4", (("1", "4"),), role="table", bound=2.0,
                                  value=", ".join(vals)))
+        locs.append(self.counter_variable())
+        locs = self.kind_parameters() + locs
+        self.respell(self.args + locs)
         self.locals = locs
         for v in self.args + self.locals:
             if v.role in ("out", "local") and v.kind in ("r4", "r8"):
@@ -379,7 +388,10 @@ class Generator(ExpressionsMixin):
         step = 1
         if self.chance(0.12):
             step = self.pick([2, 3, -1, -2])
+        runtime = self.runtime_step() if self.chance(0.1) else None
         d = Do(var, lo, hi, step, [], isl_lo=lo, isl_hi=hi)
+        if runtime is not None:
+            d.step, (d.rstep, d.rsign) = 0, runtime
         if self.chance(0.08) and step == 1:
             d.label = 10 * (self.n_loops + 1)
         elif self.chance(0.1) and not self.fixed_form:
@@ -387,11 +399,15 @@ class Generator(ExpressionsMixin):
             d.name = f"l{self.n_loops}"
         env.loops.append((var, lo, hi))
         env.names.append(d.name)
+        if d.label is not None:
+            env.do_labels.append(d.label)
         try:
             d.body = self.block(env, depth + 1, self.int_in(1, 4))
         finally:
             env.loops.pop()
             env.names.pop()
+            if d.label is not None:
+                env.do_labels.pop()
         return d
 
     def csr_loop(self, env, depth):
@@ -544,6 +560,10 @@ class Generator(ExpressionsMixin):
         return If(branches, els)
 
     def statement(self, env, depth):
+        if self.chance(0.12):
+            st = self.control_statement(env)
+            if st is not None:
+                return st
         r = self.rng.random()
         in_loop = bool(env.loops)
         if r < 0.22 and depth < self.max_depth:
@@ -584,19 +604,21 @@ class Generator(ExpressionsMixin):
 
     def block(self, env, depth, n):
         out = []
-        for _ in range(n):
-            if self.budget <= 0:
-                break
-            self.budget -= 1
-            s = self.statement(env, depth)
-            if s is not None:
-                out.append(s)
-            if isinstance(s, Do) and s.step == 1 and self.chance(0.15):
-                # the loop variable after its loop (its first value past the end)
-                t = self.target(env, want_kind="i4")
-                if t is not None and t.kind == "i4":
-                    out.append(self.stored(t, Expr("var", "i4", s.var, (), SIZE_BOX[1] + 2,
-                                                   True)))
+        labels = self.open_labels(env, out)
+        try:
+            for _ in range(n):
+                if self.budget <= 0:
+                    break
+                self.budget -= 1
+                s = self.statement(env, depth)
+                if s is not None:
+                    out.append(s)
+                if isinstance(s, Do) and self.chance(0.25):
+                    # the loop variable after its loop: past the end, or where
+                    # an exit, a cycle of an outer loop or a goto left it
+                    self.read_loop_variable(env, out, s.var)
+        finally:
+            self.close_labels(env, out, *labels)
         return out
 
     # }}}
@@ -614,7 +636,11 @@ class Generator(ExpressionsMixin):
                 body.append(self.loop(env, 0))
             else:
                 body.extend(self.block(env, 0, 1))
-        prog = Program(f"fz{self.seed}", self.args, self.locals, self.prologue(), body,
+        # loop variables read after loops that may not have run are defined
+        prologue = self.prologue() + [
+            Assign(Expr("var", "i4", v, (), 0), lit("0", "i4", 0))
+            for v in dict.fromkeys(v for s in body for v in loop_variables(s))]
+        prog = Program(f"fz{self.seed}", self.args, self.locals, prologue, body,
                        [f"i{k}" for k in range(1, self.n_loops + 1)], seed=self.seed,
                        helpers=self.helpers, helper_module=self.helper_module,
                        loose64=self.loose64)

@@ -37,9 +37,9 @@ class ExpressionsMixin:
             if r < 0.15:
                 if kind == "i4":
                     v = self.int_in(0, 7)
-                    return lit(str(v), "i4", v)
+                    return lit(self.kind_suffix(str(v), "i4", env), "i4", v)
                 t, v = self.pick(_REAL_LITS[kind])
-                return lit(t, kind, v)
+                return lit(self.kind_suffix(t, kind, env), kind, v)
             if r < 0.3 and env.loops and kind in ("i4", "r4", "r8"):
                 var = self.pick([v for v, _, _ in env.loops])
                 e = Expr("var", "i4", var, (), float(SIZE_BOX[1] * 2 + 2), True)

@@ -66,7 +66,10 @@ class Expr:
             yield from a.walk()
 
     def names(self) -> set:
-        return {e.text for e in self.walk() if e.op in ("var", "ref")}
+        """Names it reads (a kind parameter a literal's suffix names too)."""
+        return {e.text for e in self.walk() if e.op in ("var", "ref")} | {
+            e.text.rpartition("_")[2] for e in self.walk()
+            if e.op == "lit" and "_" in e.text and not e.text.rpartition("_")[2].isdigit()}
 
 
 def lit(text, kind, value) -> Expr:
@@ -110,10 +113,15 @@ class Do:
     isl_hi: str = ""
     label: int | None = None       # labelled 'do 10 ... 10 continue'
     name: str | None = None        # a construct name: 'outer: do ... end do outer'
+    #: a step known only at run time (then *step* is 0): its text and its
+    #: sign (1, -1, or 0 for either: the loop may then run no iteration)
+    rstep: str = ""
+    rsign: int = 0
 
     def render(self, ind):
-        step = "" if self.step == 1 else f", {self.step}"
-        first, last = (self.lo, self.hi) if self.step > 0 else (self.hi, self.lo)
+        step = f", {self.rstep}" if self.rstep else ("" if self.step == 1 else f", {self.step}")
+        down = self.rsign < 0 if self.rstep else self.step < 0
+        first, last = (self.hi, self.lo) if down else (self.lo, self.hi)
         inner = [ln for s in self.body for ln in s.render(ind + "  ")]
         if self.label is not None:
             return [f"{ind}do {self.label} {self.var} = {first}, {last}{step}", *inner,
@@ -212,6 +220,58 @@ class Cycle:
         return [f"{ind}cycle" + (f" {self.name}" if self.name else "")]
 
 
+@dataclass
+class Exit:
+    name: str | None = None
+
+    def render(self, ind):
+        return [f"{ind}exit" + (f" {self.name}" if self.name else "")]
+
+
+@dataclass
+class Goto:
+    """``goto label`` (forward, or back to a :class:`Continue` before it)."""
+
+    label: int
+    keyword: str = "goto"
+
+    def render(self, ind):
+        return [f"{ind}{self.keyword} {self.label}"]
+
+
+@dataclass
+class ComputedGoto:
+    """``go to (l1, l2, ...) index``: on to the next statement when the
+    index is out of range."""
+
+    labels: tuple
+    index: Expr
+
+    def render(self, ind):
+        return [f"{ind}go to ({', '.join(map(str, self.labels))}) {self.index.render()}"]
+
+
+@dataclass
+class ArithmeticIf:
+    """``if (e) l1, l2, l3``: to l1, l2, l3 as e is negative, zero, positive."""
+
+    value: Expr
+    labels: tuple
+
+    def render(self, ind):
+        return [f"{ind}if ({self.value.render()}) {', '.join(map(str, self.labels))}"]
+
+
+@dataclass
+class Continue:
+    """``label continue``: where a goto goes."""
+
+    label: int
+
+    def render(self, ind):
+        return [f"{ind}{self.label} continue"]
+
+
 def _children(stmt):
     if isinstance(stmt, (Do, DoConcurrent)):
         return [stmt.body]
@@ -243,6 +303,10 @@ def statement_exprs(stmt):
         return list(stmt.args)
     if isinstance(stmt, DoConcurrent):
         return [stmt.mask] if stmt.mask is not None else []
+    if isinstance(stmt, ComputedGoto):
+        return [stmt.index]
+    if isinstance(stmt, ArithmeticIf):
+        return [stmt.value]
     return []
 
 # }}}
@@ -356,7 +420,7 @@ class Program:
             for e in statement_exprs(s):
                 names |= e.names()
             if isinstance(s, Do):
-                for t in (s.lo, s.hi):
+                for t in (s.lo, s.hi, s.rstep):
                     names |= set(_identifiers(t))
                 names.add(s.var)
             if isinstance(s, DoConcurrent):
@@ -366,11 +430,17 @@ class Program:
                 stack.extend(b)
             if isinstance(s, OneLineIf):
                 stack.append(s.stmt)
-        # sizes used in shapes of used arrays
-        for v in self.args + self.locals:
-            if v.name in names:
-                for lb, ub in v.dims:
-                    names |= set(_identifiers(lb)) | set(_identifiers(ub))
+        # sizes used in shapes of used arrays, kind parameters in their types
+        # (of those sizes too)
+        while True:
+            before = len(names)
+            for v in self.args + self.locals:
+                if v.name in names:
+                    for lb, ub in v.dims:
+                        names |= set(_identifiers(lb)) | set(_identifiers(ub))
+                    names |= set(_identifiers(v.spelling))
+            if len(names) == before:
+                break
         return names
 
     def render(self) -> str:

@@ -63,6 +63,22 @@ def is_logical(dt: np.dtype) -> bool:
     return dt.kind == "b"
 
 
+#: the kind of Fortran's default logical (the only logical kind f2loopy
+#: supports: its numpy dtype, bool, has a size of 1)
+LOGICAL_KIND = 4
+
+
+def fortran_kind(dt: np.dtype) -> int:
+    """The Fortran kind number of numeric or logical *dt* (gfortran's: the
+    size in bytes; half of it for complex; 4 for the default logical)."""
+    dt = np.dtype(dt)
+    if is_logical(dt):
+        return LOGICAL_KIND
+    if is_complex(dt):
+        return dt.itemsize // 2
+    return dt.itemsize
+
+
 def real_kind_of(dt: np.dtype) -> np.dtype:
     """float32 for complex64, float64 for complex128, else *dt*."""
     if dt == COMPLEX64:

@@ -25,7 +25,7 @@ from f2loopy.transform.patterns import parse_expression
 from f2loopy.transform.rules import (
     RuleAwareRewriter, map_instruction_expressions, canonicalize_rules, expand_rules)
 from f2loopy.transform.util import (
-    MatchSpec, Names, TagSpec, check_new_iname, for_each_kernel, parse_iname_list, resolve_iname, resolve_variable,
+    NameNotFoundError, MatchSpec, Names, TagSpec, check_new_iname, for_each_kernel, parse_iname_list, resolve_iname, resolve_variable,
     unique_name)
 
 
@@ -75,7 +75,7 @@ def buffer_array(kernel: Kernel, var_name: str, buffer_inames: Names = (),
     users = [i for i in kernel.instructions if _all_accesses(kernel, i, name) and
              match.match(kernel, i)]
     if not users:
-        raise TransformError(f"buffer_array: no instruction accesses '{name}'")
+        raise NameNotFoundError(f"buffer_array: no instruction accesses '{name}'")
     all_inames = set(kernel.all_inames())
     idx_lists = [(i, idx) for i in users for idx in _all_accesses(kernel, i, name)]
 

@@ -25,7 +25,7 @@ from f2loopy.transform.data import split_array_dim
 from f2loopy.transform.iname import rename_iname, split_iname
 from f2loopy.transform.match import MatchSpec
 from f2loopy.transform.subst import assignment_to_subst
-from f2loopy.transform.util import TagSpec, for_each_kernel, resolve_iname
+from f2loopy.transform.util import NameNotFoundError, TagSpec, for_each_kernel, resolve_iname
 
 
 @for_each_kernel
@@ -54,7 +54,7 @@ def add_dtypes(kernel: Kernel, dtype_dict: Mapping[str, object]) -> Kernel:
                 continue
             var = by_lower.get(name.lower())
             if var is None:
-                raise TransformError(f"add_dtypes: kernel '{kernel.name}' has no variable "
+                raise NameNotFoundError(f"add_dtypes: kernel '{kernel.name}' has no variable "
                                      f"'{name}'")
             have = np.dtype(var.dtype)
             if have.kind == "b" and want == np.dtype(np.int32):
@@ -67,10 +67,11 @@ def add_dtypes(kernel: Kernel, dtype_dict: Mapping[str, object]) -> Kernel:
 
 
 def add_and_infer_dtypes(kernel: Kernel | TranslationUnit, dtype_dict: Mapping[str, object],
-                         expect_completion: bool = False) -> Kernel | TranslationUnit:
+                         expect_completion: bool = False, *,
+                         skip_missing: bool = False) -> Kernel | TranslationUnit:
     """:func:`add_dtypes`: with Fortran every type is known already, so
     inference is always complete (*expect_completion* holds either way)."""
-    return add_dtypes(kernel, dtype_dict)
+    return add_dtypes(kernel, dtype_dict, skip_missing=skip_missing)
 
 
 @for_each_kernel
@@ -100,7 +101,8 @@ def chunk_iname(kernel: Kernel, split_iname_name: str, num_chunks: int, *,
 
 def rename_inames(kernel: Kernel | TranslationUnit, old_inames: str | Sequence[str],
                   new_iname: str, existing_ok: bool = False, within: MatchSpec = None,
-                  raise_on_domain_mismatch: bool = True) -> Kernel | TranslationUnit:
+                  raise_on_domain_mismatch: bool = True, *,
+                  skip_missing: bool = False) -> Kernel | TranslationUnit:
     """Rename every loop of *old_inames* (a list or comma-separated names) to
     *new_iname*: the loops must have the same bounds, and become one.
 
@@ -118,27 +120,30 @@ def rename_inames(kernel: Kernel | TranslationUnit, old_inames: str | Sequence[s
     if not old_inames:
         raise TransformError("rename_inames: no inames given")
     out = rename_iname(kernel, old_inames[0], new_iname, within=within,
-                       existing_ok=existing_ok)
+                       existing_ok=existing_ok, skip_missing=skip_missing)
     for old in old_inames[1:]:
-        out = rename_iname(out, old, new_iname, within=within, existing_ok=True)
+        out = rename_iname(out, old, new_iname, within=within, existing_ok=True,
+                           skip_missing=skip_missing)
     return out
 
 
 def temporary_to_subst(kernel: Kernel | TranslationUnit, temp_name: str,
                        extra_arguments: str | Sequence[str] = (),
-                       within: None = None) -> Kernel | TranslationUnit:
+                       within: None = None, *,
+                       skip_missing: bool = False) -> Kernel | TranslationUnit:
     """loopy's older name of :func:`assignment_to_subst`."""
     return assignment_to_subst(kernel, temp_name, extra_arguments=extra_arguments,
-                               within=within)
+                               within=within, skip_missing=skip_missing)
 
 
 def split_arg_axis(kernel: Kernel | TranslationUnit,
                    args_and_axes: tuple | Sequence[tuple], count: int,
                    auto_split_inames: bool = True,
-                   split_kwargs: dict | None = None) -> Kernel | TranslationUnit:
+                   split_kwargs: dict | None = None, *,
+                   skip_missing: bool = False) -> Kernel | TranslationUnit:
     """loopy's older name of :func:`split_array_axis` (as ``split_array_dim``)."""
     return split_array_dim(kernel, args_and_axes, count, auto_split_inames=auto_split_inames,
-                           split_kwargs=split_kwargs)
+                           split_kwargs=split_kwargs, skip_missing=skip_missing)
 
 
 __all__ = ["add_dtypes", "add_and_infer_dtypes", "chunk_iname", "rename_inames",

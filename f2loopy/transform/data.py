@@ -97,10 +97,10 @@ def tag_array_axes(kernel: Kernel, ary_names: Names,
 
 
 def tag_data_axes(kernel: Kernel | TranslationUnit, ary_names: Names,
-                  dim_tags: str | Sequence[str] | dict[str, str]
-                  ) -> Kernel | TranslationUnit:
+                  dim_tags: str | Sequence[str] | dict[str, str], *,
+                  skip_missing: bool = False) -> Kernel | TranslationUnit:
     """Old name of :func:`tag_array_axes`."""
-    return tag_array_axes(kernel, ary_names, dim_tags)
+    return tag_array_axes(kernel, ary_names, dim_tags, skip_missing=skip_missing)
 
 
 @for_each_kernel
@@ -118,9 +118,10 @@ def set_array_axis_names(kernel: Kernel, ary_names: Names, dim_names: Names) -> 
 
 
 def set_array_dim_names(kernel: Kernel | TranslationUnit, ary_names: Names,
-                        dim_names: Names) -> Kernel | TranslationUnit:
+                        dim_names: Names, *, skip_missing: bool = False
+                        ) -> Kernel | TranslationUnit:
     """Old name of :func:`set_array_axis_names`."""
-    return set_array_axis_names(kernel, ary_names, dim_names)
+    return set_array_axis_names(kernel, ary_names, dim_names, skip_missing=skip_missing)
 
 
 @for_each_kernel
@@ -184,18 +185,21 @@ def split_array_axis(kernel: Kernel, array_names: Names | tuple,
 def split_array_dim(kernel: Kernel | TranslationUnit,
                     arrays_and_axes: tuple | Sequence[tuple], count: int,
                     auto_split_inames: bool = True,
-                    split_kwargs: dict | None = None) -> Kernel | TranslationUnit:
+                    split_kwargs: dict | None = None, *,
+                    skip_missing: bool = False) -> Kernel | TranslationUnit:
     """Old name of :func:`split_array_axis` (``(name, axis, order)`` form).
 
-    *auto_split_inames* and *split_kwargs* are those of
+    *auto_split_inames*, *split_kwargs* and *skip_missing* are those of
     :func:`split_array_axis`.
     """
     if isinstance(arrays_and_axes, tuple) and isinstance(arrays_and_axes[1], int):
         return split_array_axis(kernel, arrays_and_axes, count=count,
-                                auto_split_inames=auto_split_inames, split_kwargs=split_kwargs)
+                                auto_split_inames=auto_split_inames, split_kwargs=split_kwargs,
+                                skip_missing=skip_missing)
     for entry in arrays_and_axes:
         kernel = split_array_axis(kernel, entry, count=count,
-                                  auto_split_inames=auto_split_inames, split_kwargs=split_kwargs)
+                                  auto_split_inames=auto_split_inames, split_kwargs=split_kwargs,
+                                  skip_missing=skip_missing)
     return kernel
 
 
@@ -317,9 +321,11 @@ def set_temporary_address_space(kernel: Kernel, temp_var_names: Names,
 
 
 def set_temporary_scope(kernel: Kernel | TranslationUnit, temp_var_names: Names,
-                        scope: str | AddressSpace) -> Kernel | TranslationUnit:
+                        scope: str | AddressSpace, *, skip_missing: bool = False
+                        ) -> Kernel | TranslationUnit:
     """Old name of :func:`set_temporary_address_space`."""
-    return set_temporary_address_space(kernel, temp_var_names, scope)
+    return set_temporary_address_space(kernel, temp_var_names, scope,
+                                       skip_missing=skip_missing)
 
 
 @for_each_kernel

@@ -23,7 +23,7 @@ from f2loopy.ir.kernel import Kernel
 from f2loopy.ir.tags import ILPTag, InameTag, SequentialTag, parse_iname_tag
 from f2loopy.transform.match import parse_match
 from f2loopy.transform.util import (
-    MatchSpec, Names, TagSpec, check_new_iname, for_each_kernel, parse_iname_list, rename_in_set, resolve_iname,
+    NameNotFoundError, MatchSpec, Names, TagSpec, check_new_iname, for_each_kernel, parse_iname_list, rename_in_set, resolve_iname,
     unique_name)
 
 
@@ -339,7 +339,7 @@ def tag_inames(kernel: Kernel,
                     continue
                 raise
         if not targets and not ignore_nonexistent:
-            raise TransformError(f"tag_inames: no iname matches {name!r}")
+            raise NameNotFoundError(f"tag_inames: no iname matches {name!r}")
         for t in targets:
             old = tags.get(t)
             if (old is not None and not force and old != tag

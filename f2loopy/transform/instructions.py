@@ -11,13 +11,13 @@ from f2loopy.diagnostics import TransformError, UnsupportedArgumentError
 from f2loopy.ir.build_options import BuildOptionError, check_build_options
 from f2loopy.ir.kernel import BarrierInstruction, Kernel, KernelOptions
 from f2loopy.transform.match import find_instructions, parse_match
-from f2loopy.transform.util import MatchSpec, for_each_kernel, unique_name
+from f2loopy.transform.util import NameNotFoundError, MatchSpec, for_each_kernel, unique_name
 
 
 def _matched(kernel, match, what):
     insns = find_instructions(kernel, match)
     if not insns:
-        raise TransformError(f"{what}: no instruction matches {match!r} in kernel "
+        raise NameNotFoundError(f"{what}: no instruction matches {match!r} in kernel "
                              f"'{kernel.name}'")
     return insns
 

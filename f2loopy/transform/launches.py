@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from f2loopy.diagnostics import TransformError
 from f2loopy.ir.kernel import BarrierInstruction, Kernel
 from f2loopy.transform.match import find_instructions
-from f2loopy.transform.util import MatchSpec, for_each_kernel, unique_name
+from f2loopy.transform.util import NameNotFoundError, MatchSpec, for_each_kernel, unique_name
 
 
 @for_each_kernel
@@ -45,13 +45,13 @@ def add_global_barrier(kernel: Kernel, *, after: MatchSpec, before: MatchSpec = 
     """
     first = find_instructions(kernel, after)
     if not first:
-        raise TransformError(f"add_global_barrier: no instruction matches {after!r} in kernel "
+        raise NameNotFoundError(f"add_global_barrier: no instruction matches {after!r} in kernel "
                              f"'{kernel.name}'")
     second = []
     if before is not None:
         second = find_instructions(kernel, before)
         if not second:
-            raise TransformError(f"add_global_barrier: no instruction matches {before!r} in "
+            raise NameNotFoundError(f"add_global_barrier: no instruction matches {before!r} in "
                                  f"kernel '{kernel.name}'")
     position = {i.id: k for k, i in enumerate(kernel.instructions)}
     overlap = {i.id for i in first} & {i.id for i in second}
@@ -74,7 +74,7 @@ def add_global_barrier(kernel: Kernel, *, after: MatchSpec, before: MatchSpec = 
         within = frozenset(within_inames)
         unknown = within - set(kernel.all_inames())
         if unknown:
-            raise TransformError(f"add_global_barrier: no loop named '{sorted(unknown)[0]}' "
+            raise NameNotFoundError(f"add_global_barrier: no loop named '{sorted(unknown)[0]}' "
                                  f"in kernel '{kernel.name}'")
         outside = [i for i in first + second if not within <= i.within_inames]
         if outside:
@@ -134,7 +134,7 @@ def add_global_barriers_between_nests(kernel: Kernel, *, host_loops: Sequence[st
     host = list(host_loops)
     for k, h in enumerate(host):
         if h not in kernel.all_inames():
-            raise TransformError(f"add_global_barriers_between_nests: no loop named '{h}' in "
+            raise NameNotFoundError(f"add_global_barriers_between_nests: no loop named '{h}' in "
                                  f"kernel '{kernel.name}'")
         members = [i for i in kernel.instructions if h in i.within_inames]
         if k and any(host[k - 1] not in i.within_inames for i in members):

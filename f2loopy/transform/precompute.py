@@ -33,7 +33,7 @@ from f2loopy.transform.match import parse_match
 from f2loopy.transform.rules import (
     RuleAwareRewriter, map_instruction_expressions, canonicalize_rules, expand_rules, rule_calls)
 from f2loopy.transform.util import (
-    MatchSpec, Names, TagSpec, check_new_iname, for_each_kernel, parse_iname_list, resolve_iname, unique_name)
+    NameNotFoundError, MatchSpec, Names, TagSpec, check_new_iname, for_each_kernel, parse_iname_list, resolve_iname, unique_name)
 
 
 def _resolve_rule(kernel, subst_use) -> str:
@@ -47,7 +47,7 @@ def _resolve_rule(kernel, subst_use) -> str:
     folded = [n for n in kernel.substitutions if n.lower() == name.lower()]
     if len(folded) == 1:
         return folded[0]
-    raise TransformError(f"precompute: no substitution rule named '{name}' (rules: "
+    raise NameNotFoundError(f"precompute: no substitution rule named '{name}' (rules: "
                          f"{', '.join(sorted(kernel.substitutions)) or 'none'})")
 
 
@@ -617,7 +617,7 @@ def add_prefetch(kernel: Kernel, var_name: str, sweep_inames: Names = (),
     if not found:
         from f2loopy.ir.printing import expr_to_str
         reads = sorted({expr_to_str(x) for x in seen})
-        raise TransformError(f"add_prefetch: no read of {var_name!r} found"
+        raise NameNotFoundError(f"add_prefetch: no read of {var_name!r} found"
                              + ("" if within is None else f" in {within!r}")
                              + (f" (the reads are: {', '.join(reads[:6])}"
                                 f"{', ...' if len(reads) > 6 else ''})" if reads else ""))

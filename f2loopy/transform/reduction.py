@@ -16,7 +16,7 @@ from f2loopy.ir.expressions import Reduction, Rewriter, index_tuple, variables_r
 from f2loopy.ir.kernel import Assignment, Kernel
 from f2loopy.transform.match import find_instructions
 from f2loopy.transform.util import (
-    MatchSpec, Names, for_each_kernel, parse_iname_list, resolve_iname)
+    NameNotFoundError, MatchSpec, Names, for_each_kernel, parse_iname_list, resolve_iname)
 
 def _split_update(insn: Assignment):
     """(operation, contribution) if *insn* is ``v = v op e``, else None."""
@@ -60,7 +60,7 @@ def accumulation_to_reduction(kernel: Kernel, within: MatchSpec, *,
     """
     selected = find_instructions(kernel, within)
     if not selected:
-        raise TransformError(f"accumulation_to_reduction: no instruction matches {within!r}")
+        raise NameNotFoundError(f"accumulation_to_reduction: no instruction matches {within!r}")
     updates = [(i, _split_update(i)) for i in selected if isinstance(i, Assignment)]
     updates = [(i, split) for i, split in updates if split is not None]
     if not updates:

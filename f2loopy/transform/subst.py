@@ -15,7 +15,7 @@ from f2loopy.ir.kernel import Assignment, Kernel, SubstitutionRule
 from f2loopy.transform.rules import (
     RuleAwareRewriter, map_instruction_expressions, canonicalize_rules, expand_rules, find_one_rule_matching,
     rule_calls, used_rules)
-from f2loopy.transform.util import Names, for_each_kernel, resolve_variable
+from f2loopy.transform.util import NameNotFoundError, Names, for_each_kernel, resolve_variable
 
 
 def _transitive_deps(kernel) -> dict:
@@ -368,7 +368,7 @@ def extract_subst(kernel: Kernel, subst_name: str, template: str | p.Expression,
     rw = RuleAwareRewriter(kernel.substitutions, leaf)
     insns = tuple(map_instruction_expressions(i, rw) for i in kernel.instructions)
     if not found:
-        raise TransformError(f"extract_subst: {template!r} does not occur in kernel "
+        raise NameNotFoundError(f"extract_subst: {template!r} does not occur in kernel "
                              f"'{kernel.name}'")
     rules.update(rw.rules)
     return canonicalize_rules(kernel.copy(instructions=insns, substitutions=FrozenMap(rules)))

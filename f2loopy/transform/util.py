@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Sequence
-from typing import Concatenate, ParamSpec, Protocol, Union, overload
+from typing import Any, Concatenate, ParamSpec, Protocol, Union, overload
 
 import islpy as isl
 
-from f2loopy.diagnostics import TransformError
+from f2loopy.diagnostics import F2LoopyError, TransformError
 from f2loopy.ir.kernel import Assignment, Kernel, TranslationUnit
 from f2loopy.ir.tags import InameTag
 from f2loopy.transform.match import MatchSpec
@@ -34,9 +34,25 @@ class KernelTransform(Protocol[_P]):
     def __call__(self, kernel: TranslationUnit, /, *args: _P.args,
                  **kwargs: _P.kwargs) -> TranslationUnit: ...
 
+    # with the wrapper's own keyword (a ParamSpec cannot add one)
+    @overload
+    def __call__(self, kernel: Kernel, /, *args: Any, skip_missing: bool,
+                 **kwargs: Any) -> Kernel: ...
+
+    @overload
+    def __call__(self, kernel: TranslationUnit, /, *args: Any, skip_missing: bool,
+                 **kwargs: Any) -> TranslationUnit: ...
+
     def __call__(self, kernel, /, *args, **kwargs): ...
 
-__all__ = ["KernelTransform", "MatchSpec", "Names", "TagSpec", "for_each_kernel"]
+__all__ = ["KernelTransform", "MatchSpec", "Names", "NameNotFoundError", "TagSpec",
+           "for_each_kernel"]
+
+
+class NameNotFoundError(TransformError):
+    """The kernel has no iname, variable, instruction, rule... of the name a
+    transformation was given (a kernel of a translation unit that
+    :func:`for_each_kernel` may skip when asked to)."""
 
 
 def _resolve(name: str, known, what: str) -> str:
@@ -50,7 +66,7 @@ def _resolve(name: str, known, what: str) -> str:
     extra = f" (did you mean {', '.join(repr(h) for h in hint)}?)" if hint else \
         (f" (the kernel has: {', '.join(known[:12])}{', ...' if len(known) > 12 else ''})"
          if known else "")
-    raise TransformError(f"no {what} named '{name}'{extra}")
+    raise NameNotFoundError(f"no {what} named '{name}'{extra}")
 
 
 def resolve_iname(kernel: Kernel, name: str) -> str:
@@ -104,10 +120,14 @@ def rename_in_set(s: isl.Set, old: str, new: str) -> isl.Set:
 def for_each_kernel(func: Callable[Concatenate[Kernel, _P], Kernel]) -> KernelTransform[_P]:
     """Let transformation *func* also take a TranslationUnit (as loopy's do).
 
-    The transformation is applied to every kernel of the unit; kernels it does
-    not apply to (e.g. the iname does not exist there) are left as they are,
-    but if it applies to none, its error is raised.  Substitution rules that
-    the transformation rewrote at every use keep their names
+    The transformation is applied to every kernel of the unit, or the unit
+    is refused: an error in one kernel is raised (naming the kernel), never
+    a unit half transformed.  Only with the keyword-only option
+    ``skip_missing=True`` are kernels that lack the name it was given (a
+    :class:`NameNotFoundError`: no such iname, variable, instruction...)
+    left as they are; it is still an error if no kernel has it, and any
+    other refusal (an iname already tagged...) is raised.  Substitution
+    rules that the transformation rewrote at every use keep their names
     (:func:`~f2loopy.transform.rules.keep_rule_names`).
     """
     import functools
@@ -118,7 +138,7 @@ def for_each_kernel(func: Callable[Concatenate[Kernel, _P], Kernel]) -> KernelTr
         return keep_rule_names(kernel, out) if isinstance(out, Kernel) else out
 
     @functools.wraps(func)
-    def wrapper(kernel, *args, **kwargs):
+    def wrapper(kernel, *args, skip_missing: bool = False, **kwargs):
         if not isinstance(kernel, TranslationUnit):
             if not isinstance(kernel, Kernel):
                 raise TransformError(f"{func.__name__}: expected a kernel, got "
@@ -129,10 +149,13 @@ def for_each_kernel(func: Callable[Concatenate[Kernel, _P], Kernel]) -> KernelTr
             try:
                 out.append(one(k, *args, **kwargs))
                 applied += 1
-            except TransformError as exc:
-                if first_error is None:
-                    first_error = exc
+            except NameNotFoundError as exc:
+                if not skip_missing:
+                    raise _in_kernel(exc, k, len(kernel), hint=True) from None
+                first_error = first_error or exc
                 out.append(k)
+            except TransformError as exc:
+                raise _in_kernel(exc, k, len(kernel)) from None
         if not applied and first_error is not None:
             raise first_error
         return TranslationUnit(out, kernel.filename, kernel.source)
@@ -142,6 +165,25 @@ def for_each_kernel(func: Callable[Concatenate[Kernel, _P], Kernel]) -> KernelTr
     sig = inspect.signature(func)
     params = list(sig.parameters.values())
     params[0] = params[0].replace(annotation="Kernel | TranslationUnit")
+    skip = inspect.Parameter("skip_missing", inspect.Parameter.KEYWORD_ONLY, default=False,
+                             annotation="bool")
+    at = next((k for k, q in enumerate(params) if q.kind == inspect.Parameter.VAR_KEYWORD),
+              len(params))
+    params.insert(at, skip)
     wrapper.__signature__ = sig.replace(  # type: ignore[attr-defined]
         parameters=params, return_annotation="Kernel | TranslationUnit")
     return wrapper  # type: ignore[return-value]
+
+
+def _in_kernel(exc: TransformError, kernel: Kernel, count: int, *, hint: bool = False):
+    """*exc* (raised for *kernel* of a unit of *count* kernels) naming it."""
+    if count == 1:
+        return exc
+    extra = " (pass skip_missing=True to leave the kernels without it unchanged)" \
+        if hint else ""
+    out = type(exc).__new__(type(exc))
+    F2LoopyError.__init__(out, f"in kernel '{kernel.name}' of the unit: {exc.message}{extra}",
+                          exc.span, exc.notes)
+    out.__dict__.update({k: v for k, v in exc.__dict__.items()
+                         if k not in ("message", "span", "notes")})
+    return out

@@ -1,4 +1,4 @@
-! f2loopy-expect: error: hostile_include_in_select_case.f90:9:1: error: 'include' statements are not supported
+! f2loopy-expect: error: hostile_include_in_select_case.f90:9:1: error: include 'x.h': no such file in
 ! found while fixing the include before a nested do: a line between 'select
 ! case' and the first 'case' was dropped without a word.
 subroutine s(n, a)
