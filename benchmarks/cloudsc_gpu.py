@@ -111,13 +111,14 @@ def _meta(data: Path) -> dict:
     return {k: v["value"] for k, v in meta["global_meta_info"].items()}
 
 
-def _field(data: Path, prefix: str, name: str, dims, dtype, ngptot: int):
+def _field(data: Path, prefix: str, name: str, dims, dtype, ngptot: int, first: int = 0):
     """A dwarf field (Fortran order, NLON columns first), its columns
-    repeated to *ngptot* (column g is column g mod NLON)."""
+    repeated to *ngptot* (column g is column g mod NLON), starting at global
+    column *first* (a rank's share of a larger problem)."""
     import numpy as np
     raw = np.fromfile(data / f"{prefix}_{name}.dat", dtype=dtype)
     arr = raw.reshape(dims, order="F")
-    cols = np.arange(ngptot) % NLON
+    cols = (first + np.arange(ngptot)) % NLON
     return np.asfortranarray(arr[cols, ...])
 
 
@@ -161,11 +162,15 @@ def _error(got, ref) -> tuple[float, float]:
     return rel, float(d.max()) if d.size else 0.0
 
 
-def run_variant(glue, queue, data: Path, meta: dict, ngptot: int, niter: int) -> dict:
+def run_variant(glue, queue, data: Path, meta: dict, ngptot: int, niter: int, *,
+                first: int = 0, barrier=None) -> dict:
+    """Time CLOUDSC of *glue* on *ngptot* columns (global columns *first*
+    onwards) and check its outputs.  *barrier*: called once after the two
+    warm-up calls, before the timed ones (ranks that start together)."""
     import numpy as np
     import pyopencl as cl
     import pyopencl.array as cla
-    f = lambda name, dims, dt=np.float64: _field(data, "input", name, dims, dt, ngptot)  # noqa
+    f = lambda name, dims, dt=np.float64: _field(data, "input", name, dims, dt, ngptot, first)  # noqa
     k2, k2h, k3 = (NLON, NLEV), (NLON, NLEV + 1), (NLON, NLEV, NCLV)
     ins = {n: f(n, k2) for n in ("PT", "PQ", "PVFA", "PVFL", "PVFI", "PDYNA", "PDYNL", "PDYNI",
                                   "PHRSW", "PHRLW", "PVERVEL", "PAP", "PLU", "PLUDE", "PSNDE",
@@ -203,7 +208,13 @@ def run_variant(glue, queue, data: Path, meta: dict, ngptot: int, niter: int) ->
             outs["PRAINFRAC_TOPRFZ"]] + [outs[n] for n in OUTPUTS[3:17]] + \
         [int(meta["KFLDX"]), cst, thf, ecldp]
     times = []
+    t_start = 0.0
     for it in range(niter + 2):
+        if it == 2:
+            queue.finish()
+            if barrier is not None:
+                barrier()
+            t_start = time.time()
         cl.enqueue_copy(queue, dev["PLUDE"].data, plude0.data)
         e0 = cl.enqueue_marker(queue)
         glue.CLOUDSC(*args, queue=queue)
@@ -212,6 +223,7 @@ def run_variant(glue, queue, data: Path, meta: dict, ngptot: int, niter: int) ->
         if it >= 2:
             times.append((e1.profile.end - e0.profile.end) * 1e-6)
     queue.finish()
+    t_end = time.time()
     # one more call timed on the host, as a check of the markers
     cl.enqueue_copy(queue, dev["PLUDE"].data, plude0.data)
     queue.finish()
@@ -220,14 +232,15 @@ def run_variant(glue, queue, data: Path, meta: dict, ngptot: int, niter: int) ->
     queue.finish()
     wall = (time.perf_counter() - t0) * 1e3
     result = {"median_ms": sorted(times)[len(times) // 2], "min_ms": min(times),
-              "wall_ms": wall, "fields": {}}
+              "wall_ms": wall, "times_ms": times, "t_start": t_start, "t_end": t_end,
+              "fields": {}}
     got = dict(outs)
     got["PLUDE"] = dev["PLUDE"]
     for n in OUTPUTS:
         ref_dims = {"PLUDE": k2, "PCOVPTOT": k2, "PRAINFRAC_TOPRFZ": (NLON,),
                     "TENDENCY_LOC_T": k2, "TENDENCY_LOC_Q": k2, "TENDENCY_LOC_A": k2,
                     "TENDENCY_LOC_CLD": k3}.get(n, k2h)
-        ref = _field(data, "reference", n, ref_dims, np.float64, ngptot)
+        ref = _field(data, "reference", n, ref_dims, np.float64, ngptot, first)
         result["fields"][n] = _error(got[n].get(), ref)
     return result
 
