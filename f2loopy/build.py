@@ -208,8 +208,11 @@ def tuning_record_inputs(path: str, *, declared: bool, create: bool = False) -> 
     ``f2loopy tune`` fills the record."""
     from f2loopy.tune.record import create_empty_record, record_path
     record = record_path(path)
-    if record.exists():
-        return [str(record)]
+    try:
+        if record.exists():
+            return [str(record)]
+    except OSError:         # its name is too long for the file system: no record
+        return []
     if declared and create and create_empty_record(record):
         return [str(record)]
     return []

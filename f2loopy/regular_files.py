@@ -31,9 +31,16 @@ _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 class NotARegularFile(OSError):
     """The path is a FIFO, a device, a socket or a folder (after links)."""
 
-    def __init__(self, path):
-        super().__init__(errno.EINVAL, "not a regular file (a device, a FIFO or a folder)",
-                         str(path))
+    def __init__(self, path, mode: int | None = None):
+        if mode is not None and stat.S_ISDIR(mode):
+            super().__init__(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+            return
+        kind = ("a FIFO" if mode is not None and stat.S_ISFIFO(mode) else
+                "a device" if mode is not None and (stat.S_ISCHR(mode) or stat.S_ISBLK(mode))
+                else "a socket" if mode is not None and stat.S_ISSOCK(mode)
+                else "it holds more than its size says" if mode is not None
+                else "a device, a FIFO or a folder")
+        super().__init__(errno.EINVAL, f"not a regular file ({kind})", str(path))
 
 
 class FileTooLarge(OSError):
@@ -57,14 +64,14 @@ def read_regular(path, max_bytes: int = MAX_SOURCE_BYTES) -> bytes:
     the :class:`OSError` of ``open``/``read`` (its ``strerror`` says why)."""
     st = os.stat(path)                       # before opening: no FIFO is opened
     if not stat.S_ISREG(st.st_mode):
-        raise NotARegularFile(path)
+        raise NotARegularFile(path, st.st_mode)
     if st.st_size > max_bytes:
         raise FileTooLarge(path, max_bytes)
     fd = os.open(path, _FLAGS)
     try:
         st = os.fstat(fd)                    # the file that was opened
         if not stat.S_ISREG(st.st_mode):
-            raise NotARegularFile(path)
+            raise NotARegularFile(path, st.st_mode)
         if st.st_size > max_bytes:
             raise FileTooLarge(path, max_bytes)
         chunks = []
@@ -83,7 +90,7 @@ def read_regular(path, max_bytes: int = MAX_SOURCE_BYTES) -> bytes:
     if len(data) > st.st_size:
         # more than its size: a file of /proc or /sys (/proc/self/environ
         # says 0 bytes and holds the environment), or one that grows
-        raise NotARegularFile(path)
+        raise NotARegularFile(path, st.st_mode)
     return data
 
 
@@ -91,12 +98,14 @@ def read_regular_head(path, max_bytes: int) -> bytes:
     """The first *max_bytes* bytes (at most) of *path*, a regular file after
     links; raises like :func:`read_regular` (but never
     :class:`FileTooLarge`)."""
-    if not stat.S_ISREG(os.stat(path).st_mode):
-        raise NotARegularFile(path)
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise NotARegularFile(path, mode)
     fd = os.open(path, _FLAGS)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotARegularFile(path)
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotARegularFile(path, mode)
         return os.read(fd, max_bytes)
     finally:
         os.close(fd)

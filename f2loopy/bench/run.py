@@ -76,8 +76,9 @@ class BenchReport:
                 r.time_ms, r.speedup, r.gflops, r.gbytes, r.flop / 1e9, r.bytes / 1e9,
                 r.ok, r.max_rel_error)])
         if self.fortran_ms is not None:
-            writer.writerow([csv_cell(f"gfortran {self.fortran_flags}, "
-                                      f"{self.fortran_threads} OpenMP thread(s)"),
+            threads = ("" if self.fortran_threads is None
+                       else f", {self.fortran_threads} OpenMP thread(s)")
+            writer.writerow([csv_cell(f"gfortran {self.fortran_flags}{threads}"),
                              f"{self.fortran_ms:.6g}"] + [""] * 7)
         return out.getvalue()
 
@@ -93,10 +94,11 @@ class BenchReport:
                        f"{_num(r.gflops, 4):>9} {_num(r.gbytes, 4):>8} {r.flop / 1e9:>8.4g} "
                        f"{r.bytes / 1e9:>8.4g}  {_mark(r)}")
         if self.fortran_ms is not None:
-            out.append(f"{'gfortran':<10} {_num(self.fortran_ms, 4):>10}   ({self.fortran_flags}, "
-                       f"{self.fortran_threads} OpenMP thread"
-                       f"{'s' if self.fortran_threads != 1 else ''}: "
-                       f"{self.fortran_threads_why}; same machine, same run)")
+            threads = ("" if self.fortran_threads is None else
+                       f", {self.fortran_threads} OpenMP thread"
+                       f"{'s' if self.fortran_threads != 1 else ''}: {self.fortran_threads_why}")
+            out.append(f"{'gfortran':<10} {_num(self.fortran_ms, 4):>10}   ({self.fortran_flags}"
+                       f"{threads}; same machine, same run)")
             last = self.rows[-1] if self.rows else None
             if last and last.time_ms:
                 out.append(f"last level vs gfortran: {self.fortran_ms / last.time_ms:.3g}x "

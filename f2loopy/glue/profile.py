@@ -17,11 +17,11 @@ module (which must not depend on f2loopy), so they use only the standard
 library; without ``F2LOOPY_PROFILE`` they cost one test per call.
 """
 
-import atexit
+import atexit as _atexit
 import os
 import sys
 import threading
-import time
+import time as _time
 
 _PROFILE = os.environ.get("F2LOOPY_PROFILE", "") not in ("", "0")
 _profile = {}                       # function -> [calls, total, kernel, transfer, up, down]
@@ -34,10 +34,10 @@ def _profile_record():
 
 
 def _profile_transfer(started, up=0, down=0):
-    """Count a copy that began at *started* (``time.perf_counter()``)."""
+    """Count a copy that began at *started* (``_time.perf_counter()``)."""
     record = _profile_record()
     if record is not None:
-        record[3] += time.perf_counter() - started
+        record[3] += _time.perf_counter() - started
         record[4] += up
         record[5] += down
 
@@ -45,7 +45,7 @@ def _profile_transfer(started, up=0, down=0):
 def _profile_kernel(started):
     record = _profile_record()
     if record is not None:
-        record[2] += time.perf_counter() - started
+        record[2] += _time.perf_counter() - started
 
 
 def _profiled(name, function):
@@ -53,15 +53,15 @@ def _profiled(name, function):
     def call(*args, **kwargs):
         record = _profile.setdefault(name, [0, 0.0, 0.0, 0.0, 0, 0])
         if not any(r[0] for r in _profile.values()):
-            atexit.register(_profile_report)
+            _atexit.register(_profile_report)
         outer = _profile_record()
         _profile_current.record = record
-        started = time.perf_counter()
+        started = _time.perf_counter()
         try:
             return function(*args, **kwargs)
         finally:
             record[0] += 1
-            record[1] += time.perf_counter() - started
+            record[1] += _time.perf_counter() - started
             _profile_current.record = outer
     call.__name__ = getattr(function, "__name__", name)
     call.__doc__ = function.__doc__
@@ -89,7 +89,7 @@ def _profile_table(table, module):
 
 def _profile_report():
     if any(r[0] for r in _profile.values()):
-        module = os.path.basename(globals().get("__file__") or "?")
+        module = os.path.basename(__file__)
         print("\n".join(_profile_table(_profile, module)), file=sys.stderr)
 
 

@@ -31,11 +31,11 @@ _FORTRAN_TYPE = {
 }
 
 _RUNTIME = '''
-import atexit
+import atexit as _atexit
 import os
 import sys
 import threading
-import time
+import time as _time
 
 import numpy as np
 import pyopencl as cl
@@ -236,7 +236,7 @@ def _array(fn, name, value, dtype, shape, queue, written):
     mf = cl.mem_flags
     if value.nbytes == 0:
         return cl.Buffer(queue.context, mf.READ_WRITE, 1), None
-    started = time.perf_counter()
+    started = _time.perf_counter()
     buf = cl.Buffer(queue.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=value)
     if _PROFILE:
         _profile_transfer(started, up=value.nbytes)
@@ -246,7 +246,7 @@ def _array(fn, name, value, dtype, shape, queue, written):
 
 
 def _copy_back(queue, host, buf):
-    started = time.perf_counter()
+    started = _time.perf_counter()
     cl.enqueue_copy(queue, host, buf)
     if _PROFILE:
         _profile_transfer(started, down=host.nbytes)
@@ -308,7 +308,7 @@ def _array_relaid(fn, name, value, dtype, shape, splits, perm, dev_shape, queue,
                                   "but the array is read-only")
     host = relaid(value, splits, perm)
     mf = cl.mem_flags
-    started = time.perf_counter()
+    started = _time.perf_counter()
     buf = cl.Buffer(queue.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host)
     if _PROFILE:
         _profile_transfer(started, up=host.nbytes)
@@ -389,7 +389,7 @@ def _enqueuer():
 
 def _profiled_enqueue(queue, kernel, gsize, local):
     queue.finish()          # what came before is not this kernel's time
-    started = time.perf_counter()
+    started = _time.perf_counter()
     cl.enqueue_nd_range_kernel(queue, kernel, gsize, local)
     queue.finish()
     _profile_kernel(started)
