@@ -15,7 +15,8 @@ import click
 
 from f2loopy.cli_tools import check_macro_names, cmake_dir_option, recipes
 from f2loopy.diagnostics import F2LoopyError
-from f2loopy.escape import UnrepresentablePath, is_plain_name, make_path, terminal
+from f2loopy.escape import (
+    UnrepresentablePath, is_identifier, make_path, terminal)
 from f2loopy.version import __version__
 
 
@@ -32,10 +33,12 @@ def _parse_defines(values) -> dict:
             raise click.BadParameter(f"expected NAME=VALUE, got {ascii(item)}", param_hint="-D")
         name, value = item.split("=", 1)
         name = name.strip(" ")
-        if not is_plain_name(name) or keyword.iskeyword(name):
+        # a macro name may start with underscores (-D_NX=100, as cpp takes it); such a
+        # name is a macro only, not a variable of the transformation script
+        if not is_identifier(name, 63) or keyword.iskeyword(name):
             raise click.BadParameter(
-                f"{ascii(name)} is not a plain name (a letter, then letters, digits and "
-                "underscores)", param_hint="-D")
+                f"{ascii(name)} is not a plain name (a letter or underscores, then letters, "
+                "digits and underscores)", param_hint="-D")
         out[name] = _parse_value(value.strip())
     return out
 
