@@ -113,6 +113,18 @@ trust_option = click.option("--trust-scripts", is_flag=True, expose_value=False,
                                  "(needed where it is not available: other than Linux on "
                                  "x86-64 or with libseccomp). Only for files whose authors "
                                  "you trust.")
+
+
+def source_form_option(f):
+    """``-ffree-form``/``-ffixed-form``, as gfortran spells them: the source form
+    of every file of the translation (default: from each file's name)."""
+    f = click.option("-ffixed-form", "source_form", flag_value="fixed",
+                     help="Read the files as fixed form, whatever their names.")(f)
+    return click.option("-ffree-form", "source_form", flag_value="free",
+                        help="Read the files as free form, whatever their names (a .F "
+                             "file that the project compiles with -ffree-form).")(f)
+
+
 transform_option = click.option("--transform", metavar="NAME_OR_FILE", default=None,
                                 help="Apply a transformation recipe from transforms/ or a "
                                      "Python file.")
@@ -148,11 +160,12 @@ def main():
               help="Ignore FILE.tune.json (the tunable choices 'f2loopy tune' recorded).")
 @defines_option
 @undefines_option
+@source_form_option
 @transform_option
 @trust_option
 @debug_option
 def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include_dirs, no_tuning,
-              defines, undefines, transform, debug):
+              defines, undefines, source_form, transform, debug):
     """Translate Fortran FILES: writes NAME.cl, NAME_cl.py (Python glue), NAME_cl.f90 and
     NAME_cl.c (Fortran glue) for each.
 
@@ -186,7 +199,7 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include
                                debug=debug, include_dirs=include_dirs,
                                search_files=tuple(files) if len(files) > 1 else (),
                                touch_outputs=touch_outputs, undefines=undefines,
-                               tuning=not no_tuning)
+                               tuning=not no_tuning, source_form=source_form)
     failed = 0
     generated = [o for o in outcomes if o.skipped == GENERATED_SKIP]
     for o in outcomes:
@@ -232,10 +245,12 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include
               help="Look for used modules and called procedures under DIR (repeatable).")
 @defines_option
 @undefines_option
+@source_form_option
 @transform_option
 @trust_option
 @debug_option
-def show(file, kernel_name, ir, code, include_dirs, defines, undefines, transform, debug):
+def show(file, kernel_name, ir, code, include_dirs, defines, undefines, source_form, transform,
+         debug):
     """Print the IR and the generated OpenCL of FILE (writes nothing).
 
     For a file that cannot be translated, lists every statement that cannot be.
@@ -244,7 +259,8 @@ def show(file, kernel_name, ir, code, include_dirs, defines, undefines, transfor
     try:
         result = translate_file(file, defines=_parse_defines(defines), transform=transform,
                                 debug=debug, collect_errors=True, include_dirs=include_dirs,
-                                undefines=undefines, checkpoints=False)
+                                undefines=undefines, checkpoints=False,
+                                source_form=source_form)
     except Exception as exc:  # noqa: BLE001
         _echo(getattr(exc, "script_output", ""), nl=False)
         _report(exc, debug)
@@ -287,11 +303,12 @@ def show(file, kernel_name, ir, code, include_dirs, defines, undefines, transfor
               help="Look for used modules and called procedures under DIR (repeatable); "
                    "gfortran builds the files used with the original.")
 @defines_option
+@source_form_option
 @transform_option
 @trust_option
 @debug_option
 def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints, include_dirs,
-          defines, transform, debug):
+          defines, source_form, transform, debug):
     """Check that the kernels of FILE compute what the original Fortran computes.
 
     Builds the subroutines with gfortran, runs them and the generated OpenCL on the same
@@ -302,7 +319,7 @@ def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints,
     sys.exit(run_check(file, defines=_parse_defines(defines), transform=transform, sizes=sizes,
                        ranges=ranges, kernel=kernel_name, seed=seed, rtol=rtol, atol=atol,
                        ulps=ulps, checkpoints=checkpoints, debug=debug, report_error=_report,
-                       include_dirs=include_dirs))
+                       include_dirs=include_dirs, source_form=source_form))
 
 
 @main.command()

@@ -68,7 +68,7 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
                    debug: bool = False, cache: bool = False,
                    collect_errors: bool = False, include_dirs=(), search_files=(),
                    undefines=(), tuning: bool = True,
-                   checkpoints: bool = True) -> TranslationResult:
+                   checkpoints: bool = True, source_form: str | None = None) -> TranslationResult:
     """Translate the Fortran file *path*; return the outputs without writing them.
 
     With *cache*, an unchanged file's outputs come from the translation cache
@@ -82,7 +82,8 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
     With *tuning*, the script's ``tunable(...)`` choices come from the file's
     tuning record (``FILE.tune.json``, :mod:`f2loopy.tune.record`) when it has
     an entry for this content, ``-D`` values and recipe; the result's notes
-    say so.
+    say so.  *source_form* ``"free"``/``"fixed"`` reads every file of the
+    translation in that form (``-ffree-form``/``-ffixed-form``).
     """
     path = Path(path)
     try:
@@ -106,7 +107,8 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
                                 transform=transform, debug=debug,
                                 collect_errors=collect_errors, include_dirs=include_dirs,
                                 search_files=search_files, undefines=undefines,
-                                tunables=tunables, checkpoints=checkpoints)
+                                tunables=tunables, checkpoints=checkpoints,
+                                source_form=source_form)
         result.notes[:0] = notes
         result.inputs.extend(used)
         return result
@@ -120,6 +122,8 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
         # entry was stored may define a module or procedure first
         from f2loopy.frontend.search_path import SearchPath
         on_path = ["path:" + SearchPath(include_dirs, search_files).fingerprint()]
+    if source_form is not None:
+        on_path.append(f"-f{source_form}-form")
     # (#included files are inputs: an entry is re-checked against them)
     key = tcache.translation_key(path, text, output_dir=output_dir, defines=defines,
                                  transform=transform,
@@ -144,7 +148,8 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
 
 def translate_text(text: str, path: Path, *, output_dir=None, defines=None, transform=None,
                    debug=False, collect_errors=False, include_dirs=(), search_files=(),
-                   undefines=(), tunables=None, checkpoints: bool = True) -> TranslationResult:
+                   undefines=(), tunables=None, checkpoints: bool = True,
+                   source_form: str | None = None) -> TranslationResult:
     """Translate Fortran *text* as if read from *path* (a str or Path; it
     names the outputs and the diagnostics, and the outputs go next to it
     unless *output_dir* is given).  Nothing is written.
@@ -155,17 +160,19 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
     ``#include``s are inputs of the result.  *tunables*: name -> value for
     the script's ``tunable(...)`` calls.  Without *checkpoints*, the
     script's ``checkpoint(...)`` kernels are dropped (only the result's code
-    is generated)."""
+    is generated).  *source_form*: as for :func:`translate_file`."""
+    from f2loopy.frontend.source import fixed_form_of
     from f2loopy.preprocessor import needs_preprocessing, preprocess
+    fixed_form_of(str(path), source_form)        # (a bad value is refused here)
     options = dict(output_dir=output_dir, defines=defines, undefines=tuple(undefines),
                    transform=transform, debug=debug,
                    collect_errors=collect_errors, include_dirs=tuple(include_dirs),
                    search_files=tuple(search_files), tunables=tunables,
-                   checkpoints=checkpoints)
+                   checkpoints=checkpoints, source_form=source_form)
     if not needs_preprocessing(text, path):
         return _translate_preprocessed(text, path, **options)
     pp = preprocess(text, path, defines=defines, undefines=undefines,
-                    include_dirs=include_dirs)
+                    include_dirs=include_dirs, source_form=source_form)
     try:
         result = _translate_preprocessed(pp.text, path, **options)
     except F2LoopyError as exc:
@@ -177,7 +184,8 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
 def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=None,
                             undefines=(), transform=None, debug=False, collect_errors=False,
                             include_dirs=(), search_files=(),
-                            tunables=None, checkpoints: bool = True) -> TranslationResult:
+                            tunables=None, checkpoints: bool = True,
+                            source_form: str | None = None) -> TranslationResult:
     path = Path(path)
     # imported here: a cache hit (translate_file) never loads the compiler
     from f2loopy.codegen import file_header, generate_code, join_program
@@ -185,8 +193,10 @@ def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=N
     from f2loopy.glue.fortran import generate_fortran_glue
     from f2loopy.glue.python import generate_python_glue
     from f2loopy.frontend.search_path import SearchPath
-    src = read_source(text, str(path))
-    search = SearchPath(include_dirs, search_files, defines=defines, undefines=undefines)
+    from f2loopy.frontend.source import fixed_form_of
+    src = read_source(text, str(path), fixed_form=fixed_form_of(str(path), source_form))
+    search = SearchPath(include_dirs, search_files, defines=defines, undefines=undefines,
+                        source_form=source_form)
     try:
         kernels = list(translate_source(src, collect_errors=collect_errors, search=search))
     except F2LoopyError as exc:

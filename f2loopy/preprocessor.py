@@ -159,13 +159,17 @@ def _macro_options(defines: dict, undefines) -> list[str]:
 
 
 def preprocess(text: str, path, *, defines=None, undefines=(), include_dirs=(),
-               raw_defines: dict | None = None) -> Preprocessed:
+               raw_defines: dict | None = None, source_form: str | None = None) -> Preprocessed:
     """Run the preprocessor on *text* (the content of *path*).
 
     *raw_defines* maps a ``-D`` name to the text given on the command line
     (``-D tile=(8,4)`` passes ``(8,4)`` to the preprocessor, whatever value the
-    script gets); names missing there are passed as their values print."""
+    script gets); names missing there are passed as their values print.
+    *source_form* ``"free"``/``"fixed"`` reads the file in that form whatever
+    its name (gfortran's ``-ffree-form``/``-ffixed-form``)."""
     command = preprocessor_command(path)
+    if source_form is not None and Path(command[0]).name.startswith("gfortran"):
+        command.append("-ffixed-form" if source_form == "fixed" else "-ffree-form")
     path = Path(path)
     filename = str(path)
     lines = text.splitlines()

@@ -16,7 +16,8 @@ Makefile's own rules and dependencies keep working: an object is rebuilt
 exactly when its Fortran is.
 
 ``F2LOOPYFC_OPTIONS`` adds options of ``f2loopy translate`` (``-D NAME=VALUE``,
-``--transform RECIPE``); ``F2LOOPYFC_CC`` (else ``CC``, else ``cc``) is the C
+``--transform RECIPE``, ``-ffree-form``, ``-ffixed-form``); the compile's own
+``-ffree-form``/``-ffixed-form`` reach the translation too; ``F2LOOPYFC_CC`` (else ``CC``, else ``cc``) is the C
 compiler for the glue and the runtime.  Errors in a translation are printed as
 the compiler's are (file:line:col), and the compile fails with status 1.
 """
@@ -140,8 +141,20 @@ def runtime_build(compiler: list[str]) -> Path:
     return target
 
 
-def translate_for_compile(source: str, workdir: Path) -> tuple[Path, Path]:
-    """Translate *source* into *workdir*; the Fortran and C glue's paths."""
+def source_form_of(options) -> str | None:
+    """``"free"``/``"fixed"`` from the last ``-ffree-form``/``-ffixed-form`` of
+    *options* (gfortran's last one wins), or None."""
+    form = None
+    for opt in options:
+        if opt in ("-ffree-form", "-ffixed-form"):
+            form = opt[2:-5]
+    return form
+
+
+def translate_for_compile(source: str, workdir: Path,
+                          source_form: str | None = None) -> tuple[Path, Path]:
+    """Translate *source* into *workdir*; the Fortran and C glue's paths.
+    *source_form*: the compile's ``-ffree-form``/``-ffixed-form``."""
     from f2loopy.build import translate_one
     from f2loopy.cli import _parse_defines
     extra = shlex.split(os.environ.get("F2LOOPYFC_OPTIONS", ""))
@@ -149,7 +162,10 @@ def translate_for_compile(source: str, workdir: Path) -> tuple[Path, Path]:
     i = 0
     while i < len(extra):
         opt = extra[i]
-        if opt in ("-D", "--define") and i + 1 < len(extra):
+        if opt in ("-ffree-form", "-ffixed-form"):
+            source_form = opt[2:-5]
+            i += 1
+        elif opt in ("-D", "--define") and i + 1 < len(extra):
             defines.append(extra[i + 1])
             i += 2
         elif opt.startswith("-D") and len(opt) > 2:
@@ -159,13 +175,14 @@ def translate_for_compile(source: str, workdir: Path) -> tuple[Path, Path]:
             transform = extra[i + 1]
             i += 2
         else:
-            raise WrapperError(f"F2LOOPYFC_OPTIONS: unknown option {opt!r} (use -D NAME=VALUE "
-                               f"and --transform RECIPE)")
+            raise WrapperError(f"F2LOOPYFC_OPTIONS: unknown option {opt!r} (use -D NAME=VALUE, "
+                               f"--transform RECIPE, -ffree-form and -ffixed-form)")
     try:
         values = _parse_defines(defines)
     except Exception as exc:  # noqa: BLE001 - click's BadParameter
         raise WrapperError(f"F2LOOPYFC_OPTIONS: {getattr(exc, 'message', exc)}") from None
-    outcome = translate_one(source, output_dir=workdir, defines=values, transform=transform)
+    outcome = translate_one(source, output_dir=workdir, defines=values, transform=transform,
+                            source_form=source_form)
     if outcome.script_output:
         sys.stdout.write(outcome.script_output)
     if outcome.error is not None:
@@ -184,11 +201,13 @@ def compile_with_glue(compiler, source, options, output) -> None:
     with tempfile.TemporaryDirectory(prefix=".f2loopyfc.",
                                      dir=obj.parent if obj.parent.is_dir() else None) as tmp:
         tmp = Path(tmp)
-        f_glue, c_glue = translate_for_compile(source, tmp)
+        f_glue, c_glue = translate_for_compile(source, tmp, source_form_of(options))
         flags = [o for o in options if o != "-c"]
         _run([*compiler, *flags, "-c", source, "-o", tmp / "orig.o"])
-        # the glue module's .mod goes where the compiler puts the other modules
-        _run([*compiler, *flags, "-I", runtime, "-c", f_glue, "-o", tmp / "glue_f.o"])
+        # the glue module's .mod goes where the compiler puts the other modules;
+        # the glue is free form whatever form the project's files are
+        glue_flags = [o for o in flags if o not in ("-ffree-form", "-ffixed-form")]
+        _run([*compiler, *glue_flags, "-I", runtime, "-c", f_glue, "-o", tmp / "glue_f.o"])
         _run([*_c_compiler(), "-O2", "-fPIC", "-I", _runtime_headers(), "-c", c_glue, "-o",
               tmp / "glue_c.o"])
         _run(["ld", "-r", tmp / "orig.o", tmp / "glue_f.o", tmp / "glue_c.o", "-o",

@@ -3,6 +3,7 @@ names with a leading underscore, ``-ffree-form``/``-ffixed-form``, ``--kernel``.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 
@@ -65,5 +66,154 @@ def test_leading_underscore_macros_check_against_gfortran(tmp_path):
     proc = f2loopy("check", "-D_SCALE=3", "-D", "__OFFSET=2", "--size", "n=40", str(src))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "x(40) float64  max |error| 0  ok" in proc.stdout
+
+# }}}
+
+
+# {{{ -ffree-form / -ffixed-form (cause 5)
+
+FREE_F = """module kern
+contains
+subroutine scale_all(n, a, x)
+  integer, intent(in) :: n
+  real(8), intent(in) :: a
+  real(8), intent(inout) :: x(n)
+  integer :: i
+#ifdef NEGATE
+  do i = 1, n
+    x(i) = -a * x(i)   ! negated
+  end do
+#else
+  do i = 1, n
+    x(i) = a * x(i)
+  end do
+#endif
+end subroutine scale_all
+end module kern
+"""
+FIXED_F90 = """      subroutine twice(n, x)
+      integer n, i
+      real x(n)
+      do 10 i = 1, n
+         x(i) = 2.0 *
+     &          x(i)
+   10 continue
+      end
+"""
+LOOPY = """!$loopy begin
+! k, = parse_fortran(SOURCE, FILENAME)
+! RESULT = k
+!$loopy end
+"""
+
+
+def _translate(*args):
+    return CliRunner().invoke(main, ["translate", *map(str, args)])
+
+
+def test_a_free_form_dot_F_file_needs_ffree_form_and_says_so(tmp_path):
+    src = tmp_path / "k.F"
+    src.write_text(FREE_F)
+    result = _translate("-o", tmp_path / "out", src)
+    assert result.exit_code == 1
+    assert result.output.splitlines()[0] == (
+        f"{src}:4:3: error: syntax error (read as fixed form: statements in columns 7-72; "
+        "give -ffree-form for a free-form file)")
+    assert not (tmp_path / "out").exists()
+    result = _translate("-ffree-form", "-D", "NEGATE", "-o", tmp_path / "out", src)
+    assert result.exit_code == 0, result.output
+    assert "-(a * x[" in (tmp_path / "out" / "k.cl").read_text().replace("-1.0 * a", "-a")
+
+
+def test_ffixed_form_reads_a_dot_f90_file_as_fixed_form(tmp_path):
+    from f2loopy.pipeline import translate_text
+    src = tmp_path / "t.f90"
+    src.write_text(FIXED_F90)
+    assert _translate("-o", tmp_path / "a", src).exit_code == 1
+    result = _translate("-ffixed-form", "-o", tmp_path / "b", src)
+    assert result.exit_code == 0, result.output
+    r = translate_text(FIXED_F90, src, source_form="fixed")
+    (k,) = r.kernels
+    assert k.name == "twice" and [a.name for a in k.args] == ["n", "x"]
+    with pytest.raises(ValueError, match="source_form must be one of"):
+        translate_text(FIXED_F90, src, source_form="Free")
+
+
+def test_the_form_applies_to_the_files_on_the_search_path(tmp_path):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "consts.F").write_text(
+        "module consts\n  implicit none\n  real(8), parameter :: half = 0.5d0\n"
+        "end module consts\n")
+    user = tmp_path / "u.F"
+    user.write_text("subroutine halve(n, x)\n  use consts, only: half\n  integer :: n, i\n"
+                    "  real(8) :: x(n)\n  do i = 1, n\n    x(i) = half * x(i)\n  end do\n"
+                    "end subroutine halve\n")
+    result = _translate("-ffree-form", "-I", tmp_path / "lib", "-o", tmp_path / "out", user)
+    assert result.exit_code == 0, result.output
+    assert "0.5 * x[" in (tmp_path / "out" / "u.cl").read_text()
+
+
+@needs_gfortran
+@pytest.mark.gfortran
+def test_ffree_form_check_against_gfortran(tmp_path):
+    pytest.importorskip("pyopencl")
+    src = tmp_path / "k.F"
+    src.write_text(FREE_F)
+    for extra in ([], ["-D", "NEGATE"]):
+        proc = f2loopy("check", "-ffree-form", *extra, "--size", "n=33", str(src))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "x(33) float64  max |error| 0  ok" in proc.stdout
+    src = tmp_path / "t.f90"
+    src.write_text(FIXED_F90)
+    proc = f2loopy("check", "-ffixed-form", "--size", "n=9", str(src))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "x(9) float32  max |error| 0  ok" in proc.stdout
+
+
+@needs_gfortran
+def test_the_wrapper_passes_the_compiles_source_form_on(tmp_path):
+    from f2loopy.wrapper import source_form_of
+    assert source_form_of(["-O2", "-ffixed-form", "-ffree-form"]) == "free"
+    assert source_form_of(["-O2"]) is None
+    (tmp_path / "k.F").write_text(FREE_F + LOOPY)
+    proc = subprocess.run([sys.executable, "-m", "f2loopy.wrapper", "gfortran", "-ffree-form",
+                           "-DNEGATE", "-c", "k.F", "-o", "k.o"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    nm = subprocess.run(["nm", tmp_path / "k.o"], capture_output=True, text=True).stdout
+    assert "__kern_MOD_scale_all" in nm and "__scale_all_cl_mod_MOD_scale_all_cl" in nm
+
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None or shutil.which("gfortran") is None,
+                    reason="needs cmake and gfortran")
+def test_cmake_translates_with_the_source_form(tmp_path):
+    from pathlib import Path
+    runtime = Path(__file__).resolve().parent.parent / "runtime" / "F2Loopy.cmake"
+    (tmp_path / "k.F").write_text(FREE_F)
+    (tmp_path / "t.f").write_text(FIXED_F90)
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.20)\nproject(forms LANGUAGES C Fortran)\n"
+        f'include("{runtime}")\n'
+        "add_library(a STATIC k.F)\nset_target_properties(a PROPERTIES Fortran_FORMAT FREE)\n"
+        "f2loopy_add_kernels(a SOURCES k.F)\n"
+        "add_library(b STATIC t.f)\nf2loopy_add_kernels(b SOURCES t.f SOURCE_FORM FIXED)\n"
+        "add_library(c STATIC t.f)\nf2loopy_add_kernels(c SOURCES t.f)\n")
+    proc = subprocess.run(["cmake", "-S", str(tmp_path), "-B", str(tmp_path / "build")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+
+    def command(target):
+        text = (tmp_path / "build" / "CMakeFiles" / f"{target}.dir" / "build.make").read_text()
+        return next(line for line in text.splitlines() if " translate -o " in line)
+    assert " -ffree-form " in command("a") and " -ffixed-form " in command("b")
+    assert "-form" not in command("c")
+    (tmp_path / "CMakeLists.txt").write_text(
+        (tmp_path / "CMakeLists.txt").read_text() + "f2loopy_add_kernels(c SOURCES k.F "
+        "SOURCE_FORM free OUTPUT_DIR x)\n")
+    proc = subprocess.run(["cmake", "-S", str(tmp_path), "-B", str(tmp_path / "build")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    assert "SOURCE_FORM must be FREE or FIXED, not 'free'" in " ".join(proc.stderr.split())
 
 # }}}

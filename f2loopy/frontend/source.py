@@ -192,6 +192,22 @@ def is_fixed_form_name(filename: str) -> bool:
     return filename.lower().endswith((".f", ".for", ".f77", ".ftn")) or filename.endswith(".F")
 
 
+#: ``-ffree-form``/``-ffixed-form``: the source form of every file of a translation
+SOURCE_FORMS = ("free", "fixed")
+
+
+def fixed_form_of(filename: str, source_form: str | None = None) -> bool:
+    """Whether *filename* is read as fixed form: as *source_form* says
+    (``"free"``, ``"fixed"``: gfortran's ``-ffree-form``/``-ffixed-form``,
+    which apply to every file it compiles), else from the file name."""
+    if source_form is None:
+        return is_fixed_form_name(filename)
+    if source_form not in SOURCE_FORMS:
+        raise ValueError(f"source_form must be one of {SOURCE_FORMS} or None, "
+                         f"not {source_form!r}")
+    return source_form == "fixed"
+
+
 def preprocessor_lines(src: SourceFile) -> list[FortranError]:
     """Errors for C preprocessor lines (``#ifdef``...): f2loopy reads Fortran
     as the compiler sees it after preprocessing."""

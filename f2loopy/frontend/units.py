@@ -185,11 +185,12 @@ class FileRegistry:
             # a module in a .F90 file with #ifdef (Reference LAPACK's
             # la_xisnan.F90): preprocessed with the macros of the translation
             pp = preprocess(text, path, defines=search.defines, undefines=search.undefines,
-                            include_dirs=search.include_dirs)
+                            include_dirs=search.include_dirs, source_form=search.source_form)
             search.preprocessed[str(path)] = pp
             search.includes.extend(pp.includes)
             text = pp.text
-        src = read_source(text, str(path))
+        src = read_source(text, str(path),
+                          fixed_form=search.fixed_form(path) if search is not None else None)
         cpp = preprocessor_lines(src)
         if cpp:
             raise cpp[0]

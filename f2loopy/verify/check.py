@@ -325,7 +325,8 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                  checkpoints: bool = True, queue=None, isolate: bool = True,
                  result=None, fortran_flags=("-O0",), timeout: float = 120.0,
                  coverage: bool = False, char_round: int = 0, char_exclude=None,
-                 assumed_size_fallback: bool = False, include_dirs=()) -> CheckReport:
+                 assumed_size_fallback: bool = False, include_dirs=(),
+                 source_form: str | None = None) -> CheckReport:
     """Check the translation of Fortran *text* (from file *path*) against
     gfortran; see the module docstring.  *result* is a
     :class:`~f2loopy.pipeline.TranslationResult` of *text* if already made.
@@ -334,10 +335,11 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
     translated or checked at all; mismatches are in the report.  With
     *coverage*, the report says which statements never ran
     (:mod:`f2loopy.verify.coverage`); *char_round* picks the values of
-    character arguments.
+    character arguments.  *source_form* ``"free"``/``"fixed"``: every file is
+    read (and compiled by gfortran) in that form (``-ffree-form``/``-ffixed-form``).
     """
     from f2loopy.frontend import read_source, translate_source
-    from f2loopy.frontend.source import is_fixed_form_name
+    from f2loopy.frontend.source import fixed_form_of
     from f2loopy.pipeline import translate_text
     from f2loopy.verify.fortran import FortranLibrary
     from f2loopy.frontend.search_path import SearchPath
@@ -348,15 +350,19 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         entry, _ = find_entry(path, text, defines, transform)
         result = translate_text(text, path, defines=defines, transform=transform,
                                 include_dirs=include_dirs, checkpoints=checkpoints,
-                                tunables=entry.values if entry is not None else None)
+                                tunables=entry.values if entry is not None else None,
+                                source_form=source_form)
     from f2loopy.preprocessor import needs_preprocessing, preprocess
     preprocessed = needs_preprocessing(text, path)
     if preprocessed:
         # the original as the compiler sees it with the same macros (the
         # translation preprocessed it the same way)
-        text = preprocess(text, path, defines=defines, include_dirs=include_dirs).text
-    search = SearchPath(include_dirs, defines=defines)
-    originals = {k.name: k for k in translate_source(read_source(text, str(path)),
+        text = preprocess(text, path, defines=defines, include_dirs=include_dirs,
+                          source_form=source_form).text
+    search = SearchPath(include_dirs, defines=defines, source_form=source_form)
+    fixed = fixed_form_of(str(path), source_form)
+    originals = {k.name: k for k in translate_source(read_source(text, str(path),
+                                                                 fixed_form=fixed),
                                                      search=search)}
 
     units = [(None, list(result.kernels), result.generated)]
@@ -449,14 +455,15 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
 
     with tempfile.TemporaryDirectory(prefix="f2loopy-check-") as tmp:
         tmp = Path(tmp)
-        suffix = ".f" if is_fixed_form_name(path.name) else ".f90"
-        if path.suffix in (".F90", ".F", ".f95", ".f03", ".f08", ".for", ".f77"):
+        suffix = ".f" if fixed else ".f90"
+        if source_form is None and path.suffix in (".F90", ".F", ".f95", ".f03", ".f08",
+                                                   ".for", ".f77"):
             suffix = path.suffix.lower() if preprocessed else path.suffix
         measure = coverage and isolate and cov.gcov_available()
         # the files the search path provided, each after the modules it uses
         lib = FortranLibrary(text, list(originals.values()), filename=f"original{suffix}",
                              flags=tuple(fortran_flags), workdir=str(tmp), coverage=measure,
-                             extra_sources=_compiled_sources(search, tmp))
+                             extra_sources=_compiled_sources(search, tmp, source_form))
         sequences = []
         for *_, seq in runnable:
             if tuple(seq) not in sequences:
@@ -473,7 +480,8 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
             report.coverage = {}
             for n in checked_names:
                 if n in ranges_of:
-                    need = cov.required_lines(text, originals[n], *ranges_of[n], counts)
+                    need = cov.required_lines(text, originals[n], *ranges_of[n], counts,
+                                              fixed_form=fixed)
                     report.coverage.update({ln: t for ln, t in need.items()
                                             if not counts.get(ln)})
 
@@ -578,20 +586,23 @@ def _describe_failure(exc: BaseException) -> str:
     return f"running the generated kernel failed: {type(exc).__name__}: " + "\n".join(lines)
 
 
-def _compiled_sources(search, tmp: Path) -> list[str]:
+def _compiled_sources(search, tmp: Path, source_form: str | None = None) -> list[str]:
     """The files of the search path in build order, each one that was
     preprocessed for the translation as the preprocessed text (the same
     macros as the translation, not gfortran's own preprocessing without
-    them)."""
+    them); with *source_form*, a copy named for that form where the file's
+    own name says the other."""
+    from f2loopy.frontend.source import fixed_form_of
     out = []
     for k, p in enumerate(search.build_order(closure=True)):
         pp = search.preprocessed.get(str(p))
-        if pp is None:
+        fixed = fixed_form_of(str(p), source_form)
+        if pp is None and fixed == fixed_form_of(str(p)):
             out.append(str(p))
             continue
-        fixed = p.suffix.lower() in (".f", ".for", ".f77")
         copy = tmp / f"path{k}{'.f' if fixed else '.f90'}"
-        copy.write_text(pp.text)
+        copy.write_text(pp.text if pp is not None else p.read_text(encoding="utf-8",
+                                                                    errors="replace"))
         out.append(str(copy))
     return out
 

@@ -10,7 +10,8 @@ from f2loopy.escape import terminal
 
 
 def run_check(file, *, defines: dict, transform, sizes, ranges, kernel, seed, rtol, atol,
-              ulps, checkpoints: bool, debug: bool, report_error, include_dirs=()) -> int:
+              ulps, checkpoints: bool, debug: bool, report_error, include_dirs=(),
+              source_form: str | None = None) -> int:
     """Run the check of *file* and print its report; returns the exit status
     (0 every output matches, 1 a mismatch or an error).  Option syntax
     errors raise :class:`click.UsageError` (exit status 2)."""
@@ -27,7 +28,7 @@ def run_check(file, *, defines: dict, transform, sizes, ranges, kernel, seed, rt
         report = check_file(file, defines=defines, transform=transform, sizes=size_values,
                             ranges=range_values, kernel=kernel, seed=seed,
                             tolerances=tolerances, checkpoints=checkpoints,
-                            include_dirs=include_dirs)
+                            include_dirs=include_dirs, source_form=source_form)
     except CheckUsageError as exc:
         raise click.UsageError(str(exc)) from None
     except F2LoopyError as exc:

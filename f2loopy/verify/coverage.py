@@ -88,16 +88,19 @@ def procedure_ranges(text: str, kernels) -> dict:
     return out
 
 
-def required_lines(text: str, kernel, first: int, last: int, counts: dict) -> dict:
+def required_lines(text: str, kernel, first: int, last: int, counts: dict, *,
+                   fixed_form: bool | None = None) -> dict:
     """Line -> text of the statements of *kernel* (lines *first*..*last*)
-    that valid inputs must run (see the module docstring)."""
+    that valid inputs must run (see the module docstring); *fixed_form*: the
+    source form the file was read in (default: from its name)."""
     lines = text.splitlines()
     info_names = set()
     for m in re.finditer(r"call\s+xerbla\s*\(\s*['\"][^'\"]*['\"]\s*,\s*-?\s*(\w+)\s*\)",
                          "\n".join(lines[first - 1:last]), re.IGNORECASE):
         info_names.add(m.group(1).lower())
     error_lines = {s.span.line for s in kernel.error_sites if s.span is not None}
-    fixed = kernel.span is not None and is_fixed_form_name(kernel.span.filename)
+    fixed = kernel.span is not None and is_fixed_form_name(kernel.span.filename) \
+        if fixed_form is None else fixed_form
     out = {}
     for number in counts:
         if not first < number <= last or number in error_lines:
