@@ -441,6 +441,13 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
         from f2loopy.frontend.host_association import host_variables
         host_names = host_variables(src, proc, symtab, host_prep, dummies, do_vars)
     associate_writes(body, symtab, written)
+    for d in dummies:
+        sym = symtab.get(d)
+        if sym is not None and "value" in sym.attributes and (
+                d.lower() in written or d.lower() in do_vars):
+            raise UnsupportedFeatureError(
+                f"'value' dummy argument '{d}' is assigned in the procedure: not supported "
+                "(assign a local copy of it instead)", sym.span)
     return PreparedProcedure(proc, symtab, reader, dummies, body, written, do_vars,
                              statement_functions, result_name, first, names, host_names)
 
@@ -619,8 +626,21 @@ def _lower(src, proc, registry, errors):
         span=src.span(first, proc.name),
         module=proc.module.name if proc.module is not None else None,
         module_data=unused_module_data(symtab, args),
+        bind_name=_bind_name(proc),
     )
     return add_program_order_dependencies(kernel)
+
+
+def _bind_name(proc) -> str | None:
+    """The binding label of a ``bind(c)`` procedure (its name in lower case
+    without ``name=``), or None."""
+    spec = next(iter(walk(proc.node.children[0], F.Language_Binding_Spec)), None)
+    if spec is None:
+        return None
+    label = spec.items[0]
+    name = str(label)[1:-1].strip() if label is not None else proc.name.lower()
+    from f2loopy.escape import is_identifier
+    return name if is_identifier(name, 63) else None
 
 
 def _conformance_assumptions(pairs, extents):
@@ -697,14 +717,16 @@ def _make_arg(src, reader, lowering, symtab, dummy, first_line, is_result=False)
         if any(s is None for s in shape[:-1]):
             raise FortranError(f"only the last dimension of '{sym.name}' may be '*'", sym.span)
         return ArrayArg(name=sym.name, dtype=np.dtype(sym.dtype), shape=shape,
-                        lower_bounds=lbs, intent=sym.intent, span=sym.span)
+                        lower_bounds=lbs, intent=sym.intent, span=sym.span,
+                        logical_kind=sym.logical_kind)
     from f2loopy.frontend.characters import character_length, is_character
     if is_character(sym.dtype):
         length = character_length(sym.dtype)
         return ScalarArg(name=sym.name, dtype=np.dtype(np.int32), intent="in", span=sym.span,
                          character=length if isinstance(length, int) else True)
     return ScalarArg(name=sym.name, dtype=np.dtype(sym.dtype), intent=sym.intent, span=sym.span,
-                     is_result=is_result)
+                     is_result=is_result, logical_kind=sym.logical_kind,
+                     by_value="value" in sym.attributes)
 
 
 def _make_temporaries(src, lowering: UnitLowering, symtab, dummies) -> dict:

@@ -285,6 +285,11 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
         ftype, nbytes = _ftype(ka.dtype)
         a = ka.ir_arg
         is_logical = np.dtype(ka.dtype).kind == "b"
+        lkind = getattr(a, "logical_kind", 4)
+        if is_logical and lkind != 4:
+            # the caller's storage, as the device holds it (logical(c_bool): 1 byte)
+            ftype, nbytes = f"logical({lkind})", lkind
+        lint = {1: "c_int8_t", 2: "c_int16_t", 8: "c_int64_t"}.get(lkind, "c_int32_t")
         if a.name in hidden:
             if ka.kind == "value":       # else fixed: checked above, not passed
                 body.add(f"call f2l_c%value({index}, c_loc({nm[a.name]}), {nbytes}_c_size_t)")
@@ -315,8 +320,8 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
                 continue
             if is_logical:
                 tmp = f"{LOCAL_PREFIX}v_{a.name}"
-                locals_.append(f"integer(c_int32_t), target :: {tmp}")
-                body.add(f"{tmp} = merge(1_c_int32_t, 0_c_int32_t, {nm[a.name]})")
+                locals_.append(f"integer({lint}), target :: {tmp}")
+                body.add(f"{tmp} = merge(1_{lint}, 0_{lint}, {nm[a.name]})")
                 ptr = f"c_loc({tmp})"
                 if ka.kind == "scalar_ref":
                     after_run.append(f"if (f2l_c%status == F2L_OK) {nm[a.name]} = {tmp} /= 0")
@@ -334,8 +339,9 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
                       a.name))
         v = nm[a.name]
         if is_logical:
-            body.add(f"if (storage_size({v}) /= 32) call f2l_c%fail(F2L_ERROR_ARGUMENT, "
-                     + f_string(f"argument '{a.name}': the kernel needs 4-byte logicals") + ")")
+            body.add(f"if (storage_size({v}) /= {8 * lkind}) call f2l_c%fail("
+                     "F2L_ERROR_ARGUMENT, " + f_string(f"argument '{a.name}': the kernel needs "
+                                                        f"{lkind}-byte logicals") + ")")
         common = (f"{index}, {f_string(a.name)}, {f_string(decl_text)}, c_loc({v}), "
                   f"rank({v}), size({v}, kind=c_int64_t)")
         written = ".true." if ka.written else ".false."

@@ -1,0 +1,68 @@
+"""The Fortran glue of kernels from projects nobody had tried (issue 27),
+compiled with gfortran and compared with the original inside Fortran."""
+
+import pytest
+
+from fortran_util import assert_all_ok, build_runtime, compile_and_run, needs_toolchain, translate
+
+pytestmark = [needs_toolchain, pytest.mark.opencl, pytest.mark.gfortran]
+
+
+@pytest.fixture(scope="module")
+def runtime(tmp_path_factory):
+    return build_runtime(tmp_path_factory.getbasetemp())
+
+
+CLIP = """module clipping
+  use iso_c_binding
+  implicit none
+contains
+  subroutine clip(n, x, mask, lo, any_clipped) bind(C, name="clip")
+    integer(c_int), value :: n
+    real(c_double), intent(inout) :: x(n)
+    logical(c_bool), intent(in) :: mask(n)
+    real(c_double), value :: lo
+    logical(c_bool), intent(out) :: any_clipped
+    integer :: i
+    any_clipped = .false.
+    do i = 1, n
+      if (mask(i) .and. x(i) < lo) then
+        x(i) = lo
+        any_clipped = .true._c_bool
+      end if
+    end do
+  end subroutine
+end module
+"""
+CLIP_MAIN = """
+program main
+  use checks
+  use iso_c_binding
+  use clipping
+  use clip_cl_mod
+  implicit none
+  integer, parameter :: n = 9
+  real(c_double) :: x(n), y(n)
+  logical(c_bool) :: mask(n), hit, hit_cl
+  integer :: i
+  do i = 1, n
+    x(i) = i - 5
+    mask(i) = mod(i, 3) /= 0
+  end do
+  y = x
+  call clip(n, x, mask, -1.5d0, hit)
+  call clip_cl(n, y, mask, -1.5d0, hit_cl)
+  call check(all(x == y), "x")
+  call check(logical(hit .eqv. hit_cl .and. hit), "any_clipped")
+  call clip_cl(n, y, mask, -100d0, hit_cl)
+  call check(logical(.not. hit_cl), "none clipped")
+  call done()
+end program
+"""
+
+
+def test_logical_c_bool_through_the_fortran_glue(tmp_path, runtime):
+    sources = translate(tmp_path, "clip", CLIP)
+    glue = sources[2].read_text()
+    assert "logical(1), dimension(..), intent(in), contiguous, target :: mask" in glue
+    assert_all_ok(compile_and_run(tmp_path, runtime, sources, CLIP_MAIN), 3)
