@@ -143,8 +143,8 @@ DECLARATIONS = [
     ("integer*3 k", "t.f90:5:3: error: integer of kind 3 is not supported (kinds: 1, 2, 4, 8)",
      "^~~~~~~"),
     ("real*16 q", "t.f90:5:3: error: real of kind 16 is not supported (kinds: 4, 8)", "^~~~"),
-    ("logical*1 l", "t.f90:5:3: error: logical of kind 1 is not supported (kinds: 4)",
-     "^~~~~~~"),
+    ("logical*16 l", "t.f90:5:3: error: logical of kind 16 is not supported (kinds: 1, 2, 4, "
+     "8)", "^~~~~~~"),
     ("namelist /nl/ n", "t.f90:5:3: error: 'namelist' is not supported (kernels cannot do I/O)",
      "^~~~~~~~"),
 ]
