@@ -59,7 +59,7 @@ def is_generated(path: str) -> bool:
 
 def translate_one(path: str, output_dir=None, defines=None, transform=None,
                   debug=False, include_dirs=(), search_files=(), touch_outputs=False,
-                  undefines=(), tuning=True, source_form=None) -> FileOutcome:
+                  undefines=(), tuning=True, source_form=None, kernels=None) -> FileOutcome:
     """Translate and write one file; never raises.
 
     With *touch_outputs*, every output gets the same new modification time,
@@ -77,7 +77,8 @@ def translate_one(path: str, output_dir=None, defines=None, transform=None,
                                 transform=transform, debug=debug, cache=True,
                                 include_dirs=include_dirs, search_files=search_files,
                                 undefines=undefines, tuning=tuning,
-                                checkpoints=False, source_form=source_form)      # outputs hold the result only
+                                checkpoints=False, source_form=source_form,
+                                kernels=kernels)      # outputs hold the result only
         written = write_outputs(result.outputs)
         if touch_outputs:
             touch_all(result.outputs)

@@ -158,6 +158,9 @@ def main():
               help="Show a progress bar on stderr (default: when stderr is a terminal).")
 @click.option("--no-tuning", is_flag=True,
               help="Ignore FILE.tune.json (the tunable choices 'f2loopy tune' recorded).")
+@click.option("--kernel", "kernel_names", multiple=True, metavar="NAME",
+              help="Translate only this subroutine or function (repeatable; what it calls is "
+                   "inlined as always): the file's other units do not matter.")
 @defines_option
 @undefines_option
 @source_form_option
@@ -165,7 +168,7 @@ def main():
 @trust_option
 @debug_option
 def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include_dirs, no_tuning,
-              defines, undefines, source_form, transform, debug):
+              kernel_names, defines, undefines, source_form, transform, debug):
     """Translate Fortran FILES: writes NAME.cl, NAME_cl.py (Python glue), NAME_cl.f90 and
     NAME_cl.c (Fortran glue) for each.
 
@@ -185,6 +188,13 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include
         # memory nobody needs back; sandbox children collect as before
         gc.disable()
     values = _parse_defines(defines)
+    kernels = None
+    if kernel_names:
+        from f2loopy.frontend.kernel_choice import check_kernel_names
+        try:
+            kernels = check_kernel_names(kernel_names)
+        except F2LoopyError as exc:
+            raise click.BadParameter(exc.message, param_hint="--kernel") from None
     if depfile is not None:     # before anything is written: a depfile must name them all
         for given, hint in [(f, "FILES") for f in files] + [(output_dir, "--output-dir"),
                                                             (transform, "--transform")]:
@@ -199,7 +209,8 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include
                                debug=debug, include_dirs=include_dirs,
                                search_files=tuple(files) if len(files) > 1 else (),
                                touch_outputs=touch_outputs, undefines=undefines,
-                               tuning=not no_tuning, source_form=source_form)
+                               tuning=not no_tuning, source_form=source_form,
+                               kernels=kernels)
     failed = 0
     generated = [o for o in outcomes if o.skipped == GENERATED_SKIP]
     for o in outcomes:

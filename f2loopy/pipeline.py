@@ -68,7 +68,8 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
                    debug: bool = False, cache: bool = False,
                    collect_errors: bool = False, include_dirs=(), search_files=(),
                    undefines=(), tuning: bool = True,
-                   checkpoints: bool = True, source_form: str | None = None) -> TranslationResult:
+                   checkpoints: bool = True, source_form: str | None = None,
+                   kernels: tuple[str, ...] | None = None) -> TranslationResult:
     """Translate the Fortran file *path*; return the outputs without writing them.
 
     With *cache*, an unchanged file's outputs come from the translation cache
@@ -83,7 +84,8 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
     tuning record (``FILE.tune.json``, :mod:`f2loopy.tune.record`) when it has
     an entry for this content, ``-D`` values and recipe; the result's notes
     say so.  *source_form* ``"free"``/``"fixed"`` reads every file of the
-    translation in that form (``-ffree-form``/``-ffixed-form``).
+    translation in that form (``-ffree-form``/``-ffixed-form``).  *kernels*:
+    the names of the only procedures to translate (``--kernel``).
     """
     path = Path(path)
     try:
@@ -93,6 +95,11 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
     except OSError as exc:
         raise F2LoopyError(f"cannot read {path}: {exc.strerror or exc}") from None
     tunables, notes, extra, used = None, [], [], []
+    if kernels is not None:
+        from f2loopy.frontend.kernel_choice import check_kernel_names
+        kernels = check_kernel_names(kernels)
+        notes.append(f"{path}: only {', '.join(kernels)} translated (--kernel); the file's "
+                     "other units were not")
     if tuning:
         from f2loopy.tune.record import find_entry, usage_note
         entry, record = find_entry(path, text, defines, transform)
@@ -108,7 +115,7 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
                                 collect_errors=collect_errors, include_dirs=include_dirs,
                                 search_files=search_files, undefines=undefines,
                                 tunables=tunables, checkpoints=checkpoints,
-                                source_form=source_form)
+                                source_form=source_form, kernels=kernels)
         result.notes[:0] = notes
         result.inputs.extend(used)
         return result
@@ -124,6 +131,8 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
         on_path = ["path:" + SearchPath(include_dirs, search_files).fingerprint()]
     if source_form is not None:
         on_path.append(f"-f{source_form}-form")
+    if kernels is not None:
+        on_path += [f"--kernel={k.lower()}" for k in kernels]
     # (#included files are inputs: an entry is re-checked against them)
     key = tcache.translation_key(path, text, output_dir=output_dir, defines=defines,
                                  transform=transform,
@@ -149,7 +158,8 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
 def translate_text(text: str, path: Path, *, output_dir=None, defines=None, transform=None,
                    debug=False, collect_errors=False, include_dirs=(), search_files=(),
                    undefines=(), tunables=None, checkpoints: bool = True,
-                   source_form: str | None = None) -> TranslationResult:
+                   source_form: str | None = None,
+                   kernels: tuple[str, ...] | None = None) -> TranslationResult:
     """Translate Fortran *text* as if read from *path* (a str or Path; it
     names the outputs and the diagnostics, and the outputs go next to it
     unless *output_dir* is given).  Nothing is written.
@@ -160,7 +170,7 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
     ``#include``s are inputs of the result.  *tunables*: name -> value for
     the script's ``tunable(...)`` calls.  Without *checkpoints*, the
     script's ``checkpoint(...)`` kernels are dropped (only the result's code
-    is generated).  *source_form*: as for :func:`translate_file`."""
+    is generated).  *source_form*, *kernels*: as for :func:`translate_file`."""
     from f2loopy.frontend.source import fixed_form_of
     from f2loopy.preprocessor import needs_preprocessing, preprocess
     fixed_form_of(str(path), source_form)        # (a bad value is refused here)
@@ -168,7 +178,7 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
                    transform=transform, debug=debug,
                    collect_errors=collect_errors, include_dirs=tuple(include_dirs),
                    search_files=tuple(search_files), tunables=tunables,
-                   checkpoints=checkpoints, source_form=source_form)
+                   checkpoints=checkpoints, source_form=source_form, kernels=kernels)
     if not needs_preprocessing(text, path):
         return _translate_preprocessed(text, path, **options)
     pp = preprocess(text, path, defines=defines, undefines=undefines,
@@ -185,7 +195,8 @@ def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=N
                             undefines=(), transform=None, debug=False, collect_errors=False,
                             include_dirs=(), search_files=(),
                             tunables=None, checkpoints: bool = True,
-                            source_form: str | None = None) -> TranslationResult:
+                            source_form: str | None = None,
+                            kernels: tuple[str, ...] | None = None) -> TranslationResult:
     path = Path(path)
     # imported here: a cache hit (translate_file) never loads the compiler
     from f2loopy.codegen import file_header, generate_code, join_program
@@ -198,7 +209,9 @@ def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=N
     search = SearchPath(include_dirs, search_files, defines=defines, undefines=undefines,
                         source_form=source_form)
     try:
-        kernels = list(translate_source(src, collect_errors=collect_errors, search=search))
+        chosen = kernels
+        kernels = list(translate_source(src, collect_errors=collect_errors, search=search,
+                                        kernels=None if chosen is None else tuple(chosen)))
     except F2LoopyError as exc:
         for pp in search.preprocessed.values():
             pp.remap(exc)        # spans into a preprocessed file of the path

@@ -16,7 +16,8 @@ Makefile's own rules and dependencies keep working: an object is rebuilt
 exactly when its Fortran is.
 
 ``F2LOOPYFC_OPTIONS`` adds options of ``f2loopy translate`` (``-D NAME=VALUE``,
-``--transform RECIPE``, ``-ffree-form``, ``-ffixed-form``); the compile's own
+``--transform RECIPE``, ``-ffree-form``, ``-ffixed-form``, ``--kernel NAME``); the
+compile's own
 ``-ffree-form``/``-ffixed-form`` reach the translation too; ``F2LOOPYFC_CC`` (else ``CC``, else ``cc``) is the C
 compiler for the glue and the runtime.  Errors in a translation are printed as
 the compiler's are (file:line:col), and the compile fails with status 1.
@@ -158,11 +159,17 @@ def translate_for_compile(source: str, workdir: Path,
     from f2loopy.build import translate_one
     from f2loopy.cli import _parse_defines
     extra = shlex.split(os.environ.get("F2LOOPYFC_OPTIONS", ""))
-    defines, transform = [], None
+    defines, transform, kernels = [], None, []
     i = 0
     while i < len(extra):
         opt = extra[i]
-        if opt in ("-ffree-form", "-ffixed-form"):
+        if opt == "--kernel" and i + 1 < len(extra):
+            kernels.append(extra[i + 1])
+            i += 2
+        elif opt.startswith("--kernel="):
+            kernels.append(opt[len("--kernel="):])
+            i += 1
+        elif opt in ("-ffree-form", "-ffixed-form"):
             source_form = opt[2:-5]
             i += 1
         elif opt in ("-D", "--define") and i + 1 < len(extra):
@@ -176,13 +183,21 @@ def translate_for_compile(source: str, workdir: Path,
             i += 2
         else:
             raise WrapperError(f"F2LOOPYFC_OPTIONS: unknown option {opt!r} (use -D NAME=VALUE, "
-                               f"--transform RECIPE, -ffree-form and -ffixed-form)")
+                               f"--transform RECIPE, --kernel NAME, -ffree-form and "
+                               f"-ffixed-form)")
     try:
         values = _parse_defines(defines)
     except Exception as exc:  # noqa: BLE001 - click's BadParameter
         raise WrapperError(f"F2LOOPYFC_OPTIONS: {getattr(exc, 'message', exc)}") from None
+    if kernels:
+        from f2loopy.diagnostics import F2LoopyError
+        from f2loopy.frontend.kernel_choice import check_kernel_names
+        try:
+            kernels = list(check_kernel_names(kernels))
+        except F2LoopyError as exc:
+            raise WrapperError(f"F2LOOPYFC_OPTIONS: {exc.message}") from None
     outcome = translate_one(source, output_dir=workdir, defines=values, transform=transform,
-                            source_form=source_form)
+                            source_form=source_form, kernels=tuple(kernels) or None)
     if outcome.script_output:
         sys.stdout.write(outcome.script_output)
     if outcome.error is not None:

@@ -8,6 +8,7 @@
 #     [TRANSFORM recipe-or-file]       # a recipe of transforms/ or a Python file (--transform)
 #     [INCLUDE_DIRS dir ...]           # where used modules and called procedures are (-I);
 #                                      # the target's INCLUDE_DIRECTORIES are searched too
+#     [KERNELS name ...]               # translate only these units (--kernel)
 #     [SOURCE_FORM FREE|FIXED]         # -ffree-form/-ffixed-form; default: the target's
 #                                      # or the source's Fortran_FORMAT, else the file name
 #     [OUTPUT_DIR dir])                # default: ${CMAKE_CURRENT_BINARY_DIR}/f2loopy_generated/<target>
@@ -77,7 +78,7 @@ endfunction()
 
 function(f2loopy_add_kernels target)
   cmake_parse_arguments(PARSE_ARGV 1 F2L "" "TRANSFORM;OUTPUT_DIR;SOURCE_FORM"
-                        "SOURCES;DEFINES;INCLUDE_DIRS")
+                        "SOURCES;DEFINES;INCLUDE_DIRS;KERNELS")
   if(F2L_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "f2loopy_add_kernels: unknown arguments ${F2L_UNPARSED_ARGUMENTS}")
   endif()
@@ -110,6 +111,9 @@ function(f2loopy_add_kernels target)
     message(FATAL_ERROR "f2loopy_add_kernels(${target}): SOURCE_FORM must be FREE or FIXED, "
             "not '${F2L_SOURCE_FORM}'")
   endif()
+  foreach(kernel IN LISTS F2L_KERNELS)
+    list(APPEND options --kernel "${kernel}")
+  endforeach()
   foreach(define IN LISTS F2L_DEFINES)
     list(APPEND options -D "${define}")
   endforeach()

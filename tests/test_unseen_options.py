@@ -198,7 +198,7 @@ def test_cmake_translates_with_the_source_form(tmp_path):
         "add_library(a STATIC k.F)\nset_target_properties(a PROPERTIES Fortran_FORMAT FREE)\n"
         "f2loopy_add_kernels(a SOURCES k.F)\n"
         "add_library(b STATIC t.f)\nf2loopy_add_kernels(b SOURCES t.f SOURCE_FORM FIXED)\n"
-        "add_library(c STATIC t.f)\nf2loopy_add_kernels(c SOURCES t.f)\n")
+        "add_library(c STATIC t.f)\nf2loopy_add_kernels(c SOURCES t.f KERNELS twice Other)\n")
     proc = subprocess.run(["cmake", "-S", str(tmp_path), "-B", str(tmp_path / "build")],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -207,7 +207,7 @@ def test_cmake_translates_with_the_source_form(tmp_path):
         text = (tmp_path / "build" / "CMakeFiles" / f"{target}.dir" / "build.make").read_text()
         return next(line for line in text.splitlines() if " translate -o " in line)
     assert " -ffree-form " in command("a") and " -ffixed-form " in command("b")
-    assert "-form" not in command("c")
+    assert "-form" not in command("c") and " --kernel twice --kernel Other " in command("c")
     (tmp_path / "CMakeLists.txt").write_text(
         (tmp_path / "CMakeLists.txt").read_text() + "f2loopy_add_kernels(c SOURCES k.F "
         "SOURCE_FORM free OUTPUT_DIR x)\n")
@@ -215,5 +215,115 @@ def test_cmake_translates_with_the_source_form(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode != 0
     assert "SOURCE_FORM must be FREE or FIXED, not 'free'" in " ".join(proc.stderr.split())
+
+# }}}
+
+
+# {{{ --kernel NAME (cause 6)
+
+MULTI = """module ops
+  implicit none
+contains
+  subroutine axpy(n, a, x, y)
+    integer, intent(in) :: n
+    real(8), intent(in) :: a, x(n)
+    real(8), intent(inout) :: y(n)
+    integer :: i
+    do i = 1, n
+      y(i) = y(i) + a * twice(x(i))
+    end do
+  end subroutine
+  subroutine report(n, x)
+    integer, intent(in) :: n
+    real(8), intent(in) :: x(n)
+    open(10, file='x.txt')
+    write(10, *) x
+    close(10)
+  end subroutine
+  real(8) function twice(v)
+    real(8), intent(in) :: v
+    twice = 2 * v
+  end function
+  subroutine scale(n, a, x)
+    integer, intent(in) :: n
+    real(8), intent(in) :: a
+    real(8), intent(inout) :: x(n)
+    x = a * x
+  end subroutine
+end module
+"""
+
+
+def test_a_bad_unit_names_the_units_that_translate(tmp_path):
+    from f2loopy.diagnostics import F2LoopyError
+    from f2loopy.pipeline import translate_text
+    with pytest.raises(F2LoopyError) as e:
+        translate_text(MULTI, tmp_path / "m.f90")
+    assert e.value.format().splitlines()[3] == (
+        "f2loopy: note: of the 3 units of this file, axpy, scale translate and report does not; "
+        "nothing was written (translate the others alone with --kernel axpy --kernel scale)")
+    r = translate_text(MULTI, tmp_path / "m.f90", kernels=("SCALE", "axpy", "scale"))
+    assert [k.name for k in r.kernels] == ["axpy", "scale"]
+    # a function may be chosen too (else only inlined where it is called)
+    r = translate_text(MULTI, tmp_path / "m.f90", kernels=("twice",))
+    assert [k.name for k in r.kernels] == ["twice"]
+    with pytest.raises(F2LoopyError) as e:
+        translate_text(MULTI, tmp_path / "m.f90", kernels=("nope",))
+    assert e.value.format().splitlines()[0] == (
+        f"{tmp_path / 'm.f90'}:1:1: error: --kernel nope: {tmp_path / 'm.f90'} has no subroutine "
+        "or function of that name (it has: axpy, report, scale, twice)")
+    with pytest.raises(F2LoopyError, match="--kernel 'a b': not a Fortran name"):
+        translate_text(MULTI, tmp_path / "m.f90", kernels=("a b",))
+
+
+def test_translate_kernel_on_the_command_line(tmp_path):
+    src = tmp_path / "m.f90"
+    src.write_text(MULTI)
+    result = _translate("-o", tmp_path / "out", src)
+    assert result.exit_code == 1 and not (tmp_path / "out").exists()
+    result = _translate("--kernel", "axpy", "--kernel", "scale", "-o", tmp_path / "out", src)
+    assert result.exit_code == 0, result.output
+    assert result.output == (f"f2loopy: note: {src}: only axpy, scale translated (--kernel); "
+                             "the file's other units were not\n")
+    code = (tmp_path / "out" / "m.cl").read_text()
+    assert code.count("__kernel") == 2 and ") axpy(" in code and ") scale(" in code
+    result = _translate("--kernel", "x;y", src)
+    assert result.exit_code == 2 and "--kernel 'x;y': not a Fortran name" in result.output
+    # collected errors (show) say it too
+    result = CliRunner().invoke(main, ["show", "--no-ir", "--no-code", str(src)])
+    assert result.exit_code == 1
+    assert result.output.splitlines()[-1] == (
+        f"{src}: note: of the 3 units of this file, axpy, scale translate and report does "
+        "not; nothing was written (translate the others alone with --kernel axpy --kernel "
+        "scale)")
+
+
+@needs_gfortran
+@pytest.mark.gfortran
+def test_check_kernel_translates_only_that_kernel(tmp_path):
+    pytest.importorskip("pyopencl")
+    src = tmp_path / "m.f90"
+    src.write_text(MULTI)
+    proc = f2loopy("check", "--kernel", "axpy", "--size", "n=17", str(src))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "  y(17) float64  max |error| " in proc.stdout
+    assert proc.stdout.endswith("ok: 1 output(s) of 1 kernel(s) match the original Fortran\n")
+
+
+@needs_gfortran
+def test_the_wrapper_takes_kernel_in_its_options(tmp_path):
+    import os
+    (tmp_path / "m.f90").write_text(MULTI + LOOPY)
+    env = dict(os.environ, F2LOOPYFC_OPTIONS="--kernel scale")
+    proc = subprocess.run([sys.executable, "-m", "f2loopy.wrapper", "gfortran", "-c", "m.f90",
+                           "-o", "m.o"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    nm = subprocess.run(["nm", tmp_path / "m.o"], capture_output=True, text=True).stdout
+    assert "__scale_cl_mod_MOD_scale_cl" in nm and "axpy_cl" not in nm
+    env["F2LOOPYFC_OPTIONS"] = "--kernel=a.b"
+    proc = subprocess.run([sys.executable, "-m", "f2loopy.wrapper", "gfortran", "-c", "m.f90",
+                           "-o", "m.o"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert proc.returncode == 1
+    assert "F2LOOPYFC_OPTIONS: --kernel 'a.b': not a Fortran name" in proc.stderr
 
 # }}}

@@ -344,6 +344,10 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
     from f2loopy.verify.fortran import FortranLibrary
     from f2loopy.frontend.search_path import SearchPath
     path = Path(path)
+    # a file without a script: --kernel chooses what is translated too (the
+    # file's other units do not matter, as for 'f2loopy translate --kernel')
+    only = (kernel,) if kernel is not None and transform is None and \
+        "!$loopy" not in text.lower() else None
     if result is None:
         # what 'f2loopy translate' makes of the file: with its tuned choices
         from f2loopy.tune.record import find_entry
@@ -351,7 +355,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         result = translate_text(text, path, defines=defines, transform=transform,
                                 include_dirs=include_dirs, checkpoints=checkpoints,
                                 tunables=entry.values if entry is not None else None,
-                                source_form=source_form)
+                                source_form=source_form, kernels=only)
     from f2loopy.preprocessor import needs_preprocessing, preprocess
     preprocessed = needs_preprocessing(text, path)
     if preprocessed:
@@ -363,7 +367,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
     fixed = fixed_form_of(str(path), source_form)
     originals = {k.name: k for k in translate_source(read_source(text, str(path),
                                                                  fixed_form=fixed),
-                                                     search=search)}
+                                                     search=search, kernels=only)}
 
     units = [(None, list(result.kernels), result.generated)]
     if checkpoints:

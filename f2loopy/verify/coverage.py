@@ -74,10 +74,19 @@ def gcov_counts(library) -> dict:
     return counts
 
 
+#: the first line of a subroutine or function (not its 'end', not a call)
+_PROCEDURE_START = re.compile(
+    r"\s*(?:(?:pure|elemental|recursive|impure|module|integer|real|double\s*precision|"
+    r"logical|complex|character)\b[\w\s(),*=]*?\s)?(subroutine|function)\s+\w+", re.I)
+
+
 def procedure_ranges(text: str, kernels) -> dict:
     """Kernel name -> (first, last) lines of its subroutine in *text* (up to
-    the line before the next procedure of the file)."""
-    starts = sorted(k.span.line for k in kernels if k.span is not None)
+    the line before the next procedure of the file, also one that is not a
+    kernel: ``check --kernel`` translates only one)."""
+    starts = sorted({k.span.line for k in kernels if k.span is not None} |
+                    {no for no, line in enumerate(text.splitlines(), start=1)
+                     if _PROCEDURE_START.match(line)})
     total = len(text.splitlines())
     out = {}
     for k in kernels:
