@@ -253,10 +253,18 @@ def _nothing_to_translate(src) -> NothingToTranslate:
             break
     has_modules = any(re.match(r"\s*module\s+(?!procedure\b)\w", line, re.I)
                       for line in src.lines)
-    exc = NothingToTranslate("nothing to translate: the file has no subroutine or function "
-                             "(a file of modules is read where the files that use it are "
-                             "translated: name it with them, or its directory with -I)",
-                             src.span(first) if src.lines else None)
+    program = next((no for no, line in enumerate(src.lines, start=1)
+                    if re.match(r"\s*program\s+\w", line, re.I)), None)
+    if program is not None and not has_modules:
+        first = program
+        message = ("nothing to translate: the file has a main program and no subroutine or "
+                   "function (f2loopy translates procedures: put the loops in a subroutine "
+                   "after the program's 'contains')")
+    else:
+        message = ("nothing to translate: the file has no subroutine or function (a file of "
+                   "modules is read where the files that use it are translated: name it with "
+                   "them, or its directory with -I)")
+    exc = NothingToTranslate(message, src.span(first) if src.lines else None)
     exc.has_modules = has_modules
     return exc
 

@@ -66,3 +66,47 @@ def test_logical_c_bool_through_the_fortran_glue(tmp_path, runtime):
     glue = sources[2].read_text()
     assert "logical(1), dimension(..), intent(in), contiguous, target :: mask" in glue
     assert_all_ok(compile_and_run(tmp_path, runtime, sources, CLIP_MAIN), 3)
+
+
+# a kernel that is an internal procedure of a main program: the program uses
+# the glue and calls both (the glue takes the host variables after the arguments)
+HEAT = """program heat
+  use step_cl_mod
+  implicit none
+  integer, parameter :: n = 20
+  real(8) :: u(n), w(n), alpha
+  integer :: i
+  alpha = 0.25d0
+  do i = 1, n
+    u(i) = sin(0.3d0 * i)
+  end do
+  w = u
+  call step(u)
+  call step_cl(w, alpha)
+  if (maxval(abs(u - w)) < 1d-14) then
+    print '(a)', 'ok step'
+  else
+    print '(a)', 'FAIL step'
+  end if
+contains
+  subroutine step(v)
+    real(8), intent(inout) :: v(n)
+    integer :: i
+    do i = 2, n - 1
+      v(i) = v(i) + alpha * (v(i-1) - 2*v(i) + v(i+1))
+    end do
+  end subroutine
+end program
+"""
+
+
+def test_internal_procedure_of_a_program_through_the_fortran_glue(tmp_path, runtime):
+    from fortran_util import build_program, run
+    original, c_glue, f_glue = translate(tmp_path, "heat", HEAT)
+    text = f_glue.read_text()
+    assert "  subroutine step_cl(v, alpha, status)" in text and "use heat" not in text
+    assert "!   alpha: variable of program heat (host association), passed after the " \
+        "arguments: read" in text
+    exe = build_program(tmp_path, runtime, [c_glue, f_glue, original])
+    proc = run([exe])
+    assert proc.stdout.split() == ["ok", "step"], proc.stdout + proc.stderr

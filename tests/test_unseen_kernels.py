@@ -161,3 +161,79 @@ def test_logical_kinds_match_gfortran(tmp_path, cl_queue):
         module.clip(n, x.copy(), mask.astype(np.int32), 0.0, False, queue=cl_queue)
 
 # }}}
+
+
+# {{{ internal procedures of a main program (cause 3)
+
+HEAT = """program heat
+  implicit none
+  integer, parameter :: n = 30
+  real(8) :: u(n), alpha, total
+  integer :: steps
+  alpha = 0.1d0
+  u = 1
+  call step(u)
+  total = energy(u)
+  print *, total
+contains
+  subroutine step(v)
+    real(8), intent(inout) :: v(n)
+    integer :: i
+    do i = 2, n - 1
+      v(i) = v(i) + alpha * (v(i-1) - 2*v(i) + v(i+1))
+    end do
+    steps = steps + 1
+  end subroutine
+  real(8) function energy(v)
+    real(8), intent(in) :: v(n)
+    integer :: i
+    energy = 0
+    do i = 1, n
+      energy = energy + v(i)**2
+    end do
+  end function
+end program
+"""
+
+
+def test_internal_procedures_of_a_program_are_kernels_with_host_data():
+    tu = parse_fortran(HEAT, "heat.f90")
+    step = tu["step"]
+    assert [k.name for k in tu] == ["step", "energy"]
+    assert step.host_program and step.module == "heat"
+    assert [(a.name, a.storage) for a in step.storage_args] == [
+        ("alpha", ("module", "heat", "alpha")), ("steps", ("module", "heat", "steps"))]
+    assert [a.name for a in step.fortran_args] == ["v"]
+    from f2loopy.ir.serialize import decode_kernel, encode_kernel
+    assert decode_kernel(encode_kernel(step)).host_program
+
+
+def test_a_file_with_only_a_main_program_does_not_talk_about_modules(tmp_path):
+    from f2loopy.pipeline import NothingToTranslate, translate_text
+    with pytest.raises(NothingToTranslate) as e:
+        translate_text("! a driver\nprogram p\n  integer i\n  real x(3)\n  do i = 1, 3\n"
+                       "    x(i) = i\n  end do\nend program\n", tmp_path / "p.f90")
+    assert e.value.format().splitlines()[0] == (
+        f"{tmp_path / 'p.f90'}:2:1: error: nothing to translate: the file has a main program "
+        "and no subroutine or function (f2loopy translates procedures: put the loops in a "
+        "subroutine after the program's 'contains')")
+
+
+@needs_gfortran
+def test_program_variables_are_glue_data_and_match_gfortran(tmp_path, cl_queue):
+    glue, _ = translate_and_load(HEAT, tmp_path)
+    assert glue.heat.alpha == 0.0 and glue.heat.steps == 0
+    glue.heat.alpha = 0.2
+    glue.heat.steps = 5
+    v = np.asfortranarray(np.sin(np.arange(30.0)))
+    expect = v.copy()
+    for i in range(1, 29):          # in place, as the Fortran loop does
+        expect[i] = expect[i] + 0.2 * (expect[i - 1] - 2 * expect[i] + expect[i + 1])
+    glue.step(v, queue=cl_queue)
+    assert np.allclose(v, expect, rtol=1e-14, atol=0) and glue.heat.steps == 6
+    assert glue.energy(v, queue=cl_queue) == pytest.approx(float(np.sum(v ** 2)), rel=1e-14)
+    from f2loopy.verify.check import check_source
+    report = check_source(HEAT, tmp_path / "heat.f90", queue=cl_queue)
+    assert report.passed and [c.kernel for c in report.checks] == ["step", "energy"]
+
+# }}}

@@ -51,6 +51,10 @@ class ModuleInfo:
 
     #: generic names (lower) -> :class:`~f2loopy.frontend.generics.Generic`
     generics: dict = field(default_factory=dict)
+    #: a main program: its internal procedures are kernels, the variables of
+    #: its specification part their module data (host association); no
+    #: other unit can 'use' it
+    is_program: bool = False
 
     @property
     def procedure_names(self) -> set:
@@ -111,6 +115,8 @@ class FileRegistry:
         self.search = search
         self.procedures: dict[str, Procedure] = {}
         self.modules: dict[str, ModuleInfo] = {}
+        #: main programs with internal procedures (not reachable by 'use')
+        self.programs: dict[str, ModuleInfo] = {}
         self.all_procedures: list[Procedure] = []
         self._writes: dict = {}
         self._module_busy: set = search.module_busy if search is not None else set()
@@ -137,8 +143,20 @@ class FileRegistry:
                     for sub in ch.children:
                         if isinstance(sub, (F.Subroutine_Subprogram, F.Function_Subprogram)):
                             self._register(_procedure(sub, info), info.procedures)
-        elif isinstance(unit, (F.Main_Program, F.Main_Program0)) or unit is None:
-            pass       # programs are drivers
+        elif isinstance(unit, F.Main_Program):
+            # its internal procedures are kernels; the program's variables they
+            # use by host association are module data of the program's name
+            name = str(unit.children[0].items[1])
+            internal = [sub for ch in unit.children if isinstance(ch, F.Internal_Subprogram_Part)
+                        for sub in ch.children
+                        if isinstance(sub, (F.Subroutine_Subprogram, F.Function_Subprogram))]
+            if internal and name.lower() not in self.modules:
+                info = ModuleInfo(name, unit, is_program=True)
+                self.programs[name.lower()] = info
+                for sub in internal:
+                    self._register(_procedure(sub, info), info.procedures)
+        elif isinstance(unit, F.Main_Program0) or unit is None:
+            pass       # a program without internal procedures is a driver
         elif isinstance(unit, F.Comment):
             pass
         else:
@@ -196,14 +214,17 @@ class FileRegistry:
             raise cpp[0]
         return FileRegistry(src, parse_units(src), search=search)
 
-    def module(self, name: str) -> ModuleInfo | None:
-        info = self.modules.get(name.lower())
-        if info is None:
+    def module(self, name: str, *, program: bool = False) -> ModuleInfo | None:
+        """The module *name* of the file or the search path (with *program*,
+        the main program of that name, the host of its internal procedures)."""
+        info = (self.programs if program else self.modules).get(name.lower())
+        if info is None and not program:
             if self.search:
                 other = self.search.registry_defining("module", name, self.src.filename,
                                                        load=self._load_other)
                 if other is not None:
                     return other.module(name)
+        if info is None:
             return None
         if info.symtab is None:
             if name.lower() in self._module_busy:
@@ -367,7 +388,7 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
         host_prep = proc.host.prepare(src, registry)
         host = host_prep.symtab
     elif proc.module is not None:
-        host = registry.module(proc.module.name).symtab
+        host = registry.module(proc.module.name, program=proc.module.is_program).symtab
     reader = DeclarationReader(src, symtab, dummies, host, modules=registry.module,
                                errors=errors)
     reader.search = registry.search
@@ -627,6 +648,7 @@ def _lower(src, proc, registry, errors):
         module=proc.module.name if proc.module is not None else None,
         module_data=unused_module_data(symtab, args),
         bind_name=_bind_name(proc),
+        host_program=proc.module is not None and proc.module.is_program,
     )
     return add_program_order_dependencies(kernel)
 

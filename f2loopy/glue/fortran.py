@@ -424,8 +424,15 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     out += _doc(gk, glue, status, source_name)
     originals = {a.name: a.name for a in k.args}
     # module variables: the public procedure 'use's them under names of its own
-    uses, forwarded = _module_variable_access(stored)
-    public_decls = [d for d in decls if d[2] not in {a.name for a in stored}
+    # a main program's variables cannot be 'use'd: the public procedure takes
+    # those its internal procedure uses by host association as arguments,
+    # after the Fortran ones (call step_cl(u, alpha) for step(u) in program p)
+    hosted = [a for a in stored if k.host_program and a.storage[0] == "module"
+              and a.storage[1] == (k.module or "").lower()]
+    uses, others = _module_variable_access([a for a in stored if a not in hosted])
+    rest = iter(others)
+    forwarded = [a.name if a in hosted else next(rest) for a in stored]
+    public_decls = [d for d in decls if d[2] not in {a.name for a in stored if a not in hosted}
                     and (result is None or d[2] != result.name)]
     # derived-type arguments: the public procedure takes the object and
     # passes its components
@@ -439,6 +446,7 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
         else:
             actuals.append(a.name)
             public_names.append(a.name)
+    public_names += [a.name for a in hosted]
     before, after = [], []
     if parts:
         uses, public_decls = _derived_arguments(k, parts, uses, public_decls, originals)
@@ -652,6 +660,10 @@ def _doc(gk: GeneratedKernel, glue: str, status: str, source_name: str) -> list[
             what = {"module": f"module variable {a.storage[1]}::{'%'.join(a.storage[2:])}",
                     "common": f"common /{a.storage[1]}/ member {a.storage[2]}",
                     "save": f"saved local {a.storage[2]} (kept by the glue)"}[a.storage[0]]
+            if k.host_program and a.storage[0] == "module":
+                lines.append(f"  !   {a.name}: variable of program {a.storage[1]} (host "
+                             f"association), passed after the arguments: {how}")
+                continue
             lines.append(f"  !   {what} (the glue passes it): {how}")
         elif getattr(a, "component", None) is not None:
             how = "updated" if ka.written or ka.kind == "scalar_ref" else "read"

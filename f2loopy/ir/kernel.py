@@ -396,6 +396,10 @@ class Kernel(_Copyable):
         not passed): the Python glue exposes them with the others.
     :attr bind_name: the C name of a ``bind(c)`` procedure (its binding
         label), None for others.
+    :attr host_program: :attr:`module` names a main program: the kernel is
+        one of its internal procedures, and the program's variables it uses
+        by host association are its module data (``storage`` of the program's
+        name), which no other unit can ``use``.
     """
 
     name: str
@@ -415,6 +419,7 @@ class Kernel(_Copyable):
     module: str | None = None
     module_data: tuple = ()
     bind_name: str | None = None
+    host_program: bool = False
 
     def __post_init__(self):
         if self.assumptions is None:

@@ -259,6 +259,8 @@ def _enc_insn(insn):
 def encode_kernel(k: Kernel) -> dict:
     opts = k.options
     bind = {} if k.bind_name is None else {"bind_name": k.bind_name}
+    if k.host_program:
+        bind["host_program"] = True
     return {**bind,
         "name": k.name, "module": k.module, "span": _enc_span(k.span),
         "args": [_enc_arg(a) for a in k.args],
@@ -615,7 +617,8 @@ def decode_kernel(d) -> Kernel:
             loop_exits=FrozenMap(_dec_exits(d.get("loop_exits") or {})),
             error_sites=_dec_error_sites(d.get("error_sites") or []),
             options=options,
-            bind_name=None if d.get("bind_name") is None else _name(d["bind_name"]))
+            bind_name=None if d.get("bind_name") is None else _name(d["bind_name"]),
+            host_program=d.get("host_program") is True)
     except KeyError as exc:
         _fail(f"missing field {exc}")
     except (TypeError, ValueError, AttributeError) as exc:

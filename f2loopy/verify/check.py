@@ -464,8 +464,12 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                                                    ".for", ".f77"):
             suffix = path.suffix.lower() if preprocessed else path.suffix
         measure = coverage and isolate and cov.gcov_available()
+        compiled = text
+        if any(k.host_program for k in originals.values()):
+            from f2loopy.verify.programs import program_as_module
+            compiled = program_as_module(text, str(path), fixed)
         # the files the search path provided, each after the modules it uses
-        lib = FortranLibrary(text, list(originals.values()), filename=f"original{suffix}",
+        lib = FortranLibrary(compiled, list(originals.values()), filename=f"original{suffix}",
                              flags=tuple(fortran_flags), workdir=str(tmp), coverage=measure,
                              extra_sources=_compiled_sources(search, tmp, source_form))
         sequences = []
