@@ -258,7 +258,7 @@ def _enc_insn(insn):
 
 def encode_kernel(k: Kernel) -> dict:
     opts = k.options
-    bind = {} if k.bind_name is None else {"bind_name": k.bind_name}
+    bind: dict = {} if k.bind_name is None else {"bind_name": k.bind_name}
     if k.host_program:
         bind["host_program"] = True
     return {**bind,
