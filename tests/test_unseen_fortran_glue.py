@@ -110,3 +110,45 @@ def test_internal_procedure_of_a_program_through_the_fortran_glue(tmp_path, runt
     exe = build_program(tmp_path, runtime, [c_glue, f_glue, original])
     proc = run([exe])
     assert proc.stdout.split() == ["ok", "step"], proc.stdout + proc.stderr
+
+
+NMAT = """module dims
+  implicit none
+  integer :: nmat = 3
+end module
+subroutine mix(xs, out)
+  use dims, only: nmat
+  implicit none
+  real(8), intent(in) :: xs(nmat)
+  real(8), intent(out) :: out
+  integer :: i
+  out = 0
+  do i = 1, nmat
+    out = out + i * xs(i)
+  end do
+end subroutine
+"""
+NMAT_MAIN = """
+program main
+  use checks
+  use dims
+  use mix_cl_mod
+  implicit none
+  real(8) :: xs(5), a, b
+  integer :: st
+  xs = [1d0, 2d0, 3d0, 4d0, 5d0]
+  nmat = 5
+  call mix(xs, a)
+  call mix_cl(xs, b)
+  call check(a == b .and. a == 55d0, "sized by nmat = 5")
+  nmat = 6
+  call mix_cl(xs, b, status=st)
+  call check(st /= F2L_OK, "xs too small for nmat = 6")
+  call done()
+end program
+"""
+
+
+def test_dummies_sized_by_module_variables_through_the_fortran_glue(tmp_path, runtime):
+    sources = translate(tmp_path, "mix", NMAT)
+    assert_all_ok(compile_and_run(tmp_path, runtime, sources, NMAT_MAIN), 2)

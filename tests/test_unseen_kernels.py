@@ -237,3 +237,64 @@ def test_program_variables_are_glue_data_and_match_gfortran(tmp_path, cl_queue):
     assert report.passed and [c.kernel for c in report.checks] == ["step", "energy"]
 
 # }}}
+
+
+# {{{ dummies sized by module variables (cause 7)
+
+NMAT = """module dims
+  implicit none
+  integer :: nmat = 3, ncell = 2
+contains
+  subroutine grow()
+    nmat = nmat + 1
+  end subroutine
+end module
+subroutine mix(xs, frac, out)
+  use dims, only: nmat, ncell
+  implicit none
+  real(8), intent(in) :: xs(nmat, 0:ncell)
+  real(8), intent(in) :: frac(nmat)
+  real(8), intent(out) :: out(0:ncell)
+  integer :: i, c
+  do c = 0, ncell
+    out(c) = 0
+    do i = 1, nmat
+      out(c) = out(c) + frac(i) * xs(i, c)
+    end do
+  end do
+end subroutine
+"""
+
+
+def test_dummies_sized_by_module_variables():
+    k = parse_fortran(NMAT, "n.f90")["mix"]
+    assert tuple(map(str, k.arg_dict["xs"].shape)) == ("nmat", "ncell + 1")
+    assert [(a.name, a.storage) for a in k.storage_args] == [
+        ("ncell", ("module", "dims", "ncell")), ("nmat", ("module", "dims", "nmat"))]
+    with pytest.raises(UnsupportedFeatureError) as e:
+        parse_fortran(NMAT.replace("  use dims, only: nmat, ncell\n",
+                                   "  use dims, only: nmat, ncell, grow\n")
+                      .replace("  do c = 0, ncell\n", "  call grow()\n  do c = 0, ncell\n"),
+                      "n.f90")
+    assert e.value.format().splitlines()[0] == (
+        "n.f90:12:26: error: the bounds of 'xs' depend on module variable 'nmat', which the "
+        "subroutine or a procedure it calls assigns: not supported (give 'xs' bounds the "
+        "subroutine leaves unchanged)")
+
+
+@needs_gfortran
+def test_dummies_sized_by_module_variables_match_gfortran(tmp_path, cl_queue):
+    glue, _ = translate_and_load(NMAT, tmp_path)
+    glue.dims.nmat, glue.dims.ncell = 4, 1
+    xs = np.asfortranarray(np.arange(8.0).reshape(4, 2))
+    frac = np.array([0.5, 0.25, 0.125, 0.125])
+    out = np.zeros(2)
+    glue.mix(xs, frac, out, queue=cl_queue)
+    assert np.allclose(out, frac @ xs, rtol=1e-15)
+    with pytest.raises(Exception, match="shape"):
+        glue.mix(xs, frac[:3].copy(), out, queue=cl_queue)
+    from f2loopy.verify.check import check_source
+    report = check_source(NMAT, tmp_path / "n.f90", queue=cl_queue, kernel="mix")
+    assert report.passed, report.format()
+
+# }}}

@@ -105,6 +105,13 @@ class DeclarationReader:
                 return sym.value
             if allow_dummies and name.lower() in self.dummy_names:
                 return p.Variable(self.symtab.declare(name, None).name)
+            if allow_dummies and sym is not None and sym.storage is not None and \
+                    sym.storage[0] == "module" and not sym.is_array and \
+                    sym.dtype is not None and sym.dtype.kind in "iu":
+                # a dummy sized by a module variable (use dims, only: nmat; xs(nmat)):
+                # the variable is a kernel argument, checked unchanged where the
+                # bounds are read (f2loopy.frontend.units._shape_expr)
+                return p.Variable(sym.name)
             raise self.error(f"'{name}' is not a constant", name)
 
         def array_ref(name, index_nodes, node):

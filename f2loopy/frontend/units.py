@@ -650,7 +650,26 @@ def _lower(src, proc, registry, errors):
         bind_name=_bind_name(proc),
         host_program=proc.module is not None and proc.module.is_program,
     )
+    _check_bounds_unchanged(kernel)
     return add_program_order_dependencies(kernel)
+
+
+def _check_bounds_unchanged(kernel) -> None:
+    """A module variable in the bounds of an array argument (``xs(nmat)``)
+    must keep its value in the kernel: a procedure the kernel inlines may
+    assign it, which the declarations could not see."""
+    written = kernel.written_variables()
+    for a in kernel.args:
+        if not isinstance(a, ArrayArg):
+            continue
+        for e in (*a.shape, *a.lower_bounds):
+            for n in sorted(variables_read(e) if e is not None else ()):
+                if n in written and kernel.arg_dict.get(n) is not None and \
+                        kernel.arg_dict[n].storage is not None:
+                    raise UnsupportedFeatureError(
+                        f"the bounds of '{a.name}' depend on module variable '{n}', which the "
+                        "subroutine or a procedure it calls assigns: not supported (give "
+                        f"'{a.name}' bounds the subroutine leaves unchanged)", a.span)
 
 
 def _bind_name(proc) -> str | None:
