@@ -298,3 +298,39 @@ def test_dummies_sized_by_module_variables_match_gfortran(tmp_path, cl_queue):
     assert report.passed, report.format()
 
 # }}}
+
+
+# {{{ inquiry intrinsics of a dummy in a parameter (cause 11)
+
+TOL = """subroutine tol(n, x, y, k)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(in) :: x(n)
+  real(4), intent(out) :: y(n)
+  integer(8), intent(inout) :: k
+  real(8), parameter :: eps = epsilon(x), big = huge(x)
+  real(4), parameter :: small = tiny(y)
+  integer(8), parameter :: kmax = huge(k)
+  integer, parameter :: nd = digits(x)
+  integer :: i
+  do i = 1, n
+    y(i) = real(x(i) * eps + min(big, abs(x(i))), 4) + small
+  end do
+  k = min(k, kmax - nd)
+end subroutine
+"""
+
+
+def test_inquiry_intrinsics_of_dummies_in_parameters():
+    from f2loopy.codegen import generate_code
+    code = generate_code(parse_fortran(TOL, "t.f90")["tol"]).source
+    assert "2.220446049250313e-16" in code and "1.7976931348623157e+308" in code
+    assert "1.1754944e-38f" in code and "9223372036854775754" in code
+
+
+@needs_gfortran
+def test_inquiry_intrinsics_of_dummies_match_gfortran(tmp_path, cl_queue):
+    x = np.array([1.0, -2.5, 3e30, 0.0])
+    run_both(TOL, "tol", [4, x, np.zeros(4, np.float32), np.int64(2**62)], tmp_path, cl_queue)
+
+# }}}

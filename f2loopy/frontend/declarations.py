@@ -140,6 +140,13 @@ class DeclarationReader:
             error=self.error, resolve_name=resolve_name, array_ref=array_ref,
             function_call=self._const_function, dtype_of=dtype_of,
             kind_value=self.kind_value)
+
+        def type_of_name(name):
+            sym = self.lookup(name)
+            if sym is None or sym.dtype is None or sym.derived is not None:
+                return None
+            return np.dtype(sym.dtype)
+        ctx.type_of_name = type_of_name
         conv = ExpressionConverter(ctx)
         return ctx
 
