@@ -334,3 +334,35 @@ def test_inquiry_intrinsics_of_dummies_match_gfortran(tmp_path, cl_queue):
     run_both(TOL, "tol", [4, x, np.zeros(4, np.float32), np.int64(2**62)], tmp_path, cl_queue)
 
 # }}}
+
+
+# {{{ F77 labelled DO ending on an action statement (Nekbone's math.f style)
+
+ACTION_DO = """      subroutine sq(a, b, n, m)
+      integer n, m, i, j
+      real a(n), b(n, m)
+      do 100 i = 1, n
+ 100     a(i) = a(i)**2
+      do 200 j = 1, m
+      do 200 i = 1, n
+         if (b(i, j) .lt. 0) goto 200
+         b(i, j) = b(i, j) + j
+ 200  b(i, j) = 2 * b(i, j)
+      end
+"""
+
+
+def test_a_labelled_do_may_end_on_an_action_statement():
+    k = parse_fortran(ACTION_DO, "sq.f")["sq"]
+    written = [i.assignee_var_names() for i in k.instructions]
+    assert written.count(("a",)) == 1 and written.count(("b",)) == 2
+    assert sorted(k.all_inames()) == ["i", "i_1", "j"]
+
+
+@needs_gfortran
+def test_a_labelled_do_ending_on_an_action_matches_gfortran(tmp_path, cl_queue):
+    a = np.array([1.0, -2.0, 3.0], np.float32)
+    b = np.asfortranarray(np.array([[1, -1], [-2, 2], [3, 0.5]], np.float32))
+    run_both(ACTION_DO, "sq", [a, b, 3, 2], tmp_path, cl_queue, filename="sq.f")
+
+# }}}
