@@ -327,3 +327,39 @@ def test_the_wrapper_takes_kernel_in_its_options(tmp_path):
     assert "F2LOOPYFC_OPTIONS: --kernel 'a.b': not a Fortran name" in proc.stderr
 
 # }}}
+
+
+LEGACY = """      subroutine twice(a, n)
+      integer n, i
+      real a(n)
+      do 10 i = 1, n
+         a(i) = 2 * a(i)
+   10 continue
+      end
+      subroutine other(x, w)
+      include 'defs.h'
+      real x, w(lmax)
+      call gop(x, w)
+      if (x .lt. 0) call exitt
+      end
+      subroutine gop(x, w)
+      real x(1), w(1)
+      x(1) = w(1)
+      end
+"""
+
+
+@needs_gfortran
+@pytest.mark.gfortran
+def test_check_compiles_legacy_files_as_their_projects_do(tmp_path):
+    # the original is compiled whole: its include folder, an argument mismatch
+    # between two other units, a call of a procedure of another file
+    pytest.importorskip("pyopencl")
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "defs.h").write_text("      parameter (lmax = 8)\n")
+    src = tmp_path / "legacy.f"
+    src.write_text(LEGACY)
+    proc = f2loopy("check", "--kernel", "twice", "-I", str(tmp_path / "inc"), "--size",
+                   "n=12", str(src))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "a(12) float32  max |error| 0  ok" in proc.stdout

@@ -17,6 +17,7 @@ foresee) is reported instead of taking the command down.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -365,6 +366,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                           source_form=source_form).text
     search = SearchPath(include_dirs, defines=defines, source_form=source_form)
     fixed = fixed_form_of(str(path), source_form)
+    fortran_flags = (*fortran_flags, *_include_flags(path, include_dirs), *_legacy_flags())
     originals = {k.name: k for k in translate_source(read_source(text, str(path),
                                                                  fixed_form=fixed),
                                                      search=search, kernels=only)}
@@ -559,7 +561,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
             if any(o.mismatch is not None for o in kc.outputs) and \
                     all(k2.options.fp_contract for k2 in ks):
                 honesty.rerun_without_contraction(
-                    kc, ks, idx, seq, written, inputs, plan, text, originals, suffix,
+                    kc, ks, idx, seq, written, inputs, plan, compiled, originals, suffix,
                     fortran_flags, tmp, path, tolerances, queue, isolate, timeout, want)
     return report
 
@@ -592,6 +594,35 @@ def _describe_failure(exc: BaseException) -> str:
     if len(lines) > 20:
         lines = lines[:20] + ["..."]
     return f"running the generated kernel failed: {type(exc).__name__}: " + "\n".join(lines)
+
+
+def _legacy_flags() -> tuple[str, ...]:
+    """``-fallow-argument-mismatch`` where gfortran has it (10 and later): the
+    original is compiled whole, and an F77 file passes a scalar where another
+    of its units declares an array (Nekbone's ``call gop(tmp, work, ...)``)
+    as the project's own build allows; only the kernels' own units are run."""
+    global _LEGACY
+    if _LEGACY is None:
+        import subprocess
+
+        from f2loopy.verify.fortran import find_gfortran
+        try:
+            proc = subprocess.run([find_gfortran(), "-fallow-argument-mismatch", "-E", "-cpp", "-x",
+                                   "f95", os.devnull], capture_output=True, timeout=60)
+            _LEGACY = ("-fallow-argument-mismatch",) if proc.returncode == 0 else ()
+        except (OSError, subprocess.SubprocessError, F2LoopyError):
+            _LEGACY = ()
+    return _LEGACY
+
+
+_LEGACY: tuple[str, ...] | None = None
+
+
+def _include_flags(path: Path, include_dirs) -> list[str]:
+    """gfortran's ``-I`` for the Fortran ``include`` lines of the original,
+    compiled in a folder of its own: the file's folder, then the ``-I`` ones
+    (where a compiler of the project finds them)."""
+    return [f"-I{os.path.abspath(d)}" for d in (path.parent, *include_dirs)]
 
 
 def _compiled_sources(search, tmp: Path, source_form: str | None = None) -> list[str]:

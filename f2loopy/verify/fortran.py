@@ -217,7 +217,10 @@ class FortranLibrary:
                 "original use: give the directory of its source with -I)")
             raise FortranToolError("gfortran failed to compile the original Fortran:\n"
                                    + proc.stderr.strip() + hint)
-        self.lib = ctypes.CDLL(str(lib_path))
+        # lazily bound: a unit of the file that no kernel runs may call a
+        # procedure of another file of the project (Nekbone's math.f calls
+        # exitt), which is only resolved if it is called
+        self.lib = ctypes.CDLL(str(lib_path), mode=os.RTLD_LAZY | os.RTLD_LOCAL)
 
     def dump_coverage(self) -> None:
         """Write the gcov counts so far (a forked child exits without)."""
