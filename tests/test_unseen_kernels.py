@@ -366,3 +366,35 @@ def test_a_labelled_do_ending_on_an_action_matches_gfortran(tmp_path, cl_queue):
     run_both(ACTION_DO, "sq", [a, b, 3, 2], tmp_path, cl_queue, filename="sq.f")
 
 # }}}
+
+
+# {{{ F77 'dimension a(1)' dummies take arrays of any length
+
+ONE = """      subroutine add2(a, b, n)
+      real a(1), b(1)
+      do 100 i = 1, n
+ 100     a(i) = a(i) + b(i)
+      end
+      subroutine keep(c, m, n)
+      real c(m, 1)
+      c(:, 1) = size(c)
+      c(m, n) = c(m, n) + 1
+      end
+"""
+
+
+def test_a_last_extent_of_one_is_assumed_size_for_the_glue():
+    tu = parse_fortran(ONE, "one.f")
+    assert tu["add2"].arg_dict["a"].shape == (None,)
+    assert tuple(map(str, tu["keep"].arg_dict["c"].shape[:1])) == ("m",)
+    assert tu["keep"].arg_dict["c"].shape[1] is None
+
+
+@needs_gfortran
+def test_a_last_extent_of_one_matches_gfortran(tmp_path, cl_queue):
+    a, b = np.arange(7, dtype=np.float32), np.ones(7, np.float32)
+    run_both(ONE, "add2", [a, b, 7], tmp_path, cl_queue, filename="one.f")
+    c = np.asfortranarray(np.zeros((3, 4), np.float32))
+    run_both(ONE, "keep", [c, 3, 4], tmp_path, cl_queue, filename="one.f")
+
+# }}}

@@ -746,6 +746,13 @@ def _dims(src, reader, lowering, sym):
     return tuple(shape), tuple(lbs)
 
 
+def _last_extent_one(sym) -> bool:
+    """Whether the last axis of dummy *sym* is declared ``(1)`` (``a(1)``,
+    ``b(n, 1)``, no lower bound)."""
+    lo, hi = sym.dims[-1]
+    return lo is None and isinstance(hi, F.Int_Literal_Constant) and str(hi) == "1"
+
+
 def _make_arg(src, reader, lowering, symtab, dummy, first_line, is_result=False):
     sym = symtab.get(dummy)
     if sym.is_array and sym.dtype is not None and sym.dtype.metadata and \
@@ -755,6 +762,13 @@ def _make_arg(src, reader, lowering, symtab, dummy, first_line, is_result=False)
                                       sym.span)
     if sym.is_array:
         shape, lbs = _dims(src, reader, lowering, sym)
+        if not is_result and _last_extent_one(sym):
+            # F77's 'dimension a(1)' for an array of any length (Nekbone's
+            # math.f): assumed size for the glue, which then takes the
+            # caller's array of any length; the kernel's addressing never
+            # uses the last extent, and array syntax and size() keep the
+            # declared one, as gfortran does
+            shape = (*shape[:-1], None)
         if any(s is None for s in shape[:-1]):
             raise FortranError(f"only the last dimension of '{sym.name}' may be '*'", sym.span)
         return ArrayArg(name=sym.name, dtype=np.dtype(sym.dtype), shape=shape,

@@ -353,10 +353,16 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         # what 'f2loopy translate' makes of the file: with its tuned choices
         from f2loopy.tune.record import find_entry
         entry, _ = find_entry(path, text, defines, transform)
-        result = translate_text(text, path, defines=defines, transform=transform,
-                                include_dirs=include_dirs, checkpoints=checkpoints,
-                                tunables=entry.values if entry is not None else None,
-                                source_form=source_form, kernels=only)
+        try:
+            result = translate_text(text, path, defines=defines, transform=transform,
+                                    include_dirs=include_dirs, checkpoints=checkpoints,
+                                    tunables=entry.values if entry is not None else None,
+                                    source_form=source_form, kernels=only)
+        except F2LoopyError as exc:
+            if only is not None and exc.message.startswith(f"--kernel {only[0].lower()}: "):
+                raise CheckError(f"no kernel or subroutine named '{kernel}' in {path}") \
+                    from None
+            raise
     from f2loopy.preprocessor import needs_preprocessing, preprocess
     preprocessed = needs_preprocessing(text, path)
     if preprocessed:
