@@ -398,3 +398,15 @@ def test_a_last_extent_of_one_matches_gfortran(tmp_path, cl_queue):
     run_both(ONE, "keep", [c, 3, 4], tmp_path, cl_queue, filename="one.f")
 
 # }}}
+
+
+def test_host_intrinsic_subroutines_are_a_precise_error():
+    from f2loopy.diagnostics import FortranError
+    src = ("subroutine t(n, x)\n  integer n, i, c0\n  real x(n)\n  call system_clock(c0)\n"
+           "  do i = 1, n\n    x(i) = 0\n  end do\nend subroutine\n")
+    with pytest.raises(FortranError) as e:
+        parse_fortran(src, "clk.f90")
+    assert e.value.format().splitlines()[0] == (
+        "clk.f90:4:8: error: intrinsic subroutine 'system_clock' runs on the host (clock, "
+        "date, command line, random numbers): a kernel cannot call it; call it around the "
+        "kernel instead")

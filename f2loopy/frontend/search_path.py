@@ -292,9 +292,21 @@ def _same_file(path: Path, other: str) -> bool:
         return False
 
 
+#: intrinsic subroutines of the host: the clock, the date, the command line, random
+#: numbers (a kernel runs on the device: none of them means anything there)
+HOST_INTRINSICS = frozenset({
+    "system_clock", "cpu_time", "date_and_time", "random_number", "random_seed",
+    "get_command", "get_command_argument", "get_environment_variable", "getarg",
+    "execute_command_line", "flush", "abort", "exit", "sleep"})
+
+
 def not_found_message(kind: str, name: str, search: SearchPath | None) -> str:
     """The message for a module (*kind* ``"module"``), subroutine or function
     *name* that neither the file nor the search path defines."""
+    if kind == "subroutine" and name.lower() in HOST_INTRINSICS:
+        return (f"intrinsic subroutine '{name.lower()}' runs on the host (clock, date, "
+                "command line, random numbers): a kernel cannot call it; call it around "
+                "the kernel instead")
     if kind == "module":
         what = f"module '{name}'"
     else:
