@@ -29,6 +29,8 @@ from f2loopy.frontend.lowering import LoweringState, UnitLowering
 from f2loopy.frontend.module_data import (
     declare_common_blocks, declare_module_variables, declare_saved_locals, storage_arguments,
     unused_module_data)
+from f2loopy.frontend.argument_facts import (
+    bind_name, check_bounds_unchanged, last_extent_one)
 from f2loopy.frontend.reader import parse_units, specification_and_body
 from f2loopy.frontend.source import SourceFile, preprocessor_lines, read_source
 from f2loopy.frontend.symbols import SymbolTable
@@ -647,41 +649,11 @@ def _lower(src, proc, registry, errors):
         span=src.span(first, proc.name),
         module=proc.module.name if proc.module is not None else None,
         module_data=unused_module_data(symtab, args),
-        bind_name=_bind_name(proc),
+        bind_name=bind_name(proc),
         host_program=proc.module is not None and proc.module.is_program,
     )
-    _check_bounds_unchanged(kernel)
+    check_bounds_unchanged(kernel)
     return add_program_order_dependencies(kernel)
-
-
-def _check_bounds_unchanged(kernel) -> None:
-    """A module variable in the bounds of an array argument (``xs(nmat)``)
-    must keep its value in the kernel: a procedure the kernel inlines may
-    assign it, which the declarations could not see."""
-    written = kernel.written_variables()
-    for a in kernel.args:
-        if not isinstance(a, ArrayArg):
-            continue
-        for e in (*a.shape, *a.lower_bounds):
-            for n in sorted(variables_read(e) if e is not None else ()):
-                if n in written and kernel.arg_dict.get(n) is not None and \
-                        kernel.arg_dict[n].storage is not None:
-                    raise UnsupportedFeatureError(
-                        f"the bounds of '{a.name}' depend on module variable '{n}', which the "
-                        "subroutine or a procedure it calls assigns: not supported (give "
-                        f"'{a.name}' bounds the subroutine leaves unchanged)", a.span)
-
-
-def _bind_name(proc) -> str | None:
-    """The binding label of a ``bind(c)`` procedure (its name in lower case
-    without ``name=``), or None."""
-    spec = next(iter(walk(proc.node.children[0], F.Language_Binding_Spec)), None)
-    if spec is None:
-        return None
-    label = spec.items[0]
-    name = str(label)[1:-1].strip() if label is not None else proc.name.lower()
-    from f2loopy.escape import is_identifier
-    return name if is_identifier(name, 63) else None
 
 
 def _conformance_assumptions(pairs, extents):
@@ -746,13 +718,6 @@ def _dims(src, reader, lowering, sym):
     return tuple(shape), tuple(lbs)
 
 
-def _last_extent_one(sym) -> bool:
-    """Whether the last axis of dummy *sym* is declared ``(1)`` (``a(1)``,
-    ``b(n, 1)``, no lower bound)."""
-    lo, hi = sym.dims[-1]
-    return lo is None and isinstance(hi, F.Int_Literal_Constant) and str(hi) == "1"
-
-
 def _make_arg(src, reader, lowering, symtab, dummy, first_line, is_result=False):
     sym = symtab.get(dummy)
     if sym.is_array and sym.dtype is not None and sym.dtype.metadata and \
@@ -762,7 +727,7 @@ def _make_arg(src, reader, lowering, symtab, dummy, first_line, is_result=False)
                                       sym.span)
     if sym.is_array:
         shape, lbs = _dims(src, reader, lowering, sym)
-        if not is_result and _last_extent_one(sym):
+        if not is_result and last_extent_one(sym):
             # F77's 'dimension a(1)' for an array of any length (Nekbone's
             # math.f): assumed size for the glue, which then takes the
             # caller's array of any length; the kernel's addressing never
