@@ -61,7 +61,8 @@ def is_generated(path: str) -> bool:
 
 def translate_one(path: str, output_dir=None, defines=None, transform=None,
                   debug=False, include_dirs=(), search_files=(), touch_outputs=False,
-                  undefines=(), tuning=True, for_depfile=False, fixed_form=None) -> FileOutcome:
+                  undefines=(), tuning=True, for_depfile=False, fixed_form=None,
+                  kernels=None) -> FileOutcome:
     """Translate and write one file; never raises.
 
     With *for_depfile* (a depfile is written), a file whose script or recipe
@@ -86,6 +87,7 @@ def translate_one(path: str, output_dir=None, defines=None, transform=None,
                                 transform=transform, debug=debug, cache=True,
                                 include_dirs=include_dirs, search_files=search_files,
                                 undefines=undefines, tuning=tuning, fixed_form=fixed_form,
+                                kernels=kernels,
                                 checkpoints=False)      # outputs hold the result only
         if for_depfile:
             check_depfile_paths(path, [*result.outputs, *result.inputs])

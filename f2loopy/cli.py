@@ -15,7 +15,8 @@ import click
 
 from f2loopy.cli_tools import check_macro_names, cmake_dir_option, recipes, samples
 from f2loopy.diagnostics import F2LoopyError
-from f2loopy.escape import UnrepresentablePath, is_plain_name, make_path, terminal
+from f2loopy.escape import (
+    UnrepresentablePath, is_identifier, make_path, terminal)
 from f2loopy.version import __version__
 
 
@@ -32,10 +33,12 @@ def _parse_defines(values) -> dict:
             raise click.BadParameter(f"expected NAME=VALUE, got {ascii(item)}", param_hint="-D")
         name, value = item.split("=", 1)
         name = name.strip(" ")
-        if not is_plain_name(name) or keyword.iskeyword(name):
+        # a macro name may start with underscores (-D_NX=100, as cpp takes it); such a
+        # name is a macro only, not a variable of the transformation script
+        if not is_identifier(name, 63) or keyword.iskeyword(name):
             raise click.BadParameter(
-                f"{ascii(name)} is not a plain name (a letter, then letters, digits and "
-                "underscores)", param_hint="-D")
+                f"{ascii(name)} is not a plain name (a letter or underscores, then letters, "
+                "digits and underscores)", param_hint="-D")
         out[name] = _parse_value(value.strip())
     return out
 
@@ -110,6 +113,23 @@ trust_option = click.option("--trust-scripts", is_flag=True, expose_value=False,
                                  "(needed where it is not available: other than Linux on "
                                  "x86-64 or with libseccomp). Only for files whose authors "
                                  "you trust.")
+
+
+def source_form_option(f):
+    """``-ffree-form``/``-ffixed-form``, as gfortran spells them: the source form
+    of every file of the translation (default: from each file's name)."""
+    f = click.option("-ffixed-form", "source_form", flag_value="fixed",
+                     help="Read the files as fixed form, whatever their names.")(f)
+    return click.option("-ffree-form", "source_form", flag_value="free",
+                        help="Read the files as free form, whatever their names (a .F "
+                             "file that the project compiles with -ffree-form).")(f)
+
+
+def _fixed_form(source_form: str | None) -> bool | None:
+    """The pipeline's *fixed_form* for :func:`source_form_option`'s value."""
+    return None if source_form is None else source_form == "fixed"
+
+
 transform_option = click.option("--transform", metavar="NAME_OR_FILE", default=None,
                                 help="Apply a transformation recipe from transforms/ or a "
                                      "Python file.")
@@ -156,13 +176,17 @@ def main():
               help="Show a progress bar on stderr (default: when stderr is a terminal).")
 @click.option("--no-tuning", is_flag=True,
               help="Ignore FILE.tune.json (the tunable choices 'f2loopy tune' recorded).")
+@click.option("--kernel", "kernel_names", multiple=True, metavar="NAME",
+              help="Translate only this subroutine or function (repeatable; what it calls is "
+                   "inlined as always): the file's other units do not matter.")
 @defines_option
 @undefines_option
+@source_form_option
 @transform_option
 @trust_option
 @debug_option
 def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include_dirs, no_tuning,
-              defines, undefines, transform, debug):
+              kernel_names, defines, undefines, source_form, transform, debug):
     """Translate Fortran FILES: writes NAME.cl, NAME_cl.py (Python glue), NAME_cl.f90 and
     NAME_cl.c (Fortran glue) for each.
 
@@ -183,6 +207,13 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include
         # memory nobody needs back; sandbox children collect as before
         gc.disable()
     values = _parse_defines(defines)
+    kernels = None
+    if kernel_names:
+        from f2loopy.frontend.kernel_choice import check_kernel_names
+        try:
+            kernels = check_kernel_names(kernel_names)
+        except F2LoopyError as exc:
+            raise click.BadParameter(exc.message, param_hint="--kernel") from None
     if depfile is not None:     # before anything is written: a depfile must name them all
         for given, hint in [(f, "FILES") for f in files] + [(output_dir, "--output-dir"),
                                                             (transform, "--transform")]:
@@ -202,7 +233,8 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include
                                debug=debug, include_dirs=include_dirs,
                                search_files=tuple(files) if len(files) > 1 else (),
                                touch_outputs=touch_outputs, undefines=undefines,
-                               tuning=not no_tuning, for_depfile=depfile is not None)
+                               tuning=not no_tuning, for_depfile=depfile is not None,
+                               fixed_form=_fixed_form(source_form), kernels=kernels)
     failed = 0
     generated = [o for o in outcomes if o.skipped == GENERATED_SKIP]
     for o in outcomes:
@@ -248,10 +280,12 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include
               help="Look for used modules and called procedures under DIR (repeatable).")
 @defines_option
 @undefines_option
+@source_form_option
 @transform_option
 @trust_option
 @debug_option
-def show(file, kernel_name, ir, code, include_dirs, defines, undefines, transform, debug):
+def show(file, kernel_name, ir, code, include_dirs, defines, undefines, source_form, transform,
+         debug):
     """Print the IR and the generated OpenCL of FILE (writes nothing).
 
     For a file that cannot be translated, lists every statement that cannot be.
@@ -260,7 +294,8 @@ def show(file, kernel_name, ir, code, include_dirs, defines, undefines, transfor
     try:
         result = translate_file(file, defines=_parse_defines(defines), transform=transform,
                                 debug=debug, collect_errors=True, include_dirs=include_dirs,
-                                undefines=undefines, checkpoints=False)
+                                undefines=undefines, checkpoints=False,
+                                fixed_form=_fixed_form(source_form))
     except Exception as exc:  # noqa: BLE001
         _echo(getattr(exc, "script_output", ""), nl=False)
         _report(exc, debug)
@@ -310,11 +345,12 @@ def show(file, kernel_name, ir, code, include_dirs, defines, undefines, transfor
               help="The project's compiler flags for the original, one string "
                    "(--fflags '-O2 -fdefault-real-8'; default -O0).")
 @defines_option
+@source_form_option
 @transform_option
 @trust_option
 @debug_option
 def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints, include_dirs,
-          fc, fflags, defines, transform, debug):
+          fc, fflags, defines, source_form, transform, debug):
     """Check that the kernels of FILE compute what the original Fortran computes.
 
     Builds the subroutines with gfortran, runs them and the generated OpenCL on the same
@@ -325,7 +361,8 @@ def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints,
     sys.exit(run_check(file, defines=_parse_defines(defines), transform=transform, sizes=sizes,
                        ranges=ranges, kernel=kernel_name, seed=seed, rtol=rtol, atol=atol,
                        ulps=ulps, checkpoints=checkpoints, debug=debug, report_error=_report,
-                       include_dirs=include_dirs, fc=fc, fflags=fflags))
+                       include_dirs=include_dirs, fc=fc, fflags=fflags,
+                       fixed_form=_fixed_form(source_form)))
 
 
 @main.command()

@@ -69,7 +69,8 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
                    debug: bool = False, cache: bool = False,
                    collect_errors: bool = False, include_dirs=(), search_files=(),
                    undefines=(), tuning: bool = True,
-                   checkpoints: bool = True, fixed_form: bool | None = None) -> TranslationResult:
+                   checkpoints: bool = True, fixed_form: bool | None = None,
+                   kernels: tuple[str, ...] | None = None) -> TranslationResult:
     """Translate the Fortran file *path*; return the outputs without writing them.
 
     With *cache*, an unchanged file's outputs come from the translation cache
@@ -83,8 +84,10 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
     With *tuning*, the script's ``tunable(...)`` choices come from the file's
     tuning record (``FILE.tune.json``, :mod:`f2loopy.tune.record`) when it has
     an entry for this content, ``-D`` values and recipe; the result's notes
-    say so.  *fixed_form* reads the file in fixed (True) or free (False)
-    form whatever its name says (a compiler's ``-ffixed-form``).
+    say so.  *fixed_form* True/False reads every file of the translation
+    (the ``-I`` path too) in fixed/free form whatever its name says (a
+    compiler's ``-ffixed-form``/``-ffree-form``).  *kernels*:
+    the names of the only procedures to translate (``--kernel``).
     """
     path = Path(path)
     from f2loopy.regular_files import read_regular_text
@@ -93,6 +96,11 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
     except OSError as exc:
         raise F2LoopyError(f"cannot read {path}: {exc.strerror or exc}") from None
     tunables, notes, extra, used = None, [], [], []
+    if kernels is not None:
+        from f2loopy.frontend.kernel_choice import check_kernel_names
+        kernels = check_kernel_names(kernels)
+        notes.append(f"{path}: only {', '.join(kernels)} translated (--kernel); the file's "
+                     "other units were not")
     if tuning:
         from f2loopy.tune.record import find_entry, usage_note
         entry, record = find_entry(path, text, defines, transform)
@@ -108,7 +116,7 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
                                 collect_errors=collect_errors, include_dirs=include_dirs,
                                 search_files=search_files, undefines=undefines,
                                 tunables=tunables, checkpoints=checkpoints,
-                                fixed_form=fixed_form)
+                                fixed_form=fixed_form, kernels=kernels)
         result.notes[:0] = notes
         result.inputs.extend(used)
         return result
@@ -122,6 +130,8 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
         # entry was stored may define a module or procedure first
         from f2loopy.frontend.search_path import SearchPath
         on_path = ["path:" + SearchPath(include_dirs, search_files).fingerprint()]
+    if kernels is not None:
+        on_path += [f"--kernel={k.lower()}" for k in kernels]
     # (#included files are inputs: an entry is re-checked against them)
     key = tcache.translation_key(path, text, output_dir=output_dir, defines=defines,
                                  transform=transform,
@@ -150,7 +160,8 @@ def translate_file(path: str | os.PathLike, *, output_dir: str | os.PathLike | N
 def translate_text(text: str, path: Path, *, output_dir=None, defines=None, transform=None,
                    debug=False, collect_errors=False, include_dirs=(), search_files=(),
                    undefines=(), tunables=None, checkpoints: bool = True,
-                   fixed_form: bool | None = None) -> TranslationResult:
+                   fixed_form: bool | None = None,
+                   kernels: tuple[str, ...] | None = None) -> TranslationResult:
     """Translate Fortran *text* as if read from *path* (a str or Path; it
     names the outputs and the diagnostics, and the outputs go next to it
     unless *output_dir* is given).  Nothing is written.
@@ -161,13 +172,15 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
     ``#include``s are inputs of the result.  *tunables*: name -> value for
     the script's ``tunable(...)`` calls.  Without *checkpoints*, the
     script's ``checkpoint(...)`` kernels are dropped (only the result's code
-    is generated)."""
+    is generated).  *fixed_form*, *kernels*: as for :func:`translate_file`."""
+    from f2loopy.frontend.source import fixed_form_of
     from f2loopy.preprocessor import needs_preprocessing, preprocess
+    fixed_form_of(str(path), fixed_form)        # (a bad value is refused here)
     options = dict(output_dir=output_dir, defines=defines, undefines=tuple(undefines),
                    transform=transform, debug=debug,
                    collect_errors=collect_errors, include_dirs=tuple(include_dirs),
                    search_files=tuple(search_files), tunables=tunables,
-                   checkpoints=checkpoints, fixed_form=fixed_form)
+                   checkpoints=checkpoints, fixed_form=fixed_form, kernels=kernels)
     from f2loopy.frontend.includes import expand_includes
     if not needs_preprocessing(text, path):
         pp = expand_includes(text, str(Path(path)), include_dirs)
@@ -175,7 +188,7 @@ def translate_text(text: str, path: Path, *, output_dir=None, defines=None, tran
             return _translate_preprocessed(text, path, **options)
     else:
         pp = preprocess(text, path, defines=defines, undefines=undefines,
-                        include_dirs=include_dirs)
+                        include_dirs=include_dirs, fixed_form=fixed_form)
         # Fortran include lines (after the C preprocessor, as gfortran does)
         pp = expand_includes(pp.text, pp.filename, include_dirs, base=pp) or pp
     try:
@@ -191,7 +204,8 @@ def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=N
                             undefines=(), transform=None, debug=False, collect_errors=False,
                             include_dirs=(), search_files=(),
                             tunables=None, checkpoints: bool = True,
-                            fixed_form: bool | None = None) -> TranslationResult:
+                            fixed_form: bool | None = None,
+                            kernels: tuple[str, ...] | None = None) -> TranslationResult:
     path = Path(path)
     # imported here: a cache hit (translate_file) never loads the compiler
     from f2loopy.codegen import file_header, generate_code, join_program
@@ -199,10 +213,14 @@ def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=N
     from f2loopy.glue.fortran import generate_fortran_glue
     from f2loopy.glue.python import generate_python_glue
     from f2loopy.frontend.search_path import SearchPath
-    src = read_source(text, str(path), fixed_form=fixed_form)
-    search = SearchPath(include_dirs, search_files, defines=defines, undefines=undefines)
+    from f2loopy.frontend.source import fixed_form_of
+    src = read_source(text, str(path), fixed_form=fixed_form_of(str(path), fixed_form))
+    search = SearchPath(include_dirs, search_files, defines=defines, undefines=undefines,
+                        fixed_form=fixed_form)
     try:
-        kernels = list(translate_source(src, collect_errors=collect_errors, search=search))
+        chosen = kernels
+        kernels = list(translate_source(src, collect_errors=collect_errors, search=search,
+                                        kernels=None if chosen is None else tuple(chosen)))
     except F2LoopyError as exc:
         for pp in search.preprocessed.values():
             pp.remap(exc)        # spans into a preprocessed file of the path
@@ -249,10 +267,18 @@ def _nothing_to_translate(src) -> NothingToTranslate:
             break
     has_modules = any(re.match(r"\s*module\s+(?!procedure\b)\w", line, re.I)
                       for line in src.lines)
-    exc = NothingToTranslate("nothing to translate: the file has no subroutine or function "
-                             "(a file of modules is read where the files that use it are "
-                             "translated: name it with them, or its directory with -I)",
-                             src.span(first) if src.lines else None)
+    program = next((no for no, line in enumerate(src.lines, start=1)
+                    if re.match(r"\s*program\s+\w", line, re.I)), None)
+    if program is not None and not has_modules:
+        first = program
+        message = ("nothing to translate: the file has a main program and no subroutine or "
+                   "function (f2loopy translates procedures: put the loops in a subroutine "
+                   "after the program's 'contains')")
+    else:
+        message = ("nothing to translate: the file has no subroutine or function (a file of "
+                   "modules is read where the files that use it are translated: name it with "
+                   "them, or its directory with -I)")
+    exc = NothingToTranslate(message, src.span(first) if src.lines else None)
     exc.has_modules = has_modules
     return exc
 

@@ -165,13 +165,17 @@ def _macro_options(defines: dict, undefines) -> list[str]:
 
 
 def preprocess(text: str, path, *, defines=None, undefines=(), include_dirs=(),
-               raw_defines: dict | None = None) -> Preprocessed:
+               raw_defines: dict | None = None, fixed_form: bool | None = None) -> Preprocessed:
     """Run the preprocessor on *text* (the content of *path*).
 
     *raw_defines* maps a ``-D`` name to the text given on the command line
     (``-D tile=(8,4)`` passes ``(8,4)`` to the preprocessor, whatever value the
-    script gets); names missing there are passed as their values print."""
+    script gets); names missing there are passed as their values print.
+    *fixed_form* True/False reads the file in fixed/free form whatever its
+    name (gfortran's ``-ffixed-form``/``-ffree-form``)."""
     command = preprocessor_command(path)
+    if fixed_form is not None and Path(command[0]).name.startswith("gfortran"):
+        command.append("-ffixed-form" if fixed_form else "-ffree-form")
     path = Path(path)
     filename = str(path)
     lines = text.splitlines()

@@ -17,7 +17,9 @@ Makefile's own rules and dependencies keep working: an object is rebuilt
 exactly when its Fortran is.
 
 ``F2LOOPYFC_OPTIONS`` adds options of ``f2loopy translate`` (``-D NAME=VALUE``,
-``--transform RECIPE``); ``F2LOOPYFC_CC`` (else ``CC``, else ``cc``) is the C
+``--transform RECIPE``, ``-ffree-form``, ``-ffixed-form``, ``--kernel NAME``); the
+compile's own
+``-ffree-form``/``-ffixed-form`` reach the translation too; ``F2LOOPYFC_CC`` (else ``CC``, else ``cc``) is the C
 compiler for the glue and the runtime.  Errors in a translation are printed as
 the compiler's are (file:line:col), and the compile fails with status 1.
 """
@@ -304,11 +306,20 @@ def translate_for_compile(source: str, workdir: Path, options=(), for_depfile: b
                 "preprocessed, which its translation cannot follow (name it .F90 to have it "
                 "preprocessed, or drop the option)")
     extra = shlex.split(os.environ.get("F2LOOPYFC_OPTIONS", ""))
-    defines, transform = [], None
+    defines, transform, kernels, forms = [], None, [], []
     i = 0
     while i < len(extra):
         opt = extra[i]
-        if opt in ("-D", "--define") and i + 1 < len(extra):
+        if opt == "--kernel" and i + 1 < len(extra):
+            kernels.append(extra[i + 1])
+            i += 2
+        elif opt.startswith("--kernel="):
+            kernels.append(opt[len("--kernel="):])
+            i += 1
+        elif opt in ("-ffree-form", "-ffixed-form"):
+            forms.append(opt == "-ffixed-form")
+            i += 1
+        elif opt in ("-D", "--define") and i + 1 < len(extra):
             defines.append(extra[i + 1])
             i += 2
         elif opt.startswith("-D") and len(opt) > 2:
@@ -318,8 +329,9 @@ def translate_for_compile(source: str, workdir: Path, options=(), for_depfile: b
             transform = extra[i + 1]
             i += 2
         else:
-            raise WrapperError(f"F2LOOPYFC_OPTIONS: unknown option {opt!r} (use -D NAME=VALUE "
-                               f"and --transform RECIPE)")
+            raise WrapperError(f"F2LOOPYFC_OPTIONS: unknown option {opt!r} (use -D NAME=VALUE, "
+                               f"--transform RECIPE, --kernel NAME, -ffree-form and "
+                               f"-ffixed-form)")
     try:
         extra_values = _parse_defines(defines)
     except Exception as exc:  # noqa: BLE001 - click's BadParameter
@@ -331,10 +343,31 @@ def translate_for_compile(source: str, workdir: Path, options=(), for_depfile: b
             raise WrapperError(f"F2LOOPYFC_OPTIONS: -D {name} differs from the compiler's "
                                f"-D/-U {name}: the kernels and the original would disagree")
         values[name] = value
+    fixed_form = compiler.fixed_form
+    if forms:
+        # the translation reads the file as the compiler does: a form of its own
+        # would make the kernels and the original disagree
+        from f2loopy.frontend.source import is_fixed_form_name
+        read = is_fixed_form_name(source) if fixed_form is None else fixed_form
+        if forms[-1] != read:
+            raise WrapperError(
+                f"F2LOOPYFC_OPTIONS: {'-ffixed-form' if forms[-1] else '-ffree-form'} "
+                f"differs from the form the compiler reads {source} in "
+                f"({'fixed' if read else 'free'}): the kernels and the original would "
+                "disagree (give the compile the option)")
+        fixed_form = forms[-1]
+    if kernels:
+        from f2loopy.diagnostics import F2LoopyError
+        from f2loopy.frontend.kernel_choice import check_kernel_names
+        try:
+            kernels = list(check_kernel_names(kernels))
+        except F2LoopyError as exc:
+            raise WrapperError(f"F2LOOPYFC_OPTIONS: {exc.message}") from None
     outcome = translate_one(source, output_dir=workdir, defines=values, transform=transform,
                             undefines=tuple(compiler.undefines),
                             include_dirs=tuple(compiler.include_dirs),
-                            fixed_form=compiler.fixed_form, for_depfile=for_depfile)
+                            fixed_form=fixed_form, kernels=tuple(kernels) or None,
+                            for_depfile=for_depfile)
     # everything printed comes from the file, its name or its script: shown, never acted on
     if outcome.script_output:
         sys.stdout.write(terminal(outcome.script_output))

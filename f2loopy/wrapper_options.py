@@ -16,8 +16,9 @@ the compiler does, or ``foo`` and ``foo_cl`` compute different things.
 
 and refuses, for a file with a ``!$loopy`` block, the options that change
 what the Fortran means in ways the translation cannot follow (default kinds,
-line lengths, ``d`` lines, other include options, ``-D`` names the script
-cannot take), rather than build an object whose two halves disagree.
+line lengths, ``d`` lines, other include options), rather than build an
+object whose two halves disagree.  A ``-D`` name with a leading underscore
+reaches the preprocessor only, never the transformation script.
 """
 
 from __future__ import annotations
@@ -122,14 +123,15 @@ def script_values(macros: dict) -> dict:
     translation takes them: each a Python literal where the preprocessor then
     sees exactly the compiler's text, else the text itself."""
     from f2loopy.cli_tools import literal_value
-    from f2loopy.escape import is_plain_name
+    from f2loopy.escape import is_identifier
     from f2loopy.preprocessor import macro_text
     out = {}
     for name, text in macros.items():
-        if not is_plain_name(name):
-            raise OptionError(f"-D{name}: the translation passes -D values to the "
-                              "transformation script too, which takes plain names only (a "
-                              "letter, then letters, digits and underscores)")
+        # a name with a leading underscore (-D_DEBUG) is a macro of the
+        # preprocessor only: the script never sees it (as for 'translate -D')
+        if not is_identifier(name, 63):
+            raise OptionError(f"-D{name[:80]}: macro names of the translation are "
+                              "identifiers of at most 63 characters")
         value = literal_value(text)
         out[name] = value if macro_text(value) == text else text
     return out

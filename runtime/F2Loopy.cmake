@@ -8,6 +8,9 @@
 #     [TRANSFORM recipe-or-file]       # a recipe of transforms/ or a Python file (--transform)
 #     [INCLUDE_DIRS dir ...]           # where used modules and called procedures are (-I);
 #                                      # the target's INCLUDE_DIRECTORIES are searched too
+#     [KERNELS name ...]               # translate only these units (--kernel)
+#     [SOURCE_FORM FREE|FIXED]         # -ffree-form/-ffixed-form; default: the target's
+#                                      # or the source's Fortran_FORMAT, else the file name
 #     [OUTPUT_DIR dir])                # default: ${CMAKE_CURRENT_BINARY_DIR}/f2loopy_generated/<target>
 #
 # For each SOURCE NAME.f90 a custom command runs `f2loopy translate` at build time
@@ -74,8 +77,8 @@ function(_f2loopy_runtime_target)
 endfunction()
 
 function(f2loopy_add_kernels target)
-  cmake_parse_arguments(PARSE_ARGV 1 F2L "" "TRANSFORM;OUTPUT_DIR"
-                        "SOURCES;DEFINES;INCLUDE_DIRS")
+  cmake_parse_arguments(PARSE_ARGV 1 F2L "" "TRANSFORM;OUTPUT_DIR;SOURCE_FORM"
+                        "SOURCES;DEFINES;INCLUDE_DIRS;KERNELS")
   if(F2L_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "f2loopy_add_kernels: unknown arguments ${F2L_UNPARSED_ARGUMENTS}")
   endif()
@@ -97,6 +100,20 @@ function(f2loopy_add_kernels target)
   endif()
 
   set(options)
+  if(NOT F2L_SOURCE_FORM)
+    get_target_property(F2L_SOURCE_FORM ${target} Fortran_FORMAT)
+  endif()
+  if(F2L_SOURCE_FORM STREQUAL "FREE")
+    list(APPEND options -ffree-form)
+  elseif(F2L_SOURCE_FORM STREQUAL "FIXED")
+    list(APPEND options -ffixed-form)
+  elseif(F2L_SOURCE_FORM)
+    message(FATAL_ERROR "f2loopy_add_kernels(${target}): SOURCE_FORM must be FREE or FIXED, "
+            "not '${F2L_SOURCE_FORM}'")
+  endif()
+  foreach(kernel IN LISTS F2L_KERNELS)
+    list(APPEND options --kernel "${kernel}")
+  endforeach()
   foreach(define IN LISTS F2L_DEFINES)
     list(APPEND options -D "${define}")
   endforeach()
@@ -142,13 +159,22 @@ function(f2loopy_add_kernels target)
               "f2loopy_add_kernels call with its own OUTPUT_DIR")
     endif()
     set_property(GLOBAL PROPERTY "F2LOOPY_SOURCE_OF:${out}" "${abs}")
+    set(form_option)
+    if(NOT F2L_SOURCE_FORM)
+      get_source_file_property(form "${abs}" Fortran_FORMAT)
+      if(form STREQUAL "FREE")
+        set(form_option -ffree-form)
+      elseif(form STREQUAL "FIXED")
+        set(form_option -ffixed-form)
+      endif()
+    endif()
     # the outputs in the order the depfile names them: Ninja takes the
     # depfile's first target to be the command's first output, and a
     # mismatch makes every build translate again
     add_custom_command(
       OUTPUT "${out}.cl" "${out}_cl.py" "${out}_cl.f90" "${out}_cl.c"
       COMMAND ${f2loopy} translate -o "${F2L_OUTPUT_DIR}" --depfile "${out}.d" ${options}
-              "${abs}"
+              ${form_option} "${abs}"
       # f2loopy leaves unchanged outputs alone; touching them keeps make from
       # running the translation again at every build after a no-op edit
       COMMAND "${CMAKE_COMMAND}" -E touch_nocreate "${out}_cl.f90" "${out}_cl.c" "${out}.cl"

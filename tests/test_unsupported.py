@@ -143,8 +143,8 @@ DECLARATIONS = [
     ("integer*3 k", "t.f90:5:3: error: integer of kind 3 is not supported (kinds: 1, 2, 4, 8)",
      "^~~~~~~"),
     ("real*16 q", "t.f90:5:3: error: real of kind 16 is not supported (kinds: 4, 8)", "^~~~"),
-    ("logical*1 l", "t.f90:5:3: error: logical of kind 1 is not supported (kinds: 4)",
-     "^~~~~~~"),
+    ("logical*16 l", "t.f90:5:3: error: logical of kind 16 is not supported (kinds: 1, 2, 4, "
+     "8)", "^~~~~~~"),
     ("namelist /nl/ n", "t.f90:5:3: error: 'namelist' is not supported (kernels cannot do I/O)",
      "^~~~~~~~"),
 ]
@@ -527,8 +527,10 @@ def test_show_lists_every_unsupported_statement(tmp_path):
         "path was given (name the file that defines it on the command line, or its "
         "directory with -I DIR)",
     ]
-    assert result.stderr.splitlines()[-1] == \
-        f"{where}: 5 errors: these statements cannot be translated"
+    # (then which of the file's units translate: --kernel's note)
+    assert result.stderr.splitlines()[-2:] == [
+        f"{where}: 5 errors: these statements cannot be translated",
+        f"{where}: note: none of the 2 units of this file translates"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.f90"]
     # translate stops with the first error and writes nothing
     result = CliRunner().invoke(main, ["translate", str(path)])

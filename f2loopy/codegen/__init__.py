@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from f2loopy.codegen.c_expressions import c_type
+from f2loopy.codegen.c_expressions import arg_c_type, c_type
 from f2loopy.codegen.emit import (
     KernelEmitter, constant_table, declare_storage, declare_temporary)
 from f2loopy.ir.build_options import BuildOptionError, check_build_options
@@ -219,14 +219,15 @@ def _generate_code(kernel: Kernel, by_reference: frozenset = frozenset()) -> Gen
     params = []
     flat_decls = []
     for a in kernel.args:
+        arg_type = arg_c_type(a)
         if isinstance(a, ScalarArg) and a.fixed_value is not None:
             kind = "fixed"
         elif isinstance(a, ScalarArg):
             kind = "scalar_ref" if a.name in written or a.name in by_reference else "value"
             if kind == "value":
-                params.append(f"{c_type(a.dtype)} const {c_name(a.name)}")
+                params.append(f"{arg_type} const {c_name(a.name)}")
             else:
-                params.append(f"__global {c_type(a.dtype)} *{c_name(a.name)}")
+                params.append(f"__global {arg_type} *{c_name(a.name)}")
         elif isinstance(a, ArrayArg):
             kind = "array"
             # written arrays are not __restrict__: PoCL 3.1 (LLVM 15) miscompiles
@@ -238,11 +239,11 @@ def _generate_code(kernel: Kernel, by_reference: frozenset = frozenset()) -> Gen
             restrict = "" if a.name in written else "__restrict__ "
             va = vec_axis(a)
             vec = str(va[1]) if va is not None else ""
-            params.append(f"__global {c_type(a.dtype)}{vec}{const} *{restrict}"
+            params.append(f"__global {arg_type}{vec}{const} *{restrict}"
                           f"{c_name(a.name)}")
             if va is not None:
-                flat_decls.append(f"__global {c_type(a.dtype)}{const} *{c_name(a.name)}_flat = "
-                                  f"(__global {c_type(a.dtype)}{const} *) {c_name(a.name)};")
+                flat_decls.append(f"__global {arg_type}{const} *{c_name(a.name)}_flat = "
+                                  f"(__global {arg_type}{const} *) {c_name(a.name)};")
         else:
             raise CodegenError(f"unknown argument kind for '{a.name}'")
         if np.dtype(a.dtype) in (np.float64, np.complex128):

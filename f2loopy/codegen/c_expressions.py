@@ -45,6 +45,18 @@ _MATH = {"sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "at
 _C_MATH_NAMES = {"gamma": "tgamma", "log_gamma": "lgamma"}
 
 
+#: the device type of a logical argument's element, by kind (bytes)
+_LOGICAL_STORAGE = {1: "char", 2: "short", 4: "int", 8: "long"}
+
+
+def arg_c_type(arg) -> str:
+    """The device type of argument *arg*'s elements: a logical argument's
+    follows its kind (``logical(c_bool)``: ``char``)."""
+    if np.dtype(arg.dtype).kind == "b":
+        return _LOGICAL_STORAGE[getattr(arg, "logical_kind", 4)]
+    return c_type(arg.dtype)
+
+
 def c_type(dtype) -> str:
     try:
         return _C_TYPES[np.dtype(dtype).name]

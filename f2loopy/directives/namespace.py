@@ -334,7 +334,9 @@ class ScriptContext:
         g.update(lp=lp, np=self.modules["numpy"], math=self.modules["math"])
         if not for_recipe:
             g.update(SOURCE=self.source, FILENAME=self.filename)
-            g.update(self.defines)
+            # -D names with a leading underscore are macros of the preprocessor only
+            # (a script variable cannot shadow __builtins__, __name__, ...)
+            g.update({k: v for k, v in self.defines.items() if not k.startswith("_")})
         return g
 
     # }}}

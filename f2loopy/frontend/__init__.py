@@ -34,6 +34,7 @@ class FortranErrors(FortranError):
         parts.append(f"{where}: {n} error{'s' if n != 1 else ''}: "
                      f"{'this statement' if n == 1 else 'these statements'} cannot be "
                      "translated")
+        parts += [f"{where}: note: {note}" for note in getattr(self, "summary_notes", ())]
         return "\n".join(parts)
 
 
@@ -127,15 +128,23 @@ def parse_fortran(source: str, filename: str = "<string>", *,
 
 
 def translate_source(src: SourceFile, *, collect_errors: bool = False,
-                     jobs: int | None = None, search=None) -> TranslationUnit:
+                     jobs: int | None = None, search=None,
+                     kernels: tuple[str, ...] | None = None) -> TranslationUnit:
     """Kernels of every subroutine of *src*.
 
     With *collect_errors*, lowering goes on after a statement fails and all
     failures are raised together as :class:`FortranErrors`.  *search* (a
     :class:`~f2loopy.frontend.search_path.SearchPath`) finds the modules and
     procedures of other files; the files it read are in its ``files_read``.
+    *kernels*: the names of the only procedures to translate (``--kernel``;
+    what they call is inlined as always); a name the file does not define is
+    an error.  When a procedure fails, the error's notes say which of the
+    others translate (:func:`~f2loopy.frontend.kernel_choice.note_units`).
     """
-    key = (src.filename, src.text, src.fixed_form)
+    if kernels is not None:
+        from f2loopy.frontend.kernel_choice import check_kernel_names
+        kernels = check_kernel_names(kernels)
+    key = (src.filename, src.text, src.fixed_form, kernels)
     # with a search path the result may depend on other files: always translate
     if not collect_errors and not search and key in _RECENT_UNITS:
         # the same text again (a script's parse_fortran(SOURCE) after the
@@ -150,17 +159,26 @@ def translate_source(src: SourceFile, *, collect_errors: bool = False,
         raise cpp[0]
     units = parse_units(src, jobs=jobs)
     registry = FileRegistry(src, units, search=search if search else None)
+    from f2loopy.frontend.kernel_choice import chosen_procedures, note_units
+    procedures = chosen_procedures(src, registry, kernels)
+    chosen = kernels
     kernels, errors = [], []
-    for proc in registry.kernel_procedures():
-        if collect_errors:
-            kernel, errs = lower_subroutine(src, proc, registry, collect=True)
-            errors.extend(errs)
-            if kernel is not None:
-                kernels.append(kernel)
-        else:
-            kernels.append(lower_subroutine(src, proc, registry))
+    for k, proc in enumerate(procedures):
+        try:
+            if collect_errors:
+                kernel, errs = lower_subroutine(src, proc, registry, collect=True)
+                errors.extend(errs)
+                if kernel is not None:
+                    kernels.append(kernel)
+            else:
+                kernels.append(lower_subroutine(src, proc, registry))
+        except F2LoopyError as exc:
+            note_units(exc, src, registry, procedures, k, chosen)
+            raise
     if errors:
-        raise FortranErrors(errors, src.filename)
+        exc = FortranErrors(errors, src.filename)
+        note_units(exc, src, registry, procedures, None, chosen, failed_kernels=kernels)
+        raise exc
     if search and search.files_read:
         return TranslationUnit(kernels, src.filename, src.text)   # depends on other files
     if len(_RECENT_UNITS) >= 4:

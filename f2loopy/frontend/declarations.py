@@ -45,7 +45,6 @@ _UNSUPPORTED_SPEC = {
     "Protected_Stmt": None,
     "Access_Stmt": None,
     "Bind_Stmt": None,
-    "Value_Stmt": "the 'value' attribute is not supported",
     "Asynchronous_Stmt": None,
 }
 
@@ -107,6 +106,13 @@ class DeclarationReader:
                 return sym.value
             if allow_dummies and name.lower() in self.dummy_names:
                 return p.Variable(self.symtab.declare(name, None).name)
+            if allow_dummies and sym is not None and sym.storage is not None and \
+                    sym.storage[0] == "module" and not sym.is_array and \
+                    sym.dtype is not None and sym.dtype.kind in "iu":
+                # a dummy sized by a module variable (use dims, only: nmat; xs(nmat)):
+                # the variable is a kernel argument, checked unchanged where the
+                # bounds are read (f2loopy.frontend.units._shape_expr)
+                return p.Variable(sym.name)
             raise self.error(f"'{name}' is not a constant", name)
 
         def array_ref(name, index_nodes, node):
@@ -135,6 +141,13 @@ class DeclarationReader:
             error=self.error, resolve_name=resolve_name, array_ref=array_ref,
             function_call=self._const_function, dtype_of=dtype_of,
             kind_value=self.kind_value)
+
+        def type_of_name(name):
+            sym = self.lookup(name)
+            if sym is None or sym.dtype is None or sym.derived is not None:
+                return None
+            return np.dtype(sym.dtype)
+        ctx.type_of_name = type_of_name
         conv = ExpressionConverter(ctx)
         return ctx
 
@@ -285,6 +298,16 @@ class DeclarationReader:
                 kind = self.kind_value(items[1])
         return dtype_from_type_spec(type_name, kind, span, star=star)
 
+    def logical_kind(self, type_spec) -> int:
+        """The kind (bytes) of a ``logical`` type spec (4 for other types)."""
+        if isinstance(type_spec, F.Declaration_Type_Spec):
+            return 4
+        type_name, selector = type_spec.items
+        if type_name.upper() != "LOGICAL" or selector is None:
+            return 4
+        items = selector.items
+        return int(str(items[1])) if items[0] == "*" else self.kind_value(items[1])
+
     def decl_Derived_Type_Def(self, node):
         from f2loopy.frontend.derived_types import TypeDef, read_type_definition
         self.lines = statement_lines(node.children[0])
@@ -309,6 +332,7 @@ class DeclarationReader:
             dtype = None
         else:
             dtype = self.type_spec_dtype(type_spec)
+        lkind = self.logical_kind(type_spec) if dtype is not None and dtype.kind == "b" else 4
         dims_attr, intent, is_param = None, None, False
         for attr in (attrs.items if attrs is not None else ()):
             if isinstance(attr, F.Dimension_Attr_Spec):
@@ -322,6 +346,11 @@ class DeclarationReader:
                 elif word in ("INTRINSIC", "TARGET", "VOLATILE", "CONTIGUOUS", "PUBLIC",
                               "PRIVATE", "PROTECTED"):
                     pass
+                elif word == "VALUE":
+                    # a copy of the actual argument: one the procedure leaves
+                    # unchanged is an intent(in) scalar (checked in prepare)
+                    for ent in entities.items:
+                        self.declare(str(ent.items[0])).attributes.add("value")
                 elif word == "EXTERNAL":
                     for ent in entities.items:
                         self.externals.add(str(ent.items[0]).lower())
@@ -344,6 +373,7 @@ class DeclarationReader:
                     raise self.error(f"'{name}' is declared twice", name)
             sym = self.declare(name)
             sym.dtype = dtype
+            sym.logical_kind = lkind
             sym.derived = derived
             sym.type_span = sym.span
             if derived is not None and (is_param or init is not None):
@@ -470,6 +500,10 @@ class DeclarationReader:
     def decl_Dimension_Stmt(self, stmt):
         for name_node, spec in stmt.items[0]:
             self.set_dims(self.declare(str(name_node)), spec)
+
+    def decl_Value_Stmt(self, stmt):
+        for name_node in stmt.items[1].items:
+            self.declare(str(name_node)).attributes.add("value")
 
     def decl_Intent_Stmt(self, stmt):
         intent = str(stmt.items[0]).strip().lower().replace(" ", "")

@@ -83,6 +83,10 @@ class ConversionContext:
         #: ``(op, left node, right node) -> expr`` for a comparison of
         #: characters, None for others (f2loopy.frontend.characters)
         self.char_comparison = char_comparison
+        #: ``name -> np.dtype or None``: the declared type of a variable, for
+        #: the inquiry intrinsics (``epsilon(x)`` of a dummy in a parameter
+        #: needs its type, not its value); None where conversion does it
+        self.type_of_name: Callable | None = None
 
 
 def real_literal(text: str, kind: int | None) -> np.generic:
@@ -642,9 +646,18 @@ class ExpressionConverter:
         target = COMPLEX128 if (name == "dcmplx" or kind == 8) else COMPLEX64
         return p.Call(p.Variable("cmplx"), (x, y, np.int32(8 if target == COMPLEX128 else 4)))
 
+    def _inquiry_type(self, name, x):
+        """The type of the argument of an inquiry intrinsic (only its type
+        matters: a variable's declared type, without its value)."""
+        if isinstance(x, F.Name) and self.ctx.type_of_name is not None:
+            dt = self.ctx.type_of_name(str(x))
+            if dt is not None:
+                return dt
+        return self._typed(name, self.convert(x))
+
     def _h_numeric_inquiry(self, name, generic, arg_nodes):
         (x,) = self._args(name, arg_nodes, 1, 1, ("x",))
-        dt = self._typed(name, self.convert(x))
+        dt = self._inquiry_type(name, x)
         if generic == "huge":
             if dt.kind in "iu":
                 return dt.type(np.iinfo(dt).max)
@@ -660,7 +673,7 @@ class ExpressionConverter:
         """``radix``, ``digits``, ``minexponent``, ``maxexponent`` of the IEEE
         model of the argument's kind (constants; LAPACK's la_constants)."""
         (x,) = self._args(name, arg_nodes, 1, 1, ("x",))
-        dt = self._typed(name, self.convert(x))
+        dt = self._inquiry_type(name, x)
         if generic == "radix" and dt.kind in "iuf":
             return np.int32(2)
         if generic == "digits" and dt.kind in "iu":

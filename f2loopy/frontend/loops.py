@@ -98,6 +98,11 @@ class LoopsMixin:
         body = content   # the terminal labelled statement is part of the body
         self._lower_label_do(heads, body)
 
+    # a labelled DO whose terminal statement is an action (``do 100 i = 1, n`` /
+    # ``100 a(i) = a(i)**2``, F77): fparser gives it the same shape, heads then
+    # the body with the terminal statement last, which runs in every iteration
+    stmt_Action_Term_Do_Construct = stmt_Block_Label_Do_Construct
+
     def _lower_label_do(self, heads, body):
         if len(heads) == 1:
             self.lower_do(heads[0], body)

@@ -197,6 +197,7 @@ def unused_module_data(symtab, args) -> tuple:
         if sym.storage is None or sym.storage[0] != "module" or sym.storage in passed:
             continue
         passed.add(sym.storage)
+        _check_logical_kind(sym)
         dtype = np.dtype(sym.dtype)
         if sym.storage_shape:
             out.append(ArrayArg(name=sym.name, dtype=dtype, shape=tuple(sym.storage_shape),
@@ -206,6 +207,16 @@ def unused_module_data(symtab, args) -> tuple:
             out.append(ScalarArg(name=sym.name, dtype=dtype, span=sym.span,
                                  storage=sym.storage, storage_init=sym.storage_init))
     return tuple(sorted(out, key=lambda a: a.storage))
+
+
+def _check_logical_kind(sym) -> None:
+    """Module and common variables keep 4-byte logicals only (the glue shares
+    their storage with the kernel as it is)."""
+    if sym.logical_kind != 4 and sym.storage is not None and sym.storage[0] != "save":
+        raise UnsupportedFeatureError(
+            f"logical({sym.logical_kind}) variable '{sym.name}' of a "
+            f"{'module' if sym.storage[0] == 'module' else 'common block'} is not supported "
+            "(declare it 'logical', or pass it as an argument)", sym.span)
 
 
 def storage_arguments(symtab, lowering) -> list:
@@ -232,6 +243,7 @@ def storage_arguments(symtab, lowering) -> list:
         sym = used[key]
         origin = sym.storage
         name = st.storage_names.get(key, sym.name)
+        _check_logical_kind(sym)
         dtype = np.dtype(sym.dtype)
         if sym.storage_shape:
             args.append(ArrayArg(name=name, dtype=dtype, shape=tuple(sym.storage_shape),

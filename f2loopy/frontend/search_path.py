@@ -108,9 +108,9 @@ def scan_definitions(path: Path, fixed_form: bool) -> list[tuple[str, str]]:
     return out
 
 
-def _is_fixed(path: Path) -> bool:
-    from f2loopy.frontend.source import is_fixed_form_name
-    return is_fixed_form_name(str(path))
+def _is_fixed(path: Path, fixed_form: bool | None = None) -> bool:
+    from f2loopy.frontend.source import fixed_form_of
+    return fixed_form_of(str(path), fixed_form)
 
 
 class SearchPath:
@@ -121,15 +121,19 @@ class SearchPath:
     :arg files: files named on the command line, searched first.
     :arg defines, undefines: the preprocessor's ``-D`` and ``-U`` for the
         files on the path that need preprocessing.
+    :arg fixed_form: True/False (``-ffixed-form``/``-ffree-form``) for
+        every file on the path, or None: each file's name says.
     """
 
-    def __init__(self, include_dirs=(), files=(), *, defines=None, undefines=()):
+    def __init__(self, include_dirs=(), files=(), *, defines=None, undefines=(),
+                 fixed_form: bool | None = None):
         self.include_dirs = tuple(str(d) for d in include_dirs)
         self.files = tuple(str(f) for f in files)
         #: the C preprocessor's macros for the files on the path that need it
         #: (``.F90``, ``.F``, or ``#`` lines), as for the file translated
         self.defines = dict(defines or {})
         self.undefines = tuple(undefines)
+        self.forced_fixed_form = fixed_form
         #: file name -> its :class:`~f2loopy.preprocessor.Preprocessed`, for
         #: the files on the path that were preprocessed (to remap spans)
         self.preprocessed: dict = {}
@@ -171,6 +175,10 @@ class SearchPath:
                             "it (name a smaller directory)")
             yield from found
 
+    def fixed_form(self, path) -> bool:
+        """Whether the file *path* of the path is read as fixed form."""
+        return _is_fixed(Path(path), self.forced_fixed_form)
+
     def fingerprint(self) -> str:
         """A digest of the files on the path (names, sizes, modification
         times), without reading them: part of the translation cache's key,
@@ -199,7 +207,7 @@ class SearchPath:
                 if key in seen or not path.is_file():
                     continue
                 seen.add(key)
-                for kind, name in scan_definitions(path, _is_fixed(path)):
+                for kind, name in scan_definitions(path, self.fixed_form(path)):
                     index.setdefault((kind, name), []).append(path)
             self._index = index
         return self._index
@@ -306,9 +314,21 @@ def _same_file(path: Path, other: str) -> bool:
         return False
 
 
+#: intrinsic subroutines of the host: the clock, the date, the command line, random
+#: numbers (a kernel runs on the device: none of them means anything there)
+HOST_INTRINSICS = frozenset({
+    "system_clock", "cpu_time", "date_and_time", "random_number", "random_seed",
+    "get_command", "get_command_argument", "get_environment_variable", "getarg",
+    "execute_command_line", "flush", "abort", "exit", "sleep"})
+
+
 def not_found_message(kind: str, name: str, search: SearchPath | None) -> str:
     """The message for a module (*kind* ``"module"``), subroutine or function
     *name* that neither the file nor the search path defines."""
+    if kind == "subroutine" and name.lower() in HOST_INTRINSICS:
+        return (f"intrinsic subroutine '{name.lower()}' runs on the host (clock, date, "
+                "command line, random numbers): a kernel cannot call it; call it around "
+                "the kernel instead")
     if kind == "module":
         what = f"module '{name}'"
     else:

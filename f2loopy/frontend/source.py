@@ -192,6 +192,17 @@ def is_fixed_form_name(filename: str) -> bool:
     return filename.lower().endswith((".f", ".for", ".f77", ".ftn")) or filename.endswith(".F")
 
 
+def fixed_form_of(filename: str, fixed_form: bool | None = None) -> bool:
+    """Whether *filename* is read as fixed form: as *fixed_form* says (True,
+    False: gfortran's ``-ffixed-form``/``-ffree-form``, which apply to every
+    file it compiles), else (None) from the file name."""
+    if fixed_form is None:
+        return is_fixed_form_name(filename)
+    if not isinstance(fixed_form, bool):
+        raise TypeError(f"fixed_form must be True, False or None, not {fixed_form!r}")
+    return fixed_form
+
+
 def preprocessor_lines(src: SourceFile) -> list[FortranError]:
     """Errors for C preprocessor lines (``#ifdef``...): f2loopy reads Fortran
     as the compiler sees it after preprocessing."""

@@ -57,6 +57,9 @@ class Symbol:
     component_init: object = None
     #: the rank of the array of derived type the component belongs to
     struct_rank: int = 0
+    #: a logical's kind (bytes in memory): a dummy keeps it (the glue passes
+    #: the caller's storage); in the kernel every logical computes alike
+    logical_kind: int = 4
 
     @property
     def is_array(self) -> bool:
@@ -154,8 +157,8 @@ def dtype_from_type_spec(type_name: str, kind, span: SourceSpan,
         table = ({None: COMPLEX64, 8: COMPLEX64, 16: COMPLEX128} if star
                  else {None: COMPLEX64, 4: COMPLEX64, 8: COMPLEX128})
     elif t == "LOGICAL":
-        # stored as 4 bytes (Fortran's default logical) on both sides
-        table = {None: BOOL, 4: BOOL}
+        # every kind computes alike; a dummy's kind is its storage (Symbol.logical_kind)
+        table = {None: BOOL, 1: BOOL, 2: BOOL, 4: BOOL, 8: BOOL}
     elif t == "CHARACTER":
         raise UnsupportedFeatureError("character variables are not supported "
                                       "(kernels compute on numbers)", span)

@@ -83,6 +83,9 @@ def syntax_error(filename: str, lines: list[str], line: int, span: SourceSpan,
     text = lines[line - 1] if 0 < line <= len(lines) else ""
     found = explain(text, fixed_form) if text else None
     if found is None:
+        if fixed_form:
+            return FortranError("syntax error (read as fixed form: statements in columns "
+                                "7-72; give -ffree-form for a free-form file)", span)
         return FortranError("syntax error", span)
     cls, message, column, length = found
     return cls(message, SourceSpan(filename, line, column, length, text))

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 import numpy as np
-import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
 from fparser.two.utils import walk
 
@@ -30,14 +29,16 @@ from f2loopy.frontend.lowering import LoweringState, UnitLowering
 from f2loopy.frontend.module_data import (
     declare_common_blocks, declare_module_variables, declare_saved_locals, storage_arguments,
     unused_module_data)
+from f2loopy.frontend.argument_facts import bind_name, check_bounds_unchanged
+from f2loopy.frontend.kernel_arguments import array_dims, make_arg
 from f2loopy.frontend.reader import parse_units, specification_and_body
 from f2loopy.frontend.source import SourceFile, preprocessor_lines, read_source
 from f2loopy.frontend.symbols import SymbolTable
 from f2loopy.ir.expressions import variables_read
-from f2loopy.ir.folding import NotConstant, evaluate_constant, normalize_integer
+from f2loopy.ir.folding import NotConstant, evaluate_constant
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.isl_tools import NonAffineError, align_params, make_space, pwaff_from_expr
-from f2loopy.ir.kernel import AddressSpace, ArrayArg, Kernel, ScalarArg, Temporary
+from f2loopy.ir.kernel import AddressSpace, Kernel, ScalarArg, Temporary
 from f2loopy.ir.work_limit import parent_isl_limit
 
 @dataclass(eq=False)
@@ -53,6 +54,10 @@ class ModuleInfo:
 
     #: generic names (lower) -> :class:`~f2loopy.frontend.generics.Generic`
     generics: dict = field(default_factory=dict)
+    #: a main program: its internal procedures are kernels, the variables of
+    #: its specification part their module data (host association); no
+    #: other unit can 'use' it
+    is_program: bool = False
 
     @property
     def procedure_names(self) -> set:
@@ -113,6 +118,8 @@ class FileRegistry:
         self.search = search
         self.procedures: dict[str, Procedure] = {}
         self.modules: dict[str, ModuleInfo] = {}
+        #: main programs with internal procedures (not reachable by 'use')
+        self.programs: dict[str, ModuleInfo] = {}
         self.all_procedures: list[Procedure] = []
         self._writes: dict = {}
         self._module_busy: set = search.module_busy if search is not None else set()
@@ -139,8 +146,20 @@ class FileRegistry:
                     for sub in ch.children:
                         if isinstance(sub, (F.Subroutine_Subprogram, F.Function_Subprogram)):
                             self._register(_procedure(sub, info), info.procedures)
-        elif isinstance(unit, (F.Main_Program, F.Main_Program0)) or unit is None:
-            pass       # programs are drivers
+        elif isinstance(unit, F.Main_Program):
+            # its internal procedures are kernels; the program's variables they
+            # use by host association are module data of the program's name
+            name = str(unit.children[0].items[1])
+            internal = [sub for ch in unit.children if isinstance(ch, F.Internal_Subprogram_Part)
+                        for sub in ch.children
+                        if isinstance(sub, (F.Subroutine_Subprogram, F.Function_Subprogram))]
+            if internal and name.lower() not in self.modules:
+                info = ModuleInfo(name, unit, is_program=True)
+                self.programs[name.lower()] = info
+                for sub in internal:
+                    self._register(_procedure(sub, info), info.procedures)
+        elif isinstance(unit, F.Main_Program0) or unit is None:
+            pass       # a program without internal procedures is a driver
         elif isinstance(unit, F.Comment):
             pass
         else:
@@ -189,7 +208,8 @@ class FileRegistry:
             # a module in a .F90 file with #ifdef (Reference LAPACK's
             # la_xisnan.F90): preprocessed with the macros of the translation
             pp = preprocess(text, path, defines=search.defines, undefines=search.undefines,
-                            include_dirs=search.include_dirs)
+                            include_dirs=search.include_dirs,
+                            fixed_form=search.forced_fixed_form)
         # its Fortran include lines: from its own folder first, then -I
         dirs = search.include_dirs if search is not None else ()
         pp = expand_includes(pp.text if pp else text, str(path), dirs, base=pp) or pp
@@ -199,20 +219,24 @@ class FileRegistry:
                 search.includes.extend(f for f in pp.includes if f not in search.includes)
                 search.absent.extend(pp.absent)
             text = pp.text
-        src = read_source(text, str(path))
+        src = read_source(text, str(path),
+                          fixed_form=search.fixed_form(path) if search is not None else None)
         cpp = preprocessor_lines(src)
         if cpp:
             raise cpp[0]
         return FileRegistry(src, parse_units(src), search=search)
 
-    def module(self, name: str) -> ModuleInfo | None:
-        info = self.modules.get(name.lower())
-        if info is None:
+    def module(self, name: str, *, program: bool = False) -> ModuleInfo | None:
+        """The module *name* of the file or the search path (with *program*,
+        the main program of that name, the host of its internal procedures)."""
+        info = (self.programs if program else self.modules).get(name.lower())
+        if info is None and not program:
             if self.search:
                 other = self.search.registry_defining("module", name, self.src.filename,
                                                        load=self._load_other)
                 if other is not None:
                     return other.module(name)
+        if info is None:
             return None
         if info.symtab is None:
             span = self.src.span(statement_lines(info.node)[0], name)
@@ -396,7 +420,7 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
         host_prep = proc.host.prepare(src, registry)
         host = host_prep.symtab
     elif proc.module is not None:
-        host = registry.module(proc.module.name).symtab
+        host = registry.module(proc.module.name, program=proc.module.is_program).symtab
     reader = DeclarationReader(src, symtab, dummies, host, modules=registry.module,
                                errors=errors)
     reader.search = registry.search
@@ -470,6 +494,13 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
         from f2loopy.frontend.host_association import host_variables
         host_names = host_variables(src, proc, symtab, host_prep, dummies, do_vars)
     associate_writes(body, symtab, written)
+    for d in dummies:
+        sym = symtab.get(d)
+        if sym is not None and "value" in sym.attributes and (
+                d.lower() in written or d.lower() in do_vars):
+            raise UnsupportedFeatureError(
+                f"'value' dummy argument '{d}' is assigned in the procedure: not supported "
+                "(assign a local copy of it instead)", sym.span)
     return PreparedProcedure(proc, symtab, reader, dummies, body, written, do_vars,
                              statement_functions, result_name, first, names, host_names)
 
@@ -620,7 +651,7 @@ def _lower(src, proc, registry, errors):
         if d.lower() in derived_of and d.lower() not in lowering.used:
             continue           # a component the kernel does not use
         try:
-            arg = _make_arg(src, prep.reader, lowering, symtab, d, first,
+            arg = make_arg(src, prep.reader, lowering, symtab, d, first,
                             is_result=d == prep.result_name)
             owner = derived_of.get(d.lower())
             if owner is not None:
@@ -660,7 +691,10 @@ def _lower(src, proc, registry, errors):
         span=src.span(first, proc.name),
         module=proc.module.name if proc.module is not None else None,
         module_data=unused_module_data(symtab, args),
+        bind_name=bind_name(proc),
+        host_program=proc.module is not None and proc.module.is_program,
     )
+    check_bounds_unchanged(kernel)
     return add_program_order_dependencies(kernel)
 
 
@@ -685,69 +719,6 @@ def _conformance_assumptions(pairs, extents):
     return result.coalesce() if result is not None else None
 
 
-def _shape_expr(src, reader: DeclarationReader, lowering: UnitLowering, node, sym_name,
-                what):
-    expr = reader.convert(node, allow_dummies=True)
-    for n in variables_read(expr):
-        if not lowering.is_invariant_param(n):
-            raise FortranError(f"{what} of '{sym_name}' depends on '{n}', which is not a "
-                               "scalar argument the subroutine leaves unchanged",
-                               sym_span(src, reader, sym_name))
-        lowering.used.add(n.lower())
-    return normalize_integer(expr)
-
-
-def sym_span(src, reader, name):
-    sym = reader.symtab.get(name)
-    return sym.span if sym is not None and sym.span is not None else None
-
-
-def _dims(src, reader, lowering, sym):
-    if sym.span is not None and (0, 0) in (lowering.lines, getattr(reader, "lines", None)):
-        # errors in the bounds point at the declaration (not at line 0)
-        saved = lowering.lines, getattr(reader, "lines", None)
-        lowering.lines = reader.lines = (sym.span.line, sym.span.line)
-        try:
-            return _dims(src, reader, lowering, sym)
-        finally:
-            lowering.lines, reader.lines = saved
-    shape, lbs = [], []
-    for k, (lo_node, hi_node) in enumerate(sym.dims):
-        lo = 1 if lo_node is None else _shape_expr(src, reader, lowering, lo_node, sym.name,
-                                                     "lower bound")
-        if hi_node == "*":
-            shape.append(None)
-        elif hi_node == ":":
-            shape.append(p.Variable(lowering.assumed_extent(sym, k)))
-        else:
-            hi = _shape_expr(src, reader, lowering, hi_node, sym.name, "upper bound")
-            shape.append(normalize_integer(p.Sum((hi, p.Product((-1, lo)), 1))))
-        lbs.append(lo)
-    return tuple(shape), tuple(lbs)
-
-
-def _make_arg(src, reader, lowering, symtab, dummy, first_line, is_result=False):
-    sym = symtab.get(dummy)
-    if sym.is_array and sym.dtype is not None and sym.dtype.metadata and \
-            "character" in sym.dtype.metadata:
-        raise UnsupportedFeatureError(f"character array '{sym.name}' is not supported (only "
-                                      "scalar character arguments used as flags are)",
-                                      sym.span)
-    if sym.is_array:
-        shape, lbs = _dims(src, reader, lowering, sym)
-        if any(s is None for s in shape[:-1]):
-            raise FortranError(f"only the last dimension of '{sym.name}' may be '*'", sym.span)
-        return ArrayArg(name=sym.name, dtype=np.dtype(sym.dtype), shape=shape,
-                        lower_bounds=lbs, intent=sym.intent, span=sym.span)
-    from f2loopy.frontend.characters import character_length, is_character
-    if is_character(sym.dtype):
-        length = character_length(sym.dtype)
-        return ScalarArg(name=sym.name, dtype=np.dtype(np.int32), intent="in", span=sym.span,
-                         character=length if isinstance(length, int) else True)
-    return ScalarArg(name=sym.name, dtype=np.dtype(sym.dtype), intent=sym.intent, span=sym.span,
-                     is_result=is_result)
-
-
 def _make_temporaries(src, lowering: UnitLowering, symtab, dummies) -> dict:
     temps = {}
     dummy_set = {d.lower() for d in dummies}
@@ -761,7 +732,7 @@ def _make_temporaries(src, lowering: UnitLowering, symtab, dummies) -> dict:
         space = None
         constant = sym.is_parameter or sym.is_initialized
         if sym.is_array:
-            shape, lbs = _dims(src, DeclarationReader(src, symtab, lowering.dummies), lowering,
+            shape, lbs = array_dims(src, DeclarationReader(src, symtab, lowering.dummies), lowering,
                                sym)
             if None in shape:
                 raise FortranError(f"local array '{sym.name}' cannot have an assumed size "
@@ -771,7 +742,7 @@ def _make_temporaries(src, lowering: UnitLowering, symtab, dummies) -> dict:
             lbs = tuple(_constant_or(lb, lb) for lb in lbs)
             if not all(isinstance(x, int) for x in shape + lbs):
                 # an automatic array: its bounds depend on scalar arguments the
-                # subroutine leaves unchanged (checked by _dims); device scratch
+                # subroutine leaves unchanged (checked by array_dims); device scratch
                 # memory that the host allocates for each call
                 if constant:
                     raise FortranError(f"constant array '{sym.name}' needs constant "

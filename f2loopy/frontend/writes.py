@@ -55,9 +55,29 @@ def scan_writes(body, registry, symtab, module, names=None):
         args = node.items[1]
         actuals = list(args.items) if args is not None and hasattr(args, "items") else (
             [args] if args is not None else [])
-        for target in specifics_of(proc):
+        for target in _candidates(specifics_of(proc), actuals):
             _add_written_actuals(registry, target, actuals, symtab, written)
     return written, do_vars
+
+
+def _candidates(specifics: list, actuals: list) -> list:
+    """The specifics of a generic name that a call with *actuals* may
+    resolve to: those with room for the positional actuals and a dummy for
+    each keyword (a call of ``set_to_scalar(ni, nj, a, v)`` cannot reach the
+    three-dummy ``set_1d``, whose third dummy it would otherwise seem to
+    write); all of them where none fits (the call's own error comes later)."""
+    if len(specifics) < 2:
+        return specifics
+    positional = sum(not isinstance(a, (F.Actual_Arg_Spec, F.Component_Spec))
+                     for a in actuals)
+    keywords = {str(a.items[0]).lower() for a in actuals
+                if isinstance(a, (F.Actual_Arg_Spec, F.Component_Spec))}
+    fit = []
+    for s in specifics:
+        dummies = _dummy_names(s)
+        if positional <= len(dummies) and keywords <= set(dummies[positional:]):
+            fit.append(s)
+    return fit or specifics
 
 
 def _add_written_actuals(registry, proc, actuals, symtab, written: set) -> None:

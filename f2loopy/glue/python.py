@@ -150,11 +150,13 @@ def _scalar(fn, name, value, dtype, kind):
                                       f"character, got {value[0]!r}")
         code = ord(value[0]) if value else 32
         return np.int32(code + (256 if len(value.rstrip(" ")) > 1 else 0))
-    if kind == "logical":
+    if kind.startswith("logical"):
         if not isinstance(value, (bool, np.bool_)):
             raise KernelArgumentError(f"{fn}: argument '{name}' must be a logical (bool), "
                                       f"got {type(value).__name__}")
-        return np.int32(bool(value))
+        # the device holds a logical of kind k in k bytes ('logical' is kind 4)
+        store = {"logical1": np.int8, "logical2": np.int16, "logical8": np.int64}
+        return store.get(kind, np.int32)(bool(value))
     if kind == "integer":
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
             raise KernelArgumentError(f"{fn}: argument '{name}' must be an integer, got "
@@ -252,10 +254,17 @@ def _copy_back(queue, host, buf):
         _profile_transfer(started, down=host.nbytes)
 
 
-def _logical_array(fn, name, value, shape, queue, written):
-    """Logical arrays are 4-byte integers on the device (Fortran's default
-    logical): numpy bool arrays are converted (and copied back if written),
-    int32 arrays holding 0/1 are used as they are."""
+def _logical_array(fn, name, value, shape, queue, written, kind=4):
+    """Logical arrays of kind 4 (Fortran's default) are 4-byte integers on the
+    device: numpy bool arrays are converted (and copied back if written),
+    int32 arrays holding 0/1 are used as they are.  Kind 1 (``c_bool``) is
+    numpy bool itself; kinds 2 and 8 are int16/int64 as kind 4 is int32."""
+    if kind == 1:
+        if isinstance(value, np.ndarray) and value.dtype != np.bool_:
+            raise KernelArgumentError(f"{fn}: argument '{name}' must have dtype bool (a "
+                                      f"logical(1) array), got {value.dtype}")
+        return _array(fn, name, value, np.bool_, shape, queue, written)
+    store_type = {2: np.int16, 8: np.int64}.get(kind, np.int32)
     if isinstance(value, np.ndarray) and value.dtype == np.bool_:
         _check_shape(fn, name, value.shape, shape)
         if not value.flags.f_contiguous:
@@ -264,8 +273,8 @@ def _logical_array(fn, name, value, shape, queue, written):
         if written and not value.flags.writeable:
             raise KernelArgumentError(f"{fn}: argument '{name}' is written by the "
                                       "subroutine but the array is read-only")
-        store = value.astype(np.int32, order="F")
-        buf, back = _array(fn, name, store, np.int32, shape, queue, written)
+        store = value.astype(store_type, order="F")
+        buf, back = _array(fn, name, store, store_type, shape, queue, written)
         if back is None:
             return buf, None
 
@@ -273,7 +282,7 @@ def _logical_array(fn, name, value, shape, queue, written):
             back()
             value[...] = store != 0
         return buf, copy_back
-    return _array(fn, name, value, np.int32, shape, queue, written)
+    return _array(fn, name, value, store_type, shape, queue, written)
 
 
 __LAYOUT_FUNCTIONS__
@@ -518,8 +527,10 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
         if ka.kind == "array":
             shape = ", ".join("*" if s is None else ":" if str(s) in hidden else str(s)
                               for s in a.shape)
-            dtname = "bool (or int32 holding 0/1)" if is_logical(a.dtype) else \
-                np.dtype(a.dtype).name
+            dtname = np.dtype(a.dtype).name
+            if is_logical(a.dtype):
+                dtname = {1: "bool", 2: "bool (or int16 holding 0/1)", 8: "bool (or int64 "
+                          "holding 0/1)"}.get(a.logical_kind, "bool (or int32 holding 0/1)")
             what = f"{ftype} array ({shape}), numpy dtype {dtname}, order 'F'"
             what += "; updated in place" if ka.written else ""
         elif getattr(a, "character", False):
@@ -577,6 +588,8 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
             v = py_name(ka.name)
             kind = _character_kind(ka.ir_arg) if getattr(ka.ir_arg, "character", False) \
                 else _kind(ka.dtype)
+            if kind == "logical" and ka.ir_arg.logical_kind != 4:
+                kind = f"logical{ka.ir_arg.logical_kind}"
             lines.append(f"    {v} = _scalar({fn!r}, {ka.name!r}, {v}, np.{np.dtype(ka.dtype).name}, "
                          f"{kind!r})")
         if ka.kind == "fixed":
@@ -611,8 +624,10 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
                              f"np.{dtype.name}, {fshape}, {tuple(layout.splits)!r}, "
                              f"{tuple(perm)!r}, {dev_shape}, queue, {ka.written})")
             elif is_logical(dtype):
+                lkind = ka.ir_arg.logical_kind
                 lines.append(f"    _{v}_buf, _{v}_back = _logical_array({fn!r}, {ka.name!r}, "
-                             f"{v}, {_shape_tuple(ka.ir_arg)}, queue, {ka.written})")
+                             f"{v}, {_shape_tuple(ka.ir_arg)}, queue, {ka.written}"
+                             + (f", {lkind})" if lkind != 4 else ")"))
             else:
                 lines.append(f"    _{v}_buf, _{v}_back = _array({fn!r}, {ka.name!r}, {v}, "
                              f"np.{dtype.name}, {_shape_tuple(ka.ir_arg)}, queue, "
@@ -654,10 +669,14 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
     lines += storage_writes(k, {ka.name for ka in stored_outs})
     lines += component_writes(k, {ka.name for ka in stored_outs} |
                               {ka.name for ka in gk.arguments if ka.kind == "array" and ka.written})
+    def returned(o):
+        # a logical comes back as a bool, whatever its kind's storage
+        value = f"_{py_name(o.name)}_host[0]"
+        return f"bool({value})" if is_logical(o.dtype) else value
     if len(outs) == 1:
-        lines.append(f"    return _{py_name(outs[0].name)}_host[0]")
+        lines.append(f"    return {returned(outs[0])}")
     elif outs:
-        lines.append("    return (" + ", ".join(f"_{py_name(o.name)}_host[0]" for o in outs) + ")")
+        lines.append("    return (" + ", ".join(returned(o) for o in outs) + ")")
     return "\n".join(lines) + "\n"
 
 

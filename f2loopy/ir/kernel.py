@@ -118,6 +118,9 @@ class ArrayArg(ArrayVariable):
     :attr component_type: ``(module or "", type name, rank)`` of that argument
         (rank 0: a scalar of the type; else an array of it, whose axes come
         after the component's own in the flattened array).
+    :attr logical_kind: for a logical argument, its kind: the bytes of an
+        element in memory (1 for ``logical(c_bool)``: a ``char`` on the device,
+        numpy ``bool`` in the glue; 4, the default, an ``int``).
     """
 
     intent: str | None = None
@@ -127,6 +130,7 @@ class ArrayArg(ArrayVariable):
     storage_init: Any = None
     component: tuple | None = None
     component_type: tuple | None = None
+    logical_kind: int = 4
 
     @property
     def fortran_ndim(self) -> int:
@@ -164,6 +168,9 @@ class ScalarArg(_Copyable):
     :attr storage_init: the variable's initial value (a 0-d numpy array) or None.
     :attr component: see :attr:`ArrayArg.component`.
     :attr component_type: see :attr:`ArrayArg.component_type`.
+    :attr logical_kind: see :attr:`ArrayArg.logical_kind`.
+    :attr by_value: the dummy has the ``value`` attribute (a copy of the
+        actual argument, which the procedure leaves unchanged).
     """
 
     name: str
@@ -178,6 +185,8 @@ class ScalarArg(_Copyable):
     storage_init: Any = None
     component: tuple | None = None
     component_type: tuple | None = None
+    logical_kind: int = 4
+    by_value: bool = False
 
     shape = ()
     lower_bounds = ()
@@ -393,6 +402,12 @@ class Kernel(_Copyable):
     :attr module_data: the variables of the modules the subroutine uses that
         it does not read or write (arguments with :attr:`ArrayArg.storage`,
         not passed): the Python glue exposes them with the others.
+    :attr bind_name: the C name of a ``bind(c)`` procedure (its binding
+        label), None for others.
+    :attr host_program: :attr:`module` names a main program: the kernel is
+        one of its internal procedures, and the program's variables it uses
+        by host association are its module data (``storage`` of the program's
+        name), which no other unit can ``use``.
     """
 
     name: str
@@ -411,6 +426,8 @@ class Kernel(_Copyable):
     span: SourceSpan | None = None
     module: str | None = None
     module_data: tuple = ()
+    bind_name: str | None = None
+    host_program: bool = False
 
     def __post_init__(self):
         if self.assumptions is None:

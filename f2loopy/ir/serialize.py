@@ -136,7 +136,8 @@ def _enc_arg(a):
                 "extent_of": None if a.extent_of is None else [a.extent_of[0],
                                                                int(a.extent_of[1])],
                 "is_result": bool(a.is_result),
-                "character": _enc_character(a.character), **_enc_storage(a)}
+                "character": _enc_character(a.character), **_enc_storage(a),
+                **({"by_value": True} if a.by_value else {})}
     d = _enc_array_common(a)
     d.update(kind="array", intent=a.intent, **_enc_storage(a))
     if a.fortran_layout is not None:
@@ -182,8 +183,14 @@ def _dec_character(value):
     return value
 
 
+#: the kinds of logical arguments (bytes per element)
+LOGICAL_KINDS = (1, 2, 4, 8)
+
+
 def _enc_storage(a) -> dict:
-    out = {}
+    out: dict = {}
+    if a.logical_kind != 4:         # (absent for the default: records stay as they were)
+        out["logical_kind"] = int(a.logical_kind)
     if a.component is not None:
         out["component"] = list(a.component)
         out["component_type"] = list(a.component_type)
@@ -194,7 +201,14 @@ def _enc_storage(a) -> dict:
 
 
 def _dec_storage(d) -> dict:
-    out = {}
+    out: dict = {}
+    lkind = d.get("logical_kind", 4)
+    if type(lkind) is not int or lkind not in LOGICAL_KINDS:
+        _fail("invalid logical kind")
+    if lkind != 4:
+        if _dtype(d.get("dtype")).kind != "b":
+            _fail("a logical kind on an argument that is not logical")
+        out["logical_kind"] = lkind
     comp = d.get("component")
     if comp is not None:
         ctype = d.get("component_type")
@@ -244,7 +258,10 @@ def _enc_insn(insn):
 
 def encode_kernel(k: Kernel) -> dict:
     opts = k.options
-    return {
+    bind: dict = {} if k.bind_name is None else {"bind_name": k.bind_name}
+    if k.host_program:
+        bind["host_program"] = True
+    return {**bind,
         "name": k.name, "module": k.module, "span": _enc_span(k.span),
         "args": [_enc_arg(a) for a in k.args],
         "module_data": [_enc_arg(a) for a in k.module_data],
@@ -471,7 +488,8 @@ def _dec_arg(d):
                          intent=_intent(d.get("intent")), span=_dec_span(d.get("span")),
                          fixed_value=fixed,
                          extent_of=extent_of, is_result=d.get("is_result") is True,
-                         character=_dec_character(d.get("character")), **_dec_storage(d))
+                         character=_dec_character(d.get("character")), **_dec_storage(d),
+                         by_value=d.get("by_value") is True)
     if d.get("kind") != "array":
         _fail("invalid argument kind")
     kw = _dec_array_common(d)
@@ -602,7 +620,9 @@ def decode_kernel(d) -> Kernel:
             iname_slabs=FrozenMap(_dec_slabs(d.get("iname_slabs") or {})),
             loop_exits=FrozenMap(_dec_exits(d.get("loop_exits") or {})),
             error_sites=_dec_error_sites(d.get("error_sites") or []),
-            options=options)
+            options=options,
+            bind_name=None if d.get("bind_name") is None else _name(d["bind_name"]),
+            host_program=d.get("host_program") is True)
     except KeyError as exc:
         _fail(f"missing field {exc}")
     except (TypeError, ValueError, AttributeError) as exc:

@@ -17,6 +17,7 @@ foresee) is reported instead of taking the command down.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -383,7 +384,8 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                  checkpoints: bool = True, queue=None, isolate: bool = True,
                  result=None, fortran_flags=("-O0",), timeout: float = 120.0,
                  coverage: bool = False, char_round: int = 0, char_exclude=None,
-                 assumed_size_fallback: bool = False, include_dirs=()) -> CheckReport:
+                 assumed_size_fallback: bool = False, include_dirs=(),
+                 fixed_form: bool | None = None) -> CheckReport:
     """Check the translation of Fortran *text* (from file *path*) against
     gfortran; see the module docstring.  *result* is a
     :class:`~f2loopy.pipeline.TranslationResult` of *text* if already made.
@@ -392,31 +394,47 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
     translated or checked at all; mismatches are in the report.  With
     *coverage*, the report says which statements never ran
     (:mod:`f2loopy.verify.coverage`); *char_round* picks the values of
-    character arguments.
+    character arguments.  *fixed_form* True/False: every file is read (and
+    compiled by gfortran) in fixed/free form (``-ffixed-form``/``-ffree-form``).
     """
     from f2loopy.frontend import read_source, translate_source
-    from f2loopy.frontend.source import is_fixed_form_name
+    from f2loopy.frontend.source import fixed_form_of
     from f2loopy.pipeline import translate_text
     from f2loopy.verify.fortran import FortranLibrary
     from f2loopy.frontend.search_path import SearchPath
     path = Path(path)
+    # a file without a script: --kernel chooses what is translated too (the
+    # file's other units do not matter, as for 'f2loopy translate --kernel')
+    only = (kernel,) if kernel is not None and transform is None and \
+        "!$loopy" not in text.lower() else None
     if result is None:
         # what 'f2loopy translate' makes of the file: with its tuned choices
         from f2loopy.tune.record import find_entry
         entry, _ = find_entry(path, text, defines, transform)
-        result = translate_text(text, path, defines=defines, transform=transform,
-                                include_dirs=include_dirs, checkpoints=checkpoints,
-                                tunables=entry.values if entry is not None else None)
+        try:
+            result = translate_text(text, path, defines=defines, transform=transform,
+                                    include_dirs=include_dirs, checkpoints=checkpoints,
+                                    tunables=entry.values if entry is not None else None,
+                                    fixed_form=fixed_form, kernels=only)
+        except F2LoopyError as exc:
+            if only is not None and exc.message.startswith(f"--kernel {only[0].lower()}: "):
+                raise CheckError(f"no kernel or subroutine named '{kernel}' in {path}") \
+                    from None
+            raise
     from f2loopy.preprocessor import needs_preprocessing, preprocess
     preprocessed = needs_preprocessing(text, path)
     if preprocessed:
         # the original as the compiler sees it with the same macros (the
         # translation preprocessed it the same way)
-        pp = preprocess(text, path, defines=defines, include_dirs=include_dirs)
+        pp = preprocess(text, path, defines=defines, include_dirs=include_dirs,
+                        fixed_form=fixed_form)
         text = pp.text
-    search = SearchPath(include_dirs, defines=defines)
-    originals = {k.name: k for k in translate_source(read_source(text, str(path)),
-                                                     search=search)}
+    search = SearchPath(include_dirs, defines=defines, fixed_form=fixed_form)
+    fixed = fixed_form_of(str(path), fixed_form)
+    fortran_flags = (*fortran_flags, *_include_flags(path, include_dirs), *_legacy_flags())
+    originals = {k.name: k for k in translate_source(read_source(text, str(path),
+                                                                 fixed_form=fixed),
+                                                     search=search, kernels=only)}
 
     units = [(None, list(result.kernels), result.generated)]
     if checkpoints:
@@ -536,18 +554,24 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
 
     with tempfile.TemporaryDirectory(prefix="f2loopy-check-") as tmp:
         tmp = Path(tmp)
-        suffix = ".f" if is_fixed_form_name(path.name) else ".f90"
-        if path.suffix in (".F90", ".F", ".f95", ".f03", ".f08", ".for", ".f77"):
+        suffix = ".f" if fixed else ".f90"
+        if fixed_form is None and path.suffix in (".F90", ".F", ".f95", ".f03", ".f08",
+                                                   ".for", ".f77"):
             suffix = path.suffix.lower() if preprocessed else path.suffix
         measure = coverage and isolate and cov.gcov_available()
+        compiled = text
+        if any(k.host_program for k in originals.values()):
+            from f2loopy.verify.programs import program_as_module
+            compiled = program_as_module(text, str(path), fixed)
         # the files the search path provided, each after the modules it uses
         # (a subscript the inputs could not be sized for stops the original
         # with a message, not writing past the drawn arrays: isolated only)
         ref_flags = tuple(fortran_flags) + (("-fcheck=bounds",) if isolate else ())
-        lib = FortranLibrary(text, [o for o in originals.values() if o.name.lower() not in hidden],
+        lib = FortranLibrary(compiled,
+                             [o for o in originals.values() if o.name.lower() not in hidden],
                              filename=f"original{suffix}",
                              flags=ref_flags, workdir=str(tmp), coverage=measure,
-                             extra_sources=_compiled_sources(search, tmp))
+                             extra_sources=_compiled_sources(search, tmp, fixed_form))
         sequences = []
         for *_, seq in runnable:
             if tuple(seq) not in sequences:
@@ -564,7 +588,8 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
             report.coverage = {}
             for n in checked_names:
                 if n in ranges_of:
-                    need = cov.required_lines(text, originals[n], *ranges_of[n], counts)
+                    need = cov.required_lines(text, originals[n], *ranges_of[n], counts,
+                                              fixed_form=fixed)
                     report.coverage.update({ln: t for ln, t in need.items()
                                             if not counts.get(ln)})
 
@@ -636,7 +661,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
             if any(o.mismatch is not None for o in kc.outputs) and \
                     all(k2.options.fp_contract for k2 in ks):
                 honesty.rerun_without_contraction(
-                    kc, ks, idx, seq, written, inputs, plan, text, originals, suffix,
+                    kc, ks, idx, seq, written, inputs, plan, compiled, originals, suffix,
                     fortran_flags, tmp, path, tolerances, queue, isolate, timeout, want)
             honesty.explain_nan_minmax(kc.outputs, got, want, [originals[n] for n in seq],
                                        tolerances)
@@ -673,20 +698,52 @@ def _describe_failure(exc: BaseException) -> str:
     return f"running the generated kernel failed: {type(exc).__name__}: " + "\n".join(lines)
 
 
-def _compiled_sources(search, tmp: Path) -> list[str]:
+def _legacy_flags() -> tuple[str, ...]:
+    """``-fallow-argument-mismatch`` where gfortran has it (10 and later): the
+    original is compiled whole, and an F77 file passes a scalar where another
+    of its units declares an array (Nekbone's ``call gop(tmp, work, ...)``)
+    as the project's own build allows; only the kernels' own units are run."""
+    global _LEGACY
+    if _LEGACY is None:
+        import subprocess
+
+        from f2loopy.verify.fortran import find_gfortran
+        try:
+            proc = subprocess.run([find_gfortran(), "-fallow-argument-mismatch", "-E", "-cpp", "-x",
+                                   "f95", os.devnull], capture_output=True, timeout=60)
+            _LEGACY = ("-fallow-argument-mismatch",) if proc.returncode == 0 else ()
+        except (OSError, subprocess.SubprocessError, F2LoopyError):
+            _LEGACY = ()
+    return _LEGACY
+
+
+_LEGACY: tuple[str, ...] | None = None
+
+
+def _include_flags(path: Path, include_dirs) -> list[str]:
+    """gfortran's ``-I`` for the Fortran ``include`` lines of the original,
+    compiled in a folder of its own: the file's folder, then the ``-I`` ones
+    (where a compiler of the project finds them)."""
+    return [f"-I{os.path.abspath(d)}" for d in (path.parent, *include_dirs)]
+
+
+def _compiled_sources(search, tmp: Path, fixed_form: bool | None = None) -> list[str]:
     """The files of the search path in build order, each one that was
     preprocessed for the translation as the preprocessed text (the same
     macros as the translation, not gfortran's own preprocessing without
-    them)."""
+    them); with *fixed_form* (not None), a copy named for that form where the file's
+    own name says the other."""
+    from f2loopy.frontend.source import fixed_form_of
     out = []
     for k, p in enumerate(search.build_order(closure=True)):
         pp = search.preprocessed.get(str(p))
-        if pp is None:
+        fixed = fixed_form_of(str(p), fixed_form)
+        if pp is None and fixed == fixed_form_of(str(p)):
             out.append(str(p))
             continue
-        fixed = p.suffix.lower() in (".f", ".for", ".f77")
         copy = tmp / f"path{k}{'.f' if fixed else '.f90'}"
-        copy.write_text(pp.text)
+        copy.write_text(pp.text if pp is not None else p.read_text(encoding="utf-8",
+                                                                    errors="replace"))
         out.append(str(copy))
     return out
 

@@ -11,7 +11,7 @@ from f2loopy.escape import terminal
 
 def run_check(file, *, defines: dict, transform, sizes, ranges, kernel, seed, rtol, atol,
               ulps, checkpoints: bool, debug: bool, report_error, include_dirs=(), fc=None,
-              fflags=None) -> int:
+              fflags=None, fixed_form: bool | None = None) -> int:
     """Run the check of *file* and print its report; returns the exit status
     (0 every output matches, 1 a mismatch or an error).  Option syntax
     errors raise :class:`click.UsageError` (exit status 2)."""
@@ -45,7 +45,8 @@ def run_check(file, *, defines: dict, transform, sizes, ranges, kernel, seed, rt
             report = check_file(file, defines=defines, transform=transform,
                                 sizes=size_values, ranges=range_values, kernel=kernel,
                                 seed=seed, tolerances=tolerances, checkpoints=checkpoints,
-                                include_dirs=include_dirs, **options)
+                                include_dirs=include_dirs, fixed_form=fixed_form,
+                                **options)
     except CheckUsageError as exc:
         raise click.UsageError(str(exc)) from None
     except F2LoopyError as exc:

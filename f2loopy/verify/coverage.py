@@ -74,10 +74,19 @@ def gcov_counts(library) -> dict:
     return counts
 
 
+#: the first line of a subroutine or function (not its 'end', not a call)
+_PROCEDURE_START = re.compile(
+    r"\s*(?:(?:pure|elemental|recursive|impure|module|integer|real|double\s*precision|"
+    r"logical|complex|character)\b[\w\s(),*=]*?\s)?(subroutine|function)\s+\w+", re.I)
+
+
 def procedure_ranges(text: str, kernels) -> dict:
     """Kernel name -> (first, last) lines of its subroutine in *text* (up to
-    the line before the next procedure of the file)."""
-    starts = sorted(k.span.line for k in kernels if k.span is not None)
+    the line before the next procedure of the file, also one that is not a
+    kernel: ``check --kernel`` translates only one)."""
+    starts = sorted({k.span.line for k in kernels if k.span is not None} |
+                    {no for no, line in enumerate(text.splitlines(), start=1)
+                     if _PROCEDURE_START.match(line)})
     total = len(text.splitlines())
     out = {}
     for k in kernels:
@@ -88,16 +97,19 @@ def procedure_ranges(text: str, kernels) -> dict:
     return out
 
 
-def required_lines(text: str, kernel, first: int, last: int, counts: dict) -> dict:
+def required_lines(text: str, kernel, first: int, last: int, counts: dict, *,
+                   fixed_form: bool | None = None) -> dict:
     """Line -> text of the statements of *kernel* (lines *first*..*last*)
-    that valid inputs must run (see the module docstring)."""
+    that valid inputs must run (see the module docstring); *fixed_form*: the
+    source form the file was read in (default: from its name)."""
     lines = text.splitlines()
     info_names = set()
     for m in re.finditer(r"call\s+xerbla\s*\(\s*['\"][^'\"]*['\"]\s*,\s*-?\s*(\w+)\s*\)",
                          "\n".join(lines[first - 1:last]), re.IGNORECASE):
         info_names.add(m.group(1).lower())
     error_lines = {s.span.line for s in kernel.error_sites if s.span is not None}
-    fixed = kernel.span is not None and is_fixed_form_name(kernel.span.filename)
+    fixed = kernel.span is not None and is_fixed_form_name(kernel.span.filename) \
+        if fixed_form is None else fixed_form
     out = {}
     for number in counts:
         if not first < number <= last or number in error_lines:

@@ -89,13 +89,19 @@ def _shim(kernel: Kernel, access: dict | None = None) -> str:
             continue
         lines.append(f"  {data.declared(a) or _declaration(a, names[a.name], extents)}")
     lines += data.declarations
-    interface = not kernel.module and extents and kernel.result_arg is None
+    # a bind(c) procedure, 'value' dummies and logicals of other kinds need
+    # the procedure's interface (its C name, arguments passed by value)
+    special = kernel.bind_name is not None or any(
+        getattr(a, "by_value", False) or getattr(a, "logical_kind", 4) != 4
+        for a in fortran_args)
+    interface = not kernel.module and (extents or special) and kernel.result_arg is None
     if interface:
         lines.append("  interface")
         passed = [a for a in fortran_args if data.actual(a) is not None]
         data.reset()
         dummies = [f"d{k}" for k in range(len(passed))]
-        lines.append(f"    subroutine {kernel.name}({', '.join(dummies)})")
+        bind = f" bind(c, name='{kernel.bind_name}')" if kernel.bind_name is not None else ""
+        lines.append(f"    subroutine {kernel.name}({', '.join(dummies)}){bind}")
         lines.append("      import")
         for a, d in zip(passed, dummies):
             lines.append(f"      {data.interface_declaration(a, d) or _declaration(a, d, extents, interface=True)}")
@@ -144,9 +150,12 @@ def _declaration(arg, name: str, extents: dict, interface: bool = False) -> str:
     if _is_char(arg):
         return f"character(len=*) :: {name}"
     type_name, kind = _ISO_KIND[np.dtype(arg.dtype).name]
+    if type_name == "logical":
+        kind = str(getattr(arg, "logical_kind", 4))
     decl = f"{type_name}({kind})"
     if not isinstance(arg, ArrayArg):
-        return f"{decl} :: {name}"
+        by_value = ", value" if interface and getattr(arg, "by_value", False) else ""
+        return f"{decl}{by_value} :: {name}"
     own = extents.get(arg.name)
     if own is None:
         return f"{decl} :: {name}(*)"
@@ -225,7 +234,10 @@ class FortranLibrary:
                 "original use: give the directory of its source with -I)")
             raise FortranToolError("gfortran failed to compile the original Fortran:\n"
                                    + proc.stderr.strip() + hint)
-        self.lib = ctypes.CDLL(str(lib_path))
+        # lazily bound: a unit of the file that no kernel runs may call a
+        # procedure of another file of the project (Nekbone's math.f calls
+        # exitt), which is only resolved if it is called
+        self.lib = ctypes.CDLL(str(lib_path), mode=os.RTLD_LAZY | os.RTLD_LOCAL)
 
     def dump_coverage(self) -> None:
         """Write the gcov counts so far (a forked child exits without)."""
@@ -268,6 +280,7 @@ class FortranLibrary:
         if missing:
             raise TypeError(f"{name}: no value for {', '.join(missing)}")
         c_args, holders, char_lengths, keep, extent_values = [], [], [], [], []
+        copy_back: list = []
         for arg in kernel.args:
             value = given[arg.name]
             dt = np.dtype(arg.dtype)
@@ -284,21 +297,31 @@ class FortranLibrary:
                 keep += [box, length]
                 continue
             if isinstance(arg, ArrayArg):
-                if not isinstance(value, np.ndarray) or value.dtype != _storage(dt) or \
+                allowed = (_storage(dt),) if dt != np.bool_ else (
+                    np.dtype(np.bool_), _storage(dt), _storage(dt, arg.logical_kind))
+                if not isinstance(value, np.ndarray) or value.dtype not in allowed or \
                         not value.flags.f_contiguous:
                     raise TypeError(f"argument '{arg.name}' must be a Fortran-ordered "
                                     f"{_storage(dt)} array")
+                if _storage(dt, arg.logical_kind) != value.dtype:
+                    # a logical of another kind: its own storage, copied back after
+                    store = np.asfortranarray(value.astype(_storage(dt, arg.logical_kind)))
+                    keep.append(store)
+                    copy_back.append((value, store))
+                    value = store
                 c_args.append(value.ctypes.data_as(ctypes.c_void_p))
                 holders.append(value)
                 if getattr(arg, "component", None):
                     extent_values += list(value.shape)   # the shim declares it with them
             else:
-                box = np.array([value], dtype=_storage(dt))
+                box = np.array([value], dtype=_storage(dt, getattr(arg, "logical_kind", 4)))
                 c_args.append(box.ctypes.data_as(ctypes.c_void_p))
                 holders.append(box)
         extent_boxes = [np.array([n], dtype=np.int32) for n in extent_values]
         fn(*c_args, *[b.ctypes.data_as(ctypes.c_void_p) for b in extent_boxes],
            *char_lengths)
+        for original, store in copy_back:
+            original[...] = store != 0
         out = {}
         for arg, h in zip(kernel.args, holders):
             if _is_char(arg):
@@ -449,6 +472,9 @@ def _stub_source(names: list[str]) -> str:
     return "\n".join(out)
 
 
-def _storage(dt: np.dtype) -> np.dtype:
-    """How a Fortran value of type *dt* is stored (logical is a 4-byte integer)."""
-    return np.dtype(np.int32) if dt == np.bool_ else dt
+def _storage(dt: np.dtype, logical_kind: int = 4) -> np.dtype:
+    """How a Fortran value of type *dt* is stored (a logical is an integer of
+    its kind's bytes, 4 by default)."""
+    if dt != np.bool_:
+        return dt
+    return np.dtype({1: np.int8, 2: np.int16, 8: np.int64}.get(logical_kind, np.int32))

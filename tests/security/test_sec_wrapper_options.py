@@ -89,10 +89,53 @@ def test_malformed_macros_are_refused(macro):
         translation_options([macro])
 
 
-def test_names_the_script_cannot_take_are_refused():
+def test_underscore_names_are_macros_only_and_long_names_are_refused():
+    """A ``-D`` name with a leading underscore is a preprocessor macro (as
+    for ``f2loopy translate -D``): taken, and kept from the script by its
+    namespace (test_wrapper_underscore_macro_reaches_the_preprocessor_only)."""
     from f2loopy.wrapper_options import OptionError, script_values
-    with pytest.raises(OptionError, match="plain names only"):
-        script_values({"_DEBUG": "1"})
+    assert script_values({"_DEBUG": "1", "__N": "(8,4)"}) == {"_DEBUG": 1, "__N": "(8,4)"}
+    with pytest.raises(OptionError, match="at most 63 characters"):
+        script_values({"X" * 64: "1"})
+
+
+UNDERSCORED = """\
+subroutine k(n, x)
+  integer n, i
+  real x(n)
+  do i = 1, n
+    x(i) = x(i) * _SCALE
+  end do
+end subroutine
+!$loopy begin
+! knl, = parse_fortran(SOURCE, FILENAME)
+! print(tile)
+! RESULT = [knl]
+!$loopy end
+"""
+
+
+def test_wrapper_underscore_macro_reaches_the_preprocessor_only(tmp_path, capsys):
+    from f2loopy.wrapper import translate_for_compile
+    src = tmp_path / "k.F90"
+    src.write_text(UNDERSCORED)
+    f_glue, c_glue, _ = translate_for_compile(
+        str(src), tmp_path, ["-D_SCALE=7.0", "-D", "__builtins__=1", "-Dtile=8", "-c"])
+    assert f_glue.is_file() and c_glue.is_file()
+    assert capsys.readouterr().out == "8\n"        # the script ran, its builtins intact
+    assert "7.0f" in (tmp_path / "k.cl").read_text()
+
+
+def test_a_form_in_f2loopyfc_options_must_be_the_compilers(tmp_path, monkeypatch):
+    from f2loopy.wrapper import WrapperError, translate_for_compile
+    src = tmp_path / "f.f90"
+    src.write_text(FIXED)
+    monkeypatch.setenv("F2LOOPYFC_OPTIONS", "-ffixed-form")
+    with pytest.raises(WrapperError, match=r"-ffixed-form differs from the form the compiler "
+                                           r"reads .*f\.f90 in \(free\)"):
+        translate_for_compile(str(src), tmp_path, ["-c"])
+    f_glue, _, _ = translate_for_compile(str(src), tmp_path, ["-ffixed-form", "-c"])
+    assert f_glue.is_file()
 
 
 def _env() -> dict:
