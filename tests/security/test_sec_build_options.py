@@ -122,15 +122,14 @@ def test_code_generation_is_the_last_gate():
 # {{{ -D NAME=VALUE on the command line
 
 @pytest.mark.parametrize("define", [
-    "__import__=1", "__builtins__=x", "_private=1", "a\n=1", "a\r=1", "ｆｏｏ=1", "for=1",
-    "1a=1", "a-b=1", "a.b=1", "a b=1", "=1"])
+    "a\n=1", "a\r=1", "ｆｏｏ=1", "for=1", "1a=1", "a-b=1", "a.b=1", "a b=1", "=1"])
 def test_define_names_must_be_plain(define, tmp_path):
     (tmp_path / "t.f90").write_text(SAXPY)
     result = invoke(["translate", "-D", define, "t.f90"], tmp_path)
     assert result.exit_code == 2, result.output
     assert "Error: Invalid value for -D: " in result.stderr
-    assert "is not a plain name (a letter, then letters, digits and underscores)" in \
-        result.stderr
+    assert "is not a plain name (a letter or underscores, then letters, digits and " \
+        "underscores)" in result.stderr
     assert files_in(tmp_path) == ["t.f90"]
     assert_safe(tmp_path, result.stdout, result.stderr)
 
