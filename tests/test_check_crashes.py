@@ -191,7 +191,7 @@ import numpy as np
 sys.path.insert(0, sys.argv[1])
 import sortcol_cl as g
 queue = g._default_queue()
-knl = g._kernel(queue, 'sortcol_phase1', ())
+knl = g._kernel(queue, 'sortcol', ())
 n = np.int32(4)
 for args in ([n, n, n, n, None, None, None], [n, n, n, n], [n, 4, n, n, None, None, None]):
     try:
@@ -202,22 +202,23 @@ for args in ([n, n, n, n, None, None, None], [n, n, n, n], [n, 4, n, n, None, No
 """
 
 
-def test_split_kernel_glue_refuses_wrong_arguments(tmp_path):
+def test_auto_kernel_glue_refuses_wrong_arguments(tmp_path):
     path = tmp_path / "sortcol.f90"
     path.write_text(SORT)
+    # the per-column sort is parallel now (its scalars are private): one launch
     res = CliRunner().invoke(main, ["check", "--transform", "auto", str(path)])
     assert res.exit_code == 0, res.output
     res = CliRunner().invoke(main, ["translate", "--transform", "auto", str(path)])
     assert res.exit_code == 0, res.output
-    assert "sortcol_phase1" in (tmp_path / "sortcol.cl").read_text()
+    assert ") sortcol(int const klon, " in (tmp_path / "sortcol.cl").read_text()
     proc = subprocess.run([sys.executable, "-c", WRONG_LAUNCH, str(tmp_path)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [
-        "refused: sortcol_phase1: argument 5 must be a device buffer, not NoneType",
-        "refused: sortcol_phase1: 4 arguments for a kernel of 7 (the glue and the OpenCL "
+        "refused: sortcol: argument 5 must be a device buffer, not NoneType",
+        "refused: sortcol: 4 arguments for a kernel of 7 (the glue and the OpenCL "
         "program do not match: translate again)",
-        "refused: sortcol_phase1: argument 2 must be a numpy int32 scalar, not int"]
+        "refused: sortcol: argument 2 must be a numpy int32 scalar, not int"]
 
 # }}}
 

@@ -96,7 +96,6 @@ end subroutine
 def test_module_errors_are_raised_where_used():
     mod = """\
 module m
-  use io_helpers, only: load
   implicit none
   integer, parameter :: wp = 8
   type bad
@@ -110,8 +109,15 @@ end module m
     with pytest.raises(FortranError) as e:
         parse_fortran(bad, "t.f90")
     assert e.value.format().splitlines()[0] == (
-        "t.f90:6:11: error: component attribute 'pointer' is not supported (components need a "
+        "t.f90:5:11: error: component attribute 'pointer' is not supported (components need a "
         "fixed size)")
+    # a module the used module uses is never dropped, even where nothing of it
+    # is used (issue 26, item 2: the kernel would read what it does not have)
+    missing = mod.replace("module m\n", "module m\n  use io_helpers, only: load\n", 1) \
+        + ok[len(mod):]
+    with pytest.raises(FortranError) as e:
+        parse_fortran(missing, "t.f90")
+    assert e.value.format().startswith("t.f90:2:7: error: module 'io_helpers' is not defined")
 
 
 def test_python_glue_against_numpy(tmp_path, cl_queue):

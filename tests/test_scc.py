@@ -121,7 +121,7 @@ end subroutine t
     # zb's other extent is not constant, zd is used outside the column loop
     assert demotable_temporaries(merged, "jl") == ("za", "zc")
     with pytest.raises(TransformError) as exc:
-        demote_temporaries(merged, "jl", ["zd"])
+        demote_temporaries(merged, "jl", names=["zd"])
     assert exc.value.message == (
         "demote: temporary 'zd' is not indexed by 'jl' alone in its first subscript "
         "everywhere, or its other extents are not constant")

@@ -76,6 +76,7 @@ class DeclarationReader:
         self.externals: set[str] = set()
         self.statement_functions: list = []
         self.in_module = False
+        self.in_program = False                 # a main program's specification
         #: the search path of the registry (for the message when a module is missing)
         self.search = None
         #: block name (lower case) -> member symbols, in order (``common``)
@@ -592,6 +593,10 @@ class DeclarationReader:
             raise self.error(f"intrinsic module '{name}' is not supported (only "
                              "iso_fortran_env and iso_c_binding are)", name,
                              UnsupportedFeatureError)
+        if module is None and name.lower().endswith("_cl_mod") and self.in_program:
+            # f2loopy's Fortran glue used by a program hosting kernels: it exports
+            # only procedures (`_cl`, f2l_*), no variables; calling one is an error
+            return
         if module is None:
             from f2loopy.frontend.search_path import not_found_message
             raise self.error(not_found_message("module", name, self.search), name,

@@ -363,6 +363,7 @@ def read_module_spec(src, info: ModuleInfo, registry) -> SymbolTable:
                                    errors=info.deferred_errors)
         reader.search = registry.search
         reader.in_module = True
+        reader.in_program = info.is_program
         reader.module_name = info.name
         reader.read(spec)
         reader.errors = None

@@ -23,6 +23,7 @@ private) and maps them.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import numpy as np
 import pymbolic.primitives as p
@@ -329,7 +330,8 @@ def demotable_temporaries(kernel: Kernel, index: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def demote_temporaries(kernel: Kernel, index: str, names=None) -> Kernel:
+def demote_temporaries(kernel: Kernel, index: str, *,
+                       names: Sequence[str] | None = None) -> Kernel:
     """Turn the temporaries *names* (default: all of
     :func:`demotable_temporaries`), indexed by loop *index* in their first
     subscript everywhere, into private variables without that axis:

@@ -432,9 +432,12 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
     search = SearchPath(include_dirs, defines=defines, fixed_form=fixed_form)
     fixed = fixed_form_of(str(path), fixed_form)
     fortran_flags = (*fortran_flags, *_include_flags(path, include_dirs), *_legacy_flags())
-    originals = {k.name: k for k in translate_source(read_source(text, str(path),
-                                                                 fixed_form=fixed),
-                                                     search=search, kernels=only)}
+    # its Fortran include lines expanded, as the translation reads them
+    from f2loopy.frontend.includes import expand_includes
+    expanded = expand_includes(text, str(path), include_dirs)
+    originals = {k.name: k for k in translate_source(
+        read_source(expanded.text if expanded is not None else text, str(path),
+                    fixed_form=fixed), search=search, kernels=only)}
 
     units = [(None, list(result.kernels), result.generated)]
     if checkpoints:
