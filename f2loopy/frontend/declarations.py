@@ -594,8 +594,7 @@ class DeclarationReader:
                              "iso_fortran_env and iso_c_binding are)", name,
                              UnsupportedFeatureError)
         if module is None and name.lower().endswith("_cl_mod") and self.in_program:
-            # f2loopy's Fortran glue used by a program hosting kernels: it exports
-            # only procedures (`_cl`, f2l_*), no variables; calling one is an error
+            # a program's use of f2loopy's glue: procedures only (_cl, f2l_*), no variables
             return
         if module is None:
             from f2loopy.frontend.search_path import not_found_message
