@@ -67,10 +67,9 @@ if "$python" -m pip show pocl-binary-distribution >/dev/null 2>&1; then
 fi
 echo "setup: gfortran $(gfortran -dumpversion), $(mpirun --version 2>/dev/null | head -n 1), $("$python" -c 'import pyopencl as cl; print(", ".join(d.name for p in cl.get_platforms() for d in p.get_devices()))')"
 if [ "$python" != python3 ]; then
+  # the mark that scripts/env.sh looks for: this .venv is the one setup.sh made for f2loopy
+  : > .venv/.f2loopy-setup
   echo "setup: this python3 is externally managed (PEP 668), so f2loopy was installed into" >&2
-  echo "setup: the virtual environment .venv: run '. .venv/bin/activate', then the commands" >&2
-  echo "setup: that follow (or 'bash scripts/setup.sh' again, which then only checks)" >&2
-  # stop a command line such as 'bash scripts/setup.sh && f2loopy ...' here, where
-  # f2loopy is not on the PATH yet, rather than at 'command not found'
-  [ -n "${VIRTUAL_ENV:-}" ] || exit 3
+  echo "setup: the virtual environment .venv; '. scripts/env.sh' (or '. .venv/bin/activate')" >&2
+  echo "setup: puts it on the PATH of your shell" >&2
 fi

@@ -165,8 +165,8 @@ def _fenced(text, language):
 def test_readme_keeps_the_set_up_commands_and_links_to_the_docs():
     setup = _readme_section("Set-up on a fresh machine")
     assert _fenced(setup, "sh")[:2] == [
-        "bash scripts/setup.sh && f2loopy translate samples/saxpy.f90 && python3 "
-        "samples/saxpy_demo.py\n", "python3 -m pytest -q tests\n"]
+        "bash scripts/setup.sh && . scripts/env.sh && f2loopy translate samples/saxpy.f90 && "
+        "python3 samples/saxpy_demo.py\n", ". scripts/env.sh && python3 -m pytest -q tests\n"]
     links = re.findall(r"\]\((docs/[^)]+)\)", _readme_section("Documentation"))
     assert len(links) >= 10
     for link in links:

@@ -1,6 +1,7 @@
 """What a new user tripped over (issue 28, frictions 1-9): each is gone, and
 stays gone.  The documentation's own examples run in test_docs.py."""
 
+import ast
 import os
 import shutil
 import subprocess
@@ -183,19 +184,59 @@ def test_misspelt_recipe_option_is_a_warning(tmp_path):
             "mean 'tile'? options: inames, tile)") in proc.stderr
 
 
-def test_recipe_option_of_the_wrong_type_says_what_it_takes(tmp_path):
+@pytest.mark.parametrize("recipe, define, message", [
+    ("gpu_tiling", "tile=big", "recipe 'gpu_tiling': option 'tile' is a positive integer "
+     "(-D tile=16) or a tuple of positive integers (-D tile=(16,8)), not 'big' (given with -D)"),
+    ("cpu_vectorize", "width=wide", "recipe 'cpu_vectorize': option 'width' is a positive "
+     "integer (-D width=16), not 'wide' (given with -D)"),
+    ("auto", "tile=big", "recipe 'auto': option 'tile' is a positive integer (-D tile=16), "
+     "not 'big' (given with -D)"),
+    ("auto", "block=0", "recipe 'auto': option 'block' is a positive integer (-D block=16), "
+     "not 0 (given with -D)"),
+    ("auto", "group=7.5", "recipe 'auto': option 'group' is a positive integer (-D group=16) "
+     "or 'none', not 7.5 (given with -D)"),
+    ("auto", "prefetch=maybe", "recipe 'auto': option 'prefetch' is true or false "
+     "(-D prefetch=false), not 'maybe' (given with -D)"),
+    ("scc", "demote=3", "recipe 'scc': option 'demote' is true or false (-D demote=false), "
+     "not 3 (given with -D)"),
+])
+def test_recipe_option_of_the_wrong_type_says_what_it_takes(tmp_path, recipe, define, message):
+    """Checked from the recipe's OPTION_TYPES before it runs: the error names the option
+    and what it takes, and points into no file of the installed package."""
     (tmp_path / "scale.f90").write_text(SCALE)
-    proc = run("f2loopy.cli", "translate", "--transform", "gpu_tiling", "-D", "tile=big",
+    proc = run("f2loopy.cli", "translate", "--transform", recipe, "-D", define,
                "scale.f90", cwd=tmp_path)
     assert proc.returncode == 1
-    assert ("error: gpu_tiling: option tile must be a positive integer or a tuple of them "
-            "(-D tile=16, -D tile=(16,8)), not 'big'") in proc.stderr
-    proc = run("f2loopy.cli", "translate", "--transform", "cpu_vectorize", "-D", "width=wide",
-               "scale.f90", cwd=tmp_path)
-    assert proc.returncode == 1
-    assert "cpu_vectorize: option width must be a positive integer (-D width=8), not 'wide'" \
-        in proc.stderr
+    assert proc.stderr.splitlines()[0] == "f2loopy: error: " + message, proc.stderr
+    assert "transforms/" not in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "scale.cl").exists()
+
+
+def test_every_recipe_types_every_option():
+    from f2loopy.directives.recipe_options import FORMS
+    for path in sorted((ROOT / "transforms").glob("[a-z]*.py")):
+        tree = ast.parse(path.read_text())
+        found = {t.id: ast.literal_eval(node.value) for node in tree.body
+                 if isinstance(node, ast.Assign) for t in node.targets
+                 if isinstance(t, ast.Name) and t.id in ("OPTIONS", "OPTION_TYPES")}
+        assert set(found["OPTION_TYPES"]) == set(found["OPTIONS"]), path.name
+        for forms in found["OPTION_TYPES"].values():
+            for form in forms if isinstance(forms, tuple) else (forms,):
+                assert form in FORMS or form.isidentifier(), (path.name, form)
+
+
+def test_recipe_option_types_hold_for_apply_recipe_in_a_script(tmp_path):
+    (tmp_path / "scale.f90").write_text(SCALE + """!$loopy begin
+! k, = parse_fortran(SOURCE, FILENAME)
+! RESULT = apply_recipe("auto", k, tile=-2)
+!$loopy end
+""")
+    proc = run("f2loopy.cli", "translate", "scale.f90", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert ("error: recipe 'auto': option 'tile' is a positive integer (-D tile=16), "
+            "not -2") in proc.stderr
+    assert "(given with -D)" not in proc.stderr
+
 
 # }}}
 
@@ -271,7 +312,38 @@ def test_setup_uses_a_venv_only_for_an_externally_managed_python(tmp_path):
     # setup.sh asks it, installs with the interpreter it chose, and says so
     assert '"$(python3 scripts/setup_python.py)" = venv' in script
     assert "python3 -m venv .venv" in script and '"$python" -m pip install -q -e' in script
-    assert "run '. .venv/bin/activate'" in script
+    assert ": > .venv/.f2loopy-setup" in script    # the mark scripts/env.sh activates
+
+
+@pytest.mark.parametrize("shell", ["bash", "sh"])
+def test_env_script_activates_only_the_venv_setup_made(tmp_path, shell):
+    """README's first command sources scripts/env.sh after setup.sh: with the .venv that
+    setup.sh made (and marked) the shell's python3 and f2loopy are that venv's; without the
+    mark, or outside a venv checkout, nothing changes; sourcing never ends the shell."""
+    if shutil.which(shell) is None:
+        pytest.skip(f"no {shell}")
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts" / "env.sh", tmp_path / "scripts" / "env.sh")
+    probe = "set -eu; . scripts/env.sh; command -v python3; echo still-here"
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+
+    def which_python():
+        proc = subprocess.run([shell, "-c", probe], cwd=tmp_path, capture_output=True,
+                              text=True, env=env)
+        assert proc.returncode == 0, proc.stderr
+        lines = proc.stdout.split()
+        assert lines[-1] == "still-here"
+        return lines[0]
+
+    outside = which_python()
+    assert not outside.startswith(str(tmp_path))
+    venv = subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / ".venv")],
+                          capture_output=True, text=True)
+    if venv.returncode != 0:
+        pytest.skip("this Python cannot make a venv: " + venv.stderr[-200:])
+    assert which_python() == outside                      # a .venv setup.sh did not make
+    (tmp_path / ".venv" / ".f2loopy-setup").write_text("")
+    assert which_python() == str(tmp_path / ".venv" / "bin" / "python3")
 
 
 def test_setup_python_answers_for_this_interpreter():

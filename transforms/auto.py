@@ -107,6 +107,10 @@ from loopy import (
 
 OPTIONS = {"tile": None, "tile1": None, "prefetch": None, "axis1": None, "style": None,
            "group": None, "launches": None, "columns": "scc", "block": 128, "assume": None}
+OPTION_TYPES = {"tile": "positive integer", "tile1": "positive integer", "prefetch": "boolean",
+                "axis1": ("inner", "outer"), "style": ("grid", "outer"),
+                "group": ("positive integer", "none"), "launches": ("split", "one"),
+                "columns": ("scc", "off"), "block": "positive integer", "assume": "text"}
 
 PLANS = ("grid+local", "grid", "grid-1d", "one-group", "sequential")
 

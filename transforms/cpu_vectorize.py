@@ -37,6 +37,8 @@ From the command line::
 from loopy import LoopyError, TransformError, generate_code, split_iname, tag_inames
 
 OPTIONS = {"width": 8, "chunk": 1024, "parallel": None}
+OPTION_TYPES = {"width": "positive integer", "chunk": "positive integer",
+                "parallel": ("name", "boolean")}
 
 
 def common_loops(kernel):

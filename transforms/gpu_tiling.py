@@ -31,6 +31,7 @@ From the command line (``-D`` values named like options are passed on)::
 from loopy import LoopyError, TransformError, generate_code, split_iname, tag_inames, tunable
 
 OPTIONS = {"inames": None, "tile": None}
+OPTION_TYPES = {"inames": "names", "tile": ("positive integer", "positive integers")}
 
 
 def common_loops(kernel):

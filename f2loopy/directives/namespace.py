@@ -38,6 +38,7 @@ from f2loopy.directives import policy
 from f2loopy.directives.answer_limits import MAX_CHECKPOINTS
 from f2loopy.directives.attributes import GUARD_NAME, AttributeGuard
 from f2loopy.directives.numpy_surface import numpy_members
+from f2loopy.directives.recipe_options import check_option_types
 from f2loopy.directives.tunables import TunableRegistry
 from f2loopy.ir.kernel import Kernel, TranslationUnit
 
@@ -390,6 +391,7 @@ class ScriptContext:
             if unknown:
                 raise TransformError(f"apply_recipe: recipe '{name}' has no option "
                                      f"'{unknown[0]}' (options: {', '.join(sorted(known)) or 'none'})")
+        check_option_types(name, ns.get("OPTION_TYPES"), options, from_command_line=False)
         if name not in self.used_recipes:
             self.used_recipes.append(name)
 
@@ -413,9 +415,12 @@ class ScriptContext:
 
     def recipe_options(self, name: str, defines: dict) -> dict:
         """The ``-D`` values that recipe *name* declares in its ``OPTIONS``."""
-        known = self.recipe_namespace(name).get("OPTIONS")
+        ns = self.recipe_namespace(name)
+        known = ns.get("OPTIONS")
         if not isinstance(known, dict):
             return {}
-        return {k: v for k, v in defines.items() if k in known}
+        options = {k: v for k, v in defines.items() if k in known}
+        check_option_types(name, ns.get("OPTION_TYPES"), options, from_command_line=True)
+        return options
 
     # }}}
