@@ -250,14 +250,13 @@ def test_recipe_option_errors_point_at_the_recipe(tmp_path):
     res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-D", "tile=abc",
                                     "-o", str(tmp_path / "out"), str(f)])
     assert res.exit_code == 1
-    assert "error: auto: tile and group sizes are integers from 1 to 1024, not 'abc'" \
-        in res.output
-    assert "note: in recipe 'auto', applied with --transform" in res.output
+    assert "error: recipe 'auto': option 'tile' is a positive integer (-D tile=16), not 'abc' " \
+        "(given with -D)" in res.output
     assert not (tmp_path / "out").exists()
     res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-D", "style=fast",
                                     "-o", str(tmp_path / "out"), str(f)])
-    assert res.exit_code == 1 and "error: auto: style is 'grid' or 'outer', not 'fast'" \
-        in res.output
+    assert res.exit_code == 1 and "error: recipe 'auto': option 'style' is 'grid' or 'outer', " \
+        "not 'fast' (given with -D)" in res.output
 
 # }}}
 

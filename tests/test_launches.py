@@ -467,7 +467,7 @@ def test_recipe_launches_option(tmp_path):
     res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-D", "launches=many",
                                     "-o", str(tmp_path / "out"), str(f)])
     assert res.exit_code == 1
-    assert "error: auto: launches is 'split' or 'one', not 'many'" in res.output
+    assert "error: recipe 'auto': option 'launches' is 'split' or 'one', not 'many' (given with -D)" in res.output
     res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-o",
                                     str(tmp_path / "out"), str(f)])
     assert res.exit_code == 0, res.output

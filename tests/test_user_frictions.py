@@ -479,7 +479,14 @@ def test_check_takes_the_projects_compiler_and_flags(tmp_path):
 
 # {{{ 7. a scalar of two nests split by global barriers: a hint, and the cure works
 
-def _two_nests(second):
+def _two_nests(second, branches=None):
+    """Two nests split by a global barrier; the second sets *second* in *branches*
+    (written with t; default: an if / else if without else, which may leave it unset)."""
+    branches = (branches or """    if (b(i) > 0) then
+      t = b(i - 1)
+    else if (b(i) < -1) then
+      t = -b(i)
+    end if""").replace("t = ", f"{second} = ")
     return f"""subroutine two(n, a, b, c)
   integer n, i
   real a(n), b(n), c(n), t, t2
@@ -488,11 +495,7 @@ def _two_nests(second):
     b(i) = t + 1
   end do
   do i = 2, n
-    if (b(i) > 0) then
-      {second} = b(i - 1)
-    else
-      {second} = -b(i)
-    end if
+{branches}
     c(i) = {second} * {second}
   end do
 !$loopy begin
@@ -504,7 +507,35 @@ end subroutine
 """
 
 
+#: branches that set t on every path of the second nest: t stays private to each launch
+COVERING = {
+    "if-else": """    if (b(i) > 0) then
+      t = b(i - 1)
+    else
+      t = -b(i)
+    end if""",
+    "else-if-chain": """    if (b(i) > 1) then
+      t = b(i - 1)
+    else if (b(i) > 0) then
+      t = 2 * b(i)
+    else
+      t = -b(i)
+    end if""",
+    "nested": """    if (b(i) > 1) then
+      if (b(i - 1) > 0) then
+        t = b(i - 1)
+      else
+        t = 1
+      end if
+    else
+      t = -b(i)
+    end if""",
+}
+
+
 def test_scalar_shared_by_split_nests_gets_a_hint():
+    """Without an else, the second nest may read the t of an earlier iteration (or of the
+    first nest): it carries a value across launches, and the race says why and what to do."""
     from f2loopy.diagnostics import F2LoopyError
     from f2loopy.pipeline import translate_text
     with pytest.raises(F2LoopyError) as err:
@@ -513,21 +544,43 @@ def test_scalar_shared_by_split_nests_gets_a_hint():
         "write race on 't': instruction 't' (line 5) writes the same element from different "
         "work-groups along 'i' (g.0); 't' is shared by every work-item of every launch because "
         "a global barrier made it carry a value from one launch to the next: some launch reads "
-        "'t' where no unconditional write of that launch comes first (writes under if/else do "
-        "not count). If each loop nest sets 't' before using it, give the nests variables of "
-        "their own (rename 't' in one of them) or assign it unconditionally at the start of "
-        "each nest")
+        "'t' where no write of that launch surely comes first (writes under conditions count "
+        "where if/else branches together cover every case). If each loop nest sets 't' before "
+        "using it, give the nests variables of their own (rename 't' in one of them) or assign "
+        "it unconditionally at the start of each nest")
     # the cure: a variable that only the second launch writes stays private
-    result = translate_text(_two_nests("t2"), "two.f90")
+    result = translate_text(_two_nests("t2", COVERING["if-else"]), "two.f90")
     cl = result.outputs[next(p for p in result.outputs if str(p).endswith(".cl"))]
     assert "    float t2;" in cl and "__global float *t2" not in cl
 
 
+@pytest.mark.parametrize("case", sorted(COVERING))
+def test_scalar_set_on_every_branch_stays_private(case):
+    from f2loopy.pipeline import translate_text
+    result = translate_text(_two_nests("t", COVERING[case]), "two.f90")
+    cl = result.outputs[next(p for p in result.outputs if str(p).endswith(".cl"))]
+    assert cl.count("    float t;") == 2 and "__global float *t" not in cl
+
+
+def test_a_condition_changed_between_the_branches_is_no_cover():
+    """Predicates are evaluated at each statement: when the launch writes a variable of
+    the condition, writes under complementary conditions may both be skipped."""
+    from f2loopy.diagnostics import F2LoopyError
+    from f2loopy.pipeline import translate_text
+    flips = """    if (b(i) > 0) t = 1
+    b(i) = -b(i)
+    if (.not. (b(i) > 0)) t = 2"""
+    with pytest.raises(F2LoopyError, match="write race on 't'"):
+        translate_text(_two_nests("t", flips), "two.f90")
+
+
 @needs_gfortran
 @pytest.mark.opencl
-def test_the_cure_computes_what_fortran_does(tmp_path):
+@pytest.mark.parametrize("second, case", [("t2", "if-else"), ("t", "else-if-chain"),
+                                          ("t", "nested")])
+def test_the_cure_computes_what_fortran_does(tmp_path, second, case):
     pytest.importorskip("pyopencl")
-    (tmp_path / "two.f90").write_text(_two_nests("t2"))
+    (tmp_path / "two.f90").write_text(_two_nests(second, COVERING[case]))
     proc = run("f2loopy.cli", "check", "two.f90", "--size", "n=64", "--range", "a=-2:1",
                cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -560,7 +613,7 @@ end subroutine
 @pytest.mark.opencl
 def test_not_covered_names_the_inputs_that_decide(tmp_path):
     pytest.importorskip("pyopencl")
-    (tmp_path / "two.f90").write_text(_two_nests("t2"))
+    (tmp_path / "two.f90").write_text(_two_nests("t2", COVERING["if-else"]))
     proc = run("f2loopy.cli", "check", "two.f90", "--size", "n=64", cwd=tmp_path)
     assert proc.returncode == 1
     assert ("  two.f90:12: t2 = -b(i)\n"

@@ -39,7 +39,7 @@ from loopy import TransformError, assume as assume_facts, horizontal_loops, scc
 
 OPTIONS = {"index": None, "start": None, "end": None, "block": 128, "demote": True,
            "assume": None}
-OPTION_TYPES = {"index": "name", "start": ("integer", "text"), "end": ("integer", "text"),
+OPTION_TYPES = {"index": "name", "start": "name", "end": "name",
                 "block": "positive integer", "demote": "boolean", "assume": "text"}
 
 

@@ -223,8 +223,9 @@ def _shared_temporary_hint(kernel, var: str) -> str:
         return ""
     return (f"; '{var}' is shared by every work-item of every launch because a global "
             f"barrier made it carry a value from one launch to the next: some launch reads "
-            f"'{var}' where no unconditional write of that launch comes first (writes under "
-            f"if/else do not count). If each loop nest sets '{var}' before using it, give the "
+            f"'{var}' where no write of that launch surely comes first (writes under "
+            f"conditions count where if/else branches together cover every case). If each "
+            f"loop nest sets '{var}' before using it, give the "
             f"nests variables of their own (rename '{var}' in one of them) or assign it "
             "unconditionally at the start of each nest")
 

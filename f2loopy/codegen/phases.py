@@ -363,10 +363,10 @@ def _crossing_temporaries(kernel: Kernel, phases) -> dict:
                 if t.read_only or not (written_in.get(acc.name, set()) - {id(ph)}
                                        or (ph.host_inames and acc.name in written_in)):
                     continue
-                covered = any(w_idx == acc.index and not w.predicates
-                              and w.within_inames <= i.within_inames
-                              for w, name, w_idx in seen_writes if name == acc.name)
-                if covered:
+                covering = [w for w, name, w_idx in seen_writes
+                            if name == acc.name and w_idx == acc.index
+                            and w.within_inames <= i.within_inames]
+                if _writes_cover(i, covering, k):
                     continue
                 if t.address_space == AddressSpace.LOCAL:
                     raise CodegenError(f"temporary '{acc.name}' is in local memory but "
@@ -377,6 +377,56 @@ def _crossing_temporaries(kernel: Kernel, phases) -> dict:
                 if acc.is_write:
                     seen_writes.append((i, acc.name, acc.index))
     return out
+
+
+def _writes_cover(reader, writes: list, kernel: Kernel) -> bool:
+    """Whether one of *writes* (earlier instructions of the same launch)
+    surely ran before *reader*: one without predicates, or writes whose
+    predicates together cover every case the reader runs in (``if (c) then
+    t = ...; else t = ...``, ``else if`` chains, a read under the write's own
+    condition).  Predicates are re-evaluated at each instruction, so a
+    predicated write counts only when no instruction of the launch writes a
+    variable of the predicates: their values are then the same at every
+    write and at the read."""
+    from pymbolic.mapper.dependency import DependencyMapper
+    from pymbolic.primitives import LogicalAnd, LogicalNot
+    if any(not w.predicates for w in writes):
+        return True
+    if not writes:
+        return False
+
+    def literals(preds) -> list:
+        """(atom, wanted value) of a conjunction of predicates."""
+        out = []
+        for p in preds:
+            if isinstance(p, LogicalAnd):
+                out += literals(p.children)
+            elif isinstance(p, LogicalNot):
+                out.append((p.child, False))
+            else:
+                out.append((p, True))
+        return out
+
+    conjunctions = [literals(insn.predicates) for insn in (reader, *writes)]
+    atoms: list = []
+    for lits in conjunctions:
+        for atom, _ in lits:
+            if atom not in atoms:
+                atoms.append(atom)
+    if len(atoms) > 10:
+        return False
+    deps = DependencyMapper(include_subscripts=False, include_calls=False)
+    names = {v.name for a in atoms for v in deps(a) if hasattr(v, "name")}
+    if any(names & set(i.assignee_names()) for i in kernel.instructions):
+        return False
+    index = {a: n for n, a in enumerate(atoms)}
+    for bits in range(1 << len(atoms)):
+        def holds(lits, bits=bits):
+            return all(bool(bits >> index[a] & 1) == want for a, want in lits)
+
+        if holds(conjunctions[0]) and not any(holds(c) for c in conjunctions[1:]):
+            return False
+    return True
 
 
 def _name_and_finish(kernel: Kernel, steps, spaces: dict, counter: list) -> tuple:
