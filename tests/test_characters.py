@@ -10,6 +10,7 @@ import pytest
 from f2loopy.diagnostics import FortranError
 from f2loopy.frontend import parse_fortran
 from f2loopy.frontend.characters import character_code
+from f2loopy.ir.roles import Character, Dummy
 from util import farray, needs_gfortran, run_both, translate_and_load
 
 DGEMV = """
@@ -152,7 +153,7 @@ def test_kernel_sees_codes_and_glue_takes_str(tmp_path):
            "  if (trans == 'T') k = n\nend subroutine\n")
     knl = parse_fortran(src, "t.f90")[0]
     arg = knl.arg_dict["trans"]
-    assert arg.character and arg.dtype == np.int32
+    assert arg.role == Dummy(character=Character(length=1)) and arg.dtype == np.int32
     # the code of the caller's string says whether more characters follow,
     # which a character*1 dummy does not see: only the first one counts
     assert "if (mod(trans, 256) == 84) k = n" in str(knl)
@@ -420,7 +421,7 @@ def test_declared_length_sees_that_many_characters(actual, tmp_path, cl_queue):
 def test_declared_length_reaches_both_glues(tmp_path):
     from f2loopy.pipeline import translate_text
     result = translate_text(DECLARED_LENGTH, tmp_path / "dl.f")
-    assert result.kernels[0].arg_dict["c"].character == 2
+    assert result.kernels[0].arg_dict["c"].role == Dummy(character=Character(length=2))
     texts = {p.suffix: t for p, t in result.outputs.items()}
     assert "'character2')" in texts[".py"]
     assert "(1:min(2, len(" in texts[".f90"]

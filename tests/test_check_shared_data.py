@@ -13,6 +13,7 @@ from f2loopy.frontend.search_path import SearchPath
 from f2loopy.pipeline import translate_text
 from f2loopy.verify.check import check_source
 from f2loopy.verify.fortran import FortranLibrary, FortranToolError, _shim
+from f2loopy.ir.roles import Component
 from util import needs_gfortran
 
 #: a module with kinds, parameters, arrays and derived types (one with an
@@ -244,7 +245,7 @@ def test_a_module_missing_from_the_path_is_named(tmp_path):
 def test_structured_arrays_hold_the_components_in_fortran_order():
     from f2loopy.verify.shared_data import _structured
     (k,) = parse_fortran(PHYSCONST + CLOUD_STEP, "k.f90").kernels
-    members = [a for a in k.fortran_args if a.component and a.component[0] == "cols"]
+    members = [a for a in k.fortran_args if isinstance(a.role, Component) and a.role.root == "cols"]
     q = np.asfortranarray(np.arange(12.0).reshape(3, 4, order="F"))
     t = np.arange(4.0) + 100
     arr = _structured(members, {"cols_q": q, "cols_t": t})

@@ -15,6 +15,7 @@ import pytest
 from f2loopy.diagnostics import FortranError
 from f2loopy.frontend import parse_fortran
 from f2loopy.ir.serialize import decode_kernel, encode_kernel
+from f2loopy.ir.roles import Component
 from fortran_util import assert_all_ok, build_runtime, compile_and_run, needs_toolchain
 
 YOECLDP = """\
@@ -55,19 +56,21 @@ end subroutine clk
 
 def test_components_are_flattened():
     knl = parse_fortran(YOECLDP + KERNEL, "k.f90")["clk"]
-    comps = [(a.name, a.component, a.intent) for a in knl.fortran_args if a.component]
+    comps = [(a.name, a.role.path, a.intent) for a in knl.fortran_args
+             if isinstance(a.role, Component)]
     assert comps == [("st_ncount", ("st", "ncount"), "inout"),
                      ("st_coef", ("st", "coef"), "inout"), ("st_q_x", ("st", "q", "x"), "inout")]
     assert knl.arg_dict["st_coef"].shape == (3,)
-    assert knl.arg_dict["st_coef"].component_type == ("yoecldp", "tecldp", 0)
-    stored = {a.storage: a for a in knl.storage_args}
+    assert knl.arg_dict["st_coef"].role == Component(
+        path=("st", "coef"), type_module="yoecldp", type_name="tecldp", type_rank=0)
+    stored = {a.role.key: a for a in knl.storage_args}
     assert sorted(stored) == [("module", "yoecldp", "yrecldp", "coef"),
                               ("module", "yoecldp", "yrecldp", "ramin"),
                               ("module", "yoecldp", "yrecldp", "rlmin")]
-    assert float(stored[("module", "yoecldp", "yrecldp", "ramin")].storage_init) == 1e-8
+    assert float(stored[("module", "yoecldp", "yrecldp", "ramin")].role.init) == 1e-8
     again = decode_kernel(encode_kernel(knl))
-    assert again.arg_dict["st_q_x"].component == ("st", "q", "x")
-    assert [a.storage for a in again.storage_args] == [a.storage for a in knl.storage_args]
+    assert again.arg_dict["st_q_x"].role.path == ("st", "q", "x")
+    assert [a.role for a in again.storage_args] == [a.role for a in knl.storage_args]
 
 
 @pytest.mark.parametrize("body, message", [
@@ -322,7 +325,8 @@ end subroutine
 def test_arrays_of_derived_type_are_flattened():
     knl = parse_fortran(POINTS, "p.f90")["move"]
     w = knl.arg_dict["pts_w"]
-    assert (w.component, w.component_type) == (("pts", "w"), ("geom", "point", 1))
+    assert w.role == Component(path=("pts", "w"), type_module="geom", type_name="point",
+                               type_rank=1)
     assert [str(s) for s in w.shape] == ["2", "n"]          # the component's axes first
     with pytest.raises(FortranError) as e:
         parse_fortran(POINTS.replace("pts(i)%tag = i", "pts%tag = i"), "p.f90")

@@ -69,4 +69,4 @@ def test_refused_declaration_does_not_make_a_dummy_untyped(tmp_path):
 def test_assumed_length_character_dummy_has_a_type():
     knl = parse_fortran("subroutine s(side, x)\n  character*(*) side\n  real x\n"
                         "  if (side == 'L') x = 1\nend subroutine\n", "t.f90")[0]
-    assert knl.arg_dict["side"].character
+    assert knl.arg_dict["side"].role.character

@@ -12,6 +12,7 @@ import pytest
 
 from f2loopy.frontend import parse_fortran
 from f2loopy.ir.serialize import decode_kernel, encode_kernel
+from f2loopy.ir.roles import Result
 from fortran_util import assert_all_ok, build_runtime, compile_and_run, needs_toolchain, translate
 from util import fortran_reference, needs_gfortran, translate_and_load
 
@@ -67,8 +68,8 @@ def test_functions_become_kernels():
     assert [k.name for k in tu] == ["ddot", "sasum", "idamax"]
     ddot = tu["ddot"]
     res = ddot.result_arg
-    assert (res.name, res.dtype, res.intent, res.is_result) == ("ddot", np.float64, "out",
-                                                                True)
+    assert (res.name, res.dtype, res.intent, res.role) == ("ddot", np.float64, "out",
+                                                           Result())
     assert [a.name for a in ddot.fortran_args] == ["n", "dx", "incx", "dy", "incy"]
     assert "ddot: float64, scalar, the function result" in str(ddot)
     again = decode_kernel(encode_kernel(ddot))

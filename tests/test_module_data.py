@@ -12,6 +12,7 @@ import pytest
 from f2loopy.diagnostics import FortranError
 from f2loopy.frontend import parse_fortran
 from f2loopy.ir.serialize import decode_kernel, encode_kernel
+from f2loopy.ir.roles import SavedLocal
 from fortran_util import assert_all_ok, build_runtime, compile_and_run, needs_toolchain
 
 PHYS = """\
@@ -57,19 +58,19 @@ def test_module_variables_are_arguments():
     assert [a.name for a in heat.fortran_args] == ["n", "u"]
     stored = {a.name: a for a in heat.storage_args}
     assert sorted(stored) == ["alpha", "calls", "table"]
-    assert stored["calls"].storage == ("module", "phys", "calls")
+    assert stored["calls"].role.key == ("module", "phys", "calls")
     assert stored["table"].shape == (4,) and stored["table"].lower_bounds == (0,)
-    assert stored["table"].storage_init.tolist() == [1.0, 2.0, 3.0, 4.0]
-    assert float(stored["alpha"].storage_init) == 0.5
-    assert stored["calls"].storage_init is None
+    assert stored["table"].role.init.tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert float(stored["alpha"].role.init) == 0.5
+    assert stored["calls"].role.init is None
     again = decode_kernel(encode_kernel(heat))
-    assert [a.storage for a in again.storage_args] == [a.storage for a in heat.storage_args]
-    assert again.storage_args[2].storage_init.tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert [a.role for a in again.storage_args] == [a.role for a in heat.storage_args]
+    assert again.storage_args[2].role.init.tolist() == [1.0, 2.0, 3.0, 4.0]
 
 
 def test_renamed_in_a_callee_is_the_same_argument():
     bump = _kernels()["bump"]
-    assert [(a.name, a.storage[2]) for a in bump.storage_args] == [("c", "calls"),
+    assert [(a.name, a.role.key[2]) for a in bump.storage_args] == [("c", "calls"),
                                                                   ("t", "table")]
 
 
@@ -212,7 +213,7 @@ end subroutine tick
 
 def test_common_block_is_passed_whole():
     tick = parse_fortran(COMMON, "c.f90")["tick"]
-    assert [(a.name, a.storage) for a in tick.storage_args] == [
+    assert [(a.name, a.role.key) for a in tick.storage_args] == [
         ("w", ("common", "blk", "w")), ("s", ("common", "blk", "s")),
         ("cnt", ("common", "blk", "cnt"))]
     assert "w: float64, shape (3), common /blk/ member w" in str(tick)
@@ -324,9 +325,9 @@ end subroutine counter
 def test_saved_locals_are_storage():
     knl = parse_fortran(SAVED, "s.f90")["counter"]
     stored = {a.name: a for a in knl.storage_args}
-    assert stored["calls"].storage == ("save", "counter", "calls")
-    assert int(stored["calls"].storage_init) == 0
-    assert stored["acc"].storage_init.tolist() == [0.5, 0.0]
+    assert stored["calls"].role == SavedLocal(procedure="counter", name="calls", init=stored["calls"].role.init)
+    assert int(stored["calls"].role.init) == 0
+    assert stored["acc"].role.init.tolist() == [0.5, 0.0]
     assert "calls: int32, scalar, saved local of counter" in str(knl)
 
 

@@ -201,7 +201,7 @@ def test_internal_procedures_of_a_program_are_kernels_with_host_data():
     step = tu["step"]
     assert [k.name for k in tu] == ["step", "energy"]
     assert step.host_program and step.module == "heat"
-    assert [(a.name, a.storage) for a in step.storage_args] == [
+    assert [(a.name, a.role.key) for a in step.storage_args] == [
         ("alpha", ("module", "heat", "alpha")), ("steps", ("module", "heat", "steps"))]
     assert [a.name for a in step.fortran_args] == ["v"]
     from f2loopy.ir.serialize import decode_kernel, encode_kernel
@@ -269,7 +269,7 @@ end subroutine
 def test_dummies_sized_by_module_variables():
     k = parse_fortran(NMAT, "n.f90")["mix"]
     assert tuple(map(str, k.arg_dict["xs"].shape)) == ("nmat", "ncell + 1")
-    assert [(a.name, a.storage) for a in k.storage_args] == [
+    assert [(a.name, a.role.key) for a in k.storage_args] == [
         ("ncell", ("module", "dims", "ncell")), ("nmat", ("module", "dims", "nmat"))]
     with pytest.raises(UnsupportedFeatureError) as e:
         parse_fortran(NMAT.replace("  use dims, only: nmat, ncell\n",

@@ -149,7 +149,7 @@ def make_inputs(kernel, sizes: dict, seed: int = 0) -> list:
     rng = np.random.default_rng(seed)
     values = dict(sizes)
     for a in kernel.args:
-        if getattr(a, "fixed_value", None) is not None:
+        if a.fixed_value is not None:
             values[a.name] = a.fixed_value
     args = []
     for a in kernel.args:
@@ -258,7 +258,7 @@ def device_args(gk, host_args, queue):
             arr = np.array([value], dtype=ka.dtype)
         else:
             arr = value
-            layout = getattr(ka.ir_arg, "fortran_layout", None)
+            layout = ka.ir_arg.fortran_layout
             if layout is not None:
                 arr = relaid(arr, layout.splits, slowest_first(ka.ir_arg))
             if arr.dtype == np.bool_:
@@ -269,7 +269,7 @@ def device_args(gk, host_args, queue):
         values = {ka.name: v for ka, v in zip(gk.arguments, host_args)
                   if not hasattr(v, "shape") or np.ndim(v) == 0}
         values.update({a.name: a.fixed_value for a in gk.kernel.args
-                       if getattr(a, "fixed_value", None) is not None})
+                       if a.fixed_value is not None})
         for sb in gk.scratch:
             n = int(eval(py_int_expr(sb.elements),  # noqa: S307 - our own expression
                          {"_tdiv": tdiv, "min": min, "max": max}, values))
@@ -335,7 +335,7 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
         prg = cl.Program(queue.context, join_program([gk])).build(options=options)
         args = make_inputs(gk.kernel, sizes, seed)
         values = {**sizes, **{a.name: a.fixed_value for a in gk.kernel.args
-                              if getattr(a, "fixed_value", None) is not None}}
+                              if a.fixed_value is not None}}
         from f2loopy.bench.launches import launcher, time_calls
         # correctness: one run on fresh inputs through the glue's layout handling
         bufs = device_args(gk, args, queue)
@@ -415,7 +415,7 @@ def read_outputs(gk, bufs, args, queue) -> dict:
             cl.enqueue_copy(queue, host, buf)
             outputs[ka.name] = host[0]
             continue
-        layout = getattr(ka.ir_arg, "fortran_layout", None)
+        layout = ka.ir_arg.fortran_layout
         if layout is not None:
             perm = slowest_first(ka.ir_arg)
             dev = np.empty(relaid(value, layout.splits, perm).shape, dtype=ka.dtype)

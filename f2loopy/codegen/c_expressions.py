@@ -14,6 +14,7 @@ import math
 import numpy as np
 import pymbolic.primitives as p
 
+from f2loopy.ir.kernel import Argument
 from f2loopy.ir.types import (
     BIT_FUNCTIONS, CONVERSIONS, FLOAT32, FLOAT64, INT32, constant_dtype, is_complex, is_integer,
     is_logical, is_real, promote)
@@ -49,11 +50,11 @@ _C_MATH_NAMES = {"gamma": "tgamma", "log_gamma": "lgamma"}
 _LOGICAL_STORAGE = {1: "char", 2: "short", 4: "int", 8: "long"}
 
 
-def arg_c_type(arg) -> str:
+def arg_c_type(arg: Argument) -> str:
     """The device type of argument *arg*'s elements: a logical argument's
     follows its kind (``logical(c_bool)``: ``char``)."""
     if np.dtype(arg.dtype).kind == "b":
-        return _LOGICAL_STORAGE[getattr(arg, "logical_kind", 4)]
+        return _LOGICAL_STORAGE[arg.logical_kind]
     return c_type(arg.dtype)
 
 

@@ -11,6 +11,7 @@ from fparser.two.utils import walk
 from f2loopy.diagnostics import UnsupportedFeatureError
 from f2loopy.ir.expressions import variables_read
 from f2loopy.ir.kernel import ArrayArg
+from f2loopy.ir.roles import Stored
 
 
 def bind_name(proc) -> str | None:
@@ -36,7 +37,7 @@ def check_bounds_unchanged(kernel) -> None:
         for e in (*a.shape, *a.lower_bounds):
             for n in sorted(variables_read(e) if e is not None else ()):
                 if n in written and kernel.arg_dict.get(n) is not None and \
-                        kernel.arg_dict[n].storage is not None:
+                        isinstance(kernel.arg_dict[n].role, Stored):
                     raise UnsupportedFeatureError(
                         f"the bounds of '{a.name}' depend on module variable '{n}', which the "
                         "subroutine or a procedure it calls assigns: not supported (give "

@@ -16,6 +16,7 @@ from f2loopy.frontend.lowering import UnitLowering
 from f2loopy.ir.expressions import variables_read
 from f2loopy.ir.folding import normalize_integer
 from f2loopy.ir.kernel import ArrayArg, ScalarArg
+from f2loopy.ir.roles import Character, Dummy, Result
 
 
 def _shape_expr(src, reader: DeclarationReader, lowering: UnitLowering, node, sym_name,
@@ -84,7 +85,8 @@ def make_arg(src, reader, lowering, symtab, dummy, first_line, is_result=False):
     if is_character(sym.dtype):
         length = character_length(sym.dtype)
         return ScalarArg(name=sym.name, dtype=np.dtype(np.int32), intent="in", span=sym.span,
-                         character=length if isinstance(length, int) else True)
+                         role=Dummy(character=Character(
+                             length=length if isinstance(length, int) else None)))
     return ScalarArg(name=sym.name, dtype=np.dtype(sym.dtype), intent=sym.intent, span=sym.span,
-                     is_result=is_result, logical_kind=sym.logical_kind,
-                     by_value="value" in sym.attributes)
+                     role=Result() if is_result else Dummy(by_value="value" in sym.attributes),
+                     logical_kind=sym.logical_kind)

@@ -15,6 +15,7 @@ import numpy as np
 
 from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
 from f2loopy.ir.kernel import ArrayArg, ScalarArg
+from f2loopy.ir.roles import Stored, stored
 
 
 def declare_module_variables(module_name: str, symtab, reader) -> None:
@@ -186,7 +187,7 @@ def storage_bounds(sym):
 def unused_module_data(symtab, args) -> tuple:
     """Descriptors of the variables of the modules *symtab*'s unit uses that
     are not among the kernel arguments *args*: the glue exposes them."""
-    passed = {a.storage for a in args if getattr(a, "storage", None) is not None}
+    passed = {a.role.key for a in args if isinstance(a.role, Stored)}
     out = []
     candidates = list(symtab.symbols())
     for info in symtab.used_modules:
@@ -202,11 +203,11 @@ def unused_module_data(symtab, args) -> tuple:
         if sym.storage_shape:
             out.append(ArrayArg(name=sym.name, dtype=dtype, shape=tuple(sym.storage_shape),
                                 lower_bounds=tuple(sym.storage_lbs), span=sym.span,
-                                storage=sym.storage, storage_init=sym.storage_init))
+                                role=stored(sym.storage, sym.storage_init)))
         else:
             out.append(ScalarArg(name=sym.name, dtype=dtype, span=sym.span,
-                                 storage=sym.storage, storage_init=sym.storage_init))
-    return tuple(sorted(out, key=lambda a: a.storage))
+                                 role=stored(sym.storage, sym.storage_init)))
+    return tuple(sorted(out, key=lambda a: a.role.key))
 
 
 def _check_logical_kind(sym) -> None:
@@ -248,8 +249,8 @@ def storage_arguments(symtab, lowering) -> list:
         if sym.storage_shape:
             args.append(ArrayArg(name=name, dtype=dtype, shape=tuple(sym.storage_shape),
                                  lower_bounds=tuple(sym.storage_lbs), span=sym.span,
-                                 storage=origin, storage_init=sym.storage_init))
+                                 role=stored(origin, sym.storage_init)))
         else:
-            args.append(ScalarArg(name=name, dtype=dtype, span=sym.span, storage=origin,
-                                  storage_init=sym.storage_init))
+            args.append(ScalarArg(name=name, dtype=dtype, span=sym.span,
+                                  role=stored(origin, sym.storage_init)))
     return args

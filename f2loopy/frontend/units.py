@@ -39,6 +39,7 @@ from f2loopy.ir.folding import NotConstant, evaluate_constant
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.isl_tools import NonAffineError, align_params, make_space, pwaff_from_expr
 from f2loopy.ir.kernel import AddressSpace, Kernel, ScalarArg, Temporary
+from f2loopy.ir.roles import Component, Extent
 from f2loopy.ir.work_limit import parent_isl_limit
 
 @dataclass(eq=False)
@@ -657,9 +658,10 @@ def _lower(src, proc, registry, errors):
             owner = derived_of.get(d.lower())
             if owner is not None:
                 tdef = owner.derived
-                arg = arg.copy(component=tuple(symtab.get(d).path),
-                               component_type=(tdef.module or "", tdef.name,
-                                               len(owner.dims or ())))
+                arg = arg.copy(role=Component(path=tuple(symtab.get(d).path),
+                                              type_module=tdef.module or "",
+                                              type_name=tdef.name,
+                                              type_rank=len(owner.dims or ())))
             args.append(arg)
         except FortranError as exc:
             if errors is None:
@@ -675,7 +677,7 @@ def _lower(src, proc, registry, errors):
                 f"assumed-shape arrays of derived type ('{root}') are not supported: declare "
                 f"its bounds ({root}(n))", symtab.get(root).span)
         args.append(ScalarArg(name=name, dtype=np.dtype(np.int32), intent="in",
-                              span=sym.span, extent_of=(sym.name, axis)))
+                              span=sym.span, role=Extent(array=sym.name, axis=axis)))
     temporaries = _make_temporaries(src, lowering, symtab, dummies + [s.name for s in storage])
     if errors:
         return None

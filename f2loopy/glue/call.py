@@ -160,7 +160,7 @@ def _infer_sizes(kernel: Kernel, values: dict, missing: list) -> None:
         value = values.get(arg.name)
         if arg.is_scalar or value is None or not hasattr(value, "shape"):
             continue
-        layout = getattr(arg, "fortran_layout", None)
+        layout = arg.fortran_layout
         shape = layout.shape if layout is not None else arg.shape
         if len(value.shape) != len(shape):
             continue
@@ -171,7 +171,7 @@ def _infer_sizes(kernel: Kernel, values: dict, missing: list) -> None:
 
 
 def _allocate(kernel: Kernel, arg, values: dict, queue, on_device: bool):
-    layout = getattr(arg, "fortran_layout", None)
+    layout = arg.fortran_layout
     shape_exprs = layout.shape if layout is not None else arg.shape
     if any(s is None for s in shape_exprs):
         raise KernelCallError(f"{kernel.name}: argument '{arg.name}' is missing (an "

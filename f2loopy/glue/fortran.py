@@ -45,6 +45,8 @@ from f2loopy.glue.fexpr import (
     FORTRAN_TYPES, LOCAL_PREFIX, HostExpressionError, f_bool_expr, f_int_expr, f_literal,
     f_string, local_int, wrap)
 from f2loopy.ir.printing import expr_to_str
+from f2loopy.ir.roles import (
+    CommonMember, Component, Dummy, Extent, ModuleVariable, Result, SavedLocal, Stored)
 from f2loopy.version import __version__
 
 _ERRORS = ("F2L_OK", "F2L_ERROR_NO_DEVICE", "F2L_ERROR_OPENCL", "F2L_ERROR_BUILD",
@@ -176,7 +178,7 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     # to a subroutine that takes the module variables (which the public one
     # 'use's) and then the result as extra arguments
     clash = clash or result is not None or bool(stored) or \
-        any(getattr(a, "component", None) for a in k.args)
+        any(isinstance(a.role, Component) for a in k.args)
     nm = {a.name: f"{LOCAL_PREFIX}arg_{a.name}" if clash else a.name for a in k.args}
     options = " ".join(gk.build_options)
 
@@ -193,9 +195,11 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
 
     # the extents of assumed-shape arrays, from the arrays passed
     # (computed before the 64-bit copies of the scalars below, which use them)
-    hidden = {a.name: a.extent_of for a in k.extent_args}
+    hidden = {a.name: a.role for a in k.extent_args}
     extent_body = _Body()
-    for ext_name, (array, axis) in hidden.items():
+    for ext_name, role in hidden.items():
+        assert isinstance(role, Extent)
+        array, axis = role.array, role.axis
         rank = k.variable(array).fortran_ndim
         locals_.append(f"integer(c_int32_t), target :: {nm[ext_name]}")
         extent_body.add(f"{nm[ext_name]} = 0")
@@ -215,7 +219,7 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
         ftype, nbytes = _ftype(ka.dtype)
         a = ka.ir_arg
         is_logical = np.dtype(ka.dtype).kind == "b"
-        lkind = getattr(a, "logical_kind", 4)
+        lkind = a.logical_kind
         if is_logical and lkind != 4:
             # the caller's storage, as the device holds it (logical(c_bool): 1 byte)
             ftype, nbytes = f"logical({lkind})", lkind
@@ -226,7 +230,8 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
                 slots[a.name] = index
                 index += 1
             continue
-        if getattr(a, "character", False) and ka.kind == "value":
+        character = a.role.character if isinstance(a.role, Dummy) else None
+        if character is not None and ka.kind == "value":
             # a character flag: the code of its first character, plus 256 if
             # more non-blank ones follow (f2loopy.frontend.characters)
             decls.append((None, "character(len=*), intent(in)", a.name))
@@ -235,9 +240,9 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
             body.add(f"{tmp} = 32")
             body.add(f"if (len({nm[a.name]}) > 0) {tmp} = ichar({nm[a.name]}(1:1))")
             seen = nm[a.name]
-            if not isinstance(a.character, bool):
+            if character.length is not None:
                 # a declared length: the dummy sees that many characters
-                seen = f"{nm[a.name]}(1:min({int(a.character)}, len({nm[a.name]})))"
+                seen = f"{nm[a.name]}(1:min({character.length}, len({nm[a.name]})))"
             body.add(f"if (len_trim({seen}) > 1) {tmp} = {tmp} + 256")
             body.add(f"call f2l_c%value({index}, c_loc({tmp}), {nbytes}_c_size_t)")
             slots[a.name] = index
@@ -357,8 +362,8 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     # a main program's variables cannot be 'use'd: the public procedure takes
     # those its internal procedure uses by host association as arguments,
     # after the Fortran ones (call step_cl(u, alpha) for step(u) in program p)
-    hosted = [a for a in stored if k.host_program and a.storage[0] == "module"
-              and a.storage[1] == (k.module or "").lower()]
+    hosted = [a for a in stored if k.host_program and isinstance(a.role, ModuleVariable)
+              and a.role.module == (k.module or "").lower()]
     uses, others = _module_variable_access([a for a in stored if a not in hosted])
     rest = iter(others)
     forwarded = [a.name if a in hosted else next(rest) for a in stored]
@@ -366,13 +371,13 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
                     and (result is None or d[2] != result.name)]
     # derived-type arguments: the public procedure takes the object and
     # passes its components
-    parts = [a for a in k.fortran_args if getattr(a, "component", None)]
+    parts = [a for a in k.fortran_args if isinstance(a.role, Component)]
     public_names, actuals = [], []
     for a in k.fortran_args:
-        if getattr(a, "component", None):
-            actuals.append("%".join(a.component))
-            if a.component[0] not in public_names:
-                public_names.append(a.component[0])
+        if isinstance(a.role, Component):
+            actuals.append("%".join(a.role.path))
+            if a.role.root not in public_names:
+                public_names.append(a.role.root)
         else:
             actuals.append(a.name)
             public_names.append(a.name)
@@ -434,23 +439,26 @@ def _module_variable_access(stored) -> tuple[list, list]:
     expressions that pass each."""
     uses, forwarded, seen = [], [], set()
     for a in stored:
-        if a.storage[0] == "module":
-            module, var = a.storage[1], a.storage[2]
+        role = a.role
+        if isinstance(role, ModuleVariable):
+            module, var = role.module, role.path[0]
             local = f"{LOCAL_PREFIX}mv_{module}_{var}"
             if (module, var) not in seen:
                 seen.add((module, var))
                 uses.append(f"use {module}, only: {local} => {var}")
-            forwarded.append("%".join((local, *a.storage[3:])))
-        elif a.storage[0] == "save":
+            forwarded.append("%".join((local, *role.path[1:])))
+        elif isinstance(role, SavedLocal):
             forwarded.append(_saved_name(a))
         else:
             forwarded.append(f"{LOCAL_PREFIX}mv_{a.name}")
-    uses += _common_declarations([a for a in stored if a.storage[0] == "common"])
+    uses += _common_declarations([a for a in stored if isinstance(a.role, CommonMember)])
     return uses, forwarded
 
 
 def _saved_name(a) -> str:
-    return fortran_name(f"{LOCAL_PREFIX}sv_{a.storage[1]}_{a.storage[2]}", "")
+    role = a.role
+    assert isinstance(role, SavedLocal)
+    return fortran_name(f"{LOCAL_PREFIX}sv_{role.procedure}_{role.name}", "")
 
 
 def _saved_declarations(stored) -> list[str]:
@@ -459,11 +467,11 @@ def _saved_declarations(stored) -> list[str]:
     as the original's are (else zero)."""
     out = []
     for a in stored:
-        if a.storage[0] != "save":
+        if not isinstance(a.role, SavedLocal):
             continue
         ftype, _ = _ftype(a.dtype)
         dt = np.dtype(a.dtype)
-        init = a.storage_init if a.storage_init is not None else np.zeros(
+        init = a.role.init if a.role.init is not None else np.zeros(
             tuple(int(s) for s in a.shape), dtype=dt)
         values = [f_literal(v, dt) for v in np.asarray(init).reshape(-1, order="F")]
         dims = ", ".join(f"{int(lb)}:{int(lb) + int(n) - 1}"
@@ -481,9 +489,10 @@ def _derived_arguments(k, parts, uses, public_decls, originals):
     names = {a.name for a in parts}
     decls = [d for d in public_decls if d[2] not in names]
     uses = list(uses)
-    for root in dict.fromkeys(a.component[0] for a in parts):
-        module, tname, rank = next(a.component_type for a in parts if a.component[0] == root)
-        if rank > 1 and any(a.component[0] == root and len(a.shape) > rank for a in parts):
+    for root in dict.fromkeys(a.role.root for a in parts):
+        first = next(a.role for a in parts if a.role.root == root)
+        module, tname, rank = first.type_module, first.type_name, first.type_rank
+        if rank > 1 and any(a.role.root == root and len(a.shape) > rank for a in parts):
             raise CodegenError(f"the Fortran glue of '{k.name}' cannot pass the array "
                                f"components of '{root}', an array of type({tname}) of rank "
                                f"{rank} (rank 1 only)", k.span)
@@ -507,16 +516,16 @@ def _component_copies(k, parts) -> dict:
     lines, copy-out lines)."""
     out = {}
     for a in parts:
-        rank = a.component_type[2]
+        rank = a.role.type_rank
         own = len(a.shape) - rank
         if rank != 1 or own <= 0:
             continue
         ftype, _ = _ftype(a.dtype)
-        root = a.component[0]
+        root = a.role.root
         temp = f"{LOCAL_PREFIX}c_{a.name}"
         colons = ", ".join(":" * (own + 1))
         extents = ", ".join(str(int(s)) for s in a.shape[:own])
-        element = f"{root}(lbound({root}, 1) + {LOCAL_PREFIX}i - 1)%" + "%".join(a.component[1:])
+        element = f"{root}(lbound({root}, 1) + {LOCAL_PREFIX}i - 1)%" + "%".join(a.role.path[1:])
         section = f"{temp}({', '.join(':' * own)}, {LOCAL_PREFIX}i)"
         decl = f"{ftype}, allocatable, target :: {temp}({colons})"
         copy_in = [f"allocate({temp}({extents}, size({root})))",
@@ -533,7 +542,7 @@ def _common_declarations(members) -> list[str]:
     member of each block, in order) belong to, under the glue's names."""
     out, blocks = [], {}
     for a in members:
-        blocks.setdefault(a.storage[1], []).append(a)
+        blocks.setdefault(a.role.block, []).append(a)
     for block, items in blocks.items():
         for a in items:
             ftype, _ = _ftype(a.dtype)
@@ -585,26 +594,30 @@ def _doc(gk: GeneratedKernel, glue: str, status: str, source_name: str) -> list[
         lines.append(f"  ! ({glue}: {k.name}_cl would be longer than Fortran's 63 characters)")
     for ka in gk.arguments:
         a = ka.ir_arg
-        if getattr(a, "storage", None) is not None:
+        role = a.role
+        if isinstance(role, Stored):
             how = "updated" if ka.written or ka.kind == "scalar_ref" else "read"
-            what = {"module": f"module variable {a.storage[1]}::{'%'.join(a.storage[2:])}",
-                    "common": f"common /{a.storage[1]}/ member {a.storage[2]}",
-                    "save": f"saved local {a.storage[2]} (kept by the glue)"}[a.storage[0]]
-            if k.host_program and a.storage[0] == "module":
-                lines.append(f"  !   {a.name}: variable of program {a.storage[1]} (host "
+            if isinstance(role, ModuleVariable):
+                what = f"module variable {role.module}::{'%'.join(role.path)}"
+            elif isinstance(role, CommonMember):
+                what = f"common /{role.block}/ member {role.member}"
+            else:
+                what = f"saved local {role.names[0]} (kept by the glue)"
+            if k.host_program and isinstance(role, ModuleVariable):
+                lines.append(f"  !   {a.name}: variable of program {role.module} (host "
                              f"association), passed after the arguments: {how}")
                 continue
             lines.append(f"  !   {what} (the glue passes it): {how}")
-        elif getattr(a, "component", None) is not None:
+        elif isinstance(role, Component):
             how = "updated" if ka.written or ka.kind == "scalar_ref" else "read"
-            lines.append(f"  !   {'%'.join(a.component)}: component, {how}")
+            lines.append(f"  !   {'%'.join(role.path)}: component, {how}")
         elif ka.kind == "array":
             how = "updated" if ka.written else "read"
             lines.append(f"  !   {fortran_comment(_declaration_text(a))}: array, {how}")
         elif ka.kind == "fixed":
             lines.append(f"  !   {a.name}: must be {fortran_comment(a.fixed_value)} (fixed when "
                          "translated)")
-        elif ka.kind == "scalar_ref" and getattr(a, "is_result", False):
+        elif ka.kind == "scalar_ref" and isinstance(role, Result):
             lines.append(f"  !   returns the function's value ({a.name})")
         elif ka.kind == "scalar_ref":
             lines.append(f"  !   {a.name}: scalar, returns the kernel's value")
@@ -684,7 +697,7 @@ def _layout_conversion(arg):
     None: no conversion; a string: why the glue cannot; else ``(extents,
     terms, device_elems)`` for :c:func:`f2l_relayout` as expressions.
     """
-    lay = getattr(arg, "fortran_layout", None)
+    lay = arg.fortran_layout
     if lay is None:
         return None
     ndim = len(arg.shape)

@@ -5,6 +5,7 @@ C callers."""
 from __future__ import annotations
 
 from f2loopy.escape import c_comment, c_string
+from f2loopy.ir.roles import Component, Result, Stored
 from f2loopy.version import __version__
 
 
@@ -30,8 +31,7 @@ def _c_argument_comment(kernels) -> list[str]:
     OpenCL program: module variables, common blocks and derived-type
     components are extra pointer arguments after the Fortran ones."""
     extra = [gk for gk in kernels
-             if any(getattr(a, "storage", None) or getattr(a, "component", None)
-                    or getattr(a, "is_result", False) for a in gk.kernel.args)]
+             if any(isinstance(a.role, (Stored, Component, Result)) for a in gk.kernel.args)]
     if not extra:
         return []
     out = ["/* Kernel arguments, in order.  Scalars the kernel writes, arrays, module variables,",
@@ -44,14 +44,15 @@ def _c_argument_comment(kernels) -> list[str]:
         for ka in gk.arguments:
             a = ka.ir_arg
             what = ""
-            if getattr(a, "storage", None):
-                where = "%".join(a.storage[2:])
-                what = {"module": f" = module {a.storage[1]} variable {where}",
-                        "common": f" = common /{a.storage[1]}/ {where}",
-                        "save": f" = saved local {where} of {a.storage[1]}"}[a.storage[0]]
-            elif getattr(a, "component", None):
-                what = f" = {'%'.join(a.component)}"
-            elif getattr(a, "is_result", False):
+            role = a.role
+            if isinstance(role, Stored):
+                where = "%".join(role.names)
+                what = {"module": f" = module {role.owner} variable {where}",
+                        "common": f" = common /{role.owner}/ {where}",
+                        "save": f" = saved local {where} of {role.owner}"}[role.kind]
+            elif isinstance(role, Component):
+                what = f" = {'%'.join(role.path)}"
+            elif isinstance(role, Result):
                 what = " = the function's value"
             ptr = "*" if ka.kind in ("array", "scalar_ref") else ""
             parts.append(f"{ptr}{a.name}{what}")

@@ -19,6 +19,7 @@ import numpy as np
 
 from f2loopy.codegen.names import py_name
 from f2loopy.diagnostics import CodegenError
+from f2loopy.ir.roles import CommonMember, Component, SavedLocal, Stored
 
 #: names the glue module defines at its top level besides the kernels
 _GLUE_NAMES = {"os", "threading", "np", "cl", "CL_FILE", "CL_SHA256", "KernelArgumentError"}
@@ -132,26 +133,24 @@ def modules_used(kernels) -> dict:
     blocks: dict = {}
     for k in kernels:
         for a in k.storage_args:
-            if len(a.storage) != 3 and a.storage[0] != "module":
-                raise CodegenError("invalid storage", a.span)
-    for k in kernels:
-        for a in k.storage_args:
-            if a.storage[0] != "common":
+            role = a.role
+            if not isinstance(role, CommonMember):
                 continue
-            layout = [m.storage[2] for m in k.storage_args if m.storage[:2] == a.storage[:2]]
-            seen = blocks.setdefault(a.storage[1], (k.name, layout))
+            layout = [m.role.member for m in k.storage_args
+                      if isinstance(m.role, CommonMember) and m.role.block == role.block]
+            seen = blocks.setdefault(role.block, (k.name, layout))
             if seen[1] != layout:
-                raise CodegenError(f"common block /{a.storage[1]}/ has members "
+                raise CodegenError(f"common block /{role.block}/ has members "
                                    f"{', '.join(seen[1])} in '{seen[0]}' but "
                                    f"{', '.join(layout)} in '{k.name}' (the glue exposes "
                                    "them by name: use the same names everywhere)", k.span)
-    used = {object_name(a.storage) for k in kernels for a in k.storage_args}
+    used = {object_name(a.role) for k in kernels for a in k.storage_args}
     for k in kernels:
         # the other variables of the modules whose variables a kernel uses
         # (not passed: no kernel uses them) are exposed too
-        extra = [a for a in getattr(k, "module_data", ()) if object_name(a.storage) in used]
+        extra = [a for a in k.module_data if object_name(a.role) in used]
         for a in list(k.storage_args) + extra:
-            module, var = object_name(a.storage), tuple(a.storage[2:])
+            module, var = object_name(a.role), a.role.names
             seen = out.setdefault(module, {}).get(var)
             if seen is not None and (np.dtype(seen.dtype) != np.dtype(a.dtype)
                                      or tuple(seen.shape) != tuple(a.shape)):
@@ -161,16 +160,16 @@ def modules_used(kernels) -> dict:
     return out
 
 
-def object_name(storage) -> str:
-    """The name of the glue object holding *storage*: the module's or common
-    block's name, ``<procedure>_save`` for the saved locals of a procedure."""
-    return storage[1] + "_save" if storage[0] == "save" else storage[1]
+def object_name(role: Stored) -> str:
+    """The name of the glue object holding the data of *role*: the module's or
+    common block's name, ``<procedure>_save`` for the saved locals of a procedure."""
+    return role.owner + "_save" if isinstance(role, SavedLocal) else role.owner
 
 
 def python_module_objects(kernels) -> str:
     """Definitions of the module-data objects of *kernels* (empty if none)."""
     modules = modules_used(kernels)
-    if not modules and not any(getattr(a, "component", None) for k in kernels
+    if not modules and not any(isinstance(a.role, Component) for k in kernels
                                for a in k.args):
         return ""
     taken = _GLUE_NAMES | {py_name(k.name) for k in kernels}
@@ -183,7 +182,7 @@ def python_module_objects(kernels) -> str:
         if module in taken:
             raise CodegenError(f"module '{module}' has the name of a function or variable of "
                                "the Python glue; rename it")
-        kinds = {a.storage[0] for a in modules[module].values()}
+        kinds = {a.role.kind for a in modules[module].values()}
         if len(kinds) > 1:
             raise CodegenError(f"'{module}' is both a module and a common block; rename one")
         what = {"module": f"module {module}", "common": f"common /{module}/",
@@ -215,15 +214,15 @@ def _values(tree: dict, depth: int) -> list[str]:
         dtype = np.dtype(a.dtype)
         shape = tuple(int(s) for s in a.shape)
         data = None
-        if a.storage_init is not None:
-            data = np.asarray(a.storage_init, dtype=dtype).reshape(-1, order="F") \
+        if a.role.init is not None:
+            data = np.asarray(a.role.init, dtype=dtype).reshape(-1, order="F") \
                 .tobytes().hex()
         out.append(f"{pad}{py_name(name)}=_initial({dtype.name!r}, {shape!r}, {data!r}),")
     return out
 
 
 def _attribute_path(a) -> str:
-    return ".".join(py_name(x) for x in (object_name(a.storage), *a.storage[2:]))
+    return ".".join(py_name(x) for x in (object_name(a.role), *a.role.names))
 
 
 def storage_reads(k) -> list[str]:
@@ -243,7 +242,7 @@ def fortran_parameters(k) -> list[str]:
     in place of its flattened components."""
     out = []
     for a in k.fortran_args:
-        name = a.component[0] if getattr(a, "component", None) else a.name
+        name = a.role.root if isinstance(a.role, Component) else a.name
         if name not in out:
             out.append(name)
     return out
@@ -254,9 +253,9 @@ def component_reads(k) -> list[str]:
     objects passed."""
     out = []
     for a in k.fortran_args:
-        if getattr(a, "component", None):
-            root, path = a.component[0], tuple(a.component[1:])
-            rank = a.component_type[2]
+        if isinstance(a.role, Component):
+            root, path = a.role.root, a.role.path[1:]
+            rank = a.role.type_rank
             if rank:
                 out.append(f"    {py_name(a.name)}, {py_name(a.name)}_field = _field("
                            f"{k.name!r}, {root!r}, {py_name(root)}, {path!r}, {rank}, "
@@ -271,12 +270,13 @@ def component_writes(k, written: set) -> list[str]:
     """Lines that set the scalar components the kernel wrote on the objects."""
     out = []
     for a in k.fortran_args:
-        if getattr(a, "component", None) and a.component_type[2]:
+        role = a.role
+        if isinstance(role, Component) and role.type_rank:
             if a.name in written:           # a field of an array of derived type
                 out.append(f"    {py_name(a.name)}_field()")
             continue
-        if getattr(a, "component", None) and not a.shape and a.name in written:
-            root, path = a.component[0], tuple(a.component[1:])
+        if isinstance(role, Component) and not a.shape and a.name in written:
+            root, path = role.root, role.path[1:]
             out.append(f"    _set_component({k.name!r}, {root!r}, {py_name(root)}, {path!r}, "
                        f"_{py_name(a.name)}_host[0])")
     return out

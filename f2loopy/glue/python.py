@@ -13,6 +13,7 @@ import hashlib
 import numpy as np
 
 from f2loopy.ir.types import is_complex, is_integer, is_logical
+from f2loopy.ir.roles import Character, Component, Extent, character_of
 from f2loopy.codegen import GeneratedKernel
 from f2loopy.codegen.names import py_name
 from f2loopy.diagnostics import CodegenError
@@ -438,12 +439,11 @@ def runtime_source() -> str:
         "__ERROR_SLOTS__", str(ERROR_VALUES + 1))
 
 
-def _character_kind(arg) -> str:
+def _character_kind(character: Character) -> str:
     """``'character'`` (assumed length) or ``'characterL'`` (declared L)."""
-    length = arg.character
-    if isinstance(length, bool):
+    if character.length is None:
         return "character"
-    return f"character{int(length)}"
+    return f"character{character.length}"
 
 
 def _kind(dtype) -> str:
@@ -515,7 +515,7 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
         hidden.add(result.name)
     stored = {a.name for a in k.storage_args}
     hidden |= stored
-    parts = {a.name: a for a in k.args if getattr(a, "component", None)}
+    parts = {a.name: a for a in k.args if isinstance(a.role, Component)}
     hidden |= set(parts)
     doc = [f'    """OpenCL version of Fortran ``{unit} {k.name}({decl})``{where}.', "",
            "    Arguments:"]
@@ -533,17 +533,18 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
                           "holding 0/1)"}.get(a.logical_kind, "bool (or int32 holding 0/1)")
             what = f"{ftype} array ({shape}), numpy dtype {dtname}, order 'F'"
             what += "; updated in place" if ka.written else ""
-        elif getattr(a, "character", False):
+        elif character_of(a.role) is not None:
             what = "character (a Python str)"
         else:
             what = f"{ftype} scalar" + ("; new value returned" if ka.kind == "scalar_ref"
                                         else "")
         doc.append(f"      {a.name}: {py_docstring(what)}")
     written = {ka.name for ka in gk.arguments if ka.kind == "scalar_ref" or ka.written}
-    for root in dict.fromkeys(a.component[0] for a in parts.values()):
-        members = [a for a in parts.values() if a.component[0] == root]
-        module, tname, rank = members[0].component_type
-        comps = ", ".join("%".join(a.component[1:]) + (" (updated)" if a.name in written
+    for root in dict.fromkeys(a.role.root for a in parts.values()):
+        members = [a for a in parts.values() if a.role.root == root]
+        first = members[0].role
+        module, tname, rank = first.type_module, first.type_name, first.type_rank
+        comps = ", ".join("%".join(a.role.path[1:]) + (" (updated)" if a.name in written
                                                         else "") for a in members)
         if rank:
             doc.append(f"      {root}: array of type({tname}), rank {rank}: a numpy structured "
@@ -557,7 +558,7 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
                    and (ka.name in stored or ka.name in parts)]
     if stored:
         doc += ["", "    Module variables (attributes of this glue module's objects): "
-                + ", ".join(".".join(a.storage[1:]) for a in k.storage_args) + "."]
+                + ", ".join(".".join(a.role.key[1:]) for a in k.storage_args) + "."]
     if result is not None:
         # the function's value first, then the scalar arguments it changes
         outs = [ka for ka in outs if ka.name == result.name] + \
@@ -574,9 +575,11 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
     lines.append("        queue = _default_queue()")
     # the extents of assumed-shape arrays come from the arrays passed
     for a in k.extent_args:
-        array = k.variable(a.extent_of[0])
+        role = a.role
+        assert isinstance(role, Extent)
+        array = k.variable(role.array)
         lines.append(f"    {py_name(a.name)} = _extent({fn!r}, {array.name!r}, "
-                     f"{py_name(array.name)}, {a.extent_of[1]}, {array.fortran_ndim})")
+                     f"{py_name(array.name)}, {role.axis}, {array.fortran_ndim})")
     lines += component_reads(k)
     lines += storage_reads(k)
     if result is not None:
@@ -586,8 +589,8 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
     for ka in gk.arguments:
         if ka.kind in ("value", "scalar_ref", "fixed"):
             v = py_name(ka.name)
-            kind = _character_kind(ka.ir_arg) if getattr(ka.ir_arg, "character", False) \
-                else _kind(ka.dtype)
+            character = character_of(ka.ir_arg.role)
+            kind = _character_kind(character) if character is not None else _kind(ka.dtype)
             if kind == "logical" and ka.ir_arg.logical_kind != 4:
                 kind = f"logical{ka.ir_arg.logical_kind}"
             lines.append(f"    {v} = _scalar({fn!r}, {ka.name!r}, {v}, np.{np.dtype(ka.dtype).name}, "
@@ -610,7 +613,7 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
         v = py_name(ka.name)
         if ka.kind == "array":
             dtype = np.dtype(ka.dtype)
-            layout = getattr(ka.ir_arg, "fortran_layout", None)
+            layout = ka.ir_arg.fortran_layout
             if layout is not None:
                 if is_logical(dtype):
                     raise ValueError("layout changes of logical arrays are not supported")

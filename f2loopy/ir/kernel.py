@@ -25,13 +25,15 @@ import dataclasses
 import enum
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, ClassVar
 
 import islpy as isl
 import numpy as np
 
 from f2loopy.diagnostics import SourceSpan
+from f2loopy.ir.fieldtypes import Number
 from f2loopy.ir.frozen import FrozenMap
+from f2loopy.ir.roles import CALLER_ROLES, ArgRole, Dummy, Extent, Result, Stored
 from f2loopy.ir.tags import ArrayAxisTag, InameTag, fortran_axis_tags
 
 
@@ -109,15 +111,9 @@ class ArrayArg(ArrayVariable):
 
     :attr intent: ``"in"``, ``"out"``, ``"inout"`` or None (not declared).
     :attr fortran_layout: the caller's layout if a transformation changed it.
-    :attr storage: ``("module", module, variable)`` for a module array the
-        kernel uses (see :attr:`ScalarArg.storage`); None for a dummy argument.
-    :attr storage_init: its initial value (numpy array, Fortran order) or None.
-    :attr component: for a component of a derived-type dummy argument, the
-        names from the argument down (``("p", "q", "x")`` for ``p%q%x``); the
-        host glue takes the object and passes its components.
-    :attr component_type: ``(module or "", type name, rank)`` of that argument
-        (rank 0: a scalar of the type; else an array of it, whose axes come
-        after the component's own in the flattened array).
+    :attr role: what the argument stands for (:mod:`f2loopy.ir.roles`): a
+        dummy argument by default; a component of a derived-type dummy, or a
+        module variable (:class:`~f2loopy.ir.roles.Stored`) the kernel uses.
     :attr logical_kind: for a logical argument, its kind: the bytes of an
         element in memory (1 for ``logical(c_bool)``: a ``char`` on the device,
         numpy ``bool`` in the glue; 4, the default, an ``int``).
@@ -126,11 +122,10 @@ class ArrayArg(ArrayVariable):
     intent: str | None = None
     fortran_layout: ArrayLayout | None = None
     address_space: AddressSpace = AddressSpace.GLOBAL
-    storage: tuple | None = None
-    storage_init: Any = None
-    component: tuple | None = None
-    component_type: tuple | None = None
+    role: ArgRole = Dummy()
     logical_kind: int = 4
+    #: (as :attr:`ScalarArg.fixed_value`: only scalars are fixed)
+    fixed_value: ClassVar[None] = None
 
     @property
     def fortran_ndim(self) -> int:
@@ -150,56 +145,35 @@ class ScalarArg(_Copyable):
     :attr fixed_value: set by :func:`~f2loopy.transform.parameters.fix_parameters`:
         the kernel was specialised for this value, no longer receives the
         argument, and the host glue checks that callers pass exactly it.
-    :attr character: a ``character`` flag: the kernel receives the int32
-        code of the caller's string (:func:`f2loopy.frontend.characters.
-        character_code`), which the host glue computes; an int is the
-        declared length (the dummy sees that many characters of the actual
-        argument), True an assumed length.
-    :attr extent_of: ``(array, axis)`` (axis from 0) for the extent of an
-        assumed-shape array argument (``a(:)``): not an argument of the
-        Fortran subroutine; the host glue takes its value from the array the
-        caller passes.  Such arguments come after the Fortran ones.
-    :attr is_result: the result of a Fortran function translated as a kernel
-        (intent out): not an argument of the Fortran function; the host glue
-        returns it.
-    :attr storage: ``("module", module, variable)`` (lower-case) for a module
-        variable the kernel uses: not an argument of the Fortran subroutine;
-        the host glue passes the variable itself.
-    :attr storage_init: the variable's initial value (a 0-d numpy array) or None.
-    :attr component: see :attr:`ArrayArg.component`.
-    :attr component_type: see :attr:`ArrayArg.component_type`.
+    :attr role: what the argument stands for (:mod:`f2loopy.ir.roles`): a
+        dummy argument (by default), a component of a derived-type dummy, the
+        function's result, the extent of an assumed-shape array, or data
+        outside the procedure (:class:`~f2loopy.ir.roles.Stored`).
     :attr logical_kind: see :attr:`ArrayArg.logical_kind`.
-    :attr by_value: the dummy has the ``value`` attribute (a copy of the
-        actual argument, which the procedure leaves unchanged).
     """
 
     name: str
     dtype: np.dtype
     intent: str | None = None
     span: SourceSpan | None = None
-    fixed_value: Any = None
-    extent_of: tuple | None = None
-    is_result: bool = False
-    character: bool | int = False
-    storage: tuple | None = None
-    storage_init: Any = None
-    component: tuple | None = None
-    component_type: tuple | None = None
+    fixed_value: Number | None = None
+    role: ArgRole = Dummy()
     logical_kind: int = 4
-    by_value: bool = False
 
     shape = ()
     lower_bounds = ()
     ndim = 0
     is_scalar = True
+    #: (as :attr:`ArrayArg.fortran_layout`: a scalar keeps its layout)
+    fortran_layout: ClassVar[ArrayLayout | None] = None
 
     @property
     def what(self) -> str:
         """The argument as messages name it."""
-        if self.extent_of is not None:
-            return f"the extent of axis {self.extent_of[1] + 1} of argument " \
-                f"'{self.extent_of[0]}'"
-        if self.is_result:
+        role = self.role
+        if isinstance(role, Extent):
+            return f"the extent of axis {role.axis + 1} of argument '{role.array}'"
+        if isinstance(role, Result):
             return f"the function result '{self.name}'"
         return f"argument '{self.name}'"
 
@@ -229,6 +203,10 @@ class Temporary(ArrayVariable):
 
     def __hash__(self):
         return hash(_tmp_key(self))
+
+
+#: a kernel argument
+Argument = ArrayArg | ScalarArg
 
 
 def _tmp_key(t: Temporary):
@@ -400,13 +378,13 @@ class Kernel(_Copyable):
     :attr span: the ``subroutine`` statement.
     :attr module: the Fortran module the subroutine belongs to, if any.
     :attr module_data: the variables of the modules the subroutine uses that
-        it does not read or write (arguments with :attr:`ArrayArg.storage`,
+        it does not read or write (arguments of a :class:`~f2loopy.ir.roles.Stored` role,
         not passed): the Python glue exposes them with the others.
     :attr bind_name: the C name of a ``bind(c)`` procedure (its binding
         label), None for others.
     :attr host_program: :attr:`module` names a main program: the kernel is
         one of its internal procedures, and the program's variables it uses
-        by host association are its module data (``storage`` of the program's
+        by host association are its module data (a :class:`~f2loopy.ir.roles.ModuleVariable` of the program's
         name), which no other unit can ``use``.
     """
 
@@ -483,32 +461,30 @@ class Kernel(_Copyable):
         return frozenset(n for insn in self.instructions for n in insn.assignee_names())
 
     @property
-    def extent_args(self) -> tuple:
-        """The extents of assumed-shape arrays (:attr:`ScalarArg.extent_of`):
-        kernel arguments that the host glue takes from the arrays."""
+    def extent_args(self) -> tuple[ScalarArg, ...]:
+        """The extents of assumed-shape arrays (role :class:`~f2loopy.ir.roles.
+        Extent`): kernel arguments that the host glue takes from the arrays."""
         return tuple(a for a in self.args
-                     if isinstance(a, ScalarArg) and a.extent_of is not None)
+                     if isinstance(a, ScalarArg) and isinstance(a.role, Extent))
 
     @property
-    def fortran_args(self) -> tuple:
+    def fortran_args(self) -> tuple[Argument, ...]:
         """The arguments of the Fortran subroutine, in order: :attr:`args`
-        less :attr:`extent_args` and :attr:`result_arg`."""
-        return tuple(a for a in self.args
-                     if not (isinstance(a, ScalarArg) and (a.extent_of is not None
-                                                           or a.is_result))
-                     and a.storage is None)
+        whose role is a dummy or a component of one."""
+        return tuple(a for a in self.args if isinstance(a.role, CALLER_ROLES))
 
     @property
-    def storage_args(self) -> tuple:
-        """The module variables the kernel uses (:attr:`ArrayArg.storage`)."""
-        return tuple(a for a in self.args if getattr(a, "storage", None) is not None)
+    def storage_args(self) -> tuple[Argument, ...]:
+        """The module variables the kernel uses (role :class:`~f2loopy.ir.
+        roles.Stored`)."""
+        return tuple(a for a in self.args if isinstance(a.role, Stored))
 
     @property
-    def result_arg(self):
-        """The result of a Fortran function translated as a kernel
-        (:attr:`ScalarArg.is_result`), or None for a subroutine."""
+    def result_arg(self) -> ScalarArg | None:
+        """The result of a Fortran function translated as a kernel (role
+        :class:`~f2loopy.ir.roles.Result`), or None for a subroutine."""
         for a in self.args:
-            if isinstance(a, ScalarArg) and a.is_result:
+            if isinstance(a, ScalarArg) and isinstance(a.role, Result):
                 return a
         return None
 

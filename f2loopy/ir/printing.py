@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from f2loopy.ir.expressions import NodeStringifier
+from f2loopy.ir.roles import CommonMember, Extent, ModuleVariable, Result, Stored
 from f2loopy.ir.kernel import (
     ArrayArg, Assignment, BarrierInstruction, Kernel, NoOpInstruction, ScalarArg)
 
@@ -46,16 +47,20 @@ def kernel_to_str(kernel: Kernel) -> str:
     out = [_RULE, f"KERNEL: {kernel.name}" + (f"  ({kernel.span})" if kernel.span else ""),
            _RULE, "ARGUMENTS:"]
     for a in kernel.args:
-        if isinstance(a, ScalarArg) and a.extent_of is not None:
-            out.append(f"{a.name}: {a.dtype}, scalar, extent of axis {a.extent_of[1] + 1} of "
-                       f"{a.extent_of[0]} (from the caller's array)")
-        elif getattr(a, "storage", None) is not None:
+        role = a.role
+        if isinstance(role, Extent):
+            out.append(f"{a.name}: {a.dtype}, scalar, extent of axis {role.axis + 1} of "
+                       f"{role.array} (from the caller's array)")
+        elif isinstance(role, Stored):
             shape = f"shape ({_shape_str(a.shape)}), " if a.shape else "scalar, "
-            where = {"module": f"module variable {a.storage[1]}::{'%'.join(a.storage[2:])}",
-                     "common": f"common /{a.storage[1]}/ member {a.storage[2]}",
-                     "save": f"saved local of {a.storage[1]}"}[a.storage[0]]
+            if isinstance(role, ModuleVariable):
+                where = f"module variable {role.module}::{'%'.join(role.path)}"
+            elif isinstance(role, CommonMember):
+                where = f"common /{role.block}/ member {role.member}"
+            else:
+                where = f"saved local of {role.owner}"
             out.append(f"{a.name}: {a.dtype}, {shape}{where}")
-        elif isinstance(a, ScalarArg) and a.is_result:
+        elif isinstance(role, Result):
             out.append(f"{a.name}: {a.dtype}, scalar, the function result")
         elif isinstance(a, ScalarArg):
             out.append(f"{a.name}: {a.dtype}, scalar" + (f", intent({a.intent})"

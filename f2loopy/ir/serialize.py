@@ -26,6 +26,7 @@ from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.kernel import (
     AddressSpace, ArrayArg, ArrayLayout, Assignment, BarrierInstruction, Kernel,
     KernelOptions, NoOpInstruction, ScalarArg, SubstitutionRule, Temporary)
+from f2loopy.ir.roles import Character, Component, Dummy, Extent, Result, stored
 from f2loopy.ir.tags import ArrayAxisTag, parse_iname_tag
 
 FORMAT = "f2loopy-kernels"
@@ -133,11 +134,7 @@ def _enc_arg(a):
         return {"kind": "scalar", "name": a.name, "dtype": _enc_dtype(a.dtype),
                 "intent": a.intent, "span": _enc_span(a.span),
                 "fixed_value": None if a.fixed_value is None else encode_expr(a.fixed_value),
-                "extent_of": None if a.extent_of is None else [a.extent_of[0],
-                                                               int(a.extent_of[1])],
-                "is_result": bool(a.is_result),
-                "character": _enc_character(a.character), **_enc_storage(a),
-                **({"by_value": True} if a.by_value else {})}
+                **_enc_storage(a)}
     d = _enc_array_common(a)
     d.update(kind="array", intent=a.intent, **_enc_storage(a))
     if a.fortran_layout is not None:
@@ -168,19 +165,65 @@ def _dec_values(init) -> np.ndarray:
     return np.array(data, dtype=dt).reshape(shape, order="F")
 
 
-def _enc_character(value):
-    """A character flag's declared length (an int), True (assumed), or False."""
-    if isinstance(value, bool):
-        return value
-    return int(value)
+def _enc_role(role) -> dict:
+    if isinstance(role, Dummy):
+        out: dict = {"kind": "dummy"}
+        if role.by_value:
+            out["by_value"] = True
+        if role.character is not None:
+            out["character"] = role.character.length or True
+        return out
+    if isinstance(role, Extent):
+        return {"kind": "extent", "array": role.array, "axis": int(role.axis)}
+    if isinstance(role, Result):
+        return {"kind": "result"}
+    if isinstance(role, Component):
+        return {"kind": "component", "path": list(role.path),
+                "type": [role.type_module, role.type_name, role.type_rank]}
+    return {"kind": "stored", "storage": list(role.key),
+            "init": None if role.init is None else _enc_values(role.init)}
 
 
-def _dec_character(value):
-    if value is None or isinstance(value, bool):
-        return value is True
-    if type(value) is not int or not 1 <= value <= 65535:
-        _fail("a character length must be an integer from 1 to 65535")
-    return value
+def _dec_role(d):
+    if not isinstance(d, dict):
+        _fail("invalid role")
+    kind = d.get("kind")
+    if kind == "dummy":
+        ch = d.get("character")
+        if ch is not None and ch is not True and (type(ch) is not int
+                                                  or not 1 <= ch <= 65535):
+            _fail("a character length must be an integer from 1 to 65535")
+        return Dummy(by_value=d.get("by_value") is True,
+                     character=None if ch is None else Character(
+                         length=None if ch is True else ch))
+    if kind == "extent":
+        axis = d.get("axis")
+        if not (type(axis) is int and 0 <= axis < 64):
+            _fail("invalid extent_of")
+        return Extent(array=_name(d.get("array")), axis=axis)
+    if kind == "result":
+        return Result()
+    if kind == "component":
+        comp, ctype = d.get("path"), d.get("type")
+        if not (isinstance(comp, list) and 2 <= len(comp) <= 32 and isinstance(ctype, list)
+                and len(ctype) == 3 and all(isinstance(x, str) for x in ctype[:2])
+                and type(ctype[2]) is int and 0 <= ctype[2] < 16):
+            _fail("invalid component")
+        return Component(path=tuple(_name(x) for x in comp),
+                         type_module=ctype[0] and _name(ctype[0]), type_name=_name(ctype[1]),
+                         type_rank=ctype[2])
+    if kind == "stored":
+        storage = d.get("storage")
+        if not (isinstance(storage, list) and 3 <= len(storage) <= 32
+                and storage[0] in ("module", "common", "save")):
+            _fail("invalid storage")
+        init = d.get("init")
+        try:
+            return stored((storage[0], *(_name(x) for x in storage[1:])),
+                          None if init is None else _dec_values(init))
+        except ValueError:
+            _fail("invalid storage")
+    _fail("invalid role")
 
 
 #: the kinds of logical arguments (bytes per element)
@@ -191,13 +234,9 @@ def _enc_storage(a) -> dict:
     out: dict = {}
     if a.logical_kind != 4:         # (absent for the default: records stay as they were)
         out["logical_kind"] = int(a.logical_kind)
-    if a.component is not None:
-        out["component"] = list(a.component)
-        out["component_type"] = list(a.component_type)
-    if a.storage is None:
-        return out
-    return {**out, "storage": list(a.storage),
-            "storage_init": None if a.storage_init is None else _enc_values(a.storage_init)}
+    if a.role != Dummy():
+        out["role"] = _enc_role(a.role)
+    return out
 
 
 def _dec_storage(d) -> dict:
@@ -209,24 +248,10 @@ def _dec_storage(d) -> dict:
         if _dtype(d.get("dtype")).kind != "b":
             _fail("a logical kind on an argument that is not logical")
         out["logical_kind"] = lkind
-    comp = d.get("component")
-    if comp is not None:
-        ctype = d.get("component_type")
-        if not (isinstance(comp, list) and 2 <= len(comp) <= 32 and isinstance(ctype, list)
-                and len(ctype) == 3 and all(isinstance(x, str) for x in ctype[:2])
-                and isinstance(ctype[2], int) and 0 <= ctype[2] < 16):
-            _fail("invalid component")
-        out["component"] = tuple(_name(x) for x in comp)
-        out["component_type"] = (ctype[0] and _name(ctype[0]), _name(ctype[1]), ctype[2])
-    storage = d.get("storage")
-    if storage is None:
-        return out
-    if not (isinstance(storage, list) and 3 <= len(storage) <= 32
-            and storage[0] in ("module", "common", "save")):
-        _fail("invalid storage")
-    init = d.get("storage_init")
-    return {**out, "storage": (storage[0], *(_name(x) for x in storage[1:])),
-            "storage_init": None if init is None else _dec_values(init)}
+    role = d.get("role")
+    if role is not None:
+        out["role"] = _dec_role(role)
+    return out
 
 
 def _enc_temp(t: Temporary):
@@ -474,22 +499,13 @@ def _dec_arg(d):
         _fail("invalid argument")
     if d.get("kind") == "scalar":
         fixed = d.get("fixed_value")
-        extent_of = d.get("extent_of")
-        if extent_of is not None:
-            if not (isinstance(extent_of, list) and len(extent_of) == 2
-                    and isinstance(extent_of[1], int) and 0 <= extent_of[1] < 64):
-                _fail("invalid extent_of")
-            extent_of = (_name(extent_of[0]), extent_of[1])
         if fixed is not None:
             fixed = decode_expr(fixed)
             if not isinstance(fixed, (bool, int, float, complex, np.bool_, np.number)):
                 _fail("a fixed value must be a number")
         return ScalarArg(name=_name(d["name"]), dtype=_dtype(d["dtype"]),
                          intent=_intent(d.get("intent")), span=_dec_span(d.get("span")),
-                         fixed_value=fixed,
-                         extent_of=extent_of, is_result=d.get("is_result") is True,
-                         character=_dec_character(d.get("character")), **_dec_storage(d),
-                         by_value=d.get("by_value") is True)
+                         fixed_value=fixed, **_dec_storage(d))
     if d.get("kind") != "array":
         _fail("invalid argument kind")
     kw = _dec_array_common(d)

@@ -140,7 +140,7 @@ def time_variant(result, queue, sizes: dict, *, seed: int = 0, min_time: float =
         args = make_inputs(gk.kernel, sizes, seed)
         bufs = device_args(gk, args, queue)     # kept alive while the kernel runs
         values = {**sizes, **{a.name: a.fixed_value for a in gk.kernel.args
-                              if getattr(a, "fixed_value", None) is not None}}
+                              if a.fixed_value is not None}}
         if not gk.launches and not all(g > 0 for g in launch_geometry(gk, values)[0]):
             continue
         total += time_calls(queue, launcher(gk, prg, bufs, values, queue), min_time, warmup)

@@ -26,6 +26,7 @@ import numpy as np
 
 from f2loopy.diagnostics import F2LoopyError
 from f2loopy.directives.isl_quota import IslQuotaExceeded, isl_operation_limit
+from f2loopy.ir.roles import character_of
 from f2loopy.verify.compare import Tolerance, tolerance_for  # noqa: F401 - re-exported
 from f2loopy.verify import shared_data
 from f2loopy.verify.inputs import InputError, plan_inputs
@@ -460,7 +461,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
     char_given = {n: v for n, v in (sizes or {}).items() if isinstance(v, str)}
     sizes = {n: v for n, v in (sizes or {}).items() if not isinstance(v, str)}
     char_args = {a.name.lower(): a.name for o in originals.values() for a in o.fortran_args
-                 if getattr(a, "character", False)}
+                 if character_of(a.role) is not None}
     for n, v in char_given.items():
         if n.lower() not in char_args:
             raise InputError(f"--size {n}={v}: '{n}' is no CHARACTER argument of the checked "

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from f2loopy.frontend.source import is_fixed_form_name
 from f2loopy.ir.kernel import ScalarArg
+from f2loopy.ir.roles import character_of
 
 #: extra rounds of inputs tried to reach the statements that have not run
 ROUNDS = 24
@@ -159,13 +160,13 @@ def special_ranges(kernels, round_no: int, user_ranges: dict, seed: int) -> dict
     given = {n.lower() for n in user_ranges}
     for k in kernels:
         written = k.written_variables()
-        in_shapes = {n for a in k.args for e in getattr(a, "shape", ()) if e is not None
+        in_shapes = {n for a in k.args for e in a.shape if e is not None
                      for n in _names(e)}
         for d in k.domains:       # loop bounds: sizes, which the planner chooses
             in_shapes.update(d.get_var_names(isl_param()))
         for a in k.fortran_args:
             if not isinstance(a, ScalarArg) or a.name.lower() in given or \
-                    a.name in written or getattr(a, "character", False) or a.name in out:
+                    a.name in written or character_of(a.role) is not None or a.name in out:
                 continue
             if a.dtype.kind == "f":
                 pick = int(rng.integers(0, 3))
@@ -206,7 +207,7 @@ def _learn_from_stops(report, learned: dict, user_sizes: dict, refused: dict) ->
         if kernel is None or not 0 < p <= len(kernel.fortran_args):
             continue
         a = kernel.fortran_args[p - 1]
-        if isinstance(a, ScalarArg) and getattr(a, "character", False):
+        if isinstance(a, ScalarArg) and character_of(a.role) is not None:
             if a.name in report.char_values:
                 refused.setdefault(a.name, set()).add(report.char_values[a.name])
             continue

@@ -23,6 +23,7 @@ from f2loopy.diagnostics import F2LoopyError
 from f2loopy.glue.fexpr import wrap
 from f2loopy.glue.fortran import fortran_name
 from f2loopy.ir.kernel import ArrayArg, Kernel, ScalarArg
+from f2loopy.ir.roles import Component, Dummy, Extent, character_of
 from f2loopy.verify.shared_data import ISO_KIND as _ISO_KIND
 from f2loopy.verify.shared_data import ShimData
 
@@ -64,7 +65,8 @@ def _shim(kernel: Kernel, access: dict | None = None) -> str:
     lengths = {a.name: f"l{k}" for k, a in enumerate(kernel.args) if _is_char(a)}
     extents = {}
     for a in kernel.extent_args:
-        extents.setdefault(a.extent_of[0], {})[a.extent_of[1]] = names[a.name]
+        assert isinstance(a.role, Extent)
+        extents.setdefault(a.role.array, {})[a.role.axis] = names[a.name]
     fortran_args = kernel.fortran_args
     # module data, common blocks, derived-type arguments
     data = ShimData(kernel, names,
@@ -92,7 +94,7 @@ def _shim(kernel: Kernel, access: dict | None = None) -> str:
     # a bind(c) procedure, 'value' dummies and logicals of other kinds need
     # the procedure's interface (its C name, arguments passed by value)
     special = kernel.bind_name is not None or any(
-        getattr(a, "by_value", False) or getattr(a, "logical_kind", 4) != 4
+        (isinstance(a.role, Dummy) and a.role.by_value) or a.logical_kind != 4
         for a in fortran_args)
     interface = not kernel.module and (extents or special) and kernel.result_arg is None
     if interface:
@@ -139,7 +141,7 @@ CHAR_MAX = 64
 
 
 def _is_char(arg) -> bool:
-    return isinstance(arg, ScalarArg) and getattr(arg, "character", False)
+    return isinstance(arg, ScalarArg) and character_of(arg.role) is not None
 
 
 def _declaration(arg, name: str, extents: dict, interface: bool = False) -> str:
@@ -151,10 +153,11 @@ def _declaration(arg, name: str, extents: dict, interface: bool = False) -> str:
         return f"character(len=*) :: {name}"
     type_name, kind = _ISO_KIND[np.dtype(arg.dtype).name]
     if type_name == "logical":
-        kind = str(getattr(arg, "logical_kind", 4))
+        kind = str(arg.logical_kind)
     decl = f"{type_name}({kind})"
     if not isinstance(arg, ArrayArg):
-        by_value = ", value" if interface and getattr(arg, "by_value", False) else ""
+        by_value = ", value" if interface and isinstance(arg.role, Dummy) \
+            and arg.role.by_value else ""
         return f"{decl}{by_value} :: {name}"
     own = extents.get(arg.name)
     if own is None:
@@ -267,7 +270,8 @@ class FortranLibrary:
         fn.restype = None
         given = dict(values)
         for a in kernel.extent_args:
-            array, axis = a.extent_of
+            assert isinstance(a.role, Extent)
+            array, axis = a.role.array, a.role.axis
             given[a.name] = np.asarray(given[array]).shape[axis]
         if kernel.result_arg is not None:
             given[kernel.result_arg.name] = 0      # the function's value comes back last
@@ -311,10 +315,10 @@ class FortranLibrary:
                     value = store
                 c_args.append(value.ctypes.data_as(ctypes.c_void_p))
                 holders.append(value)
-                if getattr(arg, "component", None):
+                if isinstance(arg.role, Component):
                     extent_values += list(value.shape)   # the shim declares it with them
             else:
-                box = np.array([value], dtype=_storage(dt, getattr(arg, "logical_kind", 4)))
+                box = np.array([value], dtype=_storage(dt, arg.logical_kind))
                 c_args.append(box.ctypes.data_as(ctypes.c_void_p))
                 holders.append(box)
         extent_boxes = [np.array([n], dtype=np.int32) for n in extent_values]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from f2loopy.verify.runs import ReferenceStopped
 from f2loopy.ir.kernel import ScalarArg
+from f2loopy.ir.roles import character_of
 
 
 class CheckUsageError(Exception):
@@ -60,7 +61,7 @@ def character_inputs(kernels, inputs: dict, choices: dict, round_no: int,
     index = round_no
     for k in kernels:
         for a in k.fortran_args:
-            if isinstance(a, ScalarArg) and getattr(a, "character", False) and a.name in out:
+            if isinstance(a, ScalarArg) and character_of(a.role) is not None and a.name in out:
                 if a.name in (fixed or {}):
                     out[a.name] = fixed[a.name]
                     continue

@@ -35,6 +35,7 @@ import numpy as np
 
 from f2loopy.glue.module_data import object_name
 from f2loopy.ir.kernel import ArrayArg
+from f2loopy.ir.roles import CommonMember, Component, ModuleVariable, SavedLocal, Stored
 
 #: numpy dtype -> Fortran type and iso_c_binding kind
 ISO_KIND = {
@@ -52,12 +53,11 @@ def _type_decl(dtype) -> str:
 
 
 def is_saved(arg) -> bool:
-    storage = getattr(arg, "storage", None)
-    return storage is not None and storage[0] == "save"
+    return isinstance(arg.role, SavedLocal)
 
 
 def type_rank(arg) -> int:
-    return arg.component_type[2] if getattr(arg, "component", None) else 0
+    return arg.role.type_rank if isinstance(arg.role, Component) else 0
 
 
 # {{{ saved locals, shared names
@@ -74,7 +74,7 @@ def with_saved_initial(kernels, inputs: dict) -> dict:
         for a in k.args:
             if is_saved(a) and a.name in out:
                 shape = tuple(int(s) for s in a.shape) if isinstance(a, ArrayArg) else ()
-                init = a.storage_init
+                init = a.role.init
                 value = np.zeros(shape, dtype=np.dtype(a.dtype), order="F") if init is None \
                     else np.array(init, dtype=np.dtype(a.dtype), order="F").reshape(
                         shape, order="F")
@@ -90,10 +90,10 @@ def labels(kernels) -> dict:
     out = {}
     for k in kernels:
         for a in k.args:
-            if getattr(a, "storage", None) is not None:
-                out[a.name] = (".".join((object_name(a.storage), *a.storage[2:])), 0)
-            elif getattr(a, "component", None):
-                out[a.name] = ("%".join(a.component), type_rank(a))
+            if isinstance(a.role, Stored):
+                out[a.name] = (".".join((object_name(a.role), *a.role.names)), 0)
+            elif isinstance(a.role, Component):
+                out[a.name] = ("%".join(a.role.path), type_rank(a))
     return out
 
 
@@ -105,9 +105,10 @@ def share_storage(kernels, state: dict) -> None:
         for a in k.storage_args:
             if a.name not in state:
                 continue
-            if a.storage in first and first[a.storage] != a.name:
-                state[a.name] = state[first[a.storage]]
-            first.setdefault(a.storage, a.name)
+            key = a.role.key
+            if key in first and first[key] != a.name:
+                state[a.name] = state[first[key]]
+            first.setdefault(key, a.name)
 
 # }}}
 
@@ -148,7 +149,7 @@ class ShimData:
         if arg.name in self.extents:
             return f"{_type_decl(arg.dtype)} :: {self.names[arg.name]}(" + \
                 ", ".join(self.extents[arg.name]) + ")"
-        if isinstance(arg, ArrayArg) and getattr(arg, "storage", None) is not None:
+        if isinstance(arg, ArrayArg) and isinstance(arg.role, Stored):
             return f"{_type_decl(arg.dtype)} :: {self.names[arg.name]}(" + \
                 ", ".join(str(int(s)) for s in arg.shape) + ")"
         return None
@@ -156,8 +157,8 @@ class ShimData:
     def actual(self, arg):
         """What the shim passes for Fortran argument *arg*: the derived-type
         variable for its first component, None for the others."""
-        if getattr(arg, "component", None):
-            root = arg.component[0]
+        if isinstance(arg.role, Component):
+            root = arg.role.root
             if root in self._passed:
                 return None
             self._passed.add(root)
@@ -171,9 +172,9 @@ class ShimData:
     def interface_declaration(self, arg, dummy: str) -> str | None:
         """The declaration of the derived-type dummy passed for *arg* in an
         interface block of the original, or None for another argument."""
-        if not getattr(arg, "component", None):
+        if not isinstance(arg.role, Component):
             return None
-        local, rank = self._type_of[arg.component[0]]
+        local, rank = self._type_of[arg.role.root]
         return f"type({local}) :: {dummy}" + (
             "(" + ", ".join("*" if d == rank - 1 else "1" for d in range(rank)) + ")"
             if rank else "")
@@ -183,21 +184,21 @@ class ShimData:
         renamed: dict = {}
         blocks: dict = {}
         for a in k.storage_args:
-            kind = a.storage[0]
-            if kind == "module":
-                module, var = a.storage[1], a.storage[2]
+            role = a.role
+            if isinstance(role, ModuleVariable):
+                module, var = role.module, role.path[0]
                 local = renamed.get((module, var))
                 if local is None:
                     local = renamed[(module, var)] = f"f2l_s{len(renamed)}"
-                    if len(a.storage) == 3 and self.private(module, var):
+                    if len(role.path) == 1 and self.private(module, var):
                         # by its symbol, which a PRIVATE variable has too (a
                         # 'use' cannot reach it): gfortran's __MODULE_MOD_VAR
                         self._alias(local, module, var, a)
                     else:
                         self.uses.append(f"  use {module}, only: {local} => {var}")
-                target = "%".join((local, *a.storage[3:]))
-            elif kind == "common":
-                members = blocks.setdefault(a.storage[1], [])
+                target = "%".join((local, *role.path[1:]))
+            elif isinstance(role, CommonMember):
+                members = blocks.setdefault(role.block, [])
                 target = f"f2l_c{len(blocks) - 1}_{len(members)}"
                 members.append(target)
                 shape = "" if not isinstance(a, ArrayArg) else \
@@ -241,10 +242,10 @@ class ShimData:
         k = self.kernel
         types_: dict = {}
         loops = 0
-        parts = [a for a in k.fortran_args if getattr(a, "component", None)]
+        parts = [a for a in k.fortran_args if isinstance(a.role, Component)]
         for a in parts:
-            module, tname, rank = a.component_type
-            root = a.component[0]
+            module, tname, rank = a.role.type_module, a.role.type_name, a.role.type_rank
+            root = a.role.root
             if isinstance(a, ArrayArg):
                 self.extents[a.name] = [f"x{self.names[a.name][1:]}_{d}"
                                         for d in range(a.ndim)]
@@ -262,7 +263,7 @@ class ShimData:
                 self.declarations.append(f"  type({local}) :: {var}{dims}")
                 loops = max(loops, rank)
             var = self.roots[root]
-            path = "%".join(a.component[1:])
+            path = "%".join(a.role.path[1:])
             mine = self.names[a.name]
             if not rank:
                 self.copy_in.append(f"  {var}%{path} = {mine}")
@@ -285,10 +286,10 @@ class ShimData:
 
 # {{{ the generated side: the Python glue
 
-def _glue_object(module, storage):
+def _glue_object(module, role: Stored):
     from f2loopy.codegen.names import py_name
-    obj = getattr(module, py_name(object_name(storage)))
-    path = [py_name(x) for x in storage[2:]]
+    obj = getattr(module, py_name(object_name(role)))
+    path = [py_name(x) for x in role.names]
     for part in path[:-1]:
         obj = getattr(obj, part)
     return obj, path[-1]
@@ -297,7 +298,7 @@ def _glue_object(module, storage):
 def _structured(members, state):
     """A numpy structured array (Fortran order) holding the flattened
     components *members* (arguments of one array of a derived type)."""
-    rank = members[0].component_type[2]
+    rank = members[0].role.type_rank
     tree: dict = {}
     type_shape = None
     for a in members:
@@ -305,9 +306,9 @@ def _structured(members, state):
         own = value.shape[:value.ndim - rank]
         type_shape = value.shape[value.ndim - rank:]
         node = tree
-        for part in a.component[1:-1]:
+        for part in a.role.path[1:-1]:
             node = node.setdefault(part, {})
-        node[a.component[-1]] = (np.dtype(a.dtype), own)
+        node[a.role.path[-1]] = (np.dtype(a.dtype), own)
 
     def dtype_of(node):
         return np.dtype([(n, dtype_of(v)) if isinstance(v, dict) else (n, v[0], v[1])
@@ -323,7 +324,7 @@ def _structured(members, state):
 
 def _field_view(arr, a):
     view = arr
-    for part in a.component[1:]:
+    for part in a.role.path[1:]:
         view = view[part]
     return view
 
@@ -342,12 +343,12 @@ def glue_call(module, kernel, state: dict):
     from f2loopy.glue.module_data import fortran_parameters
     for a in kernel.storage_args:
         if a.name in state:
-            obj, attr = _glue_object(module, a.storage)
+            obj, attr = _glue_object(module, a.role)
             setattr(obj, attr, state[a.name])
     roots: dict = {}
     for a in kernel.fortran_args:
-        if getattr(a, "component", None):
-            roots.setdefault(a.component[0], []).append(a)
+        if isinstance(a.role, Component):
+            roots.setdefault(a.role.root, []).append(a)
     objects = {}
     for root, members in roots.items():
         if type_rank(members[0]):
@@ -356,18 +357,18 @@ def glue_call(module, kernel, state: dict):
         top = types.SimpleNamespace()
         for a in members:
             node = top
-            for part in a.component[1:-1]:
+            for part in a.role.path[1:-1]:
                 if not hasattr(node, part):
                     setattr(node, part, types.SimpleNamespace())
                 node = getattr(node, part)
-            setattr(node, a.component[-1], state[a.name])
+            setattr(node, a.role.path[-1], state[a.name])
         objects[root] = top
     args = [objects[n] if n in objects else state[n] for n in fortran_parameters(kernel)]
 
     def collect():
         for a in kernel.storage_args:
             if a.name in state:
-                obj, attr = _glue_object(module, a.storage)
+                obj, attr = _glue_object(module, a.role)
                 state[a.name] = getattr(obj, attr)
         for root, members in roots.items():
             for a in members:
@@ -376,15 +377,14 @@ def glue_call(module, kernel, state: dict):
                     back = list(range(type_rank(a), view.ndim)) + list(range(type_rank(a)))
                     state[a.name] = np.asfortranarray(view.transpose(back))
                 else:
-                    state[a.name] = _get_path(objects[root], a.component[1:])
+                    state[a.name] = _get_path(objects[root], a.role.path[1:])
     return args, collect
 
 
 def hidden_outputs(kernel) -> set:
     """Names of the scalars the glue of *kernel* does not return (module
     variables and components: it stores them)."""
-    return {a.name for a in kernel.args
-            if getattr(a, "storage", None) is not None or getattr(a, "component", None)}
+    return {a.name for a in kernel.args if isinstance(a.role, (Stored, Component))}
 
 # }}}
 
