@@ -1,7 +1,7 @@
 """Sphinx configuration of f2loopy's documentation.
 
 Build: ``python3 -m sphinx -W -b html docs docs/_build/html`` (warnings are
-errors; ``tests/test_docs.py`` builds it, runs its doctests and the scripts
+errors; ``tests/docs/test_docs.py`` builds it, runs its doctests and the scripts
 its examples come from).
 """
 

@@ -1,7 +1,7 @@
 """``man f2loopy``: the manual page, generated from the command line itself.
 
 ``python3 -m f2loopy.manpage > man/f2loopy.1`` writes it (the checked-in
-``man/f2loopy.1`` must equal this output: ``tests/test_docs.py``); the wheel
+``man/f2loopy.1`` must equal this output: ``tests/docs/test_docs.py``); the wheel
 installs it as ``share/man/man1/f2loopy.1`` of the environment, where
 ``man`` finds it beside the environment's ``bin/``.  Every command, its
 arguments and options with their help come from the click definitions in

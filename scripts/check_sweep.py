@@ -49,10 +49,10 @@ _UNIT = re.compile(r"^\s*(subroutine|module|(?:\w+\s+)*function)\s+\w+", re.IGNO
 
 
 def test_kernels(work: Path) -> list[str]:
-    """The Fortran sources written as string constants in tests/test_*.py
+    """The Fortran sources written as string constants in tests/**/test_*.py
     (a whole unit each), saved under *work* as <test module>_<n>.f90."""
     out = []
-    for path in sorted((ROOT / "tests").glob("test_*.py")):
+    for path in sorted((ROOT / "tests").glob("**/test_*.py")):
         k = 0
         for node in ast.walk(ast.parse(path.read_text())):
             if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
@@ -130,7 +130,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true",
                     help="one set of inputs per file (no coverage rounds): a faster sweep")
     ap.add_argument("--tests", action="store_true",
-                    help="also every Fortran unit written in tests/test_*.py")
+                    help="also every Fortran unit written in tests/**/test_*.py")
     args = ap.parse_args(argv)
     extra = ["--transform", args.transform] if args.transform else []
     files = args.paths or default_files()

@@ -4,7 +4,7 @@
 Generates random Fortran programs (f2loopy.fuzz.progen), applies random
 transformations, translates them, runs them on OpenCL and compares with the
 same Fortran built by gfortran.  A failing program is shrunk and saved as a
-regression test (tests/regressions/, run by tests/test_regressions.py).
+regression test (tests/regressions/, run by tests/e2e/test_regressions.py).
 
     python3 scripts/fuzz_differential.py --seed 0 --count 2000 --jobs 2
     python3 scripts/fuzz_differential.py --seed 1234 --count 1 -v    # one program, shown

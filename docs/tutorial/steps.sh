@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The tutorial's commands, in order (docs/tutorial.md shows them from here;
-# tests/test_docs.py runs this script in a copy of docs/tutorial/).
+# tests/docs/test_docs.py runs this script in a copy of docs/tutorial/).
 set -euo pipefail
 cd "$(dirname "$0")"
 

@@ -1,0 +1,171 @@
+"""The single-column mapping (:mod:`f2loopy.transform.scc`, ``--transform
+scc``, and ``--transform auto``'s ``scc`` plan) and the demotion of column
+temporaries to private variables, on the column routines of
+``samples/columns`` (IR facts, exact messages, code shape, and PoCL against
+gfortran)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from f2loopy.cli import main
+from f2loopy.codegen import generate_code
+from f2loopy.diagnostics import TransformError
+from f2loopy.frontend import parse_fortran
+from f2loopy.transform.iname import rename_iname
+from f2loopy.transform.scc import (
+    demotable_temporaries, demote_temporaries, horizontal_loops, scc)
+
+from util import needs_gfortran
+
+ROOT = Path(__file__).resolve().parents[2]
+COLUMNS = ROOT / "samples" / "columns" / "column_physics.f90"
+SIZES = ["--size", "klon=13", "--size", "kidia=2", "--size", "kfdia=9", "--size", "klev=9"]
+
+
+@pytest.fixture(scope="module")
+def unit():
+    return parse_fortran(COLUMNS.read_text(), COLUMNS.name)
+
+
+def test_horizontal_loops(unit):
+    assert horizontal_loops(unit["cond_scalars"]) == ("jl", "jl_1")
+    assert horizontal_loops(unit["species_order"]) == ("jl", "jl_1", "jl_2", "jl_3", "jl_4")
+    assert horizontal_loops(unit["species_order"], index="JL") == \
+        ("jl", "jl_1", "jl_2", "jl_3", "jl_4")
+    assert horizontal_loops(unit["cond_scalars"], bounds=("KIDIA", "KFDIA")) == ("jl", "jl_1")
+    assert horizontal_loops(unit["cond_scalars"], bounds=("kfdia", "kidia")) == ()
+    # the level loops run from a constant: not horizontal
+    assert horizontal_loops(unit["cond_scalars"], index="jk") == ()
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"index": "j l"}, "scc: the horizontal index is a Fortran name, not 'j l'"),
+    ({"bounds": ("kidia",)}, "scc: the horizontal bounds are two Fortran names (start, end), "
+                             "not ('kidia',)"),
+    ({"block": 0}, "scc: block is an integer from 1 to 1024, not 0"),
+    ({"demote": "yes"}, "scc: demote is True or False, not 'yes'"),
+    ({"index": "jk"}, "scc: kernel 'cond_scalars' has no horizontal loops (loops from one "
+                      "scalar argument to another, e.g. DO JL = KIDIA, KFDIA, with the index "
+                      "and bounds asked for)"),
+])
+def test_option_errors(unit, options, message):
+    with pytest.raises(TransformError) as exc:
+        scc(unit["cond_scalars"], **options)
+    assert exc.value.message == message
+
+
+def test_a_column_loop_that_carries_a_dependence_is_named():
+    knl = parse_fortran("""subroutine t(klon, kidia, kfdia, pt, pout)
+  implicit none
+  integer, intent(in) :: klon, kidia, kfdia
+  double precision, intent(in) :: pt(klon)
+  double precision, intent(out) :: pout(klon)
+  double precision :: zlast
+  integer :: jl
+  do jl = kidia, kfdia
+    if (pt(jl) > 0.5d0) zlast = pt(jl)
+    pout(jl) = zlast
+  end do
+end subroutine t
+""", "t.f90")["t"]
+    with pytest.raises(TransformError) as exc:
+        scc(knl)
+    assert exc.value.message == (
+        "scc: the horizontal loop 'jl' carries a dependence on 'zlast': line 10 may read "
+        "the value of an earlier iteration (the assignment at line 9 before it does not "
+        "cover every case)")
+
+
+def test_mapping_and_demotion_shape(unit):
+    knl = scc(unit["species_order"], block=32)
+    assert str(knl.iname_tags["jl_outer"]) == "g.0"
+    assert str(knl.iname_tags["jl_inner"]) == "l.0"
+    assert set(knl.all_inames()) == {"jm", "jl_outer", "jl_inner", "jn", "jm_1", "jn_1"}
+    src = generate_code(knl).source
+    assert "reqd_work_group_size(32, 1, 1)" in src
+    # zmin(klon) and llindex(klon, nclv) are private to the work-item
+    assert "    double zmin;\n    int llindex[5];\n" in src
+    assert "llindex[iorder[jl_inner + 32 * jl_outer + kidia - 1 + klon * (jn - 1)] - 1] = 0;" \
+        in src
+    # the species loops are sequential inside the work-item
+    assert "for (int jm_1 = 1; jm_1 <= 5; ++jm_1)" in src
+    kept = scc(unit["species_order"], block=32, demote=False)
+    assert "zmin" not in generate_code(kept).source.split("{")[1].split("get_group_id")[0]
+
+
+def test_demotable_temporaries():
+    knl = parse_fortran("""subroutine t(klon, klev, kidia, kfdia, pt, pout)
+  implicit none
+  integer, intent(in) :: klon, klev, kidia, kfdia
+  double precision, intent(in) :: pt(klon, klev)
+  double precision, intent(out) :: pout(klon)
+  double precision :: za(klon, 3), zb(klon, klev), zc(klon), zd(klon)
+  integer :: jl, jk
+  do jl = kidia, kfdia
+    za(jl, 1) = pt(jl, 1)
+    zb(jl, 1) = pt(jl, 1)
+    zc(jl) = 0.0d0
+    zd(jl) = 1.0d0
+  end do
+  zd(kidia) = 2.0d0
+  do jl = kidia, kfdia
+    pout(jl) = za(jl, 1) + zb(jl, 1) + zc(jl) + zd(jl)
+  end do
+end subroutine t
+""", "t.f90")["t"]
+    merged = rename_iname(knl, "jl_1", "jl", existing_ok=True)
+    # zb's other extent is not constant, zd is used outside the column loop
+    assert demotable_temporaries(merged, "jl") == ("za", "zc")
+    with pytest.raises(TransformError) as exc:
+        demote_temporaries(merged, "jl", names=["zd"])
+    assert exc.value.message == (
+        "demote: temporary 'zd' is not indexed by 'jl' alone in its first subscript "
+        "everywhere, or its other extents are not constant")
+    out = demote_temporaries(merged, "jl")
+    assert out.temporaries["za"].shape == (3,) and out.temporaries["zc"].shape == ()
+    assert str(out.temporaries["za"].address_space) == "private"
+
+
+def test_auto_takes_the_scc_plan_for_column_routines(tmp_path):
+    res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-o", str(tmp_path),
+                                    str(COLUMNS)])
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines() == [
+        "auto: kernel 'cond_scalars': plan scc, 2 horizontal loops (jl, jl_1) -> jl_outer "
+        "(g.0, blocks of 128), jl_inner (l.0)",
+        "auto: kernel 'early_exit': plan grid, jl -> g.0/l.0",
+        "auto: kernel 'species_order': plan scc, 5 horizontal loops (jl, jl_1, jl_2, ...) -> "
+        "jl_outer (g.0, blocks of 128), jl_inner (l.0); private column temporaries: "
+        "llindex, zmin",
+        "auto: kernel 'insertion_order': plan grid, jl -> g.0/l.0, jm -> g.1/l.1",
+        "auto: kernel 'whole_fills': plan scc, 2 horizontal loops (jl, jl_1) -> jl_outer "
+        "(g.0, blocks of 128), jl_inner (l.0); private column temporaries: zacc"]
+    off = CliRunner().invoke(main, ["translate", "--transform", "auto", "-D", "columns=off",
+                                    "-o", str(tmp_path), str(COLUMNS)])
+    assert "plan scc" not in off.output
+
+
+@needs_gfortran
+@pytest.mark.opencl
+@pytest.mark.parametrize("options", [["--transform", "scc", "-D", "block=4"],
+                                     ["--transform", "scc", "-D", "demote=false"],
+                                     ["--transform", "auto", "-D", "block=8"]])
+def test_check_against_gfortran(options):
+    res = CliRunner().invoke(main, ["check", *options, *SIZES, str(COLUMNS)])
+    assert res.exit_code == 0, res.output
+    assert "FAIL" not in res.output
+
+
+def test_whole_extent_fills_run_on_the_columns(unit):
+    knl = scc(unit["whole_fills"], block=32)
+    # the temporary's fill is narrowed to the columns (and zacc demoted); the
+    # argument's columns outside kidia..kfdia get loops of their own
+    assert sorted(i.id for i in knl.instructions if "jl_inner" not in i.within_inames) == \
+        ["pflux_hi", "pflux_lo", "psum_hi", "psum_lo"]
+    assert knl.temporaries["zacc"].shape == (3,)
+    src = generate_code(knl).source
+    assert "if (kidia >= psum_i1_lo_inner + 32 * psum_i1_lo_outer + 2)" in src
