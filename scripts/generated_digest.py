@@ -61,7 +61,10 @@ def digest_one(path: Path, root: Path) -> list[str]:
         lines = []
         for produced in sorted(Path(out).rglob("*")):
             if produced.is_file():
-                sha = hashlib.sha256(produced.read_bytes()).hexdigest()
+                # the glue names its source by its path: the checkout's folder goes,
+                # so that two checkouts (worktrees) of one commit give one digest
+                data = produced.read_bytes().replace(str(root).encode(), b"<root>")
+                sha = hashlib.sha256(data).hexdigest()
                 lines.append(f"{rel} {produced.relative_to(out).as_posix()} {sha}")
         return lines or [f"{rel} (no output)"]
 
