@@ -21,6 +21,8 @@ for the named instruction pairs.
 from __future__ import annotations
 
 import fnmatch
+
+import islpy as isl
 from dataclasses import dataclass
 
 from f2loopy.analysis.accesses import instruction_accesses
@@ -29,6 +31,7 @@ from f2loopy.schedule.races import RaceAnalysis, same_iteration_inames
 from f2loopy.diagnostics import CodegenError, RaceError
 from f2loopy.codegen.preprocess import address_spaces
 from f2loopy.ir.domains import iname_to_domain_index
+from f2loopy.ir.expressions import variables_read
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.isl_tools import dim_type, lazy_affs
 from f2loopy.ir.kernel import (
@@ -95,6 +98,7 @@ def check_and_insert_barriers(kernel: Kernel, grid, schedule, spaces: dict | Non
 
     paths = _paths(schedule)
     known = _Known(_body_lengths(schedule))
+    injective: dict = {}
     requirements = []
     private_vars: set = set()
     local_vars: set = set()
@@ -106,6 +110,8 @@ def check_and_insert_barriers(kernel: Kernel, grid, schedule, spaces: dict | Non
             continue
         if cls == "local":
             local_vars.update(acc.name for acc in accs)
+        if _one_work_item_per_element(kernel, ra, accs, injective):
+            continue        # no element is shared: no race, no barrier
         pairs = [(a, b) for k, a in enumerate(accs) for b in accs[k:]
                  if a.is_write or b.is_write]
         # closest pairs first: their barriers often serve the farther ones,
@@ -145,6 +151,78 @@ def _same_work_item_only(ra: RaceAnalysis, ia, ib, a, b) -> bool:
         if not any(_alone(ix, x, ra.hw) for ix in a.index):
             return False
     return True
+
+
+def _one_work_item_per_element(kernel, ra: RaceAnalysis, accs, cache: dict) -> bool:
+    """Cheap sufficient test that no two work-items touch one element of a
+    variable, for all its accesses at once (one test per variable instead of
+    one per pair of accesses: race checks linear in the statements of a
+    column kernel): some subscript position holds the same expression in
+    every access, that expression reads hardware inames only (and kernel
+    parameters), every access runs on exactly those inames, the same on each
+    grid axis, and the expression takes distinct values for distinct values
+    of them (``ZT(JL_inner + 128*JL_outer, JK)`` with ``JL_inner < 128``,
+    checked with isl once per expression in *cache*).  Equal elements then
+    mean equal work-items, whose accesses run in program order."""
+    if not accs or any(a.index is None for a in accs):
+        return False
+    n = len(accs[0].index)
+    if any(len(a.index) != n for a in accs):
+        return False
+    mapping = None
+    for a in accs:
+        m = tuple(sorted(ra.space(kernel.insn(a.insn_id)).axis_iname.items()))
+        if mapping is None:
+            mapping = m
+        elif m != mapping:
+            return False
+    hw = {x for _, x in mapping or () if x is not None}
+    if not hw or any(x is None for _, x in mapping or ()):
+        return False
+    params = set(kernel.arg_dict) - set(kernel.temporaries) - kernel.written_variables()
+    for k in range(n):
+        expr = accs[0].index[k]
+        if any(a.index[k] != expr for a in accs[1:]):
+            continue
+        names = variables_read(expr)
+        if names & hw != hw or not names <= hw | params:
+            continue
+        key = (expr, tuple(sorted(hw)))
+        if key not in cache:
+            cache[key] = _injective(kernel, expr, sorted(hw))
+        if cache[key]:
+            return True
+    return False
+
+
+def _injective(kernel, expr, inames) -> bool:
+    """Whether *expr* of *inames* (over their domain) takes distinct values
+    for distinct values of *inames*."""
+    from f2loopy.ir.domains import combined_domain
+    from f2loopy.ir.expressions import rename
+    from f2loopy.ir.isl_tools import NonAffineError, align_params, pwaff_from_expr
+    from f2loopy.schedule.races import _product
+    try:
+        dom = combined_domain(kernel, inames)
+        sides = []
+        for suffix in ("__a", "__b"):
+            d = dom
+            for k, x in enumerate(inames):
+                d = d.set_dim_name(dim_type.set, k, x + suffix)
+            sides.append(d)
+        both = _product(*sides)
+        space = both.get_space()
+        ea = pwaff_from_expr(rename(expr, {x: x + "__a" for x in inames}), space)
+        eb = pwaff_from_expr(rename(expr, {x: x + "__b" for x in inames}), space)
+        both, ea, eb = align_params(both, ea, eb)
+        affs = lazy_affs(both.get_space())
+        differ = None
+        for x in inames:
+            d = affs[x + "__a"].lt_set(affs[x + "__b"]) | affs[x + "__a"].gt_set(affs[x + "__b"])
+            differ = d if differ is None else differ | d
+        return (both & ea.eq_set(eb) & differ).is_empty()
+    except (NonAffineError, isl.Error):
+        return False
 
 
 def _alone(expr, iname, hw) -> bool:

@@ -61,6 +61,11 @@ class KernelEmitter:
         self.vector_iname = None
         self._domains: dict[tuple, isl.Set] = {}
         self._body_inames: dict[int, set] = {}
+        #: (id of a context, the enclosing inames a statement runs in) -> (the
+        #: context, its guard): the statements of one block share their
+        #: context, and most share their inames, so each distinct guard is
+        #: computed once (code generation near linear in the statements)
+        self._guards: dict[tuple, tuple] = {}
         self.uses_double = False
 
     # {{{ naming and types
@@ -172,6 +177,7 @@ class KernelEmitter:
                     size = a.max(b)
                 longest[o.axis] = size
         self._hw_ranges = {}
+        bounds = {}
         for h in self.grid.inames:
             if h.kind == "l" and isinstance(self.grid.local_size[h.axis], (int, np.integer)):
                 upper = h.lower + (self.grid.local_size[h.axis] - 1)
@@ -184,6 +190,7 @@ class KernelEmitter:
                 base = pwaff_from_expr(h.base, space)
                 upper = (base + pwaff_from_expr(size, space) - 1).coalesce()
                 self._hw_ranges[h.iname] = range_constraint(h.iname, base, upper, 1)
+                bounds[h.iname] = (base, upper)
                 continue
             else:
                 upper = h.upper
@@ -191,10 +198,15 @@ class KernelEmitter:
                     lower, top = align_params(h.lower, longest[h.axis])
                     upper = (lower + top - 1).coalesce()
             self._hw_ranges[h.iname] = range_constraint(h.iname, h.lower, upper, 1)
+            bounds[h.iname] = (h.lower, upper)
         for name, r in self._hw_ranges.items():
+            # (what the range implies only where its bounds are defined: a
+            # statement inside the iname runs only there, but the kernel runs
+            # everywhere)
+            r = _where_defined(r, *bounds[name])
             k = r.find_dim_by_name(dim_type.param, name)
             implied = r.project_out(dim_type.param, k, 1) if k >= 0 else r
-            ctx = _intersect_params(ctx, implied)
+            ctx = _intersect_params(ctx, _plain(implied))
         return names, ctx
 
     def context_for(self, ctx: isl.Set, names) -> isl.Set:
@@ -292,7 +304,16 @@ class KernelEmitter:
         if missing:
             raise CodegenError(f"instruction '{insn.id}' scheduled outside its loop(s) "
                                f"{', '.join(sorted(missing))}", insn.span)
-        own = [n for n in names if n in insn.within_inames]
+        own = tuple(n for n in names if n in insn.within_inames)
+        key = (id(ctx), own)
+        hit = self._guards.get(key)
+        if hit is not None and hit[0] is ctx:
+            return hit[1]
+        guard = self._domain_guard(own, ctx)
+        self._guards[key] = (ctx, guard)     # (ctx kept alive: its id stays unique)
+        return guard
+
+    def _domain_guard(self, own, ctx):
         dom = _as_params(self.domain(own), own)
         dom, c = align_params(dom, self.context_for(ctx, own))
         if (dom & c).is_empty():
@@ -566,6 +587,41 @@ def _as_params(s: isl.Set, names) -> isl.Set:
     set dimension is left)."""
     s = set_to_params(s, names)
     return s.params() if s.dim(dim_type.set) == 0 else s
+
+
+def _where_defined(r: isl.Set, lower, upper) -> isl.Set:
+    """The range *r* of a hardware iname (a parameter set), or anything where
+    its bounds *lower*/*upper* are not defined.  A bound defined only on some
+    parameters (the base of a loop over ``1..KIDIA-1``, defined where
+    ``KIDIA >= 2``) does not make the kernel run only there: the work-items
+    exist for every value, and a context holding ``KIDIA >= 2`` would let
+    guards drop conditions that are needed when ``KIDIA = 1``."""
+    defined = None
+    for pw in (lower, upper):
+        d = pw.domain()
+        d = d if d.is_params() else d.params()
+        defined = d if defined is None else _intersect_params(defined, d)
+    if defined is None or defined.plain_is_universe():
+        return r
+    outside = defined.complement()
+    if outside.is_empty():
+        return r
+    r, outside = align_params(r, outside)
+    return (r | outside).coalesce()
+
+
+def _plain(s: isl.Set) -> isl.Set:
+    """*s*, or where it needs integer divisions or several pieces (what the
+    ranges of work-group inames of different lengths on one axis imply for
+    the parameters: ``max`` of rounded-up quotients), the smallest set
+    without them that contains it.  A larger context only makes guards and
+    bounds valid in more cases (never wrong); a context with many pieces
+    and divisions made every guard's isl work slow (CLOUDSC: about a minute
+    of code generation)."""
+    if s.n_basic_set() <= 1 and all(b.dim(dim_type.div) == 0 for b in s.get_basic_sets()):
+        return s
+    s = s.remove_divs().coalesce()
+    return s if s.n_basic_set() <= 1 else isl.Set.from_basic_set(s.convex_hull())
 
 
 def _intersect_params(ctx: isl.Set, cons: isl.Set) -> isl.Set:

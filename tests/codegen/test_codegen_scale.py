@@ -5,6 +5,8 @@ of its own loop only."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from f2loopy.codegen import generate_code
 from f2loopy.frontend import parse_fortran
 from f2loopy.transform.iname import split_iname
@@ -36,3 +38,105 @@ def test_guards_are_those_of_a_kernel_with_one_loop():
     many = generate_code(_many_loops(3)).source
     guard = "    if (m >= i0_inner + 64 * i0_outer + 1)\n"
     assert guard in one and guard in many
+
+
+# {{{ column kernels (issue 25: CLOUDSC's code generation took minutes)
+
+def _column_source(n: int) -> str:
+    """A column routine of *n* level loops, each reading the level above of
+    a (KLON, KLEV) temporary and updating a per-column one under a branch."""
+    nests = "\n".join(f"""  DO JK = 2, KLEV
+    DO JL = KIDIA, KFDIA
+      ZA = PT(JL, JK) * {k + 1}.0D0 + ZT(JL, JK - 1)
+      IF (ZA > 0.5D0) THEN
+        ZT(JL, JK) = ZA - PQ(JL, JK)
+      ELSE
+        ZT(JL, JK) = ZA + ZQ(JL)
+      END IF
+      ZQ(JL) = ZQ(JL) + ZT(JL, JK)
+    END DO
+  END DO""" for k in range(n))
+    return f"""SUBROUTINE COL(KIDIA, KFDIA, KLON, KLEV, PT, PQ, POUT)
+  INTEGER, INTENT(IN) :: KIDIA, KFDIA, KLON, KLEV
+  REAL(8), INTENT(IN) :: PT(KLON, KLEV), PQ(KLON, KLEV)
+  REAL(8), INTENT(OUT) :: POUT(KLON, KLEV)
+  REAL(8) :: ZT(KLON, KLEV), ZQ(KLON), ZA
+  INTEGER :: JK, JL
+  DO JL = KIDIA, KFDIA
+    ZQ(JL) = 0.0D0
+  END DO
+  DO JK = 1, KLEV
+    DO JL = KIDIA, KFDIA
+      ZT(JL, JK) = PT(JL, JK)
+    END DO
+  END DO
+{nests}
+  DO JK = 1, KLEV
+    DO JL = KIDIA, KFDIA
+      POUT(JL, JK) = ZT(JL, JK) + ZQ(JL)
+    END DO
+  END DO
+END SUBROUTINE COL
+"""
+
+
+def _counting(monkeypatch, cls, name: str) -> list:
+    calls: list = []
+    original = getattr(cls, name)
+
+    def counted(self, *args, **kwargs):
+        calls.append(name)
+        return original(self, *args, **kwargs)
+    monkeypatch.setattr(cls, name, counted)
+    return calls
+
+
+def test_column_kernel_race_check_needs_no_pairs(monkeypatch):
+    """Every access of the global temporary ZT has the column index alone in
+    its first subscript: one isl test for the variable shows that no two
+    work-items share an element, instead of an isl pair set for each of the
+    (3n)^2 pairs of accesses (quadratic in the statements before)."""
+    from f2loopy.schedule.races import RaceAnalysis
+    from f2loopy.transform.scc import scc
+    pairs = _counting(monkeypatch, RaceAnalysis, "pair_set")
+    knl = scc(parse_fortran(_column_source(12), "col.f90")["col"], block=32)
+    assert knl.temporaries["ZT"].ndim == 2        # a global buffer, not demoted
+    src = generate_code(knl).source
+    assert pairs == []
+    assert "barrier" not in src
+
+
+def test_column_kernel_guards_are_computed_per_block(monkeypatch):
+    """The statements of one loop body share the guard of the column range:
+    isl computes it once per body, not once per statement."""
+    from f2loopy.codegen.emit import KernelEmitter
+    from f2loopy.transform.scc import scc
+    guards = _counting(monkeypatch, KernelEmitter, "_domain_guard")
+    knl = scc(parse_fortran(_column_source(12), "col.f90")["col"], block=32)
+    generate_code(knl)
+    assert len(knl.instructions) > 45
+    assert len(guards) <= 12 + 4
+
+
+def test_context_holds_for_every_column_range():
+    """The loops that fill an argument's columns outside KIDIA..KFDIA are
+    empty for KIDIA = 1 and KFDIA = KLON (the usual call): the context the
+    guards are simplified in must still allow those values."""
+    import islpy as isl
+    from f2loopy.codegen.emit import KernelEmitter
+    from f2loopy.codegen.grid import compute_grid
+    from f2loopy.codegen.preprocess import address_spaces, preprocess
+    from f2loopy.ir.isl_tools import align_params
+    from f2loopy.schedule.linearize import linearize
+    from f2loopy.transform.scc import scc
+    src = (Path(__file__).resolve().parent.parent / "samples" / "columns"
+           / "column_physics.f90").read_text()
+    knl = preprocess(scc(parse_fortran(src, "column_physics.f90")["whole_fills"], block=32))
+    emitter = KernelEmitter(knl, compute_grid(knl), linearize(knl),
+                            address_spaces=address_spaces(knl))
+    _, ctx = emitter.initial_context()
+    usual = isl.Set("[kidia, kfdia, klon] -> { : kidia = 1 and kfdia = klon and klon = 100 }")
+    ctx, usual = align_params(ctx, usual)
+    assert not (ctx & usual).is_empty()
+
+# }}}
