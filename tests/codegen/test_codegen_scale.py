@@ -129,7 +129,7 @@ def test_context_holds_for_every_column_range():
     from f2loopy.ir.isl_tools import align_params
     from f2loopy.schedule.linearize import linearize
     from f2loopy.transform.scc import scc
-    src = (Path(__file__).resolve().parent.parent / "samples" / "columns"
+    src = (Path(__file__).resolve().parents[2] / "samples" / "columns"
            / "column_physics.f90").read_text()
     knl = preprocess(scc(parse_fortran(src, "column_physics.f90")["whole_fills"], block=32))
     emitter = KernelEmitter(knl, compute_grid(knl), linearize(knl),
