@@ -166,6 +166,11 @@ def _one_work_item_per_element(kernel, ra: RaceAnalysis, accs, cache: dict) -> b
     mean equal work-items, whose accesses run in program order."""
     if not accs or any(a.index is None for a in accs):
         return False
+    # one variable (storage shared by several names is addressed in other
+    # layouts: equal subscripts need not mean equal elements)
+    if len({a.name for a in accs}) != 1 or getattr(
+            kernel.temporaries.get(accs[0].name), "base_storage", None):
+        return False
     n = len(accs[0].index)
     if any(len(a.index) != n for a in accs):
         return False
@@ -246,7 +251,9 @@ def _alone(expr, iname, hw) -> bool:
 def _shared_pair(kernel, ra: RaceAnalysis, paths, cls, a, b, known=None):
     ia, ib = kernel.insn(a.insn_id), kernel.insn(b.insn_id)
     scope = "global" if cls == "global" else "local"
-    if _distinct_constants(a, b) or _same_work_item_only(ra, ia, ib, a, b):
+    # (subscripts compare elements of one variable only: names sharing a
+    # storage (alias_temporaries) lay it out differently)
+    if a.name == b.name and (_distinct_constants(a, b) or _same_work_item_only(ra, ia, ib, a, b)):
         return []
     if known is not None and cls == "local" and ia.id != ib.id and all(
             known.implies(c) for c in _candidates(paths, ia, ib, var=a.name, scope=scope)):

@@ -118,6 +118,33 @@ def test_column_kernel_guards_are_computed_per_block(monkeypatch):
     assert len(guards) <= 12 + 4
 
 
+def test_aliased_storage_is_not_taken_for_one_element_per_work_item():
+    """t1(i, 1) and t2(i, 2) share one storage: the same first subscript 'i'
+    names different elements (work-item 3's t1(3, 1) is work-item 1's t2(1, 2)),
+    so the per-variable shortcut must not apply and the barrier stays."""
+    from f2loopy.transform import alias_temporaries, tag_inames
+    src = """subroutine al(ne, u, y, z)
+  implicit none
+  integer ne, e, i
+  real u(4, ne), y(4, ne), z(4, ne), t1(4, 1), t2(2, 2)
+  do e = 1, ne
+    do i = 1, 4
+      t1(i, 1) = u(i, e) * 2.0
+      y(i, e) = t1(i, 1)
+      if (i <= 2) then
+        t2(i, 2) = u(i, e) + 1.0
+        z(i, e) = t2(i, 2)
+      end if
+    end do
+  end do
+end subroutine
+"""
+    knl = tag_inames(parse_fortran(src, "al.f90")["al"], "i:l.0")
+    code = generate_code(alias_temporaries(knl, ["t1", "t2"])).source
+    between = code[code.index("y["):code.index("temp_storage[i - 1 + 2] =")]
+    assert "barrier(CLK_LOCAL_MEM_FENCE)" in between
+
+
 def test_context_holds_for_every_column_range():
     """The loops that fill an argument's columns outside KIDIA..KFDIA are
     empty for KIDIA = 1 and KFDIA = KLON (the usual call): the context the
