@@ -666,7 +666,7 @@ def declare_temporary(t: Temporary, space: AddressSpace, kernel_name: str) -> st
     va = vec_axis(t)
     if va is not None:
         prefix = "__local " if space == AddressSpace.LOCAL else ""
-        size = int(np.prod([int(s) for s in t.shape]))
+        size = _constant_size(t)
         vtype = f"{ctype}{va[1]}"
         return (f"{prefix}{vtype} {c_name(t.name)}[{size // va[1]}];\n"
                 f"{prefix}{ctype} *{c_name(t.name)}_flat = ({prefix}{ctype} *) "
@@ -680,8 +680,18 @@ def declare_temporary(t: Temporary, space: AddressSpace, kernel_name: str) -> st
         prefix = ""
     if not t.shape:
         return f"{prefix}{ctype} {c_name(t.name)};"
-    size = int(np.prod([int(s) for s in t.shape]))
+    size = _constant_size(t)
     return f"{prefix}{ctype} {c_name(t.name)}[{size}];"
+
+
+def _constant_size(t: Temporary) -> int:
+    """The elements of temporary *t*, whose extents are constants."""
+    size = 1
+    for s in t.shape:
+        if not isinstance(s, (int, np.integer)):
+            raise CodegenError(f"temporary '{t.name}' needs constant extents, not {s}", t.span)
+        size *= int(s)
+    return size
 
 
 def constant_table(t: Temporary, kernel_name: str) -> str:

@@ -20,8 +20,10 @@ the Fortran ``do`` statement is (:func:`check_loop_exits`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated, Literal, Union
 
 from f2loopy.diagnostics import SourceSpan
+from f2loopy.ir.fieldtypes import Bounded, Name, Text
 
 #: the last value a ``do while`` loop's trip counter may take (the largest
 #: 32-bit ``int`` less one, so that the counter itself cannot overflow)
@@ -42,8 +44,8 @@ class LoopExit:
     :attr span: the ``do`` statement.
     """
 
-    flags: tuple = ()
-    sequential: str | None = None
+    flags: Annotated[tuple[Name, ...], Bounded(0, 1000)] = ()
+    sequential: Annotated[str, Text(1000)] | None = None
     span: SourceSpan | None = None
 
     def with_flag(self, flag: str) -> "LoopExit":
@@ -80,6 +82,19 @@ def check_loop_exits(kernel) -> None:
 #: integers a 'write' before a 'stop' prints)
 ERROR_VALUES = 8
 
+#: the number of a recorded integer
+_Slot = Annotated[int, Bounded(0, ERROR_VALUES - 1)]
+#: what a ``write`` before a stop prints: text, or the k-th recorded integer
+WriteItem = Union[tuple[Literal["text"], Annotated[str, Text(10_000)]],
+                  tuple[Literal["value"], _Slot]]
+#: ``("write", unit, format, items)``, ``("stop" or "error stop", code)``,
+#: ``("xerbla", name, k)`` (see :attr:`ErrorSite.actions`)
+ErrorAction = Union[
+    tuple[Literal["write"], Annotated[str, Text(20)], Annotated[str, Text(10_000)],
+          Annotated[tuple[WriteItem, ...], Bounded(0, 1000)]],
+    tuple[Literal["stop", "error stop"], Union[int, Annotated[str, Text(10_000)], None]],
+    tuple[Literal["xerbla"], Annotated[str, Text(100)], _Slot]]
+
 
 @dataclass(frozen=True)
 class ErrorSite:
@@ -97,7 +112,7 @@ class ErrorSite:
     :attr span: the stopping statement.
     """
 
-    actions: tuple
+    actions: Annotated[tuple[ErrorAction, ...], Bounded(1, 1000)]
     span: SourceSpan | None = None
 
     def message(self, values=()) -> str:

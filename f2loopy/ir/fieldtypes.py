@@ -10,7 +10,7 @@ invisible to type checkers (``Name`` is a ``str`` to mypy).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, TypeAlias, Union
+from typing import Annotated, Literal, TypeAlias, Union
 
 import numpy as np
 import pymbolic.primitives as p
@@ -41,6 +41,15 @@ class Text:
     max_len: int
 
 
+@dataclass(frozen=True)
+class ExprOf:
+    """A pymbolic expression (the IR's expression language); one of *kinds*
+    (described as *noun* in messages) if given."""
+
+    kinds: tuple[type, ...] = ()
+    noun: str = ""
+
+
 class _Mark:
     """A kind of value the serializer encodes by its own rule."""
 
@@ -51,8 +60,6 @@ class _Mark:
         return f"<{self.what}>"
 
 
-#: a pymbolic expression (the IR's expression language)
-EXPR = _Mark("expression")
 #: a numpy array of values (initial values), Fortran order
 VALUES = _Mark("values")
 
@@ -65,8 +72,20 @@ InsnId: TypeAlias = Annotated[str, Pattern("id")]
 
 #: the expressions of the IR (numbers keep their numpy kind)
 ExpressionValue: TypeAlias = Union[int, float, complex, np.generic, p.ExpressionNode]
-Expr: TypeAlias = Annotated[ExpressionValue, EXPR]
+Expr: TypeAlias = Annotated[ExpressionValue, ExprOf()]
+#: what an assignment writes
+Assignee: TypeAlias = Annotated[Union[p.Variable, p.Subscript], ExprOf(
+    (p.Variable, p.Subscript), "a variable or an array element")]
 #: a constant number (a fixed parameter's value)
-Number: TypeAlias = Union[bool, int, float, complex, np.bool_, np.number]
+Number: TypeAlias = Annotated[Union[bool, int, float, complex, np.bool_, np.number], ExprOf(
+    (bool, int, float, complex, np.bool_, np.number), "a number")]
 #: an array of constant values (Fortran order)
 Values: TypeAlias = Annotated[np.ndarray, VALUES]
+
+#: extents per axis (None: an assumed-size last axis) and lower bounds
+Shape: TypeAlias = Annotated[tuple[Union[Expr, None], ...], Bounded(0, 64)]
+Bounds: TypeAlias = Annotated[tuple[Expr, ...], Bounded(0, 64)]
+#: ``intent(...)`` of a dummy argument
+Intent: TypeAlias = Literal["in", "out", "inout"]
+#: the kinds of logical arguments (bytes per element)
+LogicalKind: TypeAlias = Literal[1, 2, 4, 8]

@@ -25,13 +25,16 @@ import dataclasses
 import enum
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 import islpy as isl
 import numpy as np
 
 from f2loopy.diagnostics import SourceSpan
-from f2loopy.ir.fieldtypes import Number
+from f2loopy.ir.control import ErrorSite, LoopExit
+from f2loopy.ir.fieldtypes import (
+    Assignee, Bounded, Bounds, Expr, InsnId, Intent, LogicalKind, Name, Number, Shape, Text,
+    Values)
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.roles import CALLER_ROLES, ArgRole, Dummy, Extent, Result, Stored
 from f2loopy.ir.tags import ArrayAxisTag, InameTag, fortran_axis_tags
@@ -65,10 +68,10 @@ class ArrayLayout(_Copyable):
         in order, mapping the caller's axes to the kernel's.
     """
 
-    shape: tuple
-    lower_bounds: tuple
-    axis_tags: tuple = ()
-    splits: tuple = ()
+    shape: Shape
+    lower_bounds: Bounds
+    axis_tags: Annotated[tuple[ArrayAxisTag, ...], Bounded(0, 64)] = ()
+    splits: Annotated[tuple[tuple[int, int, Literal["C", "F"]], ...], Bounded(0, 64)] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,12 +85,12 @@ class ArrayVariable(_Copyable):
     :attr axis_names: optional names of the axes (used to name new inames).
     """
 
-    name: str
+    name: Name
     dtype: np.dtype
-    shape: tuple = ()
-    lower_bounds: tuple = ()
-    axis_tags: tuple[ArrayAxisTag, ...] = ()
-    axis_names: tuple | None = None
+    shape: Shape = ()
+    lower_bounds: Bounds = ()
+    axis_tags: Annotated[tuple[ArrayAxisTag, ...], Bounded(0, 64)] = ()
+    axis_names: Annotated[tuple[Name | None, ...], Bounded(0, 64)] | None = None
     span: SourceSpan | None = None
 
     def __post_init__(self):
@@ -119,11 +122,11 @@ class ArrayArg(ArrayVariable):
         numpy ``bool`` in the glue; 4, the default, an ``int``).
     """
 
-    intent: str | None = None
+    intent: Intent | None = None
     fortran_layout: ArrayLayout | None = None
     address_space: AddressSpace = AddressSpace.GLOBAL
     role: ArgRole = Dummy()
-    logical_kind: int = 4
+    logical_kind: LogicalKind = 4
     #: (as :attr:`ScalarArg.fixed_value`: only scalars are fixed)
     fixed_value: ClassVar[None] = None
 
@@ -152,13 +155,13 @@ class ScalarArg(_Copyable):
     :attr logical_kind: see :attr:`ArrayArg.logical_kind`.
     """
 
-    name: str
+    name: Name
     dtype: np.dtype
-    intent: str | None = None
+    intent: Intent | None = None
     span: SourceSpan | None = None
     fixed_value: Number | None = None
     role: ArgRole = Dummy()
-    logical_kind: int = 4
+    logical_kind: LogicalKind = 4
 
     shape = ()
     lower_bounds = ()
@@ -191,9 +194,9 @@ class Temporary(ArrayVariable):
     """
 
     address_space: AddressSpace | None = None
-    initializer: Any = None
+    initializer: Values | None = None
     read_only: bool = False
-    base_storage: str | None = None
+    base_storage: Name | None = None
 
     def __eq__(self, other):
         if not isinstance(other, Temporary):
@@ -240,13 +243,14 @@ class Instruction(_Copyable):
     :attr priority: higher runs earlier when the order is otherwise free.
     """
 
-    id: str
-    within_inames: frozenset = frozenset()
-    depends_on: frozenset = frozenset()
-    tags: frozenset = frozenset()
-    predicates: tuple = ()
+    id: InsnId
+    within_inames: Annotated[frozenset[Name], Bounded(0, 256)] = frozenset()
+    depends_on: frozenset[InsnId] = frozenset()
+    tags: Annotated[frozenset[Name], Bounded(0, 256)] = frozenset()
+    predicates: Annotated[tuple[Expr, ...], Bounded(0, 256)] = ()
     span: SourceSpan | None = None
-    no_sync_with: frozenset = frozenset()
+    no_sync_with: frozenset[tuple[Annotated[str, Text(200)], Annotated[str, Text(10)]]] = \
+        frozenset()
     priority: int = 0
 
     def read_expressions(self) -> tuple:
@@ -282,8 +286,8 @@ class Assignment(Instruction):
     :attr atomic: update with an atomic operation (for parallel accumulation).
     """
 
-    assignee: Any
-    expression: Any
+    assignee: Assignee
+    expression: Expr
     atomic: bool = False
 
     @property
@@ -307,7 +311,7 @@ class Assignment(Instruction):
 class BarrierInstruction(Instruction):
     """An explicit barrier; *scope* is ``"local"`` or ``"global"``."""
 
-    scope: str = "local"
+    scope: Literal["local", "global"] = "local"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -321,9 +325,9 @@ class NoOpInstruction(Instruction):
 class SubstitutionRule:
     """``name(arguments) := expression``: a named, parametric expression."""
 
-    name: str
-    arguments: tuple
-    expression: Any
+    name: Name
+    arguments: Annotated[tuple[Name, ...], Bounded(0, 64)]
+    expression: Expr
     span: SourceSpan | None = None
 
 
@@ -345,12 +349,20 @@ class KernelOptions(_Copyable):
         reads them as one shared array, leaves them out.
     """
 
-    build_options: tuple = ()
+    build_options: Annotated[tuple[Annotated[str, Text(200)], ...], Bounded(0, 64)] = ()
     check_races: bool = True
     fp_contract: bool = True
     write_code: bool = False
-    index_dtype: Any = np.dtype(np.int32)
-    per_work_item: tuple = ()
+    index_dtype: np.dtype = np.dtype(np.int32)
+    per_work_item: Annotated[tuple[Name, ...], Bounded(0, 100_000)] = ()
+
+
+def _universe() -> isl.Set:
+    return isl.Set("{ : }")
+
+
+#: iterations peeled off a loop (:attr:`Kernel.iname_slabs`)
+Slab = Annotated[int, Bounded(0, 1000)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -388,23 +400,25 @@ class Kernel(_Copyable):
         name), which no other unit can ``use``.
     """
 
-    name: str
-    args: tuple = ()
-    temporaries: FrozenMap = field(default_factory=FrozenMap)
-    domains: tuple = ()
-    instructions: tuple = ()
-    iname_tags: FrozenMap = field(default_factory=FrozenMap)
-    substitutions: FrozenMap = field(default_factory=FrozenMap)
-    assumptions: Any = None
-    loop_priority: frozenset = frozenset()
-    iname_slabs: FrozenMap = field(default_factory=FrozenMap)
-    loop_exits: FrozenMap = field(default_factory=FrozenMap)
-    error_sites: tuple = ()
+    name: Name
+    args: Annotated[tuple[Argument, ...], Bounded(0, 10_000)] = ()
+    temporaries: FrozenMap[Name, Temporary] = field(default_factory=FrozenMap)
+    domains: tuple[isl.Set, ...] = ()
+    instructions: tuple[Instruction, ...] = ()
+    iname_tags: FrozenMap[Name, InameTag] = field(default_factory=FrozenMap)
+    substitutions: FrozenMap[Name, SubstitutionRule] = field(default_factory=FrozenMap)
+    assumptions: isl.Set = field(default_factory=_universe)
+    loop_priority: frozenset[Annotated[tuple[Name, ...], Bounded(0, 64)]] = frozenset()
+    iname_slabs: Annotated[FrozenMap[Name, tuple[Slab, Slab]], Bounded(0, 10_000)] = \
+        field(default_factory=FrozenMap)
+    loop_exits: Annotated[FrozenMap[Name, LoopExit], Bounded(0, 10_000)] = \
+        field(default_factory=FrozenMap)
+    error_sites: Annotated[tuple[ErrorSite, ...], Bounded(0, 100_000)] = ()
     options: KernelOptions = field(default_factory=KernelOptions)
     span: SourceSpan | None = None
-    module: str | None = None
-    module_data: tuple = ()
-    bind_name: str | None = None
+    module: Name | None = None
+    module_data: Annotated[tuple[Argument, ...], Bounded(0, 10_000)] = ()
+    bind_name: Name | None = None
     host_program: bool = False
 
     def __post_init__(self):

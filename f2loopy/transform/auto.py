@@ -53,7 +53,7 @@ from f2loopy.diagnostics import F2LoopyError, TransformError
 from f2loopy.ir.domains import iname_to_domain_index
 from f2loopy.ir.expressions import index_tuple, variables_read
 from f2loopy.ir.isl_tools import lazy_affs, param_names
-from f2loopy.ir.kernel import ArrayArg, Kernel, Temporary
+from f2loopy.ir.kernel import ArrayArg, Assignment, Kernel, Temporary
 from f2loopy.ir.layout import axes_fastest_first
 from f2loopy.transform.buffer import buffer_array
 from f2loopy.transform.iname import split_iname, tag_inames
@@ -386,8 +386,10 @@ def accumulated_arrays(kernel: Kernel) -> list[str]:
     element, which a private variable can hold instead."""
     out = []
     for insn in kernel.instructions:
-        a = getattr(insn, "assignee", None)
-        if a is None or not hasattr(a, "aggregate") \
+        if not isinstance(insn, Assignment):
+            continue
+        a = insn.assignee
+        if not isinstance(a, p.Subscript) \
                 or not isinstance(kernel.variable(insn.assignee_name), ArrayArg):
             continue
         used = set().union(*(variables_read(e) for e in index_tuple(a)))

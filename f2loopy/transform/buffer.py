@@ -17,7 +17,7 @@ from f2loopy.ir.folding import normalize_integer
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.isl_tools import (
     NonAffineError, align_params, dim_type, lazy_affs, pwaff_from_expr, reorder_set)
-from f2loopy.ir.kernel import AddressSpace, Assignment, Kernel, Temporary
+from f2loopy.ir.kernel import AddressSpace, Assignment, Instruction, Kernel, Temporary
 from f2loopy.transform.data import parse_address_space
 from f2loopy.transform.iname import parse_tag
 from f2loopy.transform.match import _rule_reads, parse_match
@@ -219,7 +219,7 @@ def buffer_array(kernel: Kernel, var_name: str, buffer_inames: Names = (),
                       expression=_as_dtype(init_value, var.dtype),
                       within_inames=frozenset(outer_list) | set(init_names),
                       depends_on=frozenset(init_deps), span=users[0].span)
-    new_insns = []
+    new_insns: list[Instruction] = []
     first = min(kernel.instructions.index(i) for i in users)
     last = max(kernel.instructions.index(i) for i in users)
     # accesses through substitution rules go to the buffer too (a version of
@@ -497,6 +497,7 @@ def collect_common_factors_on_increment(kernel: Kernel, var_name: str,
     new = []
     for insn in kernel.instructions:
         if insn.id in inc_ids:
+            assert isinstance(insn, Assignment)
             terms = _increment_terms(insn)
             insn = insn.copy(expression=p.Sum((insn.assignee, *[strip(t) for t in terms])))
         elif insn in readers:

@@ -315,7 +315,9 @@ def _accumulation_pairs(kernel: Kernel, name: str) -> list:
             continue
         store = readers[0]
         kind = _update_kind(store, name, through=t)
-        if kind is None or store.assignee != load.expression \
+        if kind is None or not isinstance(store, Assignment) \
+                or not isinstance(store.expression, (p.Sum, p.Product)) \
+                or store.assignee != load.expression \
                 or store.within_inames != load.within_inames or store.predicates \
                 or t in variables_read(*store.read_expressions()[1:]) \
                 or sum(1 for c in store.expression.children if t in variables_read(c)) != 1:

@@ -106,7 +106,8 @@ def add_barrier(kernel: Kernel, insn_before: MatchSpec, insn_after: MatchSpec,
         within_inames = frozenset(within_inames)
     bid = unique_name(kernel, id_based_on or "barrier")
     barrier = BarrierInstruction(
-        id=bid, within_inames=within_inames, scope=synchronization_kind,
+        id=bid, within_inames=within_inames,
+        scope="local" if synchronization_kind == "local" else "global",
         depends_on=frozenset(i.id for i in before), tags=frozenset(tags or ()),
         span=after[0].span)
     after_ids = {i.id for i in after}
