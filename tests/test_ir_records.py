@@ -28,27 +28,8 @@ ATOMS = serialize._ATOMS
 CHECKS = serialize._CHECKS
 
 
-def _classes(tp, seen: dict) -> None:
-    """Every record class reachable from type *tp*."""
-    base, meta = records._split(tp)
-    if any(isinstance(m, ExprOf) or m in ATOMS for m in meta) or base in ATOMS:
-        return
-    if isinstance(base, type) and dataclasses.is_dataclass(base) and base not in ATOMS:
-        for cls in (records._kinds(base) or {base.__name__: base}).values():
-            if cls not in seen:
-                seen[cls] = None
-                for f in records.record_fields(cls):
-                    _classes(f.type, seen)
-        return
-    for arg in typing.get_args(base):
-        if arg is not Ellipsis and not isinstance(arg, (str, int)):
-            _classes(arg, seen)
-
-
 def ir_classes() -> list[type]:
-    seen: dict = {}
-    _classes(Kernel, seen)
-    return list(seen)
+    return serialize.IR_CLASSES
 
 
 class _Sampler:
@@ -232,3 +213,36 @@ def test_array_roles_and_invariants():
     data["axis_tags"], data["dtype"] = ["N0"], "int32"
     with pytest.raises(records.SerializationError, match="not logical"):
         records.decode(data, ArrayArg, ATOMS, "argument", CHECKS)
+
+
+def test_records_need_no_compile_once_imported(tmp_path):
+    """The sandbox forbids compile() while a script runs, and resolving an
+    annotation compiles it: every IR class is resolved when the serializer
+    is imported, so a kernel of every part of the IR is written and read
+    back under an audit hook that refuses compile."""
+    import subprocess
+    import sys
+    src = tmp_path / "k.f90"
+    src.write_text(
+        "module m\n  real :: table(3) = (/1.0, 2.0, 3.0/)\nend module\n"
+        "subroutine k(n, x, flag)\n  use m\n  integer n, i\n  real x(n), w(2)\n"
+        "  character flag\n  data w /0.5, 0.25/\n  i = 1\n"
+        "  do while (i <= n)\n    if (x(i) < 0) stop 3\n"
+        "    if (flag == 'y') x(i) = x(i) * w(1) + table(2)\n    i = i + 1\n  end do\n"
+        "end subroutine\n")
+    code = (
+        "import sys\n"
+        "from f2loopy.frontend import parse_fortran\n"
+        "from f2loopy.ir.serialize import roundtrip, encode_kernel\n"
+        f"(k,) = parse_fortran(open({str(src)!r}).read(), 'k.f90')\n"
+        "def refuse(event, args):\n"
+        "    if event == 'compile':\n"
+        "        raise RuntimeError('compile')\n"
+        "sys.addaudithook(refuse)\n"
+        "again = roundtrip(k)\n"
+        "assert encode_kernel(again) == encode_kernel(k)\n"
+        "assert k.temporaries and k.loop_exits and k.error_sites and k.storage_args\n"
+        "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.stdout.strip() == "ok", out.stderr

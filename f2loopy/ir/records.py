@@ -90,6 +90,30 @@ def record_fields(cls: type) -> tuple[_Field, ...]:
     return out
 
 
+def record_classes(tp: Any, atoms: Atoms, seen: dict | None = None) -> list[type]:
+    """Every record class reachable from type *tp*, its field types resolved.
+
+    Resolving a field type compiles its annotation text, which the sandbox
+    forbids once a script runs: :mod:`f2loopy.ir.serialize` resolves every IR
+    class when it is imported, before any script.
+    """
+    seen = {} if seen is None else seen
+    base, meta = _split(tp)
+    if any(isinstance(m, ExprOf) or m in atoms for m in meta) or base in atoms:
+        return list(seen)
+    if isinstance(base, type) and dataclasses.is_dataclass(base):
+        for cls in (_kinds(base) or {base.__name__: base}).values():
+            if cls not in seen:
+                seen[cls] = None
+                for f in record_fields(cls):
+                    record_classes(f.type, atoms, seen)
+        return list(seen)
+    for arg in typing.get_args(base):
+        if arg is not Ellipsis and not isinstance(arg, (str, int)):
+            record_classes(arg, atoms, seen)
+    return list(seen)
+
+
 def _at_default(value: Any, default: Any) -> bool:
     """Left out of a record: a field at its default scalar or empty sequence
     (maps and records are always written)."""

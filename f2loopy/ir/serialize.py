@@ -29,7 +29,7 @@ from f2loopy.ir.expressions import Reduction, RuleArgument
 from f2loopy.ir.fieldtypes import VALUES, ExprOf
 from f2loopy.ir.kernel import ArrayArg, ArrayLayout, ArrayVariable, Kernel, ScalarArg
 from f2loopy.ir.records import (
-    SerializationError, check_name, decode_record, encode_record, fail)
+    SerializationError, check_name, decode_record, encode_record, fail, record_classes)
 from f2loopy.ir.tags import ArrayAxisTag, InameTag, parse_iname_tag
 
 __all__ = ["SerializationError", "encode_expr", "decode_expr", "encode_kernel",
@@ -327,6 +327,10 @@ _CHECKS: dict = {ArrayVariable: _check_axes, ArrayLayout: _check_axes,
 
 
 # {{{ kernels
+
+#: the IR's record classes, resolved now (see :func:`records.record_classes`)
+IR_CLASSES = record_classes(Kernel, _ATOMS)
+
 
 def encode_kernel(k: Kernel) -> dict:
     return encode_record(k, _ATOMS)
