@@ -6,7 +6,7 @@ module variable as in IFS's ``use yoecldp, only: yrecldp``) is flattened:
 every component, nested types included, becomes a symbol of its own (named
 ``p_a``, ``p_q_x``... with a fresh name) reachable as ``p%a``; kernels see
 these flattened components.  A dummy argument's components become kernel
-arguments that remember their path (:attr:`~f2loopy.ir.kernel.ArrayArg.component`),
+arguments that remember their path (role :class:`~f2loopy.ir.roles.Component`),
 so the host glue can take the object and pass its components.
 """
 

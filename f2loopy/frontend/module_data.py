@@ -4,7 +4,7 @@ A non-parameter variable of a module (``real :: alpha = 0.5``, ``real(8) ::
 table(10)``, with or without ``save``) is *module data*: its symbol gets a
 ``storage`` origin ``("module", module, variable)``, a constant shape and
 its initial value.  A kernel that reads or writes it gets it as an extra
-argument (:attr:`~f2loopy.ir.kernel.ArrayArg.storage`), after the Fortran
+argument (role :class:`~f2loopy.ir.roles.Stored`), after the Fortran
 arguments; the host glue passes the variable itself (the Python glue keeps
 it in ``glue.<module>.<variable>``, the Fortran glue ``use`` s the module).
 """

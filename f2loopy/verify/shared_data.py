@@ -2,9 +2,9 @@
 ``f2loopy check``.
 
 A kernel that uses module variables or common blocks gets them as extra
-arguments (:attr:`~f2loopy.ir.kernel.ArrayArg.storage`); one with a
+arguments (role :class:`~f2loopy.ir.roles.Stored`); one with a
 derived-type dummy argument gets its components, flattened
-(:attr:`~f2loopy.ir.kernel.ArrayArg.component`).  The input planner draws
+(role :class:`~f2loopy.ir.roles.Component`).  The input planner draws
 values for them like for any argument (by the kernel's names).  Then both
 sides are given the same values:
 
