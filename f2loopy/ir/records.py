@@ -151,87 +151,20 @@ def _bounded(meta: tuple) -> Bounded | None:
 # }}}
 
 
-# {{{ encoding
+# {{{ codecs, built once per type
 
-def encode(value: Any, tp: Any, atoms: Atoms) -> Any:
-    base, meta = _split(tp)
-    for m in meta:
-        if isinstance(m, ExprOf):
-            return atoms[ExprOf][0](value)
-        if m in atoms:
-            return atoms[m][0](value)
-    if base in atoms:
-        return atoms[base][0](value)
-    if _is_union(base):
-        members = typing.get_args(base)
-        if value is None and type(None) in members:
-            return None
-        options = [m for m in members if m is not type(None)]
-        if len(options) == 1:
-            return encode(value, options[0], atoms)
-        for m in options:
-            cls = _split(m)[0]
-            if isinstance(cls, type) and dataclasses.is_dataclass(cls) and type(value) is cls:
-                return {"kind": cls.__name__, **encode_record(value, atoms)}
-        for m in options:
-            try:
-                return encode(value, m, atoms)
-            except (SerializationError, TypeError, ValueError):
-                continue
-        fail(f"cannot serialize {type(value).__name__}")
-    if isinstance(base, type) and dataclasses.is_dataclass(base):
-        kinds = _kinds(base)
-        if kinds:
-            if kinds.get(type(value).__name__) is not type(value):
-                fail(f"cannot serialize {type(value).__name__} as {base.__name__}")
-            return {"kind": type(value).__name__, **encode_record(value, atoms)}
-        if type(value) is not base:
-            fail(f"cannot serialize {type(value).__name__} as {base.__name__}")
-        return encode_record(value, atoms)
-    origin = typing.get_origin(base)
-    args = typing.get_args(base)
-    if origin is tuple:
-        if not isinstance(value, tuple):
-            fail(f"cannot serialize {type(value).__name__} as a tuple")
-        if len(args) == 2 and args[1] is Ellipsis:
-            return [encode(v, args[0], atoms) for v in value]
-        if len(args) != len(value):
-            fail("a tuple of the wrong length")
-        return [encode(v, t, atoms) for v, t in zip(value, args)]
-    if origin is frozenset:
-        items = [encode(v, args[0], atoms) for v in value]
-        return sorted(items, key=repr)
-    if origin is FrozenMap:
-        ktype, vtype = args
-        if _named_values(vtype):
-            return [encode(v, vtype, atoms) for v in value.values()]
-        return {encode(k, ktype, atoms): encode(v, vtype, atoms) for k, v in value.items()}
-    if origin is Literal:
-        if value not in args:
-            fail(f"cannot serialize {value!r}: not one of {args!r}")
-        return value
-    if isinstance(base, type) and issubclass(base, enum.Enum):
-        return value.value
-    if base is bool:
-        return bool(value)
-    if base is int:
-        if isinstance(value, bool):
-            fail("a bool where an int belongs")
-        return int(value)
-    if base is str:
-        if not isinstance(value, str):
-            fail(f"cannot serialize {type(value).__name__} as a string")
-        return value
-    raise TypeError(f"no rule to serialize the type {tp!r}")
+#: (type, atoms, checks) -> the function that encodes or decodes a value of it
+_CODECS: dict = {}
+_NO_CHECKS: dict = {}
 
 
-def encode_record(obj: Any, atoms: Atoms) -> dict:
-    out = {}
-    for f in record_fields(type(obj)):
-        value = getattr(obj, f.name)
-        if not _at_default(value, f.default):
-            out[f.name] = encode(value, f.type, atoms)
-    return out
+def _codec(kind: str, tp: Any, atoms: Atoms, checks: dict) -> Callable:
+    key = (kind, tp, id(atoms), id(checks))
+    fn = _CODECS.get(key)
+    if fn is None:
+        make = _make_encoder if kind == "enc" else _make_decoder
+        fn = _CODECS[key] = make(tp, atoms, checks)
+    return fn
 
 
 def _kinds(cls: type) -> dict[str, type]:
@@ -252,6 +185,140 @@ def _named_values(vtype: Any) -> bool:
     return isinstance(cls, type) and dataclasses.is_dataclass(cls) and \
         any(f.name == "name" for f in record_fields(cls))
 
+
+def _record_type(tp: Any) -> type | None:
+    base = _split(tp)[0]
+    return base if isinstance(base, type) and dataclasses.is_dataclass(base) else None
+
+# }}}
+
+
+# {{{ encoding
+
+def encode(value: Any, tp: Any, atoms: Atoms) -> Any:
+    """*value* of type *tp* as JSON data."""
+    return _codec("enc", tp, atoms, _NO_CHECKS)(value)
+
+
+def encode_record(obj: Any, atoms: Atoms) -> dict:
+    return _record_encoder(type(obj), atoms)(obj)
+
+
+def _record_encoder(cls: type, atoms: Atoms) -> Callable[[Any], dict]:
+    fields: list = []
+
+    def enc(obj: Any) -> dict:
+        if not fields:
+            fields.extend((f.name, _codec("enc", f.type, atoms, _NO_CHECKS), f.default)
+                          for f in record_fields(cls))
+        out = {}
+        for name, field_enc, default in fields:
+            value = getattr(obj, name)
+            if not _at_default(value, default):
+                out[name] = field_enc(value)
+        return out
+    return enc
+
+
+def _make_encoder(tp: Any, atoms: Atoms, checks: dict) -> Callable[[Any], Any]:
+    base, meta = _split(tp)
+    for m in meta:
+        if isinstance(m, ExprOf):
+            return atoms[ExprOf][0]
+        if m in atoms:
+            return atoms[m][0]
+    if base in atoms:
+        return atoms[base][0]
+    if _is_union(base):
+        members = typing.get_args(base)
+        nullable = type(None) in members
+        options = [m for m in members if m is not type(None)]
+        if len(options) == 1:
+            inner = _codec("enc", options[0], atoms, _NO_CHECKS)
+            return (lambda v: None if v is None else inner(v)) if nullable else inner
+        tagged = {c: _record_encoder(c, atoms) for c in map(_record_type, options) if c}
+        plain = [_codec("enc", m, atoms, _NO_CHECKS) for m in options if not _record_type(m)]
+
+        def enc_union(v: Any) -> Any:
+            if v is None and nullable:
+                return None
+            rec = tagged.get(type(v))
+            if rec is not None:
+                return {"kind": type(v).__name__, **rec(v)}
+            for option in plain:
+                try:
+                    return option(v)
+                except (SerializationError, TypeError, ValueError):
+                    continue
+            fail(f"cannot serialize {type(v).__name__}")
+        return enc_union
+    if isinstance(base, type) and dataclasses.is_dataclass(base):
+        kinds = _kinds(base)
+        if kinds:
+            encoders = {cls: _record_encoder(cls, atoms) for cls in kinds.values()}
+
+            def enc_kind(v: Any) -> dict:
+                rec = encoders.get(type(v))
+                if rec is None:
+                    fail(f"cannot serialize {type(v).__name__} as {base.__name__}")
+                return {"kind": type(v).__name__, **rec(v)}
+            return enc_kind
+        rec = _record_encoder(base, atoms)
+
+        def enc_record(v: Any) -> dict:
+            if type(v) is not base:
+                fail(f"cannot serialize {type(v).__name__} as {base.__name__}")
+            return rec(v)
+        return enc_record
+    origin, args = typing.get_origin(base), typing.get_args(base)
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            item = _codec("enc", args[0], atoms, _NO_CHECKS)
+
+            def enc_tuple(v: Any) -> list:
+                if not isinstance(v, tuple):
+                    fail(f"cannot serialize {type(v).__name__} as a tuple")
+                return [item(x) for x in v]
+            return enc_tuple
+        items = [_codec("enc", a, atoms, _NO_CHECKS) for a in args]
+
+        def enc_fixed(v: Any) -> list:
+            if not isinstance(v, tuple) or len(v) != len(items):
+                fail("not a tuple of the right length")
+            return [e(x) for e, x in zip(items, v)]
+        return enc_fixed
+    if origin is frozenset:
+        item = _codec("enc", args[0], atoms, _NO_CHECKS)
+        return lambda v: sorted((item(x) for x in v), key=repr)
+    if origin is FrozenMap:
+        kenc, venc = _codec("enc", args[0], atoms, _NO_CHECKS), _codec("enc", args[1], atoms, _NO_CHECKS)
+        if _named_values(args[1]):
+            return lambda v: [venc(x) for x in v.values()]
+        return lambda v: {kenc(k): venc(x) for k, x in v.items()}
+    if origin is Literal:
+        def enc_literal(v: Any) -> Any:
+            if v not in args:
+                fail(f"cannot serialize {v!r}: not one of {args!r}")
+            return v
+        return enc_literal
+    if isinstance(base, type) and issubclass(base, enum.Enum):
+        return lambda v: v.value
+    if base is bool:
+        return bool
+    if base is int:
+        def enc_int(v: Any) -> int:
+            if isinstance(v, bool):
+                fail("a bool where an int belongs")
+            return int(v)
+        return enc_int
+    if base is str:
+        def enc_str(v: Any) -> str:
+            if not isinstance(v, str):
+                fail(f"cannot serialize {type(v).__name__} as a string")
+            return v
+        return enc_str
+    raise TypeError(f"no rule to serialize the type {tp!r}")
+
 # }}}
 
 
@@ -259,131 +326,194 @@ def _named_values(vtype: Any) -> bool:
 
 def decode(data: Any, tp: Any, atoms: Atoms, what: str,
            checks: dict[type, Callable[[Any], None]]) -> Any:
-    base, meta = _split(tp)
-    for m in meta:
-        if isinstance(m, ExprOf):
-            value = atoms[ExprOf][1](data, what)
-            if m.kinds and not isinstance(value, m.kinds):
-                article = "an" if what[:1] in "aeiou" else "a"
-                fail(f"{article} {what} must be {m.noun}")
-            return value
-        if m in atoms:
-            return atoms[m][1](data, what)
-    if base in atoms:
-        return atoms[base][1](data, what)
-    if _is_union(base):
-        members = typing.get_args(base)
-        if data is None and type(None) in members:
-            return None
-        options = [m for m in members if m is not type(None)]
-        if len(options) == 1:
-            return decode(data, options[0], atoms, what, checks)
-        classes = {_split(m)[0].__name__: m for m in options
-                   if isinstance(_split(m)[0], type) and dataclasses.is_dataclass(_split(m)[0])}
-        if classes and len(classes) == len(options):
-            if not isinstance(data, dict) or data.get("kind") not in classes:
-                fail(f"invalid {what} kind")
-            return decode(data, classes[data["kind"]], atoms, what, checks)
-        for m in options:
-            try:
-                return decode(data, m, atoms, what, checks)
-            except SerializationError:
-                continue
-        fail(f"invalid {what}")
-    if isinstance(base, type) and dataclasses.is_dataclass(base):
-        kinds = _kinds(base)
-        if kinds:
-            if not isinstance(data, dict) or data.get("kind") not in kinds:
-                fail(f"invalid {what} kind")
-            return decode_record(data, kinds[data["kind"]], atoms, what, checks)
-        return decode_record(data, base, atoms, what, checks)
-    origin = typing.get_origin(base)
-    args = typing.get_args(base)
-    bound = _bounded(meta)
-    if origin in (tuple, frozenset):
-        limit = bound.high if bound is not None else MAX_ITEMS
-        if not isinstance(data, list) or len(data) > limit:
-            fail(f"invalid {what}")
-        if bound is not None and len(data) < bound.low:
-            fail(f"invalid {what}")
-        if origin is frozenset:
-            return frozenset(decode(v, args[0], atoms, what, checks) for v in data)
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(decode(v, args[0], atoms, what, checks) for v in data)
-        if len(data) != len(args):
-            fail(f"invalid {what}")
-        return tuple(decode(v, t, atoms, what, checks) for v, t in zip(data, args))
-    if origin is FrozenMap:
-        ktype, vtype = args
-        if _named_values(vtype):
-            if not isinstance(data, list) or len(data) > MAX_ITEMS:
-                fail(f"invalid {what}")
-            out: dict = {}
-            for item in data:
-                value = decode(item, vtype, atoms, what, checks)
-                if value.name in out:
-                    fail(f"duplicate {what} {value.name!r}")
-                out[value.name] = value
-            return FrozenMap(out)
-        limit = bound.high if bound is not None else MAX_ITEMS
-        if not isinstance(data, dict) or len(data) > limit:
-            fail(f"invalid {what}")
-        return FrozenMap((decode(k, ktype, atoms, what, checks),
-                          decode(v, vtype, atoms, what, checks)) for k, v in data.items())
-    if origin is Literal:
-        if not any(data == a and type(data) is type(a) for a in args):
-            fail(f"invalid {what}: {data!r}")
-        return data
-    if isinstance(base, type) and issubclass(base, enum.Enum):
-        try:
-            return base(data)
-        except ValueError:
-            fail(f"invalid {what}: {data!r}")
-    if base is bool:
-        if not isinstance(data, bool):
-            fail(f"invalid {what}: {data!r}")
-        return data
-    if base is int:
-        if isinstance(data, bool) or not isinstance(data, int):
-            fail(f"invalid {what}: {data!r}")
-        if bound is not None and not bound.low <= data <= bound.high:
-            fail(f"invalid {what}: {data!r}")
-        return data
-    if base is str:
-        pattern = next((m for m in meta if isinstance(m, Pattern)), None)
-        if pattern is not None:
-            return check_name(data, what, pattern.kind, pattern.max_len)
-        text = next((m for m in meta if isinstance(m, Text)), None)
-        if not isinstance(data, str) or len(data) > (text.max_len if text else MAX_TEXT):
-            fail(f"invalid {what}")
-        return data
-    raise TypeError(f"no rule to decode the type {tp!r}")
+    """A value of type *tp* from JSON *data*, checked (:class:`SerializationError`)."""
+    return _codec("dec", tp, atoms, checks)(data, what)
 
 
 def decode_record(data: Any, cls: type, atoms: Atoms, what: str,
                   checks: dict[type, Callable[[Any], None]]) -> Any:
-    if not isinstance(data, dict):
-        fail(f"invalid {what}")
-    fields = record_fields(cls)
-    unknown = set(data) - {f.name for f in fields} - {"kind"}
-    if unknown:
-        fail(f"unknown field {sorted(unknown)[0]!r} in {what}")
-    kw = {}
-    for f in fields:
-        if f.name in data:
-            kw[f.name] = decode(data[f.name], f.type, atoms, _label(f.name), checks)
-        elif f.required:
-            fail(f"missing field {f.name!r}")
-    try:
-        obj = cls(**kw)
-    except (TypeError, ValueError) as exc:
-        if isinstance(exc, SerializationError):
-            raise
-        fail(f"invalid {what}: {exc}")
-    for klass in cls.__mro__:
-        check = checks.get(klass)
-        if check is not None:
+    return _codec("dec", cls, atoms, checks)(data, what)
+
+
+def _record_decoder(cls: type, atoms: Atoms, checks: dict) -> Callable[[Any, str], Any]:
+    fields: list = []
+    known: set = set()
+    class_checks = [c for c in (checks.get(k) for k in cls.__mro__) if c is not None]
+
+    def dec(data: Any, what: str) -> Any:
+        if not fields:
+            for f in record_fields(cls):
+                fields.append((f.name, _codec("dec", f.type, atoms, checks), _label(f.name),
+                               f.required))
+                known.add(f.name)
+        if not isinstance(data, dict):
+            fail(f"invalid {what}")
+        for key in data:
+            if key not in known and key != "kind":
+                fail(f"unknown field {key!r} in {what}")
+        kw = {}
+        for name, field_dec, label, required in fields:
+            if name in data:
+                kw[name] = field_dec(data[name], label)
+            elif required:
+                fail(f"missing field {name!r}")
+        try:
+            obj = cls(**kw)
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, SerializationError):
+                raise
+            fail(f"invalid {what}: {exc}")
+        for check in class_checks:
             check(obj)
-    return obj
+        return obj
+    return dec
+
+
+def _sequence_limits(what: str, data: Any, bound: Bounded | None) -> None:
+    limit = bound.high if bound is not None else MAX_ITEMS
+    if not isinstance(data, list) or len(data) > limit or \
+            (bound is not None and len(data) < bound.low):
+        fail(f"invalid {what}")
+
+
+def _make_decoder(tp: Any, atoms: Atoms, checks: dict) -> Callable[[Any, str], Any]:
+    base, meta = _split(tp)
+    for m in meta:
+        if isinstance(m, ExprOf):
+            dec_expr = atoms[ExprOf][1]
+            if not m.kinds:
+                return dec_expr
+
+            def dec_kind(data: Any, what: str, m: ExprOf = m) -> Any:
+                value = dec_expr(data, what)
+                if not isinstance(value, m.kinds):
+                    article = "an" if what[:1] in "aeiou" else "a"
+                    fail(f"{article} {what} must be {m.noun}")
+                return value
+            return dec_kind
+        if m in atoms:
+            return atoms[m][1]
+    if base in atoms:
+        return atoms[base][1]
+    bound = _bounded(meta)
+    if _is_union(base):
+        members = typing.get_args(base)
+        nullable = type(None) in members
+        options = [m for m in members if m is not type(None)]
+        if len(options) == 1:
+            inner = _codec("dec", options[0], atoms, checks)
+            return (lambda d, what: None if d is None else inner(d, what)) if nullable \
+                else inner
+        records = {c.__name__: _codec("dec", c, atoms, checks)
+                   for c in map(_record_type, options) if c}
+        if records and len(records) == len(options):
+            def dec_tagged(data: Any, what: str) -> Any:
+                if data is None and nullable:
+                    return None
+                if not isinstance(data, dict) or data.get("kind") not in records:
+                    fail(f"invalid {what} kind")
+                return records[data["kind"]](data, what)
+            return dec_tagged
+        decoders = [_codec("dec", m, atoms, checks) for m in options]
+
+        def dec_union(data: Any, what: str) -> Any:
+            if data is None and nullable:
+                return None
+            for option in decoders:
+                try:
+                    return option(data, what)
+                except SerializationError:
+                    continue
+            fail(f"invalid {what}")
+        return dec_union
+    if isinstance(base, type) and dataclasses.is_dataclass(base):
+        kinds = _kinds(base)
+        if kinds:
+            by_name = {n: _record_decoder(c, atoms, checks) for n, c in kinds.items()}
+
+            def dec_kind_record(data: Any, what: str) -> Any:
+                if not isinstance(data, dict) or data.get("kind") not in by_name:
+                    fail(f"invalid {what} kind")
+                return by_name[data["kind"]](data, what)
+            return dec_kind_record
+        return _record_decoder(base, atoms, checks)
+    origin, args = typing.get_origin(base), typing.get_args(base)
+    if origin in (tuple, frozenset):
+        variadic = len(args) == 2 and args[1] is Ellipsis
+        if origin is frozenset or variadic:
+            item = _codec("dec", args[0], atoms, checks)
+            build = frozenset if origin is frozenset else tuple
+
+            def dec_items(data: Any, what: str) -> Any:
+                _sequence_limits(what, data, bound)
+                return build(item(x, what) for x in data)
+            return dec_items
+        items = [_codec("dec", a, atoms, checks) for a in args]
+
+        def dec_fixed(data: Any, what: str) -> tuple:
+            if not isinstance(data, list) or len(data) != len(items):
+                fail(f"invalid {what}")
+            return tuple(d(x, what) for d, x in zip(items, data))
+        return dec_fixed
+    if origin is FrozenMap:
+        kdec, vdec = _codec("dec", args[0], atoms, checks), _codec("dec", args[1], atoms, checks)
+        limit = bound.high if bound is not None else MAX_ITEMS
+        if _named_values(args[1]):
+            def dec_named(data: Any, what: str) -> FrozenMap:
+                if not isinstance(data, list) or len(data) > limit:
+                    fail(f"invalid {what}")
+                out: dict = {}
+                for item in data:
+                    value = vdec(item, what)
+                    if value.name in out:
+                        fail(f"duplicate {what} {value.name!r}")
+                    out[value.name] = value
+                return FrozenMap(out)
+            return dec_named
+
+        def dec_map(data: Any, what: str) -> FrozenMap:
+            if not isinstance(data, dict) or len(data) > limit:
+                fail(f"invalid {what}")
+            return FrozenMap((kdec(k, what), vdec(v, what)) for k, v in data.items())
+        return dec_map
+    if origin is Literal:
+        def dec_literal(data: Any, what: str) -> Any:
+            if not any(data == a and type(data) is type(a) for a in args):
+                fail(f"invalid {what}: {data!r}")
+            return data
+        return dec_literal
+    if isinstance(base, type) and issubclass(base, enum.Enum):
+        def dec_enum(data: Any, what: str) -> Any:
+            try:
+                return base(data)
+            except ValueError:
+                fail(f"invalid {what}: {data!r}")
+        return dec_enum
+    if base is bool:
+        def dec_bool(data: Any, what: str) -> bool:
+            if not isinstance(data, bool):
+                fail(f"invalid {what}: {data!r}")
+            return data
+        return dec_bool
+    if base is int:
+        def dec_int(data: Any, what: str) -> int:
+            if isinstance(data, bool) or not isinstance(data, int) or \
+                    (bound is not None and not bound.low <= data <= bound.high):
+                fail(f"invalid {what}: {data!r}")
+            return data
+        return dec_int
+    if base is str:
+        pattern = next((m for m in meta if isinstance(m, Pattern)), None)
+        if pattern is not None:
+            return lambda data, what: check_name(data, what, pattern.kind, pattern.max_len)
+        text = next((m for m in meta if isinstance(m, Text)), None)
+        max_len = text.max_len if text is not None else MAX_TEXT
+
+        def dec_str(data: Any, what: str) -> str:
+            if not isinstance(data, str) or len(data) > max_len:
+                fail(f"invalid {what}")
+            return data
+        return dec_str
+    raise TypeError(f"no rule to decode the type {tp!r}")
 
 # }}}
