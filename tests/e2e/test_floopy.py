@@ -108,7 +108,7 @@ def test_volume_kernel_fix_parameters_and_tags(tmp_path, cl_queue):
                     tmp_path, cl_queue, ulps=64)
     (knl,) = result.kernels
     assert {a.name: a.fixed_value for a in knl.args
-            if getattr(a, "fixed_value", None) is not None} == {
+            if a.fixed_value is not None} == {
         "Nq": 4, "Ndim": 3, "Nfields": 3}
     assert {n: str(t) for n, t in knl.iname_tags.items()} == {
         "e_outer": "g.0", "e_inner": "l.0", "d": "unr", "n": "unr", "i": "unr"}
