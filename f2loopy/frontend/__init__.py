@@ -13,7 +13,7 @@ from f2loopy.diagnostics import F2LoopyError, FortranError
 from f2loopy.frontend.reader import parse_units
 from f2loopy.frontend.source import (  # noqa: F401 - re-exported
     SourceFile, is_fixed_form_name, preprocessor_lines, read_source)
-from f2loopy.ir.kernel import TranslationUnit
+from f2loopy.ir.kernel import Kernel, TranslationUnit
 
 
 class FortranErrors(FortranError):
@@ -26,6 +26,11 @@ class FortranErrors(FortranError):
         super().__init__(first.message, first.span, first.notes)
         self.errors = errors
         self.filename = filename
+        #: notes said after the count of errors
+        self.summary_notes: tuple[str, ...] = ()
+
+    def add_summary_note(self, note: str) -> None:
+        self.summary_notes = (*self.summary_notes, note)
 
     def format(self) -> str:
         parts = [e.format() for e in self.errors]
@@ -34,7 +39,7 @@ class FortranErrors(FortranError):
         parts.append(f"{where}: {n} error{'s' if n != 1 else ''}: "
                      f"{'this statement' if n == 1 else 'these statements'} cannot be "
                      "translated")
-        parts += [f"{where}: note: {note}" for note in getattr(self, "summary_notes", ())]
+        parts += [f"{where}: note: {note}" for note in self.summary_notes]
         return "\n".join(parts)
 
 
@@ -162,29 +167,30 @@ def translate_source(src: SourceFile, *, collect_errors: bool = False,
     from f2loopy.frontend.kernel_choice import chosen_procedures, note_units
     procedures = chosen_procedures(src, registry, kernels)
     chosen = kernels
-    kernels, errors = [], []
+    built: list[Kernel] = []
+    errors: list[FortranError] = []
     for k, proc in enumerate(procedures):
         try:
             if collect_errors:
                 kernel, errs = lower_subroutine(src, proc, registry, collect=True)
                 errors.extend(errs)
                 if kernel is not None:
-                    kernels.append(kernel)
+                    built.append(kernel)
             else:
-                kernels.append(lower_subroutine(src, proc, registry))
+                built.append(lower_subroutine(src, proc, registry))
         except F2LoopyError as exc:
             note_units(exc, src, registry, procedures, k, chosen)
             raise
     if errors:
-        exc = FortranErrors(errors, src.filename)
-        note_units(exc, src, registry, procedures, None, chosen, failed_kernels=kernels)
-        raise exc
+        collected = FortranErrors(errors, src.filename)
+        note_units(collected, src, registry, procedures, None, chosen, failed_kernels=built)
+        raise collected
     if search and search.files_read:
-        return TranslationUnit(kernels, src.filename, src.text)   # depends on other files
+        return TranslationUnit(built, src.filename, src.text)   # depends on other files
     if len(_RECENT_UNITS) >= 4:
         del _RECENT_UNITS[next(iter(_RECENT_UNITS))]
-    _RECENT_UNITS[key] = tuple(kernels)
-    return TranslationUnit(kernels, src.filename, src.text)
+    _RECENT_UNITS[key] = tuple(built)
+    return TranslationUnit(built, src.filename, src.text)
 
 
 #: the kernels of the last few sources translated, by (filename, text, form)

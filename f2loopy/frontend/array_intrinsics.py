@@ -22,23 +22,32 @@ loops that evaluate them.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
 
 from f2loopy.ir.types import BOOL, INT32, is_complex, is_integer, is_logical, promote
 from f2loopy.diagnostics import UnsupportedFeatureError
-from f2loopy.frontend.arrays import ArrayView, ElementalContext
+from f2loopy.frontend.bindings import ArrayView
+from f2loopy.frontend.lowering_state import ElementalContext
 from f2loopy.ir.expressions import substitute, variables_read
 from f2loopy.ir.folding import NotConstant, evaluate_constant, normalize_integer
 from f2loopy.ir.kernel import AddressSpace
+
+if TYPE_CHECKING:
+    from f2loopy.frontend.lowering_host import LoweringHost as _Host
+else:
+    _Host = object
+
 
 #: reductions: name -> the keyword of the argument reduced
 _REDUCTIONS = {"sum": "array", "product": "array", "maxval": "array", "minval": "array",
                "count": "mask", "any": "mask", "all": "mask"}
 
 
-class ArrayIntrinsicsMixin:
+class ArrayIntrinsicsMixin(_Host):
     """Array intrinsics (mixed into UnitLowering)."""
 
     def array_intrinsic(self, name, arg_nodes, node):
@@ -492,7 +501,8 @@ class ArrayIntrinsicsMixin:
         """Scalar expression *node*, with name *var* (an implied-do variable)
         standing for *value*."""
         names = {var.lower(): value} if var is not None else {}
-        return self.in_context(None, self.with_names, names, lambda: self.expr(node))
+        with self.array_expression(None), self.names.scope(names):
+            return self.expr(node)
 
     # }}}
 

@@ -20,82 +20,24 @@ The array intrinsics (reductions, ``matmul``, ``transpose``, inquiry) are in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
 
+from f2loopy.frontend.bindings import ArrayView, array_binding
+from f2loopy.frontend.lowering_state import ElementalContext, triplet_extent
 from f2loopy.ir.types import is_integer
 from f2loopy.diagnostics import UnsupportedFeatureError
 from f2loopy.ir.expressions import accesses, index_tuple, make_subscript, substitute
 from f2loopy.ir.folding import NotConstant, evaluate_constant, normalize_integer
 from f2loopy.ir.isl_tools import NonAffineError, make_space, set_from_condition
 
-
-@dataclass(eq=False)
-class ArrayView:
-    """What a Fortran array name refers to in the IR.
-
-    :attr lbounds: Fortran lower bound per axis (IR expressions).
-    :attr ubounds: upper bound per axis; None for an assumed-size axis.
-    :attr mapper: Fortran subscripts -> IR subscripts (None: the same).
-    :attr read_only: a constant table or an argument bound to one.
-    """
-
-    name: str
-    ir_name: str
-    dtype: np.dtype
-    lbounds: tuple
-    ubounds: tuple
-    mapper: object = None
-    read_only: bool = False
-    what: str = ""
-
-    @property
-    def rank(self) -> int:
-        return len(self.lbounds)
-
-    def ir_indices(self, indices) -> tuple:
-        indices = tuple(normalize_integer(i) for i in indices)
-        return tuple(self.mapper(indices)) if self.mapper is not None else indices
-
-    def element(self, indices):
-        return make_subscript(self.ir_name, self.ir_indices(indices))
-
-    def extent(self, k):
-        if self.ubounds[k] is None:
-            return None
-        return normalize_integer(p.Sum((self.ubounds[k], p.Product((-1, self.lbounds[k])),
-                                        1)))
-
-
-class ElementalContext:
-    """The iteration of an array expression: the first array operand met
-    fixes the rank and the index ranges; later operands must conform.
-
-    :attr positions: placeholder variables, one per axis: the zero-based
-        position along that axis.
-    :attr axes: ``(lower, upper, step)`` per axis of the defining operand.
-    """
-
-    def __init__(self, lowering):
-        self.lowering = lowering
-        self.rank = None
-        self.axes = []
-        self.positions = []
-        self.extents = []
-        self.names = []
-        self.operands = 0           # array operands met (see ArraySyntaxMixin.conform)
-
-    def define(self, axes, name):
-        self.rank = len(axes)
-        self.axes = list(axes)
-        self.names = [name] * len(axes)
-        self.positions = [p.Variable(self.lowering.fresh_name(f"_{name}_pos{k + 1}"))
-                          for k in range(len(axes))]
-        self.lowering.st.placeholders.update(v.name for v in self.positions)
-        self.extents = [_triplet_extent(*ax) for ax in axes]
+if TYPE_CHECKING:
+    from f2loopy.frontend.lowering_host import LoweringHost as _Host
+else:
+    _Host = object
 
 
 def _triplet_count(lo, hi, st):
@@ -105,15 +47,7 @@ def _triplet_count(lo, hi, st):
     return normalize_integer(p.Call(p.Variable("max"), (0, normalize_integer(count))))
 
 
-def _triplet_extent(lo, hi, st):
-    try:
-        lo_v, hi_v = int(evaluate_constant(lo)), int(evaluate_constant(hi))
-    except (NotConstant, TypeError, ValueError):
-        return None
-    return max(0, (hi_v - lo_v + st) // st)
-
-
-class ArraySyntaxMixin:
+class ArraySyntaxMixin(_Host):
     """Array views, sections and reductions (mixed into UnitLowering)."""
 
     # {{{ views
@@ -125,7 +59,7 @@ class ArraySyntaxMixin:
             return v
         b = self.bindings.get(low)
         if b is not None:
-            v = b.view
+            v = array_binding(b).view
         elif sym.is_parameter or sym.is_initialized:
             lbs, ubs = self.bounds_of(sym)
             v = ArrayView(sym.name, self.table_name(sym), np.dtype(sym.dtype), lbs, ubs,
@@ -269,18 +203,15 @@ class ArraySyntaxMixin:
     def in_context(self, ctx, func, *args):
         """``func(*args)`` with *ctx* the array expression being converted
         (None: a scalar expression)."""
-        saved = self.elemental
-        self.elemental = ctx
-        try:
+        with self.array_expression(ctx):
             return func(*args)
-        finally:
-            self.elemental = saved
 
     def conform(self, axes, name, label=None) -> ElementalContext:
         """Make an operand with section *axes* part of the current array
         expression: it fixes the shape, or must have the shape fixed (*name*
         is the operand as written, *label* names it in later messages)."""
         ctx = self.elemental
+        assert ctx is not None          # an operand of an array expression
         ctx.operands += 1
         if ctx.rank is None:
             ctx.define(axes, label or name)
@@ -289,7 +220,7 @@ class ArraySyntaxMixin:
                              f"has rank {ctx.rank}", name)
         else:
             for d, ax in enumerate(axes):
-                ext = _triplet_extent(*ax)
+                ext = triplet_extent(*ax)
                 if ext is not None and ctx.extents[d] is not None and ext != ctx.extents[d]:
                     raise self.error(f"array shapes do not conform: dimension {d + 1} of "
                                      f"'{name}' has {ext} elements, of '{ctx.names[d]}' "
@@ -343,9 +274,7 @@ class ArraySyntaxMixin:
             raise self.error(f"'{name}' is assigned, but the actual argument passed for it "
                              f"is {view.what}", name)
         ctx = ElementalContext(self)
-        saved = self.elemental
-        self.elemental = ctx
-        try:
+        with self.array_expression(ctx):
             if isinstance(lhs_node, F.Name):
                 lhs = self.whole_array_element(sym, name)
             else:
@@ -359,8 +288,6 @@ class ArraySyntaxMixin:
                                          "are not supported", name, UnsupportedFeatureError)
                 lhs = self.section_element(view, subs, name)
             rhs = self.expr(rhs_node)
-        finally:
-            self.elemental = saved
         rhs = self.convert_for_assignment(rhs, view.dtype, name)
         order = self.assignment_order(lhs, rhs, ctx, name)
         if order == "temporary":
@@ -407,11 +334,18 @@ class ArraySyntaxMixin:
     def emit_elemental(self, ctx, order, base, emit, subst_targets=False):
         """Open one loop per axis of *ctx* (last axis outermost) in *order*
         ("ascending" or "descending"), call *emit* inside and replace the
-        position placeholders of what it added by the loop positions."""
-        opened = []
+        position placeholders of what it added by the loop positions.
+        *subst_targets*: the element assignments of an array assignment,
+        which a ``where`` masks (the hook
+        :meth:`~f2loopy.frontend.where.WhereMixin.where_element_guard`)."""
+        guard = self.where_element_guard(ctx) if subst_targets else None
+        with self.guarded(*(() if guard is None else (guard,))):
+            self._emit_elemental(ctx, order, base, emit)
+
+    def _emit_elemental(self, ctx, order, base, emit) -> None:
         positions = {}
         start = len(self.instructions)
-        try:
+        with self.loop_nest():
             for d in reversed(range(ctx.rank)):
                 lo, hi, st = ctx.axes[d]
                 iname_base = f"{base}_i{d + 1}"
@@ -423,12 +357,8 @@ class ArraySyntaxMixin:
                     # st == 1: run j over [lo, hi], position hi - j
                     scope = self.open_counter_loop(iname_base, lo, hi, 1)
                     pos = normalize_integer(p.Sum((hi, p.Product((-1, scope.value)))))
-                opened.append(scope)
                 positions[ctx.positions[d].name] = pos
             emit()
-        finally:
-            for _ in opened:
-                self.loops.pop()
         for k in range(start, len(self.instructions)):
             insn = self.instructions[k]
             new_expr = _normalized_indices(substitute(insn.expression, positions))

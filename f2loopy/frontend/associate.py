@@ -8,11 +8,21 @@ associated with a scalar expression holds its value, computed once on entry
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
 from fparser.two import Fortran2003 as F
 from fparser.two.utils import walk
 
 from f2loopy.frontend.derived_types import selector_symbol
 from f2loopy.diagnostics import UnsupportedFeatureError
+from f2loopy.frontend.symbols import Symbol
+
+if TYPE_CHECKING:
+    from f2loopy.frontend.lowering_host import LoweringHost as _Host
+else:
+    _Host = object
 
 
 def associate_writes(body, symtab, written: set) -> None:
@@ -27,7 +37,7 @@ def associate_writes(body, symtab, written: set) -> None:
                         written.add(sym.name.lower())
 
 
-class AssociateMixin:
+class AssociateMixin(_Host):
     """``associate`` constructs (mixed into UnitLowering)."""
 
     def stmt_Associate_Construct(self, node):
@@ -46,20 +56,31 @@ class AssociateMixin:
                 value = self.expr(selector)
                 dtype = self.checked_dtype(value)
                 tmp = self.new_temporary(name, dtype)
-                from f2loopy.frontend.symbols import Symbol
                 sym = Symbol(name=tmp, dtype=dtype, span=self.statement_span())
                 self.add_assignment(p_variable(tmp), dtype, value, name)
                 self.st.storage_by_name.setdefault(tmp, sym)
                 sym.attributes.add("associate_value")
             aliases[name.lower()] = sym
+        with self.associated(aliases):
+            self.lower_block(node.children[1:-1])
+
+    @contextmanager
+    def associated(self, aliases: dict[str, Symbol]) -> Iterator[None]:
+        """The names of *aliases* (lower-case) stand for their symbols inside
+        (the views of arrays of the same names are made again, inside and
+        after)."""
         saved = dict(self.symtab.aliases)
         self.symtab.aliases.update(aliases)
-        self.views = {k: v for k, v in self.views.items() if k not in aliases}
+        self.forget_views(aliases)
         try:
-            self.lower_block(node.children[1:-1])
+            yield
         finally:
             self.symtab.aliases = saved
-            self.views = {k: v for k, v in self.views.items() if k not in aliases}
+            self.forget_views(aliases)
+
+    def forget_views(self, names) -> None:
+        for name in names:
+            self.views.pop(name, None)
 
 
 def p_variable(name):

@@ -24,12 +24,19 @@ located error.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
 
 from f2loopy.diagnostics import UnsupportedFeatureError
+
+if TYPE_CHECKING:
+    from f2loopy.frontend.lowering_host import LoweringHost as _Host
+else:
+    _Host = object
+
 
 #: the code's bit saying that more non-blank characters follow the first
 LONG = 256
@@ -100,7 +107,7 @@ def _upper(code):
     return p.If(lower, p.Sum((first, -32)), first)
 
 
-class CharacterMixin:
+class CharacterMixin(_Host):
     """Character flags (mixed into UnitLowering)."""
 
     def char_operand(self, node):

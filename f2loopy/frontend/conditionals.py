@@ -4,6 +4,8 @@ evaluated once, into a logical temporary, before the guarded statements."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
@@ -15,8 +17,13 @@ from f2loopy.ir.expressions import is_constant, variables_read
 from f2loopy.ir.folding import fold_constants
 from f2loopy.ir.kernel import Assignment
 
+if TYPE_CHECKING:
+    from f2loopy.frontend.lowering_host import Expr, LoweringHost as _Host
+else:
+    _Host = object
 
-class ConditionalsMixin:
+
+class ConditionalsMixin(_Host):
     """``if`` and ``select case`` (mixed into UnitLowering)."""
 
     def stmt_If_Stmt(self, node):
@@ -44,11 +51,8 @@ class ConditionalsMixin:
                 body()
                 del self.instructions[n:]
             return
-        self.predicates.append(cond)
-        try:
+        with self.guarded(cond):
             body()
-        finally:
-            self.predicates.pop()
 
     def stmt_If_Construct(self, node):
         content = self._after_leading(node.content, F.If_Then_Stmt)
@@ -72,18 +76,12 @@ class ConditionalsMixin:
             if cond_node is None:
                 conds.append(None)
                 continue
-            saved = self.lines
-            self.lines = lines
-            n_pred = len(self.predicates)
-            self.predicates.extend(p.LogicalNot(c) for c in taken)
-            try:
-                cond = self.condition(cond_node)
-            except FortranError as exc:
-                self.record(exc)
-                cond = np.bool_(True)
-            finally:
-                del self.predicates[n_pred:]
-                self.lines = saved
+            with self.at(lines), self.guarded(*(p.LogicalNot(c) for c in taken)):
+                try:
+                    cond = self.condition(cond_node)
+                except FortranError as exc:
+                    self.record(exc)
+                    cond = np.bool_(True)
             conds.append(cond)
             taken.append(cond)
         start = len(self.instructions)
@@ -118,48 +116,44 @@ class ConditionalsMixin:
             else:
                 # before the first 'case' (not Fortran; an 'include'): not dropped
                 self.lower_statement(ch)
-        saved = self.lines
-        self.lines = statement_lines(select)
-        self.case_char_length = None
-        try:
-            chars = self.char_selector(select.items[0])
-            if chars is not None:
-                selector, self.case_char_length = chars
-            else:
-                selector = self.expr(select.items[0])
-            dt = self.checked_dtype(selector)
-            if not is_integer(dt):
-                raise self.error("'select case' is only supported on integer expressions",
-                                 str(select.items[0]), UnsupportedFeatureError)
-            if not (isinstance(selector, p.Variable) or is_constant(selector)):
-                tmp = self.new_temporary("selector", dt)
-                self.add_assignment(p.Variable(tmp), dt, selector, None, base_id=tmp)
-                selector = p.Variable(tmp)
-        except FortranError as exc:
-            self.record(exc)
-            selector = None
-        finally:
-            self.lines = saved
-        conds = []
-        seen = []            # (lo, hi) of the values so far, for overlap checks
-        default = None
-        for k, (case_stmt, body) in enumerate(branches):
-            self.lines = statement_lines(case_stmt)
+        char_length = None      # of a character selector: its case values are codes
+        with self.at(statement_lines(select)):
             try:
-                sel = case_stmt.items[0]
-                if sel.items[0] is None:
-                    if default is not None:
-                        raise self.error("two 'case default' in one 'select case'", "default")
-                    default = k
-                    conds.append(None)
-                    continue
-                conds.append(self.case_condition(selector, sel.items[0], seen)
-                             if selector is not None else np.bool_(True))
+                chars = self.char_selector(select.items[0])
+                if chars is not None:
+                    selector, char_length = chars
+                else:
+                    selector = self.expr(select.items[0])
+                dt = self.checked_dtype(selector)
+                if not is_integer(dt):
+                    raise self.error("'select case' is only supported on integer expressions",
+                                     str(select.items[0]), UnsupportedFeatureError)
+                if not (isinstance(selector, p.Variable) or is_constant(selector)):
+                    tmp = self.new_temporary("selector", dt)
+                    self.add_assignment(p.Variable(tmp), dt, selector, None, base_id=tmp)
+                    selector = p.Variable(tmp)
             except FortranError as exc:
                 self.record(exc)
-                conds.append(np.bool_(False))
-            finally:
-                self.lines = saved
+                selector = None
+        conds = []
+        seen: list = []      # (lo, hi) of the values so far, for overlap checks
+        default = None
+        for k, (case_stmt, body) in enumerate(branches):
+            with self.at(statement_lines(case_stmt)):
+                try:
+                    sel = case_stmt.items[0]
+                    if sel.items[0] is None:
+                        if default is not None:
+                            raise self.error("two 'case default' in one 'select case'",
+                                             "default")
+                        default = k
+                        conds.append(None)
+                        continue
+                    conds.append(self.case_condition(selector, sel.items[0], seen, char_length)
+                                 if selector is not None else np.bool_(True))
+                except FortranError as exc:
+                    self.record(exc)
+                    conds.append(np.bool_(False))
         start = len(self.instructions)
         others = [c for c in conds if c is not None]
         for k, (case_stmt, body) in enumerate(branches):
@@ -176,15 +170,17 @@ class ConditionalsMixin:
                                          for c, b in zip(conds, branches) if c is not None],
                                  chained=False)
 
-    def case_condition(self, selector, ranges, seen):
+    def case_condition(self, selector, ranges, seen, char_length):
         terms = []
         for item in ranges.items:
             if isinstance(item, F.Case_Value_Range):
                 lo_node, hi_node = item.items
-                lo = self.case_value(lo_node, True) if lo_node is not None else None
-                hi = self.case_value(hi_node, True) if hi_node is not None else None
+                lo = self.case_value(lo_node, char_length, True) if lo_node is not None \
+                    else None
+                hi = self.case_value(hi_node, char_length, True) if hi_node is not None \
+                    else None
             else:
-                lo = hi = self.case_value(item)
+                lo = hi = self.case_value(item, char_length)
             self.check_case_overlap(lo, hi, seen, str(item))
             seen.append((lo, hi))
             if lo is not None and hi is not None and lo == hi:
@@ -202,9 +198,11 @@ class ConditionalsMixin:
         cond = terms[0] if len(terms) == 1 else p.LogicalOr(tuple(terms))
         return fold_constants(cond)
 
-    def case_value(self, node, in_range=False):
-        if getattr(self, "case_char_length", None) is not None:
-            return self.char_case_value(node, self.case_char_length, in_range)
+    def case_value(self, node, char_length, in_range=False):
+        """A case value: an integer constant, or the code of a character
+        constant where the selector is a character of *char_length*."""
+        if char_length is not None:
+            return self.char_case_value(node, char_length, in_range)
         v = self.constant(node)
         if not is_integer(v.dtype):
             raise self.error("case values must be integer constants", str(node))
@@ -234,7 +232,7 @@ class ConditionalsMixin:
         body = self.instructions[start:]
         if not _condition_may_change(body, conds, self.current_inames()):
             return
-        replacements = {}
+        replacements: dict[Expr, str] = {}     # condition -> its snapshot
         snapshot_insns = []
         for k, (cond, lines) in enumerate(conds):
             if is_constant(cond) or cond in replacements:

@@ -31,6 +31,10 @@ refused (:func:`~f2loopy.ir.control.check_loop_exits`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
@@ -39,6 +43,13 @@ from f2loopy.ir.types import BOOL, INT32, is_integer
 from f2loopy.diagnostics import UnsupportedFeatureError
 from f2loopy.frontend.source import statement_lines
 from f2loopy.ir.control import WHILE_TRIP_LIMIT, LoopExit
+
+if TYPE_CHECKING:
+    from f2loopy.frontend.lowering_state import Region
+    from f2loopy.frontend.lowering_host import LoweringHost as _Host
+else:
+    _Host = object
+
 
 _EXITED = "it is left by 'exit'"
 _GOTO = "a 'goto' leaves it"
@@ -85,13 +96,13 @@ def backward_goto_loops(nodes, children, skip=frozenset()) -> list:
     out, k = [], 0
     while k < len(nodes):
         label = statement_label(nodes[k])
-        last = None
+        last: int | None = None
         if label is not None and label not in skip:
             for j in range(len(nodes) - 1, k - 1, -1):
                 if label in _gotos_in(nodes[j], children):
                     last = j
                     break
-        if last is None:
+        if last is None or label is None:
             out.append(nodes[k])
             k += 1
         else:
@@ -127,7 +138,7 @@ def statement_lines_of(node) -> tuple[int, int]:
     return (first[0], last[1])
 
 
-class ControlFlowMixin:
+class ControlFlowMixin(_Host):
     """Early exits (mixed into UnitLowering)."""
 
     # {{{ return, cycle and the flags they set
@@ -209,7 +220,7 @@ class ControlFlowMixin:
         ``do while`` and endless ``do``): it ends by its flags only."""
         import islpy as isl
 
-        from f2loopy.frontend.loops import LoopScope
+        from f2loopy.frontend.lowering_state import LoopScope
         iname = self.fresh_name(base)
         self.claimed_inames.add(iname.lower())
         self.domains.append(isl.Set(f"{{ [{iname}] : 0 <= {iname} <= {WHILE_TRIP_LIMIT} }}"))
@@ -266,7 +277,7 @@ class ControlFlowMixin:
     def open_runtime_step_loop(self, sym, lo, hi, step, step_text: str):
         """``do i = lo, hi, step`` with *step* a run-time value: a loop over
         the trip counter (see the module docstring)."""
-        from f2loopy.frontend.loops import LoopScope
+        from f2loopy.frontend.lowering_state import LoopScope
         from f2loopy.ir.folding import normalize_integer
         if not is_integer(self.checked_dtype(step)):
             raise self.error("loop step must be an integer", step_text)
@@ -351,10 +362,21 @@ class ControlFlowMixin:
 
     # {{{ goto
 
+    @contextmanager
+    def goto_regions(self, nodes, children) -> Iterator[dict[int, Region]]:
+        """The regions of :meth:`open_goto_regions` (label -> region), open
+        until their label is reached (:meth:`arrive_at_label`) or the block
+        ends."""
+        regions = self.open_goto_regions(nodes, children)
+        try:
+            yield regions
+        finally:
+            self.close_goto_regions(regions)
+
     def open_goto_regions(self, nodes, children) -> dict:
         """Regions for the labels of *nodes* (one block) that a ``goto``
         earlier in the block jumps to: each gets a flag, false here."""
-        from f2loopy.frontend.loops import Region
+        from f2loopy.frontend.lowering_state import Region
         out = {}
         wanted = set()
         for node in nodes:
@@ -391,28 +413,24 @@ class ControlFlowMixin:
         """The statements a backward goto repeats, as an endless loop that
         each iteration leaves at its end unless a ``goto`` cycled it."""
         lines = statement_lines_of(node)
-        self.lines = lines
-        exit_flag = self.new_exit_flag("ended", ends_loop=True)
-        exit_depth = len(self.loops)
-        scope = self.open_trip_loop(f"goto{node.label}_k",
-                                    reason=f"a 'goto {node.label}' repeats it")
-        scope.span = self.src.span(lines[0])
-        region = self.open_body_regions([scope], f"#goto {node.label}", exit_flag, exit_depth,
-                                        f"goto_{node.label}_again")
-        exit_region = scope.exit_region
-        try:
-            self.lower_block(node.body, skip_labels={node.label})
-            # the end of the statements: leave, unless a goto starts them again
-            self.predicates.append(p.LogicalNot(p.Variable(region.flag)))
-            try:
-                self.leave_region(exit_region)
-            finally:
-                self.predicates.pop()
-        finally:
-            self.st.regions.remove(region)
-            self.loops.pop()
-        self.guard_loop_body(scope)
-        self.record_loop_exit(scope)
+        with self.at(lines):
+            exit_flag = self.new_exit_flag("ended", ends_loop=True)
+            exit_depth = len(self.loops)
+            with self.loop_nest():
+                scope = self.open_trip_loop(f"goto{node.label}_k",
+                                            reason=f"a 'goto {node.label}' repeats it")
+                scope.span = self.src.span(lines[0])
+                region = self.open_body_regions([scope], f"#goto {node.label}", exit_flag,
+                                                exit_depth, f"goto_{node.label}_again")
+                with self.region(region):
+                    exit_region = scope.exit_region
+                    self.lower_block(node.body, skip_labels={node.label})
+                    # the end of the statements: leave, unless a goto starts them
+                    # again
+                    with self.guarded(p.LogicalNot(p.Variable(region.flag))):
+                        self.leave_region(exit_region)
+            self.guard_loop_body(scope)
+            self.record_loop_exit(scope)
 
     def stmt_Goto_Stmt(self, node):
         self.jump(goto_label(node), self.goto_keyword())
@@ -433,11 +451,8 @@ class ControlFlowMixin:
         index = self.new_temporary("goto_index", dtype)
         self.add_raw_assignment(index, value)
         for k, label in enumerate(labels, 1):
-            self.predicates.append(p.Comparison(p.Variable(index), "==", k))
-            try:
+            with self.guarded(p.Comparison(p.Variable(index), "==", k)):
                 self.jump(label, keyword)
-            finally:
-                self.predicates.pop()
 
     def stmt_Arithmetic_If_Stmt(self, node):
         """``if (e) 10, 20, 30``: to 10, 20 or 30 as e is negative, zero or
@@ -456,11 +471,8 @@ class ControlFlowMixin:
         above = p.Comparison(p.Variable(sign), ">", dtype.type(0)) if dtype.kind in "iu" \
             else p.LogicalAnd((p.LogicalNot(below), p.LogicalNot(zero)))
         for label, cond in zip(node.items[1:], (below, zero, above)):
-            self.predicates.append(cond)
-            try:
+            with self.guarded(cond):
                 self.jump(int(str(label)), "if")
-            finally:
-                self.predicates.pop()
 
     def jump(self, label, keyword: str) -> None:
         """``goto label`` from here: on to a later label, or back to the
@@ -474,7 +486,7 @@ class ControlFlowMixin:
         region = next((r for r in reversed(self.st.regions)
                        if r.kind == "goto" and r.owner is self and r.name == label), None)
         if region is None:
-            if label in self.seen_labels():
+            if label in self.labels_seen:
                 raise self.error(f"'{keyword} {label}' jumps backwards: only a forward goto "
                                  "to a later statement of the same or an enclosing block, or "
                                  "back to the start of statements it then repeats, is "
@@ -495,11 +507,5 @@ class ControlFlowMixin:
                 return m.group(0)
         return "goto"
 
-    def seen_labels(self) -> set:
-        """Labels of the statements of this procedure lowered so far."""
-        seen = getattr(self, "_labels_seen", None)
-        if seen is None:
-            seen = self._labels_seen = set()
-        return seen
 
     # }}}

@@ -395,9 +395,9 @@ class DeclarationReader:
                 self.set_initializer(sym, init.items[1])
 
     def declare(self, name: str) -> Symbol:
-        if not self.symtab.is_local(name):
-            return self.symtab.declare(name, self.src.span_in_lines(*self.lines, name))
-        return self.symtab.get(name)
+        sym = self.symtab.get(name) if self.symtab.is_local(name) else None
+        return sym if sym is not None else \
+            self.symtab.declare(name, self.src.span_in_lines(*self.lines, name))
 
     def set_dims(self, sym: Symbol, spec):
         if sym.dims is not None:
@@ -447,7 +447,7 @@ class DeclarationReader:
 
     def array_shape(self, sym: Symbol) -> list[int]:
         shape = []
-        for lo, hi in sym.dims:
+        for lo, hi in sym.array_dims:
             if hi in ("*", ":"):
                 raise self.error(f"constant array '{sym.name}' needs explicit extents",
                                  sym.name)
@@ -456,7 +456,7 @@ class DeclarationReader:
         return shape
 
     def array_lower_bounds(self, sym: Symbol) -> list[int]:
-        return [int(self.constant(lo)) if lo is not None else 1 for lo, _ in sym.dims]
+        return [int(self.constant(lo)) if lo is not None else 1 for lo, _ in sym.array_dims]
 
     def constant_array(self, sym: Symbol, value_node, dtype) -> np.ndarray:
         """Fortran-ordered array of an initializer (array constructor or scalar)."""

@@ -12,9 +12,16 @@ with other statements is refused with its location.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fparser.two import Fortran2003 as F
 
 from f2loopy.diagnostics import UnsupportedFeatureError
+
+if TYPE_CHECKING:
+    from f2loopy.frontend.lowering_host import LoweringHost as _Host
+else:
+    _Host = object
 
 
 def is_elemental(proc) -> bool:
@@ -23,7 +30,7 @@ def is_elemental(proc) -> bool:
     return prefix is not None and "ELEMENTAL" in str(prefix).upper()
 
 
-class ElementalMixin:
+class ElementalMixin(_Host):
     """Elemental calls in array expressions (mixed into UnitLowering)."""
 
     def elemental_call(self, proc, actual_nodes):
@@ -67,7 +74,8 @@ class ElementalMixin:
                 raise self.error(f"elemental function '{proc.name}' assigns '{lhs}', which is "
                                  "not one of its scalar variables", proc.name,
                                  UnsupportedFeatureError)
-            rhs = self.with_names(dict(values), lambda s=stmt: self.expr(s.items[2]))
+            with self.names.scope(dict(values)):
+                rhs = self.expr(stmt.items[2])
             values[str(lhs).lower()] = self.convert_for_assignment(rhs, target.dtype,
                                                                    proc.name)
         if result not in values:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pymbolic.primitives as p
@@ -29,6 +30,12 @@ from f2loopy.ir.types import INT32, is_integer
 from f2loopy.diagnostics import UnsupportedFeatureError
 from f2loopy.frontend.characters import literal_text
 from f2loopy.ir.control import ERROR_VALUES, ErrorSite
+
+if TYPE_CHECKING:
+    from f2loopy.frontend.lowering_host import LoweringHost as _Host
+else:
+    _Host = object
+
 
 #: a file that may stop somewhere (the subroutine then needs a 'return' flag)
 STOPS = re.compile(r"\b(stop|xerbla)\b", re.IGNORECASE)
@@ -59,13 +66,13 @@ def _is_stop(node, lowering) -> bool:
     return isinstance(node, F.Call_Stmt) and is_blas_xerbla(lowering, str(node.items[0]))
 
 
-class ErrorPathsMixin:
+class ErrorPathsMixin(_Host):
     """Stops and the output before them (mixed into UnitLowering)."""
 
     # {{{ output before a stop
 
     def _write(self, node, keyword, unit, fmt, items):
-        rest = getattr(self, "block_rest", None)
+        rest = self.block_rest
         following = rest[1] if rest is not None and rest[0] is node else []
         stop = next((n for n in following if not isinstance(n, (*_IO, F.Continue_Stmt))),
                     None)

@@ -14,6 +14,7 @@ located errors.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from fparser.two import Fortran2003 as F
@@ -22,17 +23,23 @@ from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
 from f2loopy.frontend.characters import is_character
 from f2loopy.frontend.source import statement_lines
 
+if TYPE_CHECKING:
+    from f2loopy.frontend.lowering_host import LoweringHost as _Host, ModuleScope, ProcedureRegistry
+    from f2loopy.frontend.source import SourceFile
+else:
+    _Host = object
+
 
 @dataclass(eq=False)
 class Generic:
     """A generic name of a module and the names of its specific procedures."""
 
     name: str
-    module: object                 # the ModuleInfo that declares it
+    module: ModuleScope            # the module that declares it
     names: tuple[str, ...]         # the specific procedures, as listed
     line: int
-    src: object = None
-    registry: object = None
+    src: SourceFile | None = None
+    registry: ProcedureRegistry | None = None
     kind: str = "generic"
 
     def specifics(self) -> list:
@@ -67,7 +74,7 @@ def module_generics(spec) -> list[tuple[str, tuple[str, ...], int]]:
     """``(generic name, specific names, line)`` of the generic interface
     blocks in a module's specification part *spec* (operators and
     assignment are left out: declaring them is an error only where used)."""
-    out = []
+    out: list[tuple[str, tuple[str, ...], int]] = []
     if spec is None:
         return out
     for node in spec.children:
@@ -77,7 +84,7 @@ def module_generics(spec) -> list[tuple[str, tuple[str, ...], int]]:
         spec_name = head.items[0] if isinstance(head, F.Interface_Stmt) else None
         if not isinstance(spec_name, F.Name):
             continue                # plain 'interface', abstract, operator(...)
-        names = []
+        names: list[str] = []
         for body in node.children[1:-1]:
             if isinstance(body, F.Procedure_Stmt):
                 names.extend(str(n) for n in body.items[0].items)
@@ -124,7 +131,7 @@ def _same(a, b) -> bool:
         np.dtype(da).itemsize == np.dtype(db).itemsize
 
 
-class GenericsMixin:
+class GenericsMixin(_Host):
     """Resolution of generic names at calls (mixed into UnitLowering)."""
 
     def resolve_generic(self, proc, arg_nodes, name: str, intrinsic: bool = False):

@@ -21,7 +21,7 @@ are expanded as expressions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pymbolic.primitives as p
@@ -31,23 +31,18 @@ from f2loopy.ir.types import is_integer, type_name
 from f2loopy.diagnostics import UnsupportedFeatureError
 from f2loopy.ir.expressions import is_constant, variables_read
 from f2loopy.ir.folding import normalize_integer
-from f2loopy.frontend.bindings import ArrayBinding, ScalarBinding
+from f2loopy.frontend.bindings import ArrayBinding, ArrayView, ScalarBinding
+
+if TYPE_CHECKING:
+    from f2loopy.frontend.lowering_host import LoweringHost, LoweringHost as _Host
+else:
+    _Host = object
+
 
 _MAX_INLINE_DEPTH = 32
 
 
-@dataclass(eq=False)
-class StatementFunction:
-    """``name(args) = body`` declared before the first executable statement."""
-
-    name: str
-    args: list
-    body: object
-    dtype: np.dtype
-    arg_dtypes: list
-
-
-class InliningMixin:
+class InliningMixin(_Host):
     """Calls and function references (mixed into UnitLowering)."""
 
     def search_path(self):
@@ -57,7 +52,7 @@ class InliningMixin:
     def find_procedure(self, name):
         if self.registry is None:
             return None
-        return self.registry.find(name, self.symtab, getattr(self, "module_info", None))
+        return self.registry.find(name, self.symtab, self.module_info)
 
     def defined_elsewhere(self, name) -> bool:
         """Whether the file being translated does not define procedure
@@ -76,7 +71,8 @@ class InliningMixin:
         for n, node, dt in zip(sf.args, arg_nodes, sf.arg_dtypes):
             v = conv(node.items[1] if isinstance(node, F.Actual_Arg_Spec) else node)
             values[n.lower()] = self.convert_for_assignment(v, dt, sf.name)
-        body = self.with_names(values, lambda: self.converter()(sf.body))
+        with self.names.scope(values):
+            body = self.converter()(sf.body)
         return self.convert_for_assignment(body, sf.dtype, sf.name)
 
     def inline_call(self, proc, actual_nodes, node):
@@ -97,20 +93,8 @@ class InliningMixin:
         # derived-type arguments are bound component by component
         from f2loopy.frontend.derived_types import expand_derived_arguments
         dummies, actuals = expand_derived_arguments(self, proc, callee, actuals)
-        # the callee is lowered by a lowering of the caller's own class; a
-        # procedure of another file with its own source and registry
-        child = type(self)(proc.src or self.src, callee.symtab,
-                           list(dummies) + list(callee.host_names),
-                           callee.written, callee.do_variables, state=self.st,
-                           registry=proc.registry or self.registry,
-                           parent=self, unit_name=proc.name,
-                           statement_functions=callee.statement_functions)
-        child.module_info = proc.module
-        if not getattr(callee.symtab, "internals", None):
-            child.single_assignments = assigned_once(callee.body)
-        saved_elemental = self.elemental
-        self.elemental = None
-        try:
+        child = self.inlined_lowering(proc, callee, dummies)
+        with self.array_expression(None):
             scalars = [(d, a) for d, a in zip(dummies, actuals)
                        if not callee.symtab.get(d).is_array]
             arrays = [(d, a) for d, a in zip(dummies, actuals)
@@ -135,13 +119,8 @@ class InliningMixin:
                     result = p.Variable(tmp)
                     child.bindings[callee.result_name.lower()] = ScalarBinding(
                         result, True, "the function result")
-            stack.append(proc.name)
-            try:
+            with self.inlining(proc.name):
                 child.lower_body(callee.body)
-            finally:
-                stack.pop()
-        finally:
-            self.elemental = saved_elemental
         return result
 
     def bind_host_variables(self, proc, callee, child) -> None:
@@ -150,7 +129,7 @@ class InliningMixin:
         as the host sees them."""
         if not callee.host_names:
             return
-        host = self
+        host: LoweringHost | None = self
         while host is not None and host.unit_name.lower() != proc.host.name.lower():
             host = host.parent
         if host is None:
@@ -290,7 +269,6 @@ class InliningMixin:
         return p.Variable(tmp)
 
     def bind_array(self, proc, callee, child, dummy, node, changed=frozenset()):
-        from f2loopy.frontend.arrays import ArrayView
         dsym = callee.symtab.get(dummy)
         writes = dummy.lower() in callee.written
         if any(hi == ":" for _, hi in dsym.dims):
@@ -340,7 +318,6 @@ class InliningMixin:
         """Bind assumed-shape dummy *dsym* to a whole array or an array
         section (any strides): axis *k* of the dummy is the *k*-th section
         axis of the actual argument, and takes its extent."""
-        from f2loopy.frontend.arrays import ArrayView
         dummy = dsym.name
         name = str(node.items[0]) if isinstance(node, F.Part_Ref) else str(node)
         sym = self.symtab.get(name) if isinstance(node, (F.Name, F.Part_Ref)) else None
@@ -426,7 +403,6 @@ class InliningMixin:
         in array element order; here the dummy's elements map onto the
         section's in that order instead, with its stride.  Sections with one
         range are translated; a section over several axes is refused."""
-        from f2loopy.frontend.arrays import ArrayView
         dummy = dsym.name
         ranges = [k for k, s in enumerate(subs) if isinstance(s, F.Subscript_Triplet)]
         if len(ranges) != 1:

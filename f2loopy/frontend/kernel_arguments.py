@@ -39,12 +39,13 @@ def sym_span(src, reader, name):
 def array_dims(src, reader, lowering, sym):
     if sym.span is not None and (0, 0) in (lowering.lines, getattr(reader, "lines", None)):
         # errors in the bounds point at the declaration (not at line 0)
-        saved = lowering.lines, getattr(reader, "lines", None)
-        lowering.lines = reader.lines = (sym.span.line, sym.span.line)
+        saved = getattr(reader, "lines", None)
+        reader.lines = (sym.span.line, sym.span.line)
         try:
-            return array_dims(src, reader, lowering, sym)
+            with lowering.at(reader.lines):
+                return array_dims(src, reader, lowering, sym)
         finally:
-            lowering.lines, reader.lines = saved
+            reader.lines = saved
     shape, lbs = [], []
     for k, (lo_node, hi_node) in enumerate(sym.dims):
         lo = 1 if lo_node is None else _shape_expr(src, reader, lowering, lo_node, sym.name,

@@ -88,5 +88,6 @@ def note_units(exc: F2LoopyError, src, registry, procedures: list, failed_at: in
                 f"{', '.join(bad)} do{'es' if len(bad) == 1 else ''} not; nothing was written "
                 f"(translate the others alone with {hint})")
     exc.notes = (*exc.notes, (note, None))
-    if hasattr(exc, "errors"):
-        exc.summary_notes = (*getattr(exc, "summary_notes", ()), note)
+    add_summary_note = getattr(exc, "add_summary_note", None)
+    if add_summary_note is not None:        # FortranErrors: said after the list too
+        add_summary_note(note)

@@ -11,7 +11,8 @@ their order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import islpy as isl
 import numpy as np
@@ -21,56 +22,21 @@ from fparser.two import Fortran2003 as F
 from f2loopy.ir.types import BOOL, INT32, is_integer
 from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
 from f2loopy.frontend.declarations import statement_lines
+from f2loopy.frontend.lowering_state import LoopScope, Region
 from f2loopy.ir.expressions import variables_read
 from f2loopy.ir.folding import NotConstant, evaluate_constant, normalize_integer
 from f2loopy.ir.isl_tools import NonAffineError, make_space, pwaff_from_expr
 
+if TYPE_CHECKING:
+    from f2loopy.frontend.lowering_host import LoweringHost as _Host
+else:
+    _Host = object
+
+
 _DO_CONSTRUCTS = (F.Block_Nonlabel_Do_Construct, F.Block_Label_Do_Construct)
 
 
-@dataclass(eq=False)
-class Region:
-    """A body that ``cycle`` or ``return`` can leave: a loop body or a whole
-    procedure body.
-
-    :attr depth: number of loops (of the shared stack) around the body.
-    :attr flag: name of the logical temporary set when the body is left.
-    :attr count: how many ``cycle``/``return`` statements set the flag so far.
-    """
-
-    kind: str
-    owner: object
-    name: str | None
-    depth: int
-    body_start: int
-    flag: str | None = None
-    count: int = 0
-    trailing: object = None        # a procedure's final 'return' statement
-
-
-@dataclass(eq=False)
-class LoopScope:
-    var: str | None           # lower-case Fortran variable (None: array-syntax loop)
-    iname: str
-    value: object             # the value of the Fortran variable, in terms of the iname
-    owner: object
-    region: Region | None = None
-    body_start: int = 0
-    final: object = None       # the variable's value after the loop (normal completion)
-    #: flags of enclosing regions a cycle or return in the body sets: they
-    #: guard the whole body (later iterations run nothing)
-    skip_flags: list = field(default_factory=list)
-    #: the region 'exit' leaves (a loop of the procedure that has an exit)
-    exit_region: Region | None = None
-    #: flags that end the loop (see f2loopy.ir.control.LoopExit)
-    exit_flags: list = field(default_factory=list)
-    #: why the loop must run sequentially, or None
-    sequential: str | None = None
-    span: object = None
-    concurrent: bool = False
-
-
-class LoopsMixin:
+class LoopsMixin(_Host):
     """``do`` loops (mixed into UnitLowering)."""
 
     def _after_leading(self, content, head_types) -> list:
@@ -113,67 +79,60 @@ class LoopsMixin:
         self._lower_label_do(node.heads, node.body)
 
     def lower_do(self, do_stmt, body):
-        saved = self.lines
-        self.lines = statement_lines(do_stmt)
         construct_name = getattr(do_stmt.item, "name", None) if hasattr(do_stmt, "item") \
             else None
         construct_name = construct_name.lower() if construct_name else None
-        opened = []
+        opened: list[LoopScope] = []
         mask = concurrent = exit_flag = None
         exit_depth = 0
-        try:
-            try:
-                control = do_stmt.items[-1] if isinstance(do_stmt, F.Label_Do_Stmt) \
-                    else do_stmt.items[1]
-                cond, var_bounds, _, concurrent = control.items if control is not None \
-                    else (None, None, None, None)
-                if control is None or cond is not None or \
-                        _leaves_loop(body, construct_name, F.Exit_Stmt):
-                    trip_loop = control is None or cond is not None
-                    exit_flag = self.new_exit_flag("ended" if trip_loop else "exited",
-                                                   ends_loop=trip_loop)
-                    exit_depth = len(self.loops)
-                headers, mask_node = [], None
-                if control is None:
-                    opened.append(self.open_trip_loop(
-                        "loop_k", reason="it is a 'do' loop without a control"))
-                elif cond is not None:
-                    opened.append(self.open_trip_loop(
-                        "while_k", reason="it is a 'do while' loop"))
-                    self.while_condition(opened[-1], cond, exit_flag)
-                elif concurrent is not None:
-                    headers, mask_node = self.concurrent_headers(concurrent)
-                else:
-                    var_node, bound_nodes = var_bounds
-                    headers = [(str(var_node), *bound_nodes,
-                                *([None] * (3 - len(bound_nodes))))]
-                if control is not None and cond is None:
-                    for var, lo_node, hi_node, step_node in headers:
-                        opened.append(self.open_loop(var, lo_node, hi_node, step_node))
-                        opened[-1].concurrent = concurrent is not None
-                if mask_node is not None:
-                    mask = self.condition(mask_node)
-            except FortranError as exc:
-                self.record(exc)
-                # collecting mode: still check the body, in a loop of its own
-                opened.append(self.placeholder_loop(do_stmt))
-            for scope in opened:
-                if scope.span is None:
-                    scope.span = self.src.span_in_lines(*self.lines, "do")
-            self.lines = saved
-            self.open_body_regions(opened, construct_name, exit_flag, exit_depth,
-                                   "cycled" if _cycles_loop(body, construct_name) else None)
-            try:
+        with self.loop_nest():
+            with self.at(statement_lines(do_stmt)):
+                try:
+                    control = do_stmt.items[-1] if isinstance(do_stmt, F.Label_Do_Stmt) \
+                        else do_stmt.items[1]
+                    cond, var_bounds, _, concurrent = control.items if control is not None \
+                        else (None, None, None, None)
+                    if control is None or cond is not None or \
+                            _leaves_loop(body, construct_name, F.Exit_Stmt):
+                        trip_loop = control is None or cond is not None
+                        exit_flag = self.new_exit_flag("ended" if trip_loop else "exited",
+                                                       ends_loop=trip_loop)
+                        exit_depth = len(self.loops)
+                    headers, mask_node = [], None
+                    if control is None:
+                        opened.append(self.open_trip_loop(
+                            "loop_k", reason="it is a 'do' loop without a control"))
+                    elif cond is not None:
+                        opened.append(self.open_trip_loop(
+                            "while_k", reason="it is a 'do while' loop"))
+                        self.while_condition(opened[-1], cond, exit_flag)
+                    elif concurrent is not None:
+                        headers, mask_node = self.concurrent_headers(concurrent)
+                    else:
+                        var_node, bound_nodes = var_bounds
+                        headers = [(str(var_node), *bound_nodes,
+                                    *([None] * (3 - len(bound_nodes))))]
+                    if control is not None and cond is None:
+                        for var, lo_node, hi_node, step_node in headers:
+                            opened.append(self.open_loop(var, lo_node, hi_node, step_node))
+                            opened[-1].concurrent = concurrent is not None
+                    if mask_node is not None:
+                        mask = self.condition(mask_node)
+                except FortranError as exc:
+                    self.record(exc)
+                    # collecting mode: still check the body, in a loop of its own
+                    opened.append(self.placeholder_loop(do_stmt))
+                for scope in opened:
+                    if scope.span is None:
+                        scope.span = self.src.span_in_lines(*self.lines, "do")
+            region = self.open_body_regions(
+                opened, construct_name, exit_flag, exit_depth,
+                "cycled" if _cycles_loop(body, construct_name) else None)
+            with self.region(region):
                 if mask is None:
                     self.lower_block(body)
                 else:
                     self.with_predicate(mask, lambda: self.lower_block(body))
-            finally:
-                self.st.regions.pop()
-        finally:
-            self.lines = saved
-            for _ in opened:
-                self.loops.pop()
         if opened:
             self.guard_loop_body(opened[0])
         for scope in opened:
@@ -198,11 +157,12 @@ class LoopsMixin:
 
     def open_body_regions(self, opened, name, exit_flag, exit_depth: int,
                           cycled: str | None) -> Region:
-        """Open the regions of the body of loop *opened* (its scopes,
+        """Make the regions of the body of loop *opened* (its scopes,
         outermost first; the construct *name*): the one ``cycle`` leaves,
         with a flag named after *cycled* reset at the start of each
         iteration if given, and with *exit_flag* (set before the loops, at
-        *exit_depth*) the one ``exit`` leaves, which stops the loop."""
+        *exit_depth*) the one ``exit`` leaves, which stops the loop.  Returns
+        the first, which the caller opens (``with self.region(...)``)."""
         region = Region("loop", self, name, len(self.loops), len(self.instructions))
         for scope in opened:
             scope.body_start = len(self.instructions)
@@ -217,7 +177,6 @@ class LoopsMixin:
             region.flag = self.new_temporary(cycled, BOOL)
             self.add_raw_assignment(region.flag, np.bool_(False))
             region.body_start = len(self.instructions)
-        self.st.regions.append(region)
         return region
 
     def placeholder_loop(self, do_stmt) -> LoopScope:
@@ -250,6 +209,7 @@ class LoopsMixin:
     def open_loop(self, var: str, lo_node, hi_node, step_node) -> LoopScope:
         sym = self.symbol(var)
         low = sym.name.lower()
+        assert sym.dtype is not None        # symbol() types every symbol or raises
         if sym.is_array or sym.is_parameter or not is_integer(sym.dtype) or \
                 low in self.bindings:
             what = "a dummy argument" if low in self.bindings else \

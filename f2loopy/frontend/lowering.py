@@ -31,6 +31,8 @@ statement of a file can be listed at once.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
@@ -43,6 +45,7 @@ from f2loopy.frontend.array_intrinsics import ArrayIntrinsicsMixin
 from f2loopy.frontend.arrays import ArraySyntaxMixin
 from f2loopy.frontend.characters import CharacterMixin, is_character
 from f2loopy.frontend.associate import AssociateMixin
+from f2loopy.frontend.bindings import scalar_binding
 from f2loopy.frontend.conditionals import ConditionalsMixin
 from f2loopy.frontend.control import ControlFlowMixin, backward_goto_loops, statement_label
 from f2loopy.frontend.elemental import ElementalMixin
@@ -51,15 +54,21 @@ from f2loopy.frontend.generics import GenericsMixin
 from f2loopy.frontend.declarations import statement_lines
 from f2loopy.frontend.expressions import (
     ConversionContext, ExpressionConverter, is_intrinsic_name)
-from f2loopy.frontend.inline import InliningMixin
+from f2loopy.frontend.inline import InliningMixin, assigned_once
 from f2loopy.frontend.loops import (
     LoopScope, LoopsMixin, Region, _children, _has_early_return)
-from f2loopy.frontend.symbols import Symbol, SymbolTable
-from f2loopy.frontend.lowering_state import LoweringState
+from f2loopy.frontend.symbols import StatementFunction, Symbol, SymbolTable
+from f2loopy.frontend.lowering_state import LoweringState, NameTable
+from f2loopy.frontend.scopes import ScopesMixin
 from f2loopy.frontend.where import WhereMixin
 from f2loopy.ir.expressions import is_constant, variables_read
 from f2loopy.ir.folding import NotConstant, cast_value, evaluate_constant, fold_constants
 from f2loopy.ir.kernel import Assignment, Temporary
+
+if TYPE_CHECKING:
+    from f2loopy.frontend.lowering_host import (
+        CalledProcedure, LoweringHost, ModuleScope, PreparedCallee, ProcedureRegistry)
+    from f2loopy.frontend.source import SourceFile
 
 _UNSUPPORTED_STATEMENTS = {
     "Read_Stmt": "'read' statements are not supported (kernels cannot do I/O)",
@@ -87,22 +96,37 @@ _UNSUPPORTED_STATEMENTS = {
 }
 
 
-class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
-                   ArrayIntrinsicsMixin, ArraySyntaxMixin, InliningMixin, CharacterMixin,
-                   ErrorPathsMixin, ElementalMixin, AssociateMixin, GenericsMixin):
+class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
+                   WhereMixin, ArrayIntrinsicsMixin, ArraySyntaxMixin, InliningMixin,
+                   CharacterMixin, ErrorPathsMixin, ElementalMixin, AssociateMixin,
+                   GenericsMixin):
     """Build the instructions, domains and temporaries of one subroutine.
+
+    Its fields are declared (with their types and kinds) in
+    :class:`~f2loopy.frontend.lowering_host.LoweringHost`, and assigned
+    here only; no two mixins define the same method (the order of the base
+    classes means nothing).
 
     :arg written: lower-case names assigned anywhere in the unit, including
         through calls (so that a scalar argument nobody writes can serve as a
         loop-bound parameter).
     :arg registry: the procedures and modules of the file (for calls).
     :arg parent: the lowering of the caller, for a procedure being inlined.
+    :arg module_info: the module the unit is in (its procedures are found).
+    :arg callees_may_stop: a procedure the unit calls, of another file, may
+        stop (the kernel's subroutine only).
+    :arg single_assignments: inlined: the local scalars the body assigns
+        exactly once and passes to no call (see :meth:`note_constant`).
     """
 
-    def __init__(self, src, symtab: SymbolTable, dummy_names: list[str], written: set[str],
-                 do_variables: set[str], *, state: LoweringState | None = None,
-                 registry=None, parent=None, unit_name: str = "",
-                 statement_functions=None):
+    def __init__(self, src: SourceFile, symtab: SymbolTable, dummy_names: list[str],
+                 written: set[str], do_variables: set[str], *,
+                 state: LoweringState | None = None, registry: ProcedureRegistry | None = None,
+                 parent: LoweringHost | None = None, unit_name: str = "",
+                 statement_functions: dict[str, StatementFunction] | None = None,
+                 module_info: ModuleScope | None = None, callees_may_stop: bool = False,
+                 single_assignments: frozenset[str] = frozenset()) -> None:
+        # set once (see LoweringHost)
         self.src = src
         self.symtab = symtab
         self.dummies = [d.lower() for d in dummy_names]
@@ -113,56 +137,42 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
         self.parent = parent
         self.root = parent.root if parent is not None else self
         self.unit_name = unit_name
-        self.used: set[str] = set()           # lower-case names of variables used (root)
-        if parent is None:
-            self.st.taken_names.update(s.name.lower() for s in symtab.symbols())
-        self.bindings: dict = {}              # dummy (lower) -> binding (inlined)
-        self.renames: dict[str, str] = {}     # local (lower) -> IR name (inlined)
-        self.views: dict = {}
-        self.elemental = None
         self.statement_functions = statement_functions or {}
-        self.lines = (0, 0)
-        #: a procedure this unit calls, of another file, may stop (the root)
-        self.callees_may_stop = False
-        #: inlined: local scalars the body assigns exactly once (and passes to
-        #: no call), and those of them known to hold a constant (note_constant)
-        self.single_assignments: frozenset = frozenset()
-        self.known_constants: dict = {}
+        self.module_info = module_info
+        self.callees_may_stop = callees_may_stop
+        self.single_assignments = single_assignments
         #: how many conditions held where the procedure was called (those it
         #: adds itself make an assignment conditional)
         self.entry_predicates = len(self.st.predicates)
+        # accumulated
+        self.used = set()
+        if parent is None:
+            self.st.taken_names.update(s.name.lower() for s in symtab.symbols())
+        self.bindings = {}
+        self.renames = {}
+        self.views = {}
+        self.known_constants = {}
+        self.labels_seen = set()
+        self.block_rest = None
+        # scoped (f2loopy.frontend.scopes)
+        self.lines = (0, 0)
+        self.elemental = None
+        self.names = NameTable()
+        self.where_guards = []
+        self.where_assigning = False
 
-    # {{{ shared state
-
-    @property
-    def instructions(self):
-        return self.st.instructions
-
-    @property
-    def domains(self):
-        return self.st.domains
-
-    @property
-    def extra_temporaries(self):
-        return self.st.extra_temporaries
-
-    @property
-    def loops(self):
-        return self.st.loops
-
-    @property
-    def predicates(self):
-        return self.st.predicates
-
-    @property
-    def taken_names(self):
-        return self.st.taken_names
-
-    @property
-    def claimed_inames(self):
-        return self.st.claimed_inames
-
-    # }}}
+    def inlined_lowering(self, proc: CalledProcedure, callee: PreparedCallee,
+                         dummies: list[str]) -> LoweringHost:
+        """The lowering of *proc* (prepared as *callee*, its dummy
+        arguments *dummies*) inlined here: of this lowering's own class; a
+        procedure of another file has its own source and registry."""
+        return type(self)(
+            proc.src or self.src, callee.symtab, list(dummies) + list(callee.host_names),
+            callee.written, callee.do_variables, state=self.st,
+            registry=proc.registry or self.registry, parent=self, unit_name=proc.name,
+            statement_functions=callee.statement_functions, module_info=proc.module,
+            single_assignments=frozenset() if callee.symtab.internals
+            else assigned_once(callee.body))
 
     # {{{ utilities
 
@@ -237,7 +247,9 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
             return self.st.storage_by_name[name].dtype
         if name.lower() in self.claimed_inames or name in self.st.assumed_extents.values():
             return INT32
-        return self.root.symbol(name).dtype
+        dtype = self.root.symbol(name).dtype
+        assert dtype is not None        # symbol() types every symbol or raises
+        return dtype
 
     def dtype_of(self, expr) -> np.dtype:
         return infer_type(expr, self.var_dtype)
@@ -341,6 +353,9 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
         return e
 
     def resolve_name(self, name: str, node):
+        found, value = self.names.lookup(name)
+        if found:
+            return value          # a name standing for a value (NameTable)
         scope = self.loop_for(name)
         if scope is not None:
             return scope.value
@@ -356,25 +371,6 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
             self.refuse_character(sym, name)
         return self.scalar_value(sym, name)
 
-    def with_names(self, values: dict, func):
-        """``func()`` with the Fortran names of *values* (lower-case) standing
-        for their IR values (statement function arguments, implied-do
-        variables)."""
-        had = "resolve_name" in self.__dict__
-        outer = self.resolve_name
-
-        def resolve(name, node):
-            low = name.lower()
-            return values[low] if low in values else outer(name, node)
-        self.resolve_name = resolve
-        try:
-            return func()
-        finally:
-            if had:
-                self.resolve_name = outer
-            else:
-                del self.resolve_name
-
     def is_array_symbol(self, sym: Symbol) -> bool:
         b = self.bindings.get(sym.name.lower())
         if b is not None:
@@ -386,7 +382,7 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
         low = sym.name.lower()
         b = self.bindings.get(low)
         if b is not None:
-            return b.expr
+            return scalar_binding(b).expr
         known = self.known_constants.get(low)
         if known is not None:
             return known
@@ -402,8 +398,9 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
     def scalar_target(self, sym: Symbol, name: str):
         """``(IR expression, dtype)`` of an assignment to scalar *sym*."""
         low = sym.name.lower()
-        b = self.bindings.get(low)
-        if b is not None:
+        binding = self.bindings.get(low)
+        if binding is not None:
+            b = scalar_binding(binding)
             if not b.writable:
                 raise self.error(f"'{name}' is assigned, but the actual argument passed for "
                                  f"it is {b.what}", name)
@@ -472,7 +469,7 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
 
     def constant_dims(self, sym: Symbol):
         shape, lbs = [], []
-        for lo_node, hi_node in sym.dims:
+        for lo_node, hi_node in sym.array_dims:
             try:
                 lo = 1 if lo_node is None else int(self.constant(lo_node))
                 if hi_node in ("*", ":"):
@@ -529,51 +526,39 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
                 self.callees_may_stop or file_may_stop(self.src.text)):
             region.flag = self.new_temporary("returned", BOOL)
             self.add_raw_assignment(region.flag, np.bool_(False), predicates=())
-        self.st.regions.append(region)
-        try:
+        with self.region(region):
             self.lower_block(nodes)
-        finally:
-            self.st.regions.pop()
 
     def lower_block(self, nodes, *, skip_labels=frozenset()) -> None:
         nodes = backward_goto_loops([n for n in nodes if n is not None], _children,
                                     skip_labels)
-        pushed = []
-        labels = self.open_goto_regions(nodes, _children)
-        try:
+        with self.goto_regions(nodes, _children) as labels, \
+                self.block_guards() as guards:
             for k, node in enumerate(nodes):
                 self.block_rest = (node, nodes[k + 1:])
-                self.arrive_at_label(node, labels, pushed)
+                self.arrive_at_label(node, labels, guards)
                 label = statement_label(node)
                 if label is not None:
-                    self.seen_labels().add(label)
+                    self.labels_seen.add(label)
                 before = [(r, r.count) for r in self.st.regions]
                 self.lower_statement(node, is_last=(k == len(nodes) - 1))
                 for r, count in before:
                     if r.count > count and r.flag is not None:
+                        # the rest of the block runs only if the flag is not set
                         guard = p.LogicalNot(p.Variable(r.flag))
                         if guard not in self.predicates:
                             self.predicates.append(guard)
-                            pushed.append(guard)
-        finally:
-            for guard in reversed(pushed):
-                self.predicates.remove(guard)
-            self.close_goto_regions(labels)
+                            guards.append(guard)
 
     def lower_statement(self, node, is_last=False) -> None:
-        saved = self.lines
-        lines = statement_lines(node)
-        if lines != (0, 0):
-            self.lines = lines
-        try:
+        with self.at_statement(node):
             try:
-                self._lower_statement(node, is_last)
-            except RecursionError:
-                raise self.error("statement too deeply nested to translate") from None
-        except FortranError as exc:
-            self.record(exc)
-        finally:
-            self.lines = saved
+                try:
+                    self._lower_statement(node, is_last)
+                except RecursionError:
+                    raise self.error("statement too deeply nested to translate") from None
+            except FortranError as exc:
+                self.record(exc)
 
     def _lower_statement(self, node, is_last) -> None:
         name = type(node).__name__

@@ -1,13 +1,134 @@
-"""The state one kernel's lowering shares between the lowering of its
-subroutine and of every procedure inlined into it: every mixin of
-:class:`~f2loopy.frontend.lowering.UnitLowering` reaches it as ``self.st``."""
+"""The state of the lowering: what one kernel's lowering shares between the
+lowering of its subroutine and of every procedure inlined into it (every
+mixin of :class:`~f2loopy.frontend.lowering.UnitLowering` reaches it as
+``self.st``), and the values its scopes hold: the loops and regions open, the
+array expression being converted, the names standing for values.  (Below
+the lowering's mixins: :mod:`f2loopy.frontend.lowering_host` declares their
+fields with these types.)"""
 
 from __future__ import annotations
 
-import islpy as isl
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
-from f2loopy.frontend.loops import LoopScope, Region
+import islpy as isl
+import pymbolic.primitives as p
+
+from f2loopy.ir.folding import NotConstant, evaluate_constant
 from f2loopy.ir.kernel import Temporary
+
+
+@dataclass(eq=False)
+class Region:
+    """A body that ``cycle`` or ``return`` can leave: a loop body or a whole
+    procedure body.
+
+    :attr depth: number of loops (of the shared stack) around the body.
+    :attr flag: name of the logical temporary set when the body is left.
+    :attr count: how many ``cycle``/``return`` statements set the flag so far.
+    """
+
+    kind: str
+    owner: object
+    name: str | int | None          # a construct's name, a goto region's label
+    depth: int
+    body_start: int
+    flag: str | None = None
+    count: int = 0
+    trailing: object = None        # a procedure's final 'return' statement
+
+
+@dataclass(eq=False)
+class LoopScope:
+    var: str | None           # lower-case Fortran variable (None: array-syntax loop)
+    iname: str
+    value: object             # the value of the Fortran variable, in terms of the iname
+    owner: object
+    region: Region | None = None
+    body_start: int = 0
+    final: object = None       # the variable's value after the loop (normal completion)
+    #: flags of enclosing regions a cycle or return in the body sets: they
+    #: guard the whole body (later iterations run nothing)
+    skip_flags: list = field(default_factory=list)
+    #: the region 'exit' leaves (a loop of the procedure that has an exit)
+    exit_region: Region | None = None
+    #: flags that end the loop (see f2loopy.ir.control.LoopExit)
+    exit_flags: list = field(default_factory=list)
+    #: why the loop must run sequentially, or None
+    sequential: str | None = None
+    span: object = None
+    concurrent: bool = False
+
+
+class NameTable:
+    """Fortran names (lower-case) standing for IR values, in nested scopes:
+    the innermost scope that has a name decides."""
+
+    def __init__(self) -> None:
+        self._scopes: list[dict[str, Any]] = []
+
+    def lookup(self, name: str) -> tuple[bool, Any]:
+        """``(True, value)`` of *name* (any case), else ``(False, None)``."""
+        low = name.lower()
+        for values in reversed(self._scopes):
+            if low in values:
+                return True, values[low]
+        return False, None
+
+    @contextmanager
+    def scope(self, values: dict[str, Any]) -> Iterator[None]:
+        """The names of *values* (lower-case) stand for their values inside."""
+        self._scopes.append(values)
+        try:
+            yield
+        finally:
+            self._scopes.pop()
+
+
+class _Lowering(Protocol):
+    """What an :class:`ElementalContext` uses of the lowering."""
+
+    st: LoweringState
+
+    def fresh_name(self, base: str) -> str: ...
+
+
+class ElementalContext:
+    """The iteration of an array expression: the first array operand met
+    fixes the rank and the index ranges; later operands must conform.
+
+    :attr positions: placeholder variables, one per axis: the zero-based
+        position along that axis.
+    :attr axes: ``(lower, upper, step)`` per axis of the defining operand.
+    """
+
+    def __init__(self, lowering: _Lowering) -> None:
+        self.lowering = lowering
+        self.rank: int | None = None
+        self.axes: list[tuple[Any, Any, int]] = []
+        self.positions: list[p.Variable] = []
+        self.extents: list[int | None] = []
+        self.names: list[str] = []
+        self.operands = 0           # array operands met (see ArraySyntaxMixin.conform)
+
+    def define(self, axes, name):
+        self.rank = len(axes)
+        self.axes = list(axes)
+        self.names = [name] * len(axes)
+        self.positions = [p.Variable(self.lowering.fresh_name(f"_{name}_pos{k + 1}"))
+                          for k in range(len(axes))]
+        self.lowering.st.placeholders.update(v.name for v in self.positions)
+        self.extents = [triplet_extent(*ax) for ax in axes]
+
+
+def triplet_extent(lo, hi, st):
+    try:
+        lo_v, hi_v = int(evaluate_constant(lo)), int(evaluate_constant(hi))
+    except (NotConstant, TypeError, ValueError):
+        return None
+    return max(0, (hi_v - lo_v + st) // st)
 
 
 class LoweringState:

@@ -80,7 +80,8 @@ def declare_common_blocks(reader) -> None:
                 if sym.dtype is None:
                     raise FortranError(f"'{sym.name}' has no type (implicit none is in "
                                        "effect; declare it)", sym.span)
-            shape, lbs = (), ()
+            shape: tuple = ()
+            lbs: tuple = ()
             if sym.dims is not None:
                 try:
                     shape = tuple(int(n) for n in reader.array_shape(sym))
@@ -127,7 +128,8 @@ def _declare_saved(reader, proc_name, sym, everything) -> None:
     if sym.derived is not None or sym.path is not None:
         raise UnsupportedFeatureError(f"saved derived-type variable '{sym.name}' is not "
                                       "supported", sym.span)
-    shape, lbs = (), ()
+    shape: tuple = ()
+    lbs: tuple = ()
     if sym.dims is not None:
         try:
             shape = tuple(int(n) for n in reader.array_shape(sym))
@@ -188,7 +190,7 @@ def unused_module_data(symtab, args) -> tuple:
     """Descriptors of the variables of the modules *symtab*'s unit uses that
     are not among the kernel arguments *args*: the glue exposes them."""
     passed = {a.role.key for a in args if isinstance(a.role, Stored)}
-    out = []
+    out: list[ArrayArg | ScalarArg] = []
     candidates = list(symtab.symbols())
     for info in symtab.used_modules:
         table = getattr(info, "symtab", None)
@@ -238,7 +240,7 @@ def storage_arguments(symtab, lowering) -> list:
                 if key not in st.storage_names:
                     st.storage_names[key] = lowering.root.fresh_name(
                         "_".join(member.storage[2:]))
-    args = []
+    args: list[ArrayArg | ScalarArg] = []
     for key in sorted(used, key=lambda x: (x[0], x[1], x[2] if isinstance(x[2], int) else 0,
                                            str(x[2]))):
         sym = used[key]

@@ -217,7 +217,7 @@ def work_items(units: list[Unit]) -> list[tuple[int, int, Unit | None]]:
     """Pieces to distribute: ``(start, end, module)`` for each top-level
     procedure or program, each module procedure, and each module without
     procedures, in file order."""
-    items = []
+    items: list[tuple[int, int, Unit | None]] = []
     for u in units:
         if u.kind == "module" and u.children:
             for ch in u.children:
@@ -247,7 +247,9 @@ def group_text(lines: list[str], items) -> tuple[str, list[int]]:
 def partition(items, jobs: int) -> list[list]:
     """Split *items* into at most *jobs* contiguous groups of similar size."""
     total = sum(e - s + 1 for s, e, _ in items)
-    groups, current, size = [], [], 0
+    groups: list[list] = []
+    current: list = []
+    size = 0
     target = total / jobs
     for it in items:
         current.append(it)

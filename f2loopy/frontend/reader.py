@@ -323,7 +323,7 @@ def _parse_parallel(src: SourceFile, jobs: int):
         raise min((_rebuild_error(src, e) for e in errors),
                   key=lambda exc: (exc.span.line, exc.span.column) if exc.span else (0, 0))
     trees = [pickle.loads(r[1]) if isinstance(r[1], bytes) else r[1] for r in results]
-    out = []
+    out: list = []
     for tree in trees:
         out.extend(u for u in tree.children if u is not None)
     if not _matches(out, units):
@@ -382,7 +382,7 @@ def _matches(nodes, units) -> bool:
     from fparser.two import Fortran2003 as F
 
     from f2loopy.frontend.declarations import statement_lines
-    want = set()
+    want: set[tuple[str, int]] = set()
     for u in units:
         if u.kind == "module" and u.children:
             want.update((ch.name.lower(), ch.start) for ch in u.children)

@@ -269,7 +269,8 @@ class SearchPath:
                             todo.append(d)
             deps[str(path)] = [d for name in sorted(used) for d in defines.get(name, ())
                                if str(d) in keys and str(d) != str(path)]
-        order, state = [], {}
+        order: list = []
+        state: dict = {}
 
         def visit(key):
             if state.get(key):

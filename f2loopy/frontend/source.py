@@ -206,7 +206,7 @@ def fixed_form_of(filename: str, fixed_form: bool | None = None) -> bool:
 def preprocessor_lines(src: SourceFile) -> list[FortranError]:
     """Errors for C preprocessor lines (``#ifdef``...): f2loopy reads Fortran
     as the compiler sees it after preprocessing."""
-    out = []
+    out: list[FortranError] = []
     for no, text in enumerate(src.lines, start=1):
         stripped = text.lstrip()
         if stripped.startswith("#") and len(stripped) > 1 and \

@@ -8,12 +8,16 @@ name the IR uses.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from f2loopy.ir.types import (
     BOOL, COMPLEX64, COMPLEX128, FLOAT32, FLOAT64, INT32, INT64)
 from f2loopy.diagnostics import FortranError, SourceSpan, UnsupportedFeatureError
+
+if TYPE_CHECKING:
+    from f2loopy.frontend.derived_types import TypeDef
 
 
 @dataclass
@@ -50,7 +54,7 @@ class Symbol:
     common_members: list | None = None
     #: a variable of derived type: its :class:`~f2loopy.frontend.derived_types.TypeDef`
     #: and its component symbols (lower-case name -> symbol)
-    derived: object = None
+    derived: TypeDef | None = None
     components: dict | None = None
     #: a component symbol: the names from the variable down (``("p", "q", "x")``)
     path: tuple | None = None
@@ -66,11 +70,29 @@ class Symbol:
         return self.dims is not None
 
     @property
+    def array_dims(self) -> list:
+        """:attr:`dims` of an array (asked of a scalar: an internal error)."""
+        if self.dims is None:
+            raise TypeError(f"internal error: '{self.name}' is not an array")
+        return self.dims
+
+    @property
     def is_initialized(self) -> bool:
         """Given a value by a ``data`` statement or an initialisation in its
         declaration (and not a parameter): such a local keeps its value between
         calls in Fortran (implicit ``save``)."""
         return "initialized" in self.attributes
+
+
+@dataclass(eq=False)
+class StatementFunction:
+    """``name(args) = body`` declared before the first executable statement."""
+
+    name: str
+    args: list
+    body: object
+    dtype: np.dtype
+    arg_dtypes: list
 
 
 class SymbolTable:
@@ -90,6 +112,8 @@ class SymbolTable:
         self.types: dict = {}
         #: names of an enclosing ``associate`` -> the symbols they stand for
         self.aliases: dict = {}
+        #: a procedure's internal procedures (lower name -> Procedure), if any
+        self.internals: dict | None = None
         self.implicit_none = False
         # letter -> dtype; Fortran's default implicit typing
         self.implicit: dict[str, np.dtype] = {
@@ -104,6 +128,7 @@ class SymbolTable:
         if sym is None:
             sym = self.imports.get(low)
         if sym is not None and "poisoned" in sym.attributes:
+            assert isinstance(sym.value, BaseException)
             raise sym.value          # its module's declaration failed: say why
         return sym
 
@@ -149,6 +174,7 @@ def dtype_from_type_spec(type_name: str, kind, span: SourceSpan,
         return FLOAT64
     if t == "DOUBLECOMPLEX":
         return COMPLEX128
+    table: dict[int | None, np.dtype]
     if t == "INTEGER":
         table = {None: INT32, 1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: INT32, 8: INT64}
     elif t == "REAL":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from typing import Any
 
 import islpy as isl
 import numpy as np
@@ -24,7 +25,7 @@ from f2loopy.frontend.derived_types import flatten_all, leaves
 from f2loopy.frontend.errors import file_may_stop
 from f2loopy.frontend.generics import Generic, module_generics, specifics_of
 from f2loopy.frontend.writes import scan_writes
-from f2loopy.frontend.inline import StatementFunction
+from f2loopy.frontend.symbols import StatementFunction
 from f2loopy.frontend.lowering import LoweringState, UnitLowering
 from f2loopy.frontend.module_data import (
     declare_common_blocks, declare_module_variables, declare_saved_locals, storage_arguments,
@@ -45,7 +46,7 @@ from f2loopy.ir.work_limit import parent_isl_limit
 @dataclass(eq=False)
 class ModuleInfo:
     name: str
-    node: object
+    node: Any                                           # its fparser node
     procedures: dict = field(default_factory=dict)      # lower name -> Procedure
     symtab: SymbolTable | None = None
     #: errors of statements of its specification: raised where a unit uses
@@ -71,16 +72,16 @@ class Procedure:
 
     name: str
     kind: str                  # "subroutine" or "function"
-    node: object
+    node: Any                  # its fparser node
     module: ModuleInfo | None
     line: int
     #: the file that defines it and its registry (procedures of other files
     #: are prepared and lowered with their own source, for their spans)
-    src: object = None
-    registry: object = None
+    src: SourceFile | None = None
+    registry: FileRegistry | None = None
     #: for an internal procedure ('contains' in a subroutine): its host, and
     #: the host's internal procedures (lower name -> Procedure)
-    host: object = None
+    host: Procedure | None = None
     siblings: dict | None = None
     #: its own internal procedures (lower name -> Procedure), once prepared
     internals: dict | None = None
@@ -183,7 +184,7 @@ class FileRegistry:
         """The procedures that become kernels: every subroutine, and every
         function that no procedure of the file references (a file of BLAS
         style functions; a function the file calls is inlined there)."""
-        referenced = set()
+        referenced: set[str] = set()
         for pr in self.all_procedures:
             referenced.update(str(n).lower() for n in walk(pr.node, F.Name)
                               if str(n).lower() != pr.name.lower())
@@ -338,7 +339,7 @@ class FileRegistry:
             result |= set(prep.host_names) & prep.written
             for d in prep.dummies:          # a derived-type dummy: any component written
                 sym = prep.symtab.get(d)
-                if sym.derived is not None and \
+                if sym is not None and sym.derived is not None and \
                         any(leaf.name.lower() in prep.written for leaf in leaves(sym)):
                     result.add(d.lower())
         except FortranError:
@@ -422,7 +423,9 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
         host_prep = proc.host.prepare(src, registry)
         host = host_prep.symtab
     elif proc.module is not None:
-        host = registry.module(proc.module.name, program=proc.module.is_program).symtab
+        info = registry.module(proc.module.name, program=proc.module.is_program)
+        assert info is not None             # the module the procedure is in
+        host = info.symtab
     reader = DeclarationReader(src, symtab, dummies, host, modules=registry.module,
                                errors=errors)
     reader.search = registry.search
@@ -489,7 +492,7 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
         if d.lower() in reader.externals:
             raise UnsupportedFeatureError(f"dummy procedure '{d}' is not supported (call "
                                           "procedures of the file by name)", sym.span)
-    names = set()
+    names: set[str] = set()
     written, do_vars = scan_writes(body, registry, symtab, proc.module, names)
     host_names = []
     if host_prep is not None:
@@ -511,7 +514,7 @@ def _internal_procedures(part, host) -> dict:
     """Lower name -> Procedure of the internal procedures of *host* (its
     ``contains`` part *part*); they are inlined where called, like the
     procedures of the file."""
-    out = {}
+    out: dict[str, Procedure] = {}
     if part is None:
         return out
     for sub in part.children:
@@ -592,7 +595,7 @@ def lower_subroutine(src: SourceFile, proc: Procedure, registry: FileRegistry, *
                      collect: bool = False):
     """The kernel of subroutine *proc*.  In collecting mode returns
     ``(kernel or None, errors)``."""
-    errors = [] if collect else None
+    errors: list[FortranError] | None = [] if collect else None
     try:
         # the parent's own work on downloaded code: bounded, located
         with parent_isl_limit(f"translating '{proc.name}'", src.span(proc.line),
@@ -637,10 +640,11 @@ def _lower(src, proc, registry, errors):
     lowering = UnitLowering(src, symtab, dummies + [s.name for s in storage], prep.written,
                             prep.do_variables,
                             state=state, registry=registry, unit_name=proc.name,
-                            statement_functions=prep.statement_functions)
-    lowering.module_info = proc.module
-    lowering.callees_may_stop = not file_may_stop(src.text) and \
-        registry.calls_may_stop(prep.names - prep.written, symtab, proc.module)
+                            statement_functions=prep.statement_functions,
+                            module_info=proc.module,
+                            callees_may_stop=not file_may_stop(src.text) and
+                            registry.calls_may_stop(prep.names - prep.written, symtab,
+                                                    proc.module))
     state.taken_names.update(prep.names)
     lowering.lower_body(prep.body)
     lowering.prune_loop_scalars()
@@ -731,7 +735,8 @@ def _make_temporaries(src, lowering: UnitLowering, symtab, dummies) -> dict:
             continue
         if (sym.is_parameter or sym.is_initialized) and not sym.is_array:
             continue
-        shape, lbs = (), ()
+        shape: tuple = ()
+        lbs: tuple = ()
         space = None
         constant = sym.is_parameter or sym.is_initialized
         if sym.is_array:

@@ -13,6 +13,7 @@ Otherwise the mask is first stored in a logical temporary of its shape
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
@@ -20,30 +21,33 @@ from fparser.two.utils import walk
 
 from f2loopy.ir.types import BOOL, is_logical
 from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
-from f2loopy.frontend.arrays import ElementalContext
+from f2loopy.frontend.lowering_state import ElementalContext
 from f2loopy.frontend.declarations import statement_lines
 from f2loopy.ir.expressions import make_subscript, variables_read
 from f2loopy.ir.folding import NotConstant, evaluate_constant, normalize_integer
 from f2loopy.ir.kernel import AddressSpace
 
+if TYPE_CHECKING:
+    from f2loopy.frontend.lowering_host import LoweringHost as _Host
+else:
+    _Host = object
 
-class WhereMixin:
+
+class WhereMixin(_Host):
     """Lowering of ``where`` (mixed into UnitLowering)."""
 
-    where_guards: list = None         # callables ctx -> mask expression, outermost first
-    where_assigning = False           # lowering an assignment of a 'where'
+    # where_guards: callables ctx -> mask expression, outermost first;
+    # where_assigning: lowering an assignment of a 'where' (f2loopy.frontend.scopes)
 
-    def emit_elemental(self, ctx, order, base, emit, subst_targets=False):
-        # the element assignments of an array assignment in a 'where' (not the
-        # loops of reductions or temporaries of its right-hand side) are masked
-        if not (subst_targets and self.where_assigning and self.where_guards):
-            return super().emit_elemental(ctx, order, base, emit, subst_targets)
-        guard = self.in_context(ctx, self.where_guard, ctx)
-        self.predicates.append(guard)
-        try:
-            return super().emit_elemental(ctx, order, base, emit, subst_targets)
-        finally:
-            self.predicates.pop()
+    def where_element_guard(self, ctx):
+        """The hook :meth:`~f2loopy.frontend.arrays.ArraySyntaxMixin.emit_elemental`
+        calls for the element assignments of an array assignment (not the
+        loops of reductions or temporaries of its right-hand side): in a
+        ``where``, the guard that masks them at the positions of *ctx*, else
+        None."""
+        if not (self.where_assigning and self.where_guards):
+            return None
+        return self.in_context(ctx, self.where_guard, ctx)
 
     def stmt_Where_Stmt(self, node):
         mask_node, assignment = node.items
@@ -74,57 +78,44 @@ class WhereMixin:
                     lhs = a.items[0]
                     assigned.add(str(lhs.items[0] if isinstance(lhs, F.Part_Ref)
                                      else lhs).lower())
-        if self.where_guards is None:
-            self.where_guards = []
         outer = len(self.where_guards)
         earlier = []         # guards of the masks of the earlier branches
-        saved_lines = self.lines
-        try:
+        with self.where_branches():
             for mask_node, body, lines in branches:
-                self.lines = lines
-                guard = None
-                del self.where_guards[outer:]
-                self.where_guards.extend(_negated(g) for g in earlier)
-                if mask_node is not None:
-                    names = {str(n).lower() for n in walk(mask_node, F.Name)}
-                    if names & assigned and not _same_elements(mask_node, body):
-                        guard = self.where_snapshot(mask_node, sorted(names & assigned)[0])
-                    else:
-                        guard = self.where_inline(mask_node)
-                if guard is not None:
-                    self.where_guards.append(guard)
-                    earlier.append(guard)
-                for st in body:
-                    self.lower_where_statement(st)
-        finally:
-            del self.where_guards[outer:]
-            self.lines = saved_lines
+                with self.at(lines):
+                    guard = None
+                    del self.where_guards[outer:]
+                    self.where_guards.extend(_negated(g) for g in earlier)
+                    if mask_node is not None:
+                        names = {str(n).lower() for n in walk(mask_node, F.Name)}
+                        if names & assigned and not _same_elements(mask_node, body):
+                            guard = self.where_snapshot(mask_node,
+                                                        sorted(names & assigned)[0])
+                        else:
+                            guard = self.where_inline(mask_node)
+                    if guard is not None:
+                        self.where_guards.append(guard)
+                        earlier.append(guard)
+                    for st in body:
+                        self.lower_where_statement(st)
 
     def lower_where_statement(self, st):
-        saved = self.lines
-        lines = statement_lines(st)
-        if lines != (0, 0):
-            self.lines = lines
-        try:
-            if isinstance(st, F.Assignment_Stmt):
-                lhs_node = st.items[0]
-                if not self.is_array_assignment(lhs_node):
-                    raise self.error("an assignment in a 'where' must assign an array "
-                                     "(or an array section)", str(lhs_node))
-                self.where_assigning = True
-                try:
-                    self.stmt_Assignment_Stmt(st)
-                finally:
-                    self.where_assigning = False
-            elif isinstance(st, (F.Where_Stmt, F.Where_Construct)):
-                self.lower_statement(st)
-            else:
-                raise self.error("only array assignments and nested 'where' may appear in "
-                                 "a 'where'", str(st).split("(")[0].split()[0].lower())
-        except FortranError as exc:
-            self.record(exc)
-        finally:
-            self.lines = saved
+        with self.at_statement(st):
+            try:
+                if isinstance(st, F.Assignment_Stmt):
+                    lhs_node = st.items[0]
+                    if not self.is_array_assignment(lhs_node):
+                        raise self.error("an assignment in a 'where' must assign an array "
+                                         "(or an array section)", str(lhs_node))
+                    with self.where_assignment():
+                        self.stmt_Assignment_Stmt(st)
+                elif isinstance(st, (F.Where_Stmt, F.Where_Construct)):
+                    self.lower_statement(st)
+                else:
+                    raise self.error("only array assignments and nested 'where' may appear "
+                                     "in a 'where'", str(st).split("(")[0].split()[0].lower())
+            except FortranError as exc:
+                self.record(exc)
 
     def where_guard(self, ctx):
         """The guard of an assignment in the elemental context *ctx*, or None."""
@@ -153,9 +144,7 @@ class WhereMixin:
         lines = self.lines
 
         def guard(ctx):
-            saved = self.lines
-            self.lines = lines           # errors point at the mask
-            try:
+            with self.at(lines):           # errors point at the mask
                 before = ctx.operands
                 mask = self.expr(mask_node)
                 if not is_logical(self.checked_dtype(mask)):
@@ -164,8 +153,6 @@ class WhereMixin:
                 if ctx.operands == before:
                     raise self.error("the mask of a 'where' must be an array expression",
                                      text)
-            finally:
-                self.lines = saved
             return mask
         return guard
 
@@ -196,12 +183,9 @@ class WhereMixin:
                                   lower_bounds=(0,) * len(extents),
                                   address_space=AddressSpace.GLOBAL)
         element = make_subscript(name, tuple(ctx.positions))
-        self.where_assigning = True
-        try:
+        with self.where_assignment():
             self.emit_elemental(ctx, "ascending", name, lambda: self.add_assignment(
                 element, BOOL, mask, text, base_id=name), subst_targets=True)
-        finally:
-            self.where_assigning = False
 
         def guard(use_ctx):
             if use_ctx.rank != len(extents):
