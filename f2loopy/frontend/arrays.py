@@ -266,6 +266,7 @@ class ArraySyntaxMixin(_Host):
     def array_assignment(self, lhs_node, rhs_node):
         name = str(lhs_node.items[0]) if isinstance(lhs_node, F.Part_Ref) else str(lhs_node)
         sym = self.symtab.get(name)
+        assert sym is not None              # an array (is_array_assignment)
         if sym.is_parameter:
             raise self.error(f"cannot assign to parameter '{sym.name}'", name)
         self.check_not_initialized(sym, name)

@@ -56,7 +56,7 @@ class ConditionalsMixin(_Host):
 
     def stmt_If_Construct(self, node):
         content = self._after_leading(node.content, F.If_Then_Stmt)
-        branches = []        # (condition node or None, [statements], lines)
+        branches: list[list] = []   # [condition node or None, [statements], lines]
         current = None
         for ch in content:
             if isinstance(ch, (F.If_Then_Stmt, F.Else_If_Stmt)):
@@ -68,10 +68,11 @@ class ConditionalsMixin(_Host):
             elif isinstance(ch, F.End_If_Stmt):
                 pass
             else:
+                assert current is not None      # the construct starts with 'if'
                 current[1].append(ch)
         # conditions first (each evaluated only when the earlier ones are false)
-        conds = []
-        taken = []
+        conds: list = []
+        taken: list = []
         for cond_node, body, lines in branches:
             if cond_node is None:
                 conds.append(None)
@@ -135,7 +136,7 @@ class ConditionalsMixin(_Host):
             except FortranError as exc:
                 self.record(exc)
                 selector = None
-        conds = []
+        conds: list = []
         seen: list = []      # (lo, hi) of the values so far, for overlap checks
         default = None
         for k, (case_stmt, body) in enumerate(branches):

@@ -79,7 +79,8 @@ class ErrorPathsMixin(_Host):
         if stop is None or not _is_stop(stop, self):
             raise self.error(f"'{keyword}' statements are not supported (kernels cannot do "
                              "I/O)", keyword, UnsupportedFeatureError)
-        parts, values = [], []
+        parts: list[tuple[str, str | None]] = []
+        values: list = []
         for item in (items.items if items is not None else ()):
             if isinstance(item, F.Char_Literal_Constant):
                 parts.append(("text", literal_text(item)))
@@ -164,7 +165,8 @@ class ErrorPathsMixin(_Host):
     def raise_error(self, final, values):
         """Record an error site ending in *final* (its values: *values*,
         after those of the output before it) and leave the kernel."""
-        actions, all_values = [], []
+        actions: list = []
+        all_values: list = []
         for unit, fmt, parts, vals in self.st.pending_output:
             items, it = [], iter(vals)
             for kind, text in parts:

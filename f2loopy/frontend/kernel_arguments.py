@@ -46,7 +46,8 @@ def array_dims(src, reader, lowering, sym):
                 return array_dims(src, reader, lowering, sym)
         finally:
             reader.lines = saved
-    shape, lbs = [], []
+    shape: list = []
+    lbs: list = []
     for k, (lo_node, hi_node) in enumerate(sym.dims):
         lo = 1 if lo_node is None else _shape_expr(src, reader, lowering, lo_node, sym.name,
                                                      "lower bound")

@@ -105,6 +105,7 @@ class LoopsMixin(_Host):
                     elif cond is not None:
                         opened.append(self.open_trip_loop(
                             "while_k", reason="it is a 'do while' loop"))
+                        assert exit_flag is not None    # a trip loop ends by its flag
                         self.while_condition(opened[-1], cond, exit_flag)
                     elif concurrent is not None:
                         headers, mask_node = self.concurrent_headers(concurrent)

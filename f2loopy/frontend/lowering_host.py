@@ -27,6 +27,7 @@ What one kernel shares between its subroutine and everything inlined into it
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
@@ -290,11 +291,11 @@ class LoweringHost:
                                needle: str | None) -> Expr: ...
     @abstractmethod
     def add_raw_assignment(self, name: str, value: Expr,
-                           predicates: tuple[Expr, ...] | None = None) -> Assignment: ...
+                           predicates: Sequence[Expr] | None = None) -> Assignment: ...
     @abstractmethod
     def add_assignment(self, assignee: Expr, lhs_dtype: Any, rhs: Expr,
                        needle: str | None, *, base_id: str | None = None,
-                       predicates: tuple[Expr, ...] | None = None) -> Assignment: ...
+                       predicates: Sequence[Expr] | None = None) -> Assignment: ...
 
     # }}}
 

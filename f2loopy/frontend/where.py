@@ -54,7 +54,7 @@ class WhereMixin(_Host):
         self.lower_where([(mask_node, [assignment], self.lines)])
 
     def stmt_Where_Construct(self, node):
-        branches = []       # (mask node or None, statements, lines)
+        branches: list = []     # (mask node or None, statements, lines)
         for ch in node.content:
             if isinstance(ch, F.Where_Construct_Stmt):
                 branches.append((ch.items[0], [], statement_lines(ch)))
@@ -79,7 +79,7 @@ class WhereMixin(_Host):
                     assigned.add(str(lhs.items[0] if isinstance(lhs, F.Part_Ref)
                                      else lhs).lower())
         outer = len(self.where_guards)
-        earlier = []         # guards of the masks of the earlier branches
+        earlier: list = []       # guards of the masks of the earlier branches
         with self.where_branches():
             for mask_node, body, lines in branches:
                 with self.at(lines):
