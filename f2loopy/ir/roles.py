@@ -218,7 +218,8 @@ ArgRole = Union[Dummy, Component, Result, Extent, ModuleVariable, CommonMember, 
 CALLER_ROLES = (Dummy, Component)
 
 
-def stored(key: tuple[str, ...], init: np.ndarray | None = None) -> Stored:
+def stored(key: tuple[str, ...], init: np.ndarray | None = None
+           ) -> ModuleVariable | CommonMember | SavedLocal:
     """The role of the storage identified by *key* (see :attr:`Stored.key`)."""
     kind, owner, *names = key
     if kind == "module":
