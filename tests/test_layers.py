@@ -25,7 +25,7 @@ LAYERS = {
     "directives": 8,
     "cache": 9, "pipeline": 9, "outputs": 9,
     "verify": 10, "loopy_compat": 10, "bench": 10, "fuzz": 10, "build": 10, "tune": 10,
-    "tune.record": 9,
+    "tuning_record": 9,
     "cli": 11, "cli_tools": 11, "wrapper": 11, "wrapper_options": 11, "__main__": 11,
     "manpage": 11,
 }

@@ -442,7 +442,7 @@ def test_hostile_launch_from_the_lowering_child_is_refused(field, value):
     data: a launch must be the kernel its (checked) IR names."""
     import copy
 
-    from f2loopy.directives.lowering import decode_generated, encode_generated
+    from f2loopy.directives.child_codegen import decode_generated, encode_generated
     from f2loopy.ir.serialize import SerializationError
     k = _jacobi_split()
     data = encode_generated(generate_code(k))
