@@ -370,7 +370,8 @@ def test_bench_and_tune_time_the_launch_sequence(tmp_path, cl_queue):
 def test_time_loops_and_split_for_auto():
     from pathlib import Path
 
-    from f2loopy.transform import launch_summary, split_for_auto, time_loops
+    from f2loopy.query import launch_summary, time_loops
+    from f2loopy.transform import split_for_auto
     root = Path(__file__).resolve().parents[2] / "samples" / "polybench"
 
     def sample(name):
