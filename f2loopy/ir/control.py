@@ -46,10 +46,6 @@ class LoopExit:
     sequential: str | None = None
     span: SourceSpan | None = None
 
-    def with_flag(self, flag: str) -> "LoopExit":
-        return self if flag in self.flags else LoopExit(self.flags + (flag,), self.sequential,
-                                                        self.span)
-
     def renamed(self, mapping: dict) -> "LoopExit":
         return LoopExit(tuple(mapping.get(f, f) for f in self.flags), self.sequential,
                         self.span)
