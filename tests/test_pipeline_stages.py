@@ -59,6 +59,20 @@ def test_options_are_frozen_and_copied():
     assert TranslateOptions(include_dirs="inc").include_dirs == ("inc",)
 
 
+def test_options_travel_to_worker_processes(tmp_path):
+    """-j N pickles the options for its workers."""
+    import pickle
+    o = TranslateOptions(defines={"n": 4}, tunables={"w": 8}, include_dirs=[str(tmp_path)])
+    assert pickle.loads(pickle.dumps(o)) == o
+    from f2loopy.build import translate_files
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.f90").write_text(SAXPY.replace("saxpy", f"saxpy_{name}"))
+    outcomes = translate_files([str(tmp_path / "a.f90"), str(tmp_path / "b.f90")], jobs=2,
+                               options=o)
+    assert [x.error for x in outcomes] == [None, None]
+    assert all(x.timings and x.outputs for x in outcomes)
+
+
 def test_keywords_and_options_give_the_same_translation(tmp_path):
     path = tmp_path / "s.f90"
     by_keywords = translate_text(SAXPY, path, defines={"n": 4}, checkpoints=False)

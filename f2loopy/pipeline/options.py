@@ -101,6 +101,15 @@ class TranslateOptions:
                             f"{type(options).__name__}")
         return dataclasses.replace(options, **keywords) if keywords else options
 
+    def __reduce__(self) -> tuple:
+        # pickled for the worker processes of ``-j N`` (a read-only mapping
+        # is not picklable: its contents travel as plain dicts)
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        values["defines"] = dict(self.defines)
+        if self.tunables is not None:
+            values["tunables"] = dict(self.tunables)
+        return (_rebuild, (values,))
+
     def replace(self, **changes: Any) -> TranslateOptions:
         """A copy with *changes*."""
         return dataclasses.replace(self, **changes)
@@ -108,3 +117,8 @@ class TranslateOptions:
     def define_values(self) -> dict:
         """The ``-D`` values as a new dict (for code that takes a dict)."""
         return dict(self.defines)
+
+
+def _rebuild(values: dict) -> TranslateOptions:
+    """Unpickling :class:`TranslateOptions`."""
+    return TranslateOptions(**values)
