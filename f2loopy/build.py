@@ -37,6 +37,7 @@ class FileOutcome:
     warnings: list = field(default_factory=list)  # formatted warnings (unused -D values)
     notes: list = field(default_factory=list)     # e.g. the tuned choices used
     timings: list = field(default_factory=list)   # (stage, seconds) as they ran
+    seconds: float = 0.0              # the whole of translate_one (timings and the rest)
 
 
 def _format_error(exc: BaseException, debug: bool) -> str:
@@ -70,7 +71,7 @@ def translate_one(path: str, options: TranslateOptions | None = None, *,
     keywords that replace its fields: as for
     :func:`~f2loopy.pipeline.translate_file` (the outputs hold the result
     only: *checkpoints* is always off).  The outcome's ``timings`` say how
-    long each stage took.
+    long each stage took, its ``seconds`` how long all of it took.
 
     With *for_depfile* (a depfile is written), a file whose script or recipe
     declares tunables gets an empty tuning record if it has none, so that the
@@ -83,6 +84,18 @@ def translate_one(path: str, options: TranslateOptions | None = None, *,
     With *for_depfile*, a translation that read or would write a file whose
     path a depfile cannot hold (:func:`~f2loopy.escape.make_path`) is an
     error before anything is written."""
+    import time
+    start = time.perf_counter()
+    outcome = _translate_one(path, options, touch_outputs=touch_outputs,
+                             for_depfile=for_depfile, **keywords)
+    outcome.seconds = time.perf_counter() - start
+    return outcome
+
+
+def _translate_one(path: str, options: TranslateOptions | None = None, *,
+                   touch_outputs: bool = False, for_depfile: bool = False,
+                   **keywords: Any) -> FileOutcome:
+    """The work of :func:`translate_one` (which times it)."""
     from f2loopy.pipeline import NothingToTranslate, translate_file, write_outputs
     options = TranslateOptions.with_keywords(options, keywords, "translate_one")
     # the outputs hold the result only

@@ -302,8 +302,8 @@ def _echo_timings(outcomes, startup: float | None, command_s: float) -> None:
     from f2loopy.pipeline.timings import timings_table
     for o in outcomes:
         if o.timings:
-            _echo(timings_table(f"f2loopy: timings of {o.path} (seconds):", o.timings),
-                  err=True)
+            _echo(timings_table(f"f2loopy: timings of {o.path} (seconds):", o.timings,
+                                o.seconds or None), err=True)
     rows = ([("start-up", startup)] if startup is not None else []) + \
         [("translate command", command_s)]
     total = startup + command_s if startup is not None else None

@@ -107,8 +107,8 @@ def translate_file(path: str | os.PathLike, options: TranslateOptions | None = N
         notes.append(f"{path}: only {', '.join(options.kernels or ())} translated (--kernel); "
                      "the file's other units were not")
     if options.tuning:
-        from f2loopy.tuning_record import find_entry, usage_note
         with times.stage("tuning record"):
+            from f2loopy.tuning_record import find_entry, usage_note
             entry, record = find_entry(path, text, options.define_values(), options.transform)
         if entry is not None:
             options = options.replace(tunables=entry.values)
@@ -124,8 +124,8 @@ def translate_file(path: str | os.PathLike, options: TranslateOptions | None = N
 
     if not cache:
         return translate()
-    from f2loopy import cache as tcache
     with times.stage("cache lookup"):
+        from f2loopy import cache as tcache
         on_path = []
         if options.include_dirs or options.search_files:
             # the files on the search path as they are now: one added since the

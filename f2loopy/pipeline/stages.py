@@ -138,11 +138,11 @@ def parse(text: str, path: Path, options: TranslateOptions,
           times: StageTimes | None = None) -> Parsed:
     """Preprocess *text* (the content of *path*) if it needs it, expand its
     Fortran ``include`` lines and run the frontend."""
-    from f2loopy.frontend.includes import expand_includes
-    from f2loopy.preprocessor import needs_preprocessing, preprocess
     times = times if times is not None else StageTimes()
     path = Path(path)
     with times.stage("preprocess"):
+        from f2loopy.frontend.includes import expand_includes
+        from f2loopy.preprocessor import needs_preprocessing, preprocess
         if not needs_preprocessing(text, path):
             pp = expand_includes(text, str(path), options.include_dirs)
         else:
@@ -163,10 +163,10 @@ def parse(text: str, path: Path, options: TranslateOptions,
 
 
 def _frontend(text: str, path: Path, options: TranslateOptions, times: StageTimes) -> Parsed:
-    from f2loopy.frontend import read_source, translate_source
-    from f2loopy.frontend.search_path import SearchPath
-    from f2loopy.frontend.source import fixed_form_of
     with times.stage("parse"):
+        from f2loopy.frontend import read_source, translate_source
+        from f2loopy.frontend.search_path import SearchPath
+        from f2loopy.frontend.source import fixed_form_of
         src = read_source(text, str(path), fixed_form=fixed_form_of(str(path),
                                                                     options.fixed_form))
         search = SearchPath(options.include_dirs, options.search_files,
@@ -191,10 +191,16 @@ def transform(parsed: Parsed, options: TranslateOptions,
     limited child for a script's kernels, generated here (under the parent's
     isl limit) when no script ran.  Errors point at the preprocessed text
     (see :meth:`Parsed.original_lines`)."""
-    from f2loopy.directives import TransformOutcome, run_transformations
     times = times if times is not None else StageTimes()
     src = parsed.source
+    kernels: tuple = tuple(parsed.kernels)
+    checkpoints: tuple = ()
+    inputs: tuple = ()
+    code: Any = None
+    output, tunables = "", {}
     if src.scripts or options.transform is not None:
+        with times.stage("script"):         # (the sandbox's modules, imported)
+            from f2loopy.directives import run_transformations
         outcome = run_transformations(
             src, list(parsed.kernels), options.define_values(), options.transform,
             debug=options.debug,
@@ -202,35 +208,33 @@ def transform(parsed: Parsed, options: TranslateOptions,
             checkpoints=options.checkpoints)
         for name, seconds in outcome.times.items():
             times.add(name, seconds)
-    else:
-        outcome = TransformOutcome(list(parsed.kernels))
-    kernels = tuple(outcome.kernels)
+        kernels, code, output = tuple(outcome.kernels), outcome.code, outcome.output
+        checkpoints = tuple((label, list(ks)) for label, ks in outcome.checkpoints)
+        tunables, inputs = dict(outcome.tunables), tuple(outcome.inputs)
     if not kernels:
         raise nothing_to_translate(src)
     try:
-        if outcome.code is not None:
+        if code is not None:
             # the script's kernels: the limited child's code, never the parent's
-            generated = tuple(outcome.code.code(k) for k in kernels)
+            generated = tuple(code.code(k) for k in kernels)
         else:
             generated = _generate_here(kernels, times)
     except F2LoopyError as exc:
         # what print(knl) showed helps here most (the command prints it)
-        exc.script_output = outcome.output  # type: ignore[attr-defined]
+        exc.script_output = output  # type: ignore[attr-defined]
         raise
     # set_options(knl, "write_code"): the code is shown, as loopy does
     shown = "".join(f"{gk.source}\n" for gk in generated if gk.kernel.options.write_code)
-    return Transformed(parsed, kernels, generated,
-                       tuple((label, list(ks)) for label, ks in outcome.checkpoints),
-                       outcome.code, outcome.output + shown, dict(outcome.tunables),
-                       tuple(outcome.inputs))
+    return Transformed(parsed, kernels, generated, checkpoints, code, output + shown,
+                       tunables, inputs)
 
 
 def _generate_here(kernels: tuple, times: StageTimes) -> tuple:
     """The code of the frontend's own kernels (no script ran)."""
-    from f2loopy.codegen import generate_code
-    from f2loopy.ir.work_limit import parent_isl_limit
     generated = []
     with times.stage("codegen"):
+        from f2loopy.codegen import generate_code
+        from f2loopy.ir.work_limit import parent_isl_limit
         for k in kernels:       # the parent's own work on downloaded code: bounded
             with parent_isl_limit(f"code generation of kernel '{k.name}'", k.span):
                 generated.append(generate_code(k))
@@ -240,13 +244,13 @@ def _generate_here(kernels: tuple, times: StageTimes) -> tuple:
 def glue(transformed: Transformed, options: TranslateOptions,
          times: StageTimes | None = None) -> Glued:
     """The OpenCL program and the Python and Fortran/C host glue."""
-    from f2loopy.codegen import file_header, join_program
-    from f2loopy.glue.fortran import generate_fortran_glue
-    from f2loopy.glue.python import generate_python_glue
     times = times if times is not None else StageTimes()
     path = transformed.parsed.path
     generated = list(transformed.generated)
     with times.stage("glue"):
+        from f2loopy.codegen import file_header, join_program
+        from f2loopy.glue.fortran import generate_fortran_glue
+        from f2loopy.glue.python import generate_python_glue
         paths = output_paths(path, options.output_dir)
         program = file_header(path.name) + "\n\n" + join_program(generated)
         py_glue = generate_python_glue(generated, program, paths[".cl"].name, path.name)
