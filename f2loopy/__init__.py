@@ -14,6 +14,17 @@ from f2loopy.diagnostics import (
     CodegenError, F2LoopyError, FortranError, RaceError, SandboxViolation, ScriptError,
     SourceSpan, TransformError, UnsupportedFeatureError)
 from f2loopy.version import __version__
+from f2loopy import kernel_runner as _kernel_runner
+
+
+def _run_kernel(what, queue, *args, **kwargs):
+    """``knl(queue, ...)``: the host glue runs it (imported on the first call)."""
+    from f2loopy.glue.call import call_kernel
+    return call_kernel(what, queue, *args, **kwargs)
+
+
+# the IR calls the glue through this hook (it may not import a later stage)
+_kernel_runner.install(_run_kernel)
 
 _LAZY = {
     "GeneratedKernel": "f2loopy.codegen", "generate_code": "f2loopy.codegen",
@@ -44,7 +55,9 @@ def _is_submodule(name: str) -> bool:
 
 
 def _transform_names():
-    return list(importlib.import_module("f2loopy.transform").__all__)
+    """The transformations and queries (``f2loopy.split_iname``, ``f2loopy.plan_auto``)."""
+    return [*importlib.import_module("f2loopy.transform").__all__,
+            *importlib.import_module("f2loopy.query").__all__]
 
 
 def __getattr__(name):
@@ -56,7 +69,9 @@ def __getattr__(name):
         # ``from f2loopy import cache``: let the import system load the submodule
         raise AttributeError(f"module 'f2loopy' has no attribute {name!r}")
     elif name in _transform_names():
-        value = getattr(importlib.import_module("f2loopy.transform"), name)
+        query = importlib.import_module("f2loopy.query")
+        value = getattr(query if name in query.__all__
+                        else importlib.import_module("f2loopy.transform"), name)
     else:
         raise AttributeError(f"module 'f2loopy' has no attribute {name!r}")
     globals()[name] = value

@@ -179,6 +179,10 @@ def main():
 @click.option("--kernel", "kernel_names", multiple=True, metavar="NAME",
               help="Translate only this subroutine or function (repeatable; what it calls is "
                    "inlined as always): the file's other units do not matter.")
+@click.option("--timings", is_flag=True,
+              help="Print a table of the seconds each stage of each file took (start-up, "
+                   "read, preprocess, parse, script, child codegen or codegen, glue, write) "
+                   "to stderr.")
 @defines_option
 @undefines_option
 @source_form_option
@@ -186,16 +190,19 @@ def main():
 @trust_option
 @debug_option
 def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include_dirs, no_tuning,
-              kernel_names, defines, undefines, source_form, transform, debug):
+              kernel_names, timings, defines, undefines, source_form, transform, debug):
     """Translate Fortran FILES: writes NAME.cl, NAME_cl.py (Python glue), NAME_cl.f90 and
     NAME_cl.c (Fortran glue) for each.
 
     Nothing is written for a file that has an error; the errors of every file are reported.
     """
     import gc
+    import time
 
     from f2loopy.build import (GENERATED_SKIP, Progress, check_output_collisions, depfile_text,
                                translate_files)
+    from f2loopy.pipeline import TranslateOptions
+    started, startup = time.perf_counter(), _process_age()
     # a short-lived process that builds many small IR objects: collect the
     # youngest generation less often (about 7% less CPU time for the paper's
     # file); the sandbox child inherits the setting
@@ -228,13 +235,14 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include
         sys.exit(1)
     if progress is None:
         progress = sys.stderr.isatty()
-    outcomes = translate_files(files, jobs=jobs, progress=Progress(len(files), progress),
-                               output_dir=output_dir, defines=values, transform=transform,
+    options = TranslateOptions(output_dir=output_dir, defines=values, transform=transform,
                                debug=debug, include_dirs=include_dirs,
                                search_files=tuple(files) if len(files) > 1 else (),
-                               touch_outputs=touch_outputs, undefines=undefines,
-                               tuning=not no_tuning, for_depfile=depfile is not None,
+                               undefines=undefines, tuning=not no_tuning,
                                fixed_form=_fixed_form(source_form), kernels=kernels)
+    outcomes = translate_files(files, jobs=jobs, progress=Progress(len(files), progress),
+                               options=options, touch_outputs=touch_outputs,
+                               for_depfile=depfile is not None)
     failed = 0
     generated = [o for o in outcomes if o.skipped == GENERATED_SKIP]
     for o in outcomes:
@@ -265,9 +273,41 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include
         except Exception as exc:  # noqa: BLE001
             _report(exc, debug)
             failed += 1
+    if timings:
+        _echo_timings(outcomes, startup, time.perf_counter() - started)
     global _TRANSLATED
     _TRANSLATED = True
     sys.exit(1 if failed else 0)
+
+
+def _process_age() -> float | None:
+    """Seconds since this process started (its re-execution with a fixed
+    hash seed included: it keeps the process), or None where /proc cannot
+    tell (then ``--timings`` shows no start-up row)."""
+    import os
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            stat = f.read().decode("ascii", "replace")
+        with open("/proc/uptime", "rb") as f:
+            uptime = float(f.read().split()[0])
+        # the fields after the command name (which may hold spaces and ')')
+        ticks = int(stat[stat.rindex(")") + 2:].split()[19])
+        return max(0.0, uptime - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _echo_timings(outcomes, startup: float | None, command_s: float) -> None:
+    """``--timings``: one table per file on stderr, then the command's total."""
+    from f2loopy.pipeline.timings import timings_table
+    for o in outcomes:
+        if o.timings:
+            _echo(timings_table(f"f2loopy: timings of {o.path} (seconds):", o.timings,
+                                o.seconds or None), err=True)
+    rows = ([("start-up", startup)] if startup is not None else []) + \
+        [("translate command", command_s)]
+    total = startup + command_s if startup is not None else None
+    _echo(timings_table("f2loopy: timings of the command (seconds):", rows, total), err=True)
 
 
 @main.command()

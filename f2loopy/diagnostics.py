@@ -83,12 +83,6 @@ class F2LoopyError(Exception):
                 lines.extend(span.caret_lines())
         return "\n".join(lines)
 
-    def with_span(self, span: SourceSpan | None) -> "F2LoopyError":
-        """Return a copy located at *span* if this error has no location yet."""
-        if self.span is not None or span is None:
-            return self
-        return type(self)(self.message, span, self.notes)
-
 
 def _headline(span: SourceSpan | None, kind: str, message: str) -> str:
     # messages quote names and text of the file: safe for a terminal
@@ -121,14 +115,6 @@ class UnsupportedArgumentError(TransformError, TypeError):
             if why else function
         super().__init__(message, span, notes)
         self.function, self.argument, self.why = function, argument, why
-
-    def with_span(self, span: SourceSpan | None) -> "F2LoopyError":
-        if self.span is not None or span is None:
-            return self
-        err = TransformError.__new__(type(self))
-        F2LoopyError.__init__(err, self.message, span, self.notes)
-        err.function, err.argument, err.why = self.function, self.argument, self.why
-        return err
 
 
 class CodegenError(F2LoopyError):

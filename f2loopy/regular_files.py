@@ -50,14 +50,6 @@ class FileTooLarge(OSError):
         super().__init__(errno.EFBIG, f"larger than {max_bytes} bytes", str(path))
 
 
-def is_regular(path) -> bool:
-    """Whether *path* is (after links) a regular file; no file is opened."""
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except (OSError, ValueError):
-        return False
-
-
 def read_regular(path, max_bytes: int = MAX_SOURCE_BYTES) -> bytes:
     """The bytes of *path*, a regular file (after links) of at most
     *max_bytes*; raises :class:`NotARegularFile`, :class:`FileTooLarge` or

@@ -1,4 +1,16 @@
-"""Instruction dependencies from program order.
+"""Dependences between instruction instances: the one place they are computed.
+
+* :func:`dependence_candidates` and :func:`dependence_instances`: the pairs
+  of accesses to one variable of which one writes, and the pairs of their
+  instances that touch the same element (exact with isl where the
+  subscripts are affine); :func:`carried_by` and :func:`reorders` ask them
+  what a loop may do: whether a loop carries a dependence
+  (:func:`f2loopy.analysis.loops.loop_dependences`), whether two loops may be
+  interchanged (:func:`f2loopy.schedule.linearize.order_keeps_dependences`);
+* :func:`add_program_order_dependencies`: the dependencies the frontend
+  gives instructions, from program order (below).
+
+Instruction dependencies from program order.
 
 Fortran is sequential.  An instruction depends on earlier instructions (in
 program order) that access the same memory with at least one of the two
@@ -19,15 +31,62 @@ subroutine that updates one scalar has 20,000 dependences, not 200 million).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator, Sequence
+
+import islpy as isl
 
 from f2loopy.analysis.accesses import Access, AccessAnalysis, instruction_accesses
 from f2loopy.diagnostics import FortranError
+from f2loopy.ir.isl_tools import align_params, lazy_affs
 from f2loopy.ir.kernel import Kernel
 
 #: conflict tests one kernel may need (pairs of accesses to one variable
 #: that no earlier write covers); past it, a located error: the parent's
 #: work on a downloaded file stays bounded
 MAX_PAIR_TESTS = 1_000_000
+
+
+def dependence_candidates(accesses: Sequence[Access]) -> Iterator[tuple[Access, Access]]:
+    """Every pair ``(a, b)`` of *accesses* (``b`` not before ``a`` in the
+    sequence; an access with itself too) to the same variable of which one
+    is a write: the pairs a dependence may join, in sequence order."""
+    for k, a in enumerate(accesses):
+        for b in accesses[k:]:
+            if a.name == b.name and (a.is_write or b.is_write):
+                yield a, b
+
+
+def dependence_instances(analysis: AccessAnalysis, accesses: Sequence[Access], *,
+                         skip_non_affine: bool = False
+                         ) -> Iterator[tuple[Access, Access, isl.Set | None]]:
+    """``(a, b, pairs)`` for each of the :func:`dependence_candidates` of
+    *accesses*: *pairs* are the instances of the two instructions that touch
+    the same element, over the inames renamed ``i__a`` and ``i__b``
+    (:meth:`~f2loopy.analysis.accesses.AccessAnalysis.conflict_set`: None
+    where a subscript is not affine, unless *skip_non_affine*)."""
+    for a, b in dependence_candidates(accesses):
+        yield a, b, analysis.conflict_set(a, b, skip_non_affine=skip_non_affine)
+
+
+def carried_by(pairs: isl.Set, iname: str) -> isl.Set:
+    """The instance *pairs* that lie in different iterations of loop *iname*
+    (empty: the loop carries none of these dependences)."""
+    affs = lazy_affs(pairs.get_space())
+    a, b = affs[iname + "__a"], affs[iname + "__b"]
+    return pairs & (a.lt_set(b) | a.gt_set(b))
+
+
+def reorders(pairs: isl.Set, outer: str, inner: str) -> bool:
+    """Whether two instances of *pairs* lie in opposite directions along
+    loops *outer* and *inner* (one has the larger *outer*, the other the
+    larger *inner*), so that one of the two nestings of the loops runs them
+    in the wrong order."""
+    affs = lazy_affs(pairs.get_space())
+    o_a, o_b = affs[outer + "__a"], affs[outer + "__b"]
+    i_a, i_b = affs[inner + "__a"], affs[inner + "__b"]
+    crossing = (o_a.lt_set(o_b) & i_a.gt_set(i_b)) | (o_a.gt_set(o_b) & i_a.lt_set(i_b))
+    pairs, crossing = align_params(pairs, crossing)
+    return not isinstance(pairs, isl.Set) or not (pairs & crossing).is_empty()
 
 
 def add_program_order_dependencies(kernel: Kernel) -> Kernel:

@@ -283,18 +283,22 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
     import pyopencl as cl
 
     from f2loopy.bench.statistics import kernel_statistics
-    from f2loopy.codegen import generate_code, join_program
-    from f2loopy.pipeline import translate_file
+    from f2loopy.codegen import join_program
+    from f2loopy.pipeline import TranslateOptions, translate_file
     defines = dict(defines or {})
     sizes = dict(sizes or {})
     t0 = time.perf_counter()
-    result = translate_file(path, defines=defines, transform=transform,
-                            include_dirs=tuple(include_dirs))
+    result = translate_file(path, TranslateOptions(defines=defines, transform=transform,
+                                                   include_dirs=include_dirs))
     stages = list(result.checkpoints)
     if not stages or list(stages[-1][1]) != list(result.kernels):
         # the script's result, unless its last checkpoint is that kernel already
         stages.append(("final", list(result.kernels)))
-    generated = [(label, [generate_code(k) for k in ks]) for label, ks in stages]
+    # the translation's code of every stage (a script's: the sandbox child's)
+    transformed = result.transformed
+    if transformed is None:             # (translated here, never from the cache)
+        raise RuntimeError("bench: the translation has no transformed kernels")
+    generated = [(label, [transformed.code_of(k) for k in ks]) for label, ks in stages]
     translate_s = time.perf_counter() - t0
     if queue is None:
         ctx = cl.create_some_context(interactive=False)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from f2loopy.codegen.c_expressions import arg_c_type, c_type
+from f2loopy.codegen.elsewhere import remember_code, remembered, unwrap  # noqa: F401
 from f2loopy.codegen.emit import (
     KernelEmitter, constant_table, declare_storage, declare_temporary)
 from f2loopy.ir.build_options import BuildOptionError, check_build_options
@@ -23,7 +24,7 @@ from f2loopy.codegen.grid import Grid, compute_grid
 from f2loopy.codegen.names import c_name, check_identifiers
 from f2loopy.codegen.preprocess import address_spaces
 from f2loopy.codegen.vectors import vec_axis
-from f2loopy.diagnostics import CodegenError, F2LoopyError
+from f2loopy.diagnostics import CodegenError
 from f2loopy.escape import c_comment
 from f2loopy.ir.kernel import AddressSpace, ArrayArg, Kernel, ScalarArg, TranslationUnit
 from f2loopy.schedule.linearize import check_innermost_order, linearize
@@ -133,20 +134,6 @@ _RECENT: dict = {}
 _RECENT_SIZE = 16
 
 
-# code generated elsewhere (for a script's kernels: in a limited child process,
-# f2loopy.directives.lowering), by kernel identity: a GeneratedKernel or the error
-_REMEMBERED: dict = {}
-_REMEMBERED_SIZE = 1024
-
-
-def remember_code(kernel: Kernel, result) -> None:
-    """Make :func:`generate_code` return *result* (a :class:`GeneratedKernel`,
-    or raise it if it is an exception) for this kernel object."""
-    if len(_REMEMBERED) >= _REMEMBERED_SIZE:
-        del _REMEMBERED[next(iter(_REMEMBERED))]
-    _REMEMBERED[id(kernel)] = (kernel, result)
-
-
 def generate_code(kernel: Kernel | TranslationUnit) -> GeneratedKernel:
     """Generate OpenCL C for *kernel* (or the one kernel of a translation
     unit; :func:`f2loopy.generate_code_v2` takes several).
@@ -168,12 +155,9 @@ def generate_code(kernel: Kernel | TranslationUnit) -> GeneratedKernel:
         kernel = kernel.kernels[0]
     if not isinstance(kernel, Kernel):
         raise CodegenError(f"generate_code: expected a kernel, got {type(kernel).__name__}")
-    known = _REMEMBERED.get(id(kernel))
-    if known is not None and known[0] is kernel:
-        if isinstance(known[1], F2LoopyError):
-            exc = known[1]
-            raise type(exc)(exc.message, exc.span, exc.notes)
-        return known[1]
+    known = remembered(kernel)      # a script's kernel: the sandbox child's code
+    if known is not None:
+        return unwrap(known)
     hit = _RECENT.get(id(kernel))
     if hit is not None and hit[0] is kernel:
         return hit[1]

@@ -146,9 +146,3 @@ def _max_expr(exprs):
     return rest[0] if len(rest) == 1 else p.Call(p.Variable("max"), tuple(rest))
 
 
-def expr_to_text(pw, assumptions) -> str:
-    from f2loopy.ir.printing import expr_to_str
-    try:
-        return expr_to_str(expr_from_pwaff(pw, _params_context(assumptions)))
-    except Exception:
-        return str(pw)

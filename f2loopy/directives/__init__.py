@@ -29,7 +29,7 @@ untrusted.  The layers, each able to stop an escape on its own:
    parent-side kill of the process group past the deadline;
 6. bounded work in the parent: the answer's size is capped
    (:mod:`.answer_limits`) and the kernels it holds are scheduled and
-   generated in a second limited child (:mod:`.lowering`), under what is
+   generated in a second limited child (:mod:`.child_codegen`), under what is
    left of the same limits.
 
 :func:`run_transformations` is what the pipeline calls;

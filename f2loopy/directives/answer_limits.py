@@ -11,7 +11,7 @@ what and how much, at its ``!$loopy begin`` line::
 The caps are far above what a real kernel needs (the paper's biggest kernel
 has a few dozen instructions and domains) and low enough that decoding and
 lowering stay fast; lowering runs under the sandbox limits anyway
-(:mod:`~f2loopy.directives.lowering`).
+(:mod:`~f2loopy.directives.child_codegen`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A bound on isl work that the parent does on a script's kernels.
 
 Scheduling and code generation of a script's kernels run in a limited child
-(:mod:`~f2loopy.directives.lowering`); what little isl work the parent still
+(:mod:`~f2loopy.directives.child_codegen`); what little isl work the parent still
 does on them afterwards (``f2loopy check`` draws inputs that satisfy the
 kernels' assumptions) runs under isl's own operation limit
 (:mod:`f2loopy.ir.work_limit`), so that a set a script made hard cannot keep

@@ -249,12 +249,14 @@ class ScriptContext:
         return members
 
     def _make_modules(self) -> dict:
-        from f2loopy import transform
+        from f2loopy import query, transform
         from f2loopy.transform import match
         api = self._api()
         match_proxy = module_proxy("loopy.match", _defined_in(match))
         lp = module_proxy("loopy", {**api, "match": match_proxy})
-        transform_names = {n: api[n] for n in transform.__all__ if n in api}
+        # (the queries left f2loopy.transform for f2loopy.query: scripts that
+        # import them from f2loopy.transform still find them there)
+        transform_names = {n: api[n] for n in (*transform.__all__, *query.__all__) if n in api}
         transform_proxy = module_proxy("f2loopy.transform", {**transform_names,
                                                              "match": match_proxy})
         f2 = module_proxy("f2loopy", {**api, "match": match_proxy, "transform": transform_proxy})

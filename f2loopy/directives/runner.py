@@ -12,15 +12,17 @@ and stripped of control characters.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from f2loopy.codegen.elsewhere import ChildCode
 from f2loopy.diagnostics import F2LoopyError, SandboxViolation, ScriptError, SourceSpan
 from f2loopy.directives import seccomp
 from f2loopy.directives.answer_limits import AnswerTooLarge, check_answer
 from f2loopy.directives.child import FORMAT, VERSION, CodeUnit, Job
 from f2loopy.directives.lockdown import Limits
-from f2loopy.directives.lowering import lower_script_kernels, remaining
+from f2loopy.directives.child_codegen import lower_script_kernels, remaining
 from f2loopy.directives.recipes import Recipe, available_recipes, resolve_recipe
 from f2loopy.directives.sandbox import run_sandboxed
 from f2loopy.ir.build_options import BuildOptionError, check_build_options
@@ -39,6 +41,11 @@ class TransformOutcome:
     :attr inputs: recipe files that were read (for make depfiles).
     :attr output: what the script printed.
     :attr layers: the sandbox layers that were in force.
+    :attr code: the generated code of every result and checkpoint kernel,
+        made by the limited child (None when no script ran: then nobody
+        generated code yet).
+    :attr times: wall-clock seconds of the script's run (``"script"``) and
+        of the child's code generation (``"child codegen"``).
     """
 
     kernels: list
@@ -48,6 +55,8 @@ class TransformOutcome:
     layers: dict = field(default_factory=dict)
     #: tunable name -> choices that the script declared (``tunable(...)``)
     tunables: dict = field(default_factory=dict)
+    code: ChildCode | None = None
+    times: dict = field(default_factory=dict)
 
 
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
@@ -151,7 +160,9 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
               layers=job_layers, pre_code=pre_code_unit(pre_code) if pre_code else None,
               tunables=check_assignment(tunables or {}), checkpoints=checkpoints)
     limits = limits or Limits.from_environment()
+    started = time.perf_counter()
     answer = run_sandboxed(job, limits)
+    script_s = time.perf_counter() - started
     decoder = _AnswerReader(src, recipes, debug, pre_code or "")
     if answer.problem is not None:
         raise SandboxViolation(answer.problem, decoder.begin_span())
@@ -164,13 +175,15 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
     unique = {}
     for k in list(outcome.kernels) + [k for _, ks in outcome.checkpoints for k in ks]:
         unique.setdefault(id(k), k)
+    started = time.perf_counter()
     try:
-        lower_script_kernels(list(unique.values()),
-                             remaining(limits, answer.cpu_s, answer.elapsed_s),
-                             decoder.begin_span())
+        outcome.code = lower_script_kernels(list(unique.values()),
+                                            remaining(limits, answer.cpu_s, answer.elapsed_s),
+                                            decoder.begin_span())
     except F2LoopyError as exc:
         exc.script_output = outcome.output      # what print(knl) showed helps here
         raise
+    outcome.times = {"script": script_s, "child codegen": time.perf_counter() - started}
     if cli is not None and cli.path not in outcome.inputs:
         outcome.inputs.insert(0, cli.path)
     return outcome

@@ -40,10 +40,10 @@ KILL_GRACE_S = 1.0
 
 _PRELOADED = False
 #: parts of f2loopy a script cannot reach (the command line, builds, glue, gfortran)
-_SKIP = {"cli", "pipeline", "verify", "build", "glue", "bench", "fuzz", "tune", "__main__"}
+_SKIP = {"cli", "pipeline", "verify", "build", "glue", "bench", "fuzz", "tune", "tuning_record",
+         "__main__"}
 _SKIP_LAZY = ("pyopencl", "multiprocessing", "concurrent", "subprocess", "matplotlib",
-              "f2loopy.cli", "f2loopy.pipeline", "f2loopy.verify", "f2loopy.build",
-              "f2loopy.glue", "f2loopy.bench", "f2loopy.fuzz", "f2loopy.tune")
+              *sorted(f"f2loopy.{part}" for part in _SKIP - {"__main__"}))
 #: ``import`` statements inside functions (lazy imports)
 _LAZY_IMPORT_RE = re.compile(
     r"^[ \t]+(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b|"

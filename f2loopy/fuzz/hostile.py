@@ -125,7 +125,9 @@ def run_cli(text: str, filename: str, workdir: Path, *, defines=None,
     out_dir.mkdir(parents=True, exist_ok=True)
     src = src_dir / filename
     src.write_bytes(text.encode("utf-8", errors="surrogateescape"))
-    cmd = [sys.executable, "-m", "f2loopy.cli", "translate", "-o", str(out_dir), str(src)]
+    # (runs the command line as a user does: a process, not an import)
+    cmd = [sys.executable, "-m", "f2loopy.cli",  # layers: not an import
+           "translate", "-o", str(out_dir), str(src)]
     for k, v in (defines or {}).items():
         cmd[4:4] = ["-D", f"{k}={v}"]
     env = dict(os.environ)

@@ -48,10 +48,6 @@ class LoopExit:
     sequential: Annotated[str, Text(1000)] | None = None
     span: SourceSpan | None = None
 
-    def with_flag(self, flag: str) -> "LoopExit":
-        return self if flag in self.flags else LoopExit(self.flags + (flag,), self.sequential,
-                                                        self.span)
-
     def renamed(self, mapping: dict) -> "LoopExit":
         return LoopExit(tuple(mapping.get(f, f) for f in self.flags), self.sequential,
                         self.span)

@@ -525,12 +525,11 @@ def call_translation_unit(what: Kernel | TranslationUnit, queue: Any, *args: Any
 
     The IR does not know how to run code: the host glue does
     (:func:`f2loopy.glue.call.call_kernel`, which documents the arguments and
-    the result).  It is looked up by name here, so that the IR keeps no
-    import of a later stage.
+    the result), which the package installs in :mod:`f2loopy.kernel_runner`;
+    the IR imports no later stage.
     """
-    import importlib
-    call = importlib.import_module("f2loopy.glue.call").call_kernel
-    return call(what, queue, *args, **kwargs)
+    from f2loopy import kernel_runner
+    return kernel_runner.run(what, queue, *args, **kwargs)
 
 
 class TranslationUnit:

@@ -210,10 +210,8 @@ def order_keeps_dependences(kernel: Kernel, outer: str, inner: str) -> bool:
     the larger *outer*, the other the larger *inner*), since then one of the
     two nestings runs them in the wrong order.  Conservative: non-affine
     subscripts and data-dependent bounds count as such a conflict."""
-    import islpy as isl
-
     from f2loopy.analysis.accesses import AccessAnalysis, instruction_accesses
-    from f2loopy.ir.isl_tools import align_params, lazy_affs
+    from f2loopy.analysis.dependences import dependence_instances, reorders
     hw = kernel.hardware_inames()
     if outer in hw or inner in hw:
         return True
@@ -222,27 +220,15 @@ def order_keeps_dependences(kernel: Kernel, outer: str, inner: str) -> bool:
         return True
     analysis = AccessAnalysis(kernel)
     temps = set(kernel.temporaries)
-    accs = {i.id: instruction_accesses(kernel, i, with_domain_params=False) for i in insns}
-    for x_pos, x in enumerate(insns):
+    for x in insns:
         dom = analysis.instance_domain(x.within_inames)
         if set(dom.get_var_names(dim_type.param)) & temps:
             return False
-        for y in insns[x_pos:]:
-            for ax in accs[x.id]:
-                for ay in accs[y.id]:
-                    if ax.name != ay.name or not (ax.is_write or ay.is_write):
-                        continue
-                    pairs = analysis.conflict_set(ax, ay)
-                    if pairs is None:
-                        return False
-                    affs = lazy_affs(pairs.get_space())
-                    o_a, o_b = affs[outer + "__a"], affs[outer + "__b"]
-                    i_a, i_b = affs[inner + "__a"], affs[inner + "__b"]
-                    crossing = (o_a.lt_set(o_b) & i_a.gt_set(i_b)) | \
-                        (o_a.gt_set(o_b) & i_a.lt_set(i_b))
-                    pairs, crossing = align_params(pairs, crossing)
-                    if not isinstance(pairs, isl.Set) or not (pairs & crossing).is_empty():
-                        return False
+    accesses = [a for i in insns for a in instruction_accesses(kernel, i,
+                                                               with_domain_params=False)]
+    for _, _, pairs in dependence_instances(analysis, accesses):
+        if pairs is None or reorders(pairs, outer, inner):
+            return False
     return True
 
 

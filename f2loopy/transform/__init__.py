@@ -1,4 +1,8 @@
-"""Transformations: pure functions ``kernel -> kernel`` with loopy's names."""
+"""Transformations: pure functions ``kernel -> kernel`` with loopy's names.
+
+Queries (what a kernel's loops allow: ``plan_auto``, ``loop_dependences``,
+``launch_summary``, ...) are not here: they are in :mod:`f2loopy.query`
+(scripts see both under the names they always used)."""
 
 from f2loopy.transform.iname import (
     duplicate_inames, join_inames, prioritize_loops, remove_unused_inames, rename_iname,
@@ -6,9 +10,7 @@ from f2loopy.transform.iname import (
 from f2loopy.transform.compat import (
     add_and_infer_dtypes, add_dtypes, chunk_iname, rename_inames, split_arg_axis,
     temporary_to_subst)
-from f2loopy.transform.auto import (
-    accumulated_arrays, auto_parallelize, grid_axes, has_choice_of_second_axis,
-    loop_dependences, outermost_loops, parallel_loops, plan_auto, reused_tiles)
+from f2loopy.transform.auto import auto_parallelize
 from f2loopy.transform.buffer import (
     alias_temporaries, buffer_array, collect_common_factors_on_increment)
 from f2loopy.transform.data import (
@@ -19,14 +21,13 @@ from f2loopy.transform.fusion import fuse_kernels
 from f2loopy.transform.instructions import (
     add_barrier, add_dependency, add_nosync, remove_instructions, set_options, tag_instructions)
 from f2loopy.transform.launches import add_global_barrier, add_global_barriers_between_nests
-from f2loopy.transform.auto_launches import launch_summary, split_for_auto, time_loops
+from f2loopy.transform.auto_launches import split_for_auto
 from f2loopy.transform.match import find_instructions, parse_match
 from f2loopy.transform.parameters import assume, fix_parameters
 from f2loopy.transform.precompute import add_prefetch, precompute
 from f2loopy.transform.reduction import accumulation_to_reduction, make_reduction_inames_unique
 from f2loopy.transform.rules import find_one_rule_matching, find_rules_matching
-from f2loopy.transform.scc import (
-    demotable_temporaries, demote_temporaries, horizontal_loops, scc)
+from f2loopy.transform.scc import demote_temporaries, scc
 from f2loopy.transform.subst import assignment_to_subst, expand_subst, extract_subst
 
 __all__ = [
@@ -39,10 +40,7 @@ __all__ = [
     "remove_unused_inames", "rename_iname", "set_loop_priority", "split_iname", "tag_inames",
     "untag_inames", "add_dtypes", "add_and_infer_dtypes", "chunk_iname", "rename_inames",
     "temporary_to_subst", "split_arg_axis",
-    "accumulated_arrays", "auto_parallelize", "grid_axes", "has_choice_of_second_axis",
-    "loop_dependences", "outermost_loops",
-    "parallel_loops", "plan_auto", "reused_tiles",
-    "add_global_barrier", "add_global_barriers_between_nests",
-    "launch_summary", "split_for_auto", "time_loops",
-    "demotable_temporaries", "demote_temporaries", "horizontal_loops", "scc",
+    "auto_parallelize",
+    "add_global_barrier", "add_global_barriers_between_nests", "split_for_auto",
+    "demote_temporaries", "scc",
 ]

@@ -44,17 +44,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-import islpy as isl
-import pymbolic.primitives as p
-
-from f2loopy.analysis.accesses import Access, AccessAnalysis, instruction_accesses
-from f2loopy.analysis.private import Privatisation, privatizable
+from f2loopy.analysis.loops import (
+    accumulated_arrays, grid_axes, loop_dependences, outermost_loops, reused_tiles)
 from f2loopy.diagnostics import F2LoopyError, TransformError
-from f2loopy.ir.domains import iname_to_domain_index
-from f2loopy.ir.expressions import index_tuple, variables_read
-from f2loopy.ir.isl_tools import lazy_affs, param_names
-from f2loopy.ir.kernel import ArrayArg, Assignment, Kernel, Temporary
-from f2loopy.ir.layout import axes_fastest_first
+from f2loopy.ir.kernel import Kernel
 from f2loopy.transform.buffer import buffer_array
 from f2loopy.transform.iname import split_iname, tag_inames
 from f2loopy.transform.precompute import add_prefetch
@@ -62,21 +55,6 @@ from f2loopy.transform.util import for_each_kernel, unique_name
 
 #: names of the plans, best first (see :func:`plan_auto`)
 PLANS = ("grid+local", "grid", "grid-1d", "one-group", "outer", "sequential")
-
-
-@dataclass(frozen=True)
-class LoopVerdict:
-    """What :func:`loop_dependences` found about one loop.
-
-    :attr iname: the loop.
-    :attr parallel: True if its iterations can run on different work-items.
-    :attr reason: why not (empty when *parallel*), e.g. ``"carries a
-        dependence on 'c' (lines 14 and 14)"``.
-    """
-
-    iname: str
-    parallel: bool
-    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -123,220 +101,6 @@ class AutoOutcome:
         return text
 
 
-# {{{ step 1: dependences
-
-def _line(kernel: Kernel, insn_id: str) -> str:
-    span = kernel.insn(insn_id).span
-    return str(span.line) if span is not None else "?"
-
-
-def _differs_on(s: isl.Set, x: str) -> isl.Set:
-    affs = lazy_affs(s.get_space())
-    a, b = affs[x + "__a"], affs[x + "__b"]
-    return s & (a.lt_set(b) | a.gt_set(b))
-
-
-def _rectangular(kernel: Kernel, x: str) -> bool:
-    """The bounds of *x* depend on kernel parameters only."""
-    dom = kernel.domains[iname_to_domain_index(kernel)[x]]
-    inames = set(kernel.all_inames())
-    return not any(n in inames or n in kernel.temporaries for n in param_names(dom))
-
-
-def loop_dependences(kernel: Kernel) -> dict[str, LoopVerdict]:
-    """For every loop of *kernel* (in kernel order), whether its iterations
-    may run in parallel; see the module docstring for the exact rule."""
-    analysis = AccessAnalysis(kernel)
-    private = Privatisation(kernel)
-    by_var: dict[str, list[Access]] = {}
-    for insn in kernel.instructions:
-        for acc in instruction_accesses(kernel, insn):
-            by_var.setdefault(acc.name, []).append(acc)
-    insns = kernel.id_to_insn
-    out = {}
-    for x in kernel.all_inames():
-        if x in kernel.loop_exits:
-            out[x] = LoopVerdict(x, False, "stops early (exit, do while, return or a "
-                                 "sequential loop)")
-            continue
-        if not _rectangular(kernel, x):
-            out[x] = LoopVerdict(x, False, "has bounds that depend on other loops or on "
-                                 "computed values")
-            continue
-        reason = ""
-        for name in sorted(by_var):
-            accs = [a for a in by_var[name] if x in insns[a.insn_id].within_inames]
-            if not any(a.is_write for a in accs):
-                continue
-            why = private.why_not(x, name, by_var[name]) \
-                if name in kernel.temporaries else "-"
-            if not why:
-                continue
-            for k, a in enumerate(accs):
-                for b in accs[k:]:
-                    if not (a.is_write or b.is_write):
-                        continue
-                    s = analysis.conflict_set(a, b, skip_non_affine=True)
-                    if _differs_on(s, x).is_empty():
-                        continue
-                    if privatizable(kernel, name):
-                        reason = f"carries a dependence on '{name}': {why}"
-                    else:
-                        reason = (f"carries a dependence on '{name}' (lines "
-                                  f"{_line(kernel, a.insn_id)} and "
-                                  f"{_line(kernel, b.insn_id)})")
-                    break
-                if reason:
-                    break
-            if reason:
-                break
-        out[x] = LoopVerdict(x, not reason, reason)
-    return out
-
-
-def parallel_loops(kernel: Kernel) -> tuple[str, ...]:
-    """The loops of *kernel* (in kernel order) that carry no dependence and
-    are not mapped to the grid yet."""
-    return tuple(x for x, v in loop_dependences(kernel).items()
-                 if v.parallel and not kernel.iname_tag(x).hardware)
-
-# }}}
-
-
-# {{{ step 2: the grid mapping
-
-def _subscript_ranks(kernel: Kernel) -> dict[str, list[int]]:
-    """iname -> for each array access it appears in, the rank (0: fastest
-    varying) of the first subscript that uses it."""
-    out: dict[str, list[int]] = {}
-    for insn in kernel.instructions:
-        for acc in instruction_accesses(kernel, insn, with_domain_params=False):
-            if acc.index is None:
-                continue
-            var = kernel.variable(acc.name)
-            if not isinstance(var, (ArrayArg, Temporary)) or var.ndim != len(acc.index):
-                continue
-            seen: set = set()
-            for rank, axis in enumerate(axes_fastest_first(var)):
-                for name in variables_read(acc.index[axis]) - seen:
-                    out.setdefault(name, []).append(rank)
-                    seen.add(name)
-    return out
-
-
-def grid_axes(kernel: Kernel, candidates: Sequence[str], *, max_axes: int = 2,
-              second: str = "inner") -> dict[str, int]:
-    """iname -> grid axis for the loops *candidates*: in the statements that
-    run in them, the loop indexing the fastest-varying subscripts goes to axis
-    0, and (at most *max_axes*) with *second* ``"inner"`` the loop indexing
-    the next-fastest subscripts to axis 1 (a GPU's choice: each work-item then
-    marches through the remaining loops), with ``"outer"`` the outermost
-    remaining loop (a CPU's: each work-item runs whole inner rows, which
-    caches serve well).  A loop gets one axis for the whole kernel, and no
-    statement gets two loops on one axis."""
-    if second not in ("inner", "outer"):
-        raise TransformError(f"auto: the second grid axis is 'inner' or 'outer', not "
-                             f"{second!r}")
-    ranks = _subscript_ranks(kernel)
-    order = list(kernel.all_inames())
-
-    def key(x):
-        r = ranks.get(x, [])
-        # most accesses with x in the fastest subscript, then the second...;
-        # ties: the inner loop of the source
-        return tuple(-r.count(k) for k in range(4)) + (-order.index(x),)
-
-    def ordered(inames):
-        out = sorted(inames, key=key)
-        if second == "outer" and len(out) > 2:
-            out = out[:1] + sorted(out[1:], key=order.index)
-        return out
-
-    axes: dict[str, int] = {}
-    cands = set(candidates)
-    for insn in kernel.instructions:
-        mine = ordered(x for x in insn.within_inames if x in cands)
-        used = {axes[x] for x in insn.within_inames if x in axes}
-        for x in mine:
-            if x in axes:
-                continue
-            free = [a for a in range(max_axes) if a not in used]
-            if not free:
-                break
-            axes[x] = free[0]
-            used.add(free[0])
-    # an iname on an axis shared with another iname of the same statement
-    # (possible when statements disagree) is dropped
-    for insn in kernel.instructions:
-        seen: dict[int, str] = {}
-        for x in ordered(x for x in insn.within_inames if x in axes):
-            if axes[x] in seen:
-                del axes[x]
-            else:
-                seen[axes[x]] = x
-    return {x: axes[x] for x in order if x in axes}
-
-
-def outermost_loops(kernel: Kernel, candidates: Sequence[str]) -> dict[str, int]:
-    """iname -> 0 for the outermost of the loops *candidates* around each
-    statement (the ``outer`` plan: one work-group per iteration of that
-    loop, which runs the loops inside it as they are, as OpenMP's ``parallel
-    do`` on the outer loop would)."""
-    order = list(kernel.all_inames())
-    cands = set(candidates)
-    chosen: dict[str, int] = {}
-    for insn in kernel.instructions:
-        mine = sorted((x for x in insn.within_inames if x in cands), key=order.index)
-        if mine and not any(x in chosen for x in mine):
-            chosen[mine[0]] = 0
-    return {x: 0 for x in order if x in chosen}
-
-
-def has_choice_of_second_axis(kernel: Kernel, candidates: Sequence[str]) -> bool:
-    """Whether some statement runs in more than two of the loops *candidates*
-    (so :func:`grid_axes`'s *second* changes the mapping)."""
-    cands = set(candidates)
-    return any(len(cands & set(insn.within_inames)) > 2 for insn in kernel.instructions)
-
-
-def reused_tiles(kernel: Kernel, axes: dict[str, int]) -> list[tuple[str, str, tuple]]:
-    """``(array, sequential loop, subscript inames)`` for each read-only array
-    read as ``a(x, k)`` (subscripts that are bare loop indices) in a statement
-    inside two parallel loops and a sequential loop ``k``, where the
-    subscripts leave out one of the parallel loops: the work-items of a
-    group along that loop all read the same tile, which is worth staging in
-    local memory."""
-    written = set(kernel.written_variables())
-    out = []
-    seen = set()
-    for insn in kernel.instructions:
-        par = [x for x in insn.within_inames if x in axes]
-        if len(par) != 2:
-            continue
-        seq = [x for x in insn.within_inames if x not in axes
-               and not kernel.iname_tag(x).hardware and _rectangular(kernel, x)
-               and x not in kernel.loop_exits]
-        for acc in instruction_accesses(kernel, insn, with_domain_params=False):
-            if acc.is_write or acc.index is None or acc.name in written \
-                    or not isinstance(kernel.variable(acc.name), ArrayArg):
-                continue
-            if not all(isinstance(e, p.Variable) for e in acc.index):
-                continue
-            names = tuple(e.name for e in acc.index)
-            if len(set(names)) != len(names):
-                continue
-            ks = [x for x in names if x in seq]
-            ps = [x for x in names if x in par]
-            if len(ks) != 1 or len(ps) != 1 or len(names) != 2:
-                continue
-            if (acc.name, names) not in seen:
-                seen.add((acc.name, names))
-                out.append((acc.name, ks[0], names))
-    return out
-
-# }}}
-
-
 # {{{ step 3: plans
 
 def _tile_for(tile, axis: int) -> int:
@@ -377,26 +141,6 @@ def _apply_prefetch(kernel: Kernel, tiles, tile, inner_names: dict[str, str]
         kernel = add_prefetch(kernel, name, sweep, default_tag="l.auto")
         fetched.append(name)
     return kernel, tuple(fetched)
-
-
-def accumulated_arrays(kernel: Kernel) -> list[str]:
-    """Arrays (arguments) that a statement writes inside a sequential loop its
-    subscripts do not use, e.g. ``c(i, j) = c(i, j) + a(i, k) * b(k, j)``
-    inside ``k``: every iteration of ``k`` reads and writes the same
-    element, which a private variable can hold instead."""
-    out = []
-    for insn in kernel.instructions:
-        if not isinstance(insn, Assignment):
-            continue
-        a = insn.assignee
-        if not isinstance(a, p.Subscript) \
-                or not isinstance(kernel.variable(insn.assignee_name), ArrayArg):
-            continue
-        used = set().union(*(variables_read(e) for e in index_tuple(a)))
-        if any(x not in used and not kernel.iname_tag(x).hardware
-               for x in insn.within_inames) and insn.assignee_name not in out:
-            out.append(insn.assignee_name)
-    return sorted(out)
 
 
 def _accumulate_in_registers(kernel: Kernel, verify) -> tuple[Kernel, tuple]:

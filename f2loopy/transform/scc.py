@@ -235,7 +235,7 @@ def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | N
     :raises TransformError: no horizontal loop is found, or one carries a
         dependence (the message names the loop and why).
     """
-    from f2loopy.transform.auto import loop_dependences
+    from f2loopy.analysis.loops import loop_dependences
     if not isinstance(block, int) or isinstance(block, bool) or not 1 <= block <= 1024:
         raise TransformError(f"scc: block is an integer from 1 to 1024, not {block!r}")
     loops = horizontal_loops(kernel, index=index, bounds=bounds)

@@ -12,7 +12,7 @@ OpenCL context, one set of drawn inputs).  A variant's outcome is one of:
 * ``failed``: it did not build or run on the device (never chosen).
 
 The fastest ``ok`` variant goes into ``FILE.tune.json``
-(:mod:`f2loopy.tune.record`), which ``f2loopy translate`` then uses.
+(:mod:`f2loopy.tuning_record`), which ``f2loopy translate`` then uses.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pathlib import Path
 
 from f2loopy.diagnostics import F2LoopyError, SourceSpan
 from f2loopy.directives.tunables import format_assignment, to_json
+from f2loopy.pipeline import Parsed, TranslateOptions
 from f2loopy.tune.search import Search, space_size
 
 
@@ -92,9 +93,9 @@ def run_tune(path, *, defines=None, transform=None, sizes=None, verify_sizes=Non
     """Tune *path* (see the module docstring); *progress* is called with a line
     of text per variant.  *include_dirs* (``-I``): where the modules and
     procedures the file uses are looked up."""
-    from f2loopy.pipeline import translate_text
+    from f2loopy.pipeline import TranslateOptions, translate_text
     from f2loopy.tune.measure import Reference, device_label
-    from f2loopy.tune.record import check_record_name, store_entry
+    from f2loopy.tuning_record import check_record_name, store_entry
     path = Path(path)
     if store:
         check_record_name(path)     # before the run, not after it
@@ -104,8 +105,10 @@ def run_tune(path, *, defines=None, transform=None, sizes=None, verify_sizes=Non
     verify_sizes = dict(verify_sizes) if verify_sizes else dict(sizes)
     t_start = time.perf_counter()
     include_dirs = tuple(include_dirs)
-    first = translate_text(text, path, defines=defines, transform=transform, checkpoints=False,
-                           include_dirs=include_dirs)
+    options = TranslateOptions(defines=defines, transform=transform, checkpoints=False,
+                               include_dirs=include_dirs)
+    # parsed once: every variant is the script run again on these kernels
+    first = translate_text(text, path, options)
     space = dict(first.tunables)
     if not space:
         raise F2LoopyError(f"{path.name} declares no tunable choices: call "
@@ -121,7 +124,7 @@ def run_tune(path, *, defines=None, transform=None, sizes=None, verify_sizes=Non
     report = TuneReport(str(path), device_label(queue), sizes, verify_sizes, space,
                         search.strategy)
     reference = Reference(text, path, queue, verify_sizes, seed=seed, tolerances=tolerances,
-                          include_dirs=include_dirs)
+                          include_dirs=include_dirs, originals=first.parsed.kernels)
     try:
         while True:
             step = search.next()
@@ -129,8 +132,7 @@ def run_tune(path, *, defines=None, transform=None, sizes=None, verify_sizes=Non
                 break
             point, values = step
             v = _measure(values, first if not report.variants else None, _Context(
-                text, path, defines, transform, reference, queue, sizes, seed, min_time,
-                warmup, include_dirs))
+                first.parsed, options, reference, queue, sizes, seed, min_time, warmup))
             report.variants.append(v)
             search.report(point, v.time_ms if v.status == "ok" else None)
             if progress is not None:
@@ -168,10 +170,8 @@ def run_tune(path, *, defines=None, transform=None, sizes=None, verify_sizes=Non
 
 @dataclass
 class _Context:
-    text: str
-    path: Path
-    defines: dict
-    transform: str | None
+    parsed: Parsed                  # the file, parsed once
+    options: TranslateOptions       # how it is translated (tunables aside)
     reference: object
     queue: object
     sizes: dict
@@ -183,12 +183,11 @@ class _Context:
 
 def _measure(values: dict, ready, c: _Context) -> Variant:
     """Translate (unless *ready*), check and time one variant."""
-    from f2loopy.pipeline import translate_text
+    from f2loopy.pipeline import translate_parsed
     from f2loopy.tune.measure import VariantFailure, time_variant
     try:
-        result = ready if ready is not None else translate_text(
-            c.text, c.path, defines=c.defines, transform=c.transform, tunables=values,
-            checkpoints=False, include_dirs=c.include_dirs)
+        result = ready if ready is not None else translate_parsed(
+            c.parsed, c.options.replace(tunables=values))
     except F2LoopyError as exc:
         return Variant(values, "refused", message=_one_line(exc.message))
     try:

@@ -17,7 +17,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 
 from f2loopy.diagnostics import F2LoopyError
 
@@ -40,19 +39,24 @@ def device_label(queue) -> str:
 
 class Reference:
     """The untransformed kernels' results on drawn inputs (computed lazily, per
-    sequence of original subroutines)."""
+    sequence of original subroutines).  *originals*: the frontend's kernels
+    of the file (the translation's :class:`~f2loopy.pipeline.stages.Parsed`);
+    without them the file is parsed here."""
 
     def __init__(self, text: str, path, queue, sizes: dict, *, seed: int = 0,
-                 tolerances=None, workdir: Path | None = None, include_dirs=()):
-        from f2loopy.frontend import read_source, translate_source
-        from f2loopy.frontend.search_path import SearchPath
+                 tolerances=None, workdir: Path | None = None, include_dirs=(),
+                 originals=None):
         self.path = Path(path)
         self.queue = queue
         self.sizes = dict(sizes)
         self.seed = seed
         self.tolerances = tolerances
-        self.originals = {k.name: k for k in translate_source(
-            read_source(text, str(path)), search=SearchPath(tuple(include_dirs), ()))}
+        if originals is None:       # (the translation's own parse is the one to use)
+            from f2loopy.frontend import read_source, translate_source
+            from f2loopy.frontend.search_path import SearchPath
+            originals = translate_source(read_source(text, str(path)),
+                                         search=SearchPath(tuple(include_dirs), ()))
+        self.originals = {k.name: k for k in originals}
         self._tmp = tempfile.TemporaryDirectory(prefix="f2loopy-tune-") if workdir is None \
             else None
         self.workdir = Path(self._tmp.name) if self._tmp is not None else Path(workdir)
@@ -148,5 +152,3 @@ def time_variant(result, queue, sizes: dict, *, seed: int = 0, min_time: float =
     return total
 
 
-def finite(x) -> bool:
-    return isinstance(x, float) and bool(np.isfinite(x))

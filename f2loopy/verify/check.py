@@ -380,6 +380,19 @@ def original_sequence(name: str, originals: dict):
 # }}}
 
 
+def _parse_original(text: str, path: Path, search, include_dirs, fixed: bool, only) -> tuple:
+    """The frontend's kernels of *text* (preprocessed already) for a
+    translation that has no parse of its own (one from the cache), read the
+    way the translation reads it."""
+    from f2loopy.frontend import read_source, translate_source
+    from f2loopy.frontend.includes import expand_includes
+    # its Fortran include lines expanded, as the translation reads them
+    expanded = expand_includes(text, str(path), include_dirs)
+    return tuple(translate_source(
+        read_source(expanded.text if expanded is not None else text, str(path),
+                    fixed_form=fixed), search=search, kernels=only))
+
+
 def check_source(text: str, path, *, defines=None, transform=None, sizes=None, ranges=None,
                  kernel: str | None = None, seed: int = 0, tolerances=None,
                  checkpoints: bool = True, queue=None, isolate: bool = True,
@@ -398,11 +411,9 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
     character arguments.  *fixed_form* True/False: every file is read (and
     compiled by gfortran) in fixed/free form (``-ffixed-form``/``-ffree-form``).
     """
-    from f2loopy.frontend import read_source, translate_source
-    from f2loopy.frontend.source import fixed_form_of
-    from f2loopy.pipeline import translate_text
-    from f2loopy.verify.fortran import FortranLibrary
     from f2loopy.frontend.search_path import SearchPath
+    from f2loopy.pipeline import TranslateOptions, translate_text
+    from f2loopy.verify.fortran import FortranLibrary
     path = Path(path)
     # a file without a script: --kernel chooses what is translated too (the
     # file's other units do not matter, as for 'f2loopy translate --kernel')
@@ -410,13 +421,13 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         "!$loopy" not in text.lower() else None
     if result is None:
         # what 'f2loopy translate' makes of the file: with its tuned choices
-        from f2loopy.tune.record import find_entry
+        from f2loopy.tuning_record import find_entry
         entry, _ = find_entry(path, text, defines, transform)
         try:
-            result = translate_text(text, path, defines=defines, transform=transform,
-                                    include_dirs=include_dirs, checkpoints=checkpoints,
-                                    tunables=entry.values if entry is not None else None,
-                                    fixed_form=fixed_form, kernels=only)
+            result = translate_text(text, path, TranslateOptions(
+                defines=defines or {}, transform=transform, include_dirs=include_dirs,
+                checkpoints=checkpoints, tunables=entry.values if entry is not None else None,
+                fixed_form=fixed_form, kernels=only))
         except F2LoopyError as exc:
             if only is not None and exc.message.startswith(f"--kernel {only[0].lower()}: "):
                 raise CheckError(f"no kernel or subroutine named '{kernel}' in {path}") \
@@ -430,15 +441,16 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         pp = preprocess(text, path, defines=defines, include_dirs=include_dirs,
                         fixed_form=fixed_form)
         text = pp.text
-    search = SearchPath(include_dirs, defines=defines, fixed_form=fixed_form)
+    from f2loopy.frontend.source import fixed_form_of
     fixed = fixed_form_of(str(path), fixed_form)
     fortran_flags = (*fortran_flags, *_include_flags(path, include_dirs), *_legacy_flags())
-    # its Fortran include lines expanded, as the translation reads them
-    from f2loopy.frontend.includes import expand_includes
-    expanded = expand_includes(text, str(path), include_dirs)
-    originals = {k.name: k for k in translate_source(
-        read_source(expanded.text if expanded is not None else text, str(path),
-                    fixed_form=fixed), search=search, kernels=only)}
+    if result.parsed is not None:     # the translation's own parse
+        originals = {k.name: k for k in result.parsed.kernels}
+        search = result.parsed.search
+    else:
+        search = SearchPath(include_dirs, defines=defines, fixed_form=fixed_form)
+        originals = {k.name: k for k in _parse_original(text, path, search, include_dirs,
+                                                        fixed, only)}
 
     units = [(None, list(result.kernels), result.generated)]
     if checkpoints:

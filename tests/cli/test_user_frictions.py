@@ -55,7 +55,7 @@ def test_depfile_names_the_tuning_record_before_it_exists(tmp_path):
     assert "\nscale.f90.tune.json:\n" in rules
     # Make remakes what depends on a missing file at every build: the record is
     # created empty, and a translation without a depfile leaves it alone
-    from f2loopy.tune.record import read_record
+    from f2loopy.tuning_record import read_record
     assert read_record(tmp_path / "scale.f90.tune.json") == []
     (tmp_path / "scale.f90.tune.json").unlink()
     assert run("f2loopy.cli", "translate", "scale.f90", cwd=tmp_path).returncode == 0

@@ -22,7 +22,7 @@ from f2loopy.directives.tunables import (
     format_assignment,
 )
 from f2loopy.pipeline import translate_file, translate_text
-from f2loopy.tune.record import (
+from f2loopy.tuning_record import (
     RecordError,
     find_entry,
     read_record,

@@ -72,7 +72,7 @@ def test_a_utf8_byte_order_mark_is_skipped(tmp_path):
 
 def _store_many(args):
     source, which, count = args
-    from f2loopy.tune.record import store_entry
+    from f2loopy.tuning_record import store_entry
     for k in range(count):
         store_entry(source, "text", defines=None, transform=None, device=f"dev{which}",
                     sizes={"n": 1000 * which + k}, values={"tile": 8}, measurements={})
@@ -81,7 +81,7 @@ def _store_many(args):
 def test_concurrent_stores_keep_every_entry(tmp_path):
     """Two ``tune`` runs store at once (two devices, one checkout): each
     read-merge-replace must see the other's entries."""
-    from f2loopy.tune.record import read_record, record_path
+    from f2loopy.tuning_record import read_record, record_path
     source = tmp_path / "k.f90"
     count = 15
     ctx = multiprocessing.get_context("fork")

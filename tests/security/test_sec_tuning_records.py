@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from f2loopy.tune.record import record_path, source_hash
+from f2loopy.tuning_record import record_path, source_hash
 from security_util import (
     CANARY, SAXPY, assert_safe, files_in, invoke, run_cli, terminal_is_clean)
 

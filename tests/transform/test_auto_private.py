@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from f2loopy.cli import main
 from f2loopy.codegen import generate_code
 from f2loopy.frontend import parse_fortran
-from f2loopy.transform.auto import loop_dependences, plan_auto
+from f2loopy.query import loop_dependences, plan_auto
 
 from util import needs_gfortran
 

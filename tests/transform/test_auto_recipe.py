@@ -14,7 +14,7 @@ from f2loopy.cli import main
 from f2loopy.codegen import generate_code
 from f2loopy.diagnostics import TransformError
 from f2loopy.frontend import parse_fortran
-from f2loopy.transform.auto import (
+from f2loopy.query import (
     accumulated_arrays, grid_axes, has_choice_of_second_axis, outermost_loops, loop_dependences, parallel_loops, plan_auto, reused_tiles)
 
 from util import needs_gfortran

@@ -370,7 +370,8 @@ def test_bench_and_tune_time_the_launch_sequence(tmp_path, cl_queue):
 def test_time_loops_and_split_for_auto():
     from pathlib import Path
 
-    from f2loopy.transform import launch_summary, split_for_auto, time_loops
+    from f2loopy.query import launch_summary, time_loops
+    from f2loopy.transform import split_for_auto
     root = Path(__file__).resolve().parents[2] / "samples" / "polybench"
 
     def sample(name):
@@ -442,7 +443,7 @@ def test_hostile_launch_from_the_lowering_child_is_refused(field, value):
     data: a launch must be the kernel its (checked) IR names."""
     import copy
 
-    from f2loopy.directives.lowering import decode_generated, encode_generated
+    from f2loopy.directives.child_codegen import decode_generated, encode_generated
     from f2loopy.ir.serialize import SerializationError
     k = _jacobi_split()
     data = encode_generated(generate_code(k))

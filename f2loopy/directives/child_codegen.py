@@ -1,4 +1,4 @@
-"""Lowering the kernels a script returned, under the sandbox limits.
+"""Code generation of a script's kernels in a limited child process.
 
 Scheduling, isl operations and code generation on a kernel cost what its
 shape makes them cost, and a script chooses the shape: a domain with many
@@ -8,9 +8,12 @@ a script's kernels itself: :func:`lower_script_kernels` forks a second child
 code of every result and checkpoint kernel under what is left of the limits
 (CPU and wall-clock time the script's child did not use; the same memory
 limit; the seccomp filter), and sends back the generated code as JSON.  The
-parent rebuilds :class:`~f2loopy.codegen.GeneratedKernel` objects and hands
-them to :func:`f2loopy.codegen.remember_code`, so that ``translate``,
-``show``, ``check`` and ``bench`` use them instead of generating again.
+parent rebuilds :class:`~f2loopy.codegen.GeneratedKernel` objects into a
+:class:`~f2loopy.codegen.elsewhere.ChildCode` table, which the pipeline's
+transformation stage returns with the kernels; ``translate``, ``show``,
+``check`` and ``bench`` take the code from there (or, through
+:func:`f2loopy.codegen.generate_code`, from the registry the table fills for
+as long as each kernel lives) instead of generating it again.
 
 A kernel that cannot be generated comes back as its error (the same class,
 message and location); it is raised where the kernel's code is asked for.
@@ -26,6 +29,7 @@ import signal
 import islpy as isl
 import numpy as np
 
+from f2loopy.codegen.elsewhere import ChildCode
 from f2loopy.diagnostics import (
     CodegenError, F2LoopyError, RaceError, SandboxViolation, SourceSpan, TransformError)
 from f2loopy.directives import seccomp
@@ -234,18 +238,19 @@ def _decode_error(d) -> F2LoopyError:
     return cls(_text(d["message"], "message", 2000), _span(d.get("span")), notes)
 
 
-def lower_script_kernels(kernels, limits: Limits, begin_span=None) -> None:
-    """Generate the code of *kernels* (distinct objects) in a limited child and
-    remember it (or each kernel's error) for :func:`f2loopy.codegen.generate_code`.
+def lower_script_kernels(kernels, limits: Limits, begin_span=None) -> ChildCode:
+    """Generate the code of *kernels* (distinct objects) in a limited child;
+    return it (or each kernel's error) as a table by kernel identity, which
+    :func:`f2loopy.codegen.generate_code` also answers from.
 
     :arg limits: what is left of the script's limits.
     :raises LoweringFailed: the child ran out of time or memory, located at
         *begin_span* (the script's ``!$loopy begin``).
     """
-    from f2loopy.codegen import remember_code
     from f2loopy.directives.sandbox import run_in_child
+    code = ChildCode()
     if not kernels:
-        return
+        return code
     answer = run_in_child(lambda fd: _child(kernels, limits, fd), limits, grace_s=0.25,
                           max_answer=MAX_CODE)
     total = "the transformation script and the code generation of the kernels it returned"
@@ -274,11 +279,12 @@ def lower_script_kernels(kernels, limits: Limits, begin_span=None) -> None:
     for k, item in zip(kernels, items):
         try:
             if "code" in item:
-                remember_code(k, decode_generated(item["code"], k))
+                code.add(k, decode_generated(item["code"], k))
             else:
-                remember_code(k, _decode_error(item["error"]))
+                code.add(k, _decode_error(item["error"]))
         except (SerializationError, KeyError, TypeError, ValueError, isl.Error):
             raise LoweringFailed("code generation sent an invalid answer", begin_span) from None
+    return code
 
 
 def remaining(limits: Limits, cpu_used: float, wall_used: float) -> Limits:
