@@ -59,7 +59,8 @@ end subroutine scale
 
 
 @pytest.fixture
-def project(tmp_path):
+def project(tmp_path, preprocessor):
+    # kinds.F90 on the path goes through the preprocessor
     inc = tmp_path / "inc"
     (inc / "deep").mkdir(parents=True)
     (inc / "deep" / "kinds.F90").write_text(KINDS)

@@ -13,32 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from security_util import INCLUDING_KERNEL as KERNEL
+from security_util import MODULE_USER as USER
+from security_util import SCALES_MODULE
+
 from f2loopy import cache as tcache
 from f2loopy.pipeline import output_paths, translate_file
-
-KERNEL = """\
-subroutine k(n, x)
-  implicit none
-#include "defs.h"
-  integer n, i
-  real x(n)
-  do i = 1, n
-    x(i) = x(i) * SCALE
-  end do
-end subroutine
-"""
-USER = """\
-subroutine u(n, x)
-  use scales
-  implicit none
-  integer n, i
-  real x(n)
-  do i = 1, n
-    x(i) = x(i) * factor
-  end do
-end subroutine
-"""
-
 
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path, monkeypatch):
@@ -105,7 +85,7 @@ def test_a_module_added_in_an_earlier_include_folder(tmp_path):
     for d in ("a", "b", "src"):
         (tmp_path / d).mkdir()
     (tmp_path / "b" / "scales.f90").write_text(
-        "module scales\n  real, parameter :: factor = 2.0\nend module\n")
+        SCALES_MODULE)
     src = tmp_path / "src" / "u.f90"
     src.write_text(USER)
     opts = {"include_dirs": [str(tmp_path / "a"), str(tmp_path / "b")]}
