@@ -20,10 +20,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from f2loopy.diagnostics import F2LoopyError, SourceSpan
 from f2loopy.directives.tunables import format_assignment, to_json
 from f2loopy.tune.search import Search, space_size
+
+if TYPE_CHECKING:
+    from f2loopy.tune.measure import Reference
 
 
 @dataclass
@@ -172,7 +176,7 @@ class _Context:
     path: Path
     defines: dict
     transform: str | None
-    reference: object
+    reference: Reference
     queue: object
     sizes: dict
     seed: int

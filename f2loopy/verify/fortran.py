@@ -63,7 +63,7 @@ def _shim(kernel: Kernel, access: dict | None = None) -> str:
     names = {a.name: f"a{k}" for k, a in enumerate(kernel.args)}
     # a character flag comes as up to CHAR_MAX bytes and its length
     lengths = {a.name: f"l{k}" for k, a in enumerate(kernel.args) if _is_char(a)}
-    extents = {}
+    extents: dict[str, dict[int, str]] = {}
     for a in kernel.extent_args:
         assert isinstance(a.role, Extent)
         extents.setdefault(a.role.array, {})[a.role.axis] = names[a.name]
@@ -105,7 +105,7 @@ def _shim(kernel: Kernel, access: dict | None = None) -> str:
         bind = f" bind(c, name='{kernel.bind_name}')" if kernel.bind_name is not None else ""
         lines.append(f"    subroutine {kernel.name}({', '.join(dummies)}){bind}")
         lines.append("      import")
-        for a, d in zip(passed, dummies):
+        for a, d in zip(passed, dummies, strict=True):
             lines.append(f"      {data.interface_declaration(a, d) or _declaration(a, d, extents, interface=True)}")
         lines.append("    end subroutine")
         lines.append("  end interface")
@@ -255,7 +255,7 @@ class FortranLibrary:
         kernel = self.kernels[name.lower()]
         if len(args) != len(kernel.fortran_args):
             raise TypeError(f"{name} takes {len(kernel.fortran_args)} arguments, got {len(args)}")
-        out = self.call_named(name, {a.name: v for a, v in zip(kernel.fortran_args, args)})
+        out = self.call_named(name, {a.name: v for a, v in zip(kernel.fortran_args, args, strict=True)})
         extents = {a.name for a in kernel.extent_args}
         return [out[a.name] for a in kernel.args if a.name not in extents]
 
@@ -283,7 +283,11 @@ class FortranLibrary:
         missing = [a.name for a in kernel.args if a.name not in given]
         if missing:
             raise TypeError(f"{name}: no value for {', '.join(missing)}")
-        c_args, holders, char_lengths, keep, extent_values = [], [], [], [], []
+        c_args: list = []
+        holders: list = []        # what each argument's pointer points into
+        char_lengths: list = []
+        keep: list = []
+        extent_values: list[int] = []
         copy_back: list = []
         for arg in kernel.args:
             value = given[arg.name]
@@ -318,16 +322,16 @@ class FortranLibrary:
                 if isinstance(arg.role, Component):
                     extent_values += list(value.shape)   # the shim declares it with them
             else:
-                box = np.array([value], dtype=_storage(dt, arg.logical_kind))
-                c_args.append(box.ctypes.data_as(ctypes.c_void_p))
-                holders.append(box)
+                scalar = np.array([value], dtype=_storage(dt, arg.logical_kind))
+                c_args.append(scalar.ctypes.data_as(ctypes.c_void_p))
+                holders.append(scalar)
         extent_boxes = [np.array([n], dtype=np.int32) for n in extent_values]
         fn(*c_args, *[b.ctypes.data_as(ctypes.c_void_p) for b in extent_boxes],
            *char_lengths)
         for original, store in copy_back:
             original[...] = store != 0
-        out = {}
-        for arg, h in zip(kernel.args, holders):
+        out: dict[str, object] = {}
+        for arg, h in zip(kernel.args, holders, strict=True):
             if _is_char(arg):
                 out[arg.name] = h
             elif isinstance(arg, ScalarArg):
@@ -393,7 +397,7 @@ def module_access(text: str) -> dict:
     ``"private"``), the names a ``private`` or ``public`` statement lists,
     and the procedures it contains."""
     out: dict = {}
-    module = None
+    module: dict | None = None
     for line in text.splitlines():
         if module is None:
             m = _MODULE_START.match(line)

@@ -167,7 +167,7 @@ class ShimData:
 
     def reset(self) -> None:
         """Start over with :meth:`actual` (each root is passed once)."""
-        self._passed = set()
+        self._passed: set = set()
 
     def interface_declaration(self, arg, dummy: str) -> str | None:
         """The declaration of the derived-type dummy passed for *arg* in an
@@ -237,7 +237,7 @@ class ShimData:
         return "\n".join([f"module {name}", *self.alias_lines, f"end module {name}", ""])
 
     def _derived(self):
-        self._passed: set = set()
+        self._passed = set()
         self._type_of: dict = {}
         k = self.kernel
         types_: dict = {}
@@ -300,7 +300,7 @@ def _structured(members, state):
     components *members* (arguments of one array of a derived type)."""
     rank = members[0].role.type_rank
     tree: dict = {}
-    type_shape = None
+    type_shape: tuple[int, ...] = ()
     for a in members:
         value = np.asarray(state[a.name])
         own = value.shape[:value.ndim - rank]
