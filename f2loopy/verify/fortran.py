@@ -105,8 +105,8 @@ def _shim(kernel: Kernel, access: dict | None = None) -> str:
         bind = f" bind(c, name='{kernel.bind_name}')" if kernel.bind_name is not None else ""
         lines.append(f"    subroutine {kernel.name}({', '.join(dummies)}){bind}")
         lines.append("      import")
-        for a, d in zip(passed, dummies, strict=True):
-            lines.append(f"      {data.interface_declaration(a, d) or _declaration(a, d, extents, interface=True)}")
+        for dummy_arg, d in zip(passed, dummies, strict=True):
+            lines.append(f"      {data.interface_declaration(dummy_arg, d) or _declaration(dummy_arg, d, extents, interface=True)}")
         lines.append("    end subroutine")
         lines.append("  end interface")
     result = kernel.result_arg

@@ -3,6 +3,7 @@ stays gone.  The documentation's own examples run in test_docs.py."""
 
 import ast
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
