@@ -183,9 +183,11 @@ def _tier_tells_the_truth(request, monkeypatch):
     popen_init = subprocess.Popen.__init__
 
     def guarded_popen(self, args, *rest, **kwargs):
-        argv0 = args if isinstance(args, (str, bytes, os.PathLike)) else args[0]
-        if os.path.basename(os.fsdecode(argv0).split()[0]) in _TOOLS:
-            ran.append(os.path.basename(os.fsdecode(argv0).split()[0]))
+        argv0 = args if isinstance(args, (str, bytes, os.PathLike)) else \
+            next(iter(args), "")
+        words = os.fsdecode(argv0).split()
+        if words and os.path.basename(words[0]) in _TOOLS:
+            ran.append(os.path.basename(words[0]))
         popen_init(self, args, *rest, **kwargs)
 
     monkeypatch.setattr(subprocess.Popen, "__init__", guarded_popen)
