@@ -40,7 +40,7 @@ def _hit(src: Path, **options) -> bool:
     return not translate_file(src, cache=True, **options).kernels
 
 
-def test_a_header_added_beside_the_source(tmp_path):
+def test_a_header_added_beside_the_source(tmp_path, preprocessor):
     (tmp_path / "inc").mkdir()
     (tmp_path / "inc" / "defs.h").write_text("#define SCALE 2.0\n")
     src = tmp_path / "k.F90"
@@ -52,7 +52,7 @@ def test_a_header_added_beside_the_source(tmp_path):
     assert _cl(src, **opts) == _fresh(src, **opts)
 
 
-def test_a_header_added_in_an_earlier_include_folder(tmp_path):
+def test_a_header_added_in_an_earlier_include_folder(tmp_path, preprocessor):
     for d in ("a", "b"):
         (tmp_path / d).mkdir()
     (tmp_path / "b" / "defs.h").write_text("#define SCALE 2.0\n")
@@ -65,7 +65,7 @@ def test_a_header_added_in_an_earlier_include_folder(tmp_path):
     assert "5.0f" in _cl(src, **opts)
 
 
-def test_a_header_added_beside_an_included_header(tmp_path):
+def test_a_header_added_beside_an_included_header(tmp_path, preprocessor):
     """A quoted include inside a header looks in that header's folder
     first."""
     for d in ("hdr", "late"):
@@ -95,7 +95,7 @@ def test_a_module_added_in_an_earlier_include_folder(tmp_path):
     assert "9.0f" in _cl(src, **opts)
 
 
-def test_a_header_added_for_a_module_file_on_the_path(tmp_path):
+def test_a_header_added_for_a_module_file_on_the_path(tmp_path, preprocessor):
     """A module file on the ``-I`` path that is preprocessed: its own
     includes count too."""
     for d in ("mods", "hdrs", "src"):
@@ -111,7 +111,7 @@ def test_a_header_added_for_a_module_file_on_the_path(tmp_path):
     assert "4.0f" in _cl(src, **opts)
 
 
-def test_absent_paths_recorded_are_plain(tmp_path):
+def test_absent_paths_recorded_are_plain(tmp_path, preprocessor):
     """An entry's list of paths that must stay absent is checked like its
     inputs: a path with a control character makes the entry a miss."""
     (tmp_path / "inc").mkdir()
