@@ -48,7 +48,7 @@ def test_make_path_escapes_spaces_only():
 
 
 @pytest.mark.parametrize("folder", HOSTILE)
-def test_include_folder_refused_before_anything_is_written(folder, tmp_path):
+def test_include_folder_refused_before_anything_is_written(folder, tmp_path, preprocessor):
     inc = tmp_path / folder
     inc.mkdir()
     (inc / "defs.h").write_text("#define SCALE 2.0\n")
@@ -84,7 +84,7 @@ def test_source_name_refused_before_anything_is_written(name, tmp_path):
     assert files_in(tmp_path) == [name]
 
 
-def test_without_depfile_such_folders_still_translate(tmp_path):
+def test_without_depfile_such_folders_still_translate(tmp_path, preprocessor):
     inc = tmp_path / "x=1;y"
     inc.mkdir()
     (inc / "defs.h").write_text("#define SCALE 2.0\n")
@@ -213,7 +213,7 @@ def test_cmake_build_with_a_hostile_header_folder_fails_cleanly(generator, tmp_p
 # }}}
 
 
-def test_a_non_ascii_include_folder_translates_with_a_depfile(tmp_path):
+def test_a_non_ascii_include_folder_translates_with_a_depfile(tmp_path, preprocessor):
     """(A sibling found on the way: the preprocessor's line markers hold the
     file name's UTF-8 bytes, which were read as Latin-1, so such an include
     was "a file that was not checked".)"""
