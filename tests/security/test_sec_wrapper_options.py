@@ -111,7 +111,7 @@ end subroutine
 """
 
 
-def test_wrapper_underscore_macro_reaches_the_preprocessor_only(tmp_path, capsys):
+def test_wrapper_underscore_macro_reaches_the_preprocessor_only(tmp_path, capsys, preprocessor):
     from f2loopy.wrapper import translate_for_compile
     src = tmp_path / "k.F90"
     src.write_text(UNDERSCORED)
