@@ -149,7 +149,7 @@ class FortranTimer:
 
 def same_results(a: list, b: list) -> bool:
     import numpy as np
-    return all(np.allclose(x, y, rtol=1e-10, atol=1e-12) for x, y in zip(a, b))
+    return all(np.allclose(x, y, rtol=1e-10, atol=1e-12) for x, y in zip(a, b, strict=True))
 
 
 def plan_of(result) -> str:

@@ -188,7 +188,7 @@ def run_variant(glue, queue, data: Path, meta: dict, ngptot: int, niter: int, *,
     import numpy as np
     import pyopencl as cl
     import pyopencl.array as cla
-    f = lambda name, dims, dt=np.float64: _field(data, "input", name, dims, dt, ngptot, first)  # noqa
+    f = lambda name, dims, dt=np.float64: _field(data, "input", name, dims, dt, ngptot, first)
     k2, k2h, k3 = (NLON, NLEV), (NLON, NLEV + 1), (NLON, NLEV, NCLV)
     ins = {n: f(n, k2) for n in ("PT", "PQ", "PVFA", "PVFL", "PVFI", "PDYNA", "PDYNL", "PDYNI",
                                   "PHRSW", "PHRLW", "PVERVEL", "PAP", "PLU", "PLUDE", "PSNDE",

@@ -299,7 +299,7 @@ def main(argv=None):
             dex, dey, dhz = (cla.to_device(queue, x) for x in (ex, ey, hz))
             fdtd_p(30, 200, 160, cla.to_device(queue, fict), dex, dey, dhz, queue=queue)
             ref = fdtd_numpy(fict, ex, ey, hz)
-            ok = all(np.allclose(d.get(), r, **tol) for d, r in zip((dex, dey, dhz), ref))
+            ok = all(np.allclose(d.get(), r, **tol) for d, r in zip((dex, dey, dhz), ref, strict=True))
             nx, ny, tmax = (256, 256, 20) if args.quick else (2048, 2048, 500)
             fict, ex, ey, hz = fdtd_init(nx, ny, tmax, dtype)
             dfict = cla.to_device(queue, fict)

@@ -148,7 +148,7 @@ def main(argv=None) -> int:
                              "value": values.get(name)})
         out["levels"][label] = {"name": sig.group(1), "source": code, "args": args,
                                 "notes": notes,
-                                "global_size": [g_ * l for g_, l in zip(groups, lsize)],
+                                "global_size": [g_ * l for g_, l in zip(groups, lsize, strict=True)],
                                 "local_size": lsize}
     Path(opts.output).write_text(json.dumps(out, indent=1))
     print(f"wrote {opts.output}: {', '.join(out['levels'])} (loopy {out['loopy_version']})",

@@ -141,7 +141,7 @@ class KernelRun:
         from f2loopy.bench.run import run_once
         state: dict = {}
         for gk, knl, args, gsize, lsize in self.parts:
-            args = [state.get(a.name, v) for a, v in zip(gk.kernel.args, args)]
+            args = [state.get(a.name, v) for a, v in zip(gk.kernel.args, args, strict=True)]
             state.update(run_once(gk, knl, [copy.deepcopy(a) for a in args], self.queue,
                                   gsize, lsize))
         return state["rhsq"]
@@ -230,7 +230,7 @@ def run(opts) -> dict:
     cpu_note = "; ".join(cpu.notes) or "no tuning record matched: the script's first choices"
     # the same values for everything: drawn for the fused kernel (Nq and the
     # physical constants fixed by the script), given to the originals by name
-    inputs = dict(zip([a.name for a in level1.args], make_inputs(level1, sizes, seed=0)))
+    inputs = dict(zip([a.name for a in level1.args], make_inputs(level1, sizes, seed=0), strict=True))
     text = fortran_text(PAPER)
     originals = [k for k in translate_source(read_source(text, str(PAPER)))]
     variants: dict = {}

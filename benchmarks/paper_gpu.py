@@ -58,7 +58,7 @@ class F2Kernel:
                               if getattr(a, "fixed_value", None) is not None}}
         self.gsize, self.lsize = launch_geometry(gk, values)
         self.host_bytes = {}          # name -> bytes as the kernel reads them
-        for ka, value in zip(gk.arguments, self.args):
+        for ka, value in zip(gk.arguments, self.args, strict=True):
             if ka.kind != "array":
                 continue
             arr = value
@@ -176,7 +176,7 @@ def main(argv=None) -> int:
     paper = translate_file(PAPER, defines=defines, tuning=False)
     cps = dict(paper.checkpoints)
     first = cps[opts.levels[0]][0]
-    inputs = dict(zip([a.name for a in first.args], make_inputs(first, sizes, seed=0)))
+    inputs = dict(zip([a.name for a in first.args], make_inputs(first, sizes, seed=0), strict=True))
     rows = []                  # (group, label, kernel object)
     f2 = {}
     for label in opts.levels:

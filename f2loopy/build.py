@@ -373,8 +373,9 @@ def translate_files(files, *, jobs: int = 1, progress: Progress | None = None,
     context = _pool_context() if jobs > 1 else None
     if context is None:
         for i, f in enumerate(files):
-            outcomes[i] = translate_one(f, **options)
-            progress.update(outcomes[i])
+            outcome = translate_one(f, **options)
+            outcomes[i] = outcome
+            progress.update(outcome)
     else:
         # imported here: a single file (the usual command) needs no pool
         from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -383,12 +384,15 @@ def translate_files(files, *, jobs: int = 1, progress: Progress | None = None,
             for fut in as_completed(futures):
                 i = futures[fut]
                 try:
-                    outcomes[i] = fut.result()
+                    outcome = fut.result()
                 except Exception as exc:  # noqa: BLE001 - a worker died
-                    outcomes[i] = FileOutcome(files[i], error=_format_error(exc, False))
-                progress.update(outcomes[i])
+                    outcome = FileOutcome(files[i], error=_format_error(exc, False))
+                outcomes[i] = outcome
+                progress.update(outcome)
     progress.close()
-    return outcomes
+    done = [o for o in outcomes if o is not None]
+    assert len(done) == len(files), "a file has no outcome"
+    return done
 
 
 def depfile_text(outcomes) -> str:
@@ -398,7 +402,7 @@ def depfile_text(outcomes) -> str:
     hold (a newline would start a recipe) raises
     :class:`~f2loopy.escape.UnrepresentablePath`."""
     lines = []
-    phony = []
+    phony: list[str] = []
     for o in outcomes:
         if o.error is not None or o.skipped:
             continue

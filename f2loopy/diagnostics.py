@@ -62,6 +62,8 @@ class F2LoopyError(Exception):
     """
 
     kind = "error"
+    #: what a transformation script printed before the error (shown with it)
+    script_output: str = ""
 
     def __init__(self, message: str, span: SourceSpan | None = None,
                  notes: tuple[tuple[str, SourceSpan | None], ...] = ()):

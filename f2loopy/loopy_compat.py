@@ -36,7 +36,7 @@ def fuse_kernels(kernels: Sequence[Kernel | TranslationUnit],
                  data_flow: Sequence[tuple[str, int, int]] | None = None) -> TranslationUnit:
     """:func:`f2loopy.fuse_kernels` with loopy's result: a translation unit
     whose one kernel is named ``"_and_".join(names)``."""
-    names = []
+    names: list[str] = []
     for k in kernels:
         names.extend(k.keys() if isinstance(k, TranslationUnit) else [getattr(k, "name", "?")])
     fused = _f2loopy.fuse_kernels(kernels, suffixes=suffixes, data_flow=data_flow,

@@ -50,7 +50,8 @@ def _options(ctx: click.Context, command: click.Command) -> list[str]:
 def render(group: click.Group | None = None) -> str:
     """The page for *group* (default: the ``f2loopy`` command)."""
     if group is None:
-        from f2loopy.cli import main as group
+        from f2loopy.cli import main
+        group = main
     ctx = click.Context(group, info_name="f2loopy", **group.context_settings)
     lines = [f'.TH F2LOOPY 1 "" "f2loopy {__version__}" "User Commands"',
              ".SH NAME", "f2loopy \\- translate annotated Fortran subroutines to OpenCL "
@@ -60,6 +61,8 @@ def render(group: click.Group | None = None) -> str:
              ".SH OPTIONS", *_options(ctx, group), ".SH COMMANDS"]
     for name in group.list_commands(ctx):
         command = group.get_command(ctx, name)
+        if command is None:     # listed, so it exists
+            raise AssertionError(f"the command {name!r} is listed but not found")
         sub = click.Context(command, info_name=name, parent=ctx)
         usage = " ".join(command.collect_usage_pieces(sub))
         lines += [".SS " + _roff(f"f2loopy {name}"), f".B f2loopy {name}",

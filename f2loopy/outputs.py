@@ -124,7 +124,7 @@ def _commit(folder: Path, items: list, mode: int) -> None:
                                       enumerate(items)]).encode("utf-8"))
             held = _hold_signals()
             try:
-                for name, (path, _) in zip(staged, items):
+                for name, (path, _) in zip(staged, items, strict=True):
                     current = path
                     os.replace(name, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
             finally:

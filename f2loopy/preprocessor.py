@@ -127,14 +127,14 @@ def _hide_scripts(lines: list[str]) -> tuple[list[str], dict]:
     for no, line in enumerate(lines, start=1):
         m = _DIRECTIVE_RE.match(line)
         directive = m is not None
-        if directive and _BEGIN_RE.match(m.group(1)):
+        if m is not None and _BEGIN_RE.match(m.group(1)):
             in_block = True
         if directive or in_block:
             hidden[no] = line
             out.append(f"!@@{no}@@")
         else:
             out.append(line)
-        if directive and _END_RE.match(m.group(1)):
+        if m is not None and _END_RE.match(m.group(1)):
             in_block = False
     return out, hidden
 

@@ -104,7 +104,7 @@ def clean_text(text, limit: int = 200) -> str:
 
 
 def _canonical_defines(defines: dict | None) -> dict:
-    out = {}
+    out: dict[str, bool | int | float | str] = {}
     for k, v in sorted((defines or {}).items()):
         if isinstance(v, (bool, int, float)):
             out[str(k)] = v

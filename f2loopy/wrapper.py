@@ -27,6 +27,7 @@ the compiler's are (file:line:col), and the compile fails with status 1.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import shlex
 import shutil
@@ -79,7 +80,7 @@ def defines_procedures(path: Path) -> bool:
 def options_transform() -> str | None:
     """The ``--transform`` of ``F2LOOPYFC_OPTIONS``, or None."""
     extra = shlex.split(os.environ.get("F2LOOPYFC_OPTIONS", ""))
-    for opt, value in zip(extra, extra[1:]):
+    for opt, value in itertools.pairwise(extra):
         if opt == "--transform":
             return value
     return None
@@ -420,8 +421,8 @@ def compile_with_glue(compiler, source, options, output) -> None:
     """``COMPILER OPTIONS -c SOURCE -o OUTPUT`` plus the glue, one object."""
     obj = Path(output) if output else Path(object_name(source))
     with tempfile.TemporaryDirectory(prefix=".f2loopyfc.",
-                                     dir=obj.parent if obj.parent.is_dir() else None) as tmp:
-        tmp = Path(tmp)
+                                     dir=obj.parent if obj.parent.is_dir() else None) as tmp_dir:
+        tmp = Path(tmp_dir)
         flags = [o for o in options if o != "-c"]
         dep_flags, depfile = _dependency_file(flags, obj)
         f_glue, c_glue, inputs = translate_for_compile(source, tmp, options, depfile is not None)

@@ -1,6 +1,7 @@
 import atexit
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -16,8 +17,64 @@ os.environ["F2LOOPY_CACHE_KEY"] = os.path.join(_KEY_DIR, "cache-key")
 atexit.register(shutil.rmtree, _KEY_DIR, True)
 
 
+# {{{ what a test needs: one fixture per tool; each skips when its tool is missing
+
+def _tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        pytest.skip(f"needs {name} (scripts/setup.sh installs it)")
+    return path
+
+
 @pytest.fixture(scope="session")
-def cl_queue():
+def gfortran() -> str:
+    """The Fortran compiler (the reference of differential tests, ``f2loopy
+    check``, the Fortran glue's programs)."""
+    return _tool("gfortran")
+
+
+@pytest.fixture(scope="session")
+def gcc() -> str:
+    """The C compiler (the runtime library, the Fortran glue's C file)."""
+    return _tool("gcc")
+
+
+@pytest.fixture(scope="session")
+def preprocessor() -> str:
+    """The C preprocessor f2loopy runs on .F90 files and files with # lines
+    (``gfortran -E -cpp``, else GCC's ``cpp``)."""
+    path = shutil.which("gfortran") or shutil.which("cpp")
+    if path is None:
+        pytest.skip("needs gfortran or cpp, the preprocessor of .F90 files")
+    return path
+
+
+@pytest.fixture(scope="session")
+def make() -> str:
+    return _tool("make")
+
+
+@pytest.fixture(scope="session")
+def cmake() -> str:
+    return _tool("cmake")
+
+
+@pytest.fixture(scope="session")
+def mpi() -> str:
+    """Open MPI's ``mpirun`` (and its compiler wrappers beside it)."""
+    return _tool("mpirun")
+
+
+@pytest.fixture(scope="session")
+def opencl_headers() -> None:
+    """The OpenCL headers a C program of the runtime compiles against."""
+    if not any(os.path.exists(os.path.join(d, "CL", "cl.h"))
+               for d in ("/usr/include", "/usr/local/include")):
+        pytest.skip("needs the OpenCL headers (scripts/setup.sh installs them)")
+
+
+@pytest.fixture(scope="session")
+def opencl_device():
     """One OpenCL queue for the whole session (PoCL on CPU in CI)."""
     cl = pytest.importorskip("pyopencl")
     try:
@@ -27,47 +84,126 @@ def cl_queue():
     return cl.CommandQueue(ctx)
 
 
+@pytest.fixture(scope="session")
+def cl_queue(opencl_device):
+    """The queue of :func:`opencl_device` (the name the tests grew up with)."""
+    return opencl_device
+
+# }}}
+
+
 # {{{ test tiers: `pytest -m unit` is the quick loop (README, "Tests")
 
-#: modules whose tests compare generated kernels with gfortran or run them on OpenCL
-_DIFFERENTIAL_MODULES = {
-    "test_differential_arrays", "test_differential_core", "test_differential_coverage",
-    "test_differential_statements", "test_fortran_glue", "test_fortran_glue_transformed",
-    "test_check", "test_regressions", "test_samples", "test_runtime", "test_glue",
-    "test_floopy", "test_numa_volume",
+#: tiers from cheap to dear: a test's tier is the dearest of what it needs
+#: and the tier it is marked with (``slow``, ``codegen``)
+_TIERS = {
+    "unit": "the translator alone: no compiler, no build tool, no OpenCL device",
+    "codegen": "the shape of the generated code",
+    "compiler": "runs gfortran, gcc or the preprocessor (no OpenCL device)",
+    "differential": "runs generated kernels on an OpenCL device (against gfortran or numpy)",
+    "build": "runs make, cmake or MPI",
+    "slow": "fuzzing campaigns and whole-application builds",
 }
-#: modules of generated-code shape tests
-_CODEGEN_MODULES = {"test_codegen_shape"}
-#: modules that take minutes (fuzzing campaigns, whole-application builds)
-_SLOW_MODULES = {"test_fuzz_hostile", "test_fuzz_differential", "test_heat_app", "test_build"}
-_TIERS = ("unit", "codegen", "differential", "slow")
+_RANK = {tier: k for k, tier in enumerate(_TIERS)}
+#: the tier each tool fixture puts a test in
+_NEEDS = {"gfortran": "compiler", "gcc": "compiler", "preprocessor": "compiler",
+          "opencl_headers": "compiler", "opencl_device": "differential",
+          "make": "build", "cmake": "build", "mpi": "build"}
+#: the old markers name a need too (requested as a fixture, so that it skips)
+_MARKED_NEEDS = {"gfortran": "gfortran", "opencl": "opencl_device"}
 
 
 def pytest_configure(config):
-    for tier, text in (("unit", "fast tests of the translator alone (no OpenCL device, no gfortran)"),
-                       ("codegen", "shape of the generated code"),
-                       ("differential", "generated kernels run on OpenCL against gfortran or numpy"),
-                       ("slow", "fuzzing campaigns and whole-application builds")):
+    for tier, text in _TIERS.items():
         config.addinivalue_line("markers", f"{tier}: {text}")
 
 
+def _needs(item) -> list[str]:
+    names = [f for f in _NEEDS if f in getattr(item, "fixturenames", ())]
+    names += [f for m, f in _MARKED_NEEDS.items() if item.get_closest_marker(m)]
+    return names
+
+
 def pytest_collection_modifyitems(config, items):
-    """Give every test one tier: a marker it carries, else its module's, else
-    ``differential`` when it runs kernels (the ``cl_queue`` fixture or an
-    ``opencl``/``gfortran`` marker), else ``unit``."""
+    """Give every test one tier: the dearest of the tools it needs (its
+    fixtures) and the tier it is marked with; a test that needs nothing and
+    carries no mark is ``unit``.  A mark cheaper than the needs is an error
+    (the tier would not tell the truth)."""
     for item in items:
-        if any(item.get_closest_marker(t) for t in _TIERS):
-            continue
-        module = item.module.__name__.rpartition(".")[2] if item.module else ""
-        if module in _SLOW_MODULES:
-            tier = "slow"
-        elif module in _CODEGEN_MODULES:
-            tier = "codegen"
-        elif (module in _DIFFERENTIAL_MODULES or "cl_queue" in item.fixturenames
-              or item.get_closest_marker("opencl") or item.get_closest_marker("gfortran")):
-            tier = "differential"
-        else:
-            tier = "unit"
-        item.add_marker(getattr(pytest.mark, tier))
+        marked = [t for t in _TIERS if item.get_closest_marker(t)]
+        if len(marked) > 1:
+            raise pytest.UsageError(f"{item.nodeid}: marked with tiers {marked}; give one")
+        needed = max((_NEEDS[f] for f in _needs(item)), key=_RANK.__getitem__, default="unit")
+        if marked and _RANK[marked[0]] < _RANK[needed]:
+            raise pytest.UsageError(f"{item.nodeid}: marked {marked[0]} but needs "
+                                    f"{', '.join(_needs(item))} ({needed}); drop the mark")
+        if not marked:
+            item.add_marker(getattr(pytest.mark, needed))
+
+
+#: programs a unit test must not run (their fixtures above say why a test may)
+_TOOLS = ("gfortran", "gcc", "cc", "cpp", "c++", "g++", "gcov", "make", "cmake", "ninja",
+          "mpirun", "mpiexec", "mpif90", "mpicc")
+
+
+@pytest.fixture(scope="session")
+def _tool_traps(tmp_path_factory):
+    """A folder of stand-ins for :data:`_TOOLS` that record their own name
+    and fail, and an empty OpenCL vendor folder (no platform)."""
+    folder = tmp_path_factory.mktemp("tool-traps")
+    log = folder / "ran.log"
+    for tool in _TOOLS:
+        trap = folder / tool
+        trap.write_text(f"#!/bin/sh\necho {tool} >> '{log}'\n"
+                        f"echo 'a unit test ran {tool}: give the test its fixture "
+                        f"(tests/conftest.py)' >&2\nexit 127\n")
+        trap.chmod(0o755)
+    (folder / "no-icd").mkdir()
+    return folder, log
+
+
+@pytest.fixture(autouse=True)
+def _tier_tells_the_truth(request, monkeypatch):
+    """A unit test that runs a compiler, a build tool or an OpenCL device fails
+    (its tier would lie); a test marked ``opencl``/``gfortran`` gets the
+    fixture of that need, so it skips where the tool is missing."""
+    item = request.node
+    for marker, fixture in _MARKED_NEEDS.items():
+        if item.get_closest_marker(marker):
+            request.getfixturevalue(fixture)
+    if not item.get_closest_marker("unit"):
+        yield
+        return
+    folder, log = request.getfixturevalue("_tool_traps")
+    log.write_text("")
+    ran: list[str] = []
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("OCL_ICD_VENDORS", str(folder / "no-icd"))
+    monkeypatch.delenv("F2LOOPY_FC", raising=False)
+    popen_init = subprocess.Popen.__init__
+
+    def guarded_popen(self, args, *rest, **kwargs):
+        argv0 = args if isinstance(args, (str, bytes, os.PathLike)) else \
+            next(iter(args), "")
+        words = os.fsdecode(argv0).split()
+        if words and os.path.basename(words[0]) in _TOOLS:
+            ran.append(os.path.basename(words[0]))
+        popen_init(self, args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", guarded_popen)
+    cl = sys.modules.get("pyopencl")
+    if cl is not None:
+        def no_device(*args, **kwargs):
+            ran.append("an OpenCL device")
+            raise RuntimeError("a unit test asked for an OpenCL device: give it the "
+                               "opencl_device fixture (tests/conftest.py)")
+        monkeypatch.setattr(cl, "create_some_context", no_device)
+        monkeypatch.setattr(cl, "get_platforms", no_device)
+    yield
+    ran += log.read_text().split()
+    if ran:
+        pytest.fail(f"unit test ran {', '.join(sorted(set(ran)))}: request the fixture of "
+                    "what it needs (tests/conftest.py: gfortran, gcc, preprocessor, make, "
+                    "cmake, mpi, opencl_device), which also gives its tier", pytrace=False)
 
 # }}}

@@ -8,7 +8,6 @@ with the original Fortran (so it can compare both), the glue and its C file.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -23,14 +22,9 @@ STRICT = ["-std=f2018"]
 CFLAGS = ["-std=c11", "-Wall", "-Wextra", "-O1", "-g"]
 
 
-def _have_opencl_headers() -> bool:
-    return any(Path(d, "CL", "cl.h").exists() for d in ("/usr/include", "/usr/local/include"))
-
-
-needs_toolchain = pytest.mark.skipif(
-    shutil.which("gfortran") is None or shutil.which("gcc") is None
-    or not _have_opencl_headers(),
-    reason="needs gfortran, gcc and the OpenCL headers (scripts/setup.sh installs them)")
+# a program built against the glue and the runtime, run on the OpenCL device
+# (the fixtures of tests/conftest.py: each skips when its tool is missing)
+needs_toolchain = pytest.mark.usefixtures("gfortran", "gcc", "opencl_headers", "opencl_device")
 
 
 def run(cmd, cwd=None, env=None, check=True, timeout=120):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import importlib.util
 import itertools
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -17,8 +16,7 @@ from f2loopy.verify.compare import Tolerance, compare
 
 run_counter = itertools.count()
 
-needs_gfortran = pytest.mark.skipif(shutil.which("gfortran") is None,
-                                    reason="gfortran not installed")
+needs_gfortran = pytest.mark.usefixtures("gfortran")
 
 
 def translate_and_load(source: str, tmp_path: Path, *, defines=None, transform=None,
@@ -60,7 +58,7 @@ def run_both(source: str, name: str, args: list, tmp_path, queue, *, rtol=None,
     ret_iter = iter(ret_list)
     from f2loopy.codegen import generate_code
     gk = generate_code(kernel)
-    for ka, r_val, c_val in zip(gk.arguments, ref_out, cl_args):
+    for ka, r_val, c_val in zip(gk.arguments, ref_out, cl_args, strict=True):
         if ka.kind == "array":
             tol = Tolerance.for_dtype(ka.dtype, rtol=rtol, ulps=ulps)
             m = compare(ka.name, c_val, r_val, tol, lower_bounds=ka.ir_arg.lower_bounds)

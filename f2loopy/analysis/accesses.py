@@ -103,7 +103,7 @@ class AccessAnalysis:
         if len(a.index) != len(b.index):
             return joint
         space = joint.get_space()
-        for ea, eb in zip(a.index, b.index):
+        for ea, eb in zip(a.index, b.index, strict=True):
             try:
                 pa = pwaff_from_expr(_suffixed(ea, ia.within_inames, suffix_a), space)
                 pb = pwaff_from_expr(_suffixed(eb, ib.within_inames, suffix_b), space)
@@ -131,7 +131,7 @@ def distinct_constants(ia, ib) -> bool:
     import numpy as np
     if len(ia) != len(ib):
         return False
-    for x, y in zip(ia, ib):
+    for x, y in zip(ia, ib, strict=True):
         if isinstance(x, (int, np.integer)) and isinstance(y, (int, np.integer)) and \
                 int(x) != int(y):
             return True

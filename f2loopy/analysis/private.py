@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Any
 
 import islpy as isl
 import numpy as np
@@ -42,10 +43,10 @@ from f2loopy.ir.kernel import AddressSpace, Assignment, Kernel, ScalarArg
 MAX_CONDITIONS = 12
 
 
-def _literals(predicates) -> tuple | None:
-    """``(condition, polarity)`` pairs of a conjunction, or None if a
-    predicate is not a conjunction of literals."""
-    out = []
+def _literals(predicates) -> tuple[tuple[Any, bool], ...]:
+    """``(condition, polarity)`` pairs of the conjunction of *predicates*
+    (``.and.`` split, ``.not.`` a negative literal, anything else a positive one)."""
+    out: list[tuple[Any, bool]] = []
     todo = list(predicates)
     while todo:
         e = todo.pop()
@@ -139,7 +140,7 @@ class Privatisation:
         if key in self._cover:
             return self._cover[key]
         read = _literals(r.predicates)
-        fixed = {}
+        fixed: dict[Any, bool] = {}
         for atom, pol in read:
             if fixed.get(atom, pol) != pol:
                 self._cover[key] = True      # never runs
@@ -198,7 +199,8 @@ class Privatisation:
                 shared = len(widx) == len(acc.index) and not any(
                     n in self.ctx.inames or n in self.ctx.writers
                     for e in widx for n in variables_read(e))
-                conds = [p.Comparison(a, "==", b) for a, b in zip(acc.index, widx) if a != b]
+                conds = [p.Comparison(a, "==", b) for a, b in zip(acc.index, widx, strict=True)
+                         if a != b] if shared else []
                 if shared and len(conds) == 1:
                     alts.append((conds[0], False))
             if not alts:
@@ -295,7 +297,7 @@ class Privatisation:
                 else (w.assignee.index,)
             if widx != acc.index or not set(_literals(w.predicates)) <= allowed:
                 continue
-            between = (pos[w.id], pos[q.id], frozenset())
+            between: tuple[int, int, frozenset] = (pos[w.id], pos[q.id], frozenset())
             if all(self.ctx.stable(a, w, q, between) for a, _ in _literals(q.predicates)) \
                     and (acc.index is None
                          or all(self.ctx.stable(e, w, q, between) for e in acc.index)):
@@ -324,7 +326,7 @@ class Privatisation:
             return False
         for values in itertools.product((False, True), repeat=len(free)):
             env = dict(fixed)
-            env.update(zip(free, values))
+            env.update(zip(free, values, strict=True))
             if any(all(env[a] == pol for a, pol in lits) for lits in options):
                 continue
             if ruled_out(env):
@@ -396,7 +398,7 @@ def _agree(read: tuple | None, write: tuple | None):
     position only (None otherwise)."""
     if read is None or write is None or len(read) != len(write):
         return None
-    diff = [(a, b) for a, b in zip(read, write) if a != b]
+    diff = [(a, b) for a, b in zip(read, write, strict=True) if a != b]
     if len(diff) != 1:
         return None
     return p.Comparison(diff[0][0], "==", diff[0][1])

@@ -50,7 +50,7 @@ def launch_geometry(gk, values: dict) -> tuple[tuple, tuple]:
         return int(eval(_size_text(expr), dict(_SIZE_GLOBALS), _env(values)))  # noqa: S307
     groups = tuple(value(g) for g in gk.grid.num_groups)
     lsize = tuple(value(x) for x in gk.grid.local_size)
-    return tuple(g * s for g, s in zip(groups, lsize)), lsize
+    return tuple(g * s for g, s in zip(groups, lsize, strict=True)), lsize
 
 
 def launcher(gk, prg, bufs: list, values: dict, queue) -> Callable:
@@ -71,9 +71,9 @@ def launcher(gk, prg, bufs: list, values: dict, queue) -> Callable:
         return one
     by_name = {}
     passed = [ka for ka in gk.arguments if ka.kind != "fixed"]
-    for ka, buf in zip(passed, bufs):
+    for ka, buf in zip(passed, bufs, strict=False):     # the scratch buffers follow
         by_name[ka.name] = buf
-    for sb, buf in zip(gk.scratch, bufs[len(passed):]):
+    for sb, buf in zip(gk.scratch, bufs[len(passed):], strict=True):
         by_name[sb.name] = buf
     if gk.kernel.error_sites:
         from f2loopy.ir.control import ERROR_VALUES
@@ -114,7 +114,7 @@ def launcher(gk, prg, bufs: list, values: dict, queue) -> Callable:
             groups = [value(g, env) for g in s.grid.num_groups]
             local = [value(x, env) for x in s.grid.local_size]
             if all(g > 0 for g in groups):
-                cl.enqueue_nd_range_kernel(q, knl, tuple(g * x for g, x in zip(groups, local)),
+                cl.enqueue_nd_range_kernel(q, knl, tuple(g * x for g, x in zip(groups, local, strict=True)),
                                            tuple(local))
 
     def run(q) -> None:

@@ -38,7 +38,7 @@ def _draw(plt, report, path) -> None:
     bars = ax.bar(positions, times,
                   color=["#4c72b0" if r.ok else "#c44e52" for r in report.rows])
     ax.set_xticks(positions, labels)
-    for b, r in zip(bars, report.rows):
+    for b, r in zip(bars, report.rows, strict=True):
         if r.speedup:
             ax.annotate(f"{r.speedup:.2g}x", (b.get_x() + b.get_width() / 2, b.get_height()),
                         ha="center", va="bottom", fontsize=8)

@@ -151,7 +151,7 @@ def make_inputs(kernel, sizes: dict, seed: int = 0) -> list:
     for a in kernel.args:
         if a.fixed_value is not None:
             values[a.name] = a.fixed_value
-    args = []
+    args: list = []
     for a in kernel.args:
         dt = np.dtype(a.dtype)
         if isinstance(a, ArrayArg):
@@ -196,7 +196,7 @@ def time_launches(queue, knl, gsize, lsize, min_time, warmup):
     queue.finish()
     one = max(time.perf_counter() - t0, 1e-6)
     batch = max(1, int(0.01 / one))
-    per_launch = []
+    per_launch: list[float] = []
     total = 0.0
     while total < min_time or len(per_launch) < 3:
         t0 = time.perf_counter()
@@ -248,7 +248,7 @@ def device_args(gk, host_args, queue):
     from f2loopy.glue.python import slowest_first
     bufs = []
     mf = cl.mem_flags
-    for ka, value in zip(gk.arguments, host_args):
+    for ka, value in zip(gk.arguments, host_args, strict=True):
         if ka.kind == "fixed":
             continue
         if ka.kind == "value":
@@ -266,7 +266,7 @@ def device_args(gk, host_args, queue):
         bufs.append(cl.Buffer(queue.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=arr))
     if gk.scratch:
         from f2loopy.glue.pyexpr import py_int_expr
-        values = {ka.name: v for ka, v in zip(gk.arguments, host_args)
+        values = {ka.name: v for ka, v in zip(gk.arguments, host_args, strict=True)
                   if not hasattr(v, "shape") or np.ndim(v) == 0}
         values.update({a.name: a.fixed_value for a in gk.kernel.args
                        if a.fixed_value is not None})
@@ -407,7 +407,7 @@ def read_outputs(gk, bufs, args, queue) -> dict:
     outputs = {}
     k = 0
     from f2loopy.glue.python import slowest_first
-    for ka, value in zip(gk.arguments, args):
+    for ka, value in zip(gk.arguments, args, strict=True):
         if ka.kind == "fixed":
             continue
         buf = bufs[k]
@@ -495,14 +495,14 @@ def _fortran_reference(result, kernel, host_args):
     flags = ("-O3", "-march=native", "-fopenmp")
     lib = FortranLibrary(text, tu.kernels, filename=Path(result.source_path).name.replace(
         ".floopy", ".f90"), flags=flags)
-    by_name = {a.name: v for a, v in zip(kernel.args, host_args)}
+    by_name = {a.name: v for a, v in zip(kernel.args, host_args, strict=True)}
 
     def call_all(values):
         for n in names:
             k = tu[n]
             args = [values[a.name] for a in k.fortran_args]
             out = lib.call(n, args)
-            for a, v in zip(k.fortran_args, out):
+            for a, v in zip(k.fortran_args, out, strict=True):
                 if not hasattr(v, "shape") or v.shape == ():
                     values[a.name] = v
         return values

@@ -268,19 +268,20 @@ def _fit_formulas(k, grid, free, types, params, max_degree: int = 3) -> dict:
         ops, loads, stores = _raw_counts(k, grid, values, types)
         return {"flops": ops.flops, "bytes": sum(loads.values()) + sum(stores.values())}
 
-    base = {n: _smallest_valid(k, n, params) for n in free}
-    if any(v is None for v in base.values()):
+    smallest = {n: _smallest_valid(k, n, params) for n in free}
+    base = {n: v for n, v in smallest.items() if v is not None}
+    if len(base) != len(smallest):
         return {}
     monomials = [m for m in itertools.product(range(max_degree + 1), repeat=len(free))
                  if sum(m) <= max_degree]
     step = {n: _step(k, n) for n in free}
     points = []
     for offs in itertools.product(range(max_degree + 2), repeat=len(free)):
-        points.append({n: base[n] + step[n] * o for n, o in zip(free, offs)})
+        points.append({n: base[n] + step[n] * o for n, o in zip(free, offs, strict=True)})
         if len(points) >= len(monomials) + 3:
             break
     samples = [(pt, quantities(pt)) for pt in points]
-    out = {}
+    out: dict = {}
     for q in ("flops", "bytes"):
         coeffs = _solve(monomials, free, [(pt, val[q]) for pt, val in samples[:len(monomials)]])
         if coeffs is None or any(_evaluate(coeffs, monomials, free, pt) != val[q]
@@ -331,28 +332,28 @@ def _solve(monomials, free, samples):
         for r in range(n):
             if r != col and rows[r][col] != 0:
                 f = rows[r][col] / rows[col][col]
-                rows[r] = [x - f * y for x, y in zip(rows[r], rows[col])]
+                rows[r] = [x - f * y for x, y in zip(rows[r], rows[col], strict=True)]
     return [rows[i][n] / rows[i][i] for i in range(n)]
 
 
 def _mono(m, free, pt):
     out = 1
-    for e, n in zip(m, free):
+    for e, n in zip(m, free, strict=True):
         out *= pt[n] ** e
     return out
 
 
 def _evaluate(coeffs, monomials, free, pt):
-    return sum(c * _mono(m, free, pt) for c, m in zip(coeffs, monomials))
+    return sum(c * _mono(m, free, pt) for c, m in zip(coeffs, monomials, strict=True))
 
 
 def _to_expr(coeffs, monomials, free):
     terms = []
-    for c, m in zip(coeffs, monomials):
+    for c, m in zip(coeffs, monomials, strict=True):
         if c == 0:
             continue
         factors = [p.Variable(n) if e == 1 else p.Power(p.Variable(n), e)
-                   for e, n in zip(m, free) if e]
+                   for e, n in zip(m, free, strict=True) if e]
         coef = int(c) if c.denominator == 1 else p.Quotient(c.numerator, c.denominator)
         if not factors:
             terms.append(coef)
@@ -398,7 +399,7 @@ def compulsory_bytes(kernel: Kernel, params: dict) -> int:
                     s = s.set_dim_name(dim_type.set, len(order) + j, o)
                 from f2loopy.ir.isl_tools import lazy_affs
                 affs = lazy_affs(s.get_space())
-                for o, e in zip(outs, idx):
+                for o, e in zip(outs, idx, strict=True):
                     s = s & affs[o].eq_set(pwaff_from_expr(e, s.get_space()))
                 for j in range(len(order)):
                     s = s.project_out(dim_type.set, 0, 1)

@@ -318,7 +318,8 @@ def _shared_temporary_hint(kernel, var: str) -> str:
 def _common_loops(paths, ia_id, ib_id):
     pa, pb = paths[ia_id], paths[ib_id]
     common = []
-    for (pos_a, loop_a), (pos_b, loop_b) in zip(pa, pb):
+    # the common prefix of two paths of any depths
+    for (pos_a, loop_a), (pos_b, loop_b) in zip(pa, pb, strict=False):
         if pos_a != pos_b or loop_a is None or loop_a != loop_b:
             break
         common.append(loop_a)
@@ -337,7 +338,8 @@ def _candidates(paths, ia, ib, *, var, scope):
     loops whose iterations the pair shares (``None``: same iteration of all)."""
     pa, pb = paths[ia.id], paths[ib.id]
     common = _common_loops(paths, ia.id, ib.id)
-    out = []
+    # (requirement, (common loops, the loop, direction) or None)
+    out: list[tuple[_Requirement, tuple[int, object, int] | None]] = []
     for m, loop in enumerate(common):
         pos_a, pos_b = pa[m + 1][0], pb[m + 1][0]
         for first, second, direction in ((pos_a, pos_b, 0), (pos_b, pos_a, 1)):

@@ -147,7 +147,7 @@ def _negated(expr):
         if not _is_minus_one(coeff):
             return p.Product((_negated(coeff), *rest))
         return rest[0] if len(rest) == 1 else p.Product(rest)
-    if isinstance(expr, np.generic):
+    if isinstance(expr, np.number):
         return expr.dtype.type(-expr)
     return -expr
 

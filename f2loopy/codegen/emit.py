@@ -243,8 +243,8 @@ class KernelEmitter:
             node = nodes[k]
             if isinstance(node, InsnNode):
                 # group consecutive instructions under the same condition
-                group = []
-                written = set()
+                group: list = []
+                written: set[str] = set()
                 cond = self.insn_condition(self.kernel.insn(node.insn_id), names, ctx)
                 while k < len(nodes) and isinstance(nodes[k], InsnNode):
                     insn = self.kernel.insn(nodes[k].insn_id)
@@ -562,7 +562,7 @@ class KernelEmitter:
         self.vector_iname = iname
         self.printer.vector_width = length
         try:
-            for insn, cond in zip(insns, conds):
+            for insn, cond in zip(insns, conds, strict=True):
                 self.emit_guarded(cond, [insn])
         finally:
             self.vector_iname = None

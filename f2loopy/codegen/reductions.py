@@ -177,9 +177,9 @@ class _Realizer:
         # loop) must hold the neutral element when the tree reads them
         partial = _partial_lanes(dom, lo, length, self.kernel.assumptions)
         base = normalize_integer(expr_from_pwaff(lo))
-        others = sorted((i for i in insn.within_inames
-                         if isinstance(self.kernel.iname_tag(i), LocalAxisTag)),
-                        key=lambda i: self.kernel.iname_tag(i).axis)
+        local_axes = [(i, tag.axis) for i in insn.within_inames
+                      if isinstance(tag := self.kernel.iname_tag(i), LocalAxisTag)]
+        others = [i for i, _ in sorted(local_axes, key=lambda pair: pair[1])]
         other_idx, other_shape = [], []
         for i in others:
             d = combined_domain(self.kernel, [i])

@@ -53,7 +53,7 @@ def vectorizable(kernel, insn, iname, length, lower, dtype_of=None) -> bool:
             var = kernel.variable(expr.aggregate.name) if kernel.has_variable(
                 expr.aggregate.name) else None
             va = vec_axis(var) if var is not None else None
-            if va is None or uses != [va[0]] or va[1] != length:
+            if var is None or va is None or uses != [va[0]] or va[1] != length:
                 return False
             rel = normalize_integer(p.Sum((idx[va[0]], p.Product((-1, var.lower_bounds[va[0]])))))
             if rel != normalize_integer(p.Sum((p.Variable(iname), p.Product((-1, lower))))):

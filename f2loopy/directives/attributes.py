@@ -183,6 +183,6 @@ class _Rewriter(ast.NodeTransformer):
         return call
 
 
-def guard_attribute_reads(tree: ast.AST) -> ast.AST:
+def guard_attribute_reads(tree: ast.Module) -> ast.Module:
     """*tree* with every attribute read turned into a call of the guard."""
     return ast.fix_missing_locations(_Rewriter().visit(tree))

@@ -32,6 +32,7 @@ import os
 import re
 import signal
 import warnings
+from typing import Any, overload
 from dataclasses import dataclass, field
 
 from f2loopy.diagnostics import F2LoopyError
@@ -128,7 +129,16 @@ def _code_line(unit: CodeUnit, line: int) -> str:
     return lines[line - 1] if 0 < line <= len(lines) else ""
 
 
-def _chars(text: str, byte_col) -> int | None:
+@overload
+def _chars(text: str, byte_col: int) -> int: ...
+
+
+@overload
+def _chars(text: str, byte_col: int | None) -> int | None: ...
+
+
+def _chars(text: str, byte_col: int | None) -> int | None:
+    """The character column of byte column *byte_col* of *text*."""
     if byte_col is None:
         return None
     return len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
@@ -187,6 +197,13 @@ class _Runner:
         self.layers: dict = {}
         self.ctx: ScriptContext | None = None
 
+    @property
+    def context(self) -> ScriptContext:
+        """The scripts' context (:meth:`make_context`, made when the job runs)."""
+        if self.ctx is None:
+            raise RuntimeError("the script context is made when the job runs")
+        return self.ctx
+
     # {{{ compiling
 
     def compile_unit(self, unit: CodeUnit):
@@ -207,10 +224,12 @@ class _Runner:
             if refusals:
                 r = refusals[0]
                 text = _code_line(unit, r.line)
-                col = _chars(text, r.col)
-                length = (_chars(text, r.end_col) - col) if r.end_col is not None else None
-                raise _UnitError(r.message, unit, r.line, col, length, True, r.note)
-            tree = guard_attribute_reads(tree)
+                start = _chars(text, r.col)
+                span = (_chars(text, r.end_col) - start) \
+                    if r.end_col is not None and start is not None else None
+                raise _UnitError(r.message, unit, r.line, start, span, True, r.note)
+            return compile(guard_attribute_reads(tree), unit.code_name, "exec",
+                           dont_inherit=True)
         return compile(tree, unit.code_name, "exec", dont_inherit=True)
 
     def compile_all(self):
@@ -244,7 +263,7 @@ class _Runner:
         return ctx
 
     def globals_for_blocks(self) -> dict:
-        g = self.ctx.make_globals()
+        g = self.context.make_globals()
         if not self.job.layers.get("builtins", True):
             import builtins
             b = dict(vars(builtins))
@@ -259,8 +278,8 @@ class _Runner:
         """``--trust-scripts``: the script's modules (``loopy``) as in the
         sandbox, any other module for real."""
         import builtins
-        if level == 0 and isinstance(name, str) and name in self.ctx.modules:
-            return self.ctx.modules[name] if fromlist else self.ctx.modules[name.split(".")[0]]
+        if level == 0 and isinstance(name, str) and name in self.context.modules:
+            return self.context.modules[name] if fromlist else self.context.modules[name.split(".")[0]]
         return builtins.__import__(name, globals, locals, fromlist, level)
 
     def show_warning(self, message, category, filename, lineno, file=None, line=None):
@@ -272,7 +291,7 @@ class _Runner:
             lineno = unit_location(unit, lineno, None, None)["line"]
         else:
             where = os.path.basename(str(filename))
-        self.ctx.write_output(f"{where}:{lineno}: {category.__name__}: {message}\n")
+        self.context.write_output(f"{where}:{lineno}: {category.__name__}: {message}\n")
 
     # {{{ running
 
@@ -330,7 +349,8 @@ class _Runner:
         return self.success(kernels)
 
     def success(self, kernels) -> dict:
-        table, index = [], {}
+        table: list = []
+        index: dict = {}
 
         def ref(k):
             if id(k) not in index:
@@ -340,10 +360,10 @@ class _Runner:
 
         result = [ref(k) for k in kernels]
         checkpoints = [{"label": label, "kernels": [ref(k) for k in ks]}
-                       for label, ks in self.ctx.checkpoints] if self.job.checkpoints else []
+                       for label, ks in self.context.checkpoints] if self.job.checkpoints else []
         return {"ok": True, "table": table, "result": result, "checkpoints": checkpoints,
-                "recipes": list(self.ctx.used_recipes),
-                "tunables": self.ctx.tunables.declarations()}
+                "recipes": list(self.context.used_recipes),
+                "tunables": self.context.tunables.declarations()}
 
     # }}}
 
@@ -371,7 +391,7 @@ class _Runner:
             return self.begin_location(), []
         unit, pos = positions[-1]
         at = _pos_location(unit, pos)
-        notes = []
+        notes: list[dict[str, Any]] = []
         if unit.kind == "recipe":
             outer = [(u, p) for u, p in positions if u.kind == "block"]
             if outer:
@@ -384,7 +404,7 @@ class _Runner:
 
     def exception_message(self, exc: BaseException, g=None) -> tuple[str, bool, list]:
         """Message, whether it is a sandbox refusal, extra notes."""
-        notes = []
+        notes: list[dict[str, Any]] = []
         if isinstance(exc, (SandboxRefusal, LimitExceeded)):
             if isinstance(exc, SandboxRefusal) and exc.note:
                 notes.append({"message": exc.note, "at": None})
@@ -399,8 +419,9 @@ class _Runner:
             for message, span in exc.notes:
                 notes.append({"message": str(message), "at": _span_location(span)})
             return exc.message, False, notes
-        if isinstance(exc, NameError) and getattr(exc, "name", None):
-            return self.name_error(exc.name), False, notes
+        name = getattr(exc, "name", None) if isinstance(exc, NameError) else None
+        if name:
+            return self.name_error(name), False, notes
         text = str(exc)
         if isinstance(exc, TypeError):
             text += self.keyword_hint(text)
@@ -425,7 +446,7 @@ class _Runner:
         m = re.fullmatch(r"(\w+)\(\) got an unexpected keyword argument '(\w+)'", text)
         if m is None or self.ctx is None:
             return ""
-        func = getattr(self.ctx.modules["loopy"], m.group(1), None)
+        func = getattr(self.context.modules["loopy"], m.group(1), None)
         if not callable(func):
             return ""
         try:
@@ -474,8 +495,8 @@ class _Runner:
 
     def from_exception(self, exc: BaseException) -> dict:
         if isinstance(exc, _UnitError):
-            at = unit_location(exc.unit, exc.line, exc.col_chars, exc.length)
-            notes = [{"message": exc.note, "at": None}] if exc.note else []
+            at: dict | None = unit_location(exc.unit, exc.line, exc.col_chars, exc.length)
+            notes: list[dict[str, Any]] = [{"message": exc.note, "at": None}] if exc.note else []
             if exc.unit.kind == "recipe" and self.ctx is not None:
                 # a broken recipe, reached through apply_recipe
                 _, outer = self.locate(self.traceback_positions(exc.__traceback__))

@@ -276,7 +276,7 @@ def lower_script_kernels(kernels, limits: Limits, begin_span=None) -> ChildCode:
     items = data.get("kernels")
     if not isinstance(items, list) or len(items) != len(kernels):
         raise LoweringFailed("code generation sent an invalid answer", begin_span)
-    for k, item in zip(kernels, items):
+    for k, item in zip(kernels, items, strict=True):
         try:
             if "code" in item:
                 code.add(k, decode_generated(item["code"], k))

@@ -65,7 +65,7 @@ class Limits:
         """Defaults, overridden by ``F2LOOPY_SCRIPT_CPU_LIMIT`` (s),
         ``F2LOOPY_SCRIPT_WALL_LIMIT`` (s) and ``F2LOOPY_SCRIPT_MEMORY_LIMIT``
         (MiB), then by *overrides*."""
-        values = {}
+        values: dict = {}
         for key, env, conv in (("cpu_s", "F2LOOPY_SCRIPT_CPU_LIMIT", float),
                                ("wall_s", "F2LOOPY_SCRIPT_WALL_LIMIT", float),
                                ("memory_mb", "F2LOOPY_SCRIPT_MEMORY_LIMIT", int)):

@@ -64,7 +64,8 @@ def module_proxy(name: str, members: dict) -> types.ModuleType:
     mod = types.ModuleType(name)
     for key, value in members.items():
         setattr(mod, key, value)
-    mod.__all__ = sorted(k for k in members if not isinstance(members[k], types.ModuleType))
+    setattr(mod, "__all__",         # (ModuleType declares no __all__)
+            sorted(k for k in members if not isinstance(members[k], types.ModuleType)))
     return mod
 
 
@@ -410,7 +411,7 @@ class ScriptContext:
             return TranslationUnit([k2 for k in kernels for k2 in kernels_in(one(k))],
                                    kernels.filename, kernels.source)
         if isinstance(kernels, dict):
-            return {key: one(k) for key, k in zip(kernels, kernels_in(kernels, "apply_recipe"))}
+            return {key: one(k) for key, k in zip(kernels, kernels_in(kernels, "apply_recipe"), strict=True)}
         if isinstance(kernels, (list, tuple)):
             return [one(k) for k in kernels_in(list(kernels), "apply_recipe")]
         raise TypeError(f"apply_recipe: expected kernels, got {type(kernels).__name__}")

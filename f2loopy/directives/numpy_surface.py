@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import types
+from typing import Any, Callable
 
 import numpy as np
 
@@ -86,6 +87,9 @@ class _StandIn(type):
     """Metaclass of the stand-ins for ``np.ndarray`` and ``np.dtype``:
     ``isinstance`` and ``issubclass`` answer for the real class; calling
     does what :attr:`make` allows."""
+
+    real: type
+    make: Callable[..., Any]
 
     def __instancecheck__(cls, obj):
         return isinstance(obj, cls.real)

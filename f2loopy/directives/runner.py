@@ -15,6 +15,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeGuard
 
 from f2loopy.codegen.elsewhere import ChildCode
 from f2loopy.diagnostics import F2LoopyError, SandboxViolation, ScriptError, SourceSpan
@@ -164,15 +165,16 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
     answer = run_sandboxed(job, limits)
     script_s = time.perf_counter() - started
     decoder = _AnswerReader(src, recipes, debug, pre_code or "")
-    if answer.problem is not None:
-        raise SandboxViolation(answer.problem, decoder.begin_span())
+    if answer.problem is not None or answer.text is None:
+        raise SandboxViolation(answer.problem or "the transformation sandbox gave no answer",
+                               decoder.begin_span())
     outcome = decoder.read(answer.text)
     # the parent never lowers a script's kernels itself: a child does, under
     # what is left of the limits
     if not checkpoints:
         # dropped, not kept unlowered: nobody may generate their code here
         outcome.checkpoints = []
-    unique = {}
+    unique: dict = {}
     for k in list(outcome.kernels) + [k for _, ks in outcome.checkpoints for k in ks]:
         unique.setdefault(id(k), k)
     started = time.perf_counter()
@@ -210,7 +212,7 @@ class _AnswerReader:
     # {{{ locations
 
     @staticmethod
-    def _int(v, lo, hi):
+    def _int(v, lo, hi) -> TypeGuard[int]:
         return isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
 
     def span(self, loc) -> SourceSpan | None:
@@ -284,9 +286,9 @@ class _AnswerReader:
         output = data.get("output", "")
         output = _clean(output, 70_000) if isinstance(output, str) else ""
         if data.get("ok") is not True:
-            exc = self.error(data.get("error"))
-            exc.script_output = output
-            raise exc
+            error = self.error(data.get("error"))
+            error.script_output = output
+            raise error
         try:
             check_answer(data)
         except AnswerTooLarge as exc:
@@ -329,8 +331,9 @@ class _AnswerReader:
         if isinstance(used, list):
             inputs = [self.recipes[n].path for n in used
                       if isinstance(n, str) and n in self.recipes]
-        layers = data.get("layers") if isinstance(data.get("layers"), dict) else {}
-        layers = {str(k)[:20]: bool(v) for k, v in list(layers.items())[:10]}
+        given = data.get("layers")
+        layers = {str(k)[:20]: bool(v) for k, v in list(given.items())[:10]} \
+            if isinstance(given, dict) else {}
         try:
             tunables = check_space(data.get("tunables", {}))
         except TunableError as exc:

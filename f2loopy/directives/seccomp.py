@@ -191,7 +191,7 @@ FORCE_LIBSECCOMP = False
 
 _SCMP_ACT_ALLOW = 0x7FFF0000
 _SCMP_CMP_EQ, _SCMP_CMP_MASKED_EQ = 4, 7
-_LIB = None
+_LIB: ctypes.CDLL | bool | None = None     # False: looked for, not found
 
 
 class _ArgCmp(ctypes.Structure):
@@ -226,12 +226,13 @@ def load_library():
                 lib.seccomp_release.argtypes = [ctypes.c_void_p]
                 _LIB = lib
                 break
-    return _LIB or None
+    return _LIB if isinstance(_LIB, ctypes.CDLL) else None
 
 
 def _rules(own_pid: int) -> list:
     """(action, name, [(arg, op, a, b)]) for every rule of the allow-list."""
-    allow, rules = _SCMP_ACT_ALLOW, []
+    allow = _SCMP_ACT_ALLOW
+    rules: list[tuple[int, str, list]] = []
     for name in ALLOWED:
         rules.append((allow, name, []))
     for name in ("mmap", "mprotect", "pkey_mprotect"):

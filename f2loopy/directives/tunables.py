@@ -73,7 +73,7 @@ def check_choices(choices) -> tuple:
         raise TunableError("the choices of a tunable are a non-empty list")
     if len(choices) > MAX_CHOICES:
         raise TunableError(f"a tunable has at most {MAX_CHOICES} choices")
-    out = []
+    out: list = []
     for c in choices:
         v = check_value(c)
         if any(_same(v, o) for o in out):
@@ -87,7 +87,7 @@ def _same(a, b) -> bool:
     if type(a) is not type(b):
         return False
     if isinstance(a, tuple):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     return a == b
 
 

@@ -31,10 +31,14 @@ import shlex
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from f2loopy.diagnostics import F2LoopyError
+
+if TYPE_CHECKING:
+    from f2loopy.fuzz.program import Program
 
 BUG_KINDS = ("mismatch", "kernel-error", "internal")
 
@@ -44,7 +48,7 @@ class FuzzOutcome:
     seed: int
     kind: str
     detail: str = ""
-    program: object = None               # progen.Program
+    program: Program | None = None
     options: dict = field(default_factory=dict)   # sizes, ranges, seed for check_source
     dropped: list = field(default_factory=list)   # refused transformations
 
@@ -72,7 +76,7 @@ def args_to_options(text: str) -> dict:
     """Inverse of :func:`options_to_args` (for the regression tests)."""
     from f2loopy.verify.check import parse_number, parse_range
     words = shlex.split(text)
-    out = {"seed": 0, "sizes": {}, "ranges": {}}
+    out: dict[str, Any] = {"seed": 0, "sizes": {}, "ranges": {}}
     it = iter(words)
     for w in it:
         if w == "--seed":
@@ -198,6 +202,8 @@ def shrink_outcome(outcome: FuzzOutcome, *, queue=None, max_steps: int = 300,
         kind, _ = run_program(candidate, outcome.options, queue=queue)
         return kind == outcome.kind
 
+    if outcome.program is None:
+        raise ValueError(f"outcome {outcome.kind!r} of seed {outcome.seed} has no program")
     return shrink(outcome.program, still_fails, max_steps=max_steps, log=log)
 
 

@@ -41,6 +41,7 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 FAILURES = ("unlocated", "traceback", "partial", "hang", "cli")
 
@@ -191,6 +192,15 @@ def _worker(conn, seed, indices, cli_every, timeout):
         conn.send(("exit", None))
 
 
+@dataclass
+class _Worker:
+    """A worker process of :class:`HostileFuzzer` and the input it is on."""
+    proc: Any                   # a multiprocessing context's Process
+    conn: Any                   # the parent's end of its pipe
+    current: int | None = None  # the index of the input it works on
+    since: float = 0.0          # when it started that input (time.monotonic)
+
+
 class HostileFuzzer:
     """Runs inputs ``0..count-1`` of *seed* on *jobs* worker processes."""
 
@@ -205,7 +215,7 @@ class HostileFuzzer:
     def run(self, on_outcome=None):
         ctx = multiprocessing.get_context("fork")
         queues = [self.indices[k::self.jobs] for k in range(self.jobs)]
-        workers = {}
+        workers: dict[int, _Worker] = {}
 
         def spawn(k):
             if not queues[k]:
@@ -216,13 +226,13 @@ class HostileFuzzer:
                                daemon=True)
             proc.start()
             child.close()
-            workers[k] = [proc, parent, None, None]     # process, pipe, current, since
+            workers[k] = _Worker(proc, parent)
 
         for k in range(self.jobs):
             spawn(k)
         items = None
         while workers:
-            conns = {w[1]: k for k, w in workers.items()}
+            conns = {w.conn: k for k, w in workers.items()}
             ready = [c for c in conns if c.poll(0)]
             if not ready:
                 ready, _, _ = select.select(list(conns), [], [], 0.5)
@@ -234,35 +244,35 @@ class HostileFuzzer:
                     msg, value = "died", None
                 w = workers[k]
                 if msg == "start":
-                    w[2], w[3] = value, time.monotonic()
+                    w.current, w.since = value, time.monotonic()
                 elif msg == "done":
                     queues[k].remove(value.index)
-                    w[2] = None
+                    w.current = None
                     if on_outcome:
                         on_outcome(value)
                 elif msg in ("exit", "died"):
-                    if msg == "died" and w[2] is not None:
+                    if msg == "died" and w.current is not None:
                         # the worker died inside an input: that input crashed the process
                         items = items or _corpus()
-                        name, text, _ = make_input(self.seed, w[2], items)
-                        queues[k].remove(w[2])
+                        name, text, _ = make_input(self.seed, w.current, items)
+                        queues[k].remove(w.current)
                         if on_outcome:
-                            on_outcome(Outcome(w[2], name, "traceback",
+                            on_outcome(Outcome(w.current, name, "traceback",
                                                "the worker process died", text))
-                    w[0].join(timeout=5)
+                    w.proc.join(timeout=5)
                     del workers[k]
                     if msg == "died":
                         spawn(k)
             now = time.monotonic()
             for k, w in list(workers.items()):
-                if w[2] is not None and now - w[3] > self.timeout:
-                    w[0].kill()
-                    w[0].join()
+                if w.current is not None and now - w.since > self.timeout:
+                    w.proc.kill()
+                    w.proc.join()
                     items = items or _corpus()
-                    name, text, _ = make_input(self.seed, w[2], items)
-                    queues[k].remove(w[2])
+                    name, text, _ = make_input(self.seed, w.current, items)
+                    queues[k].remove(w.current)
                     if on_outcome:
-                        on_outcome(Outcome(w[2], name, "hang",
+                        on_outcome(Outcome(w.current, name, "hang",
                                            f"no result after {self.timeout:g} s", text))
                     del workers[k]
                     spawn(k)

@@ -280,7 +280,7 @@ MUTATORS = [(_byte_mutation, 3), (_line_mutation, 3), (_token_mutation, 4),
 
 def mutate(rng: random.Random, text: str, corpus_items) -> str:
     """One to four random mutations of *text*."""
-    funcs, weights = zip(*MUTATORS)
+    funcs, weights = zip(*MUTATORS, strict=True)
     for _ in range(rng.choice([1, 1, 1, 2, 2, 3, 4])):
         f = rng.choices(funcs, weights)[0]
         text = f(rng, text, corpus_items)

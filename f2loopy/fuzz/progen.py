@@ -80,19 +80,6 @@ class Generator(ExpressionsMixin, ControlMixin, KindsMixin):
         self.budget = 0
         self.init_control()
 
-    # {{{ random helpers
-
-    def chance(self, p: float) -> bool:
-        return bool(self.rng.random() < p)
-
-    def pick(self, seq):
-        return seq[int(self.rng.integers(len(seq)))]
-
-    def int_in(self, lo: int, hi: int) -> int:
-        return int(self.rng.integers(lo, hi + 1))
-
-    # }}}
-
     # {{{ declarations
 
     def declare(self):
@@ -168,8 +155,8 @@ class Generator(ExpressionsMixin, ControlMixin, KindsMixin):
         if self.chance(0.3):
             locs.append(Variable("wk", "r4", (("1", "4"),), role="local", bound=CLAMP))
         if self.chance(0.3):
-            t, v = self.pick(_REAL_LITS["r4"])
-            locs.append(Variable("c0", "r4", role="param", bound=v, value=t))
+            text, value = self.pick(_REAL_LITS["r4"])
+            locs.append(Variable("c0", "r4", role="param", bound=value, value=text))
         if self.chance(0.2):
             locs.append(Variable("k0", "i4", role="param", bound=3,
                                  value=str(self.int_in(-3, 3))))
@@ -223,6 +210,7 @@ class Generator(ExpressionsMixin, ControlMixin, KindsMixin):
         if not is_function:
             args.append(Variable("r", kind, (), "out", "hout", CLAMP))
             res = Expr("var", kind, "r", (), CLAMP, False)
+        body: list[Assign | If]
         if body_value is not None:
             body = [self.stored(res, self.fit(value, kind))]
         else:
@@ -438,7 +426,7 @@ class Generator(ExpressionsMixin, ControlMixin, KindsMixin):
         axes = list(self.rng.permutation(len(target.dims)))[:n_heads]
         outer_env_loops = list(env.loops)
         heads = []
-        idx = [None] * len(target.dims)
+        idx: list[Expr | None] = [None] * len(target.dims)
         for ax in axes:
             lb, ub = target.dims[int(ax)]
             self.n_loops += 1
@@ -516,7 +504,7 @@ class Generator(ExpressionsMixin, ControlMixin, KindsMixin):
         k = self.int_in(1, min(3, len(values)))
         cuts = sorted(self.rng.choice(range(1, len(values)), size=k - 1, replace=False)) \
             if k > 1 else []
-        groups = [values[a:b] for a, b in zip([0] + list(cuts), list(cuts) + [len(values)])]
+        groups = [values[a:b] for a, b in zip([0] + list(cuts), list(cuts) + [len(values)], strict=True)]
         cases = []
         for gi, g in enumerate(groups):
             r = self.int_in(0, 5)
@@ -603,7 +591,7 @@ class Generator(ExpressionsMixin, ControlMixin, KindsMixin):
         return self.assignment(env)
 
     def block(self, env, depth, n):
-        out = []
+        out: list = []
         labels = self.open_labels(env, out)
         try:
             for _ in range(n):
@@ -628,7 +616,7 @@ class Generator(ExpressionsMixin, ControlMixin, KindsMixin):
         self.declare()
         env = _Env(self.sizes)
         self.budget = self.int_in(3, self.max_statements)
-        body = []
+        body: list = []
         # most programs start with a loop nest
         while self.budget > 0:
             if not body or self.chance(0.6):
@@ -681,7 +669,7 @@ def choose_transformations(program: Program, kernel, rng) -> list:
     inames = {n.lower(): n for n in kernel.all_inames()}
     loops = [(d, depth, outer) for d, depth, outer in loops_of(program)
              if d.var.lower() in inames and d.step == 1]
-    out = []
+    out: list = []
     if not loops:
         return out
 

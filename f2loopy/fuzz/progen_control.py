@@ -18,6 +18,7 @@ Every program stays deterministic and terminating:
 
 from __future__ import annotations
 
+from f2loopy.fuzz.progen_base import GeneratorBase
 from f2loopy.fuzz.program import (
     ArithmeticIf, Assign, ComputedGoto, Continue, Do, Exit, Expr, Goto, If, OneLineIf,
     Variable, _children, lit)
@@ -31,7 +32,7 @@ RUNTIME_STEPS = (("(1 + mod(abs(kk), 3))", 1), ("(-1 - mod(abs(kk), 2))", -1),
                  ("sign(2, kk)", 0), ("sign(1, kk - 1)", 0))
 
 
-class ControlMixin:
+class ControlMixin(GeneratorBase):
     """The statements and block structure of early exits (mixed into
     :class:`f2loopy.fuzz.progen.Generator`)."""
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 import islpy as isl
 import numpy as np
 
+from f2loopy.fuzz.progen_base import GeneratorBase
 from f2loopy.fuzz.program import _REAL_LITS, CLAMP, SIZE_BOX, Expr, Variable, _wider, lit
 
 
-class ExpressionsMixin:
+class ExpressionsMixin(GeneratorBase):
     """Expressions (mixed into the Generator)."""
 
     def readable(self, env, v: Variable) -> bool:
@@ -36,10 +37,10 @@ class ExpressionsMixin:
                 return self.comparison(env, det=True)
             if r < 0.15:
                 if kind == "i4":
-                    v = self.int_in(0, 7)
-                    return lit(self.kind_suffix(str(v), "i4", env), "i4", v)
-                t, v = self.pick(_REAL_LITS[kind])
-                return lit(self.kind_suffix(t, kind, env), kind, v)
+                    small = self.int_in(0, 7)
+                    return lit(self.kind_suffix(str(small), "i4", env), "i4", small)
+                text, value = self.pick(_REAL_LITS[kind])
+                return lit(self.kind_suffix(text, kind, env), kind, value)
             if r < 0.3 and env.loops and kind in ("i4", "r4", "r8"):
                 var = self.pick([v for v, _, _ in env.loops])
                 e = Expr("var", "i4", var, (), float(SIZE_BOX[1] * 2 + 2), True)

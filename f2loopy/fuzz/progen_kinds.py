@@ -8,6 +8,7 @@ shows as a refusal or as a wrong result."""
 
 from __future__ import annotations
 
+from f2loopy.fuzz.progen_base import GeneratorBase
 from f2loopy.fuzz.program import Variable
 
 #: (name, fuzzer kind, definitions that give that kind)
@@ -22,7 +23,7 @@ KIND_PARAMETERS = (
 )
 
 
-class KindsMixin:
+class KindsMixin(GeneratorBase):
     """Kind parameters, spellings and literal suffixes (mixed into the Generator)."""
 
     def kind_parameters(self) -> list:

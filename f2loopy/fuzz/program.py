@@ -204,7 +204,7 @@ class If:
 @dataclass
 class OneLineIf:
     cond: Expr
-    stmt: object                          # an Assign or Cycle
+    stmt: Assign | Cycle | Exit | Goto | Return    # a simple statement
     keyword: str = "if"                   # "where": an array assignment under a mask
 
     def render(self, ind):

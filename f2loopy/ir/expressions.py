@@ -161,13 +161,13 @@ class _Substitutor(Rewriter):
         if new_agg is not None and not isinstance(new_agg, p.Variable):
             raise ValueError(f"cannot substitute array name {agg.name!r} by an expression")
         new_agg = agg if new_agg is None else new_agg
-        if new_agg is agg and all(a is b for a, b in zip(idx, _index_tuple(expr))):
+        if new_agg is agg and all(a is b for a, b in zip(idx, _index_tuple(expr), strict=True)):
             return expr
         return p.Subscript(new_agg, idx if len(idx) != 1 else idx[0])
 
     def map_call(self, expr, *args, **kwargs):
         pars = tuple(self.rec(a) for a in expr.parameters)
-        if all(a is b for a, b in zip(pars, expr.parameters)):
+        if all(a is b for a, b in zip(pars, expr.parameters, strict=True)):
             return expr
         return p.Call(expr.function, pars)
 
@@ -201,14 +201,14 @@ class _SubscriptMapper(Rewriter):
 
     def map_subscript(self, expr, *args, **kwargs):
         idx = tuple(self.rec(i) for i in _index_tuple(expr))
-        if not all(a is b for a, b in zip(idx, _index_tuple(expr))):
+        if not all(a is b for a, b in zip(idx, _index_tuple(expr), strict=True)):
             expr = p.Subscript(expr.aggregate, idx if len(idx) != 1 else idx[0])
         new = self.func(expr)
         return expr if new is None else new
 
     def map_call(self, expr, *args, **kwargs):
         pars = tuple(self.rec(a) for a in expr.parameters)
-        if all(a is b for a, b in zip(pars, expr.parameters)):
+        if all(a is b for a, b in zip(pars, expr.parameters, strict=True)):
             return expr
         return p.Call(expr.function, pars)
 
@@ -222,7 +222,7 @@ def is_constant(expr) -> bool:
     return isinstance(expr, (int, float, complex, np.number, np.bool_, bool))
 
 
-def make_subscript(name: str, indices) -> p.Expression:
+def make_subscript(name: str, indices) -> p.Variable | p.Subscript:
     indices = tuple(indices)
     if not indices:
         return p.Variable(name)
@@ -241,7 +241,7 @@ class _CallRenamer(Rewriter):
         pars = tuple(self.rec(a) for a in expr.parameters)
         fn = expr.function
         new_fn = p.Variable(self.mapping[fn.name]) if fn.name in self.mapping else fn
-        if new_fn is fn and all(a is b for a, b in zip(pars, expr.parameters)):
+        if new_fn is fn and all(a is b for a, b in zip(pars, expr.parameters, strict=True)):
             return expr
         return p.Call(new_fn, pars)
 

@@ -194,7 +194,7 @@ class _Folder(Rewriter):
             for c in children[1:]:
                 value = _binary(op, value, c)
             return value
-        if all(a is b for a, b in zip(children, expr.children)):
+        if all(a is b for a, b in zip(children, expr.children, strict=True)):
             return expr
         return cls(tuple(children))
 
@@ -244,7 +244,7 @@ class _Folder(Rewriter):
                 return evaluate_call(expr.function.name, args)
             except (NotConstant, TypeError, ValueError, OverflowError):
                 pass
-        if all(a is b for a, b in zip(args, expr.parameters)):
+        if all(a is b for a, b in zip(args, expr.parameters, strict=True)):
             return expr
         return p.Call(expr.function, tuple(args))
 
@@ -275,7 +275,7 @@ class _Folder(Rewriter):
             return np.bool_(True)
         if len(rest) == 1:
             return rest[0]
-        if all(a is b for a, b in zip(children, expr.children)):
+        if all(a is b for a, b in zip(children, expr.children, strict=True)):
             return expr
         return p.LogicalAnd(tuple(rest))
 
@@ -288,7 +288,7 @@ class _Folder(Rewriter):
             return np.bool_(False)
         if len(rest) == 1:
             return rest[0]
-        if all(a is b for a, b in zip(children, expr.children)):
+        if all(a is b for a, b in zip(children, expr.children, strict=True)):
             return expr
         return p.LogicalOr(tuple(rest))
 

@@ -285,7 +285,7 @@ def _make_encoder(tp: Any, atoms: Atoms, checks: dict) -> Callable[[Any], Any]:
         def enc_fixed(v: Any) -> list:
             if not isinstance(v, tuple) or len(v) != len(items):
                 fail("not a tuple of the right length")
-            return [e(x) for e, x in zip(items, v)]
+            return [e(x) for e, x in zip(items, v, strict=True)]
         return enc_fixed
     if origin is frozenset:
         item = _codec("enc", args[0], atoms, _NO_CHECKS)
@@ -453,7 +453,7 @@ def _make_decoder(tp: Any, atoms: Atoms, checks: dict) -> Callable[[Any, str], A
         def dec_fixed(data: Any, what: str) -> tuple:
             if not isinstance(data, list) or len(data) != len(items):
                 fail(f"invalid {what}")
-            return tuple(d(x, what) for d, x in zip(items, data))
+            return tuple(d(x, what) for d, x in zip(items, data, strict=True))
         return dec_fixed
     if origin is FrozenMap:
         kdec, vdec = _codec("dec", args[0], atoms, checks), _codec("dec", args[1], atoms, checks)

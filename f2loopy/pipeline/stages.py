@@ -221,7 +221,7 @@ def transform(parsed: Parsed, options: TranslateOptions,
             generated = _generate_here(kernels, times)
     except F2LoopyError as exc:
         # what print(knl) showed helps here most (the command prints it)
-        exc.script_output = output  # type: ignore[attr-defined]
+        exc.script_output = output
         raise
     # set_options(knl, "write_code"): the code is shown, as loopy does
     shown = "".join(f"{gk.source}\n" for gk in generated if gk.kernel.options.write_code)

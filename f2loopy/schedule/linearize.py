@@ -76,7 +76,7 @@ class _Search:
                                         if x in all_inames) - hw
         self.innermost = {n for n in iname_order if kernel.iname_tag(n).innermost}
         self.prio_pairs = set()
-        self.prio_rank = {}
+        self.prio_rank: dict[str, int] = {}
         for tup in kernel.loop_priority:
             for a_idx, a in enumerate(tup):
                 self.prio_rank.setdefault(a, a_idx)
@@ -239,7 +239,7 @@ def check_innermost_order(kernel: Kernel, schedule) -> None:
     over both loops)."""
     order = {n: k for k, n in enumerate(kernel.all_inames())}
     hw = kernel.hardware_inames()
-    moved = {}                 # (innermost iname, loop now around it) -> an instruction
+    moved: dict[tuple[str, str], str] = {}     # (innermost iname, loop now around it) -> an instruction
 
     def walk(nodes, around):
         for node in nodes:

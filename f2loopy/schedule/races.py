@@ -259,7 +259,9 @@ class RaceAnalysis:
                               lambda insn: self._instance_dims(insn, per_lane),
                               (self.axes if lane_axes is None else lane_axes)
                               if per_lane else [], only=relevant)
-        sinks, must, may = [], [], []
+        sinks: list = []
+        must: list[isl.Map] = []
+        may: list[isl.Map] = []
         covering = covering_writes(self.kernel, relevant)
         for insn in self.kernel.instructions:
             for acc in relevant.get(insn.id, ()):
@@ -279,7 +281,7 @@ class RaceAnalysis:
         info = info.set_schedule_map(sched)
         dep = info.compute_flow().get_may_dependence()
         out = []
-        maps = []
+        maps: list[isl.Map] = []
         dep.foreach_map(maps.append)
         for m in maps:
             src = back[m.get_tuple_name(dim_type.in_)]
@@ -297,7 +299,7 @@ class RaceAnalysis:
         exact = True
         if acc.index is not None:
             affs = lazy_affs(s.get_space())
-            for o, e in zip(outs, acc.index):
+            for o, e in zip(outs, acc.index, strict=True):
                 try:
                     s = s & affs[o].eq_set(pwaff_from_expr(e, s.get_space()))
                 except NonAffineError:
@@ -501,10 +503,10 @@ def _schedule_map(kernel, tree, names, dom_of, prefix_dims=(), only=None) -> isl
         path = paths[insn.id] + [0] * (depth - len(paths[insn.id]))
         ts = [f"_t{k}" for k in range(depth)]
         s = dom.add_dims(dim_type.set, depth)
-        for k, t in enumerate(ts):
-            s = s.set_dim_name(dim_type.set, len(inames) + k, t)
+        for pos, t in enumerate(ts):
+            s = s.set_dim_name(dim_type.set, len(inames) + pos, t)
         affs = lazy_affs(s.get_space())
-        for t, v in zip(ts, path):
+        for t, v in zip(ts, path, strict=True):
             val = affs[v.name] if isinstance(v, p.Variable) else affs[0] + v
             s = s & affs[t].eq_set(val)
         m = _map_from_set(s, len(inames), depth)

@@ -3,6 +3,7 @@ collect_common_factors_on_increment."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import islpy as isl
@@ -356,7 +357,7 @@ def alias_temporaries(kernel: Kernel, names: Names, base_name_prefix: str = "tem
             raise TransformError(f"alias_temporaries: instruction '{both[0]}' uses two of the "
                                  "aliased temporaries at once")
     extra: dict = {}
-    for prev, nxt in zip(names, names[1:]):
+    for prev, nxt in itertools.pairwise(names):
         for u in users[nxt]:
             extra.setdefault(u, set()).update(users[prev])
     insns = tuple(i.copy(depends_on=i.depends_on | frozenset(extra[i.id])) if i.id in extra
@@ -378,7 +379,7 @@ def _factors(expr, rules):
 def _unwrap_rule_product(expr, rules):
     if isinstance(expr, p.Call) and expr.function.name in rules:
         rule = rules[expr.function.name]
-        body = substitute(rule.expression, dict(zip(rule.arguments, expr.parameters)))
+        body = substitute(rule.expression, dict(zip(rule.arguments, expr.parameters, strict=True)))
         if isinstance(_unwrap_rule_product(body, rules), p.Product):
             return _unwrap_rule_product(body, rules)
     return expr

@@ -244,19 +244,18 @@ def _split_one(kernel, name, axis, count, order, split_loops=None):
         tags.append(t)
     split_tag = old_tags[axis]
     new_tags = tags[:axis] + [None, None] + tags[axis + 1:]
-    if split_tag.kind == "nest":
-        new_tags[inner_pos] = ArrayAxisTag("nest", k0)
-        new_tags[outer_pos] = ArrayAxisTag("nest", k0 + 1)
-    else:
+    if split_tag.kind != "nest" or k0 is None:
         raise TransformError(f"split_array_axis: axis {axis} of '{name}' is tagged "
                              f"'{split_tag}'; retag it before splitting")
+    new_tags[inner_pos] = ArrayAxisTag("nest", k0)
+    new_tags[outer_pos] = ArrayAxisTag("nest", k0 + 1)
     names = list(var.axis_names) if var.axis_names else None
     if names is not None:
         base = names[axis] or f"dim{axis}"
         names[axis:axis + 1] = [None, None]
         names[inner_pos], names[outer_pos] = f"{base}_inner", f"{base}_outer"
     new_var = _with_fortran_layout(var)
-    if isinstance(new_var, ArrayArg):
+    if isinstance(new_var, ArrayArg) and new_var.fortran_layout is not None:
         lay = new_var.fortran_layout
         new_var = new_var.copy(fortran_layout=lay.copy(
             splits=lay.splits + ((axis, count, order),)))

@@ -180,7 +180,7 @@ def fuse_kernels(kernels: Sequence[Kernel | TranslationUnit],
 
 
 def _check_domains_agree(kernels):
-    seen = {}
+    seen: dict = {}
     for k in kernels:
         for iname in k.all_inames():
             closure = iname_closure(k, [iname])
@@ -203,7 +203,7 @@ def _check_domains_agree(kernels):
 
 
 def _merge_args(kernels):
-    args = {}
+    args: dict = {}
     order = []
     for k in kernels:
         for a in k.args:

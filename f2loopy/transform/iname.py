@@ -443,8 +443,8 @@ def _check_distribution(kernel, old, new, moved, staying):
     position = {insn.id: k for k, insn in enumerate(kernel.instructions)}
     accs = {i: instruction_accesses(kernel, by_id[i]) for i in moved | staying}
     order = list(kernel.all_inames())
-    for m in sorted(moved, key=position.get):
-        for o in sorted(staying, key=position.get):
+    for m in sorted(moved, key=position.__getitem__):
+        for o in sorted(staying, key=position.__getitem__):
             im, io = by_id[m], by_id[o]
             shared = [n for n in order if n in im.within_inames and n in io.within_inames]
             outside = shared[:shared.index(old)] if old in shared else shared
@@ -542,7 +542,7 @@ def duplicate_inames(kernel: Kernel, inames: Names, within: MatchSpec = None, *,
                 new_names.append(n + suffix)
             else:
                 new_names.append(unique_name(kernel, n, new_names))
-    for old, new in zip(names, new_names):
+    for old, new in zip(names, new_names, strict=True):
         kernel = rename_iname(kernel, old, new, within=within if within is not None else "all")
         if tags and old in tags:
             kernel = tag_inames(kernel, {new: tags[old]})

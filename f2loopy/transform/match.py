@@ -220,7 +220,7 @@ def _tokenize(text: str):
         if not m or m.end() == pos:
             raise TransformError(f"cannot parse match expression {text!r} at position {pos}")
         pos = m.end()
-        for kind, val in zip(("(", ")", "and", "or", "not", "word"), m.groups()):
+        for kind, val in zip(("(", ")", "and", "or", "not", "word"), m.groups(), strict=True):
             if val is not None:
                 out.append((kind, val))
                 break

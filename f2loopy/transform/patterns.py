@@ -38,10 +38,10 @@ def match_template(template, expr, params):
             ti = t.index if isinstance(t.index, tuple) else (t.index,)
             ei = e.index if isinstance(e.index, tuple) else (e.index,)
             return t.aggregate.name == e.aggregate.name and len(ti) == len(ei) and \
-                all(m(a, b) for a, b in zip(ti, ei))
+                all(m(a, b) for a, b in zip(ti, ei, strict=True))
         if isinstance(t, (p.Sum, p.Product, p.LogicalAnd, p.LogicalOr)):
             return len(t.children) == len(e.children) and \
-                all(m(a, b) for a, b in zip(t.children, e.children))
+                all(m(a, b) for a, b in zip(t.children, e.children, strict=True))
         if isinstance(t, (p.Quotient, p.FloorDiv, p.Remainder)):
             return m(t.numerator, e.numerator) and m(t.denominator, e.denominator)
         if isinstance(t, p.Power):
@@ -49,7 +49,7 @@ def match_template(template, expr, params):
         if isinstance(t, p.Call):
             return t.function.name == e.function.name and \
                 len(t.parameters) == len(e.parameters) and \
-                all(m(a, b) for a, b in zip(t.parameters, e.parameters))
+                all(m(a, b) for a, b in zip(t.parameters, e.parameters, strict=True))
         if isinstance(t, p.Comparison):
             return t.operator == e.operator and m(t.left, e.left) and m(t.right, e.right)
         return t == e

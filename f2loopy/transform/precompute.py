@@ -73,7 +73,7 @@ def _uses(kernel, rule_name, match):
                   for c in rule_calls(e, rules)}
         if not direct & reaching or not match.match(kernel, insn):
             continue
-        args = []
+        args: list = []
         for e in insn.read_expressions():
             expanded = expand_rules(e, rules, only=others & reaching)
             args.extend(c.parameters for c in rule_calls(expanded, {rule_name: None}))
@@ -251,7 +251,7 @@ def precompute(kernel: Kernel, subst_use: str | Sequence[str], sweep_inames: Nam
 
     # the compute instruction
     value_map = {}
-    for pos, ((kind, k), pn) in enumerate(zip(axes, pnames)):
+    for pos, ((kind, k), pn) in enumerate(zip(axes, pnames, strict=True)):
         value = p.Variable(pn)
         if pos in sliding:
             value = normalize_integer(p.Sum((sliding[pos], value)))
@@ -360,7 +360,7 @@ def _footprint(kernel, uses, coords, outer_list, pnames, bounding_box, full_axes
             for k, n in enumerate(pnames):
                 s = s.set_dim_name(dim_type.set, len(own) + k, n)
             affs = lazy_affs(s.get_space())
-            for k, (n, e) in enumerate(zip(pnames, c)):
+            for k, (n, e) in enumerate(zip(pnames, c, strict=True)):
                 if full_axes is not None and k in full_axes:
                     lo, ext = array_extents[k]
                     s = s & affs[n].ge_set(affs[0] + lo) & affs[n].lt_set(affs[0] + lo + ext)
@@ -525,7 +525,7 @@ def _parse_fetch_spec(kernel, spec):
         else:
             cur += ch
     parts.append(cur)
-    out = []
+    out: list = []
     for part in parts:
         part = part.strip()
         if part == ":":
@@ -597,7 +597,7 @@ def add_prefetch(kernel: Kernel, var_name: str, sweep_inames: Names = (),
             idx = index_tuple(sub)
             seen.append(sub)
             if spec is not None and any(s is not None and not _same_value(s, i)
-                                        for s, i in zip(spec, idx)):
+                                        for s, i in zip(spec, idx, strict=True)):
                 return None
             found.append(sub)
             return p.Call(p.Variable(rule), idx)

@@ -185,12 +185,12 @@ def _reduction_inames(kernel, insn, inames):
             if other.id == insn.id or k not in other.within_inames:
                 continue
             touched = set(other.assignee_names()) | variables_read(*other.read_expressions())
-            clash = sorted(({vname} & touched) | (set(other.assignee_names()) & reads))
-            if clash:
+            clashing = sorted(({vname} & touched) | (set(other.assignee_names()) & reads))
+            if clashing:
                 raise TransformError(
                     f"accumulation_to_reduction: loop '{k}' also contains '{other.id}', which "
-                    f"{'writes' if set(clash) <= set(other.assignee_names()) else 'uses'} "
-                    f"{', '.join(repr(c) for c in clash)}; the reduction would reorder them",
+                    f"{'writes' if set(clashing) <= set(other.assignee_names()) else 'uses'} "
+                    f"{', '.join(repr(c) for c in clashing)}; the reduction would reorder them",
                     insn.span, (("the other statement", other.span),))
     return names
 

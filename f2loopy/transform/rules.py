@@ -35,7 +35,7 @@ class _Expander(Rewriter):
         name = expr.function.name
         rule = self.rules.get(name)
         if rule is None or (self.only is not None and name not in self.only):
-            if all(a is b for a, b in zip(params, expr.parameters)):
+            if all(a is b for a, b in zip(params, expr.parameters, strict=True)):
                 return expr
             return p.Call(expr.function, params)
         if len(params) != len(rule.arguments):
@@ -43,7 +43,7 @@ class _Expander(Rewriter):
                                  f"used with {len(params)}")
         if self.depth > 100:
             raise TransformError(f"substitution rule '{name}' expands recursively")
-        body = substitute(rule.expression, dict(zip(rule.arguments, params)))
+        body = substitute(rule.expression, dict(zip(rule.arguments, params, strict=True)))
         return _Expander(self.rules, self.only, self.depth + 1)(body)
 
 
@@ -137,10 +137,10 @@ class _RuleCallRewriter(Rewriter):
                 return replaced
         if name in rewriter.rules:
             new_name = rewriter.rewrite_rule(name)
-            if new_name == name and all(x is y for x, y in zip(params, e.parameters)):
+            if new_name == name and all(x is y for x, y in zip(params, e.parameters, strict=True)):
                 return e
             return p.Call(p.Variable(new_name), params)
-        if all(x is y for x, y in zip(params, e.parameters)):
+        if all(x is y for x, y in zip(params, e.parameters, strict=True)):
             return e
         return p.Call(e.function, params)
 

@@ -291,7 +291,7 @@ class _Demoter(Rewriter):
         idx = index_tuple(expr)
         if name not in self.names:
             new = tuple(self.rec(i) for i in idx)
-            if all(a is b for a, b in zip(new, idx)):
+            if all(a is b for a, b in zip(new, idx, strict=True)):
                 return expr
             return p.Subscript(expr.aggregate, new if len(new) > 1 else new[0])
         if idx[0] != p.Variable(self.index):

@@ -89,13 +89,13 @@ class _ReadReplacer(Rewriter):
         idx = tuple(self.rec(i) for i in index_tuple(e))
         if e.aggregate.name == self.name:
             return self.make_call(idx)
-        if all(x is y for x, y in zip(idx, index_tuple(e))):
+        if all(x is y for x, y in zip(idx, index_tuple(e), strict=True)):
             return e
         return p.Subscript(e.aggregate, idx if len(idx) != 1 else idx[0])
 
     def map_call(self, e, *a, **k):
         params = tuple(self.rec(x) for x in e.parameters)
-        if all(x is y for x, y in zip(params, e.parameters)):
+        if all(x is y for x, y in zip(params, e.parameters, strict=True)):
             return e
         return p.Call(e.function, params)
 
@@ -198,7 +198,7 @@ def assignment_to_subst(kernel: Kernel, lhs_name: str,
 
     rules = dict(kernel.substitutions)
     calls: dict = {}        # writer id -> function making the call of its rule
-    for w, rule_name in zip(writers, rule_names):
+    for w, rule_name in zip(writers, rule_names, strict=True):
         args, body, make_call = _rule_of(kernel, name, w, rule_name, extra,
                                          reaching.get(w.id), calls)
         calls[w.id] = make_call
@@ -243,8 +243,8 @@ def _names_list(value) -> list[str]:
 
 def _rule_of(kernel, name, w, rule_name, extra, previous, calls):
     """Arguments, body and call maker of the rule for assignment *w*."""
-    args = []
-    idx = ()
+    args: list[str] = []
+    idx: tuple = ()
     body = w.expression
     if previous is not None:
         # an assignment that reads the variable reads the previous one's rule
@@ -262,8 +262,8 @@ def _rule_of(kernel, name, w, rule_name, extra, previous, calls):
         raise TransformError(f"assignment_to_subst: extra argument '{clash[0]}' is already a "
                              f"subscript of '{name}'", w.span)
     extra_args = [f"{name}_{e}" for e in extra]
-    mapping = {i.name: p.Variable(a) for i, a in zip(idx, args)}
-    mapping.update({e: p.Variable(a) for e, a in zip(extra, extra_args)})
+    mapping = {i.name: p.Variable(a) for i, a in zip(idx, args, strict=True)}
+    mapping.update({e: p.Variable(a) for e, a in zip(extra, extra_args, strict=True)})
     if mapping:
         body = substitute(body, mapping)
     extra_values = tuple(p.Variable(e) for e in extra)
@@ -333,7 +333,7 @@ def expand_subst(kernel: Kernel, within: str | None = None) -> Kernel:
 
 
 @for_each_kernel
-def extract_subst(kernel: Kernel, subst_name: str, template: str | p.Expression,
+def extract_subst(kernel: Kernel, subst_name: str, template: str | p.ExpressionNode,
                   parameters: Names = ()) -> Kernel:
     """Create rule *subst_name* from *template* (a string such as
     ``"a[i]*b[i]"`` or an expression) with *parameters*, and replace every

@@ -20,11 +20,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from f2loopy.diagnostics import F2LoopyError, SourceSpan
 from f2loopy.directives.tunables import format_assignment, to_json
 from f2loopy.pipeline import Parsed, TranslateOptions
 from f2loopy.tune.search import Search, space_size
+
+if TYPE_CHECKING:
+    from f2loopy.tune.measure import Reference
 
 
 @dataclass
@@ -109,6 +113,9 @@ def run_tune(path, *, defines=None, transform=None, sizes=None, verify_sizes=Non
                                include_dirs=include_dirs)
     # parsed once: every variant is the script run again on these kernels
     first = translate_text(text, path, options)
+    parsed = first.parsed
+    if parsed is None:      # (a translation that parsed nothing has no tunables either)
+        raise F2LoopyError(f"{path.name}: nothing to tune", SourceSpan(str(path), 1))
     space = dict(first.tunables)
     if not space:
         raise F2LoopyError(f"{path.name} declares no tunable choices: call "
@@ -124,7 +131,7 @@ def run_tune(path, *, defines=None, transform=None, sizes=None, verify_sizes=Non
     report = TuneReport(str(path), device_label(queue), sizes, verify_sizes, space,
                         search.strategy)
     reference = Reference(text, path, queue, verify_sizes, seed=seed, tolerances=tolerances,
-                          include_dirs=include_dirs, originals=first.parsed.kernels)
+                          include_dirs=include_dirs, originals=parsed.kernels)
     try:
         while True:
             step = search.next()
@@ -132,7 +139,7 @@ def run_tune(path, *, defines=None, transform=None, sizes=None, verify_sizes=Non
                 break
             point, values = step
             v = _measure(values, first if not report.variants else None, _Context(
-                first.parsed, options, reference, queue, sizes, seed, min_time, warmup))
+                parsed, options, reference, queue, sizes, seed, min_time, warmup))
             report.variants.append(v)
             search.report(point, v.time_ms if v.status == "ok" else None)
             if progress is not None:
@@ -172,7 +179,7 @@ def run_tune(path, *, defines=None, transform=None, sizes=None, verify_sizes=Non
 class _Context:
     parsed: Parsed                  # the file, parsed once
     options: TranslateOptions       # how it is translated (tunables aside)
-    reference: object
+    reference: Reference
     queue: object
     sizes: dict
     seed: int

@@ -57,9 +57,12 @@ class Reference:
             originals = translate_source(read_source(text, str(path)),
                                          search=SearchPath(tuple(include_dirs), ()))
         self.originals = {k.name: k for k in originals}
-        self._tmp = tempfile.TemporaryDirectory(prefix="f2loopy-tune-") if workdir is None \
-            else None
-        self.workdir = Path(self._tmp.name) if self._tmp is not None else Path(workdir)
+        self._tmp: tempfile.TemporaryDirectory | None = None
+        if workdir is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="f2loopy-tune-")
+            self.workdir = Path(self._tmp.name)
+        else:
+            self.workdir = Path(workdir)
         self._count = 0
         self._cache: dict = {}        # (sequence, fixed values) -> (plan, inputs, state)
 

@@ -45,7 +45,7 @@ class Search:
         return "exhaustive" if self.exhaustive else f"budgeted ({self.budget} of {self.size})"
 
     def values(self, point: tuple) -> dict:
-        return {n: self.space[n][i] for n, i in zip(self.names, point)}
+        return {n: self.space[n][i] for n, i in zip(self.names, point, strict=True)}
 
     def best(self):
         """The fastest point timed so far (the earliest of equal times), or None."""

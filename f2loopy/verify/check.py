@@ -568,8 +568,8 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
     def group_of(seq):
         return next(g for g in plans if seq[0] in g)
 
-    with tempfile.TemporaryDirectory(prefix="f2loopy-check-") as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="f2loopy-check-") as tmp_dir:
+        tmp = Path(tmp_dir)
         suffix = ".f" if fixed else ".f90"
         if fixed_form is None and path.suffix in (".F90", ".F", ".f95", ".f03", ".f08",
                                                    ".for", ".f77"):

@@ -19,11 +19,12 @@ def run_check(file, *, defines: dict, transform, sizes, ranges, kernel, seed, rt
         check_file, parse_assignments, parse_range, parse_size, parse_tolerances)
     from f2loopy.verify.honesty import CheckUsageError
     import os
+    import functools
     import shlex
-    options = {}
+    run_check = check_file          # with check_file's own flags unless --fflags gives some
     if fflags is not None:
         try:
-            options["fortran_flags"] = tuple(shlex.split(fflags))
+            run_check = functools.partial(check_file, fortran_flags=tuple(shlex.split(fflags)))
         except ValueError as exc:
             raise click.UsageError(f"--fflags: {exc}") from None
     if fc is not None:
@@ -42,11 +43,10 @@ def run_check(file, *, defines: dict, transform, sizes, ranges, kernel, seed, rt
         # (an infinity or NaN the subroutines compute is a value the report
         # shows, not a numpy warning on stderr)
         with np.errstate(all="ignore"):
-            report = check_file(file, defines=defines, transform=transform,
-                                sizes=size_values, ranges=range_values, kernel=kernel,
-                                seed=seed, tolerances=tolerances, checkpoints=checkpoints,
-                                include_dirs=include_dirs, fixed_form=fixed_form,
-                                **options)
+            report = run_check(file, defines=defines, transform=transform,
+                               sizes=size_values, ranges=range_values, kernel=kernel,
+                               seed=seed, tolerances=tolerances, checkpoints=checkpoints,
+                               include_dirs=include_dirs, fixed_form=fixed_form)
     except CheckUsageError as exc:
         raise click.UsageError(str(exc)) from None
     except F2LoopyError as exc:

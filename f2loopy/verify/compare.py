@@ -102,7 +102,7 @@ def _compare(name: str, got, want, tol: Tolerance | None, lower_bounds) -> Misma
     flat = int(np.argmax(np.where(bad, err, -1.0)))
     idx = np.unravel_index(flat, want_a.shape) if want_a.shape else ()
     lbs = lower_bounds or [1] * len(idx)
-    where = tuple(int(i) + int(lb) for i, lb in zip(idx, lbs)) if idx else None
+    where = tuple(int(i) + int(lb) for i, lb in zip(idx, lbs, strict=True)) if idx else None
     return Mismatch(name, float(np.max(err)), where, got_a[idx].item() if idx else got_a.item(),
                     want_a[idx].item() if idx else want_a.item(), int(np.sum(bad)),
                     int(want_a.size))

@@ -39,7 +39,7 @@ def gcov_available() -> bool:
     return shutil.which("gcov") is not None
 
 
-def gcov_counts(library) -> dict:
+def gcov_counts(library) -> dict[int, int] | None:
     """Line -> execution count of the original source, from the gcov data
     *library* (a :class:`~f2loopy.verify.fortran.FortranLibrary` built with
     coverage) wrote; None if gcov is missing or failed."""
@@ -55,7 +55,8 @@ def gcov_counts(library) -> dict:
                           text=True, errors="replace", timeout=120)
     if proc.returncode != 0:
         return None
-    counts, current = {}, None
+    counts: dict[int, int] = {}
+    current = None
     for line in proc.stdout.splitlines():
         parts = line.split(":", 2)
         if len(parts) < 3:
@@ -81,7 +82,7 @@ _PROCEDURE_START = re.compile(
     r"logical|complex|character)\b[\w\s(),*=]*?\s)?(subroutine|function)\s+\w+", re.I)
 
 
-def procedure_ranges(text: str, kernels) -> dict:
+def procedure_ranges(text: str, kernels) -> dict[str, tuple[int, int]]:
     """Kernel name -> (first, last) lines of its subroutine in *text* (up to
     the line before the next procedure of the file, also one that is not a
     kernel: ``check --kernel`` translates only one)."""
@@ -156,7 +157,7 @@ def special_ranges(kernels, round_no: int, user_ranges: dict, seed: int) -> dict
     import numpy as np
     rng = np.random.default_rng([seed, round_no])
     shared = int(rng.integers(0, 4)) if rng.random() < 0.5 else None
-    out = {}
+    out: dict[str, tuple[float, float] | int] = {}
     given = {n.lower() for n in user_ranges}
     for k in kernels:
         written = k.written_variables()
@@ -229,7 +230,8 @@ def check_covering(text: str, path, *, check, **options):
         return report
     missing = dict(report.coverage)
     user_sizes = dict(options.pop("sizes", None) or {})
-    learned, refused = {}, {}
+    learned: dict = {}
+    refused: dict = {}
     _learn_from_stops(report, learned, user_sizes, refused)
     r = attempts = 0
     while missing and r < ROUNDS and attempts < 2 * ROUNDS:

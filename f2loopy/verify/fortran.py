@@ -25,7 +25,7 @@ from f2loopy.glue.fortran import fortran_name
 from f2loopy.ir.kernel import ArrayArg, Kernel, ScalarArg
 from f2loopy.ir.roles import Component, Dummy, Extent, character_of
 from f2loopy.verify.shared_data import ISO_KIND as _ISO_KIND
-from f2loopy.verify.shared_data import ShimData
+from f2loopy.verify.shared_data import ShimData, constant_extents
 
 
 class FortranToolError(F2LoopyError):
@@ -63,7 +63,7 @@ def _shim(kernel: Kernel, access: dict | None = None) -> str:
     names = {a.name: f"a{k}" for k, a in enumerate(kernel.args)}
     # a character flag comes as up to CHAR_MAX bytes and its length
     lengths = {a.name: f"l{k}" for k, a in enumerate(kernel.args) if _is_char(a)}
-    extents = {}
+    extents: dict[str, dict[int, str]] = {}
     for a in kernel.extent_args:
         assert isinstance(a.role, Extent)
         extents.setdefault(a.role.array, {})[a.role.axis] = names[a.name]
@@ -83,13 +83,13 @@ def _shim(kernel: Kernel, access: dict | None = None) -> str:
     lines.append("  implicit none")
     if data.extent_names:
         lines.append(f"  integer(c_int32_t) :: {', '.join(data.extent_names)}")
-    for a in kernel.args:
-        if a.name in lengths:
-            lines.append(f"  character(kind=c_char) :: {names[a.name]}({CHAR_MAX})")
-            lines.append(f"  integer(c_int32_t) :: {lengths[a.name]}")
-            lines.append(f"  character(len={CHAR_MAX}) :: s{names[a.name]}")
+    for karg in kernel.args:
+        if karg.name in lengths:
+            lines.append(f"  character(kind=c_char) :: {names[karg.name]}({CHAR_MAX})")
+            lines.append(f"  integer(c_int32_t) :: {lengths[karg.name]}")
+            lines.append(f"  character(len={CHAR_MAX}) :: s{names[karg.name]}")
             continue
-        lines.append(f"  {data.declared(a) or _declaration(a, names[a.name], extents)}")
+        lines.append(f"  {data.declared(karg) or _declaration(karg, names[karg.name], extents)}")
     lines += data.declarations
     # a bind(c) procedure, 'value' dummies and logicals of other kinds need
     # the procedure's interface (its C name, arguments passed by value)
@@ -105,8 +105,8 @@ def _shim(kernel: Kernel, access: dict | None = None) -> str:
         bind = f" bind(c, name='{kernel.bind_name}')" if kernel.bind_name is not None else ""
         lines.append(f"    subroutine {kernel.name}({', '.join(dummies)}){bind}")
         lines.append("      import")
-        for a, d in zip(passed, dummies):
-            lines.append(f"      {data.interface_declaration(a, d) or _declaration(a, d, extents, interface=True)}")
+        for dummy_arg, d in zip(passed, dummies, strict=True):
+            lines.append(f"      {data.interface_declaration(dummy_arg, d) or _declaration(dummy_arg, d, extents, interface=True)}")
         lines.append("    end subroutine")
         lines.append("  end interface")
     result = kernel.result_arg
@@ -118,10 +118,10 @@ def _shim(kernel: Kernel, access: dict | None = None) -> str:
         lines.append(f"  external :: {kernel.name}")
     if lengths:
         lines.append("  integer :: f2l_j")
-    for a in kernel.args:
-        if a.name in lengths:
+    for karg in kernel.args:
+        if karg.name in lengths:
             lines.append(f"  do f2l_j = 1, {CHAR_MAX}")
-            lines.append(f"    s{names[a.name]}(f2l_j:f2l_j) = {names[a.name]}(f2l_j)")
+            lines.append(f"    s{names[karg.name]}(f2l_j:f2l_j) = {names[karg.name]}(f2l_j)")
             lines.append("  end do")
     lines += data.copy_in
     actual = [f"s{names[a.name]}(1:{lengths[a.name]})" if a.name in lengths
@@ -255,7 +255,7 @@ class FortranLibrary:
         kernel = self.kernels[name.lower()]
         if len(args) != len(kernel.fortran_args):
             raise TypeError(f"{name} takes {len(kernel.fortran_args)} arguments, got {len(args)}")
-        out = self.call_named(name, {a.name: v for a, v in zip(kernel.fortran_args, args)})
+        out = self.call_named(name, {a.name: v for a, v in zip(kernel.fortran_args, args, strict=True)})
         extents = {a.name for a in kernel.extent_args}
         return [out[a.name] for a in kernel.args if a.name not in extents]
 
@@ -277,13 +277,17 @@ class FortranLibrary:
             given[kernel.result_arg.name] = 0      # the function's value comes back last
         for a in kernel.storage_args:
             if a.name not in given:
-                given[a.name] = np.zeros(tuple(int(s) for s in a.shape),
+                given[a.name] = np.zeros(constant_extents(a.shape),
                                          dtype=_storage(np.dtype(a.dtype)), order="F") \
                     if isinstance(a, ArrayArg) else 0
         missing = [a.name for a in kernel.args if a.name not in given]
         if missing:
             raise TypeError(f"{name}: no value for {', '.join(missing)}")
-        c_args, holders, char_lengths, keep, extent_values = [], [], [], [], []
+        c_args: list = []
+        holders: list = []        # what each argument's pointer points into
+        char_lengths: list = []
+        keep: list = []
+        extent_values: list[int] = []
         copy_back: list = []
         for arg in kernel.args:
             value = given[arg.name]
@@ -318,16 +322,16 @@ class FortranLibrary:
                 if isinstance(arg.role, Component):
                     extent_values += list(value.shape)   # the shim declares it with them
             else:
-                box = np.array([value], dtype=_storage(dt, arg.logical_kind))
-                c_args.append(box.ctypes.data_as(ctypes.c_void_p))
-                holders.append(box)
+                scalar = np.array([value], dtype=_storage(dt, arg.logical_kind))
+                c_args.append(scalar.ctypes.data_as(ctypes.c_void_p))
+                holders.append(scalar)
         extent_boxes = [np.array([n], dtype=np.int32) for n in extent_values]
         fn(*c_args, *[b.ctypes.data_as(ctypes.c_void_p) for b in extent_boxes],
            *char_lengths)
         for original, store in copy_back:
             original[...] = store != 0
-        out = {}
-        for arg, h in zip(kernel.args, holders):
+        out: dict[str, object] = {}
+        for arg, h in zip(kernel.args, holders, strict=True):
             if _is_char(arg):
                 out[arg.name] = h
             elif isinstance(arg, ScalarArg):
@@ -393,7 +397,7 @@ def module_access(text: str) -> dict:
     ``"private"``), the names a ``private`` or ``public`` statement lists,
     and the procedures it contains."""
     out: dict = {}
-    module = None
+    module: dict | None = None
     for line in text.splitlines():
         if module is None:
             m = _MODULE_START.match(line)

@@ -205,7 +205,7 @@ class _Planner:
         """Inames whose bounds (or those of an enclosing loop) come from data."""
         temps = set(k.temporaries)
         where = iname_to_domain_index(k)
-        dd = set()
+        dd: set[str] = set()
         changed = True
         while changed:
             changed = False
@@ -275,7 +275,7 @@ class _Planner:
     def _size_names(self) -> list:
         """Integer scalars that act as sizes: in shapes, domains, subscripts,
         assumptions."""
-        used = set()
+        used: set[str] = set()
         for spec in self.args.values():
             for e in (*spec.shape, *spec.lower_bounds):
                 if e is not None:
@@ -347,7 +347,7 @@ class _Planner:
             if not bad.is_empty():
                 bad_parts.append((bad, acc))
         safe = universe
-        done = []
+        done: list = []
         for bad, _ in bad_parts:
             if any(bad == d for d in done):
                 continue
@@ -605,7 +605,7 @@ class _Planner:
         where = iname_to_domain_index(k)
         temps = set(k.temporaries)
         int_arrays = {n for n, s in self.args.items() if s.is_array and _is_int_dtype(s.dtype)}
-        assigned = {}
+        assigned: dict = {}
         for insn in k.instructions:
             if isinstance(insn, Assignment) and isinstance(insn.assignee, p.Variable):
                 assigned.setdefault(insn.assignee.name, []).append(insn)
@@ -675,12 +675,12 @@ class _Planner:
             valid = allowed if valid is None else valid & allowed
         if valid is None or valid.is_empty():
             return None
-        lo, hi = valid.dim_min_val(0), valid.dim_max_val(0)
-        lo = int(lo.to_python()) if lo.is_int() else None
-        hi = int(hi.to_python()) if hi.is_int() else None
-        if lo is None and hi is None:
-            return None
+        lo_val, hi_val = valid.dim_min_val(0), valid.dim_max_val(0)
+        lo = int(lo_val.to_python()) if lo_val.is_int() else None
+        hi = int(hi_val.to_python()) if hi_val.is_int() else None
         if lo is None:
+            if hi is None:
+                return None
             lo = min(1, hi)
         if hi is None:
             hi = lo + DEFAULT_INT_RANGE[1] - 1

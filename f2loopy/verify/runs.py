@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from f2loopy.diagnostics import F2LoopyError
-from f2loopy.verify.compare import compare, tolerance_for
+from f2loopy.verify.compare import Mismatch, compare, tolerance_for
 
 #: what a reference run that stopped (stop, error stop, xerbla) produced
 STOPPED = object()
@@ -41,7 +41,7 @@ class OutputCheck:
     shape: tuple
     max_error: float
     where: tuple | None
-    mismatch: object = None      # compare.Mismatch or None
+    mismatch: Mismatch | None = None
     note: str = ""
     fma_note: str = ""           # what a rerun without contraction said
 
@@ -58,12 +58,14 @@ class CheckError(F2LoopyError):
     """The check itself could not be run (as opposed to a mismatch)."""
 
 
+#: the queue of :func:`cl_queue` (one per process)
+_QUEUE = None
+
+
 def cl_queue():
     global _QUEUE
-    try:
+    if _QUEUE is not None:
         return _QUEUE
-    except NameError:
-        pass
     import pyopencl as cl
     try:
         ctx = cl.create_some_context(interactive=False)
@@ -224,6 +226,8 @@ def load_glue(directory: Path, cl_name: str, cl_text: str, glue_text: str):
     glue_path.write_text(glue_text)
     spec = importlib.util.spec_from_file_location(f"f2l_check_{next(run_counter)}_{stem}_cl",
                                                   glue_path)
+    if spec is None or spec.loader is None:
+        raise CheckError(f"cannot load the generated glue {glue_path}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -268,7 +272,7 @@ def run_generated(module, gk, inputs, queue):
             [ka for ka in outs if ka.name != result.name]
     if len(outs) == 1:
         returned = (returned,)
-    for ka, v in zip(outs, returned or ()):
+    for ka, v in zip(outs, returned or (), strict=True):
         state[ka.name] = v
     collect()
     return state
@@ -307,7 +311,7 @@ def compare_outputs(names, got_state, want_state, inputs, lower_bounds, toleranc
         err, idx = max_error(got, w)
         where = None
         if idx:
-            where = tuple(int(i) + int(lb) for i, lb in zip(idx, lbs or [1] * len(idx)))
+            where = tuple(int(i) + int(lb) for i, lb in zip(idx, lbs or [1] * len(idx), strict=True))
         out.append(OutputCheck(name, dt, tuple(w.shape), err, where, mism))
     return out
 
@@ -332,7 +336,7 @@ def references(lib, originals, sequences, inputs_of, isolate, timeout) -> dict:
 def fixed_parameters(kernels) -> dict:
     """name -> value of the parameters *kernels* fixed (``fix_parameters``)."""
     from f2loopy.ir.kernel import ScalarArg
-    fixed = {}
+    fixed: dict = {}
     for k in kernels:
         for a in k.args:
             if isinstance(a, ScalarArg) and a.fixed_value is not None:

@@ -47,6 +47,13 @@ ISO_KIND = {
 }
 
 
+def constant_extents(shape) -> tuple[int, ...]:
+    """The extents of *shape* as integers (each is a number by the time a
+    harness is written: sizes are fixed first; anything else raises)."""
+    from typing import SupportsInt, cast
+    return tuple(int(cast(SupportsInt, s)) for s in shape)
+
+
 def _type_decl(dtype) -> str:
     type_name, kind = ISO_KIND[np.dtype(dtype).name]
     return f"{type_name}({kind})"
@@ -73,7 +80,7 @@ def with_saved_initial(kernels, inputs: dict) -> dict:
     for k in kernels:
         for a in k.args:
             if is_saved(a) and a.name in out:
-                shape = tuple(int(s) for s in a.shape) if isinstance(a, ArrayArg) else ()
+                shape = constant_extents(a.shape) if isinstance(a, ArrayArg) else ()
                 init = a.role.init
                 value = np.zeros(shape, dtype=np.dtype(a.dtype), order="F") if init is None \
                     else np.array(init, dtype=np.dtype(a.dtype), order="F").reshape(
@@ -151,7 +158,7 @@ class ShimData:
                 ", ".join(self.extents[arg.name]) + ")"
         if isinstance(arg, ArrayArg) and isinstance(arg.role, Stored):
             return f"{_type_decl(arg.dtype)} :: {self.names[arg.name]}(" + \
-                ", ".join(str(int(s)) for s in arg.shape) + ")"
+                ", ".join(str(n) for n in constant_extents(arg.shape)) + ")"
         return None
 
     def actual(self, arg):
@@ -167,7 +174,7 @@ class ShimData:
 
     def reset(self) -> None:
         """Start over with :meth:`actual` (each root is passed once)."""
-        self._passed = set()
+        self._passed: set = set()
 
     def interface_declaration(self, arg, dummy: str) -> str | None:
         """The declaration of the derived-type dummy passed for *arg* in an
@@ -202,7 +209,7 @@ class ShimData:
                 target = f"f2l_c{len(blocks) - 1}_{len(members)}"
                 members.append(target)
                 shape = "" if not isinstance(a, ArrayArg) else \
-                    "(" + ", ".join(str(int(s)) for s in a.shape) + ")"
+                    "(" + ", ".join(str(n) for n in constant_extents(a.shape)) + ")"
                 self.declarations.append(f"  {_type_decl(a.dtype)} :: {target}{shape}")
             else:
                 continue             # a saved local: out of reach (see with_saved_initial)
@@ -217,7 +224,7 @@ class ShimData:
         if not self.alias_lines:
             self.alias_lines.append("  use iso_c_binding")
         shape = "" if not isinstance(arg, ArrayArg) else \
-            "(" + ", ".join(str(int(x)) for x in arg.shape) + ")"
+            "(" + ", ".join(str(n) for n in constant_extents(arg.shape)) + ")"
         self.alias_lines.append(f"  {_type_decl(arg.dtype)}, bind(c, name='__{module}_MOD_"
                                 f"{var}') :: {local}{shape}")
 
@@ -237,7 +244,7 @@ class ShimData:
         return "\n".join([f"module {name}", *self.alias_lines, f"end module {name}", ""])
 
     def _derived(self):
-        self._passed: set = set()
+        self._passed = set()
         self._type_of: dict = {}
         k = self.kernel
         types_: dict = {}
@@ -300,7 +307,7 @@ def _structured(members, state):
     components *members* (arguments of one array of a derived type)."""
     rank = members[0].role.type_rank
     tree: dict = {}
-    type_shape = None
+    type_shape: tuple[int, ...] = ()
     for a in members:
         value = np.asarray(state[a.name])
         own = value.shape[:value.ndim - rank]

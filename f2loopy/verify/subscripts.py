@@ -12,7 +12,7 @@ import numpy as np
 import pymbolic.primitives as p
 
 from f2loopy.ir.expressions import accesses, substitute
-from f2loopy.ir.kernel import Assignment, Kernel
+from f2loopy.ir.kernel import Assignment, Instruction, Kernel
 
 
 def _is_int_dtype(dt) -> bool:
@@ -22,7 +22,7 @@ def _is_int_dtype(dt) -> bool:
 @dataclass
 class _Access:
     kernel: Kernel
-    insn: object
+    insn: Instruction
     array: str
     axis: int
     index: object
@@ -118,7 +118,7 @@ def _array_accesses(kernel: Kernel):
                 if len(shape) != len(idx):
                     continue
                 text = f"{name}({', '.join(str(i) for i in idx)})"
-                for axis, (ix, ext) in enumerate(zip(idx, shape)):
+                for axis, (ix, ext) in enumerate(zip(idx, shape, strict=True)):
                     seen = _forward(ix, insn, pos, defs) if defs else ix
                     out.append(_Access(kernel, insn, name, axis, seen, var.lower_bounds[axis],
                                        ext, text, forwarded=seen is not ix,

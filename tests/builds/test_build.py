@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+# translations in many processes, with the hash seed varied: minutes
+pytestmark = pytest.mark.slow
 RECIPES = Path(__file__).resolve().parents[2] / "transforms"
 
 

@@ -12,10 +12,7 @@ import pytest
 from fortran_util import ROOT, needs_toolchain, run
 
 pytestmark = [
-    needs_toolchain, pytest.mark.opencl, pytest.mark.gfortran,
-    pytest.mark.skipif(shutil.which("cmake") is None or shutil.which("make") is None,
-                       reason="needs cmake and make"),
-]
+    needs_toolchain, pytest.mark.usefixtures("cmake", "make"), pytest.mark.slow]
 
 ARGS = ["40", "30", "50"]
 

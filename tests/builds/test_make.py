@@ -3,7 +3,6 @@ wrapper f2loopyfc (FC="f2loopyfc gfortran" make).  scripts/ci_builds.sh builds
 samples/heat_app/Makefile and wrapper.mk and requires them to settle."""
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +12,7 @@ import pytest
 from f2loopy.wrapper import has_loopy_block, split_arguments
 
 ROOT = Path(__file__).resolve().parents[2]
-needs_gfortran = pytest.mark.skipif(shutil.which("gfortran") is None, reason="needs gfortran")
+needs_gfortran = pytest.mark.usefixtures("gfortran")
 
 SAXPY = """subroutine saxpy(n, a, x, y)
   integer n, i

@@ -16,10 +16,9 @@ import pytest
 
 from fortran_util import ROOT, device_env, needs_toolchain, run
 
-MISSING = [tool for tool in ("mpirun", "mpif90", "cmake", "make") if shutil.which(tool) is None]
 pytestmark = [
-    needs_toolchain, pytest.mark.opencl, pytest.mark.gfortran,
-    pytest.mark.skipif(bool(MISSING), reason=f"needs {', '.join(MISSING)} (scripts/setup.sh "
+    needs_toolchain, pytest.mark.usefixtures("mpi", "cmake", "make"),
+    pytest.mark.skipif(shutil.which("mpif90") is None, reason="needs mpif90 (scripts/setup.sh "
                        "installs Open MPI: libopenmpi-dev openmpi-bin)"),
 ]
 

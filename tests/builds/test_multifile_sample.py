@@ -12,7 +12,7 @@ import pytest
 from fortran_util import ROOT, needs_toolchain, run
 
 pytestmark = [needs_toolchain,
-              pytest.mark.skipif(shutil.which("make") is None, reason="needs make")]
+              pytest.mark.usefixtures("make")]
 
 
 def _results(exe):
@@ -54,7 +54,7 @@ def test_plain_make(tmp_path):
     assert "  include/clip.f90" in dep.splitlines()
 
 
-@pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake")
+@pytest.mark.usefixtures("cmake")
 def test_cmake(tmp_path):
     src = _copy(tmp_path)
     build = tmp_path / "build"

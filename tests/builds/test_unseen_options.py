@@ -3,7 +3,6 @@ names with a leading underscore, ``-ffree-form``/``-ffixed-form``, ``--kernel``.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 
@@ -39,6 +38,7 @@ def test_leading_underscore_macro_names_are_accepted():
             _parse_defines([bad])
 
 
+@pytest.mark.usefixtures("preprocessor")
 def test_leading_underscore_names_are_macros_not_script_variables(tmp_path):
     from f2loopy.directives.lockdown import Guard
     from f2loopy.directives.namespace import ScriptContext
@@ -111,6 +111,7 @@ def _translate(*args):
     return CliRunner().invoke(main, ["translate", *map(str, args)])
 
 
+@pytest.mark.usefixtures("preprocessor")
 def test_a_free_form_dot_F_file_needs_ffree_form_and_says_so(tmp_path):
     src = tmp_path / "k.F"
     src.write_text(FREE_F)
@@ -139,6 +140,7 @@ def test_ffixed_form_reads_a_dot_f90_file_as_fixed_form(tmp_path):
         translate_text(FIXED_F90, src, fixed_form="fixed")
 
 
+@pytest.mark.usefixtures("preprocessor")
 def test_the_form_applies_to_the_files_on_the_search_path(tmp_path):
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "consts.F").write_text(
@@ -185,8 +187,7 @@ def test_the_wrapper_passes_the_compiles_source_form_on(tmp_path):
 
 
 
-@pytest.mark.skipif(shutil.which("cmake") is None or shutil.which("gfortran") is None,
-                    reason="needs cmake and gfortran")
+@pytest.mark.usefixtures("cmake", "gfortran")
 def test_cmake_translates_with_the_source_form(tmp_path):
     from pathlib import Path
     runtime = Path(__file__).resolve().parents[2] / "runtime" / "F2Loopy.cmake"

@@ -3,7 +3,6 @@ errors (exit 2), every input error exits 1, checks come before long runs, and
 messages name what the user knows (the output, the source)."""
 
 import importlib.util
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -80,8 +79,7 @@ def test_a_second_glob_notes_the_generated_glue_once(tmp_path):
                            f"({tmp_path / 'a_cl.f90'}, ...)\n")
 
 
-@pytest.mark.skipif(shutil.which("cmake") is None or shutil.which("gfortran") is None,
-                    reason="needs cmake and gfortran")
+@pytest.mark.usefixtures("cmake", "gfortran")
 def test_cmake_names_two_sources_that_would_share_outputs(tmp_path):
     (tmp_path / "sub").mkdir()
     for p in (tmp_path / "heat.f90", tmp_path / "sub" / "heat.f90"):

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 import f2loopy.codegen as codegen
+from f2loopy.diagnostics import FortranError
 from f2loopy.cli import main
 from f2loopy.codegen import generate_code
 from f2loopy.codegen.elsewhere import ChildCode, remember_code, remembered
@@ -172,7 +173,7 @@ def test_a_kernel_the_child_was_not_asked_for_is_an_error_not_code():
 
 def test_stage_times_add_up_and_survive_a_failure(tmp_path):
     times = StageTimes()
-    with pytest.raises(Exception):
+    with pytest.raises(FortranError):
         translate_text("subroutine s(\n", tmp_path / "bad.f90", times=times)
     assert [name for name, _ in times.rows()] == ["preprocess", "parse"]
     r = translate_text(SAXPY + SCRIPT, tmp_path / "s.f90")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-needs_gfortran = pytest.mark.skipif(shutil.which("gfortran") is None, reason="needs gfortran")
+needs_gfortran = pytest.mark.usefixtures("gfortran")
 
 SCALE = """subroutine scale(n, x)
   integer n, i
@@ -78,7 +78,7 @@ def test_depfile_has_a_record_only_where_tunables_are_declared(tmp_path):
 
 
 @needs_gfortran
-@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+@pytest.mark.usefixtures("make")
 def test_make_rebuilds_when_the_tuning_record_appears(tmp_path):
     (tmp_path / "scale.f90").write_text(TUNABLE)
     (tmp_path / "Makefile").write_text(

@@ -2,12 +2,12 @@
 
 import re
 
-import numpy as np
 import pytest
 
 from f2loopy import generate_code, parse_fortran
 from f2loopy.transform.iname import split_iname, tag_inames
-from util import farray, needs_gfortran, run_both
+
+pytestmark = pytest.mark.codegen
 
 SAXPY = """
 subroutine saxpy(n, a, x, y)
@@ -113,24 +113,6 @@ def test_single_precision_literal_widened_like_fortran():
     # 0.1 is a default-real literal: single precision, then widened (by C,
     # exactly, on assignment: the literal stays as written)
     assert "x[0] = 0.1f;" in code
-
-
-@needs_gfortran
-@pytest.mark.parametrize("n", [1, 100, 128, 257])
-def test_parallel_saxpy_matches_gfortran(n, tmp_path, cl_queue):
-    from f2loopy.codegen import join_program
-    from f2loopy.glue.python import generate_python_glue
-    import importlib.util
-    k = split_iname(kernel(), "i", 32, outer_tag="g.0", inner_tag="l.0")
-    gk = generate_code(k)
-    prog = join_program([gk])
-    (tmp_path / "p.cl").write_text(prog)
-    (tmp_path / "p_cl.py").write_text(generate_python_glue([gk], prog, "p.cl", "k.f90"))
-    spec = importlib.util.spec_from_file_location("p_cl", tmp_path / "p_cl.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    run_both(SAXPY, "saxpy", [n, np.float32(1.5), farray(n, seed=3), farray(n, seed=4)],
-             tmp_path, cl_queue, module=mod)
 
 
 def test_automatic_logical_array_scratch_holds_ints():

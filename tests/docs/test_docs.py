@@ -16,7 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-needs_gfortran = pytest.mark.skipif(shutil.which("gfortran") is None, reason="needs gfortran")
+needs_gfortran = pytest.mark.usefixtures("gfortran")
 
 
 def _sphinx(builder, out):
@@ -93,7 +93,7 @@ def test_getting_started_commands_run(tmp_path):
 
 @needs_gfortran
 @pytest.mark.opencl
-@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+@pytest.mark.usefixtures("make")
 def test_tutorial_steps_run_and_match_the_fortran(tmp_path):
     pytest.importorskip("pyopencl")
     work = tmp_path / "tutorial"
@@ -104,7 +104,7 @@ def test_tutorial_steps_run_and_match_the_fortran(tmp_path):
     fortran = (work / "fortran.txt").read_text().split()
     opencl = (work / "opencl.txt").read_text().split()
     assert len(fortran) == len(opencl) == 19          # 4 diagnostics, the final total
-    for a, b in zip(fortran, opencl):
+    for a, b in zip(fortran, opencl, strict=True):
         if a == b:
             continue
         assert float(b) == pytest.approx(float(a), rel=1e-12)

@@ -9,6 +9,7 @@ import pytest
 
 from f2loopy.codegen import generate_code
 from f2loopy.frontend import parse_fortran
+from f2loopy.transform.iname import split_iname
 from util import farray, needs_gfortran, run_both, zeros
 
 pytestmark = needs_gfortran
@@ -310,3 +311,33 @@ def test_names_of_opencl_builtins(tmp_path, cl_queue):
     assert "__kernel void" in gk.device_code and " step_(" in gk.device_code
     run_both(OPENCL_BUILTIN_NAMES, "step", [7, farray(7, seed=3), zeros(7), 0.5], tmp_path,
              cl_queue)
+
+
+SAXPY = """
+subroutine saxpy(n, a, x, y)
+  integer n, i
+  real a, x(n), y(n)
+  do i = 1, n
+    y(i) = a*x(i) + y(i)
+  end do
+end subroutine
+"""
+
+
+@pytest.mark.parametrize("n", [1, 100, 128, 257])
+def test_parallel_saxpy_matches_gfortran(n, tmp_path, cl_queue):
+    from f2loopy.codegen import join_program
+    from f2loopy.glue.python import generate_python_glue
+    import importlib.util
+    # (tests/codegen/test_codegen_shape.py checks the shape of this kernel)
+    k = split_iname(parse_fortran(SAXPY, "k.f90").kernels[0], "i", 32, outer_tag="g.0",
+                    inner_tag="l.0")
+    gk = generate_code(k)
+    prog = join_program([gk])
+    (tmp_path / "p.cl").write_text(prog)
+    (tmp_path / "p_cl.py").write_text(generate_python_glue([gk], prog, "p.cl", "k.f90"))
+    spec = importlib.util.spec_from_file_location("p_cl", tmp_path / "p_cl.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    run_both(SAXPY, "saxpy", [n, np.float32(1.5), farray(n, seed=3), farray(n, seed=4)],
+             tmp_path, cl_queue, module=mod)

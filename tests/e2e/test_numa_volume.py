@@ -73,6 +73,7 @@ def test_static_counts_match_hand_count():
     assert compulsory_bytes(level1, {"Ne": 3}) == 124 * 8 ** 3 * 3 + 4 * 64
 
 
+@pytest.mark.usefixtures("opencl_device")
 def test_bench_command_prints_the_table(tmp_path):
     res = CliRunner().invoke(main, ["bench", "-D", "Nq=4", "--size", "Ne=2", "--min-time",
                                     "0.01", "--json", str(SAMPLE)])

@@ -148,6 +148,7 @@ def test_codes():
     assert character_code("") == 32
 
 
+@pytest.mark.usefixtures("opencl_device")
 def test_kernel_sees_codes_and_glue_takes_str(tmp_path):
     src = ("subroutine s(trans, n, k)\n  character trans\n  integer n, k\n  k = 0\n"
            "  if (trans == 'T') k = n\nend subroutine\n")

@@ -57,6 +57,7 @@ def dscale(tmp_path):
     (4, 1, 20, "element 3 is too small; giving up; STOP dscale: bad input", 0, 3),
     (1001, 1, 24, "ERROR STOP 7", 7, None),
 ])
+@pytest.mark.usefixtures("opencl_device")
 def test_python_glue_raises_the_stop(dscale, n, incx, line, message, code, values):
     x = np.zeros(1001 * 1, np.float64)
     x[2] = -500.0 if n == 4 else 0.0

@@ -3,7 +3,6 @@ constant expressions, folded as gfortran folds them (issue 26, item 4:
 ``kind(.true.)`` folded to 1, the size of a numpy bool, where gfortran
 gives 4, so a ``logical(l_knd)`` was refused as kind 1)."""
 
-import shutil
 import subprocess
 
 import pytest
@@ -79,7 +78,7 @@ def test_kind_of_a_character_is_a_located_error():
 
 
 @pytest.mark.gfortran
-@pytest.mark.skipif(shutil.which("gfortran") is None, reason="gfortran not installed")
+@pytest.mark.usefixtures("gfortran")
 def test_table_is_what_gfortran_gives(tmp_path):
     """The expected values above are gfortran's (one program prints them all)."""
     lines = ["program p", DECLS.rstrip()]

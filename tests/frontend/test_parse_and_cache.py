@@ -81,7 +81,7 @@ def test_pieces_parse_to_the_same_kernels(split_small_files, blocks, kernels):
     split = translate_source(src, jobs=3)
     assert serial.keys() == split.keys()
     assert len(serial.kernels) == kernels
-    for a, b in zip(serial, split):
+    for a, b in zip(serial, split, strict=True):
         assert str(a) == str(b)
 
 

@@ -16,7 +16,7 @@ from f2loopy.diagnostics import F2LoopyError
 from f2loopy.pipeline import translate_file, translate_text
 from f2loopy.preprocessor import PreprocessorError, needs_preprocessing
 
-pytestmark = pytest.mark.skipif(shutil.which("gfortran") is None, reason="needs gfortran")
+pytestmark = pytest.mark.usefixtures("preprocessor")
 
 SCALE = """subroutine s(n, x)
   integer n, i

@@ -59,7 +59,8 @@ end subroutine scale
 
 
 @pytest.fixture
-def project(tmp_path):
+def project(tmp_path, preprocessor):
+    # kinds.F90 on the path goes through the preprocessor
     inc = tmp_path / "inc"
     (inc / "deep").mkdir(parents=True)
     (inc / "deep" / "kinds.F90").write_text(KINDS)
@@ -330,7 +331,7 @@ end subroutine k
 
 @pytest.mark.parametrize("defines, dtype", [({}, np.float32),
                                             ({"USE_DOUBLE": ""}, np.float64)])
-def test_a_file_on_the_path_is_preprocessed(tmp_path, defines, dtype):
+def test_a_file_on_the_path_is_preprocessed(tmp_path, defines, dtype, preprocessor):
     """A .F90 module with #ifdef on -I (Reference LAPACK's la_xisnan.F90)
     is preprocessed with the translation's macros; its #include is an input."""
     from f2loopy.pipeline import translate_text
@@ -345,7 +346,7 @@ def test_a_file_on_the_path_is_preprocessed(tmp_path, defines, dtype):
     assert tmp_path / "lib" / "bump.inc" in result.inputs
 
 
-def test_an_error_in_a_preprocessed_file_of_the_path_points_there(tmp_path):
+def test_an_error_in_a_preprocessed_file_of_the_path_points_there(tmp_path, preprocessor):
     from f2loopy.pipeline import translate_text
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "precision.F90").write_text(PRECISION_F90.replace("x = x + 1",

@@ -17,6 +17,9 @@ from f2loopy.fuzz.program import SIZE_BOX, Do
 from f2loopy.fuzz.shrink import shrink, shrink_candidates
 from util import needs_gfortran
 
+# a fuzzing campaign: minutes
+pytestmark = pytest.mark.slow
+
 #: the CI batch: fixed seeds (a few seconds each at most)
 CI_SEEDS = range(9000, 9040)
 
@@ -59,7 +62,7 @@ def test_affine_subscripts_stay_in_bounds_for_every_size(seed):
                 var = k.arg_dict.get(name)
                 if idx is None or not isinstance(var, ArrayArg):
                     continue
-                for ix, lb, ext in zip(idx, var.lower_bounds, var.shape):
+                for ix, lb, ext in zip(idx, var.lower_bounds, var.shape, strict=True):
                     d = dom if box is None else align_params(dom, box)[0].intersect_params(
                         align_params(box, dom)[0])
                     try:

@@ -14,6 +14,9 @@ import pytest
 from f2loopy.fuzz.hostile import HostileFuzzer, make_input, run_cli, run_input
 from f2loopy.fuzz.mutate import corpus, mutate
 
+# a fuzzing campaign: minutes
+pytestmark = pytest.mark.slow
+
 VALID = """subroutine s(n, a, b)
   integer n, i
   real a(n), b(n)

@@ -5,7 +5,6 @@ and pthread-...), so two ranks on two devices can be seen by name."""
 
 import itertools
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -242,8 +241,7 @@ def test_python_and_c_agree(py_glue, c_test):
 
 # {{{ under a real launcher
 
-needs_mpirun = pytest.mark.skipif(shutil.which("mpirun") is None,
-                                  reason="needs mpirun (scripts/setup.sh installs Open MPI)")
+needs_mpirun = pytest.mark.usefixtures("mpi")
 
 
 def mpirun(np_, *cmd, **env):
@@ -330,11 +328,11 @@ def test_python_halo_exchange_with_pyopencl_sections(tmp_path, cl_queue):
             for left, right in itertools.pairwise(us):
                 right[:, 0].set(left[:, -2].get())
                 left[:, -1].set(right[:, 1].get())
-            for u, new, (lo, hi) in zip(us, news, blocks):
+            for u, new, (lo, hi) in zip(us, news, blocks, strict=True):
                 glue.heat_step(nx, hi - lo + 1, r, u, new, queue=cl_queue)
             us, news = news, us
         out = field.copy(order="F")
-        for u, (lo, hi) in zip(us, blocks):
+        for u, (lo, hi) in zip(us, blocks, strict=True):
             out[:, lo:hi + 1] = u.get()[:, 1:-1]
         return out
 

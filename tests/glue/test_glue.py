@@ -94,6 +94,7 @@ def test_read_only_array_that_is_written_is_refused(glue, cl_queue):
         glue.update(3, 4, 2.0, a, b, 0.0, 0, queue=cl_queue)
 
 
+@pytest.mark.usefixtures("opencl_device")
 def test_default_queue_works(glue):
     x = np.zeros(4, np.float32)
     glue.fill(4, 1.25, x)

@@ -3,7 +3,6 @@ each way, transfer and glue time, and a hint when transfers dominate; in the
 Python glue and in the C runtime of the Fortran glue."""
 
 import os
-import shutil
 import subprocess
 import sys
 
@@ -94,7 +93,7 @@ def test_python_glue_profile(tmp_path):
 
 
 @pytest.mark.gfortran
-@pytest.mark.skipif(shutil.which("gfortran") is None, reason="needs gfortran")
+@pytest.mark.usefixtures("gfortran")
 def test_fortran_runtime_profile(tmp_path):
     (tmp_path / "k.f90").write_text(SCALE)
     (tmp_path / "main.f90").write_text(LOOP)

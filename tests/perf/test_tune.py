@@ -284,7 +284,7 @@ def test_tune_needs_the_sizes_it_times_at(tmp_path, cl_queue):
     assert not record_path(src).exists()
 
 
-@pytest.mark.skipif(__import__("shutil").which("gfortran") is None, reason="no gfortran")
+@pytest.mark.usefixtures("gfortran")
 def test_check_uses_the_tuned_choices(tmp_path, cl_queue):
     from f2loopy.verify.check import check_file
     src = tmp_path / "scale.f90"

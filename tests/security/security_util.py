@@ -41,6 +41,48 @@ end subroutine
 SCRIPT_LINE = len(SAXPY.splitlines()) + 2    # the first line of a script's code
 
 
+#: a kernel that includes a header (``defs.h`` defines SCALE): the header's
+#: folder is what the include, cache and depfile attacks vary
+INCLUDING_KERNEL = """\
+subroutine k(n, x)
+  implicit none
+#include "defs.h"
+  integer n, i
+  real x(n)
+  do i = 1, n
+    x(i) = x(i) * SCALE
+  end do
+end subroutine
+"""
+#: a kernel that uses the module of :data:`SCALES_MODULE` (a module file on the path)
+MODULE_USER = """\
+subroutine u(n, x)
+  use scales
+  implicit none
+  integer n, i
+  real x(n)
+  do i = 1, n
+    x(i) = x(i) * factor
+  end do
+end subroutine
+"""
+SCALES_MODULE = "module scales\n  real, parameter :: factor = 2.0\nend module\n"
+
+
+def child_env() -> dict:
+    """The environment of a command run as a child process: this checkout's
+    f2loopy, and no ``F2LOOPYFC_OPTIONS`` of the user's."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("F2LOOPYFC_OPTIONS", None)
+    return env
+
+
+def run_module(module: str, *args, cwd: Path, timeout: float = 600):
+    """``python -m MODULE ARGS`` in *cwd* (:func:`child_env`), output captured."""
+    return subprocess.run([sys.executable, "-m", module, *map(str, args)], cwd=cwd,
+                          env=child_env(), capture_output=True, text=True, timeout=timeout)
+
+
 def with_script(lines) -> str:
     """SAXPY with a ``!$loopy begin`` block holding *lines*."""
     return SAXPY + "!$loopy begin\n" + "".join(f"! {s}\n" for s in lines) + "!$loopy end\n"

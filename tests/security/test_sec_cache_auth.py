@@ -137,9 +137,7 @@ def test_a_secret_others_could_know_turns_the_cache_off(shared_cache, src, tmp_p
 
 # {{{ the wrapper's runtime library
 
-needs_compilers = pytest.mark.skipif(
-    shutil.which("gfortran") is None or shutil.which("cc") is None
-    or shutil.which("ar") is None, reason="needs gfortran, cc and ar")
+needs_compilers = pytest.mark.usefixtures("gfortran", "gcc")
 
 
 def _planted_library(folder: Path) -> bytes:

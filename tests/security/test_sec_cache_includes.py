@@ -13,32 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from security_util import INCLUDING_KERNEL as KERNEL
+from security_util import MODULE_USER as USER
+from security_util import SCALES_MODULE
+
 from f2loopy import cache as tcache
 from f2loopy.pipeline import output_paths, translate_file
-
-KERNEL = """\
-subroutine k(n, x)
-  implicit none
-#include "defs.h"
-  integer n, i
-  real x(n)
-  do i = 1, n
-    x(i) = x(i) * SCALE
-  end do
-end subroutine
-"""
-USER = """\
-subroutine u(n, x)
-  use scales
-  implicit none
-  integer n, i
-  real x(n)
-  do i = 1, n
-    x(i) = x(i) * factor
-  end do
-end subroutine
-"""
-
 
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path, monkeypatch):
@@ -60,7 +40,7 @@ def _hit(src: Path, **options) -> bool:
     return not translate_file(src, cache=True, **options).kernels
 
 
-def test_a_header_added_beside_the_source(tmp_path):
+def test_a_header_added_beside_the_source(tmp_path, preprocessor):
     (tmp_path / "inc").mkdir()
     (tmp_path / "inc" / "defs.h").write_text("#define SCALE 2.0\n")
     src = tmp_path / "k.F90"
@@ -72,7 +52,7 @@ def test_a_header_added_beside_the_source(tmp_path):
     assert _cl(src, **opts) == _fresh(src, **opts)
 
 
-def test_a_header_added_in_an_earlier_include_folder(tmp_path):
+def test_a_header_added_in_an_earlier_include_folder(tmp_path, preprocessor):
     for d in ("a", "b"):
         (tmp_path / d).mkdir()
     (tmp_path / "b" / "defs.h").write_text("#define SCALE 2.0\n")
@@ -85,7 +65,7 @@ def test_a_header_added_in_an_earlier_include_folder(tmp_path):
     assert "5.0f" in _cl(src, **opts)
 
 
-def test_a_header_added_beside_an_included_header(tmp_path):
+def test_a_header_added_beside_an_included_header(tmp_path, preprocessor):
     """A quoted include inside a header looks in that header's folder
     first."""
     for d in ("hdr", "late"):
@@ -105,7 +85,7 @@ def test_a_module_added_in_an_earlier_include_folder(tmp_path):
     for d in ("a", "b", "src"):
         (tmp_path / d).mkdir()
     (tmp_path / "b" / "scales.f90").write_text(
-        "module scales\n  real, parameter :: factor = 2.0\nend module\n")
+        SCALES_MODULE)
     src = tmp_path / "src" / "u.f90"
     src.write_text(USER)
     opts = {"include_dirs": [str(tmp_path / "a"), str(tmp_path / "b")]}
@@ -115,7 +95,7 @@ def test_a_module_added_in_an_earlier_include_folder(tmp_path):
     assert "9.0f" in _cl(src, **opts)
 
 
-def test_a_header_added_for_a_module_file_on_the_path(tmp_path):
+def test_a_header_added_for_a_module_file_on_the_path(tmp_path, preprocessor):
     """A module file on the ``-I`` path that is preprocessed: its own
     includes count too."""
     for d in ("mods", "hdrs", "src"):
@@ -131,7 +111,7 @@ def test_a_header_added_for_a_module_file_on_the_path(tmp_path):
     assert "4.0f" in _cl(src, **opts)
 
 
-def test_absent_paths_recorded_are_plain(tmp_path):
+def test_absent_paths_recorded_are_plain(tmp_path, preprocessor):
     """An entry's list of paths that must stay absent is checked like its
     inputs: a path with a control character makes the entry a miss."""
     (tmp_path / "inc").mkdir()

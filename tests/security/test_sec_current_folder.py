@@ -15,7 +15,6 @@ not the project), without ``PYTHONHASHSEED`` in the environment.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -139,7 +138,7 @@ def test_reexecuted_process_has_no_current_folder_on_its_path(tmp_path):
 
 
 @pytest.mark.gfortran
-@pytest.mark.skipif(shutil.which("gfortran") is None, reason="needs gfortran")
+@pytest.mark.usefixtures("gfortran")
 def test_check_runs_nothing_from_the_current_folder(tmp_path):
     """``check`` compiles and runs the original in forked children and runs
     the kernels on OpenCL: none of them imports the planted modules."""
@@ -160,8 +159,7 @@ def test_wrapper_help_imports_nothing_from_the_current_folder(tmp_path):
 
 
 @pytest.mark.gfortran
-@pytest.mark.skipif(shutil.which("gfortran") is None or shutil.which("cc") is None,
-                    reason="needs gfortran and cc")
+@pytest.mark.usefixtures("gfortran", "gcc")
 def test_wrapper_compile_imports_nothing_from_the_current_folder(tmp_path):
     proj = _project(tmp_path)
     script = _console_script(tmp_path, "f2loopy.wrapper", "main")

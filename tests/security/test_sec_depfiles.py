@@ -18,35 +18,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from security_util import SENTINEL, TOUCH, assert_safe, files_in, invoke
+from security_util import INCLUDING_KERNEL as KERNEL
+from security_util import ROOT, SENTINEL, TOUCH, assert_safe, child_env, files_in, invoke
+from security_util import SCALES_MODULE as MODULE
+from security_util import MODULE_USER
 
 from f2loopy.escape import UnrepresentablePath, make_path
-
-ROOT = Path(__file__).resolve().parents[2]
-
-KERNEL = """\
-subroutine k(n, x)
-  implicit none
-#include "defs.h"
-  integer n, i
-  real x(n)
-  do i = 1, n
-    x(i) = x(i) * SCALE
-  end do
-end subroutine
-"""
-MODULE_USER = """\
-subroutine u(n, x)
-  use scales
-  implicit none
-  integer n, i
-  real x(n)
-  do i = 1, n
-    x(i) = x(i) * factor
-  end do
-end subroutine
-"""
-MODULE = "module scales\n  real, parameter :: factor = 2.0\nend module\n"
 
 #: folder names that a downloaded project could ship, each with a meaning to
 #: Make, Ninja or CMake
@@ -71,7 +48,7 @@ def test_make_path_escapes_spaces_only():
 
 
 @pytest.mark.parametrize("folder", HOSTILE)
-def test_include_folder_refused_before_anything_is_written(folder, tmp_path):
+def test_include_folder_refused_before_anything_is_written(folder, tmp_path, preprocessor):
     inc = tmp_path / folder
     inc.mkdir()
     (inc / "defs.h").write_text("#define SCALE 2.0\n")
@@ -107,7 +84,7 @@ def test_source_name_refused_before_anything_is_written(name, tmp_path):
     assert files_in(tmp_path) == [name]
 
 
-def test_without_depfile_such_folders_still_translate(tmp_path):
+def test_without_depfile_such_folders_still_translate(tmp_path, preprocessor):
     inc = tmp_path / "x=1;y"
     inc.mkdir()
     (inc / "defs.h").write_text("#define SCALE 2.0\n")
@@ -118,10 +95,6 @@ def test_without_depfile_such_folders_still_translate(tmp_path):
 
 
 # {{{ real builds
-
-def _env() -> dict:
-    return dict(os.environ, PYTHONPATH=str(ROOT))
-
 
 MAKEFILE = """\
 F2LOOPY := {python} -m f2loopy.cli
@@ -143,12 +116,12 @@ def _make_project(tmp_path: Path, folder: str) -> Path:
 
 
 def _make(proj: Path):
-    return subprocess.run(["make"], cwd=proj, env=_env(), capture_output=True, text=True,
+    return subprocess.run(["make"], cwd=proj, env=child_env(), capture_output=True, text=True,
                           timeout=300)
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")
+@pytest.mark.usefixtures("make")
 def test_make_build_with_a_space_settles_and_follows_the_header(tmp_path):
     proj = _make_project(tmp_path, "my headers")
     first = _make(proj)
@@ -164,7 +137,7 @@ def test_make_build_with_a_space_settles_and_follows_the_header(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")
+@pytest.mark.usefixtures("make")
 @pytest.mark.parametrize("folder", [f"x=1;{TOUCH};", "a:b"])
 def test_make_build_with_a_hostile_header_folder_fails_cleanly(folder, tmp_path):
     proj = _make_project(tmp_path, folder)
@@ -199,18 +172,17 @@ def _cmake_project(tmp_path: Path, folder: str) -> Path:
 
 
 def _cmake(*args, cwd):
-    return subprocess.run(["cmake", *map(str, args)], cwd=cwd, env=_env(),
+    return subprocess.run(["cmake", *map(str, args)], cwd=cwd, env=child_env(),
                           capture_output=True, text=True, timeout=600)
 
 
-needs_cmake = pytest.mark.skipif(
-    shutil.which("cmake") is None or shutil.which("gfortran") is None
-    or shutil.which("ninja") is None, reason="needs cmake, ninja and gfortran")
+needs_ninja = pytest.mark.skipif(shutil.which("ninja") is None, reason="needs ninja")
 
 
 @pytest.mark.slow
 @pytest.mark.gfortran
-@needs_cmake
+@pytest.mark.usefixtures("cmake", "gfortran")
+@needs_ninja
 @pytest.mark.parametrize("generator", ["Unix Makefiles", "Ninja"])
 def test_cmake_build_with_a_space_settles(generator, tmp_path):
     proj = _cmake_project(tmp_path, "my headers")
@@ -225,7 +197,8 @@ def test_cmake_build_with_a_space_settles(generator, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.gfortran
-@needs_cmake
+@pytest.mark.usefixtures("cmake", "gfortran")
+@needs_ninja
 @pytest.mark.parametrize("generator", ["Unix Makefiles", "Ninja"])
 def test_cmake_build_with_a_hostile_header_folder_fails_cleanly(generator, tmp_path):
     proj = _cmake_project(tmp_path, "a$b#c")
@@ -240,7 +213,7 @@ def test_cmake_build_with_a_hostile_header_folder_fails_cleanly(generator, tmp_p
 # }}}
 
 
-def test_a_non_ascii_include_folder_translates_with_a_depfile(tmp_path):
+def test_a_non_ascii_include_folder_translates_with_a_depfile(tmp_path, preprocessor):
     """(A sibling found on the way: the preprocessor's line markers hold the
     file name's UTF-8 bytes, which were read as Latin-1, so such an include
     was "a file that was not checked".)"""

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ast
 import random
-import shutil
 import subprocess
 
 import pytest
@@ -113,7 +112,7 @@ def test_comments_cannot_end_early(text):
     assert "\n" not in f and f.isascii() and f.isprintable()
 
 
-@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+@pytest.mark.usefixtures("gcc")
 def test_c_strings_and_comments_read_back_by_gcc(tmp_path):
     texts = [t for t in TEXTS if "\udcff" not in t]
     body = ["#include <stdio.h>", "#include <string.h>"]
@@ -132,7 +131,7 @@ def test_c_strings_and_comments_read_back_by_gcc(tmp_path):
     assert out.split(b"\xff")[:-1] == [t.encode() for t in texts]
 
 
-@pytest.mark.skipif(shutil.which("gfortran") is None, reason="needs gfortran")
+@pytest.mark.usefixtures("gfortran")
 @pytest.mark.parametrize("backslash", [False, True])
 def test_fortran_literals_and_comments_survive_gfortran(tmp_path, backslash):
     """gfortran reads every literal to its end (also with -fbackslash) and the

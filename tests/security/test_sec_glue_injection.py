@@ -319,7 +319,7 @@ end subroutine
 
 
 @pytest.mark.skipif(not HAVE_OPENCL, reason="needs OpenCL")
-def test_fortran_names_do_not_shadow_the_glue(tmp_path):
+def test_fortran_names_do_not_shadow_the_glue(tmp_path, opencl_device):
     """Arguments named like the glue's locals, builtins and helpers, in a
     subroutine named like a builtin: the glue still checks and runs."""
     (tmp_path / "sh.f90").write_text(SHADOWING)

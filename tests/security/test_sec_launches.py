@@ -63,7 +63,7 @@ print("steps: ok")
 
 
 @pytest.mark.skipif(not HAVE_OPENCL, reason="needs OpenCL")
-def test_host_loop_named_like_the_glue_name_of_an_argument(tmp_path):
+def test_host_loop_named_like_the_glue_name_of_an_argument(tmp_path, opencl_device):
     (tmp_path / "jac.f90").write_text(STEPS.format(size="queue_", loop="queue"))
     result = invoke(["translate", "jac.f90"], tmp_path)
     assert result.exit_code == 0, result.output

@@ -216,7 +216,7 @@ def test_too_many_overlapping_accesses_is_a_located_error(monkeypatch):
 
 # {{{ FIFOs and devices
 
-@pytest.mark.skipif(not shutil.which("gfortran"), reason="the preprocessor is gfortran's")
+@pytest.mark.usefixtures("preprocessor")
 def test_a_header_swapped_for_a_fifo_does_not_block_a_cache_hit(tmp_path):
     """The cache checks the included files of an entry: a header that became
     a FIFO (another branch, a downloaded update) must not be opened."""

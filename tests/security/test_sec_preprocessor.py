@@ -21,8 +21,7 @@ import pytest
 
 from security_util import CANARY, ROOT, SENTINEL, assert_safe, files_in, terminal_is_clean
 
-pytestmark = pytest.mark.skipif(not __import__("shutil").which("gfortran"),
-                                reason="the preprocessor is gfortran's")
+pytestmark = pytest.mark.usefixtures("preprocessor")
 
 HEAD = "subroutine s(n, x)\n  integer n, i\n  real x(n)\n"
 BODY = "  do i = 1, n\n    x(i) = 2*x(i)\n  end do\nend subroutine\n"

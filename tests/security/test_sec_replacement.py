@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -71,9 +70,7 @@ def test_generated_outputs_are_still_replaced(tmp_path):
         "2 * a" in (tmp_path / "solver.cl").read_text()
 
 
-@pytest.mark.gfortran
-@pytest.mark.skipif(shutil.which("gfortran") is None or shutil.which("cc") is None,
-                    reason="needs gfortran and cc")
+@pytest.mark.usefixtures("gfortran", "gcc")
 def test_wrapper_names_the_object_as_gfortran_does(tmp_path):
     (tmp_path / "kd.v2.f90").write_text(SAXPY + "!$loopy begin\n! knl, = parse_fortran("
                                         "SOURCE, FILENAME)\n! RESULT = [knl]\n!$loopy end\n")

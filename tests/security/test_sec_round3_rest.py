@@ -7,7 +7,6 @@ UTF-8 byte order mark.
 from __future__ import annotations
 
 import multiprocessing
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -120,8 +119,7 @@ def test_tune_plot_draws_a_file_name_as_plain_text(tmp_path):
 # }}}
 
 
-@pytest.mark.skipif(not (shutil.which("gfortran") and shutil.which("cc") and shutil.which("ar")),
-                    reason="the wrapper builds its runtime with gfortran, cc and ar")
+@pytest.mark.usefixtures("gfortran", "gcc")     # the wrapper builds its runtime
 def test_the_wrapper_builds_its_runtime_when_the_cache_cannot_be_written(tmp_path, monkeypatch):
     """A cache folder the user owns but cannot write (read-only file system,
     mode 0500: root ignores modes, so the refusal is injected): the runtime

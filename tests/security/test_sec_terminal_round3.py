@@ -13,7 +13,6 @@ overrides, which is what these attacks use.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -113,8 +112,7 @@ def test_the_wrapper_escapes_its_own_messages(tmp_path):
     assert terminal_is_clean(proc.stderr), ascii(proc.stderr)
 
 
-@pytest.mark.skipif(not (shutil.which("gfortran") and shutil.which("cc")),
-                    reason="the wrapper compiles with gfortran and cc")
+@pytest.mark.usefixtures("gfortran", "gcc")     # the wrapper compiles
 def test_the_wrapper_escapes_what_a_script_prints(tmp_path):
     (tmp_path / "k.f90").write_text(
         SAXPY + "!$loopy begin\n! print('hello \\x1b]0;title\\x07 \\u202e \\r over')\n"

@@ -10,14 +10,10 @@ kinds, line lengths, other include options) are refused for a file with a
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from security_util import run_module
 
 BRANCHES = """\
 subroutine k(n, x)
@@ -115,7 +111,7 @@ end subroutine
 """
 
 
-def test_wrapper_underscore_macro_reaches_the_preprocessor_only(tmp_path, capsys):
+def test_wrapper_underscore_macro_reaches_the_preprocessor_only(tmp_path, capsys, preprocessor):
     from f2loopy.wrapper import translate_for_compile
     src = tmp_path / "k.F90"
     src.write_text(UNDERSCORED)
@@ -138,20 +134,11 @@ def test_a_form_in_f2loopyfc_options_must_be_the_compilers(tmp_path, monkeypatch
     assert f_glue.is_file()
 
 
-def _env() -> dict:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    env.pop("F2LOOPYFC_OPTIONS", None)
-    return env
-
-
 def _wrapper(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "f2loopy.wrapper", "gfortran", *args],
-                          cwd=cwd, env=_env(), capture_output=True, text=True, timeout=600)
+    return run_module("f2loopy.wrapper", "gfortran", *args, cwd=cwd)
 
 
-needs_compilers = pytest.mark.skipif(
-    shutil.which("gfortran") is None or shutil.which("cc") is None
-    or shutil.which("ld") is None, reason="needs gfortran, cc and ld")
+needs_compilers = pytest.mark.usefixtures("gfortran", "gcc")
 
 
 def _program_text(obj: Path) -> str:

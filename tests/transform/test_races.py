@@ -108,7 +108,7 @@ end
 def test_a_private_value_set_on_every_path_is_not_carried(body, tmp_path, cl_queue):
     # each iteration sets t on every branch: nothing flows between iterations
     src = BRANCHES.format(body)
-    split = lambda k: f2loopy.split_iname(k, "i", 16, outer_tag="g.0", inner_tag="l.0")  # noqa
+    split = lambda k: f2loopy.split_iname(k, "i", 16, outer_tag="g.0", inner_tag="l.0")
     f2loopy.generate_code(split(kernel(src)))
     run_transformed(src, "sgn", split, [40, farray(40, seed=3), np.zeros(40, np.float32)],
                     tmp_path, cl_queue)

@@ -17,7 +17,7 @@ from f2loopy.verify.check import (
     CheckError, check_source, original_sequence, parse_tolerances, run_isolated,
     tolerance_for)
 from f2loopy.verify.inputs import InputError, plan_inputs
-from util import needs_gfortran
+from check_util import needs_check
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
@@ -54,7 +54,7 @@ def test_samples_are_found():
     assert {"saxpy.f90", "numa_volume/volume.f90", "heat_app/heat.f90"} <= set(_samples())
 
 
-@needs_gfortran
+@needs_check
 @pytest.mark.parametrize("sample", _samples())
 def test_check_passes_on_sample(sample):
     res = _check([*SAMPLE_ARGS.get(sample, []), str(SAMPLES / sample)])
@@ -62,7 +62,7 @@ def test_check_passes_on_sample(sample):
     assert "ok:" in res.output and "FAIL" not in res.output
 
 
-@needs_gfortran
+@needs_check
 def test_numa_volume_every_checkpoint_is_checked():
     res = _check(["-D", "Nq=4", "--size", "Ne=3", str(SAMPLES / "numa_volume" / "volume.f90")])
     assert res.exit_code == 0, res.output
@@ -99,7 +99,7 @@ end subroutine
 """
 
 
-@needs_gfortran
+@needs_check
 def test_racing_transformation_fails_and_names_the_array(tmp_path):
     path = tmp_path / "scan.f90"
     path.write_text(SCAN.format(rest="! RESULT = [bad]"))
@@ -113,7 +113,7 @@ def test_racing_transformation_fails_and_names_the_array(tmp_path):
     assert "MISMATCH" in res.output and "Traceback" not in res.output
 
 
-@needs_gfortran
+@needs_check
 def test_wrong_checkpoint_is_reported_with_its_label(tmp_path):
     path = tmp_path / "scan.f90"
     path.write_text(SCAN.format(rest="! k2 = bad\n! checkpoint(\"racy\")\n! RESULT = [k]"))
@@ -127,7 +127,7 @@ def test_wrong_checkpoint_is_reported_with_its_label(tmp_path):
     assert check_source(path.read_text(), path, checkpoints=False).passed
 
 
-@needs_gfortran
+@needs_check
 def test_transformation_that_drops_a_statement_fails(tmp_path):
     src = """\
 subroutine two(n, a, b, c)
@@ -150,7 +150,7 @@ end subroutine
     assert {o.name: o.passed for o in kc.outputs} == {"b": True, "c": False}
 
 
-@needs_gfortran
+@needs_check
 def test_fused_kernel_is_compared_with_the_sequence(tmp_path):
     src = """\
 subroutine first(n, a, b)
@@ -183,7 +183,7 @@ end subroutine
     assert report.passed, report.format()
 
 
-@needs_gfortran
+@needs_check
 def test_unrelated_subroutines_get_inputs_of_their_own(tmp_path):
     # 'a' is a vector in one subroutine and a matrix in the other: each
     # subroutine is checked on inputs that fit its own declarations
@@ -228,7 +228,7 @@ def test_original_sequence_splits_joined_names():
     assert original_sequence("ref_", names) is None
 
 
-@needs_gfortran
+@needs_check
 def test_unknown_kernel_name_is_a_failure(tmp_path):
     src = SCAN.split("!$loopy")[0] + """\
 !$loopy begin
@@ -294,7 +294,7 @@ def test_tolerance_options():
     assert tolerance_for(np.int32, tol).rtol == 0.0
 
 
-@needs_gfortran
+@needs_check
 def test_tolerances_decide_the_verdict(tmp_path):
     # with fp_contract the OpenCL compiler fuses a*b - c (one rounding instead of
     # two): results differ from gfortran's in the last bit
@@ -375,7 +375,7 @@ def test_index_arrays_stay_in_bounds(seed):
     assert rp.min() >= 1 and rp.max() <= nnz + 1
 
 
-@needs_gfortran
+@needs_check
 def test_csr_kernel_checks(tmp_path):
     path = tmp_path / "csr.f90"
     path.write_text(CSR)
@@ -452,7 +452,7 @@ def test_assumed_size_extent_comes_from_the_subscripts():
     assert plan.shapes["x"] == (10,) and plan.shapes["y"] == (7,)
 
 
-@needs_gfortran
+@needs_check
 def test_logical_and_integer_outputs(tmp_path):
     src = """\
 subroutine flags(n, x, pos, cnt, any_big)
@@ -479,7 +479,7 @@ end subroutine
 # }}}
 
 
-@needs_gfortran
+@needs_check
 def test_kernel_option_selects_one_kernel():
     path = SAMPLES / "shallow_water.f90"
     if not path.exists():
@@ -492,13 +492,13 @@ def test_kernel_option_selects_one_kernel():
     assert "no kernel or subroutine named 'nope'" in res.output
 
 
-@needs_gfortran
+@needs_check
 def test_floopy_files_are_checked():
     res = _check([str(ROOT / "tests" / "floopy" / "sparse.floopy")])
     assert res.exit_code == 0, res.output
 
 
-@needs_gfortran
+@needs_check
 def test_assumed_shape_arguments_outside_a_module(tmp_path):
     # the reference calls the original through an interface block; the
     # extents are chosen like sizes and keep the subscripts in bounds
@@ -526,7 +526,7 @@ end subroutine
     assert sizes["a_n2"] == "6" and int(sizes["w_n1"]) >= 6 and int(sizes["s_n1"]) >= 6
 
 
-@needs_gfortran
+@needs_check
 def test_long_names_and_many_arguments(tmp_path):
     # the shim calling the original must stay within Fortran's line and name
     # lengths: a 61-character subroutine name, 7 assumed-shape arguments
@@ -561,7 +561,7 @@ end
 """
 
 
-@needs_gfortran
+@needs_check
 def test_assumed_size_used_through_a_running_index_asks_for_its_extent(tmp_path):
     # the subscript cannot be bounded: a guessed extent would be overrun
     path = tmp_path / "strided.f90"
@@ -579,7 +579,7 @@ def test_assumed_size_used_through_a_running_index_asks_for_its_extent(tmp_path)
         check_source(SCAN.split("!$loopy")[0], tmp_path / "s.f90", sizes={"x": 3})
 
 
-@needs_gfortran
+@needs_check
 def test_intent_out_integers_need_no_input_range(tmp_path):
     src = """\
 subroutine pick(n, s, k, best, v)
@@ -597,7 +597,7 @@ end
     assert check_source(src, path).passed
 
 
-@needs_gfortran
+@needs_check
 def test_conforming_assumed_shape_arrays_get_equal_extents(tmp_path):
     # Fortran requires c = a + b and matmul operands to conform: the kernel
     # assumes it, check draws conforming inputs, the glue refuses others

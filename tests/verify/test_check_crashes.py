@@ -8,27 +8,14 @@ import subprocess
 import sys
 
 import pytest
+from check_util import check_process as _check_process
+from check_util import check_text as _check
+from check_util import needs_check
 from click.testing import CliRunner
 
 from f2loopy.cli import main
-from util import needs_gfortran
 
-pytestmark = [needs_gfortran, pytest.mark.differential]
-
-
-def _check(tmp_path, text, *args, name="k.f90"):
-    path = tmp_path / name
-    path.write_text(text)
-    res = CliRunner().invoke(main, ["check", *args, str(path)])
-    return str(path), res
-
-
-def _check_process(tmp_path, text, *args, name="k.f90"):
-    """The check in its own process: a crash shows as a signal."""
-    path = tmp_path / name
-    path.write_text(text)
-    return subprocess.run([sys.executable, "-m", "f2loopy.cli", "check", *args, str(path)],
-                          capture_output=True, text=True, cwd=tmp_path)
+pytestmark = [needs_check, pytest.mark.differential]
 
 
 # {{{ item 7: subscripts computed into a scalar first

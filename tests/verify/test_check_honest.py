@@ -5,22 +5,14 @@ stop reached on both sides as agreement, draws strings for character flags,
 and refuses sizes the declarations cannot take as a usage error."""
 
 import numpy as np
-from click.testing import CliRunner
+from check_util import check_text as _check
+from check_util import needs_check
 
-from f2loopy.cli import main
 from f2loopy.verify.check import OutputCheck
 from f2loopy.verify.compare import Mismatch
 from f2loopy.verify.honesty import explain_mismatches
-from util import needs_gfortran
 
-pytestmark = needs_gfortran
-
-
-def _check(tmp_path, text, *args, name="k.f90"):
-    path = tmp_path / name
-    path.write_text(text)
-    res = CliRunner().invoke(main, ["check", *args, str(path)])
-    return str(path), res
+pytestmark = needs_check
 
 
 BIG = """subroutine big(n, x, y)

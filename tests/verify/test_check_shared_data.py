@@ -13,8 +13,9 @@ from f2loopy.frontend.search_path import SearchPath
 from f2loopy.pipeline import translate_text
 from f2loopy.verify.check import check_source
 from f2loopy.verify.fortran import FortranLibrary, FortranToolError, _shim
+from check_util import needs_check
+
 from f2loopy.ir.roles import Component
-from util import needs_gfortran
 
 #: a module with kinds, parameters, arrays and derived types (one with an
 #: array component), in the style of the IFS modules
@@ -117,7 +118,7 @@ def test_shim_sets_module_data_common_blocks_and_derived_arguments(tmp_path):
     assert shim.index("  f2l_c0_0 = a9") < shim.index(call) < shim.index("  a9 = f2l_c0_0")
 
 
-@needs_gfortran
+@needs_check
 def test_check_compares_module_data_and_components(tmp_path, cl_queue):
     path, inc = _project(tmp_path)
     report = check_source(CLOUD_STEP, path, include_dirs=inc, queue=cl_queue)
@@ -136,7 +137,7 @@ def test_check_compares_module_data_and_components(tmp_path, cl_queue):
     assert all(o.max_error < 1e-12 for o in check.outputs)
 
 
-@needs_gfortran
+@needs_check
 @pytest.mark.parametrize("wrong, output", [
     ("weights(1) = weights(1) + 1", "weights"),
     ("ydpar%rmin = ydpar%rmin * 0.5_jprb", "ydpar_rmin"),
@@ -176,7 +177,7 @@ end subroutine counted
 """
 
 
-@needs_gfortran
+@needs_check
 def test_saved_locals_start_from_their_initial_values(tmp_path, cl_queue):
     path = tmp_path / "counted.f90"
     path.write_text(SAVED)
@@ -190,7 +191,7 @@ def test_saved_locals_start_from_their_initial_values(tmp_path, cl_queue):
     assert text.splitlines()[-1] == "ok: 2 output(s) of 1 kernel(s) match the original Fortran"
 
 
-@needs_gfortran
+@needs_check
 def test_a_wrong_saved_value_shows_in_the_second_call(tmp_path, cl_queue):
     path = tmp_path / "counted.f90"
     path.write_text(SAVED)
@@ -203,7 +204,7 @@ def test_a_wrong_saved_value_shows_in_the_second_call(tmp_path, cl_queue):
         "MISMATCH: 1 of 1 kernel(s) differ from the original Fortran: counted")
 
 
-@needs_gfortran
+@needs_check
 def test_check_cli_on_a_project_with_module_data(tmp_path):
     from click.testing import CliRunner
     from f2loopy.cli import main
@@ -227,7 +228,7 @@ def test_compile_order_includes_the_modules_the_path_files_use(tmp_path):
                                                 tmp_path / "a.f90"]
 
 
-@needs_gfortran
+@needs_check
 def test_a_module_missing_from_the_path_is_named(tmp_path):
     (tmp_path / "uses_io.f90").write_text("module uses_io\n  use file_io\n  real :: r\n"
                                           "end module uses_io\n")
@@ -316,7 +317,7 @@ end module physk
 """
 
 
-@needs_gfortran
+@needs_check
 def test_check_module_procedure_with_records_and_common(tmp_path, cl_queue):
     path = tmp_path / "k.f90"
     path.write_text(MODULE_PROCEDURE)
@@ -369,7 +370,7 @@ end subroutine second
 """
 
 
-@needs_gfortran
+@needs_check
 def test_check_fused_kernel_with_module_data(tmp_path, cl_queue):
     path = tmp_path / "f.f90"
     path.write_text(FUSED)
