@@ -53,7 +53,7 @@ def _shim_name(kernel: Kernel) -> str:
     return fortran_name(f"f2l_shim_{kernel.name.lower()}", "")
 
 
-def _shim(kernel: Kernel, access: dict | None = None) -> str:
+def _shim(kernel: Kernel, access: dict | None = None, accessors: dict | None = None) -> str:
     """A bind(c) wrapper taking every argument by reference.
 
     The extents of assumed-shape arrays (kernel arguments after the Fortran
@@ -71,6 +71,9 @@ def _shim(kernel: Kernel, access: dict | None = None) -> str:
     # module data, common blocks, derived-type arguments
     data = ShimData(kernel, names,
                     private=lambda module, var: is_private(access or {}, module, var))
+    if accessors is not None:
+        for module, statements in data.accessors.items():
+            accessors.setdefault(module, []).extend(statements)
     shim_args = list(names.values()) + data.extent_names + list(lengths.values())
     lines = [f"subroutine {_shim_name(kernel)}({', '.join(shim_args)}) "
              f"bind(c, name='{_shim_name(kernel)}')"]
@@ -186,8 +189,15 @@ class FortranLibrary:
         from f2loopy.regular_files import read_regular
         extra_text = "".join(read_regular(s).decode("utf-8", "replace") for s in extra_sources)
         access = module_access(source + "\n" + extra_text)
-        shims = "\n".join(_shim(k, access) for k in kernels) + _missing_helpers(source,
-                                                                                extra_text)
+        accessors: dict = {}
+        shims = "\n".join(_shim(k, access, accessors) for k in kernels) + \
+            _missing_helpers(source, extra_text)
+        if accessors:
+            # procedures inside modules of the source (PRIVATE derived-type
+            # variables), on the lines of their 'end module': no line moves
+            source = with_accessors(source, accessors)
+            flags = tuple(flags) + ("-ffixed-line-length-none" if suffix.lower() in (".f", ".for")
+                                    else "-ffree-line-length-none",)
         extra = []
         if coverage:
             flags = tuple(flags) + ("--coverage",)
@@ -427,6 +437,39 @@ def module_access(text: str) -> dict:
             module["procs"].append(m.group(2).lower())
     return {name: (m["default"], {n.lower() for n in m["private"]}, m["public"], m["procs"])
             for name, m in out.items()}
+
+
+def with_accessors(text: str, accessors: dict) -> str:
+    """*text* with the statements ``accessors[module]`` (whole procedures)
+    put into each module, joined by ``;`` on the line of its ``end module``
+    (after a ``contains`` where it has none), so that no line moves.  A
+    module *text* does not define is an error (its variables are PRIVATE in
+    another file, which the harness does not change)."""
+    lines = text.splitlines(keepends=True)
+    module = None
+    contains = False
+    todo = {m.lower(): st for m, st in accessors.items()}
+    for k, line in enumerate(lines):
+        if module is None:
+            m = _MODULE_START.match(line)
+            if m:
+                module, contains = m.group(1).lower(), False
+            continue
+        if _CONTAINS.match(line):
+            contains = True
+        elif _MODULE_END.match(line):
+            statements = todo.pop(module, None)
+            if statements:
+                at = len(line) - len(line.lstrip())
+                lines[k] = line[:at] + ("" if contains else "contains; ") + \
+                    "; ".join(statements) + "; " + line[at:]
+            module = None
+    if todo:
+        raise FortranToolError("check cannot reach the PRIVATE derived-type variables of "
+                               "module " + ", ".join(f"'{m}'" for m in sorted(todo)) +
+                               ", which another file defines (the harness sets module "
+                               "variables through procedures it adds to the module's source)")
+    return "".join(lines)
 
 
 def is_private(access: dict, module: str, name: str) -> bool:

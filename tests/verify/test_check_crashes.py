@@ -511,3 +511,74 @@ def test_condition_on_a_computed_subscript_is_seen_through_it(tmp_path):
 end subroutine
 """)
     assert res.exit_code == 0, res.output
+
+
+# {{{ PRIVATE derived-type module variables (issue 26, left from item 14)
+
+PRIVATE_DERIVED = """module pstate
+  implicit none
+  private
+  type grid_t
+    real :: scale
+    integer :: shift
+    real :: w(3)
+  end type
+  type(grid_t) :: g
+  public :: apply
+contains
+  subroutine apply(n, x, k)
+    integer n, i
+    real x(n)
+    integer k(n)
+    do i = 1, n
+      x(i) = g%scale * x(i) + g%w(2)
+      k(i) = k(i) + g%shift
+      g%w(3) = g%w(3) + x(i)
+    end do
+  end subroutine
+end module
+"""
+
+# a public type, the variable PRIVATE by its attribute, no module procedure
+# before the harness's (no 'contains'), fixed form
+PRIVATE_DERIVED_FIXED = """      module pfix
+      implicit none
+      type pair_t
+        double precision a, b
+      end type
+      type(pair_t), private :: p
+      public :: setp, usep
+      end module
+
+      subroutine usep(n, y)
+      use pfix
+      integer n, i
+      double precision y(n)
+      end subroutine
+"""
+
+
+def test_private_derived_type_variable(tmp_path):
+    # gfortran refused the harness's 'use pstate, only: f2l_s0 => g' (g is
+    # PRIVATE); the harness now sets and reads g's components through
+    # procedures it compiles inside the module, on its 'end module' line
+    _, res = _check(tmp_path, PRIVATE_DERIVED)
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert lines[1] == "apply"
+    assert [ln.split()[0] for ln in lines[2:5]] == ["x(4)", "k(4)", "pstate.g.w(3)"]
+    assert all(ln.endswith("  ok") for ln in lines[2:5]), res.output
+    assert lines[5] == "ok: 3 output(s) of 1 kernel(s) match the original Fortran"
+
+
+def test_accessors_keep_every_line():
+    from f2loopy.verify.fortran import with_accessors
+    text = PRIVATE_DERIVED_FIXED
+    out = with_accessors(text, {"pfix": ["subroutine s() bind(c)", "end subroutine"]})
+    assert len(out.splitlines()) == len(text.splitlines())
+    assert out.splitlines()[7] == ("      contains; subroutine s() bind(c); end subroutine; "
+                                   "end module")
+    assert with_accessors(PRIVATE_DERIVED, {"pstate": ["x", "y"]}).splitlines()[-1] == \
+        "x; y; end module"
+
+# }}}
