@@ -489,6 +489,21 @@ def private_procedures(text: str) -> set[str]:
     return {p for mod, info in access.items() for p in info[3] if is_private(access, mod, p)}
 
 
+def private_type_arguments(text: str, procedures) -> dict:
+    """Lower-case name -> ``(dummy, type)`` of the *procedures* (IR) with a
+    derived-type dummy whose type is PRIVATE in its module of *text* (a shim
+    outside the module cannot declare one)."""
+    access = module_access(text)
+    out = {}
+    for proc in procedures:
+        for a in proc.fortran_args:
+            if getattr(a, "component", None):
+                module, tname, _ = a.component_type
+                if is_private(access, module, tname):
+                    out.setdefault(proc.name.lower(), (a.component[0], tname))
+    return out
+
+
 _UNDEFINED = re.compile(r"undefined reference to [`']([^'`\n]{1,300})'")
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,200}")
 #: what a stub of a missing procedure writes before it stops the run

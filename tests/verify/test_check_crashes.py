@@ -571,6 +571,45 @@ def test_private_derived_type_variable(tmp_path):
     assert lines[5] == "ok: 3 output(s) of 1 kernel(s) match the original Fortran"
 
 
+PRIVATE_TYPE_DUMMY = """module ptype
+  implicit none
+  private
+  type pt
+    real :: a
+    real :: v(4)
+  end type
+  public :: scalev, plain
+contains
+  subroutine scalev(p, n, x)
+    type(pt) :: p
+    integer n, i
+    real x(n)
+    do i = 1, n
+      x(i) = p%a * x(i) + p%v(1)
+    end do
+  end subroutine
+  subroutine plain(n, x)
+    integer n
+    real x(n)
+    x(1) = 2.0 * x(n)
+  end subroutine
+end module
+"""
+
+
+def test_private_type_of_a_dummy_is_a_note(tmp_path):
+    # sibling: the harness's 'use ptype, only: f2l_t0 => pt' failed to compile
+    # (a gfortran error for the whole file); now that kernel is named as not
+    # checked and the others are checked
+    _, res = _check(tmp_path, PRIVATE_TYPE_DUMMY)
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[1:3] == [
+        "scalev",
+        "  not checked: argument 'p' of 'scalev' has type 'pt', which is PRIVATE in its "
+        "module: a harness outside the module cannot make one"]
+    assert "ok: 1 output(s) of 2 kernel(s) match the original Fortran" in res.output
+
+
 def test_accessors_keep_every_line():
     from f2loopy.verify.fortran import with_accessors
     text = PRIVATE_DERIVED_FIXED
