@@ -395,6 +395,7 @@ _ACCESS = re.compile(r"\s*(private|public)\s*(?:(?:::)?\s*([a-z]\w*(?:\s*,\s*[a-
                      r"\s*(!.*)?$", re.IGNORECASE)
 _PROCEDURE = re.compile(r"\s*(?:[a-z]\w*(?:\([^)]*\))?\s+)*(subroutine|function)\s+"
                         r"([a-z]\w*)", re.IGNORECASE)
+_TYPE_START = re.compile(r"\s*type\s*(,|::|\s+(?!is\b)[a-z])", re.IGNORECASE)
 
 
 def module_access(text: str) -> dict:
@@ -416,7 +417,16 @@ def module_access(text: str) -> dict:
             module = None
             continue
         if not module["contains"]:
-            if _CONTAINS.match(line):
+            if _TYPE_START.match(line):
+                module["in_type"] = True
+            elif re.match(r"\s*end\s*type\b", line, re.IGNORECASE):
+                module["in_type"] = False
+                continue
+            elif module.get("in_type"):
+                # a type's own 'private' (its components) and 'contains'
+                # (its type-bound procedures) are not the module's
+                continue
+            elif _CONTAINS.match(line):
                 module["contains"] = True
                 continue
             m = _ACCESS.match(line)
@@ -447,7 +457,7 @@ def with_accessors(text: str, accessors: dict) -> str:
     another file, which the harness does not change)."""
     lines = text.splitlines(keepends=True)
     module = None
-    contains = False
+    contains = in_type = False
     todo = {m.lower(): st for m, st in accessors.items()}
     for k, line in enumerate(lines):
         if module is None:
@@ -455,7 +465,11 @@ def with_accessors(text: str, accessors: dict) -> str:
             if m:
                 module, contains = m.group(1).lower(), False
             continue
-        if _CONTAINS.match(line):
+        if _TYPE_START.match(line):
+            in_type = True          # (its 'contains' opens type-bound procedures)
+        elif re.match(r"\s*end\s*type\b", line, re.IGNORECASE):
+            in_type = False
+        elif _CONTAINS.match(line) and not in_type:
             contains = True
         elif _MODULE_END.match(line):
             statements = todo.pop(module, None)

@@ -619,5 +619,33 @@ def test_accessors_keep_every_line():
                                    "end module")
     assert with_accessors(PRIVATE_DERIVED, {"pstate": ["x", "y"]}).splitlines()[-1] == \
         "x; y; end module"
+    # a type's 'contains' (type-bound procedures) is not the module's
+    assert with_accessors(TYPE_BOUND, {"tb": ["x"]}).splitlines()[-1] == \
+        "contains; x; end module"
+
+
+TYPE_BOUND = """module tb
+  type, private :: t
+    private
+    real :: a
+  contains
+    procedure :: f
+  end type
+  type :: u
+    sequence
+    real b
+  end type
+  real, private :: hid
+  public :: f
+end module
+"""
+
+
+def test_a_types_own_private_and_contains_are_not_the_modules():
+    # sibling: the type's 'private' made every entity of the module PRIVATE
+    # (its public procedures 'not checked') and its 'contains' ended the
+    # reading of the module's access statements ('hid' was public)
+    from f2loopy.verify.fortran import module_access
+    assert module_access(TYPE_BOUND)["tb"][:3] == ("public", {"t", "hid"}, {"f"})
 
 # }}}
