@@ -226,6 +226,9 @@ def _translate_preprocessed(text: str, path: Path, *, output_dir=None, defines=N
             pp.remap(exc)        # spans into a preprocessed file of the path
         raise
     inputs = [path, *search.files_read, *map(Path, search.includes)]
+    if not kernels and not src.scripts:
+        # (before a recipe, which would say only that its RESULT is empty)
+        raise _nothing_to_translate(src)
     script = apply_transformations(src, kernels, defines or {}, transform, debug=debug,
                                    tunables=tunables, checkpoints=checkpoints)
     kernels = script.kernels
