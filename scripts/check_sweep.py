@@ -14,7 +14,9 @@ Units swept:
 
 Outcomes: ``ok``, ``not-covered`` (check ran but some statement never did),
 ``refused`` (a located error, ``file:line:col: error:``), ``unlocated`` (an
-error without a source position: a defect of the message), ``mismatch``,
+error without a source position: a defect of the message), ``invalid-fortran``
+(gfortran refuses the unit itself: check says so with gfortran's messages),
+``harness`` (gfortran refuses check's harness: a defect), ``mismatch``,
 ``internal``, ``crash`` (a signal), ``timeout``.  Usage::
 
     nice -n 15 python3 scripts/check_sweep.py --tests --quick [--transform auto]
@@ -58,7 +60,7 @@ EXPECTED_MISMATCH = re.compile(r"^!\s*\w+\s*=.*\bremove_instructions\(", re.MULT
 #: --quick units run in children forked from the sweep (set by main)
 _FORK = False
 
-BAD = ("mismatch", "internal", "crash", "timeout", "unlocated", "wrong-error")
+BAD = ("mismatch", "internal", "crash", "timeout", "unlocated", "wrong-error", "harness")
 
 
 def default_files() -> list[str]:
@@ -145,6 +147,10 @@ def classify(rc: int, out: str, expect: str | None = None, name: str = "") -> st
         return "not-covered"
     if expect is not None:
         return "refused" if expect in out else "wrong-error"
+    if "gfortran failed to compile the original Fortran" in out:
+        # gfortran's own errors: in the harness (a defect of check) or in the
+        # unit itself (not Fortran gfortran accepts: a right refusal)
+        return "harness" if re.search(r"shims\.f90:\d+", out) else "invalid-fortran"
     if _LOCATED.search(out):
         return "refused"
     return "unlocated"
