@@ -60,9 +60,10 @@ def _shim(kernel: Kernel, access: dict | None = None, accessors: dict | None = N
     ones) are arguments of the shim, which declares such an array with them;
     a subroutine outside a module then needs an interface block, made from
     the kernel's arguments."""
-    names = {a.name: f"a{k}" for k, a in enumerate(kernel.args)}
+    # (prefixed: a procedure or module of the user's may be named 'a1')
+    names = {a.name: f"f2l_a{k}" for k, a in enumerate(kernel.args)}
     # a character flag comes as up to CHAR_MAX bytes and its length
-    lengths = {a.name: f"l{k}" for k, a in enumerate(kernel.args) if _is_char(a)}
+    lengths = {a.name: f"f2l_l{k}" for k, a in enumerate(kernel.args) if _is_char(a)}
     extents = {}
     for a in kernel.extent_args:
         assert isinstance(a.role, Extent)

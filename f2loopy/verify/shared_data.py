@@ -286,7 +286,7 @@ class ShimData:
             module, tname, rank = a.role.type_module, a.role.type_name, a.role.type_rank
             root = a.role.root
             if isinstance(a, ArrayArg):
-                self.extents[a.name] = [f"x{self.names[a.name][1:]}_{d}"
+                self.extents[a.name] = [f"f2l_x{self.names[a.name][5:]}_{d}"
                                         for d in range(a.ndim)]
             if root not in self.roots:
                 local = types_.get((module.lower(), tname.lower()))

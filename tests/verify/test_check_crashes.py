@@ -649,3 +649,31 @@ def test_a_types_own_private_and_contains_are_not_the_modules():
     assert module_access(TYPE_BOUND)["tb"][:3] == ("public", {"t", "hid"}, {"f"})
 
 # }}}
+
+
+# {{{ the harness's own names (found by the check sweep: tests' unit 'a1')
+
+SHIM_NAMES = """subroutine a1(n, x)
+  integer n, i
+  real x(n)
+  do i = 1, n
+    x(i) = 1
+  end do
+end
+subroutine f2(n, l0, a0)
+  integer n, i
+  real l0(n), a0(n)
+  do i = 2, n
+    l0(i) = l0(i) + a0(i-1)
+  end do
+end
+"""
+
+
+def test_a_procedure_named_like_a_shim_argument(tmp_path):
+    # the shim named its arguments a0, a1, ...: 'call a1(a0, a1)' did not compile
+    _, res = _check(tmp_path, SHIM_NAMES)
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[-1] == "ok: 2 output(s) of 2 kernel(s) match the original Fortran"
+
+# }}}
