@@ -512,10 +512,10 @@ def private_type_arguments(text: str, procedures) -> dict:
     out = {}
     for proc in procedures:
         for a in proc.fortran_args:
-            if getattr(a, "component", None):
-                module, tname, _ = a.component_type
+            if isinstance(a.role, Component):
+                module, tname = a.role.type_module, a.role.type_name
                 if is_private(access, module, tname):
-                    out.setdefault(proc.name.lower(), (a.component[0], tname))
+                    out.setdefault(proc.name.lower(), (a.role.root, tname))
     return out
 
 
