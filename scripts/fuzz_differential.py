@@ -35,7 +35,8 @@ _QUEUE = None
 def _worker_init():
     os.environ.setdefault("PYOPENCL_COMPILER_OUTPUT", "0")
     try:
-        os.nice(5)
+        if os.nice(0) < 5:      # (below the parent's when it runs at normal priority)
+            os.nice(5)
     except OSError:
         pass
 

@@ -265,11 +265,14 @@ class ConditionalsMixin(_Host):
         # the inner 'else if (mask(1))'), those of nested ones after it (they
         # are evaluated later, when the variables may have changed)
         own = len(self.predicates)
+        guards = _snapshot_guards([c for c, _ in conds], replacements) if chained else {}
 
         def fix(preds):
             if len(preds) <= own:
                 return preds
-            return preds[:own] + (replace(preds[own]),) + preds[own + 1:]
+            guard = guards.get(preds[own])
+            return preds[:own] + (replace(preds[own]) if guard is None else guard,) + \
+                preds[own + 1:]
 
         new_body = [insn.copy(predicates=fix(insn.predicates)) for insn in body]
         self.instructions[start:] = snapshot_insns + new_body
@@ -289,6 +292,30 @@ def _condition_may_change(body, conds, outer_inames) -> bool:
         if k < len(body) - 1 or set(insn.within_inames) - set(outer_inames):
             return True
     return False
+
+
+def _snapshot_guards(conds, names) -> dict:
+    """The guard of each branch of an ``if``/``else if`` chain on *conds*
+    (as :meth:`ConditionalsMixin.stmt_If_Construct` builds it) -> the same
+    guard on the snapshots *names* (condition -> temporary).  Built branch by
+    branch, not by rewriting the guard's terms: a term ``not c1`` (an earlier
+    branch not taken) may equal a later condition ``.not. c1``, whose
+    snapshot is evaluated only when the earlier conditions are false."""
+    out: dict = {}
+    for k in range(len(conds) + 1):
+        old, new = [], []
+        for j, c in enumerate(conds[:k + 1]):
+            term = c if j == k else p.LogicalNot(c)
+            old.append(fold_constants(term))
+            if c in names and not is_constant(c):
+                snap = p.Variable(names[c])
+                new.append(snap if j == k else p.LogicalNot(snap))
+            else:
+                new.append(old[-1])
+        guard = _conjunction(old)
+        if guard is not None and not is_constant(guard):
+            out.setdefault(guard, _conjunction(new))
+    return out
 
 
 def _conjunction(preds):

@@ -17,6 +17,7 @@ from f2loopy.ir.types import (
     COMPLEX64, COMPLEX128, FLOAT32, FLOAT64, INT32, INT64, FortranTypeError, is_complex,
     is_integer, is_logical, promote)
 from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
+from f2loopy.frontend.boz import boz_integer, is_boz
 
 _REL_OPS = {
     ".EQ.": "==", "==": "==", ".NE.": "!=", "/=": "!=", ".LT.": "<", "<": "<",
@@ -588,15 +589,19 @@ class ExpressionConverter:
 
     def _h_to_int(self, name, generic, arg_nodes):
         args = self._args(name, arg_nodes, 1, 2, ("a", "kind"))
-        x = self.convert(args[0])
-        kind = args[1] if len(args) > 1 else None
-        dt = self._typed(name, x)
-        if dt.kind not in "iufc":
-            raise self.ctx.error(f"argument of '{name}' must be numeric", name)
-        kind = self._kind_arg(name, kind)
+        kind = self._kind_arg(name, args[1] if len(args) > 1 else None)
         target = {None: INT32, 4: INT32, 8: INT64}.get(kind)
         if target is None:
             raise self.ctx.error(f"integer kind {kind} is not supported", name)
+        if generic == "int" and is_boz(args[0]):
+            try:                # (read in int() only)
+                return boz_integer(args[0], target)
+            except ValueError as exc:
+                raise self.ctx.error(str(exc), str(args[0]), UnsupportedFeatureError) from None
+        x = self.convert(args[0])
+        dt = self._typed(name, x)
+        if dt.kind not in "iufc":
+            raise self.ctx.error(f"argument of '{name}' must be numeric", name)
         if generic == "int":
             if is_complex(dt):
                 x = p.Call(p.Variable("realpart"), (x,))

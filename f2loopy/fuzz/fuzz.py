@@ -159,12 +159,15 @@ def run_seed(seed: int, *, transforms: bool = True, queue=None) -> FuzzOutcome:
     program = generate_program(seed)
     rng = np.random.default_rng([seed, 7])
     source = program.render()
-    try:
-        kernel = parse_fortran(source, program.filename)[program.name]
-    except F2LoopyError as exc:
-        return FuzzOutcome(seed, "rejected", exc.format(), program)
-    except Exception as exc:  # noqa: BLE001
-        return FuzzOutcome(seed, "internal", "".join(traceback.format_exception(exc)), program)
+    if transforms:
+        # (without transformations check's own translation tells the same)
+        try:
+            kernel = parse_fortran(source, program.filename)[program.name]
+        except F2LoopyError as exc:
+            return FuzzOutcome(seed, "rejected", exc.format(), program)
+        except Exception as exc:  # noqa: BLE001
+            return FuzzOutcome(seed, "internal", "".join(traceback.format_exception(exc)),
+                               program)
     options = {"seed": seed, "sizes": {}, "ranges": program.data_ranges()}
     if program.loose64:
         # single-precision rounding (sin of a real, ...) flows into double results

@@ -160,6 +160,7 @@ class Generator(ExpressionsMixin, ControlMixin, KindsMixin):
         if self.chance(0.2):
             locs.append(Variable("k0", "i4", role="param", bound=3,
                                  value=str(self.int_in(-3, 3))))
+        locs += self.derived_constants(locs)
         if self.chance(0.25):
             vals = [self.pick(["0.5", "1.5", "-0.25", "2.0", "0.125"]) for _ in range(4)]
             locs.append(Variable("tab", "r4", (("1", "4"),), role="table", bound=2.0,

@@ -25,6 +25,10 @@ class ExpressionsMixin(GeneratorBase):
         """A variable, array element or literal of *kind* (or convertible)."""
         for _ in range(6):
             r = self.rng.random()
+            if r < 0.15:
+                c = self.constant_leaf(kind, env)
+                if c is not None:
+                    return c
             if kind == "l":
                 logicals = [v for v in self.vars.values() if v.kind == "l"
                             and self.readable(env, v)]

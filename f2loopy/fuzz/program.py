@@ -78,9 +78,13 @@ def lit(text, kind, value) -> Expr:
 
 _REAL_LITS = {
     "r4": [("0.5", 0.5), ("1.5", 1.5), ("0.25", 0.25), ("2.0", 2.0), ("0.1", 0.1),
-           ("3.0", 3.0), ("0.75", 0.75), ("1.0e-1", 0.1), ("2.5e0", 2.5)],
+           ("3.0", 3.0), ("0.75", 0.75), ("1.0e-1", 0.1), ("2.5e0", 2.5),
+           # every spelling of a real literal: no digits before or after the
+           # point, an exponent without a point, signed exponents, upper case
+           (".5", 0.5), ("2.", 2.0), ("5e-1", 0.5), ("0.25E+1", 2.5), ("125.E-2", 1.25)],
     "r8": [("0.5d0", 0.5), ("0.1d0", 0.1), ("2.5d0", 2.5), ("1.0d0", 1.0), ("0.3d0", 0.3),
-           ("1.25d0", 1.25), ("3.0d-1", 0.3)],
+           ("1.25d0", 1.25), ("3.0d-1", 0.3),
+           (".5d0", 0.5), ("2.D0", 2.0), ("25d-1", 2.5), ("0.125D+1", 1.25), ("1d-1", 0.1)],
 }
 
 
@@ -330,6 +334,16 @@ class Variable:
     def is_array(self) -> bool:
         return bool(self.dims)
 
+    #: a parameter declared by the FORTRAN 77 statement ``parameter (x = ...)``
+    statement: bool = False
+
+    def decl_lines(self) -> list:
+        """The declaration: one line, two for a parameter statement."""
+        if self.role == "param" and self.statement:
+            t = self.spelling or KIND_NAMES[self.kind]
+            return [f"{t} {self.name}", f"parameter ({self.name} = {self.value})"]
+        return [self.decl()]
+
     def decl(self) -> str:
         t = self.spelling or KIND_NAMES[self.kind]
         intent = f", intent({self.intent})" if self.intent else ""
@@ -439,6 +453,10 @@ class Program:
                     for lb, ub in v.dims:
                         names |= set(_identifiers(lb)) | set(_identifiers(ub))
                     names |= set(_identifiers(v.spelling))
+                    if v.role == "param":
+                        # (a parameter defined by others; no real literal's
+                        # exponent is a variable's name)
+                        names |= set(_identifiers(v.value))
             if len(names) == before:
                 break
         return names
@@ -472,7 +490,7 @@ class Program:
         lines.append("  implicit none")
         params = [v for v in loc if v.role == "param"]
         for v in params + [a for a in args] + [v for v in loc if v.role != "param"]:
-            lines.append("  " + v.decl())
+            lines.extend("  " + ln for ln in v.decl_lines())
         if loops:
             lines.append(f"  integer :: {', '.join(loops)}")
         for h in ([] if module else helpers):

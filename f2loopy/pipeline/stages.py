@@ -198,6 +198,9 @@ def transform(parsed: Parsed, options: TranslateOptions,
     inputs: tuple = ()
     code: Any = None
     output, tunables = "", {}
+    if not kernels and not src.scripts:
+        # (before a recipe, which would say only that its RESULT is empty)
+        raise nothing_to_translate(src)
     if src.scripts or options.transform is not None:
         with times.stage("script"):         # (the sandbox's modules, imported)
             from f2loopy.directives import run_transformations

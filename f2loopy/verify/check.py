@@ -487,11 +487,17 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
     report.labels = shared_data.labels(originals.values())
     # a PRIVATE module procedure cannot be called from outside its module
     # (the harness's shim): it is checked inlined in the public ones
-    from f2loopy.verify.fortran import private_procedures
-    hidden = private_procedures(text) & {n.lower() for n in originals}
+    from f2loopy.verify.fortran import private_procedures, private_type_arguments
+    typed = private_type_arguments(text, originals.values())
+    hidden = (private_procedures(text) & {n.lower() for n in originals}) | set(typed)
     for label, _, _, _, k, seq in selected:
         shut = [n for n in seq or () if n.lower() in hidden]
-        if shut:
+        if shut and shut[0].lower() in typed:
+            dummy, tname = typed[shut[0].lower()]
+            report.checks.append(KernelCheck(k.name, label, tuple(seq), note=(
+                f"not checked: argument '{dummy}' of '{shut[0]}' has type '{tname}', which is "
+                "PRIVATE in its module: a harness outside the module cannot make one")))
+        elif shut:
             report.checks.append(KernelCheck(k.name, label, tuple(seq), note=(
                 f"not checked: '{shut[0]}' is PRIVATE in its module, out of the reach of a "
                 "harness (it is checked where a public procedure of the file calls it)")))

@@ -53,16 +53,17 @@ def _shim_name(kernel: Kernel) -> str:
     return fortran_name(f"f2l_shim_{kernel.name.lower()}", "")
 
 
-def _shim(kernel: Kernel, access: dict | None = None) -> str:
+def _shim(kernel: Kernel, access: dict | None = None, accessors: dict | None = None) -> str:
     """A bind(c) wrapper taking every argument by reference.
 
     The extents of assumed-shape arrays (kernel arguments after the Fortran
     ones) are arguments of the shim, which declares such an array with them;
     a subroutine outside a module then needs an interface block, made from
     the kernel's arguments."""
-    names = {a.name: f"a{k}" for k, a in enumerate(kernel.args)}
+    # (prefixed: a procedure or module of the user's may be named 'a1')
+    names = {a.name: f"f2l_a{k}" for k, a in enumerate(kernel.args)}
     # a character flag comes as up to CHAR_MAX bytes and its length
-    lengths = {a.name: f"l{k}" for k, a in enumerate(kernel.args) if _is_char(a)}
+    lengths = {a.name: f"f2l_l{k}" for k, a in enumerate(kernel.args) if _is_char(a)}
     extents: dict[str, dict[int, str]] = {}
     for a in kernel.extent_args:
         assert isinstance(a.role, Extent)
@@ -71,6 +72,9 @@ def _shim(kernel: Kernel, access: dict | None = None) -> str:
     # module data, common blocks, derived-type arguments
     data = ShimData(kernel, names,
                     private=lambda module, var: is_private(access or {}, module, var))
+    if accessors is not None:
+        for module, statements in data.accessors.items():
+            accessors.setdefault(module, []).extend(statements)
     shim_args = list(names.values()) + data.extent_names + list(lengths.values())
     lines = [f"subroutine {_shim_name(kernel)}({', '.join(shim_args)}) "
              f"bind(c, name='{_shim_name(kernel)}')"]
@@ -186,8 +190,15 @@ class FortranLibrary:
         from f2loopy.regular_files import read_regular
         extra_text = "".join(read_regular(s).decode("utf-8", "replace") for s in extra_sources)
         access = module_access(source + "\n" + extra_text)
-        shims = "\n".join(_shim(k, access) for k in kernels) + _missing_helpers(source,
-                                                                                extra_text)
+        accessors: dict = {}
+        shims = "\n".join(_shim(k, access, accessors) for k in kernels) + \
+            _missing_helpers(source, extra_text)
+        if accessors:
+            # procedures inside modules of the source (PRIVATE derived-type
+            # variables), on the lines of their 'end module': no line moves
+            source = with_accessors(source, accessors)
+            flags = tuple(flags) + ("-ffixed-line-length-none" if suffix.lower() in (".f", ".for")
+                                    else "-ffree-line-length-none",)
         extra = []
         if coverage:
             flags = tuple(flags) + ("--coverage",)
@@ -389,6 +400,7 @@ _ACCESS = re.compile(r"\s*(private|public)\s*(?:(?:::)?\s*([a-z]\w*(?:\s*,\s*[a-
                      r"\s*(!.*)?$", re.IGNORECASE)
 _PROCEDURE = re.compile(r"\s*(?:[a-z]\w*(?:\([^)]*\))?\s+)*(subroutine|function)\s+"
                         r"([a-z]\w*)", re.IGNORECASE)
+_TYPE_START = re.compile(r"\s*type\s*(,|::|\s+(?!is\b)[a-z])", re.IGNORECASE)
 
 
 def module_access(text: str) -> dict:
@@ -410,7 +422,16 @@ def module_access(text: str) -> dict:
             module = None
             continue
         if not module["contains"]:
-            if _CONTAINS.match(line):
+            if _TYPE_START.match(line):
+                module["in_type"] = True
+            elif re.match(r"\s*end\s*type\b", line, re.IGNORECASE):
+                module["in_type"] = False
+                continue
+            elif module.get("in_type"):
+                # a type's own 'private' (its components) and 'contains'
+                # (its type-bound procedures) are not the module's
+                continue
+            elif _CONTAINS.match(line):
                 module["contains"] = True
                 continue
             m = _ACCESS.match(line)
@@ -433,6 +454,43 @@ def module_access(text: str) -> dict:
             for name, m in out.items()}
 
 
+def with_accessors(text: str, accessors: dict) -> str:
+    """*text* with the statements ``accessors[module]`` (whole procedures)
+    put into each module, joined by ``;`` on the line of its ``end module``
+    (after a ``contains`` where it has none), so that no line moves.  A
+    module *text* does not define is an error (its variables are PRIVATE in
+    another file, which the harness does not change)."""
+    lines = text.splitlines(keepends=True)
+    module = None
+    contains = in_type = False
+    todo = {m.lower(): st for m, st in accessors.items()}
+    for k, line in enumerate(lines):
+        if module is None:
+            m = _MODULE_START.match(line)
+            if m:
+                module, contains = m.group(1).lower(), False
+            continue
+        if _TYPE_START.match(line):
+            in_type = True          # (its 'contains' opens type-bound procedures)
+        elif re.match(r"\s*end\s*type\b", line, re.IGNORECASE):
+            in_type = False
+        elif _CONTAINS.match(line) and not in_type:
+            contains = True
+        elif _MODULE_END.match(line):
+            statements = todo.pop(module, None)
+            if statements:
+                at = len(line) - len(line.lstrip())
+                lines[k] = line[:at] + ("" if contains else "contains; ") + \
+                    "; ".join(statements) + "; " + line[at:]
+            module = None
+    if todo:
+        raise FortranToolError("check cannot reach the PRIVATE derived-type variables of "
+                               "module " + ", ".join(f"'{m}'" for m in sorted(todo)) +
+                               ", which another file defines (the harness sets module "
+                               "variables through procedures it adds to the module's source)")
+    return "".join(lines)
+
+
 def is_private(access: dict, module: str, name: str) -> bool:
     """Whether *name* of *module* is PRIVATE by :func:`module_access`'s *access*."""
     info = access.get(module.lower())
@@ -448,6 +506,21 @@ def private_procedures(text: str) -> set[str]:
     (a shim outside the module cannot call them)."""
     access = module_access(text)
     return {p for mod, info in access.items() for p in info[3] if is_private(access, mod, p)}
+
+
+def private_type_arguments(text: str, procedures) -> dict:
+    """Lower-case name -> ``(dummy, type)`` of the *procedures* (IR) with a
+    derived-type dummy whose type is PRIVATE in its module of *text* (a shim
+    outside the module cannot declare one)."""
+    access = module_access(text)
+    out: dict[str, tuple] = {}
+    for proc in procedures:
+        for a in proc.fortran_args:
+            if isinstance(a.role, Component):
+                module, tname = a.role.type_module, a.role.type_name
+                if is_private(access, module, tname):
+                    out.setdefault(proc.name.lower(), (a.role.root, tname))
+    return out
 
 
 _UNDEFINED = re.compile(r"undefined reference to [`']([^'`\n]{1,300})'")

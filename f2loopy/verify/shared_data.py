@@ -136,6 +136,9 @@ class ShimData:
         self.names = names
         self.uses: list[str] = []
         self.alias_lines: list[str] = []
+        #: module -> statements of procedures that must be compiled inside it
+        #: (bind(c) accessors of its PRIVATE derived-type variables)
+        self.accessors: dict[str, list[str]] = {}
         self.declarations: list[str] = []
         self.copy_in: list[str] = []
         self.copy_out: list[str] = []
@@ -190,8 +193,15 @@ class ShimData:
         k = self.kernel
         renamed: dict = {}
         blocks: dict = {}
+        hidden: dict = {}
         for a in k.storage_args:
             role = a.role
+            if isinstance(role, ModuleVariable) and len(role.path) > 1 and \
+                    self.private(role.module, role.path[0]):
+                # a component of a PRIVATE derived-type variable: neither a
+                # 'use' nor a symbol of an interoperable type reaches it
+                hidden.setdefault((role.module, role.path[0]), []).append(a)
+                continue
             if isinstance(role, ModuleVariable):
                 module, var = role.module, role.path[0]
                 local = renamed.get((module, var))
@@ -217,6 +227,35 @@ class ShimData:
             self.copy_out.append(f"  {self.names[a.name]} = {target}")
         for block, members in blocks.items():
             self.declarations.append(f"  common /{block}/ {', '.join(members)}")
+        for (module, var), args in hidden.items():
+            self._accessor(module, var, args)
+
+    def _accessor(self, module: str, var: str, args) -> None:
+        """Copy the components *args* of PRIVATE module variable
+        *module*::*var* in and out through two bind(c) procedures compiled
+        inside the module (:attr:`accessors`), which the shim calls."""
+        import hashlib
+        digest = hashlib.sha256(f"{self.kernel.name}/{module}/{var}".lower().encode())
+        base = f"f2l_acc_{digest.hexdigest()[:16]}"
+        dummies = [f"v{j}" for j in range(len(args))]
+        decls = []
+        for a, d in zip(args, dummies, strict=True):
+            shape = "" if not isinstance(a, ArrayArg) else \
+                "(" + ", ".join(str(n) for n in constant_extents(a.shape)) + ")"
+            decls.append(f"{_type_decl(a.dtype)} :: {d}{shape}")
+        paths = ["%".join((var, *a.role.path[1:])) for a in args]
+        actual = ", ".join(self.names[a.name] for a in args)
+        self.declarations.append("  interface")
+        for way, body in (("in", [f"{p} = {d}" for p, d in zip(paths, dummies, strict=True)]),
+                          ("out", [f"{d} = {p}" for p, d in zip(paths, dummies, strict=True)])):
+            head = f"subroutine {base}_{way}({', '.join(dummies)}) bind(c, name='{base}_{way}')"
+            self.accessors.setdefault(module, []).extend(
+                [head, "use iso_c_binding", *decls, *body, "end subroutine"])
+            self.declarations += [f"    {head}", "      import",
+                                  *(f"      {x}" for x in decls), "    end subroutine"]
+            (self.copy_in if way == "in" else self.copy_out).append(
+                f"  call {base}_{way}({actual})")
+        self.declarations.append("  end interface")
 
     def _alias(self, local: str, module: str, var: str, arg) -> None:
         """Declare *local* in :attr:`alias_module` as the storage of module
@@ -254,7 +293,7 @@ class ShimData:
             module, tname, rank = a.role.type_module, a.role.type_name, a.role.type_rank
             root = a.role.root
             if isinstance(a, ArrayArg):
-                self.extents[a.name] = [f"x{self.names[a.name][1:]}_{d}"
+                self.extents[a.name] = [f"f2l_x{self.names[a.name][5:]}_{d}"
                                         for d in range(a.ndim)]
             if root not in self.roots:
                 local = types_.get((module.lower(), tname.lower()))

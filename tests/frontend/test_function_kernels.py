@@ -170,3 +170,22 @@ def test_nothing_to_translate_is_said(tmp_path):
     assert proc.stderr == ("f2loopy: note: skipping m.f90: it has no subroutine or function "
                            "to translate (its modules are read where other files use them)\n")
     assert (tmp_path / "k_cl.py").exists() and not (tmp_path / "m_cl.py").exists()
+
+
+def test_nothing_to_translate_is_said_before_a_recipe(tmp_path):
+    # with --transform the recipe ran on no kernels and said only
+    # "f2loopy: error: RESULT holds no kernels" (no position), so a file of
+    # modules among the files of a build with --transform failed the build
+    (tmp_path / "m.f90").write_text("module m\n  integer, parameter :: wp = 8\nend module m\n")
+    (tmp_path / "k.f90").write_text("subroutine k(x)\n  use m\n  real(wp) x\n  x = 1\nend\n")
+    proc = subprocess.run([sys.executable, "-m", "f2loopy.cli", "translate", "--transform",
+                           "auto", "m.f90"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[0].startswith(
+        "m.f90:1:1: error: nothing to translate: the file has no subroutine or function")
+    proc = subprocess.run([sys.executable, "-m", "f2loopy.cli", "translate", "--transform",
+                           "auto", "m.f90", "k.f90"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.startswith("f2loopy: note: skipping m.f90: it has no subroutine")

@@ -3,6 +3,7 @@ constant expressions, folded as gfortran folds them (issue 26, item 4:
 ``kind(.true.)`` folded to 1, the size of a numpy bool, where gfortran
 gives 4, so a ``logical(l_knd)`` was refused as kind 1)."""
 
+import shutil
 import subprocess
 
 import pytest
@@ -89,3 +90,45 @@ def test_table_is_what_gfortran_gives(tmp_path):
     subprocess.run(["gfortran", "p.f90", "-o", "p"], cwd=tmp_path, check=True)
     out = subprocess.run(["./p"], cwd=tmp_path, check=True, capture_output=True, text=True)
     assert [int(w) for w in out.stdout.split()] == [EXPRS[a] for a in sorted(EXPRS)]
+
+
+# {{{ BOZ constants (the fuzzer's constants of every kind, issue 26)
+
+#: an integer constant expression with BOZ constants -> gfortran's value
+BOZ = {
+    "int(z'1F')": 31, "int(Z\"a\")": 10, "int(b'101')": 5, "int(o'17')": 15,
+    "int(z'7FFFFFFF')": 2147483647, "int(z'1F', 8) / 2": 15, "kind(int(b'1', 8))": 8,
+    "int(o'7', kind=4) - int(z'B')": -4, "-int(b'11')": -3,
+}
+
+
+@pytest.mark.parametrize("expr", sorted(BOZ))
+def test_boz_in_int_is_the_integer_its_digits_spell(expr):
+    kernel = parse_fortran(_source(expr), "t.f90")[0]
+    assert int(kernel.instructions[-1].expression) == BOZ[expr]
+
+
+@pytest.mark.parametrize("expr, message", [
+    ("int(z'80000000')", "t.f90:10:33: error: BOZ constant Z'80000000' sets the sign bit of "
+                         "an integer of kind 4 (a bit pattern, not supported)"),
+    ("int(real(z'3F800000'))", "t.f90:10:38: error: unsupported expression 'Z'3F800000''"),
+])
+def test_boz_as_a_bit_pattern_is_a_located_error(expr, message):
+    with pytest.raises(FortranError) as info:
+        parse_fortran(_source(expr), "t.f90")
+    assert info.value.format().splitlines()[0] == message
+
+
+@pytest.mark.gfortran
+@pytest.mark.skipif(shutil.which("gfortran") is None, reason="gfortran not installed")
+def test_boz_table_is_what_gfortran_gives(tmp_path):
+    lines = ["program p"]
+    for k, expr in enumerate(sorted(BOZ)):
+        lines.append(f"  integer, parameter :: k{k} = {expr}")
+    lines += [f"  print *, k{k}" for k in range(len(BOZ))] + ["end program"]
+    (tmp_path / "p.f90").write_text("\n".join(lines) + "\n")
+    subprocess.run(["gfortran", "p.f90", "-o", "p"], cwd=tmp_path, check=True)
+    out = subprocess.run(["./p"], cwd=tmp_path, check=True, capture_output=True, text=True)
+    assert [int(w) for w in out.stdout.split()] == [BOZ[a] for a in sorted(BOZ)]
+
+# }}}

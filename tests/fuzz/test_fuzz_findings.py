@@ -3,6 +3,8 @@ tests/regressions/ that found them: the facts each fix establishes."""
 
 from __future__ import annotations
 
+import pytest
+
 import f2loopy
 from f2loopy.codegen import generate_code
 from f2loopy.schedule.linearize import legal_priorities
@@ -60,6 +62,34 @@ def test_if_snapshot_keeps_the_enclosing_condition():
 end""")
     (upd,) = [i for i in k.instructions if i.id == "it_1"]
     assert "mask" in str(upd.predicates[0]) and "cond" in str(upd.predicates[1])
+
+
+@pytest.mark.parametrize("exit_statement", ["", "      if (w > 0) cycle\n",
+                                            "      if (w > 0) return\n"])
+def test_else_if_guard_reads_the_earlier_snapshot_negated(exit_statement):
+    # seed 500140 (tests/regressions/fuzz_500140.f90): 'else if (.not. flag)'
+    # after 'if (flag)' that sets flag: the term 'not flag' (first branch not
+    # taken) was rewritten into the second branch's own snapshot, evaluated
+    # only when flag was false, so the branch ran on a stale value
+    k = _kernel(f"""subroutine t(m, v, w, flag)
+  integer m, i
+  double precision v, w
+  logical flag
+  do i = 1, m
+    if (flag) then
+      flag = .false.
+    else if (.not. flag) then
+      v = v - 0.5d0
+{exit_statement}    else
+      w = 0
+    end if
+  end do
+end""")
+    first, second = (i.assignee.name for i in k.instructions if i.id.startswith("cond"))
+    (upd,) = [i for i in k.instructions if i.id == "v"]
+    assert str(upd.predicates[0]) == f"not {first} and {second}"
+    (other,) = [i for i in k.instructions if i.id == "w"]
+    assert str(other.predicates[0]) == f"not {first} and not {second}"
 
 
 def test_select_case_snapshots_are_all_evaluated():
