@@ -348,7 +348,8 @@ def _component_copies(k, parts) -> dict:
 def _common_declarations(members) -> list[str]:
     """Declarations of the common blocks *members* (kernel arguments, every
     member of each block, in order) belong to, under the glue's names."""
-    out, blocks = [], {}
+    out: list[str] = []
+    blocks: dict[str, list] = {}
     for a in members:
         blocks.setdefault(a.role.block, []).append(a)
     for block, items in blocks.items():

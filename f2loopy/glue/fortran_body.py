@@ -59,9 +59,11 @@ def glue_body(plan: HostPlan, k, nm: dict, status: str, glue: str) -> Procedure:
     procedure gives the kernel's arguments; *status* its status argument)."""
     proc = Procedure()
     body = proc.body
+    # the first kernel, and what its arguments must be: checked before every launch
     first = plan.launch_list()[0]
     body.add(f"call f2l_c%begin({f_string(glue)}, f2l_kernel, f2l_program(), "
-             f"{f_string(' '.join(plan.build_options))}, {f_string(first.c_name)})")
+             f"{f_string(' '.join(plan.build_options))}, {f_string(first.c_name)}, "
+             f"{f_string(' '.join(first.signature))})")
     for e in plan.extents:
         proc.locals.append(f"integer(c_int32_t), target :: {nm[e.name]}")
         proc.extents.add(f"{nm[e.name]} = 0")

@@ -16,6 +16,7 @@ def c_source(program: str, symbol: str, source_name: str, stem: str, kernels=())
              f"   so that the program does not depend on where {c_comment(stem)}.cl lies.  Do "
              "not edit. */", ""]
     lines += _c_argument_comment(kernels)
+    lines += _c_signature_comment(kernels)
     lines += ["static const char program[] ="]
     for line in program.splitlines(keepends=True):
         lines.append("    \"" + c_string(line) + "\"")
@@ -58,6 +59,21 @@ def _c_argument_comment(kernels) -> list[str]:
             parts.append(f"{ptr}{a.name}{what}")
         text = f"{launch.c_name}(" + ", ".join(parts) + ")"
         out += ["   " + c_comment(line) for line in _wrap_comment(text)]
+    out[-1] += " */"
+    out.append("")
+    return out
+
+
+def _c_signature_comment(kernels) -> list[str]:
+    """What each kernel's arguments must be, for f2l_kernel_signature (the
+    runtime then checks every launch of the kernel against it)."""
+    launches = [launch for gk in kernels for launch in host_plan(gk).launch_list()]
+    if not launches:
+        return []
+    out = ["/* Kernel signatures, for f2l_kernel_signature(kernel, signature): a C caller that",
+           "   gives it gets each launch's arguments checked (as the Fortran glue does)."]
+    for launch in launches:
+        out.append("   " + c_comment(f"{launch.c_name}: \"{' '.join(launch.signature)}\""))
     out[-1] += " */"
     out.append("")
     return out

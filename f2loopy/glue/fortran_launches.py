@@ -78,7 +78,8 @@ def launch_sequence(proc, plan: HostPlan) -> None:
             listed = ", ".join(f"{x}_c_int" for x in order) if order else ""
             slot_text = f"[{listed}]" if order else "[integer(c_int) ::]"
             body.add(f"call f2l_c%launch_kernel({caches[s.c_name]}, {f_string(s.c_name)}, "
-                     f"{slot_text}, [{groups}], [{local}])", indent)
+                     f"{slot_text}, [{groups}], [{local}], {f_string(' '.join(s.signature))})",
+                     indent)
 
     steps(plan.launches, 4)
     body.add("call f2l_c%complete()")

@@ -220,7 +220,8 @@ class HostPlan:
 
 # {{{ building the plan
 
-_PLANS: dict = {}
+#: id of a generated kernel -> (weak reference to it, its plan)
+_PLANS: dict[int, tuple[Any, HostPlan]] = {}
 
 
 def host_plan(gk: GeneratedKernel) -> HostPlan:
@@ -231,7 +232,11 @@ def host_plan(gk: GeneratedKernel) -> HostPlan:
         return hit[1]
     plan = _build(gk)
     key = id(gk)
-    _PLANS[key] = (weakref.ref(gk, lambda _, key=key: _PLANS.pop(key, None)), plan)
+
+    def forget(_ref: object) -> None:
+        # (called when gk is freed: its id may then be another kernel's)
+        _PLANS.pop(key, None)
+    _PLANS[key] = (weakref.ref(gk, forget), plan)
     return plan
 
 

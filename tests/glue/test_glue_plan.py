@@ -2,12 +2,16 @@
 steps typed, and the three glues (Python, Fortran, C) printing the same
 launch signatures from it.  No compiler, no device."""
 
+import re
+
 import pytest
 
 from f2loopy.codegen import generate_code
 from f2loopy.frontend import parse_fortran
+from f2loopy.glue.fortran import generate_fortran_glue
 from f2loopy.glue.plan import (
     ERROR, Array, Assumption, Extent, FixedValue, HostLoop, Launch, Scalar, host_plan)
+from f2loopy.glue.python import generate_python_glue
 
 SCALE = """
 subroutine scale(n, alpha, x, y, m)
@@ -96,6 +100,16 @@ end subroutine
 """
 
 
+def test_the_three_glues_print_the_plans_signatures(tmp_path):
+    gk = _generated(SCALE, "scale")
+    sig = host_plan(gk).launches[0].signature
+    py = generate_python_glue([gk], "x", "scale.cl", "scale.f90")
+    f90, c = generate_fortran_glue([gk], "x", "scale", "scale.f90")
+    assert f"{sig!r})" in py
+    assert f'"scale", "{" ".join(sig)}")' in re.sub(r"&\n *&", "", f90)
+    assert f'scale: "{" ".join(sig)}"' in c
+
+
 def test_host_loops_in_the_plan(tmp_path):
     from f2loopy.pipeline import translate_text
     result = translate_text(STEPS, tmp_path / "steps.f90", transform="auto")
@@ -108,3 +122,13 @@ def test_host_loops_in_the_plan(tmp_path):
     assert inner.host == frozenset({loops[0].iname})
     assert loops[0].iname in inner.arguments
     assert len(inner.signature) == len(inner.arguments)
+    # every launch of the sequence passes its own signature, and C lists them all
+    texts = {str(name): text for name, text in result.outputs.items()}
+    f90 = next(t for n, t in texts.items() if n.endswith("_cl.f90"))
+    c = next(t for n, t in texts.items() if n.endswith("_cl.c"))
+    launches = [line for line in re.sub(r"&\n *&", "", f90).splitlines()
+                if "launch_kernel" in line]
+    assert len(launches) == len(plan.launch_list())
+    for launch, line in zip(plan.launch_list(), launches):
+        assert line.rstrip().endswith(f'"{" ".join(launch.signature)}")'), line
+        assert f'{launch.c_name}: "{" ".join(launch.signature)}"' in c
