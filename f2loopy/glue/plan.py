@@ -37,6 +37,7 @@ from f2loopy.codegen import GeneratedKernel
 from f2loopy.diagnostics import CodegenError
 from f2loopy.ir.expressions import variables_read
 from f2loopy.ir.roles import Character, character_of
+from f2loopy.ir.roles import Extent as ExtentRole
 from f2loopy.ir.types import is_complex, is_integer, is_logical
 
 #: the reference of the error buffer among a launch's arguments
@@ -242,8 +243,7 @@ def host_plan(gk: GeneratedKernel) -> HostPlan:
 
 def _build(gk: GeneratedKernel) -> HostPlan:
     k = gk.kernel
-    extents = tuple(Extent(a.name, a.role.array, a.role.axis,
-                           k.variable(a.role.array).fortran_ndim) for a in k.extent_args)
+    extents = tuple(_extent(k, a) for a in k.extent_args)
     hidden = {e.name for e in extents}
     arguments = tuple(_argument(ka, hidden) for ka in gk.arguments)
     scalars = tuple(a for a in arguments if isinstance(a, Scalar))
@@ -261,6 +261,13 @@ def _build(gk: GeneratedKernel) -> HostPlan:
     return HostPlan(k.name, gk.c_name, tuple(gk.build_options), extents, scalars, fixed,
                     _assumption(k), passed, arguments, scratch, error, launches,
                     bool(gk.launches), tuple(a.name for a in k.args))
+
+
+def _extent(k, arg) -> Extent:
+    role = arg.role
+    if not isinstance(role, ExtentRole):
+        raise CodegenError(f"internal error: '{arg.name}' is no extent of an array")
+    return Extent(arg.name, role.array, role.axis, k.variable(role.array).fortran_ndim)
 
 
 def _argument(ka, hidden: set):
