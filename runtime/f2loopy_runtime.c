@@ -206,6 +206,11 @@ struct f2l_kernel {
     struct f2l_kernel *next;
     size_t group_limit;          /* CL_KERNEL_WORK_GROUP_SIZE (0: not asked yet) */
     unsigned long long setter;   /* the f2l_launch that set its arguments last (0: none) */
+    /* what its arguments must be (f2l_kernel_signature; NULL: not checked):
+     * the text, and per argument 0 (a buffer) or the bytes of a scalar */
+    char *signature;
+    size_t nsig;
+    size_t *sig_bytes;
 };
 
 struct program {
@@ -851,6 +856,83 @@ int f2l_kernel_cached(f2l_kernel **cache, const char *source, const char *option
     int st = f2l_kernel_get(source, options, name, cache);
     if (st != F2L_OK)
         *cache = NULL;
+    return st;
+}
+
+/* The bytes of a scalar of numpy type `word` (len characters: int8 ...
+ * uint64, float32, float64, complex64, complex128), 0 for "buffer", or -1. */
+static long signature_word(const char *word, size_t len)
+{
+    if (len == 6 && !strncmp(word, "buffer", 6))
+        return 0;
+    static const char *const prefixes[] = {"int", "uint", "float", "complex"};
+    for (size_t p = 0; p < sizeof prefixes / sizeof *prefixes; p++) {
+        size_t n = strlen(prefixes[p]);
+        if (len <= n || len > n + 3 || strncmp(word, prefixes[p], n))
+            continue;
+        long bits = 0;
+        for (size_t i = n; i < len; i++) {
+            if (word[i] < '0' || word[i] > '9')
+                return -1;
+            bits = 10 * bits + (word[i] - '0');
+        }
+        if (bits == 8 || bits == 16 || bits == 32 || bits == 64 || bits == 128)
+            return bits / 8;
+    }
+    return -1;
+}
+
+int f2l_kernel_signature(f2l_kernel *kernel, const char *signature)
+{
+    if (!kernel || !signature)
+        return fail(F2L_ERROR_ARGUMENT, "f2l_kernel_signature: no kernel or no signature");
+    pthread_mutex_lock(&lock);
+    int st = F2L_OK;
+    if (!kernel->signature || strcmp(kernel->signature, signature)) {
+        size_t n = 0, len = strlen(signature);
+        for (size_t i = 0; i < len; i++)
+            if (signature[i] != ' ' && (i == 0 || signature[i - 1] == ' '))
+                n++;
+        size_t *bytes = calloc(n ? n : 1, sizeof *bytes);
+        char *text = copy_string(signature);
+        if (!bytes || !text)
+            st = fail(F2L_ERROR_HOST_MEMORY, "out of host memory");
+        for (size_t i = 0, j = 0; st == F2L_OK && i < len; j++) {
+            while (signature[i] == ' ')
+                i++;
+            size_t end = i;
+            while (end < len && signature[end] != ' ')
+                end++;
+            if (end == i)
+                break;
+            long b = signature_word(signature + i, end - i);
+            if (b < 0)
+                st = fail(F2L_ERROR_ARGUMENT, "kernel '%s': '%.*s' in its signature is no "
+                          "argument type (buffer, int32, float64, ...)", kernel->name,
+                          (int)(end - i > 40 ? 40 : end - i), signature + i);
+            else
+                bytes[j] = (size_t)b;
+            i = end;
+        }
+        cl_uint count = 0;
+        if (st == F2L_OK && kernel->kernel &&
+            clGetKernelInfo(kernel->kernel, CL_KERNEL_NUM_ARGS, sizeof count, &count, NULL)
+            == CL_SUCCESS && count != n)
+            st = fail(F2L_ERROR_ARGUMENT, "kernel '%s' takes %u arguments, but the glue passes "
+                      "%zu (the glue and the OpenCL program do not match: translate again)",
+                      kernel->name, (unsigned)count, n);
+        if (st == F2L_OK) {
+            free(kernel->signature);
+            free(kernel->sig_bytes);
+            kernel->signature = text;
+            kernel->sig_bytes = bytes;
+            kernel->nsig = n;
+        } else {
+            free(text);
+            free(bytes);
+        }
+    }
+    pthread_mutex_unlock(&lock);
     return st;
 }
 
@@ -1617,6 +1699,50 @@ int f2l_launch_scratch(f2l_launch *L, unsigned index, size_t nbytes)
     return F2L_OK;
 }
 
+/* The type word of argument j (from 0) of kernel's signature, for messages. */
+static const char *signature_type(const f2l_kernel *kernel, size_t j, int *len)
+{
+    const char *s = kernel->signature;
+    for (;;) {
+        while (*s == ' ')
+            s++;
+        const char *end = s;
+        while (*end && *end != ' ')
+            end++;
+        if (!j-- || !*end) {
+            *len = (int)(end - s);
+            return s;
+        }
+        s = end;
+    }
+}
+
+/* Argument j (from 0) of kernel, about to be set to a: what the signature
+ * says it must be?  Lock held. */
+static int check_argument(const f2l_kernel *kernel, size_t j, const struct launch_arg *a)
+{
+    if (j >= kernel->nsig)
+        return fail(F2L_ERROR_ARGUMENT, "kernel '%s': argument %zu given to a kernel of %zu "
+                    "(the glue and the OpenCL program do not match: translate again)",
+                    kernel->name, j + 1, kernel->nsig);
+    size_t want = kernel->sig_bytes[j];
+    int is_value = a->kind == ARG_VALUE;
+    if (want == 0 && !is_value)
+        return F2L_OK;
+    if (want != 0 && is_value && a->size == want)
+        return F2L_OK;
+    if (want == 0)
+        return fail(F2L_ERROR_ARGUMENT, "kernel '%s': argument %zu must be a device buffer, not "
+                    "a %zu-byte value", kernel->name, j + 1, a->size);
+    int len;
+    const char *type = signature_type(kernel, j, &len);
+    if (!is_value)
+        return fail(F2L_ERROR_ARGUMENT, "kernel '%s': argument %zu must be a %.*s scalar, not a "
+                    "device buffer", kernel->name, j + 1, len, type);
+    return fail(F2L_ERROR_ARGUMENT, "kernel '%s': argument %zu must be a %.*s scalar (%zu "
+                "bytes), not a %zu-byte value", kernel->name, j + 1, len, type, want, a->size);
+}
+
 /* The record of what L set as the arguments of kernel (created empty). */
 static struct arg_record *arg_record_of(f2l_launch *L, f2l_kernel *kernel, size_t n)
 {
@@ -1685,6 +1811,19 @@ static int enqueue_locked(f2l_launch *L, f2l_kernel *kernel, const int *slots, i
     cl_kernel k = kernel->kernel;
     cl_int err = CL_SUCCESS;
     size_t count = slots ? (size_t)nslots : L->nargs;
+    if (kernel->signature && count != kernel->nsig)
+        return L->status = fail(F2L_ERROR_ARGUMENT, "kernel '%s': %zu arguments for a kernel of "
+                                "%zu (the glue and the OpenCL program do not match: translate "
+                                "again)", kernel->name, count, kernel->nsig);
+    if (kernel->signature && !slots) {
+        /* arguments by index: each index once (one not given would keep the
+         * value an earlier launch set) */
+        for (size_t j = 0; j < count; j++)
+            for (size_t i = 0; i < j; i++)
+                if (L->args[i].index == L->args[j].index)
+                    return L->status = fail(F2L_ERROR_ARGUMENT, "kernel '%s': argument %u "
+                                            "given twice", kernel->name, L->args[j].index + 1);
+    }
     struct arg_record *record = NULL;
     int known = 0;    /* the record says what the kernel's arguments are now */
     if (slots) {
@@ -1716,6 +1855,8 @@ static int enqueue_locked(f2l_launch *L, f2l_kernel *kernel, const int *slots, i
             a = &L->args[j];
         }
         unsigned index = slots ? (unsigned)j : a->index;
+        if (kernel->signature && check_argument(kernel, index, a) != F2L_OK)
+            return L->status = F2L_ERROR_ARGUMENT;
         if (a->kind == ARG_VALUE)
             err = clSetKernelArg(k, index, a->size, a->value);
         else

@@ -101,6 +101,13 @@ module f2loopy_runtime
       character(kind=c_char), dimension(*), intent(in) :: options, name
       integer(c_int) :: st
     end function
+    function c_kernel_signature(kernel, signature) bind(C, name="f2l_kernel_signature") &
+        result(st)
+      import :: c_ptr, c_char, c_int
+      type(c_ptr), value :: kernel
+      character(kind=c_char), intent(in) :: signature(*)
+      integer(c_int) :: st
+    end function
     function c_kernel_current(kernel) bind(C, name="f2l_kernel_current") result(valid)
       import :: c_int, c_ptr
       type(c_ptr), value :: kernel
@@ -403,11 +410,15 @@ contains
 
   !> Start a launch of kernel name of the program source (built with options);
   !> kernel is the caller's cache of it (a saved c_ptr, initially c_null_ptr).
-  subroutine call_begin(self, caller, kernel, source, options, name)
+  !> Begin a call of kernel name (kernel: the caller's cache of it) of the
+  !> program source; signature (f2l_kernel_signature: "buffer int32 ...") is
+  !> what the kernel's arguments must be, checked before every launch.
+  subroutine call_begin(self, caller, kernel, source, options, name, signature)
     class(f2l_call), intent(inout) :: self
     character(len=*), intent(in) :: caller, options, name
     type(c_ptr), intent(inout) :: kernel
     type(c_ptr), intent(in) :: source
+    character(len=*), intent(in), optional :: signature
     self%caller = caller
     self%source = source
     self%options = options
@@ -415,6 +426,8 @@ contains
     call c_clear_error()
     self%status = int(c_kernel_cached(kernel, source, options // c_null_char, &
                                       name // c_null_char))
+    if (self%status == F2L_OK .and. present(signature)) &
+      self%status = int(c_kernel_signature(kernel, signature // c_null_char))
     if (self%status == F2L_OK) self%status = int(c_launch_begin(kernel, self%launch))
   end subroutine
 
@@ -541,17 +554,21 @@ contains
   !> One launch of a kernel split at global barriers: kernel name of the
   !> program (kernel: the caller's cache of it), whose argument j is the one
   !> given slot slots(j+1); nothing is copied back (see call_complete).
-  subroutine call_launch_kernel(self, kernel, name, slots, groups, local)
+  !> signature: as for call_begin, given to the kernel when it is looked up.
+  subroutine call_launch_kernel(self, kernel, name, slots, groups, local, signature)
     class(f2l_call), intent(inout) :: self
     type(c_ptr), intent(inout) :: kernel
     character(len=*), intent(in) :: name
     integer(c_int), intent(in) :: slots(:)
     integer(c_int64_t), intent(in) :: groups(3), local(3)
+    character(len=*), intent(in), optional :: signature
     if (self%status /= F2L_OK) return
     ! in a host loop the kernel is cached: no strings are built per launch
     if (c_kernel_current(kernel) == 0) then
       self%status = int(c_kernel_cached(kernel, self%source, self%options // c_null_char, &
                                         name // c_null_char))
+      if (self%status == F2L_OK .and. present(signature)) &
+        self%status = int(c_kernel_signature(kernel, signature // c_null_char))
       if (self%status /= F2L_OK) return
     end if
     self%status = int(c_launch_enqueue(self%launch, kernel, slots, &

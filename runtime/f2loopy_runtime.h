@@ -100,6 +100,15 @@ int f2l_kernel_cached(f2l_kernel **cache, const char *source, const char *option
  * unchanged; else 0.  Lets a caller skip building the arguments of
  * f2l_kernel_cached in a loop of launches. */
 int f2l_kernel_current(const f2l_kernel *kernel);
+/* What the arguments of kernel must be, checked before every launch of it
+ * (f2l_launch_run, f2l_launch_enqueue) from now on: one word per argument,
+ * separated by spaces, "buffer" or the numpy name of a scalar type ("int32",
+ * "float64", "complex128": a scalar's size is checked).  The glue of a
+ * generated kernel gives it; NAME_cl.c lists each kernel's.  A kernel whose
+ * argument count differs, or a launch giving another count, a value for a
+ * buffer, a buffer for a value or a value of another size, or one index
+ * twice, is F2L_ERROR_ARGUMENT: never a crash or a wrong answer. */
+int f2l_kernel_signature(f2l_kernel *kernel, const char *signature);
 
 /* }}} */
 

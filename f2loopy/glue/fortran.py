@@ -40,13 +40,14 @@ import numpy as np
 from f2loopy.codegen import GeneratedKernel
 from f2loopy.diagnostics import CodegenError
 from f2loopy.escape import fortran_comment
+from f2loopy.glue.fortran_body import glue_body, int64_copies
 from f2loopy.glue.fortran_c import c_source
-from f2loopy.glue.fexpr import (
-    FORTRAN_TYPES, LOCAL_PREFIX, HostExpressionError, f_bool_expr, f_int_expr, f_literal,
-    f_string, local_int, wrap)
-from f2loopy.ir.printing import expr_to_str
+from f2loopy.glue.fexpr import LOCAL_PREFIX, f_literal, wrap
+from f2loopy.glue.fortran_decl import declaration_text, fortran_type
+from f2loopy.glue.fortran_decl import layout_conversion as _layout_conversion  # noqa: F401
+from f2loopy.glue.plan import host_plan
 from f2loopy.ir.roles import (
-    CommonMember, Component, Dummy, Extent, ModuleVariable, Result, SavedLocal, Stored)
+    CommonMember, Component, ModuleVariable, Result, SavedLocal, Stored)
 from f2loopy.version import __version__
 
 _ERRORS = ("F2L_OK", "F2L_ERROR_NO_DEVICE", "F2L_ERROR_OPENCL", "F2L_ERROR_BUILD",
@@ -108,63 +109,12 @@ def generate_fortran_glue(kernels: list[GeneratedKernel], program: str, stem: st
 
 # {{{ one module
 
-def _ftype(dtype) -> tuple[str, int]:
-    try:
-        return FORTRAN_TYPES[np.dtype(dtype).name]
-    except KeyError:
-        raise CodegenError(f"type {np.dtype(dtype)} cannot be passed from Fortran") from None
-
-
-def _declaration_text(arg, hidden=frozenset()) -> str:
-    """``u(0:n+1, *)`` as written in Fortran, for messages and comments
-    (an extent named in *hidden* is an assumed shape, ``:``)."""
-    dims = []
-    for extent, lower in zip(arg.shape, arg.lower_bounds):
-        if extent is None:
-            dims.append("*" if _is_one(lower) else f"{_plain(lower)}:*")
-        elif str(extent) in hidden:
-            dims.append(":" if _is_one(lower) else f"{_plain(lower)}:")
-        elif _is_one(lower):
-            dims.append(_plain(extent))
-        else:
-            from pymbolic.primitives import Sum
-            from f2loopy.ir.folding import normalize_integer
-            upper = normalize_integer(Sum((lower, extent, -1)))
-            dims.append(f"{_plain(lower)}:{_plain(upper)}")
-    return f"{arg.name}({', '.join(dims)})" if dims else arg.name
-
-
-def _plain(expr) -> str:
-    try:
-        return f_int_expr(expr, plain=True)
-    except HostExpressionError:
-        return expr_to_str(expr)
-
-
-def _is_one(x) -> bool:
-    return isinstance(x, (int, np.integer)) and int(x) == 1
-
-
-class _Body:
-    """Lines of a glue procedure and the names its expressions use."""
-
-    def __init__(self):
-        self.lines: list[str] = []
-        self.used: set[str] = set()
-
-    def add(self, text: str, indent: int = 4):
-        self.lines.extend(wrap(" " * indent + text))
-
-    def int_expr(self, expr) -> str:
-        return f_int_expr(expr, self.used)
-
-
 def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     k = gk.kernel
-    name = k.name
-    glue = fortran_name(name, "_cl")
-    module = fortran_name(name, "_cl_mod")
-    impl = fortran_name(name, "_cl_impl")
+    plan = host_plan(gk)
+    glue = fortran_name(k.name, "_cl")
+    module = fortran_name(k.name, "_cl_mod")
+    impl = fortran_name(k.name, "_cl_impl")
     _check_names(k)
     arg_names = {a.name.lower() for a in k.args}
     status = "status" if "status" not in arg_names else "f2l_status"
@@ -172,168 +122,14 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     # would hide a name the body needs
     clash = any(n in _BODY_NAMES or n.startswith(LOCAL_PREFIX) or n == impl.lower()
                 for n in arg_names)
-    result = k.result_arg
-    stored = list(k.storage_args)
     # a function, or a kernel using module variables: the public glue forwards
     # to a subroutine that takes the module variables (which the public one
     # 'use's) and then the result as extra arguments
-    clash = clash or result is not None or bool(stored) or \
+    clash = clash or k.result_arg is not None or bool(k.storage_args) or \
         any(isinstance(a.role, Component) for a in k.args)
     nm = {a.name: f"{LOCAL_PREFIX}arg_{a.name}" if clash else a.name for a in k.args}
-    options = " ".join(gk.build_options)
-
-    decls: list[tuple] = []   # (comment, type and attributes, argument name)
-    body = _Body()
-    locals_: list[str] = []
-    after_run: list[str] = []
-    from f2loopy.codegen.phases import phase_kernels
-    launches = phase_kernels(gk.launches)
-    first = launches[0].c_name if launches else gk.c_name
-    body.add(f"call f2l_c%begin({f_string(glue)}, f2l_kernel, f2l_program(), "
-             f"{f_string(options)}, {f_string(first)})")
-    slots: dict = {}         # argument, temporary or host loop -> its index
-
-    # the extents of assumed-shape arrays, from the arrays passed
-    # (computed before the 64-bit copies of the scalars below, which use them)
-    hidden = {a.name: a.role for a in k.extent_args}
-    extent_body = _Body()
-    for ext_name, role in hidden.items():
-        assert isinstance(role, Extent)
-        array, axis = role.array, role.axis
-        rank = k.variable(array).fortran_ndim
-        locals_.append(f"integer(c_int32_t), target :: {nm[ext_name]}")
-        extent_body.add(f"{nm[ext_name]} = 0")
-        extent_body.add(f"if (rank({nm[array]}) == {rank}) {nm[ext_name]} = "
-                    f"int(size({nm[array]}, {axis + 1}), c_int32_t)")
-        body.add(f"if (rank({nm[array]}) /= {rank}) call f2l_c%fail(F2L_ERROR_ARGUMENT, "
-                 + f_string(f"argument '{array}' must have {rank} dimension(s), got ")
-                 + f" // f2l_to_string(rank({nm[array]})))")
-    # fixed arguments and assumptions first: sizes depend on the scalars
-    for ka in gk.arguments:
-        if ka.kind == "fixed":
-            _check_fixed(body, ka, nm)
-    _check_assumptions(body, k, nm)
-
-    index = 0
-    for ka in gk.arguments:
-        ftype, nbytes = _ftype(ka.dtype)
-        a = ka.ir_arg
-        is_logical = np.dtype(ka.dtype).kind == "b"
-        lkind = a.logical_kind
-        if is_logical and lkind != 4:
-            # the caller's storage, as the device holds it (logical(c_bool): 1 byte)
-            ftype, nbytes = f"logical({lkind})", lkind
-        lint = {1: "c_int8_t", 2: "c_int16_t", 8: "c_int64_t"}.get(lkind, "c_int32_t")
-        if a.name in hidden:
-            if ka.kind == "value":       # else fixed: checked above, not passed
-                body.add(f"call f2l_c%value({index}, c_loc({nm[a.name]}), {nbytes}_c_size_t)")
-                slots[a.name] = index
-                index += 1
-            continue
-        character = a.role.character if isinstance(a.role, Dummy) else None
-        if character is not None and ka.kind == "value":
-            # a character flag: the code of its first character, plus 256 if
-            # more non-blank ones follow (f2loopy.frontend.characters)
-            decls.append((None, "character(len=*), intent(in)", a.name))
-            tmp = f"{LOCAL_PREFIX}v_{a.name}"
-            locals_.append(f"integer(c_int32_t), target :: {tmp}")
-            body.add(f"{tmp} = 32")
-            body.add(f"if (len({nm[a.name]}) > 0) {tmp} = ichar({nm[a.name]}(1:1))")
-            seen = nm[a.name]
-            if character.length is not None:
-                # a declared length: the dummy sees that many characters
-                seen = f"{nm[a.name]}(1:min({character.length}, len({nm[a.name]})))"
-            body.add(f"if (len_trim({seen}) > 1) {tmp} = {tmp} + 256")
-            body.add(f"call f2l_c%value({index}, c_loc({tmp}), {nbytes}_c_size_t)")
-            slots[a.name] = index
-            index += 1
-            continue
-        if ka.kind in ("value", "fixed", "scalar_ref"):
-            intent = "inout" if ka.kind == "scalar_ref" else "in"
-            decls.append((None, f"{ftype}, intent({intent}), target", a.name))
-            if ka.kind == "fixed":
-                continue
-            if is_logical:
-                tmp = f"{LOCAL_PREFIX}v_{a.name}"
-                locals_.append(f"integer({lint}), target :: {tmp}")
-                body.add(f"{tmp} = merge(1_{lint}, 0_{lint}, {nm[a.name]})")
-                ptr = f"c_loc({tmp})"
-                if ka.kind == "scalar_ref":
-                    after_run.append(f"if (f2l_c%status == F2L_OK) {nm[a.name]} = {tmp} /= 0")
-            else:
-                ptr = f"c_loc({nm[a.name]})"
-            what = "value" if ka.kind == "value" else "scalar"
-            body.add(f"call f2l_c%{what}({index}, {ptr}, {nbytes}_c_size_t)")
-            slots[a.name] = index
-            index += 1
-            continue
-        # arrays
-        intent = "inout" if ka.written else "in"
-        decl_text = _declaration_text(a, hidden)
-        decls.append((decl_text, f"{ftype}, dimension(..), intent({intent}), contiguous, target",
-                      a.name))
-        v = nm[a.name]
-        if is_logical:
-            body.add(f"if (storage_size({v}) /= {8 * lkind}) call f2l_c%fail("
-                     "F2L_ERROR_ARGUMENT, " + f_string(f"argument '{a.name}': the kernel needs "
-                                                        f"{lkind}-byte logicals") + ")")
-        common = (f"{index}, {f_string(a.name)}, {f_string(decl_text)}, c_loc({v}), "
-                  f"rank({v}), size({v}, kind=c_int64_t)")
-        written = ".true." if ka.written else ".false."
-        conversion = _layout_conversion(a)
-        if isinstance(conversion, str):
-            body.add(f"call f2l_c%fail(F2L_ERROR_ARGUMENT, "
-                     f"{f_string(f'argument {a.name!r}: ' + conversion)})")
-        elif conversion is not None:
-            extents, terms, device_elems = conversion
-            ext = ", ".join(body.int_expr(e) for e in extents)
-            trm = ", ".join(body.int_expr(t) for t in terms)
-            body.add(f"call f2l_c%array_mapped({common}, {nbytes}_c_int64_t, [{ext}], [{trm}], "
-                     f"{body.int_expr(device_elems)}, {written})")
-        else:
-            body.add(f"call f2l_c%array({common}, {_elements(body, a)}, {nbytes}_c_int64_t, "
-                     f"{written})")
-        slots[a.name] = index
-        index += 1
-
-    for sb in gk.scratch:
-        body.add(f"call f2l_c%scratch({index}, ({body.int_expr(sb.elements)}) * "
-                 f"{sb.itemsize}_c_int64_t)")
-        slots[sb.name] = index
-        index += 1
-    if k.error_sites:
-        from f2loopy.glue.fortran_errors import pass_error_buffer
-        pass_error_buffer(body, locals_, index)
-        slots[" error"] = index
-        index += 1
-    if launches:
-        from f2loopy.glue.fortran_launches import launch_sequence
-        launch_sequence(body, gk, slots, index, locals_, launches)
-    else:
-        groups = ", ".join(_group_count(body, g) for g in gk.grid.num_groups)
-        local = ", ".join(_group_count(body, x) for x in gk.grid.local_size)
-        body.add(f"call f2l_c%run([{groups}], [{local}])")
-    for line in after_run:
-        body.add(line)
-    if k.error_sites:
-        from f2loopy.glue.fortran_errors import handle_stops
-        handle_stops(body, k, status)
-    body.add(f"call f2l_c%finish({status})")
-
-    # 64-bit copies of the integer scalars the size expressions use
-    copies = []
-    for a in k.args:
-        if a.name in body.used:
-            if a.shape or np.dtype(a.dtype).kind not in "iu":
-                raise CodegenError(f"the Fortran glue of '{name}' needs '{a.name}' as an "
-                                   "integer scalar to compute sizes", k.span)
-            locals_.append(f"integer(c_int64_t) :: {local_int(a.name)}")
-            copies.append(f"    {local_int(a.name)} = {nm[a.name]}")
-    unknown = body.used - {a.name for a in k.args}
-    if unknown:
-        raise CodegenError(f"the Fortran glue of '{name}' cannot compute sizes that depend on "
-                           + ", ".join(sorted(unknown)), k.span)
-
+    proc = glue_body(plan, k, nm, status, glue)
+    copies = int64_copies(proc, k, nm)
     out = [f"module {module}",
            "  use, intrinsic :: iso_c_binding",
            "  use f2loopy_runtime",
@@ -344,8 +140,8 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     out += ["",
             "  type(c_ptr), save :: f2l_kernel = c_null_ptr",
             *[f"  type(c_ptr), save :: f2l_kernel_{n} = c_null_ptr"
-              for n in range(2, len(launches) + 1)],
-            *_saved_declarations(stored),
+              for n in range(2, len(plan.launch_list()) + 1)],
+            *_saved_declarations(k.storage_args),
             "",
             "  interface",
             f"    function f2l_program() bind(C, name=\"{symbol}\") result(source)",
@@ -357,6 +153,24 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
             "contains",
             ""]
     out += _doc(gk, glue, status, source_name)
+    out += _procedures(k, proc.decls, nm, status, glue, impl, clash)
+    out.append("    type(f2l_call) :: f2l_c")
+    out += ["    " + x for x in proc.locals]
+    out.append("")
+    out += proc.extents.lines
+    out += copies
+    out += proc.body.lines
+    out += [f"  end subroutine {impl}" if clash else f"  end subroutine {glue}", "",
+            f"end module {module}", ""]
+    return "\n".join(out)
+
+
+def _procedures(k, decls: list, nm: dict, status: str, glue: str, impl: str,
+                clash: bool) -> list[str]:
+    """The public glue procedure, and where it forwards to another (*clash*)
+    that procedure's header: the body follows."""
+    result = k.result_arg
+    stored = list(k.storage_args)
     originals = {a.name: a.name for a in k.args}
     # module variables: the public procedure 'use's them under names of its own
     # a main program's variables cannot be 'use'd: the public procedure takes
@@ -382,7 +196,8 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
             actuals.append(a.name)
             public_names.append(a.name)
     public_names += [a.name for a in hosted]
-    before, after = [], []
+    before: list = []
+    after: list = []
     if parts:
         uses, public_decls = _derived_arguments(k, parts, uses, public_decls, originals)
         component_copies = _component_copies(k, parts)
@@ -393,8 +208,9 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
             after += copy_out
         if component_copies:
             uses.append(f"integer :: {LOCAL_PREFIX}i")
+    out: list = []
     if result is not None:
-        rtype, _ = _ftype(result.dtype)
+        rtype, _ = fortran_type(result.dtype)
         value = f"{LOCAL_PREFIX}value"
         out += _header(glue, k, public_decls, originals, status, function_result=value,
                        uses=uses, dummy_names=public_names)
@@ -422,15 +238,7 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
         out += _header(impl, k, decls, nm, status)
     else:
         out += _header(glue, k, decls, nm, status)
-    out.append("    type(f2l_call) :: f2l_c")
-    out += ["    " + x for x in locals_]
-    out.append("")
-    out += extent_body.lines
-    out += copies
-    out += body.lines
-    out += [f"  end subroutine {impl}" if clash else f"  end subroutine {glue}", "",
-            f"end module {module}", ""]
-    return "\n".join(out)
+    return out
 
 
 def _module_variable_access(stored) -> tuple[list, list]:
@@ -469,7 +277,7 @@ def _saved_declarations(stored) -> list[str]:
     for a in stored:
         if not isinstance(a.role, SavedLocal):
             continue
-        ftype, _ = _ftype(a.dtype)
+        ftype, _ = fortran_type(a.dtype)
         dt = np.dtype(a.dtype)
         init = a.role.init if a.role.init is not None else np.zeros(
             tuple(int(s) for s in a.shape), dtype=dt)
@@ -520,7 +328,7 @@ def _component_copies(k, parts) -> dict:
         own = len(a.shape) - rank
         if rank != 1 or own <= 0:
             continue
-        ftype, _ = _ftype(a.dtype)
+        ftype, _ = fortran_type(a.dtype)
         root = a.role.root
         temp = f"{LOCAL_PREFIX}c_{a.name}"
         colons = ", ".join(":" * (own + 1))
@@ -540,12 +348,13 @@ def _component_copies(k, parts) -> dict:
 def _common_declarations(members) -> list[str]:
     """Declarations of the common blocks *members* (kernel arguments, every
     member of each block, in order) belong to, under the glue's names."""
-    out, blocks = [], {}
+    out: list[str] = []
+    blocks: dict[str, list] = {}
     for a in members:
         blocks.setdefault(a.role.block, []).append(a)
     for block, items in blocks.items():
         for a in items:
-            ftype, _ = _ftype(a.dtype)
+            ftype, _ = fortran_type(a.dtype)
             dims = ", ".join(f"{int(lb)}:{int(lb) + int(n) - 1}"
                              for n, lb in zip(a.shape, a.lower_bounds))
             out.append(f"{ftype} :: {LOCAL_PREFIX}mv_{a.name}" + (f"({dims})" if dims else ""))
@@ -613,7 +422,7 @@ def _doc(gk: GeneratedKernel, glue: str, status: str, source_name: str) -> list[
             lines.append(f"  !   {'%'.join(role.path)}: component, {how}")
         elif ka.kind == "array":
             how = "updated" if ka.written else "read"
-            lines.append(f"  !   {fortran_comment(_declaration_text(a))}: array, {how}")
+            lines.append(f"  !   {fortran_comment(declaration_text(a))}: array, {how}")
         elif ka.kind == "fixed":
             lines.append(f"  !   {a.name}: must be {fortran_comment(a.fixed_value)} (fixed when "
                          "translated)")
@@ -624,134 +433,7 @@ def _doc(gk: GeneratedKernel, glue: str, status: str, source_name: str) -> list[
     return lines
 
 
-def _group_count(body: _Body, expr) -> str:
-    if isinstance(expr, (int, np.integer)):
-        return f"{max(0, int(expr))}_c_int64_t"
-    return f"max(0_c_int64_t, {body.int_expr(expr)})"
-
-
-def _elements(body: _Body, arg) -> str:
-    """Elements the declaration of *arg* needs (-1: assumed size)."""
-    if any(s is None for s in arg.shape):
-        return "-1_c_int64_t"
-    const = 1
-    factors = []
-    for s in arg.shape:
-        if isinstance(s, (int, np.integer)):
-            const *= max(0, int(s))
-        else:
-            factors.append(f"max(0_c_int64_t, {body.int_expr(s)})")
-    if const != 1 or not factors:
-        factors.insert(0, f"{const}_c_int64_t")
-    return " * ".join(factors)
-
-
-def _check_fixed(body: _Body, ka, nm):
-    a = ka.ir_arg
-    lit = f_literal(a.fixed_value, ka.dtype)
-    dt = np.dtype(ka.dtype)
-    differs = ".neqv." if dt.kind == "b" else "/="
-    if dt.kind == "f":     # as short as the kernel's precision allows: 1.4, not 1.39999997
-        shown = np.format_float_positional(dt.type(a.fixed_value), unique=True, trim="0")
-    else:
-        shown = f"{a.fixed_value}"
-    body.add(f"if ({nm[a.name]} {differs} {lit}) call f2l_c%fail(F2L_ERROR_ARGUMENT, "
-             + f_string(f"{a.what} was fixed to {shown} when the kernel was "
-                        "translated; got ") + f" // f2l_to_string({nm[a.name]}))")
-
-
-def _check_assumptions(body: _Body, k, nm):
-    from f2loopy.ir.isl_tools import expr_from_set
-    a = k.assumptions
-    if a.plain_is_universe():
-        return
-    cond = expr_from_set(a)
-    if cond is True:
-        return
-    text = str(a)
-    text = text[text.index(":") + 1:].rstrip("} ").strip() if ":" in text else text
-    try:
-        test = f_bool_expr(cond, body.used)
-    except HostExpressionError as exc:
-        raise CodegenError(f"the Fortran glue cannot check the assumption {text}: {exc}",
-                           k.span) from None
-    names = [n for n in a.get_var_names(_param_type()) if any(x.name == n for x in k.args)]
-    values = " // \", \" // ".join(f"\"{n} = \" // f2l_to_string({nm[n]})" for n in names)
-    message = f_string(f"the kernel was translated assuming {text}; the arguments violate it (")
-    body.add(f"if (.not. {test}) call f2l_c%fail(F2L_ERROR_ARGUMENT, {message}"
-             + (f" // {values}" if values else "") + " // \")\")")
-
-
-def _param_type():
-    import islpy as isl
-    return isl.dim_type.param
-
 # }}}
 
-
-# {{{ layouts changed by transformations
-
-def _layout_conversion(arg):
-    """How to convert *arg* from the caller's layout to the kernel's.
-
-    None: no conversion; a string: why the glue cannot; else ``(extents,
-    terms, device_elems)`` for :c:func:`f2l_relayout` as expressions.
-    """
-    lay = arg.fortran_layout
-    if lay is None:
-        return None
-    ndim = len(arg.shape)
-    tags = arg.axis_tags
-    caller = _declaration_text(arg.copy(shape=lay.shape, lower_bounds=lay.lower_bounds,
-                                        fortran_layout=None))
-    if any(s is None for s in lay.shape):
-        return (f"the kernel stores {caller} in another layout, which the glue cannot convert "
-                "for an assumed-size array (its size is unknown)")
-    if any(t.kind not in ("nest", "vec") for t in tags):
-        return (f"the kernel stores it with axis tags {', '.join(str(t) for t in tags)}; the "
-                f"Fortran glue converts reorderings, splits and vector axes of {caller} only")
-    # each kernel axis reads (caller index along `axis` // div) % mod (mod 0: none)
-    axes = [(ax, 1, 0) for ax in range(len(lay.shape))]
-    for axis, count, order in lay.splits:
-        o, div, mod = axes[axis]
-        inner = (o, div, count)
-        outer = (o, div * count, mod // count if mod else 0)
-        axes[axis:axis + 1] = [inner, outer] if order == "F" else [outer, inner]
-    unsplit_same = all(
-        div != 1 or mod != 0 or (arg.shape[k] == lay.shape[o]
-                                 and arg.lower_bounds[k] == lay.lower_bounds[o])
-        for k, (o, div, mod) in enumerate(axes)) if len(axes) == ndim else False
-    if not unsplit_same:
-        kernel = _declaration_text(arg.copy(fortran_layout=None))
-        return (f"the kernel uses it as {kernel} but the caller passes {caller}; the Fortran "
-                "glue converts only reorderings, splits and vector axes, not this layout change")
-    # memory order, fastest first: vector axes, then the nesting orders
-    order = sorted(range(ndim), key=lambda ax: -1 if tags[ax].kind == "vec" else tags[ax].order)
-    if order == list(range(ndim)) and not lay.splits:
-        return None
-    strides = {}
-    stride = 1
-    for ax in order:
-        strides[ax] = stride
-        stride = _times(stride, _nonneg(arg.shape[ax]))
-    extents = [_nonneg(s) for s in lay.shape]
-    terms = []
-    for k, (o, div, mod) in enumerate(axes):
-        terms += [o, div, mod, strides[k]]
-    return extents, terms, stride
-
-
-def _nonneg(expr):
-    from pymbolic.primitives import Call, Variable
-    if isinstance(expr, (int, np.integer)):
-        return max(0, int(expr))
-    return Call(Variable("max"), (0, expr))
-
-
-def _times(a, b):
-    from pymbolic.primitives import Product
-    if a == 1:
-        return b
-    return Product((a, b))
 
 # }}}

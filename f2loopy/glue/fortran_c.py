@@ -1,10 +1,11 @@
 """The C half of the Fortran glue: the OpenCL program as a C string
 (``NAME_cl.c``), with a comment giving each kernel's arguments in order for
-C callers."""
+C callers, printed from the kernels' host plans (:mod:`f2loopy.glue.plan`)."""
 
 from __future__ import annotations
 
 from f2loopy.escape import c_comment, c_string
+from f2loopy.glue.plan import Array, host_plan
 from f2loopy.ir.roles import Component, Result, Stored
 from f2loopy.version import __version__
 
@@ -15,6 +16,7 @@ def c_source(program: str, symbol: str, source_name: str, stem: str, kernels=())
              f"   so that the program does not depend on where {c_comment(stem)}.cl lies.  Do "
              "not edit. */", ""]
     lines += _c_argument_comment(kernels)
+    lines += _c_signature_comment(kernels)
     lines += ["static const char program[] ="]
     for line in program.splitlines(keepends=True):
         lines.append("    \"" + c_string(line) + "\"")
@@ -30,19 +32,18 @@ def _c_argument_comment(kernels) -> list[str]:
     """A comment giving each kernel's arguments in order, for C callers of the
     OpenCL program: module variables, common blocks and derived-type
     components are extra pointer arguments after the Fortran ones."""
-    extra = [gk for gk in kernels
-             if any(isinstance(a.role, (Stored, Component, Result)) for a in gk.kernel.args)]
+    plans = [host_plan(gk) for gk in kernels]
+    extra = [plan for plan in plans
+             if any(isinstance(a.arg.role, (Stored, Component, Result)) for a in plan.arguments)]
     if not extra:
         return []
     out = ["/* Kernel arguments, in order.  Scalars the kernel writes, arrays, module variables,",
            "   common blocks and the components of derived-type arguments are pointers (global",
            "   buffers); module variables and common blocks come after the Fortran arguments."]
-    from f2loopy.codegen.phases import phase_kernels
-    extra = [part for gk in extra for part in phase_kernels(gk.launches) or [gk]]
-    for gk in extra:
+    for launch in (launch for plan in extra for launch in plan.launch_list()):
         parts = []
-        for ka in gk.arguments:
-            a = ka.ir_arg
+        for p in launch.parameters:
+            a = p.arg
             what = ""
             role = a.role
             if isinstance(role, Stored):
@@ -54,10 +55,25 @@ def _c_argument_comment(kernels) -> list[str]:
                 what = f" = {'%'.join(role.path)}"
             elif isinstance(role, Result):
                 what = " = the function's value"
-            ptr = "*" if ka.kind in ("array", "scalar_ref") else ""
+            ptr = "*" if isinstance(p, Array) or p.role == "scalar_ref" else ""
             parts.append(f"{ptr}{a.name}{what}")
-        text = f"{gk.c_name}(" + ", ".join(parts) + ")"
+        text = f"{launch.c_name}(" + ", ".join(parts) + ")"
         out += ["   " + c_comment(line) for line in _wrap_comment(text)]
+    out[-1] += " */"
+    out.append("")
+    return out
+
+
+def _c_signature_comment(kernels) -> list[str]:
+    """What each kernel's arguments must be, for f2l_kernel_signature (the
+    runtime then checks every launch of the kernel against it)."""
+    launches = [launch for gk in kernels for launch in host_plan(gk).launch_list()]
+    if not launches:
+        return []
+    out = ["/* Kernel signatures, for f2l_kernel_signature(kernel, signature): a C caller that",
+           "   gives it gets each launch's arguments checked (as the Fortran glue does)."]
+    for launch in launches:
+        out.append("   " + c_comment(f"{launch.c_name}: \"{' '.join(launch.signature)}\""))
     out[-1] += " */"
     out.append("")
     return out

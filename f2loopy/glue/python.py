@@ -10,26 +10,16 @@ from __future__ import annotations
 
 import hashlib
 
-import numpy as np
 
-from f2loopy.ir.types import is_complex, is_integer, is_logical
-from f2loopy.ir.roles import Character, Component, Extent, character_of
 from f2loopy.codegen import GeneratedKernel
 from f2loopy.codegen.names import py_name
-from f2loopy.diagnostics import CodegenError
 from f2loopy.escape import py_docstring, py_literal
-from f2loopy.glue.module_data import (
-    component_reads, component_writes, fortran_parameters, python_module_objects,
-    storage_reads, storage_writes)
-from f2loopy.glue.pyexpr import py_int_expr
-from f2loopy.glue.python_launches import _launch_sequence, _one_launch
+from f2loopy.glue.module_data import python_module_objects
+from f2loopy.glue.plan import slowest_first
+from f2loopy.glue.python_print import kernel_function
 from f2loopy.version import __version__
 
-_FORTRAN_TYPE = {
-    "int8": "integer(1)", "int16": "integer(2)", "int32": "integer", "int64": "integer(8)",
-    "float32": "real", "float64": "double precision", "complex64": "complex",
-    "complex128": "complex(8)", "bool": "logical",
-}
+__all__ = ["generate_python_glue", "runtime_source", "slowest_first"]
 
 _RUNTIME = '''
 import atexit as _atexit
@@ -439,260 +429,6 @@ def runtime_source() -> str:
         "__ERROR_SLOTS__", str(ERROR_VALUES + 1))
 
 
-def _character_kind(character: Character) -> str:
-    """``'character'`` (assumed length) or ``'characterL'`` (declared L)."""
-    if character.length is None:
-        return "character"
-    return f"character{character.length}"
-
-
-def _kind(dtype) -> str:
-    dt = np.dtype(dtype)
-    if is_logical(dt):
-        return "logical"
-    if is_integer(dt):
-        return "integer"
-    if is_complex(dt):
-        return "complex"
-    return "real"
-
-
-def _assumption_check(kernel):
-    """Python condition (and its isl text) for the kernel's assumptions, or None."""
-    from f2loopy.glue.pyexpr import py_bool_expr
-    from f2loopy.ir.isl_tools import expr_from_set
-    a = kernel.assumptions
-    if a.plain_is_universe():
-        return None
-    cond = expr_from_set(a)
-    if cond is True:
-        return None
-    text = str(a)
-    text = text[text.index(":") + 1:].rstrip("} ").strip() if ":" in text else text
-    return py_bool_expr(cond), text
-
-
-def _py_number(value) -> str:
-    """Python text of the number *value* (a fixed argument's value)."""
-    if isinstance(value, (bool, np.bool_)):
-        return repr(bool(value))
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, int):
-        return repr(value)
-    if isinstance(value, float):
-        return repr(value) if np.isfinite(value) else f"float({str(value)!r})"
-    if isinstance(value, complex):
-        return f"complex({_py_number(value.real)}, {_py_number(value.imag)})"
-    raise CodegenError(f"a fixed argument's value must be a number, not {type(value).__name__}")
-
-
-def slowest_first(arg) -> list:
-    """Kernel axes of *arg* from the slowest- to the fastest-varying in memory."""
-    def rank(a):
-        t = arg.axis_tags[a]
-        return -1 if t.kind == "vec" else t.order
-    return sorted(range(arg.ndim), key=rank, reverse=True)
-
-
-def _shape_tuple(arg) -> str:
-    items = ["None" if s is None else py_int_expr(s) for s in arg.shape]
-    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
-
-
-def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
-    k = gk.kernel
-    params = fortran_parameters(k)
-    names = [py_name(n) for n in params]
-    fn = k.name
-    lines = [f"def {py_name(fn)}({', '.join(names)}{', ' if names else ''}*, queue=None):"]
-    decl = ", ".join(params)
-    hidden = {a.name for a in k.extent_args}
-    where = f" ({py_docstring(k.span)})" if k.span else ""
-    result = k.result_arg
-    unit = "subroutine" if result is None else "function"
-    if result is not None:
-        hidden.add(result.name)
-    stored = {a.name for a in k.storage_args}
-    hidden |= stored
-    parts = {a.name: a for a in k.args if isinstance(a.role, Component)}
-    hidden |= set(parts)
-    doc = [f'    """OpenCL version of Fortran ``{unit} {k.name}({decl})``{where}.', "",
-           "    Arguments:"]
-    for ka in gk.arguments:
-        a = ka.ir_arg
-        ftype = _FORTRAN_TYPE.get(np.dtype(a.dtype).name, str(a.dtype))
-        if a.name in hidden:
-            continue
-        if ka.kind == "array":
-            shape = ", ".join("*" if s is None else ":" if str(s) in hidden else str(s)
-                              for s in a.shape)
-            dtname = np.dtype(a.dtype).name
-            if is_logical(a.dtype):
-                dtname = {1: "bool", 2: "bool (or int16 holding 0/1)", 8: "bool (or int64 "
-                          "holding 0/1)"}.get(a.logical_kind, "bool (or int32 holding 0/1)")
-            what = f"{ftype} array ({shape}), numpy dtype {dtname}, order 'F'"
-            what += "; updated in place" if ka.written else ""
-        elif character_of(a.role) is not None:
-            what = "character (a Python str)"
-        else:
-            what = f"{ftype} scalar" + ("; new value returned" if ka.kind == "scalar_ref"
-                                        else "")
-        doc.append(f"      {a.name}: {py_docstring(what)}")
-    written = {ka.name for ka in gk.arguments if ka.kind == "scalar_ref" or ka.written}
-    for root in dict.fromkeys(a.role.root for a in parts.values()):
-        members = [a for a in parts.values() if a.role.root == root]
-        first = members[0].role
-        module, tname, rank = first.type_module, first.type_name, first.type_rank
-        comps = ", ".join("%".join(a.role.path[1:]) + (" (updated)" if a.name in written
-                                                        else "") for a in members)
-        if rank:
-            doc.append(f"      {root}: array of type({tname}), rank {rank}: a numpy structured "
-                       f"array with the fields {comps}")
-        else:
-            doc.append(f"      {root}: type({tname}){f' of module {module}' if module else ''}: "
-                       f"an object with the components {comps}")
-    outs = [ka for ka in gk.arguments if ka.kind == "scalar_ref" and ka.name not in stored
-            and ka.name not in parts]
-    stored_outs = [ka for ka in gk.arguments if ka.kind == "scalar_ref"
-                   and (ka.name in stored or ka.name in parts)]
-    if stored:
-        doc += ["", "    Module variables (attributes of this glue module's objects): "
-                + ", ".join(".".join(a.role.key[1:]) for a in k.storage_args) + "."]
-    if result is not None:
-        # the function's value first, then the scalar arguments it changes
-        outs = [ka for ka in outs if ka.name == result.name] + \
-            [ka for ka in outs if ka.name != result.name]
-        doc += ["", f"    Returns the value of {k.name}" + (
-            ", then the new values of " + ", ".join(ka.name for ka in outs[1:])
-            if len(outs) > 1 else "") + "."]
-    elif outs:
-        doc += ["", "    Returns the new value" + ("s" if len(outs) > 1 else "") + " of "
-                + ", ".join(ka.name for ka in outs) + "."]
-    doc.append('    """')
-    lines += doc
-    lines.append("    if queue is None:")
-    lines.append("        queue = _default_queue()")
-    # the extents of assumed-shape arrays come from the arrays passed
-    for a in k.extent_args:
-        role = a.role
-        assert isinstance(role, Extent)
-        array = k.variable(role.array)
-        lines.append(f"    {py_name(a.name)} = _extent({fn!r}, {array.name!r}, "
-                     f"{py_name(array.name)}, {role.axis}, {array.fortran_ndim})")
-    lines += component_reads(k)
-    lines += storage_reads(k)
-    if result is not None:
-        zero = "False" if is_logical(result.dtype) else "0"
-        lines.append(f"    {py_name(result.name)} = {zero}")
-    # scalars first: shapes and grid sizes are computed from them
-    for ka in gk.arguments:
-        if ka.kind in ("value", "scalar_ref", "fixed"):
-            v = py_name(ka.name)
-            character = character_of(ka.ir_arg.role)
-            kind = _character_kind(character) if character is not None else _kind(ka.dtype)
-            if kind == "logical" and ka.ir_arg.logical_kind != 4:
-                kind = f"logical{ka.ir_arg.logical_kind}"
-            lines.append(f"    {v} = _scalar({fn!r}, {ka.name!r}, {v}, np.{np.dtype(ka.dtype).name}, "
-                         f"{kind!r})")
-        if ka.kind == "fixed":
-            fixed = ka.ir_arg.fixed_value
-            what = ka.ir_arg.what
-            lines.append(f"    if {v} != {_py_number(fixed)}:")
-            message = f"{fn}: {what} was fixed to {fixed} when the kernel was translated; got "
-            lines.append(f"        raise KernelArgumentError({py_literal(message)} + str({v}))")
-    check = _assumption_check(gk.kernel)
-    if check is not None:
-        cond, text = check
-        lines.append(f"    if not {cond}:")
-        message = f"{fn}: the kernel was translated assuming {text}; the arguments violate it"
-        lines.append(f"        raise KernelArgumentError({py_literal(message)})")
-    copy_backs = []
-    cl_args = []
-    for ka in gk.arguments:
-        v = py_name(ka.name)
-        if ka.kind == "array":
-            dtype = np.dtype(ka.dtype)
-            layout = ka.ir_arg.fortran_layout
-            if layout is not None:
-                if is_logical(dtype):
-                    raise ValueError("layout changes of logical arrays are not supported")
-                perm = slowest_first(ka.ir_arg)
-                dev_shape = "(" + ", ".join(py_int_expr(ka.ir_arg.shape[a]) for a in perm) + \
-                    ("," if len(perm) == 1 else "") + ")"
-                fshape = "(" + ", ".join("None" if x is None else py_int_expr(x)
-                                         for x in layout.shape) + \
-                    ("," if len(layout.shape) == 1 else "") + ")"
-                lines.append(f"    _{v}_buf, _{v}_back = _array_relaid({fn!r}, {ka.name!r}, {v}, "
-                             f"np.{dtype.name}, {fshape}, {tuple(layout.splits)!r}, "
-                             f"{tuple(perm)!r}, {dev_shape}, queue, {ka.written})")
-            elif is_logical(dtype):
-                lkind = ka.ir_arg.logical_kind
-                lines.append(f"    _{v}_buf, _{v}_back = _logical_array({fn!r}, {ka.name!r}, "
-                             f"{v}, {_shape_tuple(ka.ir_arg)}, queue, {ka.written}"
-                             + (f", {lkind})" if lkind != 4 else ")"))
-            else:
-                lines.append(f"    _{v}_buf, _{v}_back = _array({fn!r}, {ka.name!r}, {v}, "
-                             f"np.{dtype.name}, {_shape_tuple(ka.ir_arg)}, queue, "
-                             f"{ka.written})")
-            cl_args.append(f"_{v}_buf")
-            if ka.written:
-                copy_backs.append(f"_{v}_back")
-        elif ka.kind == "scalar_ref":
-            lines.append(f"    _{v}_buf, _{v}_host = _scalar_ref(queue, {v})")
-            cl_args.append(f"_{v}_buf")
-        elif ka.kind == "value":
-            cl_args.append(v)
-    sites = gk.kernel.error_sites
-    if sites:
-        lines.append("    _f2l_err_buf, _f2l_err_host = _error_buffer(queue)")
-    if gk.launches:
-        lines += _launch_sequence(gk, fn, {ka.name: a for ka, a in zip(gk.arguments, cl_args_of(
-            gk.arguments))})
-    else:
-        for sb in gk.scratch:
-            cl_args.append(f"_scratch(queue, ({py_int_expr(sb.elements)}) * {sb.itemsize})")
-        if sites:
-            cl_args.append("_f2l_err_buf")
-        lines += _one_launch(gk, fn, cl_args, "    ")
-    if sites:
-        table = tuple((f"{s.span.filename}:{s.span.line}" if s.span else "?", s.actions,
-                       s.exit_code()) for s in sites)
-        lines.append(f"    _check_stop({fn!r}, {table!r}, _f2l_err_buf, _f2l_err_host, queue)")
-    for cb in copy_backs:
-        lines.append(f"    if {cb} is not None:")
-        lines.append(f"        {cb}()")
-    for ka in outs + stored_outs:
-        v = py_name(ka.name)
-        lines.append(f"    cl.enqueue_copy(queue, _{v}_host, _{v}_buf)")
-    # no queue.finish(): every copy back to the host above waits (blocking
-    # copies on the in-order queue), and a call whose results all stay on the
-    # device (pyopencl arrays) returns without waiting for its launches, as
-    # pyopencl's own kernels do, so that a host loop of calls never waits
-    lines += storage_writes(k, {ka.name for ka in stored_outs})
-    lines += component_writes(k, {ka.name for ka in stored_outs} |
-                              {ka.name for ka in gk.arguments if ka.kind == "array" and ka.written})
-    def returned(o):
-        # a logical comes back as a bool, whatever its kind's storage
-        value = f"_{py_name(o.name)}_host[0]"
-        return f"bool({value})" if is_logical(o.dtype) else value
-    if len(outs) == 1:
-        lines.append(f"    return {returned(outs[0])}")
-    elif outs:
-        lines.append("    return (" + ", ".join(returned(o) for o in outs) + ")")
-    return "\n".join(lines) + "\n"
-
-
-def cl_args_of(arguments) -> list:
-    """The Python text of each argument's OpenCL value (None: not passed)."""
-    out = []
-    for ka in arguments:
-        v = py_name(ka.name)
-        out.append(f"_{v}_buf" if ka.kind in ("array", "scalar_ref") else
-                   v if ka.kind == "value" else None)
-    return out
-
-
 def generate_python_glue(kernels: list[GeneratedKernel], cl_source: str, cl_filename: str,
                          source_name: str) -> str:
     """Text of the glue module for *kernels*, whose program text is *cl_source*
@@ -711,7 +447,7 @@ def generate_python_glue(kernels: list[GeneratedKernel], cl_source: str, cl_file
             'another).\n"""\n')
     consts = f"\nCL_FILE = {py_literal(cl_filename)}\nCL_SHA256 = {py_literal(sha)}\n"
     consts += python_module_objects([gk.kernel for gk in kernels])
-    funcs = "\n\n".join(_kernel_function(gk, source_name) for gk in kernels)
+    funcs = "\n\n".join(kernel_function(gk) for gk in kernels)
     exports = "__all__ = [" + ", ".join(repr(py_name(gk.kernel.name)) for gk in kernels) + \
         ", 'KernelArgumentError', 'KernelStopError']\n"
     profiled = "\n\nif _PROFILE:          # F2LOOPY_PROFILE=1: a table per function at exit\n" + \
