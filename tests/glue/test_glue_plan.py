@@ -46,7 +46,7 @@ def test_plan_steps_are_typed_and_in_kernel_order():
     assert isinstance(launch, Launch)
     assert launch.arguments == tuple(a.name for a in plan.passed)
     assert len(launch.signature) == len(launch.arguments)
-    assert dict(zip(launch.arguments, launch.signature)) == {
+    assert dict(zip(launch.arguments, launch.signature, strict=True)) == {
         "n": "int32", "alpha": "float32", "x": "buffer", "y": "buffer", "m": "buffer",
         plan.extents[0].name: "int32"}
     with pytest.raises(AttributeError):
@@ -129,6 +129,6 @@ def test_host_loops_in_the_plan(tmp_path):
     launches = [line for line in re.sub(r"&\n *&", "", f90).splitlines()
                 if "launch_kernel" in line]
     assert len(launches) == len(plan.launch_list())
-    for launch, line in zip(plan.launch_list(), launches):
+    for launch, line in zip(plan.launch_list(), launches, strict=True):
         assert line.rstrip().endswith(f'"{" ".join(launch.signature)}")'), line
         assert f'{launch.c_name}: "{" ".join(launch.signature)}"' in c

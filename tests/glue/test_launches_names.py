@@ -173,6 +173,27 @@ def test_python_glue_of_a_shrinking_host_loop_named_queue(tmp_path, cl_queue):
              tmp_path, cl_queue, filename="tri.f90")
 
 
+#: a time loop over an integer(8) variable (tests/frontend/test_control_flow.py has it too)
+T8 = """
+subroutine t8(ts, n, a, b)
+  implicit none
+  integer(8), intent(in) :: ts
+  integer, intent(in) :: n
+  integer(8), intent(inout) :: a(n), b(n)
+  integer(8) :: t
+  integer :: i
+  do t = 1, ts
+    do i = 1, n
+      b(i) = a(i) + t * t * t * 1000
+    end do
+    do i = 1, n
+      a(i) = b(n + 1 - i) / 2
+    end do
+  end do
+end subroutine t8
+"""
+
+
 @needs_toolchain
 @pytest.mark.differential
 def test_host_loop_of_an_integer8_variable(tmp_path):
@@ -181,9 +202,8 @@ def test_host_loop_of_an_integer8_variable(tmp_path):
     from click.testing import CliRunner
 
     from f2loopy.cli import main
-    from test_control_flow import CASES
     path = tmp_path / "t8.f90"
-    path.write_text(CASES["int64_loop_variable_arithmetic"][0])
+    path.write_text(T8)
     res = CliRunner().invoke(main, ["check", "--transform", "auto", "--size", "n=20",
                                     "--size", "ts=200", str(path)])
     assert res.exit_code == 0, res.output
