@@ -411,12 +411,12 @@ def _ors(n):
 ])
 def test_answer_caps(name, change, expect):
     reader, k = _reader()
-    start = time.monotonic()
+    start = time.process_time()     # CPU of this process: a busy machine does not count
     with pytest.raises(SandboxViolation) as info:
         reader.read(_answer(**change(k)))
     assert info.value.message == "the transformation script returned " + expect
     assert info.value.span.line == BEGIN
-    assert time.monotonic() - start < 10
+    assert time.process_time() - start < 10
 
 
 def test_hard_isl_set_ends_within_the_limits(tmp_path, monkeypatch):
@@ -466,10 +466,10 @@ def test_isl_work_in_the_parent_has_an_operation_limit():
     ps = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53]
     hard = isl.Set("[n] -> { : " + " or ".join(
         f"(n mod {p} = 1 and n mod {q} = 2)" for p in ps for q in ps[:4]) + " }")
-    start = time.monotonic()
+    start = time.process_time()     # CPU of this process: a busy machine does not count
     with pytest.raises(IslQuotaExceeded), isl_operation_limit(50_000):
         hard.complement().coalesce().complement().coalesce()
-    assert time.monotonic() - start < 10
+    assert time.process_time() - start < 10
     assert isl.DEFAULT_CONTEXT.get_max_operations() == 0       # restored
     assert str(isl.Set("{ [i] : 0 <= i < 4 }").complement()) == "{ [i] : i < 0 or i >= 4 }"
     with isl_operation_limit(50_000):                         # easy work passes
