@@ -54,6 +54,8 @@ ASSUME = "assume=YDECLDP_NSSOPT >= 0 and YDECLDP_NSSOPT <= 3"
 VARIANTS = {
     "auto": (["--transform", "auto", "-D", ASSUME],
              "f2loopy --transform auto -D assume=NSSOPT in 0..3 (no script)"),
+    "auto-fixklev": (["--transform", "auto", "-D", "fix=KLEV=137", "-D", ASSUME],
+                     "f2loopy --transform auto -D fix=KLEV=137 (column temporaries private)"),
     "scc-nodemote": (["--transform", "scc", "-D", "demote=false", "-D", ASSUME],
                      "f2loopy --transform scc, temporaries not demoted"),
     "auto-b64": (["--transform", "auto", "-D", "block=64", "-D", ASSUME],

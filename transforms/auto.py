@@ -87,6 +87,12 @@ with the first choices are declared.
     Facts about the scalar arguments that the analysis may use (isl syntax,
     ``"NSSOPT >= 0 and NSSOPT <= 3"``): a branch no allowed value takes needs
     no assignment of a private scalar.
+``fix``
+    Integer scalar arguments fixed at translation time, ``"KLEV=137"`` or
+    ``"KLEV=137, NCLV=5"`` (``-D fix=KLEV=137``; ``fix_parameters``): their
+    uses become constants, so that column temporaries dimensioned by them
+    (``ZTMP(KLON, KLEV)``) become private arrays of each work-item under
+    ``columns="scc"``.  The glue still takes them and refuses other values.
 
 From the command line::
 
@@ -95,6 +101,7 @@ From the command line::
     f2loopy tune --transform auto --size ni=512 --size nj=512 --size nk=512 gemm.f90
     f2loopy translate --transform auto -D launches=one -D group=128 jacobi_2d.f90
     f2loopy translate --transform auto -D style=outer heat_3d_step.f90
+    f2loopy translate --transform auto -D fix=KLEV=137 cloudsc.F90
 
 From a script::
 
@@ -102,21 +109,23 @@ From a script::
 """
 
 from loopy import (
-    LoopyError, assume as assume_facts, generate_code, has_choice_of_second_axis,
-    horizontal_loops, launch_summary, parallel_loops, plan_auto, scc, split_for_auto)
+    LoopyError, assume as assume_facts, fix_parameters, generate_code,
+    has_choice_of_second_axis, horizontal_loops, launch_summary, parallel_loops,
+    parse_fixed_values, plan_auto, scc, split_for_auto)
 
 OPTIONS = {"tile": None, "tile1": None, "prefetch": None, "axis1": None, "style": None,
-           "group": None, "launches": None, "columns": "scc", "block": 128, "assume": None}
+           "group": None, "launches": None, "columns": "scc", "block": 128, "assume": None, "fix": None}
 OPTION_TYPES = {"tile": "positive integer", "tile1": "positive integer", "prefetch": "boolean",
                 "axis1": ("inner", "outer"), "style": ("grid", "outer"),
                 "group": ("positive integer", "none"), "launches": ("split", "one"),
-                "columns": ("scc", "off"), "block": "positive integer", "assume": "text"}
+                "columns": ("scc", "off"), "block": "positive integer", "assume": "text",
+                "fix": "text"}
 
 PLANS = ("grid+local", "grid", "grid-1d", "one-group", "sequential")
 
 
 def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, style=None,
-              group=None, launches=None, columns="scc", block=128, assume=None):
+              group=None, launches=None, columns="scc", block=128, assume=None, fix=None):
     if launches not in (None, "split", "one"):
         raise TransformError(f"auto: launches is 'split' or 'one', not {launches!r}")
     if columns not in ("scc", "off"):
@@ -125,6 +134,8 @@ def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, style=No
         if not isinstance(assume, str):
             raise TransformError(f"auto: assume is a condition (text), not {assume!r}")
         kernel = assume_facts(kernel, assume)
+    if fix is not None:
+        kernel = fix_parameters(kernel, **parse_fixed_values(fix, who="auto: fix"))
     if columns == "scc":
         mapped = columns_plan(kernel, block)
         if mapped is not None:

@@ -29,21 +29,32 @@ Options:
     Facts about the scalar arguments that the analysis may use, in isl's
     syntax (``"NSSOPT >= 0 and NSSOPT <= 3"``): a branch that no allowed
     value takes then needs no assignment.
+``fix``
+    Integer scalar arguments fixed at translation time, ``"KLEV=137"`` or
+    ``"KLEV=137, NCLV=5"`` (``-D fix=KLEV=137``; ``fix_parameters``): column
+    temporaries dimensioned by them (``ZTMP(KLON, KLEV)``) then have constant
+    other extents and become private arrays.  The glue still takes the
+    arguments and refuses other values.
 
 From the command line::
 
     f2loopy translate --transform scc -D index=JL -D block=64 cloudsc.F90
+    f2loopy translate --transform scc -D fix=KLEV=137 cloudsc.F90
 """
 
-from loopy import TransformError, assume as assume_facts, horizontal_loops, scc
+from loopy import (
+    TransformError, assume as assume_facts, fix_parameters, horizontal_loops,
+    parse_fixed_values, scc)
 
 OPTIONS = {"index": None, "start": None, "end": None, "block": 128, "demote": True,
-           "assume": None}
+           "assume": None, "fix": None}
 OPTION_TYPES = {"index": "name", "start": "name", "end": "name",
-                "block": "positive integer", "demote": "boolean", "assume": "text"}
+                "block": "positive integer", "demote": "boolean", "assume": "text",
+                "fix": "text"}
 
 
-def transform(kernel, index=None, start=None, end=None, block=128, demote=True, assume=None):
+def transform(kernel, index=None, start=None, end=None, block=128, demote=True, assume=None,
+              fix=None):
     if (start is None) != (end is None):
         raise TransformError("scc: give both start and end, or neither")
     bounds = None if start is None else (start, end)
@@ -51,6 +62,8 @@ def transform(kernel, index=None, start=None, end=None, block=128, demote=True, 
         if not isinstance(assume, str):
             raise TransformError(f"scc: assume is a condition (text), not {assume!r}")
         kernel = assume_facts(kernel, assume)
+    if fix is not None:
+        kernel = fix_parameters(kernel, **parse_fixed_values(fix, who="scc: fix"))
     loops = horizontal_loops(kernel, index=index, bounds=bounds)
     out = scc(kernel, index=index, bounds=bounds, block=block, demote=demote)
     print(f"scc: kernel '{kernel.name}': {len(loops)} horizontal "

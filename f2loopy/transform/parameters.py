@@ -79,6 +79,31 @@ def fix_parameters(kernel: Kernel, **values: int | float | bool | np.generic) ->
     return _apply_fixed(kernel, fixed)
 
 
+_FIX_ITEM = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([+-]?[0-9]{1,18})\s*")
+
+
+def parse_fixed_values(text: str, *, who: str = "fix") -> dict[str, int]:
+    """The integer values of ``"KLEV=137, NCLV=5"`` (a recipe's ``fix``
+    option, given as ``-D fix=KLEV=137``) as a dict for
+    :func:`fix_parameters`; *who* starts the messages (``"auto: fix"``).
+
+    :raises TransformError: the text is not ``NAME=INTEGER`` items separated
+        by commas, or names one parameter twice."""
+    if not isinstance(text, str):
+        raise TransformError(f"{who}: give NAME=INTEGER items separated by commas "
+                             f"(-D fix=KLEV=137), not {text!r}")
+    out: dict[str, int] = {}
+    for item in text.split(","):
+        m = _FIX_ITEM.fullmatch(item)
+        if m is None:
+            raise TransformError(f"{who}: {item.strip()!r} is not NAME=INTEGER "
+                                 "(-D fix=KLEV=137 or -D fix=\"KLEV=137, NCLV=5\")")
+        if m.group(1).lower() in (n.lower() for n in out):
+            raise TransformError(f"{who}: '{m.group(1)}' is given twice")
+        out[m.group(1)] = int(m.group(2))
+    return out
+
+
 def _apply_fixed(kernel: Kernel, fixed: dict) -> Kernel:
     def subst(expr):
         return fold_constants(substitute(expr, lambda n: fixed.get(n)))

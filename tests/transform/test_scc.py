@@ -169,3 +169,57 @@ def test_whole_extent_fills_run_on_the_columns(unit):
     assert knl.temporaries["zacc"].shape == (3,)
     src = generate_code(knl).source
     assert "if (kidia >= psum_i1_lo_inner + 32 * psum_i1_lo_outer + 2)" in src
+
+
+LEVELS = ROOT / "samples" / "columns" / "column_levels.f90"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("KLEV", "auto: fix: 'KLEV' is not NAME=INTEGER (-D fix=KLEV=137 or "
+             "-D fix=\"KLEV=137, NCLV=5\")"),
+    ("KLEV=1.5", "auto: fix: 'KLEV=1.5' is not NAME=INTEGER (-D fix=KLEV=137 or "
+                 "-D fix=\"KLEV=137, NCLV=5\")"),
+    ("klev=9, KLEV=9", "auto: fix: 'KLEV' is given twice"),
+])
+def test_fixed_values_errors(text, message):
+    from f2loopy.transform.parameters import parse_fixed_values
+    assert parse_fixed_values(" KLEV = 137 ,nclv=-5") == {"KLEV": 137, "nclv": -5}
+    with pytest.raises(TransformError) as exc:
+        parse_fixed_values(text, who="auto: fix")
+    assert exc.value.message == message
+
+
+def test_fixed_levels_make_level_temporaries_private(tmp_path):
+    """With KLEV a run-time size, only the temporary of constant other
+    extents is private; -D fix=klev=9 makes the level-dimensioned ones
+    private arrays too (and the kernel no longer takes them as buffers)."""
+    res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-o",
+                                    str(tmp_path / "a"), str(LEVELS)])
+    assert res.exit_code == 0, res.output
+    assert res.output.endswith("; private column temporaries: zneg\n"), res.output
+    res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-D", "fix=klev=9",
+                                    "-o", str(tmp_path / "b"), str(LEVELS)])
+    assert res.exit_code == 0, res.output
+    assert res.output.endswith("; private column temporaries: zdp, zfall, zneg, zqx\n")
+    src = (tmp_path / "b" / "column_levels.cl").read_text()
+    assert "double zqx[27];" in src and "double zfall[10];" in src
+    assert "__global double *zqx" not in src
+    # the glue still takes klev and refuses any other value
+    glue = (tmp_path / "b" / "column_levels_cl.py").read_text()
+    assert "argument 'klev' was fixed to 9 when the kernel was translated" in glue
+    res = CliRunner().invoke(main, ["translate", "--transform", "scc", "-D", "fix=nlev=9",
+                                    "-o", str(tmp_path / "c"), str(LEVELS)])
+    assert res.exit_code == 1 and "'nlev' is not an argument of kernel" in res.output
+    assert not (tmp_path / "c").exists()
+
+
+@needs_gfortran
+@pytest.mark.opencl
+@pytest.mark.parametrize("options", [["--transform", "auto", "-D", "fix=klev=9", "-D", "block=4"],
+                                     ["--transform", "scc", "-D", "fix=KLEV=9"],
+                                     ["--transform", "auto"]])
+def test_fixed_levels_check_against_gfortran(options):
+    res = CliRunner().invoke(main, ["check", *options, *SIZES[:4], "--size", "kfdia=12",
+                                    "--size", "klev=9", str(LEVELS)])
+    assert res.exit_code == 0, res.output
+    assert "FAIL" not in res.output
