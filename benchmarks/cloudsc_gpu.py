@@ -56,6 +56,13 @@ VARIANTS = {
              "f2loopy --transform auto -D assume=NSSOPT in 0..3 (no script)"),
     "auto-fixklev": (["--transform", "auto", "-D", "fix=KLEV=137", "-D", ASSUME],
                      "f2loopy --transform auto -D fix=KLEV=137 (column temporaries private)"),
+    "auto-fixklev-b256": (["--transform", "auto", "-D", "fix=KLEV=137", "-D", "block=256",
+                           "-D", ASSUME],
+                          "f2loopy --transform auto -D fix=KLEV=137 -D block=256"),
+    "auto-fixklev-b512": (["--transform", "auto", "-D", "fix=KLEV=137", "-D", "block=512",
+                           "-D", ASSUME],
+                          "f2loopy --transform auto -D fix=KLEV=137 -D block=512 (at most 128 "
+                          "registers)"),
     "scc-nodemote": (["--transform", "scc", "-D", "demote=false", "-D", ASSUME],
                      "f2loopy --transform scc, temporaries not demoted"),
     "auto-b64": (["--transform", "auto", "-D", "block=64", "-D", ASSUME],
