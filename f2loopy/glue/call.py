@@ -176,7 +176,7 @@ def _allocate(kernel: Kernel, arg, values: dict, queue, on_device: bool):
     if any(s is None for s in shape_exprs):
         raise KernelCallError(f"{kernel.name}: argument '{arg.name}' is missing (an "
                               "assumed-size array cannot be allocated)")
-    env = {py_name(k): v for k, v in values.items() if np.isscalar(v)}
+    env: dict[str, object] = {py_name(k): v for k, v in values.items() if np.isscalar(v)}
     env["_tdiv"] = tdiv
     env["_tmod"] = lambda a, b: a - tdiv(a, b) * b
     try:

@@ -407,7 +407,7 @@ def launch_signature(gk: GeneratedKernel) -> tuple:
     return tuple(declared)
 
 
-def rename_host(expr, rename: dict):
+def rename_host(expr, rename: dict | None):
     """*expr* with host loop indices renamed as a printer holds them."""
     return substitute(expr, rename) if rename else expr
 

@@ -89,7 +89,8 @@ def launch_sequence(plan: HostPlan, values: dict) -> list:
                 steps(s.body, indent + "    ")
                 del rename[s.iname]
                 continue
-            args, changing = [], []
+            args: list = []
+            changing: list = []
             for ref in s.arguments:
                 if ref in s.host:
                     changing.append((len(args), py_int_expr(rename[ref])))
