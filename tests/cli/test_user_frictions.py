@@ -366,6 +366,12 @@ def test_samples_command_copies_the_samples(tmp_path):
     for name in ("saxpy.f90", "saxpy_demo.py", "heat_app/CMakeLists.txt",
                  "numa_volume/volume.f90"):
         assert (mine / name).is_file(), name
+    # the documentation's tutorial and cookbook, for a user without a checkout
+    for name in ("Makefile", "main.F90", "physics.f90", "steps.sh"):
+        assert (mine / "tutorial" / name).read_text() == (ROOT / "docs" / "tutorial" / name
+                                                          ).read_text(), name
+    assert sorted(p.name for p in (mine / "cookbook").iterdir()) == sorted(
+        p.name for p in (ROOT / "docs" / "cookbook").iterdir())
     assert not list(mine.rglob("*_cl.py")) and not list(mine.rglob("*.cl"))
     assert "next: cd " in proc.stdout
     again = run("f2loopy.cli", "samples", mine)          # never overwritten
@@ -385,6 +391,11 @@ def test_the_build_step_puts_the_samples_into_the_package(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "copy" / "saxpy.f90").read_text() == (ROOT / "samples" / "saxpy.f90"
                                                              ).read_text()
+    # the wheel's copy of the tutorial and cookbook, not the checkout's, is used
+    assert (lib / "f2loopy" / "_data" / "docs" / "tutorial" / "main.F90").is_file()
+    assert (tmp_path / "copy" / "tutorial" / "physics.f90").read_text() == (
+        ROOT / "docs" / "tutorial" / "physics.f90").read_text()
+    assert (tmp_path / "copy" / "cookbook" / "stencil.f90").is_file()
 
 # }}}
 
