@@ -441,6 +441,40 @@ def test_bench_times_the_final_kernel_after_checkpoints(tmp_path):
     assert [r["label"] for r in json.loads(proc.stdout)["rows"]] == ["final"]
 
 
+TWO_KERNELS = SCALE + SCALE.replace("scale", "shift").replace("2 * x(i)", "x(i) + 1") + \
+    """!$loopy begin
+! s, t = parse_fortran(SOURCE, FILENAME)
+! RESULT = [split_iname(s, "i", 4, outer_tag="g.0", inner_tag="l.0"), t]
+!$loopy end
+"""
+
+
+@needs_gfortran
+@pytest.mark.opencl
+def test_bench_times_one_kernel_of_several(tmp_path):
+    # the tutorial's physics.f90 holds three kernels; bench said only "one kernel
+    # per checkpoint" and had no way to choose one
+    pytest.importorskip("pyopencl")
+    assert "x(i) + 1" in TWO_KERNELS
+    (tmp_path / "k.f90").write_text(TWO_KERNELS)
+    proc = run("f2loopy.cli", "bench", "k.f90", "--size", "n=64", "--min-time", "0.01",
+               cwd=tmp_path)
+    assert proc.returncode == 1
+    assert ("f2loopy: error: checkpoint 'final' has 2 kernels (scale, shift); bench times "
+            "one kernel per checkpoint: choose one with --kernel NAME") in proc.stderr
+    proc = run("f2loopy.cli", "bench", "k.f90", "--kernel", "nope", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert ("f2loopy: error: --kernel nope: no kernel of that name in k.f90 (its kernels: "
+            "scale, shift)") in proc.stderr
+    for name in ("shift", "SCALE"):
+        proc = run("f2loopy.cli", "bench", "k.f90", "--kernel", name, "--size", "n=4096",
+                   "--min-time", "0.01", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        rows = [line.split()[0] for line in proc.stdout.splitlines()
+                if line.split() and line.split()[-1] == "✓"]
+        assert rows == ["final"], proc.stdout
+
+
 def test_bench_and_tune_take_include_dirs():
     for command in ("bench", "tune"):
         proc = run("f2loopy.cli", command, "--help")

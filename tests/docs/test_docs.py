@@ -111,6 +111,7 @@ def test_tutorial_steps_run_and_match_the_fortran(tmp_path):
             continue
         assert float(b) == pytest.approx(float(a), rel=1e-12)
     assert proc.stdout.count("ok: 1 output(s) of 1 kernel(s) match the original Fortran") == 2
+    assert "last level vs gfortran" in proc.stdout          # bench --kernel diffuse
     # the profile the tutorial shows: the kernels, and the residency's transfers apart
     assert "f2loopy profile (F2LOOPY_PROFILE=1), per kernel:" in proc.stderr
     rows = {line.split()[0]: line.split()[1] for line in proc.stderr.splitlines()
