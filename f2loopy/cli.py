@@ -426,10 +426,13 @@ def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints,
 @click.option("-I", "include_dirs", multiple=True, metavar="DIR",
               type=click.Path(exists=True, file_okay=False),
               help="Look for used modules and called procedures under DIR (repeatable).")
+@click.option("--kernel", "kernel_name", default=None, metavar="NAME",
+              help="Time only this kernel of a file that holds several (its script runs as "
+                   "always).")
 @trust_option
 @debug_option
 def bench(file, defines, sizes, min_time, as_csv, as_json, plot, no_fortran, bandwidth,
-          transform, include_dirs, debug):
+          transform, include_dirs, kernel_name, debug):
     """Build, check and time every checkpoint of FILE's transformation script and its
     result ("final", where it differs from the last checkpoint).
 
@@ -450,7 +453,7 @@ def bench(file, defines, sizes, min_time, as_csv, as_json, plot, no_fortran, ban
         report = run_bench(file, defines=_parse_defines(defines), sizes=sizes,
                            min_time=min_time, fortran=not no_fortran,
                            bandwidth_gbs=bandwidth, transform=transform,
-                           include_dirs=include_dirs,
+                           include_dirs=include_dirs, kernel=kernel_name,
                            progress=lambda label: _echo(f"bench: {label}", err=True))
     except Exception as exc:  # noqa: BLE001
         _report(exc, debug)

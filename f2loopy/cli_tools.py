@@ -152,14 +152,15 @@ def samples(directory):
     """Copy the example programs (samples/ of the source tree: saxpy, the heat
     application built with CMake, Make and the compiler wrapper, the Loo.py
     paper's kernel, PolyBench, MPI...) into DIRECTORY, which must not exist
-    or be empty.
+    or be empty, with the documentation's tutorial application
+    (DIRECTORY/tutorial) and cookbook files (DIRECTORY/cookbook).
 
     Then for instance: cd DIRECTORY && f2loopy translate saxpy.f90 && python3 saxpy_demo.py
     """
     import shutil
     from pathlib import Path
 
-    from f2loopy.resources import samples_dir
+    from f2loopy.resources import DOC_EXAMPLES, doc_examples_dir, samples_dir
     source = samples_dir()
     if not source.is_dir():
         click.echo("f2loopy: error: this installation has no samples", err=True)
@@ -172,6 +173,11 @@ def samples(directory):
                  "__pycache__", "build")
     shutil.copytree(source, target, ignore=shutil.ignore_patterns(*generated),
                     symlinks=False, dirs_exist_ok=True)
+    for name in DOC_EXAMPLES:
+        folder = doc_examples_dir(name)
+        if folder.is_dir() and not (target / name).exists():
+            shutil.copytree(folder, target / name, ignore=shutil.ignore_patterns(*generated),
+                            symlinks=False)
     names = sorted(p.name for p in target.iterdir())
     click.echo(f"f2loopy: copied the samples into {ascii(str(target))[1:-1]}: "
                f"{', '.join(names)}")

@@ -5,7 +5,10 @@
   (``find_package(f2loopy CONFIG)``);
 * ``transforms``: the transformation recipes;
 * ``samples``: the annotated example programs (``f2loopy samples DIR``
-  copies them).
+  copies them);
+* ``docs/tutorial`` and ``docs/cookbook``: the tutorial's application and the
+  cookbook's files (``f2loopy samples DIR`` copies them too, so that a pip
+  user can follow the documentation without a checkout).
 
 In a checkout (and an editable install) they are the top-level ``runtime/``
 and ``transforms/`` folders; a wheel carries copies inside the package, in
@@ -34,6 +37,22 @@ def data_dir(name: str) -> Path:
     if inside.is_dir():
         return inside
     return PACKAGE_DIR.parent / name
+
+
+#: the documentation's example folders (``docs/NAME`` of a checkout)
+DOC_EXAMPLES = ("tutorial", "cookbook")
+
+
+def doc_examples_dir(name: str) -> Path:
+    """The folder of the documentation's example files *name* (one of
+    :data:`DOC_EXAMPLES`): ``f2loopy/_data/docs/NAME`` in a wheel, else
+    ``docs/NAME`` of the checkout."""
+    if name not in DOC_EXAMPLES:
+        raise ValueError(f"no documentation examples {name!r}")
+    inside = DATA_DIR / "docs" / name
+    if inside.is_dir():
+        return inside
+    return PACKAGE_DIR.parent / "docs" / name
 
 
 def runtime_dir() -> Path:

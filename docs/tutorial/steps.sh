@@ -30,3 +30,7 @@ cat opencl.txt
 # [profile]
 F2LOOPY_PROFILE=1 ./mini > /dev/null
 # [profile end]
+
+# [bench]
+f2loopy bench physics.f90 --kernel diffuse --size nx=256 --size ny=256
+# [bench end]

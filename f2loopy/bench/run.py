@@ -279,7 +279,8 @@ def device_args(gk, host_args, queue):
 
 def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
               queue=None, fortran=True, bandwidth_gbs=None, build_options=None,
-              progress=None, transform=None, include_dirs=()) -> BenchReport:
+              progress=None, transform=None, include_dirs=(),
+              kernel: str | None = None) -> BenchReport:
     import pyopencl as cl
 
     from f2loopy.bench.statistics import kernel_statistics
@@ -294,6 +295,15 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
     if not stages or list(stages[-1][1]) != list(result.kernels):
         # the script's result, unless its last checkpoint is that kernel already
         stages.append(("final", list(result.kernels)))
+    if kernel is not None:
+        # one kernel of a file that holds several: the script still sees them all
+        names = sorted({k.name for _, ks in stages for k in ks})
+        stages = [(label, [k for k in ks if k.name.lower() == kernel.lower()])
+                  for label, ks in stages]
+        stages = [(label, ks) for label, ks in stages if ks]
+        if not stages:
+            raise F2LoopyError(f"--kernel {ascii(kernel)[1:-1]}: no kernel of that name in {path} "
+                               f"(its kernels: {', '.join(names)})")
     # the translation's code of every stage (a script's: the sandbox child's)
     transformed = result.transformed
     if transformed is None:             # (translated here, never from the cache)
@@ -330,8 +340,9 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
 
     for label, gks in generated:
         if len(gks) != 1:
-            raise F2LoopyError(f"checkpoint '{label}' has {len(gks)} kernels; bench times "
-                               "one kernel per checkpoint")
+            raise F2LoopyError(f"checkpoint '{label}' has {len(gks)} kernels "
+                               f"({', '.join(g.kernel.name for g in gks)}); bench times one "
+                               "kernel per checkpoint: choose one with --kernel NAME")
         gk = gks[0]
         if progress:
             progress(label)

@@ -366,6 +366,12 @@ def test_samples_command_copies_the_samples(tmp_path):
     for name in ("saxpy.f90", "saxpy_demo.py", "heat_app/CMakeLists.txt",
                  "numa_volume/volume.f90"):
         assert (mine / name).is_file(), name
+    # the documentation's tutorial and cookbook, for a user without a checkout
+    for name in ("Makefile", "main.F90", "physics.f90", "steps.sh"):
+        assert (mine / "tutorial" / name).read_text() == (ROOT / "docs" / "tutorial" / name
+                                                          ).read_text(), name
+    assert sorted(p.name for p in (mine / "cookbook").iterdir()) == sorted(
+        p.name for p in (ROOT / "docs" / "cookbook").iterdir())
     assert not list(mine.rglob("*_cl.py")) and not list(mine.rglob("*.cl"))
     assert "next: cd " in proc.stdout
     again = run("f2loopy.cli", "samples", mine)          # never overwritten
@@ -385,6 +391,11 @@ def test_the_build_step_puts_the_samples_into_the_package(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "copy" / "saxpy.f90").read_text() == (ROOT / "samples" / "saxpy.f90"
                                                              ).read_text()
+    # the wheel's copy of the tutorial and cookbook, not the checkout's, is used
+    assert (lib / "f2loopy" / "_data" / "docs" / "tutorial" / "main.F90").is_file()
+    assert (tmp_path / "copy" / "tutorial" / "physics.f90").read_text() == (
+        ROOT / "docs" / "tutorial" / "physics.f90").read_text()
+    assert (tmp_path / "copy" / "cookbook" / "stencil.f90").is_file()
 
 # }}}
 
@@ -428,6 +439,40 @@ def test_bench_times_the_final_kernel_after_checkpoints(tmp_path):
     assert proc.returncode == 0, proc.stderr
     import json
     assert [r["label"] for r in json.loads(proc.stdout)["rows"]] == ["final"]
+
+
+TWO_KERNELS = SCALE + SCALE.replace("scale", "shift").replace("2 * x(i)", "x(i) + 1") + \
+    """!$loopy begin
+! s, t = parse_fortran(SOURCE, FILENAME)
+! RESULT = [split_iname(s, "i", 4, outer_tag="g.0", inner_tag="l.0"), t]
+!$loopy end
+"""
+
+
+@needs_gfortran
+@pytest.mark.opencl
+def test_bench_times_one_kernel_of_several(tmp_path):
+    # the tutorial's physics.f90 holds three kernels; bench said only "one kernel
+    # per checkpoint" and had no way to choose one
+    pytest.importorskip("pyopencl")
+    assert "x(i) + 1" in TWO_KERNELS
+    (tmp_path / "k.f90").write_text(TWO_KERNELS)
+    proc = run("f2loopy.cli", "bench", "k.f90", "--size", "n=64", "--min-time", "0.01",
+               cwd=tmp_path)
+    assert proc.returncode == 1
+    assert ("f2loopy: error: checkpoint 'final' has 2 kernels (scale, shift); bench times "
+            "one kernel per checkpoint: choose one with --kernel NAME") in proc.stderr
+    proc = run("f2loopy.cli", "bench", "k.f90", "--kernel", "nope", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert ("f2loopy: error: --kernel nope: no kernel of that name in k.f90 (its kernels: "
+            "scale, shift)") in proc.stderr
+    for name in ("shift", "SCALE"):
+        proc = run("f2loopy.cli", "bench", "k.f90", "--kernel", name, "--size", "n=4096",
+                   "--min-time", "0.01", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        rows = [line.split()[0] for line in proc.stdout.splitlines()
+                if line.split() and line.split()[-1] == "✓"]
+        assert rows == ["final"], proc.stdout
 
 
 def test_bench_and_tune_take_include_dirs():
