@@ -342,7 +342,7 @@ def show(file, kernel_name, ir, code, include_dirs, defines, undefines, source_f
         sys.exit(1)
     _echo(result.script_output, nl=False)
     shown = 0
-    for knl, gk in zip(result.kernels, result.generated):
+    for knl, gk in zip(result.kernels, result.generated, strict=True):
         if kernel_name is not None and knl.name.lower() != kernel_name.lower():
             continue
         shown += 1

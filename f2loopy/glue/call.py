@@ -104,7 +104,8 @@ def run_kernel(what: Kernel | TranslationUnit, queue: Any, *args: Any,
     if len(args) > len(fortran_args):
         raise KernelCallError(f"{kernel.name}: takes {len(fortran_args)} arguments, "
                               f"got {len(args)} positional ones")
-    values = dict(zip((a.name for a in fortran_args), args))
+    # (fewer positional arguments than the kernel takes: the rest come by keyword)
+    values = dict(zip((a.name for a in fortran_args), args, strict=False))
     for name, value in kwargs.items():
         if name in values:
             raise KernelCallError(f"{kernel.name}: argument '{name}' given twice")
@@ -145,7 +146,7 @@ def run_kernel(what: Kernel | TranslationUnit, queue: Any, *args: Any,
     refs = [ka.name for ka in gk.arguments if ka.kind == "scalar_ref"]
     if len(refs) == 1:
         returned = (returned,)
-    values.update(zip(refs, returned or ()))
+    values.update(zip(refs, returned or (), strict=True))
     return {ka.name: values[ka.name] for ka in gk.arguments
             if ka.written and ka.name in known}
 
@@ -164,7 +165,7 @@ def _infer_sizes(kernel: Kernel, values: dict, missing: list) -> None:
         shape = layout.shape if layout is not None else arg.shape
         if len(value.shape) != len(shape):
             continue
-        for extent, have in zip(shape, value.shape):
+        for extent, have in zip(shape, value.shape, strict=True):
             if isinstance(extent, p.Variable) and extent.name in wanted:
                 values[extent.name] = int(have)
                 wanted.discard(extent.name)

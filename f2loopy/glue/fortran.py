@@ -283,7 +283,7 @@ def _saved_declarations(stored) -> list[str]:
             tuple(int(s) for s in a.shape), dtype=dt)
         values = [f_literal(v, dt) for v in np.asarray(init).reshape(-1, order="F")]
         dims = ", ".join(f"{int(lb)}:{int(lb) + int(n) - 1}"
-                         for n, lb in zip(a.shape, a.lower_bounds))
+                         for n, lb in zip(a.shape, a.lower_bounds, strict=True))
         value = values[0] if not a.shape else \
             f"reshape([{', '.join(values)}], [{', '.join(str(int(n)) for n in a.shape)}])"
         out += wrap(f"  {ftype}, save, target :: {_saved_name(a)}" +
@@ -356,7 +356,7 @@ def _common_declarations(members) -> list[str]:
         for a in items:
             ftype, _ = fortran_type(a.dtype)
             dims = ", ".join(f"{int(lb)}:{int(lb) + int(n) - 1}"
-                             for n, lb in zip(a.shape, a.lower_bounds))
+                             for n, lb in zip(a.shape, a.lower_bounds, strict=True))
             out.append(f"{ftype} :: {LOCAL_PREFIX}mv_{a.name}" + (f"({dims})" if dims else ""))
         out.append(f"common /{block}/ " + ", ".join(f"{LOCAL_PREFIX}mv_{a.name}"
                                                    for a in items))

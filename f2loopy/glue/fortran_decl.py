@@ -23,7 +23,7 @@ def declaration_text(arg, hidden=frozenset()) -> str:
     """``u(0:n+1, *)`` as written in Fortran, for messages and comments
     (an extent named in *hidden* is an assumed shape, ``:``)."""
     dims = []
-    for extent, lower in zip(arg.shape, arg.lower_bounds):
+    for extent, lower in zip(arg.shape, arg.lower_bounds, strict=True):
         if extent is None:
             dims.append("*" if _is_one(lower) else f"{_plain(lower)}:*")
         elif str(extent) in hidden:
