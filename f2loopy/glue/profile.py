@@ -24,7 +24,8 @@ import threading
 import time as _time
 
 _PROFILE = os.environ.get("F2LOOPY_PROFILE", "") not in ("", "0")
-_profile = {}                       # function -> [calls, total, kernel, transfer, up, down]
+_profile = {}                       # function -> [calls, total, kernel, transfer, up, down,
+                                    #               setup: the first call's own glue time]
 _profile_current = threading.local()
 
 
@@ -51,17 +52,21 @@ def _profile_kernel(started):
 def _profiled(name, function):
     """*function* counting its calls into the table under *name*."""
     def call(*args, **kwargs):
-        record = _profile.setdefault(name, [0, 0.0, 0.0, 0.0, 0, 0])
+        record = _profile.setdefault(name, [0, 0.0, 0.0, 0.0, 0, 0, 0.0])
         if not any(r[0] for r in _profile.values()):
             _atexit.register(_profile_report)
         outer = _profile_record()
         _profile_current.record = record
         started = _time.perf_counter()
+        before = record[2] + record[3]
         try:
             return function(*args, **kwargs)
         finally:
+            took = _time.perf_counter() - started
+            if record[0] == 0:      # the device chosen, the program built: once
+                record[6] = max(0.0, took - (record[2] + record[3] - before))
             record[0] += 1
-            record[1] += _time.perf_counter() - started
+            record[1] += took
             _profile_current.record = outer
     call.__name__ = getattr(function, "__name__", name)
     call.__doc__ = function.__doc__
@@ -75,13 +80,17 @@ def _profile_table(table, module):
              f"{'kernel':32} {'calls':>8} {'total s':>10} {'kernel s':>10} {'transfer s':>11} "
              f"{'glue s':>10} {'MB to device':>13} {'MB from device':>15}"]
     hints = []
-    for name, (calls, total, kernel, transfer, up, down) in table.items():
+    for name, (calls, total, kernel, transfer, up, down, setup) in table.items():
         glue = max(0.0, total - kernel - transfer)
         lines.append(f"{name:32} {calls:8d} {total:10.4f} {kernel:10.4f} {transfer:11.4f} "
                      f"{glue:10.4f} {up / 1e6:13.3f} {down / 1e6:15.3f}")
-        if calls and transfer > kernel and transfer > 0.5 * total:
+        # the first call's set-up (choosing the device, building the program) is
+        # paid once: it does not make transfers matter less
+        steady = max(total - setup, 1e-12)
+        if calls and transfer > kernel and transfer > 0.5 * steady:
             hints.append(f"f2loopy profile: {name}: transfers take "
-                         f"{100 * transfer / total:.0f}% of its time, more than the kernel: keep "
+                         f"{100 * transfer / steady:.0f}% of its time after the first call's "
+                         "set-up, more than the kernel: keep "
                          "its arrays on the device (pass pyopencl arrays, "
                          "pyopencl.array.to_device(queue, a), and .get() them at the end)")
     return lines + hints
