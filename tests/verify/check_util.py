@@ -15,6 +15,23 @@ from f2loopy.cli import main
 needs_check = pytest.mark.usefixtures("gfortran", "opencl_device")
 
 
+#: a kernel whose second loop runs only for n > 1000: NOT COVERED at the default sizes
+BIG = """subroutine big(n, x, y)
+  implicit none
+  integer n, i
+  real x(n), y(n)
+  do i = 1, n
+    y(i) = x(i)
+  end do
+  if (n > 1000) then
+    do i = 1, n
+      y(i) = y(i) + 1
+    end do
+  end if
+end subroutine
+"""
+
+
 def check_text(tmp_path, text, *args, name="k.f90"):
     """``f2loopy check ARGS tmp_path/NAME`` (holding *text*) in this process:
     the path and click's result."""

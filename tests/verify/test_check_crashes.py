@@ -10,7 +10,7 @@ import sys
 import pytest
 from check_util import check_process as _check_process
 from check_util import check_text as _check
-from check_util import needs_check
+from check_util import BIG, needs_check
 from click.testing import CliRunner
 
 from f2loopy.cli import main
@@ -456,21 +456,6 @@ def test_not_covered_lines_are_the_files_lines(tmp_path):
     named = [ln for ln in res.output.splitlines() if ln.startswith(f"  {where}:")]
     assert named == [f"  {where}:10: do i = 1, n", f"  {where}:11: y(i) = y(i) + 1"]
 
-
-BIG = """subroutine big(n, x, y)
-  implicit none
-  integer n, i
-  real x(n), y(n)
-  do i = 1, n
-    y(i) = x(i)
-  end do
-  if (n > 1000) then
-    do i = 1, n
-      y(i) = y(i) + 1
-    end do
-  end if
-end subroutine
-"""
 
 
 def test_no_numpy_warning_on_stderr(tmp_path):

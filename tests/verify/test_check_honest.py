@@ -6,7 +6,7 @@ and refuses sizes the declarations cannot take as a usage error."""
 
 import numpy as np
 from check_util import check_text as _check
-from check_util import needs_check
+from check_util import BIG, needs_check
 
 from f2loopy.verify.check import OutputCheck
 from f2loopy.verify.compare import Mismatch
@@ -14,21 +14,6 @@ from f2loopy.verify.honesty import explain_mismatches
 
 pytestmark = needs_check
 
-
-BIG = """subroutine big(n, x, y)
-  implicit none
-  integer n, i
-  real x(n), y(n)
-  do i = 1, n
-    y(i) = x(i)
-  end do
-  if (n > 1000) then
-    do i = 1, n
-      y(i) = y(i) + 1
-    end do
-  end if
-end subroutine
-"""
 
 
 def test_statements_that_never_ran_fail_the_check(tmp_path):
