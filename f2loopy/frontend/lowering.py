@@ -39,6 +39,7 @@ from f2loopy.ir.types import type_name
 from f2loopy.ir.types import (
     BOOL, INT32, FortranTypeError, infer_type, is_complex, is_integer, is_logical)
 from f2loopy.diagnostics import FortranError, SourceSpan, UnsupportedFeatureError
+from f2loopy.frontend.allocatables import ALLOCATE_MESSAGE
 from f2loopy.frontend.array_intrinsics import ArrayIntrinsicsMixin
 from f2loopy.frontend.arrays import ArraySyntaxMixin
 from f2loopy.frontend.characters import CharacterMixin, is_character
@@ -66,8 +67,8 @@ _UNSUPPORTED_STATEMENTS = {
     "Open_Stmt": "'open' statements are not supported (kernels cannot do I/O)",
     "Close_Stmt": "'close' statements are not supported (kernels cannot do I/O)",
     "Format_Stmt": "'format' statements are not supported (kernels cannot do I/O)",
-    "Allocate_Stmt": "'allocate' is not supported (kernels cannot allocate memory)",
-    "Deallocate_Stmt": "'deallocate' is not supported (kernels cannot allocate memory)",
+    "Allocate_Stmt": ALLOCATE_MESSAGE.format(stmt="allocate"),
+    "Deallocate_Stmt": ALLOCATE_MESSAGE.format(stmt="deallocate"),
     "Pointer_Assignment_Stmt": "pointer assignment is not supported",
     "Forall_Construct": "'forall' constructs are not supported (use 'do concurrent')",
     "Forall_Stmt": "'forall' statements are not supported (use 'do concurrent')",
@@ -235,7 +236,8 @@ class UnitLowering(LoopsMixin, ControlFlowMixin, ConditionalsMixin, WhereMixin,
             return self.extra_temporaries[name].dtype
         if name in self.st.storage_by_name:
             return self.st.storage_by_name[name].dtype
-        if name.lower() in self.claimed_inames or name in self.st.assumed_extents.values():
+        if name.lower() in self.claimed_inames or name in self.st.assumed_extents.values() \
+                or name in self.st.dope_names:
             return INT32
         return self.root.symbol(name).dtype
 

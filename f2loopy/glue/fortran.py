@@ -46,7 +46,8 @@ from f2loopy.glue.fexpr import (
     f_string, local_int, wrap)
 from f2loopy.ir.printing import expr_to_str
 from f2loopy.ir.roles import (
-    CommonMember, Component, Dummy, Extent, ModuleVariable, Result, SavedLocal, Stored)
+    CommonMember, Component, Dummy, Extent, ModuleVariable, Result, SavedLocal, Stored,
+    is_allocatable)
 from f2loopy.version import __version__
 
 _ERRORS = ("F2L_OK", "F2L_ERROR_NO_DEVICE", "F2L_ERROR_OPENCL", "F2L_ERROR_BUILD",
@@ -197,17 +198,25 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
     # (computed before the 64-bit copies of the scalars below, which use them)
     hidden = {a.name: a.role for a in k.extent_args}
     extent_body = _Body()
+    from f2loopy.glue.fortran_optional import guard_present, optional_names
+    optional = optional_names(k)
     for ext_name, role in hidden.items():
         assert isinstance(role, Extent)
         array, axis = role.array, role.axis
         rank = k.variable(array).fortran_ndim
         locals_.append(f"integer(c_int32_t), target :: {nm[ext_name]}")
         extent_body.add(f"{nm[ext_name]} = 0")
+        starts = len(extent_body.lines), len(body.lines)
         extent_body.add(f"if (rank({nm[array]}) == {rank}) {nm[ext_name]} = "
                     f"int(size({nm[array]}, {axis + 1}), c_int32_t)")
         body.add(f"if (rank({nm[array]}) /= {rank}) call f2l_c%fail(F2L_ERROR_ARGUMENT, "
                  + f_string(f"argument '{array}' must have {rank} dimension(s), got ")
                  + f" // f2l_to_string(rank({nm[array]})))")
+        if array in optional:
+            guard_present(extent_body.lines, starts[0], nm[array])
+            guard_present(body.lines, starts[1], nm[array])
+    from f2loopy.glue.fortran_allocatables import allocation_locals
+    dope = allocation_locals(k, nm, locals_, extent_body)
     # fixed arguments and assumptions first: sizes depend on the scalars
     for ka in gk.arguments:
         if ka.kind == "fixed":
@@ -224,7 +233,7 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
             # the caller's storage, as the device holds it (logical(c_bool): 1 byte)
             ftype, nbytes = f"logical({lkind})", lkind
         lint = {1: "c_int8_t", 2: "c_int16_t", 8: "c_int64_t"}.get(lkind, "c_int32_t")
-        if a.name in hidden:
+        if a.name in hidden or a.name in dope:
             if ka.kind == "value":       # else fixed: checked above, not passed
                 body.add(f"call f2l_c%value({index}, c_loc({nm[a.name]}), {nbytes}_c_size_t)")
                 slots[a.name] = index
@@ -250,8 +259,16 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
             continue
         if ka.kind in ("value", "fixed", "scalar_ref"):
             intent = "inout" if ka.kind == "scalar_ref" else "in"
-            decls.append((None, f"{ftype}, intent({intent}), target", a.name))
+            opt = ", optional" if a.name in optional else ""
+            decls.append((None, f"{ftype}, intent({intent}), target{opt}", a.name))
             if ka.kind == "fixed":
+                continue
+            if opt:
+                from f2loopy.glue.fortran_optional import pass_optional_scalar
+                pass_optional_scalar(body, locals_, after_run, index, ka, nm[a.name], ftype,
+                                     nbytes, lint)
+                slots[a.name] = index
+                index += 1
                 continue
             if is_logical:
                 tmp = f"{LOCAL_PREFIX}v_{a.name}"
@@ -270,9 +287,21 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
         # arrays
         intent = "inout" if ka.written else "in"
         decl_text = _declaration_text(a, hidden)
-        decls.append((decl_text, f"{ftype}, dimension(..), intent({intent}), contiguous, target",
-                      a.name))
+        if is_allocatable(a.role):
+            from f2loopy.glue.fortran_allocatables import (
+                allocatable_declaration, pass_allocatable)
+            decl_text = f"{a.name}({', '.join(':' * a.ndim)}), allocatable"
+            decls.append((decl_text, allocatable_declaration(ftype, a), a.name))
+            pass_allocatable(body, index, a, nm[a.name], decl_text, _elements(body, a),
+                             nbytes, ka.written)
+            slots[a.name] = index
+            index += 1
+            continue
+        opt = ", optional" if a.name in optional else ""
+        decls.append((decl_text, f"{ftype}, dimension(..), intent({intent}), contiguous, "
+                      f"target{opt}", a.name))
         v = nm[a.name]
+        start = len(body.lines)
         if is_logical:
             body.add(f"if (storage_size({v}) /= {8 * lkind}) call f2l_c%fail("
                      "F2L_ERROR_ARGUMENT, " + f_string(f"argument '{a.name}': the kernel needs "
@@ -293,6 +322,9 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
         else:
             body.add(f"call f2l_c%array({common}, {_elements(body, a)}, {nbytes}_c_int64_t, "
                      f"{written})")
+        if opt:
+            from f2loopy.glue.fortran_optional import absent_array
+            guard_present(body.lines, start, v, absent_array(index, a, nbytes))
         slots[a.name] = index
         index += 1
 
@@ -398,7 +430,9 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
         value = f"{LOCAL_PREFIX}value"
         out += _header(glue, k, public_decls, originals, status, function_result=value,
                        uses=uses, dummy_names=public_names)
-        out.append(f"    {rtype} :: {value}")
+        # an array-valued function: the result has the declared bounds
+        dims = _declaration_text(result)[len(result.name):] if result.shape else ""
+        out.append(f"    {rtype} :: {value}{dims}")
         out.append(f"    {value} = {'.false.' if np.dtype(result.dtype).kind == 'b' else 0}")
         out += ["    " + x for x in before]
         out += wrap(f"    call {impl}({', '.join(actuals + forwarded + [value, status])})")

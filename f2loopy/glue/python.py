@@ -13,14 +13,17 @@ import hashlib
 import numpy as np
 
 from f2loopy.ir.types import is_complex, is_integer, is_logical
-from f2loopy.ir.roles import Character, Component, Extent, character_of
+from f2loopy.ir.roles import (
+    Allocation, Character, Component, Extent, Presence, character_of)
 from f2loopy.codegen import GeneratedKernel
 from f2loopy.codegen.names import py_name
 from f2loopy.diagnostics import CodegenError
 from f2loopy.escape import py_docstring, py_literal
 from f2loopy.glue.module_data import (
-    component_reads, component_writes, fortran_parameters, python_module_objects,
-    storage_reads, storage_writes)
+    allocation_reads, component_reads, component_writes, fortran_parameters,
+    python_module_objects, storage_reads, storage_writes)
+from f2loopy.glue.optional_args import (
+    absent_array, absent_extent, optional_names, presence_reads, signature)
 from f2loopy.glue.pyexpr import py_int_expr
 from f2loopy.glue.python_launches import _launch_sequence, _one_launch
 from f2loopy.version import __version__
@@ -505,9 +508,12 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
     params = fortran_parameters(k)
     names = [py_name(n) for n in params]
     fn = k.name
+    optional = optional_names(k)
+    names = signature(names, params, optional)
     lines = [f"def {py_name(fn)}({', '.join(names)}{', ' if names else ''}*, queue=None):"]
     decl = ", ".join(params)
-    hidden = {a.name for a in k.extent_args}
+    hidden = {a.name for a in k.extent_args} | {a.name for a in k.args
+                                                 if isinstance(a.role, (Allocation, Presence))}
     where = f" ({py_docstring(k.span)})" if k.span else ""
     result = k.result_arg
     unit = "subroutine" if result is None else "function"
@@ -538,6 +544,8 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
         else:
             what = f"{ftype} scalar" + ("; new value returned" if ka.kind == "scalar_ref"
                                         else "")
+        if a.name in optional:
+            what += "; optional (None: absent)"
         doc.append(f"      {a.name}: {py_docstring(what)}")
     written = {ka.name for ka in gk.arguments if ka.kind == "scalar_ref" or ka.written}
     for root in dict.fromkeys(a.role.root for a in parts.values()):
@@ -580,9 +588,13 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
         array = k.variable(role.array)
         lines.append(f"    {py_name(a.name)} = _extent({fn!r}, {array.name!r}, "
                      f"{py_name(array.name)}, {role.axis}, {array.fortran_ndim})")
+        if array.name in optional:
+            lines[-1] = absent_extent(lines[-1], py_name(array.name))
     lines += component_reads(k)
     lines += storage_reads(k)
-    if result is not None:
+    lines += allocation_reads(k)
+    lines += presence_reads(k, optional)
+    if result is not None and not result.shape:
         zero = "False" if is_logical(result.dtype) else "0"
         lines.append(f"    {py_name(result.name)} = {zero}")
     # scalars first: shapes and grid sizes are computed from them
@@ -601,6 +613,10 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
             lines.append(f"    if {v} != {_py_number(fixed)}:")
             message = f"{fn}: {what} was fixed to {fixed} when the kernel was translated; got "
             lines.append(f"        raise KernelArgumentError({py_literal(message)} + str({v}))")
+    if result is not None and result.shape:
+        # an array-valued function: a new array of the result's shape
+        lines.append(f"    {py_name(result.name)} = np.zeros({_shape_tuple(result)}, "
+                     f"dtype=np.{np.dtype(result.dtype).name}, order='F')")
     check = _assumption_check(gk.kernel)
     if check is not None:
         cond, text = check
@@ -635,6 +651,8 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
                 lines.append(f"    _{v}_buf, _{v}_back = _array({fn!r}, {ka.name!r}, {v}, "
                              f"np.{dtype.name}, {_shape_tuple(ka.ir_arg)}, queue, "
                              f"{ka.written})")
+            if ka.name in optional:
+                lines[-1] = absent_array(lines[-1], v)
             cl_args.append(f"_{v}_buf")
             if ka.written:
                 copy_backs.append(f"_{v}_back")
@@ -675,11 +693,17 @@ def _kernel_function(gk: GeneratedKernel, source_name: str) -> str:
     def returned(o):
         # a logical comes back as a bool, whatever its kind's storage
         value = f"_{py_name(o.name)}_host[0]"
-        return f"bool({value})" if is_logical(o.dtype) else value
-    if len(outs) == 1:
-        lines.append(f"    return {returned(outs[0])}")
-    elif outs:
-        lines.append("    return (" + ", ".join(returned(o) for o in outs) + ")")
+        value = f"bool({value})" if is_logical(o.dtype) else value
+        if o.name in optional:          # an absent optional's new value is None
+            return f"(None if {py_name(optional[o.name])} == 0 else {value})"
+        return value
+    rets = [returned(o) for o in outs]
+    if result is not None and result.shape:
+        rets.insert(0, py_name(result.name))
+    if len(rets) == 1:
+        lines.append(f"    return {rets[0]}")
+    elif rets:
+        lines.append("    return (" + ", ".join(rets) + ")")
     return "\n".join(lines) + "\n"
 
 
