@@ -59,15 +59,14 @@ def deferred_dims(reader, sym, spec) -> list | None:
     return [(None, ":") for _ in spec.items]
 
 
-def _names(lowering, sym) -> dict:
+def _names(lowering, sym, base: str) -> dict:
     """``{"extent": [...], "lbound": [...]}`` names of the dope arguments of
-    allocatable module array *sym* in the kernel being lowered (made once)."""
-    from f2loopy.frontend.module_data import storage_name
+    allocatable module array *sym* (IR name *base*) in the kernel being
+    lowered (made once)."""
     st = lowering.root.st
     key = sym.storage_key or sym.storage
     names = st.allocatable_dope.get(key)
     if names is None:
-        base = storage_name(lowering, sym)
         rank = len(sym.dims)
         names = {"base": base, "extent": [lowering.root.fresh_name(f"{base}_n{k + 1}") for k in range(rank)],
                  "lbound": [lowering.root.fresh_name(f"{base}_lb{k + 1}")
@@ -77,17 +76,18 @@ def _names(lowering, sym) -> dict:
     return names
 
 
-def allocatable_bounds(lowering, sym) -> tuple:
-    """``(lower bounds, upper bounds)`` of allocatable module array *sym*:
-    expressions in its dope arguments."""
-    names = _names(lowering, sym)
+def allocatable_bounds(lowering, sym, name: str) -> tuple:
+    """``(lower bounds, upper bounds)`` of allocatable module array *sym* (IR
+    name *name*): expressions in its dope arguments."""
+    names = _names(lowering, sym, name)
     lbs = tuple(p.Variable(n) for n in names["lbound"])
     ubs = tuple(p.Sum((lb, p.Variable(n), -1)) for lb, n in zip(lbs, names["extent"]))
     return lbs, ubs
 
 
-def allocated_flag(lowering, arg_nodes):
-    """The value of ``allocated(array)``: a comparison of its flag argument."""
+def allocated_flag(lowering, arg_nodes, ir_name):
+    """The value of ``allocated(array)``: a comparison of its flag argument
+    (*ir_name*: symbol -> the array's IR name in the kernel)."""
     from fparser.two import Fortran2003 as F
     conv = lowering.converter()
     positional, kw = conv._split_args("allocated", arg_nodes, {"array"})
@@ -99,7 +99,7 @@ def allocated_flag(lowering, arg_nodes):
         raise lowering.error("the argument of 'allocated' must be an allocatable module "
                              "array (allocatable locals, dummies and components are not "
                              "supported)", "allocated", UnsupportedFeatureError)
-    names = _names(lowering, sym)
+    names = _names(lowering, sym, ir_name(lowering, sym))
     flag = names.get("allocated")
     if flag is None:
         flag = names["allocated"] = lowering.root.fresh_name(f"{names['base']}_allocated")
@@ -110,10 +110,8 @@ def allocated_flag(lowering, arg_nodes):
 def allocatable_arguments(lowering, sym, name: str) -> list:
     """The kernel arguments of allocatable module array *sym* (IR name
     *name*): the array, then its extents, lower bounds and flag."""
-    from f2loopy.frontend.module_data import _check_logical_kind
-    _check_logical_kind(sym)
-    names = _names(lowering, sym)
-    lbs, ubs = allocatable_bounds(lowering, sym)
+    names = _names(lowering, sym, name)
+    lbs, ubs = allocatable_bounds(lowering, sym, name)
     shape = tuple(p.Variable(n) for n in names["extent"])
     out: list = [ArrayArg(name=name, dtype=np.dtype(sym.dtype), shape=shape, lower_bounds=lbs,
                           span=sym.span, role=stored(sym.storage, allocatable=True))]

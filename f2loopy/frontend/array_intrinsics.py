@@ -49,7 +49,8 @@ class ArrayIntrinsicsMixin:
             return present_value(self, arg_nodes)
         if name == "allocated":
             from f2loopy.frontend.allocatables import allocated_flag
-            return allocated_flag(self, arg_nodes)
+            from f2loopy.frontend.module_data import storage_name
+            return allocated_flag(self, arg_nodes, storage_name)
         if name in _REDUCTIONS:
             return self.array_reduction(name, arg_nodes)
         if name == "dot_product":

@@ -148,7 +148,8 @@ class ArraySyntaxMixin:
         from arguments the host glue fills in."""
         if sym.storage is not None and "allocatable" in sym.attributes:
             from f2loopy.frontend.allocatables import allocatable_bounds
-            return allocatable_bounds(self, sym)
+            from f2loopy.frontend.module_data import storage_name
+            return allocatable_bounds(self, sym, storage_name(self, sym))
         if sym.storage is not None:          # a module array: constant bounds
             from f2loopy.frontend.module_data import storage_bounds
             return storage_bounds(sym)

@@ -251,6 +251,7 @@ def storage_arguments(symtab, lowering) -> list:
         name = st.storage_names.get(key, sym.name)
         if "allocatable" in sym.attributes:
             from f2loopy.frontend.allocatables import allocatable_arguments
+            _check_logical_kind(sym)
             args += allocatable_arguments(lowering, sym, name)
             continue
         _check_logical_kind(sym)
