@@ -328,6 +328,12 @@ class KernelEmitter:
 
     def emit_instruction(self, insn):
         if isinstance(insn, Assignment) and isinstance(insn.expression, p.Call) and \
+                getattr(insn.expression.function, "name", None) == "f2l_print":
+            # list-directed output (f2loopy.ir.prints)
+            from f2loopy.codegen.prints import printf_call
+            self.emit_line(printf_call(self, insn.expression.parameters))
+            return
+        if isinstance(insn, Assignment) and isinstance(insn.expression, p.Call) and \
                 getattr(insn.expression.function, "name", None) == "f2l_raise":
             # an error site: the first one reached, in any work-item, is recorded
             site, *values = insn.expression.parameters

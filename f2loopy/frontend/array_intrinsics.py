@@ -53,6 +53,13 @@ class ArrayIntrinsicsMixin(_Host):
     def array_intrinsic(self, name, arg_nodes, node):
         if name in ("size", "lbound", "ubound"):
             return self.array_inquiry(name, arg_nodes)
+        if name == "present":
+            from f2loopy.frontend.optionals import present_value
+            return present_value(self, arg_nodes)
+        if name == "allocated":
+            from f2loopy.frontend.allocatables import allocated_flag
+            from f2loopy.frontend.module_data import storage_name
+            return allocated_flag(self, arg_nodes, storage_name)
         if name in _REDUCTIONS:
             return self.array_reduction(name, arg_nodes)
         if name == "dot_product":

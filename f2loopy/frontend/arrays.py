@@ -80,6 +80,10 @@ class ArraySyntaxMixin(_Host):
         An assumed-shape dummy argument takes its extents from *extents* (a
         procedure being inlined: the actual argument's) or, in the kernel,
         from arguments the host glue fills in."""
+        if sym.storage is not None and "allocatable" in sym.attributes:
+            from f2loopy.frontend.allocatables import allocatable_bounds
+            from f2loopy.frontend.module_data import storage_name
+            return allocatable_bounds(self, sym, storage_name(self, sym))
         if sym.storage is not None:          # a module array: constant bounds
             from f2loopy.frontend.module_data import storage_bounds
             return storage_bounds(sym)

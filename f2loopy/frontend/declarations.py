@@ -15,9 +15,12 @@ from fparser.two import Fortran2003 as F
 
 from f2loopy.ir.types import FortranTypeError, fortran_kind, infer_type
 from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
+from f2loopy.frontend.allocatables import allocatable_attribute, deferred_dims
 from f2loopy.frontend.expressions import ConversionContext, ExpressionConverter
 from f2loopy.frontend.generics import is_generic_interface
 from f2loopy.frontend.intrinsic_modules import intrinsic_module
+from f2loopy.frontend.optionals import optional_attribute
+from f2loopy.frontend.kind_selection import selected_int_kind, selected_real_kind
 from f2loopy.frontend.source import SourceFile, statement_lines
 from f2loopy.frontend.symbols import Symbol, SymbolTable, dtype_from_type_spec
 from f2loopy.ir.folding import NotConstant, cast_value, evaluate_constant
@@ -30,10 +33,9 @@ _UNSUPPORTED_SPEC = {
     "Format_Stmt": "'format' statements are not supported (kernels cannot do I/O)",
     "Interface_Block": "interface blocks are not supported (call subroutines of the same "
                        "file instead)",
-    "Allocatable_Stmt": "'allocatable' is not supported (kernels cannot allocate memory)",
+    "Allocatable_Stmt": "'allocatable' statements are not supported (give the attribute)",
     "Pointer_Stmt": "pointers are not supported",
     "Target_Stmt": None,
-    "Optional_Stmt": "optional arguments are not supported",
     "Entry_Stmt": "'entry' statements are not supported",
     "Stmt_Function_Stmt": None,
     # (include lines are expanded before parsing: f2loopy.frontend.includes)
@@ -355,6 +357,10 @@ class DeclarationReader:
                 elif word == "EXTERNAL":
                     for ent in entities.items:
                         self.externals.add(str(ent.items[0]).lower())
+                elif word == "ALLOCATABLE":
+                    allocatable_attribute(self, entities)
+                elif word == "OPTIONAL":
+                    optional_attribute(self, [str(e.items[0]) for e in entities.items])
                 elif word == "SAVE" and self.in_module:
                     pass        # module variables keep their values anyway
                 elif word == "SAVE":
@@ -409,11 +415,11 @@ class DeclarationReader:
         elif isinstance(spec, F.Explicit_Shape_Spec_List):
             dims = [tuple(s.items) for s in spec.items]
         elif isinstance(spec, F.Assumed_Shape_Spec_List):
-            # a(:), b(0:, :): the extents come from the actual argument
-            if sym.name.lower() not in self.dummy_names:
-                raise self.error(f"'{sym.name}' has an assumed shape ('(:)') but is not a dummy "
-                                 "argument (allocatable arrays are not supported: declare "
-                                 "explicit extents)", sym.name, UnsupportedFeatureError)
+            # a(:), b(0:, :): the extents come from the actual argument (or the allocation)
+            if not deferred_dims(self, sym, spec) and sym.name.lower() not in self.dummy_names:
+                raise self.error(f"'{sym.name}' has an assumed shape ('(:)') but is neither a dummy "
+                                 "argument nor allocatable (declare explicit extents)", sym.name,
+                                 UnsupportedFeatureError)
             dims = [(s.items[0], ":") for s in spec.items]
         elif isinstance(spec, F.Deferred_Shape_Spec_List):
             raise self.error(f"deferred-shape array '{sym.name}(:)' is not supported "
@@ -501,6 +507,9 @@ class DeclarationReader:
     def decl_Dimension_Stmt(self, stmt):
         for name_node, spec in stmt.items[0]:
             self.set_dims(self.declare(str(name_node)), spec)
+
+    def decl_Optional_Stmt(self, stmt):
+        optional_attribute(self, [str(n) for n in stmt.items[1].items])
 
     def decl_Value_Stmt(self, stmt):
         for name_node in stmt.items[1].items:
@@ -754,28 +763,6 @@ def import_host(symtab: SymbolTable, host: SymbolTable) -> None:
 def _fortran_order(shape):
     return [tuple(int(x) for x in np.unravel_index(k, shape, order="F"))
             for k in range(int(np.prod(shape)) if shape else 1)]
-
-
-def selected_real_kind(p, r) -> int:
-    """gfortran's ``selected_real_kind(p, r)``: the smallest kind with at
-    least *p* decimal digits and a decimal exponent range of at least *r*
-    (None: not asked); -1, -2, -3 when there is none for p, r, both."""
-    kinds = ((4, 6, 37), (8, 15, 307), (10, 18, 4931), (16, 33, 4931))
-    p = 0 if p is None else p
-    r = 0 if r is None else r
-    for kind, digits, span in kinds:
-        if p <= digits and r <= span:
-            return kind
-    return -3 if p > 33 and r > 4931 else (-1 if p > 33 else -2)
-
-
-def selected_int_kind(r: int) -> int:
-    """gfortran's ``selected_int_kind(r)``: the smallest integer kind holding
-    every value in (-10**r, 10**r); -1 when there is none."""
-    for kind, span in ((1, 2), (2, 4), (4, 9), (8, 18), (16, 38)):
-        if r <= span:
-            return kind
-    return -1
 
 
 def _arg_value(node):

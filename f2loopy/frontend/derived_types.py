@@ -271,7 +271,7 @@ def expand_derived_arguments(lowering, proc, callee, actuals):
     dummies_out, actuals_out = [], []
     for d, a in zip(callee.dummies, actuals):
         dsym = callee.symtab.get(d)
-        if dsym.derived is None:
+        if dsym.derived is None or a is None:       # (None: an absent optional)
             dummies_out.append(d)
             actuals_out.append(a)
             continue

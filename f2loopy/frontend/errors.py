@@ -10,9 +10,10 @@ in an error buffer that the host glue reads after the launch.  The work-item
 then leaves the kernel (the subroutine's ``return`` flag is set, so nothing
 after it runs), as the Fortran program would have stopped.
 
-``write`` and ``print`` are only supported directly before such a statement
-in the same block (only other ``write``/``print`` statements in between):
-anywhere else they stay errors, since a kernel cannot do I/O.
+``write`` and ``print`` directly before such a statement in the same block
+(only other ``write``/``print`` statements in between) are part of the
+site; anywhere else list-directed output of scalars is printed with
+``printf`` (:mod:`f2loopy.frontend.prints`).
 """
 
 from __future__ import annotations
@@ -71,14 +72,15 @@ class ErrorPathsMixin(_Host):
 
     # {{{ output before a stop
 
-    def _write(self, node, keyword, unit, fmt, items):
+    def _before_stop(self, node) -> bool:
+        """Whether output statement *node* comes just before a stop."""
         rest = self.block_rest
         following = rest[1] if rest is not None and rest[0] is node else []
         stop = next((n for n in following if not isinstance(n, (*_IO, F.Continue_Stmt))),
                     None)
-        if stop is None or not _is_stop(stop, self):
-            raise self.error(f"'{keyword}' statements are not supported (kernels cannot do "
-                             "I/O)", keyword, UnsupportedFeatureError)
+        return stop is not None and _is_stop(stop, self)
+
+    def _write(self, node, keyword, unit, fmt, items):
         parts: list[tuple[str, str | None]] = []
         values: list = []
         for item in (items.items if items is not None else ()):
@@ -103,6 +105,9 @@ class ErrorPathsMixin(_Host):
                          "'stop'", str(node), UnsupportedFeatureError)
 
     def stmt_Write_Stmt(self, node):
+        if not self._before_stop(node):          # diagnostic output: printf
+            from f2loopy.frontend.prints import lower_print
+            return lower_print(self, node, "write")
         control, items = node.items
         specs = list(control.items) if control is not None else []
         unit, fmt = "*", "*"
@@ -123,6 +128,9 @@ class ErrorPathsMixin(_Host):
         self._write(node, "write", unit, fmt, items)
 
     def stmt_Print_Stmt(self, node):
+        if not self._before_stop(node):          # diagnostic output: printf
+            from f2loopy.frontend.prints import lower_print
+            return lower_print(self, node, "print")
         fmt_node, items = node.items
         self._write(node, "print", "*", self._io_format(fmt_node), items)
 

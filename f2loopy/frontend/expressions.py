@@ -784,7 +784,8 @@ _INTRINSIC_HANDLERS = {
 _ARRAY_INTRINSICS = frozenset({"sum", "product", "maxval", "minval", "dot_product",
                                "count", "any", "all", "matmul", "transpose", "norm2",
                                "maxloc", "minloc", "cshift", "eoshift", "spread",
-                               "size", "lbound", "ubound"})
+                               "size", "lbound", "ubound", "allocated",
+                               "present"})
 _ALL_INTRINSICS = frozenset(_INTRINSIC_HANDLERS) | _ARRAY_INTRINSICS
 
 

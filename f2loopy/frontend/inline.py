@@ -31,7 +31,9 @@ from f2loopy.ir.types import is_integer, type_name
 from f2loopy.diagnostics import UnsupportedFeatureError
 from f2loopy.ir.expressions import is_constant, variables_read
 from f2loopy.ir.folding import normalize_integer
+from f2loopy.frontend.array_functions import bind_array_result, has_array_result, result_element
 from f2loopy.frontend.bindings import ArrayBinding, ArrayView, ScalarBinding
+from f2loopy.frontend.optionals import optional_dummies
 
 if TYPE_CHECKING:
     from f2loopy.frontend.lowering_host import LoweringHost, LoweringHost as _Host
@@ -85,20 +87,22 @@ class InliningMixin(_Host):
                              UnsupportedFeatureError)
         if len(stack) >= _MAX_INLINE_DEPTH:
             raise self.error("calls nested too deeply", proc.name, UnsupportedFeatureError)
-        if self.elemental is not None and any(has_array_operand(self, a)
-                                              for a in actual_nodes):
-            return self.elemental_call(proc, actual_nodes)      # f2loopy.frontend.elemental
         callee = proc.prepare(self.src, self.registry)
-        actuals = self.match_arguments(proc, callee.dummies, actual_nodes)
+        array_result = has_array_result(proc, callee)       # f2loopy.frontend.array_functions
+        if self.elemental is not None and not array_result and any(
+                has_array_operand(self, a) for a in actual_nodes):
+            return self.elemental_call(proc, actual_nodes)      # f2loopy.frontend.elemental
+        actuals = self.match_arguments(proc, callee.dummies, actual_nodes, optional={
+            d.lower() for d in optional_dummies(callee.symtab, callee.dummies)})
         # derived-type arguments are bound component by component
         from f2loopy.frontend.derived_types import expand_derived_arguments
         dummies, actuals = expand_derived_arguments(self, proc, callee, actuals)
-        child = self.inlined_lowering(proc, callee, dummies)
+        child = self.inlined_lowering(proc, callee, dummies, actuals)
         with self.array_expression(None):
             scalars = [(d, a) for d, a in zip(dummies, actuals)
-                       if not callee.symtab.get(d).is_array]
+                       if a is not None and not callee.symtab.get(d).is_array]
             arrays = [(d, a) for d, a in zip(dummies, actuals)
-                      if callee.symtab.get(d).is_array]
+                      if a is not None and callee.symtab.get(d).is_array]
             for d, a in scalars:
                 child.bindings[d.lower()] = self.bind_scalar(proc, callee, d, a)
             changed = self.snapshot_bindings(child, callee)
@@ -107,7 +111,9 @@ class InliningMixin(_Host):
                                                             changed)
             self.bind_host_variables(proc, callee, child)
             result = None
-            if proc.kind == "function":
+            if array_result:
+                result = bind_array_result(self, child, proc, callee)
+            elif proc.kind == "function":
                 rsym = callee.symtab.get(callee.result_name)
                 if callee.result_name.lower() in callee.do_variables:
                     # the result is also a loop variable (LAPACK's iladlc runs
@@ -121,6 +127,8 @@ class InliningMixin(_Host):
                         result, True, "the function result")
             with self.inlining(proc.name):
                 child.lower_body(callee.body)
+        if array_result:
+            return result_element(self, proc, result)
         return result
 
     def bind_host_variables(self, proc, callee, child) -> None:
@@ -148,7 +156,10 @@ class InliningMixin(_Host):
             else:
                 child.bindings[name] = host.bind_scalar(proc, callee, name, F.Name(name))
 
-    def match_arguments(self, proc, dummies, actual_nodes):
+    def match_arguments(self, proc, dummies, actual_nodes, optional=frozenset()):
+        """The actual arguments of a call of *proc* in the order of its
+        *dummies*; None for an optional one (lower-case names in *optional*)
+        the call leaves out."""
         positional, by_name = [], {}
         for a in actual_nodes:
             if isinstance(a, F.Actual_Arg_Spec):
@@ -159,11 +170,16 @@ class InliningMixin(_Host):
                     raise self.error("positional argument after a keyword argument",
                                      proc.name)
                 positional.append(a)
-        if len(positional) + len(by_name) != len(dummies) or len(positional) > len(dummies):
+        given = len(positional) + len(by_name)
+        if (given != len(dummies) and not optional) or given > len(dummies) or \
+                len(positional) > len(dummies):
             raise self.error(f"'{proc.name}' takes {len(dummies)} argument(s), got "
                              f"{len(positional) + len(by_name)}", proc.name)
         out = list(positional)
         for d in dummies[len(positional):]:
+            if d.lower() not in by_name and d.lower() in optional:
+                out.append(None)
+                continue
             if d.lower() not in by_name:
                 raise self.error(f"argument '{d}' of '{proc.name}' is missing", proc.name)
             out.append(by_name.pop(d.lower()))

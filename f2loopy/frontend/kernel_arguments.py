@@ -64,6 +64,7 @@ def array_dims(src, reader, lowering, sym):
 
 def make_arg(src, reader, lowering, symtab, dummy, first_line, is_result=False):
     sym = symtab.get(dummy)
+    optional = "optional" in sym.attributes
     if sym.is_array and sym.dtype is not None and sym.dtype.metadata and \
             "character" in sym.dtype.metadata:
         raise UnsupportedFeatureError(f"character array '{sym.name}' is not supported (only "
@@ -82,7 +83,8 @@ def make_arg(src, reader, lowering, symtab, dummy, first_line, is_result=False):
             raise FortranError(f"only the last dimension of '{sym.name}' may be '*'", sym.span)
         return ArrayArg(name=sym.name, dtype=np.dtype(sym.dtype), shape=shape,
                         lower_bounds=lbs, intent=sym.intent, span=sym.span,
-                        logical_kind=sym.logical_kind)
+                        logical_kind=sym.logical_kind,
+                        role=Result() if is_result else Dummy(optional=optional))
     from f2loopy.frontend.characters import character_length, is_character
     if is_character(sym.dtype):
         length = character_length(sym.dtype)
@@ -90,5 +92,6 @@ def make_arg(src, reader, lowering, symtab, dummy, first_line, is_result=False):
                          role=Dummy(character=Character(
                              length=length if isinstance(length, int) else None)))
     return ScalarArg(name=sym.name, dtype=np.dtype(sym.dtype), intent=sym.intent, span=sym.span,
-                     role=Result() if is_result else Dummy(by_value="value" in sym.attributes),
+                     role=Result() if is_result else Dummy(by_value="value" in sym.attributes,
+                                                           optional=optional),
                      logical_kind=sym.logical_kind)

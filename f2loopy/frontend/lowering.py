@@ -41,6 +41,7 @@ from f2loopy.ir.types import type_name
 from f2loopy.ir.types import (
     BOOL, INT32, FortranTypeError, infer_type, is_complex, is_integer, is_logical)
 from f2loopy.diagnostics import FortranError, SourceSpan, UnsupportedFeatureError
+from f2loopy.frontend.allocatables import ALLOCATE_MESSAGE
 from f2loopy.frontend.array_intrinsics import ArrayIntrinsicsMixin
 from f2loopy.frontend.arrays import ArraySyntaxMixin
 from f2loopy.frontend.characters import CharacterMixin, is_character
@@ -59,6 +60,7 @@ from f2loopy.frontend.loops import (
     LoopScope, LoopsMixin, Region, _children, _has_early_return)
 from f2loopy.frontend.symbols import StatementFunction, Symbol, SymbolTable
 from f2loopy.frontend.lowering_state import LoweringState, NameTable
+from f2loopy.frontend.optionals import optional_actuals
 from f2loopy.frontend.scopes import ScopesMixin
 from f2loopy.frontend.where import WhereMixin
 from f2loopy.ir.expressions import is_constant, variables_read
@@ -67,7 +69,7 @@ from f2loopy.ir.kernel import Assignment, Temporary
 
 if TYPE_CHECKING:
     from f2loopy.frontend.lowering_host import (
-        CalledProcedure, LoweringHost, ModuleScope, PreparedCallee, ProcedureRegistry)
+        CalledProcedure, LoweringHost, ModuleScope, Node, PreparedCallee, ProcedureRegistry)
     from f2loopy.frontend.source import SourceFile
 
 _UNSUPPORTED_STATEMENTS = {
@@ -75,8 +77,8 @@ _UNSUPPORTED_STATEMENTS = {
     "Open_Stmt": "'open' statements are not supported (kernels cannot do I/O)",
     "Close_Stmt": "'close' statements are not supported (kernels cannot do I/O)",
     "Format_Stmt": "'format' statements are not supported (kernels cannot do I/O)",
-    "Allocate_Stmt": "'allocate' is not supported (kernels cannot allocate memory)",
-    "Deallocate_Stmt": "'deallocate' is not supported (kernels cannot allocate memory)",
+    "Allocate_Stmt": ALLOCATE_MESSAGE.format(stmt="allocate"),
+    "Deallocate_Stmt": ALLOCATE_MESSAGE.format(stmt="deallocate"),
     "Pointer_Assignment_Stmt": "pointer assignment is not supported",
     "Forall_Construct": "'forall' constructs are not supported (use 'do concurrent')",
     "Forall_Stmt": "'forall' statements are not supported (use 'do concurrent')",
@@ -117,6 +119,8 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
         stop (the kernel's subroutine only).
     :arg single_assignments: inlined: the local scalars the body assigns
         exactly once and passes to no call (see :meth:`note_constant`).
+    :arg optional_actuals: inlined: what the call passes for each optional
+        dummy (lower-case name; None: left out), for ``present()``.
     """
 
     def __init__(self, src: SourceFile, symtab: SymbolTable, dummy_names: list[str],
@@ -125,7 +129,8 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
                  parent: LoweringHost | None = None, unit_name: str = "",
                  statement_functions: dict[str, StatementFunction] | None = None,
                  module_info: ModuleScope | None = None, callees_may_stop: bool = False,
-                 single_assignments: frozenset[str] = frozenset()) -> None:
+                 single_assignments: frozenset[str] = frozenset(),
+                 optional_actuals: dict[str, Node | None] | None = None) -> None:
         # set once (see LoweringHost)
         self.src = src
         self.symtab = symtab
@@ -141,6 +146,7 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
         self.module_info = module_info
         self.callees_may_stop = callees_may_stop
         self.single_assignments = single_assignments
+        self.optional_actuals = optional_actuals or {}
         #: how many conditions held where the procedure was called (those it
         #: adds itself make an assignment conditional)
         self.entry_predicates = len(self.st.predicates)
@@ -162,17 +168,20 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
         self.where_assigning = False
 
     def inlined_lowering(self, proc: CalledProcedure, callee: PreparedCallee,
-                         dummies: list[str]) -> LoweringHost:
+                         dummies: list[str], actuals: list[Node | None]
+                         ) -> LoweringHost:
         """The lowering of *proc* (prepared as *callee*, its dummy
-        arguments *dummies*) inlined here: of this lowering's own class; a
-        procedure of another file has its own source and registry."""
+        arguments *dummies*, bound to *actuals*: None for an optional one
+        left out) inlined here: of this lowering's own class; a procedure of
+        another file has its own source and registry."""
         return type(self)(
             proc.src or self.src, callee.symtab, list(dummies) + list(callee.host_names),
             callee.written, callee.do_variables, state=self.st,
             registry=proc.registry or self.registry, parent=self, unit_name=proc.name,
             statement_functions=callee.statement_functions, module_info=proc.module,
             single_assignments=frozenset() if callee.symtab.internals
-            else assigned_once(callee.body))
+            else assigned_once(callee.body),
+            optional_actuals=optional_actuals(callee, dummies, actuals))
 
     # {{{ utilities
 
@@ -245,7 +254,8 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
             return self.extra_temporaries[name].dtype
         if name in self.st.storage_by_name:
             return self.st.storage_by_name[name].dtype
-        if name.lower() in self.claimed_inames or name in self.st.assumed_extents.values():
+        if name.lower() in self.claimed_inames or name in self.st.assumed_extents.values() \
+                or name in self.st.dope_names:
             return INT32
         dtype = self.root.symbol(name).dtype
         assert dtype is not None        # symbol() types every symbol or raises

@@ -133,6 +133,9 @@ class LoweringHost:
     module_info: ModuleScope | None     # the module the unit is in
     callees_may_stop: bool              # a procedure of another file may stop
     single_assignments: frozenset[str]  # see UnitLowering.note_constant
+    #: inlined: what the call passes for each optional dummy (lower-case; None:
+    #: left out), for ``present()`` (f2loopy.frontend.optionals)
+    optional_actuals: dict[str, Node | None]
     entry_predicates: int               # conditions around the call
 
     # }}}
@@ -240,7 +243,8 @@ class LoweringHost:
     def record(self, exc: FortranError) -> None: ...
     @abstractmethod
     def inlined_lowering(self, proc: CalledProcedure, callee: PreparedCallee,
-                         dummies: list[str]) -> LoweringHost: ...
+                         dummies: list[str], actuals: list[Node | None]
+                         ) -> LoweringHost: ...
 
     # }}}
 

@@ -176,9 +176,19 @@ class LoweringState:
         #: statements waiting for their stop, the temporary f2l_raise sets
         self.error_sites: list = []
         self.pending_output: list = []
+        #: the list-directed output printed with printf (f2loopy.frontend.prints)
+        self.prints: list = []
+        self.print_temporary: str | None = None
         self.stop_temporary: str | None = None
         #: module variables: origin -> IR name, and origin -> symbol of those
         #: the procedures inlined use (:mod:`f2loopy.frontend.module_data`)
         self.storage_names: dict = {}
         self.storage_used: dict = {}
         self.storage_by_name: dict = {}          # IR name -> symbol
+        #: allocatable module arrays: origin -> names of their dope arguments
+        #: (:mod:`f2loopy.frontend.allocatables`)
+        self.allocatable_dope: dict = {}
+        #: optional dummy arguments of the kernel -> names of their presence
+        #: flags (:mod:`f2loopy.frontend.optionals`)
+        self.presence_flags: dict = {}
+        self.dope_names: set = set()             # all those names (int32)

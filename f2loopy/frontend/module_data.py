@@ -29,7 +29,11 @@ def declare_module_variables(module_name: str, symtab, reader) -> None:
             if sym.dtype is None:
                 raise FortranError(f"module variable '{sym.name}' has no type (implicit none "
                                    "is in effect; declare it)", sym.span)
-        if sym.dims is not None:
+        shape: tuple[int, ...]
+        lbs: tuple[int, ...]
+        if "allocatable" in sym.attributes:
+            shape, lbs = (), ()        # run-time bounds (f2loopy.frontend.allocatables)
+        elif sym.dims is not None:
             if any(hi in ("*", ":") for _, hi in sym.dims):
                 raise UnsupportedFeatureError(
                     f"module array '{sym.name}' must have constant bounds (allocatable and "
@@ -202,7 +206,10 @@ def unused_module_data(symtab, args) -> tuple:
         passed.add(sym.storage)
         _check_logical_kind(sym)
         dtype = np.dtype(sym.dtype)
-        if sym.storage_shape:
+        if "allocatable" in sym.attributes:
+            from f2loopy.frontend.allocatables import exposed_allocatable
+            out.append(exposed_allocatable(sym))
+        elif sym.storage_shape:
             out.append(ArrayArg(name=sym.name, dtype=dtype, shape=tuple(sym.storage_shape),
                                 lower_bounds=tuple(sym.storage_lbs), span=sym.span,
                                 role=stored(sym.storage, sym.storage_init)))
@@ -246,6 +253,11 @@ def storage_arguments(symtab, lowering) -> list:
         sym = used[key]
         origin = sym.storage
         name = st.storage_names.get(key, sym.name)
+        if "allocatable" in sym.attributes:
+            from f2loopy.frontend.allocatables import allocatable_arguments
+            _check_logical_kind(sym)
+            args += allocatable_arguments(lowering, sym, name)
+            continue
         _check_logical_kind(sym)
         dtype = np.dtype(sym.dtype)
         if sym.storage_shape:

@@ -32,6 +32,7 @@ from f2loopy.frontend.module_data import (
     unused_module_data)
 from f2loopy.frontend.argument_facts import bind_name, check_bounds_unchanged
 from f2loopy.frontend.kernel_arguments import array_dims, make_arg
+from f2loopy.frontend.optionals import presence_arguments
 from f2loopy.frontend.reader import parse_units, specification_and_body
 from f2loopy.frontend.source import SourceFile, preprocessor_lines, read_source
 from f2loopy.frontend.symbols import SymbolTable
@@ -460,9 +461,6 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
             if rsym.dtype is None:
                 raise FortranError(f"function '{proc.name}' has no type (implicit none is "
                                    "in effect; declare it)", src.span(first, proc.name))
-        if rsym.is_array:
-            raise UnsupportedFeatureError(f"array-valued function '{proc.name}' is not "
-                                          "supported", src.span(first, proc.name))
     for d in dummies:
         sym = symtab.get(d) if symtab.is_local(d) else None
         if sym is None:
@@ -682,6 +680,7 @@ def _lower(src, proc, registry, errors):
                 f"its bounds ({root}(n))", symtab.get(root).span)
         args.append(ScalarArg(name=name, dtype=np.dtype(np.int32), intent="in",
                               span=sym.span, role=Extent(array=sym.name, axis=axis)))
+    args.extend(presence_arguments(lowering, symtab, prep.dummies))
     temporaries = _make_temporaries(src, lowering, symtab, dummies + [s.name for s in storage])
     if errors:
         return None
@@ -695,6 +694,7 @@ def _lower(src, proc, registry, errors):
         instructions=tuple(lowering.instructions),
         loop_exits=FrozenMap(state.loop_exits),
         error_sites=tuple(state.error_sites),
+        prints=tuple(state.prints),
         span=src.span(first, proc.name),
         module=proc.module.name if proc.module is not None else None,
         module_data=unused_module_data(symtab, args),

@@ -214,7 +214,9 @@ def _procedures(k, decls: list, nm: dict, status: str, glue: str, impl: str,
         value = f"{LOCAL_PREFIX}value"
         out += _header(glue, k, public_decls, originals, status, function_result=value,
                        uses=uses, dummy_names=public_names)
-        out.append(f"    {rtype} :: {value}")
+        # an array-valued function: the result has the declared bounds
+        dims = declaration_text(result)[len(result.name):] if result.shape else ""
+        out.append(f"    {rtype} :: {value}{dims}")
         out.append(f"    {value} = {'.false.' if np.dtype(result.dtype).kind == 'b' else 0}")
         out += ["    " + x for x in before]
         out += wrap(f"    call {impl}({', '.join(actuals + forwarded + [value, status])})")

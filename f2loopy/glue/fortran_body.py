@@ -15,6 +15,8 @@ from f2loopy.diagnostics import CodegenError
 from f2loopy.glue.fexpr import (
     LOCAL_PREFIX, HostExpressionError, f_bool_expr, f_int_expr, f_literal, f_string, local_int, wrap)
 from f2loopy.glue.fortran_decl import declaration_text, fortran_type, layout_conversion
+from f2loopy.glue.fortran_allocatables import allocatable_declaration, dope_locals, pass_allocatable
+from f2loopy.glue.fortran_optional import absent_array, guard_present, pass_optional_scalar
 from f2loopy.glue.plan import ERROR, Array, HostPlan, Scalar
 
 
@@ -67,11 +69,16 @@ def glue_body(plan: HostPlan, k, nm: dict, status: str, glue: str) -> Procedure:
     for e in plan.extents:
         proc.locals.append(f"integer(c_int32_t), target :: {nm[e.name]}")
         proc.extents.add(f"{nm[e.name]} = 0")
+        starts = len(proc.extents.lines), len(body.lines)
         proc.extents.add(f"if (rank({nm[e.array]}) == {e.rank}) {nm[e.name]} = "
                          f"int(size({nm[e.array]}, {e.axis + 1}), c_int32_t)")
         body.add(f"if (rank({nm[e.array]}) /= {e.rank}) call f2l_c%fail(F2L_ERROR_ARGUMENT, "
                  + f_string(f"argument '{e.array}' must have {e.rank} dimension(s), got ")
                  + f" // f2l_to_string(rank({nm[e.array]})))")
+        if e.optional:
+            guard_present(proc.extents.lines, starts[0], nm[e.array])
+            guard_present(body.lines, starts[1], nm[e.array])
+    dope_locals(plan.dope, nm, proc.locals, proc.extents)
     # fixed arguments and assumptions first: sizes depend on the scalars
     for f in plan.fixed:
         _check_fixed(body, f, nm)
@@ -136,11 +143,16 @@ def _register_scalar(proc: Procedure, a: Scalar, nm: dict) -> None:
                       f"{nbytes}_c_size_t)")
         return
     intent = "inout" if a.role == "scalar_ref" else "in"
-    proc.decls.append((None, f"{ftype}, intent({intent}), target", a.name))
+    opt = ", optional" if a.optional else ""
+    proc.decls.append((None, f"{ftype}, intent({intent}), target{opt}", a.name))
     if a.role == "fixed":
         return
+    lint = {1: "c_int8_t", 2: "c_int16_t", 8: "c_int64_t"}.get(lkind, "c_int32_t")
+    if a.optional:
+        pass_optional_scalar(proc.body, proc.locals, proc.after_run, proc.slot(a.name), a, v,
+                             ftype, nbytes, lint)
+        return
     if is_logical:
-        lint = {1: "c_int8_t", 2: "c_int16_t", 8: "c_int64_t"}.get(lkind, "c_int32_t")
         proc.locals.append(f"integer({lint}), target :: {tmp}")
         proc.body.add(f"{tmp} = merge(1_{lint}, 0_{lint}, {v})")
         ptr = f"c_loc({tmp})"
@@ -159,10 +171,18 @@ def _register_array(proc: Procedure, a: Array, nm: dict, hidden: dict) -> None:
     if lkind and lkind != 4:
         ftype, nbytes = f"logical({lkind})", lkind
     intent = "inout" if a.written else "in"
-    decl_text = declaration_text(a.arg, hidden)
-    proc.decls.append((decl_text, f"{ftype}, dimension(..), intent({intent}), contiguous, "
-                       "target", a.name))
     v = nm[a.name]
+    if a.allocatable:
+        decl_text = f"{a.name}({', '.join(':' * a.arg.ndim)}), allocatable"
+        proc.decls.append((decl_text, allocatable_declaration(ftype, a.arg), a.name))
+        pass_allocatable(body, proc.slot(a.name), a.arg, v, decl_text, elements(body, a.arg),
+                         nbytes, a.written)
+        return
+    decl_text = declaration_text(a.arg, hidden)
+    opt = ", optional" if a.optional else ""
+    proc.decls.append((decl_text, f"{ftype}, dimension(..), intent({intent}), contiguous, "
+                       f"target{opt}", a.name))
+    start = len(body.lines)
     if lkind:
         body.add(f"if (storage_size({v}) /= {8 * lkind}) call f2l_c%fail("
                  "F2L_ERROR_ARGUMENT, " + f_string(f"argument '{a.name}': the kernel needs "
@@ -183,6 +203,8 @@ def _register_array(proc: Procedure, a: Array, nm: dict, hidden: dict) -> None:
     else:
         body.add(f"call f2l_c%array({common}, {elements(body, a.arg)}, {nbytes}_c_int64_t, "
                  f"{written})")
+    if a.optional:
+        guard_present(body.lines, start, v, absent_array(proc.slots[a.name], a.arg, nbytes))
 
 
 def int64_copies(proc: Procedure, k, nm: dict) -> list[str]:

@@ -19,7 +19,8 @@ import numpy as np
 
 from f2loopy.codegen.names import py_name
 from f2loopy.diagnostics import CodegenError
-from f2loopy.ir.roles import CommonMember, Component, SavedLocal, Stored
+from f2loopy.ir.roles import (
+    Allocation, CommonMember, Component, ModuleVariable, SavedLocal, Stored, is_allocatable)
 
 #: names the glue module defines at its top level besides the kernels
 _GLUE_NAMES = {"os", "threading", "np", "cl", "CL_FILE", "CL_SHA256", "KernelArgumentError"}
@@ -127,6 +128,49 @@ def _initial(dtype, shape, data):
 '''
 
 
+ALLOCATABLE_RUNTIME = '''
+
+def _allocation(fn, what, value, dtype, rank):
+    """An allocatable module array *value* (None: unallocated) as the kernel
+    takes it: ``(array, extents, lower bounds, allocated flag)``."""
+    if value is None:
+        return np.zeros((0,) * rank, dtype=dtype, order="F"), (0,) * rank, (1,) * rank, 0
+    shape = getattr(value, "shape", None)
+    if not isinstance(shape, tuple):
+        raise KernelArgumentError(f"{fn}: allocatable {what} must be None (unallocated) or a "
+                                  f"numpy or pyopencl array, got {type(value).__name__}")
+    if len(shape) != rank:
+        raise KernelArgumentError(f"{fn}: allocatable {what} must have {rank} dimension(s) "
+                                  f"as declared in Fortran, got {len(shape)}")
+    if any(n > np.iinfo(np.int32).max for n in shape):
+        raise KernelArgumentError(f"{fn}: allocatable {what} is too large (an extent does "
+                                  "not fit in int32)")
+    return value, tuple(int(n) for n in shape), (1,) * rank, 1
+'''
+
+
+def allocation_reads(k) -> list[str]:
+    """Lines of a glue function that take the extents, lower bounds and
+    allocation flags of the allocatable module arrays of kernel *k* (their
+    :class:`~f2loopy.ir.roles.Allocation` arguments) from the arrays."""
+    out = []
+    dope = [a for a in k.args if isinstance(a.role, Allocation)]
+    for a in k.storage_args:
+        if not is_allocatable(a.role):
+            continue
+        v = py_name(a.name)
+        what = ".".join((a.role.owner, *a.role.names))
+        out.append(f"    {v}, _{v}_n, _{v}_lb, _{v}_alloc = _allocation({k.name!r}, {what!r}, "
+                   f"{v}, np.{np.dtype(a.dtype).name}, {a.ndim})")
+        for d in dope:
+            r = d.role
+            if r.array == a.name:
+                source = {"extent": f"_{v}_n[{r.axis}]", "lbound": f"_{v}_lb[{r.axis}]",
+                          "allocated": f"_{v}_alloc"}[r.what]
+                out.append(f"    {py_name(d.name)} = {source}")
+    return out
+
+
 def modules_used(kernels) -> dict:
     """module name -> {variable: storage argument} over the IR *kernels*."""
     out: dict = {}
@@ -153,11 +197,19 @@ def modules_used(kernels) -> dict:
             module, var = object_name(a.role), a.role.names
             seen = out.setdefault(module, {}).get(var)
             if seen is not None and (np.dtype(seen.dtype) != np.dtype(a.dtype)
-                                     or tuple(seen.shape) != tuple(a.shape)):
+                                     or _layout_key(seen) != _layout_key(a)):
                 raise CodegenError(f"module variable {module}::{var} has different types in "
                                    "the kernels of this file", a.span)
             out[module][var] = a
     return out
+
+
+def _layout_key(a) -> tuple:
+    """What must agree between two kernels' views of one module variable
+    (an allocatable array's run-time extents have per-kernel names)."""
+    if isinstance(a.role, ModuleVariable) and a.role.allocatable:
+        return ("allocatable", a.ndim)
+    return tuple(a.shape)
 
 
 def object_name(role: Stored) -> str:
@@ -174,6 +226,8 @@ def python_module_objects(kernels) -> str:
         return ""
     taken = _GLUE_NAMES | {py_name(k.name) for k in kernels}
     lines = [MODULE_DATA_RUNTIME, ""]
+    if any(is_allocatable(a.role) for m in modules.values() for a in m.values()):
+        lines[1:1] = [ALLOCATABLE_RUNTIME]
     for module in sorted(modules):
         if not _IDENT.fullmatch(module):
             raise CodegenError(f"module name '{module}' cannot be a Python name")
@@ -210,6 +264,9 @@ def _values(tree: dict, depth: int) -> list[str]:
             out.append(f"{pad}{py_name(name)}=_record(")
             out += _values(a, depth + 1)
             out.append(f"{pad}),")
+            continue
+        if is_allocatable(a.role):
+            out.append(f"{pad}{py_name(name)}=None,")
             continue
         dtype = np.dtype(a.dtype)
         shape = tuple(int(s) for s in a.shape)

@@ -12,6 +12,8 @@ kernel as an immutable value, and the glues only print it
 The steps, in the order a glue runs them:
 
 1. :class:`Extent`: an assumed-shape extent taken from the array passed;
+   :class:`Dope`: an extent, lower bound or allocation flag of an
+   allocatable module array, or the presence flag of an optional argument;
 2. :class:`Scalar`: each scalar argument converted to the kernel's type;
 3. :class:`FixedValue` and :class:`Assumption`: values the translation
    assumed, checked;
@@ -36,7 +38,8 @@ from pymbolic.mapper.substitutor import substitute
 from f2loopy.codegen import GeneratedKernel
 from f2loopy.diagnostics import CodegenError
 from f2loopy.ir.expressions import variables_read
-from f2loopy.ir.roles import Character, character_of
+from f2loopy.ir.roles import (
+    Allocation, Character, Presence, character_of, is_allocatable, is_optional)
 from f2loopy.ir.roles import Extent as ExtentRole
 from f2loopy.ir.types import is_complex, is_integer, is_logical
 
@@ -53,6 +56,22 @@ class Extent:
     array: str
     axis: int
     rank: int
+    optional: bool = False    # the array is an optional argument (0 where absent)
+
+
+@dataclass(frozen=True)
+class Dope:
+    """Argument *name* (int32, not the caller's) is what the host knows of
+    argument *array*: its extent or lower bound along *axis* (from 0) or
+    whether it is allocated (an allocatable module array:
+    :class:`~f2loopy.ir.roles.Allocation`; 0 and 1 and 0 while
+    unallocated), or whether the optional dummy *array* is present (*what*
+    ``"present"``: :class:`~f2loopy.ir.roles.Presence`)."""
+
+    name: str
+    what: str                 # "extent", "lbound", "allocated" or "present"
+    array: str
+    axis: int
 
 
 @dataclass(frozen=True)
@@ -65,7 +84,10 @@ class Scalar:
     :attr kind: what the caller passes: ``"integer"``, ``"real"``,
         ``"complex"``, ``"logical"`` (kind 4) or ``"logicalK"``, and for a
         character flag ``"character"`` (assumed length) or ``"characterL"``.
-    :attr hidden: an :class:`Extent` (the caller does not pass it).
+    :attr hidden: an :class:`Extent` or a :class:`Dope` (the caller does
+        not pass it).
+    :attr optional: an optional dummy (absent: zero is passed, a written
+        one's new value is not stored).
     """
 
     name: str
@@ -77,6 +99,7 @@ class Scalar:
     hidden: bool
     written: bool
     arg: Any                  # the IR argument (for documentation)
+    optional: bool = False
 
 
 @dataclass(frozen=True)
@@ -119,7 +142,9 @@ class Relayout:
 @dataclass(frozen=True)
 class Array:
     """An array argument: checked against its declaration, transferred to the
-    device and, if *written*, back.  *logical_kind* is 0 for other types."""
+    device and, if *written*, back.  *logical_kind* is 0 for other types.
+    An *optional* one may be absent (an empty buffer is passed); an
+    *allocatable* one is a module array, an empty buffer while unallocated."""
 
     name: str
     dtype: np.dtype
@@ -128,6 +153,8 @@ class Array:
     logical_kind: int
     relayout: Relayout | None
     arg: Any                  # the IR argument (declaration, layout details)
+    optional: bool = False
+    allocatable: bool = False
 
 
 @dataclass(frozen=True)
@@ -204,6 +231,15 @@ class HostPlan:
     launches: tuple           # Launch | HostLoop
     sequence: bool
     names: tuple              # every argument of the kernel (names a printer must not reuse)
+    dope: tuple = ()          # Dope, the kernel's order
+    #: (optional dummy, its presence flag) of each optional argument
+    presence: tuple = ()
+    #: the function's result is an array (the glue makes it and returns it)
+    array_result: Any = None
+
+    def presence_flag(self, name: str) -> str | None:
+        """The presence flag of optional argument *name* (None: not optional)."""
+        return dict(self.presence).get(name)
 
     def launch_list(self) -> list:
         """Every :class:`Launch`, in order."""
@@ -243,8 +279,11 @@ def host_plan(gk: GeneratedKernel) -> HostPlan:
 
 def _build(gk: GeneratedKernel) -> HostPlan:
     k = gk.kernel
-    extents = tuple(_extent(k, a) for a in k.extent_args)
-    hidden = {e.name for e in extents}
+    dope = tuple(_dope(a) for a in k.args if isinstance(a.role, (Allocation, Presence)))
+    presence = tuple((d.array, d.name) for d in dope if d.what == "present")
+    optional = {d for d, _ in presence}
+    extents = tuple(_extent(k, a, optional) for a in k.extent_args)
+    hidden = {e.name for e in extents} | {d.name for d in dope}
     arguments = tuple(_argument(ka, hidden) for ka in gk.arguments)
     scalars = tuple(a for a in arguments if isinstance(a, Scalar))
     fixed = tuple(FixedValue(ka.name, np.dtype(ka.dtype), ka.ir_arg.fixed_value, ka.ir_arg.what)
@@ -260,14 +299,24 @@ def _build(gk: GeneratedKernel) -> HostPlan:
         launches = (_launch(gk, refs, frozenset(), arguments),)
     return HostPlan(k.name, gk.c_name, tuple(gk.build_options), extents, scalars, fixed,
                     _assumption(k), passed, arguments, scratch, error, launches,
-                    bool(gk.launches), tuple(a.name for a in k.args))
+                    bool(gk.launches), tuple(a.name for a in k.args), dope, presence,
+                    k.result_arg if k.result_arg is not None and k.result_arg.shape else None)
 
 
-def _extent(k, arg) -> Extent:
+def _extent(k, arg, optional: set) -> Extent:
     role = arg.role
     if not isinstance(role, ExtentRole):
         raise CodegenError(f"internal error: '{arg.name}' is no extent of an array")
-    return Extent(arg.name, role.array, role.axis, k.variable(role.array).fortran_ndim)
+    return Extent(arg.name, role.array, role.axis, k.variable(role.array).fortran_ndim,
+                  role.array in optional)
+
+
+def _dope(arg) -> Dope:
+    role = arg.role
+    if isinstance(role, Presence):
+        return Dope(arg.name, "present", role.dummy, 0)
+    assert isinstance(role, Allocation)
+    return Dope(arg.name, role.what, role.array, role.axis)
 
 
 def _argument(ka, hidden: set):
@@ -275,7 +324,7 @@ def _argument(ka, hidden: set):
     if ka.kind == "array":
         lkind = a.logical_kind if is_logical(ka.dtype) else 0
         return Array(ka.name, np.dtype(ka.dtype), tuple(a.shape), bool(ka.written), lkind,
-                     _relayout(a), a)
+                     _relayout(a), a, is_optional(a.role), is_allocatable(a.role))
     character = character_of(a.role)
     lkind = a.logical_kind
     if character is not None:
@@ -285,7 +334,7 @@ def _argument(ka, hidden: set):
         if kind == "logical" and lkind != 4:
             kind = f"logical{lkind}"
     return Scalar(ka.name, ka.kind, np.dtype(ka.dtype), kind, lkind, character,
-                  ka.name in hidden, bool(ka.written), a)
+                  ka.name in hidden, bool(ka.written), a, is_optional(a.role))
 
 
 def _kind(dtype) -> str:

@@ -13,7 +13,9 @@ from f2loopy.codegen.names import py_name
 from f2loopy.diagnostics import CodegenError
 from f2loopy.escape import py_docstring, py_literal
 from f2loopy.glue.module_data import (
-    component_reads, component_writes, fortran_parameters, storage_reads, storage_writes)
+    allocation_reads, component_reads, component_writes, fortran_parameters, storage_reads,
+    storage_writes)
+from f2loopy.glue.optional_args import absent_array, absent_extent, presence_reads, signature
 from f2loopy.glue.plan import Array, HostPlan, Scalar, host_plan
 from f2loopy.glue.pyexpr import py_bool_expr, py_int_expr
 from f2loopy.glue.python_launches import launch_sequence, one_launch
@@ -34,7 +36,9 @@ class _Names:
         self.result = k.result_arg
         self.stored = {a.name for a in k.storage_args}
         self.parts = {a.name: a for a in k.args if isinstance(a.role, Component)}
-        self.hidden = {e.name for e in plan.extents} | self.stored | set(self.parts)
+        self.hidden = {e.name for e in plan.extents} | {d.name for d in plan.dope} | \
+            self.stored | set(self.parts)
+        self.optional = dict(plan.presence)
         if self.result is not None:
             self.hidden.add(self.result.name)
         refs = [s for s in plan.scalars if s.role == "scalar_ref"]
@@ -53,7 +57,7 @@ def kernel_function(gk: GeneratedKernel) -> str:
     k = gk.kernel
     names = _Names(k, plan)
     params = fortran_parameters(k)
-    args = [py_name(n) for n in params]
+    args = signature([py_name(n) for n in params], params, names.optional)
     lines = [f"def {py_name(k.name)}({', '.join(args)}{', ' if args else ''}*, queue=None):"]
     lines += _docstring(plan, k, names, params)
     lines.append("    if queue is None:")
@@ -74,7 +78,10 @@ def _docstring(plan: HostPlan, k, names: _Names, params: list) -> list[str]:
     for a in plan.arguments:
         if a.arg.name in names.hidden:
             continue
-        doc.append(f"      {a.arg.name}: {py_docstring(_described(a, names.hidden))}")
+        what = _described(a, names.hidden)
+        if a.arg.name in names.optional:
+            what += "; optional (None: absent)"
+        doc.append(f"      {a.arg.name}: {py_docstring(what)}")
     written = {a.name for a in plan.arguments
                if a.written or isinstance(a, Scalar) and a.role == "scalar_ref"}
     parts = names.parts
@@ -134,9 +141,13 @@ def _arguments_in(plan: HostPlan, k, names: _Names) -> list[str]:
     for e in plan.extents:
         lines.append(f"    {py_name(e.name)} = _extent({fn!r}, {e.array!r}, "
                      f"{py_name(e.array)}, {e.axis}, {e.rank})")
+        if e.optional:
+            lines[-1] = absent_extent(lines[-1], py_name(e.array))
     lines += component_reads(k)
     lines += storage_reads(k)
-    if names.result is not None:
+    lines += allocation_reads(k)
+    lines += presence_reads(k, names.optional)
+    if names.result is not None and plan.array_result is None:
         zero = "False" if is_logical(names.result.dtype) else "0"
         lines.append(f"    {py_name(names.result.name)} = {zero}")
     fixed = {f.name: f for f in plan.fixed}
@@ -149,6 +160,12 @@ def _arguments_in(plan: HostPlan, k, names: _Names) -> list[str]:
             lines.append(f"    if {v} != {_py_number(f.value)}:")
             message = f"{fn}: {f.what} was fixed to {f.value} when the kernel was translated; got "
             lines.append(f"        raise KernelArgumentError({py_literal(message)} + str({v}))")
+    if plan.array_result is not None:
+        # an array-valued function: a new array of the result's shape
+        r = plan.array_result
+        shape = _tuple(["None" if s is None else py_int_expr(s) for s in r.shape])
+        lines.append(f"    {py_name(r.name)} = np.zeros({shape}, "
+                     f"dtype=np.{np.dtype(r.dtype).name}, order='F')")
     if plan.assumption is not None:
         lines.append(f"    if not {py_bool_expr(plan.assumption.condition)}:")
         message = (f"{fn}: the kernel was translated assuming {plan.assumption.text}; the "
@@ -213,6 +230,8 @@ def _transfers(plan: HostPlan) -> list[str]:
     for a in plan.arguments:
         if isinstance(a, Array):
             lines.append(_array_line(a, fn))
+            if a.optional:
+                lines[-1] = absent_array(lines[-1], py_name(a.name))
         elif a.role == "scalar_ref":
             v = py_name(a.name)
             lines.append(f"    _{v}_buf, _{v}_host = _scalar_ref(queue, {v})")
@@ -257,12 +276,18 @@ def _results(plan: HostPlan, k, names: _Names) -> list[str]:
     def returned(o: Scalar) -> str:
         # a logical comes back as a bool, whatever its kind's storage
         value = f"_{py_name(o.name)}_host[0]"
-        return f"bool({value})" if is_logical(o.dtype) else value
-    outs = names.outs
-    if len(outs) == 1:
-        lines.append(f"    return {returned(outs[0])}")
-    elif outs:
-        lines.append("    return (" + ", ".join(returned(o) for o in outs) + ")")
+        value = f"bool({value})" if is_logical(o.dtype) else value
+        flag = names.optional.get(o.name)
+        if flag is not None:            # an absent optional's new value is None
+            return f"(None if {py_name(flag)} == 0 else {value})"
+        return value
+    rets = [returned(o) for o in names.outs]
+    if plan.array_result is not None:
+        rets.insert(0, py_name(plan.array_result.name))
+    if len(rets) == 1:
+        lines.append(f"    return {rets[0]}")
+    elif rets:
+        lines.append("    return (" + ", ".join(rets) + ")")
     return lines
 
 # }}}

@@ -32,11 +32,13 @@ import numpy as np
 
 from f2loopy.diagnostics import SourceSpan
 from f2loopy.ir.control import ErrorSite, LoopExit
+from f2loopy.ir.prints import PrintSite
 from f2loopy.ir.fieldtypes import (
     Assignee, Bounded, Bounds, Expr, InsnId, Intent, LogicalKind, Name, Number, Shape, Text,
     Values)
 from f2loopy.ir.frozen import FrozenMap
-from f2loopy.ir.roles import CALLER_ROLES, ArgRole, Dummy, Extent, Result, Stored
+from f2loopy.ir.roles import (
+    CALLER_ROLES, Allocation, ArgRole, Dummy, Extent, Presence, Result, Stored)
 from f2loopy.ir.tags import ArrayAxisTag, InameTag, fortran_axis_tags
 
 
@@ -178,6 +180,10 @@ class ScalarArg(_Copyable):
             return f"the extent of axis {role.axis + 1} of argument '{role.array}'"
         if isinstance(role, Result):
             return f"the function result '{self.name}'"
+        if isinstance(role, Presence):
+            return f"whether argument '{role.dummy}' is present"
+        if isinstance(role, Allocation):
+            return f"the {role.what} of module array '{role.array}'"
         return f"argument '{self.name}'"
 
 
@@ -387,6 +393,9 @@ class Kernel(_Copyable):
     :attr error_sites: :class:`~f2loopy.ir.control.ErrorSite` s, numbered
         from 1: the ``stop`` statements (and the like) the kernel records in
         its error buffer.
+    :attr prints: :class:`~f2loopy.ir.prints.PrintSite` s, numbered from 1:
+        the list-directed ``write``/``print`` statements the kernel prints
+        with ``printf`` (instructions ``f2l_print(site, values...)``).
     :attr span: the ``subroutine`` statement.
     :attr module: the Fortran module the subroutine belongs to, if any.
     :attr module_data: the variables of the modules the subroutine uses that
@@ -414,6 +423,7 @@ class Kernel(_Copyable):
     loop_exits: Annotated[FrozenMap[Name, LoopExit], Bounded(0, 10_000)] = \
         field(default_factory=FrozenMap)
     error_sites: Annotated[tuple[ErrorSite, ...], Bounded(0, 100_000)] = ()
+    prints: Annotated[tuple[PrintSite, ...], Bounded(0, 100_000)] = ()
     options: KernelOptions = field(default_factory=KernelOptions)
     span: SourceSpan | None = None
     module: Name | None = None
@@ -494,11 +504,12 @@ class Kernel(_Copyable):
         return tuple(a for a in self.args if isinstance(a.role, Stored))
 
     @property
-    def result_arg(self) -> ScalarArg | None:
+    def result_arg(self) -> Argument | None:
         """The result of a Fortran function translated as a kernel (role
-        :class:`~f2loopy.ir.roles.Result`), or None for a subroutine."""
+        :class:`~f2loopy.ir.roles.Result`: a scalar, or an array for an
+        array-valued function), or None for a subroutine."""
         for a in self.args:
-            if isinstance(a, ScalarArg) and isinstance(a.role, Result):
+            if isinstance(a.role, Result):
                 return a
         return None
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from f2loopy.ir.expressions import NodeStringifier
-from f2loopy.ir.roles import CommonMember, Extent, ModuleVariable, Result, Stored
+from f2loopy.ir.roles import (
+    Allocation, CommonMember, Extent, ModuleVariable, Presence, Result, Stored)
 from f2loopy.ir.kernel import (
     ArrayArg, Assignment, BarrierInstruction, Kernel, NoOpInstruction, ScalarArg)
 
@@ -51,8 +52,17 @@ def kernel_to_str(kernel: Kernel) -> str:
         if isinstance(role, Extent):
             out.append(f"{a.name}: {a.dtype}, scalar, extent of axis {role.axis + 1} of "
                        f"{role.array} (from the caller's array)")
+        elif isinstance(role, Allocation):
+            what = f"allocated flag of allocatable {role.array}" if role.what == "allocated" \
+                else f"{role.what} of axis {role.axis + 1} of allocatable {role.array}"
+            out.append(f"{a.name}: {a.dtype}, scalar, {what}")
+        elif isinstance(role, Presence):
+            out.append(f"{a.name}: {a.dtype}, scalar, presence flag of optional {role.dummy}")
         elif isinstance(role, Stored):
             shape = f"shape ({_shape_str(a.shape)}), " if a.shape else "scalar, "
+            if isinstance(role, ModuleVariable) and role.allocatable:
+                shape = f"allocatable, shape ({_shape_str(a.shape)}), lower bounds (" + \
+                    ", ".join(expr_to_str(lb) for lb in a.lower_bounds) + "), "
             if isinstance(role, ModuleVariable):
                 where = f"module variable {role.module}::{'%'.join(role.path)}"
             elif isinstance(role, CommonMember):
@@ -60,6 +70,9 @@ def kernel_to_str(kernel: Kernel) -> str:
             else:
                 where = f"saved local of {role.owner}"
             out.append(f"{a.name}: {a.dtype}, {shape}{where}")
+        elif isinstance(role, Result) and isinstance(a, ArrayArg):
+            out.append(f"{a.name}: {a.dtype}, shape ({_shape_str(a.shape)}), the function "
+                       "result")
         elif isinstance(role, Result):
             out.append(f"{a.name}: {a.dtype}, scalar, the function result")
         elif isinstance(a, ScalarArg):

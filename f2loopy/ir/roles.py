@@ -13,6 +13,9 @@ argument's value from:
   (the glue returns it);
 * :class:`Extent`: the extent of an assumed-shape array argument (the glue
   takes it from the array the caller passes);
+* :class:`Allocation`: an extent, lower bound or the allocation flag of an
+  allocatable module array (the glue takes it from the module's allocation);
+* :class:`Presence`: whether an optional dummy argument is present;
 * :class:`ModuleVariable`, :class:`CommonMember`, :class:`SavedLocal`: data
   that lives outside the procedure (a :class:`Stored` role: the glue passes
   the variable itself, not an argument of the caller).
@@ -29,7 +32,7 @@ with its extents as :class:`Extent` arguments of the array argument.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, ClassVar, Union
+from typing import Annotated, ClassVar, Literal, Union
 
 import numpy as np
 
@@ -66,6 +69,9 @@ class Dummy:
 
     by_value: bool = False
     character: Character | None = None
+    #: the dummy is ``optional``: the caller may leave it out; the kernel
+    #: learns whether it is present from a :class:`Presence` argument
+    optional: bool = False
 
 
 @dataclass(frozen=True)
@@ -111,6 +117,31 @@ class Extent:
 
     array: Name
     axis: Annotated[int, Bounded(0, 63)]
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """What the host glue knows of the allocation of an allocatable module
+    array (:attr:`ModuleVariable.allocatable`): not an argument of the
+    Fortran procedure.
+
+    :attr array: the array argument's name.
+    :attr what: ``"extent"`` or ``"lbound"`` of :attr:`axis` (0 and 1 while
+        unallocated), or ``"allocated"`` (1 or 0; axis 0).
+    :attr axis: the axis, from 0.
+    """
+
+    array: Name
+    what: Literal["extent", "lbound", "allocated"]
+    axis: Annotated[int, Bounded(0, 63)] = 0
+
+
+@dataclass(frozen=True)
+class Presence:
+    """Whether optional dummy argument :attr:`dummy` is present (1 or 0): not
+    an argument of the Fortran procedure; the host glue sets it."""
+
+    dummy: Name
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -165,6 +196,11 @@ class ModuleVariable(Stored):
 
     module: Name
     path: Annotated[tuple[Name, ...], Bounded(1, 32)]
+    #: an allocatable module array: its extents, lower bounds and allocation
+    #: are the kernel's :class:`Allocation` arguments, which the host glue
+    #: takes from the module's allocation (None in the Python glue while
+    #: unallocated)
+    allocatable: bool = False
     kind: ClassVar[str] = "module"
 
     @property
@@ -212,18 +248,20 @@ class SavedLocal(Stored):
 
 
 #: the role of an argument (see the module docstring)
-ArgRole = Union[Dummy, Component, Result, Extent, ModuleVariable, CommonMember, SavedLocal]
+ArgRole = Union[Dummy, Component, Result, Extent, Allocation, Presence, ModuleVariable,
+                CommonMember, SavedLocal]
 
 #: the roles of arguments the caller of the Fortran procedure passes
 CALLER_ROLES = (Dummy, Component)
 
 
-def stored(key: tuple[str, ...], init: np.ndarray | None = None
-           ) -> ModuleVariable | CommonMember | SavedLocal:
+def stored(key: tuple[str, ...], init: np.ndarray | None = None, *,
+           allocatable: bool = False) -> ModuleVariable | CommonMember | SavedLocal:
     """The role of the storage identified by *key* (see :attr:`Stored.key`)."""
     kind, owner, *names = key
     if kind == "module":
-        return ModuleVariable(module=owner, path=tuple(names), init=init)
+        return ModuleVariable(module=owner, path=tuple(names), init=init,
+                              allocatable=allocatable)
     if kind == "common" and len(names) == 1:
         return CommonMember(block=owner, member=names[0], init=init)
     if kind == "save" and len(names) == 1:
@@ -234,3 +272,13 @@ def stored(key: tuple[str, ...], init: np.ndarray | None = None
 def character_of(role: ArgRole) -> Character | None:
     """How a ``character`` dummy is seen (None for any other argument)."""
     return role.character if isinstance(role, Dummy) else None
+
+
+def is_allocatable(role: ArgRole) -> bool:
+    """Whether *role* is that of an allocatable module array."""
+    return isinstance(role, ModuleVariable) and role.allocatable
+
+
+def is_optional(role: ArgRole) -> bool:
+    """Whether *role* is that of an optional dummy argument."""
+    return isinstance(role, Dummy) and role.optional

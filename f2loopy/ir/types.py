@@ -209,8 +209,9 @@ class TypeInferrer(Mapper):
 
 def intrinsic_result_type(name: str, args: list[np.dtype]) -> np.dtype:
     """Result type of the IR function *name* applied to arguments of *args* types."""
-    if name == "f2l_raise":
-        return INT32       # records an error site (f2loopy.frontend.errors)
+    if name in ("f2l_raise", "f2l_print"):
+        return INT32       # records an error site (f2loopy.frontend.errors), prints one
+
     if name in CONVERSIONS:
         return CONVERSIONS[name]
     if name == "realpart" or name == "imagpart":

@@ -23,7 +23,7 @@ from f2loopy.diagnostics import F2LoopyError
 from f2loopy.glue.fexpr import wrap
 from f2loopy.glue.fortran import fortran_name
 from f2loopy.ir.kernel import ArrayArg, Kernel, ScalarArg
-from f2loopy.ir.roles import Component, Dummy, Extent, character_of
+from f2loopy.ir.roles import Component, Dummy, Extent, Presence, character_of
 from f2loopy.verify.shared_data import ISO_KIND as _ISO_KIND
 from f2loopy.verify.shared_data import ShimData, constant_extents
 
@@ -286,6 +286,9 @@ class FortranLibrary:
             given[a.name] = np.asarray(given[array]).shape[axis]
         if kernel.result_arg is not None:
             given[kernel.result_arg.name] = 0      # the function's value comes back last
+        for a in kernel.args:
+            if isinstance(a.role, Presence):       # the harness passes every optional
+                given.setdefault(a.name, 1)
         for a in kernel.storage_args:
             if a.name not in given:
                 given[a.name] = np.zeros(constant_extents(a.shape),

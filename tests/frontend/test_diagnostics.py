@@ -17,10 +17,14 @@ end subroutine
 
 # (statement, expected first line of the diagnostic, expected caret line)
 UNSUPPORTED = [
-    ("print *, x", "t.f90:5:3: error: 'print' statements are not supported (kernels cannot do I/O)",
-     "^~~~~"),
-    ("write(*,*) x", "t.f90:5:3: error: 'write' statements are not supported (kernels cannot "
-     "do I/O)", "^~~~~"),
+    ("print '(f8.3)', x", "t.f90:5:3: error: 'print '(f8.3)', x' cannot be translated: a kernel "
+     "prints only list-directed output to the screen (write(*,*), write(6,*) or print *) of "
+     "scalars and constant text, with OpenCL printf (write the values to an argument and "
+     "print them after the call)", "^~~~~"),
+    ("write(10,*) x", "t.f90:5:3: error: 'write(10,*) x' cannot be translated: a kernel "
+     "prints only list-directed output to the screen (write(*,*), write(6,*) or print *) of "
+     "scalars and constant text, with OpenCL printf (write the values to an argument and "
+     "print them after the call)", "^~~~~"),
     ("read(*,*) x", "t.f90:5:3: error: 'read' statements are not supported (kernels cannot do "
      "I/O)", "^~~~"),
     ("goto 10", "t.f90:5:3: error: 'goto 10' does not jump to a later statement of the same "

@@ -11,7 +11,7 @@ from f2loopy.frontend import parse_fortran
 MODULE_REFUSED = """module m
   implicit none
   integer, parameter :: n = 4
-  real, allocatable :: work(:)
+  real, pointer :: work(:)
 end module m
 
 subroutine s(x)
@@ -31,7 +31,7 @@ DECLARATION_REFUSED = """subroutine s(side, d, x, n)
   integer n
   real x(n)
   x(1) = 1
-  write(*,*) 'hello'
+  write(10,*) 'hello'
   open(10)
 end subroutine
 """
@@ -49,7 +49,7 @@ def test_every_error_has_a_location_and_a_source_line(tmp_path):
     where, lines = _show(tmp_path, MODULE_REFUSED)
     heads = [k for k, line in enumerate(lines) if ": error: " in line]
     assert heads and lines[heads[0]] == (
-        f"{where}:4:9: error: attribute 'allocatable' is not supported")
+        f"{where}:4:9: error: attribute 'pointer' is not supported")
     for k in heads:
         assert ":0:" not in lines[k].split(": error:")[0]
         assert lines[k + 1].startswith("    ")          # the source line follows
@@ -61,7 +61,10 @@ def test_refused_declaration_does_not_make_a_dummy_untyped(tmp_path):
     assert heads == [
         f"{where}:4:8: error: type 'foo' is not defined (define it in this unit or in a module "
         "the unit uses)",
-        f"{where}:8:3: error: 'write' statements are not supported (kernels cannot do I/O)",
+        f"{where}:8:3: error: 'write(10,*) 'hello'' cannot be translated: a kernel prints only "
+        "list-directed output to the screen (write(*,*), write(6,*) or print *) of scalars and "
+        "constant text, with OpenCL printf (write the values to an argument and print them "
+        "after the call)",
         f"{where}:9:3: error: 'open' statements are not supported (kernels cannot do I/O)",
     ]
 

@@ -75,7 +75,8 @@ def test_renamed_in_a_callee_is_the_same_argument():
 
 
 @pytest.mark.parametrize("decl, message", [
-    ("real, allocatable :: a(:)", "t.f90:2:9: error: attribute 'allocatable' is not supported"),
+    ("real, allocatable :: a(0:)", "t.f90:2:24: error: allocatable array 'a' must have a "
+     "deferred shape (a(:))"),
     ("real :: a(n)", "t.f90:2:11: error: module array 'a' must have constant bounds"),
 ])
 def test_module_arrays_need_constant_bounds(decl, message):

@@ -27,10 +27,14 @@ end subroutine
 
 # (statement, expected diagnostic, caret line); the statement is on line 5
 STATEMENTS = [
-    ("print *, x", "t.f90:5:3: error: 'print' statements are not supported (kernels cannot do "
-     "I/O)", "^~~~~"),
-    ("write(*,*) x", "t.f90:5:3: error: 'write' statements are not supported (kernels cannot "
-     "do I/O)", "^~~~~"),
+    ("print '(f8.3)', x", "t.f90:5:3: error: 'print '(f8.3)', x' cannot be translated: a kernel "
+     "prints only list-directed output to the screen (write(*,*), write(6,*) or print *) of "
+     "scalars and constant text, with OpenCL printf (write the values to an argument and "
+     "print them after the call)", "^~~~~"),
+    ("write(10,*) x", "t.f90:5:3: error: 'write(10,*) x' cannot be translated: a kernel "
+     "prints only list-directed output to the screen (write(*,*), write(6,*) or print *) of "
+     "scalars and constant text, with OpenCL printf (write the values to an argument and "
+     "print them after the call)", "^~~~~"),
     ("read(*,*) x", "t.f90:5:3: error: 'read' statements are not supported (kernels cannot do "
      "I/O)", "^~~~"),
     ("open(unit=10, file='f')", "t.f90:5:3: error: 'open' statements are not supported "
@@ -67,10 +71,14 @@ STATEMENTS = [
     ("block\n  end block", "t.f90:5:3: error: 'block' constructs are not supported", "^~~~~"),
     ("nullify(x)", "t.f90:5:3: error: 'nullify' is not supported", "^~~~~~~"),
     ("rewind(10)", "t.f90:5:3: error: 'rewind' is not supported", "^~~~~~"),
-    ("allocate(a(10))", "t.f90:5:3: error: 'allocate' is not supported (kernels cannot "
-     "allocate memory)", "^~~~~~~~"),
-    ("deallocate(a)", "t.f90:5:3: error: 'deallocate' is not supported (kernels cannot "
-     "allocate memory)", "^~~~~~~~~~"),
+    ("allocate(a(10))", "t.f90:5:3: error: 'allocate' is not supported in a kernel "
+     "(kernels cannot allocate memory): allocate the module array before the call (from "
+     "Python assign a Fortran-ordered numpy array to glue.<module>.<array>, from Fortran "
+     "allocate it as before) and deallocate it after", "^~~~~~~~"),
+    ("deallocate(a)", "t.f90:5:3: error: 'deallocate' is not supported in a kernel "
+     "(kernels cannot allocate memory): allocate the module array before the call (from "
+     "Python assign a Fortran-ordered numpy array to glue.<module>.<array>, from Fortran "
+     "allocate it as before) and deallocate it after", "^~~~~~~~~~"),
     ("x = 'abc'", "t.f90:5:7: error: character strings are not supported", "^~~~~"),
     ("a(1:3) = [1.0, 2.0]", "t.f90:5:3: error: array shapes do not conform: dimension 1 of "
      "'constructor' has 2 elements, of 'a' 3", "^~~~~~~~~~~~~~~~~~~"),
@@ -130,16 +138,17 @@ DECLARATIONS = [
      "unit or in a module the unit uses)", "^~~~~"),
     ("real, pointer :: p", "t.f90:5:9: error: attribute 'pointer' is not supported",
      "^~~~~~~"),
-    ("real, allocatable :: b(:)", "t.f90:5:9: error: attribute 'allocatable' is not "
-     "supported", "^~~~~~~~~~~"),
-    ("real :: b(:)", "t.f90:5:11: error: 'b' has an assumed shape ('(:)') but is not a dummy "
-     "argument (allocatable arrays are not supported: declare explicit extents)", "^"),
+    ("real, allocatable :: b(:)", "t.f90:5:24: error: allocatable local variable 'b' is not "
+     "supported (only allocatable arrays of a module are: declare it in a module, or pass an "
+     "explicit-shape array b(n) allocated by the caller)", "^"),
+    ("real :: b(:)", "t.f90:5:11: error: 'b' has an assumed shape ('(:)') but is neither a "
+     "dummy argument nor allocatable (declare explicit extents)", "^"),
     ("common y", "t.f90:5:3: error: blank 'common' is not supported (name the block: "
      "common /name/ ...)", "^~~~~~"),
     ("real, save :: y(n)", "t.f90:5:17: error: saved array 'y' must have constant bounds",
      "^"),
-    ("real, optional :: y", "t.f90:5:9: error: attribute 'optional' is not supported",
-     "^~~~~~~~"),
+    ("real, optional :: y", "t.f90:5:21: error: 'y' is declared optional but is not a dummy "
+     "argument", "^"),
     ("integer*3 k", "t.f90:5:3: error: integer of kind 3 is not supported (kinds: 1, 2, 4, 8)",
      "^~~~~~~"),
     ("real*16 q", "t.f90:5:3: error: real of kind 16 is not supported (kinds: 4, 8)", "^~~~"),
@@ -350,11 +359,12 @@ end subroutine
   real x, f(2)
   f = x
 end function
-subroutine s(x)
-  real x, y(2)
-  y = f(x)
+subroutine s(x, z)
+  real x, z
+  z = f(x)
 end subroutine
-""", "t.f90:1:10: error: array-valued function 'f' is not supported", "^"),
+""", "t.f90:7:7: error: array-valued function 'f' is used in a scalar expression (use it in an "
+     "array expression, e.g. assign it to an array)", "^"),
     ("elemental_call_on_sections", """real function f(x)
   real x
   f = 2 * x
@@ -484,14 +494,18 @@ def test_statement_errors_are_unsupported_features():
             parse_fortran(STMT.format(stmt), "t.f90")
 
 
+_PRINTF = ("cannot be translated: a kernel prints only list-directed output to the screen "
+           "(write(*,*), write(6,*) or print *) of scalars and constant text, with OpenCL "
+           "printf (write the values to an argument and print them after the call)")
+
 SEVERAL = """subroutine s(n, a, x)
   implicit none
   integer n, i
   real a(n), x
-  print *, x
+  print '(f8.3)', x
   do i = 1, n
     a(i) = 0
-    write(*,*) a(i)
+    write(10,*) a(i)
     if (x > 0) goto 10
   end do
   do while (x > 1)
@@ -518,8 +532,8 @@ def test_show_lists_every_unsupported_statement(tmp_path):
     heads = [line for line in result.stderr.splitlines() if ": error: " in line]
     where = str(path)
     assert heads == [
-        f"{where}:5:3: error: 'print' statements are not supported (kernels cannot do I/O)",
-        f"{where}:8:5: error: 'write' statements are not supported (kernels cannot do I/O)",
+        f"{where}:5:3: error: 'print '(f8.3)', x' " + _PRINTF,
+        f"{where}:8:5: error: 'write(10,*) a(i)' " + _PRINTF,
         f"{where}:16:3: error: 'goto 20' does not jump to a later statement of the same or an "
         "enclosing block (only such a forward goto is supported)",
         f"{where}:21:7: error: 'y' is neither an array nor a known function",
@@ -541,12 +555,12 @@ def test_show_lists_every_unsupported_statement(tmp_path):
 
 def test_collecting_mode_lists_declaration_errors_too():
     src = DECL.format("common y\n  real, save :: z(n)") + "\n"
-    src = src.replace("  x = 1\n", "  x = 1\n  print *, x\n")
+    src = src.replace("  x = 1\n", "  x = 1\n  print '(f8.3)', x\n")
     with pytest.raises(FortranError) as info:
         parse_fortran(src, "t.f90", collect_errors=True)
     heads = [line for line in info.value.format().splitlines() if ": error: " in line]
     assert heads == [
         "t.f90:5:3: error: blank 'common' is not supported (name the block: common /name/ ...)",
         "t.f90:6:17: error: saved array 'z' must have constant bounds",
-        "t.f90:8:3: error: 'print' statements are not supported (kernels cannot do I/O)",
+        "t.f90:8:3: error: 'print '(f8.3)', x' " + _PRINTF,
     ]

@@ -21,7 +21,8 @@ from f2loopy.ir.fieldtypes import VALUES, Bounded, ExprOf, Pattern
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.kernel import ArrayArg, Kernel, ScalarArg
 from f2loopy.ir.roles import (
-    Character, CommonMember, Component, Dummy, Extent, ModuleVariable, Result, SavedLocal)
+    Allocation, Character, CommonMember, Component, Dummy, Extent, ModuleVariable, Presence,
+    Result, SavedLocal)
 from f2loopy.ir.tags import ArrayAxisTag, InameTag, LocalAxisTag
 
 ATOMS = serialize._ATOMS
@@ -139,18 +140,18 @@ def test_every_field_of_every_ir_class_round_trips(cls):
 
 
 def test_a_new_field_needs_no_serializer_edit():
-    """A role with one more field (an OPTIONAL dummy) travels, and is checked,
-    by the field's type alone."""
-    Optional_ = dataclasses.make_dataclass(
+    """A role with one more field travels, and is checked, by the field's
+    type alone (Dummy.optional came so; here a made-up 'asynchronous')."""
+    Extended = dataclasses.make_dataclass(
         "Dummy", [(f.name, f.type, dataclasses.field(default=f.default))
-                  for f in dataclasses.fields(Dummy)] + [("optional", bool, False)],
+                  for f in dataclasses.fields(Dummy)] + [("asynchronous", bool, False)],
         frozen=True)
-    Optional_.__module__ = Dummy.__module__
-    value = Optional_(by_value=True, character=None, optional=True)
-    data, again = _roundtrip(value, Optional_)
-    assert data == {"by_value": True, "optional": True} and again == value
-    with pytest.raises(records.SerializationError, match="invalid optional"):
-        records.decode({"optional": "yes"}, Optional_, ATOMS, "role", CHECKS)
+    Extended.__module__ = Dummy.__module__
+    value = Extended(by_value=True, character=None, optional=True, asynchronous=True)
+    data, again = _roundtrip(value, Extended)
+    assert data == {"by_value": True, "optional": True, "asynchronous": True} and again == value
+    with pytest.raises(records.SerializationError, match="invalid asynchronous"):
+        records.decode({"asynchronous": "yes"}, Extended, ATOMS, "role", CHECKS)
     limited = dataclasses.make_dataclass(
         "Extent2", [("array", Annotated[str, Pattern("name")]),
                     ("rank", Annotated[int, Bounded(1, 3)])], frozen=True)
@@ -167,6 +168,8 @@ def _scalar(role, **kw):
 @pytest.mark.parametrize("role", [
     Dummy(), Dummy(by_value=True), Dummy(character=Character()),
     Dummy(character=Character(length=3)), Result(), Extent(array="a", axis=1),
+    Dummy(optional=True), Presence(dummy="x"), Allocation(array="u", what="lbound", axis=1),
+    ModuleVariable(module="m", path=("u",), allocatable=True),
     Component(path=("p", "q", "x"), type_module="", type_name="t", type_rank=0),
     ModuleVariable(module="m", path=("v", "c"), init=np.array(2, dtype=np.int32)),
     CommonMember(block="blk", member="v"), SavedLocal(procedure="s", name="v")],

@@ -1,0 +1,136 @@
+"""Allocatable module arrays (``double precision, allocatable :: u(:,:)`` in a
+module).
+
+Such an array is module data (:mod:`f2loopy.frontend.module_data`) whose
+bounds are known only at run time: the kernel receives, after the array, one
+argument of role :class:`~f2loopy.ir.roles.Allocation` per axis for the extent and
+one for the lower bound (``u_n1``, ``u_lb1``, ...), and, where the kernel asks
+``allocated(u)``, a flag.  The host glue takes them from the module's
+allocation: the Python glue from ``glue.<module>.<var>`` (None while
+unallocated, else a Fortran-ordered array whose lower bounds are 1), the
+Fortran glue from the module variable itself.  A kernel cannot allocate or
+deallocate (that stays with the caller).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymbolic.primitives as p
+
+from f2loopy.diagnostics import UnsupportedFeatureError
+from f2loopy.ir.kernel import ArrayArg, ScalarArg
+from f2loopy.ir.roles import Allocation, stored
+
+#: what the kernel says for an ``allocate``/``deallocate`` statement
+ALLOCATE_MESSAGE = (
+    "'{stmt}' is not supported in a kernel (kernels cannot allocate memory): allocate "
+    "the module array before the call (from Python assign a Fortran-ordered numpy array "
+    "to glue.<module>.<array>, from Fortran allocate it as before) and deallocate it after")
+
+
+def is_allocatable(sym) -> bool:
+    return "allocatable" in sym.attributes
+
+
+def allocatable_attribute(reader, entities) -> None:
+    """Record the ``allocatable`` attribute of the *entities* of a type
+    declaration read by *reader*: only module variables may have it."""
+    for ent in entities.items:
+        name = str(ent.items[0])
+        if not reader.in_module or reader.in_program:
+            where = "dummy argument" if name.lower() in reader.dummy_names else \
+                "variable of a main program" if reader.in_program else \
+                "local variable"
+            raise reader.error(
+                f"allocatable {where} '{name}' is not supported (only allocatable arrays of a "
+                "module are: declare it in a module, or pass an explicit-shape array "
+                f"{name}(n) allocated by the caller)", name, UnsupportedFeatureError)
+        reader.declare(name).attributes.add("allocatable")
+
+
+def deferred_dims(reader, sym, spec) -> list | None:
+    """The axes ``(None, ":")`` of allocatable *sym* declared with the
+    deferred shape *spec* (``u(:,:)``), or None if *sym* is not allocatable."""
+    if not is_allocatable(sym):
+        return None
+    if any(s.items[0] is not None for s in spec.items):
+        raise reader.error(f"allocatable array '{sym.name}' must have a deferred shape "
+                           f"({sym.name}(:))", sym.name)
+    return [(None, ":") for _ in spec.items]
+
+
+def _names(lowering, sym, base: str) -> dict:
+    """``{"extent": [...], "lbound": [...]}`` names of the dope arguments of
+    allocatable module array *sym* (IR name *base*) in the kernel being
+    lowered (made once)."""
+    st = lowering.root.st
+    key = sym.storage_key or sym.storage
+    names = st.allocatable_dope.get(key)
+    if names is None:
+        rank = len(sym.dims)
+        names = {"base": base, "extent": [lowering.root.fresh_name(f"{base}_n{k + 1}") for k in range(rank)],
+                 "lbound": [lowering.root.fresh_name(f"{base}_lb{k + 1}")
+                            for k in range(rank)]}
+        st.allocatable_dope[key] = names
+        st.dope_names.update(names["extent"] + names["lbound"])
+    return names
+
+
+def allocatable_bounds(lowering, sym, name: str) -> tuple:
+    """``(lower bounds, upper bounds)`` of allocatable module array *sym* (IR
+    name *name*): expressions in its dope arguments."""
+    names = _names(lowering, sym, name)
+    lbs = tuple(p.Variable(n) for n in names["lbound"])
+    ubs = tuple(p.Sum((lb, p.Variable(n), -1)) for lb, n in zip(lbs, names["extent"]))
+    return lbs, ubs
+
+
+def allocated_flag(lowering, arg_nodes, ir_name):
+    """The value of ``allocated(array)``: a comparison of its flag argument
+    (*ir_name*: symbol -> the array's IR name in the kernel)."""
+    from fparser.two import Fortran2003 as F
+    conv = lowering.converter()
+    positional, kw = conv._split_args("allocated", arg_nodes, {"array"})
+    args = list(positional) + ([kw["array"]] if "array" in kw else [])
+    if len(args) != 1:
+        raise lowering.error("intrinsic 'allocated' takes 1 argument", "allocated")
+    sym = lowering.symtab.get(str(args[0])) if isinstance(args[0], F.Name) else None
+    if sym is None or not is_allocatable(sym) or sym.storage is None:
+        raise lowering.error("the argument of 'allocated' must be an allocatable module "
+                             "array (allocatable locals, dummies and components are not "
+                             "supported)", "allocated", UnsupportedFeatureError)
+    names = _names(lowering, sym, ir_name(lowering, sym))
+    flag = names.get("allocated")
+    if flag is None:
+        flag = names["allocated"] = lowering.root.fresh_name(f"{names['base']}_allocated")
+        lowering.root.st.dope_names.add(flag)
+    return p.Comparison(p.Variable(flag), "!=", np.int32(0))
+
+
+def allocatable_arguments(lowering, sym, name: str) -> list:
+    """The kernel arguments of allocatable module array *sym* (IR name
+    *name*): the array, then its extents, lower bounds and flag."""
+    names = _names(lowering, sym, name)
+    lbs, ubs = allocatable_bounds(lowering, sym, name)
+    shape = tuple(p.Variable(n) for n in names["extent"])
+    out: list = [ArrayArg(name=name, dtype=np.dtype(sym.dtype), shape=shape, lower_bounds=lbs,
+                          span=sym.span, role=stored(sym.storage, allocatable=True))]
+    int32 = np.dtype(np.int32)
+    for what in ("extent", "lbound"):
+        out += [ScalarArg(name=n, dtype=int32, intent="in", span=sym.span,
+                          role=Allocation(array=name, what=what, axis=k))
+                for k, n in enumerate(names[what])]
+    if "allocated" in names:
+        out.append(ScalarArg(name=names["allocated"], dtype=int32, intent="in", span=sym.span,
+                             role=Allocation(array=name, what="allocated")))
+    return out
+
+
+def exposed_allocatable(sym) -> ArrayArg:
+    """The glue's description of allocatable module array *sym* that no kernel
+    uses (``glue.<module>.<var>`` starts as None): only its dtype and rank
+    matter."""
+    rank = len(sym.dims)
+    return ArrayArg(name=sym.name, dtype=np.dtype(sym.dtype), shape=(None,) * rank,
+                    lower_bounds=(1,) * rank, span=sym.span,
+                    role=stored(sym.storage, allocatable=True))

@@ -1,0 +1,118 @@
+"""Diagnostic WRITE/PRINT in kernels (issue 27, cause 10): list-directed
+output of integers, logicals and constant text becomes OpenCL printf, spelled
+as gfortran spells it; other output is a located error."""
+
+from __future__ import annotations
+
+import subprocess
+
+import numpy as np
+import pytest
+
+from f2loopy.diagnostics import FortranError
+from f2loopy.frontend import parse_fortran
+from util import needs_gfortran, translate_and_load
+
+CHECK = """subroutine check_signs(n, x, bad, big)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(in) :: x(n)
+  integer, intent(out) :: bad
+  integer(8), intent(in) :: big
+  integer :: i
+  integer(2) :: short
+  logical :: flag
+  bad = 0
+  short = 7
+  do i = 1, n
+    if (x(i) < 0) then
+      write(*,*) 'negative at', i, 'of', n
+      bad = bad + 1
+    end if
+  end do
+  flag = bad > 1
+  print *, 'done:', bad, flag, 'x', '', 'y'
+  write(6,*) big, short, -bad
+  print *
+  print *, ''
+  print *, 'a%d 100% "q"'
+end subroutine
+"""
+
+
+def test_output_statements_become_print_sites():
+    from f2loopy.codegen import generate_code
+    k = parse_fortran(CHECK, "c.f90")["check_signs"]
+    assert [s.items for s in k.prints] == [
+        (("text", "negative at"), ("integer", 4), ("text", "of"), ("integer", 4)),
+        (("text", "done:"), ("integer", 4), ("logical", 4), ("text", "x"), ("text", ""),
+         ("text", "y")),
+        (("integer", 8), ("integer", 2), ("integer", 4)), (), (("text", ""),),
+        (("text", 'a%d 100% "q"'),)]
+    assert [s.span.line for s in k.prints] == [14, 19, 20, 21, 22, 23]
+    code = generate_code(k).source
+    assert [line.strip() for line in code.splitlines() if "printf" in line] == [
+        'printf(" negative at%12d of%12d\\n", i, n);',
+        'printf(" done:%12d %c xy\\n", bad[0], (flag) ? \'T\' : \'F\');',
+        'printf("%21ld%7d%12d\\n", big, (int)short_, -bad[0]);', 'printf("\\n");',
+        'printf(" \\n");', 'printf(" a%%d 100%% \\"q\\"\\n");']
+    from f2loopy.ir.serialize import decode_kernel, encode_kernel
+    assert decode_kernel(encode_kernel(k)).prints == k.prints
+
+
+@pytest.mark.parametrize("stmt, message", [
+    ("write(10, *) n", "c.f90:4:3: error: 'write(10, *) n' cannot be translated: a kernel "
+     "prints only list-directed output to the screen (write(*,*), write(6,*) or print *) of "
+     "scalars and constant text, with OpenCL printf (write the values to an argument and "
+     "print them after the call)"),
+    ("write(*, '(i5)') n", "c.f90:4:3: error: 'write(*, '(i5)') n' cannot be "
+     "translated: a kernel prints only list-directed output to the screen (write(*,*), "
+     "write(6,*) or print *) of scalars and constant text, with OpenCL printf (write the "
+     "values to an argument and print them after the call)"),
+    ("print '(a)', 'x'", "c.f90:4:3: error: 'print '(a)', 'x'' cannot be translated: a "
+     "kernel prints only list-directed output to the screen (write(*,*), write(6,*) or print "
+     "*) of scalars and constant text, with OpenCL printf (write the values to an argument "
+     "and print them after the call)"),
+    ("print *, x", "c.f90:4:3: error: 'x' in 'print *, x' cannot be translated: a kernel "
+     "prints only list-directed output to the screen (write(*,*), write(6,*) or print *) of "
+     "scalars and constant text, with OpenCL printf (write the values to an argument and "
+     "print them after the call)"),
+    ("write(*, *, iostat=n) n", "c.f90:4:3: error: 'write(*, *, iostat=n) n' cannot be "
+     "translated: a kernel prints only list-directed output to the screen (write(*,*), "
+     "write(6,*) or print *) of scalars and constant text, with OpenCL printf (write the "
+     "values to an argument and print them after the call)"),
+])
+def test_other_output_is_a_located_error(stmt, message):
+    source = ("subroutine s(n, x)\n  integer :: n\n  real :: x(3)\n  " + stmt +
+              "\nend subroutine\n")
+    with pytest.raises(FortranError) as e:
+        parse_fortran(source, "c.f90")
+    assert e.value.format().splitlines()[0] == message
+
+
+@needs_gfortran
+def test_printed_text_is_gfortran_s(tmp_path, cl_queue, capfd):
+    """The glue's stdout is the original's, byte for byte."""
+    x = np.array([1.0, -2.0, 3.0, -4.0, -0.5])
+    main = tmp_path / "main.f90"
+    main.write_text(CHECK + """program main
+  implicit none
+  real(8) :: x(5) = [1d0, -2d0, 3d0, -4d0, -0.5d0]
+  integer :: bad
+  call check_signs(5, x, bad, 1234567890123_8)
+  call check_signs(2, x, bad, -1_8)
+end program
+""")
+    subprocess.run(["gfortran", "-o", str(tmp_path / "prog"), str(main)], check=True,
+                   cwd=tmp_path)
+    expect = subprocess.run([str(tmp_path / "prog")], capture_output=True, text=True,
+                            check=True).stdout
+    glue, _ = translate_and_load(CHECK, tmp_path)
+    capfd.readouterr()
+    assert glue.check_signs(5, x, 0, 1234567890123, queue=cl_queue) == 3
+    assert glue.check_signs(2, x[:2].copy(), 0, -1, queue=cl_queue) == 1
+    cl_queue.finish()
+    got = capfd.readouterr().out
+    assert got == expect
+    assert expect.splitlines()[:2] == [" negative at           2 of           5",
+                                       " negative at           4 of           5"]
