@@ -14,7 +14,7 @@ def signature(names: list, params: list, optional: dict) -> list:
     """The parameters of the glue function: *names* (Python spellings of the
     Fortran *params*), ``=None`` from the first optional one on."""
     out, default = [], False
-    for name, param in zip(names, params):
+    for name, param in zip(names, params, strict=True):
         default = default or param in optional
         out.append(f"{name}=None" if default else name)
     return out

@@ -293,7 +293,7 @@ def test_fortran_glue_declares_the_common_block(tmp_path):
 def test_c_glue_documents_the_extra_arguments(tmp_path):
     _load(tmp_path)
     head = (tmp_path / "heat_cl.c").read_text().split("static const char")[0]
-    assert head.splitlines()[3:] == [
+    assert head.splitlines()[3:10] == [
         "/* Kernel arguments, in order.  Scalars the kernel writes, arrays, module variables,",
         "   common blocks and the components of derived-type arguments are pointers (global",
         "   buffers); module variables and common blocks come after the Fortran arguments.",
@@ -302,6 +302,8 @@ def test_c_glue_documents_the_extra_arguments(tmp_path):
         "     module phys variable table)",
         "   bump(x, *c = module phys variable calls, *t = module phys variable table) */",
         ""]
+    # then each kernel's signature, for C callers that want each launch checked
+    assert head.splitlines()[10].startswith("/* Kernel signatures, for f2l_kernel_signature(")
 
 
 # {{{ saved locals
