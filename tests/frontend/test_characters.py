@@ -263,11 +263,9 @@ end program
 
 @pytest.mark.opencl
 @pytest.mark.gfortran
-def test_fortran_glue_takes_characters(tmp_path):
+def test_fortran_glue_takes_characters(tmp_path, gfortran, gcc, opencl_headers, opencl_device):
     from fortran_util import (
-        assert_all_ok, build_runtime, compile_and_run, needs_toolchain, translate)
-    if needs_toolchain.args[0]:
-        pytest.skip(needs_toolchain.kwargs.get("reason", "no toolchain"))
+        assert_all_ok, build_runtime, compile_and_run, translate)
     runtime = build_runtime(tmp_path)
     sources = translate(tmp_path, "flags", FLAGS)
     proc = compile_and_run(tmp_path, runtime, sources, FLAGS_MAIN)

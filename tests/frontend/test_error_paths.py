@@ -152,11 +152,9 @@ end subroutine
 
 @pytest.mark.opencl
 @pytest.mark.gfortran
-def test_fortran_glue_stops_like_the_fortran(tmp_path):
+def test_fortran_glue_stops_like_the_fortran(tmp_path, gfortran, gcc, opencl_headers, opencl_device):
     from fortran_util import (
-        assert_all_ok, build_runtime, compile_and_run, needs_toolchain, translate)
-    if needs_toolchain.args[0]:
-        pytest.skip("no toolchain")
+        assert_all_ok, build_runtime, compile_and_run, translate)
     runtime = build_runtime(tmp_path)
     sources = translate(tmp_path, "dscale", DSCALE)
     proc = compile_and_run(tmp_path, runtime, sources, STOP_MAIN, args=["0"])

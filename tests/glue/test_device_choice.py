@@ -10,7 +10,7 @@ import sys
 import textwrap
 
 import pytest
-from fortran_util import CFLAGS, ROOT, RUNTIME, device_env, link_flags, needs_toolchain, run
+from fortran_util import CFLAGS, ROOT, RUNTIME, device_env, link_flags, run
 
 from f2loopy.glue.devices import _choose_device, _describe, _local_rank
 
@@ -109,9 +109,7 @@ def test_local_rank_from_the_launcher(monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def c_test(tmp_path_factory):
-    if needs_toolchain.args[0]:
-        pytest.skip(needs_toolchain.kwargs["reason"])
+def c_test(tmp_path_factory, gcc, opencl_headers, opencl_device):
     out = tmp_path_factory.mktemp("choice")
     exe = out / "test_runtime"
     run(["gcc", *CFLAGS, "-I", RUNTIME, RUNTIME / "f2loopy_runtime.c",

@@ -133,12 +133,10 @@ end subroutine
 @pytest.mark.opencl
 @pytest.mark.gfortran
 @pytest.mark.differential
-def test_fortran_glue_reports_the_error_of_a_later_launch(tmp_path):
+def test_fortran_glue_reports_the_error_of_a_later_launch(tmp_path, gfortran, gcc, opencl_headers, opencl_device):
     from fortran_util import (
-        assert_all_ok, build_runtime, compile_and_run, needs_toolchain)
+        assert_all_ok, build_runtime, compile_and_run)
     from f2loopy.pipeline import translate_text, write_outputs
-    if needs_toolchain.args[0]:
-        pytest.skip(needs_toolchain.kwargs.get("reason", "no toolchain"))
     runtime = build_runtime(tmp_path)
     path = tmp_path / "errk.f90"
     path.write_text(ERRK)

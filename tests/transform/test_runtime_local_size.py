@@ -98,11 +98,9 @@ end program
 
 @pytest.mark.opencl
 @pytest.mark.gfortran
-def test_fortran_glue_runtime_local_size(tmp_path, cl_queue):
+def test_fortran_glue_runtime_local_size(tmp_path, cl_queue, gfortran, gcc, opencl_headers):
     from fortran_util import (
-        assert_all_ok, build_runtime, compile_and_run, glue_from_kernels, needs_toolchain)
-    if needs_toolchain.args[0]:
-        pytest.skip("no toolchain")
+        assert_all_ok, build_runtime, compile_and_run, glue_from_kernels)
     runtime = build_runtime(tmp_path)
     knl = _local(parse_fortran(SCALE, "twice.f90")[0])
     sources = glue_from_kernels(tmp_path, "twice", SCALE, [knl])
