@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from f2loopy.diagnostics import F2LoopyError, FortranError
+from f2loopy.diagnostics import F2LoopyError, FortranError, SourceSpan
 from f2loopy.pipeline.options import TranslateOptions
 from f2loopy.pipeline.timings import StageTimes
 
@@ -285,6 +285,8 @@ def nothing_to_translate(src) -> NothingToTranslate:
         message = ("nothing to translate: the file has no subroutine or function (a file of "
                    "modules is read where the files that use it are translated: name it with "
                    "them, or its directory with -I)")
-    exc = NothingToTranslate(message, src.span(first) if src.lines else None)
+    # (an empty file: at its first line all the same, so the error has a place)
+    exc = NothingToTranslate(message, src.span(first) if src.lines
+                             else SourceSpan(src.filename, 1, 1, 1, ""))
     exc.has_modules = has_modules
     return exc
