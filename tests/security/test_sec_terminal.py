@@ -49,16 +49,31 @@ def test_file_name_in_a_diagnostic(key, tmp_path):
 
 @pytest.mark.parametrize("key", ["csi_clear", "osc52_clipboard", "bidi_override"])
 def test_source_line_in_a_diagnostic(key, tmp_path):
-    """The caret line quotes the source; the caret stays under the statement."""
-    src = SAXPY.replace("  do i = 1, n", f"  print *, '{NASTY[key]}'\n  do i = 1, n")
+    """The caret line quotes the source; the caret stays under the statement (a
+    formatted print: a kernel prints only list-directed output)."""
+    src = SAXPY.replace("  do i = 1, n", f"  print '(a)', '{NASTY[key]}'\n  do i = 1, n")
     (tmp_path / "t.f90").write_text(src)
     result = invoke(["translate", "t.f90"], tmp_path)
     assert result.exit_code == 1
     lines = result.stderr.splitlines()
-    k = next(i for i, line in enumerate(lines) if "'print' statements are not supported" in line)
-    assert lines[k + 1] == f"      print *, '{terminal(NASTY[key])}'", ascii(lines[k + 1])
+    k = next(i for i, line in enumerate(lines) if "cannot be translated: a kernel prints" in line)
+    assert lines[k + 1] == f"      print '(a)', '{terminal(NASTY[key])}'", ascii(lines[k + 1])
     assert lines[k + 2] == "      ^~~~~"
     assert lines[k].startswith("t.f90:5:3: error:")
+    assert_safe(tmp_path, result.stdout, result.stderr)
+
+
+@pytest.mark.parametrize("key", ["csi_clear", "osc52_clipboard", "bidi_override"])
+def test_printed_text_is_escaped_in_the_generated_code(key, tmp_path):
+    """A list-directed print of hostile text becomes printf: the text reaches the
+    OpenCL source only as C escapes (no raw control or bidi character in any file)."""
+    src = SAXPY.replace("  do i = 1, n", f"  print *, '{NASTY[key]}'\n  do i = 1, n")
+    (tmp_path / "t.f90").write_text(src)
+    result = invoke(["translate", "t.f90"], tmp_path)
+    assert result.exit_code == 0, ascii(result.output)
+    assert "printf(" in (tmp_path / "t.cl").read_text()
+    for name in ("t.cl", "t_cl.py", "t_cl.f90", "t_cl.c"):
+        assert terminal_is_clean((tmp_path / name).read_text()), name
     assert_safe(tmp_path, result.stdout, result.stderr)
 
 
