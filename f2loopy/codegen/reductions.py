@@ -17,6 +17,8 @@ in local memory; barriers come from the automatic barrier placement)::
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import pymbolic.primitives as p
 
@@ -177,9 +179,11 @@ class _Realizer:
         # loop) must hold the neutral element when the tree reads them
         partial = _partial_lanes(dom, lo, length, self.kernel.assumptions)
         base = normalize_integer(expr_from_pwaff(lo))
-        local_axes = [(i, tag.axis) for i in insn.within_inames
-                      if isinstance(tag := self.kernel.iname_tag(i), LocalAxisTag)]
-        others = [i for i, _ in sorted(local_axes, key=lambda pair: pair[1])]
+        # (no assignment expression here: it would rebind this method's `tag`,
+        # the reduction iname's, which the tree's inames below are given)
+        local_tags = {i: self.kernel.iname_tag(i) for i in insn.within_inames}
+        others = sorted((i for i, t in local_tags.items() if isinstance(t, LocalAxisTag)),
+                        key=lambda i: cast(LocalAxisTag, local_tags[i]).axis)
         other_idx, other_shape = [], []
         for i in others:
             d = combined_domain(self.kernel, [i])

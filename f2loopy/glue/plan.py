@@ -270,9 +270,10 @@ def host_plan(gk: GeneratedKernel) -> HostPlan:
     plan = _build(gk)
     key = id(gk)
 
-    def forget(_ref: object) -> None:
-        # (called when gk is freed: its id may then be another kernel's)
-        _PLANS.pop(key, None)
+    def forget(_ref: object, plans: dict = _PLANS) -> None:
+        # (called when gk is freed: its id may then be another kernel's; the table
+        # is bound here, as the module's globals may be gone at interpreter exit)
+        plans.pop(key, None)
     _PLANS[key] = (weakref.ref(gk, forget), plan)
     return plan
 
