@@ -163,7 +163,7 @@ import numpy as np
 from f2loopy.diagnostics import F2LoopyError
 from f2loopy.verify.check import check_file
 from f2loopy.fuzz.fuzz import args_to_options
-from f2loopy.verify.check import parse_tolerances
+from f2loopy.verify.options import parse_tolerances
 path, transform, header = sys.argv[1], sys.argv[2] or None, sys.argv[3]
 opts = args_to_options(header) if header else {"seed": 0, "sizes": {}, "ranges": {}}
 try:

@@ -74,7 +74,7 @@ def options_to_args(options: dict) -> str:
 
 def args_to_options(text: str) -> dict:
     """Inverse of :func:`options_to_args` (for the regression tests)."""
-    from f2loopy.verify.check import parse_number, parse_range
+    from f2loopy.verify.options import parse_number, parse_range
     words = shlex.split(text)
     out: dict[str, Any] = {"seed": 0, "sizes": {}, "ranges": {}}
     it = iter(words)
@@ -125,7 +125,8 @@ def _failing_transform(program, message: str) -> int:
 
 def run_program(program, options: dict, *, queue=None, filename=None) -> tuple:
     """Check *program* with *options*; returns ``(kind, detail)``."""
-    from f2loopy.verify.check import CheckError, check_source, parse_tolerances
+    from f2loopy.verify.check import CheckError, check_source
+    from f2loopy.verify.options import parse_tolerances
     from f2loopy.verify.fortran import FortranToolError
     from f2loopy.verify.inputs import InputError
     source = program.render()

@@ -15,8 +15,9 @@ def run_check(file, *, defines: dict, transform, sizes, ranges, kernel, seed, rt
     """Run the check of *file* and print its report; returns the exit status
     (0 every output matches, 1 a mismatch or an error).  Option syntax
     errors raise :class:`click.UsageError` (exit status 2)."""
-    from f2loopy.verify.check import (
-        check_file, parse_assignments, parse_range, parse_size, parse_tolerances)
+    from f2loopy.verify.check import check_file
+    from f2loopy.verify.options import (
+        parse_assignments, parse_range, parse_size, parse_tolerances)
     from f2loopy.verify.honesty import CheckUsageError
     import os
     import functools

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from f2loopy.diagnostics import F2LoopyError
-from f2loopy.verify.check import check_source, parse_tolerances
+from f2loopy.verify.check import check_source
+from f2loopy.verify.options import parse_tolerances
 from f2loopy.fuzz.fuzz import NO_TRACEBACK, read_regression
 from util import needs_gfortran
 

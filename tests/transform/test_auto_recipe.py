@@ -419,7 +419,8 @@ def test_generated_programs_pass_check_with_auto(cl_queue):
     still match gfortran, and auto must find parallel loops in some."""
     from f2loopy.fuzz.progen import generate_program
     from f2loopy.pipeline import translate_text
-    from f2loopy.verify.check import check_source, parse_tolerances
+    from f2loopy.verify.check import check_source
+    from f2loopy.verify.options import parse_tolerances
     parallel = 0
     for seed in range(12):
         program = generate_program(seed)
