@@ -9,6 +9,7 @@ import pytest
 
 from f2loopy.diagnostics import CodegenError, FortranError
 from f2loopy.frontend import parse_fortran
+from shared_kernels import INT8_TIME_LOOP
 from util import farray, needs_gfortran, run_both, zeros
 
 CASES = {}
@@ -209,24 +210,7 @@ end subroutine cgs
 
 # an integer(8) loop variable computes in 64 bits (red team: its iname is a
 # 32-bit int, and t*t*t*1000 overflowed from t = 130)
-case("int64_loop_variable_arithmetic", """
-subroutine t8(ts, n, a, b)
-  implicit none
-  integer(8), intent(in) :: ts
-  integer, intent(in) :: n
-  integer(8), intent(inout) :: a(n), b(n)
-  integer(8) :: t
-  integer :: i
-  do t = 1, ts
-    do i = 1, n
-      b(i) = a(i) + t * t * t * 1000
-    end do
-    do i = 1, n
-      a(i) = b(n + 1 - i) / 2
-    end do
-  end do
-end subroutine t8
-""", lambda: [np.int64(200), 6, np.arange(6, dtype=np.int64), np.zeros(6, np.int64)])
+case("int64_loop_variable_arithmetic", INT8_TIME_LOOP, lambda: [np.int64(200), 6, np.arange(6, dtype=np.int64), np.zeros(6, np.int64)])
 
 # the same with a step known only at run time (its own loop form): 64 bits too,
 # also for the value after the loop

@@ -10,43 +10,10 @@ import pytest
 from f2loopy.diagnostics import FortranError
 from f2loopy.frontend import parse_fortran
 from f2loopy.ir.roles import Presence
+from shared_kernels import OPTIONAL_SCALING
 from util import translate_and_load
 
-SCALE = """module scaling
-  implicit none
-contains
-  subroutine scale_add(n, x, y, factor, shift, count)
-    integer, intent(in) :: n
-    real(8), intent(in) :: x(n)
-    real(8), intent(inout) :: y(n)
-    real(8), intent(in), optional :: factor
-    real(8), intent(in), optional :: shift(n)
-    integer, intent(out), optional :: count
-    integer :: i
-    real(8) :: f
-    f = 1
-    if (present(factor)) f = factor
-    do i = 1, n
-      y(i) = y(i) + f * x(i)
-      if (present(shift)) y(i) = y(i) + shift(i)
-    end do
-    if (present(count)) count = n
-    call bump(n, y)
-    call bump(n, y, 10d0)
-    call bump(n, y, factor)
-  end subroutine
-  subroutine bump(n, y, by)
-    integer, intent(in) :: n
-    real(8), intent(inout) :: y(n)
-    real(8), intent(in), optional :: by
-    if (present(by)) then
-      y(1) = y(1) + by
-    else
-      y(n) = y(n) - 1
-    end if
-  end subroutine
-end module
-"""
+SCALE = OPTIONAL_SCALING
 
 
 def test_optional_arguments_have_presence_flags():

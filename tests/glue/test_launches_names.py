@@ -14,6 +14,7 @@ import pytest
 from fortran_util import assert_all_ok, build_runtime, compile_and_run, glue_from_kernels, \
     needs_toolchain
 from launch_util import JACOBI, _k
+from shared_kernels import INT8_TIME_LOOP
 from util import farray, load_kernels, zeros
 
 from f2loopy.transform import add_global_barriers_between_nests, split_iname
@@ -173,27 +174,6 @@ def test_python_glue_of_a_shrinking_host_loop_named_queue(tmp_path, cl_queue):
              tmp_path, cl_queue, filename="tri.f90")
 
 
-#: a time loop over an integer(8) variable (tests/frontend/test_control_flow.py has it too)
-T8 = """
-subroutine t8(ts, n, a, b)
-  implicit none
-  integer(8), intent(in) :: ts
-  integer, intent(in) :: n
-  integer(8), intent(inout) :: a(n), b(n)
-  integer(8) :: t
-  integer :: i
-  do t = 1, ts
-    do i = 1, n
-      b(i) = a(i) + t * t * t * 1000
-    end do
-    do i = 1, n
-      a(i) = b(n + 1 - i) / 2
-    end do
-  end do
-end subroutine t8
-"""
-
-
 @needs_toolchain
 @pytest.mark.differential
 def test_host_loop_of_an_integer8_variable(tmp_path):
@@ -203,7 +183,7 @@ def test_host_loop_of_an_integer8_variable(tmp_path):
 
     from f2loopy.cli import main
     path = tmp_path / "t8.f90"
-    path.write_text(T8)
+    path.write_text(INT8_TIME_LOOP)
     res = CliRunner().invoke(main, ["check", "--transform", "auto", "--size", "n=20",
                                     "--size", "ts=200", str(path)])
     assert res.exit_code == 0, res.output

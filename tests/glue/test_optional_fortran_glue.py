@@ -4,6 +4,7 @@ gfortran in the same program."""
 
 import pytest
 
+from shared_kernels import OPTIONAL_SCALING
 from fortran_util import assert_all_ok, build_runtime, compile_and_run, needs_toolchain, translate
 
 pytestmark = [needs_toolchain, pytest.mark.opencl, pytest.mark.gfortran]
@@ -14,42 +15,7 @@ def runtime(tmp_path_factory):
     return build_runtime(tmp_path_factory.getbasetemp())
 
 
-# the module of tests/frontend/test_optional_arguments.py
-SCALE = """module scaling
-  implicit none
-contains
-  subroutine scale_add(n, x, y, factor, shift, count)
-    integer, intent(in) :: n
-    real(8), intent(in) :: x(n)
-    real(8), intent(inout) :: y(n)
-    real(8), intent(in), optional :: factor
-    real(8), intent(in), optional :: shift(n)
-    integer, intent(out), optional :: count
-    integer :: i
-    real(8) :: f
-    f = 1
-    if (present(factor)) f = factor
-    do i = 1, n
-      y(i) = y(i) + f * x(i)
-      if (present(shift)) y(i) = y(i) + shift(i)
-    end do
-    if (present(count)) count = n
-    call bump(n, y)
-    call bump(n, y, 10d0)
-    call bump(n, y, factor)
-  end subroutine
-  subroutine bump(n, y, by)
-    integer, intent(in) :: n
-    real(8), intent(inout) :: y(n)
-    real(8), intent(in), optional :: by
-    if (present(by)) then
-      y(1) = y(1) + by
-    else
-      y(n) = y(n) - 1
-    end if
-  end subroutine
-end module
-"""
+SCALE = OPTIONAL_SCALING
 
 
 MAIN = """

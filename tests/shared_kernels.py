@@ -1,0 +1,61 @@
+"""Fortran kernels that tests of several folders use (a test module of another
+folder is not importable when a test runs alone, so they live here)."""
+
+#: a module whose procedures take OPTIONAL dummies (issue 27): present(), an
+#: absent optional passed on, an inlined callee's own optional
+OPTIONAL_SCALING = """module scaling
+  implicit none
+contains
+  subroutine scale_add(n, x, y, factor, shift, count)
+    integer, intent(in) :: n
+    real(8), intent(in) :: x(n)
+    real(8), intent(inout) :: y(n)
+    real(8), intent(in), optional :: factor
+    real(8), intent(in), optional :: shift(n)
+    integer, intent(out), optional :: count
+    integer :: i
+    real(8) :: f
+    f = 1
+    if (present(factor)) f = factor
+    do i = 1, n
+      y(i) = y(i) + f * x(i)
+      if (present(shift)) y(i) = y(i) + shift(i)
+    end do
+    if (present(count)) count = n
+    call bump(n, y)
+    call bump(n, y, 10d0)
+    call bump(n, y, factor)
+  end subroutine
+  subroutine bump(n, y, by)
+    integer, intent(in) :: n
+    real(8), intent(inout) :: y(n)
+    real(8), intent(in), optional :: by
+    if (present(by)) then
+      y(1) = y(1) + by
+    else
+      y(n) = y(n) - 1
+    end if
+  end subroutine
+end module
+"""
+
+#: a time loop over an integer(8) variable: split into launches, its index
+#: reaches them as a 32-bit value while the kernel computes in 64 bits
+INT8_TIME_LOOP = """
+subroutine t8(ts, n, a, b)
+  implicit none
+  integer(8), intent(in) :: ts
+  integer, intent(in) :: n
+  integer(8), intent(inout) :: a(n), b(n)
+  integer(8) :: t
+  integer :: i
+  do t = 1, ts
+    do i = 1, n
+      b(i) = a(i) + t * t * t * 1000
+    end do
+    do i = 1, n
+      a(i) = b(n + 1 - i) / 2
+    end do
+  end do
+end subroutine t8
+"""
