@@ -81,7 +81,7 @@ def allocatable_bounds(lowering, sym, name: str) -> tuple:
     name *name*): expressions in its dope arguments."""
     names = _names(lowering, sym, name)
     lbs = tuple(p.Variable(n) for n in names["lbound"])
-    ubs = tuple(p.Sum((lb, p.Variable(n), -1)) for lb, n in zip(lbs, names["extent"]))
+    ubs = tuple(p.Sum((lb, p.Variable(n), -1)) for lb, n in zip(lbs, names["extent"], strict=True))
     return lbs, ubs
 
 

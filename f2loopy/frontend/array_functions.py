@@ -41,7 +41,7 @@ def bind_array_result(lowering, child, proc, callee) -> ArrayView:
         raise lowering.error(f"the result of '{proc.name}' must have explicit bounds",
                              proc.name, UnsupportedFeatureError)
     shape = tuple(normalize_integer(p.Sum((ub, p.Product((-1, lb)), 1)))
-                  for lb, ub in zip(lbs, ubs))
+                  for lb, ub in zip(lbs, ubs, strict=True))
     space = None
     try:
         shape = tuple(max(0, int(evaluate_constant(s))) for s in shape)
@@ -52,7 +52,7 @@ def bind_array_result(lowering, child, proc, callee) -> ArrayView:
     tmp = lowering.new_temporary(f"{proc.name}_result", rsym.dtype, shape=shape,
                                  lower_bounds=lbs, address_space=space)
     view = ArrayView(rsym.name, tmp, np.dtype(rsym.dtype), tuple(lbs),
-                     tuple(normalize_integer(p.Sum((lb, s, -1))) for lb, s in zip(lbs, shape)))
+                     tuple(normalize_integer(p.Sum((lb, s, -1))) for lb, s in zip(lbs, shape, strict=True)))
     child.bindings[callee.result_name.lower()] = ArrayBinding(view)
     return view
 
@@ -78,6 +78,6 @@ def result_element(lowering, proc, view):
         raise lowering.error(f"array-valued function '{proc.name}' is used in a scalar "
                              "expression (use it in an array expression, e.g. assign it to "
                              "an array)", proc.name, UnsupportedFeatureError)
-    axes = [(lb, ub, 1) for lb, ub in zip(view.lbounds, view.ubounds)]
+    axes = [(lb, ub, 1) for lb, ub in zip(view.lbounds, view.ubounds, strict=True)]
     return lowering.conforming_element(view, axes, [("axis", k) for k in range(view.rank)],
                                        proc.name)

@@ -155,7 +155,7 @@ class ArrayIntrinsicsMixin(_Host):
         order = [first, "dim"] if first == "mask" else [first, "dim", "mask"]
         if len(positional) > len(order):
             raise self.error(f"intrinsic '{name}' takes at most {len(order)} arguments", name)
-        args = dict(zip(order, positional))
+        args = dict(zip(order, positional, strict=False))   # the rest by keyword
         for k, v in kw.items():
             if k in args:
                 raise self.error(f"argument '{k}' of '{name}' is given twice", k)
@@ -260,7 +260,10 @@ class ArrayIntrinsicsMixin(_Host):
             if bad in kw:
                 raise self.error(f"the '{bad}' argument of '{name}' is not supported", bad,
                                  UnsupportedFeatureError)
-        args = dict(zip(["array", "dim", "mask"], positional))
+        if len(positional) > 3:       # kind, back: positional forms of the refused keywords
+            raise self.error(f"the 'kind' and 'back' arguments of '{name}' are not supported",
+                             name, UnsupportedFeatureError)
+        args = dict(zip(["array", "dim", "mask"], positional, strict=False))
         for k, v in kw.items():
             if k in args:
                 raise self.error(f"argument '{k}' of '{name}' is given twice", k)
@@ -335,7 +338,9 @@ class ArrayIntrinsicsMixin(_Host):
         keys = ["array", "shift", "dim"] if name == "cshift" else \
             ["array", "shift", "boundary", "dim"]
         positional, kw = conv._split_args(name, arg_nodes, set(keys))
-        args = dict(zip(keys, positional))
+        if len(positional) > len(keys):
+            raise self.error(f"intrinsic '{name}' takes at most {len(keys)} arguments", name)
+        args = dict(zip(keys, positional, strict=False))
         for k, v in kw.items():
             if k in args:
                 raise self.error(f"argument '{k}' of '{name}' is given twice", k)
@@ -381,7 +386,9 @@ class ArrayIntrinsicsMixin(_Host):
         conv = self.converter()
         keys = ["source", "dim", "ncopies"]
         positional, kw = conv._split_args("spread", arg_nodes, set(keys))
-        args = dict(zip(keys, positional))
+        if len(positional) > len(keys):
+            raise self.error("intrinsic 'spread' takes source, dim and ncopies", "spread")
+        args = dict(zip(keys, positional, strict=False))
         args.update(kw)
         if set(args) != set(keys):
             raise self.error("intrinsic 'spread' takes source, dim and ncopies", "spread")
@@ -550,9 +557,9 @@ class ArrayIntrinsicsMixin(_Host):
         pos = full.positions
         k = pos[-1]
         a_at = substitute(a, dict(zip([v.name for v in actx.positions],
-                                      list(pos[:len(rows)]) + [k])))
+                                      list(pos[:len(rows)]) + [k], strict=True)))
         b_at = substitute(b, dict(zip([v.name for v in bctx.positions],
-                                      [k] + list(pos[len(rows):-1]))))
+                                      [k] + list(pos[len(rows):-1]), strict=True)))
         target = view.element(tuple(pos[:-1]))
         update = p.Sum((target, p.Product((a_at, b_at))))
         self.emit_elemental(full, "ascending", view.ir_name, lambda: self.add_assignment(

@@ -397,7 +397,7 @@ class ArraySyntaxMixin(_Host):
         """Whether some element is read by a later (resp. earlier) iteration
         than the one assigning it; False when provably not, True otherwise."""
         from f2loopy.ir.expressions import rename, variables_read
-        rename_map = dict(zip(pos_names, primed))
+        rename_map = dict(zip(pos_names, primed, strict=True))
         exprs = list(lhs_idx) + [e for idx in reads for e in idx]
         for lo, hi, st in ctx.axes:
             exprs += [lo, hi]
@@ -407,7 +407,7 @@ class ArraySyntaxMixin(_Host):
 
         def in_range(names):
             conds = []
-            for (lo, hi, st), n in zip(ctx.axes, names):
+            for (lo, hi, st), n in zip(ctx.axes, names, strict=True):
                 v = p.Variable(n)
                 idx = p.Sum((lo, p.Product((st, v))))
                 conds.append(p.Comparison(v, ">=", 0))
@@ -431,7 +431,7 @@ class ArraySyntaxMixin(_Host):
         later = earlier = False
         for idx in reads:
             conflict = base
-            for w, r in zip(lhs_idx, idx):
+            for w, r in zip(lhs_idx, idx, strict=True):
                 r = rename(r, rename_map)
                 conflict = conflict & set_from_condition(p.Comparison(w, "==", r), space)
             if not (conflict & later_set).is_empty():

@@ -213,7 +213,7 @@ class CharacterMixin(_Host):
             if len(arg_nodes) != 2:
                 raise self.error(f"'lsame' takes 2 arguments, got {len(arg_nodes)}", name)
             args = [self.char_operand(_value(a)) for a in arg_nodes]
-            for a, n in zip(args, arg_nodes):
+            for a, n in zip(args, arg_nodes, strict=True):
                 if a is None:
                     raise self.error("the arguments of 'lsame' must be characters", str(n))
             (ca, _, ka), (cb, _, kb) = args

@@ -87,7 +87,7 @@ class ConditionalsMixin(_Host):
             taken.append(cond)
         start = len(self.instructions)
         taken = []
-        for (cond_node, body, lines), cond in zip(branches, conds):
+        for (cond_node, body, lines), cond in zip(branches, conds, strict=True):
             preds = [p.LogicalNot(c) for c in taken]
             if cond is not None:
                 preds.append(cond)
@@ -98,7 +98,7 @@ class ConditionalsMixin(_Host):
                 self.with_predicate(guard, lambda b=body: self.lower_block(b))
             if cond is not None:
                 taken.append(cond)
-        self.snapshot_conditions(start, [(c, ln) for c, (_, _, ln) in zip(conds, branches)
+        self.snapshot_conditions(start, [(c, ln) for c, (_, _, ln) in zip(conds, branches, strict=True)
                                          if c is not None])
 
     def stmt_Case_Construct(self, node):
@@ -168,7 +168,7 @@ class ConditionalsMixin(_Host):
             else:
                 self.with_predicate(fold_constants(guard), lambda b=body: self.lower_block(b))
         self.snapshot_conditions(start, [(c, statement_lines(b[0]))
-                                         for c, b in zip(conds, branches) if c is not None],
+                                         for c, b in zip(conds, branches, strict=True) if c is not None],
                                  chained=False)
 
     def case_condition(self, selector, ranges, seen, char_length):

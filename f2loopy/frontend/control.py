@@ -470,7 +470,7 @@ class ControlFlowMixin(_Host):
         # there, not on to the next statement
         above = p.Comparison(p.Variable(sign), ">", dtype.type(0)) if dtype.kind in "iu" \
             else p.LogicalAnd((p.LogicalNot(below), p.LogicalNot(zero)))
-        for label, cond in zip(node.items[1:], (below, zero, above)):
+        for label, cond in zip(node.items[1:], (below, zero, above), strict=True):
             with self.guarded(cond):
                 self.jump(int(str(label)), "if")
 

@@ -124,8 +124,8 @@ class DeclarationReader:
                 idx = [int(evaluate_constant(conv(i))) for i in index_nodes]
                 lbs = [int(evaluate_constant(conv(d[0]))) if d[0] is not None else 1
                        for d in sym.dims]
-                pos = tuple(i - lb for i, lb in zip(idx, lbs))
-                if any(k < 0 or k >= n for k, n in zip(pos, sym.value.shape)):
+                pos = tuple(i - lb for i, lb in zip(idx, lbs, strict=True))
+                if any(k < 0 or k >= n for k, n in zip(pos, sym.value.shape, strict=True)):
                     raise self.error(f"index out of bounds of parameter array '{name}'", name)
                 return sym.value[pos]
             return None
@@ -689,7 +689,7 @@ class DeclarationReader:
         if len(targets) != len(values):
             raise self.error(f"'data' statement has {len(targets)} objects but "
                              f"{len(values)} values", "data")
-        for (sym, pos), value in zip(targets, values):
+        for (sym, pos), value in zip(targets, values, strict=True):
             if sym.is_parameter or sym.is_dummy:
                 raise self.error(f"'{sym.name}' cannot appear in a 'data' statement",
                                  sym.name)
@@ -727,8 +727,8 @@ class DeclarationReader:
                                  f"{len(subs)} subscript(s) are given", name)
             shape = self.array_shape(sym)
             lbs = self.array_lower_bounds(sym)
-            pos = tuple(int(self.constant(s)) - lb for s, lb in zip(subs, lbs))
-            if any(k < 0 or k >= n for k, n in zip(pos, shape)):
+            pos = tuple(int(self.constant(s)) - lb for s, lb in zip(subs, lbs, strict=True))
+            if any(k < 0 or k >= n for k, n in zip(pos, shape, strict=True)):
                 raise self.error(f"subscript out of bounds of '{name}'", name)
             return [(sym, pos)]
         if isinstance(obj, F.Data_Implied_Do):

@@ -173,7 +173,7 @@ def flatten(symtab, sym, *, fresh, outer=None) -> None:
         else:
             csym.dtype = comp.dtype
             dims = [(F.Expr(str(lb)), F.Expr(str(lb + n - 1)))
-                    for n, lb in zip(comp.shape, comp.lbs)] + list(outer)
+                    for n, lb in zip(comp.shape, comp.lbs, strict=True)] + list(outer)
             if dims:
                 csym.dims = dims
             if comp.init is not None:
@@ -269,7 +269,7 @@ def expand_derived_arguments(lowering, proc, callee, actuals):
     replaced by its components, each bound to the same component of the
     actual argument (a variable of the same type, or a component of that type)."""
     dummies_out, actuals_out = [], []
-    for d, a in zip(callee.dummies, actuals):
+    for d, a in zip(callee.dummies, actuals, strict=True):
         dsym = callee.symtab.get(d)
         if dsym.derived is None or a is None:       # (None: an absent optional)
             dummies_out.append(d)
@@ -285,7 +285,7 @@ def expand_derived_arguments(lowering, proc, callee, actuals):
                 asym.derived.name.lower() != dsym.derived.name.lower():
             raise lowering.error(f"argument '{d}' of '{proc.name}' is type({dsym.derived.name}), "
                                  f"but the actual argument '{a}' is not", str(a))
-        for dleaf, aleaf in zip(leaves(dsym), leaves(asym)):
+        for dleaf, aleaf in zip(leaves(dsym), leaves(asym), strict=True):
             dummies_out.append(dleaf.name)
             actuals_out.append(F.Name(aleaf.name))
     return dummies_out, actuals_out

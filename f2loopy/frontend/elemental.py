@@ -45,7 +45,7 @@ class ElementalMixin(_Host):
         callee = proc.prepare(self.src, self.registry)
         actuals = self.match_arguments(proc, callee.dummies, actual_nodes)
         values = {}
-        for dummy, node in zip(callee.dummies, actuals):
+        for dummy, node in zip(callee.dummies, actuals, strict=True):
             dsym = callee.symtab.get(dummy)
             if dsym.is_array:
                 raise self.error(f"elemental function '{proc.name}' has an array argument "

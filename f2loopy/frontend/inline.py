@@ -70,7 +70,7 @@ class InliningMixin(_Host):
                              f"argument(s), got {len(arg_nodes)}", sf.name)
         values = {}
         conv = self.converter()
-        for n, node, dt in zip(sf.args, arg_nodes, sf.arg_dtypes):
+        for n, node, dt in zip(sf.args, arg_nodes, sf.arg_dtypes, strict=True):
             v = conv(node.items[1] if isinstance(node, F.Actual_Arg_Spec) else node)
             values[n.lower()] = self.convert_for_assignment(v, dt, sf.name)
         with self.names.scope(values):
@@ -99,9 +99,9 @@ class InliningMixin(_Host):
         dummies, actuals = expand_derived_arguments(self, proc, callee, actuals)
         child = self.inlined_lowering(proc, callee, dummies, actuals)
         with self.array_expression(None):
-            scalars = [(d, a) for d, a in zip(dummies, actuals)
+            scalars = [(d, a) for d, a in zip(dummies, actuals, strict=True)
                        if a is not None and not callee.symtab.get(d).is_array]
-            arrays = [(d, a) for d, a in zip(dummies, actuals)
+            arrays = [(d, a) for d, a in zip(dummies, actuals, strict=True)
                       if a is not None and callee.symtab.get(d).is_array]
             for d, a in scalars:
                 child.bindings[d.lower()] = self.bind_scalar(proc, callee, d, a)

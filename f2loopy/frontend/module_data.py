@@ -186,7 +186,7 @@ def _key(sym) -> tuple:
 def storage_bounds(sym):
     """``(lower bounds, upper bounds)`` of module array *sym*."""
     lbs = tuple(sym.storage_lbs)
-    ubs = tuple(lb + n - 1 for lb, n in zip(sym.storage_lbs, sym.storage_shape))
+    ubs = tuple(lb + n - 1 for lb, n in zip(sym.storage_lbs, sym.storage_shape, strict=True))
     return lbs, ubs
 
 

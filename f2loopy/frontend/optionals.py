@@ -88,7 +88,7 @@ def optional_actuals(callee, dummies, actuals) -> dict:
     """What a call of the inlined *callee* passes for each of its optional
     dummies (lower-case name -> actual node; None: left out), for
     ``present()`` in its body."""
-    return {d.lower(): a for d, a in zip(dummies, actuals)
+    return {d.lower(): a for d, a in zip(dummies, actuals, strict=True)
             if is_optional(callee.symtab.get(d))}
 
 

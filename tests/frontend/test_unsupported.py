@@ -98,6 +98,8 @@ STATEMENTS = [
      "1", "^~~~~~~~~"),
     ("x = maxloc(a)", "t.f90:5:7: error: the result of 'maxloc' is an array: use it in an "
      "array assignment or an array expression", "^~~~~~"),
+    ("a = maxloc(a, 1, a > 0.0, 4)", "t.f90:5:7: error: the 'kind' and 'back' arguments of "
+     "'maxloc' are not supported", "^~~~~~"),
     ("a = cshift(a, 1, 2)", "t.f90:5:7: error: dimension 2 of the argument of 'cshift' does "
      "not exist (it has 1)", "^~~~~~"),
     ("x = (/ 1.0, 2.0 /)", "t.f90:5:7: error: an array constructor is an array: use it in an "
