@@ -16,6 +16,7 @@ from fparser.two import Fortran2003 as F
 from f2loopy.ir.types import FortranTypeError, fortran_kind, infer_type
 from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
 from f2loopy.frontend.allocatables import allocatable_attribute, deferred_dims
+from f2loopy.frontend.constant_arrays import initializer_values, reshaped_initializer
 from f2loopy.frontend.expressions import ConversionContext, ExpressionConverter
 from f2loopy.frontend.generics import is_generic_interface
 from f2loopy.frontend.intrinsic_modules import intrinsic_module
@@ -87,6 +88,9 @@ class DeclarationReader:
         self.module_name: str | None = None
         #: lower-case names of saved locals ("*": a bare 'save')
         self.saved: set[str] = set()
+        #: lower-case name -> value of the implied-do variables of a constant
+        #: array initializer while its values are evaluated (constant_arrays)
+        self.constant_bindings: dict[str, np.generic] = {}
 
     # {{{ errors and constant evaluation
 
@@ -99,6 +103,8 @@ class DeclarationReader:
 
     def _const_context(self, allow_dummies: bool) -> ConversionContext:
         def resolve_name(name, node):
+            if name.lower() in self.constant_bindings:
+                return self.constant_bindings[name.lower()]
             sym = self.lookup(name)
             if sym is not None and sym.is_parameter:
                 if sym.value is None:
@@ -468,7 +474,9 @@ class DeclarationReader:
         """Fortran-ordered array of an initializer (array constructor or scalar)."""
         shape = self.array_shape(sym)
         size = int(np.prod(shape)) if shape else 1
-        values = self.array_values(value_node)
+        values = reshaped_initializer(self, value_node, sym.name, shape)
+        if values is None:
+            values = initializer_values(self, value_node, sym.name)
         if len(values) == 1 and not isinstance(value_node, F.Array_Constructor):
             values = values * size
         if len(values) != size:
@@ -482,17 +490,6 @@ class DeclarationReader:
             raise self.error(f"value for '{name}' has the wrong type (logical and numeric "
                              "values do not mix)", name)
         return cast_value(value, dtype)
-
-    def array_values(self, node) -> list:
-        if isinstance(node, F.Array_Constructor):
-            out = []
-            for v in node.items[1].items:
-                if isinstance(v, F.Ac_Implied_Do):
-                    raise self.error("implied-do in an array constructor is not supported",
-                                     "(", UnsupportedFeatureError)
-                out.append(self.constant(v))
-            return out
-        return [self.constant(node)]
 
     def set_initializer(self, sym: Symbol, value_node):
         dtype = sym.dtype or self.symtab.implicit_type(sym.name)

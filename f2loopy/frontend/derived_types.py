@@ -18,6 +18,7 @@ import numpy as np
 from fparser.two import Fortran2003 as F
 
 from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
+from f2loopy.frontend.constant_arrays import initializer_values, reshaped_initializer
 
 
 @dataclass(eq=False)
@@ -99,8 +100,11 @@ def _components(reader, stmt):
             if nested is not None:
                 raise reader.error(f"default value of component '{name}' of derived type is "
                                    "not supported", name, UnsupportedFeatureError)
-            values = [reader.cast_value(v, dtype, name)
-                      for v in reader.array_values(init.items[1])]
+            values = reshaped_initializer(reader, init.items[1], name, list(shape)) \
+                if shape else None
+            if values is None:
+                values = initializer_values(reader, init.items[1], name)
+            values = [reader.cast_value(v, dtype, name) for v in values]
             if len(values) == 1:
                 value = np.full(shape, values[0], dtype=dtype, order="F")
             elif shape and len(values) == int(np.prod(shape)):

@@ -531,6 +531,23 @@ subroutine stencil5(n, u, v)
 end subroutine
 """, lambda: [14, farray(14, seed=20), zeros(14)])
 
+case("reshaped_and_implied_do_parameter_tables", """
+subroutine tables(n, u, v)
+  implicit none
+  integer n, i, j, k
+  real u(n, 3), v(n, 3)
+  integer, parameter :: perm(2, 3) = reshape([(2*i, i = 1, 6)], [2, 3], order=[2, 1])
+  real, parameter :: w2(2) = (/ 1.5, -2.0 /)
+  real, parameter :: w(7) = [w2, (0.5*k, k = 1, 3), (real(k), k = 9, 5, -4)]
+  real, parameter :: pad(2, 3) = reshape((/ 1.0, 2.0 /), (/ 2, 3 /), pad=(/ 7.0, 8.0, 9.0 /))
+  do j = 1, 3
+    do i = 1, n
+      v(i, j) = u(i, j) * w(mod(i, 7) + 1) + perm(mod(i, 2) + 1, j) - pad(2, j)
+    end do
+  end do
+end subroutine
+""", lambda: [9, farray((9, 3), seed=23), zeros((9, 3))])
+
 case("data_statements_and_initialised_tables", """
 subroutine gauss(n, x, y)
   implicit none

@@ -136,6 +136,16 @@ STATEMENTS = [
 ]
 
 DECLARATIONS = [
+    ("integer, parameter :: t(2, 2) = reshape([1, 2, 3], [2, 2])", "t.f90:5:35: error: "
+     "'reshape' needs 4 values but its source has 3 (and no pad)", "^~~~~~~"),
+    ("integer, parameter :: t(2, 2) = reshape([1, 2, 3, 4], [4, 1])", "t.f90:5:35: error: "
+     "'reshape' gives shape (4, 1) but 't' is declared with shape (2, 2)", "^~~~~~~"),
+    ("integer, parameter :: t(2, 2) = reshape([1, 2, 3, 4], [2, 2], order=[1, 1])",
+     "t.f90:5:35: error: the order of 'reshape' must be a permutation of 1 to 2", "^~~~~~~"),
+    ("integer, parameter :: t(3) = [(k, k = 1, 3, 0)]", "t.f90:5:37: error: the step of an "
+     "implied-do is zero", "^~~~~~~~~~~"),
+    ("integer, parameter :: t(3) = [(k, k = 1, 2000000000)]", "t.f90:5:25: error: the "
+     "initializer of 't' has more than 1048576 values", "^"),
     ("type(point) :: p", "t.f90:5:8: error: type 'point' is not defined (define it in this "
      "unit or in a module the unit uses)", "^~~~~"),
     ("real, pointer :: p", "t.f90:5:9: error: attribute 'pointer' is not supported",
