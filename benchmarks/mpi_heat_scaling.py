@@ -4,21 +4,34 @@ Fortran glue (the CMake build's mpi_heat_opencl) and the Python glue
 
     python3 benchmarks/mpi_heat_scaling.py --fortran BUILD/mpi_heat_opencl \\
         [--original BUILD/mpi_heat_fortran] [--python] [--ranks 1,2,4] \\
-        [--weak 8192x16384] [--strong 16384x16384] [--steps 402] [--json FILE]
+        [--weak 8192x16384] [--strong 16384x16384] [--tiny 8x8] [--steps 1002]
+        [--device '0:{rank}'] [--json FILE]
 
 Each rank keeps its block of columns on its device for the whole run; a step
-exchanges the two halo columns through host buffers (two partial downloads,
-MPI_Sendrecv, up to two partial uploads) and launches the stencil.  The
-samples print the seconds per step of the slowest rank, timed from the third
-step on; this script runs them under ``mpirun -np P`` and prints:
+computes the two edge columns of the new field, copies them to host buffers,
+launches the interior columns and, while the device computes those, exchanges
+the edges with MPI_Sendrecv and uploads the halo columns received.  The
+samples print two times per step of the slowest rank, timed from the third
+step on (the first two build the OpenCL program): the mean, and the median of
+the single steps (each rank's median; the largest).  This script runs them
+under ``mpirun -np P`` and prints:
 
 * the check: at a small size, the field written by 1 rank and by P ranks, and
   by the CPU original (``--original``), compared bit for bit; each rank's
   device as F2LOOPY_VERBOSE reports it;
+* the baselines: one rank alone on each device that the largest run uses
+  (``F2LOOPY_DEVICE`` from ``--device``, ``{rank}`` replaced by the device's
+  number), at the weak-scaling size per rank: the GPUs of one machine are not
+  equally fast, and P ranks in step wait for the slowest;
 * weak scaling (``--weak NXxNYL``: NYL columns per rank): efficiency
-  t(1) / t(P), ideal 1;
+  t(1) / t(P) against one rank on device 0, and against the slowest of the
+  P devices alone (the ideal of ranks that wait for each other every step);
 * strong scaling (``--strong NXxNY``: the grid split over the ranks):
-  speed-up t(1) / t(P) and efficiency t(1) / (P t(P)).
+  speed-up t(1) / t(P) and efficiency t(1) / (P t(P));
+* with ``--tiny NXxNY``: a grid so small that the kernel is negligible, whose
+  step time is the fixed cost of a step (launches, copies, MPI).
+
+Efficiencies use the medians; the means are printed beside them.
 
 The MPI library's own mpirun is used (``--mpirun``, default ``mpirun``);
 Open MPI as root needs OMPI_ALLOW_RUN_AS_ROOT=1 and
@@ -49,8 +62,12 @@ def size(text: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
-def mpirun(args, ranks: int, command: list, verbose=False) -> str:
+def mpirun(args, ranks: int, command: list, verbose=False, device=None) -> str:
     env = dict(os.environ)
+    env.pop("F2LOOPY_DEVICE", None)
+    env.pop("PYOPENCL_CTX", None)
+    if device is not None:
+        env["F2LOOPY_DEVICE"] = device
     if verbose:
         env["F2LOOPY_VERBOSE"] = "1"
     else:
@@ -64,11 +81,24 @@ def mpirun(args, ranks: int, command: list, verbose=False) -> str:
     return proc.stdout + proc.stderr
 
 
-def per_step(output: str) -> float:
-    m = re.search(r"seconds per step\s+(\S+)", output)
-    if not m:
-        raise RuntimeError(f"no 'seconds per step' in:\n{output}")
-    return float(m.group(1))
+#: an F2LOOPY_DEVICE template: platform and device parts, {rank} at most once
+_DEVICE = re.compile(r"[A-Za-z0-9 _.-]*(?::[A-Za-z0-9 _.{}-]*)?")
+
+
+def device_spec(template: str, number: int) -> str:
+    spec = template.replace("{rank}", str(number), 1)
+    if not _DEVICE.fullmatch(template) or "{" in spec or "}" in spec:
+        raise SystemExit(f"--device {template!r}: not PLATFORM[:DEVICE] with {{rank}}")
+    return spec
+
+
+def per_step(output: str) -> tuple[float, float]:
+    """(mean, median) seconds per step that a sample printed."""
+    mean = re.search(r"(?m)^seconds per step\s+(\S+)$", output)
+    median = re.search(r"(?m)^median seconds per step\s+(\S+)$", output)
+    if not mean or not median:
+        raise RuntimeError(f"no 'seconds per step' and 'median seconds per step' in:\n{output}")
+    return float(mean.group(1)), float(median.group(1))
 
 
 def python_driver(tmp: Path) -> list:
@@ -80,6 +110,56 @@ def python_driver(tmp: Path) -> list:
     return [sys.executable, str(tmp / "heat_mpi4py.py")]
 
 
+def run_times(args, glue, command, p, nx, ny, results, mode, device=None):
+    """(mean, median) seconds per step of *p* ranks on an nx x ny grid."""
+    mean, median = per_step(mpirun(args, p, [*command, nx, ny, args.steps], device=device))
+    results["runs"].append({"glue": glue, "mode": mode, "ranks": p, "nx": nx, "ny": ny,
+                            "device": device, "seconds_per_step": mean,
+                            "median_seconds_per_step": median})
+    return mean, median
+
+
+def timing(args, glue, command, ranks, results) -> None:
+    """The baselines, weak, strong (and tiny) runs of one glue, with their tables."""
+    gx, gy = args.weak
+    base = {}
+    for d in range(max(ranks)):
+        base[d] = run_times(args, glue, command, 1, gx, gy, results, "baseline",
+                            device_spec(args.device, d))
+    print(f"\n{glue}, one rank alone on each device ({gx} x {gy}), {args.steps} steps:\n")
+    print("| device | median s per step | mean s per step |")
+    print("|---|---|---|")
+    for d, (mean, median) in base.items():
+        print(f"| {device_spec(args.device, d)} | {median:.4e} | {mean:.4e} |")
+    for mode in ("weak", "strong", "tiny"):
+        if mode == "tiny" and not args.tiny:
+            continue
+        gx, gy = {"weak": args.weak, "strong": args.strong, "tiny": args.tiny}[mode]
+        times = {p: run_times(args, glue, command, p, gx, gy * p if mode == "weak" else gy,
+                              results, mode) for p in ranks}
+        print(f"\n{glue}, {mode} scaling ({gx} x {gy}"
+              f"{' per rank' if mode == 'weak' else ' in all'}), {args.steps} steps:\n")
+        if mode == "weak":
+            print("| ranks | grid | median s per step | mean s per step | Mpoints/s | "
+                  "efficiency vs device 0 alone | vs the slowest of its devices alone |")
+            print("|---|---|---|---|---|---|---|")
+        else:
+            print("| ranks | grid | median s per step | mean s per step | Mpoints/s | "
+                  "speed-up | efficiency |")
+            print("|---|---|---|---|---|---|---|")
+        for p, (mean, median) in times.items():
+            ny = gy * p if mode == "weak" else gy
+            rate = f"{gx * ny / median / 1e6:.0f}"
+            if mode == "weak":
+                slowest = max(base[d][1] for d in range(p))
+                print(f"| {p} | {gx} x {ny} | {median:.4e} | {mean:.4e} | {rate} | "
+                      f"{base[0][1] / median:.3f} | {slowest / median:.3f} |")
+            else:
+                speed = times[1][1] / median
+                print(f"| {p} | {gx} x {ny} | {median:.4e} | {mean:.4e} | {rate} | "
+                      f"{speed:.2f} | {speed / p:.3f} |")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--fortran", help="mpi_heat_opencl of the sample's CMake build")
@@ -88,13 +168,19 @@ def main(argv=None):
     ap.add_argument("--ranks", default="1,2")
     ap.add_argument("--weak", type=size, default=(8192, 16384))
     ap.add_argument("--strong", type=size, default=(16384, 16384))
-    ap.add_argument("--steps", type=int, default=402)
+    ap.add_argument("--tiny", type=size, help="also a grid this small (the fixed cost of a step)")
+    ap.add_argument("--steps", type=int, default=1002)
+    ap.add_argument("--device", default="0:{rank}",
+                    help="F2LOOPY_DEVICE of the baseline on device d ({rank} replaced by d)")
     ap.add_argument("--check-size", type=size, default=(400, 301))
     ap.add_argument("--mpirun", default="mpirun")
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--json")
     args = ap.parse_args(argv)
     ranks = [int(r) for r in args.ranks.split(",")]
+    if not ranks or min(ranks) < 1 or ranks[0] != 1:
+        raise SystemExit("--ranks: positive numbers of ranks, the first 1")
+    device_spec(args.device, 0)
     results: dict = {"ranks": ranks, "runs": [], "check": {}}
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
@@ -149,25 +235,7 @@ def main(argv=None):
         # }}}
 
         for glue, command in drivers.items():
-            for mode in ("weak", "strong"):
-                gx, gy = args.weak if mode == "weak" else args.strong
-                times = {}
-                for p in ranks:
-                    ny = gy * p if mode == "weak" else gy
-                    t = per_step(mpirun(args, p, [*command, gx, ny, args.steps]))
-                    times[p] = t
-                    results["runs"].append({"glue": glue, "mode": mode, "ranks": p, "nx": gx,
-                                            "ny": ny, "seconds_per_step": t})
-                print(f"\n{glue}, {mode} scaling ({gx} x {gy}"
-                      f"{' per rank' if mode == 'weak' else ' in all'}), {args.steps} steps:\n")
-                print("| ranks | grid | s per step | Mpoints/s | speed-up | efficiency |")
-                print("|---|---|---|---|---|---|")
-                for p, t in times.items():
-                    ny = gy * p if mode == "weak" else gy
-                    speed = times[ranks[0]] / t if mode == "strong" else None
-                    eff = times[ranks[0]] / t if mode == "weak" else speed * ranks[0] / p
-                    print(f"| {p} | {gx} x {ny} | {t:.4e} | {gx * ny / t / 1e6:.0f} | "
-                          f"{'-' if speed is None else f'{speed:.2f}'} | {eff:.3f} |")
+            timing(args, glue, command, ranks, results)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
     return 0 if ok else 1
