@@ -190,13 +190,23 @@ def _error(got, ref) -> tuple[float, float]:
 
 
 def run_variant(glue, queue, data: Path, meta: dict, ngptot: int, niter: int, *,
-                first: int = 0, barrier=None) -> dict:
+                first: int = 0, barrier=None, pipelined: int = 0) -> dict:
     """Time CLOUDSC of *glue* on *ngptot* columns (global columns *first*
-    onwards) and check its outputs.  *barrier*: called once after the two
-    warm-up calls, before the timed ones (ranks that start together)."""
+    onwards) and check its outputs.  *barrier(phase)*: called after the two
+    warm-up calls, before the timed ones (phase "timed"), and before the
+    pipelined ones (phase "pipelined"): processes that start together.
+
+    Each timed call waits for the one before: its time (OpenCL markers
+    around the glue call, PLUDE's restore outside) includes the glue's host
+    work, during which the device idles.  With *pipelined* > 0, that many
+    more calls follow with at most two in flight (the next call's host work
+    overlaps the device's work, as in a model's time loop): their time per
+    call is the span from the end of the first to the end of the last over
+    the calls after the first, PLUDE's restore (a copy on the device) included."""
     import numpy as np
     import pyopencl as cl
     import pyopencl.array as cla
+    started = time.perf_counter()
     f = lambda name, dims, dt=np.float64: _field(data, "input", name, dims, dt, ngptot, first)
     k2, k2h, k3 = (NLON, NLEV), (NLON, NLEV + 1), (NLON, NLEV, NCLV)
     ins = {n: f(n, k2) for n in ("PT", "PQ", "PVFA", "PVFL", "PVFI", "PDYNA", "PDYNL", "PDYNI",
@@ -234,23 +244,46 @@ def run_variant(glue, queue, data: Path, meta: dict, ngptot: int, niter: int, *,
             dev["PICRIT_AER"], dev["PRE_ICE"], dev["PCCN"], dev["PNICE"], outs["PCOVPTOT"],
             outs["PRAINFRAC_TOPRFZ"]] + [outs[n] for n in OUTPUTS[3:17]] + \
         [int(meta["KFLDX"]), cst, thf, ecldp]
-    times = []
+    queue.finish()
+    prepare_s = time.perf_counter() - started
+    times, host = [], []
     t_start = 0.0
+    first_call_s = 0.0
     for it in range(niter + 2):
         if it == 2:
             queue.finish()
             if barrier is not None:
-                barrier()
+                barrier("timed")
             t_start = time.time()
         cl.enqueue_copy(queue, dev["PLUDE"].data, plude0.data)
         e0 = cl.enqueue_marker(queue)
+        h0 = time.perf_counter()
         glue.CLOUDSC(*args, queue=queue)
+        h1 = time.perf_counter()
         e1 = cl.enqueue_marker(queue)
         e1.wait()
+        if it == 0:       # the program's build (or its cache) and the first run
+            first_call_s = time.perf_counter() - h0
         if it >= 2:
             times.append((e1.profile.end - e0.profile.end) * 1e-6)
+            host.append((h1 - h0) * 1e3)
     queue.finish()
     t_end = time.time()
+    pipe_ms, pipe_start, pipe_end = None, 0.0, 0.0
+    if pipelined > 0:
+        if barrier is not None:
+            barrier("pipelined")
+        pipe_start = time.time()
+        ends = []
+        for it in range(pipelined + 1):
+            cl.enqueue_copy(queue, dev["PLUDE"].data, plude0.data)
+            glue.CLOUDSC(*args, queue=queue)
+            ends.append(cl.enqueue_marker(queue))
+            if len(ends) > 2:
+                ends[-3].wait()
+        ends[-1].wait()
+        pipe_end = time.time()
+        pipe_ms = (ends[-1].profile.end - ends[0].profile.end) * 1e-6 / pipelined
     # one more call timed on the host, as a check of the markers
     cl.enqueue_copy(queue, dev["PLUDE"].data, plude0.data)
     queue.finish()
@@ -260,7 +293,9 @@ def run_variant(glue, queue, data: Path, meta: dict, ngptot: int, niter: int, *,
     wall = (time.perf_counter() - t0) * 1e3
     result = {"median_ms": sorted(times)[len(times) // 2], "min_ms": min(times),
               "wall_ms": wall, "times_ms": times, "t_start": t_start, "t_end": t_end,
-              "fields": {}}
+              "host_ms": sorted(host)[len(host) // 2], "prepare_s": prepare_s,
+              "first_call_s": first_call_s, "pipelined_ms": pipe_ms,
+              "pipelined_start": pipe_start, "pipelined_end": pipe_end, "fields": {}}
     got = dict(outs)
     got["PLUDE"] = dev["PLUDE"]
     for n in OUTPUTS:

@@ -96,3 +96,35 @@ def test_table_from_json_with_cuda_lines(tmp_path, capsys):
     assert "| 1 | 40.000 | 1.000e+05 | 100.0% | 1.000e+05 | 21/21 match in every process |" in out
     assert "| 2 | 25.000 | 1.600e+05 | 80.0% | 1.600e+05 | 21/21 match in every process |" in out
     assert "| dwarf CUDA k_caching, 1 GPU | 10.000 | 4.000e+05 | 4.00x one f2loopy process" in out
+
+
+def _piped(rank, waited, piped, device=None):
+    res = _result(rank, [waited], 0.0, 1.0)
+    res.update(pipelined_ms=piped, host_ms=0.5, prepare_s=1.0, first_call_s=2.0)
+    return res
+
+
+def test_aggregate_takes_the_slowest_pipelined_process():
+    res = cr.aggregate([_piped(0, 30.0, 20.0), _piped(1, 31.0, 22.0)], niter=1, tolerance=1e-9)
+    assert res["pipelined_ms"] == 22.0 and res["rank_pipelined_ms"] == [20.0, 22.0]
+    assert res["rank_host_ms"] == [0.5, 0.5] and res["rank_first_call_s"] == [2.0, 2.0]
+    # a process without pipelined calls: no pipelined time for the row
+    assert cr.aggregate([_result(0, [1.0], 0.0, 1.0)], niter=1,
+                        tolerance=1e-9)["pipelined_ms"] is None
+
+
+def test_weak_table_against_device_0_and_the_slowest_device(capsys):
+    baselines = []
+    for d, t in enumerate([20.0, 21.0, 25.0, 20.5]):
+        b = cr.aggregate([_piped(0, t + 1, t)], niter=1, tolerance=1e-9)
+        b["baseline_device"] = d
+        baselines.append(b)
+    rows = [cr.aggregate([_piped(r, 26.0, 25.0 if r == 2 else 21.0) for r in range(p)],
+                         niter=1, tolerance=1e-9) for p in (1, 2, 4)]
+    cr.weak_table(rows, baselines, 1000, 1e-9)
+    out = capsys.readouterr().out
+    # 4 processes take 25 ms: 80% of device 0 alone (20 ms), but as fast as
+    # their slowest device alone (device 2: 25 ms)
+    assert "| 4 | 4000 | 26.000 | 25.000 | 1.600e+05 | 80.0% | 100.0% |" in out
+    assert "| 2 | 2000 | 26.000 | 21.000 | 9.524e+04 | 95.2% | 100.0% |" in out
+    assert "| 2 | 26.000 | 25.000 | 0.500 |" in out
