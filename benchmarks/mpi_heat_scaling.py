@@ -132,7 +132,7 @@ def timing(args, glue, command, ranks, results) -> None:
     for d, (mean, median) in base.items():
         print(f"| {device_spec(args.device, d)} | {median:.4e} | {mean:.4e} |")
     for mode in ("weak", "strong", "tiny"):
-        if mode == "tiny" and not args.tiny:
+        if mode == "tiny" and not args.tiny or mode == "strong" and not args.strong:
             continue
         gx, gy = {"weak": args.weak, "strong": args.strong, "tiny": args.tiny}[mode]
         times = {p: run_times(args, glue, command, p, gx, gy * p if mode == "weak" else gy,
@@ -167,7 +167,8 @@ def main(argv=None):
     ap.add_argument("--python", action="store_true", help="also heat_mpi4py.py (mpi4py)")
     ap.add_argument("--ranks", default="1,2")
     ap.add_argument("--weak", type=size, default=(8192, 16384))
-    ap.add_argument("--strong", type=size, default=(16384, 16384))
+    ap.add_argument("--strong", type=lambda t: None if t == "none" else size(t),
+                    default=(16384, 16384), help="NXxNY, or none")
     ap.add_argument("--tiny", type=size, help="also a grid this small (the fixed cost of a step)")
     ap.add_argument("--steps", type=int, default=1002)
     ap.add_argument("--device", default="0:{rank}",

@@ -12,7 +12,9 @@ waits, for the copies (the queue runs in order: they wait for the edges, not for
 interior).  While the device computes the interior, the edges go out with MPI and
 the two columns received are enqueued into the halo columns (without waiting: the
 next step's copies come after them in the queue, and the step waits for those before
-it reuses the buffers).  The host buffers are pinned (page-locked) memory.
+it reuses the buffers; the copies' events are kept until then, since pyopencl's event
+of a copy from or to host memory waits for it when it is dropped).  The host buffers
+are pinned (page-locked) memory.
 Rank 0 gathers the field and writes it as main.F90 does, and prints the seconds per
 step of the slowest rank as main.F90 does (timed from the third step on: the mean,
 and the median of the single steps, the largest of the ranks' medians).
@@ -60,27 +62,36 @@ def main(nx=96, ny=64, steps=200, out=""):
 
     column = (nx + 2) * block.itemsize            # bytes of one column
     send_left, send_right, recv_left, recv_right = (pinned(queue, nx + 2) for _ in range(4))
+    # the events of the copies between host buffers and the device, kept until
+    # they are known to be complete: pyopencl's event of such a copy waits for
+    # the copy when it is dropped, so a copy whose event is not kept blocks until
+    # everything before it in the queue is done (the upload, until the interior)
+    pending = []
 
     def swap_halos(a, send_done):
         """After *send_done* (the edge columns of a are in the send buffers), send
         them and enqueue the columns received into a's halo columns."""
         send_done.wait()
+        pending.clear()     # all done: the uploads before came before the copies
         comm.Sendrecv(send_right, dest=right, sendtag=1, recvbuf=recv_left, source=left,
                       recvtag=1)
         comm.Sendrecv(send_left, dest=left, sendtag=2, recvbuf=recv_right, source=right,
                       recvtag=2)
         if left != MPI.PROC_NULL:
-            cl.enqueue_copy(queue, a.data, recv_left, dst_offset=0, is_blocking=False)
+            pending.append(cl.enqueue_copy(queue, a.data, recv_left, dst_offset=0,
+                                           is_blocking=False))
         if right != MPI.PROC_NULL:
-            cl.enqueue_copy(queue, a.data, recv_right, dst_offset=(nyl + 1) * column,
-                            is_blocking=False)
+            pending.append(cl.enqueue_copy(queue, a.data, recv_right,
+                                           dst_offset=(nyl + 1) * column, is_blocking=False))
 
     def edges_to_host(a):
         """Enqueue the copies of a's edge columns into the send buffers; the
         event of the last (the queue runs in order: both are done with it)."""
-        cl.enqueue_copy(queue, send_left, a.data, src_offset=column, is_blocking=False)
-        return cl.enqueue_copy(queue, send_right, a.data, src_offset=nyl * column,
-                               is_blocking=False)
+        pending.append(cl.enqueue_copy(queue, send_left, a.data, src_offset=column,
+                                       is_blocking=False))
+        pending.append(cl.enqueue_copy(queue, send_right, a.data, src_offset=nyl * column,
+                                       is_blocking=False))
+        return pending[-1]
 
     def advance(a, b):
         """One step: b from a, then b's halo columns from the neighbours."""
