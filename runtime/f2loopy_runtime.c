@@ -1031,6 +1031,21 @@ static int take_snapshot(struct resident *r, int device_written)
     return F2L_OK;
 }
 
+/* After a transfer of the nbytes at byte *at* of *r* (checking mode; lock
+ * held): those bytes of the host copy are now the last transfer's; the rest
+ * keep the state of the transfers before (a host change elsewhere is still a
+ * change the device copy lacks). */
+static int take_snapshot_part(struct resident *r, size_t at, size_t nbytes, int device_written)
+{
+    if (!check_resident())
+        return F2L_OK;
+    if (!r->snapshot)
+        return take_snapshot(r, device_written);
+    memcpy(r->snapshot + at, r->host + at, nbytes);
+    r->device_written = device_written;
+    return F2L_OK;
+}
+
 /* Checking mode: whether the nbytes of argument *name* at the start of
  * resident array *r* are the host copy of the last upload or download, and,
  * while no kernel wrote it, equal to the device copy.  Lock held. */
@@ -1060,6 +1075,27 @@ static int check_host_copy(struct resident *r, const char *name, size_t nbytes)
                   r->generation);
     free(device);
     return st;
+}
+
+/* Checking mode: whether the nbytes at byte *at* of resident array *r* are, on
+ * the host, still what the last upload or download left there.  A download
+ * over host bytes changed since would lose the change without a word; the
+ * usual cause is a kernel that ran on a copy of the array (the compiler passes
+ * a copy through a dummy argument that is neither contiguous nor explicit-shape),
+ * whose results the compiler copied back to the host copy.  Lock held. */
+static int check_overwrite(const struct resident *r, size_t at, size_t nbytes)
+{
+    if (!check_resident() || !r->snapshot || !nbytes)
+        return F2L_OK;
+    if (memcmp(r->host + at, r->snapshot + at, nbytes) != 0)
+        return fail(F2L_ERROR_RESIDENT,
+                    "a download would overwrite %zu bytes (from byte %zu) of the host copy of a "
+                    "device-resident array that changed on the host since it was last uploaded "
+                    "or downloaded (upload %lu), losing the change. If a kernel ran on it, it "
+                    "ran on a copy: pass a device-resident array whole, through a dummy that is "
+                    "contiguous or explicit-shape; upload a part changed on the host before "
+                    "the kernel uses it", nbytes, at, r->generation);
+    return F2L_OK;
 }
 
 /* The resident entry overlapping [host, host+nbytes), or NULL (lock held). */
@@ -1143,7 +1179,7 @@ int f2l_resident_download(void *host, size_t nbytes)
     } else if (nbytes > r->nbytes) {
         st = fail(F2L_ERROR_RESIDENT, "the array has %zu bytes but only %zu are device-resident",
                   nbytes, r->nbytes);
-    } else if (nbytes) {
+    } else if (nbytes && (st = check_overwrite(r, 0, nbytes)) == F2L_OK) {
         cl_int err = clEnqueueReadBuffer(rt.queue, r->mem, CL_TRUE, 0, nbytes, host, 0, NULL,
                                          NULL);
         if (err != CL_SUCCESS)
@@ -1151,7 +1187,7 @@ int f2l_resident_download(void *host, size_t nbytes)
         else if (nbytes == r->nbytes)
             st = take_snapshot(r, 0);
         else
-            st = take_snapshot(r, r->device_written);
+            st = take_snapshot_part(r, 0, nbytes, r->device_written);
     }
     pthread_mutex_unlock(&lock);
     if (profile_t0 && st == F2L_OK) {
@@ -1191,6 +1227,8 @@ static int resident_part(char *host, size_t offset, size_t nbytes, int to_device
     }
     if (!nbytes)
         goto done;
+    if (!to_device && (st = check_overwrite(r, at, nbytes)) != F2L_OK)
+        goto done;
     cl_int err = to_device
         ? clEnqueueWriteBuffer(rt.queue, r->mem, CL_TRUE, at, nbytes, (void *)start, 0, NULL, NULL)
         : clEnqueueReadBuffer(rt.queue, r->mem, CL_TRUE, at, nbytes, (void *)start, 0, NULL, NULL);
@@ -1198,7 +1236,7 @@ static int resident_part(char *host, size_t offset, size_t nbytes, int to_device
         st = fail_cl(err, "copying %zu bytes of a device-resident array %s", nbytes,
                      to_device ? "to the device" : "to the host");
     else
-        st = take_snapshot(r, r->device_written);
+        st = take_snapshot_part(r, at, nbytes, r->device_written);
 done:
     pthread_mutex_unlock(&lock);
     if (profile_t0 && st == F2L_OK) {

@@ -134,3 +134,96 @@ def test_checking_mode_accepts_the_documented_pattern(tmp_path, runtime):
     proc = compile_and_run(tmp_path, runtime, sources, LEGAL,
                            env=device_env(F2LOOPY_CHECK_RESIDENT="1"))
     assert_all_ok(proc, 7)
+
+
+# a download over host bytes changed since the last transfer: refused in the
+# checking mode (a download elsewhere in the array, and one after an upload of
+# the change, are not)
+OVERWRITE = """
+program main
+  use checks
+  use f2loopy_runtime
+  implicit none
+  real, allocatable :: y(:), z(:, :)
+  integer :: st
+  allocate(y(16), z(4, 3))
+  y = 1
+  z = 2
+  call f2l_upload(y)
+  call f2l_upload(z)
+  y(1:2) = 7                   ! changed on the host, not uploaded
+  call f2l_download(y, 5, 4, st)
+  call check(st == F2L_OK, "a part that did not change")
+  call f2l_download(y, st)
+  call check(st == F2L_ERROR_RESIDENT .and. index(f2l_error_message(), &
+             "would overwrite 64 bytes (from byte 0)") > 0 .and. &
+             index(f2l_error_message(), "changed on the host") > 0, "whole download refused")
+  call check(all(y(1:2) == 7), "the host copy left as it was")
+  call f2l_download(y, 2, 1, st)
+  call check(st == F2L_ERROR_RESIDENT .and. index(f2l_error_message(), &
+             "would overwrite 4 bytes (from byte 4)") > 0, "part download refused")
+  call f2l_upload(y, 1, 2)     ! the change uploaded: downloads are fine again
+  call f2l_download(y, st)
+  call check(st == F2L_OK .and. all(y(1:2) == 7) .and. all(y(3:) == 1), "after the upload")
+  z(:, 3) = 5
+  call f2l_download_part(z(:, 1:1), st)
+  call check(st == F2L_OK, "another column")
+  call f2l_download_part(z(:, 3:3), st)
+  call check(st == F2L_ERROR_RESIDENT, "the changed column refused")
+  call done()
+end program
+"""
+
+# the mistake it catches: a step routine whose dummies are assumed-shape without
+# contiguous; gfortran passes the glue's assumed-rank contiguous dummy a copy, the
+# kernel runs on the copy, and the results reach only the host copy
+COPY = """
+program main
+  use checks
+  use f2loopy_runtime
+  use twice_cl_mod
+  implicit none
+  real, allocatable :: x(:), y(:)
+  integer :: st
+  allocate(x(32), y(32))
+  x = 3
+  y = 0
+  call f2l_upload(x)
+  call f2l_upload(y)
+  call step(x, y)
+  call f2l_download(y, st)
+  if (st == F2L_OK) then
+    ! no copy was made: the kernel ran on the device-resident arrays
+    call check(all(y == 6), "no copy: the device result")
+  else
+    call check(st == F2L_ERROR_RESIDENT .and. index(f2l_error_message(), "ran on a copy") > 0, &
+               "a copy: the download refused")
+    call check(all(y == 6), "a copy: the host copy has the results")
+  end if
+  call done()
+contains
+  subroutine step(a, b)
+    real, intent(in) :: a(:)
+    real, intent(inout) :: b(:)
+    call twice_cl(size(a), a, b)
+  end subroutine
+end program
+"""
+
+
+def test_checking_mode_refuses_a_download_over_host_changes(tmp_path, runtime):
+    sources = translate(tmp_path, "twice", KERNEL)
+    proc = compile_and_run(tmp_path, runtime, sources, OVERWRITE,
+                           env=device_env(F2LOOPY_CHECK_RESIDENT="1"))
+    assert_all_ok(proc, 7)
+    # without the checking mode the downloads happen (the documented limit)
+    proc = compile_and_run(tmp_path, runtime, sources, OVERWRITE, env=device_env(),
+                           expect_rc=2)
+    assert "FAIL whole download refused" in proc.stdout.splitlines(), proc.stdout
+
+
+def test_checking_mode_names_a_kernel_run_on_a_copy(tmp_path, runtime):
+    sources = translate(tmp_path, "twice", KERNEL)
+    proc = compile_and_run(tmp_path, runtime, sources, COPY,
+                           env=device_env(F2LOOPY_CHECK_RESIDENT="1"))
+    assert_all_ok(proc, 2)
