@@ -71,21 +71,24 @@ class _Context:
     position: dict
     writers: dict            # variable -> positions of the instructions writing it
     inames: frozenset
+    #: inames that are no loops (a work-item's coordinates: it runs one
+    #: instance of each instruction per iteration of the other loops)
+    lanes: frozenset = frozenset()
 
     @classmethod
-    def of(cls, kernel: Kernel) -> _Context:
+    def of(cls, kernel: Kernel, lanes: frozenset = frozenset()) -> _Context:
         position = {insn.id: k for k, insn in enumerate(kernel.instructions)}
         writers: dict = {}
         for k, insn in enumerate(kernel.instructions):
             for n in insn.assignee_names():
                 writers.setdefault(n, []).append(k)
-        return cls(kernel, position, writers, frozenset(kernel.all_inames()))
+        return cls(kernel, position, writers, frozenset(kernel.all_inames()), lanes)
 
     def _between(self, w, r) -> tuple:
         """``(first, last, loops)``: the instructions that may run after *w*
         (included) and before *r* in the same iterations of *w*'s loops are
         those at positions ``first <= k < last`` and those in *loops*."""
-        loops = frozenset(r.within_inames) - frozenset(w.within_inames)
+        loops = frozenset(r.within_inames) - frozenset(w.within_inames) - self.lanes
         return self.position[w.id], self.position[r.id], loops
 
     def writes_between(self, name: str, between: tuple) -> list:
@@ -124,12 +127,14 @@ def privatizable(kernel: Kernel, name: str) -> bool:
 
 
 class Privatisation:
-    """Answers :meth:`why_not` for the loops and temporaries of one kernel."""
+    """Answers :meth:`why_not` for the loops and temporaries of one kernel
+    (with *lanes*, the work-item coordinates, :meth:`why_not_per_lane`)."""
 
-    def __init__(self, kernel: Kernel):
-        self.ctx = _Context.of(kernel)
+    def __init__(self, kernel: Kernel, *, lanes: frozenset[str] = frozenset()):
+        self.ctx = _Context.of(kernel, frozenset(lanes))
         self._cover: dict = {}
         self._params: dict = {}
+        self._clears: list | None = None
 
     def _covered(self, r, acc: Access, writes: list, within: str | None = None,
                  avoid: str | None = None) -> bool:
@@ -265,11 +270,17 @@ class Privatisation:
         out: list[str] = []
         if acc.index is not None:
             return out       # scalars only (an element's subscripts could change)
-        for f0 in kernel.instructions[:pos[r.id]]:
-            if not isinstance(f0, Assignment) or f0.predicates \
-                    or (within is not None and within not in f0.within_inames) \
-                    or hasattr(f0.assignee, "aggregate") \
-                    or not isinstance(f0.expression, (bool, np.bool_)) or f0.expression \
+        if self._clears is None:
+            # the unconditional ``F = .false.`` of scalars, in kernel order
+            self._clears = [
+                f0 for f0 in kernel.instructions
+                if isinstance(f0, Assignment) and not f0.predicates
+                and not hasattr(f0.assignee, "aggregate")
+                and isinstance(f0.expression, (bool, np.bool_)) and not f0.expression]
+        for f0 in self._clears:
+            if pos[f0.id] >= pos[r.id]:
+                break
+            if (within is not None and within not in f0.within_inames) \
                     or not f0.within_inames <= r.within_inames:
                 continue
             flag = f0.assignee_name
@@ -383,6 +394,36 @@ class Privatisation:
                 return (f"line {line} may read the value of an earlier iteration "
                         f"({what} not cover every case)")
             return f"line {line} may read the value of an earlier iteration"
+        return ""
+
+    def why_not_per_lane(self, name: str, accs: list[Access]) -> str:
+        """Empty if temporary *name* (with accesses *accs*, all of the
+        kernel's) can be private to each work-item of a kernel whose
+        work-items each run the instructions in their order (one instance per
+        iteration of the loops that are not *lanes*): every read sees a value
+        the same work-item wrote before it, in the same iterations of its
+        loops.  A write in a loop of the work-item's coordinates only (in no
+        further loop of the read) covers a read in the same coordinates, since
+        both run in the work-item's one instance; else why not."""
+        kernel = self.ctx.kernel
+        if not privatizable(kernel, name):
+            return "it is not a temporary a work-item can hold privately"
+        insns = kernel.id_to_insn
+        pos = self.ctx.position
+        writes = [a for a in accs if a.is_write]
+        for acc in accs:
+            if acc.is_write:
+                continue
+            r = insns[acc.insn_id]
+            cands = []
+            for wa in writes:
+                w = insns[wa.insn_id]
+                if pos[w.id] < pos[r.id] and w.within_inames <= r.within_inames \
+                        and (wa.index == acc.index or _agree(acc.index, wa.index) is not None) \
+                        and w not in cands:
+                    cands.append(w)
+            if not self._covered(r, acc, cands):
+                return f"line {_line(r)} may read a value another work-item wrote"
         return ""
 
 

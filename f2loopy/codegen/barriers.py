@@ -438,11 +438,12 @@ def _before(s, iname, first, second):
     return s & affs[iname + first].lt_set(affs[iname + second])
 
 
-def _covered_reads(kernel, reference, var, readers) -> bool:
+def _covered_reads(reference, var, readers, writers) -> bool:
     """Every read of private *var* is preceded, in the same iteration of all
-    its loops, by an unconditional write: values never cross iterations."""
+    its loops, by an unconditional write: values never cross iterations
+    (*readers*, *writers*: variable -> its reading, writing instructions)."""
     ref_paths = reference
-    writers = [i for i in kernel.instructions if var in i.assignee_names()]
+    writers = writers.get(var, [])
     if any(w.predicates or hasattr(getattr(w, "assignee", None), "aggregate")
            for w in writers):
         return False
@@ -486,6 +487,22 @@ def _private_to_their_loops(kernel, ref_paths, private_vars, by_var) -> set:
     return out
 
 
+def _private_per_lane(kernel, paths, private_vars, by_var) -> set:
+    """The variables of *private_vars* whose every read sees a value the
+    same work-item wrote before it, each work-item running the instructions
+    in the order of the schedule *paths* (the kernel's own: where no
+    sequential reference order exists, this is what the kernel means;
+    :meth:`~f2loopy.analysis.private.Privatisation.why_not_per_lane`)."""
+    if not private_vars or set(paths) != {i.id for i in kernel.instructions}:
+        return set()
+    order = sorted(paths, key=lambda i: tuple(k for k, _ in paths[i]))
+    by_id = kernel.id_to_insn
+    kernel = kernel.copy(instructions=tuple(by_id[i] for i in order))
+    analysis = Privatisation(kernel, lanes=kernel.hardware_inames())
+    return {v for v in sorted(private_vars)
+            if not analysis.why_not_per_lane(v, by_var.get(v, []))}
+
+
 def _check_flows(kernel, ra: RaceAnalysis, private_vars, local_vars, by_var, schedule):
     private_vars = set(private_vars) - set(kernel.options.per_work_item)
     if not private_vars and not local_vars:
@@ -500,13 +517,23 @@ def _check_flows(kernel, ra: RaceAnalysis, private_vars, local_vars, by_var, sch
     except CodegenError:
         reference, per_lane = schedule, True
     ref_paths = _paths(reference)
-    readers = {}
-    for name, accs in by_var.items():
-        ids = {acc.insn_id for acc in accs if not acc.is_write}
-        readers[name] = [i for i in kernel.instructions if i.id in ids]
+    # reading and writing instructions of each private variable, in kernel order
+    position = {insn.id: k for k, insn in enumerate(kernel.instructions)}
+    readers: dict = {}
+    for name in private_vars:
+        readers[name] = [kernel.insn(i) for i in sorted(
+            {acc.insn_id for acc in by_var.get(name, ()) if not acc.is_write},
+            key=position.__getitem__)]
+    writers: dict = {}
+    for insn in kernel.instructions:
+        for name in insn.assignee_names():
+            if name in private_vars and insn not in writers.setdefault(name, []):
+                writers[name].append(insn)
     private_vars = {v for v in private_vars
-                    if not _covered_reads(kernel, ref_paths, v, readers)}
+                    if not _covered_reads(ref_paths, v, readers, writers)}
     private_vars -= _private_to_their_loops(kernel, ref_paths, private_vars, by_var)
+    if per_lane:
+        private_vars -= _private_per_lane(kernel, ref_paths, private_vars, by_var)
     if not private_vars and not local_vars:
         return
     if per_lane:

@@ -29,6 +29,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 import islpy as isl
 import numpy as np
+from pymbolic.primitives import Subscript
 
 from f2loopy.diagnostics import SourceSpan
 from f2loopy.ir.control import ErrorSite, LoopExit
@@ -298,7 +299,6 @@ class Assignment(Instruction):
 
     @property
     def assignee_name(self) -> str:
-        from pymbolic.primitives import Subscript
         a = self.assignee
         return a.aggregate.name if isinstance(a, Subscript) else a.name
 
@@ -306,7 +306,6 @@ class Assignment(Instruction):
         return (self.assignee_name,)
 
     def read_expressions(self) -> tuple:
-        from pymbolic.primitives import Subscript
         idx = self.assignee.index if isinstance(self.assignee, Subscript) else ()
         if not isinstance(idx, tuple):
             idx = (idx,)
@@ -453,15 +452,21 @@ class Kernel(_Copyable):
         # built once per kernel object (the kernel is immutable)
         return {insn.id: insn for insn in self.instructions}
 
+    @cached_property
+    def _arg_index(self) -> dict:
+        # the first argument of each name (built once per kernel object)
+        out: dict = {}
+        for a in self.args:
+            out.setdefault(a.name, a)
+        return out
+
     def variable(self, name: str):
         """The argument or temporary called *name* (KeyError if none)."""
-        for a in self.args:
-            if a.name == name:
-                return a
-        return self.temporaries[name]
+        a = self._arg_index.get(name)
+        return a if a is not None else self.temporaries[name]
 
     def has_variable(self, name: str) -> bool:
-        return name in self.temporaries or any(a.name == name for a in self.args)
+        return name in self.temporaries or name in self._arg_index
 
     def all_inames(self) -> tuple[str, ...]:
         """Every iname, in domain order (outer loops of the source first)."""

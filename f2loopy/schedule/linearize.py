@@ -50,6 +50,20 @@ def schedule_nodes(nodes):
             yield from schedule_nodes(n.body)
 
 
+@dataclass
+class _State:
+    """What a level of the search has placed: the scheduled instructions,
+    iname -> how many of its instructions are left, and for each set of
+    loops how many of its first instructions are scheduled."""
+
+    scheduled: set
+    left: dict
+    start: dict
+
+    def copy(self) -> _State:
+        return _State(set(self.scheduled), dict(self.left), dict(self.start))
+
+
 class _Search:
     MAX_STEPS = 50_000
 
@@ -82,48 +96,86 @@ class _Search:
                 self.prio_rank.setdefault(a, a_idx)
                 for b in tup[a_idx + 1:]:
                     self.prio_pairs.add((a, b))
+        # the instructions of each set of loops, in the order the search
+        # prefers them (each step looks only at the set of the open loops)
+        self.groups: dict[frozenset, list[str]] = {}
+        for i in self.sorted_ids:
+            self.groups.setdefault(self.loops_of[i], []).append(i)
+        # iname -> the instructions that run in it (in the preferred order)
+        self.within: dict[str, list[str]] = {}
+        for i in self.sorted_ids:
+            for x in self.loops_of[i]:
+                self.within.setdefault(x, []).append(i)
+        # iname -> how many of them there are (none scheduled yet)
+        self.count = {x: len(ids) for x, ids in self.within.items()}
         self.steps = 0
 
     def run(self):
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, 10_000))
         try:
-            result = self._search([], frozenset(), frozenset(), [[]])
+            state = _State(set(), dict(self.count), {})
+            result = self._search([], state, frozenset(), [[]])
         finally:
             sys.setrecursionlimit(limit)
         if result is None:
             raise self._failure()
         return tuple(result[0])
 
-    def _search(self, active, scheduled, done, stack):
+    def _runnable(self, state: _State, active_set: frozenset) -> str | None:
+        """The first instruction (in the preferred order) of exactly the
+        open loops whose dependencies are all scheduled."""
+        group = self.groups.get(active_set)
+        if not group:
+            return None
+        scheduled = state.scheduled
+        k = state.start.get(active_set, 0)
+        # the scheduled prefix of the group is skipped from now on
+        while k < len(group) and group[k] in scheduled:
+            k += 1
+        state.start[active_set] = k
+        for i in group[k:]:
+            if i not in scheduled and self.deps[i] <= scheduled:
+                return i
+        return None
+
+    def _search(self, active, state: _State, done, stack):
+        # each level of the search has its own copy of the state, so that a
+        # dead end leaves the caller's as it was (backtracking)
         active = list(active)
         stack = [list(level) for level in stack]
+        state = state.copy()
         while True:
             self.steps += 1
             if self.steps > self.max_steps:
                 raise CodegenError(f"kernel '{self.kernel.name}': no instruction order found "
                                    "(search limit reached)", self.kernel.span)
-            remaining = [i for i in self.sorted_ids if i not in scheduled]
-            if not remaining:
+            if len(state.scheduled) == len(self.sorted_ids):
                 while active:
                     self._close(active, stack)
                 return stack
             active_set = frozenset(active)
-            ready = [i for i in remaining if self.deps[i] <= scheduled]
-            runnable = [i for i in ready if self.loops_of[i] == active_set]
-            if runnable:
-                insn_id = runnable[0]
+            insn_id = self._runnable(state, active_set)
+            if insn_id is not None:
                 stack[-1].append(InsnNode(insn_id))
-                scheduled = scheduled | {insn_id}
+                state.scheduled.add(insn_id)
+                for x in self.loops_of[insn_id]:
+                    state.left[x] -= 1
                 continue
-            if active and not any(active[-1] in self.loops_of[i] for i in remaining):
+            if active and not state.left.get(active[-1], 0):
                 done = done | {active[-1]}
                 self._close(active, stack)
                 continue
+            # the instructions that can run now inside the open loops
+            scheduled = state.scheduled
+            pool = self.sorted_ids if not active else min(
+                (self.within[x] for x in active), key=len)
+            ready = [i for i in pool if i not in scheduled and self.deps[i] <= scheduled
+                     and active_set <= self.loops_of[i]]
             candidates = self._candidates(ready, active_set, done)
             for iname in candidates:
                 new_stack = [list(level) for level in stack] + [[]]
-                result = self._search(active + [iname], scheduled, done, new_stack)
+                result = self._search(active + [iname], state, done, new_stack)
                 if result is not None:
                     return result
             return None
