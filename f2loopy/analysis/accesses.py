@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import islpy as isl
 
@@ -72,6 +73,39 @@ class AccessAnalysis:
     def __init__(self, kernel: Kernel):
         self.kernel = kernel
         self._domains: dict[frozenset, isl.Set] = {}
+        # (inames of a, of b, suffixes) -> the pairs of their instances;
+        # (that key, side, subscript) -> the subscript as a piecewise affine
+        # function on them: many accesses share their loops and subscripts
+        self._joint: dict[tuple, isl.Set] = {}
+        self._affs: dict[tuple, Any] = {}
+
+    def _joint_domain(self, ia, ib, suffix_a: str, suffix_b: str) -> tuple[tuple, isl.Set]:
+        key = (ia.within_inames, ib.within_inames, suffix_a, suffix_b)
+        joint = self._joint.get(key)
+        if joint is None:
+            da = _rename_set(self.instance_domain(ia.within_inames), suffix_a)
+            db = _rename_set(self.instance_domain(ib.within_inames), suffix_b)
+            da, db = align_params(da, db)
+            joint = self._joint[key] = _product(da, db)
+        return key, joint
+
+    def _aff(self, key: tuple, side: int, expr, space):
+        """Subscript *expr* of side *side* (0: a, 1: b) of the pairs *key*."""
+        k = (key, side, expr)
+        try:
+            return self._affs[k]
+        except KeyError:
+            pass
+        except TypeError:       # an expression that cannot be hashed: not cached
+            k = None
+        inames, suffix = key[side], key[2 + side]
+        try:
+            out = pwaff_from_expr(_suffixed(expr, inames, suffix), space)
+        except NonAffineError:
+            out = None
+        if k is not None:
+            self._affs[k] = out
+        return out
 
     def instance_domain(self, inames) -> isl.Set:
         key = frozenset(inames)
@@ -94,20 +128,16 @@ class AccessAnalysis:
         pair that may conflict: ``a(i, idx(i, m))`` and ``a(i, idx(i, n))``
         still never meet for different ``i``)."""
         ia, ib = self.id_to_insn[a.insn_id], self.id_to_insn[b.insn_id]
-        da = _rename_set(self.instance_domain(ia.within_inames), suffix_a)
-        db = _rename_set(self.instance_domain(ib.within_inames), suffix_b)
-        da, db = align_params(da, db)
-        joint = _product(da, db)
+        key, joint = self._joint_domain(ia, ib, suffix_a, suffix_b)
         if a.index is None or b.index is None:
             return joint
         if len(a.index) != len(b.index):
             return joint
         space = joint.get_space()
         for ea, eb in zip(a.index, b.index, strict=True):
-            try:
-                pa = pwaff_from_expr(_suffixed(ea, ia.within_inames, suffix_a), space)
-                pb = pwaff_from_expr(_suffixed(eb, ib.within_inames, suffix_b), space)
-            except NonAffineError:
+            pa = self._aff(key, 0, ea, space)
+            pb = self._aff(key, 1, eb, space) if pa is not None else None
+            if pa is None or pb is None:
                 if skip_non_affine:
                     continue
                 return None

@@ -72,9 +72,14 @@ def loop_dependences(kernel: Kernel) -> dict[str, LoopVerdict]:
     analysis = AccessAnalysis(kernel)
     private = Privatisation(kernel)
     by_var: dict[str, list[Access]] = {}
+    # variable -> the loops around its writes (a loop that holds none of
+    # them carries no dependence on it)
+    write_loops: dict[str, set] = {}
     for insn in kernel.instructions:
         for acc in instruction_accesses(kernel, insn):
             by_var.setdefault(acc.name, []).append(acc)
+            if acc.is_write:
+                write_loops.setdefault(acc.name, set()).update(insn.within_inames)
     insns = kernel.id_to_insn
     out = {}
     for x in kernel.all_inames():
@@ -88,6 +93,8 @@ def loop_dependences(kernel: Kernel) -> dict[str, LoopVerdict]:
             continue
         reason = ""
         for name in sorted(by_var):
+            if x not in write_loops.get(name, ()):
+                continue
             accs = [a for a in by_var[name] if x in insns[a.insn_id].within_inames]
             if not any(a.is_write for a in accs):
                 continue

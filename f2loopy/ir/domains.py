@@ -10,12 +10,9 @@ from f2loopy.ir.isl_tools import (
 
 
 def iname_to_domain_index(kernel) -> dict[str, int]:
-    """Map each iname to the index of the domain that introduces it."""
-    out = {}
-    for idx, dom in enumerate(kernel.domains):
-        for name in dom.get_var_names(dim_type.set):
-            out[name] = idx
-    return out
+    """Map each iname to the index of the domain that introduces it (a new
+    dict: the kernel keeps its own, computed once)."""
+    return dict(kernel.iname_domain_index)
 
 
 def iname_closure(kernel, inames) -> list[str]:

@@ -274,6 +274,11 @@ class Instruction(_Copyable):
     def read_dependency_names(self) -> frozenset:
         """Names of the variables and inames the instruction reads (value,
         subscripts of the assignee, predicates), as loopy's method."""
+        return self._read_names
+
+    @cached_property
+    def _read_names(self) -> frozenset:
+        # computed once per instruction object (the instruction is immutable)
         from f2loopy.ir.expressions import variables_read
         return frozenset(variables_read(*self.read_expressions()))
 
@@ -282,6 +287,10 @@ class Instruction(_Copyable):
 
     def dependency_names(self) -> frozenset:
         """Everything read or written."""
+        return self._all_names
+
+    @cached_property
+    def _all_names(self) -> frozenset:
         return self.read_dependency_names() | self.write_dependency_names()
 
 
@@ -470,10 +479,24 @@ class Kernel(_Copyable):
 
     def all_inames(self) -> tuple[str, ...]:
         """Every iname, in domain order (outer loops of the source first)."""
+        return self._all_inames
+
+    @cached_property
+    def _all_inames(self) -> tuple[str, ...]:
+        # computed once per kernel object (the kernel is immutable)
         out = []
         for dom in self.domains:
             out.extend(dom.get_var_names(isl.dim_type.set))
         return tuple(out)
+
+    @cached_property
+    def iname_domain_index(self) -> FrozenMap:
+        """Each iname -> the index of the domain that introduces it."""
+        out = {}
+        for idx, dom in enumerate(self.domains):
+            for name in dom.get_var_names(isl.dim_type.set):
+                out[name] = idx
+        return FrozenMap(out)
 
     def iname_tag(self, iname: str) -> InameTag:
         from f2loopy.ir.tags import SequentialTag
@@ -487,6 +510,10 @@ class Kernel(_Copyable):
                 | set(self.all_inames()) | set(self.substitutions))
 
     def written_variables(self) -> frozenset:
+        return self._written
+
+    @cached_property
+    def _written(self) -> frozenset:
         return frozenset(n for insn in self.instructions for n in insn.assignee_names())
 
     @property
