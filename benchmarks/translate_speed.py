@@ -14,6 +14,15 @@ process starts as the console script does: without
 ``PYTHONHASHSEED``, so the command's re-execution with a fixed hash seed is
 counted.
 
+``--cloudsc DIR`` adds a row for the CLOUDSC dwarf (issue 25, item 4: at
+most 20 s): ``DIR`` holds ``pre/cloudsc.F90`` and ``mods/`` as
+``benchmarks/cloudsc_gpu.py translate`` prepares them (the dwarf's source is
+never part of this repository), translated with ``--transform auto -D
+assume=...``.  ``--loops N...`` adds a table of code generation time for a
+kernel of N loops, each split and tagged on its own (issue 25: near linear
+in the number of loops), in fresh processes: CPU seconds per loop and their
+ratio to the smallest N's.
+
 ``--compare DIR`` times another checkout of f2loopy (e.g. an older commit
 from ``git worktree add``) in the same run, interleaved run by run, so a
 loaded machine affects both alike.  Bytecode: an installed package has its
@@ -54,9 +63,16 @@ def _cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+#: the sandbox's limits for the CLOUDSC row (its defaults suit small files)
+LONG_LIMITS = {"F2LOOPY_SCRIPT_CPU_LIMIT": "600", "F2LOOPY_SCRIPT_WALL_LIMIT": "1200"}
+CLOUDSC_TARGET_S = 20.0
+CLOUDSC_ASSUME = "assume=YDECLDP_NSSOPT >= 0 and YDECLDP_NSSOPT <= 3"
+
+
 def _command_time(root: Path, args: list, cwd: Path) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the command and its children)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
+    env.update(LONG_LIMITS)
     # the checkout first; the rest of PYTHONPATH stays (packages installed there)
     rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
             if p and Path(p).resolve() not in (REPO, root)]
@@ -70,7 +86,55 @@ def _command_time(root: Path, args: list, cwd: Path) -> tuple[float, float]:
     return dt, dc
 
 
-def _cases(sizes, work: Path) -> list:
+#: generate_code of a kernel of N loops, each split and tagged on its own
+#: (prints the CPU seconds of that call)
+LOOPS_SNIPPET = """
+import sys, time
+from f2loopy.codegen import generate_code
+from f2loopy.frontend import parse_fortran
+from f2loopy.transform.iname import split_iname
+n = int(sys.argv[1])
+body = "\\n".join(f"  do i{k} = 1, m\\n    a(i{k}, {k + 1}) = a(i{k}, {k + 1}) + {k}.0d0\\n"
+                 f"  end do" for k in range(n))
+src = (f"subroutine t(m, a)\\n  integer, intent(in) :: m\\n"
+       f"  double precision, intent(inout) :: a(m, {n})\\n"
+       f"  integer :: {', '.join(f'i{k}' for k in range(n))}\\n{body}\\nend subroutine t\\n")
+knl = parse_fortran(src, "t.f90")["t"]
+for k in range(n):
+    knl = split_iname(knl, f"i{k}", 64, outer_tag="g.0", inner_tag="l.0")
+t = time.process_time()
+generate_code(knl)
+print(time.process_time() - t)
+"""
+
+
+def _codegen_seconds(root: Path, n: int) -> float:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(root), *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                      if p and Path(p).resolve() not in (REPO, root)]]))
+    proc = subprocess.run([sys.executable, "-c", LOOPS_SNIPPET, str(n)], env=env,
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"code generation of {n} loops failed ({root}):\n{proc.stderr}")
+    return float(proc.stdout.split()[-1])
+
+
+def _loops_table(roots, loops: list[int], runs: int) -> None:
+    print()
+    header = (f"{'tagged loops':<14} {'which':<8} {'codegen cpu s':>14} {'ms/loop':>8} "
+              f"{'ratio to ' + str(loops[0]):>12}")
+    print(header)
+    print("-" * len(header))
+    for name, root in roots:
+        first = None
+        for n in loops:
+            cpu = statistics.median(_codegen_seconds(root, n) for _ in range(runs))
+            per = cpu / n
+            first = per if first is None else first
+            print(f"{n:<14} {name:<8} {cpu:>14.3f} {1000 * per:>8.2f} {per / first:>12.2f}")
+
+
+def _cases(sizes, work: Path, cloudsc: Path | None = None) -> list:
     sys.path.insert(0, str(HERE))
     from frontend_speed import generate
     cases = []
@@ -85,6 +149,17 @@ def _cases(sizes, work: Path) -> list:
         lines = text.count("\n")
         cases.append((f"generated {lines} lines", [path.name], lines,
                       PER_KLINE_TARGET_S * lines / 1000))
+    if cloudsc is not None:
+        pre = cloudsc / "pre" / "cloudsc.F90"
+        if not pre.is_file() or not (cloudsc / "mods").is_dir():
+            raise SystemExit(f"{cloudsc} holds no pre/cloudsc.F90 and mods/ (see "
+                             "benchmarks/cloudsc_gpu.py translate)")
+        out = work / "cloudsc-out"
+        out.mkdir()
+        cases.append(("CLOUDSC --transform auto",
+                      ["--transform", "auto", "-D", CLOUDSC_ASSUME, "-I", str(cloudsc / "mods"),
+                       "-o", str(out), str(pre)],
+                      pre.read_text().count("\n"), CLOUDSC_TARGET_S))
     return cases
 
 
@@ -97,6 +172,10 @@ def main(argv=None) -> int:
                     help="another f2loopy checkout to time in the same run")
     ap.add_argument("--no-compile", action="store_true",
                     help="do not byte-compile the modules first")
+    ap.add_argument("--cloudsc", metavar="DIR", type=Path, default=None,
+                    help="a folder with CLOUDSC's pre/cloudsc.F90 and mods/ (adds a row)")
+    ap.add_argument("--loops", type=int, nargs="*", default=[],
+                    help="also time code generation of kernels of these many tagged loops")
     opts = ap.parse_args(argv)
     roots = [("this", REPO)]
     if opts.compare:
@@ -109,7 +188,7 @@ def main(argv=None) -> int:
             compileall.compile_dir(str(root / "f2loopy"), quiet=1)
     work = Path(tempfile.mkdtemp(prefix="f2loopy-tspeed-"))
     try:
-        cases = _cases(opts.sizes, work)
+        cases = _cases(opts.sizes, work, opts.cloudsc)
         print(f"{os.cpu_count()} CPU(s), load average {os.getloadavg()[0]:.1f} at the start; "
               f"median of {opts.runs} fresh processes; cache off; bytecode "
               f"{'not ' if opts.no_compile else ''}precompiled")
@@ -131,6 +210,8 @@ def main(argv=None) -> int:
                 print(f"{label:<28} {name:<8} {med:>9.3f} {min(times[name]):>7.3f} "
                       f"{statistics.median(cpus[name]):>6.2f} "
                       f"{med / (lines / 1000):>8.3f} {target:>9.2f} {med / target:>6.2f}")
+        if opts.loops:
+            _loops_table(roots, sorted(opts.loops), opts.runs)
         print(f"load average {os.getloadavg()[0]:.1f} at the end")
     finally:
         shutil.rmtree(work, ignore_errors=True)

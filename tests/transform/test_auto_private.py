@@ -269,3 +269,48 @@ end subroutine
 """, "t.f90")["t"]
     v = loop_dependences(knl)["i"]
     assert not v.parallel and "'zv'" in v.reason
+
+
+# {{{ each work-item's own run (the flow check's per-lane mode)
+
+@pytest.mark.parametrize("init, body, why", [
+    ("", """    s = a(i, k)
+    b(i, k) = s""", ""),
+    # written under a condition that may be false: the value another
+    # work-item left (with the work-items run one after the other)
+    ("", """    if (a(i, k) > 0.5d0) s = a(i, k)
+    b(i, k) = s""", "line 10 may read a value another work-item wrote"),
+    # read before the work-item writes it
+    ("", """    b(i, k) = s
+    s = a(i, k)""", "line 9 may read a value another work-item wrote"),
+    # every work-item sets it first: whatever it reads later is its own
+    ("  s = 0", """    if (a(i, k) > 0.5d0) s = a(i, k)
+    b(i, k) = s""", ""),
+])
+def test_private_in_each_work_items_run(init, body, why):
+    """A private scalar needs no dataflow check where each work-item, running
+    the statements in order, writes it before every read (with no
+    sequential reference order, the kernel's meaning is that run)."""
+    from f2loopy.analysis.accesses import instruction_accesses
+    from f2loopy.analysis.private import Privatisation
+    from f2loopy.transform.iname import tag_inames
+    knl = parse_fortran(f"""subroutine t(n, m, a, b)
+  integer, intent(in) :: n, m
+  double precision, intent(in) :: a(n, m)
+  double precision, intent(out) :: b(n, m)
+  double precision :: s
+  integer :: i, k
+{init}
+  do k = 1, m
+  do i = 1, n
+{body}
+  end do
+  end do
+end subroutine
+""".replace("\n\n", "\n"), "t.f90")["t"]
+    knl = tag_inames(knl, "i:l.0")
+    accs = [a for insn in knl.instructions for a in instruction_accesses(knl, insn)
+            if a.name == "s"]
+    assert Privatisation(knl, lanes=knl.hardware_inames()).why_not_per_lane("s", accs) == why
+
+# }}}
