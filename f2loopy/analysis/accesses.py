@@ -92,18 +92,19 @@ class AccessAnalysis:
     def _aff(self, key: tuple, side: int, expr, space):
         """Subscript *expr* of side *side* (0: a, 1: b) of the pairs *key*."""
         k = (key, side, expr)
+        cached = True
         try:
             return self._affs[k]
         except KeyError:
             pass
         except TypeError:       # an expression that cannot be hashed: not cached
-            k = None
+            cached = False
         inames, suffix = key[side], key[2 + side]
         try:
             out = pwaff_from_expr(_suffixed(expr, inames, suffix), space)
         except NonAffineError:
             out = None
-        if k is not None:
+        if cached:
             self._affs[k] = out
         return out
 

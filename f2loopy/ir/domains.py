@@ -6,7 +6,7 @@ from __future__ import annotations
 import islpy as isl
 
 from f2loopy.ir.isl_tools import (
-    align_params, dim_type, param_names, reorder_set, set_names, set_to_params)
+    align_params, param_names, reorder_set, set_names, set_to_params)
 
 
 def iname_to_domain_index(kernel) -> dict[str, int]:
