@@ -6,12 +6,11 @@ import sys
 import time
 from pathlib import Path
 
+from cli_util import f2loopy   # in this process; the tests of the process start a child
+
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
-def f2loopy(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "f2loopy.cli", *args], cwd=cwd,
-                          capture_output=True, text=True)
 
 
 def test_translate_writes_kernel_and_glue(tmp_path):

@@ -4,18 +4,15 @@ messages name what the user knows (the output, the source)."""
 
 import importlib.util
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_util import f2loopy     # the command in this process
 
 ROOT = Path(__file__).resolve().parents[2]
 SAXPY = (ROOT / "samples" / "saxpy.f90").read_text()
 
 
-def f2loopy(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "f2loopy.cli", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_util import f2loopy
 
 ROOT = Path(__file__).resolve().parents[2]
 needs_gfortran = pytest.mark.usefixtures("gfortran")
@@ -37,6 +38,8 @@ end program
 
 
 def run(module, *args, cwd=None, env=None):
+    if module == "f2loopy.cli":         # the command in this process (cli_util.py)
+        return f2loopy(*args, cwd=cwd, env=env)
     return subprocess.run([sys.executable, "-m", module, *map(str, args)], cwd=cwd,
                           capture_output=True, text=True,
                           env=None if env is None else {**os.environ, **env})
