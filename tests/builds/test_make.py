@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_util import f2loopy     # the command in this process
 
 from f2loopy.wrapper import has_loopy_block, split_arguments
 
@@ -27,11 +28,6 @@ SCRIPT = """!$loopy begin
 ! RESULT = split_iname(k, "i", 4, outer_tag="g.0", inner_tag="l.0")
 !$loopy end
 """
-
-
-def f2loopy(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "f2loopy.cli", *args], cwd=cwd,
-                          capture_output=True, text=True)
 
 
 def wrapper(*args, cwd=None, env=None):

@@ -10,11 +10,13 @@ from pathlib import Path
 
 import f2loopy.resources as resources
 from f2loopy.cli_tools import describe_recipe
+from cli_util import f2loopy     # the command in this process
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def f2loopy(*args, cwd=None, env=None):
+def installed_f2loopy(*args, cwd, env):
+    """The command of the package built into *env*'s PYTHONPATH (a child)."""
     return subprocess.run([sys.executable, "-m", "f2loopy.cli", *args], cwd=cwd, env=env,
                           capture_output=True, text=True)
 
@@ -86,5 +88,5 @@ def test_the_build_step_copies_runtime_and_recipes_into_the_package(tmp_path):
                           "print(r.cmake_dir()); print(d.RECIPE_DIR)"],
                          cwd=tmp_path, env=env, capture_output=True, text=True)
     assert out.stdout.split() == [str(data / "runtime"), str(data / "transforms")], out.stderr
-    proc = f2loopy("recipes", cwd=tmp_path, env=env)
+    proc = installed_f2loopy("recipes", cwd=tmp_path, env=env)
     assert proc.returncode == 0 and "gpu_tiling" in proc.stdout, proc.stderr

@@ -1,9 +1,8 @@
 """Unsupported or wrong Fortran: exact located messages, exit code 1, nothing written."""
 
-import subprocess
-import sys
 
 import pytest
+from cli_util import f2loopy     # the command in this process
 
 from f2loopy import FortranError, UnsupportedFeatureError, parse_fortran
 
@@ -89,8 +88,7 @@ def test_error_message(stmt, first):
 def test_cli_exit_code_and_nothing_written(stmt, first, caret, tmp_path):
     path = tmp_path / "t.f90"
     path.write_text(TEMPLATE.format(stmt=stmt))
-    proc = subprocess.run([sys.executable, "-m", "f2loopy.cli", "translate", "t.f90"],
-                          cwd=tmp_path, capture_output=True, text=True)
+    proc = f2loopy("translate", "t.f90", cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stderr.splitlines()[0] == first
     assert "Traceback" not in proc.stderr

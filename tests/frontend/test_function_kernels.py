@@ -4,11 +4,10 @@ a file with nothing to translate says so."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from cli_util import f2loopy     # the command in this process
 
 from f2loopy.frontend import parse_fortran
 from f2loopy.ir.serialize import decode_kernel, encode_kernel
@@ -155,8 +154,7 @@ end program
 def test_nothing_to_translate_is_said(tmp_path):
     (tmp_path / "m.f90").write_text("module m\n  integer, parameter :: wp = 8\nend module m\n")
     (tmp_path / "k.f90").write_text("subroutine k(x)\n  use m\n  real(wp) x\n  x = 1\nend\n")
-    proc = subprocess.run([sys.executable, "-m", "f2loopy.cli", "translate", "m.f90"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    proc = f2loopy("translate", "m.f90", cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stderr.splitlines()[0] == (
         "m.f90:1:1: error: nothing to translate: the file has no subroutine or function (a "
@@ -164,8 +162,7 @@ def test_nothing_to_translate_is_said(tmp_path):
         "them, or its directory with -I)")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["k.f90", "m.f90"]
     # named with the file that uses it: a note, and the other file is translated
-    proc = subprocess.run([sys.executable, "-m", "f2loopy.cli", "translate", "m.f90", "k.f90"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    proc = f2loopy("translate", "m.f90", "k.f90", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ("f2loopy: note: skipping m.f90: it has no subroutine or function "
                            "to translate (its modules are read where other files use them)\n")
@@ -178,14 +175,10 @@ def test_nothing_to_translate_is_said_before_a_recipe(tmp_path):
     # modules among the files of a build with --transform failed the build
     (tmp_path / "m.f90").write_text("module m\n  integer, parameter :: wp = 8\nend module m\n")
     (tmp_path / "k.f90").write_text("subroutine k(x)\n  use m\n  real(wp) x\n  x = 1\nend\n")
-    proc = subprocess.run([sys.executable, "-m", "f2loopy.cli", "translate", "--transform",
-                           "auto", "m.f90"], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=300)
+    proc = f2loopy("translate", "--transform", "auto", "m.f90", cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stderr.splitlines()[0].startswith(
         "m.f90:1:1: error: nothing to translate: the file has no subroutine or function")
-    proc = subprocess.run([sys.executable, "-m", "f2loopy.cli", "translate", "--transform",
-                           "auto", "m.f90", "k.f90"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=300)
+    proc = f2loopy("translate", "--transform", "auto", "m.f90", "k.f90", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.startswith("f2loopy: note: skipping m.f90: it has no subroutine")

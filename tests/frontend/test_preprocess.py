@@ -4,11 +4,10 @@ values stay visible to the script (which the preprocessor does not touch), and
 errors point at the original file and line."""
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_util import f2loopy     # the command in this process
 
 from f2loopy import FortranError
 from f2loopy.cli_tools import literal_value
@@ -41,11 +40,6 @@ SCRIPT = """!$loopy begin
 
 def cl(result):
     return next(t for p, t in result.outputs.items() if str(p).endswith(".cl"))
-
-
-def f2loopy(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "f2loopy.cli", *args], cwd=cwd,
-                          capture_output=True, text=True)
 
 
 def test_which_files_are_preprocessed():

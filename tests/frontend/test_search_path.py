@@ -4,12 +4,11 @@ differential test against gfortran."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
 import pytest
+from cli_util import f2loopy     # the command in this process
 
 from f2loopy.diagnostics import FortranError
 from f2loopy.frontend import parse_fortran
@@ -191,8 +190,7 @@ def test_generated_glue_is_not_a_source(tmp_path):
 
 
 def _cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "f2loopy.cli", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=300)
+    return f2loopy(*args, cwd=cwd)
 
 
 def test_cli_translate_with_include_and_depfile(project):
