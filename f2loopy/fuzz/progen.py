@@ -33,6 +33,8 @@ can be shrunk (:func:`shrink_candidates`) and rendered again.
 
 from __future__ import annotations
 
+import functools
+
 import islpy as isl
 import numpy as np
 
@@ -65,7 +67,14 @@ class _Env:
         if extra:
             cons.append(extra)
         text = f"[{', '.join(self.sizes)}] -> {{ [{', '.join(names)}] : {' and '.join(cons)} }}"
-        return isl.Set(text)
+        return _parsed_set(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed_set(text: str) -> isl.Set:
+    """The isl set of *text* (parsing took three quarters of generating a
+    program, and three of five bound checks ask about a set asked before)."""
+    return isl.Set(text)
 
 
 class Generator(ExpressionsMixin, ControlMixin, KindsMixin):
