@@ -1,5 +1,23 @@
 """Fortran kernels that tests of several folders use (a test module of another
-folder is not importable when a test runs alone, so they live here)."""
+folder is not importable when a test runs alone, so they live here), and the
+paper's kernel translated once for the tests that only read the result."""
+
+import functools
+from pathlib import Path
+
+PAPER = Path(__file__).resolve().parents[1] / "samples" / "numa_volume" / "volume.f90"
+
+
+@functools.cache
+def paper_level_8():
+    """``translate_file`` of the paper's file (``-D Nq=8``, every checkpoint),
+    once per test session: a translation costs one to two seconds of CPU and
+    the tests of its counts and moves only read the result (do not change
+    it).  The file has no tuning record, so *tuning* does not matter."""
+    from f2loopy.pipeline import translate_file
+    from f2loopy.tuning_record import record_path
+    assert not record_path(PAPER).exists()
+    return translate_file(PAPER, defines={"Nq": 8})
 
 #: a module whose procedures take OPTIONAL dummies (issue 27): present(), an
 #: absent optional passed on, an inlined callee's own optional

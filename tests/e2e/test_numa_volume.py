@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from f2loopy.cli import main
 from f2loopy.pipeline import translate_file
+from shared_kernels import paper_level_8
 from util import fortran_reference, load_kernels, needs_gfortran
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "numa_volume" / "volume.f90"
@@ -60,7 +61,7 @@ def test_every_level_matches_gfortran(nq, reference, tmp_path, cl_queue):
 def test_static_counts_match_hand_count():
     from f2loopy.bench.statistics import compulsory_bytes, kernel_statistics
     from f2loopy.ir.printing import expr_to_str
-    result = translate_file(SAMPLE, defines={"Nq": 8})
+    result = paper_level_8()             # translate_file(SAMPLE, defines={"Nq": 8})
     level1 = dict(result.checkpoints)["level 1"][0]
     st = kernel_statistics(level1, {"Ne": 6910})
     points = 8 ** 4 * 6910

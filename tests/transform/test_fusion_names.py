@@ -4,11 +4,10 @@ the clashing ones by their names)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import f2loopy
 from f2loopy.bench.statistics import kernel_statistics
-from f2loopy.pipeline import translate_file
+from shared_kernels import paper_level_8
 
 TWO = """
 subroutine first(n, x, y)
@@ -48,8 +47,7 @@ def test_only_clashing_locals_get_the_suffix():
 
 
 def test_paper_level_8_moves_what_loopy_moves():
-    volume = Path(__file__).resolve().parents[2] / "samples" / "numa_volume" / "volume.f90"
-    r = translate_file(volume, defines={"Nq": 8}, tuning=False)
+    r = paper_level_8()        # translate_file(volume.f90, defines={"Nq": 8}); no record
     cps = dict(r.checkpoints)
     # refFluxS's geometry factors and udotGradS are precomputed at level 6 like refFluxR's
     assert {"g11", "g12", "udotGradR", "udotGradS"} <= set(cps["level 6"][0].temporaries)
