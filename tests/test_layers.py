@@ -5,6 +5,7 @@ in a cycle (except inside ``ir/``, whose modules describe one data structure).""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -108,7 +109,9 @@ def _imports(module: str, path: Path, known: dict) -> set[str]:
     return {m for m in found if m in known}
 
 
+@functools.cache
 def _graph() -> dict[str, set[str]]:
+    """The package's import graph (read once: two tests walk it)."""
     known = _modules()
     return {m: _imports(m, p, known) for m, p in known.items()}
 
