@@ -74,6 +74,17 @@ def opencl_headers() -> None:
 
 
 @pytest.fixture(scope="session")
+def python_process() -> str:
+    """The interpreter, for a test that starts a Python process of its own:
+    what only a process shows (the command's re-execution with a fixed hash
+    seed, its exit without teardown, signals, the process's own environment
+    and standard input, a fresh interpreter's imports and path).  A test of
+    what the command writes, says and exits with runs it in the test's
+    process instead (``cli_util.f2loopy``)."""
+    return sys.executable
+
+
+@pytest.fixture(scope="session")
 def opencl_device():
     """One OpenCL queue for the whole session (PoCL on CPU in CI)."""
     cl = pytest.importorskip("pyopencl")
@@ -97,7 +108,9 @@ def cl_queue(opencl_device):
 #: tiers from cheap to dear: a test's tier is the dearest of what it needs
 #: and the tier it is marked with (``slow``, ``codegen``)
 _TIERS = {
-    "unit": "the translator alone: no compiler, no build tool, no OpenCL device",
+    "unit": "the translator alone: no compiler, no build tool, no OpenCL device, no "
+            "Python process of its own",
+    "process": "starts Python processes (the f2loopy command, glue, a fresh interpreter)",
     "codegen": "the shape of the generated code",
     "compiler": "runs gfortran, gcc or the preprocessor (no OpenCL device)",
     "differential": "runs generated kernels on an OpenCL device (against gfortran or numpy)",
@@ -108,7 +121,7 @@ _RANK = {tier: k for k, tier in enumerate(_TIERS)}
 #: the tier each tool fixture puts a test in
 _NEEDS = {"gfortran": "compiler", "gcc": "compiler", "preprocessor": "compiler",
           "opencl_headers": "compiler", "opencl_device": "differential",
-          "make": "build", "cmake": "build", "mpi": "build"}
+          "make": "build", "cmake": "build", "mpi": "build", "python_process": "process"}
 #: the old markers name a need too (requested as a fixture, so that it skips)
 _MARKED_NEEDS = {"gfortran": "gfortran", "opencl": "opencl_device"}
 
@@ -181,6 +194,7 @@ def _tier_tells_the_truth(request, monkeypatch):
     monkeypatch.setenv("OCL_ICD_VENDORS", str(folder / "no-icd"))
     monkeypatch.delenv("F2LOOPY_FC", raising=False)
     popen_init = subprocess.Popen.__init__
+    python = os.path.realpath(sys.executable)
 
     def guarded_popen(self, args, *rest, **kwargs):
         argv0 = args if isinstance(args, (str, bytes, os.PathLike)) else \
@@ -188,6 +202,9 @@ def _tier_tells_the_truth(request, monkeypatch):
         words = os.fsdecode(argv0).split()
         if words and os.path.basename(words[0]) in _TOOLS:
             ran.append(os.path.basename(words[0]))
+        elif words and (os.path.basename(words[0]).startswith("python")
+                        or os.path.realpath(words[0]) == python):
+            ran.append("a Python process")
         popen_init(self, args, *rest, **kwargs)
 
     monkeypatch.setattr(subprocess.Popen, "__init__", guarded_popen)
@@ -204,6 +221,6 @@ def _tier_tells_the_truth(request, monkeypatch):
     if ran:
         pytest.fail(f"unit test ran {', '.join(sorted(set(ran)))}: request the fixture of "
                     "what it needs (tests/conftest.py: gfortran, gcc, preprocessor, make, "
-                    "cmake, mpi, opencl_device), which also gives its tier", pytrace=False)
+                    "cmake, mpi, opencl_device, python_process), which also gives its tier", pytrace=False)
 
 # }}}

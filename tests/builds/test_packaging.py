@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import f2loopy.resources as resources
 from f2loopy.cli_tools import describe_recipe
 from cli_util import f2loopy     # the command in this process
@@ -68,6 +70,7 @@ def test_the_package_copy_wins_over_a_folder_beside_the_package(tmp_path, monkey
     assert resources.runtime_dir() == ROOT / "runtime"
 
 
+@pytest.mark.usefixtures("python_process")
 def test_the_build_step_copies_runtime_and_recipes_into_the_package(tmp_path):
     """setup.py's build_py (as a wheel build runs it), then the built package
     finds its own copies and its recipes."""

@@ -319,6 +319,7 @@ def test_setup_uses_a_venv_only_for_an_externally_managed_python(tmp_path):
 
 
 @pytest.mark.parametrize("shell", ["bash", "sh"])
+@pytest.mark.usefixtures("python_process")
 def test_env_script_activates_only_the_venv_setup_made(tmp_path, shell):
     """README's first command sources scripts/env.sh after setup.sh: with the .venv that
     setup.sh made (and marked) the shell's python3 and f2loopy are that venv's; without the
@@ -349,6 +350,7 @@ def test_env_script_activates_only_the_venv_setup_made(tmp_path, shell):
     assert which_python() == str(tmp_path / ".venv" / "bin" / "python3")
 
 
+@pytest.mark.usefixtures("python_process")
 def test_setup_python_answers_for_this_interpreter():
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "setup_python.py")],
                           capture_output=True, text=True)
@@ -381,6 +383,7 @@ def test_samples_command_copies_the_samples(tmp_path):
     assert again.returncode == 2 and "exists and is not an empty folder" in again.stderr
 
 
+@pytest.mark.usefixtures("python_process")
 def test_the_build_step_puts_the_samples_into_the_package(tmp_path):
     lib = tmp_path / "lib"
     proc = subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib",

@@ -213,6 +213,7 @@ def test_errors_are_not_cached(tmp_path, cache_dir):
     assert not cache_dir.exists() or not list(cache_dir.iterdir())
 
 
+@pytest.mark.usefixtures("python_process")
 def test_cache_hit_does_not_load_the_compiler():
     code = ("import sys, f2loopy, f2loopy.cli, f2loopy.build, f2loopy.pipeline, f2loopy.cache\n"
             "heavy = [m for m in ('f2loopy.codegen', 'f2loopy.frontend', 'islpy', 'pymbolic',"

@@ -207,6 +207,7 @@ def _command(*args, cwd):
                            *args], cwd=cwd, env=env, capture_output=True, text=True)
 
 
+@pytest.mark.usefixtures("python_process")
 def test_translate_ends_without_teardown_but_with_everything_written(tmp_path):
     """The console script skips the interpreter's teardown after translate:
     all output arrives (flushed), the outputs are written, the status is kept."""
@@ -238,6 +239,7 @@ def test_translate_in_process_leaves_garbage_collection_on(tmp_path):
     assert gc.isenabled()
 
 
+@pytest.mark.usefixtures("python_process")
 def test_translate_skips_the_interpreter_teardown(tmp_path):
     """Exit handlers do not run after translate (os._exit after flushing);
     after other commands they do."""

@@ -5,11 +5,10 @@ writes, the folder is private to the user, a corrupt entry is a miss."""
 import json
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_util import f2loopy
 
 from f2loopy import cache as tcache
 from f2loopy.pipeline import OUTPUT_KINDS, output_paths, translate_file
@@ -161,9 +160,8 @@ def test_a_corrupt_entry_is_a_miss(cache_dir, src, corrupt):
 
 def test_the_command_survives_a_corrupt_entry(tmp_path, cache_dir, src):
     plant(cache_dir, key_of(src), "{not json")
-    proc = subprocess.run([sys.executable, "-m", "f2loopy.cli", "translate", str(src)],
-                          capture_output=True, text=True, cwd=tmp_path,
-                          env=dict(os.environ, F2LOOPY_CACHE_DIR=str(cache_dir)))
+    proc = f2loopy("translate", str(src), cwd=tmp_path,      # in this process (cli_util)
+                   env={"F2LOOPY_CACHE_DIR": str(cache_dir)})
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "saxpy.cl").exists()
 

@@ -218,6 +218,7 @@ def test_array_roles_and_invariants():
         records.decode(data, ArrayArg, ATOMS, "argument", CHECKS)
 
 
+@pytest.mark.usefixtures("python_process")
 def test_records_need_no_compile_once_imported(tmp_path):
     """The sandbox forbids compile() while a script runs, and resolving an
     annotation compiles it: every IR class is resolved when the serializer

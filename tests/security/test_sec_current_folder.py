@@ -21,6 +21,9 @@ from pathlib import Path
 
 import pytest
 
+#: every test starts a process of its own (what a new process imports, and from where)
+pytestmark = pytest.mark.usefixtures("python_process")
+
 ROOT = Path(__file__).resolve().parents[2]
 
 #: modules a project could plant: imported by the command line (click,

@@ -22,6 +22,9 @@ from security_util import SAXPY
 
 from f2loopy.pipeline import translate_file, write_outputs
 
+#: every test starts the command as a process of its own and kills or interrupts it
+pytestmark = pytest.mark.usefixtures("python_process")
+
 #: f2loopy.outputs' names (spelt out: the test runs against older versions too)
 STAGE_PREFIX, NEW_PREFIX = ".f2loopy-commit.", ".f2loopy-new."
 

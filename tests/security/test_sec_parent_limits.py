@@ -46,6 +46,7 @@ def _assert_located_refusal(proc, work: Path, name: str, before: list, message: 
     assert files_in(work) == before, "an output was written"
 
 
+@pytest.mark.usefixtures("python_process")
 def test_a_nest_of_division_bounds_ends_with_a_located_error(tmp_path):
     src = tmp_path / "nest.f90"
     src.write_text(_division_nest(8))
@@ -238,6 +239,7 @@ def test_a_header_swapped_for_a_fifo_does_not_block_a_cache_hit(tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+@pytest.mark.usefixtures("python_process")
 def test_a_source_that_is_a_fifo_or_a_device_is_refused_before_it_is_opened(tmp_path, kind):
     if kind == "fifo":
         os.mkfifo(tmp_path / "k.f90")
@@ -254,6 +256,7 @@ def test_a_source_that_is_a_fifo_or_a_device_is_refused_before_it_is_opened(tmp_
 # }}}
 
 
+@pytest.mark.usefixtures("python_process")
 def test_a_source_linked_to_proc_environ_does_not_print_the_environment(tmp_path):
     """/proc/self/environ is a 'regular' file of size 0 that holds the
     environment: a syntax error would show its first line (secrets in a CI

@@ -91,6 +91,7 @@ def test_concurrent_stores_keep_every_entry(tmp_path):
         sorted([1000 + k for k in range(count)] + [2000 + k for k in range(count)])
 
 
+@pytest.mark.usefixtures("python_process")
 def test_a_record_name_too_long_fails_before_tuning(tmp_path):
     """A source name of 245 characters and more: its record (the name and
     '.tune.json') cannot exist past 255 bytes; tune says so at once instead

@@ -27,6 +27,7 @@ BIDI = "\u202e"
 NASTY = OSC_TITLE + BIDI + "\rX"
 
 
+@pytest.mark.usefixtures("python_process")
 def test_the_note_for_one_skipped_generated_file_is_escaped(tmp_path):
     from f2loopy.build import GENERATED_MARK
     name = f"gen{BIDI}{OSC_TITLE}_cl.f90"
@@ -37,6 +38,7 @@ def test_the_note_for_one_skipped_generated_file_is_escaped(tmp_path):
     assert_safe(tmp_path, proc.stdout, proc.stderr)
 
 
+@pytest.mark.usefixtures("python_process")
 def test_the_note_for_several_skipped_generated_files_is_escaped(tmp_path):
     from f2loopy.build import GENERATED_MARK
     for k in range(2):
@@ -91,6 +93,7 @@ def _wrapper(args, cwd: Path, env: dict | None = None):
                           timeout=600, stdin=subprocess.DEVNULL)
 
 
+@pytest.mark.usefixtures("python_process")
 def test_the_wrapper_escapes_a_translation_error_in_a_hostile_name(tmp_path):
     name = f"k{BIDI}{OSC_TITLE}.f90"
     (tmp_path / name).write_text(SAXPY + "!$loopy begin\n! RESULT = [undefined_name]\n"
@@ -102,6 +105,7 @@ def test_the_wrapper_escapes_a_translation_error_in_a_hostile_name(tmp_path):
     assert CANARY not in proc.stdout + proc.stderr
 
 
+@pytest.mark.usefixtures("python_process")
 def test_the_wrapper_escapes_its_own_messages(tmp_path):
     (tmp_path / "k.f90").write_text(SAXPY + "!$loopy begin\n! RESULT = [parse_fortran("
                                     "SOURCE, FILENAME)[0]]\n!$loopy end\n")

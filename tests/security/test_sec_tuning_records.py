@@ -39,6 +39,7 @@ def work(tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["fifo", "dev_stdin", "dev_zero", "proc_environ", "folder"])
+@pytest.mark.usefixtures("python_process")
 def test_special_record_files(work, kind):
     """Before: a FIFO named t.f90.tune.json hung translate for ever."""
     rec = record_path(work / "t.f90")
