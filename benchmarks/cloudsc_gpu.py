@@ -53,7 +53,9 @@ ASSUME = "assume=YDECLDP_NSSOPT >= 0 and YDECLDP_NSSOPT <= 3"
 #: variant -> (f2loopy translate options, description)
 VARIANTS = {
     "auto": (["--transform", "auto", "-D", ASSUME],
-             "f2loopy --transform auto -D assume=NSSOPT in 0..3 (no script)"),
+             "f2loopy --transform auto -D assume=NSSOPT in 0..3 (no script; compiled per KLEV)"),
+    "auto-nospec": (["--transform", "auto", "-D", "specialize=false", "-D", ASSUME],
+                    "f2loopy --transform auto -D specialize=false (level temporaries global)"),
     "auto-fixklev": (["--transform", "auto", "-D", "fix=KLEV=137", "-D", ASSUME],
                      "f2loopy --transform auto -D fix=KLEV=137 (column temporaries private)"),
     "auto-fixklev-b256": (["--transform", "auto", "-D", "fix=KLEV=137", "-D", "block=256",

@@ -114,18 +114,20 @@ from loopy import (
     parse_fixed_values, plan_auto, scc, split_for_auto)
 
 OPTIONS = {"tile": None, "tile1": None, "prefetch": None, "axis1": None, "style": None,
-           "group": None, "launches": None, "columns": "scc", "block": 128, "assume": None, "fix": None}
+           "group": None, "launches": None, "columns": "scc", "block": 128, "assume": None, "fix": None,
+           "specialize": True}
 OPTION_TYPES = {"tile": "positive integer", "tile1": "positive integer", "prefetch": "boolean",
                 "axis1": ("inner", "outer"), "style": ("grid", "outer"),
                 "group": ("positive integer", "none"), "launches": ("split", "one"),
                 "columns": ("scc", "off"), "block": "positive integer", "assume": "text",
-                "fix": "text"}
+                "fix": "text", "specialize": "boolean"}
 
 PLANS = ("grid+local", "grid", "grid-1d", "one-group", "sequential")
 
 
 def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, style=None,
-              group=None, launches=None, columns="scc", block=128, assume=None, fix=None):
+              group=None, launches=None, columns="scc", block=128, assume=None, fix=None,
+              specialize=True):
     if launches not in (None, "split", "one"):
         raise TransformError(f"auto: launches is 'split' or 'one', not {launches!r}")
     if columns not in ("scc", "off"):
@@ -137,7 +139,7 @@ def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, style=No
     if fix is not None:
         kernel = fix_parameters(kernel, **parse_fixed_values(fix, who="auto: fix"))
     if columns == "scc":
-        mapped = columns_plan(kernel, block)
+        mapped = columns_plan(kernel, block, specialize)
         if mapped is not None:
             return mapped
     split = split_for_auto(kernel)
@@ -199,14 +201,14 @@ def choose(kernel, tile, tile1, prefetch, axis1, style, group):
     return outcome
 
 
-def columns_plan(kernel, block):
+def columns_plan(kernel, block, specialize=True):
     """The single-column mapping of *kernel* if it is a column-physics routine
     and the mapping passes the checks, else None (the reason printed)."""
     loops = horizontal_loops(kernel)
     if len(loops) < 2:
         return None
     try:
-        out = scc(kernel, block=block)
+        out = scc(kernel, block=block, specialize=specialize)
         generate_code(out)
     except LoopyError as exc:
         reason = str(getattr(exc, "message", None) or exc).splitlines()[0]
@@ -218,5 +220,7 @@ def columns_plan(kernel, block):
     print(f"auto: kernel '{kernel.name}': plan scc, {len(loops)} horizontal loops "
           f"({', '.join(loops[:3])}{', ...' if len(loops) > 3 else ''}) -> "
           f"{loops[0]}_outer (g.0, blocks of {block}), {loops[0]}_inner (l.0)"
-          + (f"; private column temporaries: {', '.join(private)}" if private else ""))
+          + (f"; private column temporaries: {', '.join(private)}" if private else "")
+          + (f"; compiled per value of {', '.join(out.options.specialized)}"
+             if out.options.specialized else ""))
     return out

@@ -35,6 +35,13 @@ Options:
     temporaries dimensioned by them (``ZTMP(KLON, KLEV)``) then have constant
     other extents and become private arrays.  The glue still takes the
     arguments and refuses other values.
+``specialize``
+    Compile the kernel per value of the integer arguments that the other
+    extents of column temporaries are made of (``ZTMP(KLON, KLEV)``; default
+    True): those temporaries become private arrays of each work-item without
+    fixing ``KLEV``; the Python and Fortran glues build and cache one program
+    per value, the first time they are called with it (runtime
+    specialisation).  ``-D specialize=false`` keeps them global buffers.
 
 From the command line::
 
@@ -47,14 +54,14 @@ from loopy import (
     parse_fixed_values, scc)
 
 OPTIONS = {"index": None, "start": None, "end": None, "block": 128, "demote": True,
-           "assume": None, "fix": None}
+           "assume": None, "fix": None, "specialize": True}
 OPTION_TYPES = {"index": "name", "start": "name", "end": "name",
                 "block": "positive integer", "demote": "boolean", "assume": "text",
-                "fix": "text"}
+                "fix": "text", "specialize": "boolean"}
 
 
 def transform(kernel, index=None, start=None, end=None, block=128, demote=True, assume=None,
-              fix=None):
+              fix=None, specialize=True):
     if (start is None) != (end is None):
         raise TransformError("scc: give both start and end, or neither")
     bounds = None if start is None else (start, end)
@@ -65,7 +72,8 @@ def transform(kernel, index=None, start=None, end=None, block=128, demote=True, 
     if fix is not None:
         kernel = fix_parameters(kernel, **parse_fixed_values(fix, who="scc: fix"))
     loops = horizontal_loops(kernel, index=index, bounds=bounds)
-    out = scc(kernel, index=index, bounds=bounds, block=block, demote=demote)
+    out = scc(kernel, index=index, bounds=bounds, block=block, demote=demote,
+              specialize=specialize)
     print(f"scc: kernel '{kernel.name}': {len(loops)} horizontal "
           f"loop{'s' if len(loops) > 1 else ''} -> "
           f"{loops[0]}_outer (g.0, blocks of {block}), {loops[0]}_inner (l.0)")

@@ -98,6 +98,27 @@ class GeneratedKernel:
     def build_options(self) -> tuple:
         return tuple(self.kernel.options.build_options)
 
+    @property
+    def specialized(self) -> tuple:
+        """``(argument name, macro)`` of each argument the program is compiled
+        for per value (:attr:`~f2loopy.ir.kernel.KernelOptions.specialized`):
+        the glue builds the program with ``-DMACRO=value`` added to
+        :attr:`build_options` (:func:`specialization_options`)."""
+        return tuple((n, specialization_macro(self.kernel.name, n))
+                     for n in self.kernel.options.specialized)
+
+
+def specialization_macro(kernel_name: str, arg_name: str) -> str:
+    """The macro that holds argument *arg_name*'s value in the program of a
+    kernel specialised for it (both are identifiers)."""
+    return f"F2L_SPEC_{c_name(kernel_name)}_{c_name(arg_name)}"
+
+
+def specialization_options(specialized, values: dict) -> tuple:
+    """The build options adding the values (*values*: argument name -> int)
+    of the arguments *specialized* (:attr:`GeneratedKernel.specialized`)."""
+    return tuple(f"-D{macro}={int(values[name])}" for name, macro in specialized)
+
 
 def join_program(kernels) -> str:
     """One OpenCL program holding several generated kernels (a kernel split
@@ -180,6 +201,12 @@ def _generate_code(kernel: Kernel, by_reference: frozenset = frozenset()) -> Gen
         raise CodegenError(str(exc), kernel.span) from None
     from f2loopy.codegen.phases import has_global_barriers
     if has_global_barriers(kernel):
+        if kernel.options.specialized:
+            raise CodegenError(f"kernel '{kernel.name}' runs in several launches (global "
+                               "barriers); compiling it per value of "
+                               f"{', '.join(kernel.options.specialized)} "
+                               "(specialize_parameters) is supported for one launch only",
+                               kernel.span)
         return _generate_phased(kernel)
     check_loop_exits(kernel)
     kernel = preprocess(kernel)
@@ -253,7 +280,10 @@ def _generate_code(kernel: Kernel, by_reference: frozenset = frozenset()) -> Gen
             size, first = shared.get(t.base_storage, (0, t))
             shared[t.base_storage] = (max(size, storage_size(t)), first)
             continue
-        decls.append(declare_temporary(t, spaces[name], kernel.name))
+        size_text = None
+        if t.shape and not all(isinstance(e, (int, np.integer)) for e in t.shape):
+            size_text = _specialized_size(kernel, t, emitter)
+        decls.append(declare_temporary(t, spaces[name], kernel.name, size_text=size_text))
     for base, (size, first) in shared.items():
         decls.append(declare_storage(base, first, size, spaces[first.name]))
     if kernel.error_sites:
@@ -266,7 +296,15 @@ def _generate_code(kernel: Kernel, by_reference: frozenset = frozenset()) -> Gen
     header = f"__kernel void {attribute}{c_name(kernel.name)}({', '.join(params)})"
     decls = flat_decls + [line for d in decls for line in d.split("\n")]
     body = ["{"] + ["    " + d for d in decls] + emitter.lines + ["}"]
+    if kernel.options.specialized:
+        body = _specialized_body(kernel, body)
     device_code = header + "\n" + "\n".join(body)
+    if kernel.options.specialized:
+        # only a build that defines the values holds the kernel (the glue's
+        # builds for other kernels of the file leave it out)
+        macros = [specialization_macro(kernel.name, n) for n in kernel.options.specialized]
+        device_code = ("#if " + " && ".join(f"defined({m})" for m in macros) + "\n"
+                       + device_code + "\n#endif")
 
     pre = []
     if emitter.uses_double or emitter.helpers.uses_double:
@@ -279,6 +317,39 @@ def _generate_code(kernel: Kernel, by_reference: frozenset = frozenset()) -> Gen
     pre.extend(tables)
     return GeneratedKernel(kernel.name, c_name(kernel.name), device_code, "\n\n".join(pre),
                            tuple(args), grid, kernel, tuple(scratch))
+
+
+def _specialized_body(kernel: Kernel, body: list) -> list:
+    """*body* (the kernel function's lines from its opening brace) reading
+    the specialised arguments as their macros: each name is defined as its
+    macro inside the function, so every use (loop bounds, subscripts, the
+    extents of private arrays) is a compile-time constant; the parameter
+    itself stays in the signature, unused."""
+    names = []
+    for n in kernel.options.specialized:
+        a = kernel.arg_dict.get(n)
+        if not isinstance(a, ScalarArg) or a.fixed_value is not None:
+            raise CodegenError(f"kernel '{kernel.name}' is specialised for '{n}', which is "
+                               "not a scalar argument it takes", kernel.span)
+        names.append(c_name(n))
+    defines = [f"#define {n} ({specialization_macro(kernel.name, a)})"
+               for n, a in zip(names, kernel.options.specialized, strict=True)]
+    return [body[0]] + defines + body[1:-1] + [f"#undef {n}" for n in names] + [body[-1]]
+
+
+def _specialized_size(kernel: Kernel, t, emitter) -> str:
+    """The C text of the number of elements of private or local temporary
+    *t*, whose extents are numbers or expressions of the arguments the
+    kernel is specialised for (constants once the macros are defined)."""
+    from f2loopy.ir.expressions import variables_read
+    allowed = set(kernel.options.specialized)
+    size = None
+    for e in t.shape:
+        if e is None or isinstance(e, (float, bool, str)) or \
+                (not isinstance(e, (int, np.integer)) and not variables_read(e) <= allowed):
+            raise CodegenError(f"temporary '{t.name}' needs constant extents, not {e}", t.span)
+        size = e if size is None else size * e
+    return emitter.printer.rec(size, 0)
 
 
 def _generate_phased(kernel: Kernel) -> GeneratedKernel:

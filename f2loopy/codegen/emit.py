@@ -667,7 +667,11 @@ def declare_storage(name: str, t: Temporary, size: int, space: AddressSpace) -> 
     return f"{prefix}{c_type(t.dtype)} {c_name(name)}[{size}];"
 
 
-def declare_temporary(t: Temporary, space: AddressSpace, kernel_name: str) -> str:
+def declare_temporary(t: Temporary, space: AddressSpace, kernel_name: str, *,
+                      size_text: str | None = None) -> str:
+    """The declaration of temporary *t*; *size_text*: its number of elements
+    as C text where its extents are not all numbers (a kernel specialised
+    for arguments: their macros)."""
     ctype = c_type(t.dtype)
     va = vec_axis(t)
     if va is not None:
@@ -686,6 +690,8 @@ def declare_temporary(t: Temporary, space: AddressSpace, kernel_name: str) -> st
         prefix = ""
     if not t.shape:
         return f"{prefix}{ctype} {c_name(t.name)};"
+    if size_text is not None:
+        return f"{prefix}{ctype} {c_name(t.name)}[{size_text}];"
     size = _constant_size(t)
     return f"{prefix}{ctype} {c_name(t.name)}[{size}];"
 

@@ -141,6 +141,11 @@ def _module(gk: GeneratedKernel, symbol: str, source_name: str) -> str:
             "  type(c_ptr), save :: f2l_kernel = c_null_ptr",
             *[f"  type(c_ptr), save :: f2l_kernel_{n} = c_null_ptr"
               for n in range(2, len(plan.launch_list()) + 1)],
+            # a kernel compiled per value of some arguments: the values its
+            # cached kernel was built for
+            *[f"  integer(c_int64_t), save :: f2l_spec_{n} = 0_c_int64_t"
+              for n in range(1, len(plan.specialized) + 1)],
+            *(["  logical, save :: f2l_spec_built = .false."] if plan.specialized else []),
             *_saved_declarations(k.storage_args),
             "",
             "  interface",

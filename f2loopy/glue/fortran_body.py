@@ -63,8 +63,21 @@ def glue_body(plan: HostPlan, k, nm: dict, status: str, glue: str) -> Procedure:
     body = proc.body
     # the first kernel, and what its arguments must be: checked before every launch
     first = plan.launch_list()[0]
+    options = f_string(' '.join(plan.build_options))
+    if plan.specialized:
+        # compiled per value of these arguments: the cached kernel is the
+        # one built for the values of the last call (the runtime keeps one
+        # program per options, so going back to earlier values rebuilds
+        # nothing)
+        changed = " .or. ".join(f"int({nm[name]}, c_int64_t) /= f2l_spec_{n}"
+                                for n, (name, _) in enumerate(plan.specialized, 1))
+        body.add(f"if (f2l_spec_built .and. ({changed})) f2l_kernel = c_null_ptr")
+        for n, (name, macro) in enumerate(plan.specialized, 1):
+            body.add(f"f2l_spec_{n} = int({nm[name]}, c_int64_t)")
+            options += f" // {f_string(' -D' + macro + '=')} // f2l_to_string({nm[name]})"
+        body.add("f2l_spec_built = .true.")
     body.add(f"call f2l_c%begin({f_string(glue)}, f2l_kernel, f2l_program(), "
-             f"{f_string(' '.join(plan.build_options))}, {f_string(first.c_name)}, "
+             f"{options}, {f_string(first.c_name)}, "
              f"{f_string(' '.join(first.signature))})")
     for e in plan.extents:
         proc.locals.append(f"integer(c_int32_t), target :: {nm[e.name]}")

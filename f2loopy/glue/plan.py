@@ -236,6 +236,11 @@ class HostPlan:
     presence: tuple = ()
     #: the function's result is an array (the glue makes it and returns it)
     array_result: Any = None
+    #: (argument name, macro) of each argument the program is compiled for per
+    #: value (:attr:`~f2loopy.codegen.GeneratedKernel.specialized`): the glue
+    #: adds ``-DMACRO=value`` to :attr:`build_options` and caches a program
+    #: per value
+    specialized: tuple = ()
 
     def presence_flag(self, name: str) -> str | None:
         """The presence flag of optional argument *name* (None: not optional)."""
@@ -301,7 +306,8 @@ def _build(gk: GeneratedKernel) -> HostPlan:
     return HostPlan(k.name, gk.c_name, tuple(gk.build_options), extents, scalars, fixed,
                     _assumption(k), passed, arguments, scratch, error, launches,
                     bool(gk.launches), tuple(a.name for a in k.args), dope, presence,
-                    k.result_arg if k.result_arg is not None and k.result_arg.shape else None)
+                    k.result_arg if k.result_arg is not None and k.result_arg.shape else None,
+                    gk.specialized)
 
 
 def _extent(k, arg, optional: set) -> Extent:
@@ -426,7 +432,10 @@ def launch_signature(gk: GeneratedKernel) -> tuple:
     passes (the kernel's arguments, then its global temporaries, then the
     error buffer): a disagreement is an internal error here, at translation
     time, and the glue checks every launch against it at run time."""
-    header = gk.device_code.split("\n", 1)[0]
+    # (the first line that is no preprocessor line: a kernel compiled per
+    # value is inside '#if defined(MACRO)')
+    header = next((line for line in gk.device_code.split("\n")
+                   if not line.startswith("#")), "")
     head, _, rest = header.partition(f"{gk.c_name}(")
     params = [x.strip() for x in rest.rstrip(")").split(",") if x.strip()] \
         if head.startswith("__kernel void") and rest.endswith(")") else None

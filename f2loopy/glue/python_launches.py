@@ -14,6 +14,19 @@ from f2loopy.glue.plan import ERROR, HostLoop, HostPlan, Launch, rename_host
 from f2loopy.glue.pyexpr import py_int_expr
 
 
+def build_options(plan: HostPlan) -> str:
+    """The Python expression of the build options of *plan*'s program: a
+    literal tuple, and for a kernel compiled per value of some arguments
+    (:attr:`HostPlan.specialized`) their values added as macros (the
+    program cache of ``_kernel`` is keyed by the options: one program per
+    value).  The arguments are integers by then (``_scalar`` converted them)."""
+    if not plan.specialized:
+        return repr(plan.build_options)
+    parts = [f"{('-D' + macro + '=')!r} + str(int({py_name(name)}))"
+             for name, macro in plan.specialized]
+    return f"{plan.build_options!r} + ({', '.join(parts)},)"
+
+
 def one_launch(launch: Launch, plan: HostPlan, cl_args: list, indent: str, *,
                knl: str | None = None, rename: dict | None = None) -> list:
     """Lines running *launch*: its kernel in the variable *knl*, or fetched here
@@ -30,7 +43,7 @@ def one_launch(launch: Launch, plan: HostPlan, cl_args: list, indent: str, *,
         lines.append(f"{indent}_check_local({fn!r}, {local}, queue)")
     if knl is None:
         knl = "_knl"
-        lines.append(f"{indent}_knl = _kernel(queue, {launch.c_name!r}, {plan.build_options!r})")
+        lines.append(f"{indent}_knl = _kernel(queue, {launch.c_name!r}, {build_options(plan)})")
         lines.append(f"{indent}with _lock:")
         indent += "    "
     lines.append(f"{indent}_launch(queue, {knl}, [{', '.join(cl_args)}], {groups}, {local}, "
@@ -60,7 +73,7 @@ def launch_sequence(plan: HostPlan, values: dict) -> list:
     launches = plan.launch_list()
     for n, launch in enumerate(launches, 1):
         number[id(launch)] = n
-        lines.append(f"    _knl_{n} = _kernel(queue, {launch.c_name!r}, {plan.build_options!r})")
+        lines.append(f"    _knl_{n} = _kernel(queue, {launch.c_name!r}, {build_options(plan)})")
     once = len({launch.c_name for launch in launches}) == len(launches)
     lines.append("    with _lock:")
     prologue_at = len(lines)

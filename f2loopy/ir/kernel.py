@@ -361,6 +361,11 @@ class KernelOptions(_Copyable):
         column as its first subscript); their values never cross work-items,
         so the check of private values against the sequential order, which
         reads them as one shared array, leaves them out.
+    :attr specialized: integer scalar arguments the program is compiled for
+        per value (:func:`~f2loopy.transform.parameters.specialize_parameters`):
+        the generated code reads them as compile-time constants, and the host
+        glue builds (and caches) one program per value the first time it is
+        called with it.
     """
 
     build_options: Annotated[tuple[Annotated[str, Text(200)], ...], Bounded(0, 64)] = ()
@@ -369,6 +374,7 @@ class KernelOptions(_Copyable):
     write_code: bool = False
     index_dtype: np.dtype = np.dtype(np.int32)
     per_work_item: Annotated[tuple[Name, ...], Bounded(0, 100_000)] = ()
+    specialized: Annotated[tuple[Name, ...], Bounded(0, 64)] = ()
 
 
 def _universe() -> isl.Set:

@@ -23,7 +23,8 @@ from f2loopy.transform.instructions import (
 from f2loopy.transform.launches import add_global_barrier, add_global_barriers_between_nests
 from f2loopy.transform.auto_launches import split_for_auto
 from f2loopy.transform.match import find_instructions, parse_match
-from f2loopy.transform.parameters import assume, fix_parameters, parse_fixed_values
+from f2loopy.transform.parameters import (
+    assume, fix_parameters, parse_fixed_values, specialize_parameters)
 from f2loopy.transform.precompute import add_prefetch, precompute
 from f2loopy.transform.reduction import accumulation_to_reduction, make_reduction_inames_unique
 from f2loopy.transform.rules import find_one_rule_matching, find_rules_matching
@@ -36,7 +37,7 @@ __all__ = [
     "set_temporary_address_space", "set_temporary_scope", "split_array_axis",
     "split_array_dim", "tag_array_axes", "tag_data_axes", "add_prefetch", "precompute", "assignment_to_subst", "expand_subst", "extract_subst", "find_one_rule_matching",
     "find_rules_matching", "accumulation_to_reduction", "make_reduction_inames_unique", "add_barrier", "add_dependency", "add_nosync", "fuse_kernels", "remove_instructions",
-    "set_options", "tag_instructions", "assume", "fix_parameters", "parse_fixed_values", "duplicate_inames", "find_instructions", "join_inames", "parse_match", "prioritize_loops",
+    "set_options", "tag_instructions", "assume", "fix_parameters", "parse_fixed_values", "specialize_parameters", "duplicate_inames", "find_instructions", "join_inames", "parse_match", "prioritize_loops",
     "remove_unused_inames", "rename_iname", "set_loop_priority", "split_iname", "tag_inames",
     "untag_inames", "add_dtypes", "add_and_infer_dtypes", "chunk_iname", "rename_inames",
     "temporary_to_subst", "split_arg_axis",

@@ -194,3 +194,44 @@ def assume(kernel: Kernel, assumptions: str | isl.Set) -> Kernel:
         raise TransformError(f"assume: {assumptions!r} can never hold")
     old, new = align_params(kernel.assumptions, new)
     return kernel.copy(assumptions=(old & new).coalesce())
+
+
+@for_each_kernel
+def specialize_parameters(kernel: Kernel, *, names: tuple[str, ...] | list[str]) -> Kernel:
+    """Compile *kernel* per value of the integer scalar arguments *names*
+    (runtime specialisation; names match case-insensitively, as in Fortran).
+
+    Unlike :func:`fix_parameters` the values are not known at translation
+    time: the arguments stay symbolic in the kernel's analysis and the
+    kernel still takes them, but the generated code reads them as
+    compile-time constants (a macro per argument, defined in the build
+    options), so that temporaries dimensioned by them may become private
+    arrays (:func:`~f2loopy.transform.scc.demote_temporaries`) and loops over
+    them have constant trip counts.  The host glue builds and caches one
+    program per tuple of values, the first time it is called with it.
+
+    :raises TransformError: a name is not an integer scalar argument that the
+        kernel only reads (or is fixed already).
+    """
+    if isinstance(names, str) or not all(isinstance(n, str) for n in names):
+        raise TransformError(f"specialize_parameters: names is a list of argument names, "
+                             f"not {names!r}")
+    by_lower = {a.name.lower(): a for a in kernel.args}
+    written = kernel.written_variables()
+    chosen = list(kernel.options.specialized)
+    for name in names:
+        arg = by_lower.get(name.lower())
+        if not isinstance(arg, ScalarArg) or not is_integer(np.dtype(arg.dtype)):
+            raise TransformError(f"specialize_parameters: '{name}' is not an integer scalar "
+                                 f"argument of kernel '{kernel.name}'")
+        if arg.fixed_value is not None:
+            raise TransformError(f"specialize_parameters: '{arg.name}' is fixed to "
+                                 f"{arg.fixed_value} already")
+        if arg.name in written:
+            raise TransformError(f"specialize_parameters: '{arg.name}' is written by the "
+                                 "kernel; only arguments it reads can be compile-time constants")
+        if arg.name not in chosen:
+            chosen.append(arg.name)
+    if tuple(chosen) == kernel.options.specialized:
+        return kernel
+    return kernel.copy(options=kernel.options.copy(specialized=tuple(chosen)))

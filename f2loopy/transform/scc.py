@@ -219,7 +219,7 @@ def _accesses_of(insn):
 
 @for_each_kernel
 def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | None = None,
-        block: int = 128, demote: bool = True) -> Kernel:
+        block: int = 128, demote: bool = True, specialize: bool = False) -> Kernel:
     """Map the horizontal loops of *kernel* to the grid, one column per
     work-item (see the module docstring).
 
@@ -230,6 +230,12 @@ def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | N
     :arg demote: turn the temporaries that each column uses only in its own
         part, with otherwise constant extents (``ZTMP(KLON, 5)``), into
         private variables of each work-item (:func:`demote_temporaries`).
+    :arg specialize: with *demote*, also compile the kernel per value of the
+        integer arguments that the other extents of column temporaries are
+        made of (``ZTMP(KLON, KLEV)``: :func:`specializable_extents`,
+        :func:`~f2loopy.transform.parameters.specialize_parameters`), so
+        that those temporaries become private arrays too; the glue builds one
+        program per value.
     :returns: the kernel with one horizontal loop, named as the first, split
         into ``<name>_outer`` (``g.0``) and ``<name>_inner`` (``l.0``).
     :raises TransformError: no horizontal loop is found, or one carries a
@@ -257,9 +263,16 @@ def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | N
             raise TransformError(f"scc: the horizontal loop '{x}' {verdicts[x].reason}")
     if not isinstance(demote, bool):
         raise TransformError(f"scc: demote is True or False, not {demote!r}")
+    if not isinstance(specialize, bool):
+        raise TransformError(f"scc: specialize is True or False, not {specialize!r}")
     name = loops[0]
     for x in loops[1:]:
         kernel = rename_iname(kernel, x, name, existing_ok=True)
+    if demote and specialize:
+        wanted = specializable_extents(kernel, name)
+        if wanted:
+            from f2loopy.transform.parameters import specialize_parameters
+            kernel = specialize_parameters(kernel, names=wanted)
     if demote:
         kernel = demote_temporaries(kernel, name)
     for x in (name,) + rest:
@@ -303,29 +316,79 @@ class _Demoter(Rewriter):
         return p.Subscript(expr.aggregate, rest if len(rest) > 1 else rest[0])
 
 
+def _compile_time(extent, constants) -> bool:
+    """Whether *extent* is known when the program is compiled: a number, or
+    an expression of the arguments *constants* the kernel is specialised for
+    (:func:`~f2loopy.transform.parameters.specialize_parameters`)."""
+    if isinstance(extent, (int, np.integer)):
+        return True
+    if extent is None or isinstance(extent, (float, bool, str)):
+        return False
+    try:
+        names = variables_read(extent)
+    except Exception:     # noqa: BLE001 - not an expression of variables
+        return False
+    return bool(names) and names <= constants
+
+
+def specializable_extents(kernel: Kernel, index: str) -> tuple[str, ...]:
+    """The integer scalar arguments (read-only, not fixed) that the other
+    extents of column temporaries are made of (``ZTMP(KLON, KLEV)`` read as
+    ``ZTMP(JL, JK)`` with *index* ``JL``): with them compile-time constants
+    (:func:`~f2loopy.transform.parameters.specialize_parameters`) those
+    temporaries become demotable.  Empty when an extent uses anything else."""
+    from f2loopy.ir.types import is_integer
+    args = {a.name: a for a in kernel.args if isinstance(a, ScalarArg)}
+    written = kernel.written_variables()
+    wanted: set[str] = set()
+    for name, t in sorted(kernel.temporaries.items()):
+        if t.base_storage or t.initializer is not None or t.read_only or t.ndim < 2 \
+                or all(isinstance(s, (int, np.integer)) for s in t.shape[1:]):
+            continue
+        used: set[str] = set()
+        for s in t.shape[1:]:
+            if isinstance(s, (int, np.integer)):
+                continue
+            if s is None or isinstance(s, (float, bool, str)):
+                used = set()
+                break
+            used |= variables_read(s)
+        if not used or not all(n in args and n not in written and args[n].fixed_value is None
+                               and is_integer(np.dtype(args[n].dtype)) for n in used):
+            continue
+        if _column_only(kernel, name, index):
+            wanted |= used
+    return tuple(sorted(wanted))
+
+
+def _column_only(kernel: Kernel, name: str, index: str) -> bool:
+    d = _Demoter({name}, index)
+    used = False
+    for insn in kernel.instructions:
+        if name not in insn.dependency_names():
+            continue
+        used = True
+        if index not in insn.within_inames:
+            return False
+        map_expressions(insn, d)
+        if d.bad:
+            return False
+    return used
+
+
 def demotable_temporaries(kernel: Kernel, index: str) -> tuple[str, ...]:
     """Temporaries whose every access has the loop index *index* alone as
-    its first subscript and whose other extents are constants: each
+    its first subscript and whose other extents are constants (numbers, or
+    expressions of the arguments the kernel is specialised for): each
     iteration of *index* (each column) uses only its own part, which a
     private variable (or a private array of the other axes) can hold."""
     out = []
+    constants = set(kernel.options.specialized)
     for name, t in sorted(kernel.temporaries.items()):
         if t.base_storage or t.initializer is not None or t.read_only or t.ndim < 1 \
-                or not all(isinstance(s, (int, np.integer)) for s in t.shape[1:]):
+                or not all(_compile_time(s, constants) for s in t.shape[1:]):
             continue
-        d = _Demoter({name}, index)
-        used = False
-        for insn in kernel.instructions:
-            if name not in insn.dependency_names():
-                continue
-            used = True
-            if index not in insn.within_inames:
-                d.bad = name
-                break
-            map_expressions(insn, d)
-            if d.bad:
-                break
-        if used and not d.bad:
+        if _column_only(kernel, name, index):
             out.append(name)
     return tuple(out)
 

@@ -190,11 +190,11 @@ def test_fixed_values_errors(text, message):
 
 
 def test_fixed_levels_make_level_temporaries_private(tmp_path):
-    """With KLEV a run-time size, only the temporary of constant other
-    extents is private; -D fix=klev=9 makes the level-dimensioned ones
+    """With KLEV a run-time size (and no runtime specialisation), only the
+    temporary of constant other extents is private; -D fix=klev=9 makes the level-dimensioned ones
     private arrays too (and the kernel no longer takes them as buffers)."""
-    res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-o",
-                                    str(tmp_path / "a"), str(LEVELS)])
+    res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-D",
+                                    "specialize=false", "-o", str(tmp_path / "a"), str(LEVELS)])
     assert res.exit_code == 0, res.output
     assert res.output.endswith("; private column temporaries: zneg\n"), res.output
     res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-D", "fix=klev=9",
@@ -223,3 +223,118 @@ def test_fixed_levels_check_against_gfortran(options):
                                     "--size", "klev=9", str(LEVELS)])
     assert res.exit_code == 0, res.output
     assert "FAIL" not in res.output
+
+
+# {{{ runtime specialisation: compiled per value of KLEV
+
+def test_specialize_parameters_errors(unit):
+    from f2loopy.transform.parameters import fix_parameters, specialize_parameters
+    knl = unit["cond_scalars"]
+    out = specialize_parameters(knl, names=["KLEV"])
+    assert out.options.specialized == ("klev",)
+    assert specialize_parameters(out, names=("klev",)) is out
+    for names, message in [
+            (["pt"], "specialize_parameters: 'pt' is not an integer scalar argument of "
+                     "kernel 'cond_scalars'"),
+            (["nope"], "specialize_parameters: 'nope' is not an integer scalar argument of "
+                       "kernel 'cond_scalars'"),
+            ("klev", "specialize_parameters: names is a list of argument names, not 'klev'")]:
+        with pytest.raises(TransformError) as exc:
+            specialize_parameters(knl, names=names)
+        assert exc.value.message == message
+    with pytest.raises(TransformError) as exc:
+        specialize_parameters(fix_parameters(knl, klev=9), names=["klev"])
+    assert exc.value.message == "specialize_parameters: 'klev' is fixed to 9 already"
+
+
+def test_auto_compiles_per_level_count(tmp_path):
+    """Plain auto makes the level-dimensioned temporaries private arrays
+    without fixing KLEV: the kernel reads klev as a macro that the glue
+    defines when it builds the program, one program per value."""
+    from f2loopy.transform.scc import specializable_extents
+    res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-o", str(tmp_path),
+                                    str(LEVELS)])
+    assert res.exit_code == 0, res.output
+    assert res.output.endswith("; private column temporaries: zdp, zfall, zneg, zqx; "
+                               "compiled per value of klev\n"), res.output
+    src = (tmp_path / "column_levels.cl").read_text()
+    macro = "F2L_SPEC_level_temps_klev"
+    assert f"#if defined({macro})\n__kernel void" in src
+    assert f"{{\n#define klev ({macro})\n" in src and "#undef klev\n}\n#endif" in src
+    assert "double zqx[klev * 3];" in src and "double zfall[klev + 1];" in src
+    assert "double zdp[klev];" in src and "__global double *zqx" not in src
+    # the kernel still takes klev (the glue passes it as before)
+    assert "int const klev," in src
+    glue = (tmp_path / "column_levels_cl.py").read_text()
+    assert f"_kernel(queue, 'level_temps', () + ('-D{macro}=' + str(int(klev)),))" in glue
+    # (continuation lines joined)
+    f90 = (tmp_path / "column_levels_cl.f90").read_text().replace("&\n        &", "")
+    assert "if (f2l_spec_built .and. (int(klev, c_int64_t) /= f2l_spec_1)) " \
+        "f2l_kernel = c_null_ptr" in f90
+    assert f'" -D{macro}="' in f90 and "f2l_to_string(klev)" in f90
+    knl = parse_fortran(LEVELS.read_text(), LEVELS.name)["level_temps"]
+    assert specializable_extents(knl, "jl") == ()     # other loops touch them too
+    for x in horizontal_loops(knl)[1:]:
+        knl = rename_iname(knl, x, "jl", existing_ok=True)
+    assert specializable_extents(knl, "jl") == ("klev",)
+
+
+@pytest.mark.opencl
+def test_specialized_glue_builds_one_program_per_value(tmp_path):
+    """The Python glue of a specialised kernel on PoCL, called with two level
+    counts and again with the first: right results each time, one program
+    per value (built the first time it is called with it)."""
+    import importlib.util
+
+    import numpy as np
+    res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-D", "block=8",
+                                    "-o", str(tmp_path), str(LEVELS)])
+    assert res.exit_code == 0, res.output
+    spec = importlib.util.spec_from_file_location("column_levels_cl",
+                                                  tmp_path / "column_levels_cl.py")
+    glue = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(glue)
+    rng = np.random.default_rng(5)
+    klon, kidia, kfdia = 21, 3, 19
+    programs = []
+    for klev in (6, 9, 6):
+        pt = np.asfortranarray(rng.random((klon, klev)))
+        pq = np.asfortranarray(rng.random((klon, klev, 3)))
+        paph = np.asfortranarray(np.cumsum(rng.random((klon, klev + 1)), axis=1))
+        ptend = np.asfortranarray(rng.random((klon, klev, 3)))
+        pflux = np.asfortranarray(np.zeros((klon, klev + 1)))
+        want_tend, want_flux = _levels_reference(kidia, kfdia, klev, pt, pq, paph,
+                                                 ptend.copy(order="F"))
+        glue.level_temps(klon, klev, kidia, kfdia, pt, pq, paph, ptend, pflux)
+        cols = slice(kidia - 1, kfdia)
+        np.testing.assert_allclose(ptend[cols], want_tend[cols], rtol=1e-13)
+        np.testing.assert_allclose(pflux[cols], want_flux[cols], rtol=1e-13)
+        programs.append(len(glue._programs))
+    assert programs == [1, 2, 2]
+
+
+def _levels_reference(kidia, kfdia, klev, pt, pq, paph, ptend):
+    """level_temps of samples/columns/column_levels.f90 in numpy (columns
+    kidia..kfdia; 0-based levels)."""
+    import numpy as np
+    c = slice(kidia - 1, kfdia)
+    zqx = pq[c] * pt[c][:, :, None]
+    zdp = paph[c, 1:] - paph[c, :-1]
+    n = zqx.shape[0]
+    zneg = np.zeros((n, 3))
+    zfall = np.zeros((n, klev + 1))
+    for jk in range(1, klev):
+        for jm in range(3):
+            low = zqx[:, jk, jm] < 0.5
+            zneg[low, jm] += zqx[low, jk, jm]
+            zqx[low, jk, jm] = zqx[low, jk - 1, jm] * 0.5
+        zfall[:, jk] = zfall[:, jk - 1] + zdp[:, jk] * zqx[:, jk, 0]
+    zfall[:, klev] = zfall[:, klev - 1] + zneg[:, 1]
+    pflux = np.zeros((pt.shape[0], klev + 1))
+    for jk in range(klev - 1, -1, -1):
+        ptend[c, jk, :] += zqx[:, jk, :] - zneg
+        pflux[c, jk + 1] = zfall[:, jk + 1] + zqx[:, jk, :].sum(axis=1)
+    pflux[c, 0] = zfall[:, 0]
+    return ptend, pflux
+
+# }}}
