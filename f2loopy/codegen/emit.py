@@ -66,6 +66,7 @@ class KernelEmitter:
         #: context, and most share their inames, so each distinct guard is
         #: computed once (code generation near linear in the statements)
         self._guards: dict[tuple, tuple] = {}
+        self._hoist = None
         self.uses_double = False
 
     # {{{ naming and types
@@ -237,6 +238,44 @@ class KernelEmitter:
         self.emit_nodes(self.schedule, names, ctx)
 
     def emit_nodes(self, nodes, names, ctx):
+        if self.kernel.options.hoist_guards:
+            from f2loopy.codegen.guards import guard_runs
+            runs = guard_runs(self, list(nodes))
+            if runs is not None:
+                for run in runs:
+                    self.emit_run(run, names, ctx)
+                return
+        self.emit_plain_nodes(nodes, names, ctx)
+
+    @property
+    def hardware_inames(self) -> set:
+        return {h.iname for h in self.grid.inames}
+
+    def hoist_info(self):
+        if self._hoist is None:
+            from f2loopy.codegen.guards import hoist_info
+            self._hoist = hoist_info(self.kernel, self.hardware_inames, self.address_spaces)
+        return self._hoist
+
+    def emit_run(self, run, names, ctx):
+        """The nodes of *run* (:class:`~f2loopy.codegen.guards.Run`) in one
+        block under their common condition on the parallel inames."""
+        own = tuple(n for n in names if n in run.hardware)
+        cond = self._domain_guard(own, ctx) if own else None
+        if cond is None or isinstance(cond, (bool, np.bool_)) or \
+                (len(run.nodes) == 1 and isinstance(run.nodes[0], InsnNode)):
+            self.emit_plain_nodes(run.nodes, names, ctx)
+            return
+        inner = _intersect_params(self.context_for(ctx, own),
+                                  _as_params(self.domain(own), own))
+        self.emit_line(f"if ({self.printer.rec(cond, 0)})")
+        self.emit_line("{")
+        self.indent += 1
+        self.emit_plain_nodes(run.nodes, names, inner)
+        self.indent -= 1
+        self.emit_line("}")
+
+    def emit_plain_nodes(self, nodes, names, ctx):
         k = 0
         nodes = list(nodes)
         while k < len(nodes):

@@ -366,6 +366,14 @@ class KernelOptions(_Copyable):
         the generated code reads them as compile-time constants, and the host
         glue builds (and caches) one program per value the first time it is
         called with it.
+    :attr hoist_guards: code generation tests the condition on the
+        work-item's parallel indices (the column guard of a single-column
+        kernel) once around consecutive statements and loops that share it,
+        not on every statement, and lets statements that only write private
+        variables read under that condition alone run inside it (set by
+        :func:`~f2loopy.transform.scc.scc`: one guarded region per level loop
+        lets the compiler see which value reaches a use, e.g. a species index
+        read from an array, and keep small arrays in registers).
     """
 
     build_options: Annotated[tuple[Annotated[str, Text(200)], ...], Bounded(0, 64)] = ()
@@ -375,6 +383,7 @@ class KernelOptions(_Copyable):
     index_dtype: np.dtype = np.dtype(np.int32)
     per_work_item: Annotated[tuple[Name, ...], Bounded(0, 100_000)] = ()
     specialized: Annotated[tuple[Name, ...], Bounded(0, 64)] = ()
+    hoist_guards: bool = False
 
 
 def _universe() -> isl.Set:

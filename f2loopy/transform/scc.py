@@ -275,6 +275,8 @@ def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | N
             kernel = specialize_parameters(kernel, names=wanted)
     if demote:
         kernel = demote_temporaries(kernel, name)
+    # the column guard tested once per region, not per statement
+    kernel = kernel.copy(options=kernel.options.copy(hoist_guards=True))
     for x in (name,) + rest:
         outer = unique_name(kernel, f"{x}_outer")
         inner = unique_name(kernel, f"{x}_inner", extra_taken=(outer,))

@@ -1,9 +1,10 @@
 ! Column temporaries dimensioned by the number of levels, as CLOUDSC's
 ! ZQX(KLON, KLEV, NCLV), ZFOEALFA(KLON, KLEV + 1) and ZLNEG(KLON, KLEV, NCLV):
-! each column fills and reads only its own part, but KLEV is a run-time size,
-! so the temporaries stay global buffers of the whole block unless the
-! translation fixes it (-D fix=KLEV=9): then they become private arrays of
-! each work-item.  A level recurrence (reads of level JK-1), a species loop,
+! each column fills and reads only its own part, but KLEV is a run-time size:
+! --transform auto compiles the kernel per value of KLEV (runtime
+! specialisation) or, with -D fix=KLEV=9, for that value only, and the
+! temporaries become private arrays of each work-item (with
+! -D specialize=false they stay global buffers of the whole block).  A level recurrence (reads of level JK-1), a species loop,
 ! a conditional update and a bottom-up sweep exercise the private copies.
 !
 !   f2loopy check --transform auto -D fix=klev=9 --size klon=13 --size kidia=2 \

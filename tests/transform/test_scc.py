@@ -338,3 +338,77 @@ def _levels_reference(kidia, kfdia, klev, pt, pq, paph, ptend):
     return ptend, pflux
 
 # }}}
+
+
+# {{{ the column guard tested once per region (hoist_guards)
+
+HOISTED = """
+subroutine hoisted(klon, klev, kidia, kfdia, pa, pedge, pout)
+  implicit none
+  integer, intent(in) :: klon, klev, kidia, kfdia
+  double precision, intent(in) :: pa(klon, klev)
+  double precision, intent(inout) :: pedge(klon)
+  double precision, intent(out) :: pout(klon, klev)
+  double precision :: zfac, zscale, zrow(klon, 4)
+  integer :: jl, jk, jm, iord(klon, 4)
+  zscale = 3.0d0
+  zfac = 2.0d0
+  pedge(:) = zscale
+  do jk = 1, klev
+    do jl = kidia, kfdia
+      do jm = 1, 4
+        zrow(jl, jm) = pa(jl, jk) * jm
+        iord(jl, jm) = 5 - jm
+      end do
+      if (pa(jl, jk) > 0.5d0) iord(jl, 1) = 2
+      pout(jl, jk) = 0.0d0
+      do jm = 1, 4
+        pout(jl, jk) = pout(jl, jk) + zrow(jl, iord(jl, jm)) * zfac * jm
+      end do
+    end do
+    do jl = kidia, kfdia
+      pedge(jl) = pedge(jl) + pout(jl, jk)
+    end do
+  end do
+end subroutine hoisted
+"""
+
+
+def test_column_guard_is_tested_once_per_region(tmp_path):
+    """The scc plan tests the column guard once around the statements of the
+    columns (not on each statement); zfac, read only by the columns, joins
+    that block; zscale, which the fills of pedge's other columns read, stays
+    outside it."""
+    from f2loopy.codegen.guards import hoist_info
+    path = tmp_path / "hoisted.f90"
+    path.write_text(HOISTED)
+    knl = scc(parse_fortran(HOISTED, path.name)["hoisted"])
+    assert knl.options.hoist_guards
+    src = generate_code(knl).source
+    guard = "if (kfdia >= jl_inner + 128 * jl_outer + kidia)"
+    body = src[src.index("    zscale = 3.0;\n"):]
+    assert body.count(guard) == 2, body
+    assert body.startswith(f"    zscale = 3.0;\n    {guard}\n    {{\n        zfac = 2.0;\n"
+                           "        pedge[jl_inner"), body
+    block = body[body.rindex(guard):]
+    assert block.startswith(guard + "\n    {\n        for (int jk = 1;"), block
+    assert "if (kidia >= pedge_i1_lo_inner" in body[:body.rindex(guard)]
+    free = hoist_info(knl, {"jl_inner", "jl_outer"}, {}).free
+    assert [knl.insn(i).assignee_name for i in free] == ["zfac"]
+    # without the option every statement carries the guard
+    plain = generate_code(knl.copy(options=knl.options.copy(hoist_guards=False))).source
+    assert plain.count(guard) > 5
+
+
+@needs_gfortran
+@pytest.mark.opencl
+def test_hoisted_guards_check_against_gfortran(tmp_path):
+    path = tmp_path / "hoisted.f90"
+    path.write_text(HOISTED)
+    res = CliRunner().invoke(main, ["check", "--transform", "auto", "-D", "block=4",
+                                    "--size", "klon=13", "--size", "kidia=3", "--size",
+                                    "kfdia=11", "--size", "klev=5", str(path)])
+    assert res.exit_code == 0, res.output
+    assert "FAIL" not in res.output
+
+# }}}
