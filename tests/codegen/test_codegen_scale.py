@@ -108,14 +108,16 @@ def test_column_kernel_race_check_needs_no_pairs(monkeypatch):
 
 def test_column_kernel_guards_are_computed_per_block(monkeypatch):
     """The statements of one loop body share the guard of the column range:
-    isl computes it once per body, not once per statement."""
+    isl computes it once per body (and once per region that the hoisted
+    column guard covers: hoist_guards), not once per statement."""
     from f2loopy.codegen.emit import KernelEmitter
     from f2loopy.transform.scc import scc
     guards = _counting(monkeypatch, KernelEmitter, "_domain_guard")
     knl = scc(parse_fortran(_column_source(12), "col.f90")["col"], block=32)
-    generate_code(knl)
+    src = generate_code(knl).source
     assert len(knl.instructions) > 45
-    assert len(guards) <= 12 + 4
+    assert len(guards) <= 2 * 12 + 4
+    assert src.count("if (KFDIA >= ") == 1      # tested once, around every nest
 
 
 def test_aliased_storage_is_not_taken_for_one_element_per_work_item():
