@@ -9,6 +9,8 @@ the enclosing loops and the grid can take.
 
 from __future__ import annotations
 
+from typing import Any
+
 import islpy as isl
 import numpy as np
 import pymbolic.primitives as p
@@ -66,7 +68,7 @@ class KernelEmitter:
         #: context, and most share their inames, so each distinct guard is
         #: computed once (code generation near linear in the statements)
         self._guards: dict[tuple, tuple] = {}
-        self._hoist = None
+        self._hoist: Any = None
         self.uses_double = False
 
     # {{{ naming and types

@@ -395,9 +395,9 @@ def test_column_guard_is_tested_once_per_region(tmp_path):
     assert "if (kidia >= pedge_i1_lo_inner" in body[:body.rindex(guard)]
     free = hoist_info(knl, {"jl_inner", "jl_outer"}, {}).free
     assert [knl.insn(i).assignee_name for i in free] == ["zfac"]
-    # without the option every statement carries the guard
+    # without the option the guard is tested per block of statements
     plain = generate_code(knl.copy(options=knl.options.copy(hoist_guards=False))).source
-    assert plain.count(guard) > 5
+    assert plain.count(guard) >= 5
 
 
 @needs_gfortran
