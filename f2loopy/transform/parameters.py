@@ -14,6 +14,7 @@ from f2loopy.ir.folding import cast_value, fold_constants
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.isl_tools import align_params, dim_type
 from f2loopy.ir.kernel import ArrayArg, Kernel, ScalarArg, SubstitutionRule
+from f2loopy.ir.roles import Dummy
 from f2loopy.transform.util import for_each_kernel, map_expressions
 
 _ISL_WORDS = {"and", "or", "not", "mod", "floor", "ceil", "min", "max", "exists", "true",
@@ -227,6 +228,9 @@ def specialize_parameters(kernel: Kernel, *, names: tuple[str, ...] | list[str])
         if arg.fixed_value is not None:
             raise TransformError(f"specialize_parameters: '{arg.name}' is fixed to "
                                  f"{arg.fixed_value} already")
+        if not isinstance(arg.role, Dummy):
+            raise TransformError(f"specialize_parameters: '{arg.name}' is {arg.what}, not a "
+                                 "dummy argument the caller passes")
         if arg.name in written:
             raise TransformError(f"specialize_parameters: '{arg.name}' is written by the "
                                  "kernel; only arguments it reads can be compile-time constants")

@@ -338,7 +338,10 @@ def specializable_extents(kernel: Kernel, index: str) -> tuple[str, ...]:
     extents of column temporaries are made of (``ZTMP(KLON, KLEV)`` read as
     ``ZTMP(JL, JK)`` with *index* ``JL``): with them compile-time constants
     (:func:`~f2loopy.transform.parameters.specialize_parameters`) those
-    temporaries become demotable.  Empty when an extent uses anything else."""
+    temporaries become demotable.  Only plain dummy arguments count (not the
+    hidden extent of an assumed-shape array); empty when an extent uses
+    anything else."""
+    from f2loopy.ir.roles import Dummy
     from f2loopy.ir.types import is_integer
     args = {a.name: a for a in kernel.args if isinstance(a, ScalarArg)}
     written = kernel.written_variables()
@@ -355,7 +358,9 @@ def specializable_extents(kernel: Kernel, index: str) -> tuple[str, ...]:
                 used = set()
                 break
             used |= variables_read(s)
+        # (plain dummy arguments: the glue has their values before it builds)
         if not used or not all(n in args and n not in written and args[n].fixed_value is None
+                               and isinstance(args[n].role, Dummy)
                                and is_integer(np.dtype(args[n].dtype)) for n in used):
             continue
         if _column_only(kernel, name, index):

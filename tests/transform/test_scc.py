@@ -245,6 +245,13 @@ def test_specialize_parameters_errors(unit):
     with pytest.raises(TransformError) as exc:
         specialize_parameters(fix_parameters(knl, klev=9), names=["klev"])
     assert exc.value.message == "specialize_parameters: 'klev' is fixed to 9 already"
+    shaped = parse_fortran("subroutine s(a, b)\n  integer, intent(in) :: a(:, :)\n"
+                           "  integer, intent(out) :: b\n  b = size(a, 2)\nend subroutine\n",
+                           "s.f90")["s"]
+    with pytest.raises(TransformError) as exc:
+        specialize_parameters(shaped, names=["a_n2"])
+    assert exc.value.message == ("specialize_parameters: 'a_n2' is the extent of axis 2 of "
+                                 "argument 'a', not a dummy argument the caller passes")
 
 
 def test_auto_compiles_per_level_count(tmp_path):
