@@ -140,7 +140,18 @@ def run_kernel(what: Kernel | TranslationUnit, queue: Any, *args: Any,
                                   "kernel reads it; only arrays it only writes are allocated)")
         values[a.name] = _allocate(kernel, a, values, queue, on_device)
     ns = _glue_namespace([gk])
-    _build(ns, queue, tuple(gk.build_options))
+    options = tuple(gk.build_options)
+    if gk.specialized:
+        # compiled per value of these arguments: the program the glue will ask
+        # for (its options as the glue prints them: -DMACRO=value added)
+        from f2loopy.codegen import specialization_options
+        try:
+            options += specialization_options(gk.specialized, values)
+        except (TypeError, ValueError):
+            raise KernelCallError(f"{kernel.name}: the arguments "
+                                  f"{', '.join(n for n, _ in gk.specialized)} must be "
+                                  "integers (the program is compiled per value)") from None
+    _build(ns, queue, options)
     fn = ns[py_name(kernel.name)]
     returned = fn(*(values[a.name] for a in fortran_args), queue=queue)
     refs = [ka.name for ka in gk.arguments if ka.kind == "scalar_ref"]

@@ -320,6 +320,35 @@ def test_specialized_glue_builds_one_program_per_value(tmp_path):
     assert programs == [1, 2, 2]
 
 
+@pytest.mark.opencl
+def test_specialized_kernel_called_in_memory():
+    """A specialised kernel called from Python without glue files
+    (run_kernel, what knl(queue, ...) and check's reference runs use) builds
+    its program per level count too, and agrees with the kernel whose level
+    temporaries stay global buffers."""
+    import numpy as np
+    import pyopencl as cl
+
+    from f2loopy.glue.call import run_kernel
+    knl = parse_fortran(LEVELS.read_text(), LEVELS.name)["level_temps"]
+    spec, plain = scc(knl, block=8, specialize=True), scc(knl, block=8)
+    assert spec.options.specialized == ("klev",) and not plain.options.specialized
+    queue = cl.CommandQueue(cl.create_some_context(interactive=False))
+    rng = np.random.default_rng(7)
+    klon = 13
+    for klev in (5, 8):
+        args = {"klon": klon, "klev": klev, "kidia": 2, "kfdia": 12,
+                "pt": rng.random((klon, klev)), "pq": rng.random((klon, klev, 3)),
+                "paph": rng.random((klon, klev + 1)), "ptend": rng.random((klon, klev, 3))}
+        args = {k: np.asfortranarray(v) if isinstance(v, np.ndarray) else v
+                for k, v in args.items()}
+        got = run_kernel(spec, queue, **{k: (v.copy(order="F") if isinstance(v, np.ndarray)
+                                             else v) for k, v in args.items()})
+        want = run_kernel(plain, queue, **args)
+        for name in ("ptend", "pflux"):
+            np.testing.assert_allclose(got[name][1:12], want[name][1:12], rtol=1e-14)
+
+
 def _levels_reference(kidia, kfdia, klev, pt, pq, paph, ptend):
     """level_temps of samples/columns/column_levels.f90 in numpy (columns
     kidia..kfdia; 0-based levels)."""
