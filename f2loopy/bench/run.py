@@ -347,10 +347,18 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
         if progress:
             progress(label)
         options = list(build_options if build_options is not None else gk.build_options)
-        prg = cl.Program(queue.context, join_program([gk])).build(options=options)
-        args = make_inputs(gk.kernel, sizes, seed)
         values = {**sizes, **{a.name: a.fixed_value for a in gk.kernel.args
                               if a.fixed_value is not None}}
+        if gk.specialized:
+            # compiled per value of these arguments (runtime specialisation)
+            from f2loopy.codegen import specialization_options
+            missing = [n for n, _ in gk.specialized if n not in values]
+            if missing:
+                raise F2LoopyError(f"kernel '{gk.kernel.name}' is compiled per value of "
+                                   f"'{missing[0]}': give it with --size {missing[0]}=N")
+            options += list(specialization_options(gk.specialized, values))
+        prg = cl.Program(queue.context, join_program([gk])).build(options=options)
+        args = make_inputs(gk.kernel, sizes, seed)
         from f2loopy.bench.launches import launcher, time_calls
         # correctness: one run on fresh inputs through the glue's layout handling
         bufs = device_args(gk, args, queue)

@@ -448,3 +448,15 @@ def test_hoisted_guards_check_against_gfortran(tmp_path):
     assert "FAIL" not in res.output
 
 # }}}
+
+
+@needs_gfortran
+@pytest.mark.opencl
+def test_bench_builds_a_specialized_kernel_for_its_sizes():
+    """f2loopy bench builds the program itself: a kernel compiled per value
+    of klev gets the value of --size klev (it had no kernel to take before)."""
+    res = CliRunner().invoke(main, ["bench", "--transform", "auto", "--size", "klon=16",
+                                    "--size", "kidia=2", "--size", "kfdia=15", "--size",
+                                    "klev=7", str(LEVELS)])
+    assert res.exit_code == 0, res.output
+    assert "final" in res.output and "✓" in res.output
