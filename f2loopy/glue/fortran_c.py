@@ -16,6 +16,14 @@ def c_source(program: str, symbol: str, source_name: str, stem: str, kernels=())
              f"   so that the program does not depend on where {c_comment(stem)}.cl lies.  Do "
              "not edit. */", ""]
     lines += _c_argument_comment(kernels)
+    for gk in kernels:
+        if getattr(gk, "specialized", ()):
+            # (C callers build the program themselves: without the macros the
+            # kernel is left out of it)
+            defines = " ".join(f"-D{macro}=<{c_comment(name)}>" for name, macro in gk.specialized)
+            lines += [f"/* Kernel {c_comment(gk.c_name)} is compiled per value of "
+                      f"{c_comment(', '.join(n for n, _ in gk.specialized))}: build the program "
+                      f"with {defines}. */", ""]
     lines += _c_signature_comment(kernels)
     lines += ["static const char program[] ="]
     for line in program.splitlines(keepends=True):

@@ -279,6 +279,9 @@ def test_auto_compiles_per_level_count(tmp_path):
     assert "if (f2l_spec_built .and. (int(klev, c_int64_t) /= f2l_spec_1)) " \
         "f2l_kernel = c_null_ptr" in f90
     assert f'" -D{macro}="' in f90 and "f2l_to_string(klev)" in f90
+    c_glue = (tmp_path / "column_levels_cl.c").read_text()
+    assert (f"/* Kernel level_temps is compiled per value of klev: build the program with "
+            f"-D{macro}=<klev>. */") in c_glue
     knl = parse_fortran(LEVELS.read_text(), LEVELS.name)["level_temps"]
     assert specializable_extents(knl, "jl") == ()     # other loops touch them too
     for x in horizontal_loops(knl)[1:]:
