@@ -77,3 +77,71 @@ subroutine t8(ts, n, a, b)
   end do
 end subroutine t8
 """
+
+#: a lattice-Boltzmann style file: the driver is an unnamed main program,
+#: the work is in subroutines before and after it, data in a common block
+UNNAMED_MAIN = """\
+c     relaxation step, driver first
+      subroutine relax(om)
+      implicit double precision(a-h, o-z)
+      parameter(nx = 6, ny = 5, np = 3)
+      common /pop/ f(0:np-1, 0:nx+1, 0:ny+1), fe(0:np-1, 0:nx+1, 0:ny+1)
+      do j = 1, ny
+         do i = 1, nx
+            do k = 0, np - 1
+               f(k, i, j) = (1 - om) * f(k, i, j) + om * fe(k, i, j)
+            enddo
+         enddo
+      enddo
+      end
+
+      implicit double precision(a-h, o-z)
+      parameter(nx = 6, ny = 5, np = 3)
+      common /pop/ f(0:np-1, 0:nx+1, 0:ny+1), fe(0:np-1, 0:nx+1, 0:ny+1)
+      read(5, *) om
+      do istep = 1, 10
+         call relax(om)
+         call shift
+      enddo
+      end
+
+      subroutine shift
+      implicit double precision(a-h, o-z)
+      parameter(nx = 6, ny = 5, np = 3)
+      common /pop/ f(0:np-1, 0:nx+1, 0:ny+1), fe(0:np-1, 0:nx+1, 0:ny+1)
+      do j = ny, 1, -1
+         do i = 1, nx
+            f(1, i, j) = f(1, i, j - 1)
+         enddo
+      enddo
+      end
+"""
+
+#: loop variables that are a module variable and a dummy argument (issue 27)
+LOOP_VARIABLES = """\
+module grid_state
+  implicit none
+  integer, parameter :: nx = 7
+  real :: eta(0:nx+1)
+  integer :: j
+end module grid_state
+
+subroutine smooth
+  use grid_state
+  implicit none
+  do j = 1, nx
+    eta(j) = 0.5 * eta(j) + 0.25 * (eta(j - 1) + eta(j + 1))
+  end do
+end subroutine smooth
+
+subroutine count_to(n, i, x)
+  implicit none
+  integer, intent(in) :: n
+  integer, intent(inout) :: i
+  real, intent(inout) :: x(n)
+  do i = 1, n, 2
+    x(i) = x(i) + i
+    if (x(i) > 100.0) return
+  end do
+end subroutine count_to
+"""

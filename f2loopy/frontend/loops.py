@@ -222,10 +222,6 @@ class LoopsMixin(_Host):
         if self.loop_for(var) is not None:
             raise self.error(f"loop variable '{var}' is already the variable of an "
                              "enclosing loop", var)
-        if self.parent is None and low in self.dummies:
-            raise self.error(f"loop variable '{var}' is a dummy argument (its value after "
-                             "the loop would go back to the caller); use a local variable",
-                             var, UnsupportedFeatureError)
         lo, hi = self.expr(lo_node), self.expr(hi_node)
         step = 1
         if step_node is not None:
@@ -281,7 +277,7 @@ class LoopsMixin(_Host):
 
     def claim_iname(self, base: str) -> str:
         if self.parent is None and base.lower() not in self.claimed_inames and \
-                self.symtab.is_local(base):
+                self.symtab.is_local(base) and base.lower() not in self.dummies:
             iname = base
             self.taken_names.add(base.lower())
         else:

@@ -536,8 +536,23 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
                 self.callees_may_stop or file_may_stop(self.src.text)):
             region.flag = self.new_temporary("returned", BOOL)
             self.add_raw_assignment(region.flag, np.bool_(False), predicates=())
+        # a loop variable that is a dummy argument or a module variable lives
+        # in its loop temporary (loop_scalar) in the kernel: copied in first,
+        # and back out at the end, where the caller sees the value Fortran
+        # leaves (past any 'return': after the procedure's region)
+        carried = [] if self.parent is not None else \
+            [self.symbol(d) for d in self.dummies if d in self.do_variables]
+        for sym in carried:
+            if sym.intent != "out":
+                self.used.add(sym.name.lower())
+                self.add_assignment(self.loop_scalar(sym), sym.dtype, p.Variable(sym.name),
+                                    None, predicates=())
         with self.region(region):
             self.lower_block(nodes)
+        for sym in carried:
+            self.used.add(sym.name.lower())
+            self.add_assignment(p.Variable(sym.name), sym.dtype, self.loop_scalar(sym), None,
+                                predicates=())
 
     def lower_block(self, nodes, *, skip_labels=frozenset()) -> None:
         nodes = backward_goto_loops([n for n in nodes if n is not None], _children,

@@ -129,7 +129,55 @@ def _gave_up_error(src: SourceFile) -> FortranError:
 
 
 def parse_tree(src: SourceFile):
-    """Parse *src* with fparser.two and return the ``Program`` node."""
+    """Parse *src* with fparser.two and return the ``Program`` node.
+
+    fparser reads a main program without a ``program`` statement
+    (``Main_Program0``) and drops every other unit of the file, before and
+    after it: the program's lines are blanked (line numbers stay) and the
+    rest parsed again, its units put back around the program's.
+    """
+    from fparser.two import Fortran2003 as F
+    tree = _parse_tree(src)
+    mains = [u for u in tree.children if isinstance(u, F.Main_Program0)]
+    if len(mains) != 1:
+        return tree
+    first, last = _unit_lines(mains[0])
+    lines = src.text.split("\n")
+    if not first or not any(_is_code(line, src.fixed_form) for k, line in enumerate(lines, 1)
+                            if not first <= k <= last):
+        return tree
+    rest_text = "\n".join("" if first <= k <= last else line
+                           for k, line in enumerate(lines, 1))
+    rest = _parse_tree(SourceFile(src.filename, rest_text, fixed_form=src.fixed_form))
+    if any(isinstance(u, F.Main_Program0) for u in rest.children):
+        raise FortranError("a file can have one main program without a 'program' "
+                           "statement", src.span(first))
+    units = [u for u in rest.children if u is not None] + [mains[0]]
+    units.sort(key=lambda u: _unit_lines(u)[0])
+    tree.content[:] = units
+    return tree
+
+
+def _unit_lines(unit) -> tuple[int, int]:
+    """First and last line of a program unit (0, 0 for a comment)."""
+    spans = [s for s in (getattr(getattr(n, "item", None), "span", None)
+                         for n in _walk_nodes(unit)) if s]
+    if not spans:
+        return (0, 0)
+    return (min(s[0] for s in spans), max(s[1] for s in spans))
+
+
+def _walk_nodes(node):
+    from fparser.two.utils import walk
+    return [node] + list(walk(node))
+
+
+def _is_code(line: str, fixed_form: bool) -> bool:
+    text = line.strip()
+    return bool(text) and not text.startswith("!") and not (fixed_form and line[:1] in "cC*")
+
+
+def _parse_tree(src: SourceFile):
     from fparser.common.readfortran import FortranStringReader
     from fparser.two.utils import FortranSyntaxError as FparserSyntaxError
 

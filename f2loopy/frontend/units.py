@@ -497,6 +497,13 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
         from f2loopy.frontend.host_association import host_variables
         host_names = host_variables(src, proc, symtab, host_prep, dummies, do_vars)
     associate_writes(body, symtab, written)
+    # a loop variable that is a dummy argument or module data: the kernel
+    # writes its value after the loops back (UnitLowering.lower_body)
+    lowered = {d.lower() for d in dummies}
+    for v in do_vars:
+        sym = symtab.get(v)
+        if v in lowered or (sym is not None and sym.storage is not None):
+            written.add(v)
     for d in dummies:
         sym = symtab.get(d)
         if sym is not None and "value" in sym.attributes and (

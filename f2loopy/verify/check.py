@@ -504,7 +504,8 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
             suffix = path.suffix.lower() if preprocessed else path.suffix
         measure = coverage and isolate and cov.gcov_available()
         compiled = text
-        if any(k.host_program for k in originals.values()):
+        from f2loopy.verify.programs import may_have_main_program
+        if any(k.host_program for k in originals.values()) or may_have_main_program(text):
             from f2loopy.verify.programs import program_as_module
             compiled = program_as_module(text, str(path), fixed)
         # the files the search path provided, each after the modules it uses

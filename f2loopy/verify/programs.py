@@ -1,6 +1,7 @@
 """The original of a main program's internal procedures, callable by the
-check harness: the program as a module of the same name (its variables
-module variables, its executable statements blanked, the line numbers kept
+check harness (a main program without any is left out): the program as a
+module of the same name (its variables module variables, its executable
+statements blanked, the line numbers kept
 for coverage), so that the harness's shims can ``use`` the procedures and
 set the program's variables as module data."""
 
@@ -9,6 +10,28 @@ from __future__ import annotations
 import re
 
 _END_PROGRAM = re.compile(r"(\s*)end(\s*program\b.*)?\s*$", re.IGNORECASE)
+
+
+_OPENER = re.compile(r"\s*(?:(?:recursive|pure|elemental|impure|module|integer|real|"
+                     r"logical|complex|double\s*precision|character)\b[^!']*?)?"
+                     r"(?:subroutine|function|module|block\s*data)\s+\w", re.IGNORECASE)
+_UNIT_END = re.compile(r"\s*(?:\d+\s+)?end\s*(?:(?:subroutine|function|module|program|"
+                       r"block\s*data)\b.*)?$", re.IGNORECASE)
+_PROGRAM = re.compile(r"\s*program\s+\w", re.IGNORECASE)
+
+
+def may_have_main_program(text: str) -> bool:
+    """Whether *text* may hold a main program (a ``program`` statement, or
+    more unit ends than unit beginnings: one without the statement); a cheap
+    test, true where unsure, before :func:`program_as_module` parses."""
+    lines = [ln for ln in text.split("\n") if ln.strip() and ln[:1] not in "cC*!"
+             and not ln.lstrip().startswith("!")]
+    if any(_PROGRAM.match(ln) for ln in lines):
+        return True
+    openers = sum(1 for ln in lines if _OPENER.match(ln) and
+                  not re.match(r"\s*module\s+procedure\b", ln, re.IGNORECASE))
+    ends = sum(1 for ln in lines if _UNIT_END.match(ln))
+    return ends > openers
 
 
 def program_as_module(text: str, filename: str, fixed_form: bool) -> str:
@@ -21,8 +44,15 @@ def program_as_module(text: str, filename: str, fixed_form: bool) -> str:
     lines = text.split("\n")
     src = SourceFile(filename, text, fixed_form=fixed_form)
     for unit in parse_units(src, jobs=1):
-        if not isinstance(unit, F.Main_Program) or not any(
+        if isinstance(unit, (F.Main_Program0, F.Main_Program)) and not any(
                 isinstance(ch, F.Internal_Subprogram_Part) for ch in unit.children):
+            # a driver (no internal procedures): not part of the original the
+            # harness links (it has its own main program), nor of its coverage
+            first, last = _lines(unit)
+            for no in range(first, last + 1):
+                lines[no - 1] = ""
+            continue
+        if not isinstance(unit, F.Main_Program):
             continue
         name = str(unit.children[0].items[1])
         first, _ = statement_lines(unit.children[0])
@@ -38,3 +68,10 @@ def program_as_module(text: str, filename: str, fixed_form: bool) -> str:
                 for no in range(a, b + 1):
                     lines[no - 1] = ""
     return "\n".join(lines)
+
+
+def _lines(unit) -> tuple[int, int]:
+    """First and last line of program *unit*'s statements."""
+    from fparser.two.utils import walk
+    spans = [n.item.span for n in walk(unit) if getattr(getattr(n, "item", None), "span", None)]
+    return min(a for a, _ in spans), max(b for _, b in spans)

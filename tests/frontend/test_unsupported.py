@@ -419,15 +419,6 @@ end module
 end subroutine
 """, "t.f90:3:12: error: array shapes do not conform: dimension 1 of 'b' has 5 elements, of "
         "'a' 4", "^"),
-    ("loop_variable_is_a_dummy_argument", """subroutine s(n, i, a)
-  integer n, i
-  real a(n)
-  do i = 1, n
-    a(i) = 0
-  end do
-end subroutine
-""", "t.f90:4:6: error: loop variable 'i' is a dummy argument (its value after the loop would "
-        "go back to the caller); use a local variable", "^"),
     ("dummy_procedure", """subroutine s(f, x)
   external f
   real x
