@@ -32,6 +32,36 @@ def is_allocatable(sym) -> bool:
     return "allocatable" in sym.attributes
 
 
+def is_pointer(sym) -> bool:
+    return "pointer" in sym.attributes
+
+
+def pointer_attribute(reader, entities) -> None:
+    """Record the ``pointer`` attribute of the *entities* of a type
+    declaration read by *reader*.  A pointer array of a module whose kernels
+    only read and write its elements is treated as an allocatable module
+    array (:func:`allocatable_attribute`): the glue takes the array it is
+    associated with.  Pointer dummies and locals are located errors that
+    say what to write instead."""
+    for ent in entities.items:
+        name = str(ent.items[0])
+        if name.lower() in reader.dummy_names:
+            raise reader.error(
+                f"pointer dummy argument '{name}' is not supported (a kernel cannot change "
+                f"what it points to): declare it as an assumed-shape array '{name}(:)' and "
+                "pass the array it points to", name, UnsupportedFeatureError)
+        if not reader.in_module or reader.in_program:
+            where = "variable of a main program" if reader.in_program else "local variable"
+            raise reader.error(
+                f"pointer {where} '{name}' is not supported (pointer assignment is not "
+                "translated): use the array it would point to directly (e.g. u(:, k) where "
+                f"'{name} => u(:, k)'), or pass that array as an argument", name,
+                UnsupportedFeatureError)
+        sym = reader.declare(name)
+        sym.attributes.add("allocatable")
+        sym.attributes.add("pointer")
+
+
 def allocatable_attribute(reader, entities) -> None:
     """Record the ``allocatable`` attribute of the *entities* of a type
     declaration read by *reader*: only module variables may have it."""
@@ -48,13 +78,27 @@ def allocatable_attribute(reader, entities) -> None:
         reader.declare(name).attributes.add("allocatable")
 
 
+def deferred_entity(reader, sym) -> None:
+    """Check that allocatable (or pointer) module variable *sym*, just
+    declared, is an array of deferred shape."""
+    what = "pointer" if is_pointer(sym) else "allocatable"
+    if sym.dims is None:
+        raise reader.error(f"{what} scalar '{sym.name}' is not supported (only {what} arrays "
+                           "of a module are: use a plain module variable)", sym.name,
+                           UnsupportedFeatureError)
+    if any(d[0] is not None or d[1] != ":" for d in sym.dims):
+        raise reader.error(f"{what} array '{sym.name}' must have a deferred shape "
+                           f"({sym.name}(:))", sym.name)
+
+
 def deferred_dims(reader, sym, spec) -> list | None:
     """The axes ``(None, ":")`` of allocatable *sym* declared with the
     deferred shape *spec* (``u(:,:)``), or None if *sym* is not allocatable."""
     if not is_allocatable(sym):
         return None
     if any(s.items[0] is not None for s in spec.items):
-        raise reader.error(f"allocatable array '{sym.name}' must have a deferred shape "
+        what = "pointer" if is_pointer(sym) else "allocatable"
+        raise reader.error(f"{what} array '{sym.name}' must have a deferred shape "
                            f"({sym.name}(:))", sym.name)
     return [(None, ":") for _ in spec.items]
 
@@ -85,17 +129,30 @@ def allocatable_bounds(lowering, sym, name: str) -> tuple:
     return lbs, ubs
 
 
-def allocated_flag(lowering, arg_nodes, ir_name):
-    """The value of ``allocated(array)``: a comparison of its flag argument
+def allocated_flag(lowering, arg_nodes, ir_name, intrinsic: str = "allocated"):
+    """The value of ``allocated(array)`` (or ``associated(pointer)`` of a
+    module pointer array, *intrinsic*): a comparison of its flag argument
     (*ir_name*: symbol -> the array's IR name in the kernel)."""
     from fparser.two import Fortran2003 as F
     conv = lowering.converter()
-    positional, kw = conv._split_args("allocated", arg_nodes, {"array"})
-    args = list(positional) + ([kw["array"]] if "array" in kw else [])
+    key = "pointer" if intrinsic == "associated" else "array"
+    positional, kw = conv._split_args(intrinsic, arg_nodes, {key})
+    args = list(positional) + ([kw[key]] if key in kw else [])
     if len(args) != 1:
-        raise lowering.error("intrinsic 'allocated' takes 1 argument", "allocated")
+        raise lowering.error(f"intrinsic '{intrinsic}' takes 1 argument here (the target "
+                             "argument of 'associated' is not supported)", intrinsic,
+                             UnsupportedFeatureError)
     sym = lowering.symtab.get(str(args[0])) if isinstance(args[0], F.Name) else None
-    if sym is None or not is_allocatable(sym) or sym.storage is None:
+    if intrinsic == "associated":
+        if sym is None or not is_pointer(sym) or sym.storage is None:
+            raise lowering.error("the argument of 'associated' must be a pointer array of a "
+                                 "module (one argument: pointer locals, dummies and the "
+                                 "target argument are not supported)", "associated",
+                                 UnsupportedFeatureError)
+    elif sym is not None and is_pointer(sym):
+        raise lowering.error(f"'{sym.name}' is a pointer: ask associated({sym.name}), not "
+                             "allocated", "allocated")
+    elif sym is None or not is_allocatable(sym) or sym.storage is None:
         raise lowering.error("the argument of 'allocated' must be an allocatable module "
                              "array (allocatable locals, dummies and components are not "
                              "supported)", "allocated", UnsupportedFeatureError)
@@ -114,7 +171,8 @@ def allocatable_arguments(lowering, sym, name: str) -> list:
     lbs, ubs = allocatable_bounds(lowering, sym, name)
     shape = tuple(p.Variable(n) for n in names["extent"])
     out: list = [ArrayArg(name=name, dtype=np.dtype(sym.dtype), shape=shape, lower_bounds=lbs,
-                          span=sym.span, role=stored(sym.storage, allocatable=True))]
+                          span=sym.span, role=stored(sym.storage, allocatable=True,
+                                                     pointer=is_pointer(sym)))]
     int32 = np.dtype(np.int32)
     for what in ("extent", "lbound"):
         out += [ScalarArg(name=n, dtype=int32, intent="in", span=sym.span,
@@ -133,4 +191,4 @@ def exposed_allocatable(sym) -> ArrayArg:
     rank = len(sym.dims)
     return ArrayArg(name=sym.name, dtype=np.dtype(sym.dtype), shape=(None,) * rank,
                     lower_bounds=(1,) * rank, span=sym.span,
-                    role=stored(sym.storage, allocatable=True))
+                    role=stored(sym.storage, allocatable=True, pointer=is_pointer(sym)))

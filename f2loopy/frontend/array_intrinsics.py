@@ -56,10 +56,10 @@ class ArrayIntrinsicsMixin(_Host):
         if name == "present":
             from f2loopy.frontend.optionals import present_value
             return present_value(self, arg_nodes)
-        if name == "allocated":
+        if name in ("allocated", "associated"):
             from f2loopy.frontend.allocatables import allocated_flag
             from f2loopy.frontend.module_data import storage_name
-            return allocated_flag(self, arg_nodes, storage_name)
+            return allocated_flag(self, arg_nodes, storage_name, name)
         if name in _REDUCTIONS:
             return self.array_reduction(name, arg_nodes)
         if name == "dot_product":

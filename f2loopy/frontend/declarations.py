@@ -15,7 +15,8 @@ from fparser.two import Fortran2003 as F
 
 from f2loopy.ir.types import FortranTypeError, fortran_kind, infer_type
 from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
-from f2loopy.frontend.allocatables import allocatable_attribute, deferred_dims
+from f2loopy.frontend.allocatables import (
+    allocatable_attribute, deferred_dims, deferred_entity, pointer_attribute)
 from f2loopy.frontend.constant_arrays import initializer_values, reshaped_initializer
 from f2loopy.frontend.expressions import ConversionContext, ExpressionConverter
 from f2loopy.frontend.generics import is_generic_interface
@@ -365,6 +366,8 @@ class DeclarationReader:
                         self.externals.add(str(ent.items[0]).lower())
                 elif word == "ALLOCATABLE":
                     allocatable_attribute(self, entities)
+                elif word == "POINTER":
+                    pointer_attribute(self, entities)
                 elif word == "OPTIONAL":
                     optional_attribute(self, [str(e.items[0]) for e in entities.items])
                 elif word == "SAVE" and self.in_module:
@@ -394,6 +397,8 @@ class DeclarationReader:
                                  "not supported", name, UnsupportedFeatureError)
             if shape is not None or dims_attr is not None:
                 self.set_dims(sym, shape if shape is not None else dims_attr)
+            if "allocatable" in sym.attributes:
+                deferred_entity(self, sym)
             if intent:
                 self.set_intent(sym, intent, name)
             if is_param:
@@ -402,6 +407,9 @@ class DeclarationReader:
                 self.set_parameter(sym, init.items[1])
             elif init is not None:
                 if str(init.items[0]) == "=>":
+                    if "pointer" in sym.attributes and \
+                            str(init.items[1]).replace(" ", "").upper() == "NULL()":
+                        continue        # disassociated at first: None in the glue
                     raise self.error("pointers are not supported", "=>",
                                      UnsupportedFeatureError)
                 self.set_initializer(sym, init.items[1])

@@ -784,7 +784,7 @@ _INTRINSIC_HANDLERS = {
 _ARRAY_INTRINSICS = frozenset({"sum", "product", "maxval", "minval", "dot_product",
                                "count", "any", "all", "matmul", "transpose", "norm2",
                                "maxloc", "minloc", "cshift", "eoshift", "spread",
-                               "size", "lbound", "ubound", "allocated",
+                               "size", "lbound", "ubound", "allocated", "associated",
                                "present"})
 _ALL_INTRINSICS = frozenset(_INTRINSIC_HANDLERS) | _ARRAY_INTRINSICS
 

@@ -15,7 +15,8 @@ from f2loopy.diagnostics import CodegenError
 from f2loopy.glue.fexpr import (
     LOCAL_PREFIX, HostExpressionError, f_bool_expr, f_int_expr, f_literal, f_string, local_int, wrap)
 from f2loopy.glue.fortran_decl import declaration_text, fortran_type, layout_conversion
-from f2loopy.glue.fortran_allocatables import allocatable_declaration, dope_locals, pass_allocatable
+from f2loopy.glue.fortran_allocatables import (
+    allocatable_declaration, dope_locals, is_pointer_array, pass_allocatable)
 from f2loopy.glue.fortran_optional import absent_array, guard_present, pass_optional_scalar
 from f2loopy.glue.plan import ERROR, Array, HostPlan, Scalar
 
@@ -91,7 +92,9 @@ def glue_body(plan: HostPlan, k, nm: dict, status: str, glue: str) -> Procedure:
         if e.optional:
             guard_present(proc.extents.lines, starts[0], nm[e.array])
             guard_present(body.lines, starts[1], nm[e.array])
-    dope_locals(plan.dope, nm, proc.locals, proc.extents)
+    dope_locals(plan.dope, nm, proc.locals, proc.extents,
+                frozenset(a.name for a in plan.arguments
+                          if isinstance(a, Array) and a.allocatable and is_pointer_array(a.arg)))
     # fixed arguments and assumptions first: sizes depend on the scalars
     for f in plan.fixed:
         _check_fixed(body, f, nm)
@@ -186,7 +189,8 @@ def _register_array(proc: Procedure, a: Array, nm: dict, hidden: dict) -> None:
     intent = "inout" if a.written else "in"
     v = nm[a.name]
     if a.allocatable:
-        decl_text = f"{a.name}({', '.join(':' * a.arg.ndim)}), allocatable"
+        decl_text = f"{a.name}({', '.join(':' * a.arg.ndim)}), " + (
+            "pointer" if is_pointer_array(a.arg) else "allocatable")
         proc.decls.append((decl_text, allocatable_declaration(ftype, a.arg), a.name))
         pass_allocatable(body, proc.slot(a.name), a.arg, v, decl_text, elements(body, a.arg),
                          nbytes, a.written)

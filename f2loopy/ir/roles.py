@@ -201,6 +201,10 @@ class ModuleVariable(Stored):
     #: takes from the module's allocation (None in the Python glue while
     #: unallocated)
     allocatable: bool = False
+    #: an allocatable-like module array that is a ``pointer`` (the kernel
+    #: only reads and writes its elements; the Fortran glue asks
+    #: ``associated`` where it asks ``allocated`` of an allocatable one)
+    pointer: bool = False
     kind: ClassVar[str] = "module"
 
     @property
@@ -256,12 +260,13 @@ CALLER_ROLES = (Dummy, Component)
 
 
 def stored(key: tuple[str, ...], init: np.ndarray | None = None, *,
-           allocatable: bool = False) -> ModuleVariable | CommonMember | SavedLocal:
+           allocatable: bool = False,
+           pointer: bool = False) -> ModuleVariable | CommonMember | SavedLocal:
     """The role of the storage identified by *key* (see :attr:`Stored.key`)."""
     kind, owner, *names = key
     if kind == "module":
         return ModuleVariable(module=owner, path=tuple(names), init=init,
-                              allocatable=allocatable)
+                              allocatable=allocatable, pointer=pointer)
     if kind == "common" and len(names) == 1:
         return CommonMember(block=owner, member=names[0], init=init)
     if kind == "save" and len(names) == 1:

@@ -410,9 +410,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                 "harness (it is checked where a public procedure of the file calls it)")))
     # an allocatable module array: a harness cannot choose its allocation; an
     # array-valued function: the harness cannot store its value
-    beyond = {n.lower(): f"uses the allocatable module array {'::'.join(a.role.key[1:])}, "
-              "whose allocation a harness cannot choose"
-              for n, o in originals.items() for a in o.storage_args if is_allocatable(a.role)}
+    beyond: dict = {}
     beyond.update({n.lower(): "is an array-valued function, whose value the harness cannot "
                    "store" for n, o in originals.items() if o.result_arg is not None
                    and o.result_arg.shape})
@@ -463,6 +461,9 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                                  f"{given[match[0]]} (fix_parameters)")
             if not match:
                 given[n] = v
+        # an allocatable module array: allocated with lower bounds 1 on both
+        # sides (the Python glue's, for an array assigned to it)
+        given.update(shared_data.allocation_given([originals[n] for n in group]))
         honesty.check_given_sizes(given, {n: v for n, v in (sizes or {}).items()
                                           if n.lower() in names},
                                   [originals[n] for n in group])

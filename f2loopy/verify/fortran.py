@@ -23,7 +23,7 @@ from f2loopy.diagnostics import F2LoopyError
 from f2loopy.glue.fexpr import wrap
 from f2loopy.glue.fortran import fortran_name
 from f2loopy.ir.kernel import ArrayArg, Kernel, ScalarArg
-from f2loopy.ir.roles import Component, Dummy, Extent, Presence, character_of
+from f2loopy.ir.roles import Allocation, Component, Dummy, Extent, Presence, character_of
 from f2loopy.verify.shared_data import ISO_KIND as _ISO_KIND
 from f2loopy.verify.shared_data import ShimData, constant_extents
 
@@ -284,6 +284,11 @@ class FortranLibrary:
             assert isinstance(a.role, Extent)
             array, axis = a.role.array, a.role.axis
             given[a.name] = np.asarray(given[array]).shape[axis]
+        for a in kernel.args:
+            if isinstance(a.role, Allocation) and a.role.array in given:
+                # what the shim allocates (lower bounds 1, as the Python glue's)
+                given[a.name] = np.asarray(given[a.role.array]).shape[a.role.axis] \
+                    if a.role.what == "extent" else 1
         if kernel.result_arg is not None:
             given[kernel.result_arg.name] = 0      # the function's value comes back last
         for a in kernel.args:

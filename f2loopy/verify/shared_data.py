@@ -20,6 +20,11 @@ sides are given the same values:
   as attributes (``types.SimpleNamespace``), an array of a type a numpy
   structured array.
 
+An allocatable module array (and a module pointer array, which the kernels
+only index) is allocated by the shim with the extents the planner chose for
+its :class:`~f2loopy.ir.roles.Allocation` arguments and lower bounds 1, as
+the Python glue allocates an array assigned to it.
+
 Every written variable is compared, module data included.  A saved local
 (``save``) cannot be reached from outside its procedure: both sides start
 it from its initial value (the original's first call does), and its value
@@ -35,7 +40,8 @@ import numpy as np
 
 from f2loopy.glue.module_data import object_name
 from f2loopy.ir.kernel import ArrayArg
-from f2loopy.ir.roles import CommonMember, Component, ModuleVariable, SavedLocal, Stored
+from f2loopy.ir.roles import (
+    Allocation, CommonMember, Component, ModuleVariable, SavedLocal, Stored, is_allocatable)
 
 #: numpy dtype -> Fortran type and iso_c_binding kind
 ISO_KIND = {
@@ -87,6 +93,13 @@ def with_saved_initial(kernels, inputs: dict) -> dict:
                         shape, order="F")
                 out[a.name] = np.asfortranarray(value) if shape else value[()]
     return out
+
+
+def allocation_given(kernels) -> dict:
+    """The values fixed for the :class:`~f2loopy.ir.roles.Allocation`
+    arguments of *kernels* other than extents: lower bounds 1, allocated."""
+    return {a.name: 1 for k in kernels for a in k.args
+            if isinstance(a.role, Allocation) and a.role.what != "extent"}
 
 
 def labels(kernels) -> dict:
@@ -159,10 +172,21 @@ class ShimData:
         if arg.name in self.extents:
             return f"{_type_decl(arg.dtype)} :: {self.names[arg.name]}(" + \
                 ", ".join(self.extents[arg.name]) + ")"
+        if isinstance(arg, ArrayArg) and is_allocatable(arg.role):
+            return f"{_type_decl(arg.dtype)} :: {self.names[arg.name]}(" + \
+                ", ".join(self._allocation(arg)) + ")"
         if isinstance(arg, ArrayArg) and isinstance(arg.role, Stored):
             return f"{_type_decl(arg.dtype)} :: {self.names[arg.name]}(" + \
                 ", ".join(str(n) for n in constant_extents(arg.shape)) + ")"
         return None
+
+    def _allocation(self, arg) -> list[str]:
+        """The shim's extents of allocatable module array *arg*: its
+        extent arguments."""
+        extent = {a.role.axis: self.names[a.name] for a in self.kernel.args
+                  if isinstance(a.role, Allocation) and a.role.array == arg.name
+                  and a.role.what == "extent"}
+        return [extent[d] for d in range(arg.ndim)]
 
     def actual(self, arg):
         """What the shim passes for Fortran argument *arg*: the derived-type
@@ -214,6 +238,11 @@ class ShimData:
                     else:
                         self.uses.append(f"  use {module}, only: {local} => {var}")
                 target = "%".join((local, *role.path[1:]))
+                if isinstance(a, ArrayArg) and role.allocatable:
+                    # (a pointer gets a new target; the old one is the caller's)
+                    if not role.pointer:
+                        self.copy_in.append(f"  if (allocated({target})) deallocate({target})")
+                    self.copy_in.append(f"  allocate({target}({', '.join(self._allocation(a))}))")
             elif isinstance(role, CommonMember):
                 members = blocks.setdefault(role.block, [])
                 target = f"f2l_c{len(blocks) - 1}_{len(members)}"

@@ -11,7 +11,7 @@ from f2loopy.frontend import parse_fortran
 MODULE_REFUSED = """module m
   implicit none
   integer, parameter :: n = 4
-  real, pointer :: work(:)
+  real, asynchronous :: work(n)
 end module m
 
 subroutine s(x)
@@ -49,7 +49,7 @@ def test_every_error_has_a_location_and_a_source_line(tmp_path):
     where, lines = _show(tmp_path, MODULE_REFUSED)
     heads = [k for k, line in enumerate(lines) if ": error: " in line]
     assert heads and lines[heads[0]] == (
-        f"{where}:4:9: error: attribute 'pointer' is not supported")
+        f"{where}:4:9: error: attribute 'asynchronous' is not supported")
     for k in heads:
         assert ":0:" not in lines[k].split(": error:")[0]
         assert lines[k + 1].startswith("    ")          # the source line follows

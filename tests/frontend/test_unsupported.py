@@ -148,8 +148,11 @@ DECLARATIONS = [
      "initializer of 't' has more than 1048576 values", "^"),
     ("type(point) :: p", "t.f90:5:8: error: type 'point' is not defined (define it in this "
      "unit or in a module the unit uses)", "^~~~~"),
-    ("real, pointer :: p", "t.f90:5:9: error: attribute 'pointer' is not supported",
-     "^~~~~~~"),
+    ("real, pointer :: p", "t.f90:5:20: error: pointer local variable 'p' is not supported "
+     "(pointer assignment is not translated): use the array it would point to directly (e.g. "
+     "u(:, k) where 'p => u(:, k)'), or pass that array as an argument", "^"),
+    ("real, volatile, asynchronous :: p", "t.f90:5:19: error: attribute 'asynchronous' is "
+     "not supported", "^~~~~~~~~~~~"),
     ("real, allocatable :: b(:)", "t.f90:5:24: error: allocatable local variable 'b' is not "
      "supported (only allocatable arrays of a module are: declare it in a module, or pass an "
      "explicit-shape array b(n) allocated by the caller)", "^"),

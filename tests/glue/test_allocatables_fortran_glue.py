@@ -79,3 +79,58 @@ def test_allocatable_module_array_through_the_fortran_glue(tmp_path, runtime):
     assert "real(c_double), dimension(:, :), allocatable, intent(inout), target :: " \
         "f2l_arg_u" in glue
     assert_all_ok(compile_and_run(tmp_path, runtime, sources, MAIN), 5)
+
+
+PARTICLES = """module particles
+  implicit none
+  integer :: natoms = 0
+  real(8), pointer :: rx(:) => null(), vx(:) => null()
+contains
+  subroutine drift(moved)
+    integer, intent(out) :: moved
+    integer :: i
+    moved = -1
+    if (.not. associated(rx)) return
+    moved = 0
+    do i = 1, natoms
+      rx(i) = rx(i) + 0.25d0 * vx(i)
+      moved = moved + 1
+    end do
+  end subroutine
+end module
+"""
+PARTICLES_MAIN = """
+program main
+  use checks
+  use particles
+  use drift_cl_mod
+  implicit none
+  real(8), target :: pos(6), pos_ref(6), vel(6)
+  integer :: c1, c2, i
+  call drift(c1)
+  call drift_cl(c2)
+  call check(c1 == -1 .and. c2 == -1, "not associated")
+  do i = 1, 6
+    pos(i) = i
+    vel(i) = 2 * i - 3
+  end do
+  pos_ref = pos
+  natoms = 6
+  rx => pos_ref
+  vx => vel
+  call drift(c1)
+  rx => pos
+  call drift_cl(c2)
+  call check(c1 == 6 .and. c2 == 6, "count")
+  call check(all(pos == pos_ref), "rx through the pointer")
+  call done()
+end program
+"""
+
+
+def test_module_pointer_array_through_the_fortran_glue(tmp_path, runtime):
+    sources = translate(tmp_path, "particles", PARTICLES)
+    glue = sources[2].read_text()
+    assert "real(c_double), dimension(:), pointer, intent(in) :: f2l_arg_rx" in glue
+    assert "associated(f2l_arg_rx)" in glue and "is_contiguous(f2l_arg_rx)" in glue
+    assert_all_ok(compile_and_run(tmp_path, runtime, sources, PARTICLES_MAIN), 3)
