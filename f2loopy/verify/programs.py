@@ -41,8 +41,12 @@ def program_as_module(text: str, filename: str, fixed_form: bool) -> str:
 
     from f2loopy.frontend.reader import parse_units
     from f2loopy.frontend.source import SourceFile, statement_lines
+    from f2loopy.frontend.includes import include_name
     lines = text.split("\n")
-    src = SourceFile(filename, text, fixed_form=fixed_form)
+    # (include lines stay for the compiler; the parse that finds the units
+    # does without them, their lines blank)
+    src = SourceFile(filename, "\n".join("" if include_name(ln) is not None else ln
+                                         for ln in lines), fixed_form=fixed_form)
     for unit in parse_units(src, jobs=1):
         if isinstance(unit, (F.Main_Program0, F.Main_Program)) and not any(
                 isinstance(ch, F.Internal_Subprogram_Part) for ch in unit.children):
