@@ -348,6 +348,13 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         pp = preprocess(text, path, defines=defines, include_dirs=include_dirs,
                         fixed_form=fixed_form)
         text = pp.text
+    # Fortran include lines expanded as the translation reads them: the
+    # kernels' statements are numbered in that text, so the original is built
+    # (and its coverage counted) from it, and reported by the files' lines
+    from f2loopy.frontend.includes import expand_includes
+    expanded = expand_includes(text, str(path), include_dirs, base=pp if preprocessed else None)
+    if expanded is not None:
+        text, pp, preprocessed = expanded.text, expanded, True
     from f2loopy.frontend.source import fixed_form_of
     fixed = fixed_form_of(str(path), fixed_form)
     fortran_flags = (*fortran_flags, *_include_flags(path, include_dirs), *_legacy_flags())

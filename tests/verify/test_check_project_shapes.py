@@ -63,3 +63,60 @@ def test_allocatable_and_pointer_module_arrays_are_allocated_by_the_harness(tmp_
     assert any(line.strip().startswith("fields.u(") and line.endswith("ok") for line in lines)
     assert any(line.strip().startswith("s float64") and line.endswith("ok") for line in lines)
 
+
+
+#: the lattice-Boltzmann file's shape with its declarations in an include file
+#: (each include line is many lines of the text the kernels are numbered in)
+INCLUDED = "".join(f"c     population arrays, note {k}\n" for k in range(9)) + """\
+      parameter(nx = 6, ny = 5, np = 3)
+      implicit double precision(a-h, o-z)
+      common /pop/ f(0:np-1, 0:nx+1, 0:ny+1), fe(0:np-1, 0:nx+1, 0:ny+1)
+      common /rates/ om, fpois
+"""
+WITH_INCLUDES = """\
+      subroutine relax
+      include 'pop.inc'
+      do j = 1, ny
+         do i = 1, nx
+            do k = 0, np - 1
+               f(k, i, j) = (1 - om) * f(k, i, j) + om * fe(k, i, j)
+            enddo
+         enddo
+      enddo
+      end
+
+      subroutine push
+      include 'pop.inc'
+      do j = 1, ny
+         do i = 1, nx
+            f(1, i, j) = f(1, i, j) + fpois
+            f(2, i, j) = f(2, i, j) - fpois
+         enddo
+      enddo
+      end
+
+      subroutine drain
+      include 'pop.inc'
+      do j = 1, ny
+         do i = 1, nx
+            f(0, i, j) = 0.5d0 * f(0, i, j)
+            f(1, i, j) = 0.5d0 * f(1, i, j)
+            f(2, i, j) = 0.5d0 * f(2, i, j)
+            fe(0, i, j) = 0.25d0 * f(0, i, j)
+            fe(1, i, j) = 0.25d0 * f(1, i, j)
+            fe(2, i, j) = 0.25d0 * f(2, i, j)
+         enddo
+      enddo
+      end
+"""
+
+
+@needs_check
+def test_coverage_of_a_file_with_include_lines_names_the_right_statements(tmp_path):
+    # the kernels' lines are those of the text with pop.inc expanded; the
+    # coverage was counted on the file as written (push was reported as not
+    # covering drain's statements)
+    (tmp_path / "pop.inc").write_text(INCLUDED)
+    _, res = check_text(tmp_path, WITH_INCLUDES, "--kernel", "push", name="lb.f")
+    assert res.exit_code == 0, res.output
+    assert "never ran" not in res.output and "pop.f(" in res.output
