@@ -69,6 +69,14 @@ def read_bounded(path) -> bytes | None:
             os.close(fd)
 
 
+def modules_used_elsewhere(text: str) -> frozenset[str]:
+    """The modules *text* uses that it does not define itself (lower-case)."""
+    lines = text.splitlines()
+    used = {m.group(1).lower() for m in map(_USE_RE.match, lines) if m}
+    defined = {m.group(1).lower() for m in map(_MODULE_RE.match, lines) if m}
+    return frozenset(used - defined)
+
+
 def _source_lines(path: Path):
     data = read_bounded(path)
     if data is None:
@@ -240,12 +248,14 @@ class SearchPath:
                 return reg
         return None
 
-    def build_order(self, closure: bool = False) -> list[Path]:
+    def build_order(self, closure: bool = False, uses: frozenset[str] = frozenset()) -> list[Path]:
         """:attr:`files_read` ordered so that a file defining a module comes
         before the files that use it (the order a compiler needs).  With
         *closure*, also the files of the path that define the modules those
         files use, transitively (the translation reads only what the kernel
-        needs; a compiler needs every module a compiled file uses)."""
+        needs; a compiler needs every module a compiled file uses), and those
+        of the modules named in *uses* (what the rest of the translated file
+        uses: ``--kernel`` reads only what the chosen units need)."""
         defines: dict = {}
         for (kind, name), paths in self.index().items():
             if kind == "module":
@@ -253,6 +263,11 @@ class SearchPath:
                     defines.setdefault(name, []).append(path)
         read = list(self.files_read)
         keys = {str(p) for p in read}
+        for name in sorted(uses) if closure else ():
+            for d in defines.get(name, ())[:1]:
+                if str(d) not in keys:
+                    keys.add(str(d))
+                    read.append(d)
         deps = {}
         todo = list(read)
         while todo:

@@ -524,7 +524,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                              [o for o in originals.values() if o.name.lower() not in hidden],
                              filename=f"original{suffix}",
                              flags=ref_flags, workdir=str(tmp), coverage=measure,
-                             extra_sources=_compiled_sources(search, tmp, fixed_form))
+                             extra_sources=_compiled_sources(search, tmp, fixed_form, text))
         sequences = []
         for *_, seq in runnable:
             if tuple(seq) not in sequences:
@@ -680,15 +680,18 @@ def _include_flags(path: Path, include_dirs) -> list[str]:
     return [f"-I{os.path.abspath(d)}" for d in (path.parent, *include_dirs)]
 
 
-def _compiled_sources(search, tmp: Path, fixed_form: bool | None = None) -> list[str]:
-    """The files of the search path in build order, each one that was
+def _compiled_sources(search, tmp: Path, fixed_form: bool | None = None,
+                      text: str = "") -> list[str]:
+    """The files of the search path in build order (with those defining the
+    modules the original *text* uses anywhere), each one that was
     preprocessed for the translation as the preprocessed text (the same
     macros as the translation, not gfortran's own preprocessing without
     them); with *fixed_form* (not None), a copy named for that form where the file's
     own name says the other."""
+    from f2loopy.frontend.search_path import modules_used_elsewhere
     from f2loopy.frontend.source import fixed_form_of
     out = []
-    for k, p in enumerate(search.build_order(closure=True)):
+    for k, p in enumerate(search.build_order(closure=True, uses=modules_used_elsewhere(text))):
         pp = search.preprocessed.get(str(p))
         fixed = fixed_form_of(str(p), fixed_form)
         if pp is None and fixed == fixed_form_of(str(p)):

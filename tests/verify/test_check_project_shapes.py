@@ -120,3 +120,27 @@ def test_coverage_of_a_file_with_include_lines_names_the_right_statements(tmp_pa
     _, res = check_text(tmp_path, WITH_INCLUDES, "--kernel", "push", name="lb.f")
     assert res.exit_code == 0, res.output
     assert "never ran" not in res.output and "pop.f(" in res.output
+
+
+@needs_check
+def test_check_of_one_kernel_builds_the_modules_the_other_units_use(tmp_path):
+    # (with --kernel the translation reads only the modules 'heat' needs; the
+    # original is compiled whole, 'force' and its 'use utils' included)
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "utils.f90").write_text(
+        "module utils\n  implicit none\ncontains\n  pure real(8) function wrap(x, box)\n"
+        "    real(8), intent(in) :: x, box\n    wrap = x - box * anint(x / box)\n"
+        "  end function\nend module\n")
+    (lib / "state.f90").write_text(
+        "module state\n  implicit none\n  integer, parameter :: n = 5\n"
+        "  real(8) :: x(n), e\nend module\n")
+    main = ("module steps\n  implicit none\ncontains\n  subroutine heat\n    use state\n"
+            "    integer :: i\n    e = 0\n    do i = 1, n\n      e = e + x(i) * x(i)\n"
+            "    end do\n  end subroutine\n  subroutine force(box)\n    use state\n"
+            "    use utils\n    real(8), intent(in) :: box\n    integer :: i\n"
+            "    do i = 1, n\n      x(i) = wrap(x(i), box)\n    end do\n"
+            "  end subroutine\nend module\n")
+    _, res = check_text(tmp_path, main, "-I", str(lib), "--kernel", "heat", name="steps.f90")
+    assert res.exit_code == 0, res.output
+    assert "state.e float64" in res.output
