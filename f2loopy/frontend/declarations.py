@@ -44,7 +44,9 @@ _UNSUPPORTED_SPEC = {
     "Include_Stmt": "'include' is not supported here",
     "Import_Stmt": "'import' is not supported",
     "Enum_Def": "enumerations are not supported",
-    "Procedure_Declaration_Stmt": "procedure pointers are not supported",
+    "Procedure_Declaration_Stmt": "procedure dummies and procedure pointers are not supported "
+                                  "(a kernel calls procedures known when it is translated): "
+                                  "call the procedure by name",
     "Volatile_Stmt": None,
     "Protected_Stmt": None,
     "Access_Stmt": None,

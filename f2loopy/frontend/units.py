@@ -66,6 +66,11 @@ class ModuleInfo:
     def procedure_names(self) -> set:
         return set(self.procedures) | set(self.generics)
 
+#: a dummy argument that is a procedure (``external f``, or called)
+DUMMY_PROCEDURE = ("dummy procedure '{}' is not supported (a kernel calls procedures known when "
+                   "it is translated): call the procedure by name (a subroutine of the file or "
+                   "of a module), or pass the values it would compute as an array")
+
 
 @dataclass(eq=False)
 class Procedure:
@@ -461,11 +466,15 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
             if rsym.dtype is None:
                 raise FortranError(f"function '{proc.name}' has no type (implicit none is "
                                    "in effect; declare it)", src.span(first, proc.name))
+    called = {str(c.items[0]).lower() for c in walk(body, F.Call_Stmt)
+              if isinstance(c.items[0], F.Name)}
     for d in dummies:
         sym = symtab.get(d) if symtab.is_local(d) else None
         if sym is None:
             sym = symtab.declare(d, src.span(first, d))
         sym.is_dummy = True
+        if d.lower() in reader.externals or d.lower() in called:
+            raise UnsupportedFeatureError(DUMMY_PROCEDURE.format(d), src.span(first, d))
         if sym.derived is not None:
             for leaf in leaves(sym):
                 leaf.is_dummy = True
@@ -487,9 +496,6 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
         if sym.is_initialized:
             raise FortranError(f"dummy argument '{d}' cannot have an initial value",
                                sym.span)
-        if d.lower() in reader.externals:
-            raise UnsupportedFeatureError(f"dummy procedure '{d}' is not supported (call "
-                                          "procedures of the file by name)", sym.span)
     names: set[str] = set()
     written, do_vars = scan_writes(body, registry, symtab, proc.module, names)
     host_names = []

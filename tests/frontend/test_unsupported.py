@@ -427,8 +427,30 @@ end subroutine
   real x
   x = 1
 end subroutine
-""", "t.f90:1:14: error: dummy procedure 'f' is not supported (call procedures of the file by "
-        "name)", "^"),
+""", "t.f90:1:14: error: dummy procedure 'f' is not supported (a kernel calls procedures known "
+        "when it is translated): call the procedure by name (a subroutine of the file or of a "
+        "module), or pass the values it would compute as an array", "^"),
+    # (a dummy only called, never declared: was "dummy argument 'rhs' has no type")
+    ("called_dummy_procedure", """subroutine step(n, x, t, rhs, h)
+  implicit none
+  integer n
+  real(8) x(n), t, h(n), f(n)
+  call rhs(n, x, t, f)
+  h = h + f
+end subroutine
+""", "t.f90:1:26: error: dummy procedure 'rhs' is not supported (a kernel calls procedures "
+        "known when it is translated): call the procedure by name (a subroutine of the file or "
+        "of a module), or pass the values it would compute as an array", "^~~"),
+    ("procedure_declaration", """subroutine apply(n, x, g)
+  implicit none
+  integer n
+  real(8) x(n)
+  procedure(real(8)) :: g
+  x(1) = g(x(1))
+end subroutine
+""", "t.f90:5:3: error: procedure dummies and procedure pointers are not supported (a kernel "
+        "calls procedures known when it is translated): call the procedure by name",
+     "^~~~~~~~~"),
     ("preprocessor", """subroutine s(x)
   real x
 #ifdef FOO
