@@ -5,12 +5,18 @@
 are constant text and scalars (integers, reals, logicals) become a print
 site of the kernel: each work-item that reaches the statement prints the
 record as gfortran's list-directed output spells it (reals may differ in
-their digits).  Other output (files, formats, ``iostat=``, arrays, character
-variables) is a located error.  Output just before a ``stop`` stays part of
+their digits).  A constant format of simple edit descriptors (``'(a,i8)'``,
+``'(2x,a,g14.6)'``: ``a``, ``i``, ``f``, ``e``, ``es``, ``g``, ``l``, ``x``,
+``/``, quoted text, repeat counts) is printed with the matching printf
+conversions (integers and text as gfortran writes them, reals in the same
+widths with C's digits and exponents).  Other output (files, other formats,
+``iostat=``, arrays, character variables) is a located error.  Output just before a ``stop`` stays part of
 the error site (:mod:`f2loopy.frontend.errors`).
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pymbolic.primitives as p
@@ -22,11 +28,13 @@ from f2loopy.ir.prints import PrintItem, PrintSite
 from f2loopy.ir.types import INT32
 
 _WHAT = ("a kernel prints only list-directed output to the screen (write(*,*), write(6,*) "
-         "or print *) of scalars and constant text, with OpenCL printf")
+         "or print *), or output with a constant format of simple edit descriptors "
+         "(a, i, f, e, es, g, l, x, /), of scalars and constant text, with OpenCL printf")
 
 
 def lower_print(lowering, node, keyword: str) -> None:
     """Lower the ``write``/``print`` statement *node* into a print site."""
+    fmt_node = None
     if keyword == "write":
         control, items = node.items
         specs = list(control.items) if control is not None else []
@@ -38,16 +46,25 @@ def lower_print(lowering, node, keyword: str) -> None:
                 continue
             if key == "fmt" and text == "*":
                 continue
+            if key == "fmt" and isinstance(value, F.Char_Literal_Constant):
+                fmt_node = value
+                continue
             _refuse(lowering, node, keyword)
         if len(specs) != 2:
             _refuse(lowering, node, keyword)
     else:
         fmt, items = node.items
-        if fmt is None or str(fmt).strip() != "*":
+        if isinstance(fmt, F.Char_Literal_Constant):
+            fmt_node = fmt
+        elif fmt is None or str(fmt).strip() != "*":
             _refuse(lowering, node, keyword)
+    item_nodes = list(items.items) if items is not None else []
+    if fmt_node is not None:
+        _formatted_print(lowering, node, keyword, literal_text(fmt_node), item_nodes)
+        return
     parts: list[PrintItem] = []
     values: list = []
-    for item in (items.items if items is not None else ()):
+    for item in item_nodes:
         if isinstance(item, F.Char_Literal_Constant):
             parts.append(("text", literal_text(item)))
             continue
@@ -66,8 +83,12 @@ def lower_print(lowering, node, keyword: str) -> None:
         else:
             _refuse(lowering, node, keyword, str(item))
         values.append(value)
+    _add_site(lowering, PrintSite(tuple(parts), lowering.statement_span()), values)
+
+
+def _add_site(lowering, site: PrintSite, values: list) -> None:
     st = lowering.st
-    st.prints.append(PrintSite(tuple(parts), lowering.statement_span()))
+    st.prints.append(site)
     if st.print_temporary is None:
         st.print_temporary = lowering.new_temporary("f2l_print", INT32)
     lowering.add_assignment(p.Variable(st.print_temporary), INT32,
@@ -92,3 +113,126 @@ def _refuse(lowering, node, keyword, item=None):
     raise lowering.error(f"{what}'{statement}' cannot be translated: {_WHAT} (write the values "
                          "to an argument and print them after the call)", keyword,
                          UnsupportedFeatureError)
+
+
+# {{{ formatted output
+
+_DESCRIPTOR = re.compile(
+    r"(?P<r>[1-9]\d{0,2})?(?:(?P<a>a)(?P<aw>[1-9]\d{0,2})?|(?P<i>i)(?P<iw>\d{1,3})(?:\.(?P<im>\d{1,3}))?"
+    r"|(?P<rl>es|en|[feg])(?P<rw>[1-9]\d{0,2})\.(?P<rd>\d{1,3})|(?P<l>l)(?P<lw>[1-9]\d{0,2})"
+    r"|(?P<x>x)|(?P<slash>/))", re.IGNORECASE)
+
+
+def _descriptors(fmt: str) -> list | None:
+    """The edit descriptors of format *fmt* (``(a,i8)``): ``("text", s)``,
+    ``("a", width)``, ``("i", spec)``, ``("real", spec)``, ``("logical",
+    spec)``; None where the format has anything else."""
+    body = fmt.strip()
+    if not (body.startswith("(") and body.endswith(")")):
+        return None
+    body = body[1:-1]
+    tokens: list[tuple[str, str] | tuple[str, re.Match[str]]] = []
+    k = 0
+    while k < len(body):                       # split at commas, keeping quoted text
+        ch = body[k]
+        if ch in "'\"":
+            end = k + 1
+            text = []
+            while end < len(body):
+                if body[end] == ch:
+                    if body[end + 1:end + 2] == ch:
+                        text.append(ch)
+                        end += 2
+                        continue
+                    break
+                text.append(body[end])
+                end += 1
+            else:
+                return None
+            tokens.append(("text", "".join(text)))
+            k = end + 1
+        elif ch in ", ":
+            k += 1
+        elif ch == "/":
+            tokens.append(("text", "\n"))
+            k += 1
+        else:
+            m = _DESCRIPTOR.match(body, k)
+            if m is None or m.end() == k:
+                return None
+            tokens.append(("edit", m))
+            k = m.end()
+    out: list = []
+    for kind, tok in tokens:
+        if isinstance(tok, str):
+            out.append(("text", tok))
+            continue
+        count = int(tok.group("r") or 1)
+        if tok.group("x"):
+            out.append(("text", " " * count))
+        elif tok.group("slash"):
+            out.append(("text", "\n" * count))
+        elif tok.group("a"):
+            out += [("a", int(tok.group("aw")) if tok.group("aw") else None)] * count
+        elif tok.group("i"):
+            width = int(tok.group("iw"))
+            digits = f".{int(tok.group('im'))}" if tok.group("im") else ""
+            out += [("i", f"%{width or ''}{digits}")] * count
+        elif tok.group("rl"):
+            letter = {"f": "f", "e": "E", "es": "E", "en": "E", "g": "G"}[tok.group("rl").lower()]
+            out += [("real", f"%{int(tok.group('rw'))}.{int(tok.group('rd'))}{letter}")] * count
+        else:
+            out += [("logical", f"%{int(tok.group('lw'))}c")] * count
+    return out
+
+
+def _formatted_print(lowering, node, keyword: str, fmt: str, item_nodes: list) -> None:
+    """Lower a ``write``/``print`` with constant format *fmt*."""
+    descriptors = _descriptors(fmt)
+    if descriptors is None:
+        _refuse(lowering, node, keyword)
+        return
+    parts: list[PrintItem] = []
+    specs: list[str] = []
+    values: list = []
+    items = list(item_nodes)
+    for kind, what in descriptors:
+        if kind == "text":
+            parts.append(("text", what))
+            continue
+        if not items:
+            break                      # output stops at the first edit without an item
+        item = items.pop(0)
+        if kind == "a":
+            if not isinstance(item, F.Char_Literal_Constant):
+                _refuse(lowering, node, keyword, str(item))
+            text = literal_text(item)
+            if what is not None:       # aW: the last W characters, or blanks first
+                text = text[:what] if len(text) >= what else " " * (what - len(text)) + text
+            parts.append(("text", text))
+            continue
+        if isinstance(item, F.Name):
+            sym = lowering.symtab.get(str(item))
+            if sym is not None and (lowering.is_array_symbol(sym) or is_character(sym.dtype)):
+                _refuse(lowering, node, keyword, str(item))
+        value = lowering.expr(item)
+        dtype = np.dtype(lowering.checked_dtype(value))
+        if kind == "i" and dtype.kind in "iu":
+            parts.append(("integer", dtype.itemsize))
+            specs.append(what + ("ld" if dtype.itemsize == 8 else "d"))
+        elif kind == "real" and dtype.kind == "f":
+            parts.append(("real", dtype.itemsize))
+            specs.append(what)
+        elif kind == "logical" and dtype.kind == "b":
+            parts.append(("logical", 4))
+            specs.append(what)
+        else:
+            _refuse(lowering, node, keyword, str(item))
+        values.append(value)
+    if items:                          # (format reversion: not translated)
+        _refuse(lowering, node, keyword)
+    _add_site(lowering, PrintSite(tuple(parts), lowering.statement_span(), tuple(specs),
+                                  formatted=True), values)
+
+# }}}
+

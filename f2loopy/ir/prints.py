@@ -13,6 +13,7 @@ reals in fields of gfortran's widths, whose digits may differ.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Annotated, Literal, Union
 
@@ -30,17 +31,27 @@ PrintItem = Union[tuple[Literal["text"], Annotated[str, Text(10_000)]],
                   tuple[Literal["real"], Literal[4, 8]]]
 
 
+#: a printf conversion of a formatted output's value (``%8d``, ``%14.6G``)
+_SPEC_RE = re.compile(r"%-?(?:[1-9]\d{0,2})?(?:\.\d{1,3})?(?:l?d|[EGf]|c)")
+
+
 @dataclass(frozen=True)
 class PrintSite:
-    """One list-directed output statement of a kernel.
+    """One output statement of a kernel: list-directed, or (*specs* given)
+    formatted with a constant format of simple edit descriptors.
 
     :attr items: ``("text", str)``, ``("integer", kind)``, ``("real",
         kind)`` or ``("logical", kind)``, in order.
     :attr span: the statement.
+    :attr specs: for formatted output, one printf conversion per value item
+        (its text items are printed as they are, the record ends with a
+        newline); empty for list-directed output.
     """
 
     items: Annotated[tuple[PrintItem, ...], Bounded(0, 1000)]
     span: SourceSpan | None = None
+    specs: Annotated[tuple[Annotated[str, Text(16)], ...], Bounded(0, 1000)] = ()
+    formatted: bool = False
 
     @property
     def value_count(self) -> int:
@@ -51,6 +62,8 @@ def printf_format(site: PrintSite) -> tuple[str, tuple]:
     """The printf format of *site* (a Python str, not yet a C literal: a
     ``%`` of the text is doubled) and, per value, how it is converted:
     ``"long"``, ``"int"``, ``"double"`` or ``"logical"``."""
+    if site.formatted:
+        return _formatted(site)
     out, conversions = [], []
     previous = None
     for kind, what in site.items:
@@ -70,3 +83,25 @@ def printf_format(site: PrintSite) -> tuple[str, tuple]:
             conversions.append("logical")
         previous = kind
     return "".join(out) + "\n", tuple(conversions)
+
+
+def _formatted(site: PrintSite) -> tuple[str, tuple]:
+    """:func:`printf_format` of a formatted output site: text as it is,
+    each value with its conversion (checked: a site may come from a cache)."""
+    specs = iter(site.specs)
+    out, conversions = [], []
+    for kind, what in site.items:
+        if kind == "text":
+            out.append(str(what).replace("%", "%%"))
+            continue
+        spec = next(specs, None)
+        if spec is None or not _SPEC_RE.fullmatch(spec):
+            raise ValueError(f"invalid print conversion {spec!r}")
+        out.append(spec)
+        conversions.append("logical" if kind == "logical" else
+                           "long" if spec.endswith("ld") else
+                           "int" if spec.endswith("d") else "double")
+    if next(specs, None) is not None:
+        raise ValueError("more print conversions than values")
+    return "".join(out) + "\n", tuple(conversions)
+

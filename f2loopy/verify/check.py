@@ -26,7 +26,7 @@ import numpy as np
 
 from f2loopy.diagnostics import F2LoopyError
 from f2loopy.directives.isl_quota import IslQuotaExceeded, isl_operation_limit
-from f2loopy.ir.roles import character_of, is_allocatable
+from f2loopy.ir.roles import character_of
 from f2loopy.verify.compare import Tolerance, tolerance_for  # noqa: F401 - re-exported
 from f2loopy.verify import shared_data
 from f2loopy.verify.inputs import InputError, plan_inputs
@@ -415,12 +415,10 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
             report.checks.append(KernelCheck(k.name, label, tuple(seq), note=(
                 f"not checked: '{shut[0]}' is PRIVATE in its module, out of the reach of a "
                 "harness (it is checked where a public procedure of the file calls it)")))
-    # an allocatable module array: a harness cannot choose its allocation; an
-    # array-valued function: the harness cannot store its value
-    beyond: dict = {}
-    beyond.update({n.lower(): "is an array-valued function, whose value the harness cannot "
-                   "store" for n, o in originals.items() if o.result_arg is not None
-                   and o.result_arg.shape})
+    # an array-valued function: the harness cannot store its value (allocatable
+    # module arrays it allocates: shared_data)
+    beyond = {n.lower(): "is an array-valued function, whose value the harness cannot store"
+              for n, o in originals.items() if o.result_arg is not None and o.result_arg.shape}
     for label, _, _, _, k, seq in selected:
         shut = [n for n in seq or () if n.lower() in beyond]
         if shut and not any(n.lower() in hidden for n in seq):

@@ -60,27 +60,23 @@ def test_output_statements_become_print_sites():
     assert decode_kernel(encode_kernel(k)).prints == k.prints
 
 
+#: the end of each message about output a kernel cannot print
+WHAT = (
+    'a kernel prints only list-directed output to the screen (write(*,*), write(6,*) '
+    'or print *), or output with a constant format of simple edit descriptors (a, i, '
+    'f, e, es, g, l, x, /), of scalars and constant text, with OpenCL printf (write t'
+    'he values to an argument and print them after the call)'
+)
+
+
 @pytest.mark.parametrize("stmt, message", [
-    ("write(10, *) n", "c.f90:4:3: error: 'write(10, *) n' cannot be translated: a kernel "
-     "prints only list-directed output to the screen (write(*,*), write(6,*) or print *) of "
-     "scalars and constant text, with OpenCL printf (write the values to an argument and "
-     "print them after the call)"),
-    ("write(*, '(i5)') n", "c.f90:4:3: error: 'write(*, '(i5)') n' cannot be "
-     "translated: a kernel prints only list-directed output to the screen (write(*,*), "
-     "write(6,*) or print *) of scalars and constant text, with OpenCL printf (write the "
-     "values to an argument and print them after the call)"),
-    ("print '(a)', 'x'", "c.f90:4:3: error: 'print '(a)', 'x'' cannot be translated: a "
-     "kernel prints only list-directed output to the screen (write(*,*), write(6,*) or print "
-     "*) of scalars and constant text, with OpenCL printf (write the values to an argument "
-     "and print them after the call)"),
-    ("print *, x", "c.f90:4:3: error: 'x' in 'print *, x' cannot be translated: a kernel "
-     "prints only list-directed output to the screen (write(*,*), write(6,*) or print *) of "
-     "scalars and constant text, with OpenCL printf (write the values to an argument and "
-     "print them after the call)"),
-    ("write(*, *, iostat=n) n", "c.f90:4:3: error: 'write(*, *, iostat=n) n' cannot be "
-     "translated: a kernel prints only list-directed output to the screen (write(*,*), "
-     "write(6,*) or print *) of scalars and constant text, with OpenCL printf (write the "
-     "values to an argument and print them after the call)"),
+    ('write(10, *) n', "c.f90:4:3: error: " + "'write(10, *) n' cannot be translated: " + WHAT),
+    ("write(*, '(i5)') x(1)", "c.f90:4:3: error: " + "'x(1)' in 'write(*, '(i5)') x(1)' cannot be translated: " + WHAT),
+    ("print '(a)', n", "c.f90:4:3: error: " + "'n' in 'print '(a)', n' cannot be translated: " + WHAT),
+    ("write(*, '(i3)') n, n", "c.f90:4:3: error: " + "'write(*, '(i3)') n, n' cannot be translated: " + WHAT),
+    ("write(*, '(b8)') n", "c.f90:4:3: error: " + "'write(*, '(b8)') n' cannot be translated: " + WHAT),
+    ('print *, x', "c.f90:4:3: error: " + "'x' in 'print *, x' cannot be translated: " + WHAT),
+    ('write(*, *, iostat=n) n', "c.f90:4:3: error: " + "'write(*, *, iostat=n) n' cannot be translated: " + WHAT),
 ])
 def test_other_output_is_a_located_error(stmt, message):
     source = ("subroutine s(n, x)\n  integer :: n\n  real :: x(3)\n  " + stmt +
@@ -116,3 +112,69 @@ end program
     assert got == expect
     assert expect.splitlines()[:2] == [" negative at           2 of           5",
                                        " negative at           4 of           5"]
+
+
+FORMATTED = """subroutine report(n, alpha, k8, flag)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(in) :: alpha
+  integer(8), intent(in) :: k8
+  logical, intent(in) :: flag
+  write ( *, '(a)' ) ' '
+  write ( *, '(a,g14.6)' ) '  Stability condition ALPHA = ', alpha
+  write ( *, '(a,i8,2x,i4.3,a)' ) '  N = ', n, n, ' done'
+  write ( *, '(2x,a5,i0,1x,l2)' ) 'abc', n, flag
+  write ( *, '(a2,a,f10.4)' ) 'xyz', 'f: ', alpha
+  print '(a,i6)', 'print with format', n
+  write ( *, '(a,i14,a)' ) 'k8 = ', k8
+  write ( *, "(a,' it''s',i3/a)" ) 'quoted 100%', n, 'next line'
+end subroutine
+"""
+
+
+def test_formatted_output_becomes_printf_conversions():
+    from f2loopy.ir.prints import printf_format
+    k = parse_fortran(FORMATTED, "f.f90")["report"]
+    got = [printf_format(site) for site in k.prints]
+    assert got[1] == ("  Stability condition ALPHA = %14.6G\n", ("double",))
+    assert got[2] == ("  N = %8d  %4.3d done\n", ("int", "int"))
+    assert got[3] == ("    abc%d %2c\n", ("int", "logical"))
+    assert got[6] == ("k8 = %14ld\n", ("long",))
+    assert got[7] == ("quoted 100%% it's%3d\nnext line\n", ("int",))
+    from f2loopy.ir.serialize import decode_kernel, encode_kernel
+    assert decode_kernel(encode_kernel(k)).prints == k.prints
+
+
+def test_a_cached_site_with_a_bad_conversion_is_refused():
+    from f2loopy.ir.prints import PrintSite, printf_format
+    with pytest.raises(ValueError):
+        printf_format(PrintSite((("integer", 4),), None, ('%s"); evil("',), formatted=True))
+
+
+@needs_gfortran
+def test_formatted_text_and_integers_are_gfortran_s(tmp_path, cl_queue, capfd):
+    """Text, integers and logicals byte for byte; reals in the same widths
+    (the G-formatted one with C's digits)."""
+    main = tmp_path / "main.f90"
+    main.write_text(FORMATTED + """program main
+  implicit none
+  call report(42, 0.375d0, 123456789012_8, .true.)
+  call report(-7, 1.5d0, -3_8, .false.)
+end program
+""")
+    subprocess.run(["gfortran", "-o", str(tmp_path / "prog"), str(main)], check=True,
+                   cwd=tmp_path)
+    expect = subprocess.run([str(tmp_path / "prog")], capture_output=True, text=True,
+                            check=True).stdout.splitlines()
+    glue, _ = translate_and_load(FORMATTED, tmp_path)
+    capfd.readouterr()
+    glue.report(42, 0.375, 123456789012, True, queue=cl_queue)
+    glue.report(-7, 1.5, -3, False, queue=cl_queue)
+    cl_queue.finish()
+    got = capfd.readouterr().out.splitlines()
+    assert len(got) == len(expect) == 18
+    for g, e in zip(got, expect, strict=True):
+        if "ALPHA" in e:
+            assert len(g) == len(e) and float(g.split("=")[1]) == float(e.split("=")[1])
+        else:
+            assert g == e
