@@ -180,6 +180,25 @@ def special_ranges(kernels, round_no: int, user_ranges: dict, seed: int) -> dict
     return out
 
 
+def _deciding_sizes(report, missing: dict, given: set) -> list[str]:
+    """The integer size arguments (in declarations or loop bounds) that
+    decide whether the statements *missing* run, less those the user gave."""
+    reaching = getattr(report, "_inputs_reaching", None)
+    if reaching is None:
+        return []
+    names = {n for line in missing for n in reaching(line)}
+    out = []
+    for k in report.kernels:
+        sizes = {n for a in k.args for e in a.shape if e is not None for n in _names(e)}
+        for d in k.domains:
+            sizes.update(d.get_var_names(isl_param()))
+        for a in k.fortran_args:
+            if isinstance(a, ScalarArg) and a.dtype.kind in "iu" and a.name in names and \
+                    a.name in sizes and a.name.lower() not in given and a.name not in out:
+                out.append(a.name)
+    return sorted(out)
+
+
 def isl_param():
     from f2loopy.ir.isl_tools import dim_type
     return dim_type.param
@@ -233,11 +252,16 @@ def check_covering(text: str, path, *, check, **options):
     learned: dict = {}
     refused: dict = {}
     _learn_from_stops(report, learned, user_sizes, refused)
+    # sizes that decide whether a statement that never ran runs (a branch for
+    # n == 1): every other round gives them small values
+    deciding = _deciding_sizes(report, missing, {n.lower() for n in (*user_sizes, *ranges)})
     r = attempts = 0
     while missing and r < ROUNDS and attempts < 2 * ROUNDS:
         attempts += 1
         r += 1
         extra = special_ranges(report.kernels, attempts, ranges, seed)
+        if deciding and attempts % 2 == 0:
+            extra.update({n: (1, 2, 3)[(attempts // 2 - 1) % 3] for n in deciding})
         values = {n: v for n, v in extra.items() if not isinstance(v, tuple)}
         extra = {n: v for n, v in extra.items() if isinstance(v, tuple)}
         try:

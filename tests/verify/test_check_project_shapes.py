@@ -144,3 +144,26 @@ def test_check_of_one_kernel_builds_the_modules_the_other_units_use(tmp_path):
     _, res = check_text(tmp_path, main, "-I", str(lib), "--kernel", "heat", name="steps.f90")
     assert res.exit_code == 0, res.output
     assert "state.e float64" in res.output
+
+
+LINSPACE = """subroutine spaced(n, a_first, a_last, a)
+  implicit none
+  integer n, i
+  real(8) a(n), a_first, a_last
+  if (n == 1) then
+    a(1) = (a_first + a_last) / 2.0d0
+  else
+    do i = 1, n
+      a(i) = (dble(n - i) * a_first + dble(i - 1) * a_last) / dble(n - 1)
+    end do
+  end if
+end subroutine
+"""
+
+
+@needs_check
+def test_coverage_rounds_try_small_values_of_the_sizes_a_branch_depends_on(tmp_path):
+    # (the planner's sizes never made n == 1: NOT COVERED, exit 1)
+    _, res = check_text(tmp_path, LINSPACE, name="lin.f90")
+    assert res.exit_code == 0, res.output
+    assert "n=1)" in res.output and "never ran" not in res.output
