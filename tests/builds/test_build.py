@@ -55,7 +55,7 @@ def test_depfile_escapes_make_characters():
 def test_no_depfile_when_a_file_fails(tmp_path):
     (good,) = copy_samples(tmp_path, ["saxpy.f90"])
     bad = tmp_path / "bad.f90"
-    bad.write_text("subroutine b(x)\n  real x\n  print '(f8.3)', x\nend\n")
+    bad.write_text("subroutine b(x)\n  real x\n  print '(z8.3)', x\nend\n")
     proc = f2loopy("translate", "--depfile", tmp_path / "all.d", good, bad)
     assert proc.returncode == 1
     assert not (tmp_path / "all.d").exists()
@@ -90,13 +90,13 @@ def test_outputs_are_deterministic_across_processes_and_hash_seeds(tmp_path):
 def test_parallel_jobs_report_every_error_in_input_order(tmp_path):
     good = copy_samples(tmp_path, ["saxpy.f90", "matmul.f90", "norms.f90"])
     bad1 = tmp_path / "bad1.f90"
-    bad1.write_text("subroutine b(x)\n  real x\n  print '(f8.3)', x\nend\n")
+    bad1.write_text("subroutine b(x)\n  real x\n  print '(z8.3)', x\nend\n")
     bad2 = tmp_path / "bad2.f90"
     bad2.write_text("subroutine w(x)\n  real x\n  rewind(10)\nend\n")
     proc = f2loopy("translate", "-j", "3", bad2, *good, bad1)
     assert proc.returncode == 1
     first = proc.stderr.index("bad2.f90:3:3: error: 'rewind' is not supported")
-    second = proc.stderr.index("bad1.f90:3:3: error: 'print '(f8.3)', x' cannot be translated")
+    second = proc.stderr.index("bad1.f90:3:3: error: 'print '(z8.3)', x' cannot be translated")
     assert first < second
     for g in good:
         assert (tmp_path / (g.stem + "_cl.f90")).exists()

@@ -93,11 +93,11 @@ def test_wrapper_puts_the_glue_into_the_object(tmp_path):
 
 @needs_gfortran
 def test_wrapper_reports_translation_errors_like_a_compiler(tmp_path):
-    (tmp_path / "bad.f90").write_text(SAXPY.replace("    y(i) =", "    print '(i5)', i\n    y(i) =")
+    (tmp_path / "bad.f90").write_text(SAXPY.replace("    y(i) =", "    print '(b5)', i\n    y(i) =")
                                       + SCRIPT)
     proc = wrapper("gfortran", "-c", "bad.f90", "-o", "bad.o", cwd=tmp_path)
     assert proc.returncode == 1
-    assert "bad.f90:5:5: error: 'print '(i5)', i' cannot be translated" in proc.stderr
+    assert "bad.f90:5:5: error: 'print '(b5)', i' cannot be translated" in proc.stderr
     assert not (tmp_path / "bad.o").exists()
     usage = wrapper()
     assert usage.returncode == 2 and "usage: f2loopyfc COMPILER" in usage.stdout

@@ -62,12 +62,12 @@ def test_errors_in_one_file_do_not_stop_the_others(tmp_path):
     good = tmp_path / "good.f90"
     good.write_text((SAMPLES / "saxpy.f90").read_text())
     bad = tmp_path / "bad.f90"
-    bad.write_text("subroutine b(x)\n  real x\n  print '(f8.3)', x\nend\n")
+    bad.write_text("subroutine b(x)\n  real x\n  print '(z8.3)', x\nend\n")
     worse = tmp_path / "worse.f90"
     worse.write_text("subroutine w(x)\n  real x\n  rewind(10)\nend\n")
     proc = f2loopy("translate", str(bad), str(good), str(worse))
     assert proc.returncode == 1
-    assert "bad.f90:3:3: error: 'print '(f8.3)', x' cannot be translated" in proc.stderr
+    assert "bad.f90:3:3: error: 'print '(z8.3)', x' cannot be translated" in proc.stderr
     assert "worse.f90:3:3: error: 'rewind' is not supported" in proc.stderr
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == ["bad.f90", "good.cl", "good.f90", "good_cl.c", "good_cl.f90",

@@ -16,12 +16,14 @@ end subroutine
 
 # (statement, expected first line of the diagnostic, expected caret line)
 UNSUPPORTED = [
-    ("print '(f8.3)', x", "t.f90:5:3: error: 'print '(f8.3)', x' cannot be translated: a kernel "
-     "prints only list-directed output to the screen (write(*,*), write(6,*) or print *) of "
+    ("print '(z8.3)', x", "t.f90:5:3: error: 'print '(z8.3)', x' cannot be translated: a kernel "
+     "prints only list-directed output to the screen (write(*,*), write(6,*) or print *), or output with a "
+     "constant format of simple edit descriptors (a, i, f, e, es, g, l, x, /), of "
      "scalars and constant text, with OpenCL printf (write the values to an argument and "
      "print them after the call)", "^~~~~"),
     ("write(10,*) x", "t.f90:5:3: error: 'write(10,*) x' cannot be translated: a kernel "
-     "prints only list-directed output to the screen (write(*,*), write(6,*) or print *) of "
+     "prints only list-directed output to the screen (write(*,*), write(6,*) or print *), or output with a "
+     "constant format of simple edit descriptors (a, i, f, e, es, g, l, x, /), of "
      "scalars and constant text, with OpenCL printf (write the values to an argument and "
      "print them after the call)", "^~~~~"),
     ("read(*,*) x", "t.f90:5:3: error: 'read' statements are not supported (kernels cannot do "

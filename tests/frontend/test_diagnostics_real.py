@@ -62,7 +62,8 @@ def test_refused_declaration_does_not_make_a_dummy_untyped(tmp_path):
         f"{where}:4:8: error: type 'foo' is not defined (define it in this unit or in a module "
         "the unit uses)",
         f"{where}:8:3: error: 'write(10,*) 'hello'' cannot be translated: a kernel prints only "
-        "list-directed output to the screen (write(*,*), write(6,*) or print *) of scalars and "
+        "list-directed output to the screen (write(*,*), write(6,*) or print *), or output with a "
+     "constant format of simple edit descriptors (a, i, f, e, es, g, l, x, /), of scalars and "
         "constant text, with OpenCL printf (write the values to an argument and print them "
         "after the call)",
         f"{where}:9:3: error: 'open' statements are not supported (kernels cannot do I/O)",

@@ -96,13 +96,15 @@ def _error(body):
 @pytest.mark.parametrize("body, message", [
     ("  write(10,*) 'n is', n\n  x(1) = 0\n", "t.f90:4:3: error: 'write(10,*) 'n is', n' "
      "cannot be translated: a kernel prints only list-directed output to the screen "
-     "(write(*,*), write(6,*) or print *) of scalars and constant text, with OpenCL printf "
+     "(write(*,*), write(6,*) or print *), or output with a "
+     "constant format of simple edit descriptors (a, i, f, e, es, g, l, x, /), of scalars and constant text, with OpenCL printf "
      "(write the values to an argument and print them after the call)"),
     ("  print *, 'x is', x(1)\n  stop\n", "t.f90:4:20: error: only constant text and integers "
      "can be printed before a 'stop' in a kernel, not 'x(1)'"),
-    ("  if (n < 0) print '(i5)', n\n", "t.f90:4:14: error: 'print '(i5)', n' "
+    ("  if (n < 0) print '(b5)', n\n", "t.f90:4:14: error: 'print '(b5)', n' "
      "cannot be translated: a kernel prints only list-directed output to the screen "
-     "(write(*,*), write(6,*) or print *) of scalars and constant text, with OpenCL printf "
+     "(write(*,*), write(6,*) or print *), or output with a "
+     "constant format of simple edit descriptors (a, i, f, e, es, g, l, x, /), of scalars and constant text, with OpenCL printf "
      "(write the values to an argument and print them after the call)"),
     ("  call xerbla('S', n, 1)\n", "t.f90:4:8: error: 'xerbla' is supported with a constant "
      "routine name and an integer: call xerbla('NAME', info)"),

@@ -27,12 +27,14 @@ end subroutine
 
 # (statement, expected diagnostic, caret line); the statement is on line 5
 STATEMENTS = [
-    ("print '(f8.3)', x", "t.f90:5:3: error: 'print '(f8.3)', x' cannot be translated: a kernel "
-     "prints only list-directed output to the screen (write(*,*), write(6,*) or print *) of "
+    ("print '(z8.3)', x", "t.f90:5:3: error: 'print '(z8.3)', x' cannot be translated: a kernel "
+     "prints only list-directed output to the screen (write(*,*), write(6,*) or print *), or output with a "
+     "constant format of simple edit descriptors (a, i, f, e, es, g, l, x, /), of "
      "scalars and constant text, with OpenCL printf (write the values to an argument and "
      "print them after the call)", "^~~~~"),
     ("write(10,*) x", "t.f90:5:3: error: 'write(10,*) x' cannot be translated: a kernel "
-     "prints only list-directed output to the screen (write(*,*), write(6,*) or print *) of "
+     "prints only list-directed output to the screen (write(*,*), write(6,*) or print *), or output with a "
+     "constant format of simple edit descriptors (a, i, f, e, es, g, l, x, /), of "
      "scalars and constant text, with OpenCL printf (write the values to an argument and "
      "print them after the call)", "^~~~~"),
     ("read(*,*) x", "t.f90:5:3: error: 'read' statements are not supported (kernels cannot do "
@@ -523,14 +525,15 @@ def test_statement_errors_are_unsupported_features():
 
 
 _PRINTF = ("cannot be translated: a kernel prints only list-directed output to the screen "
-           "(write(*,*), write(6,*) or print *) of scalars and constant text, with OpenCL "
+           "(write(*,*), write(6,*) or print *), or output with a "
+     "constant format of simple edit descriptors (a, i, f, e, es, g, l, x, /), of scalars and constant text, with OpenCL "
            "printf (write the values to an argument and print them after the call)")
 
 SEVERAL = """subroutine s(n, a, x)
   implicit none
   integer n, i
   real a(n), x
-  print '(f8.3)', x
+  print '(z8.3)', x
   do i = 1, n
     a(i) = 0
     write(10,*) a(i)
@@ -560,7 +563,7 @@ def test_show_lists_every_unsupported_statement(tmp_path):
     heads = [line for line in result.stderr.splitlines() if ": error: " in line]
     where = str(path)
     assert heads == [
-        f"{where}:5:3: error: 'print '(f8.3)', x' " + _PRINTF,
+        f"{where}:5:3: error: 'print '(z8.3)', x' " + _PRINTF,
         f"{where}:8:5: error: 'write(10,*) a(i)' " + _PRINTF,
         f"{where}:16:3: error: 'goto 20' does not jump to a later statement of the same or an "
         "enclosing block (only such a forward goto is supported)",
@@ -583,12 +586,12 @@ def test_show_lists_every_unsupported_statement(tmp_path):
 
 def test_collecting_mode_lists_declaration_errors_too():
     src = DECL.format("common y\n  real, save :: z(n)") + "\n"
-    src = src.replace("  x = 1\n", "  x = 1\n  print '(f8.3)', x\n")
+    src = src.replace("  x = 1\n", "  x = 1\n  print '(z8.3)', x\n")
     with pytest.raises(FortranError) as info:
         parse_fortran(src, "t.f90", collect_errors=True)
     heads = [line for line in info.value.format().splitlines() if ": error: " in line]
     assert heads == [
         "t.f90:5:3: error: blank 'common' is not supported (name the block: common /name/ ...)",
         "t.f90:6:17: error: saved array 'z' must have constant bounds",
-        "t.f90:8:3: error: 'print '(f8.3)', x' " + _PRINTF,
+        "t.f90:8:3: error: 'print '(z8.3)', x' " + _PRINTF,
     ]
