@@ -21,6 +21,12 @@ error without a source position: a defect of the message), ``invalid-fortran``
 
     nice -n 15 python3 scripts/check_sweep.py --tests --quick [--transform auto]
 
+With ``--log FILE`` every outcome is also appended to FILE (one line
+``KIND SECONDS UNIT``) and a later run with the same FILE skips the units
+already in it and counts them in its totals: a long sweep can be stopped and
+resumed.  Test units are named ``tests:<module>_<n>.f90`` there (their folder
+is a new temporary one each run).
+
 Exit status 1 when a run crashed, hit an internal error, timed out,
 mismatched, gave an error without a position or not the expected one.  A
 mismatch may still be a right answer (a test whose script drops a statement on
@@ -252,6 +258,41 @@ def run_one(path: str, extra: list[str], timeout: float,
     return path, classify(proc.returncode, out, expect, path), out, time.monotonic() - t0
 
 
+def unit_key(path: str) -> str:
+    """The name of *path* in a ``--log`` file: its path in the repository, or
+    ``tests:<file name>`` for a test unit saved in a temporary folder."""
+    p = Path(path)
+    if not p.is_absolute():
+        return path
+    try:
+        return str(p.relative_to(ROOT))
+    except ValueError:
+        return "tests:" + p.name
+
+
+_LOG_LINE = re.compile(r"([a-z-]+) +(\d+(?:\.\d+)?)s (\S+)")
+
+
+def read_log(path: Path) -> dict[str, str]:
+    """unit key -> outcome of the units a ``--log`` file records (lines that
+    are not a whole record, such as one cut short by a kill, are ignored)."""
+    done: dict[str, str] = {}
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return done
+    for line in text.splitlines():
+        m = _LOG_LINE.fullmatch(line)
+        if m and m.group(1) in KINDS:
+            done[m.group(3)] = m.group(1)
+    return done
+
+
+#: every outcome a unit can have
+KINDS = ("ok", "not-covered", "refused", "unlocated", "invalid-fortran", "harness",
+         "mismatch", "expected-mismatch", "internal", "crash", "timeout", "wrong-error")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("paths", nargs="*")
@@ -267,6 +308,8 @@ def main(argv=None) -> int:
                     help="the test units only (not samples/ and tests/regressions/)")
     ap.add_argument("--list", action="store_true", help="print the units and stop")
     ap.add_argument("--reverse", action="store_true", help="the units in reverse order")
+    ap.add_argument("--log", type=Path,
+                    help="append outcomes to this file; units already in it are skipped")
     ap.add_argument("--no-fork", action="store_true",
                     help="with --quick: a new interpreter per unit instead of a forked child")
     args = ap.parse_args(argv)
@@ -288,12 +331,23 @@ def main(argv=None) -> int:
         print(f"{len(files)} units")
         return 0
     counts: dict[str, int] = {}
+    done = read_log(args.log) if args.log else {}
+    total = len(files)
+    for kind in (done[unit_key(f)] for f in files if unit_key(f) in done):
+        counts[kind] = counts.get(kind, 0) + 1
+    if done:
+        print(f"{sum(counts.values())} units already in {args.log}: skipped", flush=True)
+    files = [f for f in files if unit_key(f) not in done]
+    log = open(args.log, "a") if args.log else None   # noqa: SIM115 - closed below
     t0 = time.monotonic()
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         for path, kind, out, secs in pool.map(
                 lambda p: run_one(p, extra, args.timeout, args.quick), files):
             counts[kind] = counts.get(kind, 0) + 1
             print(f"{kind:17s} {secs:6.1f}s {path}", flush=True)
+            if log is not None:
+                log.write(f"{kind} {secs:.1f}s {unit_key(path)}\n")
+                log.flush()
             if kind in BAD or args.verbose:
                 print("    " + "\n    ".join(out.strip().splitlines()[-15:]), flush=True)
             elif kind in ("refused", "not-covered"):
@@ -301,8 +355,10 @@ def main(argv=None) -> int:
                 first = next((ln for ln in lines if "error:" in ln or "NOT COVERED" in ln),
                              lines[0] if lines else "")
                 print("    " + first[:300], flush=True)
+    if log is not None:
+        log.close()
     print(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())),
-          f"(of {len(files)} units, {time.monotonic() - t0:.0f} s)")
+          f"(of {total} units, {time.monotonic() - t0:.0f} s)")
     return 1 if any(counts.get(k) for k in BAD) else 0
 
 

@@ -13,12 +13,29 @@ Exit status 1 if a bug (mismatch, kernel that does not build or run, internal
 error, a program that does not finish within --timeout seconds) was found.
 Programs run in worker processes; one that hangs (a generated kernel looping
 forever) is killed and reported, and its worker replaced.
+
+A campaign split over two machines (gfortran on one, the OpenCL device on the
+other, which has no gfortran): ``--record-references DIR`` runs only the
+gfortran side and writes each program's inputs and results to
+``DIR/<variant>/<seed>.npz`` (variant ``transforms`` or ``plain``); then
+``--reference-dir DIR`` on the other machine regenerates the same programs,
+translates and runs them on its OpenCL device and compares with the recorded
+results (f2loopy.verify.recorded: refused unless the program and its inputs
+are bit for bit the ones recorded; such a program counts as ``no-record``).
+Seeds without a recording are skipped as ``no-record``.  Found programs are
+saved unshrunk in a replay (shrinking needs gfortran): reproduce them where
+gfortran runs.  ``--results FILE`` writes every outcome as a JSON line.
+
+    nice python3 scripts/fuzz_differential.py --seed 0 --count 3000 --record-references refs
+    python3 scripts/fuzz_differential.py --seed 0 --count 3000 --jobs 16 --reference-dir refs \
+        --results out.jsonl
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import json
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -49,16 +66,35 @@ def _queue():
     return _QUEUE
 
 
+def record_path(folder, seed: int, transforms: bool) -> Path:
+    """Where the recorded references of program *seed* go."""
+    return Path(folder) / ("transforms" if transforms else "plain") / f"{seed}.npz"
+
+
 def run_one(task):
     seed, opts = task
-    from f2loopy.fuzz.fuzz import regression_text, run_seed, shrink_outcome
+    from f2loopy.fuzz.fuzz import record_seed, regression_text, run_seed, shrink_outcome
+    from f2loopy.verify.recorded import RecordedReferences
     t0 = time.monotonic()
-    outcome = run_seed(seed, transforms=not opts["no_transforms"], queue=_queue())
+    transforms = not opts["no_transforms"]
+    recorded = None
+    if opts["record"]:
+        recorded = RecordedReferences(record_path(opts["record"], seed, transforms),
+                                      mode="record")
+    elif opts["replay"]:
+        where = record_path(opts["replay"], seed, transforms)
+        if not where.is_file():
+            return _lost(task, "no-record", f"no recorded references {where}")
+        recorded = RecordedReferences(where, mode="replay")
+    if opts["record"]:
+        outcome = record_seed(seed, transforms=transforms, recorded=recorded)
+    else:
+        outcome = run_seed(seed, transforms=transforms, queue=_queue(), recorded=recorded)
     saved = None
     text = None
     if outcome.is_bug:
         program = outcome.program
-        if not opts["no_shrink"]:
+        if not opts["no_shrink"] and recorded is None:
             try:
                 program = shrink_outcome(outcome, queue=_queue())
             except Exception as exc:  # noqa: BLE001 - keep the unshrunk program
@@ -69,7 +105,7 @@ def run_one(task):
             out.mkdir(parents=True, exist_ok=True)
             saved = out / f"fuzz_{seed}.f90"
             saved.write_text(text)
-    elif outcome.kind not in ("pass",) and opts["triage"]:
+    elif outcome.kind not in ("pass", "recorded") and opts["triage"]:
         out = Path(opts["triage"])
         out.mkdir(parents=True, exist_ok=True)
         (out / f"{outcome.kind}_{seed}.f90").write_text(
@@ -166,9 +202,19 @@ def main(argv=None) -> int:
     ap.add_argument("--triage", default="",
                     help="also save programs refused or without inputs here")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every program")
+    split = ap.add_mutually_exclusive_group()
+    split.add_argument("--record-references", metavar="DIR", default="",
+                       help="run only gfortran: write each program's inputs and results "
+                            "under DIR (nothing runs on OpenCL)")
+    split.add_argument("--reference-dir", metavar="DIR", default="",
+                       help="compare with the results recorded under DIR instead of "
+                            "running gfortran")
+    ap.add_argument("--results", metavar="FILE", default="",
+                    help="write every outcome (seed, kind, detail) as a JSON line to FILE")
     args = ap.parse_args(argv)
     opts = {"no_transforms": args.no_transforms, "no_shrink": args.no_shrink,
-            "save": args.save, "triage": args.triage, "verbose": args.verbose}
+            "save": args.save, "triage": args.triage, "verbose": args.verbose,
+            "record": args.record_references, "replay": args.reference_dir}
     tasks = [(s, opts) for s in range(args.seed, args.seed + args.count)]
     counts = collections.Counter()
     bugs = []
@@ -176,8 +222,15 @@ def main(argv=None) -> int:
     dropped = transformed = 0
     t0 = time.monotonic()
     results = run_all(tasks, args.jobs, args.timeout)
+    log = open(args.results, "w") if args.results else None   # noqa: SIM115 - closed below
     try:
         for k, r in enumerate(results, 1):
+            if log is not None:
+                log.write(json.dumps({"seed": r["seed"], "kind": r["kind"],
+                                      "transforms": r["transforms"],
+                                      "detail": "" if r["kind"] == "pass" else r["detail"],
+                                      "regression": r["regression"]}) + "\n")
+                log.flush()
             counts[r["kind"]] += 1
             dropped += r["dropped"]
             transformed += r["transforms"] > 0
@@ -189,7 +242,7 @@ def main(argv=None) -> int:
                       (f" (saved {r['saved']})" if r["saved"] else ""), flush=True)
                 if args.verbose or not r["saved"]:
                     print(r["regression"] or r["detail"])
-            elif r["kind"] != "pass":
+            elif r["kind"] not in ("pass", "recorded"):
                 others[r["kind"]].append(r["seed"])
                 if args.verbose:
                     print(f"seed {r['seed']}: {r['kind']}\n{r['detail']}")
@@ -198,6 +251,8 @@ def main(argv=None) -> int:
                 print(f"[{k}/{len(tasks)}] {dict(counts)} {el:.0f} s", flush=True)
     finally:
         results.close()
+        if log is not None:
+            log.close()
     el = time.monotonic() - t0
     print(f"seeds {args.seed}..{args.seed + args.count - 1}: {sum(counts.values())} programs "
           f"in {el:.0f} s; {dict(sorted(counts.items()))}; {transformed} ran with "

@@ -76,12 +76,14 @@ def py_name(name: str) -> str:
     return name
 
 
-def check_identifiers(kernel) -> None:
-    """Refuse a kernel any of whose names is not an ASCII identifier (as a
-    whole): the names are written into OpenCL, Python, C and Fortran as they
-    are.  Kernels from the sandbox were checked when they came back
-    (:mod:`f2loopy.ir.serialize`); this is the gate for every other way in
-    (a ``$`` that a Fortran compiler accepts in names, the Python API)."""
+def check_names(kernel) -> None:
+    """Refuse a kernel any of whose names (its own, its module's, arguments,
+    variables, loop indices) is not an ASCII identifier as a whole (a ``$``
+    that a Fortran compiler accepts in names), with a located error: the
+    names are written into OpenCL, Python, C and Fortran as they are, and
+    the transformation sandbox refuses to send them back.  The pipeline
+    asks before a script or recipe runs; :func:`check_identifiers` before
+    code is generated."""
     from f2loopy.diagnostics import CodegenError
     from f2loopy.escape import is_identifier, visible
 
@@ -93,6 +95,24 @@ def check_identifiers(kernel) -> None:
     check(kernel.name, "the kernel name", kernel.span)
     if kernel.module is not None:
         check(kernel.module, "the module name", kernel.span)
+    for a in kernel.args:
+        check(a.name, "the argument name", a.span)
+    for t in kernel.temporaries.values():
+        check(t.name, "the variable name", t.span)
+        if t.base_storage is not None:
+            check(t.base_storage, "the storage name", t.span)
+    for iname in kernel.all_inames():
+        check(iname, "the loop index name", None)
+
+
+def check_identifiers(kernel) -> None:
+    """Refuse a kernel any of whose names is not an ASCII identifier (as a
+    whole): the names are written into OpenCL, Python, C and Fortran as they
+    are.  Kernels from the sandbox were checked when they came back
+    (:mod:`f2loopy.ir.serialize`); this is the gate for every other way in
+    (a ``$`` that a Fortran compiler accepts in names, the Python API)."""
+    from f2loopy.diagnostics import CodegenError
+    check_names(kernel)
     # the names of one kernel's code: c_name appends '_' to reserved ones, so
     # a loop 'max' and an argument 'max_' would be one C variable (the
     # loop's, shadowing the argument: 'for (int max_ = 1; max_ <= max_; ...)')
@@ -105,13 +125,8 @@ def check_identifiers(kernel) -> None:
                                "OpenCL code (f2loopy appends '_' to names that OpenCL or "
                                "f2loopy reserve): rename one", span or kernel.span)
     for a in kernel.args:
-        check(a.name, "the argument name", a.span)
         distinct(a.name, a.span)
     for t in kernel.temporaries.values():
-        check(t.name, "the variable name", t.span)
         distinct(t.name, t.span)
-        if t.base_storage is not None:
-            check(t.base_storage, "the storage name", t.span)
     for iname in kernel.all_inames():
-        check(iname, "the loop index name", None)
         distinct(iname, None)

@@ -139,6 +139,10 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
     :raises SandboxViolation: the script tried something the sandbox forbids,
         or this machine has no seccomp filter and the scripts are not trusted.
     """
+    # a name the sandbox could not send back ('a$b'): refused here, located
+    from f2loopy.codegen.names import check_names
+    for k in kernels:
+        check_names(k)
     if trust is None:
         trust = scripts_trusted()
     cli = resolve_recipe(transform) if transform is not None else None

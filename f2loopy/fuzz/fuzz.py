@@ -19,6 +19,14 @@ compared with gfortran (:mod:`f2loopy.fuzz.progen` makes the programs,
 ``input``, ``reference``, ``gfortran``
     no inputs could be planned, the Fortran reference failed, or gfortran
     refused the program: generator problems, not f2loopy bugs.
+``recorded``
+    (with a :class:`~f2loopy.verify.recorded.RecordedReferences` in mode
+    ``record``) gfortran's results were written to a file; nothing ran on
+    OpenCL.
+``no-record``
+    (mode ``replay``) there are no recorded results for this program and its
+    inputs (the recording machine classified it otherwise, or another
+    version drew other inputs): nothing was compared.
 
 Transformations the race check or a transformation refuses (the generator
 proposes them without knowing the dependences) are dropped, one by one,
@@ -27,6 +35,7 @@ before the program runs.
 
 from __future__ import annotations
 
+import re
 import shlex
 import traceback
 from dataclasses import dataclass, field
@@ -123,19 +132,26 @@ def _failing_transform(program, message: str) -> int:
     return -1
 
 
-def run_program(program, options: dict, *, queue=None, filename=None) -> tuple:
-    """Check *program* with *options*; returns ``(kind, detail)``."""
+def run_program(program, options: dict, *, queue=None, filename=None,
+                recorded=None) -> tuple:
+    """Check *program* with *options*; returns ``(kind, detail)``.  With
+    *recorded* (a :class:`~f2loopy.verify.recorded.RecordedReferences`), the
+    gfortran results are written to its file or read from it."""
     from f2loopy.verify.check import CheckError, check_source
     from f2loopy.verify.options import parse_tolerances
     from f2loopy.verify.fortran import FortranToolError
     from f2loopy.verify.inputs import InputError
+    from f2loopy.verify.recorded import RecordError
     source = program.render()
     filename = filename or program.filename
     try:
         tolerances = parse_tolerances(rtol=options.get("rtol", ()))
         report = check_source(source, Path(filename), sizes=options.get("sizes"),
                               ranges=options.get("ranges"), seed=options.get("seed", 0),
-                              queue=queue, timeout=60, tolerances=tolerances)
+                              queue=queue, timeout=60, tolerances=tolerances,
+                              recorded=recorded)
+    except RecordError as exc:
+        return "no-record", exc.format()
     except InputError as exc:
         return "input", exc.format()
     except CheckError as exc:
@@ -146,6 +162,8 @@ def run_program(program, options: dict, *, queue=None, filename=None) -> tuple:
         return "refused", exc.format()
     except Exception as exc:  # noqa: BLE001
         return "internal", "".join(traceback.format_exception(exc))
+    if report.recorded:
+        return "recorded", ""
     if report.passed:
         return "pass", ""
     if any(c.error is not None for c in report.checks):
@@ -153,13 +171,19 @@ def run_program(program, options: dict, *, queue=None, filename=None) -> tuple:
     return "mismatch", report.format()
 
 
-def run_seed(seed: int, *, transforms: bool = True, queue=None) -> FuzzOutcome:
-    """Generate program *seed*, choose transformations, run and classify."""
+def _start(seed: int, transforms: bool):
+    """Program *seed*, its options, its random generator (after choosing the
+    transformations, which are not applied yet) or a FuzzOutcome if it
+    cannot be parsed."""
     from f2loopy.frontend import parse_fortran
     from f2loopy.fuzz.progen import choose_transformations, generate_program
     program = generate_program(seed)
     rng = np.random.default_rng([seed, 7])
     source = program.render()
+    options = {"seed": seed, "sizes": {}, "ranges": program.data_ranges()}
+    if program.loose64:
+        # single-precision rounding (sin of a real, ...) flows into double results
+        options["rtol"] = ["float64=2e-5"]
     if transforms:
         # (without transformations check's own translation tells the same)
         try:
@@ -169,32 +193,80 @@ def run_seed(seed: int, *, transforms: bool = True, queue=None) -> FuzzOutcome:
         except Exception as exc:  # noqa: BLE001
             return FuzzOutcome(seed, "internal", "".join(traceback.format_exception(exc)),
                                program)
-    options = {"seed": seed, "sizes": {}, "ranges": program.data_ranges()}
-    if program.loose64:
-        # single-precision rounding (sin of a real, ...) flows into double results
-        options["rtol"] = ["float64=2e-5"]
-    dropped = []
-    if transforms:
         program.transforms = choose_transformations(program, kernel, rng)
-        # drop what is refused (the generator does not know the dependences)
-        while program.transforms:
-            bad = _classify_translation(program.render(), program.filename)
-            if bad is None:
-                break
-            kind, text = bad
-            if kind == "internal":
-                return FuzzOutcome(seed, "internal", text, program, options)
-            at = _failing_transform(program, text)
-            dropped.append((program.transforms.pop(at), text.splitlines()[0]))
+    return program, options, rng
+
+
+def _choose_sizes(program, options: dict, rng) -> None:
+    """A fixed size, sometimes (not where the script fixes one)."""
     fixed = any(t.startswith("k = fix_parameters") for t in program.transforms)
     used = program.used_names()
     sizes = [a.name for a in program.args if a.role == "size" and a.name in used]
     if not fixed and sizes and rng.random() < 0.3:
         options["sizes"] = {sizes[0]: int(rng.integers(1, 4))}
-    kind, detail = run_program(program, options, queue=queue)
+
+
+def _without_script(program):
+    """*program* without its transformation script: the Fortran gfortran
+    compiles (the script is comments to it)."""
+    import dataclasses
+    return dataclasses.replace(program, transforms=[])
+
+
+def run_seed(seed: int, *, transforms: bool = True, queue=None,
+             recorded=None) -> FuzzOutcome:
+    """Generate program *seed*, choose transformations, run and classify.
+    *recorded* (mode ``replay``): compare with the results
+    :func:`record_seed` recorded instead of running gfortran."""
+    start = _start(seed, transforms)
+    if isinstance(start, FuzzOutcome):
+        return start
+    program, options, rng = start
+    dropped = []
+    # drop what is refused (the generator does not know the dependences)
+    while program.transforms:
+        bad = _classify_translation(program.render(), program.filename)
+        if bad is None:
+            break
+        kind, text = bad
+        if kind == "internal":
+            return FuzzOutcome(seed, "internal", text, program, options)
+        at = _failing_transform(program, text)
+        dropped.append((program.transforms.pop(at), text.splitlines()[0]))
+    _choose_sizes(program, options, rng)
+    if recorded is not None:
+        recorded = recorded.for_key(_without_script(program).render())
+    kind, detail = run_program(program, options, queue=queue, recorded=recorded)
     if kind == "refused" and not program.transforms:
         kind = "rejected"
     return FuzzOutcome(seed, kind, detail, program, options, dropped)
+
+
+_FIX = re.compile(r"k = fix_parameters\(k, (\w+)=(\d+)\)")
+
+
+def record_seed(seed: int, *, transforms: bool = True, recorded) -> FuzzOutcome:
+    """The gfortran half of :func:`run_seed` for another machine: program
+    *seed* with the options :func:`run_seed` gives it, its original run on
+    the inputs of the untransformed translation, written to *recorded*
+    (mode ``record``; kind ``recorded``).  The transformations are chosen but
+    not tried (a translation with a script costs seconds): where the
+    replay's script changes the inputs (a refused ``fix_parameters``
+    dropped, an ``assume`` that moves the sizes drawn), its inputs differ
+    from the recorded ones and the replay says ``no-record`` rather than
+    compare."""
+    start = _start(seed, transforms)
+    if isinstance(start, FuzzOutcome):
+        return start
+    program, options, rng = start
+    _choose_sizes(program, options, rng)
+    for line in program.transforms:       # the value the kernel is translated for
+        m = _FIX.fullmatch(line)
+        if m:
+            options["sizes"] = {**options["sizes"], m.group(1): int(m.group(2))}
+    fortran = _without_script(program)
+    kind, detail = run_program(fortran, options, recorded=recorded.for_key(fortran.render()))
+    return FuzzOutcome(seed, kind, detail, program, options)
 
 
 def shrink_outcome(outcome: FuzzOutcome, *, queue=None, max_steps: int = 300,

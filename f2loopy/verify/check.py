@@ -53,6 +53,14 @@ class KernelCheck:
     note: str = ""                    # e.g. both stop on these inputs
     #: the second of two calls in a row (saved locals carried over)
     twice: bool = False
+    #: outputs differ, and the subroutines read variables nothing assigns:
+    #: the messages saying so (undefined on both sides, not a translation error)
+    undefined: tuple = ()
+
+    @property
+    def undefined_only(self) -> bool:
+        """Fails only for reading what nothing assigns (no error of its own)."""
+        return bool(self.undefined) and self.error is None
 
     @property
     def passed(self) -> bool:
@@ -90,6 +98,9 @@ class CheckReport:
     #: argument name -> how outputs show it (module data as the glue's
     #: ``module.variable``, components as ``p%x``)
     labels: dict = field(default_factory=dict)
+    #: the original's results were written to a file (``recorded`` in mode
+    #: ``record``) and nothing ran on OpenCL: no kernel is checked
+    recorded: bool = False
 
     def _inputs_reaching(self, line: int) -> list[str]:
         """The arguments (sizes, data) that the conditions and loop bounds
@@ -153,6 +164,7 @@ class CheckReport:
                 lines.append("  " + _output_line(o, width, self.labels))
                 if o.fma_note:
                     lines.append("    " + o.fma_note)
+            lines.extend("  " + u for u in c.undefined)
             if c.note:
                 lines.append("  " + c.note)
             elif not c.outputs:
@@ -185,9 +197,15 @@ class CheckReport:
         if not self.checks:
             lines.append("nothing checked")
         elif bad or any(isinstance(r, CheckReport) and r.failures() for _, r in self.rounds):
+            every = bad + [c for _, r in self.rounds if isinstance(r, CheckReport)
+                           for c in r.failures()]
             titles = list(dict.fromkeys(c.title.split(" = ")[0].split(" (called again")[0]
-                                        for c in bad + [
-                c for _, r in self.rounds if isinstance(r, CheckReport) for c in r.failures()]))
+                                        for c in every))
+            if all(c.undefined_only for c in every):
+                lines.append(f"UNDEFINED: {len(titles)} of {self._kernel_count()} kernel(s) "
+                             "read variables that nothing assigns (above), so their results "
+                             "are undefined in the original too: " + ", ".join(titles))
+                return "\n".join(lines)
             lines.append(f"MISMATCH: {len(titles)} of {self._kernel_count()} kernel(s) differ from "
                          "the original Fortran: " + ", ".join(titles))
         elif self.coverage:
@@ -306,7 +324,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                  result=None, fortran_flags=("-O0",), timeout: float = 120.0,
                  coverage: bool = False, char_round: int = 0, char_exclude=None,
                  assumed_size_fallback: bool = False, include_dirs=(),
-                 fixed_form: bool | None = None) -> CheckReport:
+                 fixed_form: bool | None = None, recorded=None) -> CheckReport:
     """Check the translation of Fortran *text* (from file *path*) against
     gfortran; see the module docstring.  *result* is a
     :class:`~f2loopy.pipeline.TranslationResult` of *text* if already made.
@@ -317,11 +335,16 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
     (:mod:`f2loopy.verify.coverage`); *char_round* picks the values of
     character arguments.  *fixed_form* True/False: every file is read (and
     compiled by gfortran) in fixed/free form (``-ffixed-form``/``-ffree-form``).
+    *recorded* (a :class:`~f2loopy.verify.recorded.RecordedReferences`):
+    write the original's results to its file and stop before OpenCL
+    (``report.recorded``), or take them from the file instead of gfortran.
     """
     from f2loopy.frontend.search_path import SearchPath
     from f2loopy.pipeline import TranslateOptions, translate_text
     from f2loopy.verify.fortran import FortranLibrary
     path = Path(path)
+    source_text = text
+    replay = recorded is not None and recorded.mode == "replay"
     # a file without a script: --kernel chooses what is translated too (the
     # file's other units do not matter, as for 'f2loopy translate --kernel')
     only = (kernel,) if kernel is not None and transform is None and \
@@ -357,7 +380,8 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         text, pp, preprocessed = expanded.text, expanded, True
     from f2loopy.frontend.source import fixed_form_of
     fixed = fixed_form_of(str(path), fixed_form)
-    fortran_flags = (*fortran_flags, *_include_flags(path, include_dirs), *_legacy_flags())
+    fortran_flags = (*fortran_flags, *_include_flags(path, include_dirs),
+                     *(() if replay else _legacy_flags()))
     if result.parsed is not None:     # the translation's own parse
         originals = {k.name: k for k in result.parsed.kernels}
         search = result.parsed.search
@@ -508,8 +532,10 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         if fixed_form is None and path.suffix in (".F90", ".F", ".f95", ".f03", ".f08",
                                                    ".for", ".f77"):
             suffix = path.suffix.lower() if preprocessed else path.suffix
-        measure = coverage and isolate and cov.gcov_available()
-        compiled = text
+        measure = coverage and isolate and not replay and cov.gcov_available()
+        # (F77's 'real dx(1)' dummies, assumed size: not bounds-checked)
+        from f2loopy.verify.legacy import assumed_size_copy
+        compiled = assumed_size_copy(text, originals.values(), ranges_of, fixed=fixed)
         from f2loopy.verify.programs import may_have_main_program
         if any(k.host_program for k in originals.values()) or may_have_main_program(text):
             from f2loopy.verify.programs import program_as_module
@@ -518,11 +544,12 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         # (a subscript the inputs could not be sized for stops the original
         # with a message, not writing past the drawn arrays: isolated only)
         ref_flags = tuple(fortran_flags) + (("-fcheck=bounds",) if isolate else ())
-        lib = FortranLibrary(compiled,
-                             [o for o in originals.values() if o.name.lower() not in hidden],
-                             filename=f"original{suffix}",
-                             flags=ref_flags, workdir=str(tmp), coverage=measure,
-                             extra_sources=_compiled_sources(search, tmp, fixed_form, text))
+        if not replay:
+            lib = FortranLibrary(compiled,
+                                 [o for o in originals.values() if o.name.lower() not in hidden],
+                                 filename=f"original{suffix}",
+                                 flags=ref_flags, workdir=str(tmp), coverage=measure,
+                                 extra_sources=_compiled_sources(search, tmp, fixed_form, text))
         sequences = []
         for *_, seq in runnable:
             if tuple(seq) not in sequences:
@@ -532,8 +559,15 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
             if isolate and shared_data.saved_names([originals[n] for n in seq]) and \
                     tuple(seq) * 2 not in sequences:
                 sequences.append(tuple(seq) * 2)
-        refs = references(lib, originals, sequences, lambda s: plans[group_of(s)][1],
-                           isolate, timeout)
+        if replay:
+            refs = recorded.load(source_text, sequences, lambda s: plans[group_of(s)][1])
+        else:
+            refs = references(lib, originals, sequences, lambda s: plans[group_of(s)][1],
+                               isolate, timeout)
+        if recorded is not None and not replay:
+            recorded.save(source_text, refs, lambda s: plans[group_of(s)][1])
+            report.recorded = True
+            return report
         if measure:
             counts = cov.gcov_counts(lib) or {}
             report.coverage = {}
@@ -598,6 +632,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
             kc.outputs = compare_outputs(written, got, want, inputs, plan.lower_bounds,
                                           tolerances)
             again = refs.get(tuple(seq) * 2)
+            twice = None
             if saved and again is not None and again is not STOPPED:
                 twice = KernelCheck(k.name, label, tuple(seq), twice=True)
                 report.checks.append(twice)
@@ -616,7 +651,30 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                     fortran_flags, tmp, path, tolerances, queue, isolate, timeout, want)
             honesty.explain_nan_minmax(kc.outputs, got, want, [originals[n] for n in seq],
                                        tolerances)
+            _blame_undefined([c for c in (kc, twice) if c is not None],
+                             [originals[n] for n in seq])
     return report
+
+
+def _blame_undefined(checks, kernels) -> None:
+    """The *checks* of *kernels* whose outputs differ while the subroutines
+    read variables nothing assigns: say so (no translation error is shown by
+    such a difference)."""
+    undefined = None
+    for kc in checks:
+        if kc.error is not None or kc.undefined or \
+                all(o.mismatch is None for o in kc.outputs):
+            continue
+        if undefined is None:
+            from f2loopy.verify import honesty
+            undefined = honesty.undefined_reads(kernels)
+        if not undefined:
+            return
+        from f2loopy.verify.honesty import undefined_message
+        kc.undefined = tuple(undefined_message(n, sp) for n, sp in undefined)
+        for o in kc.outputs:
+            if o.mismatch is not None:
+                o.fma_note = ""
 
 
 def _input_groups(sequences) -> list:

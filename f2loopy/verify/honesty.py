@@ -211,6 +211,38 @@ def explain_nan_minmax(outputs, got, want, kernels, tolerances) -> None:
                       "and nothing is proven about those elements")
 
 
-__all__ = ["CheckUsageError", "ReferenceStopped", "character_inputs", "check_given_sizes",
+def undefined_reads(kernels) -> list:
+    """``(name, span)`` of each local variable of *kernels* that a statement
+    or loop bound reads and nothing assigns (no statement, no ``data``, no
+    storage shared with another variable): its value is undefined in the
+    original Fortran and in the kernel alike.  An identifier that a ``-D``
+    macro should have replaced is one (implicitly typed, never assigned)."""
+    from f2loopy.ir.expressions import variables_read
+    from f2loopy.ir.isl_tools import param_names
+    out: list = []
+    for k in kernels:
+        written = k.written_variables()
+        read: set = set()
+        for insn in k.instructions:
+            read |= set(variables_read(*insn.read_expressions()))
+            if insn.predicates:
+                read |= set(variables_read(*insn.predicates))
+        for dom in k.domains:
+            read |= set(param_names(dom))
+        for t in k.temporaries.values():
+            if t.name in read and t.name not in written and t.initializer is None and \
+                    t.base_storage is None and all(t.name != n for n, _ in out):
+                out.append((t.name, t.span or k.span))
+    return out
+
+
+def undefined_message(name: str, span) -> str:
+    where = f"{span.filename}:{span.line}:{span.column}: " if span is not None else ""
+    return (f"{where}error: '{name}' is read but nothing assigns it: its value is undefined "
+            "in the original Fortran and in the kernel alike (a macro that needs -D? a "
+            "variable that needs a value?), so these results prove nothing either way")
+
+
+__all__ = ["undefined_message", "undefined_reads", "CheckUsageError", "ReferenceStopped", "character_inputs", "check_given_sizes",
            "contraction_flags", "explain_mismatches", "explain_nan_minmax", "is_kernel_stop", "rerun_without_contraction",
            "without_contraction"]

@@ -66,9 +66,21 @@ def program_as_module(text: str, filename: str, fixed_form: bool) -> str:
         m = _END_PROGRAM.match(lines[last - 1])
         lines[last - 1] = f"{indent}end module {name}" if m else lines[last - 1]
         for ch in unit.children:
+            if isinstance(ch, F.Specification_Part):
+                # its use of f2loopy's glue module of the file's own kernels
+                # ('foo_cl_mod', which exists only after the translation)
+                for use in ch.children:
+                    if isinstance(use, F.Use_Stmt) and \
+                            str(use.items[2]).lower().endswith("_cl_mod"):
+                        ua, ub = statement_lines(use)
+                        for no in range(ua, ub + 1):
+                            lines[no - 1] = ""
             if isinstance(ch, F.Execution_Part):
                 a, _ = statement_lines(ch.children[0])
-                _, b = statement_lines(ch.children[-1])
+                # (to the line before 'contains': the last statement may be a
+                # construct, whose own span is its first line)
+                inner = [c for c in unit.children if isinstance(c, F.Internal_Subprogram_Part)]
+                b = statement_lines(inner[0])[0] - 1 if inner else last - 1
                 for no in range(a, b + 1):
                     lines[no - 1] = ""
     return "\n".join(lines)
