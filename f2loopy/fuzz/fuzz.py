@@ -197,9 +197,11 @@ def _start(seed: int, transforms: bool):
     return program, options, rng
 
 
-def _choose_sizes(program, options: dict, rng) -> None:
-    """A fixed size, sometimes (not where the script fixes one)."""
-    fixed = any(t.startswith("k = fix_parameters") for t in program.transforms)
+def _choose_sizes(program, options: dict, rng, *, fixed: bool | None = None) -> None:
+    """A fixed size, sometimes (not where the script fixes one; *fixed*: whether it
+    does, default: from the program's script)."""
+    if fixed is None:
+        fixed = any(t.startswith("k = fix_parameters") for t in program.transforms)
     used = program.used_names()
     sizes = [a.name for a in program.args if a.role == "size" and a.name in used]
     if not fixed and sizes and rng.random() < 0.3:
@@ -250,23 +252,32 @@ def record_seed(seed: int, *, transforms: bool = True, recorded) -> FuzzOutcome:
     *seed* with the options :func:`run_seed` gives it, its original run on
     the inputs of the untransformed translation, written to *recorded*
     (mode ``record``; kind ``recorded``).  The transformations are chosen but
-    not tried (a translation with a script costs seconds): where the
-    replay's script changes the inputs (a refused ``fix_parameters``
-    dropped, an ``assume`` that moves the sizes drawn), its inputs differ
-    from the recorded ones and the replay says ``no-record`` rather than
-    compare."""
+    not tried (a translation with a script costs seconds); the inputs of a
+    script's ``fix_parameters`` are recorded both with the value fixed and
+    without (the replay drops it when the script is refused).  Where the
+    replay's script still changes the inputs (an ``assume`` that moves the
+    sizes drawn), they differ from the recorded ones and the replay says
+    ``no-record`` rather than compare."""
+    import copy
     start = _start(seed, transforms)
     if isinstance(start, FuzzOutcome):
         return start
     program, options, rng = start
-    _choose_sizes(program, options, rng)
-    for line in program.transforms:       # the value the kernel is translated for
-        m = _FIX.fullmatch(line)
-        if m:
-            options["sizes"] = {**options["sizes"], m.group(1): int(m.group(2))}
+    fixes = [m for m in map(_FIX.fullmatch, program.transforms) if m]
+    variants = []
+    if fixes:       # the fixed value as the kernel is translated for it
+        fixed = dict(options, sizes={m.group(1): int(m.group(2)) for m in fixes})
+        variants.append(fixed)
+    free = copy.deepcopy(options)
+    _choose_sizes(program, free, rng, fixed=False)
+    variants.append(free)
     fortran = _without_script(program)
-    kind, detail = run_program(fortran, options, recorded=recorded.for_key(fortran.render()))
-    return FuzzOutcome(seed, kind, detail, program, options)
+    kind, detail = "recorded", ""
+    for opts in variants:
+        kind, detail = run_program(fortran, opts, recorded=recorded.for_key(fortran.render()))
+        if kind != "recorded":
+            break
+    return FuzzOutcome(seed, kind, detail, program, variants[-1])
 
 
 def shrink_outcome(outcome: FuzzOutcome, *, queue=None, max_steps: int = 300,

@@ -37,6 +37,20 @@ def _statement_start(line: str, fixed: bool) -> int | None:
     return len(line) - len(stripped)
 
 
+def _code_end(line: str) -> int:
+    """Where the code of *line* ends: its first ``!`` outside a string."""
+    quote = None
+    for i, ch in enumerate(line):
+        if quote is not None:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "!":
+            return i
+    return len(line)
+
+
 def _close(line: str, open_at: int) -> int | None:
     """Index of the parenthesis closing the one at *open_at*, else None."""
     depth = 0
@@ -74,7 +88,7 @@ def assumed_size_copy(text: str, kernels, ranges: dict, *, fixed: bool) -> str:
             start = _statement_start(line, fixed)
             if start is None or not _SPEC.match(line, start):
                 continue
-            for m in pattern.finditer(line, start):
+            for m in pattern.finditer(line, start, _code_end(line)):
                 close = _close(line, m.end() - 1)
                 if close is None:
                     continue

@@ -21,6 +21,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -71,16 +73,23 @@ class RecordedReferences:
     def save(self, text: str, refs: dict, inputs_of) -> None:
         """Write the results *refs* (sequence of subroutine names -> name ->
         value, or STOPPED) of the inputs ``inputs_of(sequence)``, made from
-        source *text* (or :attr:`key`)."""
+        source *text* (or :attr:`key`).  A file already there for the same
+        text keeps its results of other inputs (a replay picks those of its
+        own inputs); one for another text is replaced."""
+        digest = source_digest(self._key(text))
         arrays: dict = {}
-        entries = []
-        for k, (seq, out) in enumerate(refs.items()):
-            entry = {"names": list(seq), "stopped": out is STOPPED,
-                     "inputs": _store(arrays, f"s{k}i", inputs_of(seq)),
-                     "outputs": {} if out is STOPPED else _store(arrays, f"s{k}o", out)}
-            entries.append(entry)
-        manifest = {"version": _VERSION, "source": source_digest(self._key(text)),
-                    "sequences": entries}
+        entries: list = []
+        try:
+            files, manifest = self._read(digest)
+            arrays, entries = files, manifest["sequences"]
+        except RecordError:
+            pass
+        for seq, out in refs.items():
+            k = len(entries)
+            entries.append({"names": list(seq), "stopped": out is STOPPED,
+                            "inputs": _store(arrays, f"s{k}i", inputs_of(seq)),
+                            "outputs": {} if out is STOPPED else _store(arrays, f"s{k}o", out)})
+        manifest = {"version": _VERSION, "source": digest, "sequences": entries}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(self.path.name + ".part.npz")
         np.savez_compressed(tmp, manifest=np.array(json.dumps(manifest)), **arrays)
@@ -90,40 +99,50 @@ class RecordedReferences:
 
     # {{{ reading
 
-    def load(self, text: str, sequences, inputs_of) -> dict:
-        """The recorded results of *sequences*; raises RecordError unless the
-        file holds every one of them for this *text* (or :attr:`key`) and the
-        same inputs."""
+    def _read(self, digest: str) -> tuple:
+        """``(arrays, manifest)`` of the file, which must be one for *digest*."""
         where = f"the recorded references {self.path}"
         try:
             with np.load(self.path, allow_pickle=False) as data:
                 files = {k: data[k] for k in data.files}
         except FileNotFoundError:
             raise RecordError(f"{where} do not exist") from None
-        except (OSError, ValueError, EOFError) as exc:
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
             raise RecordError(f"{where} cannot be read: {exc}") from None
         try:
             manifest = json.loads(str(files.pop("manifest")[()]))
             if manifest.get("version") != _VERSION:
                 raise RecordError(f"{where} have version {manifest.get('version')!r}, not "
-                                 f"{_VERSION}")
-            if manifest.get("source") != source_digest(self._key(text)):
+                                  f"{_VERSION}")
+            if manifest.get("source") != digest:
                 raise RecordError(f"{where} were made for another source text")
-            recorded = {tuple(_names(e["names"])): e for e in manifest["sequences"]}
+            for e in manifest["sequences"]:
+                _names(e["names"])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise RecordError(f"{where} are malformed ({type(exc).__name__})") from None
+        return files, manifest
+
+    def load(self, text: str, sequences, inputs_of) -> dict:
+        """The recorded results of *sequences*; raises RecordError unless the
+        file holds every one of them for this *text* (or :attr:`key`) and the
+        same inputs."""
+        where = f"the recorded references {self.path}"
+        files, manifest = self._read(source_digest(self._key(text)))
         refs = {}
         for seq in sequences:
-            entry = recorded.get(tuple(seq))
-            if entry is None:
+            entries = [e for e in manifest["sequences"] if tuple(e["names"]) == tuple(seq)]
+            if not entries:
                 raise RecordError(f"{where} have no results of {' then '.join(seq)}")
+            inputs = inputs_of(seq)
             try:
-                stored = _restore(files, entry["inputs"])
-                if not _same_values(stored, inputs_of(seq)):
+                for entry in entries:
+                    if _same_values(_restore(files, entry["inputs"]), inputs):
+                        refs[seq] = STOPPED if entry["stopped"] is True else \
+                            _restore(files, entry["outputs"])
+                        break
+                else:
                     raise RecordError(f"{where} were made for other inputs of "
-                                     f"{' then '.join(seq)} (another seed, sizes or version)")
-                refs[seq] = STOPPED if entry["stopped"] is True else \
-                    _restore(files, entry["outputs"])
+                                      f"{' then '.join(seq)} (another seed, sizes or version)")
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 raise RecordError(f"{where} are malformed ({type(exc).__name__})") from None
         return refs
