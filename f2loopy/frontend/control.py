@@ -138,6 +138,14 @@ def statement_lines_of(node) -> tuple[int, int]:
     return (first[0], last[1])
 
 
+def is_goto_loop(scope) -> bool:
+    """Whether loop *scope* is the statements a backward ``goto`` repeats
+    (:class:`BackwardGotoLoop`), not a Fortran ``do``: an ``exit`` or
+    ``cycle`` in them belongs to the ``do`` around them."""
+    return scope.region is not None and scope.region.name is not None and \
+        scope.region.name.startswith("#goto ")
+
+
 class ControlFlowMixin(_Host):
     """Early exits (mixed into UnitLowering)."""
 
@@ -158,8 +166,8 @@ class ControlFlowMixin(_Host):
         for scope in reversed(self.loops):
             if scope.owner is not self:
                 break
-            if scope.region is None:
-                continue
+            if scope.region is None or is_goto_loop(scope):
+                continue          # an array-syntax loop; statements a goto repeats
             if name is None or scope.region.name == name:
                 region = scope.region
                 break
@@ -334,8 +342,8 @@ class ControlFlowMixin(_Host):
             scope = self.loops[k]
             if scope.owner is not self:
                 break
-            if scope.region is None:
-                continue          # an array-syntax loop
+            if scope.region is None or is_goto_loop(scope):
+                continue          # an array-syntax loop; statements a goto repeats
             if name is None or scope.region.name == name:
                 target = k
                 break

@@ -352,6 +352,8 @@ def privatize_temporaries_with_inames(kernel: Kernel, privatizing_inames: Names,
             continue
         if t.address_space not in (None, AddressSpace.PRIVATE):
             continue
+        if any(name in ex.flags for ex in kernel.loop_exits.values()):
+            continue      # a loop's condition reads it as a scalar (an 'exit' flag)
         writers = [i for i in kernel.instructions if name in i.assignee_names()]
         inside = [i for i in inames if writers and all(i in w.within_inames for w in writers)]
         if not inside:
