@@ -146,6 +146,12 @@ def assignment_to_subst(kernel: Kernel, lhs_name: str,
     writers = [i for i in kernel.instructions if name in i.assignee_names()]
     if not writers:
         raise TransformError(f"assignment_to_subst: '{name}' is never assigned")
+    ended = [i for i, ex in kernel.loop_exits.items() if name in ex.flags]
+    if ended:
+        # the loop's own condition reads it, which no rule can stand for
+        raise TransformError(f"assignment_to_subst: '{name}' ends loop '{ended[0]}' early (an "
+                             "'exit' or 'do while' flag, read by the loop's condition); it "
+                             "cannot become a substitution rule", writers[0].span)
     several = len(writers) > 1
     if several and not kernel.temporaries[name].is_scalar:
         raise TransformError(f"assignment_to_subst: '{name}' is assigned by {len(writers)} "
@@ -172,12 +178,6 @@ def assignment_to_subst(kernel: Kernel, lhs_name: str,
     for rule_name in rule_names:
         if rule_name in kernel.substitutions or kernel.has_variable(rule_name):
             raise TransformError(f"assignment_to_subst: the name '{rule_name}' is taken")
-    ended = [i for i, ex in kernel.loop_exits.items() if name in ex.flags]
-    if ended:
-        # the loop's own condition reads it, which no rule can stand for
-        raise TransformError(f"assignment_to_subst: '{name}' ends loop '{ended[0]}' early (an "
-                             "'exit' or 'do while' flag, read by the loop's condition); it "
-                             "cannot become a substitution rule", writers[0].span)
     if any(name in d.get_var_names(isl.dim_type.param) for d in kernel.domains):
         # a data-dependent loop bound: domains cannot call rules
         raise TransformError(f"assignment_to_subst: '{name}' is a loop bound (a domain "

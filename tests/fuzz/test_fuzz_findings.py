@@ -3,6 +3,7 @@ tests/regressions/ that found them: the facts each fix establishes."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import f2loopy
@@ -139,3 +140,58 @@ def test_a_sum_of_hundreds_of_terms_translates():
     terms = " + ".join(f"x({1 + k % 3}) * {k}.0" for k in range(150))
     k = _kernel(f"subroutine s(x, y)\n  real x(3), y\n  y = {terms}\nend\n")
     assert len(k.instructions[0].expression.children) == 150
+
+
+# {{{ the flag that ends a loop early (GPU fuzz campaign, seed 30691)
+
+EXIT_FLAG = """subroutine pe(m, a)
+  integer m, i, j
+  real a(4, m)
+  do i = 1, 4
+    do j = 1, m
+      if (a(i, j) < 0) exit
+      a(i, j) = 1
+    end do
+  end do
+end"""
+
+
+def test_an_exit_flag_does_not_become_a_substitution_rule():
+    from f2loopy.diagnostics import TransformError
+    k = _kernel(EXIT_FLAG)
+    assert k.loop_exits["j"].flags == ("exited",)
+    with pytest.raises(TransformError) as info:
+        f2loopy.assignment_to_subst(k, "exited")
+    assert info.value.message == (
+        "assignment_to_subst: 'exited' ends loop 'j' early (an 'exit' or 'do while' flag, "
+        "read by the loop's condition); it cannot become a substitution rule")
+
+
+def test_privatizing_leaves_an_exit_flag_scalar():
+    k = _kernel(EXIT_FLAG)
+    out = f2loopy.privatize_temporaries_with_inames(k, "i", only_var_names="exited")
+    assert out.temporaries["exited"].shape == ()
+    assert "!exited" in generate_code(out).device_code
+
+# }}}
+
+
+def test_exit_among_statements_a_goto_repeats_leaves_the_do_loop():
+    # (GPU fuzz campaign, seed 30797: it left only the repetition)
+    k = _kernel("""subroutine g(n, u, ng)
+  integer, intent(in) :: n, ng
+  double precision, intent(inout) :: u(2)
+  integer :: i1
+  do i1 = 1, n
+    510 continue
+    u(1) = u(1) - .5d0
+    exit
+    if (ng == 2) goto 510
+  end do
+end subroutine g""")
+    flag = k.loop_exits["i1"].flags[0]
+    assert "exit" in k.loop_exits["i1"].sequential
+    assert flag in k.loop_exits["goto510_k"].flags
+    set_at = [i.span.line for i in k.instructions
+              if tuple(i.assignee_names()) == (flag,) and i.expression is np.True_]
+    assert set_at == [8]
