@@ -562,8 +562,12 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         if replay:
             refs = recorded.load(source_text, sequences, lambda s: plans[group_of(s)][1])
         else:
-            refs = references(lib, originals, sequences, lambda s: plans[group_of(s)][1],
-                               isolate, timeout)
+            try:
+                refs = references(lib, originals, sequences, lambda s: plans[group_of(s)][1],
+                                   isolate, timeout)
+            except CheckError as exc:
+                _locate_runtime_error(exc, path, text, report.line_origins)
+                raise
         if recorded is not None and not replay:
             recorded.save(source_text, refs, lambda s: plans[group_of(s)][1])
             report.recorded = True
@@ -675,6 +679,24 @@ def _blame_undefined(checks, kernels) -> None:
         for o in kc.outputs:
             if o.mismatch is not None:
                 o.fma_note = ""
+
+
+def _locate_runtime_error(exc: CheckError, path: Path, text: str, origins: dict) -> None:
+    """Give *exc* the place of the statement where gfortran's run-time
+    library stopped the original (its copy ``original.*`` keeps the lines
+    of *text*; a preprocessed line maps back through *origins*)."""
+    place = getattr(exc, "fortran_place", None)
+    if exc.span is not None or place is None or not place[0].startswith("original."):
+        return
+    from f2loopy.diagnostics import SourceSpan
+    line = place[1]
+    lines = text.splitlines()
+    if not 1 <= line <= len(lines):
+        return
+    shown = lines[line - 1]
+    file, at = origins.get(line, (str(path), line))
+    column = len(shown) - len(shown.lstrip()) + 1
+    exc.span = SourceSpan(str(file), at, column, max(1, len(shown.strip())), shown)
 
 
 def _input_groups(sequences) -> list:

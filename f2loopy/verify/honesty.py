@@ -69,7 +69,12 @@ def character_inputs(kernels, inputs: dict, choices: dict, round_no: int,
                 # (not the values the original's argument check refused)
                 options = [o for o in options if o not in (exclude or {}).get(a.name, ())] \
                     or options
-                out[a.name] = options[index % len(options)]
+                # a dummy of a declared length gets a string of that length
+                # (blank-padded, as Fortran compares it: 'N' is 'N '); a
+                # shorter actual stops the original under -fcheck=bounds
+                length = character_of(a.role).length
+                value = options[index % len(options)]
+                out[a.name] = value.ljust(length) if isinstance(length, int) else value
                 index //= len(options)
     return out
 

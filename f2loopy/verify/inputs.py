@@ -368,13 +368,6 @@ class _Planner:
         if not names:
             return self._ordered(values)
         safe, bad_parts = self._safe_set(names)
-        s = safe
-        for a in self.assumptions:
-            a = a if a.is_params() else a.params()
-            x, y = align_params(s, a)
-            s = x & y
-        s, _ = align_params(s, self._params_space(names))
-        s = s & self._nonnegative_extents(s.get_space(), names)
         # every size in [1, MAX_SIZE], or in the range given with --range
         bounds = {}
         for n in names:
@@ -383,10 +376,23 @@ class _Planner:
             r = self.user_ranges.get(n)
             lo, hi = (1, MAX_SIZE) if r is None else (int(np.ceil(r.lo)), int(np.floor(r.hi)))
             bounds[n] = (lo, hi)
-            s = s & _param_box(s.get_space(), n, lo, hi)
-        for n in names:
-            if n in values:
-                s = s & _param_eq(s.get_space(), n, values[n])
+
+        def admissible(s):
+            for a in self.assumptions:
+                a = a if a.is_params() else a.params()
+                x, y = align_params(s, a)
+                s = x & y
+            s, _ = align_params(s, self._params_space(names))
+            s = s & self._nonnegative_extents(s.get_space(), names)
+            for n, (lo, hi) in bounds.items():
+                s = s & _param_box(s.get_space(), n, lo, hi)
+            for n in names:
+                if n in values:
+                    s = s & _param_eq(s.get_space(), n, values[n])
+            return s
+        s = admissible(safe)
+        if s.is_empty():
+            s = self._unconditional_dropped(admissible(self._params_space(names)), bad_parts)
         if s.is_empty():
             ranged = [n for n in bounds if n in self.user_ranges]
             if ranged:
@@ -412,6 +418,24 @@ class _Planner:
             else:  # pragma: no cover - s was not empty
                 raise InputError(f"no value of '{n}' fits; give it with --size {n}=VALUE")
         return self._ordered(values)
+
+    @staticmethod
+    def _unconditional_dropped(base, bad_parts):
+        """The sizes of *base* that keep in bounds every access of
+        *bad_parts* that is in bounds for some of them: one out of bounds
+        for every size (``v(i-1)`` at ``i = 1``) must be guarded by what the
+        analysis cannot see (a ``cycle`` at ``i == 1``), or the original
+        itself goes out of bounds, which its run under ``-fcheck=bounds``
+        reports before any kernel runs."""
+        s = base
+        for bad, _ in bad_parts:
+            b, full = align_params(bad, base)
+            if (full - b).is_empty():
+                continue
+            x, y = align_params(s, bad)
+            s = x - y
+        s, _ = align_params(s, base)
+        return s
 
     def _nonnegative_extents(self, space, names) -> isl.Set:
         """Sizes for which no array argument has a negative extent (``a(kidia:

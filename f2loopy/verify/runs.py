@@ -203,6 +203,16 @@ def _fortran_runtime_error(stderr: str) -> CheckError | None:
     if m is not None:
         return CheckError(f"the original Fortran called '{m.group(1)}', which no file "
                           "compiled with it defines (give the directory of its source with -I)")
+    error = _runtime_error_text(stderr)
+    if error is not None:
+        at = re.search(r"^At line (\d{1,9}) of file ([^\n]{1,4096}?)\s*$", stderr, re.MULTILINE)
+        if at is not None:
+            #: (file name, line) where gfortran's run-time library stopped it
+            error.fortran_place = (os.path.basename(at.group(2)), int(at.group(1)))
+    return error
+
+
+def _runtime_error_text(stderr: str) -> CheckError | None:
     m = _BOUNDS_ERROR.search(stderr)
     if m is not None:
         return CheckError(
