@@ -192,3 +192,78 @@ def test_an_undefined_macro_is_said_to_be_undefined_not_a_mismatch(tmp_path):
     assert res.exit_code == 0, res.output
 
 # }}}
+
+
+# {{{ a fixed-length character dummy; an access guarded by a cycle; a located run-time error
+
+FLAG = """
+      subroutine dl(c, n, x)
+      character*2 c
+      integer n
+      double precision x(*)
+      if (c .eq. 'N') then
+         x(1) = 1
+      else if (c(1:1) .eq. 'N') then
+         x(1) = 2
+      else
+         x(1) = 3
+      end if
+      end
+"""
+
+GUARDED = """subroutine mixed_control(n, k, v)
+  implicit none
+  integer n, i
+  integer k(n), v(n)
+  do i = n, 1, -1
+    select case (k(i))
+    case (1:3)
+      v(i) = v(i) + 100
+    case default
+      if (i == 1) cycle
+      v(i) = v(i) - v(i - 1)
+    end select
+  end do
+end subroutine
+"""
+
+
+@needs_check
+def test_a_character_dummy_of_declared_length_gets_a_padded_string(tmp_path, cl_queue):
+    from f2loopy.verify.check import check_source
+    report = check_source(FLAG, tmp_path / "dl.f", queue=cl_queue)
+    assert report.passed, report.format()
+    assert report.char_values == {"c": "N "}
+
+
+def test_an_access_out_of_bounds_for_every_size_does_not_stop_the_planner():
+    from f2loopy.verify.inputs import plan_inputs
+    k = parse_fortran(GUARDED, "g.f90")["mixed_control"]
+    plan = plan_inputs([k], assumptions=[k.assumptions], given={}, seed=0)
+    assert plan.generate(0)["n"] >= 1
+
+
+@needs_check
+def test_an_access_guarded_by_a_cycle_checks(tmp_path, cl_queue):
+    from f2loopy.verify.check import check_source
+    report = check_source(GUARDED, tmp_path / "g.f90", queue=cl_queue)
+    assert report.passed, report.format()
+
+
+@needs_check
+def test_the_original_going_out_of_bounds_is_located(tmp_path):
+    src = """subroutine oob(n, x)
+  integer n, i
+  real x(n)
+  do i = 1, n
+    x(i) = x(i+1)
+  end do
+end subroutine
+"""
+    where, res = check_text(tmp_path, src, name="oob.f90")
+    assert res.exit_code == 1, res.output
+    first = res.output.splitlines()[0]
+    assert first.startswith(f"{where}:5:5: error: the original Fortran goes out of bounds on "
+                            "the generated inputs (Index '"), res.output
+
+# }}}
