@@ -685,7 +685,7 @@ def _locate_runtime_error(exc: CheckError, path: Path, text: str, origins: dict)
     """Give *exc* the place of the statement where gfortran's run-time
     library stopped the original (its copy ``original.*`` keeps the lines
     of *text*; a preprocessed line maps back through *origins*)."""
-    place = getattr(exc, "fortran_place", None)
+    place = exc.fortran_place
     if exc.span is not None or place is None or not place[0].startswith("original."):
         return
     from f2loopy.diagnostics import SourceSpan

@@ -72,7 +72,8 @@ def character_inputs(kernels, inputs: dict, choices: dict, round_no: int,
                 # a dummy of a declared length gets a string of that length
                 # (blank-padded, as Fortran compares it: 'N' is 'N '); a
                 # shorter actual stops the original under -fcheck=bounds
-                length = character_of(a.role).length
+                char = character_of(a.role)
+                length = char.length if char is not None else None
                 value = options[index % len(options)]
                 out[a.name] = value.ljust(length) if isinstance(length, int) else value
                 index //= len(options)

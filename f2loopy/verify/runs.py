@@ -57,6 +57,10 @@ run_counter = itertools.count()
 class CheckError(F2LoopyError):
     """The check itself could not be run (as opposed to a mismatch)."""
 
+    #: (file name, line) where gfortran's run-time library stopped the
+    #: original, when that is what went wrong
+    fortran_place: tuple[str, int] | None = None
+
 
 #: the queue of :func:`cl_queue` (one per process)
 _QUEUE = None
@@ -207,7 +211,6 @@ def _fortran_runtime_error(stderr: str) -> CheckError | None:
     if error is not None:
         at = re.search(r"^At line (\d{1,9}) of file ([^\n]{1,4096}?)\s*$", stderr, re.MULTILINE)
         if at is not None:
-            #: (file name, line) where gfortran's run-time library stopped it
             error.fortran_place = (os.path.basename(at.group(2)), int(at.group(1)))
     return error
 
