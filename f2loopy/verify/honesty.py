@@ -62,21 +62,21 @@ def character_inputs(kernels, inputs: dict, choices: dict, round_no: int,
     for k in kernels:
         for a in k.fortran_args:
             if isinstance(a, ScalarArg) and character_of(a.role) is not None and a.name in out:
-                if a.name in (fixed or {}):
-                    out[a.name] = fixed[a.name]
-                    continue
-                options = choices.get(k.name) or ["N"]
-                # (not the values the original's argument check refused)
-                options = [o for o in options if o not in (exclude or {}).get(a.name, ())] \
-                    or options
                 # a dummy of a declared length gets a string of that length
                 # (blank-padded, as Fortran compares it: 'N' is 'N '); a
                 # shorter actual stops the original under -fcheck=bounds
                 char = character_of(a.role)
                 length = char.length if char is not None else None
-                value = options[index % len(options)]
+                if a.name in (fixed or {}):
+                    value = fixed[a.name]
+                else:
+                    options = choices.get(k.name) or ["N"]
+                    # (not the values the original's argument check refused)
+                    options = [o for o in options
+                               if o not in (exclude or {}).get(a.name, ())] or options
+                    value = options[index % len(options)]
+                    index //= len(options)
                 out[a.name] = value.ljust(length) if isinstance(length, int) else value
-                index //= len(options)
     return out
 
 

@@ -234,6 +234,10 @@ def test_a_character_dummy_of_declared_length_gets_a_padded_string(tmp_path, cl_
     report = check_source(FLAG, tmp_path / "dl.f", queue=cl_queue)
     assert report.passed, report.format()
     assert report.char_values == {"c": "N "}
+    # a value given with --size too
+    report = check_source(FLAG, tmp_path / "dl.f", queue=cl_queue, sizes={"c": "X"})
+    assert report.passed, report.format()
+    assert report.char_values == {"c": "X "}
 
 
 def test_an_access_out_of_bounds_for_every_size_does_not_stop_the_planner():
