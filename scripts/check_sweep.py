@@ -13,6 +13,8 @@ Units swept:
   refused: a located error is a right answer for them).
 
 Outcomes: ``ok``, ``not-covered`` (check ran but some statement never did),
+``undefined`` (results differ where the unit reads a variable nothing
+assigns, said with its place: an undefined ``-D`` macro),
 ``refused`` (a located error, ``file:line:col: error:``), ``unlocated`` (an
 error without a source position: a defect of the message), ``invalid-fortran``
 (gfortran refuses the unit itself: check says so with gfortran's messages),
@@ -151,6 +153,8 @@ def classify(rc: int, out: str, expect: str | None = None, name: str = "") -> st
         return "expected-mismatch" if EXPECTED_MISMATCH.search(text) else "mismatch"
     if "NOT COVERED" in out:
         return "not-covered"
+    if "\nUNDEFINED: " in out and _LOCATED.search(out):
+        return "undefined"
     if expect is not None:
         return "refused" if expect in out else "wrong-error"
     if "gfortran failed to compile the original Fortran" in out:
@@ -289,7 +293,7 @@ def read_log(path: Path) -> dict[str, str]:
 
 
 #: every outcome a unit can have
-KINDS = ("ok", "not-covered", "refused", "unlocated", "invalid-fortran", "harness",
+KINDS = ("ok", "not-covered", "undefined", "refused", "unlocated", "invalid-fortran", "harness",
          "mismatch", "expected-mismatch", "internal", "crash", "timeout", "wrong-error")
 
 

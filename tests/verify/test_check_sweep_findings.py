@@ -271,3 +271,42 @@ end subroutine
                             "the generated inputs (Index '"), res.output
 
 # }}}
+
+
+# {{{ the sweep script: its resumable log and its outcomes
+
+def _sweep():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "scripts" / "check_sweep.py"
+    spec = importlib.util.spec_from_file_location("check_sweep_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_sweep_log_is_read_back_and_names_test_units_stably(tmp_path):
+    sweep = _sweep()
+    log = tmp_path / "sweep.log"
+    assert sweep.read_log(log) == {}
+    log.write_text("ok 3.2s samples/euler_flux.f90\nrefused 1.0s tests:test_x_3.f90\n"
+                   "mismatch 2.0s tests:test_y_1.f90\nbogus 1.0s a.f90\nok 1.0")
+    assert sweep.read_log(log) == {"samples/euler_flux.f90": "ok",
+                                   "tests:test_x_3.f90": "refused",
+                                   "tests:test_y_1.f90": "mismatch"}
+    assert sweep.unit_key("samples/euler_flux.f90") == "samples/euler_flux.f90"
+    assert sweep.unit_key("/tmp/f2loopy-sweep-abc/test_x_3.f90") == "tests:test_x_3.f90"
+    assert sweep.unit_key(str(sweep.ROOT / "samples" / "a.f90")) == "samples/a.f90"
+
+
+def test_sweep_tells_undefined_from_mismatch():
+    sweep = _sweep()
+    out = ("check m.F90 (seed 0; n=4)\nscale\n  x(4) float32  max |error| inf  FAIL\n"
+           "  m.F90:5:19: error: 'FACTOR' is read but nothing assigns it: ...\n"
+           "UNDEFINED: 1 of 1 kernel(s) read variables that nothing assigns (above), ...")
+    assert sweep.classify(1, out) == "undefined"
+    assert "undefined" not in sweep.BAD
+    assert sweep.classify(1, "MISMATCH: 1 of 1 kernel(s) differ", name="/nonexistent") == \
+        "mismatch"
+
+# }}}
