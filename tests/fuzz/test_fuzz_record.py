@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -123,17 +122,17 @@ def test_record_then_replay_compares_with_the_recording(tmp_path, cl_queue, gfor
     assert outcome.kind == "mismatch", outcome.detail
 
 
-def test_the_script_records_and_replays(tmp_path, cl_queue, gfortran):
+def test_the_script_records_and_replays(tmp_path, cl_queue, gfortran, python_process):
     del cl_queue, gfortran       # (the script's workers open their own)
     script = str(ROOT / "scripts" / "fuzz_differential.py")
     refs = tmp_path / "refs"
     common = ["--seed", "9003", "--count", "2", "--jobs", "1", "--save", ""]
-    rec = subprocess.run([sys.executable, script, *common, "--record-references", str(refs)],
+    rec = subprocess.run([python_process, script, *common, "--record-references", str(refs)],
                          capture_output=True, text=True, cwd=tmp_path)
     assert rec.returncode == 0, rec.stdout + rec.stderr
     assert sorted(p.name for p in (refs / "transforms").iterdir()) == ["9003.npz", "9004.npz"]
     out = tmp_path / "out.jsonl"
-    rep = subprocess.run([sys.executable, script, "--seed", "9003", "--count", "3", "--jobs",
+    rep = subprocess.run([python_process, script, "--seed", "9003", "--count", "3", "--jobs",
                           "1", "--save", "", "--reference-dir", str(refs), "--results",
                           str(out)], capture_output=True, text=True, cwd=tmp_path)
     assert rep.returncode == 0, rep.stdout + rep.stderr
