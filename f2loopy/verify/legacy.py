@@ -66,6 +66,19 @@ def _close(line: str, open_at: int) -> int | None:
     return None
 
 
+def _used_whole(name: str, body: str) -> bool:
+    """Whether the procedure text *body* uses array *name* whole (``size(c)``,
+    ``c(:, 1)``, ``c = 0``), which gfortran refuses of an assumed-size array:
+    such a declaration stays as written."""
+    n = re.escape(name)
+    return bool(re.search(rf"\b(?:size|shape|ubound|lbound)\s*\(\s*{n}\b", body, re.I)
+                or re.search(rf"\b{n}\s*\([^()\n]*:", body, re.I)
+                or re.search(rf"\b{n}\b(?!\s*\()(?!\s*\*)", "\n".join(
+                    ln for ln in body.splitlines()
+                    if not _SPEC.match(ln.strip())), re.I) and
+                re.search(rf"^\s*\d*\s*{n}\s*=", body, re.I | re.M))
+
+
 def assumed_size_copy(text: str, kernels, ranges: dict, *, fixed: bool) -> str:
     """*text* with the last extent ``1`` of each dummy of *kernels* that
     the frontend took as assumed size written ``*`` in its declaration (in
@@ -76,13 +89,15 @@ def assumed_size_copy(text: str, kernels, ranges: dict, *, fixed: bool) -> str:
         span = ranges.get(k.name)
         if span is None:
             continue
+        first, last = span
+        body = "\n".join(lines[max(first, 1) - 1:min(last, len(lines))])
         names = [a.name for a in k.args
-                 if getattr(a, "shape", None) and a.shape[-1] is None]
+                 if getattr(a, "shape", None) and a.shape[-1] is None
+                 and not _used_whole(a.name, body)]
         if not names:
             continue
         pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in names) + r")\s*\(",
                              re.IGNORECASE)
-        first, last = span
         for no in range(max(first, 1), min(last, len(lines)) + 1):
             line = lines[no - 1]
             start = _statement_start(line, fixed)

@@ -310,3 +310,38 @@ def test_sweep_tells_undefined_from_mismatch():
         "mismatch"
 
 # }}}
+
+
+def test_a_dummy_of_extent_one_used_whole_keeps_its_declaration():
+    # (gfortran refuses size(c) and c(:, 1) of an assumed-size array: sweep,
+    # test_unseen_kernels_7)
+    src = """      subroutine keep(c, d, m, n)
+      real c(m, 1), d(1)
+      c(:, 1) = size(c)
+      d(n) = 0
+      end
+"""
+    k = parse_fortran(src, "keep.f")["keep"]
+    out = assumed_size_copy(src, [k], procedure_ranges(src, [k]), fixed=True)
+    assert out.splitlines()[1] == "      real c(m, 1), d(*)"
+
+
+def test_a_program_hosting_kernels_is_blanked_to_its_contains():
+    src = """program heat
+  use step_cl_mod
+  implicit none
+  real :: u(4)
+  u = 1
+  if (u(1) > 0) then
+    print *, 'ok'
+  end if
+contains
+  subroutine step(v)
+    real v(4)
+    v = 2*v
+  end subroutine
+end program
+"""
+    out = program_as_module(src, "h.f90", False).split("\n")
+    assert out[:9] == ["module heat", "", "  implicit none", "  real :: u(4)", "", "", "",
+                       "", "contains"]
