@@ -375,7 +375,12 @@ def rename_iname(kernel: Kernel, old_iname: str, new_iname: str, *, within: Matc
     If only some instructions are selected, the others keep *old_iname* and
     the selected ones get a new loop with the same bounds.  If *new_iname*
     already exists (allowed with ``existing_ok=True``), its domain must be the
-    same as that of *old_iname*; the selected instructions move to it.
+    same as that of *old_iname*; the selected instructions move to it, which
+    merges the two loops: refused where that would run two accesses to the
+    same element in the other order
+    (:func:`~f2loopy.transform.loop_fusion.check_loop_fusion`).  Giving some
+    instructions their own loop is refused likewise where it would reorder
+    them with the others.
     """
     old = resolve_iname(kernel, old_iname)
     new = new_iname
@@ -407,8 +412,10 @@ def rename_iname(kernel: Kernel, old_iname: str, new_iname: str, *, within: Matc
         if not _same_range(kernel, old, new):
             raise TransformError(f"rename_iname: loops '{old}' and '{new}' have different "
                                  "bounds, so instructions cannot move between them")
-    else:
-        _check_distribution(kernel, old, new, selected, {i.id for i in users} - selected)
+        from f2loopy.transform.loop_fusion import check_loop_fusion
+        check_loop_fusion(kernel, old, new, moved=selected)
+    _check_distribution(kernel, old, new, selected, {i.id for i in users} - selected)
+    if not exists:
         domains.append(_copied_domain(kernel.domains[where[old]], old, new))
     insns, rules = _rewrite_selected(kernel, selected, {old: p.Variable(new)},
                                      remove=[old], add=[new])
