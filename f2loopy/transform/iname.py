@@ -578,6 +578,7 @@ def join_inames(kernel: Kernel, inames: Names, new_iname: str | None = None, *,
         raise TransformError("join_inames: give at least two inames")
     new = new_iname or "_".join(names)
     check_new_iname(kernel, new)
+    _check_join_order(kernel, names)
     box = combined_domain(kernel, names)
     lows, sizes = [], []
     rect = isl.Set.universe(box.get_space())
@@ -627,6 +628,22 @@ def join_inames(kernel: Kernel, inames: Names, new_iname: str | None = None, *,
     if tag is not None:
         kernel = tag_inames(kernel, {new: tag})
     return kernel
+
+
+def _check_join_order(kernel: Kernel, names) -> None:
+    """The joined loop runs the iterations of *names* in the order given
+    (the first outermost), which may be another nesting than the kernel's:
+    refused where two conflicting instances (one writing) lie in opposite
+    directions along two of the loops, since then the two nestings run
+    them in different orders."""
+    from f2loopy.schedule.linearize import order_keeps_dependences
+    for k, x in enumerate(names):
+        for y in names[k + 1:]:
+            if not order_keeps_dependences(kernel, x, y):
+                raise TransformError(f"join_inames: the instructions in loops '{x}' and "
+                                     f"'{y}' depend on each other across iterations of "
+                                     "both in opposite directions, so the joined loop may "
+                                     "run them in another order than the loops do")
 
 
 def _params_on(pw: isl.PwAff, s: isl.Set) -> isl.PwAff:

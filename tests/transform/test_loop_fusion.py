@@ -178,3 +178,25 @@ def test_legal_merge_matches_gfortran(tmp_path, cl_queue):
             np.zeros(n, np.float32)]
     run_transformed(LEGAL, "legal", lambda k: f2loopy.rename_iname(
         k, "i_1", "i", existing_ok=True), args, tmp_path, cl_queue)
+
+
+def test_join_inames_refuses_a_nest_whose_order_matters():
+    # a(i, j) = a(i + 1, j - 1): j outside i reads the new value, i outside
+    # j the old one; the joined loop would fix one of the two orders
+    src = """subroutine skew(a)
+  integer i, j
+  real a(0:5, 5)
+  do j = 2, 5
+    do i = 1, 4
+      a(i, j) = a(i + 1, j - 1) + 1.0
+    end do
+  end do
+end subroutine
+"""
+    for order in ("j,i", "i,j"):
+        with pytest.raises(TransformError, match="join_inames: the instructions in loops "
+                                                 f"'{order[0]}' and '{order[2]}' depend"):
+            f2loopy.join_inames(kernel(src), order)
+    # without that skew either order keeps the results
+    plain = src.replace("a(i + 1, j - 1)", "a(i, j - 1)")
+    assert set(f2loopy.join_inames(kernel(plain), "i,j").all_inames()) == {"i_j"}
