@@ -382,6 +382,22 @@ def rename_iname(kernel: Kernel, old_iname: str, new_iname: str, *, within: Matc
     instructions their own loop is refused likewise where it would reorder
     them with the others.
     """
+    return _rename(kernel, old_iname, new_iname, within=within, existing_ok=existing_ok,
+                   preserve_tags=preserve_tags)
+
+
+def merge_checked_loop(kernel: Kernel, old_iname: str, new_iname: str) -> Kernel:
+    """Move every instruction of loop *old_iname* into the existing loop
+    *new_iname*, for a recipe that checked the merge itself with
+    :func:`~f2loopy.transform.loop_fusion.check_loop_fusion` (the ``scc``
+    recipe: ``parallel=True`` with the column loops as lanes, whose rule
+    is the one that holds when each column runs on its own work-item)."""
+    return _rename(kernel, old_iname, new_iname, within=None, existing_ok=True,
+                   preserve_tags=True, fusion_checked=True)
+
+
+def _rename(kernel: Kernel, old_iname: str, new_iname: str, *, within: MatchSpec,
+            existing_ok: bool, preserve_tags: bool, fusion_checked: bool = False) -> Kernel:
     old = resolve_iname(kernel, old_iname)
     new = new_iname
     exists = new in kernel.all_inames()
@@ -412,8 +428,9 @@ def rename_iname(kernel: Kernel, old_iname: str, new_iname: str, *, within: Matc
         if not _same_range(kernel, old, new):
             raise TransformError(f"rename_iname: loops '{old}' and '{new}' have different "
                                  "bounds, so instructions cannot move between them")
-        from f2loopy.transform.loop_fusion import check_loop_fusion
-        check_loop_fusion(kernel, old, new, moved=selected)
+        if not fusion_checked:
+            from f2loopy.transform.loop_fusion import check_loop_fusion
+            check_loop_fusion(kernel, old, new, moved=selected)
     _check_distribution(kernel, old, new, selected, {i.id for i in users} - selected)
     if not exists:
         domains.append(_copied_domain(kernel.domains[where[old]], old, new))

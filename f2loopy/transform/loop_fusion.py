@@ -63,11 +63,17 @@ def _line(insn) -> str:
 
 def check_loop_fusion(kernel: Kernel, old: str, new: str, *,
                       moved: Collection[str] | None = None, parallel: bool = False,
-                      caller: str = "rename_iname") -> None:
+                      lanes: Collection[str] = (), caller: str = "rename_iname") -> None:
     """Refuse (:class:`~f2loopy.diagnostics.TransformError`) to move the
     instructions *moved* (ids; default: all) of loop *old* into the
     existing loop *new* of the same bounds if that changes results (see the
-    module docstring); *parallel*: the merged loop will run in parallel.
+    module docstring); *parallel*: the merged loop will run in parallel,
+    one work-item per iteration of it and of the loops *lanes* (which will
+    be merged too), each running the rest in order: a temporary each
+    work-item then holds privately (every read sees a value the same
+    work-item wrote before it,
+    :meth:`~f2loopy.analysis.private.Privatisation.why_not_per_lane`) is
+    exempt, like ``JN`` set before a horizontal loop that reads it.
     The message names the variable, both loops with their source lines and
     the two statements; *caller* prefixes it."""
     from f2loopy.transform.fusion import _update_kind
@@ -101,7 +107,7 @@ def check_loop_fusion(kernel: Kernel, old: str, new: str, *,
                 if kind is not None and _update_kind(t, b.name) == kind:
                     continue
                 if a.name not in private:
-                    ok = False
+                    ok: bool | None = False
                     # written in both loops: each read of either sees a
                     # write of its own iteration (private), not the other's
                     if a.name in kernel.temporaries and _writes_in(in_old, a.name) \
@@ -112,7 +118,15 @@ def check_loop_fusion(kernel: Kernel, old: str, new: str, *,
                                  if c.name == a.name]
                         ok = not priv.why_not(old, a.name, every) \
                             and not priv.why_not(new, a.name, every)
+                    if not ok and parallel and a.name in kernel.temporaries:
+                        every = [c for i in insns for c in instruction_accesses(kernel, i)
+                                 if c.name == a.name]
+                        per_lane = Privatisation(kernel, lanes=frozenset(lanes) | {old, new})
+                        if not per_lane.why_not_per_lane(a.name, every):
+                            ok = None       # private to each work-item: no pair counts
                     private[a.name] = ok
+                if private[a.name] is None:
+                    continue
                 shared = [n for n in order if n in m.within_inames and n in t.within_inames]
                 outer = [n for n in shared if order.index(n) < order.index(new)]
                 inner = shared[len(outer):] if shared[:len(outer)] == outer else None

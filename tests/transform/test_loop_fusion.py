@@ -200,3 +200,28 @@ end subroutine
     # without that skew either order keeps the results
     plain = src.replace("a(i + 1, j - 1)", "a(i, j - 1)")
     assert set(f2loopy.join_inames(kernel(plain), "i,j").all_inames()) == {"i_j"}
+
+
+def test_scc_merges_loops_around_an_index_set_before_each():
+    # CLOUDSC's pattern: jn = imelt(jm) set before a horizontal loop that
+    # reads it, and a later loop over jn ending with its own value of jn:
+    # every column sees the jn it set itself, so the recipe merges them
+    src = """subroutine melt(kidia, kfdia, klon, imelt, q, r)
+  integer kidia, kfdia, klon, imelt(3), jl, jm, jn
+  real q(klon, 3), r(klon)
+  do jm = 1, 3
+    jn = imelt(jm)
+    do jl = kidia, kfdia
+      q(jl, jn) = q(jl, jn) + 1.0
+    end do
+  end do
+  do jl = kidia, kfdia
+    do jn = 1, 3
+      r(jl) = r(jl) + q(jl, jn)
+    end do
+  end do
+end subroutine
+"""
+    out = scc(kernel(src), block=32)
+    assert {"jl_outer", "jl_inner"} <= set(out.all_inames())
+    f2loopy.generate_code(out)
