@@ -140,3 +140,47 @@ def _cover(lists: tuple, w: Access, insn, analysis: AccessAnalysis) -> None:
         acc_list[:] = [a for a in acc_list
                        if not (a.index == w.index and
                                analysis.id_to_insn[a.insn_id].within_inames == within)]
+
+
+def lex_before(pairs: isl.Set, loops: Sequence[tuple[str, str]], *, on_tie: bool = False,
+               tie_only: bool = False) -> isl.Set:
+    """The instance *pairs* whose first instance's iteration of *loops*
+    (``(first's dim, second's dim)``, outermost first) comes
+    lexicographically before the second's; with *on_tie* also those equal
+    on all of them; with *tie_only* only those."""
+    affs = lazy_affs(pairs.get_space())
+    prefix = isl.Set.universe(pairs.get_space())
+    out = isl.Set.empty(pairs.get_space())
+    for da, db in loops:
+        if not tie_only:
+            out = out | (prefix & affs[da].lt_set(affs[db]))
+        prefix = prefix & affs[da].eq_set(affs[db])
+    if tie_only:
+        out = prefix
+    elif on_tie:
+        out = out | prefix
+    pairs, out = align_params(pairs, out)
+    return pairs & out
+
+
+def order_changes(pairs: isl.Set, before: Sequence[tuple[str, str]],
+                  after: Sequence[tuple[str, str]], *, first_on_tie: bool) -> bool:
+    """Whether some of the instance *pairs* run in one order when the two
+    instructions share the loops *before* and in the other when they share
+    *after* (each ``(first's dim, second's dim)``, outermost first; pairs
+    equal on all of them run in kernel order: the first instance first if
+    *first_on_tie*)."""
+    was = lex_before(pairs, before, on_tie=first_on_tie)
+    now = lex_before(pairs, after, on_tie=first_on_tie)
+    was, now = align_params(was, now)
+    return not (was - now).is_empty() or not (now - was).is_empty()
+
+
+def split_by(pairs: isl.Set, da: str, db: str, *, equal: bool) -> isl.Set:
+    """The instance *pairs* with dims *da* and *db* equal (or, not *equal*,
+    different)."""
+    affs = lazy_affs(pairs.get_space())
+    cond = affs[da].eq_set(affs[db]) if equal else (affs[da].lt_set(affs[db])
+                                                     | affs[da].gt_set(affs[db]))
+    pairs, cond = align_params(pairs, cond)
+    return pairs & cond

@@ -766,7 +766,31 @@ def choose_transformations(program: Program, kernel, rng) -> list:
         out.append(f'k = assume(k, "{sizes[0]} >= 1")')
     if sizes and rng.random() < 0.15:
         out.append(f"k = fix_parameters(k, {sizes[-1]}={int(rng.integers(1, 10))})")
+    # merging two sibling loops of the same bounds (loop fusion: refused
+    # where it would reorder a dependence, and the fuzzer then drops it);
+    # drawn from a child generator, so the caller's later draws stay as
+    # they were for every seed
+    pairs = _sibling_loops(program, loops)
+    sub = rng.spawn(1)[0]
+    if pairs and sub.random() < 0.3:
+        a, b = pairs[int(sub.integers(len(pairs)))]
+        out.insert(0, f'k = rename_iname(k, "{name(b.var)}", "{name(a.var)}", '
+                   'existing_ok=True)')
     return out
+
+
+def _sibling_loops(program: Program, loops) -> list:
+    """``(first, second)`` loops of *loops* in the same enclosing loops with
+    the same bounds, each the only loop of its variable in *program* (so its
+    iname is the variable's name).  The merge comes first in the script: a
+    later line that names the second loop is then refused and dropped."""
+    count: dict = {}
+    for d, _, _ in loops_of(program):
+        count[d.var.lower()] = count.get(d.var.lower(), 0) + 1
+    ok = [(d, [id(o) for o in outer]) for d, _, outer in loops
+          if count[d.var.lower()] == 1]
+    return [(a, b) for k, (a, oa) in enumerate(ok) for b, ob in ok[k + 1:]
+            if oa == ob and (a.lo, a.hi, a.step) == (b.lo, b.hi, b.step)]
 
 # }}}
 

@@ -375,8 +375,29 @@ def rename_iname(kernel: Kernel, old_iname: str, new_iname: str, *, within: Matc
     If only some instructions are selected, the others keep *old_iname* and
     the selected ones get a new loop with the same bounds.  If *new_iname*
     already exists (allowed with ``existing_ok=True``), its domain must be the
-    same as that of *old_iname*; the selected instructions move to it.
+    same as that of *old_iname*; the selected instructions move to it, which
+    merges the two loops: refused where that would run two accesses to the
+    same element in the other order
+    (:func:`~f2loopy.transform.loop_fusion.check_loop_fusion`).  Giving some
+    instructions their own loop is refused likewise where it would reorder
+    them with the others.
     """
+    return _rename(kernel, old_iname, new_iname, within=within, existing_ok=existing_ok,
+                   preserve_tags=preserve_tags)
+
+
+def merge_checked_loop(kernel: Kernel, old_iname: str, new_iname: str) -> Kernel:
+    """Move every instruction of loop *old_iname* into the existing loop
+    *new_iname*, for a recipe that checked the merge itself with
+    :func:`~f2loopy.transform.loop_fusion.check_loop_fusion` (the ``scc``
+    recipe: ``parallel=True`` with the column loops as lanes, whose rule
+    is the one that holds when each column runs on its own work-item)."""
+    return _rename(kernel, old_iname, new_iname, within=None, existing_ok=True,
+                   preserve_tags=True, fusion_checked=True)
+
+
+def _rename(kernel: Kernel, old_iname: str, new_iname: str, *, within: MatchSpec,
+            existing_ok: bool, preserve_tags: bool, fusion_checked: bool = False) -> Kernel:
     old = resolve_iname(kernel, old_iname)
     new = new_iname
     exists = new in kernel.all_inames()
@@ -407,8 +428,11 @@ def rename_iname(kernel: Kernel, old_iname: str, new_iname: str, *, within: Matc
         if not _same_range(kernel, old, new):
             raise TransformError(f"rename_iname: loops '{old}' and '{new}' have different "
                                  "bounds, so instructions cannot move between them")
-    else:
-        _check_distribution(kernel, old, new, selected, {i.id for i in users} - selected)
+        if not fusion_checked:
+            from f2loopy.transform.loop_fusion import check_loop_fusion
+            check_loop_fusion(kernel, old, new, moved=selected)
+    _check_distribution(kernel, old, new, selected, {i.id for i in users} - selected)
+    if not exists:
         domains.append(_copied_domain(kernel.domains[where[old]], old, new))
     insns, rules = _rewrite_selected(kernel, selected, {old: p.Variable(new)},
                                      remove=[old], add=[new])
@@ -571,6 +595,7 @@ def join_inames(kernel: Kernel, inames: Names, new_iname: str | None = None, *,
         raise TransformError("join_inames: give at least two inames")
     new = new_iname or "_".join(names)
     check_new_iname(kernel, new)
+    _check_join_order(kernel, names)
     box = combined_domain(kernel, names)
     lows, sizes = [], []
     rect = isl.Set.universe(box.get_space())
@@ -620,6 +645,22 @@ def join_inames(kernel: Kernel, inames: Names, new_iname: str | None = None, *,
     if tag is not None:
         kernel = tag_inames(kernel, {new: tag})
     return kernel
+
+
+def _check_join_order(kernel: Kernel, names) -> None:
+    """The joined loop runs the iterations of *names* in the order given
+    (the first outermost), which may be another nesting than the kernel's:
+    refused where two conflicting instances (one writing) lie in opposite
+    directions along two of the loops, since then the two nestings run
+    them in different orders."""
+    from f2loopy.schedule.linearize import order_keeps_dependences
+    for k, x in enumerate(names):
+        for y in names[k + 1:]:
+            if not order_keeps_dependences(kernel, x, y):
+                raise TransformError(f"join_inames: the instructions in loops '{x}' and "
+                                     f"'{y}' depend on each other across iterations of "
+                                     "both in opposite directions, so the joined loop may "
+                                     "run them in another order than the loops do")
 
 
 def _params_on(pw: isl.PwAff, s: isl.Set) -> isl.PwAff:

@@ -35,7 +35,8 @@ from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.isl_tools import dim_type
 from f2loopy.ir.kernel import AddressSpace, Assignment, Kernel, ScalarArg
 from f2loopy.ir.tags import fortran_axis_tags
-from f2loopy.transform.iname import rename_iname, split_iname
+from f2loopy.transform.iname import merge_checked_loop, split_iname
+from f2loopy.transform.loop_fusion import check_loop_fusion
 from f2loopy.transform.util import for_each_kernel, map_expressions, unique_name
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -267,7 +268,11 @@ def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | N
         raise TransformError(f"scc: specialize is True or False, not {specialize!r}")
     name = loops[0]
     for x in loops[1:]:
-        kernel = rename_iname(kernel, x, name, existing_ok=True)
+        # each loop is parallel; the merged one is if no two instances of
+        # the two loops in different iterations touch the same element
+        # (temporaries private to each column aside)
+        check_loop_fusion(kernel, x, name, parallel=True, lanes=loops, caller="scc")
+        kernel = merge_checked_loop(kernel, x, name)
     if demote and specialize:
         wanted = specializable_extents(kernel, name)
         if wanted:
