@@ -64,9 +64,22 @@ class IncludeRefused(F2LoopyError):
     """An ``#include`` that may not be followed."""
 
 
+#: the directive that stands for an ``#include`` of a macro-named file in
+#: the preprocessor's copy of the source (see :meth:`IncludeChecker.check`)
+MACRO_INCLUDE_MARK = "#error f2loopy_macro_include"
+
+
+def macro_include_refusal(directive: str, span: SourceSpan) -> IncludeRefused:
+    """The refusal of an ``#include`` (``#include_next``, ``#import``) that
+    names its file with a macro, in a branch the preprocessor takes."""
+    return IncludeRefused(f"#{directive} with a macro for the file name is not supported (the "
+                          "file it reads could be any file): write the name in quotes", span)
+
+
 def _directives(lines: list[str]):
-    """``(line number, directive text)`` of the preprocessor lines of *lines*:
-    backslash continuations joined, comments removed."""
+    """``(first line number, last line number, directive text)`` of the
+    preprocessor lines of *lines*: backslash continuations joined, comments
+    removed."""
     k = 0
     while k < len(lines):
         start = k
@@ -79,7 +92,7 @@ def _directives(lines: list[str]):
         while (body.endswith("\\") or body.count("/*") > body.count("*/")) and k < len(lines):
             body = (body[:-1] if body.endswith("\\") else body + "\n") + lines[k]
             k += 1
-        yield start + 1, _COMMENT_RE.sub(" ", body)
+        yield start + 1, k, _COMMENT_RE.sub(" ", body)
 
 
 def _inside(real: Path, roots: list[Path]) -> bool:
@@ -106,10 +119,20 @@ class IncludeChecker:
         self.absent: list[Path] = []
         self.count = 0
 
-    def check(self, lines: list[str], filename: str, folder: Path | None, depth: int = 0):
+    def check(self, lines: list[str], filename: str, folder: Path | None, depth: int = 0,
+              *, deferred: list[tuple[int, int, str]] | None = None):
         """Check the includes of *lines* (the text of *filename*, whose
-        quoted includes are looked up in *folder* first)."""
-        for no, body in _directives(lines):
+        quoted includes are looked up in *folder* first).
+
+        With *deferred* (a list; only for the text the preprocessor reads
+        from f2loopy's own copy, never for a file it opens itself), an
+        ``#include`` naming its file with a macro is not refused here: its
+        first and last line numbers and its directive word are appended, and the caller replaces those
+        lines by an ``#error`` (:data:`MACRO_INCLUDE_MARK`) so that the
+        preprocessor stops there if, and only if, the branch holding it is taken
+        (a project's ``#ifdef USE_NETCDF`` / ``#include NETCDF_INC`` is then no
+        obstacle where the macro is not defined)."""
+        for no, last, body in _directives(lines):
             text = lines[no - 1] if no <= len(lines) else ""
             span = SourceSpan(filename, no, 1, max(1, len(text)), text)
             refused = _REFUSED_RE.search(body)
@@ -121,10 +144,11 @@ class IncludeChecker:
             if not m:
                 continue
             q = _QUOTED_RE.match(m.group(2))
+            if not q and deferred is not None:
+                deferred.append((no, last, m.group(1)))
+                continue
             if not q:
-                raise IncludeRefused(
-                    f"#{m.group(1)} with a macro for the file name is not supported (the "
-                    "file it reads could be any file): write the name in quotes", span)
+                raise macro_include_refusal(m.group(1), span)
             name = q.group(1) if q.group(1) is not None else q.group(2)
             if not name:
                 raise IncludeRefused(f"#{m.group(1)} of an empty file name", span)

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from f2loopy import cpp_guard
-from f2loopy.cpp_guard import IncludeChecker, run_limited
+from f2loopy.cpp_guard import (MACRO_INCLUDE_MARK, IncludeChecker, macro_include_refusal,
+                               run_limited)
 from f2loopy.diagnostics import F2LoopyError, SourceSpan
 
 PREPROCESSED_SUFFIXES = (".F90", ".F", ".F95", ".F03", ".F08", ".FOR", ".FPP", ".fpp")
@@ -185,7 +186,12 @@ def preprocess(text: str, path, *, defines=None, undefines=(), include_dirs=(),
     options = _macro_options(macros, undefines)
     # every #include is followed and checked before the preprocessor opens it
     checker = IncludeChecker(path, include_dirs)
-    checker.check(lines, filename, None)
+    deferred: list[tuple[int, int, str]] = []
+    checker.check(lines, filename, None, deferred=deferred)
+    for first, last, _word in deferred:     # an #error where a macro-named #include was
+        hidden_lines[first - 1] = MACRO_INCLUDE_MARK
+        for k in range(first, last):
+            hidden_lines[k] = ""
     with tempfile.TemporaryDirectory(prefix="f2loopy-cpp-") as tmp:
         # the same name, so that the suffix picks the same source form
         # in a folder of its own: the preprocessor's output files lie beside it
@@ -209,6 +215,11 @@ def preprocess(text: str, path, *, defines=None, undefines=(), include_dirs=(),
                                     f"{MAX_OUTPUT_BYTES} bytes (a macro that expands to "
                                     "huge text?)", SourceSpan(filename, 1))
         if proc.returncode != 0:
+            for first, _last, word in deferred:
+                if f"{tmp_file}:{first}:" in proc.stderr:
+                    text = lines[first - 1]
+                    raise macro_include_refusal(
+                        word, SourceSpan(filename, first, 1, max(1, len(text)), text))
             raise _diagnostic(proc.stderr, str(tmp_file), filename, lines)
         return _assemble(proc.stdout, str(tmp_file), filename, lines, hidden, checker)
 

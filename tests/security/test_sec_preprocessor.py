@@ -172,6 +172,26 @@ def test_hidden_includes(place, directive):
     secret_free(proj, proc)
 
 
+@pytest.mark.parametrize("include", ["#include NC_INC", "#  include \\\n  NC_INC",
+                                     "%:include NC_INC"])
+def test_macro_named_include_in_a_branch_not_taken(place, include):
+    """A project's optional library (``#ifdef USE_NC`` / ``#include NC_INC``):
+    where the branch is not taken the file translates (the include was
+    refused at once before, though the preprocessor never reads it); where it
+    is taken, the located refusal, whatever the macro names, nothing read."""
+    proj, secret = place
+    name = write(proj, f"#ifdef USE_NC\n{include}\n#endif\n")
+    proc = cli(["translate", name], proj)
+    assert proc.returncode == 0, proc.stderr
+    assert (proj / "a.cl").exists()
+    secret_free(proj, proc)
+    for p in proj.glob("a*.*"):
+        if p.name != name:
+            p.unlink()
+    proc = cli(["translate", name, "-D", "USE_NC", "-D", f'NC_INC="{secret}"'], proj)
+    refused(proj, name, 5, "with a macro for the file name is not supported", proc)
+
+
 @pytest.mark.parametrize("probe", [
     '#if __has_include("HOME/.ssh/id_rsa")\n',
     '#define CAT(a,b) a/**/b\n#if CAT(__has_,include)("HOME/.ssh/id_rsa")\n',
