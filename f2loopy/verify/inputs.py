@@ -377,7 +377,7 @@ class _Planner:
             lo, hi = (1, MAX_SIZE) if r is None else (int(np.ceil(r.lo)), int(np.floor(r.hi)))
             bounds[n] = (lo, hi)
 
-        def admissible(s):
+        def admissible(s, *, given=True):
             for a in self.assumptions:
                 a = a if a.is_params() else a.params()
                 x, y = align_params(s, a)
@@ -387,12 +387,16 @@ class _Planner:
             for n, (lo, hi) in bounds.items():
                 s = s & _param_box(s.get_space(), n, lo, hi)
             for n in names:
-                if n in values:
+                if given and n in values:
                     s = s & _param_eq(s.get_space(), n, values[n])
             return s
         s = admissible(safe)
         if s.is_empty():
-            s = self._unconditional_dropped(admissible(self._params_space(names)), bad_parts)
+            # which accesses are out of bounds for every size is decided
+            # without the sizes given with --size: given sizes that break a
+            # subscript are refused below, with its place
+            s = admissible(self._unconditional_dropped(
+                admissible(self._params_space(names), given=False), bad_parts))
         if s.is_empty():
             ranged = [n for n in bounds if n in self.user_ranges]
             if ranged:

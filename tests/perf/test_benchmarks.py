@@ -43,6 +43,7 @@ NEEDS_OUTSIDE = {
     "cloudsc_ranks.py": "the CLOUDSC dwarf's data and a translated kernel "
                         "(tests/perf/test_cloudsc_ranks.py tests its logic)",
     "mpi_heat_scaling.py": "the CMake build of samples/mpi_heat and several GPUs",
+    "cl_resources.py": "nvcc (the CUDA compiler), which reports an NVIDIA GPU's registers",
 }
 
 

@@ -50,14 +50,15 @@ def test_file_name_in_a_diagnostic(key, tmp_path):
 @pytest.mark.parametrize("key", ["csi_clear", "osc52_clipboard", "bidi_override"])
 def test_source_line_in_a_diagnostic(key, tmp_path):
     """The caret line quotes the source; the caret stays under the statement (a
-    formatted print: a kernel prints only list-directed output)."""
-    src = SAXPY.replace("  do i = 1, n", f"  print '(a)', '{NASTY[key]}'\n  do i = 1, n")
+    print with a 'z' edit descriptor, which kernels do not print)."""
+    src = SAXPY.replace("  do i = 1, n", f"  print '(a, z8)', '{NASTY[key]}', n\n  do i = 1, n")
     (tmp_path / "t.f90").write_text(src)
     result = invoke(["translate", "t.f90"], tmp_path)
     assert result.exit_code == 1
     lines = result.stderr.splitlines()
     k = next(i for i, line in enumerate(lines) if "cannot be translated: a kernel prints" in line)
-    assert lines[k + 1] == f"      print '(a)', '{terminal(NASTY[key])}'", ascii(lines[k + 1])
+    assert lines[k + 1] == f"      print '(a, z8)', '{terminal(NASTY[key])}', n", \
+        ascii(lines[k + 1])
     assert lines[k + 2] == "      ^~~~~"
     assert lines[k].startswith("t.f90:5:3: error:")
     assert_safe(tmp_path, result.stdout, result.stderr)

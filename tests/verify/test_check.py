@@ -35,6 +35,11 @@ SAMPLE_ARGS = {
     "numa_volume/volume_tunable.f90": ["-D", "Nq=4", "--size", "Ne=3"],
     "numa_volume/volume_cpu.f90": ["-D", "Nq=4", "--size", "Ne=3"],
     "paper/ref_flux.f90": ["-D", "Nq=4"],
+    # fluxes of both signs reach both upwind branches (the drawn values are positive)
+    "hydro2d/hydro_steps.f90": ["--size", "x_min=1", "--size", "x_max=11", "--size", "y_min=1",
+                                "--size", "y_max=7", "--size", "depth=2", "--range", "dir=1:2",
+                                "--range", "vol_flux_x=-1:1", "--range", "vol_flux_y=-1:1",
+                                "--range", "mass_flux_x=-1:1"],
 }
 
 
