@@ -17,7 +17,6 @@ foresee) is reported instead of taking the command down.
 
 from __future__ import annotations
 
-import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from f2loopy.ir.roles import character_of
 from f2loopy.verify.compare import Tolerance, tolerance_for  # noqa: F401 - re-exported
 from f2loopy.verify import shared_data
 from f2loopy.verify.inputs import InputError, plan_inputs
+from f2loopy.verify.original_build import compiled_sources, include_flags, legacy_flags
 from f2loopy.verify.options import (  # the option values: part of this module's API too
     parse_assignments, parse_number, parse_range, parse_tolerances)
 from f2loopy.verify.runs import (  # noqa: F401 - CheckError and run_isolated are re-exported
@@ -380,8 +380,8 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         text, pp, preprocessed = expanded.text, expanded, True
     from f2loopy.frontend.source import fixed_form_of
     fixed = fixed_form_of(str(path), fixed_form)
-    fortran_flags = (*fortran_flags, *_include_flags(path, include_dirs),
-                     *(() if replay else _legacy_flags()))
+    fortran_flags = (*fortran_flags, *include_flags(path, include_dirs),
+                     *(() if replay else legacy_flags()))
     if result.parsed is not None:     # the translation's own parse
         originals = {k.name: k for k in result.parsed.kernels}
         search = result.parsed.search
@@ -549,7 +549,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                                  [o for o in originals.values() if o.name.lower() not in hidden],
                                  filename=f"original{suffix}",
                                  flags=ref_flags, workdir=str(tmp), coverage=measure,
-                                 extra_sources=_compiled_sources(search, tmp, fixed_form, text))
+                                 extra_sources=compiled_sources(search, tmp, fixed_form, text))
         sequences = []
         for *_, seq in runnable:
             if tuple(seq) not in sequences:
@@ -727,59 +727,6 @@ def _describe_failure(exc: BaseException) -> str:
     if len(lines) > 20:
         lines = lines[:20] + ["..."]
     return f"running the generated kernel failed: {type(exc).__name__}: " + "\n".join(lines)
-
-
-def _legacy_flags() -> tuple[str, ...]:
-    """``-fallow-argument-mismatch`` where gfortran has it (10 and later): the
-    original is compiled whole, and an F77 file passes a scalar where another
-    of its units declares an array (Nekbone's ``call gop(tmp, work, ...)``)
-    as the project's own build allows; only the kernels' own units are run."""
-    global _LEGACY
-    if _LEGACY is None:
-        import subprocess
-
-        from f2loopy.verify.fortran import find_gfortran
-        try:
-            proc = subprocess.run([find_gfortran(), "-fallow-argument-mismatch", "-E", "-cpp", "-x",
-                                   "f95", os.devnull], capture_output=True, timeout=60)
-            _LEGACY = ("-fallow-argument-mismatch",) if proc.returncode == 0 else ()
-        except (OSError, subprocess.SubprocessError, F2LoopyError):
-            _LEGACY = ()
-    return _LEGACY
-
-
-_LEGACY: tuple[str, ...] | None = None
-
-
-def _include_flags(path: Path, include_dirs) -> list[str]:
-    """gfortran's ``-I`` for the Fortran ``include`` lines of the original,
-    compiled in a folder of its own: the file's folder, then the ``-I`` ones
-    (where a compiler of the project finds them)."""
-    return [f"-I{os.path.abspath(d)}" for d in (path.parent, *include_dirs)]
-
-
-def _compiled_sources(search, tmp: Path, fixed_form: bool | None = None,
-                      text: str = "") -> list[str]:
-    """The files of the search path in build order (with those defining the
-    modules the original *text* uses anywhere), each one that was
-    preprocessed for the translation as the preprocessed text (the same
-    macros as the translation, not gfortran's own preprocessing without
-    them); with *fixed_form* (not None), a copy named for that form where the file's
-    own name says the other."""
-    from f2loopy.frontend.search_path import modules_used_elsewhere
-    from f2loopy.frontend.source import fixed_form_of
-    out = []
-    for k, p in enumerate(search.build_order(closure=True, uses=modules_used_elsewhere(text))):
-        pp = search.preprocessed.get(str(p))
-        fixed = fixed_form_of(str(p), fixed_form)
-        if pp is None and fixed == fixed_form_of(str(p)):
-            out.append(str(p))
-            continue
-        copy = tmp / f"path{k}{'.f' if fixed else '.f90'}"
-        copy.write_text(pp.text if pp is not None else p.read_text(encoding="utf-8",
-                                                                    errors="replace"))
-        out.append(str(copy))
-    return out
 
 
 def check_file(path, *, coverage: bool = True, **options) -> CheckReport:
