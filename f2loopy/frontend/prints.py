@@ -68,12 +68,7 @@ def lower_print(lowering, node, keyword: str) -> None:
         if isinstance(item, F.Char_Literal_Constant):
             parts.append(("text", literal_text(item)))
             continue
-        if isinstance(item, F.Name):
-            sym = lowering.symtab.get(str(item))
-            if sym is not None and (lowering.is_array_symbol(sym) or is_character(sym.dtype)):
-                _refuse(lowering, node, keyword, str(item))
-        value = lowering.expr(item)
-        dtype = np.dtype(lowering.checked_dtype(value))
+        value, dtype = _scalar_item(lowering, node, keyword, item)
         if dtype.kind in "iu":
             parts.append(("integer", dtype.itemsize))
         elif dtype.kind == "f":
@@ -186,6 +181,17 @@ def _descriptors(fmt: str) -> list | None:
     return out
 
 
+
+def _scalar_item(lowering, node, keyword, item):
+    """The value and dtype of output item *item*: a scalar expression (an
+    array or a character variable is refused at the statement)."""
+    if isinstance(item, F.Name):
+        sym = lowering.symtab.get(str(item))
+        if sym is not None and (lowering.is_array_symbol(sym) or is_character(sym.dtype)):
+            _refuse(lowering, node, keyword, str(item))
+    value = lowering.expr(item)
+    return value, np.dtype(lowering.checked_dtype(value))
+
 def _formatted_print(lowering, node, keyword: str, fmt: str, item_nodes: list) -> None:
     """Lower a ``write``/``print`` with constant format *fmt*."""
     descriptors = _descriptors(fmt)
@@ -211,12 +217,7 @@ def _formatted_print(lowering, node, keyword: str, fmt: str, item_nodes: list) -
                 text = text[:what] if len(text) >= what else " " * (what - len(text)) + text
             parts.append(("text", text))
             continue
-        if isinstance(item, F.Name):
-            sym = lowering.symtab.get(str(item))
-            if sym is not None and (lowering.is_array_symbol(sym) or is_character(sym.dtype)):
-                _refuse(lowering, node, keyword, str(item))
-        value = lowering.expr(item)
-        dtype = np.dtype(lowering.checked_dtype(value))
+        value, dtype = _scalar_item(lowering, node, keyword, item)
         if kind == "i" and dtype.kind in "iu":
             parts.append(("integer", dtype.itemsize))
             specs.append(what + ("ld" if dtype.itemsize == 8 else "d"))
