@@ -500,9 +500,12 @@ class ArrayIntrinsicsMixin(_Host):
                 pos, body = value
                 ctx = self.positions_context([count], "constructor")
                 base = offset
+
+                def shifted(idx: tuple, base=base) -> tuple:
+                    return (normalize_integer(p.Sum((base, idx[0]))),)
+
                 self.fill(ArrayView(view.name, view.ir_name, view.dtype, (0,), view.ubounds,
-                                    mapper=lambda idx, base=base: (normalize_integer(
-                                        p.Sum((base, idx[0]))),)),
+                                    mapper=shifted),
                           ctx, lambda where, pos=pos, body=body: substitute(
                               body, {pos.name: where[0]}), "constructor")
             else:

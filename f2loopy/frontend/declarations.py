@@ -132,7 +132,7 @@ class DeclarationReader:
             if sym is not None and sym.is_parameter and isinstance(sym.value, np.ndarray):
                 idx = [int(evaluate_constant(conv(i))) for i in index_nodes]
                 lbs = [int(evaluate_constant(conv(d[0]))) if d[0] is not None else 1
-                       for d in sym.dims]
+                       for d in sym.dims or ()]
                 pos = tuple(i - lb for i, lb in zip(idx, lbs, strict=True))
                 if any(k < 0 or k >= n for k, n in zip(pos, sym.value.shape, strict=True)):
                     raise self.error(f"index out of bounds of parameter array '{name}'", name)
@@ -285,8 +285,9 @@ class DeclarationReader:
             type_spec, letters = ispec.items
             dtype = self.type_spec_dtype(type_spec)
             for ls in letters.items:
-                lo, hi = (str(x).lower() if x is not None else None for x in ls.items)
-                hi = hi or lo
+                first, last = ls.items
+                lo = str(first).lower()
+                hi = str(last).lower() if last is not None else lo
                 for c in range(ord(lo), ord(hi) + 1):
                     self.symtab.implicit[chr(c)] = dtype
         self.symtab.implicit_none = False
@@ -387,7 +388,7 @@ class DeclarationReader:
             name = str(name_node)
             if self.symtab.is_local(name):
                 sym = self.symtab.get(name)
-                if sym.dtype is not None and sym.type_span is not None:
+                if sym is not None and sym.dtype is not None and sym.type_span is not None:
                     raise self.error(f"'{name}' is declared twice", name)
             sym = self.declare(name)
             sym.dtype = dtype
@@ -619,7 +620,7 @@ class DeclarationReader:
         available = {s.name.lower(): s for s in module.symtab.symbols()
                      if s.path is None}
         types = getattr(module.symtab, "types", {})
-        procedures = getattr(module, "procedure_names", set())
+        procedures: set[str] = getattr(module, "procedure_names", set())
         wanted = []          # (local name, module name)
         if items is None:
             wanted = [(k, k) for k in available]

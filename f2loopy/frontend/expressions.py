@@ -130,7 +130,7 @@ def int_literal(text: str, kind: int | None) -> np.generic:
 
 def negate(expr):
     if isinstance(expr, np.generic) and not isinstance(expr, np.bool_):
-        return expr.dtype.type(-expr)
+        return expr.dtype.type(-expr)  # type: ignore[operator]
     if isinstance(expr, int):
         return -expr
     return p.Product((-1, expr))
@@ -629,9 +629,10 @@ class ExpressionConverter:
             if kind is None and is_complex(dt):
                 target = FLOAT64 if dt == COMPLEX128 else FLOAT32
             else:
-                target = {None: FLOAT32, 4: FLOAT32, 8: FLOAT64}.get(kind)
-                if target is None:
+                found = {None: FLOAT32, 4: FLOAT32, 8: FLOAT64}.get(kind)
+                if found is None:
                     raise self.ctx.error(f"real kind {kind} is not supported", name)
+                target = found
         if is_complex(dt):
             x = p.Call(p.Variable("realpart"), (x,))
         return _convert_call(target, x)

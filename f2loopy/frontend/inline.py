@@ -228,9 +228,9 @@ class InliningMixin(_Host):
         if isinstance(node, F.Part_Ref) and not any(
                 isinstance(s, F.Subscript_Triplet) for s in node.items[1].items):
             name = str(node.items[0])
-            sym = self.symtab.get(name)
-            if sym is not None and self.is_array_symbol(sym):
-                view = self.view(sym, name)
+            element_of = self.symtab.get(name)
+            if element_of is not None and self.is_array_symbol(element_of):
+                view = self.view(element_of, name)
                 if writes and view.read_only:
                     raise self.error(f"'{proc.name}' assigns argument '{dummy}', but the "
                                      f"actual argument is {view.what}", name)

@@ -110,6 +110,7 @@ class LoopsMixin(_Host):
                     elif concurrent is not None:
                         headers, mask_node = self.concurrent_headers(concurrent)
                     else:
+                        assert var_bounds is not None   # fparser: a counted loop's control
                         var_node, bound_nodes = var_bounds
                         headers = [(str(var_node), *bound_nodes,
                                     *([None] * (3 - len(bound_nodes))))]

@@ -669,17 +669,18 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
             return self.scalar_target(sym, name)
         if isinstance(lhs_node, F.Part_Ref):
             name = str(lhs_node.items[0])
-            sym = self.symtab.get(name)
-            if sym is not None and not sym.is_array and is_character(sym.dtype):
+            found = self.symtab.get(name)
+            if found is not None and not found.is_array and is_character(found.dtype):
                 raise self.error(f"assigning a substring of character variable '{name}' is "
                                  "not supported (a kernel only knows a character's first "
                                  "character, as a flag)", name, UnsupportedFeatureError)
-            if sym is None or not self.is_array_symbol(sym):
-                if sym is None and self.symtab.implicit_type(name) is not None or \
-                        sym is not None and not sym.is_array:
+            if found is None or not self.is_array_symbol(found):
+                if found is None and self.symtab.implicit_type(name) is not None or \
+                        found is not None and not found.is_array:
                     raise self.error(f"'{name}' is not an array (statement functions must "
                                      "come before the first executable statement)", name)
                 raise self.error(f"'{name}' is not an array", name)
+            sym = found
             if sym.is_parameter:
                 raise self.error(f"cannot assign to parameter '{sym.name}'", name)
             self.check_not_initialized(sym, name)

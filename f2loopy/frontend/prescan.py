@@ -49,8 +49,9 @@ def _statements(lines: list[str], fixed: bool):
         yield from _free_statements(lines)
 
 
-def _strip_comment(text: str) -> str | None:
-    """Text before a ``!`` comment (None if quotes are unbalanced at the end)."""
+def _strip_comment(text: str) -> str:
+    """Text before a ``!`` comment outside quotes (all of *text* where there is
+    none; an unclosed quote runs to the end of the line)."""
     quote = None
     for k, ch in enumerate(text):
         if quote:
@@ -102,13 +103,13 @@ def _fixed_statements(lines):
         if len(body) > 5 and body[5] not in " 0":
             if current is None:
                 return
-            current += _strip_comment(body[6:]) or ""
+            current += _strip_comment(body[6:])
             continue
         if current is not None:
             for part in current.split(";"):
                 if part.strip():
                     yield first, part.strip().lower()
-        current, first = _strip_comment(body[6:]) or "", no
+        current, first = _strip_comment(body[6:]), no
     if current is not None:
         for part in current.split(";"):
             if part.strip():
@@ -206,7 +207,7 @@ def _statement_end(lines, line, fixed) -> int:
                     k = nxt
                     continue
             return k
-        text = (_strip_comment(lines[k - 1]) or "").rstrip()
+        text = _strip_comment(lines[k - 1]).rstrip()
         if text.endswith("&") and k < len(lines):
             k += 1
             continue

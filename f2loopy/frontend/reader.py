@@ -389,6 +389,7 @@ def _parse_group(piece_text, pickled=True):
     from fparser.two.utils import walk
     text, numbers = piece_text
     src = _current_src
+    assert src is not None      # set before any piece is parsed (also in a worker)
     piece = SourceFile(src.filename, text, fixed_form=src.fixed_form)
 
     def original(line):
@@ -402,7 +403,7 @@ def _parse_group(piece_text, pickled=True):
     for node in walk(tree):
         item = getattr(node, "item", None)
         span = getattr(item, "span", None)
-        if span:
+        if span and item is not None:
             item.span = (original(span[0]), original(span[1]))
     if not pickled:
         return ("ok", tree)

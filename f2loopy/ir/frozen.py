@@ -101,6 +101,6 @@ def identity_memo(maxsize: int):
             cache[key] = (obj, value)
             return value
 
-        memoized.cache_clear = cache.clear
+        memoized.cache_clear = cache.clear  # type: ignore[attr-defined]
         return memoized
     return decorate

@@ -54,7 +54,7 @@ class AddressSpace(enum.Enum):
 
 class _Copyable:
     def copy(self, **changes):
-        return dataclasses.replace(self, **changes)
+        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
 
 
 # {{{ variables

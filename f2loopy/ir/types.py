@@ -13,13 +13,13 @@ import numpy as np
 import pymbolic.primitives as p
 from pymbolic.mapper import Mapper
 
-BOOL = np.dtype(np.bool_)
-INT32 = np.dtype(np.int32)
-INT64 = np.dtype(np.int64)
-FLOAT32 = np.dtype(np.float32)
-FLOAT64 = np.dtype(np.float64)
-COMPLEX64 = np.dtype(np.complex64)
-COMPLEX128 = np.dtype(np.complex128)
+BOOL: np.dtype = np.dtype(np.bool_)
+INT32: np.dtype = np.dtype(np.int32)
+INT64: np.dtype = np.dtype(np.int64)
+FLOAT32: np.dtype = np.dtype(np.float32)
+FLOAT64: np.dtype = np.dtype(np.float64)
+COMPLEX64: np.dtype = np.dtype(np.complex64)
+COMPLEX128: np.dtype = np.dtype(np.complex128)
 
 #: conversion functions of the IR (see f2loopy.ir.kernel) and their results
 CONVERSIONS: dict[str, np.dtype] = {
