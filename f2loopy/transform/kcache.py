@@ -227,7 +227,7 @@ def _verdict(kernel: Kernel, name: str, users: list, hardware,
         return no("the schedule has no loop around all its uses")
     if loop not in levels:
         inner = sorted(levels)[0]
-        return no(f"its level loop '{inner}' runs inside loop '{loop}'")
+        return no(f"the loop its subscripts read, '{inner}', runs inside loop '{loop}'")
     axis: int | None = None
     previous = False
     for insn, idx, is_write in found:

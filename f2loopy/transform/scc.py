@@ -17,7 +17,10 @@ e.g. ``("KIDIA", "KFDIA")``), or, with neither, the loops whose lower and
 upper bounds are both scalar arguments, in the largest group of loops with
 the same bounds.  :func:`scc` checks that each of them carries no dependence
 (:func:`~f2loopy.transform.auto.loop_dependences`: per-column scalars are
-private) and maps them.
+private) and maps them; column temporaries become private
+(:func:`demote_temporaries`), and those of them that one level loop alone
+uses at its own level and the one above are kept as two values
+(:func:`~f2loopy.transform.kcache.cache_levels`).
 """
 
 from __future__ import annotations

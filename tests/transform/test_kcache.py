@@ -136,9 +136,9 @@ def test_which_temporaries_are_cached_and_why_not(mapped):
         "zw": "line 40 writes level 'jk_1 - 1'",
         "zfix": "line 43 uses it at a fixed level",
         "zbig": "its other axes hold more than 32 elements",
-        "zacc": "its level loop 'jk_3' runs inside loop 'jt'",
+        "zacc": "the loop its subscripts read, 'jk_3', runs inside loop 'jt'",
         # a species array: its loop is not the outermost one
-        "zspc": "its level loop 'jm' runs inside loop 'jk_1'",
+        "zspc": "the loop its subscripts read, 'jm', runs inside loop 'jk_1'",
     }
 
 
