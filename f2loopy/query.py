@@ -14,18 +14,20 @@ Python code imports them from here (or from the package: ``f2loopy.plan_auto``).
 * the automatic recipe's plan (:func:`plan_auto`: the plan it takes and the
   kernel it would make, with the reasons for the plans it refused);
 * the single-column recipe's loops (:func:`horizontal_loops`,
-  :func:`demotable_temporaries`).
+  :func:`demotable_temporaries`, :func:`level_caches`: which level
+  temporaries k-caching keeps as two values, and why not the others).
 """
 
 from f2loopy.analysis.loops import (
     LoopVerdict, accumulated_arrays, grid_axes, has_choice_of_second_axis, launch_summary,
     loop_dependences, outermost_loops, parallel_loops, reused_tiles, time_loops)
 from f2loopy.transform.auto import PLANS, AutoOutcome, plan_auto
+from f2loopy.transform.kcache import level_caches
 from f2loopy.transform.scc import demotable_temporaries, horizontal_loops
 
 __all__ = [
     "accumulated_arrays", "demotable_temporaries", "grid_axes", "has_choice_of_second_axis",
-    "horizontal_loops", "launch_summary", "loop_dependences", "outermost_loops",
+    "horizontal_loops", "launch_summary", "level_caches", "loop_dependences", "outermost_loops",
     "parallel_loops", "plan_auto", "reused_tiles", "time_loops",
 ]
 

@@ -83,6 +83,12 @@ with the first choices are declared.
     only.  Default ``"scc"``.
 ``block``
     Columns per work-group of the ``scc`` plan (default 128).
+``kcache``
+    In the ``scc`` plan, keep each private level temporary that one
+    vertical loop alone uses, every iteration at its own level and the one
+    above (``ZFLX(JK) = ZFLX(JK-1) + ...``), as two values, the current and
+    the previous level, instead of an array over all levels
+    (``f2loopy.transform.kcache``; default True).
 ``assume``
     Facts about the scalar arguments that the analysis may use (isl syntax,
     ``"NSSOPT >= 0 and NSSOPT <= 3"``): a branch no allowed value takes needs
@@ -115,19 +121,19 @@ from loopy import (
 
 OPTIONS = {"tile": None, "tile1": None, "prefetch": None, "axis1": None, "style": None,
            "group": None, "launches": None, "columns": "scc", "block": 128, "assume": None, "fix": None,
-           "specialize": True}
+           "specialize": True, "kcache": True}
 OPTION_TYPES = {"tile": "positive integer", "tile1": "positive integer", "prefetch": "boolean",
                 "axis1": ("inner", "outer"), "style": ("grid", "outer"),
                 "group": ("positive integer", "none"), "launches": ("split", "one"),
                 "columns": ("scc", "off"), "block": "positive integer", "assume": "text",
-                "fix": "text", "specialize": "boolean"}
+                "fix": "text", "specialize": "boolean", "kcache": "boolean"}
 
 PLANS = ("grid+local", "grid", "grid-1d", "one-group", "sequential")
 
 
 def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, style=None,
               group=None, launches=None, columns="scc", block=128, assume=None, fix=None,
-              specialize=True):
+              specialize=True, kcache=True):
     if launches not in (None, "split", "one"):
         raise TransformError(f"auto: launches is 'split' or 'one', not {launches!r}")
     if columns not in ("scc", "off"):
@@ -139,7 +145,7 @@ def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, style=No
     if fix is not None:
         kernel = fix_parameters(kernel, **parse_fixed_values(fix, who="auto: fix"))
     if columns == "scc":
-        mapped = columns_plan(kernel, block, specialize)
+        mapped = columns_plan(kernel, block, specialize, kcache)
         if mapped is not None:
             return mapped
     split = split_for_auto(kernel)
@@ -201,14 +207,14 @@ def choose(kernel, tile, tile1, prefetch, axis1, style, group):
     return outcome
 
 
-def columns_plan(kernel, block, specialize=True):
+def columns_plan(kernel, block, specialize=True, kcache=True):
     """The single-column mapping of *kernel* if it is a column-physics routine
     and the mapping passes the checks, else None (the reason printed)."""
     loops = horizontal_loops(kernel)
     if len(loops) < 2:
         return None
     try:
-        out = scc(kernel, block=block, specialize=specialize)
+        out = scc(kernel, block=block, specialize=specialize, kcache=kcache)
         generate_code(out)
     except LoopyError as exc:
         reason = str(getattr(exc, "message", None) or exc).splitlines()[0]
@@ -217,10 +223,12 @@ def columns_plan(kernel, block, specialize=True):
     private = sorted(n for n, t in out.temporaries.items()
                      if n in kernel.temporaries and kernel.temporaries[n].shape
                      and len(t.shape) < len(kernel.temporaries[n].shape))
+    cached = sorted(n for n in kernel.temporaries if n not in out.temporaries)
     print(f"auto: kernel '{kernel.name}': plan scc, {len(loops)} horizontal loops "
           f"({', '.join(loops[:3])}{', ...' if len(loops) > 3 else ''}) -> "
           f"{loops[0]}_outer (g.0, blocks of {block}), {loops[0]}_inner (l.0)"
           + (f"; private column temporaries: {', '.join(private)}" if private else "")
+          + (f"; levels cached: {', '.join(cached)}" if cached else "")
           + (f"; compiled per value of {', '.join(out.options.specialized)}"
              if out.options.specialized else ""))
     return out

@@ -35,6 +35,11 @@ Options:
     temporaries dimensioned by them (``ZTMP(KLON, KLEV)``) then have constant
     other extents and become private arrays.  The glue still takes the
     arguments and refuses other values.
+``kcache``
+    Keep each private level temporary that one vertical loop alone uses,
+    every iteration at its own level and the one above, as two values (the
+    current and the previous level) instead of an array over all levels
+    (k-caching, ``f2loopy.transform.kcache``; default True).
 ``specialize``
     Compile the kernel per value of the integer arguments that the other
     extents of column temporaries are made of (``ZTMP(KLON, KLEV)``; default
@@ -54,14 +59,15 @@ from loopy import (
     parse_fixed_values, scc)
 
 OPTIONS = {"index": None, "start": None, "end": None, "block": 128, "demote": True,
-           "assume": None, "fix": None, "specialize": True}
+           "assume": None, "fix": None, "specialize": True,
+           "kcache": True}
 OPTION_TYPES = {"index": "name", "start": "name", "end": "name",
                 "block": "positive integer", "demote": "boolean", "assume": "text",
-                "fix": "text", "specialize": "boolean"}
+                "fix": "text", "specialize": "boolean", "kcache": "boolean"}
 
 
 def transform(kernel, index=None, start=None, end=None, block=128, demote=True, assume=None,
-              fix=None, specialize=True):
+              fix=None, specialize=True, kcache=True):
     if (start is None) != (end is None):
         raise TransformError("scc: give both start and end, or neither")
     bounds = None if start is None else (start, end)
@@ -73,7 +79,7 @@ def transform(kernel, index=None, start=None, end=None, block=128, demote=True, 
         kernel = fix_parameters(kernel, **parse_fixed_values(fix, who="scc: fix"))
     loops = horizontal_loops(kernel, index=index, bounds=bounds)
     out = scc(kernel, index=index, bounds=bounds, block=block, demote=demote,
-              specialize=specialize)
+              specialize=specialize, kcache=kcache)
     print(f"scc: kernel '{kernel.name}': {len(loops)} horizontal "
           f"loop{'s' if len(loops) > 1 else ''} -> "
           f"{loops[0]}_outer (g.0, blocks of {block}), {loops[0]}_inner (l.0)")

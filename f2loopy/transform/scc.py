@@ -17,7 +17,10 @@ e.g. ``("KIDIA", "KFDIA")``), or, with neither, the loops whose lower and
 upper bounds are both scalar arguments, in the largest group of loops with
 the same bounds.  :func:`scc` checks that each of them carries no dependence
 (:func:`~f2loopy.transform.auto.loop_dependences`: per-column scalars are
-private) and maps them.
+private) and maps them; column temporaries become private
+(:func:`demote_temporaries`), and those of them that one level loop alone
+uses at its own level and the one above are kept as two values
+(:func:`~f2loopy.transform.kcache.cache_levels`).
 """
 
 from __future__ import annotations
@@ -220,7 +223,8 @@ def _accesses_of(insn):
 
 @for_each_kernel
 def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | None = None,
-        block: int = 128, demote: bool = True, specialize: bool = False) -> Kernel:
+        block: int = 128, demote: bool = True, specialize: bool = False,
+        kcache: bool = True) -> Kernel:
     """Map the horizontal loops of *kernel* to the grid, one column per
     work-item (see the module docstring).
 
@@ -237,6 +241,10 @@ def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | N
         :func:`~f2loopy.transform.parameters.specialize_parameters`), so
         that those temporaries become private arrays too; the glue builds one
         program per value.
+    :arg kcache: keep the private level temporaries that only one vertical
+        loop uses, each iteration at its own level and the one above, as
+        their current and previous level
+        (:func:`~f2loopy.transform.kcache.cache_levels`; k-caching).
     :returns: the kernel with one horizontal loop, named as the first, split
         into ``<name>_outer`` (``g.0``) and ``<name>_inner`` (``l.0``).
     :raises TransformError: no horizontal loop is found, or one carries a
@@ -266,6 +274,8 @@ def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | N
         raise TransformError(f"scc: demote is True or False, not {demote!r}")
     if not isinstance(specialize, bool):
         raise TransformError(f"scc: specialize is True or False, not {specialize!r}")
+    if not isinstance(kcache, bool):
+        raise TransformError(f"scc: kcache is True or False, not {kcache!r}")
     name = loops[0]
     for x in loops[1:]:
         # each loop is parallel; the merged one is if no two instances of
@@ -287,6 +297,9 @@ def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | N
         inner = unique_name(kernel, f"{x}_inner", extra_taken=(outer,))
         kernel = split_iname(kernel, x, block, outer_iname=outer, inner_iname=inner,
                              outer_tag="g.0", inner_tag="l.0")
+    if kcache:
+        from f2loopy.transform.kcache import cache_levels
+        kernel = cache_levels(kernel)
     return kernel
 
 
