@@ -128,7 +128,7 @@ OPTION_TYPES = {"tile": "positive integer", "tile1": "positive integer", "prefet
                 "columns": ("scc", "off"), "block": "positive integer", "assume": "text",
                 "fix": "text", "specialize": "boolean", "kcache": "boolean"}
 
-PLANS = ("grid+local", "grid", "grid-1d", "one-group", "sequential")
+PLANS = ("grid+local", "grid", "grid-1d", "reduction", "one-group", "sequential")
 
 
 def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, style=None,
@@ -199,7 +199,7 @@ def choose(kernel, tile, tile1, prefetch, axis1, style, group):
     elif style not in (None, "grid"):
         raise TransformError(f"auto: style is 'grid' or 'outer', not {style!r}")
     elif group == "none":
-        outcome = plan(t0, t1, fetch, size, ["grid+local", "grid", "grid-1d", "sequential"])
+        outcome = plan(t0, t1, fetch, size, ["grid+local", "grid", "grid-1d", "reduction", "sequential"])
     elif (t0, t1, fetch, size, second) != (32, 8, True, 128, "inner"):
         outcome = plan(t0, t1, fetch, size)
     else:
