@@ -197,11 +197,12 @@ def _nest(kernel: Kernel, facts: LoopFacts, x: str, inside: list, names: set) ->
         accs.append(Accumulator(name, ops[0], tuple(i.id for i in touching[name])))
     ids = {u for a in accs for u in (*a.updates, *(i for _, i in a.locations),
                                      *([a.condition] if a.condition else []))}
-    loops = frozenset.intersection(*(kernel.insn(i).within_inames for i in ids))
-    loops = tuple(y for y in kernel.all_inames() if y in loops)
+    common = frozenset.intersection(*(kernel.insn(i).within_inames for i in ids))
+    loops = tuple(y for y in kernel.all_inames() if y in common)
     for a in accs:
         for w, i in a.locations:
             loc = kernel.insn(i)
+            assert isinstance(loc, Assignment)
             if variables_read(loc.expression) & (set(kernel.all_inames()) - set(loops)):
                 return refuse(f"line {_line(loc)} records an index of a loop inside the "
                               "reduction loops")
@@ -252,8 +253,8 @@ def _with_location(kernel: Kernel, inside: list, name: str, cond_insn, touching)
         if variables_read(i.expression) & written:
             return (f"line {_line(i)} records a value computed in the nest, not a function of "
                     "the loop indices")
-    if set(touching[name]) - {cond_insn, updates[0]}:
-        other = next(iter(set(touching[name]) - {cond_insn, updates[0]}))
-        return f"'{name}' is read elsewhere in the nest (line {_line(other)})"
+    others = [i for i in touching[name] if i.id not in (cond_insn.id, updates[0].id)]
+    if others:
+        return f"'{name}' is read elsewhere in the nest (line {_line(others[0])})"
     return Accumulator(name, op, (updates[0].id,), cond_insn.id, value,
-                       tuple((i.assignee_name, i.id) for i in locs))
+                       tuple((i.assignee_names()[0], i.id) for i in locs))

@@ -105,7 +105,8 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int) -> Ke
     lane = b.lane_iname("lane", 0, lanes - 1)
     # work-item 0, which stores an extreme and its location
     first = b.lane_iname("lane_first", 0, 0) if any(
-        a.condition is not None for a in nest.accumulators) else ""
+        a.condition is not None and a.name not in kernel.temporaries
+        for a in nest.accumulators) else ""
     inits: list[Assignment] = []
     finals: list[Assignment] = []
     replaced: dict[str, list[Assignment]] = {}
@@ -209,7 +210,7 @@ def _extreme(kernel, b: _Builder, acc: Accumulator, nest: ReductionNest, part, i
                        within_inames=locs[0].within_inames, predicates=locs[0].predicates,
                        depends_on=locs[0].depends_on | {init.id}, span=locs[0].span,
                        tags=locs[0].tags)
-            for y, k in zip(nest.loops, index_parts)]
+            for y, k in zip(nest.loops, index_parts, strict=True)]
         removed.update(i.id for i in locs[1:])
     m = b.private(f"{v}_extreme", kernel.variable(v).dtype)
     finals.append(Assignment(id=b.name(f"{m.name}_tree"), assignee=m,
@@ -219,7 +220,7 @@ def _extreme(kernel, b: _Builder, acc: Accumulator, nest: ReductionNest, part, i
     holds: list = [p.Comparison(part, "==", m)]
     found = []
     big = _neutral("min", INDEX_DTYPE)
-    for y, k in zip(nest.loops, index_parts):
+    for y, k in zip(nest.loops, index_parts, strict=False):
         r = b.private(f"{y}_{v}_first", INDEX_DTYPE)
         cond = holds[0] if len(holds) == 1 else p.LogicalAnd(tuple(holds))
         finals.append(Assignment(id=b.name(f"{r.name}_tree"), assignee=r,
@@ -227,18 +228,25 @@ def _extreme(kernel, b: _Builder, acc: Accumulator, nest: ReductionNest, part, i
                                  span=span))
         holds.append(p.Comparison(k, "==", r))
         found.append((y, r))
+    # an argument is stored by work-item 0 (the others neither read nor
+    # write it), a local variable by every work-item (each holds a copy)
+    local = v in kernel.temporaries
+    stray = [w for w, _ in acc.locations if (w in kernel.temporaries) != local]
+    if stray:
+        raise TransformError(f"parallel_reduction: the location '{stray[0]}' of '{v}' is "
+                             f"{'an argument' if local else 'a local variable'} and '{v}' "
+                             "is not")
+    where = frozenset() if local else frozenset({first})
     better = b.private(f"{v}_better", np.bool_)
     finals.append(Assignment(id=b.name(f"{better.name}_test"), assignee=better,
                              expression=p.Comparison(m, "<" if acc.op == "min" else ">",
                                                      p.Variable(v)),
-                             within_inames=frozenset({first}), span=span))
+                             within_inames=where, span=span))
     at = {y: r for y, r in found}
     for w, lid in acc.locations:
         loc = kernel.insn(lid)
         finals.append(Assignment(id=b.name(f"{w}_located"), assignee=loc.assignee,
                                  expression=substitute(loc.expression, at),
-                                 within_inames=frozenset({first}), predicates=(better,),
-                                 span=loc.span))
+                                 within_inames=where, predicates=(better,), span=loc.span))
     finals.append(Assignment(id=b.name(f"{v}_store"), assignee=p.Variable(v), expression=m,
-                             within_inames=frozenset({first}), predicates=(better,),
-                             span=update.span))
+                             within_inames=where, predicates=(better,), span=update.span))
