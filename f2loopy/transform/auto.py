@@ -35,8 +35,14 @@ The choice is made in three steps, each exact or verified:
    :func:`~f2loopy.codegen.generate_code` as *verify*, the first plan whose
    code passes the exact race checks is taken.
 
-Reductions (``s = s + ...``) and loops carrying dependences stay sequential
-loops inside each work-item.
+Before the grid plans, where every parallel loop lies inside them, the
+**reduction** plan: loop nests that only reduce into scalars (``s = s +
+...``, several accumulators, ``max``/``min``, an extreme with its location;
+:func:`~f2loopy.analysis.reductions.reduction_nests`) run in parallel in one
+work-group of *group_size* work-items
+(:func:`~f2loopy.transform.parallel_reduction.parallel_reduction`).  Other
+reductions and loops carrying dependences stay sequential loops inside each
+work-item.
 """
 
 from __future__ import annotations
@@ -183,7 +189,7 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
         (:func:`accumulated_arrays`) are kept in private variables during the
         loop (:func:`~f2loopy.transform.buffer.buffer_array`); an array for
         which that is refused or fails *verify* stays as it is.
-    :arg group_size: work-group size of the ``one-group`` plan.
+    :arg group_size: work-group size of the ``one-group`` and ``reduction`` plans.
     :arg second_axis: which loop goes to grid axis 1 where a statement has
         more than two parallel loops: ``"inner"`` or ``"outer"`` (see
         :func:`grid_axes`).
