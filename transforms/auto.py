@@ -161,6 +161,11 @@ def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, style=No
         if outcome.plan == "sequential":
             print(f"auto: kernel '{kernel.name}': no plan of its launches was taken; one launch")
             outcome = None
+        elif outcome.plan == "reduction":
+            # one work-group runs the whole kernel: one launch needs no global barrier
+            one = choose(kernel, tile, tile1, prefetch, axis1, style, group)
+            if one.plan == "reduction":
+                outcome = one
     if outcome is None:
         outcome = choose(kernel, tile, tile1, prefetch, axis1, style, group)
     print(outcome.summary() + launch_summary(outcome.kernel))

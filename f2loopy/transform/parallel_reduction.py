@@ -131,6 +131,10 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int) -> Ke
             continue
         _extreme(kernel, b, acc, nest, part, init, inits, finals, replaced, removed,
                  lane, first, span)
+    # the partials start where the nest starts: after what it waits for (a
+    # global barrier before it included)
+    before = frozenset().union(*(i.depends_on for i in inside)) - nest_ids
+    inits = [i.copy(depends_on=i.depends_on | before) for i in inits]
     written_parts = {n.id for group in replaced.values() for n in group}
     outside_deps: set = set()
     for i in inside:

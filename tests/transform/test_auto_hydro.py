@@ -71,8 +71,8 @@ def test_recipe_maps_every_parallel_nest(tmp_path):
         "auto: kernel 'advec_cell': plan grid, k -> g.1/l.1, j -> g.0/l.0, k_1 -> g.1/l.1, "
         "j_1 -> g.0/l.0",
         "auto: kernel 'advec_mom': plan grid, k -> g.1/l.1, j -> g.0/l.0",
-        # the minimum and where it first occurs: each work-item's, then the group's
-        "auto: kernel 'calc_dt': no plan of its launches was taken; one launch",
+        # the minimum and where it first occurs: each work-item's, then the
+        # group's (one launch: the group runs the whole kernel)
         "auto: kernel 'calc_dt': plan reduction, j -> l.0 (one group of 128); parallel "
         "reduction of dt_min_val (min, located: jldt, kldt)",
         # the rows of the left and right halo, then the columns of the bottom
