@@ -14,8 +14,9 @@ local memory (:mod:`f2loopy.codegen.reductions`) and work-item 0 stores::
 
 An extreme with its location (``if (e < s) then; s = e; jloc = j; ...``)
 keeps in each work-item its first extreme and the indices where it occurs
-(a work-item runs its iterations in the loops' order, so the strict
-comparison keeps its first); the group then finds the extreme ``m``, then,
+(the strict comparison, or an equal value at an earlier place, compared
+lexicographically, so the first is kept whatever order the work-item's
+loops run in); the group then finds the extreme ``m``, then,
 loop by loop from the outermost, the smallest index among the work-items
 that hold ``m`` (the first occurrence in the loops' order), and work-item 0
 stores ``m`` and the locations where ``m < s`` (``m > s`` for a maximum),
@@ -203,9 +204,16 @@ def _extreme(kernel, b: _Builder, acc: Accumulator, nest: ReductionNest, part, i
                                             for c in update.predicates),
             depends_on=update.depends_on | {init.id})]
     else:
+        cond = substitute(cond_insn.expression, {v: part})
+        if index_parts:
+            # an equal value at an earlier place wins too, so that the first
+            # place is kept whatever order the work-item's loops run in
+            cond = p.LogicalOr((cond, p.LogicalAnd((
+                p.Comparison(acc.value, "==", part),
+                _earlier([(p.Variable(y), k) for y, k in
+                          zip(nest.loops, index_parts, strict=True)])))))
         replaced[cond_insn.id] = [cond_insn.copy(
-            expression=substitute(cond_insn.expression, {v: part}),
-            depends_on=cond_insn.depends_on | {init.id})]
+            expression=cond, depends_on=cond_insn.depends_on | {init.id})]
         replaced[update.id] = [update.copy(assignee=part,
                                            depends_on=update.depends_on | {init.id})]
         locs = [kernel.insn(i) for _, i in acc.locations]
@@ -254,3 +262,12 @@ def _extreme(kernel, b: _Builder, acc: Accumulator, nest: ReductionNest, part, i
                                  within_inames=where, predicates=(better,), span=loc.span))
     finals.append(Assignment(id=b.name(f"{v}_store"), assignee=p.Variable(v), expression=m,
                              within_inames=where, predicates=(better,), span=update.span))
+
+
+def _earlier(pairs):
+    """``(a1, a2, ...) < (b1, b2, ...)`` lexicographically for *pairs* ``(a, b)``."""
+    (a, b), rest = pairs[0], pairs[1:]
+    less = p.Comparison(a, "<", b)
+    if not rest:
+        return less
+    return p.LogicalOr((less, p.LogicalAnd((p.Comparison(a, "==", b), _earlier(rest)))))

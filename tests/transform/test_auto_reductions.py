@@ -212,7 +212,10 @@ def test_plan_and_generated_code(units):
     code = generate_code(out.kernel).device_code
     assert "reqd_work_group_size(64, 1, 1)" in code
     # each work-item's first extreme and where, then the group's trees
-    assert "cond = v < vmin_part;" in code
+    # (an equal value at an earlier place wins too: the first place is kept
+    # whatever order the work-item's loops run in)
+    assert ("cond = v < vmin_part || v == vmin_part && (j < j_vmin_part || j == j_vmin_part "
+            "&& 1 + i_inner + 64 * i_outer < i_vmin_part);") in code
     assert "acc_lane_4[lane] = vmin_part == vmin_extreme ? j_vmin_part : 2147483647;" in code
     assert "vmin_part == vmin_extreme && j_vmin_part == j_vmin_first ? i_vmin_part" in code
     assert "if (lane_first == 0 && vmin_better)" in code
