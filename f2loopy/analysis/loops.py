@@ -66,10 +66,13 @@ def _rectangular(kernel: Kernel, x: str) -> bool:
     return not any(n in inames or n in kernel.temporaries for n in param_names(dom))
 
 
-def loop_dependences(kernel: Kernel) -> dict[str, LoopVerdict]:
+def loop_dependences(kernel: Kernel, *, facts: LoopFacts | None = None
+                     ) -> dict[str, LoopVerdict]:
     """For every loop of *kernel* (in kernel order), whether its iterations
-    may run in parallel; see the module docstring for the exact rule."""
-    facts = LoopFacts(kernel)
+    may run in parallel; see the module docstring for the exact rule.
+
+    :arg facts: the kernel's :class:`LoopFacts`, if the caller has them."""
+    facts = facts or LoopFacts(kernel)
     out = {}
     for x in kernel.all_inames():
         reason = facts.shape_reason(x)

@@ -137,6 +137,19 @@ def _extreme(cond, name: str):
     return None
 
 
+def _updates_a_scalar(kernel: Kernel, insn) -> bool:
+    """Whether *insn* writes a scalar that it also reads (an update, or an
+    extreme's comparison): a nest without one reduces nothing."""
+    if not isinstance(insn, Assignment) or isinstance(insn.assignee, p.Subscript):
+        return False
+    name = insn.assignee_name
+    if name in variables_read(insn.expression, *insn.predicates):
+        return _is_scalar(kernel, name)
+    c = insn.predicates[0] if len(insn.predicates) == 1 else None
+    # ``if (c) s = e`` with ``c = e < s`` computed before
+    return isinstance(c, p.Variable) and _is_scalar(kernel, name)
+
+
 def reduction_nests(kernel: Kernel, facts: LoopFacts | None = None) -> list[ReductionNest]:
     """The nests of *kernel* whose outermost loop carries a dependence only
     on scalars (see the module docstring), each with its accumulators, or
@@ -149,6 +162,8 @@ def reduction_nests(kernel: Kernel, facts: LoopFacts | None = None) -> list[Redu
         if not inside or facts.shape_reason(x) or any(
                 inames.index(x) != min(inames.index(y) for y in i.within_inames)
                 for i in inside):
+            continue
+        if not any(_updates_a_scalar(kernel, i) for i in inside):
             continue
         carried = facts.carried(x)
         if not carried or not all(_is_scalar(kernel, n) for n, _ in carried):
@@ -233,8 +248,18 @@ def _with_location(kernel: Kernel, inside: list, name: str, cond_insn, touching)
             return f"line {_line(update)} stores in '{name}' another value than it compares"
         return Accumulator(name, op, (update.id,), update.id, value)
     c = p.Variable(cond_insn.assignee_name)
-    users = [i for i in kernel.instructions if c.name in i.dependency_names()
-             and i.id != cond_insn.id]
+    users = [i for i in inside if c.name in i.dependency_names() and i.id != cond_insn.id]
+    # outside the nest, the condition's last value must not be read: a
+    # reader there needs a value it sets itself, earlier in its own loops
+    order = {i.id: k for k, i in enumerate(kernel.instructions)}
+    for r in kernel.instructions:
+        if r in inside or c.name not in r.read_dependency_names():
+            continue
+        if not any(isinstance(w, Assignment) and w.assignee_name == c.name
+                   and not w.predicates and w not in inside and order[w.id] < order[r.id]
+                   and w.within_inames and w.within_inames <= r.within_inames
+                   for w in kernel.instructions):
+            return f"'{c.name}' is read after the nest (line {_line(r)})"
     updates = [i for i in users if isinstance(i, Assignment) and i.assignee_name == name]
     locs = [i for i in users if i not in updates]
     if len(updates) != 1 or updates[0].predicates != (c,) \
@@ -244,7 +269,7 @@ def _with_location(kernel: Kernel, inside: list, name: str, cond_insn, touching)
     written = set().union(*(i.assignee_names() for i in inside))
     for i in locs:
         if not isinstance(i, Assignment) or i.predicates != (c,) \
-                or c.name in variables_read(i.expression) or i not in inside:
+                or c.name in variables_read(i.expression):
             return f"'{c.name}' is used elsewhere (line {_line(i)})"
         w = i.assignee_name
         if not _is_scalar(kernel, w) or any(j is not i for j in inside

@@ -51,7 +51,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from f2loopy.analysis.loops import (
-    accumulated_arrays, grid_axes, loop_dependences, outermost_loops, reused_tiles)
+    LoopFacts, accumulated_arrays, grid_axes, loop_dependences, outermost_loops, reused_tiles)
 from f2loopy.analysis.reductions import ReductionNest, reduction_nests
 from f2loopy.diagnostics import F2LoopyError, TransformError
 from f2loopy.ir.kernel import Kernel
@@ -211,11 +211,12 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
     for flag, value in (("prefetch", prefetch), ("registers", registers)):
         if not isinstance(value, bool):
             raise TransformError(f"auto: {flag} is True or False, not {value!r}")
-    verdicts = loop_dependences(kernel)
+    facts = LoopFacts(kernel)
+    verdicts = loop_dependences(kernel, facts=facts)
     candidates = [x for x, v in verdicts.items() if v.parallel
                   and not kernel.iname_tag(x).hardware]
     notes: list[str] = []
-    nests = reduction_nests(kernel) if "reduction" in plans else []
+    nests = reduction_nests(kernel, facts) if "reduction" in plans else []
     if any(not n.reason for n in nests):
         # (only where no other loop could use the grid: the nests are the work)
         outcome = _reduction_plan(kernel, nests, candidates, group_size, verify, plans, notes)

@@ -151,6 +151,25 @@ subroutine twonests(n, m, a, mean, dev, lo, iloc)
   lo = mn
   iloc = il
 end subroutine twonests
+
+subroutine locarr(n, m, a, w, s, tag)
+  implicit none
+  integer, intent(in) :: n, m
+  double precision, intent(in) :: a(n, m)
+  integer, intent(in) :: w(n, m)
+  double precision, intent(inout) :: s
+  integer, intent(out) :: tag
+  integer :: i, j
+  tag = -1
+  do j = 1, m
+    do i = 1, n
+      if (a(i, j) > s) then
+        s = a(i, j)
+        tag = w(i, j) + j
+      end if
+    end do
+  end do
+end subroutine locarr
 """
 
 
@@ -169,6 +188,10 @@ def test_accumulators_and_their_forms(units):
     assert [(a.name, a.op, a.locations) for a in nest.accumulators] == [
         ("vmax", "max", (("imax", "imax_1"),)),
         ("vmin", "min", (("imin", "imin_1"), ("jmin", "jmin_1")))]
+    # the location may read an input array at the extreme's indices
+    (nest,) = reduction_nests(units["locarr"])
+    assert [(a.name, a.op, a.locations) for a in nest.accumulators] == [
+        ("s", "max", (("tag", "tag_1"),))]
     (nest,) = reduction_nests(units["plainmin"])
     assert [(a.name, a.op, a.condition) for a in nest.accumulators] == [("s", "min", "s")]
 
@@ -236,3 +259,41 @@ def test_check_against_gfortran(tmp_path, n, m):
                                     "--size", f"m={m}", "--range", "ia=-5:5", str(path)])
     assert res.exit_code == 0, res.output
     assert "FAIL" not in res.output and "NOT COVERED" not in res.output
+
+
+MIXED = """\
+subroutine mixed(n, a, s, m, il, b)
+  implicit none
+  integer, intent(in) :: n
+  double precision, intent(in) :: a(n)
+  double precision, intent(inout) :: s, m
+  integer, intent(inout) :: il
+  double precision, intent(out) :: b(n)
+  logical :: c
+  integer :: i
+  do i = 1, n
+    s = s + a(i)
+    s = max(s, a(i))
+  end do
+  do i = 1, n
+    c = a(i) < m
+    if (c) m = a(i)
+    if (c) il = i
+    b(i) = il
+  end do
+  do i = 1, n
+    c = a(i) < m
+    if (c) m = a(i)
+    if (c) il = int(m)
+  end do
+end subroutine mixed
+"""
+
+
+def test_reasons_of_mixed_forms():
+    (knl,) = parse_fortran(MIXED, "mixed.f90")
+    assert [(n.outer, n.reason) for n in reduction_nests(knl)] == [
+        ("i", "'s' is updated with different operations (lines 11, 12)"),
+        ("i_1", "'il' is used elsewhere in the nest (line 17)"),
+        ("i_2", "line 23 records a value computed in the nest, not a function of the loop "
+                "indices")]
