@@ -33,6 +33,7 @@ import pymbolic.primitives as p
 from f2loopy.analysis.loops import LoopFacts
 from f2loopy.ir.expressions import variables_read
 from f2loopy.ir.kernel import Assignment, Kernel, ScalarArg, Temporary
+from f2loopy.ir.types import kernel_type_inferrer
 
 
 @dataclass(frozen=True)
@@ -242,6 +243,9 @@ def _with_location(kernel: Kernel, inside: list, name: str, cond_insn, touching)
     if op == "last":
         return (f"the comparison on line {_line(cond_insn)} keeps the last of equal values of "
                 f"'{name}' (use < or >)")
+    if kernel_type_inferrer(kernel)(value) != kernel.variable(name).dtype:
+        # (a conversion on the store: the kept values are not the compared ones)
+        return (f"line {_line(cond_insn)} compares '{name}' with a value of another type")
     if own:
         update, locs = cond_insn, []
         if value != update.expression:

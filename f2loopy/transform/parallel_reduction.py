@@ -39,9 +39,6 @@ from f2loopy.ir.tags import LocalAxisTag
 from f2loopy.transform.iname import split_iname
 from f2loopy.transform.util import unique_name
 
-INDEX_DTYPE = np.dtype(np.int32)
-
-
 def _neutral(op: str, dtype):
     dt = np.dtype(dtype)
     if op == "sum":
@@ -97,11 +94,15 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int) -> Ke
         raise TransformError(f"parallel_reduction: lanes is an integer from 1 to 1024, "
                              f"not {lanes!r}")
     inside = [i for i in kernel.instructions if nest.outer in i.within_inames]
+    # one work-group of one axis must run the whole kernel: a loop on another
+    # axis elsewhere would run the nest more than once
     around = set().union(*(i.within_inames for i in inside))
-    tagged = sorted(y for y in around if kernel.iname_tag(y).hardware)
+    tagged = sorted(y for y in kernel.hardware_inames()
+                    if y in around or kernel.iname_tag(y) != LocalAxisTag(0))
     if tagged:
-        raise TransformError(f"parallel_reduction: loop '{tagged[0]}' of the nest is "
-                             "already mapped to the grid")
+        raise TransformError(f"parallel_reduction: loop '{tagged[0]}' is already mapped to "
+                             f"{kernel.iname_tag(tagged[0])}; the reduction runs in one "
+                             "work-group over l.0")
     b = _Builder(kernel)
     lane = b.lane_iname("lane", 0, lanes - 1)
     # work-item 0, which stores an extreme and its location
@@ -188,15 +189,16 @@ def _partial_sums(kernel, acc: Accumulator, part, init, replaced) -> None:
 def _extreme(kernel, b: _Builder, acc: Accumulator, nest: ReductionNest, part, init, inits,
              finals, replaced, removed, lane, first, span) -> None:
     v = acc.name
+    index_dtype = np.dtype(kernel.options.index_dtype)
     cond_insn = kernel.insn(acc.condition)
     update = kernel.insn(acc.updates[0])
     index_parts = []
     if acc.locations:
         for y in nest.loops:
-            k = b.private(f"{y}_{v}_part", INDEX_DTYPE)
+            k = b.private(f"{y}_{v}_part", index_dtype)
             index_parts.append(k)
             inits.append(Assignment(id=b.name(f"{k.name}_init"), assignee=k,
-                                    expression=_neutral("min", INDEX_DTYPE),
+                                    expression=_neutral("min", index_dtype),
                                     within_inames=frozenset({lane}), span=span))
     if cond_insn.id == update.id:
         replaced[update.id] = [update.copy(
@@ -231,9 +233,9 @@ def _extreme(kernel, b: _Builder, acc: Accumulator, nest: ReductionNest, part, i
     # work-items that hold the extreme where it first occurs
     holds: list = [p.Comparison(part, "==", m)]
     found = []
-    big = _neutral("min", INDEX_DTYPE)
+    big = _neutral("min", index_dtype)
     for y, k in zip(nest.loops, index_parts, strict=False):
-        r = b.private(f"{y}_{v}_first", INDEX_DTYPE)
+        r = b.private(f"{y}_{v}_first", index_dtype)
         cond = holds[0] if len(holds) == 1 else p.LogicalAnd(tuple(holds))
         finals.append(Assignment(id=b.name(f"{r.name}_tree"), assignee=r,
                                  expression=Reduction("min", (lane,), p.If(cond, k, big)),

@@ -286,6 +286,9 @@ subroutine mixed(n, a, s, m, il, b)
     if (c) m = a(i)
     if (c) il = int(m)
   end do
+  do i = 1, n
+    if (a(i) < il) il = a(i)
+  end do
 end subroutine mixed
 """
 
@@ -296,4 +299,15 @@ def test_reasons_of_mixed_forms():
         ("i", "'s' is updated with different operations (lines 11, 12)"),
         ("i_1", "'il' is used elsewhere in the nest (line 17)"),
         ("i_2", "line 23 records a value computed in the nest, not a function of the loop "
-                "indices")]
+                "indices"),
+        # the store converts: the values kept are not the values compared
+        ("i_3", "line 26 compares 'il' with a value of another type")]
+
+
+def test_one_group_runs_the_whole_kernel(units):
+    from f2loopy.transform.iname import tag_inames
+    nest = reduction_nests(units["twonests"])[0]
+    knl = tag_inames(units["twonests"], {"i_1": "g.0"})
+    with pytest.raises(TransformError, match="loop 'i_1' is already mapped to g.0; the "
+                       "reduction runs in one work-group over l.0"):
+        parallel_reduction(knl, nest, lanes=32)
