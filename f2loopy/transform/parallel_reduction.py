@@ -140,7 +140,8 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int) -> Ke
     written_parts = {n.id for group in replaced.values() for n in group}
     outside_deps: set = set()
     for i in inside:
-        if i.id in replaced:
+        if i.id in replaced or i.id in removed:
+            # (``kldt = y_min`` before the nest comes before its final store)
             outside_deps |= i.depends_on - nest_ids
     finals = [f.copy(depends_on=f.depends_on | written_parts | outside_deps
                      | {g.id for g in finals[:k]})
