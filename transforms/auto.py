@@ -4,7 +4,11 @@ For every kernel of the file (see ``f2loopy.transform.auto`` for the exact
 rules):
 
 * the loops that carry no dependence (decided exactly with isl) run in
-  parallel; reductions and loops carrying dependences stay sequential;
+  parallel; loops carrying dependences stay sequential;
+* a loop nest that only reduces into scalars (sums, products, max/min, an
+  extreme with its location, see ``f2loopy.analysis.reductions``) runs as a
+  parallel reduction in one work-group (plan ``reduction``: partials per
+  work-item, trees in local memory) where no other loop could use the grid;
 * the parallel loop indexing the fastest-varying (Fortran: first) subscript
   goes to grid axis 0, so neighbouring work-items touch neighbouring memory,
   a second one to axis 1; each is split into work-groups of *tile* items;
@@ -128,7 +132,7 @@ OPTION_TYPES = {"tile": "positive integer", "tile1": "positive integer", "prefet
                 "columns": ("scc", "off"), "block": "positive integer", "assume": "text",
                 "fix": "text", "specialize": "boolean", "kcache": "boolean"}
 
-PLANS = ("grid+local", "grid", "grid-1d", "one-group", "sequential")
+PLANS = ("grid+local", "grid", "grid-1d", "reduction", "one-group", "sequential")
 
 
 def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, style=None,
@@ -157,6 +161,11 @@ def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, style=No
         if outcome.plan == "sequential":
             print(f"auto: kernel '{kernel.name}': no plan of its launches was taken; one launch")
             outcome = None
+        elif outcome.plan == "reduction":
+            # one work-group runs the whole kernel: one launch needs no global barrier
+            one = choose(kernel, tile, tile1, prefetch, axis1, style, group)
+            if one.plan == "reduction":
+                outcome = one
     if outcome is None:
         outcome = choose(kernel, tile, tile1, prefetch, axis1, style, group)
     print(outcome.summary() + launch_summary(outcome.kernel))
@@ -199,7 +208,8 @@ def choose(kernel, tile, tile1, prefetch, axis1, style, group):
     elif style not in (None, "grid"):
         raise TransformError(f"auto: style is 'grid' or 'outer', not {style!r}")
     elif group == "none":
-        outcome = plan(t0, t1, fetch, size, ["grid+local", "grid", "grid-1d", "sequential"])
+        outcome = plan(t0, t1, fetch, size,
+                       ["grid+local", "grid", "grid-1d", "reduction", "sequential"])
     elif (t0, t1, fetch, size, second) != (32, 8, True, 128, "inner"):
         outcome = plan(t0, t1, fetch, size)
     else:

@@ -66,43 +66,67 @@ def _rectangular(kernel: Kernel, x: str) -> bool:
     return not any(n in inames or n in kernel.temporaries for n in param_names(dom))
 
 
-def loop_dependences(kernel: Kernel) -> dict[str, LoopVerdict]:
+def loop_dependences(kernel: Kernel, *, facts: LoopFacts | None = None
+                     ) -> dict[str, LoopVerdict]:
     """For every loop of *kernel* (in kernel order), whether its iterations
-    may run in parallel; see the module docstring for the exact rule."""
-    analysis = AccessAnalysis(kernel)
-    private = Privatisation(kernel)
-    by_var: dict[str, list[Access]] = {}
-    # variable -> the loops around its writes (a loop that holds none of
-    # them carries no dependence on it)
-    write_loops: dict[str, set] = {}
-    for insn in kernel.instructions:
-        for acc in instruction_accesses(kernel, insn):
-            by_var.setdefault(acc.name, []).append(acc)
-            if acc.is_write:
-                write_loops.setdefault(acc.name, set()).update(insn.within_inames)
-    insns = kernel.id_to_insn
+    may run in parallel; see the module docstring for the exact rule.
+
+    :arg facts: the kernel's :class:`LoopFacts`, if the caller has them."""
+    facts = facts or LoopFacts(kernel)
     out = {}
     for x in kernel.all_inames():
-        if x in kernel.loop_exits:
-            out[x] = LoopVerdict(x, False, "stops early (exit, do while, return or a "
-                                 "sequential loop)")
-            continue
-        if not _rectangular(kernel, x):
-            out[x] = LoopVerdict(x, False, "has bounds that depend on other loops or on "
-                                 "computed values")
-            continue
-        reason = ""
-        for name in sorted(by_var):
-            if x not in write_loops.get(name, ()):
+        reason = facts.shape_reason(x)
+        if not reason:
+            carried = facts.carried(x, first_only=True)
+            reason = carried[0][1] if carried else ""
+        out[x] = LoopVerdict(x, not reason, reason)
+    return out
+
+
+class LoopFacts:
+    """The accesses of a kernel, grouped for asking which variables each loop
+    carries a dependence on (:func:`loop_dependences`, and the reductions of
+    :mod:`f2loopy.analysis.reductions`)."""
+
+    def __init__(self, kernel: Kernel):
+        self.kernel = kernel
+        self.analysis = AccessAnalysis(kernel)
+        self.private = Privatisation(kernel)
+        self.by_var: dict[str, list[Access]] = {}
+        # variable -> the loops around its writes (a loop that holds none of
+        # them carries no dependence on it)
+        self.write_loops: dict[str, set] = {}
+        for insn in kernel.instructions:
+            for acc in instruction_accesses(kernel, insn):
+                self.by_var.setdefault(acc.name, []).append(acc)
+                if acc.is_write:
+                    self.write_loops.setdefault(acc.name, set()).update(insn.within_inames)
+
+    def shape_reason(self, x: str) -> str:
+        """Why loop *x* cannot run in parallel whatever it accesses (it
+        stops early, its bounds are not rectangular); empty if none."""
+        if x in self.kernel.loop_exits:
+            return "stops early (exit, do while, return or a sequential loop)"
+        if not _rectangular(self.kernel, x):
+            return "has bounds that depend on other loops or on computed values"
+        return ""
+
+    def carried(self, x: str, *, first_only: bool = False) -> list[tuple[str, str]]:
+        """``(variable, reason)`` for each variable (in name order) that
+        loop *x* carries a dependence on; with *first_only*, the first."""
+        kernel, insns = self.kernel, self.kernel.id_to_insn
+        out = []
+        for name in sorted(self.by_var):
+            if x not in self.write_loops.get(name, ()):
                 continue
-            accs = [a for a in by_var[name] if x in insns[a.insn_id].within_inames]
+            accs = [a for a in self.by_var[name] if x in insns[a.insn_id].within_inames]
             if not any(a.is_write for a in accs):
                 continue
-            why = private.why_not(x, name, by_var[name]) \
+            why = self.private.why_not(x, name, self.by_var[name]) \
                 if name in kernel.temporaries else "-"
             if not why:
                 continue
-            for a, b, pairs in dependence_instances(analysis, accs, skip_non_affine=True):
+            for a, b, pairs in dependence_instances(self.analysis, accs, skip_non_affine=True):
                 if carried_by(pairs, x).is_empty():
                     continue
                 if privatizable(kernel, name):
@@ -111,11 +135,11 @@ def loop_dependences(kernel: Kernel) -> dict[str, LoopVerdict]:
                     reason = (f"carries a dependence on '{name}' (lines "
                               f"{_line(kernel, a.insn_id)} and "
                               f"{_line(kernel, b.insn_id)})")
+                out.append((name, reason))
                 break
-            if reason:
+            if out and first_only:
                 break
-        out[x] = LoopVerdict(x, not reason, reason)
-    return out
+        return out
 
 
 def parallel_loops(kernel: Kernel) -> tuple[str, ...]:

@@ -35,8 +35,14 @@ The choice is made in three steps, each exact or verified:
    :func:`~f2loopy.codegen.generate_code` as *verify*, the first plan whose
    code passes the exact race checks is taken.
 
-Reductions (``s = s + ...``) and loops carrying dependences stay sequential
-loops inside each work-item.
+Before the grid plans, where every parallel loop lies inside them, the
+**reduction** plan: loop nests that only reduce into scalars (``s = s +
+...``, several accumulators, ``max``/``min``, an extreme with its location;
+:func:`~f2loopy.analysis.reductions.reduction_nests`) run in parallel in one
+work-group of *group_size* work-items
+(:func:`~f2loopy.transform.parallel_reduction.parallel_reduction`).  Other
+reductions and loops carrying dependences stay sequential loops inside each
+work-item.
 """
 
 from __future__ import annotations
@@ -45,16 +51,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from f2loopy.analysis.loops import (
-    accumulated_arrays, grid_axes, loop_dependences, outermost_loops, reused_tiles)
+    LoopFacts, accumulated_arrays, grid_axes, loop_dependences, outermost_loops, reused_tiles)
+from f2loopy.analysis.reductions import ReductionNest, reduction_nests
 from f2loopy.diagnostics import F2LoopyError, TransformError
 from f2loopy.ir.kernel import Kernel
 from f2loopy.transform.buffer import buffer_array
 from f2loopy.transform.iname import split_iname, tag_inames
+from f2loopy.transform.parallel_reduction import parallel_reduction
 from f2loopy.transform.precompute import add_prefetch
 from f2loopy.transform.util import for_each_kernel, unique_name
 
 #: names of the plans, best first (see :func:`plan_auto`)
-PLANS = ("grid+local", "grid", "grid-1d", "one-group", "outer", "sequential")
+PLANS = ("grid+local", "grid", "grid-1d", "reduction", "one-group", "outer", "sequential")
 
 
 @dataclass(frozen=True)
@@ -74,6 +82,8 @@ class AutoOutcome:
         sequential kernel why each loop stays sequential.
     :attr parallel: the loops that carry no dependence (whether or not a
         plan could use them).
+    :attr reductions: for the ``reduction`` plan, what each parallel
+        reduction computes (``"vol (sum)"``, ``"dt (min, located: jl, kl)"``).
     """
 
     kernel: Kernel
@@ -83,6 +93,7 @@ class AutoOutcome:
     notes: tuple = ()
     parallel: tuple = ()
     registers: tuple = ()
+    reductions: tuple = ()
 
     def summary(self) -> str:
         """One line: ``auto: kernel 'gemm': plan grid+local, i -> g.0/l.0, ...``."""
@@ -98,6 +109,8 @@ class AutoOutcome:
             text += f"; local memory for {', '.join(self.prefetched)}"
         if self.registers:
             text += f"; registers for {', '.join(self.registers)}"
+        if self.reductions:
+            text += f"; parallel reduction of {', '.join(self.reductions)}"
         return text
 
 
@@ -176,7 +189,7 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
         (:func:`accumulated_arrays`) are kept in private variables during the
         loop (:func:`~f2loopy.transform.buffer.buffer_array`); an array for
         which that is refused or fails *verify* stays as it is.
-    :arg group_size: work-group size of the ``one-group`` plan.
+    :arg group_size: work-group size of the ``one-group`` and ``reduction`` plans.
     :arg second_axis: which loop goes to grid axis 1 where a statement has
         more than two parallel loops: ``"inner"`` or ``"outer"`` (see
         :func:`grid_axes`).
@@ -198,10 +211,17 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
     for flag, value in (("prefetch", prefetch), ("registers", registers)):
         if not isinstance(value, bool):
             raise TransformError(f"auto: {flag} is True or False, not {value!r}")
-    verdicts = loop_dependences(kernel)
+    facts = LoopFacts(kernel)
+    verdicts = loop_dependences(kernel, facts=facts)
     candidates = [x for x, v in verdicts.items() if v.parallel
                   and not kernel.iname_tag(x).hardware]
     notes: list[str] = []
+    nests = reduction_nests(kernel, facts) if "reduction" in plans else []
+    if any(not n.reason for n in nests):
+        # (only where no other loop could use the grid: the nests are the work)
+        outcome = _reduction_plan(kernel, nests, candidates, group_size, verify, plans, notes)
+        if outcome is not None:
+            return outcome
     if candidates:
         axes2 = grid_axes(kernel, candidates, max_axes=2, second=second_axis)
         axes1 = {x: a for x, a in axes2.items() if a == 0}
@@ -209,7 +229,7 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
         for plan in plans:
             if plan == "sequential":
                 break
-            if plan == "grid+local" and not tiles:
+            if plan == "grid+local" and not tiles or plan == "reduction":
                 continue
             axes = axes1 if plan in ("grid-1d", "one-group") else axes2
             if plan == "outer":
@@ -243,7 +263,48 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
     for x, v in verdicts.items():
         if not v.parallel:
             notes.append(f"loop '{x}' {v.reason}")
+    for n in nests:
+        if n.reason:
+            notes.append(f"loop nest '{n.outer}' is no parallel reduction: {n.reason}")
     return AutoOutcome(kernel, "sequential", {}, (), tuple(notes), tuple(candidates))
+
+
+def _reduction_plan(kernel: Kernel, nests: list[ReductionNest], candidates: list[str],
+                    group_size: int, verify, plans: Sequence[str], notes: list[str]
+                    ) -> AutoOutcome | None:
+    """The ``reduction`` plan: every reduction nest in parallel in one
+    work-group (:func:`parallel_reduction`), when the kernel's other loops
+    could not run in parallel anyway and the grid plans before it in *plans*
+    have nothing to map; None otherwise (a note says why where it was
+    tried)."""
+    ok = [n for n in nests if not n.reason]
+    inside = {n.outer: {i.id for i in kernel.instructions if n.outer in i.within_inames}
+              for n in ok}
+    for x in candidates:
+        mine = {i.id for i in kernel.instructions if x in i.within_inames}
+        if not any(mine <= ids for ids in inside.values()):
+            return None
+    out = kernel
+    try:
+        for n in ok:
+            out = parallel_reduction(out, n, lanes=group_size)
+        if verify is not None:
+            verify(out)
+    except F2LoopyError as exc:
+        notes.append(f"plan reduction refused: {_first_line(exc)}")
+        return None
+    tags = {n.loops[-1]: f"l.0 (one group of {group_size})" for n in ok}
+    what = []
+    for n in ok:
+        for a in n.accumulators:
+            located = [w for w, _ in a.locations]
+            what.append(f"{a.name} ({a.op}" + (f", located: {', '.join(located)}"
+                                              if located else "") + ")")
+    for n in nests:
+        if n.reason:
+            notes.append(f"loop nest '{n.outer}' is no parallel reduction: {n.reason}")
+    return AutoOutcome(out, "reduction", tags, (), tuple(notes), tuple(candidates),
+                       reductions=tuple(what))
 
 
 @for_each_kernel

@@ -4,7 +4,7 @@
 ! sets scalars under conditions, a PdV update whose fluxes depend on a
 ! predictor flag, and a field summary that accumulates totals.  Each
 ! `do k; do j` nest is one that an OpenMP version runs in parallel;
-! `f2loopy translate --transform auto` maps them to the grid.
+! `--transform auto` maps them to the grid (sums: see RESULTS.md).
 !
 !   f2loopy check --transform auto --size x_min=1 --size x_max=11 \
 !     --size y_min=1 --size y_max=7 samples/hydro2d/hydro_kernels.f90

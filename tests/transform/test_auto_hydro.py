@@ -43,12 +43,13 @@ def test_which_loops_carry_no_dependence():
         "k": (True, ""), "j": (False, "carries a dependence on 'field' (lines 288 and 288)"),
         "k_1": (False, "carries a dependence on 'field' (lines 294 and 294)"),
         "j_1": (True, "")}
-    # not yet: the minimum with its location is a reduction into arguments
+    # the minimum with its location: a reduction (the recipe's plan
+    # reduction, below), which no loop alone can run in parallel
     why = "carries a dependence on 'dt_min_val' (lines 269 and 270)"
     assert v["calc_dt"] == {"k": (False, why), "j": (False, why)}
 
 
-def test_reductions_into_several_scalars_stay_sequential_with_a_reason():
+def test_reductions_into_several_scalars_carry_a_dependence():
     v = _verdicts(KERNELS)["field_summary"]
     assert v["k"] == v["j"] == (False, "carries a dependence on 'ie' (lines 148 and 148)")
     assert v["kv"] == (False, "carries a dependence on 'vsqrd': line 141 may read the value "
@@ -70,14 +71,33 @@ def test_recipe_maps_every_parallel_nest(tmp_path):
         "auto: kernel 'advec_cell': plan grid, k -> g.1/l.1, j -> g.0/l.0, k_1 -> g.1/l.1, "
         "j_1 -> g.0/l.0",
         "auto: kernel 'advec_mom': plan grid, k -> g.1/l.1, j -> g.0/l.0",
-        "auto: kernel 'calc_dt': no plan of its launches was taken; one launch",
-        "auto: kernel 'calc_dt' stays sequential (no loop can run in parallel)",
+        # the minimum and where it first occurs: each work-item's, then the
+        # group's (one launch: the group runs the whole kernel)
+        "auto: kernel 'calc_dt': plan reduction, j -> l.0 (one group of 128); parallel "
+        "reduction of dt_min_val (min, located: jldt, kldt)",
         # the rows of the left and right halo, then the columns of the bottom
         # and top (one launch per depth: the host runs k_1)
         "auto: kernel 'update_halo': plan grid, k -> g.0/l.0, j_1 -> g.0/l.0; "
         "2 global barriers, host loop k_1"]
-    assert "  note: loop 'k' carries a dependence on 'dt_min_val' (lines 269 and 270)" \
+
+
+def test_reductions_into_several_scalars_run_in_one_group(tmp_path):
+    res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-o", str(tmp_path),
+                                    str(KERNELS)])
+    assert res.exit_code == 0, res.output
+    assert "auto: kernel 'field_summary': plan reduction, j -> l.0 (one group of 128); " \
+        "parallel reduction of ie (sum), ke (sum), mass (sum), press (sum), vol (sum)" \
         in res.output.splitlines()
+
+
+@needs_gfortran
+@pytest.mark.opencl
+def test_check_transform_auto_kernels():
+    args = ["--size", "x_min=1", "--size", "x_max=11", "--size", "y_min=1", "--size",
+            "y_max=7"]
+    res = CliRunner().invoke(main, ["check", "--transform", "auto", *args, str(KERNELS)])
+    assert res.exit_code == 0, res.output
+    assert "FAIL" not in res.output and "NOT COVERED" not in res.output
 
 
 @needs_gfortran

@@ -234,7 +234,7 @@ def test_nothing_parallel_stays_sequential_with_notes():
 
 def test_options_are_checked():
     with pytest.raises(TransformError, match=r"auto: unknown plan 'fast' \(plans: grid\+local, grid, "
-                       r"grid-1d, one-group, outer, sequential\)$"):
+                       r"grid-1d, reduction, one-group, outer, sequential\)$"):
         plan_auto(MATMUL, plans=["fast"])
     with pytest.raises(TransformError, match="integers from 1 to 1024, not 0"):
         plan_auto(MATMUL, tile=(0, 8))

@@ -1,0 +1,276 @@
+"""Running a reduction nest (:mod:`f2loopy.analysis.reductions`) in parallel
+in one work-group.
+
+The innermost reduction loop is split over the *lanes* work-items of the
+group (``l.0``); each work-item runs its share of the nest in the loops'
+order and keeps its own partial value of every accumulator in a private
+variable; after the nest the group combines the partials with a tree in
+local memory (:mod:`f2loopy.codegen.reductions`) and work-item 0 stores::
+
+    part = 0                              (every work-item)
+    do k; do j_outer; j_inner = lane      (the nest as written, s -> part)
+      part = part + e
+    s = s + sum(lane, part)               (tree, then work-item 0)
+
+An extreme with its location (``if (e < s) then; s = e; jloc = j; ...``)
+keeps in each work-item its first extreme and the indices where it occurs
+(the strict comparison, or an equal value at an earlier place, compared
+lexicographically, so the first is kept whatever order the work-item's
+loops run in); the group then finds the extreme ``m``, then,
+loop by loop from the outermost, the smallest index among the work-items
+that hold ``m`` (the first occurrence in the loops' order), and work-item 0
+stores ``m`` and the locations where ``m < s`` (``m > s`` for a maximum),
+as the sequential loop would: the result is exactly the sequential one.
+Sums and products are reassociated (results within rounding).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymbolic.primitives as p
+
+from f2loopy.analysis.reductions import Accumulator, ReductionNest, split_update
+from f2loopy.diagnostics import TransformError
+from f2loopy.ir.expressions import Reduction, substitute
+from f2loopy.ir.frozen import FrozenMap
+from f2loopy.ir.isl_tools import lazy_affs, make_space
+from f2loopy.ir.kernel import AddressSpace, Assignment, Kernel, Temporary
+from f2loopy.ir.tags import LocalAxisTag
+from f2loopy.transform.iname import split_iname
+from f2loopy.transform.util import unique_name
+
+def _neutral(op: str, dtype):
+    dt = np.dtype(dtype)
+    if op == "sum":
+        return dt.type(0)
+    if op == "product":
+        return dt.type(1)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return dt.type(info.min if op == "max" else info.max)
+    return dt.type(-np.inf if op == "max" else np.inf)
+
+
+class _Builder:
+    def __init__(self, kernel: Kernel):
+        self.kernel = kernel
+        self.taken: list[str] = []
+        self.temps = dict(kernel.temporaries)
+        self.domains = list(kernel.domains)
+        self.tags = dict(kernel.iname_tags)
+
+    def name(self, base: str) -> str:
+        out = unique_name(self.kernel, base, extra_taken=self.taken)
+        self.taken.append(out)
+        return out
+
+    def private(self, base: str, dtype) -> p.Variable:
+        n = self.name(base)
+        self.temps[n] = Temporary(name=n, dtype=np.dtype(dtype),
+                                  address_space=AddressSpace.PRIVATE)
+        return p.Variable(n)
+
+    def lane_iname(self, base: str, first: int, last: int) -> str:
+        n = self.name(base)
+        affs = lazy_affs(make_space([n], []))
+        self.domains.append(affs[n].ge_set(affs[0] + first) & affs[n].le_set(affs[0] + last))
+        self.tags[n] = LocalAxisTag(0)
+        return n
+
+
+def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int) -> Kernel:
+    """*kernel* with the reduction nest *nest* (from
+    :func:`~f2loopy.analysis.reductions.reduction_nests`) run by the
+    *lanes* work-items of one work-group (see the module docstring).
+
+    :arg lanes: work-items of the group (1 to 1024); the nest's innermost
+        reduction loop is split into chunks of *lanes* on ``l.0``.
+    :raises TransformError: if *nest* has a reason not to run in parallel,
+        is not outermost, or an iname of it is already tagged.
+    """
+    if nest.reason:
+        raise TransformError(f"parallel_reduction: loop '{nest.outer}': {nest.reason}")
+    if not isinstance(lanes, int) or isinstance(lanes, bool) or not 1 <= lanes <= 1024:
+        raise TransformError(f"parallel_reduction: lanes is an integer from 1 to 1024, "
+                             f"not {lanes!r}")
+    inside = [i for i in kernel.instructions if nest.outer in i.within_inames]
+    # one work-group of one axis must run the whole kernel: a loop on another
+    # axis elsewhere would run the nest more than once
+    around = set().union(*(i.within_inames for i in inside))
+    tagged = sorted(y for y in kernel.hardware_inames()
+                    if y in around or kernel.iname_tag(y) != LocalAxisTag(0))
+    if tagged:
+        raise TransformError(f"parallel_reduction: loop '{tagged[0]}' is already mapped to "
+                             f"{kernel.iname_tag(tagged[0])}; the reduction runs in one "
+                             "work-group over l.0")
+    b = _Builder(kernel)
+    lane = b.lane_iname("lane", 0, lanes - 1)
+    # work-item 0, which stores an extreme and its location
+    first = b.lane_iname("lane_first", 0, 0) if any(
+        a.condition is not None and a.name not in kernel.temporaries
+        for a in nest.accumulators) else ""
+    inits: list[Assignment] = []
+    finals: list[Assignment] = []
+    replaced: dict[str, list[Assignment]] = {}
+    removed: set[str] = set()
+    span = inside[0].span
+    nest_ids = {i.id for i in inside}
+    for acc in nest.accumulators:
+        dtype = kernel.variable(acc.name).dtype
+        part = b.private(f"{acc.name}_part", dtype)
+        init = Assignment(id=b.name(f"{part.name}_init"), assignee=part,
+                          expression=_neutral(acc.op, dtype), within_inames=frozenset({lane}),
+                          span=span)
+        inits.append(init)
+        if acc.condition is None:
+            _partial_sums(kernel, acc, part, init, replaced)
+            red = Reduction(acc.op, (lane,), part)
+            v = p.Variable(acc.name)
+            value = (p.Sum((v, red)) if acc.op == "sum" else p.Product((v, red))
+                     if acc.op == "product" else p.Call(p.Variable(acc.op), (v, red)))
+            finals.append(Assignment(id=b.name(f"{acc.name}_combine"), assignee=v,
+                                     expression=value, span=span))
+            continue
+        _extreme(kernel, b, acc, nest, part, init, inits, finals, replaced, removed,
+                 lane, first, span)
+    # the partials start where the nest starts: after what it waits for (a
+    # global barrier before it included)
+    before = frozenset().union(*(i.depends_on for i in inside)) - nest_ids
+    inits = [i.copy(depends_on=i.depends_on | before) for i in inits]
+    written_parts = {n.id for group in replaced.values() for n in group}
+    outside_deps: set = set()
+    for i in inside:
+        if i.id in replaced or i.id in removed:
+            # (``kldt = y_min`` before the nest comes before its final store)
+            outside_deps |= i.depends_on - nest_ids
+    finals = [f.copy(depends_on=f.depends_on | written_parts | outside_deps
+                     | {g.id for g in finals[:k]})
+              for k, f in enumerate(finals)]
+    gone = set(replaced) | removed
+    final_ids = frozenset(f.id for f in finals)
+    out: list = []
+    last_inside = max(k for k, i in enumerate(kernel.instructions) if i.id in nest_ids)
+    for k, insn in enumerate(kernel.instructions):
+        if insn.id == inside[0].id:
+            out.extend(inits)
+        if insn.id in replaced:
+            out.extend(replaced[insn.id])
+        elif insn.id not in removed:
+            deps = insn.depends_on
+            if deps & gone:
+                if insn.id in nest_ids:
+                    deps = (deps - gone) | frozenset(
+                        n.id for d in deps & gone for n in replaced.get(d, ()))
+                else:
+                    deps = (deps - gone) | final_ids
+            out.append(insn.copy(depends_on=deps) if deps != insn.depends_on else insn)
+        if k == last_inside:
+            out.extend(finals)
+    kernel = kernel.copy(instructions=tuple(out), temporaries=FrozenMap(b.temps),
+                         domains=tuple(b.domains), iname_tags=FrozenMap(b.tags))
+    # the innermost reduction loop over the work-items (after the rewriting:
+    # the split rewrites its index in the statements inside it)
+    lane_loop = nest.loops[-1]
+    outer = b.name(f"{lane_loop}_outer")
+    inner = b.name(f"{lane_loop}_inner")
+    return split_iname(kernel, lane_loop, lanes, outer_iname=outer, inner_iname=inner,
+                       inner_tag="l.0")
+
+
+def _partial_sums(kernel, acc: Accumulator, part, init, replaced) -> None:
+    v = acc.name
+    for uid in acc.updates:
+        insn = kernel.insn(uid)
+        assert split_update(insn) is not None
+        replaced[uid] = [insn.copy(assignee=part,
+                                   expression=substitute(insn.expression, {v: part}),
+                                   depends_on=insn.depends_on | {init.id})]
+
+
+def _extreme(kernel, b: _Builder, acc: Accumulator, nest: ReductionNest, part, init, inits,
+             finals, replaced, removed, lane, first, span) -> None:
+    v = acc.name
+    index_dtype = np.dtype(kernel.options.index_dtype)
+    cond_insn = kernel.insn(acc.condition)
+    update = kernel.insn(acc.updates[0])
+    index_parts = []
+    if acc.locations:
+        for y in nest.loops:
+            k = b.private(f"{y}_{v}_part", index_dtype)
+            index_parts.append(k)
+            inits.append(Assignment(id=b.name(f"{k.name}_init"), assignee=k,
+                                    expression=_neutral("min", index_dtype),
+                                    within_inames=frozenset({lane}), span=span))
+    if cond_insn.id == update.id:
+        replaced[update.id] = [update.copy(
+            assignee=part, predicates=tuple(substitute(c, {v: part})
+                                            for c in update.predicates),
+            depends_on=update.depends_on | {init.id})]
+    else:
+        cond = substitute(cond_insn.expression, {v: part})
+        if index_parts:
+            # an equal value at an earlier place wins too, so that the first
+            # place is kept whatever order the work-item's loops run in
+            cond = p.LogicalOr((cond, p.LogicalAnd((
+                p.Comparison(acc.value, "==", part),
+                _earlier([(p.Variable(y), k) for y, k in
+                          zip(nest.loops, index_parts, strict=True)])))))
+        replaced[cond_insn.id] = [cond_insn.copy(
+            expression=cond, depends_on=cond_insn.depends_on | {init.id})]
+        replaced[update.id] = [update.copy(assignee=part,
+                                           depends_on=update.depends_on | {init.id})]
+        locs = [kernel.insn(i) for _, i in acc.locations]
+        replaced[locs[0].id] = [
+            Assignment(id=b.name(f"{k.name}_store"), assignee=k, expression=p.Variable(y),
+                       within_inames=locs[0].within_inames, predicates=locs[0].predicates,
+                       depends_on=locs[0].depends_on | {init.id}, span=locs[0].span,
+                       tags=locs[0].tags)
+            for y, k in zip(nest.loops, index_parts, strict=True)]
+        removed.update(i.id for i in locs[1:])
+    m = b.private(f"{v}_extreme", kernel.variable(v).dtype)
+    finals.append(Assignment(id=b.name(f"{m.name}_tree"), assignee=m,
+                             expression=Reduction(acc.op, (lane,), part), span=span))
+    # the first occurrence: loop by loop, the smallest index among the
+    # work-items that hold the extreme where it first occurs
+    holds: list = [p.Comparison(part, "==", m)]
+    found = []
+    big = _neutral("min", index_dtype)
+    for y, k in zip(nest.loops, index_parts, strict=False):
+        r = b.private(f"{y}_{v}_first", index_dtype)
+        cond = holds[0] if len(holds) == 1 else p.LogicalAnd(tuple(holds))
+        finals.append(Assignment(id=b.name(f"{r.name}_tree"), assignee=r,
+                                 expression=Reduction("min", (lane,), p.If(cond, k, big)),
+                                 span=span))
+        holds.append(p.Comparison(k, "==", r))
+        found.append((y, r))
+    # an argument is stored by work-item 0 (the others neither read nor
+    # write it), a local variable by every work-item (each holds a copy)
+    local = v in kernel.temporaries
+    stray = [w for w, _ in acc.locations if (w in kernel.temporaries) != local]
+    if stray:
+        raise TransformError(f"parallel_reduction: the location '{stray[0]}' of '{v}' is "
+                             f"{'an argument' if local else 'a local variable'} and '{v}' "
+                             "is not")
+    where = frozenset() if local else frozenset({first})
+    better = b.private(f"{v}_better", np.bool_)
+    finals.append(Assignment(id=b.name(f"{better.name}_test"), assignee=better,
+                             expression=p.Comparison(m, "<" if acc.op == "min" else ">",
+                                                     p.Variable(v)),
+                             within_inames=where, span=span))
+    at = {y: r for y, r in found}
+    for w, lid in acc.locations:
+        loc = kernel.insn(lid)
+        finals.append(Assignment(id=b.name(f"{w}_located"), assignee=loc.assignee,
+                                 expression=substitute(loc.expression, at),
+                                 within_inames=where, predicates=(better,), span=loc.span))
+    finals.append(Assignment(id=b.name(f"{v}_store"), assignee=p.Variable(v), expression=m,
+                             within_inames=where, predicates=(better,), span=update.span))
+
+
+def _earlier(pairs):
+    """``(a1, a2, ...) < (b1, b2, ...)`` lexicographically for *pairs* ``(a, b)``."""
+    (a, b), rest = pairs[0], pairs[1:]
+    less = p.Comparison(a, "<", b)
+    if not rest:
+        return less
+    return p.LogicalOr((less, p.LogicalAnd((p.Comparison(a, "==", b), _earlier(rest)))))
