@@ -104,6 +104,13 @@ class Job:
     #: send the ``checkpoint(...)`` kernels back (``translate`` drops them; the
     #: paper's eight were 8/9 of the answer, encoded, sent and decoded for nothing)
     checkpoints: bool = True
+    #: generate the code of the result (and checkpoint) kernels here too and
+    #: send it with them: only where no script code runs in this child (no
+    #: block, no pre_transform_code, only f2loopy's own recipes), which is
+    #: then as clean as the second child of
+    #: :mod:`~f2loopy.directives.child_codegen` and has usually generated
+    #: that code already (the recipe's check: one code generation, not two)
+    code: bool = False
     #: sandbox layers; tests switch single ones off to check the others alone
     layers: dict = field(default_factory=lambda: {
         "checks": True, "builtins": True, "audit": True, "seccomp": True})
@@ -350,20 +357,28 @@ class _Runner:
 
     def success(self, kernels) -> dict:
         table: list = []
+        objects: list = []          # the kernel of each table entry
         index: dict = {}
 
         def ref(k):
             if id(k) not in index:
                 index[id(k)] = len(table)
                 table.append(encode_kernel(k))
+                objects.append(k)
             return index[id(k)]
 
         result = [ref(k) for k in kernels]
         checkpoints = [{"label": label, "kernels": [ref(k) for k in ks]}
                        for label, ks in self.context.checkpoints] if self.job.checkpoints else []
-        return {"ok": True, "table": table, "result": result, "checkpoints": checkpoints,
-                "recipes": list(self.context.used_recipes),
-                "tunables": self.context.tunables.declarations()}
+        answer = {"ok": True, "table": table, "result": result, "checkpoints": checkpoints,
+                  "recipes": list(self.context.used_recipes),
+                  "tunables": self.context.tunables.declarations()}
+        if self.job.code:
+            # the code of each table kernel, in table order (the recipe's own
+            # check usually generated it: generate_code remembers it by identity)
+            from f2loopy.directives.child_codegen import lower_all
+            answer["code"] = lower_all(objects)
+        return answer
 
     # }}}
 
