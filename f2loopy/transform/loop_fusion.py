@@ -94,10 +94,13 @@ def check_loop_fusion(kernel: Kernel, old: str, new: str, *,
     index = _Accesses(kernel)
     accs = {i.id: index.of(i) for i in ms}
     names_m = {a.name for m in ms for a in accs[m.id]}
+    writes_m = {a.name for m in ms for a in accs[m.id] if a.is_write}
     t_by_name: dict = {}
     for t in ts:
-        # (only the instructions of 'new' that may touch what 'old' touches)
-        if index.may_touch(t, names_m):
+        # only the instructions of 'new' that may make a pair with one of
+        # 'old' (one of the two writing): touching what 'old' writes, or
+        # writing what it reads
+        if index.may_touch(t, writes_m) or not names_m.isdisjoint(t.assignee_names()):
             for b in index.of(t):
                 t_by_name.setdefault(b.name, []).append((t, b))
     private: dict = {}
