@@ -32,6 +32,7 @@ import os
 import re
 import signal
 import warnings
+from collections.abc import Callable
 from typing import Any, overload
 from dataclasses import dataclass, field
 
@@ -104,13 +105,15 @@ class Job:
     #: send the ``checkpoint(...)`` kernels back (``translate`` drops them; the
     #: paper's eight were 8/9 of the answer, encoded, sent and decoded for nothing)
     checkpoints: bool = True
-    #: generate the code of the result (and checkpoint) kernels here too and
-    #: send it with them: only where no script code runs in this child (no
-    #: block, no pre_transform_code, only f2loopy's own recipes), which is
-    #: then as clean as the second child of
-    #: :mod:`~f2loopy.directives.child_codegen` and has usually generated
-    #: that code already (the recipe's check: one code generation, not two)
-    code: bool = False
+    #: kernels -> their code as answer data
+    #: (:func:`~f2loopy.directives.child_codegen.lower_all`), to send the
+    #: code of the result (and checkpoint) kernels with them; given only
+    #: where no script code runs in this child (no block, no
+    #: pre_transform_code, only f2loopy's own recipes), which is then as
+    #: clean as the second child of :mod:`~f2loopy.directives.child_codegen`
+    #: and has usually generated that code already (the recipe's check: one
+    #: code generation, not two); None: the parent has it made elsewhere
+    code: Callable[[list], list] | None = None
     #: sandbox layers; tests switch single ones off to check the others alone
     layers: dict = field(default_factory=lambda: {
         "checks": True, "builtins": True, "audit": True, "seccomp": True})
@@ -373,11 +376,10 @@ class _Runner:
         answer = {"ok": True, "table": table, "result": result, "checkpoints": checkpoints,
                   "recipes": list(self.context.used_recipes),
                   "tunables": self.context.tunables.declarations()}
-        if self.job.code:
+        if self.job.code is not None:
             # the code of each table kernel, in table order (the recipe's own
             # check usually generated it: generate_code remembers it by identity)
-            from f2loopy.directives.child_codegen import lower_all
-            answer["code"] = lower_all(objects)
+            answer["code"] = self.job.code(objects)
         return answer
 
     # }}}

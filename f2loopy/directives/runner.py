@@ -24,7 +24,7 @@ from f2loopy.directives.answer_limits import AnswerTooLarge, check_answer
 from f2loopy.directives.child import FORMAT, VERSION, CodeUnit, Job
 from f2loopy.directives.lockdown import Limits
 from f2loopy.directives.child_codegen import (
-    MAX_CODE, code_from_answer, lower_script_kernels, remaining)
+    MAX_CODE, code_from_answer, lower_all, lower_script_kernels, remaining)
 from f2loopy.directives.recipes import Recipe, available_recipes, is_builtin, resolve_recipe
 from f2loopy.directives.sandbox import MAX_ANSWER, run_sandboxed
 from f2loopy.ir.build_options import BuildOptionError, check_build_options
@@ -165,10 +165,12 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
               kernels=tuple(kernels), cli_recipe=cli.name if cli else None, debug=debug,
               layers=job_layers, pre_code=pre_code_unit(pre_code) if pre_code else None,
               tunables=check_assignment(tunables or {}), checkpoints=checkpoints,
-              code=not blocks and pre_code is None and cli is not None and is_builtin(cli))
+              code=lower_all if not blocks and pre_code is None and cli is not None
+              and is_builtin(cli) else None)
     limits = limits or Limits.from_environment()
     started = time.perf_counter()
-    answer = run_sandboxed(job, limits, MAX_ANSWER + MAX_CODE if job.code else MAX_ANSWER)
+    answer = run_sandboxed(job, limits,
+                           MAX_ANSWER + MAX_CODE if job.code is not None else MAX_ANSWER)
     script_s = time.perf_counter() - started
     decoder = _AnswerReader(src, recipes, debug, pre_code or "")
     if answer.problem is not None or answer.text is None:
@@ -180,7 +182,7 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
     if not checkpoints:
         # dropped, not kept unlowered: nobody may generate their code here
         outcome.checkpoints = []
-    if job.code:
+    if job.code is not None:
         # no script code ran in the child (f2loopy's own recipe alone): its
         # code is the clean child's, made once (the recipe's check made it)
         try:
