@@ -104,7 +104,7 @@ def check_loop_fusion(kernel: Kernel, old: str, new: str, *,
             for b in index.of(t):
                 t_by_name.setdefault(b.name, []).append((t, b))
     private: dict = {}
-    priv = None
+    priv = per_lane = None
     to_new = {old: p.Variable(new)}
     for m in ms:
         for a in accs[m.id]:
@@ -127,7 +127,8 @@ def check_loop_fusion(kernel: Kernel, old: str, new: str, *,
                             and not priv.why_not(new, a.name, every)
                     if not ok and parallel and a.name in kernel.temporaries:
                         every = index.every(a.name)
-                        per_lane = Privatisation(kernel, lanes=frozenset(lanes) | {old, new})
+                        if per_lane is None:
+                            per_lane = Privatisation(kernel, lanes=frozenset(lanes) | {old, new})
                         if not per_lane.why_not_per_lane(a.name, every):
                             ok = None       # private to each work-item: no pair counts
                     private[a.name] = ok
