@@ -8,8 +8,8 @@ from typing import Any
 
 import islpy as isl
 
-from f2loopy.ir.domains import combined_domain, iname_to_domain_index
-from f2loopy.ir.expressions import accesses, index_tuple
+from f2loopy.ir.domains import combined_domain
+from f2loopy.ir.expressions import index_tuple
 from f2loopy.ir.isl_tools import NonAffineError, align_params, dim_type, pwaff_from_expr
 from f2loopy.ir.kernel import Assignment, Kernel
 
@@ -35,18 +35,17 @@ def instruction_accesses(kernel: Kernel, insn, *, with_domain_params: bool = Tru
     Reads include the data-dependent loop-bound variables of its loops, since
     the loops cannot start before those are known.
     """
-    inames = set(kernel.all_inames())
+    inames = kernel.iname_domain_index      # (every iname, read only)
     out = []
     if isinstance(insn, Assignment):
         a = insn.assignee
         name = insn.assignee_name
         idx = index_tuple(a) if hasattr(a, "aggregate") else None
         out.append(Access(insn.id, name, idx, True))
-    for expr in insn.read_expressions():
-        for name, idx in accesses(expr):
-            if name in inames:
-                continue
-            out.append(Access(insn.id, name, idx, False))
+    for name, idx in insn.read_accesses():
+        if name in inames:
+            continue
+        out.append(Access(insn.id, name, idx, False))
     if with_domain_params:
         for name in loop_bound_variables(kernel, insn.within_inames):
             out.append(Access(insn.id, name, None, False))
@@ -55,12 +54,13 @@ def instruction_accesses(kernel: Kernel, insn, *, with_domain_params: bool = Tru
 
 def loop_bound_variables(kernel: Kernel, inames) -> set[str]:
     """Temporaries that the loop bounds of *inames* read."""
-    where = iname_to_domain_index(kernel)
+    where = kernel.iname_domain_index       # (read only: no copy)
     out = set()
     for i in inames:
-        if i not in where:
+        idx = where.get(i)
+        if idx is None:
             continue
-        dom = kernel.domains[where[i]]
+        dom = kernel.domains[idx]
         for n in dom.get_var_names(dim_type.param):
             if n in kernel.temporaries:
                 out.add(n)

@@ -32,6 +32,7 @@ import os
 import re
 import signal
 import warnings
+from collections.abc import Callable
 from typing import Any, overload
 from dataclasses import dataclass, field
 
@@ -104,6 +105,15 @@ class Job:
     #: send the ``checkpoint(...)`` kernels back (``translate`` drops them; the
     #: paper's eight were 8/9 of the answer, encoded, sent and decoded for nothing)
     checkpoints: bool = True
+    #: kernels -> their code as answer data
+    #: (:func:`~f2loopy.directives.child_codegen.lower_all`), to send the
+    #: code of the result (and checkpoint) kernels with them; given only
+    #: where no script code runs in this child (no block, no
+    #: pre_transform_code, only f2loopy's own recipes), which is then as
+    #: clean as the second child of :mod:`~f2loopy.directives.child_codegen`
+    #: and has usually generated that code already (the recipe's check: one
+    #: code generation, not two); None: the parent has it made elsewhere
+    code: Callable[[list], list] | None = None
     #: sandbox layers; tests switch single ones off to check the others alone
     layers: dict = field(default_factory=lambda: {
         "checks": True, "builtins": True, "audit": True, "seccomp": True})
@@ -350,20 +360,27 @@ class _Runner:
 
     def success(self, kernels) -> dict:
         table: list = []
+        objects: list = []          # the kernel of each table entry
         index: dict = {}
 
         def ref(k):
             if id(k) not in index:
                 index[id(k)] = len(table)
                 table.append(encode_kernel(k))
+                objects.append(k)
             return index[id(k)]
 
         result = [ref(k) for k in kernels]
         checkpoints = [{"label": label, "kernels": [ref(k) for k in ks]}
                        for label, ks in self.context.checkpoints] if self.job.checkpoints else []
-        return {"ok": True, "table": table, "result": result, "checkpoints": checkpoints,
-                "recipes": list(self.context.used_recipes),
-                "tunables": self.context.tunables.declarations()}
+        answer = {"ok": True, "table": table, "result": result, "checkpoints": checkpoints,
+                  "recipes": list(self.context.used_recipes),
+                  "tunables": self.context.tunables.declarations()}
+        if self.job.code is not None:
+            # the code of each table kernel, in table order (the recipe's own
+            # check usually generated it: generate_code remembers it by identity)
+            answer["code"] = self.job.code(objects)
+        return answer
 
     # }}}
 

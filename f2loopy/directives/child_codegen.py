@@ -99,7 +99,8 @@ def _encode_error(exc: F2LoopyError) -> dict:
             "notes": [[str(m), _enc_span(s)] for m, s in exc.notes]}
 
 
-def _lower_all(kernels) -> list:
+def lower_all(kernels) -> list:
+    """The code of each of *kernels* (or its error), as answer data."""
     from f2loopy.codegen import generate_code
     out = []
     for k in kernels:
@@ -124,7 +125,7 @@ def _child(kernels, limits: Limits, fd: int) -> None:
         signal.signal(signal.SIGALRM, on_limit)
         signal.setitimer(signal.ITIMER_REAL, max(0.05, limits.wall_s))
         try:
-            payload = {"format": FORMAT, "kernels": _lower_all(kernels)}
+            payload = {"format": FORMAT, "kernels": lower_all(kernels)}
         except LimitExceeded:
             payload = {"format": FORMAT, "limit": "time"}
         except MemoryError:
@@ -273,7 +274,17 @@ def lower_script_kernels(kernels, limits: Limits, begin_span=None) -> ChildCode:
                              f"{limits.memory_mb} MiB)", begin_span)
     if "internal" in data:
         raise RuntimeError(f"code generation failed: {str(data['internal'])[:2000]}")
-    items = data.get("kernels")
+    return code_from_answer(kernels, data.get("kernels"), begin_span)
+
+
+def code_from_answer(kernels, items, begin_span=None) -> ChildCode:
+    """The :class:`~f2loopy.codegen.elsewhere.ChildCode` of *kernels* from a
+    child's answer data *items* (:func:`lower_all`'s, one per kernel, in
+    order), every item checked.
+
+    :raises LoweringFailed: the items are not that (located at *begin_span*).
+    """
+    code = ChildCode()
     if not isinstance(items, list) or len(items) != len(kernels):
         raise LoweringFailed("code generation sent an invalid answer", begin_span)
     for k, item in zip(kernels, items, strict=True):

@@ -89,6 +89,18 @@ def resolve_recipe(spec: str, directory: Path = RECIPE_DIR) -> Recipe:
     return Recipe(spec, path, _read(path))
 
 
+def is_builtin(recipe: Recipe, directory: Path = RECIPE_DIR) -> bool:
+    """Whether *recipe* is one of f2loopy's own (a file of *directory*, the
+    project's ``transforms/``), as opposed to a file the user named: its code
+    is f2loopy's, not a script's."""
+    try:
+        return (_NAME_RE.fullmatch(recipe.name) is not None
+                and recipe.path.resolve() == (directory / f"{recipe.name}.py").resolve()
+                and recipe.name in builtin_recipe_names(directory))
+    except OSError:
+        return False
+
+
 def available_recipes(extra: Recipe | None = None, directory: Path = RECIPE_DIR) -> dict:
     """name -> :class:`Recipe` for every recipe in *directory*, plus *extra*."""
     out = {name: Recipe(name, directory / f"{name}.py", _read(directory / f"{name}.py"))

@@ -23,9 +23,10 @@ from f2loopy.directives import seccomp
 from f2loopy.directives.answer_limits import AnswerTooLarge, check_answer
 from f2loopy.directives.child import FORMAT, VERSION, CodeUnit, Job
 from f2loopy.directives.lockdown import Limits
-from f2loopy.directives.child_codegen import lower_script_kernels, remaining
-from f2loopy.directives.recipes import Recipe, available_recipes, resolve_recipe
-from f2loopy.directives.sandbox import run_sandboxed
+from f2loopy.directives.child_codegen import (
+    MAX_CODE, code_from_answer, lower_all, lower_script_kernels, remaining)
+from f2loopy.directives.recipes import Recipe, available_recipes, is_builtin, resolve_recipe
+from f2loopy.directives.sandbox import MAX_ANSWER, run_sandboxed
 from f2loopy.ir.build_options import BuildOptionError, check_build_options
 from f2loopy.directives.tunables import TunableError, check_assignment, check_space
 from f2loopy.ir.serialize import SerializationError, kernels_from_data, loads
@@ -163,10 +164,13 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
               blocks=blocks, recipes={n: recipe_unit(r) for n, r in recipes.items()},
               kernels=tuple(kernels), cli_recipe=cli.name if cli else None, debug=debug,
               layers=job_layers, pre_code=pre_code_unit(pre_code) if pre_code else None,
-              tunables=check_assignment(tunables or {}), checkpoints=checkpoints)
+              tunables=check_assignment(tunables or {}), checkpoints=checkpoints,
+              code=lower_all if not blocks and pre_code is None and cli is not None
+              and is_builtin(cli) else None)
     limits = limits or Limits.from_environment()
     started = time.perf_counter()
-    answer = run_sandboxed(job, limits)
+    answer = run_sandboxed(job, limits,
+                           MAX_ANSWER + MAX_CODE if job.code is not None else MAX_ANSWER)
     script_s = time.perf_counter() - started
     decoder = _AnswerReader(src, recipes, debug, pre_code or "")
     if answer.problem is not None or answer.text is None:
@@ -178,6 +182,19 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
     if not checkpoints:
         # dropped, not kept unlowered: nobody may generate their code here
         outcome.checkpoints = []
+    if job.code is not None:
+        # no script code ran in the child (f2loopy's own recipe alone): its
+        # code is the clean child's, made once (the recipe's check made it)
+        try:
+            outcome.code = code_from_answer(decoder.table, decoder.code_items,
+                                            decoder.begin_span())
+        except F2LoopyError as exc:
+            exc.script_output = outcome.output
+            raise
+        outcome.times = {"script": script_s}
+        if cli is not None and cli.path not in outcome.inputs:
+            outcome.inputs.insert(0, cli.path)
+        return outcome
     unique: dict = {}
     for k in list(outcome.kernels) + [k for _, ks in outcome.checkpoints for k in ks]:
         unique.setdefault(id(k), k)
@@ -203,6 +220,10 @@ class _AnswerReader:
         self.pre_lines = pre_code.splitlines()
         self.recipes = recipes
         self.debug = debug
+        #: the decoded kernels of the answer's table, and the answer's code
+        #: of each (only asked for where no script code ran in the child)
+        self.table: list = []
+        self.code_items = None
 
     def begin_span(self) -> SourceSpan | None:
         if not self.src.scripts:
@@ -302,6 +323,7 @@ class _AnswerReader:
             table = kernels_from_data(data.get("table"))
         except SerializationError as exc:
             raise self.invalid(str(exc)) from None
+        self.table, self.code_items = list(table), data.get("code")
 
         def pick(indices, what):
             if not isinstance(indices, list) or not all(

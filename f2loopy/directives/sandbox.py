@@ -204,9 +204,11 @@ def _describe_death(status: int, limits: Limits) -> str:
             f"{os.WEXITSTATUS(status)})")
 
 
-def run_sandboxed(job: Job, limits: Limits) -> SandboxAnswer:
-    """Run *job* in a forked child under *limits*; return its answer."""
-    return run_in_child(lambda fd: child_main(job, limits, fd), limits)
+def run_sandboxed(job: Job, limits: Limits, max_answer: int = MAX_ANSWER) -> SandboxAnswer:
+    """Run *job* in a forked child under *limits*; return its answer (at
+    most *max_answer* bytes)."""
+    return run_in_child(lambda fd: child_main(job, limits, fd), limits,
+                        max_answer=max_answer)
 
 
 def run_in_child(body, limits: Limits, grace_s: float = KILL_GRACE_S,

@@ -12,7 +12,7 @@ from f2loopy.ir.isl_tools import (
 def iname_to_domain_index(kernel) -> dict[str, int]:
     """Map each iname to the index of the domain that introduces it (a new
     dict: the kernel keeps its own, computed once)."""
-    return dict(kernel.iname_domain_index)
+    return kernel.iname_domain_index.to_dict()
 
 
 def iname_closure(kernel, inames) -> list[str]:

@@ -282,6 +282,19 @@ class Instruction(_Copyable):
         from f2loopy.ir.expressions import variables_read
         return frozenset(variables_read(*self.read_expressions()))
 
+    def read_accesses(self) -> tuple[tuple[str, tuple | None], ...]:
+        """``(name, indices)`` of every variable use in the expressions the
+        instruction reads (:func:`~f2loopy.ir.expressions.accesses` of each
+        of :meth:`read_expressions`, in order)."""
+        return self._read_accesses
+
+    @cached_property
+    def _read_accesses(self) -> tuple:
+        # computed once per instruction object (the instruction is immutable):
+        # a loop merge asks every instruction of the merged loop again
+        from f2loopy.ir.expressions import accesses
+        return tuple(acc for expr in self.read_expressions() for acc in accesses(expr))
+
     def write_dependency_names(self) -> frozenset:
         return frozenset(self.assignee_names())
 

@@ -38,7 +38,8 @@ from collections.abc import Collection
 
 import pymbolic.primitives as p
 
-from f2loopy.analysis.accesses import AccessAnalysis, instruction_accesses
+from f2loopy.analysis.accesses import (
+    AccessAnalysis, instruction_accesses, loop_bound_variables)
 from f2loopy.analysis.dependences import lex_before, order_changes, split_by
 from f2loopy.analysis.private import Privatisation
 from f2loopy.diagnostics import TransformError
@@ -90,13 +91,20 @@ def check_loop_fusion(kernel: Kernel, old: str, new: str, *,
                              f"'{old}' and '{new}'", both[0].span)
     order = list(kernel.all_inames())
     analysis = AccessAnalysis(kernel)
-    accs = {i.id: instruction_accesses(kernel, i) for i in ms + ts}
+    index = _Accesses(kernel)
+    accs = {i.id: index.of(i) for i in ms}
+    names_m = {a.name for m in ms for a in accs[m.id]}
+    writes_m = {a.name for m in ms for a in accs[m.id] if a.is_write}
     t_by_name: dict = {}
     for t in ts:
-        for b in accs[t.id]:
-            t_by_name.setdefault(b.name, []).append((t, b))
+        # only the instructions of 'new' that may make a pair with one of
+        # 'old' (one of the two writing): touching what 'old' writes, or
+        # writing what it reads
+        if index.may_touch(t, writes_m) or not names_m.isdisjoint(t.assignee_names()):
+            for b in index.of(t):
+                t_by_name.setdefault(b.name, []).append((t, b))
     private: dict = {}
-    priv = None
+    priv = per_lane = None
     to_new = {old: p.Variable(new)}
     for m in ms:
         for a in accs[m.id]:
@@ -114,14 +122,13 @@ def check_loop_fusion(kernel: Kernel, old: str, new: str, *,
                             and _writes_in(ts, a.name):
                         if priv is None:
                             priv = Privatisation(kernel)
-                        every = [c for i in insns for c in instruction_accesses(kernel, i)
-                                 if c.name == a.name]
+                        every = index.every(a.name)
                         ok = not priv.why_not(old, a.name, every) \
                             and not priv.why_not(new, a.name, every)
                     if not ok and parallel and a.name in kernel.temporaries:
-                        every = [c for i in insns for c in instruction_accesses(kernel, i)
-                                 if c.name == a.name]
-                        per_lane = Privatisation(kernel, lanes=frozenset(lanes) | {old, new})
+                        every = index.every(a.name)
+                        if per_lane is None:
+                            per_lane = Privatisation(kernel, lanes=frozenset(lanes) | {old, new})
                         if not per_lane.why_not_per_lane(a.name, every):
                             ok = None       # private to each work-item: no pair counts
                     private[a.name] = ok
@@ -148,6 +155,43 @@ def check_loop_fusion(kernel: Kernel, old: str, new: str, *,
                         f"and line {_line(second)} "
                         f"{'writes' if acc2.is_write else 'reads'} it {why}",
                         m.span, (("the statement of the other loop", t.span),))
+
+
+class _Accesses:
+    """The accesses of a kernel's instructions (:func:`instruction_accesses`),
+    each computed when first asked: a merge asks about the instructions that
+    may touch the variables of the loop it moves, not about all."""
+
+    def __init__(self, kernel: Kernel):
+        self.kernel = kernel
+        self._of: dict = {}
+        self._names: dict = {}
+        self._bounds: dict = {}
+
+    def of(self, insn) -> list:
+        found = self._of.get(insn.id)
+        if found is None:
+            found = self._of[insn.id] = instruction_accesses(self.kernel, insn)
+        return found
+
+    def may_touch(self, insn, names: Collection[str]) -> bool:
+        """Whether *insn* may access one of *names* (a superset of the names
+        of its accesses: what it writes and reads, and the variables the
+        bounds of its loops read)."""
+        own = self._names.get(insn.id)
+        if own is None:
+            bounds = self._bounds.get(insn.within_inames)
+            if bounds is None:
+                bounds = self._bounds[insn.within_inames] = frozenset(
+                    loop_bound_variables(self.kernel, insn.within_inames))
+            own = self._names[insn.id] = (
+                {n for n, _ in insn.read_accesses()} | set(insn.assignee_names()) | bounds)
+        return not own.isdisjoint(names)
+
+    def every(self, name: str) -> list:
+        """Every access of the kernel to *name*, in instruction order."""
+        return [c for i in self.kernel.instructions if self.may_touch(i, (name,))
+                for c in self.of(i) if c.name == name]
 
 
 def _why(analysis, a, b, old, new, shared, outer, inner, m_first, parallel,

@@ -186,7 +186,7 @@ def assignment_to_subst(kernel: Kernel, lhs_name: str,
     tdeps = _transitive_deps(kernel)
     pos = {i.id: k for k, i in enumerate(kernel.instructions)}
     readers = [i for i in kernel.instructions
-               if name in variables_read(*i.read_expressions()) or
+               if name in i.read_dependency_names() or     # (cached per instruction)
                name in _rule_reads_of(kernel, i)]
     # the assignment whose value each read sees
     reaching: dict = {}

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import mmap
 import os
+import struct
 from pathlib import Path
 
 import pytest
@@ -207,3 +209,80 @@ def test_the_sample_files_keep_their_path_names(tmp_path):
     path.write_text(SAXPY)
     r = translate_file(path, cache=False)
     assert r.parsed.path == Path(path) and r.parsed.inputs[0] == Path(path)
+
+
+def _shared_call_counter(monkeypatch) -> mmap.mmap:
+    """Count calls of the code generator in this process and in every child
+    forked after this (a shared page: the sandbox's children can write no
+    file or pipe of ours)."""
+    counter = mmap.mmap(-1, 8)
+    real = codegen._generate_code
+
+    def counting(kernel, *args, **kwargs):
+        struct.pack_into("q", counter, 0, struct.unpack_from("q", counter, 0)[0] + 1)
+        return real(kernel, *args, **kwargs)
+
+    monkeypatch.setattr(codegen, "_generate_code", counting)
+    monkeypatch.setattr(codegen, "_RECENT", {})
+    return counter
+
+
+def test_a_builtin_recipe_alone_generates_the_code_once(tmp_path, monkeypatch):
+    """--transform auto with no script: the recipe's check generates the
+    code in the sandbox's child, where no script code runs, and that code
+    comes back with the kernels: no second child, one code generation (it
+    was two: the check's and the second child's); never in the parent."""
+    import f2loopy.directives.runner as runner
+    counter = _shared_call_counter(monkeypatch)
+    parent = os.getpid()
+    real = codegen._generate_code
+
+    def not_in_the_parent(kernel, *args, **kwargs):
+        assert os.getpid() != parent, "the parent generated a script's code"
+        return real(kernel, *args, **kwargs)
+
+    monkeypatch.setattr(codegen, "_generate_code", not_in_the_parent)
+    second = []
+    monkeypatch.setattr(runner, "lower_script_kernels",
+                        lambda *a, **k: second.append(a) or ChildCode())
+    r = translate_text(SAXPY, tmp_path / "s.f90", transform="auto")
+    assert struct.unpack_from("q", counter, 0)[0] == 1 and second == []
+    (k,) = r.kernels
+    assert "get_group_id(0)" in r.transformed.code_of(k).device_code
+    assert [name for name, _ in r.timings.rows()] == ["preprocess", "parse", "script", "glue"]
+    # the same code as the second child makes from the decoded kernel
+    monkeypatch.undo()
+    from f2loopy.directives.child_codegen import lower_script_kernels
+    from f2loopy.directives.lockdown import Limits
+    again = lower_script_kernels([k], Limits.from_environment())
+    assert again.code(k).device_code == r.transformed.code_of(k).device_code
+
+
+def test_a_recipe_file_of_the_user_gets_the_second_child(tmp_path, monkeypatch):
+    """A recipe named by its path is a script: its child's code is never
+    taken, a clean child generates it (also for a copy of a built-in one)."""
+    import f2loopy.directives.runner as runner
+    from f2loopy.directives.recipes import RECIPE_DIR
+    recipe = tmp_path / "auto.py"
+    recipe.write_text((RECIPE_DIR / "auto.py").read_text())
+    counter = _shared_call_counter(monkeypatch)
+    calls = []
+    real = runner.lower_script_kernels
+    monkeypatch.setattr(runner, "lower_script_kernels",
+                        lambda *a, **k: calls.append(a) or real(*a, **k))
+    r = translate_text(SAXPY, tmp_path / "s.f90", transform=str(recipe))
+    assert len(calls) == 1 and struct.unpack_from("q", counter, 0)[0] == 2
+    assert "get_group_id(0)" in r.outputs[tmp_path / "s.cl"]
+    # and a script in the file with a built-in recipe: the same
+    calls.clear()
+    translate_text(SAXPY + SCRIPT, tmp_path / "s.f90", transform="auto")
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("items", [None, [], [{"code": {}}], ["code"], [{"error": {}}],
+                                   [{"code": {"name": "saxpy"}}]])
+def test_code_sent_with_the_kernels_is_checked(items):
+    from f2loopy.directives.child_codegen import LoweringFailed, code_from_answer
+    (k,) = parse_fortran(SAXPY, "s.f90")
+    with pytest.raises(LoweringFailed, match="invalid answer"):
+        code_from_answer([k], items)

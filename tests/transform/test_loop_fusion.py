@@ -225,3 +225,32 @@ end subroutine
     out = scc(kernel(src), block=32)
     assert {"jl_outer", "jl_inner"} <= set(out.all_inames())
     f2loopy.generate_code(out)
+
+
+def test_merging_many_loops_asks_each_instruction_once_per_merge_at_most(monkeypatch):
+    """The check of a merge looks at the instructions that may touch what
+    the moved loop touches, not at every instruction of the loop it grows
+    (CLOUDSC's 85 horizontal loops: 352,742 access lists computed before,
+    so the check cost the square of the number of loops); the merges are
+    still checked: a loop that reads what the merged loop wrote is refused."""
+    import f2loopy.transform.loop_fusion as lf
+    n = 24
+    body = "\n".join(f"  do i{k} = 1, m\n    a{k}(i{k}) = {k}.0d0 * b(i{k})\n  end do"
+                     for k in range(n))
+    src = (f"subroutine many(m, b, {', '.join(f'a{k}' for k in range(n))})\n"
+           f"  integer, intent(in) :: m\n  double precision, intent(in) :: b(m)\n"
+           f"  double precision, intent(out) :: {', '.join(f'a{k}(m)' for k in range(n))}\n"
+           f"  integer :: {', '.join(f'i{k}' for k in range(n))}\n{body}\nend subroutine\n")
+    k = kernel(src)
+    calls = []
+    real = lf.instruction_accesses
+    monkeypatch.setattr(lf, "instruction_accesses",
+                        lambda kernel, insn, **kw: calls.append(insn.id) or real(kernel, insn, **kw))
+    for j in range(1, n):
+        k = f2loopy.rename_iname(k, f"i{j}", "i0", existing_ok=True)
+    assert len([i for i in k.instructions if "i0" in i.within_inames]) == n
+    # one moved instruction per merge (the grown loop's only share 'b' and 'm': read only)
+    assert len(calls) <= 3 * n, len(calls)
+    bad = src.replace("a1(i1) = 1.0d0 * b(i1)", "a1(i1) = 1.0d0 * a0(m + 1 - i1)")
+    with pytest.raises(TransformError, match="would change results on 'a0'"):
+        f2loopy.rename_iname(kernel(bad), "i1", "i0", existing_ok=True)
