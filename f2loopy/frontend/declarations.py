@@ -392,6 +392,11 @@ class DeclarationReader:
                     raise self.error(f"'{name}' is declared twice", name)
             sym = self.declare(name)
             sym.dtype = dtype
+            if charlen is not None and type_spec is not None and \
+                    str(type_spec.items[0]).upper() == "CHARACTER":
+                # 'character c2*2, name*(*)': the entity's own length
+                from f2loopy.frontend.characters import character_dtype, length_from_selector
+                sym.dtype = character_dtype(length_from_selector(charlen))
             sym.logical_kind = lkind
             sym.derived = derived
             sym.type_span = sym.span

@@ -1,0 +1,182 @@
+"""Character strings of a known length (issue 27 item 12): the local
+``character*8 subnam`` of an ``ilaenv``-style block-size function, upper-cased
+character by character, cut into substrings and compared with routine names;
+the routine name and ``side // trans`` options it is passed.  IR facts, the
+exact messages for what stays refused, and differential tests against gfortran
+on Fortran written in LAPACK's style."""
+
+import numpy as np
+import pytest
+
+from f2loopy.diagnostics import FortranError
+from f2loopy.frontend import parse_fortran
+from f2loopy.frontend.strings import compare_strings, fitted, flag_code
+from f2loopy.ir.roles import Character, Dummy
+from util import needs_gfortran, run_both
+
+BLOCK_SIZE = """
+      INTEGER FUNCTION IBLK( ISPEC, NAME, OPTS, N1 )
+      CHARACTER*( * )    NAME, OPTS
+      INTEGER            ISPEC, N1
+      INTEGER            I, IC, NB
+      CHARACTER          C1*1, C2*2, C3*3, C4*2, SUBNAM*8
+      INTRINSIC          CHAR, ICHAR, LEN
+      IBLK = 1
+      SUBNAM = NAME
+      IC = ICHAR( SUBNAM( 1: 1 ) )
+      IF( IC.GE.97 .AND. IC.LE.122 ) THEN
+         SUBNAM( 1: 1 ) = CHAR( IC-32 )
+         DO 20 I = 2, 6
+            IC = ICHAR( SUBNAM( I: I ) )
+            IF( IC.GE.97 .AND. IC.LE.122 )
+     $         SUBNAM( I: I ) = CHAR( IC-32 )
+   20    CONTINUE
+      END IF
+      C1 = SUBNAM( 1: 1 )
+      IF( .NOT.( C1.EQ.'S' .OR. C1.EQ.'D' ) ) RETURN
+      C2 = SUBNAM( 2: 3 )
+      C3 = SUBNAM( 4: 6 )
+      C4 = C3( 2: 3 )
+      NB = 1
+      IF( C2.EQ.'GE' ) THEN
+         IF( C3.EQ.'QRF' ) THEN
+            NB = 32
+         ELSE IF( C3.EQ.'TRF' ) THEN
+            NB = 64
+         END IF
+      ELSE IF( SUBNAM( 2: 6 ).EQ.'ORMQR' ) THEN
+         IF( OPTS.EQ.'LN' .OR. OPTS( 1: 1 ).EQ.'l' ) THEN
+            NB = 16
+         ELSE
+            NB = 8
+         END IF
+      ELSE IF( C2.EQ.'OR' .AND. C4.EQ.'LQ' ) THEN
+         NB = 4 + N1
+      END IF
+      IF( LEN( SUBNAM ).NE.8 .OR. LEN( NAME ).LT.6 ) NB = -1
+      IBLK = NB + ISPEC*0
+      RETURN
+      END
+
+      SUBROUTINE blks( SIDE, TRANS, N, NB )
+      CHARACTER          SIDE, TRANS
+      INTEGER            N, NB( 6 )
+      INTEGER            IBLK
+      EXTERNAL           IBLK
+      NB( 1 ) = IBLK( 1, 'DGEQRF', ' ', N )
+      NB( 2 ) = IBLK( 1, 'dgetrf', ' ', N )
+      NB( 3 ) = IBLK( 1, 'DORMQR', SIDE // TRANS, N )
+      NB( 4 ) = IBLK( 1, 'ZGEQRF', ' ', N )
+      NB( 5 ) = IBLK( 1, 'sOrGlQ', ' ', N )
+      NB( 6 ) = IBLK( 1, 'DGE', ' ', N )
+      END
+"""
+
+
+@needs_gfortran
+@pytest.mark.parametrize("side, trans", [("L", "N"), ("L", "T"), ("R", "N"), ("l", "n"),
+                                         ("Left", "Transpose")])
+def test_block_size_function_as_gfortran(side, trans, tmp_path, cl_queue):
+    run_both(BLOCK_SIZE, "blks", [side, trans, 3, np.zeros(6, np.int32)], tmp_path,
+             cl_queue, filename="blk.f")
+
+
+def test_string_locals_are_private_arrays_of_codes():
+    knl = parse_fortran(BLOCK_SIZE, "blk.f")["blks"]
+    temps = dict(knl.temporaries)
+    # one inlined copy per call: each has its own 8 characters
+    subnams = sorted(n for n in temps if n.lower().startswith("subnam_chars"))
+    assert len(subnams) == 6
+    assert all(temps[n].shape == (8,) and temps[n].lower_bounds == (1,)
+               and temps[n].dtype == np.int32 for n in subnams)
+    assert temps["C3_chars"].shape == (3,)
+    # C1 (character*1) stays a flag: one code
+    assert temps["C1"].shape == ()
+
+
+SUBROUTINE = "      subroutine s(trans, n, x)\n      character trans\n      integer n\n" \
+    "      real x(n)\n{decls}{body}      end\n"
+
+
+def _error(body, decls):
+    with pytest.raises(FortranError) as info:
+        parse_fortran(SUBROUTINE.format(decls=decls, body=body), "t.f")
+    return info.value.format().splitlines()[0]
+
+
+@pytest.mark.parametrize("body, decls, message", [
+    ("      name = 'DGEQRF'\n      if (name(n:4) .eq. 'AB') x(1) = 1\n",
+     "      character*6 name\n", "t.f:7:11: error: substring name(n:4) is not supported: its "
+     "length must be known when translating (constant bounds, or name(i:i))"),
+    ("      name = 'DGEQRF'\n      if (name(5:8) .eq. 'AB') x(1) = 1\n",
+     "      character*6 name\n", "t.f:7:11: error: substring name(5:8) is out of bounds (the "
+     "string has 6 character(s))"),
+    ("      name = 'DGEQRF'\n      if (name .lt. 'DGE') x(1) = 1\n",
+     "      character*6 name\n", "t.f:7:16: error: strings can only be compared with '==' "
+     "and '/=' in a kernel, not '.LT.'"),
+    ("      name = 'DGEQRF'\n      if (name .eq. n) x(1) = 1\n",
+     "      character*6 name\n", "t.f:7:21: error: 'n' is compared with a string but is not "
+     "a character of a known length"),
+    ("      name = n\n", "      character*6 name\n", "t.f:6:7: error: 'name' is a "
+     "character: only a character of a known length (a constant, a character variable, a "
+     "substring, a concatenation, char(i)) can be assigned to it in a kernel"),
+    ("      name = 'DGEQRF'\n      x(1) = name(1:2)\n", "      character*6 name\n",
+     "t.f:7:14: error: character variable 'name' can only be compared (==, /=), used in "
+     "'select case', or passed to lsame or ichar in a kernel"),
+])
+def test_string_uses_that_stay_refused(body, decls, message):
+    assert _error(body, decls) == message
+
+
+def test_concatenation_needs_known_lengths():
+    src = ("      subroutine s(opts, n, x)\n      character*(*) opts\n      integer n\n"
+           "      real x(n)\n      character*4 both\n      both = opts // 'N'\n"
+           "      if (both .eq. 'LN') x(1) = 1\n      end\n")
+    with pytest.raises(FortranError) as info:
+        parse_fortran(src, "t.f")
+    assert info.value.format().splitlines()[0] == (
+        "t.f:6:19: error: 'opts' in a concatenation is not a character of a known length (a "
+        "constant, a local character variable, or a one-character argument)")
+
+
+def test_entity_lengths_are_read():
+    """``character c*2`` is a character of length 2, as ``character*2 c``
+    (the entity's own length was ignored: a kernel saw one character)."""
+    src = ("      subroutine dl(c, n, x)\n      character d*3, c*2\n      integer n\n"
+           "      double precision x(*)\n      if (c .eq. 'N') x(1) = 1\n      end\n")
+    knl = parse_fortran(src, "dl.f")["dl"]
+    assert knl.arg_dict["c"].role == Dummy(character=Character(length=2))
+
+
+ENTITY_LENGTH = """
+      subroutine dl2(c, n, x)
+      character c*2
+      integer n
+      double precision x(*)
+      if (c .eq. 'N') then
+         x(1) = 1
+      else if (c(1:1) .eq. 'N') then
+         x(1) = 2
+      else
+         x(1) = 3
+      end if
+      end
+"""
+
+
+@needs_gfortran
+@pytest.mark.parametrize("actual", ["N   X", "NX", "N"])
+def test_entity_length_dummy_as_gfortran(actual, tmp_path, cl_queue):
+    run_both(ENTITY_LENGTH, "dl2", [actual, 1, np.zeros(2)], tmp_path, cl_queue,
+             filename="dl2.f")
+
+
+def test_folding_helpers():
+    assert fitted((65, 66, 67), 2) == (65, 66)
+    assert fitted((65,), 3) == (65, 32, 32)
+    assert compare_strings((68, 71, 69), (68, 71, 69, 32), True) is np.bool_(True)
+    assert compare_strings((68, 71), (68, 72), True) is np.bool_(False)
+    assert compare_strings((68, 71), (68, 72), False) is np.bool_(True)
+    assert flag_code((78, 32, 32)) == 78
+    assert flag_code((78, 111)) == 78 + 256
+    assert flag_code(()) == 32
