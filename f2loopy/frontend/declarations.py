@@ -613,7 +613,8 @@ class DeclarationReader:
             module = intrinsic_module(name)
         if module is None and intrinsic:
             raise self.error(f"intrinsic module '{name}' is not supported (only "
-                             "iso_fortran_env and iso_c_binding are)", name,
+                             "iso_fortran_env, iso_c_binding and ieee_arithmetic's "
+                             "ieee_support_inf/ieee_support_nan are)", name,
                              UnsupportedFeatureError)
         if module is None and name.lower().endswith("_cl_mod") and self.in_program:
             # a program's use of f2loopy's glue: procedures only (_cl, f2l_*), no variables
@@ -638,7 +639,14 @@ class DeclarationReader:
                     wanted.append((str(it).lower(), str(it).lower()))
         if items is None:
             self.symtab.types.update(types)
+        inquiries = getattr(module, "intrinsic_functions", frozenset())
         for local, remote in wanted:
+            if remote in inquiries and local == remote:
+                continue                 # an intrinsic of the expression converter
+            if items is not None and getattr(module, "name", "") == "ieee_arithmetic":
+                raise self.error(f"'{remote}' of intrinsic module ieee_arithmetic is not "
+                                 "supported (only ieee_support_inf and ieee_support_nan "
+                                 "are)", remote, UnsupportedFeatureError)
             if remote in types:
                 self.symtab.types[local] = types[remote]
                 if remote not in available:

@@ -180,3 +180,41 @@ def test_folding_helpers():
     assert flag_code((78, 32, 32)) == 78
     assert flag_code((78, 111)) == 78 + 256
     assert flag_code(()) == 32
+
+
+IEEE_CHECK = """
+      INTEGER          FUNCTION IECK( ISPEC, ZERO, ONE )
+      USE, INTRINSIC :: IEEE_ARITHMETIC, ONLY:
+     &                                     IEEE_SUPPORT_INF,
+     &                                     IEEE_SUPPORT_NAN
+      INTEGER            ISPEC
+      REAL               ONE, ZERO
+      IECK = 1
+      IF ( .NOT.IEEE_SUPPORT_INF(ONE) ) THEN
+         IECK = 0
+         RETURN
+      END IF
+      IF( ISPEC.EQ.0 ) RETURN
+      IF( .NOT.IEEE_SUPPORT_NAN(ONE) ) IECK = 0
+      RETURN
+      END
+
+      subroutine ieck2( K )
+      INTEGER K( 2 ), IECK
+      K( 1 ) = IECK( 0, 0.0, 1.0 ) + 2
+      K( 2 ) = IECK( 1, 0.0, 1.0 )
+      END
+"""
+
+
+def test_ieee_support_inquiries_are_true():
+    """ieeeck's ieee_arithmetic inquiries (LAPACK's ilaenv calls it for
+    ISPEC 10 and 11) hold for a kernel's real types."""
+    knl = parse_fortran(IEEE_CHECK, "ie.f")["ieck2"]
+    assert "IEEE_SUPPORT" not in str(knl).upper()
+
+
+@needs_gfortran
+def test_ieee_support_inquiries_as_gfortran(tmp_path, cl_queue):
+    run_both(IEEE_CHECK, "ieck2", [np.zeros(2, np.int32)], tmp_path, cl_queue,
+             filename="ie.f")
