@@ -236,6 +236,8 @@ class StringsMixin(_Host):
     def substring(self, node) -> tuple:
         name = str(node.items[0])
         whole = self.string_value(node.items[0])
+        if whole is None:              # is_string(node.items[0]) said it is one
+            raise TypeError(f"internal error: '{name}' is not a string")
         positions = self.substring_positions(node, len(whole))
         sym = self.string_symbol(name)
         if sym is not None:
@@ -259,10 +261,10 @@ class StringsMixin(_Host):
         if not (self.is_string(left) or self.is_string(right)):
             return None
         a, b = self.string_value(left), self.string_value(right)
-        for chars, node in ((a, left), (b, right)):
-            if chars is None:
-                raise self.error(f"'{node}' is compared with a string but is not a character "
-                                 "of a known length", str(node), UnsupportedFeatureError)
+        if a is None or b is None:
+            node = left if a is None else right
+            raise self.error(f"'{node}' is compared with a string but is not a character "
+                             "of a known length", str(node), UnsupportedFeatureError)
         if rel not in ("==", "!="):
             raise self.error(f"strings can only be compared with '==' and '/=' in a kernel, "
                              f"not '{rel}'", rel, UnsupportedFeatureError)
