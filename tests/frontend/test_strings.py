@@ -218,3 +218,30 @@ def test_ieee_support_inquiries_are_true():
 def test_ieee_support_inquiries_as_gfortran(tmp_path, cl_queue):
     run_both(IEEE_CHECK, "ieck2", [np.zeros(2, np.int32)], tmp_path, cl_queue,
              filename="ie.f")
+
+
+BLOCKED = BLOCK_SIZE.split("      SUBROUTINE blks")[0] + """
+      SUBROUTINE blocked( SIDE, TRANS, N, X )
+      CHARACTER          SIDE, TRANS
+      INTEGER            N
+      DOUBLE PRECISION   X( * )
+      INTEGER            I, J, NB
+      INTEGER            IBLK
+      EXTERNAL           IBLK
+      NB = IBLK( 1, 'DORMQR', SIDE // TRANS, N )
+      DO 20 I = 1, N, NB
+         DO 10 J = I, MIN( I+NB-1, N )
+            X( J ) = X( J ) + DBLE( I )
+   10    CONTINUE
+   20 CONTINUE
+      END
+"""
+
+
+@needs_gfortran
+@pytest.mark.parametrize("side, trans", [("L", "N"), ("R", "T")])
+def test_block_size_steps_a_blocked_loop_as_gfortran(side, trans, tmp_path, cl_queue):
+    """The block size chosen from the routine name and options is the step of
+    a blocked loop (a run-time step), as LAPACK's dormqr uses ilaenv's."""
+    run_both(BLOCKED, "blocked", [side, trans, 40, np.zeros(40)], tmp_path, cl_queue,
+             filename="blocked.f")
