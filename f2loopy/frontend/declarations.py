@@ -639,7 +639,7 @@ class DeclarationReader:
                     wanted.append((str(it).lower(), str(it).lower()))
         if items is None:
             self.symtab.types.update(types)
-        inquiries = getattr(module, "intrinsic_functions", frozenset())
+        inquiries: frozenset[str] = getattr(module, "intrinsic_functions", frozenset())
         for local, remote in wanted:
             if remote in inquiries and local == remote:
                 continue                 # an intrinsic of the expression converter

@@ -209,6 +209,14 @@ class StringsMixin(_Host):
             return (np.int32(code % LONG) if _known(code) else code,)
         return None
 
+    def known_string(self, node) -> tuple:
+        """:meth:`string_value` of *node*, which :meth:`is_string` (or being a
+        character constant) says is a string."""
+        chars = self.string_value(node)
+        if chars is None:
+            raise TypeError(f"internal error: '{node}' is not a string")
+        return chars
+
     def substring_positions(self, node, length: int):
         """The positions (1-based IR expressions) substring *node* of a string
         of *length* selects."""
@@ -275,7 +283,7 @@ class StringsMixin(_Host):
         operand, else None."""
         if not self.is_string(node):
             return None
-        chars = self.string_value(node)
+        chars = self.known_string(node)
         return flag_code(chars), len(chars), all(_known(c) for c in chars)
 
     def string_assignment(self, lhs_node, rhs_node) -> bool:
@@ -322,12 +330,12 @@ class StringsMixin(_Host):
             return None
         node = _parenthesised(_arg_value(arg_nodes[0]))
         if self.is_string(node) or isinstance(node, F.Char_Literal_Constant):
-            return np.int32(len(self.string_value(node)))
+            return np.int32(len(self.known_string(node)))
         if isinstance(node, F.Name):
             sym = self.symtab.get(str(node))
-            length = character_length(sym.dtype) if sym is not None else None
-            if isinstance(length, int) and not sym.is_array:
-                return np.int32(length)
+            if sym is not None and not sym.is_array and \
+                    isinstance(character_length(sym.dtype), int):
+                return np.int32(character_length(sym.dtype))
         return None
 
     def bind_string(self, dsym, node):
@@ -339,7 +347,7 @@ class StringsMixin(_Host):
         node = _parenthesised(_arg_value(node))
         if not (self.is_string(node) or isinstance(node, F.Char_Literal_Constant)):
             return None
-        chars = self.string_value(node)
+        chars = self.known_string(node)
         if isinstance(length, int):
             chars = fitted(chars, length)
         const = all(_known(c) for c in chars)
