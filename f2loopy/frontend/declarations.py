@@ -753,13 +753,43 @@ class DeclarationReader:
                 raise self.error(f"subscript out of bounds of '{name}'", name)
             return [(sym, pos)]
         if isinstance(obj, F.Data_Implied_Do):
-            raise self.error("implied-do in a 'data' statement is not supported (list the "
-                             "elements or initialise the whole array)", "(",
-                             UnsupportedFeatureError)
+            return self.implied_do_targets(obj)
         raise self.error(f"unsupported object '{obj}' in a 'data' statement", str(obj),
                          UnsupportedFeatureError)
 
+    def implied_do_targets(self, obj) -> list:
+        """The elements ``data (mm(1, j), j = 1, 4) / ... /`` names (LAPACK's
+        dlaruv), in the implied-do's order; nested implied-dos too."""
+        objects, var_node, lo_node, hi_node, step_node = obj.items
+        var = str(var_node).lower()
+        lo, hi = int(self.constant(lo_node)), int(self.constant(hi_node))
+        step = int(self.constant(step_node)) if step_node is not None else 1
+        if step == 0:
+            raise self.error("the step of an implied-do is zero", str(step_node))
+        count = max(0, (hi - lo + step) // step)
+        targets: list = []
+        saved = self.constant_bindings.get(var)
+        try:
+            for k in range(count):
+                self.constant_bindings[var] = np.int32(lo + k * step)
+                for item in objects.items:
+                    targets.extend(self.data_targets(item))
+                if len(targets) > MAX_DATA_ELEMENTS:
+                    raise self.error(f"a 'data' implied-do names more than "
+                                     f"{MAX_DATA_ELEMENTS} elements", str(var_node),
+                                     UnsupportedFeatureError)
+        finally:
+            if saved is None:
+                self.constant_bindings.pop(var, None)
+            else:
+                self.constant_bindings[var] = saved
+        return targets
+
     # }}}
+
+
+#: the most elements one 'data' implied-do may name (a bound on the work)
+MAX_DATA_ELEMENTS = 1 << 20
 
 
 def _import_components(symtab: SymbolTable, sym) -> None:

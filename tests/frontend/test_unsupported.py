@@ -183,14 +183,6 @@ FILES = [
   x = 1
 end subroutine
 """, "t.f90:3:3: error: 'equivalence' is not supported", "^~~~~~~~~~~"),
-    ("implied_do_in_data", """subroutine s(x)
-  integer i
-  real x, y(2)
-  data (y(i), i = 1, 2) /1.0, 2.0/
-  x = y(1)
-end subroutine
-""", "t.f90:4:8: error: implied-do in a 'data' statement is not supported (list the elements "
-        "or initialise the whole array)", "^"),
     ("unknown_intrinsic_module", """subroutine s(x)
   use, intrinsic :: ieee_exceptions
   real x
