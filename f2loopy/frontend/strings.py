@@ -19,8 +19,8 @@ comparisons with constants fold away.
   character; a one-character flag is a string of one character.
 - A character dummy argument of an inlined procedure of length ``*`` or more
   than 1 is bound to the string the caller passes (a constant, such a
-  variable, a concatenation), padded with blanks or cut to its declared
-  length.  Its flag code (:func:`~f2loopy.frontend.characters.character_code`)
+  variable, a concatenation, a one-character flag), padded with blanks or cut
+  to its declared length.  Its flag code (:func:`~f2loopy.frontend.characters.character_code`)
   serves the uses of :mod:`~f2loopy.frontend.characters`.
 
 Strings are compared with ``==``/``/=`` character by character, the shorter
@@ -340,13 +340,16 @@ class StringsMixin(_Host):
 
     def bind_string(self, dsym, node):
         """The binding of character dummy *dsym* (of length ``*`` or more
-        than 1) to a string or constant *node* of the caller, else None."""
+        than 1) to a string, a constant or a one-character flag *node* of the
+        caller, else None."""
         length = character_length(dsym.dtype)
         if length == 1:
             return None
         node = _parenthesised(_arg_value(node))
         if not (self.is_string(node) or isinstance(node, F.Char_Literal_Constant)):
-            return None
+            flag = self.char_operand(node)
+            if flag is None or flag[1] != 1:
+                return None       # a flag of unknown length: its code only
         chars = self.known_string(node)
         if isinstance(length, int):
             chars = fitted(chars, length)

@@ -245,3 +245,29 @@ def test_block_size_steps_a_blocked_loop_as_gfortran(side, trans, tmp_path, cl_q
     a blocked loop (a run-time step), as LAPACK's dormqr uses ilaenv's."""
     run_both(BLOCKED, "blocked", [side, trans, 40, np.zeros(40)], tmp_path, cl_queue,
              filename="blocked.f")
+
+
+PASSED_ON = """
+      INTEGER FUNCTION KIND2( OPTS )
+      CHARACTER*( * )    OPTS
+      KIND2 = LEN( OPTS )
+      IF( OPTS.EQ.'N' ) KIND2 = KIND2 + 10
+      IF( OPTS( 1: 1 ).EQ.'t' ) KIND2 = KIND2 + 20
+      END
+
+      subroutine passon( TRANS, K )
+      CHARACTER          TRANS
+      INTEGER            K( 2 ), KIND2
+      K( 1 ) = KIND2( TRANS )
+      K( 2 ) = KIND2( TRANS // 'X' )
+      END
+"""
+
+
+@needs_gfortran
+@pytest.mark.parametrize("trans", ["N", "t", "Transpose"])
+def test_one_character_flag_passed_to_a_string_dummy(trans, tmp_path, cl_queue):
+    """A character*1 argument passed on to a character*(*) dummy is a string
+    of one character there (len 1, compared padded with blanks)."""
+    run_both(PASSED_ON, "passon", [trans, np.zeros(2, np.int32)], tmp_path, cl_queue,
+             filename="passon.f")
