@@ -106,6 +106,20 @@ def compare_strings(a: tuple, b: tuple, equal: bool):
     return same if equal else p.LogicalNot(same)
 
 
+def _difference(hi, lo):
+    """``hi - lo + 1``: an int where the terms cancel (``n+3`` and ``n``),
+    else an expression."""
+    count = fold_constants(p.Sum((hi, p.Product((-1, lo)), 1)))
+    if _known(count):
+        return count
+    from pymbolic.mapper.distributor import DistributeMapper
+    from pymbolic.mapper.flattener import flatten
+    try:
+        return flatten(DistributeMapper()(count))
+    except (TypeError, ValueError, NotImplementedError, RuntimeError):
+        return count
+
+
 def _parenthesised(node):
     while isinstance(node, F.Parenthesis):
         node = node.items[1]
@@ -229,8 +243,7 @@ class StringsMixin(_Host):
         lo_node, hi_node, _ = subs[0].items
         lo = np.int32(1) if lo_node is None else normalize_integer(self.expr(lo_node))
         hi = np.int32(length) if hi_node is None else normalize_integer(self.expr(hi_node))
-        count = np.int32(1) if lo == hi else \
-            fold_constants(p.Sum((hi, p.Product((-1, lo)), 1)))
+        count = np.int32(1) if lo == hi else _difference(hi, lo)
         if not _known(count):
             raise self.error(f"substring {text} is not supported: its length must be known "
                              f"when translating (constant bounds, or {node.items[0]}(i:i))",

@@ -271,3 +271,43 @@ def test_one_character_flag_passed_to_a_string_dummy(trans, tmp_path, cl_queue):
     of one character there (len 1, compared padded with blanks)."""
     run_both(PASSED_ON, "passon", [trans, np.zeros(2, np.int32)], tmp_path, cl_queue,
              filename="passon.f")
+
+
+EDGES = """
+      subroutine edge( FLAG, N, K )
+      CHARACTER          FLAG
+      INTEGER            N, K( 8 )
+      CHARACTER*4        A
+      CHARACTER*6        B
+      CHARACTER*12       C
+      A = 'DORMQR_LONGNAME'
+      K( 1 ) = 0
+      IF( A.EQ.'DORM' ) K( 1 ) = 1
+      B = 'ABCDEF'
+      B( 1: 3 ) = B( 2: 4 )
+      IF( B.EQ.'BCDDEF' ) K( 2 ) = 1
+      C = A // FLAG // B
+      IF( C( 5: 5 ).EQ.'x' ) K( 3 ) = 1
+      IF( C.EQ.'DORMxBCDDEF' ) K( 4 ) = 2
+      IF( A.NE.C ) K( 5 ) = ICHAR( C( 6: 6 ) )
+      SELECT CASE( C( 5: 5 ) )
+      CASE( 'x' )
+         K( 6 ) = 7
+      CASE DEFAULT
+         K( 6 ) = 9
+      END SELECT
+      K( 7 ) = LEN( C ) + N
+      A = C( N: N+3 )
+      IF( A.EQ.'RMxB' ) K( 8 ) = 1
+      END
+"""
+
+
+@needs_gfortran
+@pytest.mark.parametrize("flag, n", [("x", 3), ("y", 2), ("x", 9)])
+def test_string_edges_as_gfortran(flag, n, tmp_path, cl_queue):
+    """Truncation, an overlapping substring assignment, joining a string, a
+    flag and a string, select case on a substring, and a substring whose
+    bounds are a constant apart (c(n:n+3))."""
+    run_both(EDGES, "edge", [flag, n, np.zeros(8, np.int32)], tmp_path, cl_queue,
+             filename="edge.f")
