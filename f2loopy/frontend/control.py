@@ -20,7 +20,9 @@ into the flag.
   (...) go to 10``): the statements from the label's to the last one of
   its block holding such a goto become an endless loop (a trip counter)
   whose iteration ends by leaving it, unless a ``goto 10`` started the
-  next iteration, as ``cycle`` does.
+  next iteration, as ``cycle`` does.  A forward ``goto`` from before them
+  to a label among them (reverse communication: LAPACK's dlacn2) sets a flag
+  that guards the statements before that label until it is reached.
 * ``do i = ix, iend, incx`` with a step known only at run time: a loop over
   the trip counter ``0 <= k < max(0, (iend - ix + incx) / incx)`` with ``i =
   ix + k*incx``, as Fortran defines it.
