@@ -17,10 +17,12 @@ from f2loopy.ir.types import FortranTypeError, fortran_kind, infer_type
 from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
 from f2loopy.frontend.allocatables import (
     allocatable_attribute, deferred_dims, deferred_entity, pointer_attribute)
-from f2loopy.frontend.constant_arrays import initializer_values, reshaped_initializer
+from f2loopy.frontend.characters import character_dtype, is_character, length_from_selector
+from f2loopy.frontend.constant_arrays import (
+    data_implied_do_targets, initializer_values, reshaped_initializer)
 from f2loopy.frontend.expressions import ConversionContext, ExpressionConverter
 from f2loopy.frontend.generics import is_generic_interface
-from f2loopy.frontend.intrinsic_modules import intrinsic_module
+from f2loopy.frontend.intrinsic_modules import intrinsic_module, is_ieee_inquiry
 from f2loopy.frontend.optionals import optional_attribute
 from f2loopy.frontend.kind_selection import selected_int_kind, selected_real_kind
 from f2loopy.frontend.source import SourceFile, statement_lines
@@ -299,8 +301,7 @@ class DeclarationReader:
         type_name, selector = type_spec.items
         span = self.src.span_in_lines(*self.lines, type_name.split()[0])
         if type_name.upper() == "CHARACTER":
-            # a flag's code (f2loopy.frontend.characters); other uses are refused
-            from f2loopy.frontend.characters import character_dtype, length_from_selector
+            # a flag's code or a string (f2loopy.frontend.characters, .strings)
             return character_dtype(length_from_selector(selector))
         kind, star = None, False
         if selector is not None:
@@ -392,11 +393,8 @@ class DeclarationReader:
                     raise self.error(f"'{name}' is declared twice", name)
             sym = self.declare(name)
             sym.dtype = dtype
-            if charlen is not None and type_spec is not None and \
-                    str(type_spec.items[0]).upper() == "CHARACTER":
-                # 'character c2*2, name*(*)': the entity's own length
-                from f2loopy.frontend.characters import character_dtype, length_from_selector
-                sym.dtype = character_dtype(length_from_selector(charlen))
+            if charlen is not None and is_character(dtype):
+                sym.dtype = character_dtype(length_from_selector(charlen))  # c2*2, name*(*)
             sym.logical_kind = lkind
             sym.derived = derived
             sym.type_span = sym.span
@@ -639,14 +637,9 @@ class DeclarationReader:
                     wanted.append((str(it).lower(), str(it).lower()))
         if items is None:
             self.symtab.types.update(types)
-        inquiries: frozenset[str] = getattr(module, "intrinsic_functions", frozenset())
         for local, remote in wanted:
-            if remote in inquiries and local == remote:
+            if is_ieee_inquiry(self, module, local, remote):
                 continue                 # an intrinsic of the expression converter
-            if items is not None and getattr(module, "name", "") == "ieee_arithmetic":
-                raise self.error(f"'{remote}' of intrinsic module ieee_arithmetic is not "
-                                 "supported (only ieee_support_inf and ieee_support_nan "
-                                 "are)", remote, UnsupportedFeatureError)
             if remote in types:
                 self.symtab.types[local] = types[remote]
                 if remote not in available:
@@ -753,43 +746,11 @@ class DeclarationReader:
                 raise self.error(f"subscript out of bounds of '{name}'", name)
             return [(sym, pos)]
         if isinstance(obj, F.Data_Implied_Do):
-            return self.implied_do_targets(obj)
+            return data_implied_do_targets(self, obj)
         raise self.error(f"unsupported object '{obj}' in a 'data' statement", str(obj),
                          UnsupportedFeatureError)
 
-    def implied_do_targets(self, obj) -> list:
-        """The elements ``data (mm(1, j), j = 1, 4) / ... /`` names (LAPACK's
-        dlaruv), in the implied-do's order; nested implied-dos too."""
-        objects, var_node, lo_node, hi_node, step_node = obj.items
-        var = str(var_node).lower()
-        lo, hi = int(self.constant(lo_node)), int(self.constant(hi_node))
-        step = int(self.constant(step_node)) if step_node is not None else 1
-        if step == 0:
-            raise self.error("the step of an implied-do is zero", str(step_node))
-        count = max(0, (hi - lo + step) // step)
-        targets: list = []
-        saved = self.constant_bindings.get(var)
-        try:
-            for k in range(count):
-                self.constant_bindings[var] = np.int32(lo + k * step)
-                for item in objects.items:
-                    targets.extend(self.data_targets(item))
-                if len(targets) > MAX_DATA_ELEMENTS:
-                    raise self.error(f"a 'data' implied-do names more than "
-                                     f"{MAX_DATA_ELEMENTS} elements", str(var_node),
-                                     UnsupportedFeatureError)
-        finally:
-            if saved is None:
-                self.constant_bindings.pop(var, None)
-            else:
-                self.constant_bindings[var] = saved
-        return targets
-
     # }}}
-
-
-#: the most elements one 'data' implied-do may name (a bound on the work)
-MAX_DATA_ELEMENTS = 1 << 20
 
 
 def _import_components(symtab: SymbolTable, sym) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from f2loopy.diagnostics import UnsupportedFeatureError
 from f2loopy.ir.types import INT32
 from f2loopy.frontend.symbols import SymbolTable
 from f2loopy.ir.frozen import FrozenMap
@@ -84,3 +85,16 @@ def intrinsic_module(name: str) -> IntrinsicModule | None:
     return IntrinsicModule(low, symtab)
 
 
+
+
+def is_ieee_inquiry(reader, module, local: str, remote: str) -> bool:
+    """Whether *remote* of a ``use`` of *module* (as *local*) is one of the
+    intrinsic inquiry functions it provides; another procedure of
+    ``ieee_arithmetic`` is a located error (raised by *reader*)."""
+    if remote in getattr(module, "intrinsic_functions", frozenset()) and local == remote:
+        return True
+    if getattr(module, "name", "") == "ieee_arithmetic":
+        raise reader.error(f"'{remote}' of intrinsic module ieee_arithmetic is not "
+                           "supported (only ieee_support_inf and ieee_support_nan are)",
+                           remote, UnsupportedFeatureError)
+    return False
