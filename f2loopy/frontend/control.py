@@ -410,7 +410,11 @@ class ControlFlowMixin(_Host):
     def _goto_region(self, label: int) -> Region:
         from f2loopy.frontend.lowering_state import Region
         flag = self.new_temporary(f"goto_{label}", BOOL)
-        self.add_raw_assignment(flag, np.bool_(False))
+        # set on entering the block, also where a goto jumped into it (not
+        # under the guard that skips its statements up to the label)
+        entering = {guard for _, guard in self.st.entry_guards.values()}
+        self.add_raw_assignment(flag, np.bool_(False), predicates=[
+            q for q in self.predicates if q not in entering])
         region = Region("goto", self, label, len(self.loops), len(self.instructions),
                         flag=flag)
         self.st.regions.append(region)

@@ -38,6 +38,9 @@ RCOMM = """
       EST = EST + X( N )
       IF( EST.GT.100.0D0 )
      $   GO TO 120
+      IF( EST.GT.50.0D0 )
+     $   GO TO 110
+      EST = EST*2.0D0
   110 CONTINUE
       ISAVE( 3 ) = ISAVE( 3 ) + 1
       IF( ISAVE( 3 ).LT.5 )
@@ -67,6 +70,14 @@ def test_jump_in_is_a_flag_guarding_the_statements_before_the_label():
     knl = parse_fortran(RCOMM, "rcomm.f")["rcomm"]
     flags = {name for name in dict(knl.temporaries) if name.startswith("goto_")}
     assert {"goto_70", "goto_110"} <= flags
+    # the flag of the goto to 110 inside the repeated statements is cleared
+    # on entering them, also when a goto jumped in at 70 (a stale flag would
+    # skip 'est = est*2')
+    inner = sorted(f for f in flags if f.startswith("goto_110_"))
+    assert inner
+    (init,) = [i for i in knl.instructions if i.assignee_name == inner[0]
+               and str(i.expression) in ("False", "false", "0")]
+    assert not any("goto_70" in str(q) for q in init.predicates)
     # the loop over the statements 'go to 50' repeats runs sequentially
     (loop,) = [n for n in knl.all_inames() if n.startswith("goto50_k")]
     assert knl.loop_exits[loop].sequential is not None
