@@ -112,9 +112,13 @@ class CharacterMixin(_Host):
 
     def char_operand(self, node):
         """``(code, length, is_constant)`` if *node* is a character operand
-        (a constant or a flag), else None."""
+        (a constant or a flag, or a string: :mod:`f2loopy.frontend.strings`),
+        else None."""
         while isinstance(node, F.Parenthesis):
             node = node.items[1]
+        string = self.string_operand(node)
+        if string is not None:
+            return string
         if isinstance(node, F.Char_Literal_Constant):
             text = literal_text(node)
             try:
@@ -168,10 +172,13 @@ class CharacterMixin(_Host):
     def char_comparison(self, op, left, right):
         """The comparison ``left op right`` if an operand is a character,
         else None."""
+        rel = {".EQ.": "==", "==": "==", ".NE.": "!=", "/=": "!="}.get(str(op).upper())
+        strings = self.string_comparison(rel or str(op), left, right)
+        if strings is not None:
+            return strings
         a, b = self.char_operand(left), self.char_operand(right)
         if a is None and b is None:
             return None
-        rel = {".EQ.": "==", "==": "==", ".NE.": "!=", "/=": "!="}.get(str(op).upper())
         if a is None or b is None:
             raise self.error("a character can only be compared with a character", str(op))
         if rel is None:
@@ -198,6 +205,10 @@ class CharacterMixin(_Host):
         sym = self.symtab.get(name)
         if sym is not None and is_character(sym.dtype):
             self.refuse_character(sym, name)          # a substring used as a value
+        if low == "len" and not self.symtab.get(name):
+            length = self.string_length(arg_nodes)
+            if length is not None:
+                return length
         if low in ("ichar", "iachar") and len(arg_nodes) == 1:
             arg = self.char_operand(_value(arg_nodes[0]))
             if arg is None:
@@ -235,7 +246,11 @@ class CharacterMixin(_Host):
     def char_assignment(self, lhs_node, rhs_node) -> bool:
         """``flag = 'T'`` or ``flag = other``: a local character variable set
         to a constant or another flag (LAPACK's ``TRANST``, ``NORM``) holds
-        its code; False if *lhs_node* is not a character variable."""
+        its code; False if *lhs_node* is not a character variable.  A string
+        variable (:mod:`f2loopy.frontend.strings`) is assigned its
+        characters."""
+        if self.string_assignment(lhs_node, rhs_node):
+            return True
         if not isinstance(lhs_node, F.Name):
             return False
         name = str(lhs_node)
@@ -289,6 +304,9 @@ class CharacterMixin(_Host):
         """The binding of character dummy argument *dsym* of *proc* to the
         actual argument *node* (a flag or a constant)."""
         from f2loopy.frontend.bindings import ScalarBinding
+        string = self.bind_string(dsym, node)
+        if string is not None:
+            return string
         arg = self.char_operand(_value(node))
         if arg is None:
             raise self.error(f"argument '{dsym.name}' of '{proc.name}' is a character, but "

@@ -20,7 +20,9 @@ into the flag.
   (...) go to 10``): the statements from the label's to the last one of
   its block holding such a goto become an endless loop (a trip counter)
   whose iteration ends by leaving it, unless a ``goto 10`` started the
-  next iteration, as ``cycle`` does.
+  next iteration, as ``cycle`` does.  A forward ``goto`` from before them
+  to a label among them (reverse communication: LAPACK's dlacn2) sets a flag
+  that guards the statements before that label until it is reached.
 * ``do i = ix, iend, incx`` with a step known only at run time: a loop over
   the trip counter ``0 <= k < max(0, (iend - ix + incx) / incx)`` with ``i =
   ix + k*incx``, as Fortran defines it.
@@ -85,6 +87,9 @@ class BackwardGotoLoop:
     def __init__(self, label: int, body: list):
         self.label = label
         self.body = body
+        #: label inside -> the region of a forward goto into it from before
+        #: (set by ControlFlowMixin.open_goto_regions)
+        self.entries: dict = {}
         self.content = body          # the label and the gotos are found inside
         self.item = getattr(body[0], "item", None)
 
@@ -384,33 +389,63 @@ class ControlFlowMixin(_Host):
     def open_goto_regions(self, nodes, children) -> dict:
         """Regions for the labels of *nodes* (one block) that a ``goto``
         earlier in the block jumps to: each gets a flag, false here."""
-        from f2loopy.frontend.lowering_state import Region
         out = {}
-        wanted = set()
+        wanted: set = set()
         for node in nodes:
             label = statement_label(node)
             if label is not None and label in wanted and label not in out:
-                flag = self.new_temporary(f"goto_{label}", BOOL)
-                self.add_raw_assignment(flag, np.bool_(False))
-                region = Region("goto", self, label, len(self.loops), len(self.instructions),
-                                flag=flag)
-                out[label] = region
-                self.st.regions.append(region)
+                out[label] = self._goto_region(label)
+            if isinstance(node, BackwardGotoLoop):
+                # a forward goto to a label of the statements a backward goto
+                # repeats (LAPACK's reverse communication: dlacn2's 'go to (20,
+                # 40, 70, 110, 140) isave(1)' into its 'go to 50' loop)
+                for inner in node.body:
+                    il = statement_label(inner)
+                    if il is not None and il != node.label and il in wanted and \
+                            il not in out:
+                        out[il] = node.entries[il] = self._goto_region(il)
             wanted |= _gotos_in(node, children)
         return out
+
+    def _goto_region(self, label: int) -> Region:
+        from f2loopy.frontend.lowering_state import Region
+        flag = self.new_temporary(f"goto_{label}", BOOL)
+        # set on entering the block, also where a goto jumped into it (not
+        # under the guard that skips its statements up to the label)
+        entering = {guard for _, guard in self.st.entry_guards.values()}
+        self.add_raw_assignment(flag, np.bool_(False), predicates=[
+            q for q in self.predicates if q not in entering])
+        region = Region("goto", self, label, len(self.loops), len(self.instructions),
+                        flag=flag)
+        self.st.regions.append(region)
+        return region
 
     def arrive_at_label(self, node, regions: dict, pushed: list) -> None:
         """At the statement of a label that ``goto`` jumps to: the
         statements from here on run again."""
         label = statement_label(node)
-        region = regions.pop(label, None) if label is not None else None
-        if region is None:
-            return
-        self.st.regions.remove(region)
-        guard = p.LogicalNot(p.Variable(region.flag))
-        if guard in pushed:
-            pushed.remove(guard)
-            self.predicates.remove(guard)
+        entry = self.st.entry_guards.pop((self, label), None) if label is not None else None
+        if entry is not None:
+            # the label inside the repeated statements a goto jumped to: what
+            # follows runs, and the next repetition runs them all
+            region, guard = entry
+            if guard in self.predicates:
+                self.predicates.remove(guard)
+            self.add_raw_assignment(region.flag, np.bool_(False))
+        arriving = [regions.pop(label, None) if label is not None else None]
+        if isinstance(node, BackwardGotoLoop):
+            # the statements a goto jumps into run (up to the label: guarded
+            # inside, see stmt_BackwardGotoLoop)
+            arriving += [regions.pop(il, None) for il in node.entries]
+        for region in arriving:
+            if region is None:
+                continue
+            if region in self.st.regions:
+                self.st.regions.remove(region)
+            guard = p.LogicalNot(p.Variable(region.flag))
+            if guard in pushed:
+                pushed.remove(guard)
+                self.predicates.remove(guard)
 
     def close_goto_regions(self, regions: dict) -> None:
         for region in regions.values():
@@ -432,7 +467,19 @@ class ControlFlowMixin(_Host):
                                                 exit_depth, f"goto_{node.label}_again")
                 with self.region(region):
                     exit_region = scope.exit_region
-                    self.lower_block(node.body, skip_labels={node.label})
+                    entries = node.entries
+                    for il, entry in entries.items():
+                        # jumped into: the statements before the label do not run
+                        guard = p.LogicalNot(p.Variable(entry.flag))
+                        self.predicates.append(guard)
+                        self.st.entry_guards[(self, il)] = (entry, guard)
+                    try:
+                        self.lower_block(node.body, skip_labels={node.label})
+                    finally:
+                        for il in entries:
+                            left = self.st.entry_guards.pop((self, il), None)
+                            if left is not None and left[1] in self.predicates:
+                                self.predicates.remove(left[1])
                     # the end of the statements: leave, unless a goto starts them
                     # again
                     with self.guarded(p.LogicalNot(p.Variable(region.flag))):

@@ -17,10 +17,12 @@ from f2loopy.ir.types import FortranTypeError, fortran_kind, infer_type
 from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
 from f2loopy.frontend.allocatables import (
     allocatable_attribute, deferred_dims, deferred_entity, pointer_attribute)
-from f2loopy.frontend.constant_arrays import initializer_values, reshaped_initializer
+from f2loopy.frontend.characters import character_dtype, is_character, length_from_selector
+from f2loopy.frontend.constant_arrays import (
+    data_implied_do_targets, initializer_values, reshaped_initializer)
 from f2loopy.frontend.expressions import ConversionContext, ExpressionConverter
 from f2loopy.frontend.generics import is_generic_interface
-from f2loopy.frontend.intrinsic_modules import intrinsic_module
+from f2loopy.frontend.intrinsic_modules import intrinsic_module, is_ieee_inquiry
 from f2loopy.frontend.optionals import optional_attribute
 from f2loopy.frontend.kind_selection import selected_int_kind, selected_real_kind
 from f2loopy.frontend.source import SourceFile, statement_lines
@@ -299,8 +301,7 @@ class DeclarationReader:
         type_name, selector = type_spec.items
         span = self.src.span_in_lines(*self.lines, type_name.split()[0])
         if type_name.upper() == "CHARACTER":
-            # a flag's code (f2loopy.frontend.characters); other uses are refused
-            from f2loopy.frontend.characters import character_dtype, length_from_selector
+            # a flag's code or a string (f2loopy.frontend.characters, .strings)
             return character_dtype(length_from_selector(selector))
         kind, star = None, False
         if selector is not None:
@@ -392,6 +393,8 @@ class DeclarationReader:
                     raise self.error(f"'{name}' is declared twice", name)
             sym = self.declare(name)
             sym.dtype = dtype
+            if charlen is not None and is_character(dtype):
+                sym.dtype = character_dtype(length_from_selector(charlen))  # c2*2, name*(*)
             sym.logical_kind = lkind
             sym.derived = derived
             sym.type_span = sym.span
@@ -608,7 +611,8 @@ class DeclarationReader:
             module = intrinsic_module(name)
         if module is None and intrinsic:
             raise self.error(f"intrinsic module '{name}' is not supported (only "
-                             "iso_fortran_env and iso_c_binding are)", name,
+                             "iso_fortran_env, iso_c_binding and ieee_arithmetic's "
+                             "ieee_support_inf/ieee_support_nan are)", name,
                              UnsupportedFeatureError)
         if module is None and name.lower().endswith("_cl_mod") and self.in_program:
             # a program's use of f2loopy's glue: procedures only (_cl, f2l_*), no variables
@@ -634,6 +638,8 @@ class DeclarationReader:
         if items is None:
             self.symtab.types.update(types)
         for local, remote in wanted:
+            if is_ieee_inquiry(self, module, local, remote):
+                continue                 # an intrinsic of the expression converter
             if remote in types:
                 self.symtab.types[local] = types[remote]
                 if remote not in available:
@@ -740,9 +746,7 @@ class DeclarationReader:
                 raise self.error(f"subscript out of bounds of '{name}'", name)
             return [(sym, pos)]
         if isinstance(obj, F.Data_Implied_Do):
-            raise self.error("implied-do in a 'data' statement is not supported (list the "
-                             "elements or initialise the whole array)", "(",
-                             UnsupportedFeatureError)
+            return data_implied_do_targets(self, obj)
         raise self.error(f"unsupported object '{obj}' in a 'data' statement", str(obj),
                          UnsupportedFeatureError)
 

@@ -675,6 +675,14 @@ class ExpressionConverter:
         raise self.ctx.error(f"argument of '{name}' must be "
                              f"{'integer or real' if generic == 'huge' else 'real'}", name)
 
+    def _h_ieee_support(self, name, generic, arg_nodes):
+        """``ieee_support_inf(x)``, ``ieee_support_nan(x)`` (``use
+        ieee_arithmetic``): true for a real *x*, or with no argument."""
+        args = self._args(name, arg_nodes, 0, 1, ("x",))
+        if args and self._inquiry_type(name, args[0]).kind != "f":
+            raise self.ctx.error(f"argument of '{name}' must be real", name)
+        return np.bool_(True)
+
     def _h_model_inquiry(self, name, generic, arg_nodes):
         """``radix``, ``digits``, ``minexponent``, ``maxexponent`` of the IEEE
         model of the argument's kind (constants; LAPACK's la_constants)."""
@@ -779,6 +787,8 @@ _INTRINSIC_HANDLERS = {
     "minexponent": ExpressionConverter._h_model_inquiry,
     "maxexponent": ExpressionConverter._h_model_inquiry,
     "merge": ExpressionConverter._h_merge,
+    "ieee_support_inf": ExpressionConverter._h_ieee_support,
+    "ieee_support_nan": ExpressionConverter._h_ieee_support,
     **{n: ExpressionConverter._h_bits for n in _BIT_SECOND},
 }
 

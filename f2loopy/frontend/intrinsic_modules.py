@@ -1,5 +1,7 @@
 """The kind constants of the intrinsic modules ``iso_fortran_env`` and
-``iso_c_binding``.
+``iso_c_binding``, and the inquiry functions ``ieee_support_inf`` and
+``ieee_support_nan`` of ``ieee_arithmetic`` (true: a kernel's real types have
+infinities and NaNs unless the user builds it with a finite-math option).
 
 Modern Fortran spells kinds as ``real(real64)`` or ``real(c_double)``; a ``use``
 of these modules makes their named constants visible as parameters (the
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from f2loopy.diagnostics import UnsupportedFeatureError
 from f2loopy.ir.types import INT32
 from f2loopy.frontend.symbols import SymbolTable
 from f2loopy.ir.frozen import FrozenMap
@@ -40,14 +43,22 @@ _CONSTANTS = {
 }
 
 
+#: the inquiry functions of ``ieee_arithmetic`` a kernel answers (LAPACK's
+#: ieeeck asks them): handled as intrinsics by the expression converter; the
+#: module's other procedures are refused by name where they are used
+IEEE_INQUIRIES = frozenset({"ieee_support_inf", "ieee_support_nan"})
+
+
 @dataclass(frozen=True)
 class IntrinsicModule:
-    """An intrinsic module: named constants only, no procedures."""
+    """An intrinsic module: named constants, and for ``ieee_arithmetic``
+    the inquiry functions of :data:`IEEE_INQUIRIES` (intrinsics)."""
 
     name: str
     symtab: SymbolTable
     node: None = None
     procedures: FrozenMap = field(default_factory=FrozenMap)
+    intrinsic_functions: frozenset = frozenset()
 
     @property
     def procedure_names(self) -> frozenset:
@@ -58,6 +69,10 @@ def intrinsic_module(name: str) -> IntrinsicModule | None:
     """A module info (``.symtab``, ``.procedures``) for intrinsic module *name*,
     or None if *name* is not one that f2loopy knows."""
     low = name.lower()
+    if low == "ieee_arithmetic":
+        symtab = SymbolTable()
+        symtab.implicit_none = True
+        return IntrinsicModule(low, symtab, intrinsic_functions=IEEE_INQUIRIES)
     if low not in _CONSTANTS:
         return None
     symtab = SymbolTable()
@@ -70,3 +85,16 @@ def intrinsic_module(name: str) -> IntrinsicModule | None:
     return IntrinsicModule(low, symtab)
 
 
+
+
+def is_ieee_inquiry(reader, module, local: str, remote: str) -> bool:
+    """Whether *remote* of a ``use`` of *module* (as *local*) is one of the
+    intrinsic inquiry functions it provides; another procedure of
+    ``ieee_arithmetic`` is a located error (raised by *reader*)."""
+    if remote in getattr(module, "intrinsic_functions", frozenset()) and local == remote:
+        return True
+    if getattr(module, "name", "") == "ieee_arithmetic":
+        raise reader.error(f"'{remote}' of intrinsic module ieee_arithmetic is not "
+                           "supported (only ieee_support_inf and ieee_support_nan are)",
+                           remote, UnsupportedFeatureError)
+    return False

@@ -45,6 +45,7 @@ from f2loopy.frontend.allocatables import ALLOCATE_MESSAGE
 from f2loopy.frontend.array_intrinsics import ArrayIntrinsicsMixin
 from f2loopy.frontend.arrays import ArraySyntaxMixin
 from f2loopy.frontend.characters import CharacterMixin, is_character
+from f2loopy.frontend.strings import StringsMixin
 from f2loopy.frontend.associate import AssociateMixin
 from f2loopy.frontend.bindings import scalar_binding
 from f2loopy.frontend.conditionals import ConditionalsMixin
@@ -100,7 +101,7 @@ _UNSUPPORTED_STATEMENTS = {
 
 class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
                    WhereMixin, ArrayIntrinsicsMixin, ArraySyntaxMixin, InliningMixin,
-                   CharacterMixin, ErrorPathsMixin, ElementalMixin, AssociateMixin,
+                   CharacterMixin, StringsMixin, ErrorPathsMixin, ElementalMixin, AssociateMixin,
                    GenericsMixin):
     """Build the instructions, domains and temporaries of one subroutine.
 

@@ -191,4 +191,8 @@ class LoweringState:
         #: optional dummy arguments of the kernel -> names of their presence
         #: flags (:mod:`f2loopy.frontend.optionals`)
         self.presence_flags: dict = {}
+        #: (lowering, label) -> (region, guard) of a forward goto into the
+        #: statements a backward goto repeats, while they are lowered up to
+        #: the label (:meth:`ControlFlowMixin.stmt_BackwardGotoLoop`)
+        self.entry_guards: dict = {}
         self.dope_names: set = set()             # all those names (int32)

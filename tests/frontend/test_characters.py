@@ -195,9 +195,9 @@ def _error(body, decls="  character trans\n"):
     ("  x(1) = trans(2:2)\n", "  character*4 trans\n", "t.f90:5:10: error: character "
      "variable 'trans' can only be compared (==, /=), used in 'select case', or passed to "
      "lsame or ichar in a kernel"),
-    ("  character*8 name\n  name(1:1) = 'a'\n", "", "t.f90:5:3: error: assigning a substring "
-     "of character variable 'name' is not supported (a kernel only knows a character's first "
-     "character, as a flag)"),
+    ("  trans(1:1) = 'a'\n", "  character*8 trans\n", "t.f90:5:3: error: assigning a "
+     "substring of character variable 'trans' is not supported (a kernel only knows a "
+     "character's first character, as a flag)"),
     ("  if (trans(1:2) == 'a') n = 1\n", "  character*4 trans\n", "t.f90:5:7: error: "
      "substring trans(1:2) is not supported: a kernel only knows the first character of a "
      "character argument (use trans(1:1))"),

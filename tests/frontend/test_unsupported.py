@@ -183,21 +183,21 @@ FILES = [
   x = 1
 end subroutine
 """, "t.f90:3:3: error: 'equivalence' is not supported", "^~~~~~~~~~~"),
-    ("implied_do_in_data", """subroutine s(x)
-  integer i
-  real x, y(2)
-  data (y(i), i = 1, 2) /1.0, 2.0/
-  x = y(1)
-end subroutine
-""", "t.f90:4:8: error: implied-do in a 'data' statement is not supported (list the elements "
-        "or initialise the whole array)", "^"),
     ("unknown_intrinsic_module", """subroutine s(x)
-  use, intrinsic :: ieee_arithmetic
+  use, intrinsic :: ieee_exceptions
   real x
   x = 1
 end subroutine
-""", "t.f90:2:21: error: intrinsic module 'ieee_arithmetic' is not supported (only "
-        "iso_fortran_env and iso_c_binding are)", "^~~~~~~~~~~~~~~"),
+""", "t.f90:2:21: error: intrinsic module 'ieee_exceptions' is not supported (only "
+        "iso_fortran_env, iso_c_binding and ieee_arithmetic's ieee_support_inf/"
+        "ieee_support_nan are)", "^~~~~~~~~~~~~~~"),
+    ("other_ieee_arithmetic_procedure", """subroutine s(x)
+  use, intrinsic :: ieee_arithmetic, only: ieee_support_nan, ieee_value
+  real x
+  x = 1
+end subroutine
+""", "t.f90:2:62: error: 'ieee_value' of intrinsic module ieee_arithmetic is not supported "
+        "(only ieee_support_inf and ieee_support_nan are)", "^~~~~~~~~~"),
     ("unsupported_kind_from_intrinsic_module", """subroutine s(x)
   use iso_fortran_env, only: real128
   real(real128) x
