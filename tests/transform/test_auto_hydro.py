@@ -56,6 +56,7 @@ def test_reductions_into_several_scalars_carry_a_dependence():
                               "of an earlier iteration")
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_recipe_maps_every_parallel_nest(tmp_path):
     res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-o", str(tmp_path),
                                     str(STEPS)])
