@@ -173,15 +173,16 @@ import numpy as np
 from f2loopy.diagnostics import F2LoopyError
 from f2loopy.verify.check import check_file
 from f2loopy.fuzz.fuzz import args_to_options
-from f2loopy.verify.options import parse_tolerances
+from f2loopy.pipeline.options import TranslateOptions
+from f2loopy.verify.options import CheckOptions, parse_tolerances
 path, transform, header = sys.argv[1], sys.argv[2] or None, sys.argv[3]
 opts = args_to_options(header) if header else {"seed": 0, "sizes": {}, "ranges": {}}
 try:
     with np.errstate(all="ignore"):
-        report = check_file(path, coverage=False, transform=transform, defines={},
-                            assumed_size_fallback=True, seed=opts["seed"],
-                            sizes=opts["sizes"] or None, ranges=opts["ranges"] or None,
-                            tolerances=parse_tolerances(rtol=opts.get("rtol", ())))
+        report = check_file(path, CheckOptions(
+            translation=TranslateOptions(transform=transform), assumed_size_fallback=True,
+            seed=opts["seed"], sizes=opts["sizes"] or {}, ranges=opts["ranges"] or {},
+            tolerances=parse_tolerances(rtol=opts.get("rtol", ()))))
 except F2LoopyError as exc:
     print(exc.format(), file=sys.stderr)
     sys.exit(1)

@@ -1,4 +1,5 @@
 import atexit
+import itertools
 import os
 import shutil
 import subprocess
@@ -15,6 +16,10 @@ atexit.register(shutil.rmtree, os.environ["F2LOOPY_CACHE_DIR"], True)
 _KEY_DIR = tempfile.mkdtemp(prefix="f2loopy-test-key-")
 os.environ["F2LOOPY_CACHE_KEY"] = os.path.join(_KEY_DIR, "cache-key")
 atexit.register(shutil.rmtree, _KEY_DIR, True)
+# where each unit test's own translation cache goes (made only where one stores)
+_UNIT_CACHES = tempfile.mkdtemp(prefix="f2loopy-unit-caches-")
+atexit.register(shutil.rmtree, _UNIT_CACHES, True)
+_unit_cache_numbers = itertools.count()
 
 
 # {{{ what a test needs: one fixture per tool; each skips when its tool is missing
@@ -78,10 +83,21 @@ def python_process() -> str:
     """The interpreter, for a test that starts a Python process of its own:
     what only a process shows (the command's re-execution with a fixed hash
     seed, its exit without teardown, signals, the process's own environment
-    and standard input, a fresh interpreter's imports and path).  A test of
+    and standard input, a fresh interpreter's imports and path), or forks
+    workers (``-j``, the frontend's parallel parse, ``run_isolated``).  A test of
     what the command writes, says and exits with runs it in the test's
     process instead (``cli_util.f2loopy``)."""
     return sys.executable
+
+
+@pytest.fixture(scope="session")
+def sandbox_process() -> None:
+    """A forked child process: the sandbox that runs a transformation script
+    or a recipe (``!$loopy`` blocks, ``--transform``, ``apply_recipe``) and
+    the one that generates the code of a script's kernels.  Each child costs
+    a fork of the test process and its own run (some 0.1 s of CPU); a test
+    that only reads a translation made elsewhere needs no child of its own
+    (``shared_kernels``)."""
 
 
 @pytest.fixture(scope="session")
@@ -110,7 +126,8 @@ def cl_queue(opencl_device):
 _TIERS = {
     "unit": "the translator alone: no compiler, no build tool, no OpenCL device, no "
             "Python process of its own",
-    "process": "starts Python processes (the f2loopy command, glue, a fresh interpreter)",
+    "process": "starts Python processes (the f2loopy command, glue, a fresh interpreter) or "
+               "forks the script sandbox's children",
     "codegen": "the shape of the generated code",
     "compiler": "runs gfortran, gcc or the preprocessor (no OpenCL device)",
     "differential": "runs generated kernels on an OpenCL device (against gfortran or numpy)",
@@ -121,14 +138,19 @@ _RANK = {tier: k for k, tier in enumerate(_TIERS)}
 #: the tier each tool fixture puts a test in
 _NEEDS = {"gfortran": "compiler", "gcc": "compiler", "preprocessor": "compiler",
           "opencl_headers": "compiler", "opencl_device": "differential",
-          "make": "build", "cmake": "build", "mpi": "build", "python_process": "process"}
-#: the old markers name a need too (requested as a fixture, so that it skips)
-_MARKED_NEEDS = {"gfortran": "gfortran", "opencl": "opencl_device"}
+          "make": "build", "cmake": "build", "mpi": "build", "python_process": "process",
+          "sandbox_process": "process"}
+#: markers that name a need too (requested as a fixture, so that it skips):
+#: the old ones, and ``sandbox`` for one case of a parametrized test
+#: (``pytest.param(..., marks=pytest.mark.sandbox)``: a case cannot request
+#: a fixture of its own)
+_MARKED_NEEDS = {"gfortran": "gfortran", "opencl": "opencl_device", "sandbox": "sandbox_process"}
 
 
 def pytest_configure(config):
     for tier, text in _TIERS.items():
         config.addinivalue_line("markers", f"{tier}: {text}")
+    config.addinivalue_line("markers", "sandbox: needs the sandbox_process fixture")
 
 
 def _needs(item) -> list[str]:
@@ -165,6 +187,7 @@ def _tool_traps(tmp_path_factory):
     and fail, and an empty OpenCL vendor folder (no platform)."""
     folder = tmp_path_factory.mktemp("tool-traps")
     log = folder / "ran.log"
+    log.write_text("")
     for tool in _TOOLS:
         trap = folder / tool
         trap.write_text(f"#!/bin/sh\necho {tool} >> '{log}'\n"
@@ -188,11 +211,18 @@ def _tier_tells_the_truth(request, monkeypatch):
         yield
         return
     folder, log = request.getfixturevalue("_tool_traps")
-    log.write_text("")
+    if log.stat().st_size:
+        log.write_text("")
     ran: list[str] = []
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ.get('PATH', '')}")
     monkeypatch.setenv("OCL_ICD_VENDORS", str(folder / "no-icd"))
     monkeypatch.delenv("F2LOOPY_FC", raising=False)
+    # a translation cache of the test's own: a script's translation that an
+    # earlier test left in the session's cache would hide this test's fork
+    # (the cache makes its folder when it first stores)
+    cache = os.path.join(_UNIT_CACHES, str(next(_unit_cache_numbers)))
+    request.addfinalizer(lambda: os.path.isdir(cache) and shutil.rmtree(cache, True))
+    monkeypatch.setenv("F2LOOPY_CACHE_DIR", cache)
     popen_init = subprocess.Popen.__init__
     python = os.path.realpath(sys.executable)
 
@@ -208,6 +238,18 @@ def _tier_tells_the_truth(request, monkeypatch):
         popen_init(self, args, *rest, **kwargs)
 
     monkeypatch.setattr(subprocess.Popen, "__init__", guarded_popen)
+    fork = os.fork
+
+    def guarded_fork():
+        # the sandbox's children and forked workers (multiprocessing forks
+        # through os.fork too); the child itself records nothing
+        pid = fork()
+        if pid:
+            ran.append("a forked process (the script sandbox: sandbox_process; "
+                       "other workers: python_process)")
+        return pid
+
+    monkeypatch.setattr(os, "fork", guarded_fork)
     cl = sys.modules.get("pyopencl")
     if cl is not None:
         def no_device(*args, **kwargs):
@@ -217,10 +259,12 @@ def _tier_tells_the_truth(request, monkeypatch):
         monkeypatch.setattr(cl, "create_some_context", no_device)
         monkeypatch.setattr(cl, "get_platforms", no_device)
     yield
-    ran += log.read_text().split()
+    if log.stat().st_size:
+        ran += log.read_text().split()
     if ran:
         pytest.fail(f"unit test ran {', '.join(sorted(set(ran)))}: request the fixture of "
                     "what it needs (tests/conftest.py: gfortran, gcc, preprocessor, make, "
-                    "cmake, mpi, opencl_device, python_process), which also gives its tier", pytrace=False)
+                    "cmake, mpi, opencl_device, python_process, sandbox_process), which also "
+                    "gives its tier", pytrace=False)
 
 # }}}

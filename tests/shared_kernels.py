@@ -13,7 +13,9 @@ def paper_level_8():
     """``translate_file`` of the paper's file (``-D Nq=8``, every checkpoint),
     once per test session: a translation costs one to two seconds of CPU and
     the tests of its counts and moves only read the result (do not change
-    it).  The file has no tuning record, so *tuning* does not matter."""
+    it).  The file has no tuning record, so *tuning* does not matter.  Its
+    script runs in the sandbox: a test that calls this needs the
+    ``sandbox_process`` fixture (whichever test comes first forks)."""
     from f2loopy.pipeline import translate_file
     from f2loopy.tuning_record import record_path
     assert not record_path(PAPER).exists()

@@ -138,7 +138,7 @@ def run_program(program, options: dict, *, queue=None, filename=None,
     *recorded* (a :class:`~f2loopy.verify.recorded.RecordedReferences`), the
     gfortran results are written to its file or read from it."""
     from f2loopy.verify.check import CheckError, check_source
-    from f2loopy.verify.options import parse_tolerances
+    from f2loopy.verify.options import CheckOptions, parse_tolerances
     from f2loopy.verify.fortran import FortranToolError
     from f2loopy.verify.inputs import InputError
     from f2loopy.verify.recorded import RecordError
@@ -146,10 +146,10 @@ def run_program(program, options: dict, *, queue=None, filename=None,
     filename = filename or program.filename
     try:
         tolerances = parse_tolerances(rtol=options.get("rtol", ()))
-        report = check_source(source, Path(filename), sizes=options.get("sizes"),
-                              ranges=options.get("ranges"), seed=options.get("seed", 0),
-                              queue=queue, timeout=60, tolerances=tolerances,
-                              recorded=recorded)
+        report = check_source(source, Path(filename), CheckOptions(
+            sizes=options.get("sizes") or {}, ranges=options.get("ranges") or {},
+            seed=options.get("seed", 0), timeout=60, tolerances=tolerances),
+            queue=queue, recorded=recorded)
     except RecordError as exc:
         return "no-record", exc.format()
     except InputError as exc:

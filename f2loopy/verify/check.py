@@ -31,7 +31,7 @@ from f2loopy.verify import shared_data
 from f2loopy.verify.inputs import InputError, plan_inputs
 from f2loopy.verify.original_build import compiled_sources, include_flags, legacy_flags
 from f2loopy.verify.options import (  # the option values: part of this module's API too
-    parse_assignments, parse_number, parse_range, parse_tolerances)
+    CheckOptions, parse_assignments, parse_number, parse_range, parse_tolerances)
 from f2loopy.verify.runs import (  # noqa: F401 - CheckError and run_isolated are re-exported
     STOPPED, CheckError, OutputCheck, cl_queue, compare_outputs, fixed_parameters, fortran_storage, glue_for_kernels,
     glue_for_result, load_glue, max_error, references, run_counter, run_generated,
@@ -318,30 +318,33 @@ def _parse_original(text: str, path: Path, search, include_dirs, fixed: bool, on
                     fixed_form=fixed), search=search, kernels=only))
 
 
-def check_source(text: str, path, *, defines=None, transform=None, sizes=None, ranges=None,
-                 kernel: str | None = None, seed: int = 0, tolerances=None,
-                 checkpoints: bool = True, queue=None, isolate: bool = True,
-                 result=None, fortran_flags=("-O0",), timeout: float = 120.0,
-                 coverage: bool = False, char_round: int = 0, char_exclude=None,
-                 assumed_size_fallback: bool = False, include_dirs=(),
-                 fixed_form: bool | None = None, recorded=None) -> CheckReport:
+def check_source(text: str, path, options: CheckOptions | None = None, *, result=None,
+                 queue=None, recorded=None) -> CheckReport:
     """Check the translation of Fortran *text* (from file *path*) against
-    gfortran; see the module docstring.  *result* is a
-    :class:`~f2loopy.pipeline.TranslationResult` of *text* if already made.
+    gfortran, as *options* (a :class:`~f2loopy.verify.options.CheckOptions`;
+    None: the defaults) say; see the module docstring.  *result* is a
+    :class:`~f2loopy.pipeline.TranslationResult` of *text* if already made
+    (with the same translation options); *queue* the OpenCL queue (None: one
+    of the check's own).
 
     Raises :class:`~f2loopy.diagnostics.F2LoopyError` when the file cannot be
     translated or checked at all; mismatches are in the report.  With
-    *coverage*, the report says which statements never ran
-    (:mod:`f2loopy.verify.coverage`); *char_round* picks the values of
-    character arguments.  *fixed_form* True/False: every file is read (and
-    compiled by gfortran) in fixed/free form (``-ffixed-form``/``-ffree-form``).
-    *recorded* (a :class:`~f2loopy.verify.recorded.RecordedReferences`):
-    write the original's results to its file and stop before OpenCL
+    ``options.coverage``, the report says which statements never ran
+    (:mod:`f2loopy.verify.coverage`).  *recorded* (a
+    :class:`~f2loopy.verify.recorded.RecordedReferences`): write the
+    original's results to its file and stop before OpenCL
     (``report.recorded``), or take them from the file instead of gfortran.
     """
     from f2loopy.frontend.search_path import SearchPath
-    from f2loopy.pipeline import TranslateOptions, translate_text
+    from f2loopy.pipeline import translate_text
     from f2loopy.verify.fortran import FortranLibrary
+    options = options if options is not None else CheckOptions()
+    translation = options.translation
+    defines = translation.define_values()
+    transform, include_dirs = translation.transform, translation.include_dirs
+    checkpoints, fixed_form = translation.checkpoints, translation.fixed_form
+    kernel, sizes, ranges, seed = options.kernel, options.sizes, options.ranges, options.seed
+    tolerances, isolate, timeout = options.tolerances, options.isolate, options.timeout
     path = Path(path)
     source_text = text
     replay = recorded is not None and recorded.mode == "replay"
@@ -351,13 +354,15 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         "!$loopy" not in text.lower() else None
     if result is None:
         # what 'f2loopy translate' makes of the file: with its tuned choices
-        from f2loopy.tuning_record import find_entry
-        entry, _ = find_entry(path, text, defines, transform)
+        tunables = translation.tunables
+        if translation.tuning:
+            from f2loopy.tuning_record import find_entry
+            entry, _ = find_entry(path, text, defines, transform)
+            if entry is not None:
+                tunables = entry.values
         try:
-            result = translate_text(text, path, TranslateOptions(
-                defines=defines or {}, transform=transform, include_dirs=include_dirs,
-                checkpoints=checkpoints, tunables=entry.values if entry is not None else None,
-                fixed_form=fixed_form, kernels=only))
+            result = translate_text(text, path, translation.replace(tunables=tunables,
+                                                                    kernels=only))
         except F2LoopyError as exc:
             if only is not None and exc.message.startswith(f"--kernel {only[0].lower()}: "):
                 raise CheckError(f"no kernel or subroutine named '{kernel}' in {path}") \
@@ -380,7 +385,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         text, pp, preprocessed = expanded.text, expanded, True
     from f2loopy.frontend.source import fixed_form_of
     fixed = fixed_form_of(str(path), fixed_form)
-    fortran_flags = (*fortran_flags, *include_flags(path, include_dirs),
+    fortran_flags = (*options.fortran_flags, *include_flags(path, include_dirs),
                      *(() if replay else legacy_flags()))
     if result.parsed is not None:     # the translation's own parse
         originals = {k.name: k for k in result.parsed.kernels}
@@ -503,10 +508,10 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
                     plan_inputs, [originals[n] for n in group],
                     assumptions=[r[4].assumptions for r in members], given=given,
                     ranges={n: r for n, r in (ranges or {}).items() if n.lower() in names},
-                    seed=seed, notes=report.notes if assumed_size_fallback else None)
+                    seed=seed, notes=report.notes if options.assumed_size_fallback else None)
                 generated = honesty.character_inputs([originals[n] for n in group],
                                                      plan.generate(seed), char_choices,
-                                                     char_round, char_exclude,
+                                                     options.char_round, options.char_exclude,
                                                      fixed=char_fixed)
                 # saved locals start where the original's first call does
                 generated = shared_data.with_saved_initial([originals[n] for n in group],
@@ -532,7 +537,7 @@ def check_source(text: str, path, *, defines=None, transform=None, sizes=None, r
         if fixed_form is None and path.suffix in (".F90", ".F", ".f95", ".f03", ".f08",
                                                    ".for", ".f77"):
             suffix = path.suffix.lower() if preprocessed else path.suffix
-        measure = coverage and isolate and not replay and cov.gcov_available()
+        measure = options.coverage and isolate and not replay and cov.gcov_available()
         # (F77's 'real dx(1)' dummies, assumed size: not bounds-checked)
         from f2loopy.verify.legacy import assumed_size_copy
         compiled = assumed_size_copy(text, originals.values(), ranges_of, fixed=fixed)
@@ -729,22 +734,24 @@ def _describe_failure(exc: BaseException) -> str:
     return f"running the generated kernel failed: {type(exc).__name__}: " + "\n".join(lines)
 
 
-def check_file(path, *, coverage: bool = True, **options) -> CheckReport:
-    """:func:`check_source` on the file *path*; with *coverage*, in rounds
-    of inputs until every statement ran (:func:`~f2loopy.verify.coverage.
-    check_covering`)."""
+def check_file(path, options: CheckOptions | None = None, *, queue=None) -> CheckReport:
+    """:func:`check_source` on the file *path*; with ``options.coverage``, in
+    rounds of inputs until every statement ran (:func:`~f2loopy.verify.coverage.
+    check_covering`).  *options* None: the defaults with coverage (the
+    command's)."""
+    options = options if options is not None else CheckOptions(coverage=True)
     path = Path(path)
     from f2loopy.regular_files import read_regular_text
     try:        # a regular file, bounded: not a FIFO or /dev/zero of a downloaded tree
         text = read_regular_text(path)
     except OSError as exc:
         raise CheckError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if coverage:
+    if options.coverage:
         from f2loopy.verify.coverage import check_covering
-        return check_covering(text, path, check=check_source, coverage=True, **options)
-    return check_source(text, path, **options)
+        return check_covering(text, path, options, check=check_source, queue=queue)
+    return check_source(text, path, options, queue=queue)
 
 
-__all__ = ["CheckError", "CheckReport", "InputError", "KernelCheck", "OutputCheck",
+__all__ = ["CheckError", "CheckOptions", "CheckReport", "InputError", "KernelCheck", "OutputCheck",
            "check_file", "check_source", "original_sequence", "parse_assignments",
            "parse_number", "parse_range", "parse_tolerances", "run_isolated"]

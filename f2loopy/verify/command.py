@@ -15,17 +15,17 @@ def run_check(file, *, defines: dict, transform, sizes, ranges, kernel, seed, rt
     """Run the check of *file* and print its report; returns the exit status
     (0 every output matches, 1 a mismatch or an error).  Option syntax
     errors raise :class:`click.UsageError` (exit status 2)."""
+    from f2loopy.pipeline.options import TranslateOptions
     from f2loopy.verify.check import check_file
     from f2loopy.verify.options import (
-        parse_assignments, parse_range, parse_size, parse_tolerances)
+        CheckOptions, parse_assignments, parse_range, parse_size, parse_tolerances)
     from f2loopy.verify.honesty import CheckUsageError
     import os
-    import functools
     import shlex
-    run_check = check_file          # with check_file's own flags unless --fflags gives some
+    flags: dict = {}          # check's own flags unless --fflags gives some
     if fflags is not None:
         try:
-            run_check = functools.partial(check_file, fortran_flags=tuple(shlex.split(fflags)))
+            flags["fortran_flags"] = tuple(shlex.split(fflags))
         except ValueError as exc:
             raise click.UsageError(f"--fflags: {exc}") from None
     if fc is not None:
@@ -39,15 +39,18 @@ def run_check(file, *, defines: dict, transform, sizes, ranges, kernel, seed, rt
         tolerances = parse_tolerances(rtol, atol, ulps)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    options = CheckOptions(
+        translation=TranslateOptions(defines=defines, transform=transform,
+                                     include_dirs=include_dirs, checkpoints=checkpoints,
+                                     fixed_form=fixed_form),
+        kernel=kernel, sizes=size_values, ranges=range_values, seed=seed,
+        tolerances=tolerances, coverage=True, **flags)
     import numpy as np
     try:
         # (an infinity or NaN the subroutines compute is a value the report
         # shows, not a numpy warning on stderr)
         with np.errstate(all="ignore"):
-            report = run_check(file, defines=defines, transform=transform,
-                               sizes=size_values, ranges=range_values, kernel=kernel,
-                               seed=seed, tolerances=tolerances, checkpoints=checkpoints,
-                               include_dirs=include_dirs, fixed_form=fixed_form)
+            report = check_file(file, options)
     except CheckUsageError as exc:
         raise click.UsageError(str(exc)) from None
     except F2LoopyError as exc:

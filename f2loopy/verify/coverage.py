@@ -237,18 +237,21 @@ def _learn_from_stops(report, learned: dict, user_sizes: dict, refused: dict) ->
         learned[a.name] = min(learned.get(a.name, LEARNED_SIZE // 2) * 2, 32 * LEARNED_SIZE)
 
 
-def check_covering(text: str, path, *, check, **options):
-    """Run *check* (:func:`~f2loopy.verify.check.check_source`) in rounds
-    until every statement of the checked subroutines ran; returns the first
-    round's report, with the other rounds and what never ran added."""
-    seed = options.pop("seed", 0)
-    ranges = dict(options.pop("ranges", None) or {})
-    options.setdefault("assumed_size_fallback", True)
-    report = check(text, path, seed=seed, ranges=ranges, char_round=0, **options)
+def check_covering(text: str, path, options, *, check, **context):
+    """Run *check* (:func:`~f2loopy.verify.check.check_source`) with
+    *options* (a :class:`~f2loopy.verify.options.CheckOptions`, the
+    assumed-size fallback allowed) in rounds until every statement of the
+    checked subroutines ran; returns the first round's report, with the
+    other rounds and what never ran added.  *context* (``queue``, ...) goes
+    to every round."""
+    seed = options.seed
+    ranges = dict(options.ranges)
+    options = options.replace(assumed_size_fallback=True)
+    report = check(text, path, options.replace(char_round=0), **context)
     if report.coverage is None or not report.checks:
         return report
     missing = dict(report.coverage)
-    user_sizes = dict(options.pop("sizes", None) or {})
+    user_sizes = dict(options.sizes)
     learned: dict = {}
     refused: dict = {}
     _learn_from_stops(report, learned, user_sizes, refused)
@@ -265,9 +268,10 @@ def check_covering(text: str, path, *, check, **options):
         values = {n: v for n, v in extra.items() if not isinstance(v, tuple)}
         extra = {n: v for n, v in extra.items() if isinstance(v, tuple)}
         try:
-            again = check(text, path, seed=seed + attempts, ranges={**extra, **ranges},
-                          sizes={**values, **learned, **user_sizes}, char_round=attempts,
-                          char_exclude=refused, **options)
+            again = check(text, path, options.replace(
+                seed=seed + attempts, ranges={**extra, **ranges},
+                sizes={**values, **learned, **user_sizes}, char_round=attempts,
+                char_exclude=refused), **context)
         except Exception as exc:  # noqa: BLE001 - a round whose inputs cannot be made
             report.rounds.append((f"seed {seed + attempts}", f"not run: {exc}"))
             continue

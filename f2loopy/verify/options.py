@@ -1,8 +1,105 @@
-"""The values of ``f2loopy check``'s options: ``--size``, ``--range`` and the
-per-dtype tolerances, parsed from the command line's text (a ValueError
-says what is wrong with one)."""
+"""The options of ``f2loopy check``: :class:`CheckOptions`, what
+:func:`~f2loopy.verify.check.check_source`, :func:`~f2loopy.verify.check.check_file`
+and the rounds of :func:`~f2loopy.verify.coverage.check_covering` pass along,
+and the values of ``--size``, ``--range`` and the per-dtype tolerances parsed
+from the command line's text (a ValueError says what is wrong with one)."""
 
 from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from f2loopy.pipeline.options import TranslateOptions
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+#: fields of :class:`TranslateOptions` the check does not follow (a value
+#: other than the default is refused, not silently dropped)
+_NOT_FOLLOWED = ("output_dir", "undefines", "search_files", "kernels")
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckOptions:
+    """How ``f2loopy check`` checks one file; frozen, like its :attr:`translation`.
+
+    :attr translation: how the file is translated, and read for the
+        original (:class:`~f2loopy.pipeline.options.TranslateOptions`): the
+        check follows its *defines*, *transform*, *include_dirs*,
+        *checkpoints* (each checkpoint's kernels are checked too),
+        *fixed_form*, *debug*, *collect_errors*, *tuning* (the file's tuning
+        record gives the ``tunable(...)`` choices, as for ``f2loopy
+        translate``) and *tunables* (used where no record entry is); a value
+        of *output_dir*, *undefines*, *search_files* or *kernels* is refused
+        (:attr:`kernel` chooses what is checked).
+    :attr kernel: only this kernel, or the kernels that run this subroutine
+        (``--kernel``; a file without a script is also translated for it only).
+    :attr sizes: ``--size``: name -> a number (an argument or a fixed
+        parameter), or a string (a CHARACTER argument, the same every round).
+    :attr ranges: ``--range``: name -> ``(lo, hi)`` of the values drawn.
+    :attr seed: the seed of the drawn inputs (round *k* of the coverage
+        rounds draws with ``seed + k``).
+    :attr tolerances: dtype name -> ``{"rtol", "atol", "ulps"}``
+        (:func:`parse_tolerances`); None: the defaults.
+    :attr fortran_flags: gfortran's flags for the original.
+    :attr isolate: run the original in a forked child each call (a crash
+        or a timeout is reported; ``-fcheck=bounds``; saved variables are
+        also checked on a second call).
+    :attr timeout: seconds one run of the original may take (isolated).
+    :attr coverage: say which statements of the checked subroutines never
+        ran (needs gcov and *isolate*); :func:`~f2loopy.verify.check.check_file`
+        then runs rounds of inputs until each ran.
+    :attr char_round: which combination of the values of CHARACTER arguments
+        this round takes (the coverage rounds count it up).
+    :attr char_exclude: name -> values of a CHARACTER argument the
+        original's own argument check refused (not drawn again).
+    :attr assumed_size_fallback: an assumed-size array whose subscripts
+        cannot be bounded gets a fixed number of elements, with a note
+        (else the inputs cannot be planned; the coverage rounds allow it).
+    """
+
+    translation: TranslateOptions = field(default_factory=TranslateOptions)
+    kernel: str | None = None
+    sizes: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    ranges: Mapping[str, tuple] = field(default_factory=lambda: _EMPTY)
+    seed: int = 0
+    tolerances: Mapping[str, Mapping[str, float]] | None = None
+    fortran_flags: tuple = ("-O0",)
+    isolate: bool = True
+    timeout: float = 120.0
+    coverage: bool = False
+    char_round: int = 0
+    char_exclude: Mapping[str, frozenset] = field(default_factory=lambda: _EMPTY)
+    assumed_size_fallback: bool = False
+
+    def __post_init__(self) -> None:
+        # frozen all the way down: copies, as tuples and read-only mappings
+        if not isinstance(self.translation, TranslateOptions):
+            raise TypeError("CheckOptions: translation must be a TranslateOptions, not "
+                            f"{type(self.translation).__name__}")
+        default = TranslateOptions()
+        for name in _NOT_FOLLOWED:
+            if getattr(self.translation, name) != getattr(default, name):
+                raise TypeError(f"CheckOptions: the check does not follow the translation's "
+                                f"{name} (give the kernel to check as CheckOptions.kernel)"
+                                if name == "kernels" else
+                                f"CheckOptions: the check does not follow the translation's "
+                                f"{name}")
+        fix = object.__setattr__
+        fix(self, "sizes", MappingProxyType(dict(self.sizes or {})))
+        fix(self, "ranges", MappingProxyType({n: tuple(r) for n, r in
+                                              (self.ranges or {}).items()}))
+        if self.tolerances is not None:
+            fix(self, "tolerances", MappingProxyType(
+                {d: MappingProxyType(dict(t)) for d, t in self.tolerances.items()}))
+        fix(self, "fortran_flags", tuple(self.fortran_flags))
+        fix(self, "char_exclude", MappingProxyType(
+            {n: frozenset(v) for n, v in (self.char_exclude or {}).items()}))
+
+    def replace(self, **changes: Any) -> CheckOptions:
+        """A copy with *changes*."""
+        return dataclasses.replace(self, **changes)
 
 _DTYPE_ALIASES = {
     "real": "float32", "single": "float32", "float32": "float32", "real4": "float32",

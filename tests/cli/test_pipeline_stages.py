@@ -62,6 +62,7 @@ def test_options_are_frozen_and_copied():
     assert TranslateOptions(include_dirs="inc").include_dirs == ("inc",)
 
 
+@pytest.mark.usefixtures("python_process")
 def test_options_travel_to_worker_processes(tmp_path):
     """-j N pickles the options for its workers."""
     import pickle
@@ -98,6 +99,7 @@ def test_an_unknown_keyword_is_refused_as_python_does(function, tmp_path):
         function(*args, defnies={"n": 4})
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_the_artifacts_of_a_translation(tmp_path):
     path = tmp_path / "s.f90"
     r = translate_text(SAXPY + SCRIPT, path)
@@ -114,6 +116,7 @@ def test_the_artifacts_of_a_translation(tmp_path):
     assert r.tunables == {"width": (4, 8)}
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_a_variant_is_translated_from_the_same_parse(tmp_path, monkeypatch):
     """tune's way: one parse, the script run again per choice."""
     first = translate_text(SAXPY + SCRIPT, tmp_path / "s.f90", checkpoints=False)
@@ -129,6 +132,7 @@ def test_a_variant_is_translated_from_the_same_parse(tmp_path, monkeypatch):
     assert other.outputs != first.outputs
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_the_parent_never_generates_a_scripts_code(tmp_path, monkeypatch):
     """Every kernel of the script's result and checkpoints comes with the
     limited child's code: in the parent, generating code for them fails the
@@ -173,6 +177,7 @@ def test_a_kernel_the_child_was_not_asked_for_is_an_error_not_code():
         ChildCode().code(k)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_stage_times_add_up_and_survive_a_failure(tmp_path):
     times = StageTimes()
     with pytest.raises(FortranError):

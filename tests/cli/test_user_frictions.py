@@ -47,6 +47,7 @@ def run(module, *args, cwd=None, env=None):
 
 # {{{ 1. a tuning record is an input of the build (depfile, CMake's DEPFILE, the wrapper)
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_depfile_names_the_tuning_record_before_it_exists(tmp_path):
     src = tmp_path / "scale.f90"
     src.write_text(TUNABLE)
@@ -65,6 +66,7 @@ def test_depfile_names_the_tuning_record_before_it_exists(tmp_path):
     assert not (tmp_path / "scale.f90.tune.json").exists()
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_depfile_has_a_record_only_where_tunables_are_declared(tmp_path):
     for folder in ("auto", "plain"):
         (tmp_path / folder).mkdir()
@@ -180,6 +182,7 @@ def test_misspelt_recipe_gets_a_suggestion(tmp_path):
     assert "unknown transformation recipe 'gpu_tilling' (did you mean 'gpu_tiling'?" in proc.stderr
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_misspelt_recipe_option_is_a_warning(tmp_path):
     (tmp_path / "scale.f90").write_text(SCALE)
     proc = run("f2loopy.cli", "translate", "--transform", "gpu_tiling", "-D", "tiles=8",
@@ -189,6 +192,7 @@ def test_misspelt_recipe_option_is_a_warning(tmp_path):
             "mean 'tile'? options: inames, tile)") in proc.stderr
 
 
+@pytest.mark.usefixtures("sandbox_process")
 @pytest.mark.parametrize("recipe, define, message", [
     ("gpu_tiling", "tile=big", "recipe 'gpu_tiling': option 'tile' is a positive integer "
      "(-D tile=16) or a tuple of positive integers (-D tile=(16,8)), not 'big' (given with -D)"),
@@ -230,6 +234,7 @@ def test_every_recipe_types_every_option():
                 assert form in FORMS or form.isidentifier(), (path.name, form)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_recipe_option_types_hold_for_apply_recipe_in_a_script(tmp_path):
     (tmp_path / "scale.f90").write_text(SCALE + """!$loopy begin
 ! k, = parse_fortran(SOURCE, FILENAME)
@@ -586,6 +591,7 @@ COVERING = {
 }
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_scalar_shared_by_split_nests_gets_a_hint():
     """Without an else, the second nest may read the t of an earlier iteration (or of the
     first nest): it carries a value across launches, and the race says why and what to do."""
@@ -607,6 +613,7 @@ def test_scalar_shared_by_split_nests_gets_a_hint():
     assert "    float t2;" in cl and "__global float *t2" not in cl
 
 
+@pytest.mark.usefixtures("sandbox_process")
 @pytest.mark.parametrize("case", sorted(COVERING))
 def test_scalar_set_on_every_branch_stays_private(case):
     from f2loopy.pipeline import translate_text
@@ -615,6 +622,7 @@ def test_scalar_set_on_every_branch_stays_private(case):
     assert cl.count("    float t;") == 2 and "__global float *t" not in cl
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_a_condition_changed_between_the_branches_is_no_cover():
     """Predicates are evaluated at each statement: when the launch writes a variable of
     the condition, writes under complementary conditions may both be skipped."""
@@ -674,6 +682,7 @@ def test_not_covered_names_the_inputs_that_decide(tmp_path):
             "NOT COVERED: 1 statement(s)") in proc.stdout
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_no_record_where_the_recipe_declares_no_tunable(tmp_path):
     (tmp_path / "scale.f90").write_text(SCALE)
     proc = run("f2loopy.cli", "translate", "--depfile", "scale.d", "--transform", "gpu_tiling",

@@ -131,6 +131,7 @@ def test_two_kernels_from_a_dict_result(tmp_path, cl_queue):
              tmp_path, cl_queue, module=module, reference=ref, filename="stencil.f90")
 
 
+@pytest.mark.usefixtures("sandbox_process")
 @pytest.mark.parametrize("name", sorted(p.name for p in FLOOPY.glob("*.floopy")))
 def test_every_floopy_file_translates_with_the_cli(name, tmp_path):
     from click.testing import CliRunner

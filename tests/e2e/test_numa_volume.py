@@ -58,6 +58,7 @@ def test_every_level_matches_gfortran(nq, reference, tmp_path, cl_queue):
         assert err <= 1e-4, f"{label}, Nq={nq}: relative error {err:.3g}"
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_static_counts_match_hand_count():
     from f2loopy.bench.statistics import compulsory_bytes, kernel_statistics
     from f2loopy.ir.printing import expr_to_str
@@ -86,6 +87,7 @@ def test_bench_command_prints_the_table(tmp_path):
     assert report["rows"][0]["flop"] == 82 * 4 ** 4 * 2
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_translation_needs_nq(tmp_path):
     res = CliRunner().invoke(main, ["translate", "-o", str(tmp_path), str(SAMPLE)])
     assert res.exit_code == 1

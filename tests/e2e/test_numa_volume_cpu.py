@@ -17,6 +17,7 @@ from util import needs_gfortran
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "numa_volume" / "volume_cpu.f90"
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_record_is_used_and_code_is_float8():
     r = translate_file(SAMPLE, defines={"Nq": 8})
     assert any("using the tuned choices simd='float8'" in n for n in r.notes), r.notes
@@ -27,6 +28,7 @@ def test_record_is_used_and_code_is_float8():
     assert src.count("pow(") == src.count("pow((float8)(") > 0
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_private_fluxes_need_no_barrier_and_one_pow():
     values = {"simd": "float8", "j_axis": "loop", "k_axis": "loop", "pow_once": True}
     r = translate_text(SAMPLE.read_text(), SAMPLE, defines={"Nq": 8}, tunables=values,
@@ -38,6 +40,7 @@ def test_private_fluxes_need_no_barrier_and_one_pow():
     assert "reqd_work_group_size(1, 1, 1)" in src
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_untuned_choices_without_record():
     r = translate_file(SAMPLE, defines={"Nq": 8}, tuning=False)
     assert set(r.tunables) == {"simd", "j_axis", "k_axis", "unroll_n", "fast_math", "pow_once"}

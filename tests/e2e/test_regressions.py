@@ -15,7 +15,7 @@ import pytest
 
 from f2loopy.diagnostics import F2LoopyError
 from f2loopy.verify.check import check_source
-from f2loopy.verify.options import parse_tolerances
+from f2loopy.verify.options import CheckOptions, parse_tolerances
 from f2loopy.fuzz.fuzz import NO_TRACEBACK, read_regression
 from util import needs_gfortran
 
@@ -33,8 +33,9 @@ def test_regression(path, cl_queue, request):
     if options.get("xfail"):
         # a known bug not fixed yet (the reason says which): must still fail
         request.applymarker(pytest.mark.xfail(reason=options["xfail"], strict=True))
-    kwargs = dict(sizes=options["sizes"], ranges=options["ranges"], seed=options["seed"],
-                  queue=cl_queue, tolerances=parse_tolerances(rtol=options.get("rtol", ())))
+    kwargs = dict(options=CheckOptions(
+        sizes=options["sizes"], ranges=options["ranges"], seed=options["seed"],
+        tolerances=parse_tolerances(rtol=options.get("rtol", ()))), queue=cl_queue)
     if expect == NO_TRACEBACK:
         try:
             report = check_source(text, path, **kwargs)

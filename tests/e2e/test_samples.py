@@ -72,6 +72,7 @@ def test_every_sample_is_covered():
     assert files <= {s for s, _ in ARGS} | {"__placeholder__"}
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_scripted_samples_are_transformed():
     """The samples' !$loopy scripts run: the matmul fetches 16x16 tiles into
     local memory per work-group; the reduction runs over a 256-item group."""

@@ -169,6 +169,7 @@ def test_nothing_to_translate_is_said(tmp_path):
     assert (tmp_path / "k_cl.py").exists() and not (tmp_path / "m_cl.py").exists()
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_nothing_to_translate_is_said_before_a_recipe(tmp_path):
     # with --transform the recipe ran on no kernels and said only
     # "f2loopy: error: RESULT holds no kernels" (no position), so a file of

@@ -69,6 +69,7 @@ def split_small_files(monkeypatch):
     monkeypatch.setattr(reader, "PARALLEL_MIN_LINES", 10)
 
 
+@pytest.mark.usefixtures("python_process")
 @pytest.mark.parametrize("blocks, kernels", [(6, 18), (1, 3)])
 def test_pieces_parse_to_the_same_kernels(split_small_files, blocks, kernels):
     src = read_source(_source(blocks), "long.f90")
@@ -85,6 +86,7 @@ def test_pieces_parse_to_the_same_kernels(split_small_files, blocks, kernels):
         assert str(a) == str(b)
 
 
+@pytest.mark.usefixtures("python_process")
 def test_pieces_report_syntax_errors_at_their_line(split_small_files):
     text = _source(6)
     lines = text.splitlines()
@@ -116,6 +118,7 @@ def test_prescan_gives_up_on_what_it_does_not_know():
     assert scan_units(["subroutine s", "x = 1"], False) is None  # never ended
 
 
+@pytest.mark.usefixtures("python_process")
 def test_programs_are_drivers_and_files_the_scan_cannot_split_parse_whole(
         split_small_files, monkeypatch):
     text = "program drive\n  x = 1\n  print *, x\nend program\n" + _source(2)

@@ -293,8 +293,8 @@ def test_dummies_sized_by_module_variables_match_gfortran(tmp_path, cl_queue):
     assert np.allclose(out, frac @ xs, rtol=1e-15)
     with pytest.raises(Exception, match="shape"):
         glue.mix(xs, frac[:3].copy(), out, queue=cl_queue)
-    from f2loopy.verify.check import check_source
-    report = check_source(NMAT, tmp_path / "n.f90", queue=cl_queue, kernel="mix")
+    from f2loopy.verify.check import CheckOptions, check_source
+    report = check_source(NMAT, tmp_path / "n.f90", CheckOptions(kernel="mix"), queue=cl_queue)
     assert report.passed, report.format()
 
 # }}}

@@ -110,7 +110,7 @@ def test_regression_file_round_trip(tmp_path, cl_queue):
     text, options, expect = read_regression(path)
     assert expect is None and options["seed"] == 9000
     assert text.splitlines()[0].startswith("! f2loopy-check: --seed 9000")
-    from f2loopy.verify.check import check_source
-    assert check_source(text, path, sizes=options["sizes"], ranges=options["ranges"],
-                        seed=options["seed"], queue=cl_queue).passed
+    from f2loopy.verify.check import CheckOptions, check_source
+    assert check_source(text, path, CheckOptions(sizes=options["sizes"], ranges=options["ranges"],
+                                            seed=options["seed"]), queue=cl_queue).passed
     assert np.all([ln.startswith("!") for ln in text.splitlines()[:2]])

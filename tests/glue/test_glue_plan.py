@@ -110,6 +110,7 @@ def test_the_three_glues_print_the_plans_signatures(tmp_path):
     assert f'scale: "{" ".join(sig)}"' in c
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_host_loops_in_the_plan(tmp_path):
     from f2loopy.pipeline import translate_text
     result = translate_text(STEPS, tmp_path / "steps.f90", transform="auto")

@@ -132,6 +132,7 @@ end subroutine
 """
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_script_declares_tunables_and_receives_values(tmp_path):
     path = tmp_path / "scale.f90"
     r = translate_text(SCALE, path)
@@ -142,6 +143,7 @@ def test_script_declares_tunables_and_receives_values(tmp_path):
     assert "reqd_work_group_size(8, 1, 1)" in r8.outputs[tmp_path / "scale.cl"]
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_tunable_errors_are_located(tmp_path):
     path = tmp_path / "scale.f90"
     with pytest.raises(ScriptError) as info:
@@ -182,6 +184,7 @@ def test_record_round_trip_and_content_matching(tmp_path):
     assert len(read_record(record_path(src))) == 1
 
 
+@pytest.mark.usefixtures("sandbox_process")
 @pytest.mark.parametrize("content, why", [
     ("{", "invalid JSON"),
     ('{"f2loopy_tuning_record": 2, "entries": []}', "unknown format"),
@@ -262,6 +265,7 @@ def test_tune_command_without_tunables(tmp_path):
 # }}}
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_recipes_declare_tunables(tmp_path):
     src = tmp_path / "scale.f90"
     src.write_text(SCALE.split("!$loopy")[0])

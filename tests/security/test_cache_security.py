@@ -53,6 +53,7 @@ def key_of(path, **options):
     return tcache.translation_key(path, Path(path).read_text(), **options)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_a_hit_touches_the_entry_not_the_recipe(tmp_path, cache_dir, src):
     recipe = tmp_path / "tiles.py"
     recipe.write_text(RECIPE)

@@ -82,6 +82,7 @@ def test_corpus_is_large_enough():
     assert len(CASES) >= 30
 
 
+@pytest.mark.usefixtures("sandbox_process")
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 def test_hostile_script_is_blocked(path, tmp_path, monkeypatch):
     expect, line, body = load_case(path)

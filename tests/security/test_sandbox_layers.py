@@ -57,6 +57,7 @@ RLIMITS_ONLY = {"checks": False, "builtins": False, "audit": False, "seccomp": F
 needs_seccomp = pytest.mark.skipif(not seccomp.supported(), reason="seccomp filter is x86-64 only")
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_all_layers_are_on_by_default(tmp_path):
     out = run(RESULT, tmp_path, None)
     assert out.layers == {"rlimits": True, "seccomp": seccomp.supported(), "audit": True,
@@ -65,6 +66,7 @@ def test_all_layers_are_on_by_default(tmp_path):
 
 # {{{ the audit hook alone (no static checks, real builtins)
 
+@pytest.mark.usefixtures("sandbox_process")
 @pytest.mark.parametrize("script, message", [
     # the classic escape: object's subclasses -> os._wrap_close -> os.system
     ("[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == '_wrap_close']"
@@ -93,6 +95,7 @@ def test_audit_hook_alone(script, message, tmp_path):
     assert not (tmp_path / "target.txt").exists()
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_builtins_and_import_proxies_alone(tmp_path):
     # static checks off: dunder access is possible, but what the namespace
     # offers leads nowhere (proxies hold no modules, __import__ hands out
@@ -113,6 +116,7 @@ def test_builtins_and_import_proxies_alone(tmp_path):
 
 # {{{ seccomp alone
 
+@pytest.mark.usefixtures("sandbox_process")
 @needs_seccomp
 def test_seccomp_alone(tmp_path):
     existing = tmp_path / "existing.txt"
@@ -152,6 +156,7 @@ def test_seccomp_filter_program_is_well_formed():
 
 # {{{ resource limits alone
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_memory_limit_alone(tmp_path):
     with pytest.raises(SandboxViolation) as info:
         run("x = bytearray(10 ** 9)", tmp_path, RLIMITS_ONLY)
@@ -159,6 +164,7 @@ def test_memory_limit_alone(tmp_path):
                                   "allows 256 MiB)")
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_descriptor_limit_alone(tmp_path):
     with pytest.raises(ScriptError) as info:
         run("f = open(TARGET, 'w')", tmp_path, RLIMITS_ONLY)
@@ -166,6 +172,7 @@ def test_descriptor_limit_alone(tmp_path):
     assert not (tmp_path / "target.txt").exists()
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_file_size_limit_alone(tmp_path):
     # Python ignores SIGXFSZ, so the write fails with EFBIG
     with pytest.raises(ScriptError) as info:
@@ -176,6 +183,7 @@ def test_file_size_limit_alone(tmp_path):
     assert (tmp_path / "target.txt").stat().st_size == 0
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_descendants_are_killed_with_the_child(tmp_path):
     out = run("import os, time\npid = os.fork()\nif pid == 0:\n    os.close(3)\n"
               "    time.sleep(60)\n    os._exit(0)\nprint(pid)\n" + RESULT,
@@ -194,6 +202,7 @@ def test_descendants_are_killed_with_the_child(tmp_path):
         pytest.fail(f"grandchild {pid} survived the sandbox")
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_wall_clock_kill_from_the_parent(tmp_path):
     # sleeping uses no CPU; the soft alarm is caught, so the parent must kill
     start = time.monotonic()

@@ -35,6 +35,7 @@ FORBIDDEN = {
 }
 
 
+@pytest.mark.usefixtures("sandbox_process")
 @pytest.mark.parametrize("options", FORBIDDEN.values(), ids=FORBIDDEN.keys())
 def test_script_cannot_set_a_build_option_off_the_list(options, tmp_path):
     (tmp_path / "t.f90").write_text(with_script([
@@ -52,6 +53,7 @@ def test_script_cannot_set_a_build_option_off_the_list(options, tmp_path):
     assert_safe(tmp_path, result.stdout, result.stderr)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_build_options_as_one_string_are_checked_word_by_word(tmp_path):
     (tmp_path / "t.f90").write_text(with_script([
         "k, = parse_fortran(SOURCE, FILENAME)",
@@ -63,6 +65,7 @@ def test_build_options_as_one_string_are_checked_word_by_word(tmp_path):
     assert files_in(tmp_path) == ["t.f90"]
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_allowed_build_options_reach_both_glues(tmp_path):
     (tmp_path / "t.f90").write_text(with_script([
         "k, = parse_fortran(SOURCE, FILENAME)",
@@ -134,6 +137,7 @@ def test_define_names_must_be_plain(define, tmp_path):
     assert_safe(tmp_path, result.stdout, result.stderr)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_plain_define_names_still_work(tmp_path):
     (tmp_path / "t.f90").write_text(with_script([
         "k, = parse_fortran(SOURCE, FILENAME)", "print(Nq, tile_2)", "RESULT = k"]))

@@ -165,6 +165,7 @@ def test_hostile_span_from_the_script_cannot_inject(name, tmp_path, runtime):
     assert_safe(work, result.stdout, result.stderr, printed)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 @pytest.mark.parametrize("name", ["saxpy\n", "saxpy\nimport os", "sax py", "saxpy;",
                                   "ｓａｘｐｙ", "saxpy\x00", "1saxpy", "sax-py"])
 def test_kernel_name_from_the_script_is_refused(name, tmp_path):
@@ -257,6 +258,7 @@ def test_a_name_too_long_for_the_outputs_is_a_clean_error(tmp_path):
     assert_safe(tmp_path, result.stdout, result.stderr)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 @pytest.mark.parametrize("statement", [
     "tag_instructions(k, 'evil\\n */ tag', 'id:*')",
     "rename_iname(k, 'i', 'j */ x')",

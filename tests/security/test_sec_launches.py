@@ -73,6 +73,7 @@ def test_host_loop_named_like_the_glue_name_of_an_argument(tmp_path, opencl_devi
     assert_safe(tmp_path, result.stdout, result.stderr)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_host_loop_named_into_an_argument_in_opencl_is_refused(tmp_path):
     (tmp_path / "jac.f90").write_text(STEPS.format(size="sin_", loop="sin"))
     result = invoke(["translate", "jac.f90"], tmp_path)

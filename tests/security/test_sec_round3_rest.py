@@ -77,6 +77,7 @@ def _store_many(args):
                     sizes={"n": 1000 * which + k}, values={"tile": 8}, measurements={})
 
 
+@pytest.mark.usefixtures("python_process")
 def test_concurrent_stores_keep_every_entry(tmp_path):
     """Two ``tune`` runs store at once (two devices, one checkout): each
     read-merge-replace must see the other's entries."""

@@ -78,6 +78,7 @@ def test_printed_text_is_escaped_in_the_generated_code(key, tmp_path):
     assert_safe(tmp_path, result.stdout, result.stderr)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 @pytest.mark.parametrize("key", NASTY_IDS)
 def test_what_a_script_prints(key, tmp_path):
     (tmp_path / "t.f90").write_text(with_script([
@@ -88,6 +89,7 @@ def test_what_a_script_prints(key, tmp_path):
     assert_safe(tmp_path, result.stdout, result.stderr)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 @pytest.mark.parametrize("key", ["csi_clear", "osc_title", "bidi_override"])
 def test_a_script_error_message(key, tmp_path):
     (tmp_path / "t.f90").write_text(with_script([
@@ -99,6 +101,7 @@ def test_a_script_error_message(key, tmp_path):
     assert_safe(tmp_path, result.stdout, result.stderr)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_a_script_error_with_debug_traceback(tmp_path):
     (tmp_path / "t.f90").write_text(with_script([
         f"raise ValueError({NASTY['osc52_clipboard']!r})"]))
@@ -108,6 +111,7 @@ def test_a_script_error_with_debug_traceback(tmp_path):
     assert_safe(tmp_path, result.stdout, result.stderr)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_span_a_script_names_in_its_error(tmp_path):
     """An error about a kernel the script parsed under a name of its own."""
     (tmp_path / "t.f90").write_text(with_script([
@@ -119,6 +123,7 @@ def test_span_a_script_names_in_its_error(tmp_path):
     assert_safe(tmp_path, result.stdout, result.stderr)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_source_text_of_a_span_from_the_script(tmp_path):
     """The child sends spans with their source line; an error the parent
     finds later (a race, at code generation) quotes that line."""

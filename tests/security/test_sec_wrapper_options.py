@@ -122,6 +122,7 @@ def test_wrapper_underscore_macro_reaches_the_preprocessor_only(tmp_path, capsys
     assert "7.0f" in (tmp_path / "k.cl").read_text()
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_a_form_in_f2loopyfc_options_must_be_the_compilers(tmp_path, monkeypatch):
     from f2loopy.wrapper import WrapperError, translate_for_compile
     src = tmp_path / "f.f90"
@@ -197,6 +198,7 @@ end subroutine
 """
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_cpp_on_a_plain_file_is_refused_only_where_cpp_would_change_it(tmp_path):
     """``-cpp`` on a ``.f90`` the translation does not preprocess: harmless
     unless a ``-D`` macro (or one cpp predefines) appears in it, since cpp

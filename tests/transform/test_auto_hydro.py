@@ -56,6 +56,7 @@ def test_reductions_into_several_scalars_carry_a_dependence():
                               "of an earlier iteration")
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_recipe_maps_every_parallel_nest(tmp_path):
     res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-o", str(tmp_path),
                                     str(STEPS)])
@@ -81,6 +82,7 @@ def test_recipe_maps_every_parallel_nest(tmp_path):
         "2 global barriers, host loop k_1"]
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_reductions_into_several_scalars_run_in_one_group(tmp_path):
     res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-o", str(tmp_path),
                                     str(KERNELS)])

@@ -244,6 +244,7 @@ def test_options_are_checked():
         plan_auto(MATMUL, prefetch=5)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_recipe_option_errors_point_at_the_recipe(tmp_path):
     f = tmp_path / "gemm.f90"
     f.write_text((POLYBENCH / "gemm.f90").read_text())
@@ -268,6 +269,7 @@ def test_recipe_is_listed_with_its_options():
     assert res.exit_code == 0 and "auto" in res.output
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_translate_sequential_kernel_prints_notes(tmp_path):
     f = tmp_path / "rec.f90"
     f.write_text("subroutine rec(n, a)\n  integer, intent(in) :: n\n  real :: a(n)\n"
@@ -287,6 +289,7 @@ def _translate(name, tmp_path, **kw):
                           transform="auto", **kw)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_tunables_are_declared_where_they_matter(tmp_path):
     assert _translate("gemm.f90", tmp_path).tunables == {
         "auto_tile0": (32, 16, 64), "auto_tile1": (8, 4, 16), "auto_prefetch": (True, False),
@@ -310,6 +313,7 @@ def test_tunables_are_declared_where_they_matter(tmp_path):
         "auto_group": ("none", 128, 256)}
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_tuned_values_change_the_plan(tmp_path):
     r = _translate("gemm.f90", tmp_path, tunables={"auto_tile0": 16, "auto_prefetch": False})
     assert r.script_output == ("auto: kernel 'gemm': plan grid, j -> g.1/l.1, i -> g.0/l.0; "
@@ -419,7 +423,8 @@ def test_generated_programs_pass_check_with_auto(cl_queue):
     still match gfortran, and auto must find parallel loops in some."""
     from f2loopy.fuzz.progen import generate_program
     from f2loopy.pipeline import translate_text
-    from f2loopy.verify.check import check_source
+    from f2loopy.pipeline.options import TranslateOptions
+    from f2loopy.verify.check import CheckOptions, check_source
     from f2loopy.verify.options import parse_tolerances
     parallel = 0
     for seed in range(12):
@@ -428,8 +433,8 @@ def test_generated_programs_pass_check_with_auto(cl_queue):
         result = translate_text(source, Path(program.filename), transform="auto")
         parallel += "stays sequential" not in result.script_output
         tolerances = parse_tolerances(rtol=["float64=2e-5"] if program.loose64 else ())
-        report = check_source(source, Path(program.filename), transform="auto",
-                              ranges=program.data_ranges(), seed=seed, queue=cl_queue,
-                              timeout=60, tolerances=tolerances, result=result)
+        report = check_source(source, Path(program.filename), CheckOptions(
+            translation=TranslateOptions(transform="auto"), ranges=program.data_ranges(),
+            seed=seed, timeout=60, tolerances=tolerances), queue=cl_queue, result=result)
         assert report.passed, (seed, result.script_output, report.format())
     assert parallel >= 3

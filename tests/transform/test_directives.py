@@ -63,6 +63,7 @@ def where(exc):
 
 # {{{ the namespace
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_loopy_style_names(tmp_path):
     r = run("""\
 import loopy as lp
@@ -78,6 +79,7 @@ RESULT = [k]""", tmp_path)
     assert {n: str(t) for n, t in k.iname_tags.items()} == {"i_outer": "g.0", "i_inner": "l.0"}
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_instructions_answer_loopys_questions(tmp_path):
     r = run("""\
 k, = parse_fortran(SOURCE, FILENAME)
@@ -90,6 +92,7 @@ RESULT = k""", tmp_path)
                                "['a', 'i', 'x', 'y']\n")
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_expressions_with_reductions_print(tmp_path):
     r = run("""\
 k, = parse_fortran(SOURCE, FILENAME)
@@ -107,6 +110,7 @@ end subroutine
     assert r.script_output == "sum(sum_i1, x[sum_i1]) + 1\n2*sum + 1\n"
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_source_filename_defines_numpy_math(tmp_path):
     r = run("""\
 print(FILENAME.endswith("t.f90"), "subroutine saxpy" in SOURCE, "!$loopy begin" in SOURCE)
@@ -117,6 +121,7 @@ RESULT = split_iname(tu, "i", Nq)""", tmp_path, defines={"Nq": 8})
     assert r.kernels[0].all_inames() == ("i_outer", "i_inner")
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_parse_fortran_unpacks_and_indexes(tmp_path):
     r = run("""\
 f_r, f_s = parse_fortran(SOURCE, FILENAME, auto_dependencies=False, free_form=True)
@@ -128,6 +133,7 @@ RESULT = [f_r, tu["scale"], other]""", tmp_path, fortran=TWO)
     assert [k.name for k in r.kernels] == ["saxpy", "scale", "z"]
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_parse_fortran_of_a_long_source_in_the_script(tmp_path):
     # long files are parsed in forked workers outside the sandbox, serially in it
     body = "".join(f"subroutine s{n}(x)\n  real x\n" + "  x = x + 1\n" * 40 + "end\n"
@@ -137,6 +143,7 @@ def test_parse_fortran_of_a_long_source_in_the_script(tmp_path):
     assert r.script_output == "24\n"
 
 
+@pytest.mark.usefixtures("sandbox_process")
 @pytest.mark.parametrize("result, names", [
     ("k", ["saxpy"]),
     ("[k]", ["saxpy"]),
@@ -151,6 +158,7 @@ def test_result_forms(result, names, tmp_path):
     assert [k.name for k in r.kernels] == names
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_blocks_share_one_namespace(tmp_path):
     text = (SAXPY + "!$loopy begin\n! k, = parse_fortran(SOURCE, FILENAME)\n!$loopy end\n"
             + "!$loopy begin\n! RESULT = split_iname(k, 'i', 4)\n!$loopy end\n")
@@ -158,6 +166,7 @@ def test_blocks_share_one_namespace(tmp_path):
     assert r.kernels[0].all_inames() == ("i_outer", "i_inner")
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_old_style_transform_block_prebinds_kernels(tmp_path):
     text = (SAXPY + "!$loopy begin transform\n! saxpy = split_iname(saxpy, 'i', 4)\n"
             "!$loopy end transform\n")
@@ -171,6 +180,7 @@ def test_old_style_transform_block_prebinds_kernels(tmp_path):
     assert where(info.value) == ("t.f90", FIRST - 1, 2)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_print_is_captured_and_capped(tmp_path):
     r = run("for q in range(100000):\n    print('x' * 10)\nRESULT = parse_fortran(SOURCE, FILENAME)",
             tmp_path)
@@ -178,6 +188,7 @@ def test_print_is_captured_and_capped(tmp_path):
     assert len(r.script_output) < 70_000
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_write_code_option_shows_the_generated_code(tmp_path):
     # loopy's lp.set_options(knl, "write_cl") prints the kernel's code
     r = run("import loopy as lp\nk = lp.parse_fortran(SOURCE, FILENAME)\n"
@@ -186,12 +197,14 @@ def test_write_code_option_shows_the_generated_code(tmp_path):
     assert "y[i - 1] = a * x[i - 1] + y[i - 1];" in r.script_output
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_generate_code_v2_gives_the_device_code(tmp_path):
     r = run("import loopy as lp\nk, = lp.parse_fortran(SOURCE, FILENAME)\n"
             "print(lp.generate_code_v2(k).device_code())\nRESULT = k", tmp_path)
     assert "__kernel void" in r.script_output
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_what_the_script_printed_survives_a_code_generation_error(tmp_path):
     # print(knl) is how a user finds out why the kernel cannot be generated
     exc = fail("k, = parse_fortran(SOURCE, FILENAME)\nprint('before the race')\n"
@@ -200,6 +213,7 @@ def test_what_the_script_printed_survives_a_code_generation_error(tmp_path):
     assert exc.script_output == "before the race\n"
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_numerical_libraries_work_in_the_child(tmp_path):
     # BLAS starts threads in the child (the process limit leaves room for them)
     r = run("a = np.ones((300, 300))\nprint((a @ a)[0, 0], np.linalg.norm(np.eye(4)))\n"
@@ -207,6 +221,7 @@ def test_numerical_libraries_work_in_the_child(tmp_path):
     assert r.script_output == "300.0 2.0\n"
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_warnings_go_to_the_output(tmp_path):
     r = run("x = np.arcsin(np.array([2.0]))\nRESULT = parse_fortran(SOURCE, FILENAME)", tmp_path)
     assert r.script_output == (f"{tmp_path / 't.f90'}:{FIRST}: RuntimeWarning: invalid value "
@@ -218,6 +233,7 @@ def test_without_a_script_nothing_changes(tmp_path):
     assert r.checkpoints == [] and r.script_output == "" and r.inputs == [tmp_path / "t.f90"]
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_parse_transformed_fortran():
     tu = parse_transformed_fortran(with_script(
         "k, = parse_fortran(SOURCE, FILENAME)\nRESULT = [split_iname(k, 'i', n)]"),
@@ -234,6 +250,7 @@ def test_parse_transformed_fortran():
             pre_transform_code="m = 8", filename="t.f90")
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_a_script_run_is_fast(tmp_path):
     import resource
 
@@ -254,6 +271,7 @@ def test_a_script_run_is_fast(tmp_path):
 
 # {{{ checkpoints
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_checkpoints_follow_the_kernels_worked_on(tmp_path):
     r = run("""\
 a, b = parse_fortran(SOURCE, FILENAME)
@@ -273,6 +291,7 @@ RESULT = [a, b]""", tmp_path, fortran=TWO)
             assert "__kernel" in generate_code(k).device_code
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_translate_drops_checkpoints_and_lowers_only_the_result(tmp_path, monkeypatch):
     """translate writes the result only: the checkpoints are dropped before the
     limited child generates code, so their code is neither generated nor
@@ -300,6 +319,7 @@ RESULT = tag_inames(k, "i_inner:l.0, i_outer:g.0")"""
     assert sent == [1, 3]
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_checkpoint_after_fusion_holds_the_fused_kernel(tmp_path):
     r = run("""\
 f_r, f_s = parse_fortran(SOURCE, FILENAME)
@@ -311,6 +331,7 @@ RESULT = f""", tmp_path, fortran=TWO.replace("integer n, j", "integer n, i")
     assert label == "fused" and [k.name for k in kernels] == [r.kernels[0].name]
 
 
+@pytest.mark.usefixtures("sandbox_process")
 @pytest.mark.parametrize("script, message, line", [
     ('k, = parse_fortran(SOURCE, FILENAME)\ncheckpoint("a")\ncheckpoint("a")',
      "ValueError: checkpoint 'a' was already recorded", 3),
@@ -330,6 +351,7 @@ def test_checkpoint_errors(script, message, line, tmp_path):
 
 # {{{ errors at the right line
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_name_error_with_suggestion(tmp_path):
     exc = fail("k, = parse_fortran(SOURCE, FILENAME)\nRESULT = spilt_iname(k, 'i', 4)",
                tmp_path)
@@ -340,6 +362,7 @@ def test_name_error_with_suggestion(tmp_path):
                                              "               ^~~~~~~~~~~"]
 
 
+@pytest.mark.usefixtures("sandbox_process")
 @pytest.mark.parametrize("call, message", [
     ("lp.split_iname(k, 'i', 4, outer_tags='g.0')",
      "TypeError: split_iname() got an unexpected keyword argument 'outer_tags' (did you mean "
@@ -364,6 +387,7 @@ def test_loopy_spelling_mistakes_get_suggestions(call, message, tmp_path):
     assert where(exc) == ("t.f90", FIRST + 2, 7)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_missing_define_hint(tmp_path):
     exc = fail("k, = parse_fortran(SOURCE, FILENAME)\nk = fix_parameters(k, n=Nqq)", tmp_path)
     assert exc.message == ("name 'Nqq' is not defined (a value from the command line? give "
@@ -371,6 +395,7 @@ def test_missing_define_hint(tmp_path):
     assert where(exc) == ("t.f90", FIRST + 1, 27)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_transform_error_in_a_multi_line_call(tmp_path):
     exc = fail('k, = parse_fortran(SOURCE, FILENAME)\nk = split_iname(k,\n    "q", 4)',
                tmp_path)
@@ -378,12 +403,14 @@ def test_transform_error_in_a_multi_line_call(tmp_path):
     assert where(exc) == ("t.f90", FIRST + 1, 7)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_syntax_error(tmp_path):
     exc = fail("k, = parse_fortran(SOURCE, FILENAME)\nRESULT = [k,", tmp_path)
     assert exc.message == "SyntaxError: '[' was never closed"
     assert where(exc) == ("t.f90", FIRST + 1, 12)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_indentation_error_keeps_fortran_columns(tmp_path):
     text = SAXPY + "!$loopy begin\n!   k = 1\n!     j = 2\n!$loopy end\n"
     with pytest.raises(ScriptError) as info:
@@ -392,6 +419,7 @@ def test_indentation_error_keeps_fortran_columns(tmp_path):
     assert where(info.value)[:2] == ("t.f90", FIRST + 1)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_error_inside_a_script_function_and_in_the_second_block(tmp_path):
     text = (SAXPY + "!$loopy begin\n! def tile(k):\n!     return split_iname(k, 'i', -1)\n"
             "!$loopy end\n!$loopy begin\n! k, = parse_fortran(SOURCE, FILENAME)\n"
@@ -403,11 +431,13 @@ def test_error_inside_a_script_function_and_in_the_second_block(tmp_path):
     assert where(exc) == ("t.f90", FIRST + 1, 14)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_python_exception_message(tmp_path):
     exc = fail("d = {}\nx = d['missing']", tmp_path)
     assert exc.message == "KeyError: 'missing'" and where(exc) == ("t.f90", FIRST + 1, 7)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_fortran_error_from_a_parse_in_the_script(tmp_path):
     exc = fail('k, = parse_fortran("subroutine z(x)\\n real x\\n print 1, x\\nend\\n", '
                '"z.f90")', tmp_path)
@@ -417,6 +447,7 @@ def test_fortran_error_from_a_parse_in_the_script(tmp_path):
     assert (exc.notes[0][1].filename, exc.notes[0][1].line) == ("z.f90", 3)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 @pytest.mark.parametrize("script, message", [
     ("k, = parse_fortran(SOURCE, FILENAME)",
      "the transformation script did not set RESULT (assign the kernels to generate, e.g. "
@@ -435,6 +466,7 @@ def test_result_errors_point_at_the_block(script, message, tmp_path):
     assert where(exc) == ("t.f90", FIRST - 1, 2)      # the '$loopy' of '!$loopy begin'
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_no_traceback_unless_debug(tmp_path):
     exc = fail("x = 1 / 0", tmp_path)
     assert exc.message == "ZeroDivisionError: division by zero" and exc.notes == ()
@@ -444,12 +476,14 @@ def test_no_traceback_unless_debug(tmp_path):
     assert f"t.f90:{FIRST + 2}: f()" in note and f"t.f90:{FIRST + 1}: return 1 / 0" in note
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_refusal_is_a_sandbox_violation(tmp_path):
     exc = fail("import os", tmp_path, cls=SandboxViolation)
     assert exc.format().splitlines()[0].endswith(
         f"t.f90:{FIRST}:3: error: the transformation script may not import 'os'")
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_cli_reports_script_errors_writes_nothing(tmp_path):
     src = tmp_path / "t.f90"
     src.write_text(with_script("k, = parse_fortran(SOURCE, FILENAME)\nk = split_iname(k, 'q', 4)"))
@@ -462,6 +496,7 @@ def test_cli_reports_script_errors_writes_nothing(tmp_path):
     assert res.exit_code == 1 and "Python traceback of the script (--debug)" in res.output
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_cli_shows_what_the_script_prints(tmp_path):
     """print(knl) in a script, as in the loopy tutorial: translate shows it
     (also when the outputs come from the cache, and before an error), so
@@ -485,6 +520,7 @@ def test_cli_shows_what_the_script_prints(tmp_path):
 
 # {{{ recipes
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_recipe_from_a_script(tmp_path):
     r = run('k, = parse_fortran(SOURCE, FILENAME)\nRESULT = apply_recipe("gpu_tiling", k, '
             'tile=32)', tmp_path)
@@ -493,6 +529,7 @@ def test_recipe_from_a_script(tmp_path):
     assert r.inputs == [tmp_path / "t.f90", ROOT / "transforms" / "gpu_tiling.py"]
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_recipe_from_the_command_line_with_options(tmp_path):
     src = tmp_path / "m.f90"
     src.write_text((ROOT / "samples" / "matmul.f90").read_text())
@@ -506,6 +543,7 @@ def test_recipe_from_the_command_line_with_options(tmp_path):
         "i_outer": "g.0", "i_inner_inner": "unr"}
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_recipe_file_given_by_path(tmp_path):
     recipe = tmp_path / "my-recipe.py"
     recipe.write_text('"""Unroll by two."""\nOPTIONS = {}\n\ndef transform(k):\n'
@@ -515,6 +553,7 @@ def test_recipe_file_given_by_path(tmp_path):
     assert "i_inner" in r.kernels[0].iname_tags
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_error_in_a_recipe_points_into_the_recipe(tmp_path):
     exc = fail('k, = parse_fortran(SOURCE, FILENAME)\nRESULT = apply_recipe("gpu_tiling", '
                'k, inames="q")', tmp_path)
@@ -526,6 +565,7 @@ def test_error_in_a_recipe_points_into_the_recipe(tmp_path):
     assert (Path(span.filename).name, span.line, span.column) == ("t.f90", FIRST + 1, 12)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 @pytest.mark.parametrize("script, message", [
     ('RESULT = apply_recipe("nope", parse_fortran(SOURCE, FILENAME))',
      "apply_recipe: no recipe named 'nope' (available: auto, cpu_vectorize, gpu_tiling, scc)"),

@@ -4,6 +4,7 @@ the clashing ones by their names)."""
 
 from __future__ import annotations
 
+import pytest
 
 import f2loopy
 from f2loopy.bench.statistics import kernel_statistics
@@ -46,6 +47,7 @@ def test_only_clashing_locals_get_the_suffix():
     assert sorted(f.temporaries) == ["a", "b_1", "t", "t_1"]
 
 
+@pytest.mark.usefixtures("sandbox_process")     # (the first use translates)
 def test_paper_level_8_moves_what_loopy_moves():
     r = paper_level_8()        # translate_file(volume.f90, defines={"Nq": 8}); no record
     cps = dict(r.checkpoints)

@@ -209,6 +209,7 @@ def test_names_option(mapped):
     assert exc.value.message == "scc: kcache is True or False, not 'no'"
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_auto_says_what_it_cached(tmp_path):
     src = tmp_path / "kc_cases.f90"
     src.write_text(CASES)

@@ -398,7 +398,7 @@ end subroutine rec
     assert time_loops(rec) == () and split_for_auto(rec) is rec
 
 
-@pytest.mark.unit
+@pytest.mark.usefixtures("sandbox_process")
 def test_recipe_launches_option(tmp_path):
     from click.testing import CliRunner
 
@@ -420,7 +420,7 @@ def test_recipe_launches_option(tmp_path):
 # }}}
 
 
-@pytest.mark.unit
+@pytest.mark.usefixtures("sandbox_process")
 def test_a_subroutine_named_like_a_launch_is_refused(tmp_path):
     from f2loopy.pipeline import translate_text
     src = SCRIPTED.replace("!$loopy begin", """subroutine jac_phase2(n)

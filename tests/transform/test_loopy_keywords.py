@@ -68,6 +68,7 @@ def test_unimplemented_loopy_keywords_are_refused_by_name(call, message):
     assert str(info.value) == f"f2loopy: error: {message}"
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_refusals_from_a_script_are_located(tmp_path):
     from f2loopy.pipeline import translate_text
     src = LOOP + """

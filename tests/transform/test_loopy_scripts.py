@@ -26,18 +26,21 @@ end
 
 # {{{ pre_transform_code
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_pre_transform_code_runs_before_the_script_in_its_namespace():
     tu = f2loopy.parse_transformed_fortran(FILL, pre_transform_code="split_amount = 64")
     assert tu["fill"].all_inames() == ("i_outer", "i_inner")
     assert "64" in str(tu["fill"].domains[0])
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_pre_transform_code_without_a_script_runs_and_keeps_the_kernels():
     src = FILL[:FILL.index("!$loopy")]
     tu = f2loopy.parse_transformed_fortran(src, pre_transform_code="x = 1")
     assert tu == f2loopy.parse_fortran(src, "<floopy code>")
 
 
+@pytest.mark.usefixtures("sandbox_process")
 @pytest.mark.parametrize(("pre", "message"), [
     ("import os", "<pre_transform_code>:1:1: error: the transformation script may not import "
                   "'os'"),
@@ -106,6 +109,7 @@ def test_rule_queries_take_a_unit():
     assert f2loopy.find_one_rule_matching(tu, "*acc") == "inp_acc"
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_find_instructions_on_a_unit_in_a_script(tmp_path):
     from f2loopy.pipeline import translate_text
     src = TAGGED + """

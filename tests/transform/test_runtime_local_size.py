@@ -109,6 +109,7 @@ def test_fortran_glue_runtime_local_size(tmp_path, cl_queue, gfortran, gcc, open
     assert_all_ok(compile_and_run(tmp_path, runtime, sources, LOCAL_MAIN, args=[big]), 2)
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_in_file_script_through_the_lowering_child(tmp_path):
     """A script's kernels are lowered in a limited child and sent back: a
     run-time local size travels as an expression, not an int."""

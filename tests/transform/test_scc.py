@@ -130,6 +130,7 @@ end subroutine t
     assert str(out.temporaries["za"].address_space) == "private"
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_auto_takes_the_scc_plan_for_column_routines(tmp_path):
     res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-o", str(tmp_path),
                                     str(COLUMNS)])
@@ -189,6 +190,7 @@ def test_fixed_values_errors(text, message):
     assert exc.value.message == message
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_fixed_levels_make_level_temporaries_private(tmp_path):
     """With KLEV a run-time size (and no runtime specialisation), only the
     temporary of constant other extents is private; -D fix=klev=9 makes the level-dimensioned ones
@@ -254,6 +256,7 @@ def test_specialize_parameters_errors(unit):
                                  "argument 'a', not a dummy argument the caller passes")
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_auto_compiles_per_level_count(tmp_path):
     """Plain auto makes the level-dimensioned temporaries private arrays
     without fixing KLEV: the kernel reads klev as a macro that the glue

@@ -13,8 +13,9 @@ from click.testing import CliRunner
 
 from f2loopy.cli import main
 from f2loopy.frontend import parse_fortran
+from f2loopy.pipeline.options import TranslateOptions
 from f2loopy.verify.check import (
-    CheckError, check_source, original_sequence, parse_tolerances, run_isolated,
+    CheckError, CheckOptions, check_source, original_sequence, parse_tolerances, run_isolated,
     tolerance_for)
 from f2loopy.verify.inputs import InputError, plan_inputs
 from check_util import needs_check
@@ -129,7 +130,8 @@ def test_wrong_checkpoint_is_reported_with_its_label(tmp_path):
     assert [o.name for o in bad.outputs if not o.passed] == ["y"]
     assert "[checkpoint 'racy']" in report.format()
     # without checkpoints only the (correct) final kernel is checked
-    assert check_source(path.read_text(), path, checkpoints=False).passed
+    assert check_source(path.read_text(), path,
+                        CheckOptions(translation=TranslateOptions(checkpoints=False))).passed
 
 
 @needs_check
@@ -211,14 +213,14 @@ end subroutine
 """
     path = tmp_path / "two.f90"
     path.write_text(src)
-    report = check_source(src, path, sizes={"n": 5})
+    report = check_source(src, path, CheckOptions(sizes={"n": 5}))
     assert report.passed, report.format()
     assert report.inputs == "scale: n=5; trace: n=5"
     assert [(c.kernel, [o.shape for o in c.outputs]) for c in report.checks] == [
         ("scale", [(5,)]), ("trace", [()])]
     # a name no checked kernel has is ignored with a note (issue 28: one set of
     # options serves every kernel of a project)
-    report = check_source(src, path, sizes={"n": 5, "m": 5})
+    report = check_source(src, path, CheckOptions(sizes={"n": 5, "m": 5}))
     assert report.passed, report.format()
     assert "--size m ignored: no argument called 'm' in scale, trace" in report.notes
 
@@ -318,7 +320,7 @@ end subroutine
 """
     path = tmp_path / "fm.f90"
     path.write_text(src)
-    assert check_source(src, path, sizes={"n": 200}).passed
+    assert check_source(src, path, CheckOptions(sizes={"n": 200})).passed
     # beyond a zero tolerance, the rerun without contraction tells the
     # difference from a translation error (issue 16): the check passes and says so
     res = _check(["--size", "n=200", "--rtol", "0", "--atol", "0", "--ulps", "0", str(path)])
@@ -332,6 +334,7 @@ end subroutine
     assert res.exit_code == 0, res.output
 
 
+@pytest.mark.usefixtures("python_process")
 def test_run_isolated_reports_crashes_and_timeouts():
     assert run_isolated(lambda: {"a": np.arange(3)})["a"].tolist() == [0, 1, 2]
     with pytest.raises(CheckError, match="crashed \\(SIGSEGV\\)"):
@@ -385,7 +388,7 @@ def test_csr_kernel_checks(tmp_path):
     path = tmp_path / "csr.f90"
     path.write_text(CSR)
     for seed in range(3):
-        report = check_source(CSR, path, seed=seed)
+        report = check_source(CSR, path, CheckOptions(seed=seed))
         assert report.passed, report.format()
 
 
@@ -525,7 +528,7 @@ end subroutine
 """
     path = tmp_path / "colmax.f90"
     path.write_text(src)
-    report = check_source(src, path, sizes={"a_n2": 6})
+    report = check_source(src, path, CheckOptions(sizes={"a_n2": 6}))
     assert report.passed, report.format()
     sizes = dict(item.split("=") for item in report.inputs.split(", "))
     assert sizes["a_n2"] == "6" and int(sizes["w_n1"]) >= 6 and int(sizes["s_n1"]) >= 6
@@ -545,7 +548,7 @@ end subroutine
 """
     path = tmp_path / "long.f90"
     path.write_text(src)
-    report = check_source(src, path, sizes={"a0_n1": 5})
+    report = check_source(src, path, CheckOptions(sizes={"a0_n1": 5}))
     assert report.passed, report.format()
     from f2loopy.glue.fortran import fortran_name
     assert fortran_name(name, "_cl") == name + "_cl"
@@ -574,14 +577,14 @@ def test_assumed_size_used_through_a_running_index_asks_for_its_extent(tmp_path)
     with pytest.raises(InputError, match="cannot tell how many elements of assumed-size array "
                                          "'y' the subroutine uses .*give them with --size "
                                          "y=N"):
-        check_source(RUNNING_INDEX, path, sizes={"n": 5})
-    report = check_source(RUNNING_INDEX, path, sizes={"n": 5, "y": 30},
-                          ranges={"inc": (1, 5)})
+        check_source(RUNNING_INDEX, path, CheckOptions(sizes={"n": 5}))
+    report = check_source(RUNNING_INDEX, path, CheckOptions(sizes={"n": 5, "y": 30},
+                                                         ranges={"inc": (1, 5)}))
     assert report.passed, report.format()
     assert [o.shape for o in report.checks[0].outputs] == [(30,)]
     with pytest.raises(InputError, match="--size x: 'x' is an array whose declaration gives "
                                          "its shape"):
-        check_source(SCAN.split("!$loopy")[0], tmp_path / "s.f90", sizes={"x": 3})
+        check_source(SCAN.split("!$loopy")[0], tmp_path / "s.f90", CheckOptions(sizes={"x": 3}))
 
 
 @needs_check

@@ -10,8 +10,8 @@ import pytest
 
 from f2loopy.frontend import parse_fortran
 from f2loopy.frontend.search_path import SearchPath
-from f2loopy.pipeline import translate_text
-from f2loopy.verify.check import check_source
+from f2loopy.pipeline import TranslateOptions, translate_text
+from f2loopy.verify.check import CheckOptions, check_source
 from f2loopy.verify.fortran import FortranLibrary, FortranToolError, _shim
 from check_util import needs_check
 
@@ -80,6 +80,11 @@ end subroutine cloud_step
 """
 
 
+def _with_path(include_dirs) -> CheckOptions:
+    """The check's defaults, with the modules' folder on the search path."""
+    return CheckOptions(translation=TranslateOptions(include_dirs=include_dirs))
+
+
 def _project(tmp_path, kernel=CLOUD_STEP):
     inc = tmp_path / "mods"
     inc.mkdir(exist_ok=True)
@@ -123,7 +128,7 @@ def test_shim_sets_module_data_common_blocks_and_derived_arguments(tmp_path):
 @needs_check
 def test_check_compares_module_data_and_components(tmp_path, cl_queue):
     path, inc = _project(tmp_path)
-    report = check_source(CLOUD_STEP, path, include_dirs=inc, queue=cl_queue)
+    report = check_source(CLOUD_STEP, path, _with_path(inc), queue=cl_queue)
     text = report.format()
     assert report.passed, text
     outputs = [o.name for c in report.checks for o in c.outputs]
@@ -153,7 +158,7 @@ def test_wrong_module_data_or_components_are_caught(wrong, output, tmp_path, cl_
     bad = CLOUD_STEP.replace(wrong, wrong.replace(" + ", " - ", 1).replace(" * 0.5", " * 0.25"))
     assert bad != CLOUD_STEP
     result = translate_text(bad, path, include_dirs=inc)
-    report = check_source(CLOUD_STEP, path, include_dirs=inc, queue=cl_queue, result=result)
+    report = check_source(CLOUD_STEP, path, _with_path(inc), queue=cl_queue, result=result)
     (check,) = report.checks
     failed = [o.name for o in check.outputs if not o.passed]
     assert output in failed, report.format()

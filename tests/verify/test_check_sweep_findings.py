@@ -230,12 +230,12 @@ end subroutine
 
 @needs_check
 def test_a_character_dummy_of_declared_length_gets_a_padded_string(tmp_path, cl_queue):
-    from f2loopy.verify.check import check_source
+    from f2loopy.verify.check import CheckOptions, check_source
     report = check_source(FLAG, tmp_path / "dl.f", queue=cl_queue)
     assert report.passed, report.format()
     assert report.char_values == {"c": "N "}
     # a value given with --size too
-    report = check_source(FLAG, tmp_path / "dl.f", queue=cl_queue, sizes={"c": "X"})
+    report = check_source(FLAG, tmp_path / "dl.f", CheckOptions(sizes={"c": "X"}), queue=cl_queue)
     assert report.passed, report.format()
     assert report.char_values == {"c": "X "}
 

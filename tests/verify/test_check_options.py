@@ -1,0 +1,74 @@
+"""``f2loopy check``'s options as one frozen object (:class:`CheckOptions`):
+what it copies and refuses, and how the coverage rounds pass it along."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from f2loopy.pipeline.options import TranslateOptions
+from f2loopy.verify.check import CheckError, CheckOptions, CheckReport, check_source
+from f2loopy.verify.coverage import check_covering
+
+SCALE = """subroutine scale(n, a, x)
+  implicit none
+  integer n, i
+  real a, x(n)
+  do i = 1, n
+    x(i) = a * x(i)
+  end do
+end subroutine
+"""
+
+
+def test_options_are_frozen_copies():
+    sizes, ranges = {"n": 5}, {"a": [0, 1]}
+    tolerances = {"float32": {"rtol": 1e-4}}
+    options = CheckOptions(sizes=sizes, ranges=ranges, tolerances=tolerances,
+                           fortran_flags=["-O1"], char_exclude={"c": {"N"}})
+    sizes["n"], ranges["b"], tolerances["float32"]["rtol"] = 6, (1, 2), 0.5
+    assert dict(options.sizes) == {"n": 5} and dict(options.ranges) == {"a": (0, 1)}
+    assert options.tolerances["float32"]["rtol"] == 1e-4
+    assert options.fortran_flags == ("-O1",) and options.char_exclude["c"] == frozenset({"N"})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.seed = 3        # type: ignore[misc]
+    with pytest.raises(TypeError):
+        options.sizes["n"] = 7  # type: ignore[index]
+    with pytest.raises(TypeError):
+        options.tolerances["float32"]["rtol"] = 1.0  # type: ignore[index]
+    again = options.replace(seed=3)
+    assert (again.seed, options.seed, again.sizes) == (3, 0, options.sizes)
+
+
+@pytest.mark.parametrize("field, value", [("undefines", ("X",)), ("search_files", ("b.f90",)),
+                                          ("output_dir", "out"), ("kernels", ("scale",))])
+def test_translation_options_the_check_does_not_follow_are_refused(field, value):
+    with pytest.raises(TypeError, match=f"does not follow the translation's {field}"):
+        CheckOptions(translation=TranslateOptions(**{field: value}))
+
+
+def test_translation_must_be_translate_options():
+    with pytest.raises(TypeError, match="translation must be a TranslateOptions, not dict"):
+        CheckOptions(translation={"defines": {}})   # type: ignore[arg-type]
+
+
+def test_the_kernel_chooses_what_is_translated(tmp_path):
+    # (refused by the translation, before gfortran is needed)
+    with pytest.raises(CheckError, match="no kernel or subroutine named 'nope' in "):
+        check_source(SCALE, tmp_path / "s.f90", CheckOptions(kernel="nope"))
+
+
+def test_coverage_rounds_start_from_the_options_given(tmp_path):
+    seen = []
+
+    def check(text, path, options, **context):
+        seen.append((options, context))
+        return CheckReport(str(path), options.seed)     # coverage not measured: one round
+
+    given = CheckOptions(translation=TranslateOptions(defines={"k": 2}), seed=4,
+                         sizes={"n": 3}, char_round=5)
+    report = check_covering(SCALE, tmp_path / "s.f90", given, check=check, queue="q")
+    ((first, context),) = seen
+    assert report.seed == 4 and context == {"queue": "q"}
+    assert first == given.replace(assumed_size_fallback=True, char_round=0)
