@@ -28,12 +28,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pymbolic.primitives as p
 
 from f2loopy.analysis.loops import LoopFacts
 from f2loopy.ir.expressions import variables_read
 from f2loopy.ir.kernel import Assignment, Kernel, ScalarArg, Temporary
-from f2loopy.ir.types import kernel_type_inferrer
+from f2loopy.ir.types import kernel_type_inferrer, type_name
 
 
 @dataclass(frozen=True)
@@ -77,11 +78,24 @@ class ReductionNest:
     reason: str = ""
 
 
-def split_update(insn: Assignment):
+def split_update(insn: Assignment, kernel: Kernel):
     """``(operation, contribution)`` if *insn* is ``v = v op e`` (``op`` one
     of ``+ * max min``; the contribution is what is combined with ``v``),
-    else None."""
-    v, e = insn.assignee, insn.expression
+    else None.
+
+    A numeric conversion around the update (the frontend writes one where
+    the kinds differ) is looked through only where combining in another
+    order gives the same result up to rounding: to a floating type from a
+    floating one (rounding), to an integer type from an integer one for
+    ``+`` and ``*`` (wrap-around arithmetic modulo the width) and for
+    ``max``/``min`` when it does not narrow.  ``s = s + a`` with an integer
+    ``s`` and a real ``a`` truncates at every step (``int(-5 + 0.7)`` is
+    ``-4``, not ``-5 + int(0.7)``): no reduction.
+    """
+    return _split(insn.assignee, insn.expression, kernel)
+
+
+def _split(v, e, kernel: Kernel):
     if isinstance(e, (p.Sum, p.Product)):
         rest = [c for c in e.children if c != v]
         if len(rest) == len(e.children) - 1 and rest:
@@ -98,8 +112,40 @@ def split_update(insn: Assignment):
     if isinstance(e, p.Call) and isinstance(e.function, p.Variable) \
             and len(e.parameters) == 1 and e.function.name.startswith(
             ("float", "int", "complex")):
-        return split_update(insn.copy(expression=e.parameters[0]))
+        split = _split(v, e.parameters[0], kernel)
+        if split is not None and exact_conversion(kernel, e, e.parameters[0], split[0]):
+            return split
     return None
+
+
+def exact_conversion(kernel: Kernel, converted, inner, op: str) -> bool:
+    """Whether converting the update *inner* (``s op e``) to the type of
+    *converted* at every step gives what converting once gives, whatever
+    the order of the steps (see :func:`split_update`)."""
+    infer = kernel_type_inferrer(kernel)
+    try:
+        to, frm = np.dtype(infer(converted)), np.dtype(infer(inner))
+    except Exception:      # noqa: BLE001 - a type the inferrer does not know
+        return False
+    if to.kind in "fc":
+        return frm.kind in "fc"
+    if to.kind in "iu" and frm.kind in "iu":
+        return op in ("sum", "product") or to.itemsize >= frm.itemsize
+    return False
+
+
+def _converted_each_step(insn: Assignment, kernel: Kernel) -> str | None:
+    """Why update *insn* is no reduction when a conversion around it is what
+    :func:`split_update` refuses, else None."""
+    e = insn.expression
+    if not (isinstance(e, p.Call) and isinstance(e.function, p.Variable)
+            and len(e.parameters) == 1
+            and _split(insn.assignee, e.parameters[0], kernel) is not None):
+        return None
+    infer = kernel_type_inferrer(kernel)
+    return (f"line {_line(insn)} converts every update of '{insn.assignee_name}' from "
+            f"{type_name(infer(e.parameters[0]))} to {type_name(infer(e))}: in another "
+            "order the result differs")
 
 
 def _line(insn) -> str:
@@ -202,8 +248,12 @@ def _nest(kernel: Kernel, facts: LoopFacts, x: str, inside: list, names: set) ->
     for name in sorted(names - taken):
         ops = []
         for insn in touching[name]:
-            split = split_update(insn) if isinstance(insn, Assignment) \
+            split = split_update(insn, kernel) if isinstance(insn, Assignment) \
                 and insn.assignee_name == name else None
+            if split is None and isinstance(insn, Assignment) and insn.assignee_name == name:
+                why = _converted_each_step(insn, kernel)
+                if why:
+                    return refuse(why)
             if split is None or name in variables_read(split[1], *insn.predicates):
                 return refuse(f"'{name}' is read elsewhere in the nest (line {_line(insn)})")
             ops.append(split[0])

@@ -105,11 +105,13 @@ class InliningMixin(_Host):
                       if a is not None and callee.symtab.get(d).is_array]
             for d, a in scalars:
                 child.bindings[d.lower()] = self.bind_scalar(proc, callee, d, a)
+            # before the arrays: a dummy's bounds may read the host's
+            # variables (x(m, n) with m, n of the host)
+            self.bind_host_variables(proc, callee, child)
             changed = self.snapshot_bindings(child, callee)
             for d, a in arrays:
                 child.bindings[d.lower()] = self.bind_array(proc, callee, child, d, a,
                                                             changed)
-            self.bind_host_variables(proc, callee, child)
             result = None
             if array_result:
                 result = bind_array_result(self, child, proc, callee)
@@ -261,6 +263,8 @@ class InliningMixin(_Host):
         if not changed:
             return changed
         for d, b in list(child.bindings.items()):
+            if not isinstance(b, ScalarBinding):      # (a host's array)
+                continue
             e = b.expr
             if isinstance(e, p.Subscript) and b.writable:
                 idx = e.index if isinstance(e.index, tuple) else (e.index,)

@@ -181,7 +181,7 @@ def _partial_sums(kernel, acc: Accumulator, part, init, replaced) -> None:
     v = acc.name
     for uid in acc.updates:
         insn = kernel.insn(uid)
-        assert split_update(insn) is not None
+        assert split_update(insn, kernel) is not None
         replaced[uid] = [insn.copy(assignee=part,
                                    expression=substitute(insn.expression, {v: part}),
                                    depends_on=insn.depends_on | {init.id})]

@@ -11,34 +11,13 @@ from __future__ import annotations
 
 import pymbolic.primitives as p
 
+from f2loopy.analysis.reductions import split_update
 from f2loopy.diagnostics import TransformError
 from f2loopy.ir.expressions import Reduction, Rewriter, index_tuple, variables_read
 from f2loopy.ir.kernel import Assignment, Kernel
 from f2loopy.transform.match import find_instructions
 from f2loopy.transform.util import (
     NameNotFoundError, MatchSpec, Names, for_each_kernel, parse_iname_list, resolve_iname)
-
-def _split_update(insn: Assignment):
-    """(operation, contribution) if *insn* is ``v = v op e``, else None."""
-    v, e = insn.assignee, insn.expression
-    if isinstance(e, (p.Sum, p.Product)):
-        rest = [c for c in e.children if c != v]
-        if len(rest) == len(e.children) - 1 and rest:
-            op = "sum" if isinstance(e, p.Sum) else "product"
-            contrib = rest[0] if len(rest) == 1 else type(e)(tuple(rest))
-            return op, contrib
-    if isinstance(e, p.Call) and e.function.name in ("max", "min") and len(e.parameters) >= 2:
-        rest = [c for c in e.parameters if c != v]
-        if len(rest) == len(e.parameters) - 1:
-            contrib = rest[0] if len(rest) == 1 else p.Call(e.function, tuple(rest))
-            return e.function.name, contrib
-    # a numeric conversion around the update, as the frontend writes for mixed kinds
-    if isinstance(e, p.Call) and len(e.parameters) == 1 and e.function.name.startswith(
-            ("float", "int", "complex")):
-        inner = insn.copy(expression=e.parameters[0])
-        return _split_update(inner)
-    return None
-
 
 @for_each_kernel
 def accumulation_to_reduction(kernel: Kernel, within: MatchSpec, *,
@@ -61,7 +40,7 @@ def accumulation_to_reduction(kernel: Kernel, within: MatchSpec, *,
     selected = find_instructions(kernel, within)
     if not selected:
         raise NameNotFoundError(f"accumulation_to_reduction: no instruction matches {within!r}")
-    updates = [(i, _split_update(i)) for i in selected if isinstance(i, Assignment)]
+    updates = [(i, split_update(i, kernel)) for i in selected if isinstance(i, Assignment)]
     updates = [(i, split) for i, split in updates if split is not None]
     if not updates:
         insn = selected[0]

@@ -239,3 +239,49 @@ def test_elemental_function_with_control_flow_is_refused():
     assert info.value.format().splitlines()[0] == (
         "t.f90:13:5: error: elemental function 'branchy' applied to arrays: only a body of "
         "scalar assignments can be expanded in an array expression (write a loop)")
+
+
+#: a dummy array whose bounds are the host's variables (red team of issue
+#: 25): they were bound after the dummy arrays, so ``zz(m, n)`` read fresh,
+#: never assigned copies ``m_1``, ``n_1`` (a wrong answer); a host scalar the
+#: callee changes is also one that an actual argument (``k + 1``) reads
+HOST_BOUNDS = """
+subroutine hb(m, n, a, b, k)
+  implicit none
+  integer, intent(in) :: m, n
+  real(8), intent(in) :: a(m, n)
+  real(8), intent(out) :: b(m, n)
+  integer, intent(inout) :: k
+  real(8) :: z(m, n)
+  call inner(z, a, b, k + 1)
+contains
+  subroutine inner(zz, x, y, kk)
+    real(8), intent(inout) :: zz(m, n)
+    real(8), intent(in) :: x(m, n)
+    real(8), intent(out) :: y(m, n)
+    integer, intent(in) :: kk
+    integer :: i, j
+    do j = 1, n
+      do i = 1, m
+        zz(i, j) = x(i, j) * kk
+        y(i, j) = zz(i, j) + k
+        k = k + 1
+      end do
+    end do
+  end subroutine
+end subroutine
+"""
+
+
+def test_dummy_bounds_read_the_hosts_variables():
+    k = parse_fortran(HOST_BOUNDS, "hb.f90")["hb"]
+    assert not any(t.startswith(("m_", "n_")) for t in k.temporaries), sorted(k.temporaries)
+    text = [str(i.assignee) + " = " + str(i.expression) for i in k.instructions]
+    assert any(t.startswith("kk_arg = k + 1") for t in text), text
+
+
+@needs_gfortran
+def test_dummy_bounds_of_the_host_against_gfortran(tmp_path, cl_queue):
+    a = np.asfortranarray(farray((3, 5), np.float64, seed=3, low=0.0, high=2.0))
+    run_both(HOST_BOUNDS, "hb", [3, 5, a, zeros((3, 5), np.float64), np.int32(2)],
+             tmp_path, cl_queue)
