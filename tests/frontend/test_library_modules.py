@@ -167,3 +167,14 @@ def test_kernel_beside_omp_lib_matches_gfortran(tmp_path, cl_queue):
     hu = rng.uniform(-1, 1, n)
     run_both(text, "face_flux", [n, h, hu, np.zeros(n)], tmp_path, cl_queue,
              filename="fluxes.f90")
+
+
+def test_internal_procedure_sees_its_hosts_library():
+    """An internal procedure's undeclared MPI name is its host's (use
+    association through the host), never a local of its own."""
+    text = ("subroutine outer(n, x)\n  use mpi\n  integer n\n  real x(n)\n  call inner()\n"
+            "contains\n  subroutine inner()\n    x(1) = mpi_any_source\n  end subroutine\n"
+            "end subroutine\n")
+    assert _error(text, "o.f90")[0].startswith(
+        "o.f90:2:7: error: 'mpi_any_source' is not declared here and may come from module "
+        "'mpi' (MPI)")
