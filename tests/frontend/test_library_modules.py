@@ -141,8 +141,8 @@ def test_only_list_names_the_library_cannot_provide():
 
 def test_intrinsic_use_of_a_library_module_is_still_refused():
     lines = _error("module m\n  use, intrinsic :: omp_lib\n" + S, "m.f90")
-    assert lines[0] == ("m.f90:2:21: error: intrinsic module 'omp_lib' is not supported "
-                        "(only iso_fortran_env and iso_c_binding are)")
+    assert lines[0].startswith("m.f90:2:21: error: intrinsic module 'omp_lib' is not "
+                               "supported (only iso_fortran_env, iso_c_binding")
 
 
 def test_unknown_module_is_still_a_located_error():
