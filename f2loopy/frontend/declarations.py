@@ -23,10 +23,12 @@ from f2loopy.frontend.constant_arrays import (
 from f2loopy.frontend.expressions import ConversionContext, ExpressionConverter
 from f2loopy.frontend.generics import is_generic_interface
 from f2loopy.frontend.intrinsic_modules import intrinsic_module, is_ieee_inquiry
+from f2loopy.frontend.library_modules import Library, library_module, only_item_refusal
 from f2loopy.frontend.optionals import optional_attribute
 from f2loopy.frontend.kind_selection import selected_int_kind, selected_real_kind
 from f2loopy.frontend.source import SourceFile, statement_lines
-from f2loopy.frontend.symbols import Symbol, SymbolTable, dtype_from_type_spec
+from f2loopy.frontend.symbols import (Symbol, SymbolTable, dtype_from_type_spec,
+                                     import_components, import_host)
 from f2loopy.ir.folding import NotConstant, cast_value, evaluate_constant
 
 _UNSUPPORTED_SPEC = {
@@ -617,6 +619,10 @@ class DeclarationReader:
         if module is None and name.lower().endswith("_cl_mod") and self.in_program:
             # a program's use of f2loopy's glue: procedures only (_cl, f2l_*), no variables
             return
+        library = library_module(name) if module is None and not intrinsic else None
+        if library is not None:
+            self.use_library(library, name, items)
+            return
         if module is None:
             from f2loopy.frontend.search_path import not_found_message
             raise self.error(not_found_message("module", name, self.search), name,
@@ -637,6 +643,7 @@ class DeclarationReader:
                     wanted.append((str(it).lower(), str(it).lower()))
         if items is None:
             self.symtab.types.update(types)
+            self.symtab.libraries.update(getattr(module.symtab, "libraries", {}))
         for local, remote in wanted:
             if is_ieee_inquiry(self, module, local, remote):
                 continue                 # an intrinsic of the expression converter
@@ -649,6 +656,9 @@ class DeclarationReader:
                 if remote in procedures:
                     self.symtab.use_renames[local] = (module, remote)
                     continue
+                refused = getattr(module.symtab, "library_error", lambda _: None)(remote)
+                if items is not None and refused is not None:
+                    raise refused      # the module has it from a library module
                 deferred = getattr(module, "deferred_errors", None)
                 if items is not None and deferred:
                     raise deferred[0]      # why the module does not provide it
@@ -660,7 +670,7 @@ class DeclarationReader:
                 sym = Symbol(**{**sym.__dict__, "name": local, "attributes": set(
                     sym.attributes)})
             self.symtab.imports[local] = sym
-            _import_components(self.symtab, sym)
+            import_components(self.symtab, sym)
         if items is None:
             for proc in procedures:
                 self.symtab.use_renames.setdefault(proc, (module, proc))
@@ -669,6 +679,16 @@ class DeclarationReader:
                 if remote in procedures:
                     self.symtab.use_renames[local] = (module, remote)
         self.symtab.used_modules.append(module)
+
+    def use_library(self, library: Library, name: str, items) -> None:
+        """``use`` of a library module without source (:mod:`.library_modules`)."""
+        for it in (items.items if items is not None else ()):
+            needle = str(it.items[1] if isinstance(it, F.Rename) else it)
+            message = only_item_refusal(library, needle, isinstance(it, F.Rename))
+            if message is not None:
+                raise self.error(message, needle, UnsupportedFeatureError)
+        span = self.src.span_in_lines(*self.lines, name)
+        self.symtab.libraries[library.module] = (library, span)
 
     # }}}
 
@@ -751,25 +771,6 @@ class DeclarationReader:
                          UnsupportedFeatureError)
 
     # }}}
-
-
-def _import_components(symtab: SymbolTable, sym) -> None:
-    """The component symbols of derived-type *sym* become visible too (by
-    their flattened names)."""
-    for csym in (sym.components or {}).values():
-        symtab.imports.setdefault(csym.name.lower(), csym)
-        _import_components(symtab, csym)
-
-
-def import_host(symtab: SymbolTable, host: SymbolTable) -> None:
-    """Make the symbols of module *host* visible in *symtab* (host association)."""
-    symtab.types.update(host.types)
-    for sym in host.symbols():
-        symtab.imports[sym.name.lower()] = sym
-    symtab.use_renames.update(host.use_renames)
-    symtab.used_modules.extend(host.used_modules)
-    symtab.implicit_none = host.implicit_none
-    symtab.implicit = dict(host.implicit)
 
 
 def _fortran_order(shape):

@@ -512,6 +512,9 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
                 from f2loopy.frontend.search_path import not_found_message
                 raise self.error(not_found_message("function", name, self.search_path()),
                                  name, UnsupportedFeatureError)
+            refused = self.symtab.library_error(name) if sym is None else None
+            if refused is not None:
+                raise refused
             return None
         proc = self.resolve_generic(proc, arg_nodes, name, intrinsic=is_intrinsic_name(name))
         if proc is None:
@@ -753,6 +756,9 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
             return
         proc = self.find_procedure(name)
         if proc is None:
+            refused = self.symtab.library_error(name)
+            if refused is not None:
+                raise refused
             from f2loopy.frontend.search_path import not_found_message
             raise self.error(not_found_message("subroutine", name, self.search_path()), name,
                              UnsupportedFeatureError)

@@ -194,7 +194,8 @@ def _parse_tree(src: SourceFile):
     # unit of an earlier file with a 'use' would change how this one parses
     from fparser.two.symbol_table import SYMBOL_TABLES
     SYMBOL_TABLES.clear()
-    reader = FortranStringReader(reader_text(src), ignore_comments=True)
+    text, lead = _with_lead_unit(reader_text(src), src.fixed_form)
+    reader = FortranStringReader(text, ignore_comments=True)
     reader.set_format(_format(src))
     reader.exit_on_error = False
     collector = _ErrorCollector()
@@ -225,10 +226,55 @@ def _parse_tree(src: SourceFile):
             gc.enable()
     for message in collector.messages:
         raise _syntax_error(src, message)
+    if tree is not None and lead:
+        tree.content[:] = [u for u in tree.content if not _is_lead_unit(u)]
     if tree is None:
         raise FortranError("no Fortran program units found",
                            src.span(1) if src.lines else None)
     return tree
+
+
+#: the name of the empty subroutine that stands on the first line of a text
+#: with many lines without code before its first statement (see
+#: :func:`_with_lead_unit`)
+_LEAD_UNIT = "f2l_lead_unit_"
+#: the lines without code before the first statement from which it is put there
+LEAD_LINES_MIN = 20
+
+
+def _with_lead_unit(text: str, fixed_form: bool) -> tuple[str, bool]:
+    """*text* with its first line replaced by an empty subroutine where at least
+    :data:`LEAD_LINES_MIN` lines without code (blank or comment lines)
+    precede its first statement, and whether it was.
+
+    Each time a match fails, fparser checks whether every line read so far is
+    blank or a comment, from the first line on: with N such lines in front
+    (a long licence header, or a main program's lines blanked by
+    :func:`parse_tree`, includes expanded) a file took time quadratic in N
+    (a seismic code's kernel of 20 lines after an 1,230-line program: two
+    minutes).  Comments are not parsed (``ignore_comments``) and the line
+    count stays, so every statement keeps its line; the subroutine is taken
+    out of the tree again (:func:`_is_lead_unit`).
+    """
+    lines = text.split("\n")
+    lead = next((k for k, line in enumerate(lines) if _is_code(line, fixed_form)), None)
+    if lead is None or lead < LEAD_LINES_MIN:
+        return text, False
+    indent = " " * 6 if fixed_form else ""
+    lines[0] = f"{indent}subroutine {_LEAD_UNIT}; end subroutine {_LEAD_UNIT}"
+    return "\n".join(lines), True
+
+
+def _is_lead_unit(unit) -> bool:
+    """Whether *unit* is the subroutine :func:`_with_lead_unit` put on line 1
+    (no unit of the file can be there: that line had no code)."""
+    from fparser.two import Fortran2003 as F
+    if not isinstance(unit, F.Subroutine_Subprogram):
+        return False
+    head = unit.children[0]
+    span = getattr(getattr(head, "item", None), "span", None)
+    return (str(head.items[1]).lower() == _LEAD_UNIT and span is not None
+            and span[0] == 1)
 
 
 _FIXED_COMMENT_LINE = re.compile(r"[cC*!]|\s*!|\s*$")

@@ -15,6 +15,7 @@ import numpy as np
 from f2loopy.ir.types import (
     BOOL, COMPLEX64, COMPLEX128, FLOAT32, FLOAT64, INT32, INT64)
 from f2loopy.diagnostics import FortranError, SourceSpan, UnsupportedFeatureError
+from f2loopy.frontend.library_modules import Library, library_name_error
 
 if TYPE_CHECKING:
     from f2loopy.frontend.derived_types import TypeDef
@@ -108,6 +109,9 @@ class SymbolTable:
         #: local name -> (module info, name in the module) of used module procedures
         self.use_renames: dict[str, tuple] = {}
         self.used_modules: list = []
+        #: library modules without source used here or in a host or used module
+        #: (module name -> the library and the span of its ``use``)
+        self.libraries: dict[str, tuple[Library, SourceSpan | None]] = {}
         #: lower-case name -> derived type definition visible here
         self.types: dict = {}
         #: names of an enclosing ``associate`` -> the symbols they stand for
@@ -154,10 +158,44 @@ class SymbolTable:
     def local_symbols(self) -> list[Symbol]:
         return list(self._syms.values())
 
+    def library_error(self, name: str) -> UnsupportedFeatureError | None:
+        """The refusal of *name* if a library module used here may provide it
+        (see :mod:`f2loopy.frontend.library_modules`), else None."""
+        for library, span in self.libraries.values():
+            if library.provides(name):
+                return library_name_error(name, library, span)
+        return None
+
     def implicit_type(self, name: str) -> np.dtype | None:
+        """The type of undeclared *name* by the implicit rules (None under
+        ``implicit none``); a name a used library module may provide is
+        refused (it is no local variable)."""
+        exc = self.library_error(name)
+        if exc is not None:
+            raise exc
         if self.implicit_none:
             return None
         return self.implicit.get(name[0].lower())
+
+
+def import_components(symtab: SymbolTable, sym) -> None:
+    """The component symbols of derived-type *sym* become visible too (by
+    their flattened names)."""
+    for csym in (sym.components or {}).values():
+        symtab.imports.setdefault(csym.name.lower(), csym)
+        import_components(symtab, csym)
+
+
+def import_host(symtab: SymbolTable, host: SymbolTable) -> None:
+    """Make the symbols of module *host* visible in *symtab* (host association)."""
+    symtab.types.update(host.types)
+    for sym in host.symbols():
+        symtab.imports[sym.name.lower()] = sym
+    symtab.use_renames.update(host.use_renames)
+    symtab.used_modules.extend(host.used_modules)
+    symtab.libraries.update(host.libraries)
+    symtab.implicit_none = host.implicit_none
+    symtab.implicit = dict(host.implicit)
 
 
 def dtype_from_type_spec(type_name: str, kind, span: SourceSpan,

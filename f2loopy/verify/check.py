@@ -430,9 +430,12 @@ def check_source(text: str, path, options: CheckOptions | None = None, *, result
     report.labels = shared_data.labels(originals.values())
     # a PRIVATE module procedure cannot be called from outside its module
     # (the harness's shim): it is checked inlined in the public ones
-    from f2loopy.verify.fortran import private_procedures, private_type_arguments
+    from f2loopy.verify.fortran import (openable_procedures, private_procedures,
+                                        private_type_arguments)
     typed = private_type_arguments(text, originals.values())
-    hidden = (private_procedures(text) & {n.lower() for n in originals}) | set(typed)
+    # (private by the module's default only: made public in the original's copy)
+    opened = openable_procedures(text) & {n.lower() for n in originals}
+    hidden = ((private_procedures(text) - opened) & {n.lower() for n in originals}) | set(typed)
     for label, _, _, _, k, seq in selected:
         shut = [n for n in seq or () if n.lower() in hidden]
         if shut and shut[0].lower() in typed:
@@ -549,6 +552,10 @@ def check_source(text: str, path, options: CheckOptions | None = None, *, result
         # (a subscript the inputs could not be sized for stops the original
         # with a message, not writing past the drawn arrays: isolated only)
         ref_flags = tuple(fortran_flags) + (("-fcheck=bounds",) if isolate else ())
+        if opened - hidden:
+            from f2loopy.verify.fortran import with_public
+            compiled = with_public(compiled, opened - hidden)
+            ref_flags += ("-ffixed-line-length-none" if fixed else "-ffree-line-length-none",)
         if not replay:
             lib = FortranLibrary(compiled,
                                  [o for o in originals.values() if o.name.lower() not in hidden],

@@ -516,6 +516,45 @@ def private_procedures(text: str) -> set[str]:
     return {p for mod, info in access.items() for p in info[3] if is_private(access, mod, p)}
 
 
+def openable_procedures(text: str) -> set[str]:
+    """Lower-case names of the PRIVATE module procedures of *text* that are
+    private only by their module's default (a ``private`` statement without
+    names): :func:`with_public` makes them reachable without changing what
+    they compute."""
+    access = module_access(text)
+    return {p for info in access.values() if info[0] == "private"
+            for p in info[3] if p not in info[1] and p not in info[2]}
+
+
+def with_public(text: str, names) -> str:
+    """*text* with ``public :: NAMES;`` put in front of the ``contains`` of
+    each module that has some of *names* (lower case, from
+    :func:`openable_procedures`) among its procedures, so that no line moves
+    (the caller lifts the line-length limit)."""
+    access = module_access(text)
+    todo = {m: sorted(set(info[3]) & set(names)) for m, info in access.items()}
+    lines = text.splitlines(keepends=True)
+    module = None
+    in_type = False
+    for k, line in enumerate(lines):
+        if module is None:
+            m = _MODULE_START.match(line)
+            module = m.group(1).lower() if m else None
+            continue
+        if _TYPE_START.match(line):
+            in_type = True
+        elif re.match(r"\s*end\s*type\b", line, re.IGNORECASE):
+            in_type = False
+        elif _MODULE_END.match(line):
+            module = None
+        elif _CONTAINS.match(line) and not in_type:
+            if todo.get(module):
+                at = len(line) - len(line.lstrip())
+                lines[k] = line[:at] + f"public :: {', '.join(todo[module])}; " + line[at:]
+            module = None
+    return "".join(lines)
+
+
 def private_type_arguments(text: str, procedures) -> dict:
     """Lower-case name -> ``(dummy, type)`` of the *procedures* (IR) with a
     derived-type dummy whose type is PRIVATE in its module of *text* (a shim

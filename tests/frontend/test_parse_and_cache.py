@@ -10,7 +10,7 @@ import pytest
 
 import f2loopy.frontend.reader as reader
 from f2loopy import FortranError
-from f2loopy.frontend import read_source, translate_source
+from f2loopy.frontend import parse_fortran, read_source, translate_source
 from f2loopy.frontend.prescan import scan_units
 from f2loopy.pipeline import translate_file
 
@@ -233,5 +233,46 @@ def test_lazy_package_namespace():
     assert "split_iname" in f2loopy.__all__ and "parse_fortran" in dir(f2loopy)
     with pytest.raises(AttributeError):
         f2loopy.no_such_name
+
+# }}}
+
+
+# {{{ many lines without code before the first statement (issue 27: a seismic
+# code's main program, includes expanded, before a 20-line kernel)
+
+def test_long_header_keeps_lines_and_no_extra_unit():
+    """fparser's scan of the lines before the first statement no longer runs
+    on every failed match: the empty subroutine put on line 1 for it is
+    gone from the tree, and the statements keep their lines."""
+    from f2loopy.frontend import reader
+    from f2loopy.frontend.source import SourceFile
+    header = "! licence text\n" * reader.LEAD_LINES_MIN + "\n" * 5
+    text = header + "subroutine s(a)\n  real a\n  a = 1.0\nend subroutine\n"
+    tree = reader.parse_tree(SourceFile("t.f90", text))
+    units = [u for u in tree.children if u is not None]
+    assert len(units) == 1
+    assert units[0].children[0].item.span == (26, 26)
+    fixed = ("c     header\n" * 30 + "      subroutine s(a)\n      real a\n      a = 1.0\n"
+             "      end\n")
+    tree = reader.parse_tree(SourceFile("t.f", fixed, fixed_form=True))
+    assert [u.children[0].item.span for u in tree.children if u is not None] == [(31, 31)]
+
+
+def test_long_header_errors_keep_their_lines():
+    header = "!\n" * 40
+    with pytest.raises(FortranError) as info:
+        parse_fortran(header + "subroutine s(a)\n  real a\n  a = = 1.0\nend subroutine\n",
+                      "t.f90")
+    assert info.value.format().splitlines()[0].startswith("t.f90:43:")
+
+
+def test_main_program_without_program_statement_before_a_kernel():
+    """The program's lines are blanked for the second parse: the kernel after
+    them translates, at its lines."""
+    prog = "".join(f"x{k} = {k}\n" for k in range(30)) + "call s(x1)\nend\n"
+    text = "      " + prog.replace("\n", "\n      ").rstrip() + "\n" + (
+        "      subroutine s(a)\n      real a\n      a = 2.0 * a\n      end\n")
+    kernel = parse_fortran(text, "t.f")["s"]
+    assert kernel.instructions[0].span.line == 35
 
 # }}}

@@ -360,7 +360,20 @@ def test_private_module_entities(tmp_path):
     assert private_procedures(PRIVATE_MODULE) == {"inner"}
     assert module_access("module m\n  real, private :: a, b = 1.0\n  private :: c\n"
                          "end module\n")["m"][1] == {"a", "b", "c"}
-    _, res = _check(tmp_path, PRIVATE_MODULE)
+    # private by the module's default only (issue 27: a shallow-water model's
+    # kernels): the original's copy makes it public on its 'contains' line
+    from f2loopy.verify.fortran import openable_procedures, with_public
+    assert openable_procedures(PRIVATE_MODULE) == {"inner"}
+    opened = with_public(PRIVATE_MODULE, {"inner"})
+    assert opened.splitlines()[7] == "public :: inner; contains"
+    assert opened.count("\n") == PRIVATE_MODULE.count("\n")
+    _, res = _check(tmp_path, PRIVATE_MODULE, "--kernel", "inner")
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[1:3] == ["inner", "  x(4) float32  max |error| 0  ok"]
+    # named in a 'private' statement: it stays out of the harness's reach
+    listed = PRIVATE_MODULE.replace("  private\n", "  private :: inner\n")
+    assert openable_procedures(listed) == set() and private_procedures(listed) == {"inner"}
+    _, res = _check(tmp_path, listed)
     assert res.exit_code == 0, res.output
     assert res.output.splitlines()[1:3] == [
         "inner",
