@@ -121,7 +121,10 @@ class DeclarationReader:
                     raise self.error(f"array parameter '{name}' used as a scalar", name)
                 return sym.value
             if allow_dummies and name.lower() in self.dummy_names:
-                return p.Variable(self.symtab.declare(name, None).name)
+                # the declared spelling (a module variable the kernel takes as an
+                # argument may be written 'Ns' where it is declared 'ns')
+                known = sym if sym is not None else self.symtab.declare(name, None)
+                return p.Variable(known.name)
             if allow_dummies and sym is not None and sym.storage is not None and \
                     sym.storage[0] == "module" and not sym.is_array and \
                     sym.dtype is not None and sym.dtype.kind in "iu":

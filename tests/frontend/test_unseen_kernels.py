@@ -297,6 +297,55 @@ def test_dummies_sized_by_module_variables_match_gfortran(tmp_path, cl_queue):
     report = check_source(NMAT, tmp_path / "n.f90", CheckOptions(kernel="mix"), queue=cl_queue)
     assert report.passed, report.format()
 
+
+# a local array and a callee's dummy sized by the module variable, written in
+# another case than its declaration ('Ns' for 'ns': an internal error
+# "KeyError: 'Ns'" in code generation on a shallow-water project)
+NS_CASE = """module grid
+  implicit none
+  integer :: ns
+end module
+module scheme
+  use grid
+  implicit none
+contains
+  subroutine state(u, wg)
+    real(8), dimension(Ns, 3), intent(in) :: u
+    real(8), dimension(Ns, 3), intent(out) :: wg
+    real(8), dimension(Ns, 3) :: sigma
+    integer :: i
+    call slopes(u, sigma)
+    do i = 2, Ns - 1
+      wg(i, :) = u(i, :) - 0.5d0 * sigma(i, :)
+    end do
+    wg(1, :) = u(1, :)
+    wg(NS, :) = sigma(nS, :)
+  end subroutine
+  subroutine slopes(u, s)
+    real(8), dimension(:, :), intent(in) :: u
+    real(8), dimension(Ns, 3), intent(out) :: s
+    s = 0
+    s(2:, :) = u(2:, :) - u(:Ns - 1, :)
+  end subroutine
+end module
+"""
+
+
+def test_local_arrays_sized_by_a_module_variable_in_another_case():
+    k = parse_fortran(NS_CASE, "ns.f90")["state"]
+    assert tuple(map(str, k.temporaries["sigma"].shape)) == ("ns", "3")
+    assert tuple(map(str, k.arg_dict["wg"].shape)) == ("ns", "3")
+    assert [a.name for a in k.storage_args] == ["ns"]
+
+
+@needs_gfortran
+def test_local_arrays_sized_by_a_module_variable_in_another_case_match_gfortran(
+        tmp_path, cl_queue):
+    from f2loopy.verify.check import CheckOptions, check_source
+    report = check_source(NS_CASE, tmp_path / "ns.f90",
+                          CheckOptions(kernel="state", sizes={"ns": 6}), queue=cl_queue)
+    assert report.passed, report.format()
+
 # }}}
 
 
