@@ -232,6 +232,7 @@ def _shared_call_counter(monkeypatch) -> mmap.mmap:
     return counter
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_a_builtin_recipe_alone_generates_the_code_once(tmp_path, monkeypatch):
     """--transform auto with no script: the recipe's check generates the
     code in the sandbox's child, where no script code runs, and that code
@@ -263,6 +264,7 @@ def test_a_builtin_recipe_alone_generates_the_code_once(tmp_path, monkeypatch):
     assert again.code(k).device_code == r.transformed.code_of(k).device_code
 
 
+@pytest.mark.usefixtures("sandbox_process")
 def test_a_recipe_file_of_the_user_gets_the_second_child(tmp_path, monkeypatch):
     """A recipe named by its path is a script: its child's code is never
     taken, a clean child generates it (also for a copy of a built-in one)."""
