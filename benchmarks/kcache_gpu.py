@@ -17,6 +17,7 @@ difference between the two kernels' outputs.
 usage:
   kcache_gpu.py translate --out DIR
   kcache_gpu.py run --kernels DIR [--ngptot 65536] [--klev 137] [--niter 20] [--json OUT]
+  kcache_gpu.py run --translate --kernels DIR ...   (translate into DIR first)
 """
 
 from __future__ import annotations
@@ -157,10 +158,14 @@ def main() -> None:
     r.add_argument("--klev", type=int, default=137)
     r.add_argument("--niter", type=int, default=20)
     r.add_argument("--json", type=Path)
+    r.add_argument("--translate", action="store_true",
+                   help="translate both variants into --kernels first")
     a = ap.parse_args()
     if a.cmd == "translate":
         translate(a.out)
     else:
+        if a.translate:
+            translate(a.kernels)
         run(a.kernels, a.ngptot, a.klev, a.niter, a.json)
 
 

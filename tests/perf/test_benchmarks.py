@@ -34,6 +34,8 @@ TINY = {
     "translate_speed.py": (["-n", "1", "--sizes", "--no-compile"], "load average",
                            False),
     "launches_gpu.py": (["--quick", "--repeats", "1"], "| jacobi-2d | double |", False),
+    "kcache_gpu.py": (["run", "--translate", "--kernels", "{tmp}/kc", "--ngptot", "40",
+                       "--klev", "6", "--niter", "1"], "| cached |", False),
 }
 
 #: scripts that need what CI cannot have -> what (they print their usage; their
