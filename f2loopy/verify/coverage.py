@@ -12,8 +12,11 @@ reach.
 :func:`check_covering` runs the check in rounds: the user's inputs first,
 then other seeds with special values (0 and 1) for real scalars and each
 one-character constant the subroutine compares a character argument with,
-until every statement ran or the rounds are spent; what never ran is named
-in the report (which then fails).
+until every statement ran or the rounds are spent; then rounds whose free
+data (values neither a size, a subscript nor ``--range`` bounds) take
+either sign, also of mixed magnitudes (a note says what they covered); what
+never ran is named in the report (which then fails).  Every round compares
+every output: a mismatch in any round fails the check.
 """
 
 from __future__ import annotations
@@ -281,6 +284,51 @@ def check_covering(text: str, path, options, *, check, **context):
             continue
         report.rounds.append((f"seed {seed + attempts}" + (f"; {again.inputs}"
                                                             if again.inputs else ""), again))
-        missing = {n: t for n, t in missing.items() if n in (again.coverage or {})}
+        missing = _covered_by(report, missing, again, "")
+    # data of either sign and other magnitudes (the default rounds draw reals
+    # from 0.5..1.5 only): a limiter's or an upwind scheme's branches
+    for k in range(SIGNED_ROUNDS if missing else 0):
+        if not missing:
+            break
+        attempts += 1
+        style = "signed" if k < SIGNED_ROUNDS // 2 else "wide"
+        extra = special_ranges(report.kernels, attempts, ranges, seed) if k % 2 else {}
+        if deciding and k % 2:
+            extra.update({n: (1, 2, 3)[(k // 2) % 3] for n in deciding})
+        values = {n: v for n, v in extra.items() if not isinstance(v, tuple)}
+        extra = {n: v for n, v in extra.items() if isinstance(v, tuple)}
+        what = f"seed {seed + attempts}, {STYLE_WORDS[style]}"
+        try:
+            again = check(text, path, options.replace(
+                seed=seed + attempts, ranges={**extra, **ranges},
+                sizes={**values, **learned, **user_sizes}, char_round=attempts,
+                char_exclude=refused, value_style=style), **context)
+        except Exception as exc:  # noqa: BLE001 - a round whose inputs cannot be made
+            report.rounds.append((what, f"not run: {exc}"))
+            continue
+        if again.checks and all(c.note.startswith("both stop") for c in again.checks):
+            continue          # argument checks refused the inputs
+        report.rounds.append((what + (f"; {again.inputs}" if again.inputs else ""), again))
+        missing = _covered_by(report, missing, again, STYLE_WORDS[style])
     report.coverage = missing
     return report
+
+
+#: extra rounds after :data:`ROUNDS` whose free data take either sign
+#: (half ``signed``, half ``wide``: see
+#: :data:`~f2loopy.verify.input_plan.VALUE_STYLES`)
+SIGNED_ROUNDS = 12
+STYLE_WORDS = {"signed": "signed values", "wide": "signed values of mixed magnitudes"}
+
+
+def _covered_by(report, missing: dict, again, words: str) -> dict:
+    """*missing* less what round *again* ran; where *words* (how its values
+    were drawn) is given, a note on *report* says which statements that
+    round covered."""
+    still = {n: t for n, t in missing.items() if n in (again.coverage or {})}
+    if words and len(still) < len(missing):
+        ran = sorted(set(missing) - set(still))
+        shown = ", ".join(str(report.line_origins.get(n, (None, n))[1]) for n in ran)
+        report.notes.append(f"covered with {words} (seed {again.seed}): "
+                            f"{len(ran)} statement(s), line(s) {shown}")
+    return still
