@@ -295,6 +295,9 @@ def check_covering(text: str, path, options, *, check, **context):
         extra = special_ranges(report.kernels, attempts, ranges, seed) if k % 2 else {}
         if deciding and k % 2:
             extra.update({n: (1, 2, 3)[(k // 2) % 3] for n in deciding})
+        if k % 2 == 0:
+            extra.update(compared_values(text, report.kernels, attempts, seed,
+                                         {n.lower() for n in (*ranges, *user_sizes)}))
         values = {n: v for n, v in extra.items() if not isinstance(v, tuple)}
         extra = {n: v for n, v in extra.items() if isinstance(v, tuple)}
         what = f"seed {seed + attempts}, {STYLE_WORDS[style]}"
@@ -319,6 +322,34 @@ def check_covering(text: str, path, options, *, check, **context):
 #: :data:`~f2loopy.verify.input_plan.VALUE_STYLES`)
 SIGNED_ROUNDS = 12
 STYLE_WORDS = {"signed": "signed values", "wide": "signed values of mixed magnitudes"}
+
+
+def compared_values(text: str, kernels, round_no: int, seed: int, given: set) -> dict:
+    """For round *round_no* of signed data: each integer scalar argument
+    that is no size (as for :func:`special_ranges`), not written and not
+    in *given*, and that *text* compares with integer constants
+    (``south == -1``, ``mode .eq. 2``), one of those constants half the
+    time (drawn from *seed*); a flag such as a missing neighbour's -1 is
+    rarely drawn at random."""
+    import numpy as np
+    rng = np.random.default_rng([seed, round_no, 1])
+    out: dict[str, int] = {}
+    for k in kernels:
+        written = k.written_variables()
+        in_shapes = {n for a in k.args for e in a.shape if e is not None for n in _names(e)}
+        for d in k.domains:
+            in_shapes.update(d.get_var_names(isl_param()))
+        for a in k.fortran_args:
+            if not isinstance(a, ScalarArg) or a.dtype.kind not in "iu" or \
+                    a.name.lower() in given or a.name in written or a.name in in_shapes or \
+                    a.name in out:
+                continue
+            found = sorted({int(m.group(1).replace(" ", "")) for m in re.finditer(
+                rf"(?<![\w%]){re.escape(a.name)}\s*(?:==|/=|<=|>=|<|>|\.(?:eq|ne|lt|le|gt|ge)\.)"
+                r"\s*([+-]?\s*\d{1,9})(?![\w.])", text, re.IGNORECASE)})
+            if found and rng.random() < 0.5:
+                out[a.name] = int(rng.choice(found))
+    return out
 
 
 def _covered_by(report, missing: dict, again, words: str) -> dict:

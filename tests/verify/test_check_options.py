@@ -128,3 +128,26 @@ def test_signed_rounds_follow_the_default_rounds(tmp_path):
         f"seed {n + 1 + half}, signed values of mixed magnitudes"]
     assert report.notes == [f"covered with signed values of mixed magnitudes (seed {n + 1 + half})"
                             ": 1 statement(s), line(s) 6"]
+
+
+def test_signed_rounds_try_the_constants_flags_are_compared_with():
+    from f2loopy.frontend import parse_fortran
+    from f2loopy.verify.coverage import compared_values
+    src = """subroutine edges(n, south, mode, x)
+  integer n, south, mode, i
+  real x(n)
+  if (south == -1) x(1) = 0
+  if (mode .eq. 2) then
+    do i = 1, n
+      x(i) = 2 * x(i)
+    end do
+  end if
+  if (n > 100) x(n) = 1
+end subroutine
+"""
+    kernels = parse_fortran(src, "edges.f90").kernels
+    seen = [compared_values(src, kernels, r, 0, set()) for r in range(40)]
+    assert {v.get("south") for v in seen} == {-1, None}
+    assert {v.get("mode") for v in seen} == {2, None}
+    assert all("n" not in v for v in seen)          # a size: the planner's
+    assert all("mode" not in compared_values(src, kernels, r, 0, {"mode"}) for r in range(9))
