@@ -513,7 +513,8 @@ def check_source(text: str, path, options: CheckOptions | None = None, *, result
                     ranges={n: r for n, r in (ranges or {}).items() if n.lower() in names},
                     seed=seed, notes=report.notes if options.assumed_size_fallback else None)
                 generated = honesty.character_inputs([originals[n] for n in group],
-                                                     plan.generate(seed), char_choices,
+                                                     plan.generate(seed, style=options.value_style),
+                                                     char_choices,
                                                      options.char_round, options.char_exclude,
                                                      fixed=char_fixed)
                 # saved locals start where the original's first call does

@@ -12,8 +12,11 @@ reach.
 :func:`check_covering` runs the check in rounds: the user's inputs first,
 then other seeds with special values (0 and 1) for real scalars and each
 one-character constant the subroutine compares a character argument with,
-until every statement ran or the rounds are spent; what never ran is named
-in the report (which then fails).
+until every statement ran or the rounds are spent; then rounds whose free
+data (values neither a size, a subscript nor ``--range`` bounds) take
+either sign, also of mixed magnitudes (a note says what they covered); what
+never ran is named in the report (which then fails).  Every round compares
+every output: a mismatch in any round fails the check.
 """
 
 from __future__ import annotations
@@ -281,6 +284,82 @@ def check_covering(text: str, path, options, *, check, **context):
             continue
         report.rounds.append((f"seed {seed + attempts}" + (f"; {again.inputs}"
                                                             if again.inputs else ""), again))
-        missing = {n: t for n, t in missing.items() if n in (again.coverage or {})}
+        missing = _covered_by(report, missing, again, "")
+    # data of either sign and other magnitudes (the default rounds draw reals
+    # from 0.5..1.5 only): a limiter's or an upwind scheme's branches
+    for k in range(SIGNED_ROUNDS if missing else 0):
+        if not missing:
+            break
+        attempts += 1
+        style = "signed" if k < SIGNED_ROUNDS // 2 else "wide"
+        extra = special_ranges(report.kernels, attempts, ranges, seed) if k % 2 else {}
+        if deciding and k % 2:
+            extra.update({n: (1, 2, 3)[(k // 2) % 3] for n in deciding})
+        if k % 2 == 0:
+            extra.update(compared_values(text, report.kernels, attempts, seed,
+                                         {n.lower() for n in (*ranges, *user_sizes)}))
+        values = {n: v for n, v in extra.items() if not isinstance(v, tuple)}
+        extra = {n: v for n, v in extra.items() if isinstance(v, tuple)}
+        what = f"seed {seed + attempts}, {STYLE_WORDS[style]}"
+        try:
+            again = check(text, path, options.replace(
+                seed=seed + attempts, ranges={**extra, **ranges},
+                sizes={**values, **learned, **user_sizes}, char_round=attempts,
+                char_exclude=refused, value_style=style), **context)
+        except Exception as exc:  # noqa: BLE001 - a round whose inputs cannot be made
+            report.rounds.append((what, f"not run: {exc}"))
+            continue
+        if again.checks and all(c.note.startswith("both stop") for c in again.checks):
+            continue          # argument checks refused the inputs
+        report.rounds.append((what + (f"; {again.inputs}" if again.inputs else ""), again))
+        missing = _covered_by(report, missing, again, STYLE_WORDS[style])
     report.coverage = missing
     return report
+
+
+#: extra rounds after :data:`ROUNDS` whose free data take either sign
+#: (half ``signed``, half ``wide``: see
+#: :data:`~f2loopy.verify.input_plan.VALUE_STYLES`)
+SIGNED_ROUNDS = 12
+STYLE_WORDS = {"signed": "signed values", "wide": "signed values of mixed magnitudes"}
+
+
+def compared_values(text: str, kernels, round_no: int, seed: int, given: set) -> dict:
+    """For round *round_no* of signed data: each integer scalar argument
+    that is no size (as for :func:`special_ranges`), not written and not
+    in *given*, and that *text* compares with integer constants
+    (``south == -1``, ``mode .eq. 2``), one of those constants half the
+    time (drawn from *seed*); a flag such as a missing neighbour's -1 is
+    rarely drawn at random."""
+    import numpy as np
+    rng = np.random.default_rng([seed, round_no, 1])
+    out: dict[str, int] = {}
+    for k in kernels:
+        written = k.written_variables()
+        in_shapes = {n for a in k.args for e in a.shape if e is not None for n in _names(e)}
+        for d in k.domains:
+            in_shapes.update(d.get_var_names(isl_param()))
+        for a in k.fortran_args:
+            if not isinstance(a, ScalarArg) or a.dtype.kind not in "iu" or \
+                    a.name.lower() in given or a.name in written or a.name in in_shapes or \
+                    a.name in out:
+                continue
+            found = sorted({int(m.group(1).replace(" ", "")) for m in re.finditer(
+                rf"(?<![\w%]){re.escape(a.name)}\s*(?:==|/=|<=|>=|<|>|\.(?:eq|ne|lt|le|gt|ge)\.)"
+                r"\s*([+-]?\s*\d{1,9})(?![\w.])", text, re.IGNORECASE)})
+            if found and rng.random() < 0.5:
+                out[a.name] = int(rng.choice(found))
+    return out
+
+
+def _covered_by(report, missing: dict, again, words: str) -> dict:
+    """*missing* less what round *again* ran; where *words* (how its values
+    were drawn) is given, a note on *report* says which statements that
+    round covered."""
+    still = {n: t for n, t in missing.items() if n in (again.coverage or {})}
+    if words and len(still) < len(missing):
+        ran = sorted(set(missing) - set(still))
+        shown = ", ".join(str(report.line_origins.get(n, (None, n))[1]) for n in ran)
+        report.notes.append(f"covered with {words} (seed {again.seed}): "
+                            f"{len(ran)} statement(s), line(s) {shown}")
+    return still

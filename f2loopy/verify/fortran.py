@@ -262,11 +262,21 @@ class FortranLibrary:
         """Call subroutine *name* with *args*, its Fortran arguments (numpy
         arrays are updated in place; scalars are passed by reference and their
         final values are returned in the result list, arrays returned as
-        given).  Assumed-shape arrays pass their shapes."""
+        given).  Assumed-shape arrays pass their shapes.  Module variables,
+        common blocks and saved locals start from their initial values (zero
+        where they have none), as on the program's first call."""
         kernel = self.kernels[name.lower()]
         if len(args) != len(kernel.fortran_args):
             raise TypeError(f"{name} takes {len(kernel.fortran_args)} arguments, got {len(args)}")
-        out = self.call_named(name, {a.name: v for a, v in zip(kernel.fortran_args, args, strict=True)})
+        values = {a.name: v for a, v in zip(kernel.fortran_args, args, strict=True)}
+        for a in kernel.storage_args:
+            init = getattr(a.role, "init", None)
+            if init is not None and a.name not in values:
+                shape = constant_extents(a.shape) if isinstance(a, ArrayArg) else ()
+                start = np.array(init, dtype=_storage(np.dtype(a.dtype), a.logical_kind))
+                values[a.name] = np.asfortranarray(start.reshape(shape, order="F")) \
+                    if shape else start.reshape(())[()]
+        out = self.call_named(name, values)
         extents = {a.name for a in kernel.extent_args}
         return [out[a.name] for a in kernel.args if a.name not in extents]
 

@@ -14,6 +14,13 @@ import numpy as np
 DEFAULT_REAL_RANGE = (0.5, 1.5)
 #: default value range of integer data (and of integer scalars that are no size)
 DEFAULT_INT_RANGE = (1, 9)
+#: how the values without a range are drawn (:meth:`InputPlan.generate`):
+#: ``default`` (the ranges above), ``signed`` (reals from -1.5..1.5, free
+#: integers from -9..9 without 0), ``wide`` (reals of either sign and
+#: magnitudes 1e-3..1e3, free integers as for ``signed``)
+VALUE_STYLES = ("default", "signed", "wide")
+#: the ``signed`` style's range of real and complex data
+SIGNED_REAL_RANGE = (-1.5, 1.5)
 
 
 @dataclass
@@ -58,8 +65,15 @@ class InputPlan:
         """``n=7, m=4`` for the scalars decided here (sizes and fixed values)."""
         return ", ".join(f"{n}={_show(v)}" for n, v in self.values.items())
 
-    def generate(self, seed: int = 0) -> dict:
-        """Random inputs: name -> numpy array (Fortran order) or numpy scalar."""
+    def generate(self, seed: int = 0, *, style: str = "default") -> dict:
+        """Random inputs: name -> numpy array (Fortran order) or numpy scalar.
+
+        *style* (one of :data:`VALUE_STYLES`) changes only the values that
+        neither the plan (sizes, fixed values, subscript ranges) nor the
+        user (``--range``) bound: those are data, whose sign and magnitude
+        decide only which branches run."""
+        if style not in VALUE_STYLES:
+            raise ValueError(f"unknown value style {style!r}")
         rng = np.random.default_rng(seed)
         out = {}
         for name, spec in self.args.items():
@@ -68,6 +82,10 @@ class InputPlan:
                 continue
             rng_range = self.ranges.get(name)
             shape = self.shapes.get(name, ())
+            if rng_range is None and style != "default":
+                out[name] = _free_values(rng, spec.dtype, shape if spec.is_array else None,
+                                         style)
+                continue
             out[name] = _random_values(rng, spec.dtype, shape if spec.is_array else None,
                                        rng_range)
         return out
@@ -79,6 +97,35 @@ def _show(v) -> str:
     if isinstance(v, np.floating):
         return str(v)
     return str(v)
+
+
+def _free_values(rng, dtype, shape, style: str):
+    """Values of an argument nothing bounds, drawn in *style* (``signed``
+    or ``wide``): logicals as always; integers from -9..9 without 0 (no
+    integer division by zero that the default range avoids); reals and
+    complex parts from :data:`SIGNED_REAL_RANGE` (``signed``) or with a
+    random sign and a magnitude 10**u, u in -3..3 (``wide``)."""
+    dt = np.dtype(dtype)
+    size = int(np.prod(shape)) if shape is not None else 1
+
+    def reals():
+        if style == "signed":
+            return rng.uniform(*SIGNED_REAL_RANGE, size)
+        return rng.choice([-1.0, 1.0], size) * 10.0 ** rng.uniform(-3.0, 3.0, size)
+    if dt.kind == "b":
+        return _random_values(rng, dtype, shape, None)
+    if dt.kind in "iu":
+        if dt.kind == "u":
+            return _random_values(rng, dtype, shape, None)
+        vals = rng.integers(1, 10, size=size) * rng.choice([-1, 1], size)
+        vals = vals.astype(dt)
+    elif dt.kind == "c":
+        vals = (reals() + 1j * reals()).astype(dt)
+    else:
+        vals = reals().astype(dt)
+    if shape is None:
+        return vals[0]
+    return np.asfortranarray(vals.reshape(shape, order="F"))
 
 
 def _random_values(rng, dtype, shape, vrange: ValueRange | None):

@@ -54,6 +54,10 @@ class CheckOptions:
         this round takes (the coverage rounds count it up).
     :attr char_exclude: name -> values of a CHARACTER argument the
         original's own argument check refused (not drawn again).
+    :attr value_style: how the data values that neither the plan nor
+        :attr:`ranges` bound are drawn (one of
+        :data:`~f2loopy.verify.input_plan.VALUE_STYLES`; the coverage rounds
+        try ``signed`` and ``wide`` after the default ones).
     :attr assumed_size_fallback: an assumed-size array whose subscripts
         cannot be bounded gets a fixed number of elements, with a note
         (else the inputs cannot be planned; the coverage rounds allow it).
@@ -72,6 +76,7 @@ class CheckOptions:
     char_round: int = 0
     char_exclude: Mapping[str, frozenset] = field(default_factory=lambda: _EMPTY)
     assumed_size_fallback: bool = False
+    value_style: str = "default"
 
     def __post_init__(self) -> None:
         # frozen all the way down: copies, as tuples and read-only mappings
@@ -86,6 +91,10 @@ class CheckOptions:
                                 if name == "kernels" else
                                 f"CheckOptions: the check does not follow the translation's "
                                 f"{name}")
+        from f2loopy.verify.input_plan import VALUE_STYLES
+        if self.value_style not in VALUE_STYLES:
+            raise TypeError(f"CheckOptions: value_style must be one of {', '.join(VALUE_STYLES)}, "
+                            f"not {self.value_style!r}")
         fix = object.__setattr__
         fix(self, "sizes", MappingProxyType(dict(self.sizes or {})))
         fix(self, "ranges", MappingProxyType({n: tuple(r) for n, r in

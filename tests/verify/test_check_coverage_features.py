@@ -75,3 +75,70 @@ def test_kernels_beyond_a_harness_are_not_checked_with_the_reason(tmp_path):
         "store (compare it through the glue)"]
     assert any(line.strip().startswith("fields.u(") and line.endswith("ok")
                for line in res.output.splitlines()), res.output
+
+
+# {{{ coverage rounds with signed data (issue 27: limiters, upwind schemes)
+
+UPWIND = """module upwind
+  implicit none
+contains
+  subroutine upwind_flux(n, u, q, f)
+    integer, intent(in) :: n
+    real(8), intent(in) :: u(n), q(0:n)
+    real(8), intent(out) :: f(n)
+    integer :: i
+    do i = 1, n
+      if (u(i) >= 0) then
+        f(i) = u(i) * q(i - 1)
+      else
+        f(i) = u(i) * q(i)
+      end if
+    end do
+  end subroutine
+end module
+"""
+# a scan parallelized with a race, reached only for a negative s: the
+# default rounds never run it, a signed round must report the race
+RACE_WHEN_NEGATIVE = """subroutine scan(n, s, x, y)
+  implicit none
+  integer n, i
+  real s, x(n), y(n), acc
+  acc = 0
+  if (s < -0.25) then
+    do i = 1, n
+      acc = acc + x(i)
+      y(i) = acc
+    end do
+  end if
+end subroutine
+!$loopy begin
+! (k,) = parse_fortran(SOURCE, FILENAME)
+! k = set_options(k, check_races=False)
+! bad = split_iname(k, "i", 4, outer_tag="g.0", inner_tag="l.0")
+! RESULT = [bad]
+!$loopy end
+"""
+
+
+def test_signed_rounds_cover_the_branch_of_negative_data(tmp_path):
+    """u >= 0 on every default round (data from 0.5..1.5): the upwind
+    branch for u < 0 is covered by a round of signed values, and says so."""
+    res = _check(tmp_path, "upwind.f90", UPWIND)
+    assert res.exit_code == 0, res.output
+    (note,) = [ln for ln in res.output.splitlines() if ln.startswith("note: covered with")]
+    assert note.startswith("note: covered with signed values (seed ")
+    assert note.endswith("): 1 statement(s), line(s) 13")
+    assert "signed values" in res.output.split("inputs (seed ")[-1]
+    assert "NOT COVERED" not in res.output and "ok: " in res.output
+
+
+def test_a_mismatch_in_a_signed_round_is_a_mismatch(tmp_path):
+    res = _check(tmp_path, "scan.f90", RACE_WHEN_NEGATIVE)
+    assert res.exit_code == 1, res.output
+    lines = res.output.splitlines()
+    (bad,) = [ln for ln in lines if ln.startswith("inputs (") and "MISMATCH" in ln]
+    assert ", signed values" in bad and bad.endswith("MISMATCH in scan")
+    assert lines[-1] == "MISMATCH: 1 of 1 kernel(s) differ from the original Fortran: scan"
+    assert "Traceback" not in res.output
+
+# }}}

@@ -4,6 +4,7 @@ what it copies and refuses, and how the coverage rounds pass it along."""
 from __future__ import annotations
 
 import dataclasses
+import types
 
 import pytest
 
@@ -72,3 +73,81 @@ def test_coverage_rounds_start_from_the_options_given(tmp_path):
     ((first, context),) = seen
     assert report.seed == 4 and context == {"queue": "q"}
     assert first == given.replace(assumed_size_fallback=True, char_round=0)
+
+
+def test_value_styles_draw_only_the_free_data():
+    """``signed``/``wide`` change the values nothing bounds; sizes, fixed
+    values and ranges (user or subscript) stay as planned."""
+    import numpy as np
+
+    from f2loopy.verify.input_plan import ArgSpec, InputPlan, ValueRange
+    args = {"n": ArgSpec("n", np.dtype(np.int32), False),
+            "idx": ArgSpec("idx", np.dtype(np.int32), True, (400,)),
+            "k": ArgSpec("k", np.dtype(np.int32), True, (400,)),
+            "x": ArgSpec("x", np.dtype(np.float64), True, (400,)),
+            "a": ArgSpec("a", np.dtype(np.float64), False)}
+    plan = InputPlan(args, {"n": 7}, {"idx": (400,), "k": (400,), "x": (400,)},
+                     {}, {"idx": ValueRange(1, 7), "a": ValueRange(2.0, 3.0)})
+    for style in ("default", "signed", "wide"):
+        v = plan.generate(3, style=style)
+        assert v["n"] == 7 and 1 <= v["idx"].min() and v["idx"].max() <= 7
+        assert 2.0 <= v["a"] <= 3.0
+        if style == "default":
+            assert v["x"].min() >= 0.5 and v["k"].min() >= 1
+            continue
+        assert v["x"].min() < 0 < v["x"].max() and v["k"].min() < 0 < v["k"].max()
+        assert 0 not in v["k"] and v["x"].dtype == np.float64 and v["x"].flags.f_contiguous
+    assert np.abs(plan.generate(3, style="wide")["x"]).max() > 10
+    assert np.abs(plan.generate(3, style="signed")["x"]).max() <= 1.5
+    with pytest.raises(ValueError, match="unknown value style 'odd'"):
+        plan.generate(0, style="odd")
+    with pytest.raises(TypeError, match="value_style must be one of default, signed, wide"):
+        CheckOptions(value_style="odd")
+
+
+def test_signed_rounds_follow_the_default_rounds(tmp_path):
+    """A statement left by the default rounds gets rounds of signed data;
+    each is a round of the report, named by how its data were drawn."""
+    from f2loopy.verify import coverage
+    styles = []
+
+    def check(text, path, options, **context):
+        styles.append(options.value_style)
+        r = CheckReport(str(path), options.seed)
+        r.checks = [types.SimpleNamespace(note="", kernel="scale")]   # (read for notes only)
+        r.coverage = {} if options.value_style == "wide" else {6: "x(i) = a * x(i)"}
+        return r
+
+    report = check_covering(SCALE, tmp_path / "s.f90", CheckOptions(), check=check)
+    n = coverage.ROUNDS
+    half = coverage.SIGNED_ROUNDS // 2
+    assert styles == ["default"] * (n + 1) + ["signed"] * half + ["wide"]
+    assert report.coverage == {}
+    assert [w for w, _ in report.rounds][n:] == [
+        f"seed {n + 1 + k}, signed values" for k in range(half)] + [
+        f"seed {n + 1 + half}, signed values of mixed magnitudes"]
+    assert report.notes == [f"covered with signed values of mixed magnitudes (seed {n + 1 + half})"
+                            ": 1 statement(s), line(s) 6"]
+
+
+def test_signed_rounds_try_the_constants_flags_are_compared_with():
+    from f2loopy.frontend import parse_fortran
+    from f2loopy.verify.coverage import compared_values
+    src = """subroutine edges(n, south, mode, x)
+  integer n, south, mode, i
+  real x(n)
+  if (south == -1) x(1) = 0
+  if (mode .eq. 2) then
+    do i = 1, n
+      x(i) = 2 * x(i)
+    end do
+  end if
+  if (n > 100) x(n) = 1
+end subroutine
+"""
+    kernels = parse_fortran(src, "edges.f90").kernels
+    seen = [compared_values(src, kernels, r, 0, set()) for r in range(40)]
+    assert {v.get("south") for v in seen} == {-1, None}
+    assert {v.get("mode") for v in seen} == {2, None}
+    assert all("n" not in v for v in seen)          # a size: the planner's
+    assert all("mode" not in compared_values(src, kernels, r, 0, {"mode"}) for r in range(9))
