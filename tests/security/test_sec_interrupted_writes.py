@@ -36,6 +36,9 @@ OUTPUTS = ("k.cl", "k_cl.py", "k_cl.f90", "k_cl.c")
 HARNESS = """
 import os, resource, signal, sys
 sig = int(sys.argv[1])
+# as in a terminal: a process started in the background by a shell without job
+# control inherits SIGINT ignored, and an ignored Ctrl-C rightly changes nothing
+signal.signal(signal.SIGINT, signal.default_int_handler)
 real = os.replace
 def replace(src, dst, **kw):
     real(src, dst, **kw)
