@@ -113,8 +113,14 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int,
     # one work-group of one axis must run the whole kernel: a loop on another
     # axis elsewhere would run the nest more than once
     around = set().union(*(i.within_inames for i in inside))
+    start = next(k for k, i in enumerate(kernel.instructions) if i.id == inside[0].id)
+    # (several groups: loops mapped before the nest are fine, the nest then
+    # starts a launch of its own)
+    earlier = set().union(*(i.within_inames for i in kernel.instructions[:start])) \
+        if groups > 1 else set()
     tagged = sorted(y for y in kernel.hardware_inames()
-                    if y in around or kernel.iname_tag(y) != LocalAxisTag(0))
+                    if y in around or (kernel.iname_tag(y) != LocalAxisTag(0)
+                                       and y not in earlier))
     if tagged:
         raise TransformError(f"parallel_reduction: loop '{tagged[0]}' is already mapped to "
                              f"{kernel.iname_tag(tagged[0])}; the reduction runs in one "
@@ -171,7 +177,11 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int,
     # the partials start where the nest starts: after what it waits for (a
     # global barrier before it included)
     before = frozenset().union(*(i.depends_on for i in inside)) - nest_ids
-    inits = [i.copy(depends_on=i.depends_on | before) for i in inits]
+    pre = _barrier_before(kernel, b, inside, start) if groups > 1 else None
+    if pre is not None:
+        before |= {pre.id}
+        inits.insert(0, pre)
+    inits = [i.copy(depends_on=i.depends_on | before) if i is not pre else i for i in inits]
     written_parts = {n.id for group in replaced.values() for n in group}
     outside_deps: set = set()
     for i in inside:
@@ -200,6 +210,8 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int,
             out.extend(replaced[insn.id])
         elif insn.id not in removed:
             deps = insn.depends_on
+            if pre is not None and insn.id in nest_ids:
+                deps = deps | {pre.id}
             if deps & gone:
                 if insn.id in nest_ids:
                     deps = (deps - gone) | frozenset(
@@ -224,6 +236,30 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int,
     # neighbouring groups: the loads stay coalesced)
     return split_iname(kernel, outer, groups, outer_iname=b.name(f"{outer}_outer"),
                        inner_iname=b.name(f"{lane_loop}_group"), inner_tag="g.0")
+
+
+def _barrier_before(kernel: Kernel, b: _Builder, inside, start: int):
+    """A global barrier before the nest (at *start*) where what runs before
+    it in its launch must not share the groups' launch: a mapped loop (its
+    groups would rerun it), or a store the nest reads that is no private
+    variable (other groups could read it before it is written); None where
+    nothing does."""
+    reads = set().union(*(i.read_dependency_names() for i in inside))
+    segment = []
+    for insn in reversed(kernel.instructions[:start]):
+        if isinstance(insn, BarrierInstruction) and insn.scope == "global":
+            break
+        segment.append(insn)
+    hardware = kernel.hardware_inames()
+    for insn in segment:
+        shared = [w for w in insn.assignee_var_names() if w in reads and not (
+            w in kernel.temporaries and kernel.temporaries[w].address_space
+            in (AddressSpace.PRIVATE, None) and not kernel.temporaries[w].shape)]
+        if insn.within_inames & hardware or shared:
+            return BarrierInstruction(id=b.name("groups_gbarrier"), scope="global",
+                                      depends_on=frozenset(i.id for i in segment),
+                                      span=inside[0].span)
+    return None
 
 
 def _partial_sums(kernel, acc: Accumulator, part, init, replaced) -> None:
