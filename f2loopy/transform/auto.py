@@ -38,9 +38,12 @@ The choice is made in three steps, each exact or verified:
 Before the grid plans, where every parallel loop lies inside them, the
 **reduction** plan: loop nests that only reduce into scalars (``s = s +
 ...``, several accumulators, ``max``/``min``, an extreme with its location;
-:func:`~f2loopy.analysis.reductions.reduction_nests`) run in parallel in one
-work-group of *group_size* work-items
-(:func:`~f2loopy.transform.parallel_reduction.parallel_reduction`).  Other
+:func:`~f2loopy.analysis.reductions.reduction_nests`) run in parallel in
+*group_size* work-groups of *group_size* work-items, whose partials a second
+launch of one group combines
+(:func:`~f2loopy.transform.parallel_reduction.parallel_reduction`); in one
+group (one launch) where the split loop has at most *group_size* trips
+whatever the sizes, or where several groups are refused.  Other
 reductions and loops carrying dependences stay sequential loops inside each
 work-item.
 """

@@ -1,5 +1,5 @@
 """Running a reduction nest (:mod:`f2loopy.analysis.reductions`) in parallel
-in one work-group.
+in one work-group, or in many with a second launch.
 
 The innermost reduction loop is split over the *lanes* work-items of the
 group (``l.0``); each work-item runs its share of the nest in the loops'
@@ -22,6 +22,15 @@ that hold ``m`` (the first occurrence in the loops' order), and work-item 0
 stores ``m`` and the locations where ``m < s`` (``m > s`` for a maximum),
 as the sequential loop would: the result is exactly the sequential one.
 Sums and products are reassociated (results within rounding).
+
+With *groups* above one, the chunks of the split loop go round-robin to
+that many work-groups (``g.0``); each group combines its work-items as
+above but stores the result (an extreme: its value and first location) to
+a global scratch array of one element per group; after a global barrier (a
+launch of its own) one group of *groups* work-items combines the groups'
+partials the same way and stores as above, so the first occurrence is kept
+across groups too.  A nest after a mapped loop, or reading a non-private
+value stored before it in its launch, gets a global barrier before it.
 """
 
 from __future__ import annotations
@@ -137,8 +146,8 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int,
     group_first = b.lane_iname("lane_group_first", 0, 0) if groups > 1 else ""
     lane2 = b.lane_iname("lane_groups", 0, groups - 1) if groups > 1 else ""
     phase1: list[Assignment] = []
-    inits: list[Assignment] = []
-    finals: list[Assignment] = []
+    inits: list[Assignment | BarrierInstruction] = []
+    finals: list[Assignment | BarrierInstruction] = []
     replaced: dict[str, list[Assignment]] = {}
     removed: set[str] = set()
     span = inside[0].span
@@ -177,7 +186,7 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int,
     # the partials start where the nest starts: after what it waits for (a
     # global barrier before it included)
     before = frozenset().union(*(i.depends_on for i in inside)) - nest_ids
-    pre = _barrier_before(kernel, b, inside, start) if groups > 1 else None
+    pre = _barrier_before(kernel, b, nest, inside, start) if groups > 1 else None
     if pre is not None:
         before |= {pre.id}
         inits.insert(0, pre)
@@ -238,13 +247,15 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int,
                        inner_iname=b.name(f"{lane_loop}_group"), inner_tag="g.0")
 
 
-def _barrier_before(kernel: Kernel, b: _Builder, inside, start: int):
+def _barrier_before(kernel: Kernel, b: _Builder, nest: ReductionNest, inside, start: int):
     """A global barrier before the nest (at *start*) where what runs before
     it in its launch must not share the groups' launch: a mapped loop (its
     groups would rerun it), or a store the nest reads that is no private
     variable (other groups could read it before it is written); None where
     nothing does."""
-    reads = set().union(*(i.read_dependency_names() for i in inside))
+    # (the accumulators and their locations: read by the second launch only)
+    reads = set().union(*(i.read_dependency_names() for i in inside)) - {
+        w for a in nest.accumulators for w in (a.name, *(x for x, _ in a.locations))}
     segment = []
     for insn in reversed(kernel.instructions[:start]):
         if isinstance(insn, BarrierInstruction) and insn.scope == "global":
