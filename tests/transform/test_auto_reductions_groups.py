@@ -20,7 +20,8 @@ from f2loopy.frontend import parse_fortran
 from f2loopy.transform.auto import plan_auto
 from f2loopy.transform.parallel_reduction import parallel_reduction
 
-from fortran_util import assert_all_ok, build_runtime, compile_and_run, glue_from_kernels
+from fortran_util import (
+    assert_all_ok, build_runtime, compile_and_run, glue_from_kernels, needs_toolchain)
 from util import needs_gfortran
 from test_auto_reductions import SOURCE
 
@@ -144,7 +145,7 @@ def test_check_against_gfortran(tmp_path, n, m):
 MAIN = """
 program main
   use checks
-  use reds_cl_mod
+  use minloc2_cl_mod
   implicit none
   integer, parameter :: n = 3000, m = 2
   integer :: ia(n, m), i, j, st
@@ -168,8 +169,9 @@ end program
 """
 
 
-@needs_gfortran
+@needs_toolchain
 @pytest.mark.opencl
+@pytest.mark.gfortran
 @pytest.mark.differential
 def test_fortran_glue_runs_both_launches(tmp_path, units):
     runtime = build_runtime(tmp_path)
