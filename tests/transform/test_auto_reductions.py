@@ -198,13 +198,17 @@ def test_accumulators_and_their_forms(units):
 
 def test_local_accumulators_read_by_a_later_nest(units):
     # s and mn (with its location il) are local variables: every work-item
-    # holds the result, which the second nest reads
+    # of the combining group computes the result, which the second nest (in
+    # a launch of its own) reads: code generation keeps it in global memory
+    # across the launches, stored once
     out = plan_auto(units["twonests"], verify=generate_code)
     assert out.summary() == (
-        "auto: kernel 'twonests': plan reduction, i -> l.0 (one group of 128), i_1 -> l.0 "
-        "(one group of 128); parallel reduction of mn (min, located: il), s (sum), t (sum)")
+        "auto: kernel 'twonests': plan reduction, i -> g.0/l.0 (128 groups of 128, then one), "
+        "i_1 -> g.0/l.0 (128 groups of 128, then one); parallel reduction of mn (min, "
+        "located: il), s (sum), t (sum)")
     code = generate_code(out.kernel).device_code
-    assert "lane_first" not in code and "if (mn_better)" in code
+    assert "if (lane0_l0 == 0 && mn_better)" in code and "mn_better = mn_extreme_1 < mn[0];" \
+        in code
 
 
 def test_reasons_where_a_nest_stays_sequential(units):
