@@ -38,9 +38,12 @@ The choice is made in three steps, each exact or verified:
 Before the grid plans, where every parallel loop lies inside them, the
 **reduction** plan: loop nests that only reduce into scalars (``s = s +
 ...``, several accumulators, ``max``/``min``, an extreme with its location;
-:func:`~f2loopy.analysis.reductions.reduction_nests`) run in parallel in one
-work-group of *group_size* work-items
-(:func:`~f2loopy.transform.parallel_reduction.parallel_reduction`).  Other
+:func:`~f2loopy.analysis.reductions.reduction_nests`) run in parallel in
+*group_size* work-groups of *group_size* work-items, whose partials a second
+launch of one group combines
+(:func:`~f2loopy.transform.parallel_reduction.parallel_reduction`); in one
+group (one launch) where the split loop has at most *group_size* trips
+whatever the sizes, or where several groups are refused.  Other
 reductions and loops carrying dependences stay sequential loops inside each
 work-item.
 """
@@ -49,6 +52,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+
+import islpy as isl
 
 from f2loopy.analysis.loops import (
     LoopFacts, accumulated_arrays, grid_axes, loop_dependences, outermost_loops, reused_tiles)
@@ -284,16 +289,33 @@ def _reduction_plan(kernel: Kernel, nests: list[ReductionNest], candidates: list
         mine = {i.id for i in kernel.instructions if x in i.within_inames}
         if not any(mine <= ids for ids in inside.values()):
             return None
+    # many groups (the group size of them, combined by a second launch)
+    # unless the loop split over the work-items has at most one group's
+    # trips whatever the sizes; one group where several are refused
+    counts = {n.outer: 1 if _few_trips(kernel, n.loops[-1], group_size) else group_size
+              for n in ok}
     out = kernel
-    try:
-        for n in ok:
-            out = parallel_reduction(out, n, lanes=group_size)
-        if verify is not None:
-            verify(out)
-    except F2LoopyError as exc:
-        notes.append(f"plan reduction refused: {_first_line(exc)}")
-        return None
-    tags = {n.loops[-1]: f"l.0 (one group of {group_size})" for n in ok}
+    for attempt in ("groups", "one"):
+        if attempt == "one":
+            if all(c == 1 for c in counts.values()):
+                return None
+            counts = dict.fromkeys(counts, 1)
+        try:
+            out = kernel
+            for n in ok:
+                out = parallel_reduction(out, n, lanes=group_size, groups=counts[n.outer])
+            if verify is not None:
+                verify(out)
+            break
+        except F2LoopyError as exc:
+            notes.append(f"plan reduction refused"
+                         f"{' over several groups' if attempt == 'groups' else ''}: "
+                         f"{_first_line(exc)}")
+            if attempt == "one" or all(c == 1 for c in counts.values()):
+                return None
+    tags = {n.loops[-1]: (f"g.0/l.0 ({counts[n.outer]} groups of {group_size}, then one)"
+                          if counts[n.outer] > 1 else f"l.0 (one group of {group_size})")
+            for n in ok}
     what = []
     for n in ok:
         for a in n.accumulators:
@@ -305,6 +327,24 @@ def _reduction_plan(kernel: Kernel, nests: list[ReductionNest], candidates: list
             notes.append(f"loop nest '{n.outer}' is no parallel reduction: {n.reason}")
     return AutoOutcome(out, "reduction", tags, (), tuple(notes), tuple(candidates),
                        reductions=tuple(what))
+
+
+def _few_trips(kernel: Kernel, iname: str, limit: int) -> bool:
+    """Whether loop *iname* runs at most *limit* times whatever the sizes
+    and the enclosing loops' indices."""
+    dom = kernel.domains[kernel.iname_domain_index[iname]]
+    names = dom.get_var_names(isl.dim_type.set)
+    k = names.index(iname)
+    dom = dom.project_out(isl.dim_type.set, k + 1, len(names) - k - 1)
+    dom = dom.project_out(isl.dim_type.set, 0, k)
+    dom = dom.project_out(isl.dim_type.param, 0, dom.dim(isl.dim_type.param))
+    if dom.is_empty():
+        return True
+    if not dom.is_bounded():
+        return False
+    return (dom.lexmax().sample_point().get_coordinate_val(isl.dim_type.set, 0)
+            - dom.lexmin().sample_point().get_coordinate_val(isl.dim_type.set, 0)
+            ).to_python() < limit
 
 
 @for_each_kernel

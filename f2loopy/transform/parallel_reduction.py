@@ -1,5 +1,5 @@
 """Running a reduction nest (:mod:`f2loopy.analysis.reductions`) in parallel
-in one work-group.
+in one work-group, or in many with a second launch.
 
 The innermost reduction loop is split over the *lanes* work-items of the
 group (``l.0``); each work-item runs its share of the nest in the loops'
@@ -22,6 +22,15 @@ that hold ``m`` (the first occurrence in the loops' order), and work-item 0
 stores ``m`` and the locations where ``m < s`` (``m > s`` for a maximum),
 as the sequential loop would: the result is exactly the sequential one.
 Sums and products are reassociated (results within rounding).
+
+With *groups* above one, the chunks of the split loop go round-robin to
+that many work-groups (``g.0``); each group combines its work-items as
+above but stores the result (an extreme: its value and first location) to
+a global scratch array of one element per group; after a global barrier (a
+launch of its own) one group of *groups* work-items combines the groups'
+partials the same way and stores as above, so the first occurrence is kept
+across groups too.  A nest after a mapped loop, or reading a non-private
+value stored before it in its launch, gets a global barrier before it.
 """
 
 from __future__ import annotations
@@ -34,8 +43,8 @@ from f2loopy.diagnostics import TransformError
 from f2loopy.ir.expressions import Reduction, substitute
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.isl_tools import lazy_affs, make_space
-from f2loopy.ir.kernel import AddressSpace, Assignment, Kernel, Temporary
-from f2loopy.ir.tags import LocalAxisTag
+from f2loopy.ir.kernel import AddressSpace, Assignment, BarrierInstruction, Kernel, Temporary
+from f2loopy.ir.tags import GroupAxisTag, LocalAxisTag
 from f2loopy.transform.iname import split_iname
 from f2loopy.transform.util import unique_name
 
@@ -70,21 +79,34 @@ class _Builder:
                                   address_space=AddressSpace.PRIVATE)
         return p.Variable(n)
 
-    def lane_iname(self, base: str, first: int, last: int) -> str:
+    def lane_iname(self, base: str, first: int, last: int, group: bool = False) -> str:
         n = self.name(base)
         affs = lazy_affs(make_space([n], []))
         self.domains.append(affs[n].ge_set(affs[0] + first) & affs[n].le_set(affs[0] + last))
-        self.tags[n] = LocalAxisTag(0)
+        self.tags[n] = GroupAxisTag(0) if group else LocalAxisTag(0)
+        return n
+
+    def scratch(self, base: str, dtype, groups: int) -> str:
+        n = self.name(base)
+        self.temps[n] = Temporary(name=n, dtype=np.dtype(dtype), shape=(groups,), lower_bounds=(0,),
+                                  address_space=AddressSpace.GLOBAL)
         return n
 
 
-def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int) -> Kernel:
+def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int,
+                       groups: int = 1) -> Kernel:
     """*kernel* with the reduction nest *nest* (from
     :func:`~f2loopy.analysis.reductions.reduction_nests`) run by the
     *lanes* work-items of one work-group (see the module docstring).
 
     :arg lanes: work-items of the group (1 to 1024); the nest's innermost
         reduction loop is split into chunks of *lanes* on ``l.0``.
+    :arg groups: work-groups (1 to 1024, at most *lanes*).  With more than
+        one the chunks go round-robin to *groups* groups on ``g.0``; each
+        group stores its partials (an extreme: its value and first location)
+        to global scratch arrays of *groups* elements, and after a global
+        barrier (a launch of its own) one group of *groups* work-items
+        combines them as one group combines its work-items' partials.
     :raises TransformError: if *nest* has a reason not to run in parallel,
         is not outermost, or an iname of it is already tagged.
     """
@@ -93,12 +115,21 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int) -> Ke
     if not isinstance(lanes, int) or isinstance(lanes, bool) or not 1 <= lanes <= 1024:
         raise TransformError(f"parallel_reduction: lanes is an integer from 1 to 1024, "
                              f"not {lanes!r}")
+    if not isinstance(groups, int) or isinstance(groups, bool) or not 1 <= groups <= lanes:
+        raise TransformError(f"parallel_reduction: groups is an integer from 1 to lanes "
+                             f"({lanes}), not {groups!r}")
     inside = [i for i in kernel.instructions if nest.outer in i.within_inames]
     # one work-group of one axis must run the whole kernel: a loop on another
     # axis elsewhere would run the nest more than once
     around = set().union(*(i.within_inames for i in inside))
+    start = next(k for k, i in enumerate(kernel.instructions) if i.id == inside[0].id)
+    # (several groups: loops mapped before the nest are fine, the nest then
+    # starts a launch of its own)
+    earlier = set().union(*(i.within_inames for i in kernel.instructions[:start])) \
+        if groups > 1 else set()
     tagged = sorted(y for y in kernel.hardware_inames()
-                    if y in around or kernel.iname_tag(y) != LocalAxisTag(0))
+                    if y in around or (kernel.iname_tag(y) != LocalAxisTag(0)
+                                       and y not in earlier))
     if tagged:
         raise TransformError(f"parallel_reduction: loop '{tagged[0]}' is already mapped to "
                              f"{kernel.iname_tag(tagged[0])}; the reduction runs in one "
@@ -109,8 +140,14 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int) -> Ke
     first = b.lane_iname("lane_first", 0, 0) if any(
         a.condition is not None and a.name not in kernel.temporaries
         for a in nest.accumulators) else ""
-    inits: list[Assignment] = []
-    finals: list[Assignment] = []
+    # (several groups: the group's index and its work-item 0 in the first
+    # launch; the combining group's work-items in the second)
+    group = b.lane_iname("group", 0, groups - 1, group=True) if groups > 1 else ""
+    group_first = b.lane_iname("lane_group_first", 0, 0) if groups > 1 else ""
+    lane2 = b.lane_iname("lane_groups", 0, groups - 1) if groups > 1 else ""
+    phase1: list[Assignment] = []
+    inits: list[Assignment | BarrierInstruction] = []
+    finals: list[Assignment | BarrierInstruction] = []
     replaced: dict[str, list[Assignment]] = {}
     removed: set[str] = set()
     span = inside[0].span
@@ -125,6 +162,19 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int) -> Ke
         if acc.condition is None:
             _partial_sums(kernel, acc, part, init, replaced)
             red = Reduction(acc.op, (lane,), part)
+            if groups > 1:
+                scr = b.scratch(f"{acc.name}_groups", dtype, groups)
+                phase1.append(Assignment(id=b.name(f"{scr}_store"), assignee=p.Subscript(
+                    p.Variable(scr), p.Variable(group)), expression=red,
+                    within_inames=frozenset({group}), span=span))
+                # (loaded into a private variable in the second launch's
+                # work-items, whose loop the launch then holds)
+                part2 = b.private(f"{acc.name}_group_part", dtype)
+                finals.append(Assignment(id=b.name(f"{part2.name}_load"), assignee=part2,
+                                         expression=p.Subscript(p.Variable(scr),
+                                                                p.Variable(lane2)),
+                                         within_inames=frozenset({lane2}), span=span))
+                red = Reduction(acc.op, (lane2,), part2)
             v = p.Variable(acc.name)
             value = (p.Sum((v, red)) if acc.op == "sum" else p.Product((v, red))
                      if acc.op == "product" else p.Call(p.Variable(acc.op), (v, red)))
@@ -132,17 +182,29 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int) -> Ke
                                      expression=value, span=span))
             continue
         _extreme(kernel, b, acc, nest, part, init, inits, finals, replaced, removed,
-                 lane, first, span)
+                 lane, first, span, groups, group, group_first, lane2, phase1)
     # the partials start where the nest starts: after what it waits for (a
     # global barrier before it included)
     before = frozenset().union(*(i.depends_on for i in inside)) - nest_ids
-    inits = [i.copy(depends_on=i.depends_on | before) for i in inits]
+    pre = _barrier_before(kernel, b, nest, inside, start) if groups > 1 else None
+    if pre is not None:
+        before |= {pre.id}
+        inits.insert(0, pre)
+    inits = [i.copy(depends_on=i.depends_on | before) if i is not pre else i for i in inits]
     written_parts = {n.id for group in replaced.values() for n in group}
     outside_deps: set = set()
     for i in inside:
         if i.id in replaced or i.id in removed:
             # (``kldt = y_min`` before the nest comes before its final store)
             outside_deps |= i.depends_on - nest_ids
+    if groups > 1:
+        # the groups' partials, then the second launch combines them
+        phase1 = [f.copy(depends_on=f.depends_on | written_parts
+                         | {g.id for g in phase1[:k]}) for k, f in enumerate(phase1)]
+        barrier = BarrierInstruction(id=b.name("groups_gbarrier"), scope="global",
+                                     depends_on=frozenset(f.id for f in phase1), span=span)
+        finals = [*phase1, barrier, *(f.copy(depends_on=f.depends_on | {barrier.id})
+                                      for f in finals)]
     finals = [f.copy(depends_on=f.depends_on | written_parts | outside_deps
                      | {g.id for g in finals[:k]})
               for k, f in enumerate(finals)]
@@ -157,6 +219,8 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int) -> Ke
             out.extend(replaced[insn.id])
         elif insn.id not in removed:
             deps = insn.depends_on
+            if pre is not None and insn.id in nest_ids:
+                deps = deps | {pre.id}
             if deps & gone:
                 if insn.id in nest_ids:
                     deps = (deps - gone) | frozenset(
@@ -173,8 +237,40 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int) -> Ke
     lane_loop = nest.loops[-1]
     outer = b.name(f"{lane_loop}_outer")
     inner = b.name(f"{lane_loop}_inner")
-    return split_iname(kernel, lane_loop, lanes, outer_iname=outer, inner_iname=inner,
-                       inner_tag="l.0")
+    kernel = split_iname(kernel, lane_loop, lanes, outer_iname=outer, inner_iname=inner,
+                         inner_tag="l.0")
+    if groups == 1:
+        return kernel
+    # chunk c of the loop to group c mod groups (neighbouring chunks in
+    # neighbouring groups: the loads stay coalesced)
+    return split_iname(kernel, outer, groups, outer_iname=b.name(f"{outer}_outer"),
+                       inner_iname=b.name(f"{lane_loop}_group"), inner_tag="g.0")
+
+
+def _barrier_before(kernel: Kernel, b: _Builder, nest: ReductionNest, inside, start: int):
+    """A global barrier before the nest (at *start*) where what runs before
+    it in its launch must not share the groups' launch: a mapped loop (its
+    groups would rerun it), or a store the nest reads that is no private
+    variable (other groups could read it before it is written); None where
+    nothing does."""
+    # (the accumulators and their locations: read by the second launch only)
+    reads = set().union(*(i.read_dependency_names() for i in inside)) - {
+        w for a in nest.accumulators for w in (a.name, *(x for x, _ in a.locations))}
+    segment = []
+    for insn in reversed(kernel.instructions[:start]):
+        if isinstance(insn, BarrierInstruction) and insn.scope == "global":
+            break
+        segment.append(insn)
+    hardware = kernel.hardware_inames()
+    for insn in segment:
+        shared = [w for w in insn.assignee_var_names() if w in reads and not (
+            w in kernel.temporaries and kernel.temporaries[w].address_space
+            in (AddressSpace.PRIVATE, None) and not kernel.temporaries[w].shape)]
+        if insn.within_inames & hardware or shared:
+            return BarrierInstruction(id=b.name("groups_gbarrier"), scope="global",
+                                      depends_on=frozenset(i.id for i in segment),
+                                      span=inside[0].span)
+    return None
 
 
 def _partial_sums(kernel, acc: Accumulator, part, init, replaced) -> None:
@@ -188,7 +284,8 @@ def _partial_sums(kernel, acc: Accumulator, part, init, replaced) -> None:
 
 
 def _extreme(kernel, b: _Builder, acc: Accumulator, nest: ReductionNest, part, init, inits,
-             finals, replaced, removed, lane, first, span) -> None:
+             finals, replaced, removed, lane, first, span, groups, group, group_first, lane2,
+             phase1) -> None:
     v = acc.name
     index_dtype = np.dtype(kernel.options.index_dtype)
     cond_insn = kernel.insn(acc.condition)
@@ -227,9 +324,50 @@ def _extreme(kernel, b: _Builder, acc: Accumulator, nest: ReductionNest, part, i
                        tags=locs[0].tags)
             for y, k in zip(nest.loops, index_parts, strict=True)]
         removed.update(i.id for i in locs[1:])
+    if groups == 1:
+        finals.extend(_extreme_combine(kernel, b, acc, nest, part, index_parts, lane,
+                                       first, span))
+        return
+    # each group's extreme and its first location to the scratch arrays,
+    # then one group combines them as above
+    ms, found = _extreme_tree(kernel, b, acc, nest, part, index_parts, lane, span,
+                              frozenset({group}))
+    phase1.extend(ms)
+    within = frozenset({group, group_first})
+    dtype = kernel.variable(v).dtype
+    scr = b.scratch(f"{v}_groups", dtype, groups)
+    phase1.append(Assignment(id=b.name(f"{scr}_store"), assignee=p.Subscript(
+        p.Variable(scr), p.Variable(group)), expression=ms[0].assignee, within_inames=within,
+        span=span))
+    part2 = b.private(f"{v}_group_part", dtype)
+    loads = [Assignment(id=b.name(f"{part2.name}_load"), assignee=part2,
+                        expression=p.Subscript(p.Variable(scr), p.Variable(lane2)),
+                        within_inames=frozenset({lane2}), span=span)]
+    index2 = []
+    for (y, r), k in zip(found, index_parts, strict=True):
+        ys = b.scratch(f"{y}_{v}_groups", index_dtype, groups)
+        phase1.append(Assignment(id=b.name(f"{ys}_store"), assignee=p.Subscript(
+            p.Variable(ys), p.Variable(group)), expression=r, within_inames=within, span=span))
+        k2 = b.private(f"{k.name}_group", index_dtype)
+        index2.append(k2)
+        loads.append(Assignment(id=b.name(f"{k2.name}_load"), assignee=k2,
+                                expression=p.Subscript(p.Variable(ys), p.Variable(lane2)),
+                                within_inames=frozenset({lane2}), span=span))
+    finals.extend(loads)
+    finals.extend(_extreme_combine(kernel, b, acc, nest, part2, index2, lane2, first, span))
+
+
+def _extreme_tree(kernel, b: _Builder, acc: Accumulator, nest: ReductionNest, part,
+                  index_parts, lane, span, within=frozenset()):
+    """The group's extreme of the work-items' *part* and, loop by loop, the
+    first location where it occurs: the assignments (the extreme's first)
+    and ``(loop, variable)`` per location."""
+    v = acc.name
+    index_dtype = np.dtype(kernel.options.index_dtype)
     m = b.private(f"{v}_extreme", kernel.variable(v).dtype)
-    finals.append(Assignment(id=b.name(f"{m.name}_tree"), assignee=m,
-                             expression=Reduction(acc.op, (lane,), part), span=span))
+    out = [Assignment(id=b.name(f"{m.name}_tree"), assignee=m,
+                      expression=Reduction(acc.op, (lane,), part), within_inames=within,
+                      span=span)]
     # the first occurrence: loop by loop, the smallest index among the
     # work-items that hold the extreme where it first occurs
     holds: list = [p.Comparison(part, "==", m)]
@@ -238,11 +376,22 @@ def _extreme(kernel, b: _Builder, acc: Accumulator, nest: ReductionNest, part, i
     for y, k in zip(nest.loops, index_parts, strict=False):
         r = b.private(f"{y}_{v}_first", index_dtype)
         cond = holds[0] if len(holds) == 1 else p.LogicalAnd(tuple(holds))
-        finals.append(Assignment(id=b.name(f"{r.name}_tree"), assignee=r,
-                                 expression=Reduction("min", (lane,), p.If(cond, k, big)),
-                                 span=span))
+        out.append(Assignment(id=b.name(f"{r.name}_tree"), assignee=r,
+                              expression=Reduction("min", (lane,), p.If(cond, k, big)),
+                              within_inames=within, span=span))
         holds.append(p.Comparison(k, "==", r))
         found.append((y, r))
+    return out, found
+
+
+def _extreme_combine(kernel, b: _Builder, acc: Accumulator, nest: ReductionNest, part,
+                     index_parts, lane, first, span) -> list:
+    """The extreme of *part* over *lane* and its first location, stored
+    where the extreme is better than the accumulator's value before."""
+    v = acc.name
+    update = kernel.insn(acc.updates[0])
+    finals, found = _extreme_tree(kernel, b, acc, nest, part, index_parts, lane, span)
+    m = finals[0].assignee
     # an argument is stored by work-item 0 (the others neither read nor
     # write it), a local variable by every work-item (each holds a copy)
     local = v in kernel.temporaries
@@ -265,6 +414,9 @@ def _extreme(kernel, b: _Builder, acc: Accumulator, nest: ReductionNest, part, i
                                  within_inames=where, predicates=(better,), span=loc.span))
     finals.append(Assignment(id=b.name(f"{v}_store"), assignee=p.Variable(v), expression=m,
                              within_inames=where, predicates=(better,), span=update.span))
+
+
+    return finals
 
 
 def _earlier(pairs):

@@ -198,13 +198,17 @@ def test_accumulators_and_their_forms(units):
 
 def test_local_accumulators_read_by_a_later_nest(units):
     # s and mn (with its location il) are local variables: every work-item
-    # holds the result, which the second nest reads
+    # of the combining group computes the result, which the second nest (in
+    # a launch of its own) reads: code generation keeps it in global memory
+    # across the launches, stored once
     out = plan_auto(units["twonests"], verify=generate_code)
     assert out.summary() == (
-        "auto: kernel 'twonests': plan reduction, i -> l.0 (one group of 128), i_1 -> l.0 "
-        "(one group of 128); parallel reduction of mn (min, located: il), s (sum), t (sum)")
+        "auto: kernel 'twonests': plan reduction, i -> g.0/l.0 (128 groups of 128, then one), "
+        "i_1 -> g.0/l.0 (128 groups of 128, then one); parallel reduction of mn (min, "
+        "located: il), s (sum), t (sum)")
     code = generate_code(out.kernel).device_code
-    assert "lane_first" not in code and "if (mn_better)" in code
+    assert "if (lane0_l0 == 0 && mn_better)" in code and "mn_better = mn_extreme_1 < mn[0];" \
+        in code
 
 
 def test_reasons_where_a_nest_stays_sequential(units):
@@ -230,9 +234,13 @@ def nest_of(units, name):
 def test_plan_and_generated_code(units):
     out = plan_auto(units["minloc2"], group_size=64, verify=generate_code)
     assert out.summary() == (
-        "auto: kernel 'minloc2': plan reduction, i -> l.0 (one group of 64); parallel "
-        "reduction of vmax (max, located: imax), vmin (min, located: imin, jmin)")
-    code = generate_code(out.kernel).device_code
+        "auto: kernel 'minloc2': plan reduction, i -> g.0/l.0 (64 groups of 64, then one); "
+        "parallel reduction of vmax (max, located: imax), vmin (min, located: imin, jmin)")
+    # one group (the shape within a group is the same with several)
+    knl = units["minloc2"]
+    for nest in reduction_nests(knl):
+        knl = parallel_reduction(knl, nest, lanes=64)
+    code = generate_code(knl).device_code
     assert "reqd_work_group_size(64, 1, 1)" in code
     # each work-item's first extreme and where, then the group's trees
     # (an equal value at an earlier place wins too: the first place is kept
@@ -243,9 +251,17 @@ def test_plan_and_generated_code(units):
     assert "vmin_part == vmin_extreme && j_vmin_part == j_vmin_first ? i_vmin_part" in code
     assert "if (lane_first == 0 && vmin_better)" in code
     out = plan_auto(units["sums"], verify=generate_code)
-    assert out.plan == "reduction" and out.tags == {"i": "l.0 (one group of 128)"}
+    assert out.plan == "reduction" and out.tags == {"i": "g.0/l.0 (128 groups of 128, then one)"}
     code = generate_code(out.kernel).device_code
-    assert code.count("__local double acc_lane") == 3 and "__local int acc_lane" in code
+    # per group: the trees, then the group's partial to its scratch element;
+    # the second launch: one group of 128 combines the 128 partials
+    first, second = code.split("__kernel void", 2)[1:]
+    assert first.count("__local double acc_lane") == 3 and "__local int acc_lane" in first
+    assert "reqd_work_group_size(128, 1, 1)))" in second and "sums_phase2(" in second
+    for v in ("s", "t", "big", "cnt"):
+        assert f"{v}_groups[group] = acc_lane" in first
+        assert f"{v}_group_part = {v}_groups[lane_groups];" in second
+    assert "s[0] = s[0] + acc_lane_groups" in second and "s[0] =" not in first
 
 
 @needs_gfortran

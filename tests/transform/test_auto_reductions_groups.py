@@ -1,0 +1,184 @@
+"""Auto's reduction plan over many work-groups (issue 25): each group's
+partials (an extreme: its value and first location) to global scratch
+arrays, a second launch in which one group combines them; one group where
+the loop has at most one group's trips whatever the sizes.  Plan summaries,
+launches and group counts, the generated code's shape, and the translations
+against gfortran with sizes that need several groups (ties across groups,
+zero trips, fewer trips than one group, 2-D nests, two nests), through
+``check`` (the Python glue) and the Fortran glue."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from f2loopy.analysis.reductions import reduction_nests
+from f2loopy.cli import main
+from f2loopy.codegen import generate_code
+from f2loopy.diagnostics import TransformError
+from f2loopy.frontend import parse_fortran
+from f2loopy.transform.auto import plan_auto
+from f2loopy.transform.parallel_reduction import parallel_reduction
+
+from fortran_util import (
+    assert_all_ok, build_runtime, compile_and_run, glue_from_kernels, needs_toolchain)
+from util import needs_gfortran
+from test_auto_reductions import SOURCE
+
+FIXED = """\
+subroutine fixed(a, b, s, t)
+  implicit none
+  double precision, intent(in) :: a(100), b(200)
+  double precision, intent(inout) :: s, t
+  integer :: i
+  do i = 1, 100
+    s = s + a(i)
+  end do
+end subroutine fixed
+
+subroutine fixed2(a, b, s, t)
+  implicit none
+  double precision, intent(in) :: a(100), b(200)
+  double precision, intent(inout) :: s, t
+  integer :: i
+  do i = 1, 200
+    t = t + b(i)
+  end do
+end subroutine fixed2
+
+subroutine pre(n, a, y, x, s)
+  implicit none
+  integer, intent(in) :: n
+  double precision, intent(in) :: a(n), y
+  double precision, intent(inout) :: s, x
+  integer :: i
+  x = 2.0d0 * y + x
+  do i = 1, n
+    s = s + a(i) * x
+  end do
+end subroutine pre
+"""
+
+
+@pytest.fixture(scope="module")
+def units():
+    return parse_fortran(SOURCE, "reds.f90")
+
+
+@pytest.fixture(scope="module")
+def fixed():
+    return parse_fortran(FIXED, "fixed.f90")
+
+
+def test_group_counts_and_launches(units, fixed):
+    # a loop of at most one group's trips whatever the sizes: one group,
+    # one launch; more (or a run-time count): 32 groups, then one
+    out = plan_auto(fixed["fixed"], group_size=128, verify=generate_code)
+    assert out.tags == {"i": "l.0 (one group of 128)"}
+    assert generate_code(out.kernel).device_code.count("__kernel void") == 1
+    out = plan_auto(fixed["fixed2"], group_size=128, verify=generate_code)
+    assert out.tags == {"i": "g.0/l.0 (128 groups of 128, then one)"}
+    out = plan_auto(units["sums"], group_size=32, verify=generate_code)
+    assert out.summary() == (
+        "auto: kernel 'sums': plan reduction, i -> g.0/l.0 (32 groups of 32, then one); "
+        "parallel reduction of big (max), cnt (sum), s (sum), t (sum)")
+    assert generate_code(out.kernel).device_code.count("__kernel void") == 2
+    # two nests: the second (reading the first's results) starts a launch
+    out = plan_auto(units["twonests"], group_size=32, verify=generate_code)
+    assert out.tags == {x: "g.0/l.0 (32 groups of 32, then one)" for x in ("i", "i_1")}
+    assert generate_code(out.kernel).device_code.count("__kernel void") == 4
+    # a scalar argument stored before the nest and read in it: its own launch
+    out = plan_auto(fixed["pre"], group_size=32, verify=generate_code)
+    code = generate_code(out.kernel).device_code
+    assert out.plan == "reduction" and code.count("__kernel void") == 3
+
+
+def test_generated_code_of_a_located_minimum(units):
+    knl = units["minloc2"]
+    for nest in reduction_nests(knl):
+        knl = parallel_reduction(knl, nest, lanes=64, groups=16)
+    code = generate_code(knl).device_code
+    first, second = code.split("__kernel void")[1:]
+    assert "reqd_work_group_size(64, 1, 1)" in first
+    assert "reqd_work_group_size(16, 1, 1)" in second
+    # chunks of 64 round-robin over the 16 groups (coalesced loads)
+    assert "ia[64 * i_group + i_inner + 1024 * i_outer_outer + n * (j - 1)]" in first
+    # each group's minimum and its first location to the scratch arrays
+    for a in ("vmin_groups[group] = vmin_extreme;", "i_vmin_groups[group] = i_vmin_first;",
+              "j_vmin_groups[group] = j_vmin_first;"):
+        assert a in first
+    # one group reads them and keeps the first of equal minima
+    for a in ("vmin_group_part = vmin_groups[lane_groups];",
+              "j_vmin_part_group = j_vmin_groups[lane_groups];",
+              "vmin_group_part == vmin_extreme_1 && j_vmin_part_group == j_vmin_first_1"):
+        assert a in second
+    assert "vmin[0] = vmin_extreme_1" in second and "vmin[0] = vmin_extreme" not in first
+
+
+def test_groups_option(units):
+    (nest,) = reduction_nests(units["sums"])
+    for bad in (0, 65, True):
+        with pytest.raises(TransformError, match=r"parallel_reduction: groups is an integer "
+                           r"from 1 to lanes \(64\), not "):
+            parallel_reduction(units["sums"], nest, lanes=64, groups=bad)
+
+
+@needs_gfortran
+@pytest.mark.opencl
+@pytest.mark.parametrize("n,m", [(5000, 2), (0, 3)])
+def test_check_against_gfortran(tmp_path, n, m):
+    # (test_auto_reductions checks fewer trips than one group, 300 and 7)
+    path = tmp_path / "reds.f90"
+    path.write_text(SOURCE)
+    # small integers: the extremes occur many times, in many groups
+    res = CliRunner().invoke(main, ["check", "--transform", "auto", "--size", f"n={n}",
+                                    "--size", f"m={m}", "--range", "ia=-5:5", str(path)])
+    assert "FAIL" not in res.output
+    assert sum(line.endswith("  ok") for line in res.output.splitlines()) == 20, res.output
+    if n:
+        assert res.exit_code == 0 and "NOT COVERED" not in res.output, res.output
+    else:
+        # zero trips: equal outputs, the loops' statements never ran
+        assert res.exit_code == 1 and "NOT COVERED" in res.output, res.output
+
+
+MAIN = """
+program main
+  use checks
+  use minloc2_cl_mod
+  implicit none
+  integer, parameter :: n = 3000, m = 2
+  integer :: ia(n, m), i, j, st
+  integer :: vmin1, imin1, jmin1, imax1, vmin2, imin2, jmin2, imax2
+  double precision :: vmax1, vmax2
+  do j = 1, m
+    do i = 1, n
+      ia(i, j) = mod(i * 7 + j * 13, 11) + 3
+    end do
+  end do
+  ia(2900, 1) = -4
+  ia(2950, 1) = -4
+  ia(100, 2) = -4
+  call minloc2(n, m, ia, vmin1, imin1, jmin1, vmax1, imax1)
+  call minloc2_cl(n, m, ia, vmin2, imin2, jmin2, vmax2, imax2, st)
+  call check(st == F2L_OK, "status")
+  call check(vmin1 == vmin2 .and. imin1 == imin2 .and. jmin1 == jmin2, "first minimum")
+  call check(vmax1 == vmax2 .and. imax1 == imax2, "first maximum")
+  call done()
+end program
+"""
+
+
+@needs_toolchain
+@pytest.mark.opencl
+@pytest.mark.gfortran
+@pytest.mark.differential
+def test_fortran_glue_runs_both_launches(tmp_path, units):
+    runtime = build_runtime(tmp_path)
+    knl = units["minloc2"]
+    for nest in reduction_nests(knl):
+        knl = parallel_reduction(knl, nest, lanes=32, groups=32)
+    sources = glue_from_kernels(tmp_path, "reds", SOURCE, [knl])
+    assert sources[2].read_text().count("call f2l_c%launch_kernel(") == 2
+    proc = compile_and_run(tmp_path, runtime, sources, MAIN)
+    assert_all_ok(proc, 3)
