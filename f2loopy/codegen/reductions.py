@@ -19,10 +19,9 @@ from __future__ import annotations
 
 from typing import cast
 
-import numpy as np
 import pymbolic.primitives as p
 
-from f2loopy.ir.types import kernel_type_inferrer
+from f2loopy.ir.types import kernel_type_inferrer, reduction_neutral
 from f2loopy.diagnostics import CodegenError
 from f2loopy.ir.domains import combined_domain
 from f2loopy.ir.expressions import Reduction, Rewriter, make_subscript
@@ -43,18 +42,6 @@ class _Collect(Rewriter):
             expr = Reduction(expr.operation, expr.inames, inner)
         self.found.append(expr)
         return expr
-
-
-def _neutral(op: str, dtype):
-    dt = np.dtype(dtype)
-    if op == "sum":
-        return dt.type(0)
-    if op == "product":
-        return dt.type(1)
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
-        return dt.type(info.min if op == "max" else info.max)
-    return dt.type(-np.inf if op == "max" else np.inf)
 
 
 def _combine(op, a, b):
@@ -154,7 +141,7 @@ class _Realizer:
         self.temps[acc] = Temporary(name=acc, dtype=dtype, address_space=AddressSpace.PRIVATE)
         v = p.Variable(acc)
         init = Assignment(id=self.fresh(f"{acc}_init"), assignee=v,
-                          expression=_neutral(red.operation, dtype),
+                          expression=reduction_neutral(red.operation, dtype),
                           within_inames=insn.within_inames, predicates=insn.predicates,
                           span=insn.span, tags=insn.tags)
         update = Assignment(id=self.fresh(f"{acc}_update"), assignee=v,
@@ -210,7 +197,7 @@ class _Realizer:
             self.tags[f] = tag
             insns.append(Assignment(
                 id=self.fresh(f"{acc}_neutral"), assignee=ref(p.Variable(f)),
-                expression=_neutral(red.operation, dtype),
+                expression=reduction_neutral(red.operation, dtype),
                 within_inames=insn.within_inames | {f}, predicates=insn.predicates,
                 depends_on=insn.depends_on, span=insn.span, tags=insn.tags))
             deps.add(insns[-1].id)

@@ -152,34 +152,3 @@ def reshaped_initializer(reader, node, name: str, shape: list[int]) -> list | No
 def _items_of(arg_list) -> list:
     return list(arg_list.items) if isinstance(arg_list, F.Actual_Arg_Spec_List) \
         else [arg_list]
-
-
-def data_implied_do_targets(reader, obj) -> list:
-    """The elements ``data (mm(1, j), j = 1, 4) / ... /`` names (LAPACK's
-    dlaruv), ``(symbol, position)`` in the implied-do's order (as
-    ``reader.data_targets`` gives them); nested implied-dos too."""
-    objects, var_node, lo_node, hi_node, step_node = obj.items
-    var = str(var_node).lower()
-    lo, hi = int(reader.constant(lo_node)), int(reader.constant(hi_node))
-    step = int(reader.constant(step_node)) if step_node is not None else 1
-    if step == 0:
-        raise reader.error("the step of an implied-do is zero", str(step_node))
-    count = max(0, (hi - lo + step) // step)
-    targets: list = []
-    bindings = reader.constant_bindings
-    saved = bindings.get(var)
-    try:
-        for k in range(count):
-            bindings[var] = np.int32(lo + k * step)
-            for item in objects.items:
-                targets.extend(reader.data_targets(item))
-            if len(targets) > MAX_CONSTANT_ELEMENTS:
-                raise reader.error(f"a 'data' implied-do names more than "
-                                   f"{MAX_CONSTANT_ELEMENTS} elements", str(var_node),
-                                   UnsupportedFeatureError)
-    finally:
-        if saved is None:
-            bindings.pop(var, None)
-        else:
-            bindings[var] = saved
-    return targets

@@ -18,8 +18,7 @@ from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
 from f2loopy.frontend.allocatables import (
     allocatable_attribute, deferred_dims, deferred_entity, pointer_attribute)
 from f2loopy.frontend.characters import character_dtype, is_character, length_from_selector
-from f2loopy.frontend.constant_arrays import (
-    data_implied_do_targets, initializer_values, reshaped_initializer)
+from f2loopy.frontend.constant_arrays import initializer_values, reshaped_initializer
 from f2loopy.frontend.expressions import ConversionContext, ExpressionConverter
 from f2loopy.frontend.generics import is_generic_interface
 from f2loopy.frontend.intrinsic_modules import intrinsic_module, is_ieee_inquiry
@@ -695,90 +694,6 @@ class DeclarationReader:
 
     # }}}
 
-    # {{{ data statements
-
-    def apply_data(self):
-        """Give the objects of the collected ``data`` statements their values."""
-        for stmt, lines in self.data_stmts:
-            self.lines = lines
-            try:
-                for dset in stmt.items:
-                    self.apply_data_set(dset)
-            except FortranError as exc:
-                if self.errors is None:
-                    raise
-                self.errors.append(exc)
-
-    def apply_data_set(self, dset):
-        objects, values_node = dset.items
-        values = []
-        for v in values_node.items:
-            if isinstance(v, F.Data_Stmt_Value):
-                count_node, value_node = v.items
-                count = int(self.constant(count_node)) if count_node is not None else 1
-                value = self.constant(value_node)
-                values.extend([value] * count)
-            else:
-                values.append(self.constant(v))
-        targets = []
-        for obj in objects.items:
-            targets.extend(self.data_targets(obj))
-        if len(targets) != len(values):
-            raise self.error(f"'data' statement has {len(targets)} objects but "
-                             f"{len(values)} values", "data")
-        for (sym, pos), value in zip(targets, values, strict=True):
-            if sym.is_parameter or sym.is_dummy:
-                raise self.error(f"'{sym.name}' cannot appear in a 'data' statement",
-                                 sym.name)
-            dtype = sym.dtype or self.symtab.implicit_type(sym.name)
-            if dtype is None:
-                raise self.error(f"'{sym.name}' has no type (implicit none)", sym.name)
-            sym.dtype = dtype
-            value = self.cast_value(value, dtype, sym.name)
-            if pos is None:
-                sym.value = value
-            else:
-                if not isinstance(sym.value, np.ndarray):
-                    sym.value = np.zeros(self.array_shape(sym), dtype=dtype, order="F")
-                sym.value[pos] = value
-            sym.attributes.add("initialized")
-
-    def data_targets(self, obj) -> list:
-        if isinstance(obj, F.Name):
-            sym = self.declare(str(obj))
-            if sym.dims is None:
-                return [(sym, None)]
-            shape = self.array_shape(sym)
-            return [(sym, idx) for idx in _fortran_order(shape)]
-        if isinstance(obj, F.Part_Ref):
-            name = str(obj.items[0])
-            sym = self.declare(name)
-            if sym.dims is None:
-                raise self.error(f"'{name}' is not an array", name)
-            subs = obj.items[1].items
-            if any(isinstance(s, F.Subscript_Triplet) for s in subs):
-                raise self.error("array sections in 'data' statements are not supported",
-                                 name, UnsupportedFeatureError)
-            if len(subs) != len(sym.dims):
-                raise self.error(f"'{name}' has {len(sym.dims)} dimension(s) but "
-                                 f"{len(subs)} subscript(s) are given", name)
-            shape = self.array_shape(sym)
-            lbs = self.array_lower_bounds(sym)
-            pos = tuple(int(self.constant(s)) - lb for s, lb in zip(subs, lbs, strict=True))
-            if any(k < 0 or k >= n for k, n in zip(pos, shape, strict=True)):
-                raise self.error(f"subscript out of bounds of '{name}'", name)
-            return [(sym, pos)]
-        if isinstance(obj, F.Data_Implied_Do):
-            return data_implied_do_targets(self, obj)
-        raise self.error(f"unsupported object '{obj}' in a 'data' statement", str(obj),
-                         UnsupportedFeatureError)
-
-    # }}}
-
-
-def _fortran_order(shape):
-    return [tuple(int(x) for x in np.unravel_index(k, shape, order="F"))
-            for k in range(int(np.prod(shape)) if shape else 1)]
 
 
 def _arg_value(node):
@@ -799,5 +714,3 @@ def _stmt_keyword(stmt) -> str:
     text = str(stmt).strip()
     word = text.split("(")[0].split()[0] if text else type(stmt).__name__
     return word.lower().split(",")[0].split("::")[0]
-
-

@@ -18,6 +18,7 @@ from f2loopy.ir.types import (
     is_integer, is_logical, promote)
 from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
 from f2loopy.frontend.boz import boz_integer, is_boz
+from f2loopy.frontend.literals import int_literal, negate, real_literal
 
 _REL_OPS = {
     ".EQ.": "==", "==": "==", ".NE.": "!=", "/=": "!=", ".LT.": "<", "<": "<",
@@ -88,52 +89,6 @@ class ConversionContext:
         #: the inquiry intrinsics (``epsilon(x)`` of a dummy in a parameter
         #: needs its type, not its value); None where conversion does it
         self.type_of_name: Callable | None = None
-
-
-def real_literal(text: str, kind: int | None) -> np.generic:
-    """Value of a Fortran real literal: ``1.5`` (default kind), ``1.5d0``
-    (double), ``1.5_8`` / ``1.5e0_dp`` (explicit kind)."""
-    t = text.lower()
-    is_double = "d" in t
-    value = t.replace("d", "e")
-    if kind is None:
-        dtype = np.float64 if is_double else np.float32
-    elif is_double:
-        raise ValueError("a 'd' exponent cannot have a kind")
-    elif kind in (4, 8):
-        dtype = np.float32 if kind == 4 else np.float64
-    else:
-        raise ValueError(f"real kind {kind} is not supported")
-    with np.errstate(over="ignore"):
-        result = dtype(value)
-    if not np.isfinite(result):
-        raise ValueError(f"real constant {text} overflows its kind")
-    return result
-
-
-def int_literal(text: str, kind: int | None) -> np.generic:
-    value = int(text)
-    if kind in (None, 4):
-        if not -2**31 <= value < 2**31:
-            if kind is None and -2**63 <= value < 2**63:
-                return np.int64(value)
-            raise ValueError(f"integer literal {text} does not fit in kind 4" if kind else
-                             f"integer literal {text} does not fit in 64 bits")
-        return np.int32(value)
-    if kind in (1, 2, 8):
-        bits = 8 * kind
-        if not -2**(bits - 1) <= value < 2**(bits - 1):
-            raise ValueError(f"integer literal {text} does not fit in kind {kind}")
-        return np.dtype(f"int{bits}").type(value)
-    raise ValueError(f"integer kind {kind} is not supported")
-
-
-def negate(expr):
-    if isinstance(expr, np.generic) and not isinstance(expr, np.bool_):
-        return expr.dtype.type(-expr)  # type: ignore[operator]
-    if isinstance(expr, int):
-        return -expr
-    return p.Product((-1, expr))
 
 
 class ExpressionConverter:

@@ -20,6 +20,7 @@ from fparser.two.utils import walk
 from f2loopy.analysis.dependences import add_program_order_dependencies
 from f2loopy.diagnostics import F2LoopyError, FortranError, UnsupportedFeatureError
 from f2loopy.frontend.associate import associate_writes
+from f2loopy.frontend.data_statements import apply_data
 from f2loopy.frontend.declarations import DeclarationReader, UseCycleError, statement_lines
 from f2loopy.frontend.derived_types import flatten_all, leaves
 from f2loopy.frontend.errors import file_may_stop
@@ -375,7 +376,7 @@ def read_module_spec(src, info: ModuleInfo, registry) -> SymbolTable:
         reader.module_name = info.name
         reader.read(spec)
         reader.errors = None
-        reader.apply_data()
+        apply_data(reader)
         flatten_all(host)
         declare_module_variables(info.name, host, reader)
     return host
@@ -443,7 +444,7 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
             reader.lines = statement_lines(node)
             reader.decl_Data_Stmt(node)
     statement_functions, body = _statement_functions(src, reader, symtab, body)
-    reader.apply_data()
+    apply_data(reader)
     declare_common_blocks(reader)
     flatten_all(symtab)
     declare_saved_locals(reader, proc.name)

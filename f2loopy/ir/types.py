@@ -106,6 +106,20 @@ def promote(*dtypes: np.dtype) -> np.dtype:
     return max(dts, key=lambda d: d.itemsize)
 
 
+def reduction_neutral(op: str, dtype) -> np.generic:
+    """The value of *dtype* that reduction *op* (``sum``, ``product``, ``max``,
+    ``min``) leaves unchanged: where partials start."""
+    dt = np.dtype(dtype)
+    if op == "sum":
+        return dt.type(0)
+    if op == "product":
+        return dt.type(1)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return dt.type(info.min if op == "max" else info.max)
+    return dt.type(-np.inf if op == "max" else np.inf)
+
+
 def constant_dtype(value) -> np.dtype:
     """The type of a literal: numpy scalars keep theirs, Python numbers get
     the Fortran default kinds (int -> int32, float -> float32)."""

@@ -44,21 +44,10 @@ from f2loopy.ir.expressions import Reduction, substitute
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.isl_tools import lazy_affs, make_space
 from f2loopy.ir.kernel import AddressSpace, Assignment, BarrierInstruction, Kernel, Temporary
+from f2loopy.ir.types import reduction_neutral
 from f2loopy.ir.tags import GroupAxisTag, LocalAxisTag
 from f2loopy.transform.iname import split_iname
 from f2loopy.transform.util import unique_name
-
-def _neutral(op: str, dtype):
-    dt = np.dtype(dtype)
-    if op == "sum":
-        return dt.type(0)
-    if op == "product":
-        return dt.type(1)
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
-        return dt.type(info.min if op == "max" else info.max)
-    return dt.type(-np.inf if op == "max" else np.inf)
-
 
 class _Builder:
     def __init__(self, kernel: Kernel):
@@ -156,8 +145,8 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int,
         dtype = kernel.variable(acc.name).dtype
         part = b.private(f"{acc.name}_part", dtype)
         init = Assignment(id=b.name(f"{part.name}_init"), assignee=part,
-                          expression=_neutral(acc.op, dtype), within_inames=frozenset({lane}),
-                          span=span)
+                          expression=reduction_neutral(acc.op, dtype),
+                          within_inames=frozenset({lane}), span=span)
         inits.append(init)
         if acc.condition is None:
             _partial_sums(kernel, acc, part, init, replaced)
@@ -296,7 +285,7 @@ def _extreme(kernel, b: _Builder, acc: Accumulator, nest: ReductionNest, part, i
             k = b.private(f"{y}_{v}_part", index_dtype)
             index_parts.append(k)
             inits.append(Assignment(id=b.name(f"{k.name}_init"), assignee=k,
-                                    expression=_neutral("min", index_dtype),
+                                    expression=reduction_neutral("min", index_dtype),
                                     within_inames=frozenset({lane}), span=span))
     if cond_insn.id == update.id:
         replaced[update.id] = [update.copy(
@@ -372,7 +361,7 @@ def _extreme_tree(kernel, b: _Builder, acc: Accumulator, nest: ReductionNest, pa
     # work-items that hold the extreme where it first occurs
     holds: list = [p.Comparison(part, "==", m)]
     found = []
-    big = _neutral("min", index_dtype)
+    big = reduction_neutral("min", index_dtype)
     for y, k in zip(nest.loops, index_parts, strict=False):
         r = b.private(f"{y}_{v}_first", index_dtype)
         cond = holds[0] if len(holds) == 1 else p.LogicalAnd(tuple(holds))
