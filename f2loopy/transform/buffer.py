@@ -77,20 +77,8 @@ def buffer_array(kernel: Kernel, var_name: str, buffer_inames: Names = (),
              match.match(kernel, i)]
     if not users:
         raise NameNotFoundError(f"buffer_array: no instruction accesses '{name}'")
-    all_inames = set(kernel.all_inames())
     idx_lists = [(i, idx) for i in users for idx in _all_accesses(kernel, i, name)]
-
-    # which axes vary between accesses (stored) and which are fixed by outer inames
-    stored_axes = []
-    for axis in range(var.ndim):
-        exprs = {idx[axis] for _, idx in idx_lists}
-        inames_here = set().union(*(variables_read(e) for e in exprs)) & all_inames
-        if len(exprs) > 1 or inames_here & set(binames):
-            stored_axes.append(axis)
-    outer = set()
-    for _, idx in idx_lists:
-        for axis, e in enumerate(idx):
-            outer |= (variables_read(e) & all_inames) - set(binames)
+    stored_axes, outer = _stored_axes(kernel, var.ndim, idx_lists, binames)
     order = list(kernel.all_inames())
     outer_list = [i for i in order if i in outer]
     for u in users:
@@ -115,49 +103,10 @@ def buffer_array(kernel: Kernel, var_name: str, buffer_inames: Names = (),
 
     # footprint over (outer, stored axes)
     pn = [f"_ax{k}" for k in range(len(stored_axes))]
-    footprint = None
-    for insn in users:
-        own = [i for i in order if i in insn.within_inames]
-        dom = combined_domain(kernel, own)
-        for idx in _all_accesses(kernel, insn, name):
-            s = dom.add_dims(dim_type.set, len(pn))
-            for k, n in enumerate(pn):
-                s = s.set_dim_name(dim_type.set, len(own) + k, n)
-            affs = lazy_affs(s.get_space())
-            try:
-                for k, axis in enumerate(stored_axes):
-                    s = s & affs[pn[k]].eq_set(pwaff_from_expr(idx[axis], s.get_space()))
-            except NonAffineError:
-                raise TransformError(f"buffer_array: '{insn.id}' indexes '{name}' with a "
-                                     "non-affine subscript", insn.span) from None
-            s = reorder_set(s, outer_list + pn)
-            if footprint is None:
-                footprint = s
-            else:
-                a, b = align_params(footprint, s)
-                footprint = a | b
-    if footprint is None:
-        raise TransformError(f"buffer_array: '{name}' is not accessed")
-    footprint = footprint.coalesce()
-    from f2loopy.transform.precompute import _box
-    try:
-        starts, extents = _box(footprint, pn, outer_list)
-    except TransformError:
-        axes = ", ".join(str(a) for a in stored_axes)
-        raise TransformError(f"buffer_array: the extent of the buffer along "
-                             f"axis{'es' if len(stored_axes) > 1 else ''} {axes} is not a "
-                             "constant") from None
-    # a footprint that slides with the outer loops (a tile per work-group) is
-    # stored relative to its start: buffer index = array index - start
-    sliding = {k: lb for k, lb in enumerate(starts) if not isinstance(lb, int)}
+    footprint = _buffer_footprint(kernel, name, users, stored_axes, outer_list, pn)
+    starts, extents, sliding, domain_template = _buffer_box(footprint, pn, outer_list,
+                                                           stored_axes)
     lbs = [0 if k in sliding else lb for k, lb in enumerate(starts)]
-    # the buffer (and its fill and store loops) covers the footprint's bounding box
-    box = isl.Set.universe(isl.Space.create_from_names(isl.DEFAULT_CONTEXT, set=pn))
-    affs = lazy_affs(box.get_space())
-    for k, n in enumerate(pn):
-        box = box & affs[n].ge_set(affs[0] + lbs[k]) & affs[n].le_set(
-            affs[0] + lbs[k] + extents[k] - 1)
-    domain_template = box
     writes = any(isinstance(i, Assignment) and i.assignee_name == name for i in users)
     if not fetch_bounding_box and writes and \
             not _keeps_untouched(init_expression, store_expression):
@@ -204,49 +153,27 @@ def buffer_array(kernel: Kernel, var_name: str, buffer_inames: Names = (),
         return substitute(e, {"base": element(names),
                               "buffer": make_subscript(bname, [p.Variable(n) for n in names])})
 
-    user_ids = {i.id for i in users}
     init_id = unique_name(kernel, f"{bname}_init")
-    store_id = unique_name(kernel, f"{bname}_store", [init_id])
     init_value = parse(init_expression if init_expression is not None else "base", init_names)
-    # the fill waits for earlier accesses to the array (only those: the users'
-    # other dependencies concern their other inputs)
-    from f2loopy.transform.subst import _transitive_deps
-    tdeps = _transitive_deps(kernel)
-    before = set().union(*(tdeps[i.id] for i in users)) - user_ids
-    init_deps = {x for x in before if _all_accesses(kernel, kernel.insn(x), name)
-                 or name in kernel.insn(x).assignee_names()}
     init = Assignment(id=init_id, assignee=make_subscript(bname, [p.Variable(n)
                                                                     for n in init_names]),
                       expression=_as_dtype(init_value, var.dtype),
                       within_inames=frozenset(outer_list) | set(init_names),
-                      depends_on=frozenset(init_deps), span=users[0].span)
-    new_insns: list[Instruction] = []
-    first = min(kernel.instructions.index(i) for i in users)
-    last = max(kernel.instructions.index(i) for i in users)
+                      depends_on=frozenset(_fill_dependencies(kernel, name, users)),
+                      span=users[0].span)
+    store = None
+    if writes:
+        store = Assignment(
+            id=unique_name(kernel, f"{bname}_store", [init_id]), assignee=element(store_names),
+            expression=parse(store_expression if store_expression is not None else "buffer",
+                             store_names),
+            within_inames=frozenset(outer_list) | set(store_names),
+            depends_on=frozenset(i.id for i in users), span=users[-1].span)
     # accesses through substitution rules go to the buffer too (a version of
     # the rule for the users; other instructions keep the original)
     rw = RuleAwareRewriter(kernel.substitutions,
                            lambda e, bound: map_subscripts(e, rewrite))
-    for k, insn in enumerate(kernel.instructions):
-        if k == first:
-            new_insns.append(init)
-        if insn.id in user_ids:
-            insn = map_instruction_expressions(insn, rw)
-            insn = insn.copy(depends_on=insn.depends_on | {init_id})
-        new_insns.append(insn)
-        if k == last and writes:
-            store_value = parse(store_expression if store_expression is not None else "buffer",
-                                store_names)
-            new_insns.append(Assignment(
-                id=store_id, assignee=element(store_names), expression=store_value,
-                within_inames=frozenset(outer_list) | set(store_names),
-                depends_on=frozenset(user_ids), span=users[-1].span))
-    # later instructions touching the array wait for the store
-    if writes:
-        later = [i.id for i in new_insns[new_insns.index(next(
-            x for x in new_insns if x.id == store_id)) + 1:] if _all_accesses(kernel, i, name)]
-        new_insns = [i.copy(depends_on=i.depends_on | {store_id}) if i.id in later else i
-                     for i in new_insns]
+    new_insns = _around_users(kernel, name, users, init, store, rw)
 
     # the store loops exist only where something is stored
     loop_names = init_names + (store_names if writes else [])
@@ -264,6 +191,115 @@ def buffer_array(kernel: Kernel, var_name: str, buffer_inames: Names = (),
     return canonicalize_rules(kernel.copy(
         instructions=tuple(new_insns), domains=tuple(domains), iname_tags=FrozenMap(tags),
         temporaries=temps, substitutions=FrozenMap(rw.rules)))
+
+
+def _stored_axes(kernel, ndim, idx_lists, binames) -> tuple[list[int], set]:
+    """The array axes the buffer stores (their subscripts differ between
+    accesses or read a buffer iname) and the loops the other subscripts
+    depend on (the buffer lives inside them)."""
+    all_inames = set(kernel.all_inames())
+    stored_axes = []
+    for axis in range(ndim):
+        exprs = {idx[axis] for _, idx in idx_lists}
+        inames_here = set().union(*(variables_read(e) for e in exprs)) & all_inames
+        if len(exprs) > 1 or inames_here & set(binames):
+            stored_axes.append(axis)
+    outer = set()
+    for _, idx in idx_lists:
+        for e in idx:
+            outer |= (variables_read(e) & all_inames) - set(binames)
+    return stored_axes, outer
+
+
+def _buffer_footprint(kernel, name, users, stored_axes, outer_list, pn) -> isl.Set:
+    """The elements of *name* the *users* touch, over the outer loops and the
+    stored axes (named *pn*)."""
+    order = list(kernel.all_inames())
+    footprint = None
+    for insn in users:
+        own = [i for i in order if i in insn.within_inames]
+        dom = combined_domain(kernel, own)
+        for idx in _all_accesses(kernel, insn, name):
+            s = dom.add_dims(dim_type.set, len(pn))
+            for k, n in enumerate(pn):
+                s = s.set_dim_name(dim_type.set, len(own) + k, n)
+            affs = lazy_affs(s.get_space())
+            try:
+                for k, axis in enumerate(stored_axes):
+                    s = s & affs[pn[k]].eq_set(pwaff_from_expr(idx[axis], s.get_space()))
+            except NonAffineError:
+                raise TransformError(f"buffer_array: '{insn.id}' indexes '{name}' with a "
+                                     "non-affine subscript", insn.span) from None
+            s = reorder_set(s, outer_list + pn)
+            if footprint is None:
+                footprint = s
+            else:
+                a, b = align_params(footprint, s)
+                footprint = a | b
+    if footprint is None:
+        raise TransformError(f"buffer_array: '{name}' is not accessed")
+    return footprint.coalesce()
+
+
+def _buffer_box(footprint, pn, outer_list, stored_axes):
+    """The bounding box of *footprint* along the stored axes *pn*: its
+    starts and (constant) extents, the axes whose start slides with the
+    outer loops (axis -> start; a tile per work-group is stored relative to
+    its start: buffer index = array index - start) and the box as a set over
+    *pn* (what the buffer and its fill and store loops cover)."""
+    from f2loopy.transform.precompute import _box
+    try:
+        starts, extents = _box(footprint, pn, outer_list)
+    except TransformError:
+        axes = ", ".join(str(a) for a in stored_axes)
+        raise TransformError(f"buffer_array: the extent of the buffer along "
+                             f"axis{'es' if len(stored_axes) > 1 else ''} {axes} is not a "
+                             "constant") from None
+    sliding = {k: lb for k, lb in enumerate(starts) if not isinstance(lb, int)}
+    lbs = [0 if k in sliding else lb for k, lb in enumerate(starts)]
+    box = isl.Set.universe(isl.Space.create_from_names(isl.DEFAULT_CONTEXT, set=pn))
+    affs = lazy_affs(box.get_space())
+    for k, n in enumerate(pn):
+        box = box & affs[n].ge_set(affs[0] + lbs[k]) & affs[n].le_set(
+            affs[0] + lbs[k] + extents[k] - 1)
+    return starts, extents, sliding, box
+
+
+def _fill_dependencies(kernel, name, users) -> set:
+    """What the buffer's fill waits for: the earlier accesses to the array
+    (only those: the users' other dependencies concern their other inputs)."""
+    from f2loopy.transform.subst import _transitive_deps
+    tdeps = _transitive_deps(kernel)
+    user_ids = {i.id for i in users}
+    before = set().union(*(tdeps[i.id] for i in users)) - user_ids
+    return {x for x in before if _all_accesses(kernel, kernel.insn(x), name)
+            or name in kernel.insn(x).assignee_names()}
+
+
+def _around_users(kernel, name, users, init, store, rw) -> list[Instruction]:
+    """The kernel's instructions with *init* before the first user, the users
+    rewritten by *rw* (waiting for the fill) and *store* (None: nothing
+    written) after the last; later accesses to *name* wait for the store."""
+    user_ids = {i.id for i in users}
+    new_insns: list[Instruction] = []
+    first = min(kernel.instructions.index(i) for i in users)
+    last = max(kernel.instructions.index(i) for i in users)
+    for k, insn in enumerate(kernel.instructions):
+        if k == first:
+            new_insns.append(init)
+        if insn.id in user_ids:
+            insn = map_instruction_expressions(insn, rw)
+            insn = insn.copy(depends_on=insn.depends_on | {init.id})
+        new_insns.append(insn)
+        if k == last and store is not None:
+            new_insns.append(store)
+    # later instructions touching the array wait for the store
+    if store is not None:
+        later = [i.id for i in new_insns[new_insns.index(store) + 1:]
+                 if _all_accesses(kernel, i, name)]
+        new_insns = [i.copy(depends_on=i.depends_on | {store.id}) if i.id in later else i
+                     for i in new_insns]
+    return new_insns
 
 
 def _keeps_untouched(init_expression, store_expression) -> bool:

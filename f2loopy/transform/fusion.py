@@ -97,6 +97,31 @@ def fuse_kernels(kernels: Sequence[Kernel | TranslationUnit],
         if not (0 <= src < dst < len(ks)):
             raise TransformError(f"fuse_kernels: data_flow entry ({v!r}, {src}, {dst}) must go "
                                  "from an earlier kernel to a later one")
+    renamed = _renamed_locals(ks, suffixes, shared)
+    _check_domains_agree(renamed)
+    args = _merge_args(renamed)
+    temps, rules, tags, exits = _merged_tables(ks, renamed, shared)
+    ids = [i.id for k in renamed for i in k.instructions]
+    if len(set(ids)) != len(ids):
+        raise TransformError("fuse_kernels: instruction ids clash (give suffixes=)")
+
+    domains, assumptions = _merged_domains(renamed)
+    fused = Kernel(
+        name=name or "_".join(k.name for k in ks),
+        args=tuple(args), temporaries=FrozenMap(temps), domains=tuple(domains),
+        instructions=tuple(i for k in renamed for i in k.instructions),
+        iname_tags=FrozenMap(tags), substitutions=FrozenMap(rules),
+        assumptions=assumptions.coalesce(),
+        loop_priority=frozenset().union(*(k.loop_priority for k in renamed)),
+        loop_exits=FrozenMap(exits),
+        options=renamed[0].options, span=renamed[0].span, module=renamed[0].module)
+    return _order_across_kernels(fused, [[i.id for i in k.instructions] for k in renamed])
+
+
+def _renamed_locals(ks, suffixes, shared) -> list:
+    """*ks* with the temporaries, rules and instruction ids that clash
+    between kernels renamed by their suffixes (see :func:`fuse_kernels`);
+    the *shared* temporaries (data flow) keep their names."""
     renamed: list = []
     for k_idx, k in enumerate(ks):
         if suffixes is not None:
@@ -115,8 +140,12 @@ def fuse_kernels(kernels: Sequence[Kernel | TranslationUnit],
             suffix = f"_{k_idx}" if clash else ""
         renamed.append(_rename_kernel_locals(k, suffix, shared) if suffix else k)
 
-    _check_domains_agree(renamed)
-    args = _merge_args(renamed)
+    return renamed
+
+
+def _merged_tables(ks, renamed, shared):
+    """The fused kernel's temporaries, rules, iname tags and loop exits:
+    those of every kernel, refused where two kernels disagree."""
     temps: dict = {}
     for k in renamed:
         for n, t in k.temporaries.items():
@@ -149,10 +178,12 @@ def fuse_kernels(kernels: Sequence[Kernel | TranslationUnit],
                     f"'{others[0].name}' has a loop of the same name: the fused loop would "
                     "end both (rename_iname one of them first)")
             exits[n] = e
-    ids = [i.id for k in renamed for i in k.instructions]
-    if len(set(ids)) != len(ids):
-        raise TransformError("fuse_kernels: instruction ids clash (give suffixes=)")
+    return temps, rules, tags, exits
 
+
+def _merged_domains(renamed):
+    """The fused kernel's domains (a later kernel's loops that an earlier
+    kernel already has become parameters of its domains) and assumptions."""
     domains = list(renamed[0].domains)
     known = set(renamed[0].all_inames())
     for k in renamed[1:]:
@@ -167,16 +198,7 @@ def fuse_kernels(kernels: Sequence[Kernel | TranslationUnit],
     for k in renamed[1:]:
         a, b = align_params(assumptions, k.assumptions)
         assumptions = a & b
-    fused = Kernel(
-        name=name or "_".join(k.name for k in ks),
-        args=tuple(args), temporaries=FrozenMap(temps), domains=tuple(domains),
-        instructions=tuple(i for k in renamed for i in k.instructions),
-        iname_tags=FrozenMap(tags), substitutions=FrozenMap(rules),
-        assumptions=assumptions.coalesce(),
-        loop_priority=frozenset().union(*(k.loop_priority for k in renamed)),
-        loop_exits=FrozenMap(exits),
-        options=renamed[0].options, span=renamed[0].span, module=renamed[0].module)
-    return _order_across_kernels(fused, [[i.id for i in k.instructions] for k in renamed])
+    return domains, assumptions
 
 
 def _check_domains_agree(kernels):

@@ -122,28 +122,107 @@ def precompute(kernel: Kernel, subst_use: str | Sequence[str], sweep_inames: Nam
     expanded_body = expand_rules(rule.expression, kernel.substitutions)
     inames = set(kernel.all_inames())
     body_inames = (variables_read(expanded_body) & inames) - set(rule.arguments)
-
-    # storage axes: ('arg', k) for rule arguments, ('iname', s) for sweep inames
-    if storage_axes is None:
-        axes: list[tuple[str, Any]] = [("arg", k) for k in range(len(rule.arguments))]
-        axes += [("iname", s) for s in sweep if s in body_inames]
-    else:
-        axes = []
-        for ax in parse_iname_list(storage_axes) if isinstance(storage_axes, str) \
-                else storage_axes:
-            if isinstance(ax, int):
-                axes.append(("arg", ax))
-            elif ax in rule.arguments:
-                axes.append(("arg", rule.arguments.index(ax)))
-            else:
-                axes.append(("iname", resolve_iname(kernel, ax)))
+    axes = _storage_axes(kernel, rule, sweep, body_inames, storage_axes)
     arg_axes = {k for kind, k in axes if kind == "arg"}
     fixed_args = [k for k in range(len(rule.arguments)) if k not in arg_axes]
+    # (found also where the caller names them: it refuses a body that reads
+    # a temporary the sweep recomputes)
+    outer = _outer_inames(kernel, rule_name, uses, axes, fixed_args, sweep, expanded_body,
+                          body_inames, _full_axes)
+    if precompute_outer_inames is not None:
+        outer = {resolve_iname(kernel, i) for i in parse_iname_list(precompute_outer_inames)}
+    outer_list = [i for i in kernel.all_inames() if i in outer]
+    _check_uses(rule_name, uses, outer, sweep, fixed_args)
+    tmp, pnames, existing = _storage_names(kernel, rule_name, len(axes), uses, outer_list,
+                                           temporary_name=temporary_name,
+                                           precompute_inames=precompute_inames)
 
-    # outer inames: what the values depend on besides the sweep
+    # coordinates of each use along the storage axes
+    def coords(args):
+        return [args[k] if kind == "arg" else p.Variable(k) for kind, k in axes]
+
+    footprint = _footprint(kernel, uses, coords, outer_list, pnames, fetch_bounding_box,
+                           _full_axes, _array_extents)
+    added_domain, lbs, extents, sliding = _stored_domain(kernel, rule_name, footprint, pnames,
+                                                         outer_list, existing)
+    body, rules = _compute_body(kernel, rule, axes, pnames, sliding, fixed_args, uses)
+    types = kernel_type_inferrer(kernel.copy(substitutions=FrozenMap(rules)))
+    try:
+        value_dtype = np.dtype(dtype) if dtype is not None else types(
+            expand_rules(body, rules))
+    except Exception as exc:
+        raise TransformError(f"precompute: cannot find the type of '{rule_name}': {exc}") \
+            from None
+    space = temporary_address_space or temporary_scope
+    if isinstance(space, str):
+        space = AddressSpace(space.lower())
+    temp = Temporary(name=tmp, dtype=value_dtype, shape=tuple(extents),
+                     lower_bounds=tuple(lbs), axis_names=tuple(pnames) if pnames else None,
+                     address_space=space)
+    cid = compute_insn_id or unique_name(kernel, f"{tmp}_compute")
+    first_use = min(kernel.instructions.index(insn) for insn, _ in uses)
+    compute = Assignment(
+        id=cid, assignee=make_subscript(tmp, [p.Variable(n) for n in pnames]),
+        expression=body, within_inames=frozenset(outer_list) | set(pnames),
+        tags=frozenset(), span=uses[0][0].span)
+
+    # replace the uses
+    use_ids = {insn.id for insn, _ in uses}
+
+    def hook(name, params):
+        if name != rule_name:
+            return None
+        return make_subscript(tmp, [
+            normalize_integer(p.Sum((c, p.Product((-1, sliding[pos])))))
+            if pos in sliding else c for pos, c in enumerate(coords(params))])
+    repl = RuleAwareRewriter(rules, lambda e, bound: e, call_hook=hook)
+    insns = []
+    for insn in kernel.instructions:
+        if insn.id in use_ids:
+            insn = map_instruction_expressions(insn, repl)
+            insn = insn.copy(depends_on=insn.depends_on | {cid})
+        insns.append(insn)
+    insns.insert(first_use, compute)
+
+    tags = _new_loop_tags(kernel, pnames, existing, storage_axis_to_tag, default_tag)
+    adds_loops = bool(pnames) and len(existing) < len(pnames)
+    new = kernel.copy(instructions=tuple(insns), domains=kernel.domains + (added_domain,)
+                      if adds_loops else kernel.domains,
+                      temporaries=kernel.temporaries.set(tmp, temp),
+                      substitutions=FrozenMap(repl.rules), iname_tags=FrozenMap(tags))
+    new = _order_compute(new, cid, use_ids)
+    return canonicalize_rules(new)
+
+
+def _storage_axes(kernel, rule, sweep, body_inames, storage_axes) -> list[tuple[str, Any]]:
+    """The temporary's axes, in order: ``('arg', k)`` for the rule's *k*-th
+    argument, ``('iname', s)`` for a sweep iname *s* (by default every
+    argument, then the sweep inames the rule's body reads)."""
+    if storage_axes is None:
+        axes: list[tuple[str, Any]] = [("arg", k) for k in range(len(rule.arguments))]
+        return axes + [("iname", s) for s in sweep if s in body_inames]
+    axes = []
+    for ax in parse_iname_list(storage_axes) if isinstance(storage_axes, str) \
+            else storage_axes:
+        if isinstance(ax, int):
+            axes.append(("arg", ax))
+        elif ax in rule.arguments:
+            axes.append(("arg", rule.arguments.index(ax)))
+        else:
+            axes.append(("iname", resolve_iname(kernel, ax)))
+    return axes
+
+
+def _outer_inames(kernel, rule_name, uses, axes, fixed_args, sweep, expanded_body,
+                  body_inames, full_axes) -> set:
+    """The loops the stored values depend on besides the sweep: those the
+    fixed arguments and the storage coordinates read (the sweep's aside),
+    the body's, and the loops that compute the temporaries it reads."""
+    inames = set(kernel.all_inames())
+    arg_axes = {k for kind, k in axes if kind == "arg"}
     outer = set()
-    full_args = {axes[k][1] for k in (_full_axes or ()) if axes[k][0] == "arg"}
-    for insn, arglists in uses:
+    full_args = {axes[k][1] for k in (full_axes or ()) if axes[k][0] == "arg"}
+    for _insn, arglists in uses:
         for args in arglists:
             for k in fixed_args:
                 outer |= variables_read(args[k]) & inames
@@ -162,11 +241,13 @@ def precompute(kernel: Kernel, subst_use: str | Sequence[str], sweep_inames: Nam
                         f"anew in each iteration of sweep iname(s) "
                         f"{', '.join(sorted(varying & set(sweep)))}", w.span)
                 outer |= varying
-    if precompute_outer_inames is not None:
-        outer = {resolve_iname(kernel, i) for i in parse_iname_list(precompute_outer_inames)}
-    order = list(kernel.all_inames())
-    outer_list = [i for i in order if i in outer]
-    for insn, _ in uses:
+    return outer
+
+
+def _check_uses(rule_name, uses, outer, sweep, fixed_args) -> None:
+    """Every use lies inside the outer and sweep loops and passes one value
+    for each argument that is not a storage axis."""
+    for insn, arglists in uses:
         missing = outer - set(insn.within_inames)
         if missing:
             raise TransformError(f"precompute: the values of '{rule_name}' depend on "
@@ -175,11 +256,15 @@ def precompute(kernel: Kernel, subst_use: str | Sequence[str], sweep_inames: Nam
         if not set(sweep) <= set(insn.within_inames):
             raise TransformError(f"precompute: instruction '{insn.id}' is not inside all "
                                  f"sweep inames {', '.join(sweep)}", insn.span)
-        if len({tuple(a[k] for k in fixed_args) for a in _}) > 1:
+        if len({tuple(a[k] for k in fixed_args) for a in arglists}) > 1:
             raise TransformError(f"precompute: the uses in '{insn.id}' pass different values "
                                  "for arguments that are not storage axes")
 
-    # names
+
+def _storage_names(kernel, rule_name, n_axes, uses, outer_list, *, temporary_name,
+                   precompute_inames) -> tuple[str, list[str], list[str]]:
+    """The temporary's name, the precompute inames (one per storage axis:
+    those given, then new ones) and those of them that are existing loops."""
     import re
     stem = re.sub(r"(_\d+)+$", "", rule_name)
     stem = stem[:-len("_subst")] if stem.endswith("_subst") and len(stem) > 6 else stem + "_0"
@@ -189,10 +274,10 @@ def precompute(kernel: Kernel, subst_use: str | Sequence[str], sweep_inames: Nam
     # precompute_inames may name fewer loops than there are storage axes: the
     # others get names of their own (as in loopy)
     pnames = parse_iname_list(precompute_inames) if precompute_inames is not None else []
-    if len(pnames) > len(axes):
+    if len(pnames) > n_axes:
         raise TransformError(f"precompute: {len(pnames)} precompute inames for "
-                             f"{len(axes)} storage axes")
-    for k in range(len(pnames), len(axes)):
+                             f"{n_axes} storage axes")
+    for k in range(len(pnames), n_axes):
         pnames.append(unique_name(kernel, f"{tmp}_dim_{k}", extra_taken=pnames))
     existing = [n for n in pnames if n in kernel.all_inames()]
     around = set(outer_list).union(*(insn.within_inames for insn, _ in uses))
@@ -203,16 +288,13 @@ def precompute(kernel: Kernel, subst_use: str | Sequence[str], sweep_inames: Nam
     for n in pnames:
         if n not in existing:
             check_new_iname(kernel, n)
+    return tmp, pnames, existing
 
-    # coordinates of each use along the storage axes
-    def coords(args):
-        out = []
-        for kind, k in axes:
-            out.append(args[k] if kind == "arg" else p.Variable(k))
-        return out
 
-    footprint = _footprint(kernel, uses, coords, outer_list, pnames, fetch_bounding_box,
-                           _full_axes, _array_extents)
+def _stored_domain(kernel, rule_name, footprint, pnames, outer_list, existing):
+    """The domain of the new loops (what the outer loops do not already
+    guarantee), the temporary's lower bounds and extents, and the storage
+    axes whose start slides with the outer loops (axis -> start)."""
     lbs, extents = _box(footprint, pnames, outer_list)
     new_domain = set_to_params(footprint, outer_list) if outer_list else footprint
     new_domain = reorder_set(new_domain, pnames).coalesce()
@@ -248,8 +330,13 @@ def precompute(kernel: Kernel, subst_use: str | Sequence[str], sweep_inames: Nam
         if not a.gist_params(assumed).is_equal(b.gist_params(assumed)):
             raise TransformError(f"precompute: the existing loops {', '.join(existing)} span "
                                  f"{have}, but '{rule_name}' is needed over {needed}")
+    return added_domain, lbs, extents, sliding
 
-    # the compute instruction
+
+def _compute_body(kernel, rule, axes, pnames, sliding, fixed_args, uses):
+    """The compute instruction's right-hand side (the rule at the precompute
+    inames, the fixed arguments as the first use passes them) and the rules
+    it may call, with sweep inames in them replaced."""
     value_map = {}
     for pos, ((kind, k), pn) in enumerate(zip(axes, pnames, strict=True)):
         value = p.Variable(pn)
@@ -270,45 +357,12 @@ def precompute(kernel: Kernel, subst_use: str | Sequence[str], sweep_inames: Nam
     rw = RuleAwareRewriter(kernel.substitutions,
                            lambda e, bound: substitute(
                                e, lambda n: None if n in bound else sweep_map.get(n)))
-    body = rw(body)
-    types = kernel_type_inferrer(kernel.copy(substitutions=FrozenMap(rw.rules)))
-    try:
-        value_dtype = np.dtype(dtype) if dtype is not None else types(
-            expand_rules(body, rw.rules))
-    except Exception as exc:
-        raise TransformError(f"precompute: cannot find the type of '{rule_name}': {exc}") \
-            from None
-    space = temporary_address_space or temporary_scope
-    if isinstance(space, str):
-        space = AddressSpace(space.lower())
-    temp = Temporary(name=tmp, dtype=value_dtype, shape=tuple(extents),
-                     lower_bounds=tuple(lbs), axis_names=tuple(pnames) if pnames else None,
-                     address_space=space)
-    cid = compute_insn_id or unique_name(kernel, f"{tmp}_compute")
-    first_use = min(kernel.instructions.index(insn) for insn, _ in uses)
-    compute = Assignment(
-        id=cid, assignee=make_subscript(tmp, [p.Variable(n) for n in pnames]),
-        expression=body, within_inames=frozenset(outer_list) | set(pnames),
-        tags=frozenset(), span=uses[0][0].span)
+    return rw(body), rw.rules
 
-    # replace the uses
-    use_ids = {insn.id for insn, _ in uses}
 
-    def hook(name, params):
-        if name != rule_name:
-            return None
-        return make_subscript(tmp, [
-            normalize_integer(p.Sum((c, p.Product((-1, sliding[pos])))))
-            if pos in sliding else c for pos, c in enumerate(coords(params))])
-    repl = RuleAwareRewriter(rw.rules, lambda e, bound: e, call_hook=hook)
-    insns = []
-    for insn in kernel.instructions:
-        if insn.id in use_ids:
-            insn = map_instruction_expressions(insn, repl)
-            insn = insn.copy(depends_on=insn.depends_on | {cid})
-        insns.append(insn)
-    insns.insert(first_use, compute)
-
+def _new_loop_tags(kernel, pnames, existing, storage_axis_to_tag, default_tag) -> dict:
+    """The kernel's iname tags with those of the new precompute loops (by
+    name or axis number in *storage_axis_to_tag*, else *default_tag*)."""
     tags = dict(kernel.iname_tags)
     for k, n in enumerate(pnames):
         if n in existing:
@@ -320,13 +374,7 @@ def precompute(kernel: Kernel, subst_use: str | Sequence[str], sweep_inames: Nam
             tag = default_tag
         if tag is not None:
             tags[n] = parse_tag(tag)
-    adds_loops = bool(pnames) and len(existing) < len(pnames)
-    new = kernel.copy(instructions=tuple(insns), domains=kernel.domains + (added_domain,)
-                      if adds_loops else kernel.domains,
-                      temporaries=kernel.temporaries.set(tmp, temp),
-                      substitutions=FrozenMap(repl.rules), iname_tags=FrozenMap(tags))
-    new = _order_compute(new, cid, use_ids)
-    return canonicalize_rules(new)
+    return tags
 
 
 def _project_onto(s: isl.Set, names) -> isl.Set:

@@ -146,6 +146,47 @@ def assignment_to_subst(kernel: Kernel, lhs_name: str,
     writers = [i for i in kernel.instructions if name in i.assignee_names()]
     if not writers:
         raise TransformError(f"assignment_to_subst: '{name}' is never assigned")
+    rule_names = _check_writers(kernel, name, writers, extra)
+    several = len(writers) > 1
+    tdeps = _transitive_deps(kernel)
+    pos = {i.id: k for k, i in enumerate(kernel.instructions)}
+    readers = [i for i in kernel.instructions
+               if name in i.read_dependency_names() or     # (cached per instruction)
+               name in _rule_reads_of(kernel, i)]
+    reaching = _reaching_writers(name, writers, readers, pos)
+
+    rules = dict(kernel.substitutions)
+    calls: dict = {}        # writer id -> function making the call of its rule
+    for w, rule_name in zip(writers, rule_names, strict=True):
+        args, body, make_call = _rule_of(kernel, name, w, rule_name, extra,
+                                         reaching.get(w.id), calls)
+        calls[w.id] = make_call
+        inputs = variables_read(expand_rules(body, rules)) - set(kernel.all_inames())
+        if several:
+            inputs = inputs | {name}
+        _check_readers(kernel, name, w, [r for r in readers if reaching.get(r.id) is w],
+                       body, args, inputs, rules, tdeps, pos)
+        rules[rule_name] = SubstitutionRule(rule_name, tuple(args), body, w.span)
+    kernel = kernel.copy(substitutions=FrozenMap(rules))
+    if not several:
+        kernel = _replace_reads(kernel, name, calls[writers[0].id])
+    else:
+        for w in writers:
+            ids = {r.id for r in readers if reaching.get(r.id) is w and
+                   r.id not in calls}
+            kernel = _replace_reads(kernel, name, calls[w.id], insn_ids=ids)
+    insns = _without_writers(kernel, writers)
+    temps = kernel.temporaries
+    still_used = any(name in variables_read(*i.read_expressions()) or
+                     name in i.assignee_names() for i in insns)
+    if not still_used:
+        temps = temps.remove(name)
+    return canonicalize_rules(kernel.copy(instructions=tuple(insns), temporaries=temps))
+
+
+def _check_writers(kernel, name, writers, extra) -> list[str]:
+    """Refuse the assignments to *name* that no rule can stand for; the
+    names of the rules (one per writer), checked free."""
     ended = [i for i, ex in kernel.loop_exits.items() if name in ex.flags]
     if ended:
         # the loop's own condition reads it, which no rule can stand for
@@ -182,16 +223,15 @@ def assignment_to_subst(kernel: Kernel, lhs_name: str,
         # a data-dependent loop bound: domains cannot call rules
         raise TransformError(f"assignment_to_subst: '{name}' is a loop bound (a domain "
                              "parameter); it cannot become a substitution rule", writers[0].span)
+    return rule_names
 
-    tdeps = _transitive_deps(kernel)
-    pos = {i.id: k for k, i in enumerate(kernel.instructions)}
-    readers = [i for i in kernel.instructions
-               if name in i.read_dependency_names() or     # (cached per instruction)
-               name in _rule_reads_of(kernel, i)]
-    # the assignment whose value each read sees
+
+def _reaching_writers(name, writers, readers, pos) -> dict:
+    """Reader id -> the assignment whose value it reads (the last one before
+    it in program order, *pos*; the only one if there is one)."""
     reaching: dict = {}
     for r in readers:
-        if not several:
+        if len(writers) == 1:
             if r.id != writers[0].id:
                 reaching[r.id] = writers[0]
             continue
@@ -201,28 +241,12 @@ def assignment_to_subst(kernel: Kernel, lhs_name: str,
                                  "before its first assignment (it may read an older value)",
                                  r.span)
         reaching[r.id] = before[-1]
+    return reaching
 
-    rules = dict(kernel.substitutions)
-    calls: dict = {}        # writer id -> function making the call of its rule
-    for w, rule_name in zip(writers, rule_names, strict=True):
-        args, body, make_call = _rule_of(kernel, name, w, rule_name, extra,
-                                         reaching.get(w.id), calls)
-        calls[w.id] = make_call
-        inputs = variables_read(expand_rules(body, rules)) - set(kernel.all_inames())
-        if several:
-            inputs = inputs | {name}
-        _check_readers(kernel, name, w, [r for r in readers if reaching.get(r.id) is w],
-                       body, args, inputs, rules, tdeps, pos)
-        rules[rule_name] = SubstitutionRule(rule_name, tuple(args), body, w.span)
-    kernel = kernel.copy(substitutions=FrozenMap(rules))
-    if not several:
-        kernel = _replace_reads(kernel, name, calls[writers[0].id])
-    else:
-        for w in writers:
-            ids = {r.id for r in readers if reaching.get(r.id) is w and
-                   r.id not in calls}
-            kernel = _replace_reads(kernel, name, calls[w.id], insn_ids=ids)
-    # the writers go; whoever waited for one waits for what it waited for
+
+def _without_writers(kernel, writers) -> list:
+    """The instructions less *writers*; whoever waited for one waits for what
+    it waited for."""
     removed = {w.id: w for w in writers}
     insns = []
     for i in kernel.instructions:
@@ -233,12 +257,7 @@ def assignment_to_subst(kernel: Kernel, lhs_name: str,
             for d in deps & set(removed):
                 deps = (deps - {d}) | set(removed[d].depends_on)
         insns.append(i.copy(depends_on=frozenset(deps)) if deps != i.depends_on else i)
-    temps = kernel.temporaries
-    still_used = any(name in variables_read(*i.read_expressions()) or
-                     name in i.assignee_names() for i in insns)
-    if not still_used:
-        temps = temps.remove(name)
-    return canonicalize_rules(kernel.copy(instructions=tuple(insns), temporaries=temps))
+    return insns
 
 
 def _names_list(value) -> list[str]:
