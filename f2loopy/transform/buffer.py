@@ -462,52 +462,9 @@ def collect_common_factors_on_increment(kernel: Kernel, var_name: str,
             "loop the reads of the variable run in); leave it out")
     name = resolve_variable(kernel, var_name)
     rules = kernel.substitutions
-    incs, readers, inits = [], [], []
-    for insn in kernel.instructions:
-        writes = name in insn.assignee_names()
-        terms = _increment_terms(insn) if writes else None
-        if terms is not None:
-            incs.append((insn, terms))
-        elif writes:
-            inits.append(insn)
-        elif name in variables_read(*insn.read_expressions()) or \
-                name in _rule_reads(kernel, insn):
-            readers.append(insn)
-    if not incs:
-        raise TransformError(f"collect_common_factors_on_increment: no increments of "
-                             f"'{name}' found")
-    if not readers:
-        raise TransformError(f"collect_common_factors_on_increment: '{name}' is never read")
-    # the reads see factor * (sum of the stripped increments) only if the sum
-    # starts from zero: a non-zero start would be scaled too
-    for insn in inits:
-        if not (isinstance(insn, Assignment) and _is_zero(insn.expression)):
-            what = insn.expression if isinstance(insn, Assignment) else "a value"
-            raise TransformError(f"collect_common_factors_on_increment: '{insn.id}' sets "
-                                 f"'{name}' to {what}, not to zero; the factors cannot move "
-                                 "to the reads (they would scale that value too)", insn.span)
-    if not inits:
-        raise TransformError(f"collect_common_factors_on_increment: nothing sets '{name}' "
-                             "to zero before its increments; the factors cannot move to the "
-                             "reads (they would scale its first value too)")
+    incs, readers, inits = _increments_reads_inits(kernel, name)
     allowed = set.intersection(*(set(r.within_inames) for r in readers + inits))
-    all_inames = set(kernel.all_inames())
-    common = None
-    for insn, terms in incs:
-        for t in terms:
-            fs = _factors(t, rules)
-            if common is None:
-                common = fs
-            else:
-                rest = list(fs)
-                keep = []
-                for f in common:
-                    if f in rest:
-                        rest.remove(f)
-                        keep.append(f)
-                common = keep
-    common = [f for f in (common or [])
-              if not ((variables_read(expand_rules(f, rules)) & all_inames) - allowed)]
+    common = _common_factors(kernel, incs, allowed)
     if not common:
         return kernel
 
@@ -544,6 +501,67 @@ def collect_common_factors_on_increment(kernel: Kernel, var_name: str,
         new.append(insn)
     return canonicalize_rules(kernel.copy(instructions=tuple(new),
                                           substitutions=FrozenMap(rw.rules)))
+
+
+def _increments_reads_inits(kernel, name) -> tuple[list, list, list]:
+    """The increments of *name* (with their terms), the instructions reading
+    it and the other assignments to it (which must set it to zero); refused
+    where the factors could not move to the reads."""
+    incs: list = []
+    readers: list = []
+    inits: list = []
+    for insn in kernel.instructions:
+        writes = name in insn.assignee_names()
+        terms = _increment_terms(insn) if writes else None
+        if terms is not None:
+            incs.append((insn, terms))
+        elif writes:
+            inits.append(insn)
+        elif name in variables_read(*insn.read_expressions()) or \
+                name in _rule_reads(kernel, insn):
+            readers.append(insn)
+    if not incs:
+        raise TransformError(f"collect_common_factors_on_increment: no increments of "
+                             f"'{name}' found")
+    if not readers:
+        raise TransformError(f"collect_common_factors_on_increment: '{name}' is never read")
+    # the reads see factor * (sum of the stripped increments) only if the sum
+    # starts from zero: a non-zero start would be scaled too
+    for insn in inits:
+        if not (isinstance(insn, Assignment) and _is_zero(insn.expression)):
+            what = insn.expression if isinstance(insn, Assignment) else "a value"
+            raise TransformError(f"collect_common_factors_on_increment: '{insn.id}' sets "
+                                 f"'{name}' to {what}, not to zero; the factors cannot move "
+                                 "to the reads (they would scale that value too)", insn.span)
+    if not inits:
+        raise TransformError(f"collect_common_factors_on_increment: nothing sets '{name}' "
+                             "to zero before its increments; the factors cannot move to the "
+                             "reads (they would scale its first value too)")
+    return incs, readers, inits
+
+
+def _common_factors(kernel, incs, allowed) -> list:
+    """The factors every term of every increment in *incs* has (with
+    multiplicity), less those that depend on loops outside *allowed*."""
+    rules = kernel.substitutions
+    all_inames = set(kernel.all_inames())
+    common = None
+    for _insn, terms in incs:
+        for t in terms:
+            fs = _factors(t, rules)
+            if common is None:
+                common = fs
+            else:
+                rest = list(fs)
+                keep = []
+                for f in common:
+                    if f in rest:
+                        rest.remove(f)
+                        keep.append(f)
+                common = keep
+    common = [f for f in (common or [])
+              if not ((variables_read(expand_rules(f, rules)) & all_inames) - allowed)]
+    return common
 
 
 __all__ = ["buffer_array", "alias_temporaries", "collect_common_factors_on_increment"]

@@ -135,14 +135,7 @@ def split_iname(kernel: Kernel, split_iname: str, inner_length: int, *,
         others keep the old loop).
     """
     iname = resolve_iname(kernel, split_iname)
-    try:
-        length = int(inner_length)
-    except (TypeError, ValueError):
-        raise TransformError(f"split_iname: inner_length must be an integer, got "
-                             f"{inner_length!r}") from None
-    if length != inner_length or length <= 0:
-        raise TransformError(f"split_iname: inner_length must be a positive integer, got "
-                             f"{inner_length!r}")
+    length, slabs = _checked_split_sizes(inner_length, slabs)
     if do_tagged_check and kernel.iname_tag(iname).hardware:
         raise TransformError(f"split_iname: iname '{iname}' is already tagged "
                              f"'{kernel.iname_tag(iname)}'; split before tagging")
@@ -154,13 +147,6 @@ def split_iname(kernel: Kernel, split_iname: str, inner_length: int, *,
         check_new_iname(kernel, new)
     if outer == inner:
         raise TransformError("split_iname: outer and inner iname must differ")
-    try:
-        slabs = tuple(int(x) for x in slabs)
-    except (TypeError, ValueError):
-        slabs = ()
-    if len(slabs) != 2 or min(slabs) < 0:
-        raise TransformError(f"split_iname: slabs must be two non-negative integers "
-                             f"(first, last), got {slabs!r}")
 
     match = parse_match(within)
     users = [insn for insn in kernel.instructions
@@ -203,6 +189,40 @@ def split_iname(kernel: Kernel, split_iname: str, inner_length: int, *,
     insns, substitutions = _rewrite_selected(kernel, selected, {iname: replacement},
                                              remove=[iname], add=[outer, inner])
 
+    tags, priority = _split_tags_and_priority(kernel, iname, outer, inner, keep_old,
+                                              outer_tag, inner_tag)
+    slab_map = kernel.iname_slabs
+    if slabs != (0, 0):
+        slab_map = slab_map.set(outer, slabs)
+    return _finish(kernel.copy(domains=tuple(domains), instructions=insns,
+                               iname_tags=FrozenMap(tags), substitutions=substitutions,
+                               loop_priority=priority, iname_slabs=slab_map))
+
+
+def _checked_split_sizes(inner_length, slabs) -> tuple[int, tuple[int, int]]:
+    """*inner_length* as a positive integer and *slabs* as two non-negative
+    integers, else a located refusal."""
+    try:
+        length = int(inner_length)
+    except (TypeError, ValueError):
+        raise TransformError(f"split_iname: inner_length must be an integer, got "
+                             f"{inner_length!r}") from None
+    if length != inner_length or length <= 0:
+        raise TransformError(f"split_iname: inner_length must be a positive integer, got "
+                             f"{inner_length!r}")
+    try:
+        slabs = tuple(int(x) for x in slabs)
+    except (TypeError, ValueError):
+        slabs = ()
+    if len(slabs) != 2 or min(slabs) < 0:
+        raise TransformError(f"split_iname: slabs must be two non-negative integers "
+                             f"(first, last), got {slabs!r}")
+    return length, (slabs[0], slabs[1])
+
+
+def _split_tags_and_priority(kernel, iname, outer, inner, keep_old, outer_tag, inner_tag):
+    """The iname tags and loop priorities after *iname* split into *outer*
+    and *inner* (the old loop's entries stay where it is kept)."""
     tags = dict(kernel.iname_tags)
     if not keep_old:
         tags.pop(iname, None)
@@ -212,12 +232,7 @@ def split_iname(kernel: Kernel, split_iname: str, inner_length: int, *,
     priority = frozenset(
         tuple(x for n in tup for x in ((outer, inner) if n == iname and not keep_old else (n,)))
         for tup in kernel.loop_priority)
-    slab_map = kernel.iname_slabs
-    if slabs != (0, 0):
-        slab_map = slab_map.set(outer, slabs)
-    return _finish(kernel.copy(domains=tuple(domains), instructions=insns,
-                               iname_tags=FrozenMap(tags), substitutions=substitutions,
-                               loop_priority=priority, iname_slabs=slab_map))
+    return tags, priority
 
 
 def _affine_lower_bound(dom: isl.Set, iname: str):

@@ -550,6 +550,70 @@ def _order_compute(kernel, cid, use_ids):
 
 
 
+def _reads_through_rule(kernel, name, spec, rule, match, *, what, within) -> Kernel:
+    """*kernel* with the reads of array *name* that *spec* selects (None:
+    all; else one subscript or None per axis) in the instructions *match*
+    selects made calls of a new rule *rule* (the element itself); refused
+    where no read is found or the kernel writes the array."""
+    var = kernel.variable(name)
+    args = tuple(f"{name}_fetch_arg{k}" for k in range(var.ndim))
+    found, seen = [], []
+
+    def leaf(expr, bound):
+        from f2loopy.ir.expressions import index_tuple, map_subscripts
+
+        def repl(sub):
+            if sub.aggregate.name != name:
+                return None
+            idx = index_tuple(sub)
+            seen.append(sub)
+            if spec is not None and any(s is not None and not _same_value(s, i)
+                                        for s, i in zip(spec, idx, strict=True)):
+                return None
+            found.append(sub)
+            return p.Call(p.Variable(rule), idx)
+        return map_subscripts(expr, repl)
+
+    rules = dict(kernel.substitutions)
+    rules[rule] = SubstitutionRule(rule, args, make_subscript(name, [p.Variable(a)
+                                                                     for a in args]))
+    rw = RuleAwareRewriter(kernel.substitutions, leaf)
+    insns = []
+    for insn in kernel.instructions:
+        if match.match(kernel, insn):
+            insn = insn.copy(expression=rw(insn.expression),
+                             predicates=tuple(rw(x) for x in insn.predicates)) \
+                if isinstance(insn, Assignment) else insn
+        insns.append(insn)
+    if not found:
+        from f2loopy.ir.printing import expr_to_str
+        reads = sorted({expr_to_str(x) for x in seen})
+        raise NameNotFoundError(f"add_prefetch: no read of {what!r} found"
+                             + ("" if within is None else f" in {within!r}")
+                             + (f" (the reads are: {', '.join(reads[:6])}"
+                                f"{', ...' if len(reads) > 6 else ''})" if reads else ""))
+    if any(name in i.assignee_names() for i in kernel.instructions):
+        raise TransformError(f"add_prefetch: '{name}' is written by the kernel; prefetching "
+                             "it would read stale values (use buffer_array)")
+    rules.update(rw.rules)
+    return kernel.copy(instructions=tuple(insns), substitutions=FrozenMap(rules))
+
+
+def _constant_extents(name, var, storage) -> list[tuple[int, int]]:
+    """(lower bound, extent) of each axis in *storage* of array *var*,
+    which must be constants (the axes fetched whole)."""
+    from f2loopy.ir.folding import evaluate_constant
+    extents = []
+    for k in storage:
+        try:
+            extents.append((int(evaluate_constant(var.lower_bounds[k])),
+                            int(evaluate_constant(var.shape[k]))))
+        except Exception:
+            raise TransformError(f"add_prefetch: axis {k} of '{name}' does not have a "
+                                 "constant extent (fix_parameters first)") from None
+    return extents
+
+
 def _parse_fetch_spec(kernel, spec):
     """``"q[ii,jj,k,:,:,e]"`` -> ("q", [expr or None for ':'])."""
     from f2loopy.transform.patterns import parse_expression
@@ -633,47 +697,8 @@ def add_prefetch(kernel: Kernel, var_name: str, sweep_inames: Names = (),
                              "are given")
     match = parse_match(within)
     rule = rule_name or unique_name(kernel, f"{name}_fetch_rule")
-    args = tuple(f"{name}_fetch_arg{k}" for k in range(var.ndim))
-    found, seen = [], []
-
-    def leaf(expr, bound):
-        from f2loopy.ir.expressions import index_tuple, map_subscripts
-
-        def repl(sub):
-            if sub.aggregate.name != name:
-                return None
-            idx = index_tuple(sub)
-            seen.append(sub)
-            if spec is not None and any(s is not None and not _same_value(s, i)
-                                        for s, i in zip(spec, idx, strict=True)):
-                return None
-            found.append(sub)
-            return p.Call(p.Variable(rule), idx)
-        return map_subscripts(expr, repl)
-
-    rules = dict(kernel.substitutions)
-    rules[rule] = SubstitutionRule(rule, args, make_subscript(name, [p.Variable(a)
-                                                                     for a in args]))
-    rw = RuleAwareRewriter(kernel.substitutions, leaf)
-    insns = []
-    for insn in kernel.instructions:
-        if match.match(kernel, insn):
-            insn = insn.copy(expression=rw(insn.expression),
-                             predicates=tuple(rw(x) for x in insn.predicates)) \
-                if isinstance(insn, Assignment) else insn
-        insns.append(insn)
-    if not found:
-        from f2loopy.ir.printing import expr_to_str
-        reads = sorted({expr_to_str(x) for x in seen})
-        raise NameNotFoundError(f"add_prefetch: no read of {var_name!r} found"
-                             + ("" if within is None else f" in {within!r}")
-                             + (f" (the reads are: {', '.join(reads[:6])}"
-                                f"{', ...' if len(reads) > 6 else ''})" if reads else ""))
-    if any(name in i.assignee_names() for i in kernel.instructions):
-        raise TransformError(f"add_prefetch: '{name}' is written by the kernel; prefetching "
-                             "it would read stale values (use buffer_array)")
-    rules.update(rw.rules)
-    kernel = kernel.copy(instructions=tuple(insns), substitutions=FrozenMap(rules))
+    kernel = _reads_through_rule(kernel, name, spec, rule, match, what=var_name,
+                                 within=within)
 
     axis_names = var.axis_names or (None,) * var.ndim
     if spec is None:
@@ -686,18 +711,7 @@ def add_prefetch(kernel: Kernel, var_name: str, sweep_inames: Names = (),
         pnames = parse_iname_list(dim_arg_names)
     else:
         pnames = [f"{name}_dim_{axis_names[k] if axis_names[k] else k}" for k in storage]
-    extents = None
-    if full is not None:
-        extents = []
-        for k in storage:
-            ext = var.shape[k]
-            try:
-                from f2loopy.ir.folding import evaluate_constant
-                extents.append((int(evaluate_constant(var.lower_bounds[k])),
-                                int(evaluate_constant(ext))))
-            except Exception:
-                raise TransformError(f"add_prefetch: axis {k} of '{name}' does not have a "
-                                     "constant extent (fix_parameters first)") from None
+    extents = None if full is None else _constant_extents(name, var, storage)
     return precompute(kernel, rule, sweep_inames, storage_axes=storage,
                       temporary_name=temporary_name or unique_name(kernel, f"{name}_fetch"),
                       precompute_inames=pnames, precompute_outer_inames=fetch_outer_inames,
