@@ -397,47 +397,70 @@ def _make_decoder(tp: Any, atoms: Atoms, checks: dict) -> Callable[[Any, str], A
         return atoms[base][1]
     bound = _bounded(meta)
     if _is_union(base):
-        members = typing.get_args(base)
-        nullable = type(None) in members
-        options = [m for m in members if m is not type(None)]
-        if len(options) == 1:
-            inner = _codec("dec", options[0], atoms, checks)
-            return (lambda d, what: None if d is None else inner(d, what)) if nullable \
-                else inner
-        records = {c.__name__: _codec("dec", c, atoms, checks)
-                   for c in map(_record_type, options) if c}
-        if records and len(records) == len(options):
-            def dec_tagged(data: Any, what: str) -> Any:
-                if data is None and nullable:
-                    return None
-                if not isinstance(data, dict) or data.get("kind") not in records:
-                    fail(f"invalid {what} kind")
-                return records[data["kind"]](data, what)
-            return dec_tagged
-        decoders = [_codec("dec", m, atoms, checks) for m in options]
+        return _union_decoder(base, atoms, checks)
+    if isinstance(base, type) and dataclasses.is_dataclass(base):
+        return _dataclass_decoder(base, atoms, checks)
+    origin, args = typing.get_origin(base), typing.get_args(base)
+    if origin in (tuple, frozenset, FrozenMap):
+        return _container_decoder(origin, args, bound, atoms, checks)
+    plain = _plain_decoder(base, origin, args, meta, bound)
+    if plain is None:
+        raise TypeError(f"no rule to decode the type {tp!r}")
+    return plain
 
-        def dec_union(data: Any, what: str) -> Any:
+
+def _union_decoder(base: Any, atoms: Atoms, checks: dict) -> Callable[[Any, str], Any]:
+    """A decoder of an optional value or of one of several records (told by
+    their ``kind``) or other types (the first that decodes)."""
+    members = typing.get_args(base)
+    nullable = type(None) in members
+    options = [m for m in members if m is not type(None)]
+    if len(options) == 1:
+        inner = _codec("dec", options[0], atoms, checks)
+        return (lambda d, what: None if d is None else inner(d, what)) if nullable \
+            else inner
+    records = {c.__name__: _codec("dec", c, atoms, checks)
+               for c in map(_record_type, options) if c}
+    if records and len(records) == len(options):
+        def dec_tagged(data: Any, what: str) -> Any:
             if data is None and nullable:
                 return None
-            for option in decoders:
-                try:
-                    return option(data, what)
-                except SerializationError:
-                    continue
-            fail(f"invalid {what}")
-        return dec_union
-    if isinstance(base, type) and dataclasses.is_dataclass(base):
-        kinds = _kinds(base)
-        if kinds:
-            by_name = {n: _record_decoder(c, atoms, checks) for n, c in kinds.items()}
+            if not isinstance(data, dict) or data.get("kind") not in records:
+                fail(f"invalid {what} kind")
+            return records[data["kind"]](data, what)
+        return dec_tagged
+    decoders = [_codec("dec", m, atoms, checks) for m in options]
 
-            def dec_kind_record(data: Any, what: str) -> Any:
-                if not isinstance(data, dict) or data.get("kind") not in by_name:
-                    fail(f"invalid {what} kind")
-                return by_name[data["kind"]](data, what)
-            return dec_kind_record
-        return _record_decoder(base, atoms, checks)
-    origin, args = typing.get_origin(base), typing.get_args(base)
+    def dec_union(data: Any, what: str) -> Any:
+        if data is None and nullable:
+            return None
+        for option in decoders:
+            try:
+                return option(data, what)
+            except SerializationError:
+                continue
+        fail(f"invalid {what}")
+    return dec_union
+
+
+def _dataclass_decoder(base: Any, atoms: Atoms, checks: dict) -> Callable[[Any, str], Any]:
+    """A decoder of a record type (of one of its kinds, if it has several)."""
+    kinds = _kinds(base)
+    if kinds:
+        by_name = {n: _record_decoder(c, atoms, checks) for n, c in kinds.items()}
+
+        def dec_kind_record(data: Any, what: str) -> Any:
+            if not isinstance(data, dict) or data.get("kind") not in by_name:
+                fail(f"invalid {what} kind")
+            return by_name[data["kind"]](data, what)
+        return dec_kind_record
+    return _record_decoder(base, atoms, checks)
+
+
+def _container_decoder(origin: Any, args: tuple, bound: Any, atoms: Atoms,
+                       checks: dict) -> Callable[[Any, str], Any]:
+    """A decoder of a tuple, frozenset or FrozenMap of *args* (at most
+    *bound* items where given)."""
     if origin in (tuple, frozenset):
         variadic = len(args) == 2 and args[1] is Ellipsis
         if origin is frozenset or variadic:
@@ -476,6 +499,14 @@ def _make_decoder(tp: Any, atoms: Atoms, checks: dict) -> Callable[[Any, str], A
                 fail(f"invalid {what}")
             return FrozenMap((kdec(k, what), vdec(v, what)) for k, v in data.items())
         return dec_map
+    raise TypeError(f"no rule to decode {origin!r}")
+
+
+def _plain_decoder(base: Any, origin: Any, args: tuple, meta: tuple,
+                   bound: Any) -> Callable[[Any, str], Any] | None:
+    """A decoder of a literal, an enumeration, a bool, an int (within
+    *bound*) or a string (a name of a pattern or a text of a length in
+    *meta*); None for any other type."""
     if origin is Literal:
         def dec_literal(data: Any, what: str) -> Any:
             if not any(data == a and type(data) is type(a) for a in args):
@@ -514,6 +545,6 @@ def _make_decoder(tp: Any, atoms: Atoms, checks: dict) -> Callable[[Any, str], A
                 fail(f"invalid {what}")
             return data
         return dec_str
-    raise TypeError(f"no rule to decode the type {tp!r}")
+    return None
 
 # }}}
