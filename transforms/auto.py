@@ -93,6 +93,12 @@ with the first choices are declared.
     above (``ZFLX(JK) = ZFLX(JK-1) + ...``), as two values, the current and
     the previous level, instead of an array over all levels
     (``f2loopy.transform.kcache``; default True).
+``version``
+    In the ``scc`` plan, version each statement that indexes a small private
+    array with a run-time value (``ZSOLQA(JO, JN)`` with ``JO = IORDER(JM)``)
+    into one copy per value, so that the array can stay in registers
+    (``f2loopy.transform.versioning``; default False: no measurable gain on
+    CLOUDSC, whose sort it versions).
 ``assume``
     Facts about the scalar arguments that the analysis may use (isl syntax,
     ``"NSSOPT >= 0 and NSSOPT <= 3"``): a branch no allowed value takes needs
@@ -125,19 +131,20 @@ from loopy import (
 
 OPTIONS = {"tile": None, "tile1": None, "prefetch": None, "axis1": None, "style": None,
            "group": None, "launches": None, "columns": "scc", "block": 128, "assume": None, "fix": None,
-           "specialize": True, "kcache": True}
+           "specialize": True, "kcache": True, "version": False}
 OPTION_TYPES = {"tile": "positive integer", "tile1": "positive integer", "prefetch": "boolean",
                 "axis1": ("inner", "outer"), "style": ("grid", "outer"),
                 "group": ("positive integer", "none"), "launches": ("split", "one"),
                 "columns": ("scc", "off"), "block": "positive integer", "assume": "text",
-                "fix": "text", "specialize": "boolean", "kcache": "boolean"}
+                "fix": "text", "specialize": "boolean", "kcache": "boolean",
+                "version": "boolean"}
 
 PLANS = ("grid+local", "grid", "grid-1d", "reduction", "one-group", "sequential")
 
 
 def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, style=None,
               group=None, launches=None, columns="scc", block=128, assume=None, fix=None,
-              specialize=True, kcache=True):
+              specialize=True, kcache=True, version=False):
     if launches not in (None, "split", "one"):
         raise TransformError(f"auto: launches is 'split' or 'one', not {launches!r}")
     if columns not in ("scc", "off"):
@@ -149,7 +156,7 @@ def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, style=No
     if fix is not None:
         kernel = fix_parameters(kernel, **parse_fixed_values(fix, who="auto: fix"))
     if columns == "scc":
-        mapped = columns_plan(kernel, block, specialize, kcache)
+        mapped = columns_plan(kernel, block, specialize, kcache, version)
         if mapped is not None:
             return mapped
     split = split_for_auto(kernel)
@@ -217,14 +224,14 @@ def choose(kernel, tile, tile1, prefetch, axis1, style, group):
     return outcome
 
 
-def columns_plan(kernel, block, specialize=True, kcache=True):
+def columns_plan(kernel, block, specialize=True, kcache=True, version=False):
     """The single-column mapping of *kernel* if it is a column-physics routine
     and the mapping passes the checks, else None (the reason printed)."""
     loops = horizontal_loops(kernel)
     if len(loops) < 2:
         return None
     try:
-        out = scc(kernel, block=block, specialize=specialize, kcache=kcache)
+        out = scc(kernel, block=block, specialize=specialize, kcache=kcache, version=version)
         generate_code(out)
     except LoopyError as exc:
         reason = str(getattr(exc, "message", None) or exc).splitlines()[0]

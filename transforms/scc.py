@@ -40,6 +40,13 @@ Options:
     every iteration at its own level and the one above, as two values (the
     current and the previous level) instead of an array over all levels
     (k-caching, ``f2loopy.transform.kcache``; default True).
+``version``
+    Version each statement that indexes a small private array with a
+    run-time value (``ZSOLQA(JO, JN)`` with ``JO = IORDER(JM)``, a species
+    chosen by a sort) into one copy per value, under ``JO == value``, so that
+    every subscript is a constant once constant loops are unrolled and the
+    array can stay in registers (``f2loopy.transform.versioning``; default
+    False: no measurable gain on CLOUDSC, whose sort it versions).
 ``specialize``
     Compile the kernel per value of the integer arguments that the other
     extents of column temporaries are made of (``ZTMP(KLON, KLEV)``; default
@@ -60,14 +67,15 @@ from loopy import (
 
 OPTIONS = {"index": None, "start": None, "end": None, "block": 128, "demote": True,
            "assume": None, "fix": None, "specialize": True,
-           "kcache": True}
+           "kcache": True, "version": False}
 OPTION_TYPES = {"index": "name", "start": "name", "end": "name",
                 "block": "positive integer", "demote": "boolean", "assume": "text",
-                "fix": "text", "specialize": "boolean", "kcache": "boolean"}
+                "fix": "text", "specialize": "boolean", "kcache": "boolean",
+                "version": "boolean"}
 
 
 def transform(kernel, index=None, start=None, end=None, block=128, demote=True, assume=None,
-              fix=None, specialize=True, kcache=True):
+              fix=None, specialize=True, kcache=True, version=False):
     if (start is None) != (end is None):
         raise TransformError("scc: give both start and end, or neither")
     bounds = None if start is None else (start, end)
@@ -79,7 +87,7 @@ def transform(kernel, index=None, start=None, end=None, block=128, demote=True, 
         kernel = fix_parameters(kernel, **parse_fixed_values(fix, who="scc: fix"))
     loops = horizontal_loops(kernel, index=index, bounds=bounds)
     out = scc(kernel, index=index, bounds=bounds, block=block, demote=demote,
-              specialize=specialize, kcache=kcache)
+              specialize=specialize, kcache=kcache, version=version)
     print(f"scc: kernel '{kernel.name}': {len(loops)} horizontal "
           f"loop{'s' if len(loops) > 1 else ''} -> "
           f"{loops[0]}_outer (g.0, blocks of {block}), {loops[0]}_inner (l.0)")

@@ -224,7 +224,7 @@ def _accesses_of(insn):
 @for_each_kernel
 def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | None = None,
         block: int = 128, demote: bool = True, specialize: bool = False,
-        kcache: bool = True) -> Kernel:
+        kcache: bool = True, version: bool = False) -> Kernel:
     """Map the horizontal loops of *kernel* to the grid, one column per
     work-item (see the module docstring).
 
@@ -245,6 +245,12 @@ def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | N
         loop uses, each iteration at its own level and the one above, as
         their current and previous level
         (:func:`~f2loopy.transform.kcache.cache_levels`; k-caching).
+    :arg version: with *demote*, version the statements that index small
+        private arrays with a run-time value (a species chosen by a sort),
+        one copy per value, so that the arrays can stay in registers
+        (:func:`~f2loopy.transform.versioning.version_indices`).  Off by
+        default: on CLOUDSC's sort it made no measurable difference
+        (samples/cloudsc_RESULTS.md).
     :returns: the kernel with one horizontal loop, named as the first, split
         into ``<name>_outer`` (``g.0``) and ``<name>_inner`` (``l.0``).
     :raises TransformError: no horizontal loop is found, or one carries a
@@ -276,6 +282,8 @@ def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | N
         raise TransformError(f"scc: specialize is True or False, not {specialize!r}")
     if not isinstance(kcache, bool):
         raise TransformError(f"scc: kcache is True or False, not {kcache!r}")
+    if not isinstance(version, bool):
+        raise TransformError(f"scc: version is True or False, not {version!r}")
     name = loops[0]
     for x in loops[1:]:
         # each loop is parallel; the merged one is if no two instances of
@@ -300,6 +308,9 @@ def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | N
     if kcache:
         from f2loopy.transform.kcache import cache_levels
         kernel = cache_levels(kernel)
+    if version and demote:
+        from f2loopy.transform.versioning import version_indices
+        kernel = version_indices(kernel)
     return kernel
 
 
