@@ -224,7 +224,7 @@ def _accesses_of(insn):
 @for_each_kernel
 def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | None = None,
         block: int = 128, demote: bool = True, specialize: bool = False,
-        kcache: bool = True, version: bool = False) -> Kernel:
+        kcache: bool = True, version: bool = False, dead: bool = True) -> Kernel:
     """Map the horizontal loops of *kernel* to the grid, one column per
     work-item (see the module docstring).
 
@@ -251,6 +251,9 @@ def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | N
         (:func:`~f2loopy.transform.versioning.version_indices`).  Off by
         default: on CLOUDSC's sort it made no measurable difference
         (samples/cloudsc_RESULTS.md).
+    :arg dead: first remove the statements that write temporaries whose
+        values nothing reads (:func:`~f2loopy.transform.dead_code.
+        remove_dead_stores`; a dead loop then runs on no work-item).
     :returns: the kernel with one horizontal loop, named as the first, split
         into ``<name>_outer`` (``g.0``) and ``<name>_inner`` (``l.0``).
     :raises TransformError: no horizontal loop is found, or one carries a
@@ -259,6 +262,11 @@ def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | N
     from f2loopy.analysis.loops import loop_dependences
     if not isinstance(block, int) or isinstance(block, bool) or not 1 <= block <= 1024:
         raise TransformError(f"scc: block is an integer from 1 to 1024, not {block!r}")
+    if not isinstance(dead, bool):
+        raise TransformError(f"scc: dead is True or False, not {dead!r}")
+    if dead:
+        from f2loopy.transform.dead_code import remove_dead_stores
+        kernel = remove_dead_stores(kernel)
     loops = horizontal_loops(kernel, index=index, bounds=bounds)
     rest: tuple = ()
     bounds_found = _bounds(kernel, loops[0]) if loops else None
