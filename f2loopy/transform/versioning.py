@@ -54,7 +54,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import islpy as isl
 import numpy as np
 import pymbolic.primitives as p
 
@@ -103,7 +102,7 @@ def _constant_loops(kernel: Kernel) -> frozenset:
     """Loop indices whose loops have constant bounds once the loops around
     them of constant bounds are unrolled (work-item indices excluded)."""
     hardware = kernel.hardware_inames()
-    ends: dict[str, tuple] = {}
+    ends: dict[str, frozenset] = {}
     for iname, idx in kernel.iname_domain_index.items():
         if iname in hardware:
             continue
@@ -113,15 +112,15 @@ def _constant_loops(kernel: Kernel) -> frozenset:
         s = dom.project_out_except([iname], [dim_type.set])
         if not s.is_bounded():
             continue
-        used = {s.get_dim_name(dim_type.param, j) for j in range(s.dim(dim_type.param))
-                if s.involves_dims(dim_type.param, j, 1)}
-        ends[iname] = frozenset(used)
+        ends[iname] = frozenset(
+            s.get_dim_name(dim_type.param, j) for j in range(s.dim(dim_type.param))
+            if s.involves_dims(dim_type.param, j, 1))
     out: set[str] = set()
     changed = True
     while changed:
         changed = False
-        for iname, used in ends.items():
-            if iname not in out and used <= out:
+        for iname, needs in ends.items():
+            if iname not in out and needs <= out:
                 out.add(iname)
                 changed = True
     return frozenset(out)
