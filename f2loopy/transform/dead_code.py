@@ -14,7 +14,7 @@ A temporary ``T`` is *dead* when all of these hold (checked on the IR):
   other storage and no other temporary is aliased to it;
 * no statement reads ``T`` (in a value, a subscript or a condition), except
   statements that themselves only write dead temporaries; no substitution
-  rule reads it; it is not the flag of a loop exit;
+  rule reads it; it is not the flag of a loop exit nor a loop bound;
 * every statement that writes ``T`` is an assignment whose value calls no
   function (a call might have an effect besides its value) and is not
   atomic.
@@ -35,6 +35,7 @@ from __future__ import annotations
 from f2loopy.diagnostics import TransformError
 from f2loopy.ir.expressions import Rewriter, variables_read
 from f2loopy.ir.frozen import FrozenMap
+from f2loopy.ir.isl_tools import dim_type
 from f2loopy.ir.kernel import Assignment, Kernel
 from f2loopy.transform.util import for_each_kernel
 
@@ -63,6 +64,8 @@ def dead_temporaries(kernel: Kernel) -> tuple[str, ...]:
         return ()
     aliased = {t.base_storage for t in kernel.temporaries.values() if t.base_storage}
     flags = {f for ex in kernel.loop_exits.values() for f in ex.flags}
+    # a loop bound read from a temporary is a read outside any statement
+    flags |= {n for dom in kernel.domains for n in dom.get_var_names(dim_type.param)}
     in_rules = variables_read(*(r.expression for r in kernel.substitutions.values()))
     writers: dict[str, list] = {}
     for insn in kernel.instructions:

@@ -27,7 +27,7 @@ subroutine dc_cases(klon, klev, kidia, kfdia, pt, pap, pout)
   double precision, intent(out) :: pout(klon, klev)
   double precision :: ztp1(klon, klev), ztrp(klon), zsig, zchain(klon), zlink(klon)
   double precision :: zexp(klon), zlive(klon)
-  integer :: jk, jl
+  integer :: jk, jl, itop
   do jk = 1, klev
     do jl = kidia, kfdia
       ztp1(jl, jk) = pt(jl, jk) * 2.0d0
@@ -42,6 +42,12 @@ subroutine dc_cases(klon, klev, kidia, kfdia, pt, pap, pout)
     do jl = kidia, kfdia
       zsig = pap(jl, jk) * 0.5d0
       if (zsig > 0.1d0 .and. ztp1(jl, jk) > ztp1(jl, jk + 1)) ztrp(jl) = zsig
+    end do
+  end do
+  itop = klev / 2
+  do jk = itop, klev
+    do jl = kidia, kfdia
+      pout(jl, jk) = 0.0d0
     end do
   end do
   do jk = 1, klev
@@ -64,7 +70,8 @@ def kernel():
 
 def test_which_temporaries_are_dead(kernel):
     # zsig is read only by the store to ztrp, zlink only by the store to
-    # zchain; ztp1 and zlive reach pout; zexp's value calls a function
+    # zchain; ztp1 and zlive reach pout; zexp's value calls a function;
+    # itop is read by no statement but bounds a loop
     assert dead_temporaries(kernel) == ("zchain", "zlink", "zsig", "ztrp")
 
 
