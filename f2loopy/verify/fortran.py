@@ -298,7 +298,8 @@ class FortranLibrary:
             if isinstance(a.role, Allocation) and a.role.array in given:
                 # what the shim allocates (lower bounds 1, as the Python glue's)
                 given[a.name] = np.asarray(given[a.role.array]).shape[a.role.axis] \
-                    if a.role.what == "extent" else 1
+                    if a.role.what == "extent" else \
+                    int(values.get(a.name, 1)) if a.role.what == "lbound" else 1
         if kernel.result_arg is not None:
             given[kernel.result_arg.name] = 0      # the function's value comes back last
         for a in kernel.args:

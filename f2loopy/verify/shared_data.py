@@ -97,9 +97,15 @@ def with_saved_initial(kernels, inputs: dict) -> dict:
 
 def allocation_given(kernels) -> dict:
     """The values fixed for the :class:`~f2loopy.ir.roles.Allocation`
-    arguments of *kernels* other than extents: lower bounds 1, allocated."""
+    arguments of *kernels* other than extents: allocated, and lower bounds 1
+    for module arrays (the lower bounds of an allocatable component of a
+    derived-type argument are drawn like sizes: kernels index such arrays
+    from 0 and below, as the caller allocated them)."""
+    components = {a.name for k in kernels for a in k.args
+                  if isinstance(a.role, Component) and a.role.allocatable}
     return {a.name: 1 for k in kernels for a in k.args
-            if isinstance(a.role, Allocation) and a.role.what != "extent"}
+            if isinstance(a.role, Allocation) and a.role.what != "extent"
+            and not (a.role.what == "lbound" and a.role.array in components)}
 
 
 def labels(kernels) -> dict:
@@ -340,6 +346,15 @@ class ShimData:
             var = self.roots[root]
             path = "%".join(a.role.path[1:])
             mine = self.names[a.name]
+            if a.role.allocatable:
+                # allocated with the drawn lower bounds (a pointer component
+                # gets a new target)
+                lower = {d.role.axis: self.names[d.name] for d in k.args
+                         if isinstance(d.role, Allocation) and d.role.array == a.name
+                         and d.role.what == "lbound"}
+                bounds = ", ".join(f"{lower[d]}:{lower[d]} + {x} - 1"
+                                   for d, x in enumerate(self.extents[a.name]))
+                self.copy_in.append(f"  allocate({var}%{path}({bounds}))")
             if not rank:
                 self.copy_in.append(f"  {var}%{path} = {mine}")
                 self.copy_out.append(f"  {mine} = {var}%{path}")
@@ -436,7 +451,13 @@ def glue_call(module, kernel, state: dict):
                 if not hasattr(node, part):
                     setattr(node, part, types.SimpleNamespace())
                 node = getattr(node, part)
-            setattr(node, a.role.path[-1], state[a.name])
+            value = state[a.name]
+            if a.role.allocatable:       # (array, lower bounds), as drawn
+                lower = sorted((d.role.axis, d.name) for d in kernel.args
+                               if isinstance(d.role, Allocation) and d.role.array == a.name
+                               and d.role.what == "lbound")
+                value = (value, tuple(int(state[n]) for _, n in lower))
+            setattr(node, a.role.path[-1], value)
         objects[root] = top
     args = [objects[n] if n in objects else state[n] for n in fortran_parameters(kernel)]
 
@@ -453,6 +474,8 @@ def glue_call(module, kernel, state: dict):
                     state[a.name] = np.asfortranarray(view.transpose(back))
                 else:
                     state[a.name] = _get_path(objects[root], a.role.path[1:])
+                    if a.role.allocatable and isinstance(state[a.name], tuple):
+                        state[a.name] = state[a.name][0]
     return args, collect
 
 
