@@ -184,8 +184,8 @@ def allocated_flag(lowering, arg_nodes, ir_name, intrinsic: str = "allocated"):
                              "allocated", "allocated")
     elif sym is None or not is_allocatable(sym) or sym.storage is None:
         raise lowering.error("the argument of 'allocated' must be an allocatable module "
-                             "array (allocatable locals, dummies and components are not "
-                             "supported)", "allocated", UnsupportedFeatureError)
+                             "array or array component (allocatable locals and dummies are "
+                             "not supported)", "allocated", UnsupportedFeatureError)
     return _flag(lowering, sym, ir_name(lowering, sym))
 
 
@@ -229,6 +229,15 @@ def component_arguments(lowering, sym, role: Component) -> list:
     of a derived-type dummy (*role*: its role, without the allocation): the
     array, then its extents, lower bounds and flag (as
     :func:`allocatable_arguments`)."""
+    what = "pointer" if is_pointer(sym) else "allocatable"
+    if sym.intent == "out":
+        raise UnsupportedFeatureError(
+            f"intent(out) argument '{sym.path[0]}' has {what} component "
+            f"'{'%'.join(sym.path)}', "
+            + ("which Fortran deallocates on entry" if what == "allocatable" else
+               "whose association Fortran undefines on entry")
+            + " (a kernel cannot allocate it again): declare the argument intent(inout)",
+            sym.span)
     names = _names(lowering, sym, sym.name)
     lbs, _ = allocatable_bounds(lowering, sym, sym.name)
     shape = tuple(p.Variable(n) for n in names["extent"])
