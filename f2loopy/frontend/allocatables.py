@@ -36,6 +36,12 @@ def is_pointer(sym) -> bool:
     return "pointer" in sym.attributes
 
 
+def in_pointer(sym) -> bool:
+    """Whether *sym* is a component of a module pointer to a derived-type
+    value (``u_grid%ocean`` of ``type(grid_t), pointer :: u_grid``)."""
+    return "pointer_root" in sym.attributes
+
+
 def pointer_attribute(reader, entities) -> None:
     """Record the ``pointer`` attribute of the *entities* of a type
     declaration read by *reader*.  A pointer array of a module whose kernels
@@ -82,6 +88,11 @@ def deferred_entity(reader, sym) -> None:
     """Check that allocatable (or pointer) module variable *sym*, just
     declared, is an array of deferred shape."""
     what = "pointer" if is_pointer(sym) else "allocatable"
+    if sym.dims is None and sym.derived is not None and is_pointer(sym):
+        # a pointer to a value of derived type whose components kernels use
+        # (type(grid_t), pointer :: u_grid): the caller associates it
+        sym.attributes.discard("allocatable")
+        return
     if sym.dims is None:
         raise reader.error(f"{what} scalar '{sym.name}' is not supported (only {what} arrays "
                            "of a module are: use a plain module variable)", sym.name,
@@ -206,7 +217,8 @@ def allocatable_arguments(lowering, sym, name: str) -> list:
     shape = tuple(p.Variable(n) for n in names["extent"])
     out: list = [ArrayArg(name=name, dtype=np.dtype(sym.dtype), shape=shape, lower_bounds=lbs,
                           span=sym.span, role=stored(sym.storage, allocatable=True,
-                                                     pointer=is_pointer(sym)))]
+                                                     pointer=is_pointer(sym),
+                                                     pointer_root=in_pointer(sym)))]
     int32 = np.dtype(np.int32)
     for what in ("extent", "lbound"):
         out += [ScalarArg(name=n, dtype=int32, intent="in", span=sym.span,
@@ -264,4 +276,5 @@ def exposed_allocatable(sym) -> ArrayArg:
     rank = len(sym.dims)
     return ArrayArg(name=sym.name, dtype=np.dtype(sym.dtype), shape=(None,) * rank,
                     lower_bounds=(1,) * rank, span=sym.span,
-                    role=stored(sym.storage, allocatable=True, pointer=is_pointer(sym)))
+                    role=stored(sym.storage, allocatable=True, pointer=is_pointer(sym),
+                                pointer_root=in_pointer(sym)))

@@ -205,6 +205,8 @@ def flatten(symtab, sym, *, fresh, outer=None) -> None:
         csym.path = (*(sym.path or (sym.name,)), comp.name)
         csym.intent = sym.intent
         csym.struct_rank = len(outer)
+        if "pointer_root" in sym.attributes or sym.path is None and "pointer" in sym.attributes:
+            csym.attributes.add("pointer_root")      # (a module pointer to a derived value)
         if comp.type is not None:
             csym.derived = comp.type
             flatten(symtab, csym, fresh=fresh, outer=outer)

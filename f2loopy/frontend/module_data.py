@@ -237,10 +237,12 @@ def unused_module_data(symtab, args) -> tuple:
         elif sym.storage_shape:
             out.append(ArrayArg(name=sym.name, dtype=dtype, shape=tuple(sym.storage_shape),
                                 lower_bounds=tuple(sym.storage_lbs), span=sym.span,
-                                role=stored(sym.storage, sym.storage_init)))
+                                role=stored(sym.storage, sym.storage_init,
+                                            pointer_root="pointer_root" in sym.attributes)))
         else:
             out.append(ScalarArg(name=sym.name, dtype=dtype, span=sym.span,
-                                 role=stored(sym.storage, sym.storage_init)))
+                                 role=stored(sym.storage, sym.storage_init,
+                                             pointer_root="pointer_root" in sym.attributes)))
     return tuple(sorted(out, key=lambda a: a.role.key))
 
 
@@ -285,11 +287,12 @@ def storage_arguments(symtab, lowering) -> list:
             continue
         _check_logical_kind(sym)
         dtype = np.dtype(sym.dtype)
+        root = "pointer_root" in sym.attributes
         if sym.storage_shape:
             args.append(ArrayArg(name=name, dtype=dtype, shape=tuple(sym.storage_shape),
                                  lower_bounds=tuple(sym.storage_lbs), span=sym.span,
-                                 role=stored(origin, sym.storage_init)))
+                                 role=stored(origin, sym.storage_init, pointer_root=root)))
         else:
             args.append(ScalarArg(name=name, dtype=dtype, span=sym.span,
-                                  role=stored(origin, sym.storage_init)))
+                                  role=stored(origin, sym.storage_init, pointer_root=root)))
     return args

@@ -214,6 +214,10 @@ class ModuleVariable(Stored):
     #: only reads and writes its elements; the Fortran glue asks
     #: ``associated`` where it asks ``allocated`` of an allocatable one)
     pointer: bool = False
+    #: the variable (``path[0]``) is a pointer to a value of derived type
+    #: (``type(grid_t), pointer :: u_grid``) whose components the kernel
+    #: uses: the caller associates it (``f2loopy check`` allocates it)
+    pointer_root: bool = False
     kind: ClassVar[str] = "module"
 
     @property
@@ -269,13 +273,14 @@ CALLER_ROLES = (Dummy, Component)
 
 
 def stored(key: tuple[str, ...], init: np.ndarray | None = None, *,
-           allocatable: bool = False,
-           pointer: bool = False) -> ModuleVariable | CommonMember | SavedLocal:
+           allocatable: bool = False, pointer: bool = False,
+           pointer_root: bool = False) -> ModuleVariable | CommonMember | SavedLocal:
     """The role of the storage identified by *key* (see :attr:`Stored.key`)."""
     kind, owner, *names = key
     if kind == "module":
         return ModuleVariable(module=owner, path=tuple(names), init=init,
-                              allocatable=allocatable, pointer=pointer)
+                              allocatable=allocatable, pointer=pointer,
+                              pointer_root=pointer_root)
     if kind == "common" and len(names) == 1:
         return CommonMember(block=owner, member=names[0], init=init)
     if kind == "save" and len(names) == 1:

@@ -429,7 +429,7 @@ def module_access(text: str) -> dict:
     and the procedures it contains."""
     out: dict = {}
     module: dict | None = None
-    for line in text.splitlines():
+    for line in _joined_lines(text):
         if module is None:
             m = _MODULE_START.match(line)
             if m:
@@ -471,6 +471,25 @@ def module_access(text: str) -> dict:
             module["procs"].append(m.group(2).lower())
     return {name: (m["default"], {n.lower() for n in m["private"]}, m["public"], m["procs"])
             for name, m in out.items()}
+
+
+def _joined_lines(text: str) -> list[str]:
+    """The lines of *text* with free-form continuations (a line ending in
+    ``&``) joined to the statement they continue (``public a, &`` / ``b``)."""
+    out: list[str] = []
+    pending = ""
+    for line in text.splitlines():
+        if pending:
+            line = pending + re.sub(r"^\s*&", " ", line)
+            pending = ""
+        code = line.split("!", 1)[0].rstrip()
+        if code.endswith("&"):
+            pending = code[:-1]
+            continue
+        out.append(line)
+    if pending:
+        out.append(pending)
+    return out
 
 
 def with_accessors(text: str, accessors: dict) -> str:

@@ -226,10 +226,11 @@ class ShimData:
         hidden: dict = {}
         for a in k.storage_args:
             role = a.role
-            if isinstance(role, ModuleVariable) and len(role.path) > 1 and \
-                    self.private(role.module, role.path[0]):
-                # a component of a PRIVATE derived-type variable: neither a
-                # 'use' nor a symbol of an interoperable type reaches it
+            if isinstance(role, ModuleVariable) and (len(role.path) > 1 or role.allocatable) \
+                    and self.private(role.module, role.path[0]):
+                # a component of a PRIVATE derived-type variable, or a PRIVATE
+                # allocatable array: neither a 'use' nor a symbol of an
+                # interoperable type reaches it
                 hidden.setdefault((role.module, role.path[0]), []).append(a)
                 continue
             if isinstance(role, ModuleVariable):
@@ -243,6 +244,10 @@ class ShimData:
                         self._alias(local, module, var, a)
                     else:
                         self.uses.append(f"  use {module}, only: {local} => {var}")
+                    if role.pointer_root:
+                        # a pointer to a derived-type value: given a target
+                        self.copy_in.append(f"  if (.not. associated({local})) "
+                                            f"allocate({local})")
                 target = "%".join((local, *role.path[1:]))
                 if isinstance(a, ArrayArg) and role.allocatable:
                     # (a pointer gets a new target; the old one is the caller's)
@@ -274,15 +279,31 @@ class ShimData:
         base = f"f2l_acc_{digest.hexdigest()[:16]}"
         dummies = [f"v{j}" for j in range(len(args))]
         decls = []
-        for a, d in zip(args, dummies, strict=True):
-            shape = "" if not isinstance(a, ArrayArg) else \
-                "(" + ", ".join(str(n) for n in constant_extents(a.shape)) + ")"
-            decls.append(f"{_type_decl(a.dtype)} :: {d}{shape}")
+        extents: list[str] = []          # (allocatable arrays: their extents, by value)
+        actual_extents: list[str] = []
+        allocations = []
         paths = ["%".join((var, *a.role.path[1:])) for a in args]
-        actual = ", ".join(self.names[a.name] for a in args)
+        for a, d, path in zip(args, dummies, paths, strict=True):
+            if isinstance(a, ArrayArg) and is_allocatable(a.role):
+                names = [f"{d}_n{x}" for x in range(a.ndim)]
+                extents += names
+                actual_extents += self._allocation(a)
+                shape = "(" + ", ".join(names) + ")"
+                allocations.append(f"if ({'associated' if a.role.pointer else 'allocated'}"
+                                   f"({path})) {'nullify' if a.role.pointer else 'deallocate'}"
+                                   f"({path})")
+                allocations.append(f"allocate({path}{shape})")
+            else:
+                shape = "" if not isinstance(a, ArrayArg) else \
+                    "(" + ", ".join(str(n) for n in constant_extents(a.shape)) + ")"
+            decls.append(f"{_type_decl(a.dtype)} :: {d}{shape}")
+        if extents:
+            decls.insert(0, f"integer(c_int32_t), value :: {', '.join(extents)}")
+        actual = ", ".join([self.names[a.name] for a in args] + actual_extents)
+        dummies += extents
         self.declarations.append("  interface")
-        for way, body in (("in", [f"{p} = {d}" for p, d in zip(paths, dummies, strict=True)]),
-                          ("out", [f"{d} = {p}" for p, d in zip(paths, dummies, strict=True)])):
+        for way, body in (("in", allocations + [f"{p} = {d}" for p, d in zip(paths, dummies, strict=False)]),
+                          ("out", [f"{d} = {p}" for p, d in zip(paths, dummies, strict=False)])):
             head = f"subroutine {base}_{way}({', '.join(dummies)}) bind(c, name='{base}_{way}')"
             self.accessors.setdefault(module, []).extend(
                 [head, "use iso_c_binding", *decls, *body, "end subroutine"])
