@@ -180,9 +180,10 @@ def allocated_flag(lowering, arg_nodes, ir_name, intrinsic: str = "allocated"):
             # (in a procedure being inlined, the caller's)
             what = "associated" if is_pointer(sym) else "allocated"
             if intrinsic != what:
-                raise lowering.error(f"'{'%'.join(sym.path)}' is "
+                spelled = "%".join(sym.path)
+                raise lowering.error(f"'{spelled}' is "
                                      f"{'a pointer' if is_pointer(sym) else 'allocatable'}: "
-                                     f"ask {what}({args[0]}), not {intrinsic}", intrinsic)
+                                     f"ask {what}({spelled}), not {intrinsic}", intrinsic)
             return _flag(lowering, sym, lowering.view(sym, sym.name).ir_name)
     if intrinsic == "associated":
         if sym is None or not is_pointer(sym) or sym.storage is None:
