@@ -260,10 +260,10 @@ def component_arguments(lowering, sym, role: Component) -> list:
                           role=dataclasses.replace(role, allocatable=True,
                                                    pointer=is_pointer(sym)))]
     int32 = np.dtype(np.int32)
-    for what in ("extent", "lbound"):
+    for kind in ("extent", "lbound"):
         out += [ScalarArg(name=n, dtype=int32, intent="in", span=sym.span,
-                          role=Allocation(array=sym.name, what=what, axis=k))
-                for k, n in enumerate(names[what])]
+                          role=Allocation(array=sym.name, what=kind, axis=k))
+                for k, n in enumerate(names[kind])]
     if "allocated" in names:
         out.append(ScalarArg(name=names["allocated"], dtype=int32, intent="in", span=sym.span,
                              role=Allocation(array=sym.name, what="allocated")))

@@ -679,7 +679,7 @@ def _lower(src, proc, registry, errors):
                 tdef = owner.derived
                 role = Component(path=tuple(leaf.path), type_module=tdef.module or "",
                                  type_name=tdef.name, type_rank=len(owner.dims or ()))
-            if allocatable:
+            if allocatable and role is not None:
                 args.extend(component_arguments(lowering, leaf, role))
                 continue
             arg = make_arg(src, prep.reader, lowering, symtab, d, first,

@@ -284,13 +284,15 @@ class ShimData:
         allocations = []
         paths = ["%".join((var, *a.role.path[1:])) for a in args]
         for a, d, path in zip(args, dummies, paths, strict=True):
-            if isinstance(a, ArrayArg) and is_allocatable(a.role):
+            if isinstance(a, ArrayArg) and isinstance(a.role, ModuleVariable) and \
+                    a.role.allocatable:
                 names = [f"{d}_n{x}" for x in range(a.ndim)]
                 extents += names
                 actual_extents += self._allocation(a)
                 shape = "(" + ", ".join(names) + ")"
-                allocations.append(f"if ({'associated' if a.role.pointer else 'allocated'}"
-                                   f"({path})) {'nullify' if a.role.pointer else 'deallocate'}"
+                pointer = a.role.pointer
+                allocations.append(f"if ({'associated' if pointer else 'allocated'}"
+                                   f"({path})) {'nullify' if pointer else 'deallocate'}"
                                    f"({path})")
                 allocations.append(f"allocate({path}{shape})")
             else:
