@@ -297,6 +297,16 @@ def component_access(lowering, node):
         raise lowering.error(f"'{'%'.join(names)}' is a whole derived-type value; use its "
                              "components",
                              names[-1], UnsupportedFeatureError)
+    if leaf.struct_rank and index is not None and (
+            len(index) != len(leaf.dims or ()) or
+            any(isinstance(x, F.Subscript_Triplet) for x in index)):
+        # pts(i)%w or pts(i)%w(:) of a w(3) component: array syntax on a
+        # component of one element
+        base = "%".join([str(node.items[0]).replace(" ", ""), *names[1:]])
+        raise lowering.error(f"'{base}': array syntax on the array component '{names[-1]}' "
+                             "of an element of an array of derived type is not supported: "
+                             f"assign its elements in a loop ({base}(k) for each k)",
+                             names[-1], UnsupportedFeatureError)
     return leaf, index
 
 

@@ -249,3 +249,17 @@ def test_a_module_array_of_derived_type_is_refused_only_where_used():
         "supported (an array of structures in module data): keep one module array per "
         "component (a structure of arrays: atoms_x(n) for atoms(i)%x), or pass the array as "
         "an argument declared atoms(n)")
+
+
+@pytest.mark.parametrize("statement", ["pts(i)%w = pts(i)%m", "pts(i)%w(:) = pts(i)%m"])
+def test_array_syntax_on_a_component_of_an_element_is_a_located_error(statement):
+    src = ("module p\n  type point\n    real(8) :: w(3)\n    real(8) :: m\n  end type\n"
+           "contains\n  subroutine reset(n, pts)\n    integer, intent(in) :: n\n"
+           "    type(point), intent(inout) :: pts(n)\n    integer :: i\n    do i = 1, n\n"
+           f"      {statement}\n    end do\n  end subroutine\nend module\n")
+    with pytest.raises(FortranError) as e:
+        parse_fortran(src, "p.f90")
+    assert e.value.format().splitlines()[0] == (
+        "p.f90:12:7: error: 'pts(i)%w': array syntax on the array component 'w' of an element "
+        "of an array of derived type is not supported: assign its elements in a loop "
+        "(pts(i)%w(k) for each k)")
