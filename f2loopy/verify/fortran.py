@@ -512,7 +512,8 @@ def with_accessors(text: str, accessors: dict) -> str:
             in_type = True          # (its 'contains' opens type-bound procedures)
         elif re.match(r"\s*end\s*type\b", line, re.IGNORECASE):
             in_type = False
-        elif _CONTAINS.match(line) and not in_type:
+        elif _CONTAINS.match(line.rsplit(";", 1)[-1]) and not in_type:
+            # (also after 'public :: name;', which with_public puts on its line)
             contains = True
         elif _MODULE_END.match(line):
             statements = todo.pop(module, None)

@@ -90,3 +90,33 @@ def test_a_statement_gfortran_counts_on_a_continuation_line_ran():
     kernel = SimpleNamespace(error_sites=(), span=None)
     need = required_lines(text, kernel, 1, 7, {2: 3, 3: 0, 4: 2, 6: 0}, fixed_form=False)
     assert need == {2: "do i = 1, n", 6: "a(1) = 0"}
+
+
+#: PRIVATE allocatable module arrays (the shallow-water model's coefficient
+#: arrays): the harness sets them through accessors compiled into the module
+#: (whose only public procedure is the kernel's, so 'contains' shares its line
+#: with the 'public' the harness adds)
+PRIVATE_ALLOCATABLE = """module lm
+  implicit none
+  private
+  public :: out
+  real(8), allocatable :: coef(:,:)
+  real(8), allocatable :: out(:)
+contains
+  subroutine step(n)
+    integer, intent(in) :: n
+    integer :: i
+    do i = 1, n
+      out(i) = coef(1, i) + 2 * coef(2, i)
+    end do
+  end subroutine
+end module
+"""
+
+
+@needs_check
+def test_private_allocatable_module_arrays_are_set_through_accessors(tmp_path):
+    _, res = check_text(tmp_path, PRIVATE_ALLOCATABLE, name="lm.f90")
+    assert res.exit_code == 0, res.output
+    assert any(line.strip().startswith("lm.out(") and line.endswith("ok")
+               for line in res.output.splitlines()), res.output
