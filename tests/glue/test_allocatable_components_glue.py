@@ -66,6 +66,8 @@ def _reference(d0, nx, ny, a, dt, dx):
 
 def test_python_glue_takes_components_with_their_lower_bounds(tmp_path, cl_queue):
     glue, _ = translate_and_load(HEAT, tmp_path)
+    assert "an object with the components nx, ny, data (allocatable: an array, (array, lower " \
+        "bounds) or None)" in glue.average.__doc__
     nx, ny = 6, 4
     rng = np.random.default_rng(3)
     d0 = np.asfortranarray(rng.random((nx + 2, ny + 2)))
