@@ -19,7 +19,7 @@ import pymbolic.primitives as p
 
 from f2loopy.diagnostics import UnsupportedFeatureError
 from f2loopy.ir.kernel import ArrayArg, ScalarArg
-from f2loopy.ir.roles import Allocation, stored
+from f2loopy.ir.roles import Allocation, Component, stored
 
 #: what the kernel says for an ``allocate``/``deallocate`` statement
 ALLOCATE_MESSAGE = (
@@ -34,6 +34,12 @@ def is_allocatable(sym) -> bool:
 
 def is_pointer(sym) -> bool:
     return "pointer" in sym.attributes
+
+
+def in_pointer(sym) -> bool:
+    """Whether *sym* is a component of a module pointer to a derived-type
+    value (``u_grid%ocean`` of ``type(grid_t), pointer :: u_grid``)."""
+    return "pointer_root" in sym.attributes
 
 
 def pointer_attribute(reader, entities) -> None:
@@ -82,6 +88,11 @@ def deferred_entity(reader, sym) -> None:
     """Check that allocatable (or pointer) module variable *sym*, just
     declared, is an array of deferred shape."""
     what = "pointer" if is_pointer(sym) else "allocatable"
+    if sym.dims is None and sym.derived is not None and is_pointer(sym):
+        # a pointer to a value of derived type whose components kernels use
+        # (type(grid_t), pointer :: u_grid): the caller associates it
+        sym.attributes.discard("allocatable")
+        return
     if sym.dims is None:
         raise reader.error(f"{what} scalar '{sym.name}' is not supported (only {what} arrays "
                            "of a module are: use a plain module variable)", sym.name,
@@ -108,7 +119,7 @@ def _names(lowering, sym, base: str) -> dict:
     allocatable module array *sym* (IR name *base*) in the kernel being
     lowered (made once)."""
     st = lowering.root.st
-    key = sym.storage_key or sym.storage
+    key = sym.storage_key or sym.storage or ("component", base.lower())
     names = st.allocatable_dope.get(key)
     if names is None:
         rank = len(sym.dims)
@@ -129,6 +140,24 @@ def allocatable_bounds(lowering, sym, name: str) -> tuple:
     return lbs, ubs
 
 
+def component_bounds(lowering, sym) -> tuple:
+    """``(lower bounds, upper bounds)`` of allocatable or pointer array
+    component *sym* of a derived-type dummy argument of the kernel: its
+    extents and lower bounds are arguments (role
+    :class:`~f2loopy.ir.roles.Allocation`) that the host glue takes from the
+    component of the object the caller passes.  A component of a local
+    variable is a located error (a kernel cannot allocate memory)."""
+    root = sym.path[0]
+    if lowering.parent is not None or sym.name.lower() not in lowering.root.dummies:
+        what = "pointer" if is_pointer(sym) else "allocatable"
+        raise lowering.error(
+            f"{what} component '{'%'.join(sym.path)}' of local variable '{root}' is not "
+            "supported (a kernel cannot allocate memory): pass the variable as an argument, "
+            f"or use a local array of fixed size instead of '{'%'.join(sym.path)}'",
+            sym.path[-1], UnsupportedFeatureError)
+    return allocatable_bounds(lowering, sym, sym.name)
+
+
 def allocated_flag(lowering, arg_nodes, ir_name, intrinsic: str = "allocated"):
     """The value of ``allocated(array)`` (or ``associated(pointer)`` of a
     module pointer array, *intrinsic*): a comparison of its flag argument
@@ -143,6 +172,19 @@ def allocated_flag(lowering, arg_nodes, ir_name, intrinsic: str = "allocated"):
                              "argument of 'associated' is not supported)", intrinsic,
                              UnsupportedFeatureError)
     sym = lowering.symtab.get(str(args[0])) if isinstance(args[0], F.Name) else None
+    if isinstance(args[0], F.Data_Ref):
+        from f2loopy.frontend.derived_types import selector_symbol
+        sym = selector_symbol(lowering.symtab, args[0])
+        if sym is not None and "allocatable" in sym.attributes and sym.storage is None:
+            # a component of a derived-type dummy: the flag of the array it is
+            # (in a procedure being inlined, the caller's)
+            what = "associated" if is_pointer(sym) else "allocated"
+            if intrinsic != what:
+                spelled = "%".join(sym.path)
+                raise lowering.error(f"'{spelled}' is "
+                                     f"{'a pointer' if is_pointer(sym) else 'allocatable'}: "
+                                     f"ask {what}({spelled}), not {intrinsic}", intrinsic)
+            return _flag(lowering, sym, lowering.view(sym, sym.name).ir_name)
     if intrinsic == "associated":
         if sym is None or not is_pointer(sym) or sym.storage is None:
             raise lowering.error("the argument of 'associated' must be a pointer array of a "
@@ -154,9 +196,13 @@ def allocated_flag(lowering, arg_nodes, ir_name, intrinsic: str = "allocated"):
                              "allocated", "allocated")
     elif sym is None or not is_allocatable(sym) or sym.storage is None:
         raise lowering.error("the argument of 'allocated' must be an allocatable module "
-                             "array (allocatable locals, dummies and components are not "
-                             "supported)", "allocated", UnsupportedFeatureError)
-    names = _names(lowering, sym, ir_name(lowering, sym))
+                             "array or array component (allocatable locals and dummies are "
+                             "not supported)", "allocated", UnsupportedFeatureError)
+    return _flag(lowering, sym, ir_name(lowering, sym))
+
+
+def _flag(lowering, sym, base: str):
+    names = _names(lowering, sym, base)
     flag = names.get("allocated")
     if flag is None:
         flag = names["allocated"] = lowering.root.fresh_name(f"{names['base']}_allocated")
@@ -172,7 +218,8 @@ def allocatable_arguments(lowering, sym, name: str) -> list:
     shape = tuple(p.Variable(n) for n in names["extent"])
     out: list = [ArrayArg(name=name, dtype=np.dtype(sym.dtype), shape=shape, lower_bounds=lbs,
                           span=sym.span, role=stored(sym.storage, allocatable=True,
-                                                     pointer=is_pointer(sym)))]
+                                                     pointer=is_pointer(sym),
+                                                     pointer_root=in_pointer(sym)))]
     int32 = np.dtype(np.int32)
     for what in ("extent", "lbound"):
         out += [ScalarArg(name=n, dtype=int32, intent="in", span=sym.span,
@@ -184,6 +231,45 @@ def allocatable_arguments(lowering, sym, name: str) -> list:
     return out
 
 
+def has_dope(lowering, sym) -> bool:
+    """Whether the kernel being lowered uses the bounds or allocation of
+    allocatable component *sym* (it then needs its arguments)."""
+    return ("component", sym.name.lower()) in lowering.root.st.allocatable_dope
+
+
+def component_arguments(lowering, sym, role: Component) -> list:
+    """The kernel arguments of allocatable or pointer array component *sym*
+    of a derived-type dummy (*role*: its role, without the allocation): the
+    array, then its extents, lower bounds and flag (as
+    :func:`allocatable_arguments`)."""
+    what = "pointer" if is_pointer(sym) else "allocatable"
+    if sym.intent == "out":
+        raise UnsupportedFeatureError(
+            f"intent(out) argument '{sym.path[0]}' has {what} component "
+            f"'{'%'.join(sym.path)}', "
+            + ("which Fortran deallocates on entry" if what == "allocatable" else
+               "whose association Fortran undefines on entry")
+            + " (a kernel cannot allocate it again): declare the argument intent(inout)",
+            sym.span)
+    names = _names(lowering, sym, sym.name)
+    lbs, _ = allocatable_bounds(lowering, sym, sym.name)
+    shape = tuple(p.Variable(n) for n in names["extent"])
+    import dataclasses
+    out: list = [ArrayArg(name=sym.name, dtype=np.dtype(sym.dtype), shape=shape,
+                          lower_bounds=lbs, intent=sym.intent, span=sym.span,
+                          role=dataclasses.replace(role, allocatable=True,
+                                                   pointer=is_pointer(sym)))]
+    int32 = np.dtype(np.int32)
+    for kind in ("extent", "lbound"):
+        out += [ScalarArg(name=n, dtype=int32, intent="in", span=sym.span,
+                          role=Allocation(array=sym.name, what=kind, axis=k))
+                for k, n in enumerate(names[kind])]
+    if "allocated" in names:
+        out.append(ScalarArg(name=names["allocated"], dtype=int32, intent="in", span=sym.span,
+                             role=Allocation(array=sym.name, what="allocated")))
+    return out
+
+
 def exposed_allocatable(sym) -> ArrayArg:
     """The glue's description of allocatable module array *sym* that no kernel
     uses (``glue.<module>.<var>`` starts as None): only its dtype and rank
@@ -191,4 +277,5 @@ def exposed_allocatable(sym) -> ArrayArg:
     rank = len(sym.dims)
     return ArrayArg(name=sym.name, dtype=np.dtype(sym.dtype), shape=(None,) * rank,
                     lower_bounds=(1,) * rank, span=sym.span,
-                    role=stored(sym.storage, allocatable=True, pointer=is_pointer(sym)))
+                    role=stored(sym.storage, allocatable=True, pointer=is_pointer(sym),
+                                pointer_root=in_pointer(sym)))

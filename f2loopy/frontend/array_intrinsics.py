@@ -606,10 +606,18 @@ class ArrayIntrinsicsMixin(_Host):
         if name == "size" and isinstance(arr, F.Part_Ref):
             return self.section_size(arr, args[1] if len(args) == 2 else None)
         sym = self.symtab.get(str(arr)) if isinstance(arr, F.Name) else None
+        spelled = str(arr)
+        if isinstance(arr, F.Data_Ref):
+            # an array component of a scalar of derived type (size(f%data, 1))
+            from f2loopy.frontend.derived_types import selector_symbol
+            sym = selector_symbol(self.symtab, arr)
+            if sym is not None and sym.struct_rank:
+                sym = None
+            spelled = sym.name if sym is not None else spelled
         if sym is None or not self.is_array_symbol(sym):
             raise self.error(f"the first argument of '{name}' must be an array or an array "
                              "section", name, UnsupportedFeatureError)
-        view = self.view(sym, str(arr))
+        view = self.view(sym, spelled)
         if len(args) == 2:
             dim = int(self.constant(args[1]))
             if not 1 <= dim <= view.rank:

@@ -84,6 +84,9 @@ class ArraySyntaxMixin(_Host):
             from f2loopy.frontend.allocatables import allocatable_bounds
             from f2loopy.frontend.module_data import storage_name
             return allocatable_bounds(self, sym, storage_name(self, sym))
+        if sym.path is not None and "allocatable" in sym.attributes:
+            from f2loopy.frontend.allocatables import component_bounds
+            return component_bounds(self, sym)
         if sym.storage is not None:          # a module array: constant bounds
             from f2loopy.frontend.module_data import storage_bounds
             return storage_bounds(sym)

@@ -29,6 +29,10 @@ class Component:
     lbs: tuple = ()
     init: object = None               # numpy value or None
     type: "TypeDef | None" = None      # a nested derived type
+    #: "allocatable" or "pointer" for an array component of deferred shape
+    #: (``real(8), allocatable :: data(:,:)``): its rank is ``len(shape)``,
+    #: its extents and lower bounds are known only at run time
+    deferred: str | None = None
 
 
 @dataclass(eq=False)
@@ -78,11 +82,14 @@ def _components(reader, stmt):
     else:
         dtype = reader.type_spec_dtype(type_spec)
     dims = None
+    deferred = None
     for attr in (attrs.items if attrs is not None else ()):
+        word = str(attr).strip().lower()
         if isinstance(attr, F.Dimension_Component_Attr_Spec):
             dims = attr.items[1]
+        elif word in ("allocatable", "pointer"):
+            deferred = word
         else:
-            word = str(attr).strip().lower()
             raise reader.error(f"component attribute '{word}' is not supported (components "
                                "need a fixed size)", word, UnsupportedFeatureError)
     for decl in decls.items:
@@ -90,6 +97,9 @@ def _components(reader, stmt):
         name = str(name_node)
         spec = shape_node if shape_node is not None else dims
         shape, lbs = (), ()
+        if deferred is not None:
+            yield _deferred_component(reader, name, spec, deferred, dtype, nested, init)
+            continue
         if spec is not None:
             shape, lbs = _constant_shape(reader, spec, name)
         value = None
@@ -116,6 +126,30 @@ def _components(reader, stmt):
             raise reader.error(f"array component '{name}' of derived type is not supported",
                                name, UnsupportedFeatureError)
         yield Component(name, dtype, shape, lbs, value, nested)
+
+
+def _deferred_component(reader, name, spec, what, dtype, nested, init) -> Component:
+    """The :class:`Component` of allocatable or pointer (*what*) component
+    *name*: an array of deferred shape *spec* of an intrinsic type, with no
+    initial value but ``=> null()``."""
+    if nested is not None:
+        raise reader.error(f"{what} component '{name}' of derived type is not supported (only "
+                           f"{what} arrays of intrinsic types are: make the inner type's "
+                           "components the arrays)", name, UnsupportedFeatureError)
+    if spec is None:
+        raise reader.error(f"{what} scalar component '{name}' is not supported (only {what} "
+                           "arrays are: use a plain component)", name,
+                           UnsupportedFeatureError)
+    if not isinstance(spec, F.Deferred_Shape_Spec_List):
+        raise reader.error(f"{what} component '{name}' must have a deferred shape "
+                           f"({name}(:))", name)
+    if init is not None and not (
+            what == "pointer" and str(init.items[0]) == "=>" and
+            str(init.items[1]).replace(" ", "").lower() == "null()"):
+        raise reader.error(f"{what} component '{name}' may not have a default value (but "
+                           "'=> null()' for a pointer)", name, UnsupportedFeatureError)
+    rank = len(spec.items)
+    return Component(name, dtype, (None,) * rank, (None,) * rank, None, None, what)
 
 
 def _constant_shape(reader, spec, name):
@@ -171,9 +205,22 @@ def flatten(symtab, sym, *, fresh, outer=None) -> None:
         csym.path = (*(sym.path or (sym.name,)), comp.name)
         csym.intent = sym.intent
         csym.struct_rank = len(outer)
+        if "pointer_root" in sym.attributes or sym.path is None and "pointer" in sym.attributes:
+            csym.attributes.add("pointer_root")      # (a module pointer to a derived value)
         if comp.type is not None:
             csym.derived = comp.type
             flatten(symtab, csym, fresh=fresh, outer=outer)
+        elif comp.deferred is not None:
+            if outer:
+                raise UnsupportedFeatureError(
+                    f"{comp.deferred} component '{comp.name}' of an array of derived type "
+                    f"('{sym.name}') is not supported (only of a scalar of the type: pass "
+                    f"the arrays themselves)", sym.span)
+            csym.dtype = comp.dtype
+            csym.dims = [(None, ":")] * len(comp.shape)
+            csym.attributes.add("allocatable")
+            if comp.deferred == "pointer":
+                csym.attributes.add("pointer")
         else:
             csym.dtype = comp.dtype
             dims = [(F.Expr(str(lb)), F.Expr(str(lb + n - 1)))
@@ -249,6 +296,16 @@ def component_access(lowering, node):
     if leaf.derived is not None:
         raise lowering.error(f"'{'%'.join(names)}' is a whole derived-type value; use its "
                              "components",
+                             names[-1], UnsupportedFeatureError)
+    if leaf.struct_rank and index is not None and (
+            len(index) != len(leaf.dims or ()) or
+            any(isinstance(x, F.Subscript_Triplet) for x in index)):
+        # pts(i)%w or pts(i)%w(:) of a w(3) component: array syntax on a
+        # component of one element
+        base = "%".join([str(node.items[0]).replace(" ", ""), *names[1:]])
+        raise lowering.error(f"'{base}': array syntax on the array component '{names[-1]}' "
+                             "of an element of an array of derived type is not supported: "
+                             f"assign its elements in a loop ({base}(k) for each k)",
                              names[-1], UnsupportedFeatureError)
     return leaf, index
 

@@ -291,6 +291,8 @@ class InliningMixin(_Host):
     def bind_array(self, proc, callee, child, dummy, node, changed=frozenset()):
         dsym = callee.symtab.get(dummy)
         writes = dummy.lower() in callee.written
+        if dsym.path is not None and "allocatable" in dsym.attributes:
+            return self.bind_allocatable_component(proc, dsym, node, writes)
         if any(hi == ":" for _, hi in dsym.dims):
             return self.bind_assumed_shape(proc, child, dsym, node, writes, changed)
         if isinstance(node, F.Name):
@@ -333,6 +335,22 @@ class InliningMixin(_Host):
         return ArrayBinding(ArrayView(dsym.name, view.ir_name, view.dtype, lbs, ubs,
                                       mapper=mapper, read_only=view.read_only,
                                       what=view.what))
+
+    def bind_allocatable_component(self, proc, dsym, node, writes):
+        """Bind allocatable (or pointer) component *dsym* of a derived-type
+        dummy to the same component of the actual argument: the very array,
+        with its bounds (an allocatable is not re-based as an assumed-shape
+        dummy is)."""
+        sym = self.symtab.get(str(node)) if isinstance(node, F.Name) else None
+        if sym is None or "allocatable" not in sym.attributes:
+            raise self.error(f"argument '{'%'.join(dsym.path)}' of '{proc.name}' is "
+                             f"allocatable, but '{node}' is not", str(node))
+        view = self.view(sym, str(node))
+        self._check_type(proc, dsym.name, view.dtype, dsym.dtype)
+        if writes and view.read_only:
+            raise self.error(f"'{proc.name}' assigns argument '{'%'.join(dsym.path)}', but "
+                             f"the actual argument is {view.what}", str(node))
+        return ArrayBinding(view)
 
     def bind_assumed_shape(self, proc, child, dsym, node, writes, changed):
         """Bind assumed-shape dummy *dsym* to a whole array or an array

@@ -21,6 +21,7 @@ from f2loopy.ir.roles import Stored, stored
 def declare_module_variables(module_name: str, symtab, reader) -> None:
     """Make the non-parameter variables of module *module_name* (its symbol
     table *symtab*, read by *reader*) module data."""
+    _poison_arrays_of_derived_type(symtab)
     for sym in symtab.local_symbols():
         if sym.is_parameter or sym.derived is not None or "poisoned" in sym.attributes:
             continue
@@ -53,9 +54,6 @@ def declare_module_variables(module_name: str, symtab, reader) -> None:
                 init = np.full(shape, init, dtype=np.dtype(sym.dtype), order="F")
             sym.attributes.discard("initialized")
             sym.value = None
-        if sym.struct_rank:
-            raise UnsupportedFeatureError(f"module arrays of derived type ('{sym.path[0]}') "
-                                          "are not supported", sym.span)
         if sym.path is not None:          # a component of a derived-type variable
             init = sym.component_init
             sym.storage = ("module", module_name.lower(), *(x.lower() for x in sym.path))
@@ -64,6 +62,33 @@ def declare_module_variables(module_name: str, symtab, reader) -> None:
         sym.storage_shape = shape
         sym.storage_lbs = lbs
         sym.storage_init = init
+
+
+def _poison_arrays_of_derived_type(symtab) -> None:
+    """Mark every module array of derived type (``type(particle), allocatable
+    :: p_set(:)``) and its components as unusable: a kernel that uses one
+    gets a located error saying what to write instead; the module's other
+    variables and the kernels that do not use it are unaffected."""
+    for sym in list(symtab.local_symbols()):
+        if sym.derived is None or sym.dims is None or sym.components is None or \
+                "poisoned" in sym.attributes:
+            continue
+        what = "allocatable " if "allocatable" in sym.attributes else ""
+        exc = UnsupportedFeatureError(
+            f"{what}module array of derived type '{sym.name}' is not supported (an array of "
+            f"structures in module data): keep one module array per component (a structure "
+            f"of arrays: {sym.name}_x(n) for {sym.name}(i)%x), or pass the array as an "
+            f"argument declared {sym.name}(n)", sym.span)
+        for part in [sym, *_all_components(sym)]:
+            part.attributes.add("poisoned")
+            part.value = exc
+
+
+def _all_components(sym):
+    for csym in (sym.components or {}).values():
+        yield csym
+        if csym.derived is not None:
+            yield from _all_components(csym)
 
 
 def declare_common_blocks(reader) -> None:
@@ -212,10 +237,12 @@ def unused_module_data(symtab, args) -> tuple:
         elif sym.storage_shape:
             out.append(ArrayArg(name=sym.name, dtype=dtype, shape=tuple(sym.storage_shape),
                                 lower_bounds=tuple(sym.storage_lbs), span=sym.span,
-                                role=stored(sym.storage, sym.storage_init)))
+                                role=stored(sym.storage, sym.storage_init,
+                                            pointer_root="pointer_root" in sym.attributes)))
         else:
             out.append(ScalarArg(name=sym.name, dtype=dtype, span=sym.span,
-                                 role=stored(sym.storage, sym.storage_init)))
+                                 role=stored(sym.storage, sym.storage_init,
+                                             pointer_root="pointer_root" in sym.attributes)))
     return tuple(sorted(out, key=lambda a: a.role.key))
 
 
@@ -260,11 +287,12 @@ def storage_arguments(symtab, lowering) -> list:
             continue
         _check_logical_kind(sym)
         dtype = np.dtype(sym.dtype)
+        root = "pointer_root" in sym.attributes
         if sym.storage_shape:
             args.append(ArrayArg(name=name, dtype=dtype, shape=tuple(sym.storage_shape),
                                  lower_bounds=tuple(sym.storage_lbs), span=sym.span,
-                                 role=stored(origin, sym.storage_init)))
+                                 role=stored(origin, sym.storage_init, pointer_root=root)))
         else:
             args.append(ScalarArg(name=name, dtype=dtype, span=sym.span,
-                                  role=stored(origin, sym.storage_init)))
+                                  role=stored(origin, sym.storage_init, pointer_root=root)))
     return args

@@ -42,6 +42,7 @@ from f2loopy.ir.folding import NotConstant, evaluate_constant
 from f2loopy.ir.frozen import FrozenMap
 from f2loopy.ir.isl_tools import NonAffineError, align_params, make_space, pwaff_from_expr
 from f2loopy.ir.kernel import AddressSpace, Kernel, ScalarArg, Temporary
+from f2loopy.frontend.allocatables import component_arguments, has_dope
 from f2loopy.ir.roles import Component, Extent
 from f2loopy.ir.work_limit import parent_isl_limit
 
@@ -666,18 +667,25 @@ def _lower(src, proc, registry, errors):
     first = prep.first_line
     args = []
     for d in dummies:
-        if d.lower() in derived_of and d.lower() not in lowering.used:
+        leaf = symtab.get(d)
+        allocatable = d.lower() in derived_of and "allocatable" in leaf.attributes
+        if d.lower() in derived_of and d.lower() not in lowering.used and not (
+                allocatable and has_dope(lowering, leaf)):
             continue           # a component the kernel does not use
         try:
-            arg = make_arg(src, prep.reader, lowering, symtab, d, first,
-                            is_result=d == prep.result_name)
             owner = derived_of.get(d.lower())
+            role = None
             if owner is not None:
                 tdef = owner.derived
-                arg = arg.copy(role=Component(path=tuple(symtab.get(d).path),
-                                              type_module=tdef.module or "",
-                                              type_name=tdef.name,
-                                              type_rank=len(owner.dims or ())))
+                role = Component(path=tuple(leaf.path), type_module=tdef.module or "",
+                                 type_name=tdef.name, type_rank=len(owner.dims or ()))
+            if allocatable and role is not None:
+                args.extend(component_arguments(lowering, leaf, role))
+                continue
+            arg = make_arg(src, prep.reader, lowering, symtab, d, first,
+                            is_result=d == prep.result_name)
+            if role is not None:
+                arg = arg.copy(role=role)
             args.append(arg)
         except FortranError as exc:
             if errors is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from f2loopy.escape import c_comment, c_string
 from f2loopy.glue.plan import Array, host_plan
-from f2loopy.ir.roles import Component, Result, Stored
+from f2loopy.ir.roles import Allocation, Component, Result, Stored
 from f2loopy.version import __version__
 
 
@@ -50,11 +50,22 @@ def _c_argument_comment(kernels) -> list[str]:
            "   buffers); module variables and common blocks come after the Fortran arguments."]
     for launch in (launch for plan in extra for launch in plan.launch_list()):
         parts = []
+        spelled = {}            # array -> its Fortran spelling (for its Allocation arguments)
+        for p in launch.parameters:
+            role = p.arg.role
+            if isinstance(role, Stored):
+                spelled[p.arg.name] = "%".join(role.names)
+            elif isinstance(role, Component):
+                spelled[p.arg.name] = "%".join(role.path)
         for p in launch.parameters:
             a = p.arg
             what = ""
             role = a.role
-            if isinstance(role, Stored):
+            if isinstance(role, Allocation) and role.array in spelled:
+                array = spelled[role.array]
+                what = f" = allocated({array})" if role.what == "allocated" else \
+                    f" = {'size' if role.what == 'extent' else 'lbound'}({array}, {role.axis + 1})"
+            elif isinstance(role, Stored):
                 where = "%".join(role.names)
                 what = {"module": f" = module {role.owner} variable {where}",
                         "common": f" = common /{role.owner}/ {where}",

@@ -20,7 +20,8 @@ import numpy as np
 from f2loopy.codegen.names import py_name
 from f2loopy.diagnostics import CodegenError
 from f2loopy.ir.roles import (
-    Allocation, CommonMember, Component, ModuleVariable, SavedLocal, Stored, is_allocatable)
+    Allocation, CommonMember, Component, ModuleVariable, SavedLocal, Stored, has_allocation,
+    is_allocatable)
 
 #: names the glue module defines at its top level besides the kernels
 _GLUE_NAMES = {"os", "threading", "np", "cl", "CL_FILE", "CL_SHA256", "KernelArgumentError"}
@@ -131,10 +132,21 @@ def _initial(dtype, shape, data):
 ALLOCATABLE_RUNTIME = '''
 
 def _allocation(fn, what, value, dtype, rank):
-    """An allocatable module array *value* (None: unallocated) as the kernel
-    takes it: ``(array, extents, lower bounds, allocated flag)``."""
+    """An allocatable array *value* (None: unallocated; a pair ``(array,
+    lower bounds)`` for lower bounds other than 1) as the kernel takes it:
+    ``(array, extents, lower bounds, allocated flag)``."""
     if value is None:
         return np.zeros((0,) * rank, dtype=dtype, order="F"), (0,) * rank, (1,) * rank, 0
+    lower = (1,) * rank
+    if isinstance(value, tuple):
+        if len(value) != 2 or not isinstance(value[1], (tuple, list)) or \
+                len(value[1]) != rank or \
+                not all(isinstance(b, (int, np.integer)) and not isinstance(b, bool)
+                        and abs(int(b)) <= np.iinfo(np.int32).max for b in value[1]):
+            raise KernelArgumentError(f"{fn}: allocatable {what} given as a tuple must be "
+                                      f"(array, lower bounds) with {rank} integer lower "
+                                      "bound(s)")
+        value, lower = value[0], tuple(int(b) for b in value[1])
     shape = getattr(value, "shape", None)
     if not isinstance(shape, tuple):
         raise KernelArgumentError(f"{fn}: allocatable {what} must be None (unallocated) or a "
@@ -145,7 +157,10 @@ def _allocation(fn, what, value, dtype, rank):
     if any(n > np.iinfo(np.int32).max for n in shape):
         raise KernelArgumentError(f"{fn}: allocatable {what} is too large (an extent does "
                                   "not fit in int32)")
-    return value, tuple(int(n) for n in shape), (1,) * rank, 1
+    if any(lb + int(n) - 1 > np.iinfo(np.int32).max for lb, n in zip(lower, shape)):
+        raise KernelArgumentError(f"{fn}: allocatable {what} is too large (an upper bound does "
+                                  "not fit in int32)")
+    return value, tuple(int(n) for n in shape), lower, 1
 '''
 
 
@@ -155,11 +170,14 @@ def allocation_reads(k) -> list[str]:
     :class:`~f2loopy.ir.roles.Allocation` arguments) from the arrays."""
     out = []
     dope = [a for a in k.args if isinstance(a.role, Allocation)]
-    for a in k.storage_args:
-        if not is_allocatable(a.role):
+    for a in k.args:
+        if not has_allocation(a.role):
             continue
         v = py_name(a.name)
-        what = ".".join((a.role.owner, *a.role.names))
+        if isinstance(a.role, Component):
+            what = f"component {'%'.join(a.role.path)}"
+        else:
+            what = ".".join((a.role.owner, *a.role.names))
         out.append(f"    {v}, _{v}_n, _{v}_lb, _{v}_alloc = _allocation({k.name!r}, {what!r}, "
                    f"{v}, np.{np.dtype(a.dtype).name}, {a.ndim})")
         for d in dope:
@@ -226,7 +244,8 @@ def python_module_objects(kernels) -> str:
         return ""
     taken = _GLUE_NAMES | {py_name(k.name) for k in kernels}
     lines = [MODULE_DATA_RUNTIME, ""]
-    if any(is_allocatable(a.role) for m in modules.values() for a in m.values()):
+    if any(is_allocatable(a.role) for m in modules.values() for a in m.values()) or \
+            any(has_allocation(a.role) for k in kernels for a in k.args):
         lines[1:1] = [ALLOCATABLE_RUNTIME]
     for module in sorted(modules):
         if not _IDENT.fullmatch(module):

@@ -39,7 +39,7 @@ from f2loopy.codegen import GeneratedKernel
 from f2loopy.diagnostics import CodegenError
 from f2loopy.ir.expressions import variables_read
 from f2loopy.ir.roles import (
-    Allocation, Character, Presence, character_of, is_allocatable, is_optional)
+    Allocation, Character, Presence, character_of, has_allocation, is_optional)
 from f2loopy.ir.roles import Extent as ExtentRole
 from f2loopy.ir.types import is_complex, is_integer, is_logical
 
@@ -144,7 +144,8 @@ class Array:
     """An array argument: checked against its declaration, transferred to the
     device and, if *written*, back.  *logical_kind* is 0 for other types.
     An *optional* one may be absent (an empty buffer is passed); an
-    *allocatable* one is a module array, an empty buffer while unallocated."""
+    *allocatable* one is a module array or an array component of a derived-type
+    argument, an empty buffer while unallocated."""
 
     name: str
     dtype: np.dtype
@@ -331,7 +332,7 @@ def _argument(ka, hidden: set):
     if ka.kind == "array":
         lkind = a.logical_kind if is_logical(ka.dtype) else 0
         return Array(ka.name, np.dtype(ka.dtype), tuple(a.shape), bool(ka.written), lkind,
-                     _relayout(a), a, is_optional(a.role), is_allocatable(a.role))
+                     _relayout(a), a, is_optional(a.role), has_allocation(a.role))
     character = character_of(a.role)
     lkind = a.logical_kind
     if character is not None:

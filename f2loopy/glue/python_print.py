@@ -90,7 +90,9 @@ def _docstring(plan: HostPlan, k, names: _Names, params: list) -> list[str]:
         first = members[0].role
         module, tname, rank = first.type_module, first.type_name, first.type_rank
         comps = ", ".join("%".join(a.role.path[1:]) + (" (updated)" if a.name in written
-                                                        else "") for a in members)
+                                                        else "")
+                          + (" (allocatable: an array, (array, lower bounds) or None)"
+                             if a.role.allocatable else "") for a in members)
         if rank:
             doc.append(f"      {root}: array of type({tname}), rank {rank}: a numpy structured "
                        f"array with the fields {comps}")

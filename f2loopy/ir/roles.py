@@ -92,6 +92,14 @@ class Component:
     type_module: NameOrEmpty
     type_name: Name
     type_rank: Annotated[int, Bounded(0, 15)]
+    #: an ``allocatable`` (or ``pointer``) array component of deferred shape
+    #: (``real(8), allocatable :: data(:,:)``): its extents, lower bounds and
+    #: allocation are the kernel's :class:`Allocation` arguments, which the
+    #: host glue takes from the component of the object the caller passes
+    allocatable: bool = False
+    #: a ``pointer`` array component (with :attr:`allocatable`): the kernel
+    #: only reads and writes the elements of the array it is associated with
+    pointer: bool = False
 
     @property
     def root(self) -> str:
@@ -122,8 +130,9 @@ class Extent:
 @dataclass(frozen=True)
 class Allocation:
     """What the host glue knows of the allocation of an allocatable module
-    array (:attr:`ModuleVariable.allocatable`): not an argument of the
-    Fortran procedure.
+    array (:attr:`ModuleVariable.allocatable`) or of an allocatable or
+    pointer component of a derived-type dummy (:attr:`Component.allocatable`):
+    not an argument of the Fortran procedure.
 
     :attr array: the array argument's name.
     :attr what: ``"extent"`` or ``"lbound"`` of :attr:`axis` (0 and 1 while
@@ -205,6 +214,10 @@ class ModuleVariable(Stored):
     #: only reads and writes its elements; the Fortran glue asks
     #: ``associated`` where it asks ``allocated`` of an allocatable one)
     pointer: bool = False
+    #: the variable (``path[0]``) is a pointer to a value of derived type
+    #: (``type(grid_t), pointer :: u_grid``) whose components the kernel
+    #: uses: the caller associates it (``f2loopy check`` allocates it)
+    pointer_root: bool = False
     kind: ClassVar[str] = "module"
 
     @property
@@ -260,13 +273,14 @@ CALLER_ROLES = (Dummy, Component)
 
 
 def stored(key: tuple[str, ...], init: np.ndarray | None = None, *,
-           allocatable: bool = False,
-           pointer: bool = False) -> ModuleVariable | CommonMember | SavedLocal:
+           allocatable: bool = False, pointer: bool = False,
+           pointer_root: bool = False) -> ModuleVariable | CommonMember | SavedLocal:
     """The role of the storage identified by *key* (see :attr:`Stored.key`)."""
     kind, owner, *names = key
     if kind == "module":
         return ModuleVariable(module=owner, path=tuple(names), init=init,
-                              allocatable=allocatable, pointer=pointer)
+                              allocatable=allocatable, pointer=pointer,
+                              pointer_root=pointer_root)
     if kind == "common" and len(names) == 1:
         return CommonMember(block=owner, member=names[0], init=init)
     if kind == "save" and len(names) == 1:
@@ -282,6 +296,13 @@ def character_of(role: ArgRole) -> Character | None:
 def is_allocatable(role: ArgRole) -> bool:
     """Whether *role* is that of an allocatable module array."""
     return isinstance(role, ModuleVariable) and role.allocatable
+
+
+def has_allocation(role: ArgRole) -> bool:
+    """Whether *role* is that of an array whose bounds and allocation are
+    :class:`Allocation` arguments: an allocatable (or pointer) module array or
+    array component of a derived-type dummy."""
+    return isinstance(role, (ModuleVariable, Component)) and role.allocatable
 
 
 def is_optional(role: ArgRole) -> bool:

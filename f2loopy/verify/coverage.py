@@ -130,10 +130,31 @@ def required_lines(text: str, kernel, first: int, last: int, counts: dict, *,
         target = re.match(r"(\w+)\s*=[^=]", body)
         if target and target.group(1).lower() in info_names:
             continue          # INFO = k: an argument check reporting to xerbla
+        if not counts.get(number) and any(counts.get(n) for n in _continuations(
+                lines, number, fixed)):
+            continue          # gfortran counts some statements (on allocatable
+            # components) on a continuation line: the statement ran
         if re.match(r"if\s*\(.*\)\s*(return|stop|call\s+xerbla)\b", body, re.IGNORECASE):
             # a one-line guard: the line runs whenever the test does
             pass
         out[number] = body
+    return out
+
+
+def _continuations(lines: list, number: int, fixed: bool) -> list[int]:
+    """The numbers of the continuation lines of the statement that starts on
+    line *number* (from 1) of *lines*."""
+    out = []
+    n = number
+    while n < len(lines):
+        nxt = lines[n]
+        if fixed:
+            if not (len(nxt) > 5 and nxt[:1] not in "cC*!" and nxt[5] not in " 0"):
+                break
+        elif not lines[n - 1].split("!")[0].rstrip().endswith("&"):
+            break
+        n += 1
+        out.append(n)
     return out
 
 

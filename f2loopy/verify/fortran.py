@@ -298,7 +298,8 @@ class FortranLibrary:
             if isinstance(a.role, Allocation) and a.role.array in given:
                 # what the shim allocates (lower bounds 1, as the Python glue's)
                 given[a.name] = np.asarray(given[a.role.array]).shape[a.role.axis] \
-                    if a.role.what == "extent" else 1
+                    if a.role.what == "extent" else \
+                    int(values.get(a.name, 1)) if a.role.what == "lbound" else 1
         if kernel.result_arg is not None:
             given[kernel.result_arg.name] = 0      # the function's value comes back last
         for a in kernel.args:
@@ -428,7 +429,7 @@ def module_access(text: str) -> dict:
     and the procedures it contains."""
     out: dict = {}
     module: dict | None = None
-    for line in text.splitlines():
+    for line in _joined_lines(text):
         if module is None:
             m = _MODULE_START.match(line)
             if m:
@@ -472,6 +473,25 @@ def module_access(text: str) -> dict:
             for name, m in out.items()}
 
 
+def _joined_lines(text: str) -> list[str]:
+    """The lines of *text* with free-form continuations (a line ending in
+    ``&``) joined to the statement they continue (``public a, &`` / ``b``)."""
+    out: list[str] = []
+    pending = ""
+    for line in text.splitlines():
+        if pending:
+            line = pending + re.sub(r"^\s*&", " ", line)
+            pending = ""
+        code = line.split("!", 1)[0].rstrip()
+        if code.endswith("&"):
+            pending = code[:-1]
+            continue
+        out.append(line)
+    if pending:
+        out.append(pending)
+    return out
+
+
 def with_accessors(text: str, accessors: dict) -> str:
     """*text* with the statements ``accessors[module]`` (whole procedures)
     put into each module, joined by ``;`` on the line of its ``end module``
@@ -492,7 +512,8 @@ def with_accessors(text: str, accessors: dict) -> str:
             in_type = True          # (its 'contains' opens type-bound procedures)
         elif re.match(r"\s*end\s*type\b", line, re.IGNORECASE):
             in_type = False
-        elif _CONTAINS.match(line) and not in_type:
+        elif _CONTAINS.match(line.rsplit(";", 1)[-1]) and not in_type:
+            # (also after 'public :: name;', which with_public puts on its line)
             contains = True
         elif _MODULE_END.match(line):
             statements = todo.pop(module, None)

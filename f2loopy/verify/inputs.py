@@ -32,6 +32,7 @@ from f2loopy.ir.isl_tools import (
     NonAffineError, align_params, dim_type, param_names, pwaff_from_expr, set_from_condition,
     set_names)
 from f2loopy.ir.kernel import ArrayArg, Assignment, Kernel
+from f2loopy.ir.roles import Allocation
 from f2loopy.verify.input_plan import DEFAULT_INT_RANGE, ArgSpec, InputPlan, ValueRange
 from f2loopy.verify.subscripts import _Access, _array_accesses, _where
 
@@ -39,6 +40,8 @@ from f2loopy.verify.subscripts import _Access, _array_accesses, _where
 MAX_SIZE = 512
 #: preferred sizes are drawn from this range (then moved to the nearest valid value)
 PREFERRED_SIZES = (4, 9)
+#: the largest lower bound (in magnitude) drawn for an allocatable component
+MAX_LOWER = 8
 #: extent of an assumed-size axis that no affine subscript bounds
 DEFAULT_ASSUMED_EXTENT = 10
 
@@ -99,14 +102,52 @@ class _Planner:
         self.int_scalars = [n for n, s in self.args.items()
                             if not s.is_array and _is_int_dtype(s.dtype)]
         self.accesses = [a for k in self.kernels for a in _array_accesses(k)]
-        self.dd_inames = {k.name: self._data_dependent_inames(k) for k in self.kernels}
+        self.copies = {k.name: self._scalar_copies(k) for k in self.kernels}
+        self.dd_inames = {k.name: self._data_dependent_inames(k, self.copies[k.name])
+                          for k in self.kernels}
 
     # {{{ helpers
 
+    def _scalar_copies(self, k: Kernel) -> dict:
+        """Integer scalar temporaries that *k* assigns once, outside loops and
+        conditions, from an expression of integer arguments no kernel writes
+        (``nx = curr%nx`` before ``do i = 1, nx``): name -> that expression.
+        Loops bounded by them are sized like loops bounded by the arguments."""
+        count: dict = {}
+        for insn in k.instructions:
+            if isinstance(insn, Assignment) and isinstance(insn.assignee, p.Variable):
+                count[insn.assignee.name] = count.get(insn.assignee.name, 0) + 1
+        fixed = {n for n in self.int_scalars if not self.args[n].written}
+        inames = set(k.all_inames())
+        candidates = {}
+        for insn in k.instructions:
+            if not (isinstance(insn, Assignment) and isinstance(insn.assignee, p.Variable)):
+                continue
+            name = insn.assignee.name
+            t = k.temporaries.get(name)
+            if t is None or t.shape or not _is_int_dtype(t.dtype) or count[name] != 1 or \
+                    insn.predicates:
+                continue
+            if not {n for n, _ in accesses(insn.expression)} & inames:
+                candidates[name] = insn.expression
+        out: dict = {}
+        changed = True
+        while changed:          # (through chains: j_ubound = ny, ny = curr%ny)
+            changed = False
+            for name, expr in candidates.items():
+                if name in out:
+                    continue
+                used = {n for n, _ in accesses(expr)}
+                if used and used <= fixed | set(out):
+                    out[name] = substitute(expr, {n: out[n] for n in used if n in out})
+                    changed = True
+        return out
+
     @staticmethod
-    def _data_dependent_inames(k: Kernel) -> set:
-        """Inames whose bounds (or those of an enclosing loop) come from data."""
-        temps = set(k.temporaries)
+    def _data_dependent_inames(k: Kernel, copies=None) -> set:
+        """Inames whose bounds (or those of an enclosing loop) come from data
+        (but *copies*: see :meth:`_scalar_copies`)."""
+        temps = set(k.temporaries) - set(copies or ())
         where = iname_to_domain_index(k)
         dd: set[str] = set()
         changed = True
@@ -132,6 +173,16 @@ class _Planner:
         order = [i for i in k.all_inames() if i in inames]
         dom = combined_domain(k, order, with_assumptions=False)
         dom, _ = align_params(dom, self._params_space(self.int_scalars))
+        for name, expr in self.copies.get(k.name, {}).items():
+            pos = dom.find_dim_by_name(dim_type.param, name)
+            if pos < 0:
+                continue
+            try:
+                dom = dom & set_from_condition(p.Comparison(p.Variable(name), "==", expr),
+                                               dom.get_space())
+            except Exception:  # noqa: BLE001 - not affine: the loop stays data-dependent
+                continue
+            dom = dom.project_out(dim_type.param, pos, 1)
         for pred in acc.predicates:
             try:
                 cond = set_from_condition(pred, dom.get_space())
@@ -184,8 +235,12 @@ class _Planner:
                 if e is not None:
                     used.update(n for n, _ in accesses(e))
         for k in self.kernels:
+            copies = self.copies[k.name]
             for d in k.domains:
                 used.update(param_names(d))
+                for n in param_names(d):
+                    if n in copies:
+                        used.update(m for m, _ in accesses(copies[n]))
             for t in k.temporaries.values():
                 for e in (*t.shape, *t.lower_bounds):
                     if e is not None:
@@ -271,13 +326,19 @@ class _Planner:
         if not names:
             return self._ordered(values)
         safe, bad_parts = self._safe_set(names)
-        # every size in [1, MAX_SIZE], or in the range given with --range
+        # every size in [1, MAX_SIZE], or in the range given with --range; the
+        # lower bound of an allocatable component of a derived-type argument
+        # in [-MAX_LOWER, MAX_LOWER], 1 where it can be (heat's data(0:n+1))
+        lower = {a.name for k in self.kernels for a in k.args
+                 if isinstance(a.role, Allocation) and a.role.what == "lbound"}
         bounds = {}
         for n in names:
             if n in values:
                 continue
             r = self.user_ranges.get(n)
-            lo, hi = (1, MAX_SIZE) if r is None else (int(np.ceil(r.lo)), int(np.floor(r.hi)))
+            lo, hi = (-MAX_LOWER, MAX_LOWER) if n in lower else (1, MAX_SIZE)
+            if r is not None:
+                lo, hi = int(np.ceil(r.lo)), int(np.floor(r.hi))
             bounds[n] = (lo, hi)
 
         def admissible(s, *, given=True):
@@ -314,6 +375,8 @@ class _Planner:
                 continue
             lo, hi = bounds[n]
             pref = int(self.rng.integers(PREFERRED_SIZES[0], PREFERRED_SIZES[1] + 1))
+            if n in lower:
+                pref = 1
             if n in self.user_ranges:
                 pref = int(self.rng.integers(lo, hi + 1))
             for v in _nearest_first(pref, lo, hi):

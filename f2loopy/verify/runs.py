@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from f2loopy.diagnostics import F2LoopyError
+from f2loopy.ir.roles import Allocation
 from f2loopy.verify.compare import Mismatch, compare, tolerance_for
 
 #: what a reference run that stopped (stop, error stop, xerbla) produced
@@ -94,7 +95,11 @@ def run_sequence(library, kernels_by_name, sequence, inputs):
     for k in kernels:
         share_storage(kernels, state)
         passed = [a for a in (*k.fortran_args, *k.storage_args) if a.name in state]
-        out = library.call_named(k.name, {a.name: state[a.name] for a in passed})
+        # (the drawn lower bounds of allocatable components of derived-type arguments)
+        lower = {a.name: state[a.name] for a in k.args
+                 if isinstance(a.role, Allocation) and a.role.what == "lbound"
+                 and a.name in state}
+        out = library.call_named(k.name, {**{a.name: state[a.name] for a in passed}, **lower})
         for a in passed:
             if not isinstance(state[a.name], np.ndarray):
                 state[a.name] = out[a.name]

@@ -97,9 +97,15 @@ def with_saved_initial(kernels, inputs: dict) -> dict:
 
 def allocation_given(kernels) -> dict:
     """The values fixed for the :class:`~f2loopy.ir.roles.Allocation`
-    arguments of *kernels* other than extents: lower bounds 1, allocated."""
+    arguments of *kernels* other than extents: allocated, and lower bounds 1
+    for module arrays (the lower bounds of an allocatable component of a
+    derived-type argument are drawn like sizes: kernels index such arrays
+    from 0 and below, as the caller allocated them)."""
+    components = {a.name for k in kernels for a in k.args
+                  if isinstance(a.role, Component) and a.role.allocatable}
     return {a.name: 1 for k in kernels for a in k.args
-            if isinstance(a.role, Allocation) and a.role.what != "extent"}
+            if isinstance(a.role, Allocation) and a.role.what != "extent"
+            and not (a.role.what == "lbound" and a.role.array in components)}
 
 
 def labels(kernels) -> dict:
@@ -220,10 +226,11 @@ class ShimData:
         hidden: dict = {}
         for a in k.storage_args:
             role = a.role
-            if isinstance(role, ModuleVariable) and len(role.path) > 1 and \
-                    self.private(role.module, role.path[0]):
-                # a component of a PRIVATE derived-type variable: neither a
-                # 'use' nor a symbol of an interoperable type reaches it
+            if isinstance(role, ModuleVariable) and (len(role.path) > 1 or role.allocatable) \
+                    and self.private(role.module, role.path[0]):
+                # a component of a PRIVATE derived-type variable, or a PRIVATE
+                # allocatable array: neither a 'use' nor a symbol of an
+                # interoperable type reaches it
                 hidden.setdefault((role.module, role.path[0]), []).append(a)
                 continue
             if isinstance(role, ModuleVariable):
@@ -237,6 +244,10 @@ class ShimData:
                         self._alias(local, module, var, a)
                     else:
                         self.uses.append(f"  use {module}, only: {local} => {var}")
+                    if role.pointer_root:
+                        # a pointer to a derived-type value: given a target
+                        self.copy_in.append(f"  if (.not. associated({local})) "
+                                            f"allocate({local})")
                 target = "%".join((local, *role.path[1:]))
                 if isinstance(a, ArrayArg) and role.allocatable:
                     # (a pointer gets a new target; the old one is the caller's)
@@ -268,15 +279,33 @@ class ShimData:
         base = f"f2l_acc_{digest.hexdigest()[:16]}"
         dummies = [f"v{j}" for j in range(len(args))]
         decls = []
-        for a, d in zip(args, dummies, strict=True):
-            shape = "" if not isinstance(a, ArrayArg) else \
-                "(" + ", ".join(str(n) for n in constant_extents(a.shape)) + ")"
-            decls.append(f"{_type_decl(a.dtype)} :: {d}{shape}")
+        extents: list[str] = []          # (allocatable arrays: their extents, by value)
+        actual_extents: list[str] = []
+        allocations = []
         paths = ["%".join((var, *a.role.path[1:])) for a in args]
-        actual = ", ".join(self.names[a.name] for a in args)
+        for a, d, path in zip(args, dummies, paths, strict=True):
+            if isinstance(a, ArrayArg) and isinstance(a.role, ModuleVariable) and \
+                    a.role.allocatable:
+                names = [f"{d}_n{x}" for x in range(a.ndim)]
+                extents += names
+                actual_extents += self._allocation(a)
+                shape = "(" + ", ".join(names) + ")"
+                pointer = a.role.pointer
+                allocations.append(f"if ({'associated' if pointer else 'allocated'}"
+                                   f"({path})) {'nullify' if pointer else 'deallocate'}"
+                                   f"({path})")
+                allocations.append(f"allocate({path}{shape})")
+            else:
+                shape = "" if not isinstance(a, ArrayArg) else \
+                    "(" + ", ".join(str(n) for n in constant_extents(a.shape)) + ")"
+            decls.append(f"{_type_decl(a.dtype)} :: {d}{shape}")
+        if extents:
+            decls.insert(0, f"integer(c_int32_t), value :: {', '.join(extents)}")
+        actual = ", ".join([self.names[a.name] for a in args] + actual_extents)
+        dummies += extents
         self.declarations.append("  interface")
-        for way, body in (("in", [f"{p} = {d}" for p, d in zip(paths, dummies, strict=True)]),
-                          ("out", [f"{d} = {p}" for p, d in zip(paths, dummies, strict=True)])):
+        for way, body in (("in", allocations + [f"{p} = {d}" for p, d in zip(paths, dummies, strict=False)]),
+                          ("out", [f"{d} = {p}" for p, d in zip(paths, dummies, strict=False)])):
             head = f"subroutine {base}_{way}({', '.join(dummies)}) bind(c, name='{base}_{way}')"
             self.accessors.setdefault(module, []).extend(
                 [head, "use iso_c_binding", *decls, *body, "end subroutine"])
@@ -340,6 +369,15 @@ class ShimData:
             var = self.roots[root]
             path = "%".join(a.role.path[1:])
             mine = self.names[a.name]
+            if a.role.allocatable:
+                # allocated with the drawn lower bounds (a pointer component
+                # gets a new target)
+                lower = {d.role.axis: self.names[d.name] for d in k.args
+                         if isinstance(d.role, Allocation) and d.role.array == a.name
+                         and d.role.what == "lbound"}
+                bounds = ", ".join(f"{lower[d]}:{lower[d]} + {x} - 1"
+                                   for d, x in enumerate(self.extents[a.name]))
+                self.copy_in.append(f"  allocate({var}%{path}({bounds}))")
             if not rank:
                 self.copy_in.append(f"  {var}%{path} = {mine}")
                 self.copy_out.append(f"  {mine} = {var}%{path}")
@@ -436,7 +474,13 @@ def glue_call(module, kernel, state: dict):
                 if not hasattr(node, part):
                     setattr(node, part, types.SimpleNamespace())
                 node = getattr(node, part)
-            setattr(node, a.role.path[-1], state[a.name])
+            value = state[a.name]
+            if a.role.allocatable:       # (array, lower bounds), as drawn
+                lower = sorted((d.role.axis, d.name) for d in kernel.args
+                               if isinstance(d.role, Allocation) and d.role.array == a.name
+                               and d.role.what == "lbound")
+                value = (value, tuple(int(state[n]) for _, n in lower))
+            setattr(node, a.role.path[-1], value)
         objects[root] = top
     args = [objects[n] if n in objects else state[n] for n in fortran_parameters(kernel)]
 
@@ -453,6 +497,8 @@ def glue_call(module, kernel, state: dict):
                     state[a.name] = np.asfortranarray(view.transpose(back))
                 else:
                     state[a.name] = _get_path(objects[root], a.role.path[1:])
+                    if a.role.allocatable and isinstance(state[a.name], tuple):
+                        state[a.name] = state[a.name][0]
     return args, collect
 
 

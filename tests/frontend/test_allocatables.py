@@ -107,7 +107,7 @@ def test_allocatable_module_arrays_in_the_generated_code():
     ("module m\n  real :: t(3)\ncontains\n  subroutine s(f)\n    logical :: f\n"
      "    f = allocated(t)\n  end subroutine\nend module\n",
      "f.f90:6:9: error: the argument of 'allocated' must be an allocatable module array "
-     "(allocatable locals, dummies and components are not supported)"),
+     "or array component (allocatable locals and dummies are not supported)"),
 ])
 def test_what_cannot_be_allocatable_is_a_located_error(source, message):
     with pytest.raises(FortranError) as e:

@@ -96,7 +96,10 @@ def test_unknown_type_and_arrays_of_types():
     with pytest.raises(FortranError) as e:
         parse_fortran(src, "t.f90")
     assert e.value.format().splitlines()[0] == (
-        "t.f90:14:19: error: module arrays of derived type ('yrecldp') are not supported")
+        "t.f90:14:19: error: module array of derived type 'yrecldp' is not supported (an "
+        "array of structures in module data): keep one module array per component (a "
+        "structure of arrays: yrecldp_x(n) for yrecldp(i)%x), or pass the array as an "
+        "argument declared yrecldp(n)")
 
 
 def _load(tmp_path):
