@@ -586,11 +586,43 @@ def entry():
     compare them), but a transformation script may iterate over a set of
     names (the paper's does), whose order Python randomises per process; so
     the command runs with a fixed hash seed, re-executing itself once if the
-    environment did not set one.
+    environment did not set one.  f2loopy's own code does not depend on the
+    seed (``tests/cli/test_hash_seed.py``): a ``translate`` that runs no
+    script (:func:`_runs_no_script`) goes on in this process, which saves
+    the start of a second interpreter.
     """
-    from f2loopy.reexec import reexecute
-    reexecute("f2loopy.cli", "_run")   # (never from the current folder: f2loopy/reexec.py)
+    if _runs_no_script(sys.argv[1:]):
+        # as the re-executed process would (f2loopy/reexec.py): nothing is
+        # imported from the current folder ('' is there under ``python -c``)
+        if sys.path[:1] == [""]:
+            del sys.path[0]
+    else:
+        from f2loopy.reexec import reexecute
+        reexecute("f2loopy.cli", "_run")   # (never from the current folder: f2loopy/reexec.py)
     _run()
+
+
+def _runs_no_script(args: list) -> bool:
+    """Whether the command line *args* is a ``translate`` that certainly
+    runs no transformation script: no ``--transform`` recipe, and every file
+    named is one that :func:`f2loopy.reexec.may_hold_script` clears.  Any
+    doubt (another command, options before it, arguments that do not parse)
+    answers False."""
+    if not args or args[0] != "translate":
+        return False
+    from f2loopy.reexec import may_hold_script
+    try:
+        # raw values from click's own parser: no callbacks (--trust-scripts
+        # warns), conversions or messages; the command's parse comes later
+        ctx = click.Context(translate, info_name="translate", resilient_parsing=True)
+        params, _, _ = translate.make_parser(ctx).parse_args(list(args[1:]))
+    except (click.exceptions.ClickException, TypeError, ValueError):
+        return False
+    files = params.get("files") or ()
+    if params.get("transform") is not None or not isinstance(files, (list, tuple)) or \
+            not files:
+        return False
+    return all(isinstance(f, str) and not may_hold_script(f) for f in files)
 
 
 def _run() -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 
 #: set in the re-executed process's environment
@@ -61,3 +62,45 @@ def reexecute(module: str, function: str) -> None:
                   [sys.executable, *bootstrap_command(module, function), *sys.argv[1:]], env)
     except OSError:
         pass
+
+
+#: bytes of an input that :func:`may_hold_script` reads (a larger file is
+#: assumed to hold a script)
+MAX_SCANNED = 64 * 1024 * 1024
+#: what every script block, and every line that brings in other text, contains
+_SCRIPT_MARKS = (b"$loopy", b"include")
+
+
+def may_hold_script(path: str) -> bool:
+    """Whether translating the file *path* may run a transformation script
+    (Python whose set iteration order depends on the hash seed): True unless
+    *path* is a regular file of at most :data:`MAX_SCANNED` bytes whose text
+    has neither ``$loopy`` (a script block) nor ``include`` (an ``include``
+    or ``#include`` line could bring one in), in any case.
+
+    Conservative by construction: a comment that mentions either word, a
+    file that cannot be read, a folder or a device all count as "may"."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) |
+                     getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return True
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SCANNED:
+            return True
+        chunks, size = [], 0
+        while size <= MAX_SCANNED:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > MAX_SCANNED:
+            return True
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    text = b"".join(chunks).lower()
+    return any(mark in text for mark in _SCRIPT_MARKS)

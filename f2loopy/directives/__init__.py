@@ -38,11 +38,27 @@ untrusted.  The layers, each able to stop an escape on its own:
 
 from __future__ import annotations
 
-from f2loopy.directives.lockdown import Limits
-from f2loopy.ir.kernel import TranslationUnit
-from f2loopy.directives.runner import TransformOutcome, run_transformations
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from f2loopy.directives.lockdown import Limits
+    from f2loopy.directives.runner import TransformOutcome, run_transformations
+    from f2loopy.ir.kernel import TranslationUnit
 
 __all__ = ["Limits", "TransformOutcome", "parse_transformed_fortran", "run_transformations"]
+
+
+def __getattr__(name: str) -> Any:
+    """The sandbox's names, imported on first use (PEP 562): a translation
+    without a script reads only :mod:`.tunables` of this package, and need
+    not load the sandbox (its seccomp filter, ``ctypes``, the checker)."""
+    if name == "Limits":
+        from f2loopy.directives.lockdown import Limits
+        return Limits
+    if name in ("TransformOutcome", "run_transformations"):
+        from f2loopy.directives import runner
+        return getattr(runner, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def parse_transformed_fortran(source: str, free_form: bool = True, strict: bool = True,
@@ -69,7 +85,9 @@ def parse_transformed_fortran(source: str, free_form: bool = True, strict: bool 
     :arg debug: add the script's Python traceback to its errors.
     """
     from f2loopy.diagnostics import UnsupportedArgumentError
+    from f2loopy.directives.runner import run_transformations
     from f2loopy.frontend import read_source, translate_source
+    from f2loopy.ir.kernel import TranslationUnit
     if not strict:
         raise UnsupportedArgumentError(
             "parse_transformed_fortran", "strict", strict,

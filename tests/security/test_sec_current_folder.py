@@ -58,6 +58,8 @@ def _project(tmp_path: Path) -> Path:
     proj.mkdir()
     (proj / "saxpy.f90").write_text(KERNEL)
     (proj / "other.f90").write_text(KERNEL.replace("saxpy", "saxpz"))
+    # no script: translated without the re-execution (f2loopy.cli._runs_no_script)
+    (proj / "plain.f90").write_text(KERNEL.split("!$loopy")[0].replace("saxpy", "plain"))
     for name in PLANTED:
         (proj / f"{name}.py").write_text(PAYLOAD)
     pkg = proj / "f2loopy"          # the package itself, shadowed
@@ -97,6 +99,7 @@ def _run(cmd, proj, timeout=300):
 COMMANDS = [
     ["translate", "-j", "2", "saxpy.f90", "other.f90"],
     ["translate", "--depfile", "saxpy.d", "-o", "out", "saxpy.f90"],
+    ["translate", "-j", "2", "plain.f90"],
     ["show", "saxpy.f90"],
     ["--version"],
     ["--cmake-dir"],
