@@ -112,29 +112,36 @@ def c_comment(text) -> str:
     return out
 
 
+def _c_string_escape(byte: int) -> str:
+    ch = chr(byte)
+    if ch == "\\":
+        return "\\\\"
+    if ch == '"':
+        return '\\"'
+    if ch == "?":
+        return "\\?"
+    if ch == "\n":
+        return "\\n"
+    if ch == "\t":
+        return "\\t"
+    if 32 <= byte < 127:
+        return ch
+    return f"\\{byte:03o}"
+
+
+#: byte (as the code point of its latin-1 character) -> its form in a C string
+_C_STRING_TABLE = {byte: _c_string_escape(byte) for byte in range(256)}
+
+
 def c_string(text) -> str:
     """The body (without the quotes) of a C string literal holding the UTF-8
     bytes of *text*: printable ASCII as it is, quotes and backslashes escaped,
     ``?`` escaped (no trigraphs), every other byte as a three-digit octal
     escape (which no following digit can extend)."""
-    out = []
-    for byte in str(text).encode("utf-8", "surrogateescape"):
-        ch = chr(byte)
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == '"':
-            out.append('\\"')
-        elif ch == "?":
-            out.append("\\?")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif 32 <= byte < 127:
-            out.append(ch)
-        else:
-            out.append(f"\\{byte:03o}")
-    return "".join(out)
+    # one character per byte (latin-1), each replaced from the table in C
+    # (the glue of a 1,000-line file escapes some 1,400 strings)
+    return str(text).encode("utf-8", "surrogateescape").decode("latin-1").translate(
+        _C_STRING_TABLE)
 
 # }}}
 
