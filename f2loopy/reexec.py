@@ -15,6 +15,11 @@ start-up (``site`` and its ``.pth`` files) runs before the entry is added, so
 nothing from the folder runs at any point; every process f2loopy forks later
 (sandbox children, ``check``'s runners, ``-j`` workers) inherits the clean
 path.
+
+Only a script needs the fixed seed (f2loopy's own translation does not
+depend on it): :func:`may_hold_script` tells the files whose translation
+certainly runs none, which ``f2loopy translate`` then handles without
+re-executing (``f2loopy.cli._runs_no_script``).
 """
 
 from __future__ import annotations
