@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import sys
+
+from f2loopy.regular_files import MAX_SOURCE_BYTES, read_regular
 
 #: set in the re-executed process's environment
 SEED_VARIABLE = "PYTHONHASHSEED"
@@ -70,8 +71,8 @@ def reexecute(module: str, function: str) -> None:
 
 
 #: bytes of an input that :func:`may_hold_script` reads (a larger file is
-#: assumed to hold a script)
-MAX_SCANNED = 64 * 1024 * 1024
+#: assumed to hold a script; translate refuses one anyway)
+MAX_SCANNED = MAX_SOURCE_BYTES
 #: what every script block, and every line that brings in other text, contains
 _SCRIPT_MARKS = (b"$loopy", b"include")
 
@@ -84,28 +85,10 @@ def may_hold_script(path: str) -> bool:
     or ``#include`` line could bring one in), in any case.
 
     Conservative by construction: a comment that mentions either word, a
-    file that cannot be read, a folder or a device all count as "may"."""
+    file that cannot be read, a folder, a FIFO or a device (never opened:
+    :func:`f2loopy.regular_files.read_regular`) all count as "may"."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) |
-                     getattr(os, "O_CLOEXEC", 0))
+        text = read_regular(path, MAX_SCANNED).lower()
     except (OSError, ValueError):
         return True
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SCANNED:
-            return True
-        chunks, size = [], 0
-        while size <= MAX_SCANNED:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > MAX_SCANNED:
-            return True
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-    text = b"".join(chunks).lower()
     return any(mark in text for mark in _SCRIPT_MARKS)
