@@ -176,10 +176,11 @@ def translate_text(text: str, path: str | os.PathLike, options: TranslateOptions
     script's ``checkpoint(...)`` kernels are dropped (only the result's code
     is generated).  *options* and the keywords: as for :func:`translate_file`
     (*tuning* is not used here: give *tunables*)."""
-    from f2loopy.frontend.source import fixed_form_of
     options = TranslateOptions.with_keywords(options, keywords, "translate_text")
     times = times if times is not None else StageTimes()
-    fixed_form_of(str(path), options.fixed_form)        # (a bad value is refused here)
+    with times.stage("preprocess"):     # (the first stage to load the frontend's modules)
+        from f2loopy.frontend.source import fixed_form_of
+        fixed_form_of(str(path), options.fixed_form)    # (a bad value is refused here)
     parsed = parse(text, Path(path), options, times)
     return translate_parsed(parsed, options, times=times)
 
