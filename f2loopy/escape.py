@@ -76,11 +76,20 @@ def _escape_char(ch: str) -> str:
     return f"\\U{code:08x}"
 
 
+#: printable ASCII but the backslash: what :func:`visible` and
+#: :func:`fortran_string` keep as it is (the text of most names and messages,
+#: then checked at C speed instead of character by character)
+_PLAIN_RE = re.compile(r"[ -\[\]-~]*")
+
+
 def visible(text) -> str:
     """*text* as one line of printable ASCII: characters outside ``' '..'~'``
     and the backslash are written as Python escapes."""
+    text = str(text)
+    if _PLAIN_RE.fullmatch(text):
+        return text
     return "".join(ch if " " <= ch <= "~" and ch != "\\" else _escape_char(ch)
-                   for ch in str(text))
+                   for ch in text)
 
 # }}}
 
@@ -159,8 +168,11 @@ def fortran_string(text) -> str:
     and the backslash written ``<U+XXXX>``.  No backslash is left, so the
     literal means the same to compilers that read backslash escapes
     (``gfortran -fbackslash``)."""
+    text = str(text)
+    if _PLAIN_RE.fullmatch(text):
+        return '"' + text.replace('"', '""') + '"'
     out = []
-    for ch in str(text):
+    for ch in text:
         if " " <= ch <= "~" and ch != "\\":
             out.append('""' if ch == '"' else ch)
         else:
