@@ -130,6 +130,21 @@ def _fixed_form(source_form: str | None) -> bool | None:
     return None if source_form is None else source_form == "fixed"
 
 
+def _check_bindings(ctx, param, values):
+    from f2loopy.frontend.procedure_dummies import parse_bindings
+    try:
+        return parse_bindings(values)
+    except F2LoopyError as exc:
+        raise click.BadParameter(exc.message) from None
+
+
+bind_option = click.option("--bind", "bindings", multiple=True,
+                           metavar="KERNEL:DUMMY=PROCEDURE", callback=_check_bindings,
+                           help="The procedure a dummy procedure of KERNEL calls (a "
+                                "subroutine or function of the file or of a module; "
+                                "repeatable): the kernel is specialised to it and takes no "
+                                "argument for the dummy.")
+
 transform_option = click.option("--transform", metavar="NAME_OR_FILE", default=None,
                                 help="Apply a transformation recipe from transforms/ or a "
                                      "Python file.")
@@ -183,6 +198,7 @@ def main():
               help="Print a table of the seconds each stage of each file took (start-up, "
                    "read, preprocess, parse, script, child codegen or codegen, glue, write) "
                    "to stderr.")
+@bind_option
 @defines_option
 @undefines_option
 @source_form_option
@@ -190,7 +206,8 @@ def main():
 @trust_option
 @debug_option
 def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include_dirs, no_tuning,
-              kernel_names, timings, defines, undefines, source_form, transform, debug):
+              kernel_names, timings, bindings, defines, undefines, source_form, transform,
+              debug):
     """Translate Fortran FILES: writes NAME.cl, NAME_cl.py (Python glue), NAME_cl.f90 and
     NAME_cl.c (Fortran glue) for each.
 
@@ -239,7 +256,8 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include
                                debug=debug, include_dirs=include_dirs,
                                search_files=tuple(files) if len(files) > 1 else (),
                                undefines=undefines, tuning=not no_tuning,
-                               fixed_form=_fixed_form(source_form), kernels=kernels)
+                               fixed_form=_fixed_form(source_form), kernels=kernels,
+                               bindings=bindings)
     outcomes = translate_files(files, jobs=jobs, progress=Progress(len(files), progress),
                                options=options, touch_outputs=touch_outputs,
                                for_depfile=depfile is not None)
@@ -318,14 +336,15 @@ def _echo_timings(outcomes, startup: float | None, command_s: float) -> None:
 @click.option("-I", "include_dirs", multiple=True, metavar="DIR",
               type=click.Path(exists=True, file_okay=False),
               help="Look for used modules and called procedures under DIR (repeatable).")
+@bind_option
 @defines_option
 @undefines_option
 @source_form_option
 @transform_option
 @trust_option
 @debug_option
-def show(file, kernel_name, ir, code, include_dirs, defines, undefines, source_form, transform,
-         debug):
+def show(file, kernel_name, ir, code, include_dirs, bindings, defines, undefines, source_form,
+         transform, debug):
     """Print the IR and the generated OpenCL of FILE (writes nothing).
 
     For a file that cannot be translated, lists every statement that cannot be.
@@ -335,7 +354,7 @@ def show(file, kernel_name, ir, code, include_dirs, defines, undefines, source_f
         result = translate_file(file, defines=_parse_defines(defines), transform=transform,
                                 debug=debug, collect_errors=True, include_dirs=include_dirs,
                                 undefines=undefines, checkpoints=False,
-                                fixed_form=_fixed_form(source_form))
+                                fixed_form=_fixed_form(source_form), bindings=bindings)
     except Exception as exc:  # noqa: BLE001
         _echo(getattr(exc, "script_output", ""), nl=False)
         _report(exc, debug)
@@ -384,13 +403,14 @@ def show(file, kernel_name, ir, code, include_dirs, defines, undefines, source_f
 @click.option("--fflags", metavar="FLAGS", default=None,
               help="The project's compiler flags for the original, one string "
                    "(--fflags '-O2 -fdefault-real-8'; default -O0).")
+@bind_option
 @defines_option
 @source_form_option
 @transform_option
 @trust_option
 @debug_option
 def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints, include_dirs,
-          fc, fflags, defines, source_form, transform, debug):
+          fc, fflags, bindings, defines, source_form, transform, debug):
     """Check that the kernels of FILE compute what the original Fortran computes.
 
     Builds the subroutines with gfortran, runs them and the generated OpenCL on the same
@@ -402,7 +422,7 @@ def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints,
                        ranges=ranges, kernel=kernel_name, seed=seed, rtol=rtol, atol=atol,
                        ulps=ulps, checkpoints=checkpoints, debug=debug, report_error=_report,
                        include_dirs=include_dirs, fc=fc, fflags=fflags,
-                       fixed_form=_fixed_form(source_form)))
+                       fixed_form=_fixed_form(source_form), bindings=bindings))
 
 
 @main.command()

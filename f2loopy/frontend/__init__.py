@@ -134,7 +134,8 @@ def parse_fortran(source: str, filename: str = "<string>", *,
 
 def translate_source(src: SourceFile, *, collect_errors: bool = False,
                      jobs: int | None = None, search=None,
-                     kernels: tuple[str, ...] | None = None) -> TranslationUnit:
+                     kernels: tuple[str, ...] | None = None,
+                     bindings: tuple = ()) -> TranslationUnit:
     """Kernels of every subroutine of *src*.
 
     With *collect_errors*, lowering goes on after a statement fails and all
@@ -145,11 +146,17 @@ def translate_source(src: SourceFile, *, collect_errors: bool = False,
     what they call is inlined as always); a name the file does not define is
     an error.  When a procedure fails, the error's notes say which of the
     others translate (:func:`~f2loopy.frontend.kernel_choice.note_units`).
+    *bindings*: ``--bind KERNEL:DUMMY=PROCEDURE`` values, the procedures that
+    the kernels' dummy procedures call
+    (:mod:`f2loopy.frontend.procedure_dummies`).
     """
     if kernels is not None:
         from f2loopy.frontend.kernel_choice import check_kernel_names
         kernels = check_kernel_names(kernels)
-    key = (src.filename, src.text, src.fixed_form, kernels)
+    if bindings:
+        from f2loopy.frontend.procedure_dummies import parse_bindings
+        bindings = parse_bindings(bindings)
+    key = (src.filename, src.text, src.fixed_form, kernels, tuple(bindings))
     # with a search path the result may depend on other files: always translate
     if not collect_errors and not search and key in _RECENT_UNITS:
         # the same text again (a script's parse_fortran(SOURCE) after the
@@ -172,14 +179,15 @@ def translate_source(src: SourceFile, *, collect_errors: bool = False,
     for k, proc in enumerate(procedures):
         try:
             if collect_errors:
-                kernel, errs = lower_subroutine(src, proc, registry, collect=True)
+                kernel, errs = lower_subroutine(src, proc, registry, collect=True,
+                                                bindings=bindings)
                 errors.extend(errs)
                 if kernel is not None:
                     built.append(kernel)
             else:
-                built.append(lower_subroutine(src, proc, registry))
+                built.append(lower_subroutine(src, proc, registry, bindings=bindings))
         except F2LoopyError as exc:
-            note_units(exc, src, registry, procedures, k, chosen)
+            note_units(exc, src, registry, procedures, k, chosen, bindings=bindings)
             raise
     if errors:
         collected = FortranErrors(errors, src.filename)

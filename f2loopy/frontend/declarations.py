@@ -30,6 +30,11 @@ from f2loopy.frontend.symbols import (Symbol, SymbolTable, dtype_from_type_spec,
                                      import_components, import_host)
 from f2loopy.ir.folding import NotConstant, cast_value, evaluate_constant
 
+#: ``procedure(...)`` of anything but plain dummy arguments
+_PROCEDURE_POINTERS = ("procedure pointers and procedure components are not supported (a "
+                       "kernel calls procedures known when it is translated): call the "
+                       "procedure by name, or make it a dummy procedure")
+
 _UNSUPPORTED_SPEC = {
     "Equivalence_Stmt": "'equivalence' is not supported",
     "Save_Stmt": "'save' is not supported (kernel variables cannot keep values between "
@@ -47,9 +52,6 @@ _UNSUPPORTED_SPEC = {
     "Include_Stmt": "'include' is not supported here",
     "Import_Stmt": "'import' is not supported",
     "Enum_Def": "enumerations are not supported",
-    "Procedure_Declaration_Stmt": "procedure dummies and procedure pointers are not supported "
-                                  "(a kernel calls procedures known when it is translated): "
-                                  "call the procedure by name",
     "Volatile_Stmt": None,
     "Protected_Stmt": None,
     "Access_Stmt": None,
@@ -588,6 +590,9 @@ class DeclarationReader:
         head = node.children[0]
         if self.in_module and is_generic_interface(node):
             return        # a generic name of the module: resolved at each call
+        if isinstance(head, F.Interface_Stmt) and str(head).strip().upper() == \
+                "ABSTRACT INTERFACE":
+            return        # names for 'procedure(name)' dummies: no procedure of its own
         if not isinstance(head, F.Interface_Stmt) or str(head).strip().upper() != "INTERFACE":
             raise self.error("generic interfaces and operators are not supported"
                              + (" (only generic names declared in a module are)"
@@ -599,6 +604,17 @@ class DeclarationReader:
             elif not isinstance(body, F.Comment):
                 raise self.error("only subroutine and function interfaces are supported in an "
                                  "interface block", "interface", UnsupportedFeatureError)
+
+    def decl_Procedure_Declaration_Stmt(self, stmt):
+        """``procedure(iface) :: f`` of a dummy argument: a dummy procedure
+        (bound to an actual procedure where the kernel is translated:
+        :func:`f2loopy.frontend.procedure_dummies.bind_procedure_dummies`)."""
+        _, attrs, decls = stmt.items
+        names = [str(d) for d in decls.items]
+        if attrs is not None or not all(isinstance(d, F.Name) for d in decls.items) or \
+                not all(n.lower() in self.dummy_names for n in names):
+            raise self.error(_PROCEDURE_POINTERS, "procedure", UnsupportedFeatureError)
+        self.externals.update(n.lower() for n in names)
 
     def decl_External_Stmt(self, stmt):
         for name in stmt.items[1].items:

@@ -94,6 +94,14 @@ class InliningMixin(_Host):
             return self.elemental_call(proc, actual_nodes)      # f2loopy.frontend.elemental
         actuals = self.match_arguments(proc, callee.dummies, actual_nodes, optional={
             d.lower() for d in optional_dummies(callee.symtab, callee.dummies)})
+        if callee.procedure_dummies:
+            # inlined specialised to the actual procedures: its calls of a
+            # dummy procedure are calls of the procedure passed
+            from f2loopy.frontend.procedure_dummies import specialise_call
+            proc = specialise_call(self, proc, callee, actuals)
+            callee = proc.prepare(self.src, self.registry)
+            actuals = [None if d in callee.procedure_dummies else a
+                       for d, a in zip(callee.dummies, actuals, strict=True)]
         # derived-type arguments are bound component by component
         from f2loopy.frontend.derived_types import expand_derived_arguments
         dummies, actuals = expand_derived_arguments(self, proc, callee, actuals)

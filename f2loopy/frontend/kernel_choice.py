@@ -50,7 +50,8 @@ def chosen_procedures(src, registry, kernels: tuple[str, ...] | None) -> list:
 
 
 def note_units(exc: F2LoopyError, src, registry, procedures: list, failed_at: int | None,
-               chosen: tuple[str, ...] | None, failed_kernels=None) -> None:
+               chosen: tuple[str, ...] | None, failed_kernels=None,
+               bindings: tuple = ()) -> None:
     """Add to *exc* a note saying which units of the file translate and which
     do not (the one at index *failed_at* of *procedures* failed; those before
     it translated).  With *failed_at* None (collected errors), *failed_kernels*
@@ -67,7 +68,7 @@ def note_units(exc: F2LoopyError, src, registry, procedures: list, failed_at: in
             return
         for proc in rest:
             try:
-                lower_subroutine(src, proc, registry)
+                lower_subroutine(src, proc, registry, bindings=bindings)
             except F2LoopyError:
                 bad.append(proc.name)
             except Exception:  # noqa: BLE001 - the note is a help, the error stands

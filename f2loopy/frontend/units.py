@@ -68,11 +68,6 @@ class ModuleInfo:
     def procedure_names(self) -> set:
         return set(self.procedures) | set(self.generics)
 
-#: a dummy argument that is a procedure (``external f``, or called)
-DUMMY_PROCEDURE = ("dummy procedure '{}' is not supported (a kernel calls procedures known when "
-                   "it is translated): call the procedure by name (a subroutine of the file or "
-                   "of a module), or pass the values it would compute as an array")
-
 
 @dataclass(eq=False)
 class Procedure:
@@ -93,6 +88,13 @@ class Procedure:
     siblings: dict | None = None
     #: its own internal procedures (lower name -> Procedure), once prepared
     internals: dict | None = None
+    #: its dummy procedures bound (lower name -> Procedure), for a
+    #: specialisation (:mod:`f2loopy.frontend.procedure_dummies`); then
+    #: *base* is the procedure it specialises
+    bindings: FrozenMap | None = None
+    base: Procedure | None = None
+    #: the specialisations of this procedure, made once each
+    specialisations: dict = field(default_factory=dict)
 
     def prepare(self, src, registry, errors=None) -> "PreparedProcedure":
         return prepare_procedure(self.src or src, self, self.registry or registry, errors)
@@ -115,6 +117,8 @@ class PreparedProcedure:
     names: set = field(default_factory=set)      # every name the body mentions
     #: for an internal procedure: the host's variables it uses (lower-case)
     host_names: list = field(default_factory=list)
+    #: the dummies that are procedures (as written, in order)
+    procedure_dummies: tuple = ()
 
 
 class FileRegistry:
@@ -271,6 +275,9 @@ class FileRegistry:
 
     def find(self, name: str, symtab: SymbolTable | None, module: ModuleInfo | None):
         low = name.lower()
+        if low in getattr(symtab, "procedure_dummies", ()):
+            # a dummy procedure: the procedure it is bound to, or none
+            return symtab.procedure_bindings.get(low)
         internal = getattr(symtab, "internals", None) or {}
         if low in internal:
             return internal[low]
@@ -306,7 +313,8 @@ class FileRegistry:
                 sym = symtab.get(name) if symtab is not None else None
             except FortranError:
                 sym = None
-            if sym is not None and (sym.is_array or sym.is_parameter or sym.is_dummy):
+            if sym is not None and (sym.is_array or sym.is_parameter or sym.is_dummy) and \
+                    name.lower() not in getattr(symtab, "procedure_dummies", ()):
                 continue
             try:
                 proc = self.find(name, symtab, module)
@@ -470,13 +478,17 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
                                    "in effect; declare it)", src.span(first, proc.name))
     called = {str(c.items[0]).lower() for c in walk(body, F.Call_Stmt)
               if isinstance(c.items[0], F.Name)}
+    from f2loopy.frontend.procedure_dummies import procedure_dummies
+    proc_dummies = procedure_dummies(dummies, reader.externals, called, symtab)
+    symtab.procedure_dummies = frozenset(d.lower() for d in proc_dummies)
+    symtab.procedure_bindings = proc.bindings or FrozenMap()
     for d in dummies:
         sym = symtab.get(d) if symtab.is_local(d) else None
         if sym is None:
             sym = symtab.declare(d, src.span(first, d))
         sym.is_dummy = True
-        if d.lower() in reader.externals or d.lower() in called:
-            raise UnsupportedFeatureError(DUMMY_PROCEDURE.format(d), src.span(first, d))
+        if d.lower() in symtab.procedure_dummies:
+            continue        # no data: bound to a procedure where it is called
         if sym.derived is not None:
             for leaf in leaves(sym):
                 leaf.is_dummy = True
@@ -520,7 +532,8 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
                 f"'value' dummy argument '{d}' is assigned in the procedure: not supported "
                 "(assign a local copy of it instead)", sym.span)
     return PreparedProcedure(proc, symtab, reader, dummies, body, written, do_vars,
-                             statement_functions, result_name, first, names, host_names)
+                             statement_functions, result_name, first, names, host_names,
+                             proc_dummies)
 
 
 def _internal_procedures(part, host) -> dict:
@@ -605,15 +618,16 @@ _USE_DEPTH = [0]
 
 
 def lower_subroutine(src: SourceFile, proc: Procedure, registry: FileRegistry, *,
-                     collect: bool = False):
-    """The kernel of subroutine *proc*.  In collecting mode returns
-    ``(kernel or None, errors)``."""
+                     collect: bool = False, bindings: tuple = ()):
+    """The kernel of subroutine *proc*, its dummy procedures bound as
+    *bindings* (:class:`~f2loopy.frontend.procedure_dummies.Binding` s, any
+    kernel's) say.  In collecting mode returns ``(kernel or None, errors)``."""
     errors: list[FortranError] | None = [] if collect else None
     try:
         # the parent's own work on downloaded code: bounded, located
         with parent_isl_limit(f"translating '{proc.name}'", src.span(proc.line),
                               FortranError):
-            kernel = _lower(src, proc, registry, errors)
+            kernel = _lower(src, proc, registry, errors, bindings)
     except FortranError as exc:
         if errors is None:
             raise
@@ -624,14 +638,24 @@ def lower_subroutine(src: SourceFile, proc: Procedure, registry: FileRegistry, *
     return kernel
 
 
-def _lower(src, proc, registry, errors):
-    prep = proc.prepare(src, registry, errors)
+def _lower(src, proc, registry, errors, bindings=()):
+    first_errors: list | None = [] if errors is not None else None
+    prep = proc.prepare(src, registry, first_errors)
+    bound: tuple = ()
+    if prep.procedure_dummies or any(b.kernel == proc.name.lower() for b in bindings):
+        from f2loopy.frontend.procedure_dummies import bind_kernel
+        proc, bound = bind_kernel(src, proc, prep, registry, bindings)
+        prep = proc.prepare(src, registry, errors)
+    elif first_errors:
+        errors.extend(first_errors)
     state = LoweringState(collect=errors is not None)
     symtab = prep.symtab
     dummies = []
     derived_of = {}         # flattened component (lower) -> the derived-type dummy
     for d in prep.dummies:
         sym = symtab.get(d)
+        if d in prep.procedure_dummies:
+            continue            # bound: the kernel calls the procedure
         if sym.derived is not None:
             for leaf in leaves(sym):
                 dummies.append(leaf.name)
@@ -722,6 +746,7 @@ def _lower(src, proc, registry, errors):
         module_data=unused_module_data(symtab, args),
         bind_name=bind_name(proc),
         host_program=proc.module is not None and proc.module.is_program,
+        bound_procedures=bound,
     )
     check_bounds_unchanged(kernel)
     return add_program_order_dependencies(kernel)

@@ -50,13 +50,24 @@ def scan_writes(body, registry, symtab, module, names=None):
         if sym is not None and sym.is_array:
             continue
         proc = registry.find(name, symtab, module)
-        if proc is None:
-            continue
         args = node.items[1]
         actuals = list(args.items) if args is not None and hasattr(args, "items") else (
             [args] if args is not None else [])
+        if proc is None:
+            if name.lower() in getattr(symtab, "procedure_dummies", ()):
+                # a dummy procedure not bound (yet): it may assign any
+                # variable passed to it
+                _add_all_actuals(actuals, symtab, written)
+            continue
         for target in _candidates(specifics_of(proc), actuals):
-            _add_written_actuals(registry, target, actuals, symtab, written)
+            if not hasattr(target, "bindings"):
+                _add_written_actuals(registry, target, actuals, symtab, written)
+                continue
+            # bound to the actual procedures passed (what they assign counts)
+            from f2loopy.frontend.procedure_dummies import specialise_scan
+            _add_written_actuals(registry, specialise_scan(registry, target, actuals, symtab,
+                                                           module),
+                                 actuals, symtab, written)
     return written, do_vars
 
 
@@ -78,6 +89,21 @@ def _candidates(specifics: list, actuals: list) -> list:
         if positional <= len(dummies) and keywords <= set(dummies[positional:]):
             fit.append(s)
     return fit or specifics
+
+
+def _add_all_actuals(actuals, symtab, written: set) -> None:
+    """Add to *written* every variable passed among *actuals* (a call that
+    may assign any of them)."""
+    for a in actuals:
+        if isinstance(a, (F.Actual_Arg_Spec, F.Component_Spec)):
+            a = a.items[1]
+        if isinstance(a, F.Part_Ref):
+            a = a.items[0]
+        if isinstance(a, F.Name):
+            written.add(str(a).lower())
+            sym = symtab.get(str(a)) if symtab is not None else None
+            if sym is not None and sym.derived is not None:
+                written.update(leaf.name.lower() for leaf in leaves(sym))
 
 
 def _add_written_actuals(registry, proc, actuals, symtab, written: set) -> None:

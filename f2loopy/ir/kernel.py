@@ -403,6 +403,27 @@ def _universe() -> isl.Set:
     return isl.Set("{ : }")
 
 
+@dataclass(frozen=True, kw_only=True)
+class BoundProcedure:
+    """A dummy procedure of the subroutine that the kernel is specialised to
+    (``--bind KERNEL:DUMMY=PROCEDURE``): calls of the dummy are inlined calls
+    of the procedure, and the kernel takes no argument for it.
+
+    :attr dummy: the dummy argument's name.
+    :attr position: its place among the subroutine's dummy arguments (from 0):
+        whoever calls the original Fortran passes :attr:`procedure` there.
+    :attr procedure: the procedure's name.
+    :attr module: the module that defines it, None for a procedure of a file.
+    :attr result_dtype: a function's result type, None for a subroutine.
+    """
+
+    dummy: Name
+    position: Annotated[int, Bounded(0, 10_000)]
+    procedure: Name
+    module: Name | None = None
+    result_dtype: np.dtype | None = None
+
+
 #: iterations peeled off a loop (:attr:`Kernel.iname_slabs`)
 Slab = Annotated[int, Bounded(0, 1000)]
 
@@ -439,6 +460,8 @@ class Kernel(_Copyable):
         not passed): the Python glue exposes them with the others.
     :attr bind_name: the C name of a ``bind(c)`` procedure (its binding
         label), None for others.
+    :attr bound_procedures: the dummy procedures the kernel is specialised
+        to (:class:`BoundProcedure`), in the order of the dummies.
     :attr host_program: :attr:`module` names a main program: the kernel is
         one of its internal procedures, and the program's variables it uses
         by host association are its module data (a :class:`~f2loopy.ir.roles.ModuleVariable` of the program's
@@ -466,6 +489,7 @@ class Kernel(_Copyable):
     module_data: Annotated[tuple[Argument, ...], Bounded(0, 10_000)] = ()
     bind_name: Name | None = None
     host_program: bool = False
+    bound_procedures: Annotated[tuple[BoundProcedure, ...], Bounded(0, 10_000)] = ()
 
     def __post_init__(self):
         if self.assumptions is None:

@@ -135,6 +135,9 @@ def translate_file(path: str | os.PathLike, options: TranslateOptions | None = N
                                             options.search_files).fingerprint()]
         if options.kernels is not None:
             on_path += [f"--kernel={k.lower()}" for k in options.kernels]
+        if options.bindings:
+            from f2loopy.frontend.procedure_dummies import parse_bindings
+            on_path += [b.option() for b in parse_bindings(options.bindings)]
         # (#included files are inputs: an entry is re-checked against them)
         key = tcache.translation_key(
             path, text, output_dir=options.output_dir, defines=options.define_values(),

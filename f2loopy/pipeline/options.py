@@ -55,6 +55,9 @@ class TranslateOptions:
     :attr fixed_form: True/False reads every file in fixed/free form
         whatever its name says (None: by the name).
     :attr kernels: the names of the only procedures to translate (``--kernel``).
+    :attr bindings: ``--bind KERNEL:DUMMY=PROCEDURE`` values (strings or
+        :class:`~f2loopy.frontend.procedure_dummies.Binding` s): the procedure
+        a kernel's dummy procedure calls.
     """
 
     output_dir: str | os.PathLike | None = None
@@ -70,12 +73,13 @@ class TranslateOptions:
     checkpoints: bool = True
     fixed_form: bool | None = None
     kernels: tuple | None = None
+    bindings: tuple = ()
 
     def __post_init__(self) -> None:
         # frozen all the way down: copies, as tuples and read-only mappings
         fix = object.__setattr__
         fix(self, "defines", MappingProxyType(dict(self.defines or {})))
-        for name in ("undefines", "include_dirs", "search_files"):
+        for name in ("undefines", "include_dirs", "search_files", "bindings"):
             fix(self, name, _strings(getattr(self, name)))
         if self.tunables is not None:
             fix(self, "tunables", MappingProxyType(dict(self.tunables)))

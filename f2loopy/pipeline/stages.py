@@ -175,7 +175,8 @@ def _frontend(text: str, path: Path, options: TranslateOptions, times: StageTime
         try:
             kernels = tuple(translate_source(
                 src, collect_errors=options.collect_errors, search=search,
-                kernels=None if options.kernels is None else tuple(options.kernels)))
+                kernels=None if options.kernels is None else tuple(options.kernels),
+                bindings=options.bindings))
         except F2LoopyError as exc:
             for pp in search.preprocessed.values():
                 pp.remap(exc)        # spans into a preprocessed file of the path

@@ -305,7 +305,8 @@ def original_sequence(name: str, originals: dict):
 # }}}
 
 
-def _parse_original(text: str, path: Path, search, include_dirs, fixed: bool, only) -> tuple:
+def _parse_original(text: str, path: Path, search, include_dirs, bindings, fixed: bool,
+                    only) -> tuple:
     """The frontend's kernels of *text* (preprocessed already) for a
     translation that has no parse of its own (one from the cache), read the
     way the translation reads it."""
@@ -315,7 +316,7 @@ def _parse_original(text: str, path: Path, search, include_dirs, fixed: bool, on
     expanded = expand_includes(text, str(path), include_dirs)
     return tuple(translate_source(
         read_source(expanded.text if expanded is not None else text, str(path),
-                    fixed_form=fixed), search=search, kernels=only))
+                    fixed_form=fixed), search=search, kernels=only, bindings=bindings))
 
 
 def check_source(text: str, path, options: CheckOptions | None = None, *, result=None,
@@ -393,6 +394,7 @@ def check_source(text: str, path, options: CheckOptions | None = None, *, result
     else:
         search = SearchPath(include_dirs, defines=defines, fixed_form=fixed_form)
         originals = {k.name: k for k in _parse_original(text, path, search, include_dirs,
+                                                        translation.bindings,
                                                         fixed, only)}
 
     units = [(None, list(result.kernels), result.generated)]

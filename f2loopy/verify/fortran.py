@@ -81,12 +81,19 @@ def _shim(kernel: Kernel, access: dict | None = None, accessors: dict | None = N
     lines.append("  use iso_c_binding")
     if kernel.module:
         lines.append(f"  use {kernel.module}, only: {kernel.name}")
+    # the procedures the kernel is specialised to: the original is called with them
+    for bp in kernel.bound_procedures:
+        if bp.module is not None:
+            lines.append(f"  use {bp.module}, only: {bp.procedure}")
     if data.alias_module:
         lines.append(f"  use {data.alias_module_name}")
     lines += data.uses
     lines.append("  implicit none")
     if data.extent_names:
         lines.append(f"  integer(c_int32_t) :: {', '.join(data.extent_names)}")
+    for bp in kernel.bound_procedures:
+        if bp.module is None and bp.procedure.lower() != kernel.name.lower():
+            lines.append(f"  {_external(bp.result_dtype)} :: {bp.procedure}")
     for karg in kernel.args:
         if karg.name in lengths:
             lines.append(f"  character(kind=c_char) :: {names[karg.name]}({CHAR_MAX})")
@@ -106,11 +113,16 @@ def _shim(kernel: Kernel, access: dict | None = None, accessors: dict | None = N
         passed = [a for a in fortran_args if data.actual(a) is not None]
         data.reset()
         dummies = [f"d{k}" for k in range(len(passed))]
+        every = list(dummies)
+        for k, bp in enumerate(kernel.bound_procedures):
+            every.insert(bp.position, f"p{k}")
         bind = f" bind(c, name='{kernel.bind_name}')" if kernel.bind_name is not None else ""
-        lines.append(f"    subroutine {kernel.name}({', '.join(dummies)}){bind}")
+        lines.append(f"    subroutine {kernel.name}({', '.join(every)}){bind}")
         lines.append("      import")
         for dummy_arg, d in zip(passed, dummies, strict=True):
             lines.append(f"      {data.interface_declaration(dummy_arg, d) or _declaration(dummy_arg, d, extents, interface=True)}")
+        for k, bp in enumerate(kernel.bound_procedures):
+            lines.append(f"      {_external(bp.result_dtype)} :: p{k}")
         lines.append("    end subroutine")
         lines.append("  end interface")
     result = kernel.result_arg
@@ -131,6 +143,8 @@ def _shim(kernel: Kernel, access: dict | None = None, accessors: dict | None = N
     actual = [f"s{names[a.name]}(1:{lengths[a.name]})" if a.name in lengths
               else data.actual(a) for a in fortran_args]
     actual = [x for x in actual if x is not None]
+    for bp in kernel.bound_procedures:
+        actual.insert(bp.position, bp.procedure)
     if result is not None:
         lines.append(f"  {names[result.name]} = {kernel.name}({', '.join(actual)})")
     else:
@@ -138,6 +152,14 @@ def _shim(kernel: Kernel, access: dict | None = None, accessors: dict | None = N
     lines += data.copy_out
     lines.append(f"end subroutine {_shim_name(kernel)}")
     return data.alias_module + "\n".join(x for line in lines for x in wrap(line)) + "\n"
+
+
+def _external(result_dtype) -> str:
+    """The declaration of an external procedure: typed for a function."""
+    if result_dtype is None:
+        return "external"
+    type_name, kind = _ISO_KIND[np.dtype(result_dtype).name]
+    return f"{type_name}({kind}), external"
 
 
 #: the longest string a character flag may be given in check and the tests
