@@ -17,7 +17,8 @@ Makefile's own rules and dependencies keep working: an object is rebuilt
 exactly when its Fortran is.
 
 ``F2LOOPYFC_OPTIONS`` adds options of ``f2loopy translate`` (``-D NAME=VALUE``,
-``--transform RECIPE``, ``-ffree-form``, ``-ffixed-form``, ``--kernel NAME``); the
+``--transform RECIPE``, ``-ffree-form``, ``-ffixed-form``, ``--kernel NAME``,
+``--bind KERNEL:DUMMY=PROCEDURE``); the
 compile's own
 ``-ffree-form``/``-ffixed-form`` reach the translation too; ``F2LOOPYFC_CC`` (else ``CC``, else ``cc``) is the C
 compiler for the glue and the runtime.  Errors in a translation are printed as
@@ -307,7 +308,7 @@ def translate_for_compile(source: str, workdir: Path, options=(), for_depfile: b
                 "preprocessed, which its translation cannot follow (name it .F90 to have it "
                 "preprocessed, or drop the option)")
     extra = shlex.split(os.environ.get("F2LOOPYFC_OPTIONS", ""))
-    defines, transform, kernels, forms = [], None, [], []
+    defines, transform, kernels, forms, bindings = [], None, [], [], []
     i = 0
     while i < len(extra):
         opt = extra[i]
@@ -316,6 +317,12 @@ def translate_for_compile(source: str, workdir: Path, options=(), for_depfile: b
             i += 2
         elif opt.startswith("--kernel="):
             kernels.append(opt[len("--kernel="):])
+            i += 1
+        elif opt == "--bind" and i + 1 < len(extra):
+            bindings.append(extra[i + 1])
+            i += 2
+        elif opt.startswith("--bind="):
+            bindings.append(opt[len("--bind="):])
             i += 1
         elif opt in ("-ffree-form", "-ffixed-form"):
             forms.append(opt == "-ffixed-form")
@@ -331,7 +338,8 @@ def translate_for_compile(source: str, workdir: Path, options=(), for_depfile: b
             i += 2
         else:
             raise WrapperError(f"F2LOOPYFC_OPTIONS: unknown option {opt!r} (use -D NAME=VALUE, "
-                               f"--transform RECIPE, --kernel NAME, -ffree-form and "
+                               f"--transform RECIPE, --kernel NAME, "
+                               f"--bind KERNEL:DUMMY=PROCEDURE, -ffree-form and "
                                f"-ffixed-form)")
     try:
         extra_values = _parse_defines(defines)
@@ -364,7 +372,15 @@ def translate_for_compile(source: str, workdir: Path, options=(), for_depfile: b
             kernels = list(check_kernel_names(kernels))
         except F2LoopyError as exc:
             raise WrapperError(f"F2LOOPYFC_OPTIONS: {exc.message}") from None
+    if bindings:
+        from f2loopy.diagnostics import F2LoopyError
+        from f2loopy.frontend.procedure_dummies import parse_bindings
+        try:
+            bindings = list(parse_bindings(bindings))
+        except F2LoopyError as exc:
+            raise WrapperError(f"F2LOOPYFC_OPTIONS: {exc.message}") from None
     outcome = translate_one(source, output_dir=workdir, defines=values, transform=transform,
+                            bindings=tuple(bindings),
                             undefines=tuple(compiler.undefines),
                             include_dirs=tuple(compiler.include_dirs),
                             fixed_form=fixed_form, kernels=tuple(kernels) or None,

@@ -9,6 +9,7 @@
 #     [INCLUDE_DIRS dir ...]           # where used modules and called procedures are (-I);
 #                                      # the target's INCLUDE_DIRECTORIES are searched too
 #     [KERNELS name ...]               # translate only these units (--kernel)
+#     [BINDINGS kernel:dummy=proc ...] # the procedures dummy procedures call (--bind)
 #     [SOURCE_FORM FREE|FIXED]         # -ffree-form/-ffixed-form; default: the target's
 #                                      # or the source's Fortran_FORMAT, else the file name
 #     [OUTPUT_DIR dir])                # default: ${CMAKE_CURRENT_BINARY_DIR}/f2loopy_generated/<target>
@@ -78,7 +79,7 @@ endfunction()
 
 function(f2loopy_add_kernels target)
   cmake_parse_arguments(PARSE_ARGV 1 F2L "" "TRANSFORM;OUTPUT_DIR;SOURCE_FORM"
-                        "SOURCES;DEFINES;INCLUDE_DIRS;KERNELS")
+                        "SOURCES;DEFINES;INCLUDE_DIRS;KERNELS;BINDINGS")
   if(F2L_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "f2loopy_add_kernels: unknown arguments ${F2L_UNPARSED_ARGUMENTS}")
   endif()
@@ -113,6 +114,9 @@ function(f2loopy_add_kernels target)
   endif()
   foreach(kernel IN LISTS F2L_KERNELS)
     list(APPEND options --kernel "${kernel}")
+  endforeach()
+  foreach(binding IN LISTS F2L_BINDINGS)
+    list(APPEND options --bind "${binding}")
   endforeach()
   foreach(define IN LISTS F2L_DEFINES)
     list(APPEND options -D "${define}")

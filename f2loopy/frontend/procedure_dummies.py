@@ -8,8 +8,8 @@ is bound to one:
   (``call solver(n, u, my_rhs)``), the callee is inlined specialised to it:
   its calls of the dummy are calls of ``my_rhs`` (:func:`specialise_call`);
 * a kernel translated from a subroutine with a dummy procedure needs a
-  binding from whoever translates it (``--bind KERNEL:DUMMY=PROCEDURE``, or
-  the file's ``!$loopy bind`` directive): the kernel calls that procedure
+  binding from whoever translates it (``--bind KERNEL:DUMMY=PROCEDURE``;
+  ``f2loopyfc`` and CMake pass it on): the kernel calls that procedure
   (a procedure of the file, of a module it can see, or of the search path)
   and takes no argument for the dummy (:func:`bind_kernel`).
 
@@ -143,10 +143,22 @@ def specialise_scan(registry, proc, actual_nodes: list, symtab, module):
     (*symtab*, *module*), for the analysis of what the call assigns; *proc*
     itself where it has no dummy procedure or an actual is not resolved
     (the call's own error comes when it is lowered)."""
+    passed = False
+    for a in actual_nodes:
+        a = a.items[1] if isinstance(a, F.Actual_Arg_Spec) else a
+        sym = symtab.get(str(a)) if isinstance(a, F.Name) and symtab is not None else None
+        if isinstance(a, F.Name) and (sym is None or sym.is_dummy) and \
+                registry.find(str(a), symtab, module) is not None:
+            passed = True
+    if not passed or id(proc) in _SCANNING:
+        return proc             # no procedure passed (or a call within its own scan)
+    _SCANNING.add(id(proc))
     try:
         callee = proc.prepare(registry.src, registry)
     except FortranError:
         return proc
+    finally:
+        _SCANNING.discard(id(proc))
     if not callee.procedure_dummies:
         return proc
     names = [d.lower() for d in callee.dummies]
@@ -168,6 +180,11 @@ def specialise_scan(registry, proc, actual_nodes: list, symtab, module):
             return proc
         bindings[dummy] = target
     return specialise(proc, bindings)
+
+
+#: procedures whose preparation :func:`specialise_scan` is in (a host and
+#: its internal procedures prepare one another)
+_SCANNING: set = set()
 
 
 def bind_kernel(src, proc, prep, registry, bindings: tuple[Binding, ...]):

@@ -539,7 +539,7 @@ def specification_and_body(src, unit):
     statement functions one after the other) the unit alternates
     specification and execution parts.  The statements of the execution parts
     before the last specification part must be statement functions: they
-    lead the body, where :func:`f2loopy.frontend.units._statement_functions` takes them."""
+    lead the body, where :func:`f2loopy.frontend.statement_functions.split_statement_functions` takes them."""
     from fparser.two import Fortran2003 as F
     specs, execs = [], []
     for ch in unit.children:

@@ -26,7 +26,7 @@ from f2loopy.frontend.derived_types import flatten_all, leaves
 from f2loopy.frontend.errors import file_may_stop
 from f2loopy.frontend.generics import Generic, module_generics, specifics_of
 from f2loopy.frontend.writes import scan_writes
-from f2loopy.frontend.symbols import StatementFunction
+from f2loopy.frontend.statement_functions import split_statement_functions
 from f2loopy.frontend.lowering import LoweringState, UnitLowering
 from f2loopy.frontend.module_data import (
     declare_common_blocks, declare_module_variables, declare_saved_locals, storage_arguments,
@@ -452,7 +452,7 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
         if isinstance(node, F.Data_Stmt):
             reader.lines = statement_lines(node)
             reader.decl_Data_Stmt(node)
-    statement_functions, body = _statement_functions(src, reader, symtab, body)
+    statement_functions, body = split_statement_functions(reader, symtab, body)
     apply_data(reader)
     declare_common_blocks(reader)
     flatten_all(symtab)
@@ -562,50 +562,6 @@ def _declaration_failed(src, errors, name: str) -> bool:
                 pattern.search(src.lines[span.line - 1]):
             return True
     return False
-
-
-def _statement_functions(src, reader, symtab, body):
-    """Split leading statement functions (``f(x) = expr``) off *body*."""
-    out = {}
-    k = 0
-    while k < len(body):
-        node = body[k]
-        if isinstance(node, (F.Data_Stmt, F.Format_Stmt)):
-            k += 1
-            continue
-        if not isinstance(node, F.Assignment_Stmt) or not isinstance(node.items[0], F.Part_Ref):
-            break
-        lhs = node.items[0]
-        name = str(lhs.items[0])
-        sym = symtab.get(name)
-        if sym is not None and sym.is_array:
-            break
-        subs = list(lhs.items[1].items)
-        if not all(isinstance(s, F.Name) for s in subs):
-            break
-        reader.lines = statement_lines(node)
-        dtype = (sym.dtype if sym is not None and sym.dtype is not None
-                 else symtab.implicit_type(name))
-        if dtype is None:
-            raise reader.error(f"statement function '{name}' has no type (implicit none is "
-                               "in effect; declare it)", name)
-        arg_dtypes = []
-        for s in subs:
-            asym = symtab.get(str(s))
-            dt = asym.dtype if asym is not None and asym.dtype is not None else \
-                symtab.implicit_type(str(s))
-            if dt is None:
-                raise reader.error(f"'{s}' has no type (implicit none is in effect; declare "
-                                   "it)", str(s))
-            arg_dtypes.append(dt)
-        out[name.lower()] = StatementFunction(name, [str(s) for s in subs], node.items[2],
-                                              dtype, arg_dtypes)
-        k += 1
-    rest = [n for n in body[k:]]
-    lead = [n for n in body[:k] if not isinstance(n, F.Assignment_Stmt)]
-    return out, lead + rest
-
-
 
 
 #: how deep modules may use one another (``use`` of a module that uses

@@ -429,9 +429,10 @@ end subroutine
   real x
   x = 1
 end subroutine
-""", "t.f90:1:14: error: dummy procedure 'f' is not supported (a kernel calls procedures known "
-        "when it is translated): call the procedure by name (a subroutine of the file or of a "
-        "module), or pass the values it would compute as an array", "^"),
+""", "t.f90:1:14: error: dummy procedure 'f' of 's' needs a procedure to call (a kernel calls "
+        "procedures known when it is translated): translate with --bind s:f=PROCEDURE (a "
+        "subroutine or function of the file or of a module; the kernel then takes no argument "
+        "for it)", "^"),
     # (a dummy only called, never declared: was "dummy argument 'rhs' has no type")
     ("called_dummy_procedure", """subroutine step(n, x, t, rhs, h)
   implicit none
@@ -440,9 +441,10 @@ end subroutine
   call rhs(n, x, t, f)
   h = h + f
 end subroutine
-""", "t.f90:1:26: error: dummy procedure 'rhs' is not supported (a kernel calls procedures "
-        "known when it is translated): call the procedure by name (a subroutine of the file or "
-        "of a module), or pass the values it would compute as an array", "^~~"),
+""", "t.f90:1:26: error: dummy procedure 'rhs' of 'step' needs a procedure to call (a kernel "
+        "calls procedures known when it is translated): translate with --bind "
+        "step:rhs=PROCEDURE (a subroutine or function of the file or of a module; the kernel "
+        "then takes no argument for it)", "^~~"),
     ("procedure_declaration", """subroutine apply(n, x, g)
   implicit none
   integer n
@@ -450,9 +452,22 @@ end subroutine
   procedure(real(8)) :: g
   x(1) = g(x(1))
 end subroutine
-""", "t.f90:5:3: error: procedure dummies and procedure pointers are not supported (a kernel "
-        "calls procedures known when it is translated): call the procedure by name",
-     "^~~~~~~~~"),
+""", "t.f90:1:24: error: dummy procedure 'g' of 'apply' needs a procedure to call (a kernel "
+        "calls procedures known when it is translated): translate with --bind "
+        "apply:g=PROCEDURE (a subroutine or function of the file or of a module; the kernel "
+        "then takes no argument for it)", "^"),
+    ("procedure_pointer", """subroutine apply(n, x, g)
+  implicit none
+  integer n
+  real(8) x(n)
+  real(8), external :: g
+  procedure(real(8)), pointer :: h
+  h => g
+  x(1) = h(x(1))
+end subroutine
+""", "t.f90:6:3: error: procedure pointers and procedure components are not supported (a kernel "
+        "calls procedures known when it is translated): call the procedure by name, or make it "
+        "a dummy procedure", "^~~~~~~~~"),
     ("preprocessor", """subroutine s(x)
   real x
 #ifdef FOO
