@@ -118,9 +118,15 @@ class IncludeChecker:
         #: cache's entries are valid only while they stay absent)
         self.absent: list[Path] = []
         self.count = 0
+        #: every included file found, by where it was found: (index of its
+        #: search folder, path relative to that folder) -> (its path, its
+        #: bytes as checked, the ``(first, last, word)`` of its #include lines
+        #: that name their file with a macro, the #include line that reached it)
+        self.found: dict[tuple[int, str], tuple[Path, bytes, list, SourceSpan]] = {}
 
     def check(self, lines: list[str], filename: str, folder: Path | None, depth: int = 0,
-              *, deferred: list[tuple[int, int, str]] | None = None):
+              *, deferred: list[tuple[int, int, str]] | None = None,
+              place: tuple[int, str] | None = None):
         """Check the includes of *lines* (the text of *filename*, whose
         quoted includes are looked up in *folder* first).
 
@@ -131,7 +137,11 @@ class IncludeChecker:
         lines by an ``#error`` (:data:`MACRO_INCLUDE_MARK`) so that the
         preprocessor stops there if, and only if, the branch holding it is taken
         (a project's ``#ifdef USE_NETCDF`` / ``#include NETCDF_INC`` is then no
-        obstacle where the macro is not defined)."""
+        obstacle where the macro is not defined).  In an included file (one
+        with a *place*: its search folder's index and its path relative to
+        it) such lines are recorded in :attr:`found` likewise; the caller
+        then has the preprocessor read checked copies
+        (:meth:`write_copies`)."""
         for no, last, body in _directives(lines):
             text = lines[no - 1] if no <= len(lines) else ""
             span = SourceSpan(filename, no, 1, max(1, len(text)), text)
@@ -147,31 +157,43 @@ class IncludeChecker:
             if not q and deferred is not None:
                 deferred.append((no, last, m.group(1)))
                 continue
+            if not q and place is not None:
+                self.found[place][2].append((no, last, m.group(1)))
+                continue
             if not q:
                 raise macro_include_refusal(m.group(1), span)
             name = q.group(1) if q.group(1) is not None else q.group(2)
             if not name:
                 raise IncludeRefused(f"#{m.group(1)} of an empty file name", span)
-            for found in self._candidates(name, folder if q.group(1) is not None else None):
-                self._admit(found, name, span, depth)
+            here = (place[0], os.path.dirname(place[1])) if place is not None and \
+                q.group(1) is not None else None
+            for found, where in self._candidates(name, folder if q.group(1) is not None
+                                                 else None, here):
+                self._admit(found, name, span, depth, where)
 
-    def _candidates(self, name: str, folder: Path | None):
+    def _candidates(self, name: str, folder: Path | None, here: tuple[int, str] | None):
+        """``(path, place)`` of the files *name* may reach, in the order the
+        preprocessor looks (the includer's *folder* first, at *here*); the
+        place (index of a search folder, path relative to it) is None for
+        an absolute name."""
         if os.path.isabs(name):
-            dirs = [Path("/")]
+            dirs = [(Path("/"), None)]
         else:
-            dirs = ([folder] if folder is not None else []) + self.search
+            dirs = ([(folder, here)] if folder is not None else []) + \
+                [(d, (k, "")) for k, d in enumerate(self.search)]
         seen = set()
-        for d in dirs:
+        for d, at in dirs:
             cand = d / name
             if cand in seen:
                 continue
             seen.add(cand)
             if os.path.lexists(cand):
-                yield cand
+                yield cand, None if at is None else (at[0], os.path.join(at[1], name))
             elif cand not in self.absent:
                 self.absent.append(cand)
 
-    def _admit(self, cand: Path, name: str, span: SourceSpan, depth: int):
+    def _admit(self, cand: Path, name: str, span: SourceSpan, depth: int,
+               place: tuple[int, str] | None):
         if not fits_depfile(cand):
             # (a depfile, a terminal or a Make rule could not show it safely)
             raise IncludeRefused(f"#include \"{name}\": an included file's path may not hold "
@@ -200,15 +222,56 @@ class IncludeChecker:
         if depth >= MAX_DEPTH:
             raise IncludeRefused(f"#include nested more than {MAX_DEPTH} deep (a file that "
                                  "includes itself?)", span)
-        if real in self.allowed:
+        if place is not None and place in self.found:
+            return            # checked where it was first found there
+        if real in self.allowed and place is None:
             return            # its own includes were checked when it was first seen
         self.allowed.add(real)
         try:        # checked again on the open file: one swapped since is not read
             data = read_regular(real, MAX_INCLUDE_BYTES)
         except OSError as exc:
             raise IncludeRefused(f"#include \"{name}\": {exc.strerror}", span) from None
+        if place is not None:
+            self.found[place] = (cand, data, [], span)
         lines = data.decode("utf-8", errors="replace").splitlines()
-        self.check(lines, str(cand), cand.parent, depth + 1)
+        self.check(lines, str(cand), cand.parent, depth + 1, place=place)
+
+    def macro_includes(self) -> list[tuple[Path, int, int, str]]:
+        """``(file, first line, last line, directive)`` of the #include lines
+        of included files that name their file with a macro."""
+        return [(cand, *d) for cand, _data, deferred, _span in self.found.values()
+                for d in deferred]
+
+    def write_copies(self, folder: Path) -> tuple[list[str], dict]:
+        """Write every included file found into *folder*, as it was checked
+        and with its macro-named #include lines replaced by
+        :data:`MACRO_INCLUDE_MARK` (the preprocessor stops there if, and only
+        if, their branch is taken), at the same places under copies of the
+        search folders; returns the ``-I`` options for the copies (in the
+        order of the search folders) and copy path -> the file's own path.
+
+        :raises IncludeRefused: (at the #include line) an included file that
+            such a copy cannot stand for: reached through ``..``."""
+        copies: dict[str, str] = {}
+        for (k, rel), (cand, data, deferred, span) in self.found.items():
+            parts = Path(rel).parts
+            if os.path.isabs(rel) or ".." in parts:
+                raise IncludeRefused(
+                    f"#include \"{rel}\" goes through '..' in a project whose headers "
+                    "#include a file named by a macro: name the header from an -I folder "
+                    "instead", span)
+            lines = data.decode("utf-8", "surrogateescape").splitlines(keepends=True)
+            for first, last, _word in deferred:
+                for j in range(first - 1, min(last, len(lines))):
+                    ending = lines[j][len(lines[j].rstrip("\r\n")):]
+                    lines[j] = (MACRO_INCLUDE_MARK if j == first - 1 else "") + ending
+            target = folder / str(k) / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes("".join(lines).encode("utf-8", "surrogateescape"))
+            copies[str(target)] = str(cand)
+        for k in range(len(self.search)):
+            (folder / str(k)).mkdir(parents=True, exist_ok=True)
+        return [f"-I{folder / str(k)}" for k in range(len(self.search))], copies
 
     def admitted(self, name: str) -> bool:
         """Whether *name* (a file the preprocessor says it entered) is one

@@ -199,10 +199,17 @@ def preprocess(text: str, path, *, defines=None, undefines=(), include_dirs=(),
         (Path(tmp) / "src").mkdir()
         tmp_file = Path(tmp) / "src" / (path.name if path.name else "input.F90")
         tmp_file.write_text("\n".join(hidden_lines) + "\n", encoding="utf-8")
+        search = ["-I", str(path.parent.resolve() if str(path.parent) else "."),
+                  *[f"-I{os.path.abspath(d)}" for d in include_dirs]]
+        copies: dict[str, str] = {}
+        if checker.macro_includes():
+            # a header #includes a file named by a macro (in a branch that
+            # may not be taken): the preprocessor reads checked copies of
+            # the headers, where such a line is an #error
+            search, copies = checker.write_copies(Path(tmp) / "inc")
         # __has_include would let the file test whether any path exists
         cmd = [*command, "-nostdinc", *options, "-U__has_include", "-U__has_include_next",
-               "-I", str(path.parent.resolve() if str(path.parent) else "."),
-               *[f"-I{os.path.abspath(d)}" for d in include_dirs], str(tmp_file)]
+               *search, str(tmp_file)]
         try:
             proc = run_limited(cmd, tmp, TIMEOUT)
         except subprocess.TimeoutExpired:
@@ -220,8 +227,17 @@ def preprocess(text: str, path, *, defines=None, undefines=(), include_dirs=(),
                     text = lines[first - 1]
                     raise macro_include_refusal(
                         word, SourceSpan(filename, first, 1, max(1, len(text)), text))
-            raise _diagnostic(proc.stderr, str(tmp_file), filename, lines)
-        return _assemble(proc.stdout, str(tmp_file), filename, lines, hidden, checker)
+            copy_of = {v: k for k, v in copies.items()}
+            for header, first, _last, word in checker.macro_includes():
+                if f"{copy_of.get(str(header))}:{first}:" in proc.stderr:
+                    text = _read_lines(str(header))[first - 1:first] or [""]
+                    raise macro_include_refusal(
+                        word, SourceSpan(str(header), first, 1, max(1, len(text[0])), text[0]))
+            stderr = proc.stderr
+            for copy, original in copies.items():
+                stderr = stderr.replace(copy, original)
+            raise _diagnostic(stderr, str(tmp_file), filename, lines)
+        return _assemble(proc.stdout, str(tmp_file), filename, lines, hidden, checker, copies)
 
 
 def preprocessor_command(path) -> list[str]:
@@ -276,8 +292,10 @@ def _diagnostic(stderr: str, tmp_name: str, filename: str, lines) -> Preprocesso
 
 
 def _assemble(output: str, tmp_name: str, filename: str, lines, hidden,
-              checker: IncludeChecker) -> Preprocessed:
-    """Text and line origins from the preprocessor's output and its markers."""
+              checker: IncludeChecker, copies: dict | None = None) -> Preprocessed:
+    """Text and line origins from the preprocessor's output and its markers
+    (a marker naming a checked copy of a header, one of *copies*, stands for
+    the header)."""
     out: list[str] = []
     origin: list = []
     includes: list[str] = []
@@ -289,6 +307,7 @@ def _assemble(output: str, tmp_name: str, filename: str, lines, hidden,
             # (escapes are C's; other bytes are the file name's own UTF-8)
             name = codecs.escape_decode(m.group(2).encode("utf-8"))[0].decode(
                 "utf-8", "surrogateescape")
+            name = (copies or {}).get(name, name)
             if name == tmp_name:
                 file = filename
             elif name.startswith("<"):

@@ -309,3 +309,78 @@ def test_included_file_names_with_control_characters(place):
     assert "a.F90:1:1: error:" in proc.stderr and "control characters" in proc.stderr
     assert sorted(p.name for p in proj.iterdir()) == ["a.F90", "e\x1b[2Jx.h"]
     assert terminal_is_clean(proc.stderr)
+
+
+def _header_project(proj: Path) -> str:
+    """A kernel that includes ``inc/defs.h``, whose own ``#include`` of a
+    file named by a macro sits in a branch taken only with ``-D USE_NC``
+    (martinclaus/swm's ``calc_lib.h``); ``defs.h`` includes ``sub/more.h``,
+    which includes ``deep.h`` from its own folder."""
+    inc = proj / "inc"
+    (inc / "sub").mkdir(parents=True)
+    (inc / "defs.h").write_text('#ifndef DEFS_SEEN\n#define DEFS_SEEN\n#ifdef USE_NC\n'
+                                '#include NC_INC /* from the Makefile */\n#endif\n'
+                                '#include "sub/more.h"\n#endif\n')
+    (inc / "sub" / "more.h").write_text('#include "deep.h"\n#ifdef USE_NC\n#  include \\\n'
+                                        '   NC_MORE\n#endif\n')
+    (inc / "sub" / "deep.h").write_text("#define SCALE 3\n")
+    (proj / "a.F90").write_text('#include "defs.h"\n' + HEAD +
+                                "  do i = 1, n\n    x(i) = SCALE*x(i)\n  end do\nend subroutine\n")
+    return "a.F90"
+
+
+def test_macro_named_include_of_a_header_in_a_branch_not_taken(place):
+    """Before: refused at the header's line although the branch is never
+    taken (only the main file's such lines were left to the preprocessor).
+    The preprocessor now reads checked copies of the headers; the depfile and
+    the markers name the headers themselves."""
+    proj, secret = place
+    name = _header_project(proj)
+    proc = cli(["translate", name, "-I", "inc", "--depfile", "a.d"], proj)
+    assert proc.returncode == 0, proc.stderr
+    assert "3.0f * x[" in (proj / "a.cl").read_text() or "3 * x[" in (proj / "a.cl").read_text()
+    deps = (proj / "a.d").read_text()
+    for header in ("inc/defs.h", "inc/sub/more.h", "inc/sub/deep.h"):
+        assert str(proj / header) in deps or header in deps, deps
+    assert "f2loopy-cpp-" not in deps
+    secret_free(proj, proc)
+    for p in proj.glob("a*.*"):
+        if p.name != name:
+            p.unlink()
+    (proj / "a.d").unlink(missing_ok=True)
+    proc = cli(["translate", name, "-I", "inc", "-D", "USE_NC", "-D", f'NC_INC="{secret}"'], proj)
+    assert proc.returncode == 1, proc.stderr
+    assert "inc/defs.h:4:1: error: #include with a macro for the file name is not supported" \
+        in proc.stderr, proc.stderr
+    assert "f2loopy-cpp-" not in proc.stderr
+    assert not list(proj.glob("*.cl"))
+    secret_free(proj, proc)
+
+
+def test_errors_in_copied_headers_name_the_header(place):
+    proj, _ = place
+    name = _header_project(proj)
+    (proj / "inc" / "sub" / "deep.h").write_text("#define SCALE 3\n#ifdef BOOM\n#error boom\n"
+                                                 "#endif\n")
+    proc = cli(["translate", name, "-I", "inc", "-D", "BOOM"], proj)
+    assert proc.returncode == 1, proc.stderr
+    assert "deep.h:3:" in proc.stderr and "boom" in proc.stderr, proc.stderr
+    assert "f2loopy-cpp-" not in proc.stderr
+    assert not list(proj.glob("*.cl"))
+
+
+def test_header_copies_keep_the_refusals(place):
+    """A header reached through '..' cannot be copied in its place: refused,
+    located, where a header has a macro-named #include; a header outside the
+    folders is refused as before."""
+    proj, secret = place
+    name = _header_project(proj)
+    (proj / "inc" / "sub" / "deep.h").write_text('#include "../common.h"\n#define SCALE 3\n')
+    (proj / "inc" / "common.h").write_text("#define COMMON 1\n")
+    proc = cli(["translate", name, "-I", "inc"], proj)
+    refused(proj, "inc/sub/deep.h", 1, "goes through '..' in a project whose headers "
+            "#include a file named by a macro", proc)
+    (proj / "inc" / "sub" / "deep.h").write_text(f'#include "{secret}"\n')
+    proc = cli(["translate", name, "-I", "inc"], proj)
+    assert proc.returncode == 1 and OUTSIDE in proc.stderr, proc.stderr
+    secret_free(proj, proc)
