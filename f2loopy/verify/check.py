@@ -56,6 +56,9 @@ class KernelCheck:
     #: outputs differ, and the subroutines read variables nothing assigns:
     #: the messages saying so (undefined on both sides, not a translation error)
     undefined: tuple = ()
+    #: outputs differ, and a NaN reached MIN/MAX (processor-dependent:
+    #: :mod:`f2loopy.verify.nan_minmax`)
+    nan_minmax: bool = False
 
     @property
     def undefined_only(self) -> bool:
@@ -205,6 +208,11 @@ class CheckReport:
                 lines.append(f"UNDEFINED: {len(titles)} of {self._kernel_count()} kernel(s) "
                              "read variables that nothing assigns (above), so their results "
                              "are undefined in the original too: " + ", ".join(titles))
+                return "\n".join(lines)
+            if all(c.nan_minmax for c in every):
+                lines.append(f"MISMATCH (processor-dependent): {len(titles)} of "
+                             f"{self._kernel_count()} kernel(s) differ from the original Fortran "
+                             "where a NaN reached MIN/MAX (above): " + ", ".join(titles))
                 return "\n".join(lines)
             lines.append(f"MISMATCH: {len(titles)} of {self._kernel_count()} kernel(s) differ from "
                          "the original Fortran: " + ", ".join(titles))
@@ -670,6 +678,9 @@ def check_source(text: str, path, options: CheckOptions | None = None, *, result
                     fortran_flags, tmp, path, tolerances, queue, isolate, timeout, want)
             honesty.explain_nan_minmax(kc.outputs, got, want, [originals[n] for n in seq],
                                        tolerances)
+            from f2loopy.verify.nan_minmax import explain_nan_minmax_reach
+            explain_nan_minmax_reach(kc, ks, idx, written, inputs, got, plan,
+                                     [originals[n] for n in seq], tmp, path, tolerances, queue)
             _blame_undefined([c for c in (kc, twice) if c is not None],
                              [originals[n] for n in seq])
     return report
