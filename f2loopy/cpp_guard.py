@@ -176,6 +176,7 @@ class IncludeChecker:
         preprocessor looks (the includer's *folder* first, at *here*); the
         place (index of a search folder, path relative to it) is None for
         an absolute name."""
+        dirs: list[tuple[Path, tuple[int, str] | None]]
         if os.path.isabs(name):
             dirs = [(Path("/"), None)]
         else:

@@ -230,9 +230,9 @@ def preprocess(text: str, path, *, defines=None, undefines=(), include_dirs=(),
             copy_of = {v: k for k, v in copies.items()}
             for header, first, _last, word in checker.macro_includes():
                 if f"{copy_of.get(str(header))}:{first}:" in proc.stderr:
-                    text = _read_lines(str(header))[first - 1:first] or [""]
+                    shown = (_read_lines(str(header))[first - 1:first] or [""])[0]
                     raise macro_include_refusal(
-                        word, SourceSpan(str(header), first, 1, max(1, len(text[0])), text[0]))
+                        word, SourceSpan(str(header), first, 1, max(1, len(shown)), shown))
             stderr = proc.stderr
             for copy, original in copies.items():
                 stderr = stderr.replace(copy, original)

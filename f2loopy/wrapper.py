@@ -376,7 +376,7 @@ def translate_for_compile(source: str, workdir: Path, options=(), for_depfile: b
         from f2loopy.diagnostics import F2LoopyError
         from f2loopy.frontend.procedure_dummies import parse_bindings
         try:
-            bindings = list(parse_bindings(bindings))
+            bindings = [b.option().split(" ", 1)[1] for b in parse_bindings(bindings)]
         except F2LoopyError as exc:
             raise WrapperError(f"F2LOOPYFC_OPTIONS: {exc.message}") from None
     outcome = translate_one(source, output_dir=workdir, defines=values, transform=transform,

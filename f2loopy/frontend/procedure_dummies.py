@@ -164,6 +164,7 @@ def specialise_scan(registry, proc, actual_nodes: list, symtab, module):
     names = [d.lower() for d in callee.dummies]
     bindings = {}
     for k, a in enumerate(actual_nodes):
+        dummy: str | None
         if isinstance(a, F.Actual_Arg_Spec):
             dummy, a = str(a.items[0]).lower(), a.items[1]
         else:
@@ -207,30 +208,30 @@ def bind_kernel(src, proc, prep, registry, bindings: tuple[Binding, ...]):
                                f"'{proc.name}' (its dummy procedures: {have})", span)
     resolved = {}
     for low, d in dummies.items():
-        b = mine.get(low)
-        if b is None:
+        given = mine.get(low)
+        if given is None:
             raise UnsupportedFeatureError(
                 f"dummy procedure '{d}' of '{proc.name}' needs a procedure to call (a kernel "
                 "calls procedures known when it is translated): translate with --bind "
                 f"{proc.name.lower()}:{low}=PROCEDURE (a subroutine or function of the file or "
                 "of a module; the kernel then takes no argument for it)",
                 src.span(prep.first_line, d))
-        target = registry.find(b.procedure, prep.symtab, proc.module)
+        target = registry.find(given.procedure, prep.symtab, proc.module)
         if target is None:
             # a procedure of a module of the file that the subroutine does not use
-            found = [info.procedures[b.procedure] for info in registry.modules.values()
-                     if b.procedure in info.procedures]
+            found = [info.procedures[given.procedure] for info in registry.modules.values()
+                     if given.procedure in info.procedures]
             if len(found) > 1:
-                raise FortranError(f"{b.option()}: modules "
+                raise FortranError(f"{given.option()}: modules "
                                    f"{', '.join(t.module.name for t in found)} each define "
-                                   f"'{b.procedure}' (use the one wanted in '{proc.name}')",
+                                   f"'{given.procedure}' (use the one wanted in '{proc.name}')",
                                    span)
             target = found[0] if found else None
         if target is None or not hasattr(target, "prepare") or \
                 target.name.lower() == proc.name.lower():
             from f2loopy.frontend.search_path import not_found_message
-            what = not_found_message("procedure", b.procedure, registry.search)
-            raise FortranError(f"{b.option()}: {what}", span)
+            what = not_found_message("procedure", given.procedure, registry.search)
+            raise FortranError(f"{given.option()}: {what}", span)
         resolved[low] = target
     out = []
     for k, d in enumerate(prep.dummies):

@@ -8,6 +8,7 @@ name the IR uses.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -118,6 +119,10 @@ class SymbolTable:
         self.aliases: dict = {}
         #: a procedure's internal procedures (lower name -> Procedure), if any
         self.internals: dict | None = None
+        #: a procedure's dummy procedures (lower names), and the procedures
+        #: they are bound to (:mod:`f2loopy.frontend.procedure_dummies`)
+        self.procedure_dummies: frozenset = frozenset()
+        self.procedure_bindings: Mapping = {}
         self.implicit_none = False
         # letter -> dtype; Fortran's default implicit typing
         self.implicit: dict[str, np.dtype] = {

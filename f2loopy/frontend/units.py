@@ -275,7 +275,7 @@ class FileRegistry:
 
     def find(self, name: str, symtab: SymbolTable | None, module: ModuleInfo | None):
         low = name.lower()
-        if low in getattr(symtab, "procedure_dummies", ()):
+        if symtab is not None and low in symtab.procedure_dummies:
             # a dummy procedure: the procedure it is bound to, or none
             return symtab.procedure_bindings.get(low)
         internal = getattr(symtab, "internals", None) or {}

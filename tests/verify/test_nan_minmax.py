@@ -5,7 +5,6 @@ differ, ``check`` says so instead of a bare MISMATCH."""
 
 import numpy as np
 import pymbolic.primitives as p
-import pytest
 
 from f2loopy.frontend import parse_fortran
 from f2loopy.verify.check import CheckReport, KernelCheck
