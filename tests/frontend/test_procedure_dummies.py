@@ -215,3 +215,25 @@ def test_against_gfortran(kernel, bindings, tmp_path, cl_queue):
     report = check_source(SOLVERS, path, options, queue=cl_queue)
     assert report.passed, report.format()
     assert report.checks and all(o.name for c in report.checks for o in c.outputs)
+
+
+@needs_gfortran
+def test_the_wrapper_passes_bindings(tmp_path):
+    import os
+    import subprocess
+    import sys
+    # (the wrapper translates files with a script; the script's parse_fortran
+    # gives the kernel as the pipeline made it, bound)
+    (tmp_path / "s.f90").write_text(SOLVERS + "!$loopy begin\n! k, = parse_fortran(SOURCE, "
+                                    "FILENAME)\n! RESULT = k\n!$loopy end\n")
+    env = dict(os.environ, F2LOOPYFC_OPTIONS="--kernel heat_step --bind heat_step:rhs=source_term "
+               "--bind=heat_step:bc=fixed_ends")
+    cmd = [sys.executable, "-m", "f2loopy.wrapper", "gfortran", "-c", "s.f90", "-o", "s.o"]
+    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    nm = subprocess.run(["nm", tmp_path / "s.o"], capture_output=True, text=True).stdout
+    assert "heat_step_cl" in nm
+    env["F2LOOPYFC_OPTIONS"] = "--bind heat_step"
+    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert proc.returncode == 1
+    assert "F2LOOPYFC_OPTIONS: --bind 'heat_step': give KERNEL:DUMMY=PROCEDURE" in proc.stderr
