@@ -142,3 +142,19 @@ def test_a_mismatch_in_a_signed_round_is_a_mismatch(tmp_path):
     assert "Traceback" not in res.output
 
 # }}}
+
+
+@pytest.mark.parametrize("name, text", [
+    ("stencil.f90", "subroutine stencil(n, h, g)\n  integer n\n  real(8) h(n), g(n)\n"
+     "  g(1) = 0\n  g(2:n-1) = h(2:n-1) + &\n     h(1:n-2)\n  g(n) = 0\nend subroutine\n"),
+    ("stencil.f", "      subroutine stencil(n, h, g)\n      integer n\n      real*8 h(n), g(n)\n"
+     "      g(1) = 0\n      g(2:n-1) = h(2:n-1) +\n     &   h(1:n-2)\n      g(n) = 0\n"
+     "      end\n"),
+])
+def test_a_statement_continued_over_lines_is_covered(tmp_path, name, text):
+    """Before: gcov counts such a statement on its last line, and the check
+    called it never run (Burkardt's fd1d_heat_explicit: NOT COVERED on
+    every input)."""
+    res = _check(tmp_path, name, text)
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[-1].startswith("ok: 1 output(s) of 1 kernel(s) match")
