@@ -68,7 +68,8 @@ def parse_fortran(source: str, filename: str = "<string>", *,
                   seq_dependencies: bool | None = None, target: None = None,
                   collect_errors: bool = False,
                   include_dirs: Sequence[str | os.PathLike[str]] = (),
-                  search_files: Sequence[str | os.PathLike[str]] = ()) -> TranslationUnit:
+                  search_files: Sequence[str | os.PathLike[str]] = (),
+                  bindings: Sequence[str] = ()) -> TranslationUnit:
     """Translate the subroutines of Fortran *source* into kernels.
 
     Returns a :class:`~f2loopy.ir.kernel.TranslationUnit` that unpacks like a
@@ -94,6 +95,8 @@ def parse_fortran(source: str, filename: str = "<string>", *,
         *source* does not define are looked up: these files, and the Fortran
         sources under each directory (``f2loopy translate -I DIR``;
         :mod:`f2loopy.frontend.search_path`).
+    :arg bindings: ``"KERNEL:DUMMY=PROCEDURE"`` strings (``f2loopy translate
+        --bind``): the procedure a kernel's dummy procedure calls.
     :raises FortranError: with the location, for anything that cannot be
         translated.
     :raises UnsupportedArgumentError: for an option value f2loopy does not
@@ -125,7 +128,8 @@ def parse_fortran(source: str, filename: str = "<string>", *,
     src = read_source(expanded.text if expanded else source, filename, fixed_form=fixed_form)
     search = SearchPath(include_dirs, search_files)
     try:
-        return translate_source(src, collect_errors=collect_errors, search=search)
+        return translate_source(src, collect_errors=collect_errors, search=search,
+                                bindings=tuple(bindings))
     except F2LoopyError as exc:
         if expanded is not None:
             raise expanded.remap(exc) from None

@@ -123,6 +123,20 @@ def test_a_binding_specialises_the_kernel_and_drops_the_argument():
     assert "h_new" in knl.written_variables()
 
 
+def test_parse_fortran_takes_bindings():
+    from f2loopy.frontend import parse_fortran
+    every = ["weigh:k=conductivity", "diffuse:d=conductivity", "sweep:rhs=source_term",
+             "sweep:bc=fixed_ends", *HEAT_BINDINGS]
+    tu = parse_fortran(SOLVERS, "t.f90", bindings=every)
+    assert [a.name for a in tu["weigh"].args] == ["n", "x", "y", "a"]
+    assert [a.name for a in tu["sweep"].args] == ["n", "x", "w", "h"]
+    with pytest.raises(FortranError) as info:
+        parse_fortran(SOLVERS, "t.f90", bindings=every[1:])
+    assert "dummy procedure 'k' of 'weigh' needs a procedure to call" in str(info.value)
+    assert "of the 7 units of this file, source_term, heat_step, fixed_ends, diffuse, sweep, " \
+        "driver translate and weigh does not" in str(info.value)
+
+
 def test_a_function_binding_records_its_result_type():
     knl = _translate(SOLVERS, kernels=("diffuse",),
                      bindings=("diffuse:d=conductivity",))["diffuse"]
