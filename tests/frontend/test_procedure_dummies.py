@@ -251,3 +251,23 @@ def test_the_wrapper_passes_bindings(tmp_path):
     proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, env=env)
     assert proc.returncode == 1
     assert "F2LOOPYFC_OPTIONS: --bind 'heat_step': give KERNEL:DUMMY=PROCEDURE" in proc.stderr
+
+
+@pytest.mark.usefixtures("cmake", "gfortran")
+def test_cmake_passes_bindings(tmp_path):
+    import subprocess
+    from pathlib import Path
+    runtime = Path(__file__).resolve().parents[2] / "runtime" / "F2Loopy.cmake"
+    (tmp_path / "s.f90").write_text(SOLVERS)
+    (tmp_path / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.20)\nproject(solvers LANGUAGES C Fortran)\n"
+        f'include("{runtime}")\nadd_library(a STATIC s.f90)\n'
+        "f2loopy_add_kernels(a SOURCES s.f90 KERNELS heat_step "
+        "BINDINGS heat_step:rhs=source_term heat_step:bc=fixed_ends)\n")
+    proc = subprocess.run(["cmake", "-S", str(tmp_path), "-B", str(tmp_path / "build")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    text = (tmp_path / "build" / "CMakeFiles" / "a.dir" / "build.make").read_text()
+    command = next(line for line in text.splitlines() if " translate -o " in line)
+    assert " --kernel heat_step --bind heat_step:rhs=source_term --bind " \
+        "heat_step:bc=fixed_ends " in command
