@@ -374,6 +374,8 @@ class DeclarationReader:
                 elif word == "EXTERNAL":
                     for ent in entities.items:
                         self.externals.add(str(ent.items[0]).lower())
+                        # (a typed external function: a procedure, not data)
+                        self.declare(str(ent.items[0])).attributes.add("external")
                 elif word == "ALLOCATABLE":
                     allocatable_attribute(self, entities)
                 elif word == "POINTER":

@@ -147,7 +147,10 @@ def specialise_scan(registry, proc, actual_nodes: list, symtab, module):
     for a in actual_nodes:
         a = a.items[1] if isinstance(a, F.Actual_Arg_Spec) else a
         sym = symtab.get(str(a)) if isinstance(a, F.Name) and symtab is not None else None
-        if isinstance(a, F.Name) and (sym is None or sym.is_dummy) and \
+        # (a variable is not looked up: the search path is read only for
+        # names that may be procedures)
+        if isinstance(a, F.Name) and (sym is None or "external" in sym.attributes or
+                                      str(a).lower() in symtab.procedure_dummies) and \
                 registry.find(str(a), symtab, module) is not None:
             passed = True
     if not passed or id(proc) in _SCANNING:

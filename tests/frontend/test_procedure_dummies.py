@@ -271,3 +271,32 @@ def test_cmake_passes_bindings(tmp_path):
     command = next(line for line in text.splitlines() if " translate -o " in line)
     assert " --kernel heat_step --bind heat_step:rhs=source_term --bind " \
         "heat_step:bc=fixed_ends " in command
+
+
+def test_what_a_typed_external_assigns_through_a_call_is_assigned():
+    """A caller that declares the procedure it passes (``real(8), external
+    :: f``) and the callee's writes through it: the analysis binds the
+    callee to it (the glue copies the array back)."""
+    source = """
+subroutine fill(n, v, g)
+  integer n, i
+  real(8) v(n)
+  external g
+  do i = 1, n
+    call g(i, v(i))
+  end do
+end subroutine
+subroutine put(i, x)
+  integer i
+  real(8) x
+  x = 2 * i
+end subroutine
+subroutine top(n, v)
+  integer n
+  real(8) v(n)
+  external put
+  call fill(n, v, put)
+end subroutine
+"""
+    top = _translate(source, kernels=("top",))["top"]
+    assert "v" in top.written_variables()
