@@ -99,7 +99,7 @@ module m
   implicit none
   integer, parameter :: wp = 8
   type bad
-    real, pointer :: p(:)
+    real, pointer :: p
   end type
 end module m
 """
@@ -109,8 +109,8 @@ end module m
     with pytest.raises(FortranError) as e:
         parse_fortran(bad, "t.f90")
     assert e.value.format().splitlines()[0] == (
-        "t.f90:5:11: error: component attribute 'pointer' is not supported (components need a "
-        "fixed size)")
+        "t.f90:5:22: error: pointer scalar component 'p' is not supported (only pointer arrays "
+        "are: use a plain component)")
     # a module the used module uses is never dropped, even where nothing of it
     # is used (issue 26, item 2: the kernel would read what it does not have)
     missing = mod.replace("module m\n", "module m\n  use io_helpers, only: load\n", 1) \
