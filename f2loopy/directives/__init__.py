@@ -40,10 +40,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+# (a real name, not only for the type checker: typing.get_type_hints of the
+# entry point below must find it; every translation loads the IR anyway)
+from f2loopy.ir.kernel import TranslationUnit
+
 if TYPE_CHECKING:
     from f2loopy.directives.lockdown import Limits
     from f2loopy.directives.runner import TransformOutcome, run_transformations
-    from f2loopy.ir.kernel import TranslationUnit
 
 __all__ = ["Limits", "TransformOutcome", "parse_transformed_fortran", "run_transformations"]
 
