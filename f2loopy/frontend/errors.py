@@ -83,9 +83,11 @@ class ErrorPathsMixin(_Host):
     def _write(self, node, keyword, unit, fmt, items):
         parts: list[tuple[str, str | None]] = []
         values: list = []
+        from f2loopy.frontend.prints import known_text
         for item in (items.items if items is not None else ()):
-            if isinstance(item, F.Char_Literal_Constant):
-                parts.append(("text", literal_text(item)))
+            text = known_text(self, item)
+            if text is not None:
+                parts.append(("text", text))
                 continue
             value = self.expr(item)
             if not is_integer(self.checked_dtype(value)):

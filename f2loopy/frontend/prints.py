@@ -9,8 +9,11 @@ their digits).  A constant format of simple edit descriptors (``'(a,i8)'``,
 ``'(2x,a,g14.6)'``: ``a``, ``i``, ``f``, ``e``, ``es``, ``g``, ``l``, ``x``,
 ``/``, quoted text, repeat counts) is printed with the matching printf
 conversions (integers and text as gfortran writes them, reals in the same
-widths with C's digits and exponents).  Other output (files, other formats,
-``iostat=``, arrays, character variables) is a located error.  Output just before a ``stop`` stays part of
+widths with C's digits and exponents).  A character dummy of an inlined
+procedure bound to a constant prints as that constant (a serial stub's
+``print *, string`` in ``call halt_stop('unknown tag')``).  Other output
+(files, other formats, ``iostat=``, arrays, character variables whose text is
+not known when translating) is a located error.  Output just before a ``stop`` stays part of
 the error site (:mod:`f2loopy.frontend.errors`).
 """
 
@@ -65,8 +68,9 @@ def lower_print(lowering, node, keyword: str) -> None:
     parts: list[PrintItem] = []
     values: list = []
     for item in item_nodes:
-        if isinstance(item, F.Char_Literal_Constant):
-            parts.append(("text", literal_text(item)))
+        text = known_text(lowering, item)
+        if text is not None:
+            parts.append(("text", text))
             continue
         value, dtype = _scalar_item(lowering, node, keyword, item)
         if dtype.kind in "iu":
@@ -182,6 +186,27 @@ def _descriptors(fmt: str) -> list | None:
 
 
 
+def known_text(lowering, item) -> str | None:
+    """The text of output item *item* where it is known when translating: a
+    character constant or parameter, or a string whose characters are all known (a
+    character dummy of an inlined procedure bound to a constant, as in
+    ``call halt_stop('unknown tag')`` whose body prints its argument); else
+    None."""
+    if isinstance(item, F.Char_Literal_Constant):
+        return literal_text(item)
+    if isinstance(item, F.Name):
+        sym = lowering.symtab.get(str(item))
+        if sym is not None and sym.text is not None and \
+                lowering.bindings.get(str(item).lower()) is None:
+            return sym.text                  # a character parameter
+    if not lowering.is_string(item):
+        return None
+    chars = lowering.known_string(item)
+    if not all(isinstance(c, (int, np.integer)) for c in chars):
+        return None
+    return "".join(chr(int(c)) for c in chars)
+
+
 def _scalar_item(lowering, node, keyword, item):
     """The value and dtype of output item *item*: a scalar expression (an
     array or a character variable is refused at the statement)."""
@@ -210,9 +235,10 @@ def _formatted_print(lowering, node, keyword: str, fmt: str, item_nodes: list) -
             break                      # output stops at the first edit without an item
         item = items.pop(0)
         if kind == "a":
-            if not isinstance(item, F.Char_Literal_Constant):
+            text = known_text(lowering, item)
+            if text is None:
                 _refuse(lowering, node, keyword, str(item))
-            text = literal_text(item)
+                return
             if what is not None:       # aW: the last W characters, or blanks first
                 text = text[:what] if len(text) >= what else " " * (what - len(text)) + text
             parts.append(("text", text))

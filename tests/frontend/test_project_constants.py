@@ -1,0 +1,365 @@
+"""Shapes met in fresh real projects (issue 27, the measure stop): character
+named constants (NPB's ``npbparams.h``, routine names kept for messages), a
+serial stub that prints its character argument before ``stop``, intrinsic
+modules' entities a module uses for its host-side parts (``type(c_ptr)``
+components of a GOcean-style grid type), and type definitions with
+attributes (``type, public ::``, ``extends``, ``sequence``, ``bind(c)``)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from f2loopy.diagnostics import FortranError
+from f2loopy.frontend import parse_fortran
+from f2loopy.pipeline import translate_text, write_outputs
+from fortran_util import assert_all_ok, build_runtime, compile_and_run, needs_toolchain
+from util import farray, needs_gfortran, run_both
+
+
+def _error(source: str, **keywords) -> str:
+    with pytest.raises(FortranError) as e:
+        parse_fortran(source, "k.f90", **keywords)
+    return e.value.format().splitlines()[0]
+
+
+def _load(tmp_path: Path, stem: str, source: str, search: Path | None = None):
+    path = tmp_path / f"{stem}.f90"
+    path.write_text(source)
+    result = translate_text(source, path,
+                            include_dirs=[str(search)] if search is not None else [])
+    write_outputs(result.outputs)
+    spec = importlib.util.spec_from_file_location(f"{stem}_cl", tmp_path / f"{stem}_cl.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# {{{ character parameters
+
+PARAMS = """subroutine scale_tagged(n, a, tag, total)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(inout) :: a(n)
+  character, intent(in) :: tag
+  integer, intent(out) :: total
+  character compiletime*11
+  parameter (compiletime='28 Nov 2026')
+  character(len=*), parameter :: subname = 'scale' // '_tagged'
+  character(len=4), parameter :: short = 'abcdefg'
+  character, parameter :: upper = 'U'
+  character(len=*), parameter :: alias = subname
+  integer :: i
+  total = len(subname) + 100*len(short) + 10000*len(compiletime)
+  if (alias(1:5) == 'scale' .and. short == 'abcd  ') total = -total
+  do i = 1, n
+    if (tag == upper) then
+      a(i) = 2*a(i)
+    else if (tag == short(2:2)) then
+      a(i) = a(i) + len(alias)
+    end if
+  end do
+  print *, subname, ': done', n
+end subroutine
+"""
+
+
+def test_character_parameters_are_constants():
+    k = parse_fortran(PARAMS, "k.f90")["scale_tagged"]
+    assert [s.items for s in k.prints] == [
+        (("text", "scale_tagged"), ("text", ": done"), ("integer", 4))]
+    # the lengths and comparisons fold away: no character data in the kernel
+    assert [a.name for a in k.args] == ["n", "a", "tag", "total"]
+
+
+@pytest.mark.parametrize("decl, message", [
+    ("character(len=n), parameter :: c = 'x'",
+     "k.f90:5:34: error: the length of character parameter 'c' is not supported (give it as "
+     "a number or as len=*)"),
+    ("character(len=2), parameter :: c(2) = ['ab', 'cd']",
+     "k.f90:5:34: error: character array parameter 'c' is not supported"),
+    ("character(len=2), parameter :: c = 'a' // char(66)",
+     "k.f90:5:45: error: the value of character parameter 'c' must be a character constant, "
+     "a concatenation of them or another character parameter"),
+])
+def test_character_parameters_we_cannot_hold(decl, message):
+    source = ("subroutine s(n, x)\n  implicit none\n  integer, parameter :: n = 3\n"
+              "  real :: x(3)\n  " + decl + "\n  x = 1\nend subroutine\n")
+    assert _error(source) == message
+
+
+@needs_gfortran
+@pytest.mark.parametrize("tag", ["U", "b", "q"])
+def test_character_parameters_match_gfortran(tmp_path, cl_queue, tag):
+    run_both(PARAMS, "scale_tagged", [5, farray(5, np.float64, seed=3), tag, 0],
+             tmp_path, cl_queue)
+
+# }}}
+
+
+# {{{ a serial stub printing its character argument
+
+STUBS = """subroutine halt_stop(string)
+  implicit none
+  character*(*) :: string
+  print*,string
+  stop
+end subroutine halt_stop
+
+subroutine warn(string, n)
+  implicit none
+  character(len=*), intent(in) :: string
+  integer, intent(in) :: n
+  print *, 'warning: ', string, n
+  write(*, '(a,a,i3)') 'w: ', string, n
+end subroutine warn
+"""
+
+PICK = """subroutine pick(n, a, tag)
+  implicit none
+  integer :: n, i
+  real*8 :: a(n)
+  character*1 :: tag
+  if (tag == 'U') then
+    do i = 1, n
+      a(i) = 2*a(i)
+      if (a(i) > 100) call warn('large value at', i)
+    end do
+  else
+    call halt_stop(' unknown tag in pick')
+  end if
+end subroutine pick
+"""
+
+
+def test_a_stub_prints_the_constant_it_is_passed(tmp_path):
+    stubs = tmp_path / "stubs.f90"
+    stubs.write_text(STUBS)
+    k = parse_fortran(PICK, "k.f90", search_files=[stubs])["pick"]
+    assert [s.items for s in k.prints] == [
+        (("text", "warning: "), ("text", "large value at"), ("integer", 4)),
+        (("text", "w: "), ("text", "large value at"), ("integer", 4))]
+    assert [s.actions for s in k.error_sites] == [
+        (("write", "*", "*", (("text", " unknown tag in pick"),)), ("stop", None))]
+
+
+def test_a_stub_given_a_variable_string_is_still_refused(tmp_path):
+    stubs = tmp_path / "stubs.f90"
+    stubs.write_text(STUBS)
+    caller = PICK.replace("character*1 :: tag", "character*1 :: tag\n  character*8 :: msg") \
+        .replace("call halt_stop(' unknown tag in pick')", "msg = tag\n    call halt_stop(msg)")
+    assert _error(caller, search_files=[stubs]) == (
+        "stubs.f90:4:10: error: character variable 'string' can only be compared (==, /=), "
+        "used in 'select case', or passed to lsame or ichar in a kernel".replace(
+            "stubs.f90", str(stubs)))
+
+
+@needs_gfortran
+@pytest.mark.usefixtures("opencl_device")
+def test_a_stub_prints_and_stops_as_gfortran_does(tmp_path, cl_queue, capfd):
+    (tmp_path / "stubs.f90").write_text(STUBS)
+    main = tmp_path / "main.f90"
+    main.write_text(STUBS + PICK + """program main
+  implicit none
+  real(8) :: a(4) = [1d0, 70d0, 2d0, 60d0]
+  call pick(4, a, 'U')
+  print *, a
+end program
+""")
+    subprocess.run(["gfortran", "-o", str(tmp_path / "prog"), str(main)], check=True,
+                   cwd=tmp_path)
+    expect = subprocess.run([str(tmp_path / "prog")], capture_output=True, text=True,
+                            check=True).stdout
+    glue = _load(tmp_path, "pick", PICK, tmp_path)
+    capfd.readouterr()
+    a = np.array([1.0, 70.0, 2.0, 60.0])
+    glue.pick(4, a, "U", queue=cl_queue)
+    cl_queue.finish()
+    got = capfd.readouterr().out
+    assert expect.splitlines()[:4] == got.splitlines() == [
+        " warning: large value at           2", "w: large value at  2",
+        " warning: large value at           4", "w: large value at  4"]
+    assert a.tolist() == [2.0, 140.0, 4.0, 120.0]
+    with pytest.raises(glue.KernelStopError) as info:
+        glue.pick(4, a, "V", queue=cl_queue)
+    assert str(info.value) == f"pick: {info.value.where}:  unknown tag in pick; STOP"
+
+# }}}
+
+
+# {{{ iso_c_binding's pointers in a module's host-side type
+
+GRID = """module grid_m
+  use iso_c_binding, only: c_ptr, c_null_ptr
+  implicit none
+  private
+  type, public :: grid_t
+     integer :: nx, ny
+     real(8) :: dx
+     type(c_ptr) :: dx_device
+  end type grid_t
+end module grid_m
+"""
+
+KERN = """module kern_m
+  use grid_m
+  implicit none
+contains
+  subroutine compute_cu(n, m, cu, p, u)
+    integer, intent(in) :: n, m
+    real(8), intent(out) :: cu(n, m)
+    real(8), intent(in) :: p(n, m), u(n, m)
+    integer :: i, j
+    do j = 1, m
+      do i = 2, n
+        cu(i, j) = 0.5d0*(p(i, j) + p(i-1, j))*u(i, j)
+      end do
+    end do
+  end subroutine compute_cu
+end module kern_m
+"""
+
+
+def test_c_pointers_of_a_used_module_do_not_block_a_kernel(tmp_path):
+    grid = tmp_path / "grid_m.f90"
+    grid.write_text(GRID)
+    k = parse_fortran(KERN, "k.f90", search_files=[grid])["compute_cu"]
+    assert [a.name for a in k.args] == ["n", "m", "cu", "p", "u"]
+
+
+@pytest.mark.parametrize("use, body, message", [
+    ("use iso_c_binding", "type(c_ptr) :: q",
+     "k.f90:5:8: error: 'c_ptr' of intrinsic module 'iso_c_binding' cannot be used in a kernel "
+     "(only its kind constants are supported: a kernel has no C pointers, procedures or "
+     "character constants of it)"),
+    ("use iso_c_binding, only: c_associated, c_null_ptr",
+     "if (c_associated(c_null_ptr)) x = 1",
+     "k.f90:2:28: error: 'c_associated' of intrinsic module 'iso_c_binding' cannot be used in a "
+     "kernel (only its kind constants are supported: a kernel has no C pointers, procedures "
+     "or character constants of it)"),
+    ("use iso_c_binding, only: p => c_ptr", "x = 1",
+     "k.f90:2:33: error: 'c_ptr' of intrinsic module 'iso_c_binding' cannot be used in a "
+     "kernel (only its kind constants are supported: a kernel has no C pointers, procedures "
+     "or character constants of it)"),
+    ("use iso_c_binding, only: c_nope", "x = 1",
+     "k.f90:2:28: error: module 'iso_c_binding' has no public entity 'c_nope'"),
+    ("use iso_fortran_env, only: output_unit", "x = output_unit",
+     "k.f90:2:30: error: 'output_unit' of intrinsic module 'iso_fortran_env' cannot be used in "
+     "a kernel (only its kind constants are supported)"),
+])
+def test_c_pointers_in_a_kernel_are_located_errors(use, body, message):
+    source = (f"subroutine s(x)\n  {use}\n  implicit none\n  real(8) :: x\n  {body}\n"
+              "end subroutine\n")
+    assert _error(source) == message
+
+# }}}
+
+
+# {{{ type definitions with attributes
+
+TYPES = """module fields_m
+  implicit none
+  type, public :: base_t
+     integer :: n
+     real(8) :: scale
+  end type base_t
+  type, public, extends(base_t) :: field_t
+     real(8) :: offset
+  end type field_t
+  type, extends(field_t) :: tagged_t
+     integer :: tag
+  end type tagged_t
+  type :: pair_t
+     sequence
+     real(8) :: a, b
+  end type pair_t
+  type, bind(c) :: cpair_t
+     real(8) :: a, b
+  end type cpair_t
+  type, abstract :: shape_t
+     integer :: id
+  end type shape_t
+contains
+  subroutine apply(f, t, p, c, m, x)
+    type(field_t), intent(inout) :: f
+    type(tagged_t), intent(in) :: t
+    type(pair_t), intent(in) :: p
+    type(cpair_t), intent(in) :: c
+    integer, intent(in) :: m
+    real(8), intent(inout) :: x(m)
+    integer :: i
+    do i = 1, min(m, f%n)
+      x(i) = f%scale*x(i) + f%offset + f%base_t%scale + t%field_t%base_t%n + t%tag
+    end do
+    x(m) = x(m) + p%a - p%b + c%a*c%b + t%offset
+    f%base_t%n = f%n + 1
+  end subroutine apply
+end module fields_m
+"""
+
+
+def test_type_attributes_and_inherited_components():
+    k = parse_fortran(TYPES, "k.f90")["apply"]
+    assert [(a.name, a.intent) for a in k.fortran_args] == [
+        ("f_n", "inout"), ("f_scale", "inout"), ("f_offset", "inout"), ("t_n", "in"),
+        ("t_offset", "in"), ("t_tag", "in"), ("p_a", "in"), ("p_b", "in"), ("c_a", "in"),
+        ("c_b", "in"), ("m", "in"), ("x", "inout")]
+
+
+@pytest.mark.parametrize("body, message", [
+    ("f%base_t = f%base_t",
+     "k.f90:36:5: error: the parent component 'base_t' of type 'field_t' cannot be used as a "
+     "whole (use its components, which the extended type inherits)"),
+    ("x(1) = f%shape_t%id", "k.f90:36:5: error: type 'field_t' has no component 'shape_t'"),
+])
+def test_parent_components_errors(body, message):
+    source = TYPES.replace("    f%base_t%n = f%n + 1\n", f"    {body}\n")
+    assert _error(source) == message
+
+
+def test_type_attributes_we_do_not_know_are_refused():
+    source = TYPES.replace("type, abstract :: shape_t", "type, bind(c, name='x') :: shape_t") \
+        .replace("type(tagged_t), intent(in) :: t", "type(shape_t), intent(in) :: t")
+    with pytest.raises(FortranError) as e:
+        parse_fortran(source, "k.f90")
+    assert e.value.format().splitlines()[0].startswith("k.f90:20:")
+
+
+TYPES_MAIN = """
+program main
+  use checks
+  use fields_m
+  use apply_cl_mod
+  implicit none
+  type(field_t) :: f1, f2
+  type(tagged_t) :: t
+  type(pair_t) :: p
+  type(cpair_t) :: c
+  real(8) :: x(5) = [1d0, 2d0, 3d0, 4d0, 5d0], y(5)
+  y = x
+  f1%n = 4; f1%scale = 1.5d0; f1%offset = -0.25d0
+  f2 = f1
+  t%n = 3; t%scale = 0; t%offset = 7; t%tag = 11
+  p%a = 2; p%b = 0.5d0; c%a = 3; c%b = 4
+  call apply(f1, t, p, c, 5, x)
+  call apply_cl(f2, t, p, c, 5, y)
+  call check(maxval(abs(x - y)) < 1d-12, "x")
+  call check(f1%n == f2%n .and. f2%n == 5, "inherited component written")
+  call done()
+end program
+"""
+
+
+@needs_toolchain
+def test_extended_types_against_gfortran(tmp_path):
+    from fortran_util import translate
+    runtime = build_runtime(tmp_path)
+    sources = translate(tmp_path, "apply", TYPES)
+    proc = compile_and_run(tmp_path, runtime, sources, TYPES_MAIN)
+    assert_all_ok(proc, 2)
+
+# }}}
