@@ -363,3 +363,82 @@ def test_extended_types_against_gfortran(tmp_path):
     assert_all_ok(proc, 2)
 
 # }}}
+
+
+def test_an_array_for_a_scalar_dummy_says_what_to_declare():
+    # a serial build's empty halo-exchange stub declared its dummy as a scalar
+    source = """subroutine border_exchg_xy(is_, ie_, a)
+  implicit none
+  integer, intent(in) :: is_, ie_
+  real*8, intent(inout) :: a
+end subroutine border_exchg_xy
+subroutine calc_beta(n, beta)
+  implicit none
+  integer, intent(in) :: n
+  real*8, intent(inout) :: beta(n)
+  beta = 2*beta
+  call border_exchg_xy(1, n, beta)
+end subroutine calc_beta
+"""
+    assert _error(source) == (
+        "k.f90:11:30: error: array 'beta' is passed for scalar argument 'a' of "
+        "'border_exchg_xy' (an array needs an array dummy: declare 'a' with dimensions "
+        "there, e.g. a(*), or pass one element)")
+
+
+# {{{ transpose in a constant initializer (a lattice's velocity table)
+
+LATTICE = """module lattice_m
+  implicit none
+  real(kind=8), dimension(3) :: w = (/ 0.5d0, 0.25d0, 0.25d0 /)
+  integer, dimension(3,2) :: c = transpose(reshape((/ 0, 0, &
+       1, -1, &
+       -1, 1 /), (/2, 3/)))
+  integer, parameter :: m(2, 3) = reshape([1, 2, 3, 4, 5, 6], [2, 3])
+  integer, parameter :: mt(3, 2) = transpose(m)
+end module
+subroutine moments(n, f, u)
+  use lattice_m
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(in) :: f(3, n)
+  real(8), intent(out) :: u(2, n)
+  integer :: i, q, k
+  do i = 1, n
+    do k = 1, 2
+      u(k, i) = 0
+      do q = 1, 3
+        u(k, i) = u(k, i) + w(q)*f(q, i)*c(q, k) + mt(q, k)
+      end do
+    end do
+  end do
+end subroutine
+"""
+
+
+def test_transpose_of_constant_matrices():
+    k = parse_fortran(LATTICE, "k.f90")["moments"]
+    assert k.arg_dict["c"].role.init.tolist() == [[0, 0], [1, -1], [-1, 1]]
+    assert k.temporaries["mt"].initializer.tolist() == [[1, 2], [3, 4], [5, 6]]
+
+
+@pytest.mark.parametrize("decl, message", [
+    ("integer, parameter :: t(2, 2) = transpose(reshape([1, 2, 3, 4, 5, 6], [2, 3]))",
+     "k.f90:2:45: error: 'reshape' gives shape (2, 3) but 't' is declared with shape (2, 2)"),
+    ("integer, parameter :: t(6) = transpose(reshape([1, 2, 3, 4, 5, 6], [2, 3]))",
+     "k.f90:2:32: error: 'transpose' gives a matrix, but 't' is declared with rank 1"),
+    ("integer, parameter :: t(2, 2) = transpose([1, 2, 3, 4])",
+     "k.f90:2:35: error: the argument of 'transpose' in an initializer must be a 'reshape' "
+     "or a named constant matrix"),
+])
+def test_transpose_initializer_errors(decl, message):
+    source = f"subroutine s(x)\n  {decl}\n  real :: x\n  x = t(1, 1)\nend subroutine\n"
+    assert _error(source) == message
+
+
+@needs_gfortran
+def test_transpose_of_constant_matrices_matches_gfortran(tmp_path, cl_queue):
+    run_both(LATTICE, "moments", [4, farray((3, 4), np.float64, seed=5),
+                                  np.zeros((2, 4), order="F")], tmp_path, cl_queue)
+
+# }}}
