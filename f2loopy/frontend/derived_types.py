@@ -61,6 +61,9 @@ def read_type_definition(reader, node) -> TypeDef:
     for part in node.children[1:]:
         if isinstance(part, (F.End_Type_Stmt, F.Sequence_Stmt)):
             continue
+        if isinstance(part, F.Type_Bound_Procedure_Part):
+            _check_bindings(reader, part, name)
+            continue
         if not isinstance(part, F.Component_Part):
             raise reader.error(f"'{str(part).split()[0].lower()}' in a type definition is not "
                                "supported", None, UnsupportedFeatureError)
@@ -75,6 +78,22 @@ def read_type_definition(reader, node) -> TypeDef:
                 seen.add(comp.name.lower())
                 tdef.components.append(comp)
     return tdef
+
+
+def _check_bindings(reader, part, name) -> None:
+    """The type-bound procedures of type *name* (``procedure :: add``,
+    ``generic :: operator(+) => add``) change nothing a kernel sees of its
+    components: a kernel that calls one, or applies a type-bound operator or
+    assignment to a whole value, is refused there (no such component; whole
+    derived-type values are not supported).  A ``final`` procedure would run
+    when a variable of the type goes away, which a kernel would not do: refused."""
+    for binding in part.children:
+        if isinstance(binding, F.Final_Binding):
+            from f2loopy.frontend.source import statement_lines
+            reader.lines = statement_lines(binding)
+            raise reader.error(f"type '{name}' has a final procedure, which a kernel would not "
+                               "call (finalisation is not supported)", "final",
+                               UnsupportedFeatureError)
 
 
 def _type_attribute(reader, attr, name):

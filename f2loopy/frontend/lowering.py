@@ -276,10 +276,12 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
         return None
 
     def is_invariant_param(self, name: str) -> bool:
-        """A scalar dummy argument of the kernel that the kernel never writes."""
+        """A scalar dummy argument of the kernel that the kernel never writes,
+        or the extent or lower bound of an assumed-shape dummy or of an
+        allocatable module array (a kernel cannot allocate, so those stay)."""
         root = self.root
         low = name.lower()
-        if name in self.st.assumed_extents.values():
+        if name in self.st.assumed_extents.values() or name in self.st.dope_names:
             return True
         sym = root.symtab.get(name)
         return (low in root.dummies and low not in root.written and sym is not None

@@ -239,6 +239,13 @@ class ShimData:
                 if local is None:
                     local = renamed[(module, var)] = f"f2l_s{len(renamed)}"
                     if len(role.path) == 1 and self.private(module, var):
+                        if isinstance(a, ArrayArg) and role.allocatable:
+                            from f2loopy.verify.runs import CheckError
+                            raise CheckError(
+                                f"check cannot set PRIVATE allocatable array '{var}' of "
+                                f"module '{module}' (a harness outside the module reaches "
+                                "neither the name nor the allocation): make it public "
+                                "while checking", a.span)
                         # by its symbol, which a PRIVATE variable has too (a
                         # 'use' cannot reach it): gfortran's __MODULE_MOD_VAR
                         self._alias(local, module, var, a)

@@ -442,3 +442,105 @@ def test_transpose_of_constant_matrices_matches_gfortran(tmp_path, cl_queue):
                                   np.zeros((2, 4), order="F")], tmp_path, cl_queue)
 
 # }}}
+
+
+# {{{ type-bound procedures; reductions over allocatable module arrays
+
+CHAIN = """module chain_m
+  implicit none
+  integer :: n
+  real, dimension(:,:), allocatable :: r, v
+  type, public :: potential_type
+     real    :: pot
+     logical :: ovr
+   contains
+     procedure :: add_potential_type
+     generic   :: operator(+) => add_potential_type
+  end type potential_type
+contains
+  function add_potential_type(a, b) result(c)
+    type(potential_type) :: c
+    class(potential_type), intent(in) :: a, b
+    c%pot = a%pot + b%pot
+    c%ovr = a%ovr .or. b%ovr
+  end function add_potential_type
+  subroutine zero_cm
+    real, dimension(3) :: c
+    c = sum(r, dim=2) / real(n)
+    r = r - spread(c, dim=2, ncopies=n)
+    c = sum(v, dim=2) / real(n)
+    v = v - spread(c, dim=2, ncopies=n)
+  end subroutine zero_cm
+end module chain_m
+"""
+
+
+def _chain_kernel(source):
+    from f2loopy.frontend import read_source, translate_source
+    (k,) = translate_source(read_source(source, "k.f90"), kernels=("zero_cm",))
+    return k
+
+
+def test_type_bound_procedures_do_not_hide_a_module_s_kernels():
+    k = _chain_kernel(CHAIN)
+    assert [a.name for a in k.args if a.name in ("r", "v", "n")] == ["n", "r", "v"]
+
+
+def test_a_final_procedure_is_refused():
+    source = CHAIN.replace("     generic   :: operator(+) => add_potential_type\n",
+                           "     generic   :: operator(+) => add_potential_type\n"
+                           "     final :: drop\n")
+    _chain_kernel(source)             # a kernel that does not use the type
+    source = source.replace("    real, dimension(3) :: c\n",
+                            "    real, dimension(3) :: c\n    type(potential_type) :: e\n")
+    with pytest.raises(FortranError) as e:
+        _chain_kernel(source)
+    assert e.value.format().splitlines()[0] == (
+        "k.f90:11:6: error: type 'potential_type' has a final procedure, which a kernel would "
+        "not call (finalisation is not supported)")
+
+
+CHAIN_MAIN = """program main
+  use chain_m
+  implicit none
+  integer :: i, j
+  n = 5
+  allocate(r(3, n), v(3, n))
+  do j = 1, n
+    do i = 1, 3
+      r(i, j) = i + 0.37*j*j
+      v(i, j) = 0.5*i - 0.11*j
+    end do
+  end do
+  call zero_cm
+  print '(es16.8)', r, v
+end program
+"""
+
+
+@needs_gfortran
+@pytest.mark.usefixtures("opencl_device")
+def test_reductions_over_allocatable_module_arrays_match_gfortran(tmp_path, cl_queue):
+    main = tmp_path / "main.f90"
+    main.write_text(CHAIN + CHAIN_MAIN)
+    subprocess.run(["gfortran", "-o", str(tmp_path / "prog"), str(main)], check=True,
+                   cwd=tmp_path)
+    out = subprocess.run([str(tmp_path / "prog")], capture_output=True, text=True,
+                         check=True).stdout
+    expect = np.array([float(x) for x in out.split()], dtype=np.float32)
+    path = tmp_path / "chain.f90"
+    result = translate_text(CHAIN, path, kernels=("zero_cm",))
+    write_outputs(result.outputs)
+    spec = importlib.util.spec_from_file_location("chain_cl", tmp_path / "chain_cl.py")
+    glue = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(glue)
+    i, j = np.meshgrid(np.arange(1, 4), np.arange(1, 6), indexing="ij")
+    glue.chain_m.n = 5
+    glue.chain_m.r = np.asfortranarray(i + np.float32(0.37)*j*j, dtype=np.float32)
+    glue.chain_m.v = np.asfortranarray(np.float32(0.5)*i - np.float32(0.11)*j,
+                                       dtype=np.float32)
+    glue.zero_cm(queue=cl_queue)
+    got = np.concatenate([glue.chain_m.r.ravel(order="F"), glue.chain_m.v.ravel(order="F")])
+    assert np.allclose(got, expect, rtol=1e-5, atol=1e-5)
+
+# }}}
