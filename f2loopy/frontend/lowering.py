@@ -458,9 +458,10 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
     def check_not_initialized(self, sym: Symbol, name: str):
         if sym.is_initialized:
             raise self.error(f"'{name}' has an initial value (data statement or "
-                             "initialisation) and is assigned: Fortran keeps its value "
-                             "between calls (implicit save), which a kernel cannot do",
-                             name, UnsupportedFeatureError)
+                             "initialisation) and is assigned in a way f2loopy does not "
+                             "follow (an assignment, a call or a do loop makes it a saved "
+                             "local, as Fortran's implicit save does): declare it with "
+                             "'save'", name, UnsupportedFeatureError)
 
     def local_name(self, sym: Symbol) -> str:
         """IR name of a local variable of an inlined procedure (a fresh

@@ -544,3 +544,58 @@ def test_reductions_over_allocatable_module_arrays_match_gfortran(tmp_path, cl_q
     assert np.allclose(got, expect, rtol=1e-5, atol=1e-5)
 
 # }}}
+
+
+# {{{ a local with an initial value that the procedure assigns: an implicit save
+
+COUNTER = """subroutine counter(n, x, calls)
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(inout) :: x(n)
+  integer, intent(out) :: calls
+  integer :: count = 0
+  real(8) :: cfl = 0.5d0, half = 0.5d0
+  integer :: i
+  count = count + 1
+  do i = 1, n
+    cfl = abs(x(i))*half
+    x(i) = x(i)*cfl + count
+  end do
+  calls = count
+end subroutine
+"""
+
+
+def test_assigned_initialized_locals_are_saved():
+    from f2loopy.ir.roles import SavedLocal
+    k = parse_fortran(COUNTER, "k.f90")["counter"]
+    saved = {a.name: a.role.init for a in k.args if isinstance(a.role, SavedLocal)}
+    assert saved == {"cfl": 0.5, "count": 0}     # 'half' is never assigned: a constant
+
+
+@needs_gfortran
+@pytest.mark.usefixtures("opencl_device")
+def test_implicit_save_matches_gfortran_over_calls(tmp_path, cl_queue):
+    main = tmp_path / "main.f90"
+    main.write_text(COUNTER + """program main
+  implicit none
+  real(8) :: x(3) = [1d0, -2d0, 0.5d0]
+  integer :: calls, k
+  do k = 1, 3
+    call counter(3, x, calls)
+    print '(i3, 3es24.16)', calls, x
+  end do
+end program
+""")
+    subprocess.run(["gfortran", "-o", str(tmp_path / "prog"), str(main)], check=True,
+                   cwd=tmp_path)
+    out = subprocess.run([str(tmp_path / "prog")], capture_output=True, text=True,
+                         check=True).stdout.split()
+    glue = _load(tmp_path, "counter", COUNTER)
+    x = np.array([1.0, -2.0, 0.5])
+    for k in range(3):
+        calls = glue.counter(3, x, 0, queue=cl_queue)
+        assert calls == int(out[4*k]) == k + 1
+        assert np.allclose(x, [float(v) for v in out[4*k + 1:4*k + 4]], rtol=1e-14)
+
+# }}}
