@@ -51,7 +51,7 @@ def read_type_definition(reader, node) -> TypeDef:
     name = str(stmt.items[1])
     module = reader.module_name if reader.in_module else None
     tdef = TypeDef(name, module)
-    seen = set()
+    seen: set[str] = set()
     for attr in (stmt.items[0].items if stmt.items[0] is not None else ()):
         parent = _type_attribute(reader, attr, name)
         if parent is not None:            # extends(parent): its components come first

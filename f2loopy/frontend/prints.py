@@ -68,9 +68,9 @@ def lower_print(lowering, node, keyword: str) -> None:
     parts: list[PrintItem] = []
     values: list = []
     for item in item_nodes:
-        text = known_text(lowering, item)
-        if text is not None:
-            parts.append(("text", text))
+        known = known_text(lowering, item)
+        if known is not None:
+            parts.append(("text", known))
             continue
         value, dtype = _scalar_item(lowering, node, keyword, item)
         if dtype.kind in "iu":
