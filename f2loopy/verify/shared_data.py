@@ -240,8 +240,8 @@ class ShimData:
                     local = renamed[(module, var)] = f"f2l_s{len(renamed)}"
                     if len(role.path) == 1 and self.private(module, var):
                         if isinstance(a, ArrayArg) and role.allocatable:
-                            from f2loopy.verify.runs import CheckError
-                            raise CheckError(
+                            from f2loopy.diagnostics import UnsupportedFeatureError
+                            raise UnsupportedFeatureError(
                                 f"check cannot set PRIVATE allocatable array '{var}' of "
                                 f"module '{module}' (a harness outside the module reaches "
                                 "neither the name nor the allocation): make it public "

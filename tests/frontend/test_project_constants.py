@@ -599,3 +599,23 @@ end program
         assert np.allclose(x, [float(v) for v in out[4*k + 1:4*k + 4]], rtol=1e-14)
 
 # }}}
+
+
+def test_a_module_behind_a_link_out_of_the_directory_is_named(tmp_path):
+    # a course's solutions/ folder links m_utils.F90 to the one above it: the
+    # link leaves the -I directory, so it is not searched, and the message says so
+    (tmp_path / "m_utils.f90").write_text("module m_utils\n  integer, parameter :: wp = 8\n"
+                                          "end module\n")
+    sol = tmp_path / "solutions"
+    sol.mkdir()
+    (sol / "m_utils.f90").symlink_to("../m_utils.f90")
+    source = ("subroutine s(x)\n  use m_utils, only: wp\n  real(wp) :: x\n  x = 2*x\n"
+              "end subroutine\n")
+    with pytest.raises(FortranError) as e:
+        parse_fortran(source, "k.f90", include_dirs=[sol])
+    assert e.value.format().splitlines()[0] == (
+        f"k.f90:2:7: error: module 'm_utils' is not defined in this file nor in the Fortran "
+        f"sources searched ({sol}); not searched: {sol / 'm_utils.f90'}, symbolic link(s) out "
+        "of the directories (add the directory a link points to with -I)")
+    k = parse_fortran(source, "k.f90", include_dirs=[sol, tmp_path])["s"]
+    assert [a.name for a in k.args] == ["x"]
