@@ -117,7 +117,11 @@ class ErrorPathsMixin(_Host):
             key, value = spec.items
             key = str(key).lower() if key is not None else ("unit", "fmt")[min(k, 1)]
             if key == "unit":
+                from f2loopy.frontend.prints import unit_number
                 text = str(value).strip()
+                number = unit_number(self, value)
+                if number is not None and number >= 0:
+                    text = str(number)           # error_unit, output_unit
                 if text != "*" and not text.isdigit():
                     raise self.error("only unit '*' or a unit number can be used in a 'write' "
                                      "before a 'stop'", text, UnsupportedFeatureError)

@@ -5,7 +5,10 @@ infinities and NaNs unless the user builds it with a finite-math option).
 
 Modern Fortran spells kinds as ``real(real64)`` or ``real(c_double)``; a ``use``
 of these modules makes their named constants visible as parameters (the
-values gfortran uses on x86-64 and aarch64).  Their other entities (the
+values gfortran uses on x86-64 and aarch64; also ``output_unit``,
+``error_unit``, ``input_unit``, ``iostat_end`` and ``iostat_eor``, so that
+``write(output_unit, *)`` is a diagnostic print and ``write(error_unit, ...)``
+before a ``stop`` part of the error site).  Their other entities (the
 derived types ``c_ptr``/``c_funptr``, procedures such as ``c_loc`` or
 ``compiler_version``, character constants such as ``c_null_char``) are known
 but not provided: a module may ``use`` them for its own host-side parts (a
@@ -34,6 +37,8 @@ _CONSTANTS = {
         "real32": 4, "real64": 8, "real128": 16,
         "numeric_storage_size": 32, "character_storage_size": 8,
         "file_storage_size": 8,
+        # gfortran's preconnected units and end-of-file/record codes
+        "input_unit": 5, "output_unit": 6, "error_unit": 0, "iostat_end": -1, "iostat_eor": -2,
     },
     "iso_c_binding": {
         "c_signed_char": 1, "c_short": 2, "c_int": 4, "c_long": 8, "c_long_long": 8,
@@ -56,8 +61,7 @@ _UNPROVIDED = {
         "atomic_int_kind", "atomic_logical_kind", "character_kinds", "integer_kinds",
         "logical_kinds", "real_kinds", "compiler_options", "compiler_version",
         "current_team", "initial_team", "parent_team", "event_type", "lock_type",
-        "team_type", "input_unit", "output_unit", "error_unit", "iostat_end",
-        "iostat_eor", "iostat_inquire_internal_unit", "stat_failed_image", "stat_locked",
+        "team_type", "iostat_inquire_internal_unit", "stat_failed_image", "stat_locked",
         "stat_locked_other_image", "stat_stopped_image", "stat_unlocked",
         "stat_unlocked_failed_image"}),
     "iso_c_binding": frozenset({
@@ -68,7 +72,7 @@ _UNPROVIDED = {
 }
 
 _WHY = {
-    "iso_fortran_env": "only its kind constants are supported",
+    "iso_fortran_env": "only its kind, unit and iostat constants are supported",
     "iso_c_binding": "only its kind constants are supported: a kernel has no C pointers, "
                      "procedures or character constants of it",
 }

@@ -45,8 +45,8 @@ def lower_print(lowering, node, keyword: str) -> None:
             key, value = spec.items
             key = str(key).lower() if key is not None else ("unit", "fmt")[min(k, 1)]
             text = str(value).strip()
-            if key == "unit" and text in ("*", "6"):
-                continue
+            if key == "unit" and (text in ("*", "6") or _unit_number(lowering, value) == 6):
+                continue                 # the screen (output_unit of iso_fortran_env)
             if key == "fmt" and text == "*":
                 continue
             if key == "fmt" and isinstance(value, F.Char_Literal_Constant):
@@ -83,6 +83,21 @@ def lower_print(lowering, node, keyword: str) -> None:
             _refuse(lowering, node, keyword, str(item))
         values.append(value)
     _add_site(lowering, PrintSite(tuple(parts), lowering.statement_span()), values)
+
+
+def unit_number(lowering, node) -> int | None:
+    """The unit number a named integer constant *node* gives (``output_unit``,
+    ``error_unit`` of ``iso_fortran_env``), else None."""
+    if not isinstance(node, F.Name):
+        return None
+    sym = lowering.symtab.get(str(node))
+    if sym is None or not sym.is_parameter or sym.is_array or \
+            not isinstance(sym.value, (int, np.integer)) or isinstance(sym.value, np.bool_):
+        return None
+    return int(sym.value)
+
+
+_unit_number = unit_number
 
 
 def _add_site(lowering, site: PrintSite, values: list) -> None:

@@ -247,9 +247,9 @@ def test_c_pointers_of_a_used_module_do_not_block_a_kernel(tmp_path):
      "or character constants of it)"),
     ("use iso_c_binding, only: c_nope", "x = 1",
      "k.f90:2:28: error: module 'iso_c_binding' has no public entity 'c_nope'"),
-    ("use iso_fortran_env, only: output_unit", "x = output_unit",
-     "k.f90:2:30: error: 'output_unit' of intrinsic module 'iso_fortran_env' cannot be used in "
-     "a kernel (only its kind constants are supported)"),
+    ("use iso_fortran_env, only: lock_type", "type(lock_type) :: l",
+     "k.f90:5:8: error: 'lock_type' of intrinsic module 'iso_fortran_env' cannot be used in "
+     "a kernel (only its kind, unit and iostat constants are supported)"),
 ])
 def test_c_pointers_in_a_kernel_are_located_errors(use, body, message):
     source = (f"subroutine s(x)\n  {use}\n  implicit none\n  real(8) :: x\n  {body}\n"
@@ -619,3 +619,68 @@ def test_a_module_behind_a_link_out_of_the_directory_is_named(tmp_path):
         "of the directories (add the directory a link points to with -I)")
     k = parse_fortran(source, "k.f90", include_dirs=[sol, tmp_path])["s"]
     assert [a.name for a in k.args] == ["x"]
+
+
+# {{{ iso_fortran_env's units in output statements
+
+GUARD = """subroutine guard(n, x, bad)
+  use, intrinsic :: iso_fortran_env, only: output_unit, error_unit
+  implicit none
+  integer, intent(in) :: n
+  real(8), intent(inout) :: x(n)
+  integer, intent(out) :: bad
+  integer :: i
+  bad = 0
+  do i = 1, n
+    if (x(i) < 0) then
+      write(output_unit, *) 'negative at', i
+      bad = bad + 1
+    end if
+  end do
+  if (bad > n/2) then
+    write(unit=error_unit, fmt='(a,i3)') 'too many negatives: ', bad
+    stop 'Error in guard'
+  end if
+end subroutine
+"""
+
+
+def test_output_and_error_units_of_iso_fortran_env():
+    k = parse_fortran(GUARD, "k.f90")["guard"]
+    assert [s.items for s in k.prints] == [(("text", "negative at"), ("integer", 4))]
+    assert [s.actions for s in k.error_sites] == [
+        (("write", "0", "(a,i3)", (("text", "too many negatives: "), ("value", 0))),
+         ("stop", "Error in guard"))]
+    # diagnostic output to error_unit (not before a stop) is not the screen: refused
+    with pytest.raises(FortranError) as e:
+        parse_fortran(GUARD.replace("write(output_unit, *)", "write(error_unit, *)"), "k.f90")
+    assert e.value.format().splitlines()[0].startswith(
+        "k.f90:11:7: error: 'write(error_unit, *) 'negative at', i' cannot be translated")
+
+
+@needs_gfortran
+@pytest.mark.usefixtures("opencl_device")
+def test_output_unit_prints_as_gfortran_does(tmp_path, cl_queue, capfd):
+    main = tmp_path / "main.f90"
+    main.write_text(GUARD + """program main
+  implicit none
+  real(8) :: x(4) = [1d0, -2d0, 3d0, 4d0]
+  integer :: bad
+  call guard(4, x, bad)
+end program
+""")
+    subprocess.run(["gfortran", "-o", str(tmp_path / "prog"), str(main)], check=True,
+                   cwd=tmp_path)
+    expect = subprocess.run([str(tmp_path / "prog")], capture_output=True, text=True,
+                            check=True).stdout
+    glue = _load(tmp_path, "guard", GUARD)
+    capfd.readouterr()
+    assert glue.guard(4, np.array([1.0, -2.0, 3.0, 4.0]), 0, queue=cl_queue) == 1
+    cl_queue.finish()
+    assert capfd.readouterr().out == expect == " negative at           2\n"
+    with pytest.raises(glue.KernelStopError) as info:
+        glue.guard(4, np.array([-1.0, -2.0, -3.0, 4.0]), 0, queue=cl_queue)
+    assert str(info.value) == (f"guard: {info.value.where}: too many negatives:  3; "
+                               "STOP Error in guard")
+
+# }}}
