@@ -239,13 +239,6 @@ class ShimData:
                 if local is None:
                     local = renamed[(module, var)] = f"f2l_s{len(renamed)}"
                     if len(role.path) == 1 and self.private(module, var):
-                        if isinstance(a, ArrayArg) and role.allocatable:
-                            from f2loopy.diagnostics import UnsupportedFeatureError
-                            raise UnsupportedFeatureError(
-                                f"check cannot set PRIVATE allocatable array '{var}' of "
-                                f"module '{module}' (a harness outside the module reaches "
-                                "neither the name nor the allocation): make it public "
-                                "while checking", a.span)
                         # by its symbol, which a PRIVATE variable has too (a
                         # 'use' cannot reach it): gfortran's __MODULE_MOD_VAR
                         self._alias(local, module, var, a)
