@@ -153,6 +153,8 @@ class CharacterMixin(_Host):
                 raise self.error(f"character array '{name}' is not supported (only scalar "
                                  "character arguments used as flags are)", name,
                                  UnsupportedFeatureError)
+            if sym.text is not None:            # a character parameter
+                return sym.value, character_length(sym.dtype), True
             if sym.is_parameter or character_length(sym.dtype) == "*" and not (
                     sym.is_dummy or self.bindings.get(name.lower())):
                 raise self.error(f"character variable '{name}' is not supported (only "

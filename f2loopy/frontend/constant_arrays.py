@@ -1,8 +1,8 @@
 """The values of constant array initializers (a ``parameter`` array, or a
 variable's initial value): array constructors whose values may be scalars,
-named constant arrays and implied-do loops of constant bounds, and ``reshape``
-of such a constructor (with ``pad`` and ``order``), as real code writes
-tables::
+named constant arrays and implied-do loops of constant bounds, ``reshape``
+of such a constructor (with ``pad`` and ``order``), and ``transpose`` of a
+``reshape`` or of a named constant matrix, as real code writes tables::
 
     integer, parameter :: perm(2, 3) = reshape([(2*i, i = 1, 6)], [2, 3], order=[2, 1])
     real, parameter :: w(4) = [w2, (0.5*k, k = 1, 2)]
@@ -97,8 +97,12 @@ def _append_implied_do(reader, node, name: str, out: list) -> None:
 
 def reshaped_initializer(reader, node, name: str, shape: list[int]) -> list | None:
     """The values of a ``reshape(source, shape [, pad] [, order])``
-    initializer in the array element order of the declared *shape*; None
-    when *node* is not a ``reshape``."""
+    initializer in the array element order of the declared *shape*, or of
+    ``transpose(m)`` of such a ``reshape`` or of a named constant matrix
+    (``c = transpose(reshape([...], [2, 9]))`` for a ``c(9, 2)``); None
+    when *node* is neither."""
+    if _is_transpose(node):
+        return _transposed(reader, node, name, shape)
     if not _is_reshape(node):
         return None
     keys = ["source", "shape", "pad", "order"]
@@ -147,6 +151,41 @@ def reshaped_initializer(reader, node, name: str, shape: list[int]) -> list | No
     filled = np.arange(size).reshape([shape[d] for d in order], order="F")
     index = np.transpose(filled, np.argsort(order)).ravel(order="F")
     return [source[int(i)] for i in index]
+
+
+def _is_transpose(node) -> bool:
+    return isinstance(node, F.Intrinsic_Function_Reference) and \
+        str(node.items[0]).lower() == "transpose"
+
+
+def _transposed(reader, node, name: str, shape: list[int]) -> list:
+    """The values of ``transpose(m)`` for the declared *shape* (rank 2)."""
+    args = _items_of(node.items[1])
+    if len(args) != 1 or isinstance(args[0], F.Actual_Arg_Spec) and \
+            str(args[0].items[0]).lower() != "matrix":
+        raise reader.error("'transpose' takes one argument, a matrix", "transpose")
+    arg = args[0].items[1] if isinstance(args[0], F.Actual_Arg_Spec) else args[0]
+    if len(shape) != 2:
+        raise reader.error(f"'transpose' gives a matrix, but '{name}' is declared with rank "
+                           f"{len(shape)}", "transpose")
+    inner = [shape[1], shape[0]]
+    values = reshaped_initializer(reader, arg, name, inner)
+    if values is None:
+        sym = reader.lookup(str(arg)) if isinstance(arg, F.Name) else None
+        value = getattr(sym, "value", None)
+        if sym is None or not sym.is_parameter or not isinstance(value, np.ndarray):
+            raise reader.error("the argument of 'transpose' in an initializer must be a "
+                               "'reshape' or a named constant matrix", "transpose",
+                               UnsupportedFeatureError)
+        if list(value.shape) != inner:
+            raise reader.error(f"'transpose' of a ({', '.join(map(str, value.shape))}) matrix "
+                               f"gives shape ({', '.join(map(str, value.shape[::-1]))}) but "
+                               f"'{name}' is declared with shape "
+                               f"({', '.join(map(str, shape))})", "transpose")
+        values = list(value.ravel(order="F"))
+    matrix = np.empty(len(values), dtype=object)
+    matrix[:] = values
+    return list(matrix.reshape(inner, order="F").T.ravel(order="F"))
 
 
 def _items_of(arg_list) -> list:

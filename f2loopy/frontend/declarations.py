@@ -22,7 +22,8 @@ from f2loopy.frontend.constant_arrays import initializer_values, reshaped_initia
 from f2loopy.frontend.expressions import ConversionContext, ExpressionConverter
 from f2loopy.frontend.generics import is_generic_interface
 from f2loopy.frontend.intrinsic_modules import intrinsic_module, is_ieee_inquiry
-from f2loopy.frontend.library_modules import Library, library_module, only_item_refusal
+from f2loopy.frontend.library_modules import (Library, library_module, library_name_error,
+                                               only_item_refusal)
 from f2loopy.frontend.optionals import optional_attribute
 from f2loopy.frontend.kind_selection import selected_int_kind, selected_real_kind
 from f2loopy.frontend.source import SourceFile, statement_lines
@@ -468,6 +469,10 @@ class DeclarationReader:
         dtype = sym.dtype or self.symtab.implicit_type(sym.name)
         if dtype is None:
             raise self.error(f"parameter '{sym.name}' has no type (implicit none)", sym.name)
+        if is_character(dtype):
+            from f2loopy.frontend.character_constants import set_character_parameter
+            set_character_parameter(self, sym, dtype, value_node)
+            return
         if sym.dims is not None:
             sym.value = self.constant_array(sym, value_node, dtype)
             sym.dtype = dtype
@@ -661,9 +666,13 @@ class DeclarationReader:
                     wanted.append((str(local).lower(), str(remote).lower()))
                 else:
                     wanted.append((str(it).lower(), str(it).lower()))
+        unprovided = getattr(module, "unprovided", None)
         if items is None:
             self.symtab.types.update(types)
             self.symtab.libraries.update(getattr(module.symtab, "libraries", {}))
+            if unprovided is not None:
+                self.symtab.libraries[unprovided.module] = (
+                    unprovided, self.src.span_in_lines(*self.lines, name))
         for local, remote in wanted:
             if is_ieee_inquiry(self, module, local, remote):
                 continue                 # an intrinsic of the expression converter
@@ -675,6 +684,13 @@ class DeclarationReader:
             if sym is None:
                 if remote in procedures:
                     self.symtab.use_renames[local] = (module, remote)
+                    continue
+                if unprovided is not None and unprovided.provides(remote):
+                    # known, not provided: refused where a kernel needs it
+                    span = self.src.span_in_lines(*self.lines, remote)
+                    if local != remote:
+                        raise library_name_error(remote, unprovided, span)
+                    self.symtab.libraries.setdefault(unprovided.module, (unprovided, span))
                     continue
                 refused = getattr(module.symtab, "library_error", lambda _: None)(remote)
                 if items is not None and refused is not None:

@@ -41,20 +41,28 @@ class TypeDef:
     module: str | None                 # the module that defines it (None: a procedure)
     components: list = field(default_factory=list)
     error: FortranError | None = None  # why the definition cannot be used
+    #: the types it extends, nearest first (lower case): ``x%parent%c`` is ``x%c``
+    parents: tuple = ()
 
 
 def read_type_definition(reader, node) -> TypeDef:
     """The :class:`TypeDef` of a ``Derived_Type_Def`` *node* read by *reader*."""
     stmt = node.children[0]
     name = str(stmt.items[1])
-    if stmt.items[0] is not None:
-        raise reader.error(f"attributes of type '{name}' are not supported (extends, bind, "
-                           "abstract...)", name, UnsupportedFeatureError)
     module = reader.module_name if reader.in_module else None
     tdef = TypeDef(name, module)
-    seen = set()
+    seen: set[str] = set()
+    for attr in (stmt.items[0].items if stmt.items[0] is not None else ()):
+        parent = _type_attribute(reader, attr, name)
+        if parent is not None:            # extends(parent): its components come first
+            tdef.components.extend(parent.components)
+            tdef.parents = (parent.name.lower(), *parent.parents)
+            seen.update(c.name.lower() for c in parent.components)
     for part in node.children[1:]:
-        if isinstance(part, F.End_Type_Stmt):
+        if isinstance(part, (F.End_Type_Stmt, F.Sequence_Stmt)):
+            continue
+        if isinstance(part, F.Type_Bound_Procedure_Part):
+            _check_bindings(reader, part, name)
             continue
         if not isinstance(part, F.Component_Part):
             raise reader.error(f"'{str(part).split()[0].lower()}' in a type definition is not "
@@ -70,6 +78,46 @@ def read_type_definition(reader, node) -> TypeDef:
                 seen.add(comp.name.lower())
                 tdef.components.append(comp)
     return tdef
+
+
+def _check_bindings(reader, part, name) -> None:
+    """The type-bound procedures of type *name* (``procedure :: add``,
+    ``generic :: operator(+) => add``) change nothing a kernel sees of its
+    components: a kernel that calls one, or applies a type-bound operator or
+    assignment to a whole value, is refused there (no such component; whole
+    derived-type values are not supported).  A ``final`` procedure would run
+    when a variable of the type goes away, which a kernel would not do: refused."""
+    for binding in part.children:
+        if isinstance(binding, F.Final_Binding):
+            from f2loopy.frontend.source import statement_lines
+            reader.lines = statement_lines(binding)
+            raise reader.error(f"type '{name}' has a final procedure, which a kernel would not "
+                               "call (finalisation is not supported)", "final",
+                               UnsupportedFeatureError)
+
+
+def _type_attribute(reader, attr, name):
+    """Check attribute *attr* of the definition of type *name*: an access
+    spec, ``bind(c)`` or ``abstract`` change nothing a kernel sees; for
+    ``extends(parent)`` the parent's :class:`TypeDef` (its components are
+    inherited; the parent component ``x%parent`` itself is not provided)."""
+    if isinstance(attr, F.Access_Spec):
+        return None
+    word = str(attr.items[0]).lower() if isinstance(attr, F.Type_Attr_Spec) \
+        else str(attr).strip().lower()
+    if word == "abstract" or (word == "bind" and str(attr.items[1]).strip().lower() == "c"):
+        return None
+    if word == "extends":
+        pname = str(attr.items[1])
+        parent = reader.symtab.types.get(pname.lower())
+        if parent is None:
+            raise reader.error(f"type '{pname}' is not defined (define it in this unit or in "
+                               "a module the unit uses)", pname)
+        if parent.error is not None:
+            raise parent.error
+        return parent
+    raise reader.error(f"attribute '{str(attr).lower()}' of type '{name}' is not supported",
+                       name, UnsupportedFeatureError)
 
 
 def _components(reader, stmt):
@@ -180,6 +228,9 @@ def lookup_type(reader, type_spec) -> TypeDef:
     name = str(tname)
     tdef = reader.symtab.types.get(name.lower())
     if tdef is None:
+        refused = reader.symtab.library_error(name)   # type(c_ptr), type(mpi_comm)
+        if refused is not None:
+            raise reader.error(refused.message, name, UnsupportedFeatureError)
         raise reader.error(f"type '{name}' is not defined (define it in this unit or in a "
                            "module the unit uses)", name)
     if tdef.error is not None:
@@ -241,14 +292,35 @@ def leaves(sym):
             yield csym
 
 
+def next_component(sym, name: str):
+    """The component *name* of derived-type variable *sym* (None if it has no
+    such component); the parent component of an extended type
+    (``x%parent`` in ``x%parent%c``) is *sym* itself, whose flattened
+    components include the inherited ones."""
+    if not sym.components:
+        return None
+    low = name.lower()
+    found = sym.components.get(low)
+    if found is None and sym.derived is not None and low in sym.derived.parents:
+        return sym
+    return found
+
+
 def component_symbol(lowering_or_reader, symtab, parts, needle):
     """The symbol of ``a%b%c`` (*parts*: the names) and whether it is a leaf."""
     sym = symtab.get(parts[0])
     if sym is None or sym.derived is None:
         raise lowering_or_reader.error(f"'{parts[0]}' is not of a derived type", parts[0])
-    for name in parts[1:]:
+    for k, name in enumerate(parts[1:], 2):
         if sym.derived is None:
             raise lowering_or_reader.error(f"'{sym.name}' has no components", name)
+        if name.lower() in sym.derived.parents and name.lower() not in sym.components:
+            if k < len(parts):
+                continue               # x%parent%c is the inherited x%c
+            raise lowering_or_reader.error(
+                f"the parent component '{name}' of type '{sym.derived.name}' cannot be used "
+                "as a whole (use its components, which the extended type inherits)", name,
+                UnsupportedFeatureError)
         nxt = sym.components.get(name.lower())
         if nxt is None:
             raise lowering_or_reader.error(f"type '{sym.derived.name}' has no component "
@@ -365,6 +437,6 @@ def selector_symbol(symtab, selector):
         for name in names[1:]:
             if sym is None or not sym.components:
                 return None
-            sym = sym.components.get(name.lower())
+            sym = next_component(sym, name)
         return sym if sym is not None and sym.derived is None else None
     return None

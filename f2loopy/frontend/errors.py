@@ -83,9 +83,11 @@ class ErrorPathsMixin(_Host):
     def _write(self, node, keyword, unit, fmt, items):
         parts: list[tuple[str, str | None]] = []
         values: list = []
+        from f2loopy.frontend.prints import known_text
         for item in (items.items if items is not None else ()):
-            if isinstance(item, F.Char_Literal_Constant):
-                parts.append(("text", literal_text(item)))
+            text = known_text(self, item)
+            if text is not None:
+                parts.append(("text", text))
                 continue
             value = self.expr(item)
             if not is_integer(self.checked_dtype(value)):
@@ -115,7 +117,11 @@ class ErrorPathsMixin(_Host):
             key, value = spec.items
             key = str(key).lower() if key is not None else ("unit", "fmt")[min(k, 1)]
             if key == "unit":
+                from f2loopy.frontend.prints import unit_number
                 text = str(value).strip()
+                number = unit_number(self, value)
+                if number is not None and number >= 0:
+                    text = str(number)           # error_unit, output_unit
                 if text != "*" and not text.isdigit():
                     raise self.error("only unit '*' or a unit number can be used in a 'write' "
                                      "before a 'stop'", text, UnsupportedFeatureError)

@@ -222,7 +222,9 @@ class InliningMixin(_Host):
             sym = self.symbol(name)
             if self.is_array_symbol(sym):
                 raise self.error(f"array '{name}' is passed for scalar argument '{dummy}' of "
-                                 f"'{proc.name}'", name)
+                                 f"'{proc.name}' (an array needs an array dummy: declare "
+                                 f"'{dummy}' with dimensions there, e.g. {dummy}(*), or pass "
+                                 "one element)", name)
             if sym.is_parameter:
                 self._check_type(proc, dummy, sym.dtype, dsym.dtype)
                 return ScalarBinding(sym.value, False, "a constant")

@@ -32,6 +32,9 @@ class Library:
     prefixes: tuple[str, ...]
     #: public names without one of the prefixes
     names: frozenset[str] = frozenset()
+    #: for the entities of an intrinsic module that f2loopy knows but does not
+    #: provide (``c_ptr`` of ``iso_c_binding``): why a kernel cannot use them
+    reason: str | None = None
 
     def provides(self, name: str) -> bool:
         """Whether *name* may be one of the module's public names."""
@@ -60,6 +63,10 @@ def library_module(name: str) -> Library | None:
 def library_name_error(name: str, library: Library,
                        span: SourceSpan | None) -> UnsupportedFeatureError:
     """The refusal of *name*, which may come from *library* (used at *span*)."""
+    if library.reason is not None:
+        return UnsupportedFeatureError(
+            f"'{name.lower()}' of intrinsic module '{library.module}' cannot be used in a "
+            f"kernel ({library.reason})", span)
     return UnsupportedFeatureError(
         f"'{name.lower()}' is not declared here and may come from module "
         f"'{library.module}' ({library.what}), which has no Fortran source f2loopy can "

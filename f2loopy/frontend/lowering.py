@@ -276,10 +276,12 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
         return None
 
     def is_invariant_param(self, name: str) -> bool:
-        """A scalar dummy argument of the kernel that the kernel never writes."""
+        """A scalar dummy argument of the kernel that the kernel never writes,
+        or the extent or lower bound of an assumed-shape dummy or of an
+        allocatable module array (a kernel cannot allocate, so those stay)."""
         root = self.root
         low = name.lower()
-        if name in self.st.assumed_extents.values():
+        if name in self.st.assumed_extents.values() or name in self.st.dope_names:
             return True
         sym = root.symtab.get(name)
         return (low in root.dummies and low not in root.written and sym is not None
@@ -456,9 +458,10 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
     def check_not_initialized(self, sym: Symbol, name: str):
         if sym.is_initialized:
             raise self.error(f"'{name}' has an initial value (data statement or "
-                             "initialisation) and is assigned: Fortran keeps its value "
-                             "between calls (implicit save), which a kernel cannot do",
-                             name, UnsupportedFeatureError)
+                             "initialisation) and is assigned in a way f2loopy does not "
+                             "follow (an assignment, a call or a do loop makes it a saved "
+                             "local, as Fortran's implicit save does): declare it with "
+                             "'save'", name, UnsupportedFeatureError)
 
     def local_name(self, sym: Symbol) -> str:
         """IR name of a local variable of an inlined procedure (a fresh

@@ -125,6 +125,35 @@ def declare_common_blocks(reader) -> None:
             sym.common_members = members
 
 
+def implicitly_saved(reader, body) -> None:
+    """Add to the saved names of *reader* the locals with an initial value
+    (declaration or ``data``) that *body* (the execution part's nodes)
+    assigns, or passes to a procedure, or runs a loop over: Fortran keeps their
+    values between calls (an implicit ``save``), as it does for a ``save``
+    local.  The others stay constants."""
+    from fparser.two import Fortran2003 as F
+    from fparser.two.utils import walk
+    candidates = {sym.name.lower() for sym in reader.symtab.local_symbols()
+                  if sym.is_initialized and not sym.is_parameter and sym.storage is None
+                  and sym.name.lower() not in reader.dummy_names}
+    if not candidates or "*" in reader.saved:
+        return
+    def base(node):
+        while isinstance(node, (F.Part_Ref, F.Data_Ref)):
+            node = node.items[0]
+        return str(node).lower() if isinstance(node, F.Name) else None
+    written = set()
+    for node in walk(body, (F.Assignment_Stmt, F.Loop_Control, F.Call_Stmt)):
+        if isinstance(node, F.Assignment_Stmt):
+            written.add(base(node.items[0]))
+        elif isinstance(node, F.Loop_Control):
+            if node.items[1] is not None:
+                written.add(base(node.items[1][0]))
+        else:
+            written.update(str(n).lower() for n in walk(node.items[1], F.Name))
+    reader.saved.update(candidates & written)
+
+
 def declare_saved_locals(reader, proc_name: str) -> None:
     """Make the saved locals (``save`` attribute or statement) of procedure
     *proc_name* storage ``("save", procedure, variable)``: data that keeps its

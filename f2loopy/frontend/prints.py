@@ -9,8 +9,11 @@ their digits).  A constant format of simple edit descriptors (``'(a,i8)'``,
 ``'(2x,a,g14.6)'``: ``a``, ``i``, ``f``, ``e``, ``es``, ``g``, ``l``, ``x``,
 ``/``, quoted text, repeat counts) is printed with the matching printf
 conversions (integers and text as gfortran writes them, reals in the same
-widths with C's digits and exponents).  Other output (files, other formats,
-``iostat=``, arrays, character variables) is a located error.  Output just before a ``stop`` stays part of
+widths with C's digits and exponents).  A character dummy of an inlined
+procedure bound to a constant prints as that constant (a serial stub's
+``print *, string`` in ``call halt_stop('unknown tag')``).  Other output
+(files, other formats, ``iostat=``, arrays, character variables whose text is
+not known when translating) is a located error.  Output just before a ``stop`` stays part of
 the error site (:mod:`f2loopy.frontend.errors`).
 """
 
@@ -42,8 +45,8 @@ def lower_print(lowering, node, keyword: str) -> None:
             key, value = spec.items
             key = str(key).lower() if key is not None else ("unit", "fmt")[min(k, 1)]
             text = str(value).strip()
-            if key == "unit" and text in ("*", "6"):
-                continue
+            if key == "unit" and (text in ("*", "6") or _unit_number(lowering, value) == 6):
+                continue                 # the screen (output_unit of iso_fortran_env)
             if key == "fmt" and text == "*":
                 continue
             if key == "fmt" and isinstance(value, F.Char_Literal_Constant):
@@ -65,8 +68,9 @@ def lower_print(lowering, node, keyword: str) -> None:
     parts: list[PrintItem] = []
     values: list = []
     for item in item_nodes:
-        if isinstance(item, F.Char_Literal_Constant):
-            parts.append(("text", literal_text(item)))
+        known = known_text(lowering, item)
+        if known is not None:
+            parts.append(("text", known))
             continue
         value, dtype = _scalar_item(lowering, node, keyword, item)
         if dtype.kind in "iu":
@@ -79,6 +83,21 @@ def lower_print(lowering, node, keyword: str) -> None:
             _refuse(lowering, node, keyword, str(item))
         values.append(value)
     _add_site(lowering, PrintSite(tuple(parts), lowering.statement_span()), values)
+
+
+def unit_number(lowering, node) -> int | None:
+    """The unit number a named integer constant *node* gives (``output_unit``,
+    ``error_unit`` of ``iso_fortran_env``), else None."""
+    if not isinstance(node, F.Name):
+        return None
+    sym = lowering.symtab.get(str(node))
+    if sym is None or not sym.is_parameter or sym.is_array or \
+            not isinstance(sym.value, (int, np.integer)) or isinstance(sym.value, np.bool_):
+        return None
+    return int(sym.value)
+
+
+_unit_number = unit_number
 
 
 def _add_site(lowering, site: PrintSite, values: list) -> None:
@@ -182,6 +201,27 @@ def _descriptors(fmt: str) -> list | None:
 
 
 
+def known_text(lowering, item) -> str | None:
+    """The text of output item *item* where it is known when translating: a
+    character constant or parameter, or a string whose characters are all known (a
+    character dummy of an inlined procedure bound to a constant, as in
+    ``call halt_stop('unknown tag')`` whose body prints its argument); else
+    None."""
+    if isinstance(item, F.Char_Literal_Constant):
+        return literal_text(item)
+    if isinstance(item, F.Name):
+        sym = lowering.symtab.get(str(item))
+        if sym is not None and sym.text is not None and \
+                lowering.bindings.get(str(item).lower()) is None:
+            return sym.text                  # a character parameter
+    if not lowering.is_string(item):
+        return None
+    chars = lowering.known_string(item)
+    if not all(isinstance(c, (int, np.integer)) for c in chars):
+        return None
+    return "".join(chr(int(c)) for c in chars)
+
+
 def _scalar_item(lowering, node, keyword, item):
     """The value and dtype of output item *item*: a scalar expression (an
     array or a character variable is refused at the statement)."""
@@ -210,9 +250,10 @@ def _formatted_print(lowering, node, keyword: str, fmt: str, item_nodes: list) -
             break                      # output stops at the first edit without an item
         item = items.pop(0)
         if kind == "a":
-            if not isinstance(item, F.Char_Literal_Constant):
+            text = known_text(lowering, item)
+            if text is None:
                 _refuse(lowering, node, keyword, str(item))
-            text = literal_text(item)
+                return
             if what is not None:       # aW: the last W characters, or blanks first
                 text = text[:what] if len(text) >= what else " " * (what - len(text)) + text
             parts.append(("text", text))

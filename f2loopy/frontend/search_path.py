@@ -155,6 +155,9 @@ class SearchPath:
         self.files_read: list[Path] = []
         #: module names being read (a cycle of 'use' through several files)
         self.module_busy: set = set()
+        #: Fortran files under an ``-I`` directory that are symbolic links out
+        #: of it (not searched; named in a not-found message)
+        self.skipped_links: dict[str, None] = {}
 
     def __bool__(self):
         return bool(self.include_dirs or self.files)
@@ -175,6 +178,7 @@ class SearchPath:
                     # user's home, /proc...) is not part of it
                     real = Path(os.path.realpath(path))
                     if real_d != real and real_d not in real.parents:
+                        self.skipped_links.setdefault(str(path))
                         continue
                     found.append(path)
                     if len(found) > MAX_INDEXED_FILES:
@@ -354,5 +358,10 @@ def not_found_message(kind: str, name: str, search: SearchPath | None) -> str:
                 "the file that defines it on the command line, or its directory with "
                 "-I DIR)")
     how = "" if kind == "module" else "; it is inlined, so its source is needed"
+    links = list(search.skipped_links)
+    if links:
+        shown = ", ".join(links[:3]) + (f" and {len(links) - 3} more" if len(links) > 3 else "")
+        how += (f"; not searched: {shown}, symbolic link(s) out of the directories (add the "
+                "directory a link points to with -I)")
     return (f"{what} is not defined in this file nor in the Fortran sources searched "
             f"({search.where()}){how}")

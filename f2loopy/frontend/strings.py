@@ -170,8 +170,20 @@ class StringsMixin(_Host):
         if isinstance(node, F.Name):
             name = str(node)
             return self.loop_for(name) is None and (
-                self.string_symbol(name) is not None or self.bound_string(name) is not None)
+                self.string_symbol(name) is not None or self.bound_string(name) is not None
+                or self.string_constant(name) is not None)
         return False
+
+    def string_constant(self, name: str) -> tuple | None:
+        """The character codes of *name* if it is a character parameter
+        longer than one character (:mod:`f2loopy.frontend.character_constants`),
+        else None."""
+        if self.bindings.get(name.lower()) is not None:
+            return None
+        sym = self.symtab.get(name)
+        if sym is None or sym.text is None or len(sym.text) <= 1:
+            return None
+        return tuple(ord(c) for c in sym.text)
 
     def string_value(self, node) -> tuple | None:
         """The character codes of *node* if it is a string, a character
@@ -209,6 +221,9 @@ class StringsMixin(_Host):
             bound = self.bound_string(name)
             if bound is not None:
                 return bound.chars
+            constant = self.string_constant(name)
+            if constant is not None:
+                return constant
             sym = self.string_symbol(name)
             if sym is not None:
                 store = self.string_storage(sym)

@@ -66,6 +66,9 @@ class Symbol:
     #: a logical's kind (bytes in memory): a dummy keeps it (the glue passes
     #: the caller's storage); in the kernel every logical computes alike
     logical_kind: int = 4
+    #: a character parameter: its text, at its length (its ``value`` is the
+    #: text's flag code, :func:`~f2loopy.frontend.characters.character_code`)
+    text: str | None = None
 
     @property
     def is_array(self) -> bool:

@@ -29,8 +29,8 @@ from f2loopy.frontend.writes import scan_writes
 from f2loopy.frontend.statement_functions import split_statement_functions
 from f2loopy.frontend.lowering import LoweringState, UnitLowering
 from f2loopy.frontend.module_data import (
-    declare_common_blocks, declare_module_variables, declare_saved_locals, storage_arguments,
-    unused_module_data)
+    declare_common_blocks, declare_module_variables, declare_saved_locals, implicitly_saved,
+    storage_arguments, unused_module_data)
 from f2loopy.frontend.argument_facts import bind_name, check_bounds_unchanged
 from f2loopy.frontend.kernel_arguments import array_dims, make_arg
 from f2loopy.frontend.optionals import presence_arguments
@@ -456,6 +456,7 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
     apply_data(reader)
     declare_common_blocks(reader)
     flatten_all(symtab)
+    implicitly_saved(reader, body)
     declare_saved_locals(reader, proc.name)
 
     result_name = None

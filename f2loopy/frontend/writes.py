@@ -7,7 +7,7 @@ from __future__ import annotations
 from fparser.two import Fortran2003 as F
 from fparser.two.utils import walk
 
-from f2loopy.frontend.derived_types import data_ref_parts, leaves
+from f2loopy.frontend.derived_types import data_ref_parts, leaves, next_component
 from f2loopy.frontend.generics import specifics_of
 
 _REFERENCE_NODES = (F.Part_Ref, F.Function_Reference, F.Structure_Constructor,
@@ -132,7 +132,7 @@ def _add_written_actuals(registry, proc, actuals, symtab, written: set) -> None:
             a = None
             sym = symtab.get(names[0]) if names else None
             for name in (names or [])[1:]:
-                sym = (sym.components or {}).get(name.lower()) if sym is not None else None
+                sym = next_component(sym, name) if sym is not None else None
             if sym is not None:
                 written.update(leaf.name.lower() for leaf in
                                (leaves(sym) if sym.derived is not None else [sym]))
@@ -150,7 +150,7 @@ def _component_leaf(symtab, node):
     for name in (names or [])[1:]:
         if sym is None or not sym.components:
             return None
-        sym = sym.components.get(name.lower())
+        sym = next_component(sym, name)
     return sym if sym is not None and sym.derived is None else None
 
 

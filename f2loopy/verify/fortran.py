@@ -482,11 +482,14 @@ def module_access(text: str) -> dict:
                     module["default"] = which
                 else:
                     module[which].update(n.strip().lower() for n in m.group(2).split(","))
-            elif re.match(r"[^!]*,\s*private\b[^!]*::", line, re.IGNORECASE):
-                # 'real, private :: a, b = 1.0' (the names before any '=')
-                names = line.split("::", 1)[1].split("!")[0]
-                module["private"].update(re.findall(r"(?:^|,)\s*([a-z]\w*)", names,
-                                                    re.IGNORECASE))
+            else:
+                m = re.match(r"[^!]*,\s*(private|public)\b[^!]*::", line, re.IGNORECASE)
+                if m:
+                    # 'real, private :: a, b = 1.0', 'real, allocatable, public :: r(:,:)'
+                    # under a 'private' default (the names before any '=')
+                    names = line.split("::", 1)[1].split("!")[0]
+                    module[m.group(1).lower()].update(re.findall(
+                        r"(?:^|,)\s*([a-z]\w*)", names, re.IGNORECASE))
             continue
         m = _PROCEDURE.match(line)
         if m and not line.lstrip().lower().startswith("end"):

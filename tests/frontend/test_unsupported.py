@@ -236,23 +236,22 @@ end subroutine
 end subroutine
 """, "t.f90:4:15: error: upper bound of 'w' depends on 'n', which is not a scalar argument the "
         "subroutine leaves unchanged", "^"),
-    ("data_variable_assigned", """subroutine s(x)
-  real x, y
-  data y /1.0/
-  y = y + x
-  x = y
-end subroutine
-""", "t.f90:4:3: error: 'y' has an initial value (data statement or initialisation) and is "
-        "assigned: Fortran keeps its value between calls (implicit save), which a kernel cannot "
-        "do", "^"),
-    ("initialised_variable_assigned", """subroutine s(x)
+    # (a local with an initial value that an assignment, a call or a loop changes is
+    # a saved local: tests/frontend/test_project_constants.py)
+    ("initialised_variable_assigned_by_a_function", """subroutine s(x)
   real x
   real :: y = 1.0
-  y = y + x
+  x = bump(y)
+contains
+  real function bump(v)
+    real v
+    v = v + 1
+    bump = v
+  end function
 end subroutine
-""", "t.f90:4:3: error: 'y' has an initial value (data statement or initialisation) and is "
-        "assigned: Fortran keeps its value between calls (implicit save), which a kernel cannot "
-        "do", "^"),
+""", "t.f90:4:12: error: 'y' has an initial value (data statement or initialisation) and is "
+        "assigned in a way f2loopy does not follow (an assignment, a call or a do loop makes "
+        "it a saved local, as Fortran's implicit save does): declare it with 'save'", "^"),
     ("module_variable_without_bounds", """module m
   real counter(n)
 end module
