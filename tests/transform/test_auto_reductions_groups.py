@@ -46,6 +46,32 @@ subroutine fixed2(a, b, s, t)
   end do
 end subroutine fixed2
 
+subroutine wide(m, a, s)
+  implicit none
+  integer, intent(in) :: m
+  double precision, intent(in) :: a(200, m)
+  double precision, intent(inout) :: s
+  integer :: i, j
+  do j = 1, m
+    do i = 1, 200
+      s = s + a(i, j)
+    end do
+  end do
+end subroutine wide
+
+subroutine rows3(n, a, s)
+  implicit none
+  integer, intent(in) :: n
+  double precision, intent(in) :: a(n, 3)
+  double precision, intent(inout) :: s
+  integer :: i, j
+  do j = 1, 3
+    do i = 1, n
+      s = s + a(i, j)
+    end do
+  end do
+end subroutine rows3
+
 subroutine pre(n, a, y, x, s)
   implicit none
   integer, intent(in) :: n
@@ -72,25 +98,88 @@ def fixed():
 
 def test_group_counts_and_launches(units, fixed):
     # a loop of at most one group's trips whatever the sizes: one group,
-    # one launch; more (or a run-time count): 32 groups, then one
+    # one launch; more: as many groups as chunks, then one; a run-time
+    # count: 32 groups (the plan before the pair, reduction_groups=32)
     out = plan_auto(fixed["fixed"], group_size=128, verify=generate_code)
     assert out.tags == {"i": "l.0 (one group of 128)"}
     assert generate_code(out.kernel).device_code.count("__kernel void") == 1
     out = plan_auto(fixed["fixed2"], group_size=128, verify=generate_code)
+    assert out.tags == {"i": "g.0/l.0 (2 groups of 128, then one)"}
+    out = plan_auto(fixed["fixed2"], group_size=128, verify=generate_code,
+                    reduction_groups=128)
     assert out.tags == {"i": "g.0/l.0 (128 groups of 128, then one)"}
-    out = plan_auto(units["sums"], group_size=32, verify=generate_code)
+    out = plan_auto(units["sums"], group_size=32, verify=generate_code, reduction_groups=32)
     assert out.summary() == (
         "auto: kernel 'sums': plan reduction, i -> g.0/l.0 (32 groups of 32, then one); "
         "parallel reduction of big (max), cnt (sum), s (sum), t (sum)")
     assert generate_code(out.kernel).device_code.count("__kernel void") == 2
     # two nests: the second (reading the first's results) starts a launch
-    out = plan_auto(units["twonests"], group_size=32, verify=generate_code)
+    out = plan_auto(units["twonests"], group_size=32, verify=generate_code,
+                    reduction_groups=32)
     assert out.tags == {x: "g.0/l.0 (32 groups of 32, then one)" for x in ("i", "i_1")}
+    assert generate_code(out.kernel).device_code.count("__kernel void") == 4
+    # (by default g0 x g1 groups: see test_groups_of_the_plan)
+    out = plan_auto(units["twonests"], group_size=32, verify=generate_code)
     assert generate_code(out.kernel).device_code.count("__kernel void") == 4
     # a scalar argument stored before the nest and read in it: its own launch
     out = plan_auto(fixed["pre"], group_size=32, verify=generate_code)
     code = generate_code(out.kernel).device_code
     assert out.plan == "reduction" and code.count("__kernel void") == 3
+
+
+def test_groups_of_the_plan(units, fixed):
+    # by default 8 x 128 groups: the chunks of the innermost reduction loop
+    # on g.0, the next loop out on g.1; an axis whose loop has fewer chunks
+    # or trips whatever the sizes gets that many, the other the rest of the
+    # 1024; a nest of one loop all 1024 along the chunks
+    def tags(knl, **kw):
+        return plan_auto(knl, **kw).tags
+    assert tags(units["plainmin"]) == {
+        "j": "g.1 (128 groups)", "i": "g.0/l.0 (8 groups of 128; 1024, then one)"}
+    assert tags(fixed["wide"]) == {
+        "j": "g.1 (512 groups)", "i": "g.0/l.0 (2 groups of 128; 1024, then one)"}
+    assert tags(fixed["rows3"]) == {
+        "j": "g.1 (3 groups)", "i": "g.0/l.0 (341 groups of 128; 1023, then one)"}
+    assert tags(fixed["pre"]) == {"i": "g.0/l.0 (1024 groups of 128, then one)"}
+    assert tags(fixed["wide"], reduction_groups=(4, 2)) == {
+        "j": "g.1 (4 groups)", "i": "g.0/l.0 (2 groups of 128; 8, then one)"}
+    # one number: groups along the chunks only (1: one group, one launch)
+    assert tags(units["plainmin"], reduction_groups=128) == {
+        "i": "g.0/l.0 (128 groups of 128, then one)"}
+    assert tags(units["plainmin"], reduction_groups=1) == {"i": "l.0 (one group of 128)"}
+    (nest,) = reduction_nests(fixed["pre"])
+    with pytest.raises(TransformError, match=r"groups \(2, 2\): the nest of loop 'i' has "
+                       "one reduction loop, so no second axis of groups"):
+        parallel_reduction(fixed["pre"], nest, lanes=32, groups=(2, 2))
+
+
+def test_combining_group_loops_over_more_partials_than_work_items(units):
+    knl = units["minloc2"]
+    for nest in reduction_nests(knl):
+        knl = parallel_reduction(knl, nest, lanes=4, groups=(3, 7))
+    gen = generate_code(knl)
+    first, second = gen.launches
+    # 3 x 7 groups (whatever the sizes: every scratch element is written),
+    # rows j round-robin over g.1, chunks of i over g.0
+    assert str(first.grid.num_groups[0]).endswith(", 3)") and \
+        str(first.grid.num_groups[1]).endswith(", 7)")
+    assert [(b.name, b.elements) for b in first.scratch][:2] == [
+        ("vmax_groups", 21), ("j_vmax_groups", 21)]
+    assert "ia[4 * i_group + i_inner + 12 * i_outer_outer + n * (j_group + 7 * j_outer)]" \
+        in first.device_code
+    assert "vmin_groups[group + 3 * group_rows] = vmin_extreme;" in first.device_code
+    # one group of 4 combines the 21 partials in 6 rounds of a loop (one loop
+    # per reduction), a round past the last group reading the neutral value
+    # and no location; then the trees, the first location kept
+    code = second.device_code
+    assert "reqd_work_group_size(4, 1, 1)" in code and code.count("<= 5; ++groups_round") == 6
+    assert "acc_groups_round_3 = min(acc_groups_round_3, lane_groups + 4 * groups_round_3 " \
+        "< 21 ? vmin_groups[4 * groups_round_3 + lane_groups] : 2147483647);" in code
+    assert "(lane_groups + 4 * groups_round_4 < 21 ? vmin_groups[4 * groups_round_4 + " \
+        "lane_groups] : 2147483647) == vmin_extreme_1 ? (lane_groups + 4 * groups_round_4 " \
+        "< 21 ? j_vmin_groups[4 * groups_round_4 + lane_groups] : 2147483647) : " \
+        "2147483647" in code
+    assert "vmin[0] = vmin_extreme_1" in code
 
 
 def test_generated_code_of_a_located_minimum(units):
@@ -117,10 +206,15 @@ def test_generated_code_of_a_located_minimum(units):
 
 def test_groups_option(units):
     (nest,) = reduction_nests(units["sums"])
-    for bad in (0, 65, True):
+    for bad in (0, 65537, True, (2, 0), (300, 300), (1, 2, 3), [2, 2]):
         with pytest.raises(TransformError, match=r"parallel_reduction: groups is an integer "
-                           r"from 1 to lanes \(64\), not "):
+                           r"from 1 to 65536 or a pair of them whose product is at most "
+                           r"that, not "):
             parallel_reduction(units["sums"], nest, lanes=64, groups=bad)
+    for bad in (0, (8, 0), "8x128", (1024, 1024)):
+        with pytest.raises(TransformError, match=r"auto: reduction_groups is a number of "
+                           r"groups or a pair of them \(at most 65536 in all\), not "):
+            plan_auto(units["sums"], reduction_groups=bad)
 
 
 @needs_gfortran
