@@ -283,7 +283,13 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
                         else f"g.{a}/l.{a}")
                     + (f" (one group of {size})" if size else "")
                     for x, a in axes.items()}
-            return AutoOutcome(out, plan, tags, fetched, tuple(notes), tuple(candidates), held)
+            what: tuple = ()
+            if plan.startswith("grid") and any(not n.reason for n in nests):
+                out, more, what = _reductions_beside(out, nests, group_size, reduction_groups,
+                                                     verify, notes)
+                tags.update(more)
+            return AutoOutcome(out, plan, tags, fetched, tuple(notes), tuple(candidates), held,
+                               what)
     for x, v in verdicts.items():
         if not v.parallel:
             notes.append(f"loop '{x}' {v.reason}")
@@ -333,6 +339,18 @@ def _reduction_plan(kernel: Kernel, nests: list[ReductionNest], candidates: list
                          f"{_first_line(exc)}")
             if attempt == "one" or all(c == 1 for c in counts.values()):
                 return None
+    tags, what = _describe(ok, counts, group_size)
+    for n in nests:
+        if n.reason:
+            notes.append(f"loop nest '{n.outer}' is no parallel reduction: {n.reason}")
+    return AutoOutcome(out, "reduction", tags, (), tuple(notes), tuple(candidates),
+                       reductions=what)
+
+
+def _describe(ok: list[ReductionNest], counts: dict, group_size: int
+              ) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The tags and the reductions (:class:`AutoOutcome`'s) of the nests *ok*
+    run over *counts* groups."""
     tags: dict[str, str] = {}
     for n in ok:
         c = counts[n.outer]
@@ -349,11 +367,45 @@ def _reduction_plan(kernel: Kernel, nests: list[ReductionNest], candidates: list
             located = [w for w, _ in a.locations]
             what.append(f"{a.name} ({a.op}" + (f", located: {', '.join(located)}"
                                               if located else "") + ")")
+    return tags, tuple(what)
+
+
+def _reductions_beside(kernel: Kernel, nests: list[ReductionNest], group_size: int,
+                       reduction_groups, verify, notes: list[str]):
+    """*kernel* (a grid plan's) with the reduction nests that the grid left
+    sequential run as parallel reductions over several groups, each in
+    launches of its own (a nest after a mapped loop starts one; one that a
+    mapped loop follows, or one refused, stays sequential): the kernel, the
+    tags and the reductions (:func:`_describe`); *kernel* and nothing where
+    *verify* refuses the result (a note says why)."""
+    out = kernel
+    done: list[ReductionNest] = []
+    counts: dict = {}
     for n in nests:
-        if n.reason:
-            notes.append(f"loop nest '{n.outer}' is no parallel reduction: {n.reason}")
-    return AutoOutcome(out, "reduction", tags, (), tuple(notes), tuple(candidates),
-                       reductions=tuple(what))
+        if n.reason or any(kernel.iname_tag(y).hardware for y in n.loops):
+            continue
+        c = _groups_of(kernel, n, group_size, reduction_groups)
+        if c == 1:
+            # (one group alone would serialise the launch it shares)
+            continue
+        try:
+            out = parallel_reduction(out, n, lanes=group_size, groups=c)
+        except F2LoopyError as exc:
+            notes.append(f"loop nest '{n.outer}' stays sequential beside the grid: "
+                         f"{_first_line(exc)}")
+            continue
+        done.append(n)
+        counts[n.outer] = c
+    if not done:
+        return kernel, {}, ()
+    try:
+        if verify is not None:
+            verify(out)
+    except F2LoopyError as exc:
+        notes.append(f"reductions beside the grid refused: {_first_line(exc)}")
+        return kernel, {}, ()
+    tags, what = _describe(done, counts, group_size)
+    return out, tags, what
 
 
 def _reduction_group_counts(groups) -> tuple[int, int]:

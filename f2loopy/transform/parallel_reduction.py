@@ -184,10 +184,12 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int,
     # axis elsewhere would run the nest more than once
     around = set().union(*(i.within_inames for i in inside))
     start = next(k for k, i in enumerate(kernel.instructions) if i.id == inside[0].id)
-    # (several groups: loops mapped before the nest are fine, the nest then
-    # starts a launch of its own)
-    earlier = set().union(*(i.within_inames for i in kernel.instructions[:start])) \
-        if total > 1 else set()
+    # (several groups: loops mapped before or after the nest are fine, the
+    # nest then starts a launch of its own, and the combining launch ends
+    # with a global barrier where mapped loops follow)
+    nest_ids = {i.id for i in inside}
+    earlier = set().union(*(i.within_inames for i in kernel.instructions
+                            if i.id not in nest_ids)) if total > 1 else set()
     tagged = sorted(y for y in kernel.hardware_inames()
                     if y in around or (kernel.iname_tag(y) != LocalAxisTag(0)
                                        and y not in earlier))
@@ -210,7 +212,6 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int,
     replaced: dict[str, list[Assignment]] = {}
     removed: set[str] = set()
     span = inside[0].span
-    nest_ids = {i.id for i in inside}
     for acc in nest.accumulators:
         dtype = kernel.variable(acc.name).dtype
         part = b.private(f"{acc.name}_part", dtype)
@@ -271,6 +272,9 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int,
     finals = [f.copy(depends_on=f.depends_on | written_parts | outside_deps
                      | {g.id for g in finals[:k]})
               for k, f in enumerate(finals)]
+    post = _barrier_after(kernel, b, nest_ids, finals) if gs is not None else None
+    if post is not None:
+        finals.append(post)
     gone = set(replaced) | removed
     final_ids = frozenset(f.id for f in finals)
     out: list = []
@@ -284,6 +288,8 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int,
             deps = insn.depends_on
             if pre is not None and insn.id in nest_ids:
                 deps = deps | {pre.id}
+            if post is not None and k > last_inside:
+                deps = deps | {post.id}
             if deps & gone:
                 if insn.id in nest_ids:
                     deps = (deps - gone) | frozenset(
@@ -314,6 +320,22 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int,
     rows = nest.loops[-2]
     return split_iname(kernel, rows, g1, outer_iname=b.name(f"{rows}_outer"),
                        inner_iname=b.name(f"{rows}_group"), inner_tag="g.1")
+
+
+def _barrier_after(kernel: Kernel, b: _Builder, nest_ids: set, finals: list):
+    """A global barrier after the combining statements *finals* where a
+    mapped loop follows the nest before a global barrier (it would share
+    the combining group's launch), else None."""
+    last = max(k for k, i in enumerate(kernel.instructions) if i.id in nest_ids)
+    hardware = kernel.hardware_inames()
+    for insn in kernel.instructions[last + 1:]:
+        if isinstance(insn, BarrierInstruction) and insn.scope == "global":
+            return None
+        if insn.within_inames & hardware:
+            return BarrierInstruction(id=b.name("groups_gbarrier"), scope="global",
+                                      depends_on=frozenset(f.id for f in finals),
+                                      span=finals[-1].span)
+    return None
 
 
 def _group_counts(groups, nest: ReductionNest) -> tuple[int, int]:

@@ -240,11 +240,15 @@ MAIN = """
 program main
   use checks
   use minloc2_cl_mod
+  use sums_cl_mod
+  use locarr_cl_mod
   implicit none
-  integer, parameter :: n = 3000, m = 2
+  integer, parameter :: n = 3000, m = 2, n2 = 45, m2 = 5
   integer :: ia(n, m), i, j, st
   integer :: vmin1, imin1, jmin1, imax1, vmin2, imin2, jmin2, imax2
   double precision :: vmax1, vmax2
+  double precision :: a2(n2, m2), s1, s2, t1, t2, big1, big2, x1, x2
+  integer :: ia2(n2, m2), w2(n2, m2), cnt1, cnt2, tag1, tag2
   do j = 1, m
     do i = 1, n
       ia(i, j) = mod(i * 7 + j * 13, 11) + 3
@@ -258,6 +262,29 @@ program main
   call check(st == F2L_OK, "status")
   call check(vmin1 == vmin2 .and. imin1 == imin2 .and. jmin1 == jmin2, "first minimum")
   call check(vmax1 == vmax2 .and. imax1 == imax2, "first maximum")
+  ! 3 x 7 and 5 x 3 groups of 4 (rows on g.1; more groups than work-items
+  ! combine them, in rounds past the last group too): sums, an integer
+  ! count, a maximum, a located maximum with ties in many groups, groups
+  ! without rows
+  do j = 1, m2
+    do i = 1, n2
+      a2(i, j) = dble(mod(i * 5 + j * 3, 7)) - 2.5d0
+      ia2(i, j) = mod(i + 2 * j, 5) - 2
+      w2(i, j) = 100 * j + i
+    end do
+  end do
+  s1 = 1.5d0
+  s2 = 1.5d0
+  call sums(n2, m2, a2, ia2, s1, t1, cnt1, big1)
+  call sums_cl(n2, m2, a2, ia2, s2, t2, cnt2, big2, st)
+  call check(st == F2L_OK .and. abs(s1 - s2) <= 1d-12 * abs(s1) .and. &
+             abs(t1 - t2) <= 1d-12 * abs(t1), "sums over 21 groups")
+  call check(cnt1 == cnt2 .and. big1 == big2, "count and maximum over 21 groups")
+  x1 = -1d30
+  x2 = -1d30
+  call locarr(n2, 2, a2, w2, x1, tag1)
+  call locarr_cl(n2, 2, a2, w2, x2, tag2, st)
+  call check(st == F2L_OK .and. x1 == x2 .and. tag1 == tag2, "first maximum over 15 groups")
   call done()
 end program
 """
@@ -269,10 +296,14 @@ end program
 @pytest.mark.differential
 def test_fortran_glue_runs_both_launches(tmp_path, units):
     runtime = build_runtime(tmp_path)
-    knl = units["minloc2"]
-    for nest in reduction_nests(knl):
-        knl = parallel_reduction(knl, nest, lanes=32, groups=32)
-    sources = glue_from_kernels(tmp_path, "reds", SOURCE, [knl])
-    assert sources[2].read_text().count("call f2l_c%launch_kernel(") == 2
+    kernels = []
+    for name, lanes, groups in (("minloc2", 32, 32), ("sums", 4, (3, 7)),
+                                ("locarr", 4, (5, 3))):
+        knl = units[name]
+        for nest in reduction_nests(knl):
+            knl = parallel_reduction(knl, nest, lanes=lanes, groups=groups)
+        kernels.append(knl)
+    sources = glue_from_kernels(tmp_path, "reds", SOURCE, kernels)
+    assert sources[2].read_text().count("call f2l_c%launch_kernel(") == 6
     proc = compile_and_run(tmp_path, runtime, sources, MAIN)
-    assert_all_ok(proc, 3)
+    assert_all_ok(proc, 6)
