@@ -100,8 +100,9 @@ class _Groups:
     """The groups of the first launch (their indices, where each stores its
     partial) and how the combining group of the second reads the partials:
     with at most *lanes* groups one work-item per partial (``lane_groups``),
-    with more ``ceil(groups / lanes)`` rounds of a loop (``groups_round``)
-    over the partials ``lane_groups + lanes * round``."""
+    with more ``ceil(groups / lanes)`` rounds of one loop (``groups_round``)
+    over the partials ``lane_groups + lanes * round``, which combine each
+    work-item's partials into private variables before the trees."""
 
     def __init__(self, b: _Builder, g0: int, g1: int, lanes: int):
         self.total = g0 * g1
@@ -122,28 +123,17 @@ class _Groups:
         self.index: object = p.Variable(self.lane) if not self.round else p.Sum((
             p.Variable(self.lane), p.Product((width, p.Variable(self.round)))))
         self.ragged = self.rounds * width > self.total
-        self._builder = b
-        self._fresh = False
 
-    def over(self) -> tuple[tuple[str, ...], dict]:
-        """The inames a reduction over the partials runs over (each such
-        reduction a round loop of its own: one loop is entered once) and
-        the renaming of the round loop in :meth:`read`'s expressions."""
-        if not self.round:
-            return (self.lane,), {}
-        r = self.round
-        if self._fresh:
-            r = self._builder.lane_iname("groups_round", 0, self.rounds - 1, loop=True)
-        self._fresh = True
-        return (r, self.lane), {self.round: p.Variable(r)}
+    def at(self, scratch: str):
+        """The partial of *scratch* a combining work-item reads (in its
+        round)."""
+        return p.Subscript(p.Variable(scratch), self.index)
 
-    def read(self, scratch: str, otherwise):
-        """The partial of *scratch* the combining work-item reads (in a
-        round past the last group: *otherwise*)."""
-        value = p.Subscript(p.Variable(scratch), self.index)
-        if not self.ragged:
-            return value
-        return p.If(p.Comparison(self.index, "<", self.total), value, otherwise)
+    def guard(self) -> tuple:
+        """The predicates of a round's statements: none, or (where the last
+        round reaches past the last group) that the partial exists."""
+        return (p.Comparison(self.index, "<", self.total),) if self.ragged else ()
+
 
 #: the most work-groups whose partials one group combines
 MAX_GROUPS = 65536
@@ -209,6 +199,8 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int,
     phase1: list[Assignment] = []
     inits: list[Assignment | BarrierInstruction] = []
     finals: list[Assignment | BarrierInstruction] = []
+    # (the combining work-items' rounds, all in one loop before the trees)
+    rounds: list[Assignment] = []
     replaced: dict[str, list[Assignment]] = {}
     removed: set[str] = set()
     span = inside[0].span
@@ -227,26 +219,32 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int,
                 phase1.append(Assignment(id=b.name(f"{scr}_store"), assignee=p.Subscript(
                     p.Variable(scr), gs.slot), expression=red,
                     within_inames=gs.within, span=span))
+                # (loaded into a private variable in the second launch's
+                # work-items, whose loop the launch then holds; with rounds,
+                # combined there from the work-item's partials)
+                part2 = b.private(f"{acc.name}_group_part", dtype)
                 if gs.round:
-                    inames, rename = gs.over()
-                    red = Reduction(acc.op, inames, substitute(
-                        gs.read(scr, reduction_neutral(acc.op, dtype)), rename))
+                    rounds.append(Assignment(
+                        id=b.name(f"{part2.name}_init"), assignee=part2,
+                        expression=reduction_neutral(acc.op, dtype),
+                        within_inames=frozenset({gs.lane}), span=span))
+                    rounds.append(Assignment(
+                        id=b.name(f"{part2.name}_round"), assignee=part2,
+                        expression=_combine(acc.op, part2, gs.at(scr)),
+                        within_inames=frozenset({gs.lane, gs.round}), predicates=gs.guard(),
+                        span=span))
                 else:
-                    # (loaded into a private variable in the second launch's
-                    # work-items, whose loop the launch then holds)
-                    part2 = b.private(f"{acc.name}_group_part", dtype)
                     finals.append(Assignment(id=b.name(f"{part2.name}_load"), assignee=part2,
-                                             expression=gs.read(scr, None),
+                                             expression=gs.at(scr),
                                              within_inames=frozenset({gs.lane}), span=span))
-                    red = Reduction(acc.op, (gs.lane,), part2)
+                red = Reduction(acc.op, (gs.lane,), part2)
             v = p.Variable(acc.name)
-            value = (p.Sum((v, red)) if acc.op == "sum" else p.Product((v, red))
-                     if acc.op == "product" else p.Call(p.Variable(acc.op), (v, red)))
+            value = _combine(acc.op, v, red)
             finals.append(Assignment(id=b.name(f"{acc.name}_combine"), assignee=v,
                                      expression=value, span=span))
             continue
         _extreme(kernel, b, acc, nest, part, init, inits, finals, replaced, removed,
-                 lane, first, span, gs, phase1)
+                 lane, first, span, gs, phase1, rounds)
     # the partials start where the nest starts: after what it waits for (a
     # global barrier before it included)
     before = frozenset().union(*(i.depends_on for i in inside)) - nest_ids
@@ -261,6 +259,10 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int,
         if i.id in replaced or i.id in removed:
             # (``kldt = y_min`` before the nest comes before its final store)
             outside_deps |= i.depends_on - nest_ids
+    # (the starting values, then the one loop of rounds)
+    finals = [*(i for i in rounds if gs is not None and gs.round not in i.within_inames),
+              *(i for i in rounds if gs is not None and gs.round in i.within_inames),
+              *finals]
     if gs is not None:
         # the groups' partials, then the second launch combines them
         phase1 = [f.copy(depends_on=f.depends_on | written_parts
@@ -396,7 +398,7 @@ def _partial_sums(kernel, acc: Accumulator, part, init, replaced) -> None:
 
 def _extreme(kernel, b: _Builder, acc: Accumulator, nest: ReductionNest, part, init, inits,
              finals, replaced, removed, lane, first, span, gs: _Groups | None,
-             phase1) -> None:
+             phase1, rounds) -> None:
     v = acc.name
     index_dtype = np.dtype(kernel.options.index_dtype)
     cond_insn = kernel.insn(acc.condition)
@@ -450,31 +452,30 @@ def _extreme(kernel, b: _Builder, acc: Accumulator, nest: ReductionNest, part, i
     phase1.append(Assignment(id=b.name(f"{scr}_store"), assignee=p.Subscript(
         p.Variable(scr), gs.slot), expression=ms[0].assignee, within_inames=within,
         span=span))
-    big = reduction_neutral("min", index_dtype)
-    # (the combining work-items read the partials in a loop where there are
-    # more groups than work-items: a round past the last group reads the
-    # neutral value and no location, and so never holds the extreme first)
-    part2 = gs.read(scr, reduction_neutral(acc.op, dtype)) if gs.round else \
-        b.private(f"{v}_group_part", dtype)
+    part2 = b.private(f"{v}_group_part", dtype)
     loads = [] if gs.round else [
-        Assignment(id=b.name(f"{part2.name}_load"), assignee=part2,
-                   expression=gs.read(scr, None), within_inames=frozenset({gs.lane}),
-                   span=span)]
-    index2 = []
+        Assignment(id=b.name(f"{part2.name}_load"), assignee=part2, expression=gs.at(scr),
+                   within_inames=frozenset({gs.lane}), span=span)]
+    index2, located = [], []
     for (y, r), k in zip(found, index_parts, strict=True):
         ys = b.scratch(f"{y}_{v}_groups", index_dtype, gs.total)
         phase1.append(Assignment(id=b.name(f"{ys}_store"), assignee=p.Subscript(
             p.Variable(ys), gs.slot), expression=r, within_inames=within, span=span))
-        if gs.round:
-            index2.append(gs.read(ys, big))
-            continue
         k2 = b.private(f"{k.name}_group", index_dtype)
         index2.append(k2)
-        loads.append(Assignment(id=b.name(f"{k2.name}_load"), assignee=k2,
-                                expression=gs.read(ys, None),
-                                within_inames=frozenset({gs.lane}), span=span))
+        located.append(ys)
+        if not gs.round:
+            loads.append(Assignment(id=b.name(f"{k2.name}_load"), assignee=k2,
+                                    expression=gs.at(ys), within_inames=frozenset({gs.lane}),
+                                    span=span))
+    if gs.round:
+        # each combining work-item's first extreme over its partials: a
+        # better value, or an equal one at an earlier place (the partials'
+        # places are not in the loops' order)
+        rounds.extend(_extreme_rounds(b, acc, dtype, index_dtype, gs, scr, part2, located,
+                                      index2, span))
     finals.extend(loads)
-    finals.extend(_extreme_combine(kernel, b, acc, nest, part2, index2, gs.over, first,
+    finals.extend(_extreme_combine(kernel, b, acc, nest, part2, index2, (gs.lane,), first,
                                    span))
 
 
@@ -483,15 +484,9 @@ def _extreme_tree(kernel, b: _Builder, acc: Accumulator, nest: ReductionNest, pa
     """The group's extreme of *part* over the inames *lanes* (its
     work-items') and, loop by loop, the first location where it occurs
     (*index_parts*, one per loop): the assignments (the extreme's first)
-    and ``(loop, variable)`` per location.  *lanes* may be a function
-    giving each reduction its inames and a renaming of its expressions
-    (:meth:`_Groups.over`: each work-item first combines several
-    partials in a loop)."""
+    and ``(loop, variable)`` per location."""
     def reduce(op: str, e) -> Reduction:
-        if not callable(lanes):
-            return Reduction(op, lanes, e)
-        inames, rename = lanes()
-        return Reduction(op, inames, substitute(e, rename))
+        return Reduction(op, lanes, e)
 
     v = acc.name
     index_dtype = np.dtype(kernel.options.index_dtype)
@@ -516,7 +511,7 @@ def _extreme_tree(kernel, b: _Builder, acc: Accumulator, nest: ReductionNest, pa
 
 
 def _extreme_combine(kernel, b: _Builder, acc: Accumulator, nest: ReductionNest, part,
-                     index_parts, lanes: tuple[str, ...], first, span) -> list:
+                     index_parts, lanes, first, span) -> list:
     """The extreme of *part* over *lanes* and its first location, stored
     where the extreme is better than the accumulator's value before."""
     v = acc.name
@@ -548,6 +543,46 @@ def _extreme_combine(kernel, b: _Builder, acc: Accumulator, nest: ReductionNest,
 
 
     return finals
+
+
+def _extreme_rounds(b: _Builder, acc: Accumulator, dtype, index_dtype, gs: _Groups, scr: str,
+                    part2, located: list[str], index2: list, span) -> list[Assignment]:
+    """The statements of the combining work-items' rounds for an extreme:
+    its value *part2* and places *index2* (from the scratch arrays *scr*
+    and *located*) start neutral, then take a partial that is better, or
+    equal at an earlier place."""
+    out = [Assignment(id=b.name(f"{part2.name}_init"), assignee=part2,
+                      expression=reduction_neutral(acc.op, dtype),
+                      within_inames=frozenset({gs.lane}), span=span)]
+    big = reduction_neutral("min", index_dtype)
+    out.extend(Assignment(id=b.name(f"{k2.name}_init"), assignee=k2, expression=big,
+                          within_inames=frozenset({gs.lane}), span=span) for k2 in index2)
+    value = gs.at(scr)
+    cond = p.Comparison(value, "<" if acc.op == "min" else ">", part2)
+    if index2:
+        cond = p.LogicalOr((cond, p.LogicalAnd((p.Comparison(value, "==", part2), _earlier(
+            [(gs.at(ys), k2) for ys, k2 in zip(located, index2, strict=True)])))))
+    if gs.ragged:
+        # (a round past the last group takes nothing, and reads nothing)
+        cond = p.LogicalAnd((*gs.guard(), cond))
+    take = b.private(f"{acc.name}_group_take", np.bool_)
+    within = frozenset({gs.lane, gs.round})
+    out.append(Assignment(id=b.name(f"{take.name}_test"), assignee=take, expression=cond,
+                          within_inames=within, span=span))
+    for w, e in ((part2, value), *((k2, gs.at(ys)) for ys, k2 in zip(located, index2,
+                                                                         strict=True))):
+        out.append(Assignment(id=b.name(f"{w.name}_take"), assignee=w, expression=e,
+                              within_inames=within, predicates=(take,), span=span))
+    return out
+
+
+def _combine(op: str, a, b):
+    """*a* combined with *b* under the reduction operation *op*."""
+    if op == "sum":
+        return p.Sum((a, b))
+    if op == "product":
+        return p.Product((a, b))
+    return p.Call(p.Variable(op), (a, b))
 
 
 def _earlier(pairs):

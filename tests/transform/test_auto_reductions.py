@@ -258,15 +258,15 @@ def test_plan_and_generated_code(units):
     code = generate_code(out.kernel).device_code
     # per group: the trees, then the group's partial to its scratch element;
     # the second launch: one group of 128 combines the 1024 partials, each
-    # work-item first 8 of them in a loop (a loop per accumulator)
+    # work-item first 8 of them in one loop (all accumulators), then the trees
     first, second = code.split("__kernel void", 2)[1:]
     assert first.count("__local double acc_lane") == 3 and "__local int acc_lane" in first
     assert "reqd_work_group_size(128, 1, 1)))" in second and "sums_phase2(" in second
     for v in ("s", "t", "big", "cnt"):
         assert f"{v}_groups[group + 8 * group_rows] = acc_lane" in first
-    assert second.count("<= 7; ++groups_round") == 4
-    assert "acc_groups_round_1 = acc_groups_round_1 + cnt_groups[128 * groups_round_1 + " \
-        "lane_groups];" in second and "__local int acc_lane_groups_1[128];" in second
+    assert second.count("for (int groups_round = 0; groups_round <= 7; ++groups_round)") == 1
+    assert "cnt_group_part = cnt_group_part + cnt_groups[128 * groups_round + lane_groups];" \
+        in second and "__local int acc_lane_groups_1[128];" in second
     assert "s[0] = s[0] + acc_lane_groups" in second and "s[0] =" not in first
 
 

@@ -168,17 +168,21 @@ def test_combining_group_loops_over_more_partials_than_work_items(units):
     assert "ia[4 * i_group + i_inner + 12 * i_outer_outer + n * (j_group + 7 * j_outer)]" \
         in first.device_code
     assert "vmin_groups[group + 3 * group_rows] = vmin_extreme;" in first.device_code
-    # one group of 4 combines the 21 partials in 6 rounds of a loop (one loop
-    # per reduction), a round past the last group reading the neutral value
-    # and no location; then the trees, the first location kept
+    # one group of 4 combines the 21 partials: each work-item first keeps the
+    # first extreme of its partials in 6 rounds of one loop (a better value,
+    # or an equal one at an earlier place; a round past the last group takes
+    # nothing and reads nothing), then the trees keep the first location
     code = second.device_code
-    assert "reqd_work_group_size(4, 1, 1)" in code and code.count("<= 5; ++groups_round") == 6
-    assert "acc_groups_round_3 = min(acc_groups_round_3, lane_groups + 4 * groups_round_3 " \
-        "< 21 ? vmin_groups[4 * groups_round_3 + lane_groups] : 2147483647);" in code
-    assert "(lane_groups + 4 * groups_round_4 < 21 ? vmin_groups[4 * groups_round_4 + " \
-        "lane_groups] : 2147483647) == vmin_extreme_1 ? (lane_groups + 4 * groups_round_4 " \
-        "< 21 ? j_vmin_groups[4 * groups_round_4 + lane_groups] : 2147483647) : " \
-        "2147483647" in code
+    assert "reqd_work_group_size(4, 1, 1)" in code
+    assert code.count("for (int groups_round = 0; groups_round <= 5; ++groups_round)") == 1
+    assert "vmin_group_take = lane_groups + 4 * groups_round < 21 && (vmin_groups[4 * " \
+        "groups_round + lane_groups] < vmin_group_part || vmin_groups[4 * groups_round + " \
+        "lane_groups] == vmin_group_part && (j_vmin_groups[4 * groups_round + lane_groups] < " \
+        "j_vmin_part_group || j_vmin_groups[4 * groups_round + lane_groups] == " \
+        "j_vmin_part_group && i_vmin_groups[4 * groups_round + lane_groups] < " \
+        "i_vmin_part_group));" in code
+    assert "if (vmin_group_take)" in code
+    assert "vmin_group_part == vmin_extreme_1 && j_vmin_part_group == j_vmin_first_1" in code
     assert "vmin[0] = vmin_extreme_1" in code
 
 
