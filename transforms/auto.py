@@ -7,8 +7,9 @@ rules):
   parallel; loops carrying dependences stay sequential;
 * a loop nest that only reduces into scalars (sums, products, max/min, an
   extreme with its location, see ``f2loopy.analysis.reductions``) runs as a
-  parallel reduction in one work-group (plan ``reduction``: partials per
-  work-item, trees in local memory) where no other loop could use the grid;
+  parallel reduction where no other loop could use the grid (plan
+  ``reduction``: partials per work-item, trees in local memory; 8 x 128
+  work-groups store theirs, a second launch of one group combines them);
 * the parallel loop indexing the fastest-varying (Fortran: first) subscript
   goes to grid axis 0, so neighbouring work-items touch neighbouring memory,
   a second one to axis 1; each is split into work-groups of *tile* items;
@@ -76,6 +77,14 @@ with the first choices are declared.
     checks every variant it times, so it can pick a group where that is
     right and faster (a GPU).
 
+``reduction_groups``
+    The ``reduction`` plan's work-groups: ``(g0,g1)``, *g0* along the chunks
+    of the innermost reduction loop and *g1* along the next loop out
+    (default ``(8,128)``; fewer along a loop with fewer chunks or trips
+    whatever the sizes), or one number for groups along the chunks only
+    (``-D reduction_groups=128``: the plan before the pair; ``1``: one
+    work-group, one launch).
+
 ``columns``
     ``"scc"``: a column-physics routine, whose loops over one run-time range
     (``DO JL = KIDIA, KFDIA``, at least two such loops, bounds that are
@@ -131,20 +140,21 @@ from loopy import (
 
 OPTIONS = {"tile": None, "tile1": None, "prefetch": None, "axis1": None, "style": None,
            "group": None, "launches": None, "columns": "scc", "block": 128, "assume": None, "fix": None,
-           "specialize": True, "kcache": True, "version": False}
+           "specialize": True, "kcache": True, "version": False, "reduction_groups": None}
 OPTION_TYPES = {"tile": "positive integer", "tile1": "positive integer", "prefetch": "boolean",
                 "axis1": ("inner", "outer"), "style": ("grid", "outer"),
                 "group": ("positive integer", "none"), "launches": ("split", "one"),
                 "columns": ("scc", "off"), "block": "positive integer", "assume": "text",
                 "fix": "text", "specialize": "boolean", "kcache": "boolean",
-                "version": "boolean"}
+                "version": "boolean",
+                "reduction_groups": ("positive integer", "positive integers")}
 
 PLANS = ("grid+local", "grid", "grid-1d", "reduction", "one-group", "sequential")
 
 
 def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, style=None,
               group=None, launches=None, columns="scc", block=128, assume=None, fix=None,
-              specialize=True, kcache=True, version=False):
+              specialize=True, kcache=True, version=False, reduction_groups=None):
     if launches not in (None, "split", "one"):
         raise TransformError(f"auto: launches is 'split' or 'one', not {launches!r}")
     if columns not in ("scc", "off"):
@@ -164,17 +174,17 @@ def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, style=No
         launches = tunable("auto_launches", ["split", "one"])
     outcome = None
     if split is not kernel and launches == "split":
-        outcome = choose(split, tile, tile1, prefetch, axis1, style, group)
+        outcome = choose(split, tile, tile1, prefetch, axis1, style, group, reduction_groups)
         if outcome.plan == "sequential":
             print(f"auto: kernel '{kernel.name}': no plan of its launches was taken; one launch")
             outcome = None
         elif outcome.plan == "reduction":
             # one work-group runs the whole kernel: one launch needs no global barrier
-            one = choose(kernel, tile, tile1, prefetch, axis1, style, group)
+            one = choose(kernel, tile, tile1, prefetch, axis1, style, group, reduction_groups)
             if one.plan == "reduction":
                 outcome = one
     if outcome is None:
-        outcome = choose(kernel, tile, tile1, prefetch, axis1, style, group)
+        outcome = choose(kernel, tile, tile1, prefetch, axis1, style, group, reduction_groups)
     print(outcome.summary() + launch_summary(outcome.kernel))
     if outcome.plan == "sequential":
         for note in outcome.notes:
@@ -182,12 +192,15 @@ def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, style=No
     return outcome.kernel
 
 
-def choose(kernel, tile, tile1, prefetch, axis1, style, group):
+def choose(kernel, tile, tile1, prefetch, axis1, style, group, reduction_groups=None):
     """The plan for *kernel* with the given options, declaring the tunables
     that matter for it."""
+    groups = {} if reduction_groups is None else {"reduction_groups": tuple(
+        reduction_groups) if isinstance(reduction_groups, (tuple, list)) else reduction_groups}
+
     def plan(t0, t1, fetch, size, plans=PLANS):
         return plan_auto(kernel, tile=(t0, t1), prefetch=fetch, group_size=size,
-                         second_axis=second, verify=generate_code, plans=plans)
+                         second_axis=second, verify=generate_code, plans=plans, **groups)
 
     t0 = 32 if tile is None else tile
     t1 = 8 if tile1 is None else tile1

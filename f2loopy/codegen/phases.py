@@ -291,13 +291,15 @@ def _level(kernel, insns, enclosing: tuple, order, bounds, barriers) -> tuple:
 
 def _phase_kernel(kernel: Kernel, insns, host: tuple) -> Kernel:
     """The kernel of one phase (named later)."""
+    from f2loopy.transform.iname import reduction_inames
     ids = {i.id for i in insns}
     hostset = set(host)
     new = tuple(i.copy(within_inames=frozenset(i.within_inames) - hostset,
                        depends_on=frozenset(i.depends_on) & ids) for i in insns)
     used = set()
     for i in new:
-        used |= set(i.within_inames)
+        # (a reduction's loops too: no statement of the phase may run in them)
+        used |= set(i.within_inames) | reduction_inames(i)
     where = iname_to_domain_index(kernel)
     # the loops the phase's loops' bounds need (enclosing non-host domains)
     todo = list(used)

@@ -39,13 +39,18 @@ Before the grid plans, where every parallel loop lies inside them, the
 **reduction** plan: loop nests that only reduce into scalars (``s = s +
 ...``, several accumulators, ``max``/``min``, an extreme with its location;
 :func:`~f2loopy.analysis.reductions.reduction_nests`) run in parallel in
-*group_size* work-groups of *group_size* work-items, whose partials a second
-launch of one group combines
-(:func:`~f2loopy.transform.parallel_reduction.parallel_reduction`); in one
-group (one launch) where the split loop has at most *group_size* trips
-whatever the sizes, or where several groups are refused.  Other
-reductions and loops carrying dependences stay sequential loops inside each
-work-item.
+work-groups of *group_size* work-items, whose partials a second launch of
+one group combines
+(:func:`~f2loopy.transform.parallel_reduction.parallel_reduction`): the
+innermost reduction loop in chunks of *group_size* on ``l.0``, the chunks
+round-robin over ``g.0`` and, in a nest of two or more reduction loops, the
+next loop out round-robin over ``g.1`` (*reduction_groups*: by default 8 x
+128 groups, a count independent of the device that fills a large GPU while
+each work-item accumulates many elements in registers; fewer along an axis
+whose loop has fewer chunks or trips whatever the sizes).  In one group (one
+launch) where that leaves one group, or where several groups are refused.
+Other reductions and loops carrying dependences stay sequential loops
+inside each work-item.
 """
 
 from __future__ import annotations
@@ -65,6 +70,10 @@ from f2loopy.transform.iname import split_iname, tag_inames
 from f2loopy.transform.parallel_reduction import parallel_reduction
 from f2loopy.transform.precompute import add_prefetch
 from f2loopy.transform.util import for_each_kernel, unique_name
+
+#: the reduction plan's work-groups: along the chunks of the innermost
+#: reduction loop (``g.0``) and the next loop out (``g.1``)
+REDUCTION_GROUPS = (8, 128)
 
 #: names of the plans, best first (see :func:`plan_auto`)
 PLANS = ("grid+local", "grid", "grid-1d", "reduction", "one-group", "outer", "sequential")
@@ -183,7 +192,8 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
               prefetch: bool = True, registers: bool = True, group_size: int = 128,
               second_axis: str = "inner",
               verify: Callable[[Kernel], object] | None = None,
-              plans: Sequence[str] = PLANS) -> AutoOutcome:
+              plans: Sequence[str] = PLANS,
+              reduction_groups: int | tuple[int, int] = REDUCTION_GROUPS) -> AutoOutcome:
     """Parallelise *kernel* automatically (see the module docstring).
 
     :arg tile: work-group size along grid axis 0 and axis 1 (one number for
@@ -203,6 +213,13 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
         ``generate_code`` finding a race between loop nests) is skipped.
         Without it the first plan that the transformations accept is taken.
     :arg plans: the plans to try, in order (a subset of :data:`PLANS`).
+    :arg reduction_groups: the ``reduction`` plan's work-groups at most: a
+        pair ``(g0, g1)``, *g0* along the chunks of a nest's innermost
+        reduction loop and *g1* along the next loop out (a nest of one loop:
+        ``g0 * g1`` along the chunks); where a loop has fewer chunks or trips
+        whatever the sizes, that axis gets as many groups and the other the
+        rest of ``g0 * g1``.  An integer: that many along the chunks only
+        (``group_size`` of them: the plan before the pair).
     :returns: an :class:`AutoOutcome`; the kernel is unchanged (plan
         ``sequential``) when no plan works.
     """
@@ -216,6 +233,7 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
     for flag, value in (("prefetch", prefetch), ("registers", registers)):
         if not isinstance(value, bool):
             raise TransformError(f"auto: {flag} is True or False, not {value!r}")
+    _reduction_group_counts(reduction_groups)
     facts = LoopFacts(kernel)
     verdicts = loop_dependences(kernel, facts=facts)
     candidates = [x for x, v in verdicts.items() if v.parallel
@@ -224,7 +242,8 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
     nests = reduction_nests(kernel, facts) if "reduction" in plans else []
     if any(not n.reason for n in nests):
         # (only where no other loop could use the grid: the nests are the work)
-        outcome = _reduction_plan(kernel, nests, candidates, group_size, verify, plans, notes)
+        outcome = _reduction_plan(kernel, nests, candidates, group_size, verify, plans, notes,
+                                  reduction_groups)
         if outcome is not None:
             return outcome
     if candidates:
@@ -264,7 +283,13 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
                         else f"g.{a}/l.{a}")
                     + (f" (one group of {size})" if size else "")
                     for x, a in axes.items()}
-            return AutoOutcome(out, plan, tags, fetched, tuple(notes), tuple(candidates), held)
+            what: tuple = ()
+            if plan.startswith("grid") and any(not n.reason for n in nests):
+                out, more, what = _reductions_beside(out, nests, group_size, reduction_groups,
+                                                     verify, notes)
+                tags.update(more)
+            return AutoOutcome(out, plan, tags, fetched, tuple(notes), tuple(candidates), held,
+                               what)
     for x, v in verdicts.items():
         if not v.parallel:
             notes.append(f"loop '{x}' {v.reason}")
@@ -275,7 +300,8 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
 
 
 def _reduction_plan(kernel: Kernel, nests: list[ReductionNest], candidates: list[str],
-                    group_size: int, verify, plans: Sequence[str], notes: list[str]
+                    group_size: int, verify, plans: Sequence[str], notes: list[str],
+                    reduction_groups: int | tuple[int, int] = REDUCTION_GROUPS
                     ) -> AutoOutcome | None:
     """The ``reduction`` plan: every reduction nest in parallel in one
     work-group (:func:`parallel_reduction`), when the kernel's other loops
@@ -289,11 +315,11 @@ def _reduction_plan(kernel: Kernel, nests: list[ReductionNest], candidates: list
         mine = {i.id for i in kernel.instructions if x in i.within_inames}
         if not any(mine <= ids for ids in inside.values()):
             return None
-    # many groups (the group size of them, combined by a second launch)
-    # unless the loop split over the work-items has at most one group's
-    # trips whatever the sizes; one group where several are refused
-    counts = {n.outer: 1 if _few_trips(kernel, n.loops[-1], group_size) else group_size
-              for n in ok}
+    # many groups (combined by a second launch), fewer along a loop of
+    # fewer chunks or trips whatever the sizes; one group where several are
+    # refused
+    counts: dict[str, int | tuple[int, int]] = {
+        n.outer: _groups_of(kernel, n, group_size, reduction_groups) for n in ok}
     out = kernel
     for attempt in ("groups", "one"):
         if attempt == "one":
@@ -313,25 +339,118 @@ def _reduction_plan(kernel: Kernel, nests: list[ReductionNest], candidates: list
                          f"{_first_line(exc)}")
             if attempt == "one" or all(c == 1 for c in counts.values()):
                 return None
-    tags = {n.loops[-1]: (f"g.0/l.0 ({counts[n.outer]} groups of {group_size}, then one)"
-                          if counts[n.outer] > 1 else f"l.0 (one group of {group_size})")
-            for n in ok}
+    tags, what = _describe(ok, counts, group_size)
+    for n in nests:
+        if n.reason:
+            notes.append(f"loop nest '{n.outer}' is no parallel reduction: {n.reason}")
+    return AutoOutcome(out, "reduction", tags, (), tuple(notes), tuple(candidates),
+                       reductions=what)
+
+
+def _describe(ok: list[ReductionNest], counts: dict, group_size: int
+              ) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The tags and the reductions (:class:`AutoOutcome`'s) of the nests *ok*
+    run over *counts* groups."""
+    tags: dict[str, str] = {}
+    for n in ok:
+        c = counts[n.outer]
+        if isinstance(c, tuple):
+            tags[n.loops[-2]] = f"g.1 ({c[1]} groups)"
+            tags[n.loops[-1]] = f"g.0/l.0 ({c[0]} groups of {group_size}; {c[0] * c[1]}, " \
+                "then one)"
+        else:
+            tags[n.loops[-1]] = (f"g.0/l.0 ({c} groups of {group_size}, then one)" if c > 1
+                                 else f"l.0 (one group of {group_size})")
     what = []
     for n in ok:
         for a in n.accumulators:
             located = [w for w, _ in a.locations]
             what.append(f"{a.name} ({a.op}" + (f", located: {', '.join(located)}"
                                               if located else "") + ")")
+    return tags, tuple(what)
+
+
+def _reductions_beside(kernel: Kernel, nests: list[ReductionNest], group_size: int,
+                       reduction_groups, verify, notes: list[str]):
+    """*kernel* (a grid plan's) with the reduction nests that the grid left
+    sequential run as parallel reductions over several groups, each in
+    launches of its own (a nest after a mapped loop starts one; one that a
+    mapped loop follows, or one refused, stays sequential): the kernel, the
+    tags and the reductions (:func:`_describe`); *kernel* and nothing where
+    *verify* refuses the result (a note says why)."""
+    out = kernel
+    done: list[ReductionNest] = []
+    counts: dict = {}
     for n in nests:
-        if n.reason:
-            notes.append(f"loop nest '{n.outer}' is no parallel reduction: {n.reason}")
-    return AutoOutcome(out, "reduction", tags, (), tuple(notes), tuple(candidates),
-                       reductions=tuple(what))
+        if n.reason or any(kernel.iname_tag(y).hardware for y in n.loops):
+            continue
+        c = _groups_of(kernel, n, group_size, reduction_groups)
+        if c == 1:
+            # (one group alone would serialise the launch it shares)
+            continue
+        try:
+            out = parallel_reduction(out, n, lanes=group_size, groups=c)
+        except F2LoopyError as exc:
+            notes.append(f"loop nest '{n.outer}' stays sequential beside the grid: "
+                         f"{_first_line(exc)}")
+            continue
+        done.append(n)
+        counts[n.outer] = c
+    if not done:
+        return kernel, {}, ()
+    try:
+        if verify is not None:
+            verify(out)
+    except F2LoopyError as exc:
+        notes.append(f"reductions beside the grid refused: {_first_line(exc)}")
+        return kernel, {}, ()
+    tags, what = _describe(done, counts, group_size)
+    return out, tags, what
 
 
-def _few_trips(kernel: Kernel, iname: str, limit: int) -> bool:
-    """Whether loop *iname* runs at most *limit* times whatever the sizes
-    and the enclosing loops' indices."""
+def _reduction_group_counts(groups) -> tuple[int, int]:
+    """*groups* (the ``reduction_groups`` option) as a validated pair."""
+    def count(x) -> bool:
+        return isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= 65536
+    if count(groups):
+        return groups, 0
+    if isinstance(groups, tuple) and len(groups) == 2 and all(count(x) for x in groups) \
+            and groups[0] * groups[1] <= 65536:
+        return groups
+    raise TransformError(f"auto: reduction_groups is a number of groups or a pair of them "
+                         f"(at most 65536 in all), not {groups!r}")
+
+
+def _groups_of(kernel: Kernel, nest: ReductionNest, lanes: int,
+               groups: int | tuple[int, int]) -> int | tuple[int, int]:
+    """The work-groups of *nest* (the ``groups`` argument of
+    :func:`parallel_reduction`) under the ``reduction_groups`` option
+    *groups*: along the chunks of *lanes* of its innermost reduction loop
+    at most as many as it has whatever the sizes, the rest of the budget to
+    the next loop out (at most its trips)."""
+    g0, g1 = _reduction_group_counts(groups)
+    trips = _most_trips(kernel, nest.loops[-1])
+    chunks = None if trips is None else max(1, -(-trips // lanes))
+    if not g1 or len(nest.loops) < 2:
+        # (an integer: along the chunks only, as many as asked where the
+        # loop has more than one group's trips)
+        count = (g0 if not g1 else g0 * g1) if chunks is None or chunks > 1 else 1
+        if g1 and chunks is not None:
+            count = min(count, chunks)
+        return count
+    rows = _most_trips(kernel, nest.loops[-2])
+    budget = g0 * g1
+    a = g0 if chunks is None else min(g0, chunks)
+    b = budget // a if rows is None else min(budget // a, max(rows, 1))
+    a = budget // b if chunks is None else min(budget // b, chunks)
+    if b == 1:
+        return a
+    return (a, b)
+
+
+def _most_trips(kernel: Kernel, iname: str) -> int | None:
+    """The most times loop *iname* runs whatever the sizes and the enclosing
+    loops' indices, or None where that is not bounded."""
     dom = kernel.domains[kernel.iname_domain_index[iname]]
     names = dom.get_var_names(isl.dim_type.set)
     k = names.index(iname)
@@ -339,12 +458,12 @@ def _few_trips(kernel: Kernel, iname: str, limit: int) -> bool:
     dom = dom.project_out(isl.dim_type.set, 0, k)
     dom = dom.project_out(isl.dim_type.param, 0, dom.dim(isl.dim_type.param))
     if dom.is_empty():
-        return True
+        return 0
     if not dom.is_bounded():
-        return False
-    return (dom.lexmax().sample_point().get_coordinate_val(isl.dim_type.set, 0)
-            - dom.lexmin().sample_point().get_coordinate_val(isl.dim_type.set, 0)
-            ).to_python() < limit
+        return None
+    return int((dom.lexmax().sample_point().get_coordinate_val(isl.dim_type.set, 0)
+                - dom.lexmin().sample_point().get_coordinate_val(isl.dim_type.set, 0)
+                ).to_python()) + 1
 
 
 @for_each_kernel

@@ -74,8 +74,9 @@ def test_recipe_maps_every_parallel_nest(tmp_path):
         "auto: kernel 'advec_mom': plan grid, k -> g.1/l.1, j -> g.0/l.0",
         # the minimum and where it first occurs: each work-item's, then
         # each group's to scratch arrays; a second launch combines the groups'
-        "auto: kernel 'calc_dt': plan reduction, j -> g.0/l.0 (128 groups of 128, then "
-        "one); parallel reduction of dt_min_val (min, located: jldt, kldt); 1 global barrier",
+        "auto: kernel 'calc_dt': plan reduction, k -> g.1 (128 groups), j -> g.0/l.0 "
+        "(8 groups of 128; 1024, then one); parallel reduction of dt_min_val (min, located: "
+        "jldt, kldt); 1 global barrier",
         # the rows of the left and right halo, then the columns of the bottom
         # and top (one launch per depth: the host runs k_1)
         "auto: kernel 'update_halo': plan grid, k -> g.0/l.0, j_1 -> g.0/l.0; "
@@ -87,9 +88,9 @@ def test_reductions_into_several_scalars_run_in_one_group(tmp_path):
     res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-o", str(tmp_path),
                                     str(KERNELS)])
     assert res.exit_code == 0, res.output
-    assert "auto: kernel 'field_summary': plan reduction, j -> g.0/l.0 (128 groups of 128, " \
-        "then one); parallel reduction of ie (sum), ke (sum), mass (sum), press (sum), " \
-        "vol (sum); 1 global barrier" in res.output.splitlines()
+    assert "auto: kernel 'field_summary': plan reduction, k -> g.1 (128 groups), j -> " \
+        "g.0/l.0 (8 groups of 128; 1024, then one); parallel reduction of ie (sum), ke (sum), " \
+        "mass (sum), press (sum), vol (sum); 1 global barrier" in res.output.splitlines()
 
 
 @needs_gfortran

@@ -203,9 +203,10 @@ def test_local_accumulators_read_by_a_later_nest(units):
     # across the launches, stored once
     out = plan_auto(units["twonests"], verify=generate_code)
     assert out.summary() == (
-        "auto: kernel 'twonests': plan reduction, i -> g.0/l.0 (128 groups of 128, then one), "
-        "i_1 -> g.0/l.0 (128 groups of 128, then one); parallel reduction of mn (min, "
-        "located: il), s (sum), t (sum)")
+        "auto: kernel 'twonests': plan reduction, j -> g.1 (128 groups), i -> g.0/l.0 "
+        "(8 groups of 128; 1024, then one), j_1 -> g.1 (128 groups), i_1 -> g.0/l.0 "
+        "(8 groups of 128; 1024, then one); parallel reduction of mn (min, located: il), "
+        "s (sum), t (sum)")
     code = generate_code(out.kernel).device_code
     assert "if (lane0_l0 == 0 && mn_better)" in code and "mn_better = mn_extreme_1 < mn[0];" \
         in code
@@ -234,8 +235,9 @@ def nest_of(units, name):
 def test_plan_and_generated_code(units):
     out = plan_auto(units["minloc2"], group_size=64, verify=generate_code)
     assert out.summary() == (
-        "auto: kernel 'minloc2': plan reduction, i -> g.0/l.0 (64 groups of 64, then one); "
-        "parallel reduction of vmax (max, located: imax), vmin (min, located: imin, jmin)")
+        "auto: kernel 'minloc2': plan reduction, j -> g.1 (128 groups), i -> g.0/l.0 "
+        "(8 groups of 64; 1024, then one); parallel reduction of vmax (max, located: imax), "
+        "vmin (min, located: imin, jmin)")
     # one group (the shape within a group is the same with several)
     knl = units["minloc2"]
     for nest in reduction_nests(knl):
@@ -251,16 +253,20 @@ def test_plan_and_generated_code(units):
     assert "vmin_part == vmin_extreme && j_vmin_part == j_vmin_first ? i_vmin_part" in code
     assert "if (lane_first == 0 && vmin_better)" in code
     out = plan_auto(units["sums"], verify=generate_code)
-    assert out.plan == "reduction" and out.tags == {"i": "g.0/l.0 (128 groups of 128, then one)"}
+    assert out.plan == "reduction" and out.tags == {
+        "j": "g.1 (128 groups)", "i": "g.0/l.0 (8 groups of 128; 1024, then one)"}
     code = generate_code(out.kernel).device_code
     # per group: the trees, then the group's partial to its scratch element;
-    # the second launch: one group of 128 combines the 128 partials
+    # the second launch: one group of 128 combines the 1024 partials, each
+    # work-item first 8 of them in one loop (all accumulators), then the trees
     first, second = code.split("__kernel void", 2)[1:]
     assert first.count("__local double acc_lane") == 3 and "__local int acc_lane" in first
     assert "reqd_work_group_size(128, 1, 1)))" in second and "sums_phase2(" in second
     for v in ("s", "t", "big", "cnt"):
-        assert f"{v}_groups[group] = acc_lane" in first
-        assert f"{v}_group_part = {v}_groups[lane_groups];" in second
+        assert f"{v}_groups[group + 8 * group_rows] = acc_lane" in first
+    assert second.count("for (int groups_round = 0; groups_round <= 7; ++groups_round)") == 1
+    assert "cnt_group_part = cnt_group_part + cnt_groups[128 * groups_round + lane_groups];" \
+        in second and "__local int acc_lane_groups_1[128];" in second
     assert "s[0] = s[0] + acc_lane_groups" in second and "s[0] =" not in first
 
 
