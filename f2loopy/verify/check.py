@@ -20,6 +20,7 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -98,6 +99,10 @@ class CheckReport:
     char_values: dict = field(default_factory=dict)
     #: line of the preprocessed text -> (file, line) it came from (.F90)
     line_origins: dict = field(default_factory=dict)
+    #: the translation checked (a TranslationResult): the next rounds of
+    #: inputs (f2loopy.verify.coverage) check the same code without
+    #: translating the file again
+    translation: Any = field(default=None, repr=False, compare=False)
     #: argument name -> how outputs show it (module data as the glue's
     #: ``module.variable``, components as ``p%x``)
     labels: dict = field(default_factory=dict)
@@ -433,7 +438,7 @@ def check_source(text: str, path, options: CheckOptions | None = None, *, result
                              "subroutines (a string sets only those)")
     char_fixed = {char_args[n.lower()]: v for n, v in char_given.items()}
 
-    report = CheckReport(str(path), seed)
+    report = CheckReport(str(path), seed, translation=result)
     if preprocessed:
         # (statements are named by the lines of the files as written)
         report.line_origins = {k: o for k, o in enumerate(pp.origin, 1) if o is not None}

@@ -274,6 +274,9 @@ def check_covering(text: str, path, options, *, check, **context):
     report = check(text, path, options.replace(char_round=0), **context)
     if report.coverage is None or not report.checks:
         return report
+    if report.translation is not None:
+        # the rounds change inputs only: the code checked stays the same
+        context = {**context, "result": report.translation}
     missing = dict(report.coverage)
     user_sizes = dict(options.sizes)
     learned: dict = {}

@@ -53,10 +53,20 @@ def _check(tmp_path, name, text):
     return CliRunner().invoke(main, ["check", str(path)])
 
 
-def test_optional_arguments_are_checked_present(tmp_path):
+def test_optional_arguments_are_checked_present(tmp_path, monkeypatch):
     """The harness passes every optional argument: the kernel matches, and
-    the branch for an absent one is reported as never run."""
+    the branch for an absent one is reported as never run.  The file is
+    translated once: every round of inputs checks the same code."""
+    import f2loopy.pipeline as pipeline
+    translations = []
+    real = pipeline.translate_text
+
+    def counting(*args, **kwargs):
+        translations.append(args[1])
+        return real(*args, **kwargs)
+    monkeypatch.setattr(pipeline, "translate_text", counting)
     res = _check(tmp_path, "scaling.f90", OPTIONAL)
+    assert "signed values" in res.output and len(translations) == 1, res.output
     lines = res.output.splitlines()
     assert res.exit_code == 1, res.output
     assert lines[1:3] == ["scale_add", lines[2]] and lines[2].strip().startswith("y(4) float64")
