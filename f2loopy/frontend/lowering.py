@@ -782,16 +782,15 @@ def _has_nonfinite_constant(expr) -> bool:
         return not np.isfinite(expr)
     if not dataclasses.is_dataclass(expr):
         return False
-    return any(_has_nonfinite_constant(c) for c in
-               _flatten(getattr(expr, f.name) for f in dataclasses.fields(expr)))
+    return any(_nonfinite_in_field(getattr(expr, f.name)) for f in dataclasses.fields(expr))
 
 
-def _flatten(items):
-    for x in items:
-        if isinstance(x, tuple):
-            yield from _flatten(x)
-        else:
-            yield x
+def _nonfinite_in_field(value) -> bool:
+    """:func:`_has_nonfinite_constant` of a field's value, or of any item of
+    a (nested) tuple of them."""
+    if isinstance(value, tuple):
+        return any(_nonfinite_in_field(x) for x in value)
+    return _has_nonfinite_constant(value)
 
 
 def _keyword(node) -> str:

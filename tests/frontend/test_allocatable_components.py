@@ -12,38 +12,11 @@ import pytest
 from f2loopy.diagnostics import FortranError
 from f2loopy.frontend import parse_fortran
 from f2loopy.ir.roles import Allocation, Component, ModuleVariable
+from shared_kernels import HEAT_EVOLVE
 
 #: the 2-D heat equation's shape: a field type with an allocatable array
 #: (allocated with a halo, lower bounds 0), kernels taking two fields
-HEAT = """module grid_types
-  implicit none
-  integer, parameter :: dp = kind(1.0d0)
-  type :: field
-     integer :: nx, ny
-     real(dp) :: dx
-     real(dp), dimension(:,:), allocatable :: data
-  end type field
-end module grid_types
-
-module solver
-  use grid_types
-  implicit none
-contains
-  subroutine evolve(curr, prev, a, dt)
-    type(field), intent(inout) :: curr, prev
-    real(dp) :: a, dt
-    integer :: i, j, nx, ny
-    nx = curr%nx
-    ny = curr%ny
-    do j = 1, ny
-       do i = 1, nx
-          curr%data(i, j) = prev%data(i, j) + a * dt * &
-               (prev%data(i-1, j) - 2.0 * prev%data(i, j) + &
-                prev%data(i+1, j)) / curr%dx**2
-       end do
-    end do
-  end subroutine evolve
-
+HEAT = HEAT_EVOLVE + """
   function average(f0)
     real(dp) :: average
     type(field) :: f0

@@ -14,36 +14,9 @@ import pytest
 
 from fortran_util import assert_all_ok, build_runtime, compile_and_run, needs_toolchain, translate
 from util import translate_and_load
+from shared_kernels import HEAT_EVOLVE
 
-HEAT = """module grid_types
-  implicit none
-  integer, parameter :: dp = kind(1.0d0)
-  type :: field
-     integer :: nx, ny
-     real(dp) :: dx
-     real(dp), dimension(:,:), allocatable :: data
-  end type field
-end module grid_types
-
-module solver
-  use grid_types
-  implicit none
-contains
-  subroutine evolve(curr, prev, a, dt)
-    type(field), intent(inout) :: curr, prev
-    real(dp) :: a, dt
-    integer :: i, j, nx, ny
-    nx = curr%nx
-    ny = curr%ny
-    do j = 1, ny
-       do i = 1, nx
-          curr%data(i, j) = prev%data(i, j) + a * dt * &
-               (prev%data(i-1, j) - 2.0 * prev%data(i, j) + &
-                prev%data(i+1, j)) / curr%dx**2
-       end do
-    end do
-  end subroutine evolve
-
+HEAT = HEAT_EVOLVE + """
   function average(f0)
     real(dp) :: average
     type(field) :: f0
