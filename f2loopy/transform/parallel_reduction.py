@@ -168,25 +168,8 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int,
         raise TransformError(f"parallel_reduction: lanes is an integer from 1 to 1024, "
                              f"not {lanes!r}")
     g0, g1 = _group_counts(groups, nest)
-    total = g0 * g1
-    inside = [i for i in kernel.instructions if nest.outer in i.within_inames]
-    # one work-group of one axis must run the whole kernel: a loop on another
-    # axis elsewhere would run the nest more than once
-    around = set().union(*(i.within_inames for i in inside))
-    start = next(k for k, i in enumerate(kernel.instructions) if i.id == inside[0].id)
-    # (several groups: loops mapped before or after the nest are fine, the
-    # nest then starts a launch of its own, and the combining launch ends
-    # with a global barrier where mapped loops follow)
+    inside = _nest_statements(kernel, nest, g0 * g1)
     nest_ids = {i.id for i in inside}
-    earlier = set().union(*(i.within_inames for i in kernel.instructions
-                            if i.id not in nest_ids)) if total > 1 else set()
-    tagged = sorted(y for y in kernel.hardware_inames()
-                    if y in around or (kernel.iname_tag(y) != LocalAxisTag(0)
-                                       and y not in earlier))
-    if tagged:
-        raise TransformError(f"parallel_reduction: loop '{tagged[0]}' is already mapped to "
-                             f"{kernel.iname_tag(tagged[0])}; the reduction runs in one "
-                             "work-group over l.0")
     b = _Builder(kernel)
     lane = b.lane_iname("lane", 0, lanes - 1)
     # work-item 0, which stores an extreme and its location
@@ -195,7 +178,7 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int,
         for a in nest.accumulators) else ""
     # (several groups: the group's index and its work-item 0 in the first
     # launch; the combining group's work-items in the second)
-    gs = _Groups(b, g0, g1, lanes) if total > 1 else None
+    gs = _Groups(b, g0, g1, lanes) if g0 * g1 > 1 else None
     phase1: list[Assignment] = []
     inits: list[Assignment | BarrierInstruction] = []
     finals: list[Assignment | BarrierInstruction] = []
@@ -213,41 +196,14 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int,
         inits.append(init)
         if acc.condition is None:
             _partial_sums(kernel, acc, part, init, replaced)
-            red = Reduction(acc.op, (lane,), part)
-            if gs is not None:
-                scr = b.scratch(f"{acc.name}_groups", dtype, gs.total)
-                phase1.append(Assignment(id=b.name(f"{scr}_store"), assignee=p.Subscript(
-                    p.Variable(scr), gs.slot), expression=red,
-                    within_inames=gs.within, span=span))
-                # (loaded into a private variable in the second launch's
-                # work-items, whose loop the launch then holds; with rounds,
-                # combined there from the work-item's partials)
-                part2 = b.private(f"{acc.name}_group_part", dtype)
-                if gs.round:
-                    rounds.append(Assignment(
-                        id=b.name(f"{part2.name}_init"), assignee=part2,
-                        expression=reduction_neutral(acc.op, dtype),
-                        within_inames=frozenset({gs.lane}), span=span))
-                    rounds.append(Assignment(
-                        id=b.name(f"{part2.name}_round"), assignee=part2,
-                        expression=_combine(acc.op, part2, gs.at(scr)),
-                        within_inames=frozenset({gs.lane, gs.round}), predicates=gs.guard(),
-                        span=span))
-                else:
-                    finals.append(Assignment(id=b.name(f"{part2.name}_load"), assignee=part2,
-                                             expression=gs.at(scr),
-                                             within_inames=frozenset({gs.lane}), span=span))
-                red = Reduction(acc.op, (gs.lane,), part2)
-            v = p.Variable(acc.name)
-            value = _combine(acc.op, v, red)
-            finals.append(Assignment(id=b.name(f"{acc.name}_combine"), assignee=v,
-                                     expression=value, span=span))
+            _sum_combine(b, acc, dtype, part, lane, gs, span, phase1, rounds, finals)
             continue
         _extreme(kernel, b, acc, nest, part, init, inits, finals, replaced, removed,
                  lane, first, span, gs, phase1, rounds)
     # the partials start where the nest starts: after what it waits for (a
     # global barrier before it included)
     before = frozenset().union(*(i.depends_on for i in inside)) - nest_ids
+    start = next(k for k, i in enumerate(kernel.instructions) if i.id == inside[0].id)
     pre = _barrier_before(kernel, b, nest, inside, start) if gs is not None else None
     if pre is not None:
         before |= {pre.id}
@@ -259,6 +215,85 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int,
         if i.id in replaced or i.id in removed:
             # (``kldt = y_min`` before the nest comes before its final store)
             outside_deps |= i.depends_on - nest_ids
+    finals = _ordered_finals(b, gs, phase1, rounds, finals, written_parts, outside_deps,
+                             span)
+    post = _barrier_after(kernel, b, nest_ids, finals) if gs is not None else None
+    if post is not None:
+        finals.append(post)
+    out = _spliced(kernel, nest_ids, inits, finals, replaced, removed, pre, post)
+    kernel = kernel.copy(instructions=tuple(out), temporaries=FrozenMap(b.temps),
+                         domains=tuple(b.domains), iname_tags=FrozenMap(b.tags))
+    return _split_over_lanes(kernel, b, nest, lanes, g0, g1)
+
+
+def _nest_statements(kernel: Kernel, nest: ReductionNest, total: int) -> list:
+    """The statements inside *nest*, in order, after checking that no loop
+    around them (and, with one group, none elsewhere on another axis) is
+    mapped to the hardware."""
+    inside = [i for i in kernel.instructions if nest.outer in i.within_inames]
+    # one work-group of one axis must run the whole kernel: a loop on another
+    # axis elsewhere would run the nest more than once
+    around = set().union(*(i.within_inames for i in inside))
+    # (several groups: loops mapped before or after the nest are fine, the
+    # nest then starts a launch of its own, and the combining launch ends
+    # with a global barrier where mapped loops follow)
+    nest_ids = {i.id for i in inside}
+    earlier = set().union(*(i.within_inames for i in kernel.instructions
+                            if i.id not in nest_ids)) if total > 1 else set()
+    tagged = sorted(y for y in kernel.hardware_inames()
+                    if y in around or (kernel.iname_tag(y) != LocalAxisTag(0)
+                                       and y not in earlier))
+    if tagged:
+        raise TransformError(f"parallel_reduction: loop '{tagged[0]}' is already mapped to "
+                             f"{kernel.iname_tag(tagged[0])}; the reduction runs in one "
+                             "work-group over l.0")
+    return inside
+
+
+def _sum_combine(b: _Builder, acc: Accumulator, dtype, part, lane: str, gs: _Groups | None,
+                 span, phase1: list, rounds: list, finals: list) -> None:
+    """Append to *phase1*, *rounds* and *finals* the statements that combine
+    the work-items' partial values *part* of the sum or product *acc*: the
+    tree over *lane* (with several groups: each group's tree stored to a
+    scratch slot, then the combining group's rounds and tree over the
+    slots) and the update of the accumulator."""
+    red = Reduction(acc.op, (lane,), part)
+    if gs is not None:
+        scr = b.scratch(f"{acc.name}_groups", dtype, gs.total)
+        phase1.append(Assignment(id=b.name(f"{scr}_store"), assignee=p.Subscript(
+            p.Variable(scr), gs.slot), expression=red,
+            within_inames=gs.within, span=span))
+        # (loaded into a private variable in the second launch's
+        # work-items, whose loop the launch then holds; with rounds,
+        # combined there from the work-item's partials)
+        part2 = b.private(f"{acc.name}_group_part", dtype)
+        if gs.round:
+            rounds.append(Assignment(
+                id=b.name(f"{part2.name}_init"), assignee=part2,
+                expression=reduction_neutral(acc.op, dtype),
+                within_inames=frozenset({gs.lane}), span=span))
+            rounds.append(Assignment(
+                id=b.name(f"{part2.name}_round"), assignee=part2,
+                expression=_combine(acc.op, part2, gs.at(scr)),
+                within_inames=frozenset({gs.lane, gs.round}), predicates=gs.guard(),
+                span=span))
+        else:
+            finals.append(Assignment(id=b.name(f"{part2.name}_load"), assignee=part2,
+                                     expression=gs.at(scr),
+                                     within_inames=frozenset({gs.lane}), span=span))
+        red = Reduction(acc.op, (gs.lane,), part2)
+    v = p.Variable(acc.name)
+    finals.append(Assignment(id=b.name(f"{acc.name}_combine"), assignee=v,
+                             expression=_combine(acc.op, v, red), span=span))
+
+
+def _ordered_finals(b: _Builder, gs: _Groups | None, phase1: list, rounds: list,
+                    finals: list, written_parts: set, outside_deps: set, span) -> list:
+    """The statements after the nest in order, each depending on the ones
+    before it and on the partial updates *written_parts* (the ones in the
+    second launch also on *outside_deps*): with several groups the groups'
+    stores (*phase1*), a global barrier, then the combining group's
+    starting values, its one loop of *rounds*, and *finals*."""
     # (the starting values, then the one loop of rounds)
     finals = [*(i for i in rounds if gs is not None and gs.round not in i.within_inames),
               *(i for i in rounds if gs is not None and gs.round in i.within_inames),
@@ -271,18 +306,24 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int,
                                      depends_on=frozenset(f.id for f in phase1), span=span)
         finals = [*phase1, barrier, *(f.copy(depends_on=f.depends_on | {barrier.id})
                                       for f in finals)]
-    finals = [f.copy(depends_on=f.depends_on | written_parts | outside_deps
+    return [f.copy(depends_on=f.depends_on | written_parts | outside_deps
                      | {g.id for g in finals[:k]})
-              for k, f in enumerate(finals)]
-    post = _barrier_after(kernel, b, nest_ids, finals) if gs is not None else None
-    if post is not None:
-        finals.append(post)
+            for k, f in enumerate(finals)]
+
+
+def _spliced(kernel: Kernel, nest_ids: set, inits: list, finals: list, replaced: dict,
+             removed: set, pre, post) -> list:
+    """The kernel's statements with *inits* before the nest, the nest's
+    updates *replaced* by their partial forms (*removed* ones dropped),
+    *finals* after it, and the dependences on the dropped statements (and
+    on the barriers *pre*/*post*) moved to what replaces them."""
     gone = set(replaced) | removed
     final_ids = frozenset(f.id for f in finals)
-    out: list = []
+    first = next(i.id for i in kernel.instructions if i.id in nest_ids)
     last_inside = max(k for k, i in enumerate(kernel.instructions) if i.id in nest_ids)
+    out: list = []
     for k, insn in enumerate(kernel.instructions):
-        if insn.id == inside[0].id:
+        if insn.id == first:
             out.extend(inits)
         if insn.id in replaced:
             out.extend(replaced[insn.id])
@@ -301,16 +342,21 @@ def parallel_reduction(kernel: Kernel, nest: ReductionNest, *, lanes: int,
             out.append(insn.copy(depends_on=deps) if deps != insn.depends_on else insn)
         if k == last_inside:
             out.extend(finals)
-    kernel = kernel.copy(instructions=tuple(out), temporaries=FrozenMap(b.temps),
-                         domains=tuple(b.domains), iname_tags=FrozenMap(b.tags))
-    # the innermost reduction loop over the work-items (after the rewriting:
-    # the split rewrites its index in the statements inside it)
+    return out
+
+
+def _split_over_lanes(kernel: Kernel, b: _Builder, nest: ReductionNest, lanes: int,
+                      g0: int, g1: int) -> Kernel:
+    """*kernel* with the nest's innermost reduction loop split into chunks
+    of *lanes* on ``l.0`` (after the rewriting: the split rewrites its
+    index in the statements inside it), the chunks round-robin to *g0*
+    groups on ``g.0`` and the next loop out to *g1* groups on ``g.1``."""
     lane_loop = nest.loops[-1]
     outer = b.name(f"{lane_loop}_outer")
     inner = b.name(f"{lane_loop}_inner")
     kernel = split_iname(kernel, lane_loop, lanes, outer_iname=outer, inner_iname=inner,
                          inner_tag="l.0")
-    if gs is None:
+    if g0 * g1 == 1:
         return kernel
     # chunk c of the loop to group c mod g0 (neighbouring chunks in
     # neighbouring groups: the loads stay coalesced)
