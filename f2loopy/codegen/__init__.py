@@ -220,12 +220,36 @@ def _generate_code(kernel: Kernel, by_reference: frozenset = frozenset()) -> Gen
                             by_reference=by_reference)
     emitter.emit_body()
 
+    args, params, flat_decls = _kernel_arguments(kernel, emitter, by_reference)
+    decls, tables, scratch = _temporaries(kernel, emitter, spaces, params)
+    if kernel.error_sites:
+        from f2loopy.codegen.emit import ERROR_BUFFER
+        params.append(f"__global int *{ERROR_BUFFER}")
+    device_code = _device_code(kernel, grid, params, flat_decls + decls, emitter.lines)
+    pre = []
+    if emitter.uses_double or emitter.helpers.uses_double:
+        pre.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
+    if not kernel.options.fp_contract:
+        pre.append("#pragma OPENCL FP_CONTRACT OFF")
+    helper_src = emitter.helpers.source()
+    if helper_src:
+        pre.append(helper_src.rstrip())
+    pre.extend(tables)
+    return GeneratedKernel(kernel.name, c_name(kernel.name), device_code, "\n\n".join(pre),
+                           tuple(args), grid, kernel, tuple(scratch))
+
+
+def _kernel_arguments(kernel: Kernel, emitter: KernelEmitter,
+                      by_reference: frozenset) -> tuple[list, list, list]:
+    """The kernel's arguments as :class:`KernelArgument` records, their
+    OpenCL parameter declarations, and the declarations of the flat views
+    of vector-typed arrays (marks *emitter* as using doubles where an
+    argument is double)."""
     written = kernel.written_variables()
     read = set()
     from f2loopy.ir.expressions import variables_read
     for insn in kernel.instructions:
         read |= variables_read(*insn.read_expressions())
-
     args = []
     params = []
     flat_decls = []
@@ -261,7 +285,15 @@ def _generate_code(kernel: Kernel, by_reference: frozenset = frozenset()) -> Gen
             emitter.uses_double = True
         args.append(KernelArgument(a.name, c_name(a.name), kind, np.dtype(a.dtype),
                                    a.name in read, a.name in written, a))
+    return args, params, flat_decls
 
+
+def _temporaries(kernel: Kernel, emitter: KernelEmitter, spaces: dict,
+                 params: list) -> tuple[list, list, list]:
+    """The declarations of the kernel's temporaries (one line each), the
+    constant tables of read-only initialised ones, and the global scratch
+    buffers, whose parameters are appended to *params* (marks *emitter* as
+    using doubles where a temporary is double)."""
     decls = []
     tables = []
     shared: dict = {}
@@ -286,16 +318,18 @@ def _generate_code(kernel: Kernel, by_reference: frozenset = frozenset()) -> Gen
         decls.append(declare_temporary(t, spaces[name], kernel.name, size_text=size_text))
     for base, (size, first) in shared.items():
         decls.append(declare_storage(base, first, size, spaces[first.name]))
-    if kernel.error_sites:
-        from f2loopy.codegen.emit import ERROR_BUFFER
-        params.append(f"__global int *{ERROR_BUFFER}")
+    return [line for d in decls for line in d.split("\n")], tables, scratch
 
+
+def _device_code(kernel: Kernel, grid, params: list, decls: list, lines: list) -> str:
+    """The kernel function's OpenCL text: its header with *params*, the
+    declarations *decls* and the body *lines* (under ``#if`` where it is
+    compiled per value of specialised parameters)."""
     local = grid.local_size
     attribute = f"__attribute__ ((reqd_work_group_size({local[0]}, {local[1]}, " \
         f"{local[2]}))) " if grid.fixed_local_size else ""
     header = f"__kernel void {attribute}{c_name(kernel.name)}({', '.join(params)})"
-    decls = flat_decls + [line for d in decls for line in d.split("\n")]
-    body = ["{"] + ["    " + d for d in decls] + emitter.lines + ["}"]
+    body = ["{"] + ["    " + d for d in decls] + lines + ["}"]
     if kernel.options.specialized:
         body = _specialized_body(kernel, body)
     device_code = header + "\n" + "\n".join(body)
@@ -305,18 +339,7 @@ def _generate_code(kernel: Kernel, by_reference: frozenset = frozenset()) -> Gen
         macros = [specialization_macro(kernel.name, n) for n in kernel.options.specialized]
         device_code = ("#if " + " && ".join(f"defined({m})" for m in macros) + "\n"
                        + device_code + "\n#endif")
-
-    pre = []
-    if emitter.uses_double or emitter.helpers.uses_double:
-        pre.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
-    if not kernel.options.fp_contract:
-        pre.append("#pragma OPENCL FP_CONTRACT OFF")
-    helper_src = emitter.helpers.source()
-    if helper_src:
-        pre.append(helper_src.rstrip())
-    pre.extend(tables)
-    return GeneratedKernel(kernel.name, c_name(kernel.name), device_code, "\n\n".join(pre),
-                           tuple(args), grid, kernel, tuple(scratch))
+    return device_code
 
 
 def _specialized_body(kernel: Kernel, body: list) -> list:
