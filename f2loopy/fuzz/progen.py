@@ -755,7 +755,7 @@ def _loop_transformation(c: _Candidates, rng, d, depth: int, outer) -> str | Non
         return f'k = split_iname(k, "{v}", {length}, outer_tag="g.0", inner_tag="l.0")'
     if r == 6 and depth == 0:
         return f'k = tag_inames(k, "{v}:g.0")'
-    if r == 7 and outer:
+    if r == 7 and o is not None:
         return f'k = set_loop_priority(k, "{v},{c.name(o.var)}")' if outer_ok else None
     if r == 8 and _const(d):
         return f'k = tag_inames(k, "{v}:unr")'
@@ -767,7 +767,7 @@ def _loop_transformation(c: _Candidates, rng, d, depth: int, outer) -> str | Non
         # duplicate_inames_distribution.f90) and the fuzzer drops it
         var = sorted(c.written)[int(rng.integers(len(c.written)))]
         return f'k = duplicate_inames(k, "{v}", within="writes:{var}")'
-    if r == 11 and outer:
+    if r == 11 and o is not None:
         return f'k = join_inames(k, "{c.name(o.var)},{v}")' if outer_ok else None
     if r == 12 and c.scalar_temps:
         t = c.scalar_temps[int(rng.integers(len(c.scalar_temps)))]
