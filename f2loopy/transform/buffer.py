@@ -4,6 +4,7 @@ collect_common_factors_on_increment."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from collections.abc import Sequence
 
 import islpy as isl
@@ -79,19 +80,8 @@ def buffer_array(kernel: Kernel, var_name: str, buffer_inames: Names = (),
         raise NameNotFoundError(f"buffer_array: no instruction accesses '{name}'")
     idx_lists = [(i, idx) for i in users for idx in _all_accesses(kernel, i, name)]
     stored_axes, outer = _stored_axes(kernel, var.ndim, idx_lists, binames)
-    order = list(kernel.all_inames())
-    outer_list = [i for i in order if i in outer]
-    for u in users:
-        if not outer <= set(u.within_inames):
-            raise TransformError(f"buffer_array: instruction '{u.id}' accesses '{name}' outside "
-                                 f"loop(s) {', '.join(sorted(outer - set(u.within_inames)))}",
-                                 u.span)
-    others = [i for i in kernel.instructions if i not in users
-              and _all_accesses(kernel, i, name) and outer <= set(i.within_inames)]
-    if others:
-        raise TransformError(f"buffer_array: instruction '{others[0].id}' also accesses "
-                             f"'{name}' inside the buffered loops but is not selected",
-                             others[0].span)
+    outer_list = [i for i in kernel.all_inames() if i in outer]
+    _check_users_inside(kernel, name, users, outer)
 
     axis_names = var.axis_names or (None,) * var.ndim
     labels = [axis_names[a] if axis_names[a] else str(a) for a in stored_axes]
@@ -120,41 +110,12 @@ def buffer_array(kernel: Kernel, var_name: str, buffer_inames: Names = (),
     buf = Temporary(name=bname, dtype=var.dtype, shape=tuple(extents), lower_bounds=tuple(lbs),
                     axis_names=tuple(labels) if all(axis_names[a] for a in stored_axes)
                     else None, address_space=space)
-
-    def buffer_ref(idx):
-        return make_subscript(bname, [
-            normalize_integer(p.Sum((idx[a], p.Product((-1, sliding[k])))))
-            if k in sliding else idx[a] for k, a in enumerate(stored_axes)])
-
-    def rewrite(sub):
-        if sub.aggregate.name != name:
-            return None
-        return buffer_ref(index_tuple(sub))
-
-    fixed_idx = {}
-    for axis in range(var.ndim):
-        if axis not in stored_axes:
-            fixed_idx[axis] = idx_lists[0][1][axis]
-
-    def element(names):
-        idx = []
-        k = 0
-        for axis in range(var.ndim):
-            if axis in stored_axes:
-                idx.append(normalize_integer(p.Sum((sliding[k], p.Variable(names[k]))))
-                           if k in sliding else p.Variable(names[k]))
-                k += 1
-            else:
-                idx.append(fixed_idx[axis])
-        return make_subscript(name, idx)
-
-    def parse(expr_text, names):
-        e = parse_expression(expr_text) if isinstance(expr_text, str) else expr_text
-        return substitute(e, {"base": element(names),
-                              "buffer": make_subscript(bname, [p.Variable(n) for n in names])})
-
+    acc = _BufferAccess(name, bname, var.ndim, stored_axes, sliding,
+                        {axis: idx_lists[0][1][axis] for axis in range(var.ndim)
+                         if axis not in stored_axes})
     init_id = unique_name(kernel, f"{bname}_init")
-    init_value = parse(init_expression if init_expression is not None else "base", init_names)
+    init_value = acc.parse(init_expression if init_expression is not None else "base",
+                           init_names)
     init = Assignment(id=init_id, assignee=make_subscript(bname, [p.Variable(n)
                                                                     for n in init_names]),
                       expression=_as_dtype(init_value, var.dtype),
@@ -164,15 +125,16 @@ def buffer_array(kernel: Kernel, var_name: str, buffer_inames: Names = (),
     store = None
     if writes:
         store = Assignment(
-            id=unique_name(kernel, f"{bname}_store", [init_id]), assignee=element(store_names),
-            expression=parse(store_expression if store_expression is not None else "buffer",
-                             store_names),
+            id=unique_name(kernel, f"{bname}_store", [init_id]),
+            assignee=acc.element(store_names),
+            expression=acc.parse(store_expression if store_expression is not None
+                                 else "buffer", store_names),
             within_inames=frozenset(outer_list) | set(store_names),
             depends_on=frozenset(i.id for i in users), span=users[-1].span)
     # accesses through substitution rules go to the buffer too (a version of
     # the rule for the users; other instructions keep the original)
     rw = RuleAwareRewriter(kernel.substitutions,
-                           lambda e, bound: map_subscripts(e, rewrite))
+                           lambda e, bound: map_subscripts(e, acc.rewrite))
     new_insns = _around_users(kernel, name, users, init, store, rw)
 
     # the store loops exist only where something is stored
@@ -191,6 +153,66 @@ def buffer_array(kernel: Kernel, var_name: str, buffer_inames: Names = (),
     return canonicalize_rules(kernel.copy(
         instructions=tuple(new_insns), domains=tuple(domains), iname_tags=FrozenMap(tags),
         temporaries=temps, substitutions=FrozenMap(rw.rules)))
+
+
+def _check_users_inside(kernel: Kernel, name: str, users: list, outer: set) -> None:
+    """Refuse a buffer of *name* where a selected statement of *users* is
+    outside the loops *outer* the buffer lives in, or a statement not
+    selected accesses *name* inside them."""
+    for u in users:
+        if not outer <= set(u.within_inames):
+            raise TransformError(f"buffer_array: instruction '{u.id}' accesses '{name}' outside "
+                                 f"loop(s) {', '.join(sorted(outer - set(u.within_inames)))}",
+                                 u.span)
+    others = [i for i in kernel.instructions if i not in users
+              and _all_accesses(kernel, i, name) and outer <= set(i.within_inames)]
+    if others:
+        raise TransformError(f"buffer_array: instruction '{others[0].id}' also accesses "
+                             f"'{name}' inside the buffered loops but is not selected",
+                             others[0].span)
+
+
+@dataclass(frozen=True)
+class _BufferAccess:
+    """How the array *name* and its buffer *bname* are addressed: the
+    buffer keeps the axes *stored_axes* (those in *sliding* shifted by the
+    window's start), the other axes stay at their subscripts *fixed*."""
+    name: str
+    bname: str
+    ndim: int
+    stored_axes: list
+    sliding: dict
+    fixed: dict
+
+    def rewrite(self, sub):
+        """The buffer's element for the array's subscript *sub* (None for
+        another array)."""
+        if sub.aggregate.name != self.name:
+            return None
+        idx = index_tuple(sub)
+        return make_subscript(self.bname, [
+            normalize_integer(p.Sum((idx[a], p.Product((-1, self.sliding[k])))))
+            if k in self.sliding else idx[a] for k, a in enumerate(self.stored_axes)])
+
+    def element(self, names):
+        """The array's element the buffer's loops *names* address."""
+        idx = []
+        k = 0
+        for axis in range(self.ndim):
+            if axis in self.stored_axes:
+                idx.append(normalize_integer(p.Sum((self.sliding[k], p.Variable(names[k]))))
+                           if k in self.sliding else p.Variable(names[k]))
+                k += 1
+            else:
+                idx.append(self.fixed[axis])
+        return make_subscript(self.name, idx)
+
+    def parse(self, expr_text, names):
+        """A fill or store expression with ``base`` (the array's element)
+        and ``buffer`` (the buffer's) at the loops *names*."""
+        e = parse_expression(expr_text) if isinstance(expr_text, str) else expr_text
+        return substitute(e, {"base": self.element(names), "buffer": make_subscript(
+            self.bname, [p.Variable(n) for n in names])})
 
 
 def _stored_axes(kernel, ndim, idx_lists, binames) -> tuple[list[int], set]:
