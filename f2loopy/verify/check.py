@@ -333,7 +333,7 @@ def _parse_original(text: str, path: Path, search, include_dirs, bindings, fixed
 
 
 def check_source(text: str, path, options: CheckOptions | None = None, *, result=None,
-                 queue=None, recorded=None) -> CheckReport:
+                 queue=None, recorded=None, reference_builds=None) -> CheckReport:
     """Check the translation of Fortran *text* (from file *path*) against
     gfortran, as *options* (a :class:`~f2loopy.verify.options.CheckOptions`;
     None: the defaults) say; see the module docstring.  *result* is a
@@ -577,7 +577,8 @@ def check_source(text: str, path, options: CheckOptions | None = None, *, result
                                  [o for o in originals.values() if o.name.lower() not in hidden],
                                  filename=f"original{suffix}",
                                  flags=ref_flags, workdir=str(tmp), coverage=measure,
-                                 extra_sources=compiled_sources(search, tmp, fixed_form, text))
+                                 extra_sources=compiled_sources(search, tmp, fixed_form, text),
+                                 builds=reference_builds)
         sequences = []
         for *_, seq in runnable:
             if tuple(seq) not in sequences:

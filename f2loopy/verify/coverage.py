@@ -268,6 +268,18 @@ def check_covering(text: str, path, options, *, check, **context):
     checked subroutines ran; returns the first round's report, with the
     other rounds and what never ran added.  *context* (``queue``, ...) goes
     to every round."""
+    from f2loopy.verify.fortran import ReferenceBuilds
+    builds = ReferenceBuilds()
+    try:
+        return _check_in_rounds(text, path, options, check,
+                                {**context, "reference_builds": builds})
+    finally:
+        builds.close()
+
+
+def _check_in_rounds(text: str, path, options, check, context: dict):
+    """:func:`check_covering`'s rounds, with *context* for every round (the
+    reference builds they share included)."""
     seed = options.seed
     ranges = dict(options.ranges)
     options = options.replace(assumed_size_fallback=True)

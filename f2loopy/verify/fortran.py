@@ -193,6 +193,38 @@ def _declaration(arg, name: str, extents: dict, interface: bool = False) -> str:
     return f"{decl} :: {name}({', '.join(own[k] for k in sorted(own))})"
 
 
+class ReferenceBuilds:
+    """A scratch folder keeping the reference libraries that one ``check``
+    compiled, so that its later rounds of inputs (which change the inputs
+    only) load the library of an identical source instead of compiling it
+    again (CLOUDSC-sized sources take seconds per build, and a coverage
+    check makes up to 37 rounds).  A library is found by the hash of
+    everything its build reads (sources, shims, flags); :meth:`close`
+    removes the folder."""
+
+    def __init__(self) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="f2loopy-refs-")
+        self._loads = 0
+
+    def folder(self, key: str) -> Path:
+        """The build folder of the library whose build hashes to *key*."""
+        d = Path(self._tmp.name) / key[:32]
+        d.mkdir(exist_ok=True)
+        return d
+
+    def load_path(self, built: Path, workdir: Path) -> Path:
+        """A fresh copy of the library *built* in *workdir* to load: a new
+        path is a new ``dlopen``, so module variables and saved locals start
+        from their initial values as they do in a library just compiled."""
+        self._loads += 1
+        copy = workdir / f"{built.stem}_{self._loads}{built.suffix}"
+        shutil.copyfile(built, copy)
+        return copy
+
+    def close(self) -> None:
+        self._tmp.cleanup()
+
+
 class FortranLibrary:
     """The subroutines of one Fortran source, compiled into a shared library.
 
@@ -201,11 +233,14 @@ class FortranLibrary:
         writes the counts (see :mod:`f2loopy.verify.coverage`).
     :arg extra_sources: files compiled before the source, in order (the
         modules and procedures of other files it uses).
+    :arg builds: where a library of the same build may already be (then it
+        is loaded, not compiled again; with *coverage* its counts start from
+        zero) and where this one is kept.
     """
 
     def __init__(self, source: str, kernels, *, filename: str = "kernel.f90",
                  flags=("-O0",), workdir: str | None = None, coverage: bool = False,
-                 extra_sources=()):
+                 extra_sources=(), builds: ReferenceBuilds | None = None):
         self.kernels = {k.name.lower(): k for k in kernels}
         fc = find_gfortran()
         suffix = Path(filename).suffix or ".f90"
@@ -231,17 +266,27 @@ class FortranLibrary:
             self._tmp = tempfile.TemporaryDirectory(prefix="f2loopy-ref-")
             workdir = self._tmp.name
         wd = Path(workdir)
+        load_dir = wd
+        if builds is not None:
+            wd = builds.folder(key)
         src_path = wd / f"original{suffix}"
-        src_path.write_text(source)
         shim_path = wd / "shims.f90"
-        shim_path.write_text(shims)
         lib_path = wd / f"libref_{key[:12]}.so"
+        self.lib_path, self.source_path, self.coverage = lib_path, src_path, coverage
+        if builds is not None and lib_path.exists():
+            # built in an earlier round: its coverage counts start again
+            for data in wd.glob("*.gcda"):
+                data.unlink()
+            self.lib = ctypes.CDLL(str(builds.load_path(lib_path, load_dir)),
+                                   mode=os.RTLD_LAZY | os.RTLD_LOCAL)
+            return
+        src_path.write_text(source)
+        shim_path.write_text(shims)
         if coverage:
             dump = wd / "f2l_coverage_dump.c"
             dump.write_text("extern void __gcov_dump(void);\n"
                             "void f2l_coverage_dump(void) { __gcov_dump(); }\n")
             extra.append(str(dump))
-        self.lib_path, self.source_path, self.coverage = lib_path, src_path, coverage
         cmd = [fc, "-shared", "-fPIC", "-Wl,--no-undefined", *flags, "-J", str(wd), "-o",
                str(lib_path), *[str(Path(s).resolve()) for s in extra_sources], str(src_path),
                str(shim_path), *extra]
@@ -273,7 +318,9 @@ class FortranLibrary:
         # lazily bound: a unit of the file that no kernel runs may call a
         # procedure of another file of the project (Nekbone's math.f calls
         # exitt), which is only resolved if it is called
-        self.lib = ctypes.CDLL(str(lib_path), mode=os.RTLD_LAZY | os.RTLD_LOCAL)
+        self.lib = ctypes.CDLL(str(lib_path if builds is None else
+                                   builds.load_path(lib_path, load_dir)),
+                               mode=os.RTLD_LAZY | os.RTLD_LOCAL)
 
     def dump_coverage(self) -> None:
         """Write the gcov counts so far (a forked child exits without)."""

@@ -56,7 +56,10 @@ def _check(tmp_path, name, text):
 def test_optional_arguments_are_checked_present(tmp_path, monkeypatch):
     """The harness passes every optional argument: the kernel matches, and
     the branch for an absent one is reported as never run.  The file is
-    translated once: every round of inputs checks the same code."""
+    translated once, and its reference compiled once: every round of inputs
+    checks the same code against the same original."""
+    import subprocess
+
     import f2loopy.pipeline as pipeline
     translations = []
     real = pipeline.translate_text
@@ -65,8 +68,18 @@ def test_optional_arguments_are_checked_present(tmp_path, monkeypatch):
         translations.append(args[1])
         return real(*args, **kwargs)
     monkeypatch.setattr(pipeline, "translate_text", counting)
+    builds = []
+    real_run = subprocess.run
+
+    def counting_run(cmd, *args, **kwargs):
+        if isinstance(cmd, list) and "-shared" in cmd and any(
+                str(c).endswith("original.f90") for c in cmd):
+            builds.append(cmd)
+        return real_run(cmd, *args, **kwargs)
+    monkeypatch.setattr(subprocess, "run", counting_run)
     res = _check(tmp_path, "scaling.f90", OPTIONAL)
     assert "signed values" in res.output and len(translations) == 1, res.output
+    assert len(builds) == 1, len(builds)
     lines = res.output.splitlines()
     assert res.exit_code == 1, res.output
     assert lines[1:3] == ["scale_add", lines[2]] and lines[2].strip().startswith("y(4) float64")
