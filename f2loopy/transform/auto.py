@@ -223,17 +223,7 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
     :returns: an :class:`AutoOutcome`; the kernel is unchanged (plan
         ``sequential``) when no plan works.
     """
-    unknown = [name for name in plans if name not in PLANS]
-    if unknown:
-        raise TransformError(f"auto: unknown plan '{unknown[0]}' (plans: {', '.join(PLANS)})")
-    for t in ([tile] if isinstance(tile, int) else list(tile)) + [group_size]:
-        if not isinstance(t, int) or isinstance(t, bool) or not 1 <= t <= 1024:
-            raise TransformError(f"auto: tile and group sizes are integers from 1 to 1024, "
-                                 f"not {t!r}")
-    for flag, value in (("prefetch", prefetch), ("registers", registers)):
-        if not isinstance(value, bool):
-            raise TransformError(f"auto: {flag} is True or False, not {value!r}")
-    _reduction_group_counts(reduction_groups)
+    _check_options(plans, tile, group_size, prefetch, registers, reduction_groups)
     facts = LoopFacts(kernel)
     verdicts = loop_dependences(kernel, facts=facts)
     candidates = [x for x, v in verdicts.items() if v.parallel
@@ -260,36 +250,12 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
                 axes = outermost_loops(kernel, candidates)
             if not axes or (plan == "grid-1d" and axes1 == axes2):
                 continue
-            try:
-                if plan == "one-group":
-                    out, inner = _apply_grid(kernel, axes, group_size, groups=False)
-                elif plan == "outer":
-                    out = tag_inames(kernel, {x: "g.0" for x in axes})
-                else:
-                    out, inner = _apply_grid(kernel, axes, tile, groups=True)
-                fetched: tuple = ()
-                if plan == "grid+local":
-                    out, fetched = _apply_prefetch(out, tiles, tile, inner)
-                if verify is not None:
-                    verify(out)
-            except F2LoopyError as exc:
-                notes.append(f"plan {plan} refused: {_first_line(exc)}")
-                continue
-            held: tuple = ()
-            if registers and plan != "one-group":
-                out, held = _accumulate_in_registers(out, verify)
-            size = group_size if plan == "one-group" else None
-            tags = {x: (f"l.{a}" if plan == "one-group" else "g.0" if plan == "outer"
-                        else f"g.{a}/l.{a}")
-                    + (f" (one group of {size})" if size else "")
-                    for x, a in axes.items()}
-            what: tuple = ()
-            if plan.startswith("grid") and any(not n.reason for n in nests):
-                out, more, what = _reductions_beside(out, nests, group_size, reduction_groups,
-                                                     verify, notes)
-                tags.update(more)
-            return AutoOutcome(out, plan, tags, fetched, tuple(notes), tuple(candidates), held,
-                               what)
+            outcome = _grid_plan(kernel, plan, axes, tiles, tile=tile, group_size=group_size,
+                                 registers=registers, verify=verify, nests=nests,
+                                 reduction_groups=reduction_groups, notes=notes,
+                                 candidates=candidates)
+            if outcome is not None:
+                return outcome
     for x, v in verdicts.items():
         if not v.parallel:
             notes.append(f"loop '{x}' {v.reason}")
@@ -297,6 +263,60 @@ def plan_auto(kernel: Kernel, *, tile: int | Sequence[int] = (32, 8),
         if n.reason:
             notes.append(f"loop nest '{n.outer}' is no parallel reduction: {n.reason}")
     return AutoOutcome(kernel, "sequential", {}, (), tuple(notes), tuple(candidates))
+
+
+def _check_options(plans, tile, group_size, prefetch, registers, reduction_groups) -> None:
+    """Refuse :func:`plan_auto`'s options that are not what it documents."""
+    unknown = [name for name in plans if name not in PLANS]
+    if unknown:
+        raise TransformError(f"auto: unknown plan '{unknown[0]}' (plans: {', '.join(PLANS)})")
+    for t in ([tile] if isinstance(tile, int) else list(tile)) + [group_size]:
+        if not isinstance(t, int) or isinstance(t, bool) or not 1 <= t <= 1024:
+            raise TransformError(f"auto: tile and group sizes are integers from 1 to 1024, "
+                                 f"not {t!r}")
+    for flag, value in (("prefetch", prefetch), ("registers", registers)):
+        if not isinstance(value, bool):
+            raise TransformError(f"auto: {flag} is True or False, not {value!r}")
+    _reduction_group_counts(reduction_groups)
+
+
+def _grid_plan(kernel: Kernel, plan: str, axes: dict, tiles: list, *, tile, group_size: int,
+               registers: bool, verify, nests: list, reduction_groups, notes: list,
+               candidates: list) -> AutoOutcome | None:
+    """*kernel* with the loops *axes* (loop -> grid axis) mapped as *plan*
+    (``grid``, ``grid-1d``, ``grid+local``, ``one-group`` or ``outer``)
+    says, then accumulated arrays in registers and reduction nests beside
+    the grid; None (and a note) where a transformation or *verify* refuses
+    the plan."""
+    try:
+        if plan == "one-group":
+            out, inner = _apply_grid(kernel, axes, group_size, groups=False)
+        elif plan == "outer":
+            out = tag_inames(kernel, {x: "g.0" for x in axes})
+        else:
+            out, inner = _apply_grid(kernel, axes, tile, groups=True)
+        fetched: tuple = ()
+        if plan == "grid+local":
+            out, fetched = _apply_prefetch(out, tiles, tile, inner)
+        if verify is not None:
+            verify(out)
+    except F2LoopyError as exc:
+        notes.append(f"plan {plan} refused: {_first_line(exc)}")
+        return None
+    held: tuple = ()
+    if registers and plan != "one-group":
+        out, held = _accumulate_in_registers(out, verify)
+    size = group_size if plan == "one-group" else None
+    tags = {x: (f"l.{a}" if plan == "one-group" else "g.0" if plan == "outer"
+                else f"g.{a}/l.{a}")
+            + (f" (one group of {size})" if size else "")
+            for x, a in axes.items()}
+    what: tuple = ()
+    if plan.startswith("grid") and any(not n.reason for n in nests):
+        out, more, what = _reductions_beside(out, nests, group_size, reduction_groups,
+                                             verify, notes)
+        tags.update(more)
+    return AutoOutcome(out, plan, tags, fetched, tuple(notes), tuple(candidates), held, what)
 
 
 def _reduction_plan(kernel: Kernel, nests: list[ReductionNest], candidates: list[str],
