@@ -146,13 +146,7 @@ def precompute(kernel: Kernel, subst_use: str | Sequence[str], sweep_inames: Nam
     added_domain, lbs, extents, sliding = _stored_domain(kernel, rule_name, footprint, pnames,
                                                          outer_list, existing)
     body, rules = _compute_body(kernel, rule, axes, pnames, sliding, fixed_args, uses)
-    types = kernel_type_inferrer(kernel.copy(substitutions=FrozenMap(rules)))
-    try:
-        value_dtype = np.dtype(dtype) if dtype is not None else types(
-            expand_rules(body, rules))
-    except Exception as exc:
-        raise TransformError(f"precompute: cannot find the type of '{rule_name}': {exc}") \
-            from None
+    value_dtype = _value_dtype(kernel, rule_name, body, rules, dtype)
     space = temporary_address_space or temporary_scope
     if isinstance(space, str):
         space = AddressSpace(space.lower())
@@ -160,38 +154,60 @@ def precompute(kernel: Kernel, subst_use: str | Sequence[str], sweep_inames: Nam
                      lower_bounds=tuple(lbs), axis_names=tuple(pnames) if pnames else None,
                      address_space=space)
     cid = compute_insn_id or unique_name(kernel, f"{tmp}_compute")
-    first_use = min(kernel.instructions.index(insn) for insn, _ in uses)
     compute = Assignment(
         id=cid, assignee=make_subscript(tmp, [p.Variable(n) for n in pnames]),
         expression=body, within_inames=frozenset(outer_list) | set(pnames),
         tags=frozenset(), span=uses[0][0].span)
-
-    # replace the uses
     use_ids = {insn.id for insn, _ in uses}
 
-    def hook(name, params):
-        if name != rule_name:
-            return None
+    def stored(args):
         return make_subscript(tmp, [
             normalize_integer(p.Sum((c, p.Product((-1, sliding[pos])))))
-            if pos in sliding else c for pos, c in enumerate(coords(params))])
-    repl = RuleAwareRewriter(rules, lambda e, bound: e, call_hook=hook)
-    insns = []
-    for insn in kernel.instructions:
-        if insn.id in use_ids:
-            insn = map_instruction_expressions(insn, repl)
-            insn = insn.copy(depends_on=insn.depends_on | {cid})
-        insns.append(insn)
-    insns.insert(first_use, compute)
-
+            if pos in sliding else c for pos, c in enumerate(coords(args))])
+    insns, rules = _with_stored_uses(kernel, rules, rule_name, uses, compute, stored)
     tags = _new_loop_tags(kernel, pnames, existing, storage_axis_to_tag, default_tag)
     adds_loops = bool(pnames) and len(existing) < len(pnames)
     new = kernel.copy(instructions=tuple(insns), domains=kernel.domains + (added_domain,)
                       if adds_loops else kernel.domains,
                       temporaries=kernel.temporaries.set(tmp, temp),
-                      substitutions=FrozenMap(repl.rules), iname_tags=FrozenMap(tags))
+                      substitutions=FrozenMap(rules), iname_tags=FrozenMap(tags))
     new = _order_compute(new, cid, use_ids)
     return canonicalize_rules(new)
+
+
+def _value_dtype(kernel: Kernel, rule_name: str, body, rules: dict, dtype):
+    """The type of the stored values: *dtype* if given, else the type of the
+    compute statement's *body* under the substitution rules *rules*."""
+    try:
+        if dtype is not None:
+            return np.dtype(dtype)
+        types = kernel_type_inferrer(kernel.copy(substitutions=FrozenMap(rules)))
+        return types(expand_rules(body, rules))
+    except Exception as exc:
+        raise TransformError(f"precompute: cannot find the type of '{rule_name}': {exc}") \
+            from None
+
+
+def _with_stored_uses(kernel: Kernel, rules: dict, rule_name: str, uses: list,
+                      compute: Assignment, stored) -> tuple[list, dict]:
+    """The kernel's statements with the uses of rule *rule_name* in *uses*
+    read from the stored values (``stored(arguments)``: the element that
+    holds the rule's value at those arguments), each depending on
+    *compute*, which goes before the first use; and the rules after the
+    rewriting (a version of a rule for the uses where needed)."""
+    def hook(name, params):
+        return stored(params) if name == rule_name else None
+    repl = RuleAwareRewriter(rules, lambda e, bound: e, call_hook=hook)
+    use_ids = {insn.id for insn, _ in uses}
+    first_use = min(kernel.instructions.index(insn) for insn, _ in uses)
+    insns = []
+    for insn in kernel.instructions:
+        if insn.id in use_ids:
+            insn = map_instruction_expressions(insn, repl)
+            insn = insn.copy(depends_on=insn.depends_on | {compute.id})
+        insns.append(insn)
+    insns.insert(first_use, compute)
+    return insns, repl.rules
 
 
 def _storage_axes(kernel, rule, sweep, body_inames, storage_axes) -> list[tuple[str, Any]]:
