@@ -54,11 +54,73 @@ def _append_values(reader, node, name: str, out: list) -> None:
         out.extend(reader.lookup(str(node)).value.ravel(order="F"))
     elif isinstance(node, F.Array_Constructor):
         out.extend(initializer_values(reader, node, name))
+    elif any(True for _ in _array_operands(reader, node)):
+        out.extend(_elementwise(reader, node, name))
     else:
         out.append(reader.constant(node))
     if len(out) > MAX_CONSTANT_ELEMENTS:
         raise reader.error(f"the initializer of '{name}' has more than "
                            f"{MAX_CONSTANT_ELEMENTS} values", name, UnsupportedFeatureError)
+
+
+#: the operators through which an array operand makes an expression
+#: array-valued element by element (``c*[1.0, 2.0]``, ``[a, b]/6.0``, ``-w``)
+_OPERATORS = (F.Level_2_Expr, F.Add_Operand, F.Mult_Operand, F.Level_2_Unary_Expr,
+              F.Parenthesis)
+
+
+def _array_operands(reader, node):
+    """The array constructors and named constant arrays that are operands
+    of the arithmetic expression *node* (through operators and parentheses
+    only: an array inside a function call is the function's business)."""
+    if isinstance(node, F.Array_Constructor):
+        yield node
+    elif isinstance(node, F.Name):
+        sym = reader.lookup(str(node))
+        if sym is not None and sym.is_parameter and isinstance(sym.value, np.ndarray):
+            yield node
+    elif isinstance(node, _OPERATORS):
+        for child in node.items:
+            if isinstance(child, F.Base):
+                yield from _array_operands(reader, child)
+
+
+def _elementwise(reader, node, name: str) -> list:
+    """The values of the array-valued constant expression *node*: the
+    expression evaluated once per element, each array operand standing for
+    its element (the operands must have as many elements; an array of one
+    rank, or of the same shape: as Fortran's conformance requires)."""
+    operands = list(_array_operands(reader, node))
+    values = []
+    shapes = []
+    for op in operands:
+        if isinstance(op, F.Name):
+            value = reader.lookup(str(op)).value
+            values.append(list(value.ravel(order="F")))
+            shapes.append(value.shape)
+        else:
+            values.append(initializer_values(reader, op, name))
+            shapes.append((len(values[-1]),))
+    if any(s != shapes[0] for s in shapes):
+        raise reader.error(f"the arrays of the initializer of '{name}' do not conform (shapes "
+                           + ", ".join("(" + ", ".join(map(str, s)) + ")" for s in shapes)
+                           + ")", name)
+    bindings = reader.constant_bindings
+    saved = dict(bindings)
+    out = []
+    try:
+        for k in range(len(values[0])):
+            for op, vals in zip(operands, values, strict=True):
+                if isinstance(op, F.Name):
+                    bindings[str(op).lower()] = vals[k]
+                else:
+                    reader.constructor_elements[id(op)] = vals[k]
+            out.append(reader.constant(node))
+    finally:
+        reader.constructor_elements.clear()
+        bindings.clear()
+        bindings.update(saved)
+    return out
 
 
 def _int_constant(reader, node, what: str) -> int:

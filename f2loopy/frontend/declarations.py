@@ -100,6 +100,10 @@ class DeclarationReader:
         #: lower-case name -> value of the implied-do variables of a constant
         #: array initializer while its values are evaluated (constant_arrays)
         self.constant_bindings: dict[str, np.generic] = {}
+        #: the element an array constructor inside a constant expression
+        #: stands for while the expression is evaluated element by element
+        #: (:mod:`f2loopy.frontend.constant_arrays`), by the constructor's id
+        self.constructor_elements: dict[int, np.generic] = {}
 
     # {{{ errors and constant evaluation
 
@@ -158,10 +162,17 @@ class DeclarationReader:
                 return dt
             return infer_type(expr, var_dtype)
 
+        def constructor_element(node):
+            value = self.constructor_elements.get(id(node))
+            if value is None:
+                raise self.error("array constructors are not supported here", str(node)[:10],
+                                 UnsupportedFeatureError)
+            return value
+
         ctx = ConversionContext(
             error=self.error, resolve_name=resolve_name, array_ref=array_ref,
             function_call=self._const_function, dtype_of=dtype_of,
-            kind_value=self.kind_value)
+            kind_value=self.kind_value, array_constructor=constructor_element)
 
         def type_of_name(name):
             sym = self.lookup(name)
