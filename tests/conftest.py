@@ -1,6 +1,8 @@
 import atexit
+import gc
 import itertools
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -119,6 +121,46 @@ def cl_queue(opencl_device):
 # }}}
 
 
+# {{{ CPU seconds per tier; the collector (what collection made lives to the end)
+
+def _cpu_s() -> float:
+    """CPU seconds of this process and its reaped children (user + system)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), \
+        resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+#: CPU seconds of the session's start and collection, then of each tier's
+#: tests (setup, call and teardown), printed at the end: ``pytest -m unit``
+#: costs collection + unit (README: about a minute), which a whole run (CI)
+#: shows too
+_CPU = {"collection": 0.0}
+
+
+def pytest_collection_finish(session):
+    """What collection imported and built (f2loopy, fparser's hundreds of
+    classes, the test modules, their parameters) lives as long as the
+    session: frozen, the collector no longer walks it at every full
+    collection; and collections come less often (the thresholds the
+    ``f2loopy`` command translates with, f2loopy/cli.py).  Garbage made
+    from then on is collected as before."""
+    _CPU["collection"] = _cpu_s()
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20000, 50, 50)
+
+
+def pytest_sessionfinish(session):
+    """Collect the session's garbage once (finalizers run while pytest still
+    records what they raise), then freeze what is left: pytest's own five
+    collections at the end (to find exceptions raised in finalizers) then
+    walk only what those finalizers made."""
+    gc.collect()
+    gc.freeze()
+
+# }}}
+
+
 # {{{ test tiers: `pytest -m unit` is the quick loop (README, "Tests")
 
 #: tiers from cheap to dear: a test's tier is the dearest of what it needs
@@ -174,6 +216,24 @@ def pytest_collection_modifyitems(config, items):
                                     f"{', '.join(_needs(item))} ({needed}); drop the mark")
         if not marked:
             item.add_marker(getattr(pytest.mark, needed))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    start = _cpu_s()
+    try:
+        return (yield)
+    finally:
+        tier = next((t for t in _TIERS if item.get_closest_marker(t)), "unit")
+        _CPU[tier] = _CPU.get(tier, 0.0) + _cpu_s() - start
+
+
+def pytest_terminal_summary(terminalreporter):
+    if len(_CPU) > 1:
+        terminalreporter.write_line(
+            "CPU seconds (with children): "
+            + ", ".join(f"{k} {v:.1f}" for k, v in _CPU.items())
+            + f"; the whole session {_cpu_s():.1f}")
 
 
 #: programs a unit test must not run (their fixtures above say why a test may)

@@ -49,3 +49,30 @@ def tags(k):
 
 def zeros(*shape):
     return np.zeros(shape, np.float32, order="F")
+
+
+class KeptCode:
+    """``generate_code`` as ``plan_auto``'s *verify*, keeping the code of the
+    last kernels it accepted: the kernel ``plan_auto`` returns is the one its
+    last call of *verify* accepted, so a test that asserts on that kernel's
+    code reads it with :meth:`of` instead of generating it a second time (a
+    kernel verify never saw is generated then).  Kernels are matched by
+    identity (the IR is immutable)."""
+
+    def __init__(self, keep: int = 4):
+        self._kept: list = []
+        self._keep = keep
+        self.reused = 0
+
+    def __call__(self, kernel):
+        gen = f2loopy.generate_code(kernel)
+        self._kept = [*self._kept, (kernel, gen)][-self._keep:]
+        return gen
+
+    def of(self, kernel):
+        """The generated code of *kernel* (a ``GeneratedKernel``)."""
+        for k, gen in reversed(self._kept):
+            if k is kernel:
+                self.reused += 1
+                return gen
+        return f2loopy.generate_code(kernel)

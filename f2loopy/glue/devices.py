@@ -22,6 +22,7 @@ module (which must not depend on f2loopy), so they use only the standard
 library and pyopencl.
 """
 
+import functools as _functools
 import os
 import sys
 import threading
@@ -195,8 +196,10 @@ rank_queue = _rank_queue
 local_rank = _local_rank
 
 
+@_functools.cache
 def source() -> str:
-    """The text of the functions above, for the generated glue."""
+    """The text of the functions above, for the generated glue (read once:
+    ``inspect.getsource`` tokenizes the whole module each time)."""
     import inspect
     state = (f"_LOCAL_RANK_VARS = {_LOCAL_RANK_VARS!r}\n_queues = {{}}\n"
              "_queues_lock = threading.Lock()\n\n\n")

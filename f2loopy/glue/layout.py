@@ -4,6 +4,8 @@ These functions are also copied verbatim into every generated Python glue
 module (which must not depend on f2loopy), so they use numpy only.
 """
 
+import functools
+
 import numpy as np
 
 
@@ -33,7 +35,9 @@ def unrelaid(dev, target, splits, perm):
     target[...] = a
 
 
+@functools.cache
 def source() -> str:
-    """The text of the two functions, for the generated glue."""
+    """The text of the two functions, for the generated glue (read once:
+    ``inspect.getsource`` tokenizes the whole module each time)."""
     import inspect
     return inspect.getsource(relaid) + "\n\n" + inspect.getsource(unrelaid)

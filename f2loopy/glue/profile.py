@@ -18,6 +18,7 @@ library; without ``F2LOOPY_PROFILE`` they cost one test per call.
 """
 
 import atexit as _atexit
+import functools as _functools
 import os
 import sys
 import threading
@@ -102,8 +103,10 @@ def _profile_report():
         print("\n".join(_profile_table(_profile, module)), file=sys.stderr)
 
 
+@_functools.cache
 def source() -> str:
-    """The text of the functions above, for the generated glue."""
+    """The text of the functions above, for the generated glue (read once:
+    ``inspect.getsource`` tokenizes the whole module each time)."""
     import inspect
     state = ('_PROFILE = os.environ.get("F2LOOPY_PROFILE", "") not in ("", "0")\n'
              "_profile = {}\n_profile_current = threading.local()\n\n\n")

@@ -12,6 +12,7 @@ context managers restore what they change, also when lowering fails.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 
 import pytest
@@ -31,8 +32,16 @@ ACCUMULATED = {"block_rest": {"lower_block"}, "lines": {"lower_body"}}
 _CLASSES = [c for c in UnitLowering.__mro__ if c is not object]
 
 
+@functools.cache
+def _module_tree(module) -> ast.Module:
+    """The parsed source of *module* (read once: five tests walk its classes,
+    the modules hold several of them; the tests only read the trees)."""
+    return ast.parse(inspect.getsource(module))
+
+
+@functools.cache
 def _class_node(cls) -> ast.ClassDef:
-    tree = ast.parse(inspect.getsource(inspect.getmodule(cls)))
+    tree = _module_tree(inspect.getmodule(cls))
     return next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == cls.__name__)
 
 

@@ -17,6 +17,7 @@ from f2loopy.frontend import parse_fortran
 from f2loopy.query import (
     accumulated_arrays, grid_axes, has_choice_of_second_axis, outermost_loops, loop_dependences, parallel_loops, plan_auto, reused_tiles)
 
+from transform_util import KeptCode
 from util import needs_gfortran
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -140,10 +141,11 @@ def test_first_subscript_goes_to_axis_0_and_k_tiles_are_reused():
 
 
 def test_outermost_loops_plan():
+    kept = KeptCode()
     assert outermost_loops(MATMUL, parallel_loops(MATMUL)) == {"j": 0}
-    out = plan_auto(MATMUL, plans=["outer"], verify=generate_code)
+    out = plan_auto(MATMUL, plans=["outer"], verify=kept)
     assert out.summary() == "auto: kernel 't': plan outer, j -> g.0; registers for c"
-    assert "get_group_id(0)" in generate_code(out.kernel).source
+    assert "get_group_id(0)" in kept.of(out.kernel).source
 
 
 def test_second_axis_inner_or_outer():
@@ -170,17 +172,18 @@ def test_second_axis_inner_or_outer():
 
 
 def test_matmul_plan_uses_local_memory():
-    out = plan_auto(MATMUL, tile=(16, 8), verify=generate_code)
+    kept = KeptCode()
+    out = plan_auto(MATMUL, tile=(16, 8), verify=kept)
     assert out.summary() == ("auto: kernel 't': plan grid+local, j -> g.1/l.1, "
                              "i -> g.0/l.0; local memory for a, b; registers for c")
-    src = generate_code(out.kernel).source
+    src = kept.of(out.kernel).source
     assert "reqd_work_group_size(16, 8, 1)" in src
     assert "__local double a_fetch" in src and "barrier(CLK_LOCAL_MEM_FENCE)" in src
     # c(i, j) is accumulated in a private variable and stored once
     assert "double c_buf;" in src and "c_buf = c_buf + a_fetch[" in src
-    plain = plan_auto(MATMUL, tile=16, prefetch=False, registers=False, verify=generate_code)
+    plain = plan_auto(MATMUL, tile=16, prefetch=False, registers=False, verify=kept)
     assert plain.summary() == "auto: kernel 't': plan grid, j -> g.1/l.1, i -> g.0/l.0"
-    assert "c_buf" not in generate_code(plain.kernel).source
+    assert "c_buf" not in kept.of(plain.kernel).source
 
 
 def test_accumulated_arrays():

@@ -18,6 +18,7 @@ from f2loopy.transform.auto import plan_auto
 from f2loopy.transform.parallel_reduction import parallel_reduction
 from f2loopy.diagnostics import TransformError
 
+from transform_util import KeptCode
 from util import needs_gfortran
 
 SOURCE = """\
@@ -197,17 +198,18 @@ def test_accumulators_and_their_forms(units):
 
 
 def test_local_accumulators_read_by_a_later_nest(units):
+    kept = KeptCode()
     # s and mn (with its location il) are local variables: every work-item
     # of the combining group computes the result, which the second nest (in
     # a launch of its own) reads: code generation keeps it in global memory
     # across the launches, stored once
-    out = plan_auto(units["twonests"], verify=generate_code)
+    out = plan_auto(units["twonests"], verify=kept)
     assert out.summary() == (
         "auto: kernel 'twonests': plan reduction, j -> g.1 (128 groups), i -> g.0/l.0 "
         "(8 groups of 128; 1024, then one), j_1 -> g.1 (128 groups), i_1 -> g.0/l.0 "
         "(8 groups of 128; 1024, then one); parallel reduction of mn (min, located: il), "
         "s (sum), t (sum)")
-    code = generate_code(out.kernel).device_code
+    code = kept.of(out.kernel).device_code
     assert "if (lane0_l0 == 0 && mn_better)" in code and "mn_better = mn_extreme_1 < mn[0];" \
         in code
 
@@ -233,7 +235,8 @@ def nest_of(units, name):
 
 
 def test_plan_and_generated_code(units):
-    out = plan_auto(units["minloc2"], group_size=64, verify=generate_code)
+    kept = KeptCode()
+    out = plan_auto(units["minloc2"], group_size=64, verify=kept)
     assert out.summary() == (
         "auto: kernel 'minloc2': plan reduction, j -> g.1 (128 groups), i -> g.0/l.0 "
         "(8 groups of 64; 1024, then one); parallel reduction of vmax (max, located: imax), "
@@ -252,10 +255,10 @@ def test_plan_and_generated_code(units):
     assert "acc_lane_4[lane] = vmin_part == vmin_extreme ? j_vmin_part : 2147483647;" in code
     assert "vmin_part == vmin_extreme && j_vmin_part == j_vmin_first ? i_vmin_part" in code
     assert "if (lane_first == 0 && vmin_better)" in code
-    out = plan_auto(units["sums"], verify=generate_code)
+    out = plan_auto(units["sums"], verify=kept)
     assert out.plan == "reduction" and out.tags == {
         "j": "g.1 (128 groups)", "i": "g.0/l.0 (8 groups of 128; 1024, then one)"}
-    code = generate_code(out.kernel).device_code
+    code = kept.of(out.kernel).device_code
     # per group: the trees, then the group's partial to its scratch element;
     # the second launch: one group of 128 combines the 1024 partials, each
     # work-item first 8 of them in one loop (all accumulators), then the trees

@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from f2loopy.cli import main
-from f2loopy.codegen import generate_code
 from f2loopy.frontend import parse_fortran
 from f2loopy.transform.auto import plan_auto
 from f2loopy.transform.auto_launches import split_for_auto
 
+from transform_util import KeptCode
 from util import needs_gfortran
 
 SOURCE = """\
@@ -93,27 +93,28 @@ def units():
 
 
 def test_plans_and_launches(units):
+    kept = KeptCode()
     # (the recipe's way: global barriers between nests that exchange data)
-    out = plan_auto(split_for_auto(units["gridsum"]), verify=generate_code)
+    out = plan_auto(split_for_auto(units["gridsum"]), verify=kept)
     assert out.summary() == (
         "auto: kernel 'gridsum': plan grid, j -> g.1/l.1, i -> g.0/l.0, j_1 -> g.1 (128 "
         "groups), i_1 -> g.0/l.0 (8 groups of 128; 1024, then one); parallel reduction of "
         "s (sum)")
     # the grid, the groups' partials, the combining group
-    assert generate_code(out.kernel).device_code.count("__kernel void") == 3
-    out = plan_auto(split_for_auto(units["normalise"]), verify=generate_code)
+    assert kept.of(out.kernel).device_code.count("__kernel void") == 3
+    out = plan_auto(split_for_auto(units["normalise"]), verify=kept)
     assert out.tags == {"j_1": "g.1/l.1", "i_1": "g.0/l.0", "j": "g.1 (128 groups)",
                         "i": "g.0/l.0 (8 groups of 128; 1024, then one)"}
     assert out.reductions == ("vmax (max, located: imax, jmax)", "s (sum)")
-    assert generate_code(out.kernel).device_code.count("__kernel void") == 4
+    assert kept.of(out.kernel).device_code.count("__kernel void") == 4
     # a grid nest after it that exchanges nothing with it: the combining
     # launch ends with a global barrier of its own
-    out = plan_auto(units["sumthen"], verify=generate_code)
+    out = plan_auto(units["sumthen"], verify=kept)
     assert out.summary() == (
         "auto: kernel 'sumthen': plan grid, j_1 -> g.1/l.1, i_1 -> g.0/l.0, j -> g.1 (128 "
         "groups), i -> g.0/l.0 (8 groups of 128; 1024, then one); parallel reduction of "
         "s (sum)")
-    code = generate_code(out.kernel).device_code
+    code = kept.of(out.kernel).device_code
     assert code.count("__kernel void") == 3 and "sumthen_phase3" in code
 
 

@@ -22,6 +22,7 @@ from f2loopy.transform.parallel_reduction import parallel_reduction
 
 from fortran_util import (
     assert_all_ok, build_runtime, compile_and_run, glue_from_kernels, needs_toolchain)
+from transform_util import KeptCode
 from util import needs_gfortran
 from test_auto_reductions import SOURCE
 
@@ -97,33 +98,34 @@ def fixed():
 
 
 def test_group_counts_and_launches(units, fixed):
+    kept = KeptCode()
     # a loop of at most one group's trips whatever the sizes: one group,
     # one launch; more: as many groups as chunks, then one; a run-time
     # count: 32 groups (the plan before the pair, reduction_groups=32)
-    out = plan_auto(fixed["fixed"], group_size=128, verify=generate_code)
+    out = plan_auto(fixed["fixed"], group_size=128, verify=kept)
     assert out.tags == {"i": "l.0 (one group of 128)"}
-    assert generate_code(out.kernel).device_code.count("__kernel void") == 1
-    out = plan_auto(fixed["fixed2"], group_size=128, verify=generate_code)
+    assert kept.of(out.kernel).device_code.count("__kernel void") == 1
+    out = plan_auto(fixed["fixed2"], group_size=128, verify=kept)
     assert out.tags == {"i": "g.0/l.0 (2 groups of 128, then one)"}
-    out = plan_auto(fixed["fixed2"], group_size=128, verify=generate_code,
+    out = plan_auto(fixed["fixed2"], group_size=128, verify=kept,
                     reduction_groups=128)
     assert out.tags == {"i": "g.0/l.0 (128 groups of 128, then one)"}
-    out = plan_auto(units["sums"], group_size=32, verify=generate_code, reduction_groups=32)
+    out = plan_auto(units["sums"], group_size=32, verify=kept, reduction_groups=32)
     assert out.summary() == (
         "auto: kernel 'sums': plan reduction, i -> g.0/l.0 (32 groups of 32, then one); "
         "parallel reduction of big (max), cnt (sum), s (sum), t (sum)")
-    assert generate_code(out.kernel).device_code.count("__kernel void") == 2
+    assert kept.of(out.kernel).device_code.count("__kernel void") == 2
     # two nests: the second (reading the first's results) starts a launch
-    out = plan_auto(units["twonests"], group_size=32, verify=generate_code,
+    out = plan_auto(units["twonests"], group_size=32, verify=kept,
                     reduction_groups=32)
     assert out.tags == {x: "g.0/l.0 (32 groups of 32, then one)" for x in ("i", "i_1")}
-    assert generate_code(out.kernel).device_code.count("__kernel void") == 4
+    assert kept.of(out.kernel).device_code.count("__kernel void") == 4
     # (by default g0 x g1 groups: see test_groups_of_the_plan)
-    out = plan_auto(units["twonests"], group_size=32, verify=generate_code)
-    assert generate_code(out.kernel).device_code.count("__kernel void") == 4
+    out = plan_auto(units["twonests"], group_size=32, verify=kept)
+    assert kept.of(out.kernel).device_code.count("__kernel void") == 4
     # a scalar argument stored before the nest and read in it: its own launch
-    out = plan_auto(fixed["pre"], group_size=32, verify=generate_code)
-    code = generate_code(out.kernel).device_code
+    out = plan_auto(fixed["pre"], group_size=32, verify=kept)
+    code = kept.of(out.kernel).device_code
     assert out.plan == "reduction" and code.count("__kernel void") == 3
 
 
