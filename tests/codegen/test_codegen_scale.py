@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+import pytest
+
 from f2loopy.codegen import generate_code
 from f2loopy.frontend import parse_fortran
 from f2loopy.transform.iname import split_iname
@@ -29,6 +31,7 @@ def _many_loops(n: int):
     return knl
 
 
+@pytest.mark.codegen
 def test_a_hundred_tagged_loops():
     src = generate_code(_many_loops(100)).source
     assert src.count("get_group_id(0)") == 100

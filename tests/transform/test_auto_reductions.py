@@ -197,6 +197,7 @@ def test_accumulators_and_their_forms(units):
     assert [(a.name, a.op, a.condition) for a in nest.accumulators] == [("s", "min", "s")]
 
 
+@pytest.mark.codegen
 def test_local_accumulators_read_by_a_later_nest(units):
     kept = KeptCode()
     # s and mn (with its location il) are local variables: every work-item
@@ -234,6 +235,7 @@ def nest_of(units, name):
     return reduction_nests(units[name])[0]
 
 
+@pytest.mark.codegen
 def test_plan_and_generated_code(units):
     kept = KeptCode()
     out = plan_auto(units["minloc2"], group_size=64, verify=kept)

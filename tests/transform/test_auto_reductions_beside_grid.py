@@ -92,6 +92,7 @@ def units():
     return parse_fortran(SOURCE, "beside.f90")
 
 
+@pytest.mark.codegen
 def test_plans_and_launches(units):
     kept = KeptCode()
     # (the recipe's way: global barriers between nests that exchange data)

@@ -97,6 +97,7 @@ def fixed():
     return parse_fortran(FIXED, "fixed.f90")
 
 
+@pytest.mark.codegen
 def test_group_counts_and_launches(units, fixed):
     kept = KeptCode()
     # a loop of at most one group's trips whatever the sizes: one group,
