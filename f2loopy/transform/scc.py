@@ -224,7 +224,8 @@ def _accesses_of(insn):
 @for_each_kernel
 def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | None = None,
         block: int = 128, demote: bool = True, specialize: bool = False,
-        kcache: bool = True, version: bool = False, dead: bool = True) -> Kernel:
+        kcache: bool = True, version: bool = False, dead: bool = True,
+        fuse: bool = True) -> Kernel:
     """Map the horizontal loops of *kernel* to the grid, one column per
     work-item (see the module docstring).
 
@@ -254,6 +255,11 @@ def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | N
     :arg dead: first remove the statements that write temporaries whose
         values nothing reads (:func:`~f2loopy.transform.dead_code.
         remove_dead_stores`; a dead loop then runs on no work-item).
+    :arg fuse: merge the level loops inside the columns into one where the
+        dependences allow (:func:`~f2loopy.transform.level_fusion.
+        fuse_level_loops`: same ranges, species loops interchanged, a
+        run-time top level under a guard, a range one level longer peeled);
+        a loop that cannot merge stays as it was.
     :returns: the kernel with one horizontal loop, named as the first, split
         into ``<name>_outer`` (``g.0``) and ``<name>_inner`` (``l.0``).
     :raises TransformError: no horizontal loop is found, or one carries a
@@ -299,6 +305,11 @@ def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | N
         # (temporaries private to each column aside)
         check_loop_fusion(kernel, x, name, parallel=True, lanes=loops, caller="scc")
         kernel = merge_checked_loop(kernel, x, name)
+    if not isinstance(fuse, bool):
+        raise TransformError(f"scc: fuse is True or False, not {fuse!r}")
+    if fuse:
+        from f2loopy.transform.level_fusion import fuse_level_loops
+        kernel = fuse_level_loops(kernel, column=name)
     if demote and specialize:
         wanted = specializable_extents(kernel, name)
         if wanted:
