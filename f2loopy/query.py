@@ -15,7 +15,9 @@ Python code imports them from here (or from the package: ``f2loopy.plan_auto``).
   kernel it would make, with the reasons for the plans it refused);
 * the single-column recipe's loops (:func:`horizontal_loops`,
   :func:`demotable_temporaries`, :func:`level_caches`: which level
-  temporaries k-caching keeps as two values, and why not the others).
+  temporaries k-caching keeps as two values, and why not the others;
+  :func:`scc_with_fusion`: the mapping with what its level fusion merged
+  and refused, :func:`level_fusion`).
 """
 
 from f2loopy.analysis.loops import (
@@ -23,12 +25,14 @@ from f2loopy.analysis.loops import (
     loop_dependences, outermost_loops, parallel_loops, reused_tiles, time_loops)
 from f2loopy.transform.auto import PLANS, AutoOutcome, plan_auto
 from f2loopy.transform.kcache import level_caches
-from f2loopy.transform.scc import demotable_temporaries, horizontal_loops
+from f2loopy.transform.level_fusion import level_fusion
+from f2loopy.transform.scc import demotable_temporaries, horizontal_loops, scc_with_fusion
 
 __all__ = [
     "accumulated_arrays", "demotable_temporaries", "grid_axes", "has_choice_of_second_axis",
-    "horizontal_loops", "launch_summary", "level_caches", "loop_dependences", "outermost_loops",
-    "parallel_loops", "plan_auto", "reused_tiles", "time_loops",
+    "horizontal_loops", "launch_summary", "level_caches", "level_fusion", "loop_dependences",
+    "outermost_loops", "parallel_loops", "plan_auto", "reused_tiles", "scc_with_fusion",
+    "time_loops",
 ]
 
 #: also importable from here (not names of the script's namespace)

@@ -136,7 +136,7 @@ From a script::
 from loopy import (
     LoopyError, assume as assume_facts, fix_parameters, generate_code,
     has_choice_of_second_axis, horizontal_loops, launch_summary, parallel_loops,
-    parse_fixed_values, plan_auto, scc, split_for_auto)
+    parse_fixed_values, plan_auto, scc_with_fusion, split_for_auto)
 
 OPTIONS = {"tile": None, "tile1": None, "prefetch": None, "axis1": None, "style": None,
            "group": None, "launches": None, "columns": "scc", "block": 128, "assume": None, "fix": None,
@@ -244,7 +244,8 @@ def columns_plan(kernel, block, specialize=True, kcache=True, version=False):
     if len(loops) < 2:
         return None
     try:
-        out = scc(kernel, block=block, specialize=specialize, kcache=kcache, version=version)
+        out, fusion = scc_with_fusion(kernel, block=block, specialize=specialize,
+                                      kcache=kcache, version=version)
         generate_code(out)
     except LoopyError as exc:
         reason = str(getattr(exc, "message", None) or exc).splitlines()[0]
@@ -254,11 +255,15 @@ def columns_plan(kernel, block, specialize=True, kcache=True, version=False):
                      if n in kernel.temporaries and kernel.temporaries[n].shape
                      and len(t.shape) < len(kernel.temporaries[n].shape))
     cached = sorted(n for n in kernel.temporaries if n not in out.temporaries)
+    merged = [f"{x} into {t} ({how})" for x, t, how in fusion.merged]
     print(f"auto: kernel '{kernel.name}': plan scc, {len(loops)} horizontal loops "
           f"({', '.join(loops[:3])}{', ...' if len(loops) > 3 else ''}) -> "
           f"{loops[0]}_outer (g.0, blocks of {block}), {loops[0]}_inner (l.0)"
           + (f"; private column temporaries: {', '.join(private)}" if private else "")
+          + (f"; level loops fused: {', '.join(merged)}" if merged else "")
           + (f"; levels cached: {', '.join(cached)}" if cached else "")
           + (f"; compiled per value of {', '.join(out.options.specialized)}"
              if out.options.specialized else ""))
+    for _, _, reason in fusion.refused:
+        print(f"auto: kernel '{kernel.name}': {reason}")
     return out

@@ -30,6 +30,7 @@ from f2loopy.transform.reduction import accumulation_to_reduction, make_reductio
 from f2loopy.transform.rules import find_one_rule_matching, find_rules_matching
 from f2loopy.transform.dead_code import remove_dead_stores
 from f2loopy.transform.kcache import cache_levels
+from f2loopy.transform.level_fusion import fuse_level_loops
 from f2loopy.transform.scc import demote_temporaries, scc
 from f2loopy.transform.subst import assignment_to_subst, expand_subst, extract_subst
 from f2loopy.transform.versioning import version_indices
@@ -46,5 +47,5 @@ __all__ = [
     "temporary_to_subst", "split_arg_axis",
     "auto_parallelize",
     "add_global_barrier", "add_global_barriers_between_nests", "split_for_auto",
-    "demote_temporaries", "scc", "cache_levels", "version_indices", "remove_dead_stores",
+    "demote_temporaries", "scc", "fuse_level_loops", "cache_levels", "version_indices", "remove_dead_stores",
 ]

@@ -141,17 +141,21 @@ class _Fuser:
         return frozenset(insn.within_inames) - hw - ({self.column} if self.column else set())
 
     def regions(self) -> list[tuple[str, list[str]]]:
-        """``(loop, ids)`` for each loop directly inside the column, in program
-        order: the contiguous statements whose outermost loop it is."""
+        """``(loop, ids)`` for each outermost loop (the column aside) in
+        program order: the contiguous statements whose outermost loop it is
+        (None: statements in no loop)."""
         k = self.kernel
         rank = {n: i for i, n in enumerate(k.all_inames())}
+        # the outermost of nested loops runs the most statements (ties: the
+        # first in the kernel's order)
+        size: dict[str, int] = {}
+        for insn in k.instructions:
+            for x in self.loops_of(insn):
+                size[x] = size.get(x, 0) + 1
         out: list[tuple[str, list[str]]] = []
         for insn in k.instructions:
-            if self.column is not None and self.column not in insn.within_inames:
-                top = None
-            else:
-                loops = self.loops_of(insn)
-                top = min(loops, key=lambda n: rank.get(n, 10**9)) if loops else None
+            loops = self.loops_of(insn)
+            top = min(loops, key=lambda n: (-size[n], rank.get(n, 10**9))) if loops else None
             if out and out[-1][0] == top:
                 out[-1][1].append(insn.id)
             else:
@@ -358,8 +362,7 @@ def _fuse_one(kernel: Kernel, column: str | None, x: str, t: str,
         return None
     dxr, dt2 = _as(dx, x, t, dt)
     if not dxr.is_equal(dt2) and not dxr.is_subset(dt2) and not dt2.is_subset(dxr):
-        if not (dxr & dt2).is_empty() and (dxr & dt2).is_equal(dxr - (dxr - dt2)) \
-                and not (dxr - dt2).lex_le_set(dt2).is_empty():
+        if not (dxr & dt2).is_empty() and (dxr - dt2).lex_ge_set(dt2).is_empty():
             raise _Refused(f"its range may start before the range of '{t}' (the kernel's "
                            "assumptions do not say that its lower bound is in it)")
         # a species loop around a level loop of the target's range

@@ -39,6 +39,7 @@ from f2loopy.ir.isl_tools import dim_type
 from f2loopy.ir.kernel import AddressSpace, Assignment, Kernel, ScalarArg
 from f2loopy.ir.tags import fortran_axis_tags
 from f2loopy.transform.iname import merge_checked_loop, split_iname
+from f2loopy.transform.level_fusion import LevelFusion, level_fusion
 from f2loopy.transform.loop_fusion import check_loop_fusion
 from f2loopy.transform.util import for_each_kernel, map_expressions, unique_name
 
@@ -265,6 +266,27 @@ def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | N
     :raises TransformError: no horizontal loop is found, or one carries a
         dependence (the message names the loop and why).
     """
+    return _scc(kernel, index=index, bounds=bounds, block=block, demote=demote,
+                specialize=specialize, kcache=kcache, version=version, dead=dead, fuse=fuse,
+                fused=None)
+
+
+def scc_with_fusion(kernel: Kernel, **options) -> tuple[Kernel, LevelFusion]:
+    """:func:`scc` of one kernel with *options*, and what its level fusion
+    merged and refused (:class:`~f2loopy.transform.level_fusion.LevelFusion`;
+    empty with ``fuse=False``)."""
+    fused: list = []
+    out = _scc(kernel, **{**_SCC_DEFAULTS, **options}, fused=fused)
+    return out, fused[0] if fused else LevelFusion((), ())
+
+
+_SCC_DEFAULTS = {"index": None, "bounds": None, "block": 128, "demote": True,
+                 "specialize": False, "kcache": True, "version": False, "dead": True,
+                 "fuse": True}
+
+
+def _scc(kernel: Kernel, *, index, bounds, block, demote, specialize, kcache, version, dead,
+         fuse, fused: list | None) -> Kernel:
     from f2loopy.analysis.loops import loop_dependences
     if not isinstance(block, int) or isinstance(block, bool) or not 1 <= block <= 1024:
         raise TransformError(f"scc: block is an integer from 1 to 1024, not {block!r}")
@@ -308,8 +330,9 @@ def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | N
     if not isinstance(fuse, bool):
         raise TransformError(f"scc: fuse is True or False, not {fuse!r}")
     if fuse:
-        from f2loopy.transform.level_fusion import fuse_level_loops
-        kernel = fuse_level_loops(kernel, column=name)
+        kernel, report = level_fusion(kernel, column=name)
+        if fused is not None:
+            fused.append(report)
     if demote and specialize:
         wanted = specializable_extents(kernel, name)
         if wanted:
