@@ -299,9 +299,6 @@ def _peel(kernel: Kernel, x: str, keep: isl.Set, rest: isl.Set, ids: list[str]) 
     out = []
     last = max(k for k, insn in enumerate(kernel.instructions) if insn.id in originals)
     for k, insn in enumerate(kernel.instructions):
-        extra = {copy_of[d] for d in insn.depends_on if d in copy_of}
-        if insn.id not in originals and extra:
-            insn = insn.copy(depends_on=insn.depends_on | extra)
         out.append(insn)
         if k == last:
             for j in ids:
@@ -326,12 +323,22 @@ def _peel(kernel: Kernel, x: str, keep: isl.Set, rest: isl.Set, ids: list[str]) 
         return any((u.is_write or v.is_write) and u.name == v.name
                    and analysis.may_conflict(u, v) for u in accs[a] for v in accs[b])
     fixed = []
+    copies = set(copy_of.values())
     for insn in kernel.instructions:
-        if insn.id in copy_of.values():
+        if insn.id in copies:
             o = kernel.id_to_insn[next(j for j in ids if copy_of[j] == insn.id)]
             deps = {copy_of.get(d, d) for d in o.depends_on} | \
                 {j for j in ids if conflict(insn.id, j)}
             insn = insn.copy(depends_on=frozenset(deps))
+        elif insn.id not in originals and insn.depends_on & originals:
+            # a later statement that depended on the loop depends on the
+            # copies it may touch the same elements as
+            mine = instruction_accesses(kernel, insn)
+            accs[insn.id] = mine
+            extra = {c for d, c in copy_of.items() if d in insn.depends_on
+                     and conflict(insn.id, c)}
+            if extra:
+                insn = insn.copy(depends_on=insn.depends_on | extra)
         fixed.append(insn)
     return kernel.copy(instructions=tuple(fixed))
 
@@ -423,6 +430,12 @@ def _fuse_one(kernel: Kernel, column: str | None, x: str, t: str,
             raise _Refused(f"its range is not the range of '{t}' under simple bounds")
         kernel = _rewrite_guarded(kernel, inner, t, ids_x, guard)
         how = "guarded"
+    # what the merged statements depended on among those now after them
+    # touches other elements (checked above): no longer an order to keep
+    moved = set(ids_x)
+    insns = tuple(i.copy(depends_on=i.depends_on - dep) if i.id in moved and i.depends_on & dep
+                  else i for i in kernel.instructions)
+    kernel = kernel.copy(instructions=insns)
     return _reorder(kernel, ids_t, ids_x, between, dep), how
 
 
