@@ -280,6 +280,27 @@ def _rewrite_guarded(kernel: Kernel, x: str, t: str, ids: list[str], guard: tupl
     return _finish(remove_unused_inames(kernel, [x]))
 
 
+def _nest_guarded(kernel: Kernel, x: str, t: str, ids: list[str]) -> Kernel:
+    """Put loop *x* (statements *ids*) inside loop *t* as a loop of at most
+    one iteration, ``x = t`` within *x*'s own range: its statements run in
+    iteration *k* of *t* when *k* is in their range, all under the one
+    test its bounds make (the guard), and read the index of *t*."""
+    from f2loopy.transform.iname import _finish, _rewrite_selected
+    where = iname_to_domain_index(kernel)
+    dom = kernel.domains[where[x]]
+    names = list(dom.get_var_names(dim_type.param)) + [t]
+    eq = isl.Set.read_from_str(dom.get_ctx(), f"[{', '.join(names)}] -> {{ [{x}] : {x} = {t} }}")
+    dom, eq = align_params(dom, eq)
+    domains = list(kernel.domains)
+    domains[where[x]] = dom & eq
+    kernel = kernel.copy(domains=tuple(domains))
+    insns, rules = _rewrite_selected(kernel, set(ids), {x: p.Variable(t)})
+    chosen = set(ids)
+    insns = tuple(i.copy(within_inames=i.within_inames | {t}) if i.id in chosen else i
+                  for i in insns)
+    return _finish(kernel.copy(instructions=insns, substitutions=rules))
+
+
 def _peel(kernel: Kernel, x: str, keep: isl.Set, rest: isl.Set, ids: list[str]) -> Kernel:
     """Split loop *x* (statements *ids*) into *x* over *keep* and a new loop
     over *rest* (both sets over *x*) right after it, with copies of its
@@ -425,16 +446,19 @@ def _fuse_one(kernel: Kernel, column: str | None, x: str, t: str,
         kernel = merge_checked_loop(kernel, inner, t)
         how = how or "same range"
     else:
-        guard = _guard(dxr, dt2, t)
-        if guard is None:
-            raise _Refused(f"its range is not the range of '{t}' under simple bounds")
-        kernel = _rewrite_guarded(kernel, inner, t, ids_x, guard)
+        kernel = _nest_guarded(kernel, inner, t, ids_x)
         how = "guarded"
     # what the merged statements depended on among those now after them
     # touches other elements (checked above): no longer an order to keep
     moved = set(ids_x)
-    insns = tuple(i.copy(depends_on=i.depends_on - dep) if i.id in moved and i.depends_on & dep
-                  else i for i in kernel.instructions)
+    # each iteration runs the target's statements, then the merged loop's
+    # (the program order of the two blocks, as the check assumed): the
+    # first statements of the merged loop wait for the target's last
+    first = set(ids_t)
+    sinks = first - {d for i in ids_t for d in kernel.id_to_insn[i].depends_on}
+    sources = {i for i in ids_x if not kernel.id_to_insn[i].depends_on & moved}
+    insns = tuple(i.copy(depends_on=(i.depends_on - dep) | (sinks if i.id in sources else set()))
+                  if i.id in moved else i for i in kernel.instructions)
     kernel = kernel.copy(instructions=insns)
     return _reorder(kernel, ids_t, ids_x, between, dep), how
 
