@@ -23,9 +23,11 @@ without it) in program order and merges each into the first loop before it
   iteration, nothing after reads what it leaves: ``ZQADJ`` or a ``cond``
   flag, :class:`~f2loopy.analysis.private.Privatisation`) aside;
 * a loop over part of the target's range (``NCLDTOP..KLEV`` into
-  ``1..KLEV``, with the kernel's assumptions) merges with its statements
-  under a guard (``JK >= NCLDTOP``) made of the constraints of its range
-  that the target's does not imply, so it runs at exactly its own levels;
+  ``1..KLEV``, with the kernel's assumptions: ``-D assume="NCLDTOP >= 1"``)
+  runs inside the target as a loop of at most one iteration, its index
+  equal to the target's within its own range: one test
+  (``JK >= NCLDTOP``) guards its whole body, which reads the target's
+  index, at exactly its own levels;
 * a loop over the target's range extended at the top (``1..KLEV+1``) is
   split first: its levels in the target's range merge, the others stay a
   loop after the merged one (the last level peeled).
@@ -36,9 +38,12 @@ conflicting instances of the two loops must keep its order); the statements
 between the two loops that are in neither move before the merged loop if
 they depend on nothing in the target, else after it if nothing in the
 merged loop depends on them (transitively, on the statements' program-order
-dependencies), else the merge is refused.  The kernel's statement order is
-rewritten to the order the merged code runs in.  A refused merge leaves the
-kernel as it was and is reported with its reason.
+dependencies, counting a dependency only where the two may still touch the
+same element), else the merge is refused.  The kernel's statement order is
+rewritten to the order the merged code runs in, and the first statements
+of the merged loop depend on the target's last, so that each iteration runs
+the two blocks in program order (the order the check assumed).  A refused
+merge leaves the kernel as it was and is reported with its reason.
 """
 
 from __future__ import annotations
@@ -88,47 +93,6 @@ def _domain(kernel: Kernel, x: str) -> isl.Set | None:
 
 def _as(dom: isl.Set, old: str, new: str, other: isl.Set) -> tuple[isl.Set, isl.Set]:
     return align_params(rename_in_set(dom, old, new), other)
-
-
-def _affine(coeffs: dict, skip: str, sign: int):
-    """``sign * (sum of coeffs)`` without the term of *skip*, a pymbolic
-    expression with integer coefficients."""
-    expr: object = 0
-    for name, c in sorted(coeffs.items(), key=lambda kv: str(kv[0])):
-        if name == skip or c == 0:
-            continue
-        c = int(sign * c)
-        term = c if name == 1 else (p.Variable(name) if c == 1 else
-                                    (-p.Variable(name) if c == -1 else c * p.Variable(name)))
-        expr = term if expr == 0 else p.Sum((expr, term))
-    return expr
-
-
-def _int(v) -> int:
-    return int(v.to_python()) if hasattr(v, "to_python") else int(v)
-
-
-def _guard(sub: isl.Set, dom: isl.Set, t: str) -> tuple | None:
-    """Conditions on loop index *t* (pymbolic comparisons) that restrict
-    range *dom* to its part *sub* (one basic set), or None if one is not
-    of the form ``t >= e`` / ``t <= e``."""
-    out = []
-    bsets = sub.coalesce().get_basic_sets()
-    if len(bsets) != 1:
-        return None
-    for c in bsets[0].get_constraints():
-        one = isl.BasicSet.universe(c.get_space()).add_constraint(c).to_set()
-        one, d = align_params(one, dom)
-        if d.is_subset(one):
-            continue
-        coeffs = {k: _int(v) for k, v in c.get_coefficients_by_name().items()}
-        ct = coeffs.get(t, 0)
-        if c.is_equality() or ct not in (1, -1):
-            return None
-        # ct * t + rest >= 0
-        rest = _affine(coeffs, t, -ct)
-        out.append(p.Comparison(p.Variable(t), ">=" if ct == 1 else "<=", rest))
-    return tuple(out)
 
 
 class _Fuser:
@@ -268,16 +232,6 @@ def _reorder(kernel: Kernel, first: list[str], moved: list[str], between: list[s
 
 class _Refused(Exception):
     pass
-
-
-def _rewrite_guarded(kernel: Kernel, x: str, t: str, ids: list[str], guard: tuple) -> Kernel:
-    from f2loopy.transform.iname import _finish, _rewrite_selected, remove_unused_inames
-    insns, rules = _rewrite_selected(kernel, set(ids), {x: p.Variable(t)}, remove=[x], add=[t])
-    chosen = set(ids)
-    insns = tuple(i.copy(predicates=tuple(i.predicates) + guard) if i.id in chosen else i
-                  for i in insns)
-    kernel = kernel.copy(instructions=insns, substitutions=rules)
-    return _finish(remove_unused_inames(kernel, [x]))
 
 
 def _nest_guarded(kernel: Kernel, x: str, t: str, ids: list[str]) -> Kernel:
