@@ -326,7 +326,10 @@ def _fuse_one(kernel: Kernel, column: str | None, x: str, t: str,
     from f2loopy.transform.loop_fusion import check_loop_fusion
     f = _Fuser(kernel, column)
     regs = f.regions()
-    ix = next(k for k, (top, _) in enumerate(regs) if top == x)
+    found = [k for k, (top, _) in enumerate(regs) if top == x]
+    if not found:
+        return None         # not an outermost loop (any more)
+    ix = found[0]
     its = [k for k, (top, _) in enumerate(regs) if top == t]
     if len(its) != 1 or its[0] > ix:
         raise _Refused(f"the statements of loop '{t}' are not one block before it")

@@ -1,0 +1,247 @@
+"""Fusion of the level loops of a column routine
+(:mod:`f2loopy.transform.level_fusion`, applied by ``scc`` and ``--transform
+auto``): which loops merge and how (same range, species loop interchanged, a
+run-time top level as a one-iteration loop, a range one level longer
+peeled), the exact reasons of the refusals, the shape of the generated code,
+and PoCL against gfortran on a column code in CLOUDSC's style (set-up loops,
+a species-outer nest with a per-iteration scalar under an IF, a main loop
+from a run-time top level, a flux loop over one more level)."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from f2loopy.cli import main
+from f2loopy.codegen import generate_code
+from f2loopy.diagnostics import TransformError
+from f2loopy.frontend import parse_fortran
+from f2loopy.transform.level_fusion import fuse_level_loops, interchange_reason, level_fusion
+from f2loopy.transform.parameters import assume
+from f2loopy.transform.scc import scc, scc_with_fusion
+
+from util import needs_gfortran
+
+COLUMN = """\
+subroutine lf_col(kidia, kfdia, klon, klev, ktop, pt, pq, pclv, pflux, ptend, pout)
+  implicit none
+  integer, intent(in) :: kidia, kfdia, klon, klev, ktop
+  real(8), intent(in) :: pt(klon, klev), pq(klon, klev), pclv(klon, klev, 3)
+  real(8), intent(out) :: pflux(klon, klev + 1), ptend(klon, klev), pout(klon, klev)
+  real(8) :: ztp1(klon, klev), zqx(klon, klev, 3), zneg(klon, klev, 3), zfl(klon, klev + 1)
+  real(8) :: zqadj, zsum
+  logical :: cond
+  integer :: jl, jk, jm
+  do jk = 1, klev
+    do jl = kidia, kfdia
+      ptend(jl, jk) = 0.0d0
+    end do
+  end do
+  do jm = 1, 3
+    do jk = 1, klev
+      do jl = kidia, kfdia
+        zqx(jl, jk, jm) = pclv(jl, jk, jm) * 0.5d0
+        zneg(jl, jk, jm) = 0.0d0
+      end do
+    end do
+  end do
+  do jk = 1, klev
+    do jl = kidia, kfdia
+      ztp1(jl, jk) = pt(jl, jk) + pq(jl, jk)
+    end do
+  end do
+  do jm = 1, 3
+    do jk = 1, klev
+      do jl = kidia, kfdia
+        cond = zqx(jl, jk, jm) < 0.2d0
+        if (cond) then
+          zqadj = zqx(jl, jk, jm) * 2.0d0
+          zneg(jl, jk, jm) = zneg(jl, jk, jm) + zqadj
+          ptend(jl, jk) = ptend(jl, jk) + zqadj
+        end if
+        if (cond .and. jm == 2) then
+          ptend(jl, jk) = ptend(jl, jk) - 0.5d0 * zqadj
+        end if
+      end do
+    end do
+  end do
+  do jk = 1, klev + 1
+    do jl = kidia, kfdia
+      zfl(jl, jk) = 0.0d0
+    end do
+  end do
+  do jk = ktop, klev
+    do jl = kidia, kfdia
+      zsum = ztp1(jl, jk) + zqx(jl, jk, 1) + zneg(jl, jk, 2)
+      if (jk > 1) then
+        zsum = zsum + 0.25d0 * zfl(jl, jk - 1)
+      end if
+      zfl(jl, jk) = zsum * 0.1d0
+      ptend(jl, jk) = ptend(jl, jk) + zsum
+    end do
+  end do
+  do jk = 1, klev + 1
+    do jl = kidia, kfdia
+      pflux(jl, jk) = zfl(jl, jk) * 2.0d0
+    end do
+  end do
+  do jk = 1, klev
+    do jl = kidia, kfdia
+      pout(jl, jk) = ptend(jl, jk) + zneg(jl, jk, 1) + pflux(jl, jk + 1)
+    end do
+  end do
+end subroutine lf_col
+"""
+
+#: a species nest that cannot be interchanged (level k of species m reads
+#: level klev+1-k of species m-1), and a scalar carried between two level loops
+REFUSED = """\
+subroutine lf_no(kidia, kfdia, klon, klev, pt, pout)
+  implicit none
+  integer, intent(in) :: kidia, kfdia, klon, klev
+  real(8), intent(in) :: pt(klon, klev)
+  real(8), intent(out) :: pout(klon, klev)
+  real(8) :: zq(klon, klev, 3), zlast
+  integer :: jl, jk, jm
+  do jk = 1, klev
+    do jl = kidia, kfdia
+      zq(jl, jk, 1) = pt(jl, jk)
+      zq(jl, jk, 2) = 0.0d0
+      zq(jl, jk, 3) = 0.0d0
+    end do
+  end do
+  do jm = 2, 3
+    do jk = 1, klev
+      do jl = kidia, kfdia
+        zq(jl, jk, jm) = zq(jl, klev + 1 - jk, jm - 1) + 1.0d0
+      end do
+    end do
+  end do
+  do jk = 1, klev
+    do jl = kidia, kfdia
+      pout(jl, jk) = zq(jl, jk, 3)
+    end do
+  end do
+  do jk = 1, klev
+    do jl = kidia, kfdia
+      pout(jl, jk) = pout(jl, jk) + pout(jl, klev + 1 - jk)
+    end do
+  end do
+end subroutine lf_no
+"""
+
+
+def _column(text, name, facts=None):
+    k = parse_fortran(text, f"{name}.f90")[name]
+    return assume(k, facts) if facts else k
+
+
+def test_what_merges_and_how():
+    k = _column(COLUMN, "lf_col", "ktop >= 1")
+    _, report = scc_with_fusion(k, block=32)
+    assert report.merged == (
+        ("jm", "jk", "interchanged"), ("jk_2", "jk", "same range"),
+        ("jm_1", "jk", "interchanged"), ("jk_4", "jk", "peeled"),
+        ("jk_5", "jk", "guarded"), ("jk_6", "jk", "peeled"))
+    assert report.refused == (
+        ("jk_7", "jk", "loop 'jk_7' (line 65) stays apart from loop 'jk': line 60, between "
+                       "the two loops, uses what loop 'jk' computes and loop 'jk_7' uses what "
+                       "it computes"),)
+
+
+def test_a_top_level_that_may_be_below_the_range_stays_apart():
+    _, report = scc_with_fusion(_column(COLUMN, "lf_col"), block=32)
+    assert ("jk_5", "jk", "loop 'jk_5' (lines 50-55) stays apart from loop 'jk': its range "
+                          "may start before the range of 'jk' (the kernel's assumptions do "
+                          "not say that its lower bound is in it)") in report.refused
+    assert [m[0] for m in report.merged] == ["jm", "jk_2", "jm_1", "jk_4"]
+
+
+def test_refusals_name_the_dependence():
+    k = _column(REFUSED, "lf_no")
+    _, report = scc_with_fusion(k, block=32)
+    assert report.merged == ()
+    assert report.refused == (
+        ("jm", "jk", "loop 'jm' (line 18) stays apart from loop 'jk': loop 'jk_1' cannot run "
+                     "around loop 'jm': lines 18 and 18 touch the same elements of 'zq' in an "
+                     "order the interchange reverses"),
+        ("jk_3", "jk_2", "loop 'jk_3' (line 29) stays apart from loop 'jk_2': "
+                         "fuse_level_loops: merging loop 'jk_3' (line 29) into loop 'jk_2' "
+                         "(line 24) would change results on 'pout': line 24 writes it and "
+                         "line 29 reads it in iterations that the merged loop would run in "
+                         "the other order"))
+
+
+def test_interchange_reason_exempts_per_iteration_scalars():
+    k = _column(COLUMN, "lf_col")
+    # zqadj and cond are written before they are read in each iteration
+    assert interchange_reason(k, "jm_1", "jk_3") == ""
+    assert "'zq'" in interchange_reason(_column(REFUSED, "lf_no"), "jm", "jk_1")
+
+
+def test_fuse_level_loops_alone_and_its_errors():
+    k = _column(COLUMN, "lf_col", "ktop >= 1")
+    out, report = level_fusion(k)
+    # before the column mapping the column loops are loops too: the nests
+    # over one more level are not split (their column loop runs as many
+    # statements as their level loop), the rest merges as under scc
+    assert report.merged == (
+        ("jm", "jk", "interchanged"), ("jk_2", "jk", "same range"),
+        ("jm_1", "jk", "interchanged"), ("jk_5", "jk", "guarded"))
+    assert [r[0] for r in report.refused] == ["jk_7"]
+    assert fuse_level_loops(k).instructions == out.instructions
+    with pytest.raises(TransformError, match="fuse_level_loops: no loop 'jx' in kernel "
+                                             "'lf_col'$"):
+        fuse_level_loops(k, column="jx")
+
+
+def test_option_off_and_checked():
+    k = _column(COLUMN, "lf_col", "ktop >= 1")
+    _, report = scc_with_fusion(k, block=32, fuse=False)
+    assert report.merged == () and report.refused == ()
+    with pytest.raises(TransformError, match="scc: fuse is True or False, not 1$"):
+        scc(k, fuse=1)
+
+
+def test_generated_code_has_one_level_loop():
+    k = _column(COLUMN, "lf_col", "ktop >= 1")
+    code = generate_code(scc(k, block=32)).device_code
+    loops = [line.strip() for line in code.splitlines() if line.strip().startswith("for (")]
+    assert loops == [
+        "for (int jk_4_peel = klev + 1; jk_4_peel <= klev + 1; ++jk_4_peel)",
+        "for (int jk = 1; jk <= klev; ++jk)",
+        "for (int jm = 1; jm <= 3; ++jm)",
+        "for (int jm_1 = 1; jm_1 <= 3; ++jm_1)",
+        "for (int jk_5 = jk; jk_5 <= jk; ++jk_5)",
+        "for (int jk_6_peel = klev + 1; jk_6_peel <= klev + 1; ++jk_6_peel)",
+        "for (int jk_7 = 1; jk_7 <= klev; ++jk_7)"]
+    # the main loop's body: one test, and it reads the fused loop's index
+    assert code.count("if (jk >= ktop)") == 1 and "klon * (jk - 2)]" in code
+
+
+@pytest.mark.usefixtures("sandbox_process")
+def test_auto_says_what_it_fused(tmp_path):
+    src = tmp_path / "lf_col.f90"
+    src.write_text(COLUMN)
+    res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-D",
+                                    "assume=ktop >= 1", "-o", str(tmp_path / "a"), str(src)])
+    assert res.exit_code == 0, res.output
+    assert ("; level loops fused: jm into jk (interchanged), jk_2 into jk (same range), "
+            "jm_1 into jk (interchanged), jk_4 into jk (peeled), jk_5 into jk (guarded), "
+            "jk_6 into jk (peeled);") in res.output
+    assert "auto: kernel 'lf_col': loop 'jk_7' (line 65) stays apart from loop 'jk': " \
+        in res.output
+
+
+@needs_gfortran
+@pytest.mark.opencl
+@pytest.mark.parametrize("ktop", [1, 3])
+def test_fused_column_checks_against_gfortran(tmp_path, ktop):
+    src = tmp_path / "lf_col.f90"
+    src.write_text(COLUMN)
+    res = CliRunner().invoke(main, ["check", "--transform", "auto", "-D", "assume=ktop >= 1",
+                                    "--size", "klon=13", "--size", "kidia=2", "--size",
+                                    "kfdia=12", "--size", "klev=9", "--size", f"ktop={ktop}",
+                                    str(src)])
+    assert res.exit_code == 0, res.output
+    assert "FAIL" not in res.output and "ok: 3 output(s)" in res.output
