@@ -91,6 +91,16 @@ def _domain(kernel: Kernel, x: str) -> isl.Set | None:
     return dom
 
 
+def _target_domain(kernel: Kernel, x: str) -> isl.Set | None:
+    """Loop *x*'s range if other loops may merge into it: a range of run-time
+    extent (levels, ``1..KLEV``), not a constant one (species, ``1..5``)."""
+    dom = _domain(kernel, x)
+    if dom is None or not any(dom.involves_dims(dim_type.param, i, 1)
+                              for i in range(dom.dim(dim_type.param))):
+        return None
+    return dom
+
+
 def _as(dom: isl.Set, old: str, new: str, other: isl.Set) -> tuple[isl.Set, isl.Set]:
     return align_params(rename_in_set(dom, old, new), other)
 
@@ -331,12 +341,10 @@ def _fuse_one(kernel: Kernel, column: str | None, x: str, t: str,
         return None         # not an outermost loop (any more)
     ix = found[0]
     its = [k for k, (top, _) in enumerate(regs) if top == t]
-    if len(its) != 1 or its[0] > ix:
-        raise _Refused(f"the statements of loop '{t}' are not one block before it")
+    if len(its) != 1 or its[0] > ix or any(top == x for top, _ in regs[ix + 1:]):
+        return None         # not two blocks of statements, one after the other
     it = its[0]
     ids_x, ids_t = regs[ix][1], regs[it][1]
-    if any(top == x for top, _ in regs[ix + 1:]):
-        raise _Refused("its statements are not one block")
     between = [i for _, ids in regs[it + 1:ix] for i in ids]
     dt = _domain(kernel, t)
     if dt is None:
@@ -347,7 +355,9 @@ def _fuse_one(kernel: Kernel, column: str | None, x: str, t: str,
         return None
     dxr, dt2 = _as(dx, x, t, dt)
     if not dxr.is_equal(dt2) and not dxr.is_subset(dt2) and not dt2.is_subset(dxr):
-        if not (dxr & dt2).is_empty() and (dxr - dt2).lex_ge_set(dt2).is_empty():
+        rest = dxr - dt2
+        if not (dxr & dt2).is_empty() and rest.lex_ge_set(dt2).is_empty() \
+                and not (dxr.params() - rest.params()).is_empty():
             raise _Refused(f"its range may start before the range of '{t}' (the kernel's "
                            "assumptions do not say that its lower bound is in it)")
         # a species loop around a level loop of the target's range
@@ -433,7 +443,7 @@ def level_fusion(kernel: Kernel, *, column: str | None = None) -> tuple[Kernel, 
     target: str | None = None
     for x in dict.fromkeys(tops):
         if target is None:
-            target = x if _domain(kernel, x) is not None else None
+            target = x if _target_domain(kernel, x) is not None else None
             continue
         if x not in kernel.all_inames():
             continue
@@ -443,12 +453,13 @@ def level_fusion(kernel: Kernel, *, column: str | None = None) -> tuple[Kernel, 
         except _Refused as exc:
             refused.append((x, target, f"loop '{x}' ({_lines(kernel, ids)}) stays apart "
                                        f"from loop '{target}': {exc}"))
-            target = x if _domain(kernel, x) is not None else target
+            target = x if _target_domain(kernel, x) is not None else target
             continue
         if out is None:
             # unrelated ranges: the loop stays between (a target that took
             # nothing yet gives way to it)
-            if not any(m[1] == target for m in merged) and _domain(kernel, x) is not None:
+            if not any(m[1] == target for m in merged) \
+                    and _target_domain(kernel, x) is not None:
                 target = x
             continue
         kernel, how = out

@@ -165,6 +165,9 @@ def test_refusals_name_the_dependence():
         ("jm", "jk", "loop 'jm' (line 18) stays apart from loop 'jk': loop 'jk_1' cannot run "
                      "around loop 'jm': lines 18 and 18 touch the same elements of 'zq' in an "
                      "order the interchange reverses"),
+        ("jk_2", "jk", "loop 'jk_2' (line 24) stays apart from loop 'jk': line 18, between "
+                       "the two loops, uses what loop 'jk' computes and loop 'jk_2' uses what "
+                       "it computes"),
         ("jk_3", "jk_2", "loop 'jk_3' (line 29) stays apart from loop 'jk_2': "
                          "fuse_level_loops: merging loop 'jk_3' (line 29) into loop 'jk_2' "
                          "(line 24) would change results on 'pout': line 24 writes it and "

@@ -198,7 +198,8 @@ def test_fixed_levels_make_level_temporaries_private(tmp_path):
     res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-D",
                                     "specialize=false", "-o", str(tmp_path / "a"), str(LEVELS)])
     assert res.exit_code == 0, res.output
-    assert res.output.endswith("; private column temporaries: zneg\n"), res.output
+    assert res.output.endswith("; private column temporaries: zneg; level loops fused: jk_2 "
+                               "into jk_1 (guarded)\n"), res.output
     res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-D", "fix=klev=9",
                                     "-o", str(tmp_path / "b"), str(LEVELS)])
     assert res.exit_code == 0, res.output
@@ -265,14 +266,16 @@ def test_auto_compiles_per_level_count(tmp_path):
     res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-o", str(tmp_path),
                                     str(LEVELS)])
     assert res.exit_code == 0, res.output
-    assert res.output.endswith("; private column temporaries: zdp, zfall, zneg, zqx; "
-                               "compiled per value of klev\n"), res.output
+    assert res.output.endswith("; private column temporaries: zfall, zneg, zqx; level loops "
+                               "fused: jk_2 into jk_1 (guarded); levels cached: zdp; compiled "
+                               "per value of klev\n"), res.output
     src = (tmp_path / "column_levels.cl").read_text()
     macro = "F2L_SPEC_level_temps_klev"
     assert f"#if defined({macro})\n__kernel void" in src
     assert f"{{\n#define klev ({macro})\n" in src and "#undef klev\n}\n#endif" in src
     assert "double zqx[klev * 3];" in src and "double zfall[klev + 1];" in src
-    assert "double zdp[klev];" in src and "__global double *zqx" not in src
+    # zdp is kept as its current level (k-cached) since the level loops are fused
+    assert "__global double *zdp" not in src and "__global double *zqx" not in src
     # the kernel still takes klev (the glue passes it as before)
     assert "int const klev," in src
     glue = (tmp_path / "column_levels_cl.py").read_text()
