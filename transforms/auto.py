@@ -102,6 +102,13 @@ with the first choices are declared.
     above (``ZFLX(JK) = ZFLX(JK-1) + ...``), as two values, the current and
     the previous level, instead of an array over all levels
     (``f2loopy.transform.kcache``; default True).
+``fuse``
+    In the ``scc`` plan, merge the level loops inside the columns into one
+    where the dependences allow (``f2loopy.transform.level_fusion``: loops
+    of the same range, species loops around them interchanged, a loop from a
+    run-time top level as a one-iteration loop under one test, a loop over
+    one more level with its last level peeled; default True).  The summary
+    line says what was fused; a line per loop that stays apart says why.
 ``version``
     In the ``scc`` plan, version each statement that indexes a small private
     array with a run-time value (``ZSOLQA(JO, JN)`` with ``JO = IORDER(JM)``)
@@ -140,13 +147,14 @@ from loopy import (
 
 OPTIONS = {"tile": None, "tile1": None, "prefetch": None, "axis1": None, "style": None,
            "group": None, "launches": None, "columns": "scc", "block": 128, "assume": None, "fix": None,
-           "specialize": True, "kcache": True, "version": False, "reduction_groups": None}
+           "specialize": True, "kcache": True, "version": False, "reduction_groups": None,
+           "fuse": True}
 OPTION_TYPES = {"tile": "positive integer", "tile1": "positive integer", "prefetch": "boolean",
                 "axis1": ("inner", "outer"), "style": ("grid", "outer"),
                 "group": ("positive integer", "none"), "launches": ("split", "one"),
                 "columns": ("scc", "off"), "block": "positive integer", "assume": "text",
                 "fix": "text", "specialize": "boolean", "kcache": "boolean",
-                "version": "boolean",
+                "version": "boolean", "fuse": "boolean",
                 "reduction_groups": ("positive integer", "positive integers")}
 
 PLANS = ("grid+local", "grid", "grid-1d", "reduction", "one-group", "sequential")
@@ -154,7 +162,7 @@ PLANS = ("grid+local", "grid", "grid-1d", "reduction", "one-group", "sequential"
 
 def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, style=None,
               group=None, launches=None, columns="scc", block=128, assume=None, fix=None,
-              specialize=True, kcache=True, version=False, reduction_groups=None):
+              specialize=True, kcache=True, version=False, reduction_groups=None, fuse=True):
     if launches not in (None, "split", "one"):
         raise TransformError(f"auto: launches is 'split' or 'one', not {launches!r}")
     if columns not in ("scc", "off"):
@@ -166,7 +174,7 @@ def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, style=No
     if fix is not None:
         kernel = fix_parameters(kernel, **parse_fixed_values(fix, who="auto: fix"))
     if columns == "scc":
-        mapped = columns_plan(kernel, block, specialize, kcache, version)
+        mapped = columns_plan(kernel, block, specialize, kcache, version, fuse)
         if mapped is not None:
             return mapped
     split = split_for_auto(kernel)
@@ -237,7 +245,7 @@ def choose(kernel, tile, tile1, prefetch, axis1, style, group, reduction_groups=
     return outcome
 
 
-def columns_plan(kernel, block, specialize=True, kcache=True, version=False):
+def columns_plan(kernel, block, specialize=True, kcache=True, version=False, fuse=True):
     """The single-column mapping of *kernel* if it is a column-physics routine
     and the mapping passes the checks, else None (the reason printed)."""
     loops = horizontal_loops(kernel)
@@ -245,7 +253,7 @@ def columns_plan(kernel, block, specialize=True, kcache=True, version=False):
         return None
     try:
         out, fusion = scc_with_fusion(kernel, block=block, specialize=specialize,
-                                      kcache=kcache, version=version)
+                                      kcache=kcache, version=version, fuse=fuse)
         generate_code(out)
     except LoopyError as exc:
         reason = str(getattr(exc, "message", None) or exc).splitlines()[0]

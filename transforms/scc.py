@@ -40,6 +40,9 @@ Options:
     every iteration at its own level and the one above, as two values (the
     current and the previous level) instead of an array over all levels
     (k-caching, ``f2loopy.transform.kcache``; default True).
+``fuse``
+    Merge the level loops inside the columns into one where the dependences
+    allow (``f2loopy.transform.level_fusion``; default True).
 ``version``
     Version each statement that indexes a small private array with a
     run-time value (``ZSOLQA(JO, JN)`` with ``JO = IORDER(JM)``, a species
@@ -67,15 +70,15 @@ from loopy import (
 
 OPTIONS = {"index": None, "start": None, "end": None, "block": 128, "demote": True,
            "assume": None, "fix": None, "specialize": True,
-           "kcache": True, "version": False}
+           "kcache": True, "version": False, "fuse": True}
 OPTION_TYPES = {"index": "name", "start": "name", "end": "name",
                 "block": "positive integer", "demote": "boolean", "assume": "text",
                 "fix": "text", "specialize": "boolean", "kcache": "boolean",
-                "version": "boolean"}
+                "version": "boolean", "fuse": "boolean"}
 
 
 def transform(kernel, index=None, start=None, end=None, block=128, demote=True, assume=None,
-              fix=None, specialize=True, kcache=True, version=False):
+              fix=None, specialize=True, kcache=True, version=False, fuse=True):
     if (start is None) != (end is None):
         raise TransformError("scc: give both start and end, or neither")
     bounds = None if start is None else (start, end)
@@ -87,7 +90,7 @@ def transform(kernel, index=None, start=None, end=None, block=128, demote=True, 
         kernel = fix_parameters(kernel, **parse_fixed_values(fix, who="scc: fix"))
     loops = horizontal_loops(kernel, index=index, bounds=bounds)
     out = scc(kernel, index=index, bounds=bounds, block=block, demote=demote,
-              specialize=specialize, kcache=kcache, version=version)
+              specialize=specialize, kcache=kcache, version=version, fuse=fuse)
     print(f"scc: kernel '{kernel.name}': {len(loops)} horizontal "
           f"loop{'s' if len(loops) > 1 else ''} -> "
           f"{loops[0]}_outer (g.0, blocks of {block}), {loops[0]}_inner (l.0)")

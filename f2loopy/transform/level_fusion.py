@@ -345,6 +345,10 @@ def _fuse_one(kernel: Kernel, column: str | None, x: str, t: str,
         return None         # not two blocks of statements, one after the other
     it = its[0]
     ids_x, ids_t = regs[ix][1], regs[it][1]
+    for y in (x, t):
+        if y in kernel.loop_exits:
+            raise _Refused(f"loop '{y}' is left by 'exit', so its iterations cannot join "
+                           "another loop's")
     between = [i for _, ids in regs[it + 1:ix] for i in ids]
     dt = _domain(kernel, t)
     if dt is None:
@@ -370,6 +374,9 @@ def _fuse_one(kernel: Kernel, column: str | None, x: str, t: str,
         if len(found) != 1:
             return None
         inner = found[0]
+        if inner in kernel.loop_exits:
+            raise _Refused(f"loop '{inner}' is left by 'exit', so it cannot run around "
+                           f"loop '{x}'")
         if any(inner in i.within_inames and i.id not in set(ids_x)
                for i in kernel.instructions):
             return None

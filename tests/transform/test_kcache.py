@@ -117,7 +117,7 @@ end subroutine kc_orders
 def mapped():
     """kc_cases mapped one column per work-item, nothing cached yet."""
     unit = parse_fortran(CASES, "kc_cases.f90")
-    return scc(unit["kc_cases"], block=32, specialize=True, kcache=False)
+    return scc(unit["kc_cases"], block=32, specialize=True, kcache=False, fuse=False)
 
 
 def test_which_temporaries_are_cached_and_why_not(mapped):
@@ -174,7 +174,8 @@ def test_cached_temporaries_in_the_ir(mapped):
     assert {"ztp1_k", "ztp1_km1", "zqx_k"} <= set(knl.options.per_work_item)
     assert "ztp1" not in knl.options.per_work_item
     # scc applies it unless told not to
-    again = scc(parse_fortran(CASES, "kc_cases.f90")["kc_cases"], block=32, specialize=True)
+    again = scc(parse_fortran(CASES, "kc_cases.f90")["kc_cases"], block=32, specialize=True,
+                fuse=False)
     assert again.temporaries == temps
 
 
@@ -213,14 +214,14 @@ def test_names_option(mapped):
 def test_auto_says_what_it_cached(tmp_path):
     src = tmp_path / "kc_cases.f90"
     src.write_text(CASES)
-    res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-o",
-                                    str(tmp_path / "a"), str(src)])
+    res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-D", "fuse=false",
+                                    "-o", str(tmp_path / "a"), str(src)])
     assert res.exit_code == 0, res.output
     assert "; levels cached: zflx, zloc, zqx, zstep, ztp1; compiled per value of klev\n" \
         in res.output
     assert "double ztp1_km1;" in (tmp_path / "a" / "kc_cases.cl").read_text()
     res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-D", "kcache=false",
-                                    "-o", str(tmp_path / "b"), str(src)])
+                                    "-D", "fuse=false", "-o", str(tmp_path / "b"), str(src)])
     assert res.exit_code == 0, res.output
     assert "levels cached" not in res.output
     assert "double ztp1[klev];" in (tmp_path / "b" / "kc_cases.cl").read_text()

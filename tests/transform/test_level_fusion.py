@@ -248,3 +248,36 @@ def test_fused_column_checks_against_gfortran(tmp_path):
                                     str(src)])
     assert res.exit_code == 0, res.output
     assert "FAIL" not in res.output and "ok: 78 output(s)" in res.output
+
+
+EXIT = """\
+subroutine lf_exit(kidia, kfdia, klon, klev, pt, pout)
+  implicit none
+  integer, intent(in) :: kidia, kfdia, klon, klev
+  real(8), intent(in) :: pt(klon, klev)
+  real(8), intent(out) :: pout(klon, klev)
+  integer :: jl, jk
+  do jl = kidia, kfdia
+    pout(jl, 1) = 0.0d0
+  end do
+  do jk = 1, klev
+    do jl = kidia, kfdia
+      pout(jl, jk) = pt(jl, jk)
+    end do
+  end do
+  do jl = kidia, kfdia
+    do jk = 1, klev
+      if (pt(jl, jk) < 0.0d0) exit
+      pout(jl, jk) = pout(jl, jk) * 2.0d0
+    end do
+  end do
+end subroutine lf_exit
+"""
+
+
+def test_a_loop_left_by_exit_stays_apart():
+    _, report = scc_with_fusion(_column(EXIT, "lf_exit"), block=32)
+    assert report.merged == ()
+    assert report.refused == (
+        ("jk_1", "jk", "loop 'jk_1' (lines 17-18) stays apart from loop 'jk': loop 'jk_1' is "
+                       "left by 'exit', so its iterations cannot join another loop's"),)
