@@ -47,8 +47,10 @@ MODULES = ("parkind1", "yomphyder", "yoecldp", "yoephli", "yomcst", "yoethf")
 #: the one fact the analysis needs: NSSOPT selects one of four supersaturation
 #: schemes; for other values CLOUDSC assigns ZQE in none, and the value of the
 #: previous column would flow into the next level's (a real dependence in the
-#: Fortran, which auto reports)
-ASSUME = "assume=YDECLDP_NSSOPT >= 0 and YDECLDP_NSSOPT <= 3"
+#: Fortran, which auto reports); and NCLDTOP, the main loop's first level, is a
+#: level (>= 1: CLOUDSC indexes level arrays with it), so that the main loop's
+#: range lies inside the set-up loops' and the level loops fuse into one
+ASSUME = "assume=YDECLDP_NSSOPT >= 0 and YDECLDP_NSSOPT <= 3 and YDECLDP_NCLDTOP >= 1"
 
 #: variant -> (f2loopy translate options, description)
 VARIANTS = {

@@ -66,7 +66,8 @@ def _cpu() -> float:
 #: the sandbox's limits for the CLOUDSC row (its defaults suit small files)
 LONG_LIMITS = {"F2LOOPY_SCRIPT_CPU_LIMIT": "600", "F2LOOPY_SCRIPT_WALL_LIMIT": "1200"}
 CLOUDSC_TARGET_S = 20.0
-CLOUDSC_ASSUME = "assume=YDECLDP_NSSOPT >= 0 and YDECLDP_NSSOPT <= 3"
+CLOUDSC_ASSUME = ("assume=YDECLDP_NSSOPT >= 0 and YDECLDP_NSSOPT <= 3 and "
+                  "YDECLDP_NCLDTOP >= 1")
 
 
 def _command_time(root: Path, args: list, cwd: Path) -> tuple[float, float]:
