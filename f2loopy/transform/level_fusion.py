@@ -114,7 +114,7 @@ class _Fuser:
         hw = self.kernel.hardware_inames()
         return frozenset(insn.within_inames) - hw - ({self.column} if self.column else set())
 
-    def regions(self) -> list[tuple[str, list[str]]]:
+    def regions(self) -> list[tuple[str | None, list[str]]]:
         """``(loop, ids)`` for each outermost loop (the column aside) in
         program order: the contiguous statements whose outermost loop it is
         (None: statements in no loop)."""
@@ -126,7 +126,7 @@ class _Fuser:
         for insn in k.instructions:
             for x in self.loops_of(insn):
                 size[x] = size.get(x, 0) + 1
-        out: list[tuple[str, list[str]]] = []
+        out: list[tuple[str | None, list[str]]] = []
         for insn in k.instructions:
             loops = self.loops_of(insn)
             top = min(loops, key=lambda n: (-size[n], rank.get(n, 10**9))) if loops else None
@@ -336,10 +336,10 @@ def _fuse_one(kernel: Kernel, column: str | None, x: str, t: str,
     from f2loopy.transform.loop_fusion import check_loop_fusion
     f = _Fuser(kernel, column)
     regs = f.regions()
-    found = [k for k, (top, _) in enumerate(regs) if top == x]
-    if not found:
+    at = [k for k, (top, _) in enumerate(regs) if top == x]
+    if not at:
         return None         # not an outermost loop (any more)
-    ix = found[0]
+    ix = at[0]
     its = [k for k, (top, _) in enumerate(regs) if top == t]
     if len(its) != 1 or its[0] > ix or any(top == x for top, _ in regs[ix + 1:]):
         return None         # not two blocks of statements, one after the other
@@ -366,7 +366,7 @@ def _fuse_one(kernel: Kernel, column: str | None, x: str, t: str,
                            "assumptions do not say that its lower bound is in it)")
         # a species loop around a level loop of the target's range
         common = frozenset.intersection(*(f.loops_of(kernel.id_to_insn[i]) for i in ids_x))
-        found = []
+        found: list[str] = []
         for y in sorted(common - {x}):
             dy = _domain(kernel, y)
             if dy is not None and _as(dy, y, t, dt)[0].is_equal(_as(dy, y, t, dt)[1]):
