@@ -20,7 +20,10 @@ the same bounds.  :func:`scc` checks that each of them carries no dependence
 private) and maps them; column temporaries become private
 (:func:`demote_temporaries`), and those of them that one level loop alone
 uses at its own level and the one above are kept as two values
-(:func:`~f2loopy.transform.kcache.cache_levels`).
+(:func:`~f2loopy.transform.kcache.cache_levels`).  Before that, the level
+loops inside the columns are fused into one where the dependences allow
+(:func:`~f2loopy.transform.level_fusion.fuse_level_loops`), so that a level's
+values are made and used in the same iteration.
 """
 
 from __future__ import annotations
