@@ -71,7 +71,10 @@ def test_coverage_rounds_start_from_the_options_given(tmp_path):
                          sizes={"n": 3}, char_round=5)
     report = check_covering(SCALE, tmp_path / "s.f90", given, check=check, queue="q")
     ((first, context),) = seen
-    assert report.seed == 4 and context == {"queue": "q"}
+    # (the rounds share the compiled references: f2loopy.verify.fortran.ReferenceBuilds)
+    from f2loopy.verify.fortran import ReferenceBuilds
+    assert report.seed == 4 and set(context) == {"queue", "reference_builds"}
+    assert context["queue"] == "q" and isinstance(context["reference_builds"], ReferenceBuilds)
     assert first == given.replace(assumed_size_fallback=True, char_round=0)
 
 
