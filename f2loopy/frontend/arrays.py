@@ -26,6 +26,7 @@ import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
 
+from f2loopy.frontend.allocatables import is_module_struct_array
 from f2loopy.frontend.bindings import ArrayView, array_binding
 from f2loopy.frontend.lowering_state import ElementalContext, triplet_extent
 from f2loopy.ir.types import is_integer
@@ -66,7 +67,8 @@ class ArraySyntaxMixin(_Host):
                           read_only=True, what="a constant")
         else:
             if self.parent is None:
-                self.used.add(low)
+                if not is_module_struct_array(sym):     # (its components are the data)
+                    self.used.add(low)
                 ir_name = sym.name
             else:
                 ir_name = self.local_name(sym)
@@ -80,6 +82,10 @@ class ArraySyntaxMixin(_Host):
         An assumed-shape dummy argument takes its extents from *extents* (a
         procedure being inlined: the actual argument's) or, in the kernel,
         from arguments the host glue fills in."""
+        if is_module_struct_array(sym) and "allocatable" in sym.attributes:
+            # an allocatable module array of derived type: its components' axes
+            from f2loopy.frontend.allocatables import struct_array_bounds
+            return struct_array_bounds(self, sym)
         if sym.storage is not None and "allocatable" in sym.attributes:
             from f2loopy.frontend.allocatables import allocatable_bounds
             from f2loopy.frontend.module_data import storage_name

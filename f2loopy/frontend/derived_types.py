@@ -283,6 +283,12 @@ def flatten(symtab, sym, *, fresh, outer=None) -> None:
         sym.components[comp.name.lower()] = csym
 
 
+def _flattened(sym):
+    for csym in (sym.components or {}).values():
+        yield csym
+        yield from _flattened(csym)
+
+
 def leaves(sym):
     """The component symbols of derived-type *sym* that hold data, in order."""
     for csym in sym.components.values():
@@ -353,6 +359,66 @@ def data_ref_parts(node):
     return names, (last or []) + first
 
 
+def array_designator(lowering, node):
+    """The array (or array section) that the ``Data_Ref`` *node* designates,
+    as a name or ``Part_Ref`` over its flattened component, or None where
+    *node* is a scalar (an element, a scalar component) or no such array:
+    ``q%w`` is ``q_w``, ``q%w(1:2)`` is ``q_w(1:2)``, and for an element of an
+    array of derived type ``pts(i)%w`` is ``pts_w(:, i)`` and ``pts(:)%m`` is
+    ``pts_m(:)``.  The component is reached in *lowering*'s symbol table
+    under its own name (an alias of the symbol where the unit has no
+    variable of that name, else a fresh one)."""
+    names, _ = data_ref_parts(node)
+    if names is None:
+        return None
+    leaf = component_symbol(lowering, lowering.symtab, names, names[-1])
+    if leaf.derived is not None or not leaf.dims:
+        return None
+    items = node.items
+    first = _subscripts(items[0]) if isinstance(items[0], F.Part_Ref) else None
+    last = _subscripts(items[-1]) if len(items) > 1 and isinstance(items[-1], F.Part_Ref) \
+        else None
+    own = len(leaf.dims) - leaf.struct_rank
+    if leaf.struct_rank and first is None:
+        return None                  # (a whole array of derived type: component_access says)
+    if last is not None and len(last) != own:
+        return None
+    subs = [str(x) for x in (last if last is not None else [":"] * own)] + \
+        [str(x) for x in (first or [])]
+    if not any(isinstance(x, F.Subscript_Triplet) for x in (last or []) + (first or [])) and \
+            (last is not None or own == 0):
+        return None                  # an element
+    alias = _alias(lowering.symtab, leaf)
+    if not subs or all(x == ":" for x in subs) and not leaf.struct_rank:
+        return F.Name(alias)
+    try:
+        return F.Part_Ref(f"{alias}({', '.join(subs)})")
+    except Exception:                 # (fparser's errors): keep the original's message
+        return None
+
+
+def _subscripts(part) -> list:
+    subs = part.items[1]
+    return list(subs.items) if isinstance(subs, F.Section_Subscript_List) else [subs]
+
+
+def _alias(symtab, leaf) -> str:
+    """A name under which *symtab* finds component symbol *leaf*."""
+    name, k = leaf.name, 0
+    while True:
+        try:
+            found = symtab.get(name)
+        except FortranError:
+            found = None
+        if found is leaf:
+            return name
+        if found is None and name not in symtab:
+            symtab.aliases[name.lower()] = leaf
+            return name
+        k += 1
+        name = f"{leaf.name}_{k}"
+
+
 def component_access(lowering, node):
     """``(leaf symbol, index nodes or None)`` of the ``Data_Ref`` *node*."""
     names, index = data_ref_parts(node)
@@ -394,7 +460,16 @@ def flatten_all(symtab) -> None:
         if "poisoned" in sym.attributes:
             continue
         if sym.derived is not None and sym.components is None:
-            flatten(symtab, sym, fresh=fresh)
+            try:
+                flatten(symtab, sym, fresh=fresh)
+            except UnsupportedFeatureError as exc:
+                if not sym.dims:
+                    raise
+                # an array of a type with allocatable components: an error
+                # where a kernel uses it (a module's other kernels translate)
+                for part in [sym, *_flattened(sym)]:
+                    part.attributes.add("poisoned")
+                    part.value = exc
 
 
 def expand_derived_arguments(lowering, proc, callee, actuals):
@@ -407,6 +482,19 @@ def expand_derived_arguments(lowering, proc, callee, actuals):
         if dsym.derived is None or a is None:       # (None: an absent optional)
             dummies_out.append(d)
             actuals_out.append(a)
+            continue
+        element = _element_of_array(lowering.symtab, a)
+        if element is not None:          # p(i) of an array of derived type p
+            if element.derived.name.lower() != dsym.derived.name.lower():
+                raise lowering.error(f"argument '{d}' of '{proc.name}' is "
+                                     f"type({dsym.derived.name}), but the actual argument "
+                                     f"'{a}' is not", str(a))
+            subs = [str(x) for x in _subscripts(a)]
+            for dleaf, aleaf in zip(leaves(dsym), leaves(element), strict=True):
+                own = len(aleaf.dims or ()) - aleaf.struct_rank
+                alias = _alias(lowering.symtab, aleaf)
+                dummies_out.append(dleaf.name)
+                actuals_out.append(F.Part_Ref(f"{alias}({', '.join([':'] * own + subs)})"))
             continue
         asym = selector_symbol(lowering.symtab, a) if isinstance(a, (F.Name, F.Data_Ref)) \
             else None
@@ -422,6 +510,20 @@ def expand_derived_arguments(lowering, proc, callee, actuals):
             dummies_out.append(dleaf.name)
             actuals_out.append(F.Name(aleaf.name))
     return dummies_out, actuals_out
+
+
+def _element_of_array(symtab, node):
+    """The symbol of the array of derived type whose element *node* is
+    (``p(i)``, every subscript a scalar), or None."""
+    if not isinstance(node, F.Part_Ref):
+        return None
+    sym = symtab.get(str(node.items[0]))
+    if sym is None or sym.derived is None or not sym.dims or not sym.components:
+        return None
+    subs = _subscripts(node)
+    if len(subs) != len(sym.dims) or any(isinstance(x, F.Subscript_Triplet) for x in subs):
+        return None
+    return sym
 
 
 def selector_symbol(symtab, selector):
@@ -440,3 +542,88 @@ def selector_symbol(symtab, selector):
             sym = next_component(sym, name)
         return sym if sym is not None and sym.derived is None else None
     return None
+
+
+def component_value(lowering, node):
+    """The value of the ``Data_Ref`` *node* (``a%b%c(i)``, ``pts(i)%w``): a
+    flattened component, its element or an array section of it."""
+    section = array_designator(lowering, node)
+    if section is not None:              # q%w, pts(i)%w: an array (section)
+        return lowering.converter()(section)
+    leaf, index = component_access(lowering, node)
+    if index is None:
+        return lowering.resolve_name(leaf.name, node)
+    ref = lowering.array_ref(leaf.name, index, node)
+    if ref is None:
+        raise lowering.error(f"component '{'%'.join(leaf.path)}' is not an array",
+                             leaf.path[-1])
+    return ref
+
+
+def _derived_type_of(symtab, node):
+    """The :class:`TypeDef` of the value designator *node* designates (a
+    variable, an element of an array or a component of derived type), or
+    None for anything else (a scalar of an intrinsic type, an expression)."""
+    if isinstance(node, F.Name):
+        sym = symtab.get(str(node))
+        return sym.derived if sym is not None and not sym.dims else None
+    if isinstance(node, F.Part_Ref):
+        sym = symtab.get(str(node.items[0]))
+        return sym.derived if sym is not None and sym.dims else None
+    if isinstance(node, F.Data_Ref):
+        names, index = data_ref_parts(node)
+        if names is None or index is not None and not isinstance(node.items[0], F.Part_Ref):
+            return None
+        sym = symtab.get(names[0])
+        for name in names[1:]:
+            if sym is None or not sym.components:
+                return None
+            sym = next_component(sym, name)
+        return sym.derived if sym is not None else None
+    return None
+
+
+def _component_paths(tdef, prefix=()):
+    for comp in tdef.components:
+        if comp.type is not None:
+            yield from _component_paths(comp.type, (*prefix, comp.name))
+        else:
+            yield (*prefix, comp.name), comp
+
+
+def lower_derived_assignment(lowering, node) -> bool:
+    """Lower assignment *node* if it assigns a derived-type value (``t =
+    p(i)``: component by component, as Fortran's intrinsic assignment does)
+    or an array component (``p(i)%w = 0``, ``q%w = q%v + 1``: as the array
+    assignment of the flattened component); False for any other assignment."""
+    lhs, _, rhs = node.items
+    if isinstance(lhs, F.Data_Ref):
+        section = array_designator(lowering, lhs)
+        if section is not None:
+            lowering.array_assignment(section, rhs)
+            return True
+    if not isinstance(lhs, (F.Name, F.Part_Ref, F.Data_Ref)):
+        return False
+    ltype = _derived_type_of(lowering.symtab, lhs)
+    if ltype is None:
+        return False
+    rtype = _derived_type_of(lowering.symtab, rhs) if isinstance(
+        rhs, (F.Name, F.Part_Ref, F.Data_Ref)) else None
+    if rtype is None or rtype.name.lower() != ltype.name.lower():
+        raise lowering.error(f"'{lhs}' is of type({ltype.name}): only a variable, element or "
+                             f"component of type({ltype.name}) can be assigned to it (assign "
+                             "the components one by one)", str(lhs), UnsupportedFeatureError)
+    for path, comp in _component_paths(ltype):
+        if comp.deferred is not None:
+            raise lowering.error(f"assigning a whole value of type({ltype.name}), which has "
+                                 f"{comp.deferred} component '{comp.name}', is not supported "
+                                 "(assign the components one by one)", str(lhs),
+                                 UnsupportedFeatureError)
+        spelled = "%".join(path)
+        try:
+            part = F.Assignment_Stmt(f"{lhs}%{spelled} = {rhs}%{spelled}")
+        except Exception:              # (fparser's errors)
+            raise lowering.error(f"cannot assign '{rhs}' to '{lhs}' component by component",
+                                 str(lhs), UnsupportedFeatureError) from None
+        lowering.stmt_Assignment_Stmt(part)
+    return True

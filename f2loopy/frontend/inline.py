@@ -303,6 +303,9 @@ class InliningMixin(_Host):
         writes = dummy.lower() in callee.written
         if dsym.path is not None and "allocatable" in dsym.attributes:
             return self.bind_allocatable_component(proc, dsym, node, writes)
+        if isinstance(node, F.Data_Ref):     # q%w, p(i)%w: the flattened component
+            from f2loopy.frontend.derived_types import array_designator
+            node = array_designator(self, node) or node
         if any(hi == ":" for _, hi in dsym.dims):
             return self.bind_assumed_shape(proc, child, dsym, node, writes, changed)
         if isinstance(node, F.Name):

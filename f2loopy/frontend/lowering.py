@@ -42,6 +42,7 @@ from f2loopy.ir.types import (
     BOOL, INT32, FortranTypeError, infer_type, is_complex, is_integer, is_logical)
 from f2loopy.diagnostics import FortranError, SourceSpan, UnsupportedFeatureError
 from f2loopy.frontend.allocatables import ALLOCATE_MESSAGE
+from f2loopy.frontend.derived_types import lower_derived_assignment
 from f2loopy.frontend.array_intrinsics import ArrayIntrinsicsMixin
 from f2loopy.frontend.arrays import ArraySyntaxMixin
 from f2loopy.frontend.characters import CharacterMixin, is_character
@@ -319,15 +320,8 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
 
     def component_ref(self, node):
         """The value of ``a%b%c(i)`` (a flattened component)."""
-        from f2loopy.frontend.derived_types import component_access
-        leaf, index = component_access(self, node)
-        if index is None:
-            return self.resolve_name(leaf.name, node)
-        ref = self.array_ref(leaf.name, index, node)
-        if ref is None:
-            raise self.error(f"component '{'%'.join(leaf.path)}' is not an array",
-                             leaf.path[-1])
-        return ref
+        from f2loopy.frontend.derived_types import component_value
+        return component_value(self, node)
 
     def checked_dtype(self, expr):
         try:
@@ -633,6 +627,8 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
 
     def stmt_Assignment_Stmt(self, node):
         lhs_node, _, rhs_node = node.items
+        if lower_derived_assignment(self, node):
+            return
         if self.is_array_assignment(lhs_node):
             self.array_assignment(lhs_node, rhs_node)
             return
