@@ -188,7 +188,23 @@ class ShimData:
 
     def _allocation(self, arg) -> list[str]:
         """The shim's extents of allocatable module array *arg*: its
-        extent arguments."""
+        extent arguments (a component of an array of derived type: its own
+        constant extents, then the array's, which one component carries)."""
+        role = arg.role
+        if isinstance(role, ModuleVariable) and role.type_rank:
+            carriers = {a.name: a for a in self.kernel.storage_args
+                        if isinstance(a.role, ModuleVariable) and a.role.type_rank
+                        and a.role.module == role.module and a.role.path[0] == role.path[0]}
+            extent = {}
+            for a in self.kernel.args:
+                if isinstance(a.role, Allocation) and a.role.array in carriers and \
+                        a.role.what == "extent":
+                    carrier = carriers[a.role.array]
+                    own = carrier.ndim - carrier.role.type_rank
+                    extent[arg.ndim - arg.role.type_rank + a.role.axis - own] = self.names[a.name]
+            own = arg.ndim - role.type_rank
+            return [str(int(n)) for n in arg.shape[:own]] + [extent[d] for d in
+                                                             range(own, arg.ndim)]
         extent = {a.role.axis: self.names[a.name] for a in self.kernel.args
                   if isinstance(a.role, Allocation) and a.role.array == arg.name
                   and a.role.what == "extent"}
@@ -224,8 +240,12 @@ class ShimData:
         renamed: dict = {}
         blocks: dict = {}
         hidden: dict = {}
+        allocated: set = set()       # arrays of derived type allocated already
         for a in k.storage_args:
             role = a.role
+            if isinstance(role, ModuleVariable) and role.type_rank:
+                self._struct_array_component(a, renamed, allocated)
+                continue
             if isinstance(role, ModuleVariable) and (len(role.path) > 1 or role.allocatable) \
                     and self.private(role.module, role.path[0]):
                 # a component of a PRIVATE derived-type variable, or a PRIVATE
@@ -269,6 +289,37 @@ class ShimData:
             self.declarations.append(f"  common /{block}/ {', '.join(members)}")
         for (module, var), args in hidden.items():
             self._accessor(module, var, args)
+
+    def _struct_array_component(self, a, renamed: dict, allocated: set) -> None:
+        """Copy component *a* of a module array of derived type (rank 1) in
+        and out element by element, allocating the array first (once, with
+        the drawn extent) if it is allocatable."""
+        role = a.role
+        module, var = role.module, role.path[0]
+        if self.private(module, var):
+            from f2loopy.diagnostics import UnsupportedFeatureError
+            raise UnsupportedFeatureError(
+                f"check cannot set PRIVATE module array of derived type {module}::{var} (make "
+                "it public to check the kernel)", a.span)
+        local = renamed.get((module, var))
+        if local is None:
+            local = renamed[(module, var)] = f"f2l_s{len(renamed)}"
+            self.uses.append(f"  use {module}, only: {local} => {var}")
+        extents = self._allocation(a) if role.allocatable else \
+            [str(int(n)) for n in a.shape]
+        if role.allocatable and (module, var) not in allocated:
+            allocated.add((module, var))
+            self.copy_in.append(f"  if (allocated({local})) deallocate({local})")
+            self.copy_in.append(f"  allocate({local}({extents[-1]}))")
+        own = a.ndim - role.type_rank
+        section = ", ".join([":"] * own + ["f2l_e"])
+        element = f"{local}(lbound({local}, 1) + f2l_e - 1)%" + "%".join(role.path[1:])
+        mine = self.names[a.name]
+        if "  integer :: f2l_e" not in self.declarations:
+            self.declarations.append("  integer :: f2l_e")
+        head = f"  do f2l_e = 1, {extents[-1]}"
+        self.copy_in += [head, f"    {element} = {mine}({section})", "  end do"]
+        self.copy_out += [head, f"    {mine}({section}) = {element}", "  end do"]
 
     def _accessor(self, module: str, var: str, args) -> None:
         """Copy the components *args* of PRIVATE module variable
@@ -403,7 +454,13 @@ def _glue_object(module, role: Stored):
     from f2loopy.codegen.names import py_name
     obj = getattr(module, py_name(object_name(role)))
     path = [py_name(x) for x in role.names]
+    soa = isinstance(role, ModuleVariable) and role.type_rank > 0
     for part in path[:-1]:
+        if soa and getattr(obj, part, None) is None:
+            # an unallocated module array of derived type (or a nested
+            # type's part of it): a record of its component arrays (a
+            # structure of arrays), which the caller fills in
+            setattr(obj, part, types.SimpleNamespace())
         obj = getattr(obj, part)
     return obj, path[-1]
 
