@@ -66,9 +66,10 @@ class ArraySyntaxMixin(_Host):
             v = ArrayView(sym.name, self.table_name(sym), np.dtype(sym.dtype), lbs, ubs,
                           read_only=True, what="a constant")
         else:
-            if self.parent is None:
-                if not is_module_struct_array(sym):     # (its components are the data)
-                    self.used.add(low)
+            if is_module_struct_array(sym):
+                ir_name = sym.name       # (its components hold the data: size, bounds)
+            elif self.parent is None:
+                self.used.add(low)
                 ir_name = sym.name
             else:
                 ir_name = self.local_name(sym)

@@ -490,10 +490,17 @@ def expand_derived_arguments(lowering, proc, callee, actuals):
                                      f"type({dsym.derived.name}), but the actual argument "
                                      f"'{a}' is not", str(a))
             subs = [str(x) for x in _subscripts(a)]
+            mentioned = getattr(callee, "names", None)
             for dleaf, aleaf in zip(leaves(dsym), leaves(element), strict=True):
+                dummies_out.append(dleaf.name)
+                if mentioned is not None and dleaf.path[-1].lower() not in mentioned and \
+                        _is_text(aleaf):
+                    # a character component the callee never names (an array
+                    # of strings, which a kernel cannot hold): left out
+                    actuals_out.append(None)
+                    continue
                 own = len(aleaf.dims or ()) - aleaf.struct_rank
                 alias = _alias(lowering.symtab, aleaf)
-                dummies_out.append(dleaf.name)
                 actuals_out.append(F.Part_Ref(f"{alias}({', '.join([':'] * own + subs)})"))
             continue
         asym = selector_symbol(lowering.symtab, a) if isinstance(a, (F.Name, F.Data_Ref)) \
@@ -510,6 +517,11 @@ def expand_derived_arguments(lowering, proc, callee, actuals):
             dummies_out.append(dleaf.name)
             actuals_out.append(F.Name(aleaf.name))
     return dummies_out, actuals_out
+
+
+def _is_text(sym) -> bool:
+    from f2loopy.frontend.characters import is_character
+    return is_character(sym.dtype)
 
 
 def _element_of_array(symtab, node):

@@ -330,6 +330,10 @@ class InliningMixin(_Host):
                 return self.bind_strided_section(proc, callee, child, dsym, view, subs, name,
                                                  writes, changed)
             start = self.section_start(view, subs, proc, name)
+        elif isinstance(node, F.Array_Constructor):        # [s, t, u]: a temporary
+            from f2loopy.frontend.constructor_actuals import constructor_view
+            view = constructor_view(self, node, dummy, proc.name)
+            start = list(view.lbounds)
         else:
             raise self.error(f"argument '{dummy}' of '{proc.name}' is an array: pass an array, "
                              "an array element or a contiguous section", str(node))
