@@ -251,6 +251,11 @@ def flatten(symtab, sym, *, fresh, outer=None) -> None:
                                       "not supported", sym.span)
     sym.components = {}
     for comp in sym.derived.components:
+        if comp.deferred is not None and outer:
+            raise UnsupportedFeatureError(
+                f"{comp.deferred} component '{comp.name}' of an array of derived type "
+                f"('{sym.name}') is not supported (only of a scalar of the type: pass "
+                f"the arrays themselves)", sym.span)
         name = fresh(f"{sym.name}_{comp.name}")
         csym = symtab.declare(name, sym.span)
         csym.path = (*(sym.path or (sym.name,)), comp.name)
@@ -262,11 +267,6 @@ def flatten(symtab, sym, *, fresh, outer=None) -> None:
             csym.derived = comp.type
             flatten(symtab, csym, fresh=fresh, outer=outer)
         elif comp.deferred is not None:
-            if outer:
-                raise UnsupportedFeatureError(
-                    f"{comp.deferred} component '{comp.name}' of an array of derived type "
-                    f"('{sym.name}') is not supported (only of a scalar of the type: pass "
-                    f"the arrays themselves)", sym.span)
             csym.dtype = comp.dtype
             csym.dims = [(None, ":")] * len(comp.shape)
             csym.attributes.add("allocatable")
@@ -331,6 +331,8 @@ def component_symbol(lowering_or_reader, symtab, parts, needle):
         if nxt is None:
             raise lowering_or_reader.error(f"type '{sym.derived.name}' has no component "
                                            f"'{name}'", name)
+        if "poisoned" in nxt.attributes:
+            raise nxt.value               # (see lower_derived_assignment)
         sym = nxt
     return sym
 
@@ -603,6 +605,43 @@ def _component_paths(tdef, prefix=()):
             yield (*prefix, comp.name), comp
 
 
+def _text_from_array(lowering, lhs, rhs, path) -> bool:
+    """Whether component *path* of the value assigned (``t = p(i)``) is a
+    character component of an element of an array of derived type or of an
+    element assigned so: a kernel holds no array of strings, so it is not
+    copied, and the target's component becomes a located error where it is
+    read afterwards (``t%elem``).  Scalars' character components (flags)
+    are copied."""
+    from f2loopy.frontend.characters import is_character
+    if not any(isinstance(x, F.Part_Ref) or isinstance(x, F.Data_Ref) and
+               isinstance(x.items[0], F.Part_Ref) for x in (lhs, rhs)):
+        return False
+    target = _designated(lowering.symtab, lhs, path)
+    if target is None or not is_character(target.dtype):
+        return False
+    target.attributes.add("poisoned")
+    target.value = lowering.error(
+        f"component '{'%'.join(target.path)}' holds characters copied from an element of an "
+        f"array of derived type ('{rhs}' at line {lowering.lines[0]}), which a kernel cannot "
+        "hold (it keeps no arrays of strings): use the numeric components only",
+        path[-1], UnsupportedFeatureError)
+    return True
+
+
+def _designated(symtab, node, path):
+    """The leaf symbol of component *path* of the designator *node*."""
+    names, _ = data_ref_parts(node) if isinstance(node, F.Data_Ref) else (
+        [str(node.items[0]) if isinstance(node, F.Part_Ref) else str(node)], None)
+    if names is None:
+        return None
+    sym = symtab.get(names[0])
+    for name in [*names[1:], *path]:
+        if sym is None or not sym.components:
+            return None
+        sym = next_component(sym, name)
+    return sym
+
+
 def lower_derived_assignment(lowering, node) -> bool:
     """Lower assignment *node* if it assigns a derived-type value (``t =
     p(i)``: component by component, as Fortran's intrinsic assignment does)
@@ -632,6 +671,8 @@ def lower_derived_assignment(lowering, node) -> bool:
                                  "(assign the components one by one)", str(lhs),
                                  UnsupportedFeatureError)
         spelled = "%".join(path)
+        if _text_from_array(lowering, lhs, rhs, path):
+            continue
         try:
             part = F.Assignment_Stmt(f"{lhs}%{spelled} = {rhs}%{spelled}")
         except Exception:              # (fparser's errors)

@@ -56,6 +56,11 @@ def declare_module_variables(module_name: str, symtab, reader) -> None:
             sym.value = None
         if sym.path is not None:          # a component of a derived-type variable
             init = sym.component_init
+            if init is not None and sym.struct_rank and shape:
+                # (of an array of the type: every element starts so)
+                own = np.asarray(init)
+                init = np.asfortranarray(np.broadcast_to(
+                    own.reshape(own.shape + (1,) * sym.struct_rank, order="F"), shape))
             sym.storage = ("module", module_name.lower(), *(x.lower() for x in sym.path))
         else:
             sym.storage = ("module", module_name.lower(), sym.name.lower())
