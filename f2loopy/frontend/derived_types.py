@@ -661,9 +661,11 @@ def lower_derived_assignment(lowering, node) -> bool:
     rtype = _derived_type_of(lowering.symtab, rhs) if isinstance(
         rhs, (F.Name, F.Part_Ref, F.Data_Ref)) else None
     if rtype is None or rtype.name.lower() != ltype.name.lower():
-        raise lowering.error(f"'{lhs}' is of type({ltype.name}): only a variable, element or "
-                             f"component of type({ltype.name}) can be assigned to it (assign "
-                             "the components one by one)", str(lhs), UnsupportedFeatureError)
+        spelled = str(lhs).replace(" % ", "%")
+        raise lowering.error(f"'{spelled}' is of type({ltype.name}): only a variable, element "
+                             f"or component of type({ltype.name}) can be assigned to it "
+                             "(assign the components one by one)", spelled,
+                             UnsupportedFeatureError)
     for path, comp in _component_paths(ltype):
         if comp.deferred is not None:
             raise lowering.error(f"assigning a whole value of type({ltype.name}), which has "
