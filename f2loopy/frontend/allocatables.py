@@ -227,9 +227,8 @@ def allocated_flag(lowering, arg_nodes, ir_name, intrinsic: str = "allocated"):
     elif sym is not None and is_module_struct_array(sym) and is_allocatable(sym):
         # an allocatable module array of derived type: the flag its components share
         from f2loopy.frontend.derived_types import leaves
-        from f2loopy.frontend.module_data import storage_name
         leaf = next(iter(leaves(sym)))
-        return _flag(lowering, leaf, storage_name(lowering, leaf))
+        return _flag(lowering, leaf, ir_name(lowering, leaf))
     elif sym is None or not is_allocatable(sym) or sym.storage is None:
         raise lowering.error("the argument of 'allocated' must be an allocatable module "
                              "array or array component (allocatable locals and dummies are "
@@ -244,17 +243,6 @@ def _flag(lowering, sym, base: str):
         flag = names["allocated"] = lowering.root.fresh_name(f"{names['base']}_allocated")
         lowering.root.st.dope_names.add(flag)
     return p.Comparison(p.Variable(flag), "!=", np.int32(0))
-
-
-def struct_array_bounds(lowering, sym) -> tuple:
-    """``(lower bounds, upper bounds)`` of allocatable module array of
-    derived type *sym* (``size(p)``, ``ubound(p, 1)``): those of its
-    components' last axes, which the kernel then receives."""
-    from f2loopy.frontend.derived_types import leaves
-    from f2loopy.frontend.module_data import storage_name
-    leaf = next(iter(leaves(sym)))
-    lbs, ubs = allocatable_bounds(lowering, leaf, storage_name(lowering, leaf))
-    return lbs[-len(sym.dims):], ubs[-len(sym.dims):]
 
 
 def allocatable_arguments(lowering, sym, name: str, *, dope: bool = True) -> list:

@@ -85,8 +85,12 @@ class ArraySyntaxMixin(_Host):
         from arguments the host glue fills in."""
         if is_module_struct_array(sym) and "allocatable" in sym.attributes:
             # an allocatable module array of derived type: its components' axes
-            from f2loopy.frontend.allocatables import struct_array_bounds
-            return struct_array_bounds(self, sym)
+            from f2loopy.frontend.allocatables import allocatable_bounds
+            from f2loopy.frontend.derived_types import leaves
+            from f2loopy.frontend.module_data import storage_name
+            leaf = next(iter(leaves(sym)))      # (which the kernel then receives)
+            lbs, ubs = allocatable_bounds(self, leaf, storage_name(self, leaf))
+            return lbs[-len(sym.dims):], ubs[-len(sym.dims):]
         if sym.storage is not None and "allocatable" in sym.attributes:
             from f2loopy.frontend.allocatables import allocatable_bounds
             from f2loopy.frontend.module_data import storage_name

@@ -522,8 +522,10 @@ def expand_derived_arguments(lowering, proc, callee, actuals):
 
 
 def _is_text(sym) -> bool:
-    from f2loopy.frontend.characters import is_character
-    return is_character(sym.dtype)
+    """Whether *sym* holds characters (the dtype's mark, see
+    :func:`f2loopy.frontend.characters.character_dtype`)."""
+    meta = np.dtype(sym.dtype).metadata if sym.dtype is not None else None
+    return bool(meta) and "character" in meta
 
 
 def _element_of_array(symtab, node):
@@ -612,12 +614,11 @@ def _text_from_array(lowering, lhs, rhs, path) -> bool:
     copied, and the target's component becomes a located error where it is
     read afterwards (``t%elem``).  Scalars' character components (flags)
     are copied."""
-    from f2loopy.frontend.characters import is_character
     if not any(isinstance(x, F.Part_Ref) or isinstance(x, F.Data_Ref) and
                isinstance(x.items[0], F.Part_Ref) for x in (lhs, rhs)):
         return False
     target = _designated(lowering.symtab, lhs, path)
-    if target is None or not is_character(target.dtype):
+    if target is None or not _is_text(target):
         return False
     target.attributes.add("poisoned")
     target.value = lowering.error(
