@@ -222,6 +222,10 @@ def _constant_shape(reader, spec, name):
 def lookup_type(reader, type_spec) -> TypeDef:
     """The definition named by ``type(t)`` *type_spec*."""
     word, tname = type_spec.items
+    if str(word).upper() == "CLASS":
+        raise reader.error(f"polymorphic 'class({tname})' declarations are not supported (a "
+                           f"kernel needs the exact type: declare it type({tname}), or pass "
+                           "the components)", "class", UnsupportedFeatureError)
     if str(word).upper() != "TYPE":
         raise reader.error(f"'{str(word).lower()}(...)' declarations are not supported",
                            str(word).lower(), UnsupportedFeatureError)
@@ -683,3 +687,15 @@ def lower_derived_assignment(lowering, node) -> bool:
                                  str(lhs), UnsupportedFeatureError) from None
         lowering.stmt_Assignment_Stmt(part)
     return True
+
+
+def type_bound_call_error(lowering, designator):
+    """The located error of ``call x%move(...)`` (*designator*): a
+    type-bound procedure is not called in a kernel."""
+    base, _, binding = designator.items
+    spelled = f"{str(base).replace(' % ', '%')}%{binding}"
+    return lowering.error(f"calling type-bound procedure '{spelled}' is not supported in a "
+                          f"kernel: call the procedure it binds directly, with the object as "
+                          f"an argument declared type(...) (call {binding}({base}, ...) if "
+                          f"'{binding}' is bound to a procedure of that name)", str(binding),
+                          UnsupportedFeatureError)

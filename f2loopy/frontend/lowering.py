@@ -42,7 +42,7 @@ from f2loopy.ir.types import (
     BOOL, INT32, FortranTypeError, infer_type, is_complex, is_integer, is_logical)
 from f2loopy.diagnostics import FortranError, SourceSpan, UnsupportedFeatureError
 from f2loopy.frontend.allocatables import ALLOCATE_MESSAGE
-from f2loopy.frontend.derived_types import lower_derived_assignment
+from f2loopy.frontend.derived_types import lower_derived_assignment, type_bound_call_error
 from f2loopy.frontend.array_intrinsics import ArrayIntrinsicsMixin
 from f2loopy.frontend.arrays import ArraySyntaxMixin
 from f2loopy.frontend.characters import CharacterMixin, is_character
@@ -750,6 +750,8 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
     def stmt_Call_Stmt(self, node):
         name_node, args = node.items
         name = str(name_node)
+        if isinstance(name_node, F.Procedure_Designator):
+            raise type_bound_call_error(self, name_node)
         if is_blas_xerbla(self, name):
             self.xerbla_call(node, args)
             return

@@ -194,3 +194,51 @@ end module particles
     # the constructor's values: a temporary of three integers
     shift = [t for name, t in k.temporaries.items() if name.startswith("shift_values")]
     assert len(shift) == 1 and shift[0].shape == (3,) and shift[0].dtype == np.int32
+
+
+TYPE_BOUND = """module mdt
+  implicit none
+  type particle
+    real(8) :: x(3), v(3)
+  contains
+    procedure :: move
+  end type particle
+  type(particle), allocatable :: p(:)
+contains
+  subroutine move(self, dt)
+    class(particle), intent(inout) :: self
+    real(8), intent(in) :: dt
+    self%x = self%x + dt * self%v
+  end subroutine move
+  subroutine drift(dt)
+    real(8), intent(in) :: dt
+    integer :: i
+    do i = 1, size(p)
+      call p(i)%move(dt)
+    end do
+  end subroutine drift
+end module mdt
+"""
+
+
+@pytest.mark.parametrize("call, message", [
+    ("call p(i)%move(dt)",
+     "t.f90:19:7: error: calling type-bound procedure 'p(i)%move' is not supported in a "
+     "kernel: call the procedure it binds directly, with the object as an argument declared "
+     "type(...) (call move(p(i), ...) if 'move' is bound to a procedure of that name)"),
+    ("call move(p(i), dt)",
+     "t.f90:11:5: error: polymorphic 'class(particle)' declarations are not supported (a "
+     "kernel needs the exact type: declare it type(particle), or pass the components)"),
+])
+def test_type_bound_calls_and_polymorphic_dummies_are_located_errors(call, message):
+    from f2loopy.frontend import read_source, translate_source
+    source = TYPE_BOUND.replace("call p(i)%move(dt)", call)
+    with pytest.raises(FortranError) as e:
+        translate_source(read_source(source, "t.f90"), kernels=("drift",))
+    assert e.value.format().splitlines()[0] == message
+    # declared type(particle), the procedure binds the element's components
+    fixed = source.replace("class(particle), intent(inout) :: self",
+                           "type(particle), intent(inout) :: self")
+    if "call move" in call:
+        (k,) = translate_source(read_source(fixed, "t.f90"), kernels=("drift",))
+        assert {"p_x", "p_v"} <= {a.name for a in k.args}
