@@ -699,3 +699,48 @@ def type_bound_call_error(lowering, designator):
                           f"an argument declared type(...) (call {binding}({base}, ...) if "
                           f"'{binding}' is bound to a procedure of that name)", str(binding),
                           UnsupportedFeatureError)
+
+
+#: the most elements of components that default initialization sets one by one
+_MOST_DEFAULT_ELEMENTS = 4096
+
+
+def default_initialize(lowering) -> None:
+    """Give the local variables of derived type of the unit being lowered
+    (and its ``intent(out)`` dummy arguments of derived type) the default
+    values of their components (``real(8) :: mass = 1d0`` in the type), as
+    Fortran does on every entry of the procedure."""
+    import itertools
+    for sym in lowering.symtab.local_symbols():
+        if sym.derived is None or sym.components is None or sym.path is not None or \
+                sym.storage is not None or "poisoned" in sym.attributes or \
+                sym.is_dummy and sym.intent != "out":
+            continue
+        for leaf in leaves(sym):
+            init = leaf.component_init
+            if init is None:
+                continue
+            own = np.asarray(init)
+            if not leaf.dims:
+                target, dtype = lowering.lower_assignee(F.Name(leaf.name))
+                lowering.add_assignment(target, dtype, own[()], None, predicates=())
+                continue
+            lbs, ubs = lowering.bounds_of(leaf)
+            try:
+                ranges = [range(int(lo), int(hi) + 1) for lo, hi in zip(lbs, ubs, strict=True)]
+            except TypeError:          # (run-time bounds of an array of the type)
+                ranges = None
+            count = int(np.prod([len(r) for r in ranges])) if ranges is not None else None
+            if count is None or count > _MOST_DEFAULT_ELEMENTS:
+                raise UnsupportedFeatureError(
+                    f"the default values of component '{'%'.join(leaf.path)}' of "
+                    f"'{sym.name}' cannot be set here (more than {_MOST_DEFAULT_ELEMENTS} "
+                    "elements, or bounds known only at run time): assign them explicitly",
+                    sym.span)
+            own_rank = own.ndim
+            for index in itertools.product(*reversed(ranges)):
+                index = tuple(reversed(index))
+                value = own[tuple(i - int(lbs[k]) for k, i in enumerate(index[:own_rank]))]
+                target, dtype = lowering.lower_assignee(
+                    F.Part_Ref(f"{leaf.name}({', '.join(str(i) for i in index)})"))
+                lowering.add_assignment(target, dtype, value, None, predicates=())

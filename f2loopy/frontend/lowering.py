@@ -42,7 +42,8 @@ from f2loopy.ir.types import (
     BOOL, INT32, FortranTypeError, infer_type, is_complex, is_integer, is_logical)
 from f2loopy.diagnostics import FortranError, SourceSpan, UnsupportedFeatureError
 from f2loopy.frontend.allocatables import ALLOCATE_MESSAGE
-from f2loopy.frontend.derived_types import lower_derived_assignment, type_bound_call_error
+from f2loopy.frontend.derived_types import (
+    default_initialize, lower_derived_assignment, type_bound_call_error)
 from f2loopy.frontend.array_intrinsics import ArrayIntrinsicsMixin
 from f2loopy.frontend.arrays import ArraySyntaxMixin
 from f2loopy.frontend.characters import CharacterMixin, is_character
@@ -548,6 +549,7 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
                 self.used.add(sym.name.lower())
                 self.add_assignment(self.loop_scalar(sym), sym.dtype, p.Variable(sym.name),
                                     None, predicates=())
+        default_initialize(self)        # (derived-type locals and intent(out) dummies)
         with self.region(region):
             self.lower_block(nodes)
         for sym in carried:

@@ -242,3 +242,30 @@ def test_type_bound_calls_and_polymorphic_dummies_are_located_errors(call, messa
     if "call move" in call:
         (k,) = translate_source(read_source(fixed, "t.f90"), kernels=("drift",))
         assert {"p_x", "p_v"} <= {a.name for a in k.args}
+
+
+DEFAULTS = """module dm2
+  implicit none
+  type particle
+    real(8) :: x(3) = 2d0
+    real(8) :: mass = 1d0
+  end type particle
+contains
+  subroutine s(a, b, y)
+    type(particle), intent(inout) :: a
+    type(particle), intent(out) :: b
+    real(8), intent(out) :: y
+    type(particle) :: h
+    y = a%mass + b%mass + h%x(2)
+  end subroutine s
+end module dm2
+"""
+
+
+def test_default_values_of_locals_and_intent_out_dummies_of_derived_type():
+    # (they were left undefined: a silent wrong answer)
+    k = parse_fortran(DEFAULTS, "d.f90").kernels[0]
+    sets = {str(i.assignee): str(i.expression) for i in k.instructions
+            if not i.assignee_name.startswith("y")}
+    assert sets == {"b_x[1]": "2.0", "b_x[2]": "2.0", "b_x[3]": "2.0", "b_mass": "1.0",
+                    "h_x[1]": "2.0", "h_x[2]": "2.0", "h_x[3]": "2.0", "h_mass": "1.0"}

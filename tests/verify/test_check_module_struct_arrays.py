@@ -84,3 +84,37 @@ def test_velocity_verlet_and_a_cutoff_force_loop_match_gfortran(tmp_path):
         line = next(x for x in out.splitlines() if component in x)
         assert line.rstrip().endswith("ok"), out
     assert out.splitlines()[-1] == "ok: 8 output(s) of 3 kernel(s) match the original Fortran"
+
+
+DEFAULTS = """module dm2
+  implicit none
+  type particle
+    real(8) :: x(3) = 2d0
+    real(8) :: mass = 1d0
+  end type particle
+contains
+  subroutine s(a, b, y)
+    type(particle), intent(inout) :: a
+    type(particle), intent(out) :: b
+    real(8), intent(out) :: y
+    y = a%mass + b%mass
+    call helper(y)
+  end subroutine s
+  subroutine helper(y)
+    real(8), intent(inout) :: y
+    type(particle) :: h
+    y = y + h%x(2)
+    h%x(2) = 5
+  end subroutine helper
+end module dm2
+"""
+
+
+@needs_check
+def test_default_values_of_derived_type_locals_match_gfortran(tmp_path):
+    # a local of the type, and an intent(out) dummy, start from the type's
+    # default values on every entry (they were left undefined)
+    _, res = check_text(tmp_path, DEFAULTS, name="d.f90")
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[-1] == \
+        "ok: 4 output(s) of 2 kernel(s) match the original Fortran"
