@@ -529,7 +529,7 @@ def _is_text(sym) -> bool:
     """Whether *sym* holds characters (the dtype's mark, see
     :func:`f2loopy.frontend.characters.character_dtype`)."""
     meta = np.dtype(sym.dtype).metadata if sym.dtype is not None else None
-    return bool(meta) and "character" in meta
+    return meta is not None and "character" in meta
 
 
 def _element_of_array(symtab, node):
@@ -731,7 +731,7 @@ def default_initialize(lowering) -> None:
             except TypeError:          # (run-time bounds of an array of the type)
                 ranges = None
             count = int(np.prod([len(r) for r in ranges])) if ranges is not None else None
-            if count is None or count > _MOST_DEFAULT_ELEMENTS:
+            if ranges is None or count is None or count > _MOST_DEFAULT_ELEMENTS:
                 raise UnsupportedFeatureError(
                     f"the default values of component '{'%'.join(leaf.path)}' of "
                     f"'{sym.name}' cannot be set here (more than {_MOST_DEFAULT_ELEMENTS} "
