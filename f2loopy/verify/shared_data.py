@@ -243,15 +243,15 @@ class ShimData:
         allocated: set = set()       # arrays of derived type allocated already
         for a in k.storage_args:
             role = a.role
-            if isinstance(role, ModuleVariable) and role.type_rank:
-                self._struct_array_component(a, renamed, allocated)
-                continue
             if isinstance(role, ModuleVariable) and (len(role.path) > 1 or role.allocatable) \
                     and self.private(role.module, role.path[0]):
                 # a component of a PRIVATE derived-type variable, or a PRIVATE
                 # allocatable array: neither a 'use' nor a symbol of an
                 # interoperable type reaches it
                 hidden.setdefault((role.module, role.path[0]), []).append(a)
+                continue
+            if isinstance(role, ModuleVariable) and role.type_rank:
+                self._struct_array_component(a, renamed, allocated)
                 continue
             if isinstance(role, ModuleVariable):
                 module, var = role.module, role.path[0]
@@ -296,11 +296,6 @@ class ShimData:
         the drawn extent) if it is allocatable."""
         role = a.role
         module, var = role.module, role.path[0]
-        if self.private(module, var):
-            from f2loopy.diagnostics import UnsupportedFeatureError
-            raise UnsupportedFeatureError(
-                f"check cannot set PRIVATE module array of derived type {module}::{var} (make "
-                "it public to check the kernel)", a.span)
         local = renamed.get((module, var))
         if local is None:
             local = renamed[(module, var)] = f"f2l_s{len(renamed)}"
@@ -334,7 +329,9 @@ class ShimData:
         actual_extents: list[str] = []
         allocations = []
         paths = ["%".join((var, *a.role.path[1:])) for a in args]
+        ins, outs, loops = [], [], []
         for a, d, path in zip(args, dummies, paths, strict=True):
+            soa = isinstance(a.role, ModuleVariable) and a.role.type_rank > 0
             if isinstance(a, ArrayArg) and isinstance(a.role, ModuleVariable) and \
                     a.role.allocatable:
                 names = [f"{d}_n{x}" for x in range(a.ndim)]
@@ -342,24 +339,39 @@ class ShimData:
                 actual_extents += self._allocation(a)
                 shape = "(" + ", ".join(names) + ")"
                 pointer = a.role.pointer
-                allocations.append(f"if ({'associated' if pointer else 'allocated'}"
-                                   f"({path})) {'nullify' if pointer else 'deallocate'}"
-                                   f"({path})")
-                allocations.append(f"allocate({path}{shape})")
+                if soa:         # a module array of derived type: allocated once
+                    if f"allocate({var}(" not in " ".join(allocations):
+                        allocations.append(f"if (allocated({var})) deallocate({var})")
+                        allocations.append(f"allocate({var}({names[-1]}))")
+                else:
+                    allocations.append(f"if ({'associated' if pointer else 'allocated'}"
+                                       f"({path})) {'nullify' if pointer else 'deallocate'}"
+                                       f"({path})")
+                    allocations.append(f"allocate({path}{shape})")
             else:
                 shape = "" if not isinstance(a, ArrayArg) else \
                     "(" + ", ".join(str(n) for n in constant_extents(a.shape)) + ")"
             decls.append(f"{_type_decl(a.dtype)} :: {d}{shape}")
+            if soa:             # element by element (rank 1)
+                own = a.ndim - a.role.type_rank
+                section = f"{d}({', '.join([':'] * own + ['f2l_e'])})"
+                element = f"{var}(lbound({var}, 1) + f2l_e - 1)%" + "%".join(a.role.path[1:])
+                head = f"do f2l_e = 1, size({var})"
+                ins += [head, f"  {element} = {section}", "end do"]
+                outs += [head, f"  {section} = {element}", "end do"]
+                loops = ["integer :: f2l_e"]
+            else:
+                ins.append(f"{path} = {d}")
+                outs.append(f"{d} = {path}")
         if extents:
             decls.insert(0, f"integer(c_int32_t), value :: {', '.join(extents)}")
         actual = ", ".join([self.names[a.name] for a in args] + actual_extents)
         dummies += extents
         self.declarations.append("  interface")
-        for way, body in (("in", allocations + [f"{p} = {d}" for p, d in zip(paths, dummies, strict=False)]),
-                          ("out", [f"{d} = {p}" for p, d in zip(paths, dummies, strict=False)])):
+        for way, body in (("in", allocations + ins), ("out", outs)):
             head = f"subroutine {base}_{way}({', '.join(dummies)}) bind(c, name='{base}_{way}')"
             self.accessors.setdefault(module, []).extend(
-                [head, "use iso_c_binding", *decls, *body, "end subroutine"])
+                [head, "use iso_c_binding", *decls, *loops, *body, "end subroutine"])
             self.declarations += [f"    {head}", "      import",
                                   *(f"      {x}" for x in decls), "    end subroutine"]
             (self.copy_in if way == "in" else self.copy_out).append(

@@ -118,3 +118,36 @@ def test_default_values_of_derived_type_locals_match_gfortran(tmp_path):
     assert res.exit_code == 0, res.output
     assert res.output.splitlines()[-1] == \
         "ok: 4 output(s) of 2 kernel(s) match the original Fortran"
+
+
+PRIVATE = """module mdp
+  implicit none
+  private
+  public :: drift
+  type particle
+    real(8) :: x(3), v(3)
+  end type particle
+  type(particle), allocatable :: p(:)
+  type(particle) :: q(5)
+contains
+  subroutine drift(dt)
+    real(8), intent(in) :: dt
+    integer :: i
+    do i = 1, size(p)
+      p(i)%x = p(i)%x + dt * p(i)%v
+    end do
+    do i = 1, 5
+      q(i)%v = q(i)%v - dt * q(i)%x
+    end do
+  end subroutine drift
+end module mdp
+"""
+
+
+@needs_check
+def test_private_module_arrays_of_derived_type_are_set_through_accessors(tmp_path):
+    _, res = check_text(tmp_path, PRIVATE, name="p.f90")
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert any(x.strip().startswith("mdp.p.x(3,") and x.endswith("ok") for x in lines)
+    assert any(x.strip().startswith("mdp.q.v(3,5)") and x.endswith("ok") for x in lines)
