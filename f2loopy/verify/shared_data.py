@@ -327,9 +327,11 @@ class ShimData:
         decls = []
         extents: list[str] = []          # (allocatable arrays: their extents, by value)
         actual_extents: list[str] = []
-        allocations = []
+        allocations: list[str] = []
         paths = ["%".join((var, *a.role.path[1:])) for a in args]
-        ins, outs, loops = [], [], []
+        ins: list[str] = []
+        outs: list[str] = []
+        loops: list[str] = []
         for a, d, path in zip(args, dummies, paths, strict=True):
             soa = isinstance(a.role, ModuleVariable) and a.role.type_rank > 0
             if isinstance(a, ArrayArg) and isinstance(a.role, ModuleVariable) and \
