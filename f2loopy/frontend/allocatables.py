@@ -120,9 +120,13 @@ def _names(lowering, sym, base: str) -> dict:
     lowered (made once)."""
     st = lowering.root.st
     key = sym.storage_key or sym.storage or ("component", base.lower())
+    rank = len(sym.dims)
+    if is_struct_component(sym):
+        # a component of an allocatable module array of derived type: the
+        # array's own dope, shared by its components
+        key, rank, base = sym.storage[:3], sym.struct_rank, sym.storage[2]
     names = st.allocatable_dope.get(key)
     if names is None:
-        rank = len(sym.dims)
         names = {"base": base, "extent": [lowering.root.fresh_name(f"{base}_n{k + 1}") for k in range(rank)],
                  "lbound": [lowering.root.fresh_name(f"{base}_lb{k + 1}")
                             for k in range(rank)]}
@@ -131,12 +135,38 @@ def _names(lowering, sym, base: str) -> dict:
     return names
 
 
+def is_module_struct_array(sym) -> bool:
+    """Whether *sym* is a module array of derived type (whose flattened
+    components are module arrays)."""
+    if sym.derived is None or not sym.dims or not sym.components or sym.storage is not None:
+        return False
+    from f2loopy.frontend.derived_types import leaves
+    return any(leaf.storage is not None for leaf in leaves(sym))
+
+
+def is_struct_component(sym) -> bool:
+    """Whether *sym* is a component of an allocatable module array of
+    derived type (``p_x`` of ``type(particle), allocatable :: p(:)``)."""
+    return bool(sym.struct_rank) and sym.storage is not None and is_allocatable(sym)
+
+
+def _own_bounds(sym) -> tuple:
+    """``(lower bounds, upper bounds)`` of the component's own axes (constant)
+    of component *sym* of an array of derived type."""
+    own = sym.dims[:len(sym.dims) - sym.struct_rank]
+    return (tuple(int(str(lo)) for lo, _ in own), tuple(int(str(hi)) for _, hi in own))
+
+
 def allocatable_bounds(lowering, sym, name: str) -> tuple:
     """``(lower bounds, upper bounds)`` of allocatable module array *sym* (IR
-    name *name*): expressions in its dope arguments."""
+    name *name*): expressions in its dope arguments (a component of an
+    array of derived type: its own axes constant, then the array's)."""
     names = _names(lowering, sym, name)
     lbs = tuple(p.Variable(n) for n in names["lbound"])
     ubs = tuple(p.Sum((lb, p.Variable(n), -1)) for lb, n in zip(lbs, names["extent"], strict=True))
+    if is_struct_component(sym):
+        own_lbs, own_ubs = _own_bounds(sym)
+        return own_lbs + lbs, own_ubs + ubs
     return lbs, ubs
 
 
@@ -194,6 +224,11 @@ def allocated_flag(lowering, arg_nodes, ir_name, intrinsic: str = "allocated"):
     elif sym is not None and is_pointer(sym):
         raise lowering.error(f"'{sym.name}' is a pointer: ask associated({sym.name}), not "
                              "allocated", "allocated")
+    elif sym is not None and is_module_struct_array(sym) and is_allocatable(sym):
+        # an allocatable module array of derived type: the flag its components share
+        from f2loopy.frontend.derived_types import leaves
+        leaf = next(iter(leaves(sym)))
+        return _flag(lowering, leaf, ir_name(lowering, leaf))
     elif sym is None or not is_allocatable(sym) or sym.storage is None:
         raise lowering.error("the argument of 'allocated' must be an allocatable module "
                              "array or array component (allocatable locals and dummies are "
@@ -210,20 +245,31 @@ def _flag(lowering, sym, base: str):
     return p.Comparison(p.Variable(flag), "!=", np.int32(0))
 
 
-def allocatable_arguments(lowering, sym, name: str) -> list:
+def allocatable_arguments(lowering, sym, name: str, *, dope: bool = True) -> list:
     """The kernel arguments of allocatable module array *sym* (IR name
-    *name*): the array, then its extents, lower bounds and flag."""
+    *name*): the array, then its extents, lower bounds and flag.  A
+    component of an array of derived type has its own constant axes first
+    and the array's dope after them; without *dope* (another component of
+    the same array carries it) only the array."""
     names = _names(lowering, sym, name)
     lbs, ubs = allocatable_bounds(lowering, sym, name)
     shape = tuple(p.Variable(n) for n in names["extent"])
+    own = 0
+    if is_struct_component(sym):
+        own_lbs, own_ubs = _own_bounds(sym)
+        own = len(own_lbs)
+        shape = tuple(hi - lo + 1 for lo, hi in zip(own_lbs, own_ubs, strict=True)) + shape
     out: list = [ArrayArg(name=name, dtype=np.dtype(sym.dtype), shape=shape, lower_bounds=lbs,
                           span=sym.span, role=stored(sym.storage, allocatable=True,
                                                      pointer=is_pointer(sym),
-                                                     pointer_root=in_pointer(sym)))]
+                                                     pointer_root=in_pointer(sym),
+                                                     type_rank=sym.struct_rank))]
+    if not dope:
+        return out
     int32 = np.dtype(np.int32)
     for what in ("extent", "lbound"):
         out += [ScalarArg(name=n, dtype=int32, intent="in", span=sym.span,
-                          role=Allocation(array=name, what=what, axis=k))
+                          role=Allocation(array=name, what=what, axis=own + k))
                 for k, n in enumerate(names[what])]
     if "allocated" in names:
         out.append(ScalarArg(name=names["allocated"], dtype=int32, intent="in", span=sym.span,
@@ -278,4 +324,4 @@ def exposed_allocatable(sym) -> ArrayArg:
     return ArrayArg(name=sym.name, dtype=np.dtype(sym.dtype), shape=(None,) * rank,
                     lower_bounds=(1,) * rank, span=sym.span,
                     role=stored(sym.storage, allocatable=True, pointer=is_pointer(sym),
-                                pointer_root=in_pointer(sym)))
+                                pointer_root=in_pointer(sym), type_rank=sym.struct_rank))

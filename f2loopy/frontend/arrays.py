@@ -26,6 +26,7 @@ import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
 
+from f2loopy.frontend.allocatables import is_module_struct_array
 from f2loopy.frontend.bindings import ArrayView, array_binding
 from f2loopy.frontend.lowering_state import ElementalContext, triplet_extent
 from f2loopy.ir.types import is_integer
@@ -65,7 +66,9 @@ class ArraySyntaxMixin(_Host):
             v = ArrayView(sym.name, self.table_name(sym), np.dtype(sym.dtype), lbs, ubs,
                           read_only=True, what="a constant")
         else:
-            if self.parent is None:
+            if is_module_struct_array(sym):
+                ir_name = sym.name       # (its components hold the data: size, bounds)
+            elif self.parent is None:
                 self.used.add(low)
                 ir_name = sym.name
             else:
@@ -80,6 +83,14 @@ class ArraySyntaxMixin(_Host):
         An assumed-shape dummy argument takes its extents from *extents* (a
         procedure being inlined: the actual argument's) or, in the kernel,
         from arguments the host glue fills in."""
+        if is_module_struct_array(sym) and "allocatable" in sym.attributes:
+            # an allocatable module array of derived type: its components' axes
+            from f2loopy.frontend.allocatables import allocatable_bounds
+            from f2loopy.frontend.derived_types import leaves
+            from f2loopy.frontend.module_data import storage_name
+            leaf = next(iter(leaves(sym)))      # (which the kernel then receives)
+            lbs, ubs = allocatable_bounds(self, leaf, storage_name(self, leaf))
+            return lbs[-len(sym.dims):], ubs[-len(sym.dims):]
         if sym.storage is not None and "allocatable" in sym.attributes:
             from f2loopy.frontend.allocatables import allocatable_bounds
             from f2loopy.frontend.module_data import storage_name

@@ -222,6 +222,10 @@ def _constant_shape(reader, spec, name):
 def lookup_type(reader, type_spec) -> TypeDef:
     """The definition named by ``type(t)`` *type_spec*."""
     word, tname = type_spec.items
+    if str(word).upper() == "CLASS":
+        raise reader.error(f"polymorphic 'class({tname})' declarations are not supported (a "
+                           f"kernel needs the exact type: declare it type({tname}), or pass "
+                           "the components)", "class", UnsupportedFeatureError)
     if str(word).upper() != "TYPE":
         raise reader.error(f"'{str(word).lower()}(...)' declarations are not supported",
                            str(word).lower(), UnsupportedFeatureError)
@@ -251,6 +255,11 @@ def flatten(symtab, sym, *, fresh, outer=None) -> None:
                                       "not supported", sym.span)
     sym.components = {}
     for comp in sym.derived.components:
+        if comp.deferred is not None and outer:
+            raise UnsupportedFeatureError(
+                f"{comp.deferred} component '{comp.name}' of an array of derived type "
+                f"('{sym.name}') is not supported (only of a scalar of the type: pass "
+                f"the arrays themselves)", sym.span)
         name = fresh(f"{sym.name}_{comp.name}")
         csym = symtab.declare(name, sym.span)
         csym.path = (*(sym.path or (sym.name,)), comp.name)
@@ -262,11 +271,6 @@ def flatten(symtab, sym, *, fresh, outer=None) -> None:
             csym.derived = comp.type
             flatten(symtab, csym, fresh=fresh, outer=outer)
         elif comp.deferred is not None:
-            if outer:
-                raise UnsupportedFeatureError(
-                    f"{comp.deferred} component '{comp.name}' of an array of derived type "
-                    f"('{sym.name}') is not supported (only of a scalar of the type: pass "
-                    f"the arrays themselves)", sym.span)
             csym.dtype = comp.dtype
             csym.dims = [(None, ":")] * len(comp.shape)
             csym.attributes.add("allocatable")
@@ -281,6 +285,12 @@ def flatten(symtab, sym, *, fresh, outer=None) -> None:
             if comp.init is not None:
                 csym.component_init = comp.init
         sym.components[comp.name.lower()] = csym
+
+
+def _flattened(sym):
+    for csym in (sym.components or {}).values():
+        yield csym
+        yield from _flattened(csym)
 
 
 def leaves(sym):
@@ -325,6 +335,8 @@ def component_symbol(lowering_or_reader, symtab, parts, needle):
         if nxt is None:
             raise lowering_or_reader.error(f"type '{sym.derived.name}' has no component "
                                            f"'{name}'", name)
+        if "poisoned" in nxt.attributes:
+            raise nxt.value               # (see lower_derived_assignment)
         sym = nxt
     return sym
 
@@ -351,6 +363,66 @@ def data_ref_parts(node):
     if first is None:
         return names, last
     return names, (last or []) + first
+
+
+def array_designator(lowering, node):
+    """The array (or array section) that the ``Data_Ref`` *node* designates,
+    as a name or ``Part_Ref`` over its flattened component, or None where
+    *node* is a scalar (an element, a scalar component) or no such array:
+    ``q%w`` is ``q_w``, ``q%w(1:2)`` is ``q_w(1:2)``, and for an element of an
+    array of derived type ``pts(i)%w`` is ``pts_w(:, i)`` and ``pts(:)%m`` is
+    ``pts_m(:)``.  The component is reached in *lowering*'s symbol table
+    under its own name (an alias of the symbol where the unit has no
+    variable of that name, else a fresh one)."""
+    names, _ = data_ref_parts(node)
+    if names is None:
+        return None
+    leaf = component_symbol(lowering, lowering.symtab, names, names[-1])
+    if leaf.derived is not None or not leaf.dims:
+        return None
+    items = node.items
+    first = _subscripts(items[0]) if isinstance(items[0], F.Part_Ref) else None
+    last = _subscripts(items[-1]) if len(items) > 1 and isinstance(items[-1], F.Part_Ref) \
+        else None
+    own = len(leaf.dims) - leaf.struct_rank
+    if leaf.struct_rank and first is None:
+        return None                  # (a whole array of derived type: component_access says)
+    if last is not None and len(last) != own:
+        return None
+    subs = [str(x) for x in (last if last is not None else [":"] * own)] + \
+        [str(x) for x in (first or [])]
+    if not any(isinstance(x, F.Subscript_Triplet) for x in (last or []) + (first or [])) and \
+            (last is not None or own == 0):
+        return None                  # an element
+    alias = _alias(lowering.symtab, leaf)
+    if not subs or all(x == ":" for x in subs) and not leaf.struct_rank:
+        return F.Name(alias)
+    try:
+        return F.Part_Ref(f"{alias}({', '.join(subs)})")
+    except Exception:                 # (fparser's errors): keep the original's message
+        return None
+
+
+def _subscripts(part) -> list:
+    subs = part.items[1]
+    return list(subs.items) if isinstance(subs, F.Section_Subscript_List) else [subs]
+
+
+def _alias(symtab, leaf) -> str:
+    """A name under which *symtab* finds component symbol *leaf*."""
+    name, k = leaf.name, 0
+    while True:
+        try:
+            found = symtab.get(name)
+        except FortranError:
+            found = None
+        if found is leaf:
+            return name
+        if found is None and name not in symtab:
+            symtab.aliases[name.lower()] = leaf
+            return name
+        k += 1
+        name = f"{leaf.name}_{k}"
 
 
 def component_access(lowering, node):
@@ -394,7 +466,16 @@ def flatten_all(symtab) -> None:
         if "poisoned" in sym.attributes:
             continue
         if sym.derived is not None and sym.components is None:
-            flatten(symtab, sym, fresh=fresh)
+            try:
+                flatten(symtab, sym, fresh=fresh)
+            except UnsupportedFeatureError as exc:
+                if not sym.dims:
+                    raise
+                # an array of a type with allocatable components: an error
+                # where a kernel uses it (a module's other kernels translate)
+                for part in [sym, *_flattened(sym)]:
+                    part.attributes.add("poisoned")
+                    part.value = exc
 
 
 def expand_derived_arguments(lowering, proc, callee, actuals):
@@ -407,6 +488,26 @@ def expand_derived_arguments(lowering, proc, callee, actuals):
         if dsym.derived is None or a is None:       # (None: an absent optional)
             dummies_out.append(d)
             actuals_out.append(a)
+            continue
+        element = _element_of_array(lowering.symtab, a)
+        if element is not None:          # p(i) of an array of derived type p
+            if element.derived.name.lower() != dsym.derived.name.lower():
+                raise lowering.error(f"argument '{d}' of '{proc.name}' is "
+                                     f"type({dsym.derived.name}), but the actual argument "
+                                     f"'{a}' is not", str(a))
+            subs = [str(x) for x in _subscripts(a)]
+            mentioned = getattr(callee, "names", None)
+            for dleaf, aleaf in zip(leaves(dsym), leaves(element), strict=True):
+                dummies_out.append(dleaf.name)
+                if mentioned is not None and dleaf.path[-1].lower() not in mentioned and \
+                        _is_text(aleaf):
+                    # a character component the callee never names (an array
+                    # of strings, which a kernel cannot hold): left out
+                    actuals_out.append(None)
+                    continue
+                own = len(aleaf.dims or ()) - aleaf.struct_rank
+                alias = _alias(lowering.symtab, aleaf)
+                actuals_out.append(F.Part_Ref(f"{alias}({', '.join([':'] * own + subs)})"))
             continue
         asym = selector_symbol(lowering.symtab, a) if isinstance(a, (F.Name, F.Data_Ref)) \
             else None
@@ -422,6 +523,27 @@ def expand_derived_arguments(lowering, proc, callee, actuals):
             dummies_out.append(dleaf.name)
             actuals_out.append(F.Name(aleaf.name))
     return dummies_out, actuals_out
+
+
+def _is_text(sym) -> bool:
+    """Whether *sym* holds characters (the dtype's mark, see
+    :func:`f2loopy.frontend.characters.character_dtype`)."""
+    meta = np.dtype(sym.dtype).metadata if sym.dtype is not None else None
+    return meta is not None and "character" in meta
+
+
+def _element_of_array(symtab, node):
+    """The symbol of the array of derived type whose element *node* is
+    (``p(i)``, every subscript a scalar), or None."""
+    if not isinstance(node, F.Part_Ref):
+        return None
+    sym = symtab.get(str(node.items[0]))
+    if sym is None or sym.derived is None or not sym.dims or not sym.components:
+        return None
+    subs = _subscripts(node)
+    if len(subs) != len(sym.dims) or any(isinstance(x, F.Subscript_Triplet) for x in subs):
+        return None
+    return sym
 
 
 def selector_symbol(symtab, selector):
@@ -440,3 +562,185 @@ def selector_symbol(symtab, selector):
             sym = next_component(sym, name)
         return sym if sym is not None and sym.derived is None else None
     return None
+
+
+def component_value(lowering, node):
+    """The value of the ``Data_Ref`` *node* (``a%b%c(i)``, ``pts(i)%w``): a
+    flattened component, its element or an array section of it."""
+    section = array_designator(lowering, node)
+    if section is not None:              # q%w, pts(i)%w: an array (section)
+        return lowering.converter()(section)
+    leaf, index = component_access(lowering, node)
+    if index is None:
+        return lowering.resolve_name(leaf.name, node)
+    ref = lowering.array_ref(leaf.name, index, node)
+    if ref is None:
+        raise lowering.error(f"component '{'%'.join(leaf.path)}' is not an array",
+                             leaf.path[-1])
+    return ref
+
+
+def _derived_type_of(symtab, node):
+    """The :class:`TypeDef` of the value designator *node* designates (a
+    variable, an element of an array or a component of derived type), or
+    None for anything else (a scalar of an intrinsic type, an expression)."""
+    if isinstance(node, F.Name):
+        sym = symtab.get(str(node))
+        return sym.derived if sym is not None and not sym.dims else None
+    if isinstance(node, F.Part_Ref):
+        sym = symtab.get(str(node.items[0]))
+        return sym.derived if sym is not None and sym.dims else None
+    if isinstance(node, F.Data_Ref):
+        names, index = data_ref_parts(node)
+        if names is None or index is not None and not isinstance(node.items[0], F.Part_Ref):
+            return None
+        sym = symtab.get(names[0])
+        for name in names[1:]:
+            if sym is None or not sym.components:
+                return None
+            sym = next_component(sym, name)
+        return sym.derived if sym is not None else None
+    return None
+
+
+def _component_paths(tdef, prefix=()):
+    for comp in tdef.components:
+        if comp.type is not None:
+            yield from _component_paths(comp.type, (*prefix, comp.name))
+        else:
+            yield (*prefix, comp.name), comp
+
+
+def _text_from_array(lowering, lhs, rhs, path) -> bool:
+    """Whether component *path* of the value assigned (``t = p(i)``) is a
+    character component of an element of an array of derived type or of an
+    element assigned so: a kernel holds no array of strings, so it is not
+    copied, and the target's component becomes a located error where it is
+    read afterwards (``t%elem``).  Scalars' character components (flags)
+    are copied."""
+    if not any(isinstance(x, F.Part_Ref) or isinstance(x, F.Data_Ref) and
+               isinstance(x.items[0], F.Part_Ref) for x in (lhs, rhs)):
+        return False
+    target = _designated(lowering.symtab, lhs, path)
+    if target is None or not _is_text(target):
+        return False
+    target.attributes.add("poisoned")
+    target.value = lowering.error(
+        f"component '{'%'.join(target.path)}' holds characters copied from an element of an "
+        f"array of derived type ('{rhs}' at line {lowering.lines[0]}), which a kernel cannot "
+        "hold (it keeps no arrays of strings): use the numeric components only",
+        path[-1], UnsupportedFeatureError)
+    return True
+
+
+def _designated(symtab, node, path):
+    """The leaf symbol of component *path* of the designator *node*."""
+    names, _ = data_ref_parts(node) if isinstance(node, F.Data_Ref) else (
+        [str(node.items[0]) if isinstance(node, F.Part_Ref) else str(node)], None)
+    if names is None:
+        return None
+    sym = symtab.get(names[0])
+    for name in [*names[1:], *path]:
+        if sym is None or not sym.components:
+            return None
+        sym = next_component(sym, name)
+    return sym
+
+
+def lower_derived_assignment(lowering, node) -> bool:
+    """Lower assignment *node* if it assigns a derived-type value (``t =
+    p(i)``: component by component, as Fortran's intrinsic assignment does)
+    or an array component (``p(i)%w = 0``, ``q%w = q%v + 1``: as the array
+    assignment of the flattened component); False for any other assignment."""
+    lhs, _, rhs = node.items
+    if isinstance(lhs, F.Data_Ref):
+        section = array_designator(lowering, lhs)
+        if section is not None:
+            lowering.array_assignment(section, rhs)
+            return True
+    if not isinstance(lhs, (F.Name, F.Part_Ref, F.Data_Ref)):
+        return False
+    ltype = _derived_type_of(lowering.symtab, lhs)
+    if ltype is None:
+        return False
+    rtype = _derived_type_of(lowering.symtab, rhs) if isinstance(
+        rhs, (F.Name, F.Part_Ref, F.Data_Ref)) else None
+    if rtype is None or rtype.name.lower() != ltype.name.lower():
+        spelled = str(lhs).replace(" % ", "%")
+        raise lowering.error(f"'{spelled}' is of type({ltype.name}): only a variable, element "
+                             f"or component of type({ltype.name}) can be assigned to it "
+                             "(assign the components one by one)", spelled,
+                             UnsupportedFeatureError)
+    for path, comp in _component_paths(ltype):
+        if comp.deferred is not None:
+            raise lowering.error(f"assigning a whole value of type({ltype.name}), which has "
+                                 f"{comp.deferred} component '{comp.name}', is not supported "
+                                 "(assign the components one by one)", str(lhs),
+                                 UnsupportedFeatureError)
+        spelled = "%".join(path)
+        if _text_from_array(lowering, lhs, rhs, path):
+            continue
+        try:
+            part = F.Assignment_Stmt(f"{lhs}%{spelled} = {rhs}%{spelled}")
+        except Exception:              # (fparser's errors)
+            raise lowering.error(f"cannot assign '{rhs}' to '{lhs}' component by component",
+                                 str(lhs), UnsupportedFeatureError) from None
+        lowering.stmt_Assignment_Stmt(part)
+    return True
+
+
+def type_bound_call_error(lowering, designator):
+    """The located error of ``call x%move(...)`` (*designator*): a
+    type-bound procedure is not called in a kernel."""
+    base, _, binding = designator.items
+    spelled = f"{str(base).replace(' % ', '%')}%{binding}"
+    return lowering.error(f"calling type-bound procedure '{spelled}' is not supported in a "
+                          f"kernel: call the procedure it binds directly, with the object as "
+                          f"an argument declared type(...) (call {binding}({base}, ...) if "
+                          f"'{binding}' is bound to a procedure of that name)", str(binding),
+                          UnsupportedFeatureError)
+
+
+#: the most elements of components that default initialization sets one by one
+_MOST_DEFAULT_ELEMENTS = 4096
+
+
+def default_initialize(lowering) -> None:
+    """Give the local variables of derived type of the unit being lowered
+    (and its ``intent(out)`` dummy arguments of derived type) the default
+    values of their components (``real(8) :: mass = 1d0`` in the type), as
+    Fortran does on every entry of the procedure."""
+    import itertools
+    for sym in lowering.symtab.local_symbols():
+        if sym.derived is None or sym.components is None or sym.path is not None or \
+                sym.storage is not None or "poisoned" in sym.attributes or \
+                sym.is_dummy and sym.intent != "out":
+            continue
+        for leaf in leaves(sym):
+            init = leaf.component_init
+            if init is None:
+                continue
+            own = np.asarray(init)
+            if not leaf.dims:
+                target, dtype = lowering.lower_assignee(F.Name(leaf.name))
+                lowering.add_assignment(target, dtype, own[()], None, predicates=())
+                continue
+            lbs, ubs = lowering.bounds_of(leaf)
+            try:
+                ranges = [range(int(lo), int(hi) + 1) for lo, hi in zip(lbs, ubs, strict=True)]
+            except TypeError:          # (run-time bounds of an array of the type)
+                ranges = None
+            count = int(np.prod([len(r) for r in ranges])) if ranges is not None else None
+            if ranges is None or count is None or count > _MOST_DEFAULT_ELEMENTS:
+                raise UnsupportedFeatureError(
+                    f"the default values of component '{'%'.join(leaf.path)}' of "
+                    f"'{sym.name}' cannot be set here (more than {_MOST_DEFAULT_ELEMENTS} "
+                    "elements, or bounds known only at run time): assign them explicitly",
+                    sym.span)
+            own_rank = own.ndim
+            for index in itertools.product(*reversed(ranges)):
+                index = tuple(reversed(index))
+                value = own[tuple(i - int(lbs[k]) for k, i in enumerate(index[:own_rank]))]
+                target, dtype = lowering.lower_assignee(
+                    F.Part_Ref(f"{leaf.name}({', '.join(str(i) for i in index)})"))
+                lowering.add_assignment(target, dtype, value, None, predicates=())

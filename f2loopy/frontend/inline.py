@@ -303,6 +303,9 @@ class InliningMixin(_Host):
         writes = dummy.lower() in callee.written
         if dsym.path is not None and "allocatable" in dsym.attributes:
             return self.bind_allocatable_component(proc, dsym, node, writes)
+        if isinstance(node, F.Data_Ref):     # q%w, p(i)%w: the flattened component
+            from f2loopy.frontend.derived_types import array_designator
+            node = array_designator(self, node) or node
         if any(hi == ":" for _, hi in dsym.dims):
             return self.bind_assumed_shape(proc, child, dsym, node, writes, changed)
         if isinstance(node, F.Name):
@@ -327,6 +330,10 @@ class InliningMixin(_Host):
                 return self.bind_strided_section(proc, callee, child, dsym, view, subs, name,
                                                  writes, changed)
             start = self.section_start(view, subs, proc, name)
+        elif isinstance(node, F.Array_Constructor):        # [s, t, u]: a temporary
+            from f2loopy.frontend.constructor_actuals import constructor_view
+            view = constructor_view(self, node, dummy, proc.name)
+            start = list(view.lbounds)
         else:
             raise self.error(f"argument '{dummy}' of '{proc.name}' is an array: pass an array, "
                              "an array element or a contiguous section", str(node))

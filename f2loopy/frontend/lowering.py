@@ -42,6 +42,8 @@ from f2loopy.ir.types import (
     BOOL, INT32, FortranTypeError, infer_type, is_complex, is_integer, is_logical)
 from f2loopy.diagnostics import FortranError, SourceSpan, UnsupportedFeatureError
 from f2loopy.frontend.allocatables import ALLOCATE_MESSAGE
+from f2loopy.frontend.derived_types import (
+    default_initialize, lower_derived_assignment, type_bound_call_error)
 from f2loopy.frontend.array_intrinsics import ArrayIntrinsicsMixin
 from f2loopy.frontend.arrays import ArraySyntaxMixin
 from f2loopy.frontend.characters import CharacterMixin, is_character
@@ -319,15 +321,8 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
 
     def component_ref(self, node):
         """The value of ``a%b%c(i)`` (a flattened component)."""
-        from f2loopy.frontend.derived_types import component_access
-        leaf, index = component_access(self, node)
-        if index is None:
-            return self.resolve_name(leaf.name, node)
-        ref = self.array_ref(leaf.name, index, node)
-        if ref is None:
-            raise self.error(f"component '{'%'.join(leaf.path)}' is not an array",
-                             leaf.path[-1])
-        return ref
+        from f2loopy.frontend.derived_types import component_value
+        return component_value(self, node)
 
     def checked_dtype(self, expr):
         try:
@@ -554,6 +549,7 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
                 self.used.add(sym.name.lower())
                 self.add_assignment(self.loop_scalar(sym), sym.dtype, p.Variable(sym.name),
                                     None, predicates=())
+        default_initialize(self)        # (derived-type locals and intent(out) dummies)
         with self.region(region):
             self.lower_block(nodes)
         for sym in carried:
@@ -633,6 +629,8 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
 
     def stmt_Assignment_Stmt(self, node):
         lhs_node, _, rhs_node = node.items
+        if lower_derived_assignment(self, node):
+            return
         if self.is_array_assignment(lhs_node):
             self.array_assignment(lhs_node, rhs_node)
             return
@@ -754,6 +752,8 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
     def stmt_Call_Stmt(self, node):
         name_node, args = node.items
         name = str(name_node)
+        if isinstance(name_node, F.Procedure_Designator):
+            raise type_bound_call_error(self, name_node)
         if is_blas_xerbla(self, name):
             self.xerbla_call(node, args)
             return

@@ -21,7 +21,7 @@ from f2loopy.ir.roles import Stored, stored
 def declare_module_variables(module_name: str, symtab, reader) -> None:
     """Make the non-parameter variables of module *module_name* (its symbol
     table *symtab*, read by *reader*) module data."""
-    _poison_arrays_of_derived_type(symtab)
+    _arrays_of_derived_type(symtab)
     for sym in symtab.local_symbols():
         if sym.is_parameter or sym.derived is not None or "poisoned" in sym.attributes:
             continue
@@ -56,6 +56,11 @@ def declare_module_variables(module_name: str, symtab, reader) -> None:
             sym.value = None
         if sym.path is not None:          # a component of a derived-type variable
             init = sym.component_init
+            if init is not None and sym.struct_rank and shape:
+                # (of an array of the type: every element starts so)
+                own = np.asarray(init)
+                init = np.asfortranarray(np.broadcast_to(
+                    own.reshape(own.shape + (1,) * sym.struct_rank, order="F"), shape))
             sym.storage = ("module", module_name.lower(), *(x.lower() for x in sym.path))
         else:
             sym.storage = ("module", module_name.lower(), sym.name.lower())
@@ -64,24 +69,37 @@ def declare_module_variables(module_name: str, symtab, reader) -> None:
         sym.storage_init = init
 
 
-def _poison_arrays_of_derived_type(symtab) -> None:
-    """Mark every module array of derived type (``type(particle), allocatable
-    :: p_set(:)``) and its components as unusable: a kernel that uses one
-    gets a located error saying what to write instead; the module's other
-    variables and the kernels that do not use it are unaffected."""
+def _arrays_of_derived_type(symtab) -> None:
+    """Prepare the module arrays of derived type (``type(particle),
+    allocatable :: p(:)``): flattened into one module array per component
+    (a structure of arrays, ``p(i)%x(k)`` is ``p_x(k, i)``), each allocatable
+    with the variable.  Those that cannot be supported, and their components,
+    are marked unusable: a kernel that uses one gets a located error saying
+    what to write instead; the module's other variables and the kernels that
+    do not use it are unaffected."""
     for sym in list(symtab.local_symbols()):
         if sym.derived is None or sym.dims is None or sym.components is None or \
                 "poisoned" in sym.attributes:
             continue
-        what = "allocatable " if "allocatable" in sym.attributes else ""
-        exc = UnsupportedFeatureError(
-            f"{what}module array of derived type '{sym.name}' is not supported (an array of "
-            f"structures in module data): keep one module array per component (a structure "
-            f"of arrays: {sym.name}_x(n) for {sym.name}(i)%x), or pass the array as an "
-            f"argument declared {sym.name}(n)", sym.span)
-        for part in [sym, *_all_components(sym)]:
-            part.attributes.add("poisoned")
-            part.value = exc
+        why = None
+        if len(sym.dims) > 1:
+            why = (f"module array of derived type '{sym.name}' has rank {len(sym.dims)}, which "
+                   "is not supported (rank 1 only): keep one module array per component (a "
+                   f"structure of arrays: {sym.name}_x for {sym.name}(i, j)%x), or pass the "
+                   f"array as an argument")
+        elif "pointer" in sym.attributes:
+            why = (f"module pointer array of derived type '{sym.name}' is not supported: "
+                   f"declare it allocatable, or pass the array it points to as an argument")
+        if why is not None:
+            exc = UnsupportedFeatureError(why, sym.span)
+            for part in [sym, *_all_components(sym)]:
+                part.attributes.add("poisoned")
+                part.value = exc
+            continue
+        if "allocatable" in sym.attributes:
+            for part in _all_components(sym):
+                if part.derived is None:
+                    part.attributes.add("allocatable")
 
 
 def _all_components(sym):
@@ -267,7 +285,8 @@ def unused_module_data(symtab, args) -> tuple:
             out.append(ArrayArg(name=sym.name, dtype=dtype, shape=tuple(sym.storage_shape),
                                 lower_bounds=tuple(sym.storage_lbs), span=sym.span,
                                 role=stored(sym.storage, sym.storage_init,
-                                            pointer_root="pointer_root" in sym.attributes)))
+                                            pointer_root="pointer_root" in sym.attributes,
+                                            type_rank=sym.struct_rank)))
         else:
             out.append(ScalarArg(name=sym.name, dtype=dtype, span=sym.span,
                                  role=stored(sym.storage, sym.storage_init,
@@ -304,6 +323,7 @@ def storage_arguments(symtab, lowering) -> list:
                     st.storage_names[key] = lowering.root.fresh_name(
                         "_".join(member.storage[2:]))
     args: list[ArrayArg | ScalarArg] = []
+    with_dope: set = set()        # arrays of derived type whose dope is passed
     for key in sorted(used, key=lambda x: (x[0], x[1], x[2] if isinstance(x[2], int) else 0,
                                            str(x[2]))):
         sym = used[key]
@@ -312,7 +332,9 @@ def storage_arguments(symtab, lowering) -> list:
         if "allocatable" in sym.attributes:
             from f2loopy.frontend.allocatables import allocatable_arguments
             _check_logical_kind(sym)
-            args += allocatable_arguments(lowering, sym, name)
+            root = origin[:3] if sym.struct_rank else origin
+            args += allocatable_arguments(lowering, sym, name, dope=root not in with_dope)
+            with_dope.add(root)
             continue
         _check_logical_kind(sym)
         dtype = np.dtype(sym.dtype)
@@ -320,7 +342,8 @@ def storage_arguments(symtab, lowering) -> list:
         if sym.storage_shape:
             args.append(ArrayArg(name=name, dtype=dtype, shape=tuple(sym.storage_shape),
                                  lower_bounds=tuple(sym.storage_lbs), span=sym.span,
-                                 role=stored(origin, sym.storage_init, pointer_root=root)))
+                                 role=stored(origin, sym.storage_init, pointer_root=root,
+                                             type_rank=sym.struct_rank)))
         else:
             args.append(ScalarArg(name=name, dtype=dtype, span=sym.span,
                                   role=stored(origin, sym.storage_init, pointer_root=root)))

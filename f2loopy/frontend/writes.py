@@ -31,10 +31,15 @@ def scan_writes(body, registry, symtab, module, names=None):
                     lhs = lhs.items[0]
                 if not isinstance(lhs, F.Data_Ref):
                     written.add(str(lhs).lower())
+                    lhs_sym = symtab.get(str(lhs)) if symtab is not None else None
+                    if lhs_sym is not None and lhs_sym.derived is not None:
+                        # a whole derived-type value (t = p(i)): every component
+                        written.update(leaf.name.lower() for leaf in leaves(lhs_sym))
                 elif symtab is not None:
                     leaf = _component_leaf(symtab, lhs)
                     if leaf is not None:
-                        written.add(leaf.name.lower())
+                        written.update(x.name.lower() for x in
+                                       (leaves(leaf) if leaf.derived is not None else [leaf]))
             elif isinstance(node, F.Loop_Control):
                 if node.items[1] is not None:
                     do_vars.add(str(node.items[1][0]).lower())
@@ -144,14 +149,15 @@ def _add_written_actuals(registry, proc, actuals, symtab, written: set) -> None:
 
 
 def _component_leaf(symtab, node):
-    """The component symbol ``a%b%c(i)`` names, or None."""
+    """The component symbol ``a%b%c(i)`` names (a leaf, or a component of
+    derived type), or None."""
     names, _ = data_ref_parts(node)
     sym = symtab.get(names[0]) if names else None
     for name in (names or [])[1:]:
         if sym is None or not sym.components:
             return None
         sym = next_component(sym, name)
-    return sym if sym is not None and sym.derived is None else None
+    return sym
 
 
 _SCANNED = (F.Name, F.Assignment_Stmt, F.Loop_Control, F.Forall_Triplet_Spec, F.Call_Stmt,

@@ -186,6 +186,7 @@ def _procedures(k, decls: list, nm: dict, status: str, glue: str, impl: str,
     uses, others = _module_variable_access([a for a in stored if a not in hosted])
     rest = iter(others)
     forwarded = [a.name if a in hosted else next(rest) for a in stored]
+    soa_before, soa_after = _soa_copies(stored, forwarded, uses)
     public_decls = [d for d in decls if d[2] not in {a.name for a in stored if a not in hosted}
                     and (result is None or d[2] != result.name)]
     # derived-type arguments: the public procedure takes the object and
@@ -201,8 +202,8 @@ def _procedures(k, decls: list, nm: dict, status: str, glue: str, impl: str,
             actuals.append(a.name)
             public_names.append(a.name)
     public_names += [a.name for a in hosted]
-    before: list = []
-    after: list = []
+    before: list = list(soa_before)
+    after: list = list(soa_after)
     if parts:
         uses, public_decls = _derived_arguments(k, parts, uses, public_decls, originals)
         component_copies = _component_copies(k, parts)
@@ -211,7 +212,7 @@ def _procedures(k, decls: list, nm: dict, status: str, glue: str, impl: str,
             uses.append(decl)
             before += copy_in
             after += copy_out
-        if component_copies:
+        if component_copies and not soa_before:
             uses.append(f"integer :: {LOCAL_PREFIX}i")
     out: list = []
     if result is not None:
@@ -268,6 +269,44 @@ def _module_variable_access(stored) -> tuple[list, list]:
             forwarded.append(f"{LOCAL_PREFIX}mv_{a.name}")
     uses += _common_declarations([a for a in stored if isinstance(a.role, CommonMember)])
     return uses, forwarded
+
+
+def _soa_copies(stored, forwarded: list, uses: list) -> tuple[list, list]:
+    """For each component of a module array of derived type among *stored*
+    (``p(:)%x`` is no Fortran designator): a contiguous copy with the
+    component's axes first, as the kernel has it, allocated like the array
+    (same lower bound; unallocated with it), which replaces its entry of
+    *forwarded*; its declaration goes to *uses*.  The lines that copy in
+    before the call and out after it."""
+    before: list = []
+    after: list = []
+    for k, a in enumerate(stored):
+        role = a.role
+        if not isinstance(role, ModuleVariable) or not role.type_rank:
+            continue
+        ftype, _ = fortran_type(a.dtype)
+        root = f"{LOCAL_PREFIX}mv_{role.module}_{role.path[0]}"
+        temp = f"{LOCAL_PREFIX}c_{a.name}"
+        own = a.ndim - role.type_rank
+        extents = [str(int(s)) for s in a.shape[:own]] + \
+            [f"lbound({root}, 1):ubound({root}, 1)"]
+        section = f"{temp}({', '.join([':'] * own + [f'{LOCAL_PREFIX}i'])})"
+        element = f"{root}({LOCAL_PREFIX}i)%" + "%".join(role.path[1:])
+        uses.append(f"{ftype}, allocatable, target :: {temp}({', '.join(':' * a.ndim)})")
+        loop = f"do {LOCAL_PREFIX}i = lbound({root}, 1), ubound({root}, 1)"
+        copy_in = [f"allocate({temp}({', '.join(extents)}))", loop, f"  {section} = {element}",
+                   "end do"]
+        copy_out = [loop, f"  {element} = {section}", "end do"]
+        if role.allocatable:
+            copy_in = [f"if (allocated({root})) then", *("  " + x for x in copy_in), "end if"]
+            copy_out = [f"if (allocated({temp})) then", *("  " + x for x in copy_out),
+                        "end if"]
+        before += copy_in
+        after += copy_out
+        forwarded[k] = temp
+    if before:
+        uses.append(f"integer :: {LOCAL_PREFIX}i")
+    return before, after
 
 
 def _saved_name(a) -> str:

@@ -164,6 +164,61 @@ def _allocation(fn, what, value, dtype, rank):
 '''
 
 
+SOA_RUNTIME = '''
+
+def _soa(fn, what, value, path, rank, dtype, own, allocatable):
+    """Component *path* of the module array of derived type *value* (the glue
+    attribute *what*) as the kernel takes it (its own axes first, then the
+    array's), and a function that writes the kernel's changes back (None:
+    the kernel works on the array itself); ``(None, None)`` while an
+    allocatable one is unallocated.  *value* is an object with the
+    components as attributes (a structure of arrays: numpy or pyopencl
+    arrays of shape own + the array's) or a numpy structured array of the
+    array's shape (fields named like the components)."""
+    if value is None:
+        if allocatable:
+            return None, None
+        raise KernelArgumentError(f"{fn}: {what} must be an object with the components as "
+                                  "attributes or a numpy structured array, got None")
+    spelled = "%".join(path)
+    back = None
+    if isinstance(value, np.ndarray) and value.dtype.names is not None:
+        array, back = _field(fn, what, value, path, rank, dtype)
+    else:
+        array = _component(fn, what, value, path)
+        if array is None:
+            raise KernelArgumentError(f"{fn}: component {spelled} of {what} is None (give every "
+                                      f"component an array, or set {what} to None)")
+    shape = getattr(array, "shape", None)
+    if not isinstance(shape, tuple) or len(shape) != len(own) + rank or \
+            tuple(shape[:len(own)]) != tuple(own):
+        raise KernelArgumentError(f"{fn}: component {spelled} of {what} must be an array of "
+                                  f"shape {tuple(own)} followed by the {rank} extent(s) of the "
+                                  f"array of derived type, got "
+                                  f"{shape if isinstance(shape, tuple) else type(array).__name__}")
+    return array, back
+
+
+def _soa_allocation(fn, what, value, dtype, own, rank):
+    """``(array, extents, lower bounds, allocated flag)`` of a component
+    (None: unallocated) of an allocatable module array of derived type."""
+    if value is None:
+        shape = tuple(own) + (0,) * rank
+        return np.zeros(shape, dtype=dtype, order="F"), shape, (1,) * len(shape), 0
+    return _allocation(fn, what, value, dtype, len(own) + rank)
+'''
+
+
+def _own_shape(a) -> tuple:
+    """The constant extents of the own axes of component *a* of a module
+    array of derived type."""
+    return tuple(int(s) for s in a.shape[:a.ndim - a.role.type_rank])
+
+
+def _is_soa(a) -> bool:
+    return isinstance(a.role, ModuleVariable) and a.role.type_rank > 0
+
+
 def allocation_reads(k) -> list[str]:
     """Lines of a glue function that take the extents, lower bounds and
     allocation flags of the allocatable module arrays of kernel *k* (their
@@ -178,8 +233,13 @@ def allocation_reads(k) -> list[str]:
             what = f"component {'%'.join(a.role.path)}"
         else:
             what = ".".join((a.role.owner, *a.role.names))
-        out.append(f"    {v}, _{v}_n, _{v}_lb, _{v}_alloc = _allocation({k.name!r}, {what!r}, "
-                   f"{v}, np.{np.dtype(a.dtype).name}, {a.ndim})")
+        if _is_soa(a):
+            out.append(f"    {v}, _{v}_n, _{v}_lb, _{v}_alloc = _soa_allocation({k.name!r}, "
+                       f"{what!r}, {v}, np.{np.dtype(a.dtype).name}, {_own_shape(a)!r}, "
+                       f"{a.role.type_rank})")
+        else:
+            out.append(f"    {v}, _{v}_n, _{v}_lb, _{v}_alloc = _allocation({k.name!r}, "
+                       f"{what!r}, {v}, np.{np.dtype(a.dtype).name}, {a.ndim})")
         for d in dope:
             r = d.role
             if r.array == a.name:
@@ -247,6 +307,8 @@ def python_module_objects(kernels) -> str:
     if any(is_allocatable(a.role) for m in modules.values() for a in m.values()) or \
             any(has_allocation(a.role) for k in kernels for a in k.args):
         lines[1:1] = [ALLOCATABLE_RUNTIME]
+    if any(_is_soa(a) for m in modules.values() for a in m.values()):
+        lines[1:1] = [SOA_RUNTIME]
     for module in sorted(modules):
         if not _IDENT.fullmatch(module):
             raise CodegenError(f"module name '{module}' cannot be a Python name")
@@ -279,6 +341,10 @@ def _values(tree: dict, depth: int) -> list[str]:
     out = []
     for name in sorted(tree):
         a = tree[name]
+        if isinstance(a, dict) and depth == 1 and any(
+                _is_soa(x) and is_allocatable(x.role) for x in _tree_leaves(a)):
+            out.append(f"{pad}{py_name(name)}=None,")     # an unallocated array of a type
+            continue
         if isinstance(a, dict):
             out.append(f"{pad}{py_name(name)}=_record(")
             out += _values(a, depth + 1)
@@ -297,13 +363,32 @@ def _values(tree: dict, depth: int) -> list[str]:
     return out
 
 
+def _tree_leaves(tree: dict):
+    for value in tree.values():
+        if isinstance(value, dict):
+            yield from _tree_leaves(value)
+        else:
+            yield value
+
+
 def _attribute_path(a) -> str:
     return ".".join(py_name(x) for x in (object_name(a.role), *a.role.names))
 
 
 def storage_reads(k) -> list[str]:
     """Lines of a glue function that fetch the module variables of kernel *k*."""
-    return [f"    {py_name(a.name)} = {_attribute_path(a)}" for a in k.storage_args]
+    out = []
+    for a in k.storage_args:
+        v = py_name(a.name)
+        if _is_soa(a):
+            role = a.role
+            root = ".".join(py_name(x) for x in (object_name(role), role.path[0]))
+            out.append(f"    {v}, _{v}_field = _soa({k.name!r}, {root!r}, {root}, "
+                       f"{role.path[1:]!r}, {role.type_rank}, np.{np.dtype(a.dtype).name}, "
+                       f"{_own_shape(a)!r}, {role.allocatable})")
+            continue
+        out.append(f"    {v} = {_attribute_path(a)}")
+    return out
 
 
 def storage_writes(k, written: set) -> list[str]:
@@ -345,6 +430,11 @@ def component_reads(k) -> list[str]:
 def component_writes(k, written: set) -> list[str]:
     """Lines that set the scalar components the kernel wrote on the objects."""
     out = []
+    for a in k.storage_args:
+        if _is_soa(a) and a.name in written:     # a field of a structured array
+            v = py_name(a.name)
+            out.append(f"    if _{v}_field is not None:")
+            out.append(f"        _{v}_field()")
     for a in k.fortran_args:
         role = a.role
         if isinstance(role, Component) and role.type_rank:

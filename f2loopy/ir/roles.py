@@ -218,6 +218,11 @@ class ModuleVariable(Stored):
     #: (``type(grid_t), pointer :: u_grid``) whose components the kernel
     #: uses: the caller associates it (``f2loopy check`` allocates it)
     pointer_root: bool = False
+    #: a component of a module array of derived type (``type(particle) ::
+    #: p(n)``, ``p(i)%x(k)``), flattened into one array per component (a
+    #: structure of arrays): the array's rank, whose axes come after the
+    #: component's own (``p_x(k, i)``); 0 for any other variable
+    type_rank: Annotated[int, Bounded(0, 15)] = 0
     kind: ClassVar[str] = "module"
 
     @property
@@ -274,13 +279,14 @@ CALLER_ROLES = (Dummy, Component)
 
 def stored(key: tuple[str, ...], init: np.ndarray | None = None, *,
            allocatable: bool = False, pointer: bool = False,
-           pointer_root: bool = False) -> ModuleVariable | CommonMember | SavedLocal:
+           pointer_root: bool = False,
+           type_rank: int = 0) -> ModuleVariable | CommonMember | SavedLocal:
     """The role of the storage identified by *key* (see :attr:`Stored.key`)."""
     kind, owner, *names = key
     if kind == "module":
         return ModuleVariable(module=owner, path=tuple(names), init=init,
                               allocatable=allocatable, pointer=pointer,
-                              pointer_root=pointer_root)
+                              pointer_root=pointer_root, type_rank=type_rank)
     if kind == "common" and len(names) == 1:
         return CommonMember(block=owner, member=names[0], init=init)
     if kind == "save" and len(names) == 1:

@@ -188,7 +188,23 @@ class ShimData:
 
     def _allocation(self, arg) -> list[str]:
         """The shim's extents of allocatable module array *arg*: its
-        extent arguments."""
+        extent arguments (a component of an array of derived type: its own
+        constant extents, then the array's, which one component carries)."""
+        role = arg.role
+        if isinstance(role, ModuleVariable) and role.type_rank:
+            carriers = {a.name: a for a in self.kernel.storage_args
+                        if isinstance(a.role, ModuleVariable) and a.role.type_rank
+                        and a.role.module == role.module and a.role.path[0] == role.path[0]}
+            extent = {}
+            for a in self.kernel.args:
+                if isinstance(a.role, Allocation) and a.role.array in carriers and \
+                        a.role.what == "extent":
+                    carrier = carriers[a.role.array]
+                    own = carrier.ndim - carrier.role.type_rank
+                    extent[arg.ndim - arg.role.type_rank + a.role.axis - own] = self.names[a.name]
+            own = arg.ndim - role.type_rank
+            return [str(int(n)) for n in arg.shape[:own]] + [extent[d] for d in
+                                                             range(own, arg.ndim)]
         extent = {a.role.axis: self.names[a.name] for a in self.kernel.args
                   if isinstance(a.role, Allocation) and a.role.array == arg.name
                   and a.role.what == "extent"}
@@ -224,6 +240,7 @@ class ShimData:
         renamed: dict = {}
         blocks: dict = {}
         hidden: dict = {}
+        allocated: set = set()       # arrays of derived type allocated already
         for a in k.storage_args:
             role = a.role
             if isinstance(role, ModuleVariable) and (len(role.path) > 1 or role.allocatable) \
@@ -232,6 +249,9 @@ class ShimData:
                 # allocatable array: neither a 'use' nor a symbol of an
                 # interoperable type reaches it
                 hidden.setdefault((role.module, role.path[0]), []).append(a)
+                continue
+            if isinstance(role, ModuleVariable) and role.type_rank:
+                self._struct_array_component(a, renamed, allocated)
                 continue
             if isinstance(role, ModuleVariable):
                 module, var = role.module, role.path[0]
@@ -270,6 +290,32 @@ class ShimData:
         for (module, var), args in hidden.items():
             self._accessor(module, var, args)
 
+    def _struct_array_component(self, a, renamed: dict, allocated: set) -> None:
+        """Copy component *a* of a module array of derived type (rank 1) in
+        and out element by element, allocating the array first (once, with
+        the drawn extent) if it is allocatable."""
+        role = a.role
+        module, var = role.module, role.path[0]
+        local = renamed.get((module, var))
+        if local is None:
+            local = renamed[(module, var)] = f"f2l_s{len(renamed)}"
+            self.uses.append(f"  use {module}, only: {local} => {var}")
+        extents = self._allocation(a) if role.allocatable else \
+            [str(int(n)) for n in a.shape]
+        if role.allocatable and (module, var) not in allocated:
+            allocated.add((module, var))
+            self.copy_in.append(f"  if (allocated({local})) deallocate({local})")
+            self.copy_in.append(f"  allocate({local}({extents[-1]}))")
+        own = a.ndim - role.type_rank
+        section = ", ".join([":"] * own + ["f2l_e"])
+        element = f"{local}(lbound({local}, 1) + f2l_e - 1)%" + "%".join(role.path[1:])
+        mine = self.names[a.name]
+        if "  integer :: f2l_e" not in self.declarations:
+            self.declarations.append("  integer :: f2l_e")
+        head = f"  do f2l_e = 1, {extents[-1]}"
+        self.copy_in += [head, f"    {element} = {mine}({section})", "  end do"]
+        self.copy_out += [head, f"    {mine}({section}) = {element}", "  end do"]
+
     def _accessor(self, module: str, var: str, args) -> None:
         """Copy the components *args* of PRIVATE module variable
         *module*::*var* in and out through two bind(c) procedures compiled
@@ -281,9 +327,13 @@ class ShimData:
         decls = []
         extents: list[str] = []          # (allocatable arrays: their extents, by value)
         actual_extents: list[str] = []
-        allocations = []
+        allocations: list[str] = []
         paths = ["%".join((var, *a.role.path[1:])) for a in args]
+        ins: list[str] = []
+        outs: list[str] = []
+        loops: list[str] = []
         for a, d, path in zip(args, dummies, paths, strict=True):
+            soa = isinstance(a.role, ModuleVariable) and a.role.type_rank > 0
             if isinstance(a, ArrayArg) and isinstance(a.role, ModuleVariable) and \
                     a.role.allocatable:
                 names = [f"{d}_n{x}" for x in range(a.ndim)]
@@ -291,24 +341,39 @@ class ShimData:
                 actual_extents += self._allocation(a)
                 shape = "(" + ", ".join(names) + ")"
                 pointer = a.role.pointer
-                allocations.append(f"if ({'associated' if pointer else 'allocated'}"
-                                   f"({path})) {'nullify' if pointer else 'deallocate'}"
-                                   f"({path})")
-                allocations.append(f"allocate({path}{shape})")
+                if soa:         # a module array of derived type: allocated once
+                    if f"allocate({var}(" not in " ".join(allocations):
+                        allocations.append(f"if (allocated({var})) deallocate({var})")
+                        allocations.append(f"allocate({var}({names[-1]}))")
+                else:
+                    allocations.append(f"if ({'associated' if pointer else 'allocated'}"
+                                       f"({path})) {'nullify' if pointer else 'deallocate'}"
+                                       f"({path})")
+                    allocations.append(f"allocate({path}{shape})")
             else:
                 shape = "" if not isinstance(a, ArrayArg) else \
                     "(" + ", ".join(str(n) for n in constant_extents(a.shape)) + ")"
             decls.append(f"{_type_decl(a.dtype)} :: {d}{shape}")
+            if soa:             # element by element (rank 1)
+                own = a.ndim - a.role.type_rank
+                section = f"{d}({', '.join([':'] * own + ['f2l_e'])})"
+                element = f"{var}(lbound({var}, 1) + f2l_e - 1)%" + "%".join(a.role.path[1:])
+                head = f"do f2l_e = 1, size({var})"
+                ins += [head, f"  {element} = {section}", "end do"]
+                outs += [head, f"  {section} = {element}", "end do"]
+                loops = ["integer :: f2l_e"]
+            else:
+                ins.append(f"{path} = {d}")
+                outs.append(f"{d} = {path}")
         if extents:
             decls.insert(0, f"integer(c_int32_t), value :: {', '.join(extents)}")
         actual = ", ".join([self.names[a.name] for a in args] + actual_extents)
         dummies += extents
         self.declarations.append("  interface")
-        for way, body in (("in", allocations + [f"{p} = {d}" for p, d in zip(paths, dummies, strict=False)]),
-                          ("out", [f"{d} = {p}" for p, d in zip(paths, dummies, strict=False)])):
+        for way, body in (("in", allocations + ins), ("out", outs)):
             head = f"subroutine {base}_{way}({', '.join(dummies)}) bind(c, name='{base}_{way}')"
             self.accessors.setdefault(module, []).extend(
-                [head, "use iso_c_binding", *decls, *body, "end subroutine"])
+                [head, "use iso_c_binding", *decls, *loops, *body, "end subroutine"])
             self.declarations += [f"    {head}", "      import",
                                   *(f"      {x}" for x in decls), "    end subroutine"]
             (self.copy_in if way == "in" else self.copy_out).append(
@@ -403,7 +468,13 @@ def _glue_object(module, role: Stored):
     from f2loopy.codegen.names import py_name
     obj = getattr(module, py_name(object_name(role)))
     path = [py_name(x) for x in role.names]
+    soa = isinstance(role, ModuleVariable) and role.type_rank > 0
     for part in path[:-1]:
+        if soa and getattr(obj, part, None) is None:
+            # an unallocated module array of derived type (or a nested
+            # type's part of it): a record of its component arrays (a
+            # structure of arrays), which the caller fills in
+            setattr(obj, part, types.SimpleNamespace())
         obj = getattr(obj, part)
     return obj, path[-1]
 

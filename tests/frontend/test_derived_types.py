@@ -75,7 +75,8 @@ def test_components_are_flattened():
 
 @pytest.mark.parametrize("body, message", [
     ("st%nope = 1", "k.f90:28:3: error: type 'tecldp' has no component 'nope'"),
-    ("st%q = 1", "k.f90:28:3: error: 'st%q' is a whole derived-type value; use its components"),
+    ("st%q = 1", "k.f90:28:3: error: 'st%q' is of type(inner): only a variable, element or "
+     "component of type(inner) can be assigned to it (assign the components one by one)"),
     ("t(1) = n%x", "k.f90:28:10: error: 'n' is not of a derived type"),
 ])
 def test_component_errors(body, message):
@@ -91,15 +92,13 @@ def test_unknown_type_and_arrays_of_types():
     assert e.value.format().splitlines()[0] == (
         "t.f90:2:8: error: type 'nowhere' is not defined (define it in this unit or in a module "
         "the unit uses)")
+    # a module array of derived type: one module array per component (issue 27)
     src = YOECLDP.replace("type(tecldp) :: yrecldp", "type(tecldp) :: yrecldp(2)") + \
         "subroutine s(x)\n  use yoecldp\n  real(8) x\n  x = yrecldp(1)%rlmin\nend\n"
-    with pytest.raises(FortranError) as e:
-        parse_fortran(src, "t.f90")
-    assert e.value.format().splitlines()[0] == (
-        "t.f90:14:19: error: module array of derived type 'yrecldp' is not supported (an "
-        "array of structures in module data): keep one module array per component (a "
-        "structure of arrays: yrecldp_x(n) for yrecldp(i)%x), or pass the array as an "
-        "argument declared yrecldp(n)")
+    arg = next(a for a in parse_fortran(src, "t.f90").kernels[0].args
+               if a.name.startswith("yrecldp"))
+    assert arg.shape == (2,) and arg.role.path == ("yrecldp", "rlmin")
+    assert arg.role.type_rank == 1
 
 
 def _load(tmp_path):
