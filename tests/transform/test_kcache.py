@@ -113,6 +113,94 @@ end subroutine kc_orders
 """
 
 
+#: one level loop in the shape of a fused cloud scheme: set-up at each level,
+#: the microphysics under ``jk >= ncldtop`` (a flux written at level jk + 1,
+#: values kept where a condition skips them), the fluxes at level jk, the
+#: last flux level after the loop; two arrays filled with zeros before it
+FUSED = """\
+subroutine kc_fused(klon, klev, kidia, kfdia, ncldtop, pt, pq, pflux, pplsl, ptend)
+  implicit none
+  integer, parameter :: nclv = 3
+  integer, intent(in) :: klon, klev, kidia, kfdia, ncldtop
+  double precision, intent(in) :: pt(klon, klev), pq(klon, klev, nclv)
+  double precision, intent(out) :: pflux(klon, klev), pplsl(klon, klev + 1), ptend(klon, klev)
+  double precision :: ztp1(klon, klev), zqx(klon, klev, nclv), zqxn2d(klon, klev, nclv)
+  double precision :: zpfplsx(klon, klev + 1, nclv)
+  integer :: jk, jl, jm
+
+  zpfplsx(:, :, :) = 0.0d0
+  zqxn2d(:, :, :) = 0.0d0
+  do jk = 1, klev
+    do jl = kidia, kfdia
+      ztp1(jl, jk) = pt(jl, jk) * 1.5d0
+      ptend(jl, jk) = 0.0d0
+      do jm = 1, nclv
+        zqx(jl, jk, jm) = pq(jl, jk, jm) + 0.1d0 * jm
+      end do
+    end do
+    if (jk >= ncldtop) then
+      do jl = kidia, kfdia
+        do jm = 1, nclv
+          if (pq(jl, jk, jm) > 0.3d0) &
+            zqxn2d(jl, jk, jm) = zqx(jl, jk, jm) + 0.5d0 * zpfplsx(jl, jk, jm)
+          if (pq(jl, jk, jm) < 0.7d0) &
+            zpfplsx(jl, jk + 1, jm) = 0.25d0 * zqxn2d(jl, jk, jm) + pq(jl, jk, jm)
+        end do
+        if (jk > ncldtop .and. jk > 1) ptend(jl, jk) = ztp1(jl, jk) - ztp1(jl, jk - 1)
+      end do
+    end if
+    do jl = kidia, kfdia
+      pplsl(jl, jk) = zpfplsx(jl, jk, 1) + zpfplsx(jl, jk, 2)
+      pflux(jl, jk) = zqxn2d(jl, jk, 1) - zqx(jl, jk, 1) + zqxn2d(jl, jk, 3)
+    end do
+  end do
+  do jl = kidia, kfdia
+    pplsl(jl, klev + 1) = zpfplsx(jl, klev + 1, 1) + zpfplsx(jl, klev + 1, 2)
+  end do
+end subroutine kc_fused
+"""
+
+#: what the fused shape must not cache (never run)
+FUSED_NO = """\
+subroutine kc_fused_no(klon, klev, kidia, kfdia, pt, pout)
+  implicit none
+  integer, intent(in) :: klon, klev, kidia, kfdia
+  double precision, intent(in) :: pt(klon, klev)
+  double precision, intent(out) :: pout(klon, klev + 1)
+  double precision :: zcond(klon, klev), zpart(klon, klev)
+  double precision :: zlast(klon, klev), zearly(klon, klev), zboth(klon, klev + 1)
+  double precision :: zfar(klon, klev + 1), zout(klon, klev), zlate(klon, klev)
+  integer :: jk, jl
+
+  if (kidia > 1) zcond(:, :) = 0.0d0
+  zpart(:, 2:klev) = 0.0d0
+  zearly(:, :) = 0.0d0
+  do jl = kidia, kfdia
+    pout(jl, klev + 1) = zearly(jl, 1)
+    zout(jl, 1) = pt(jl, 1)
+  end do
+  do jk = 1, klev
+    do jl = kidia, kfdia
+      zcond(jl, jk) = pt(jl, jk)
+      zpart(jl, jk) = pt(jl, jk)
+      zlast(jl, jk) = pt(jl, jk)
+      zearly(jl, jk) = pt(jl, jk)
+      zboth(jl, jk) = pt(jl, jk)
+      zboth(jl, jk + 1) = pt(jl, jk)
+      zfar(jl, jk + 1) = pt(jl, jk)
+      zlate(jl, jk) = pt(jl, jk)
+      pout(jl, jk) = zcond(jl, jk) + zpart(jl, jk) + zlast(jl, jk) &
+        + zearly(jl, jk) + zboth(jl, jk) + zout(jl, jk) + zlate(jl, jk)
+      if (jk > 1) pout(jl, jk) = pout(jl, jk) + zfar(jl, jk - 1)
+    end do
+  end do
+  zlate(:, :) = 0.0d0
+  do jl = kidia, kfdia
+    pout(jl, 1) = pout(jl, 1) + zlast(jl, klev - 1) + zlate(jl, 1)
+  end do
+end subroutine kc_fused_no
+"""
+
 @pytest.fixture(scope="module")
 def mapped():
     """kc_cases mapped one column per work-item, nothing cached yet."""
@@ -148,8 +236,8 @@ def test_loops_whose_previous_iteration_is_not_the_level_above():
     reasons = {v.name: v.reason for v in level_caches(knl)}
     assert reasons["zodd"] == "loop 'jk' does not step by one (and level 'jk - 1' is read)"
     # a loop with a negative step runs over a trip counter: its levels are
-    # klev - 1 - jk_t..., not jk_t and jk_t - 1
-    assert reasons["zup"] == "line 16 writes a level other than 'jk_t' and 'jk_t - 1'"
+    # klev - 1 - jk_t..., not jk_t or jk_t + 1
+    assert reasons["zup"] == "line 16 writes a level other than 'jk_t' and 'jk_t + 1'"
     assert scc(unit["kc_orders"], block=32, specialize=True).temporaries == knl.temporaries
 
 
@@ -237,5 +325,89 @@ def test_cached_levels_check_against_gfortran(tmp_path, options):
     res = CliRunner().invoke(main, ["check", *options, "--size", "klon=13", "--size",
                                     "kidia=2", "--size", "kfdia=12", "--size", "klev=9",
                                     "--size", "nstep=3", str(src)])
+    assert res.exit_code == 0, res.output
+    assert "FAIL" not in res.output and "ok: 3 output(s)" in res.output
+
+
+@pytest.fixture(scope="module")
+def fused():
+    """kc_fused mapped one column per work-item, nothing cached yet."""
+    return scc(parse_fortran(FUSED, "kc_fused.f90")["kc_fused"], block=32, specialize=True,
+               kcache=False)
+
+
+def test_fused_level_loop_verdicts(fused):
+    verdicts = {v.name: v for v in level_caches(fused)}
+    assert verdicts == {
+        "ztp1": LevelCache("ztp1", loop="jk", axis=0, previous=True),
+        "zqx": LevelCache("zqx", loop="jk", axis=0),
+        # filled with zeros before the loop, written at jk under conditions
+        "zqxn2d": LevelCache("zqxn2d", loop="jk", axis=0, fill="zqxn2d"),
+        # written at jk + 1, read at jk, its last level read after the loop
+        "zpfplsx": LevelCache("zpfplsx", loop="jk", axis=0, previous=True, shift=1,
+                              fill="zpfplsx", after=("pplsl_1",)),
+    }
+    knl = scc(parse_fortran(FUSED_NO, "kc_fused_no.f90")["kc_fused_no"], block=32,
+              specialize=True, kcache=False)
+    assert {v.name: v.reason for v in level_caches(knl)} == {
+        "zcond": "line 11 fills it under a condition",
+        "zpart": "line 12 does not fill all of it",
+        "zearly": "line 15 reads it before loop 'jk'",
+        "zout": "line 16 writes it outside the loops",
+        "zboth": "line 25 writes level 'jk + 1', another statement level 'jk'",
+        "zfar": "line 30 reads a level other than 'jk + 1' and 'jk'",
+        "zlate": "line 33 fills it after loop 'jk'",
+        "zlast": "line 35 reads it after loop 'jk' at a level other than the one its last "
+                 "iteration writes",
+    }
+
+
+def test_fused_level_loop_in_the_ir_and_the_code(fused):
+    knl = cache_levels(fused)
+    temps = knl.temporaries
+    assert not {"ztp1", "zqx", "zqxn2d", "zpfplsx"} & set(temps)
+    assert {n: temps[n].shape for n in temps if n.endswith(("_k", "_km1"))} == {
+        "ztp1_k": (), "ztp1_km1": (), "zqx_k": (3,), "zqxn2d_k": (3,), "zpfplsx_k": (3,),
+        "zpfplsx_km1": (3,)}
+    ids = knl.id_to_insn
+    # the fill's statements outside the loop, the resets inside it; every
+    # statement of the loop that used the array runs after the resets
+    assert "zpfplsx" not in ids and "zqxn2d" not in ids
+    assert ids["zpfplsx_k_init"].within_inames == {"jl_inner", "jl_outer"}
+    assert ids["zpfplsx_k_reset_2"].within_inames == {"jk", "jl_inner", "jl_outer"}
+    assert {"zpfplsx_k_reset", "zpfplsx_k_reset_1", "zpfplsx_k_reset_2"} \
+        <= ids["zpfplsx_1"].depends_on
+    assert "zpfplsx_k_init" in ids["pplsl_1"].depends_on
+    src = generate_code(knl).source
+    loop = src.index("for (int jk = 1; jk <= klev; ++jk)")
+    end = src.index("pplsl[jl_inner + 32 * jl_outer + kidia - 1 + klon * klev]")
+    head, body = src[:loop], src[loop:end]
+    assert ("zpfplsx_k[2] = 0.0;\n        zpfplsx_km1[0] = 0.0;" in head
+            and "zqxn2d_k[2] = 0.0;" in head and "zqxn2d_km1" not in src)
+    assert body.index("zpfplsx_k[0] = 0.0;") < body.index("zpfplsx_k[jm_1 - 1] = 0.25")
+    assert body.index("zqxn2d_k[0] = 0.0;") < body.index("zqxn2d_k[jm_1 - 1] = zqx_k")
+    assert "zqxn2d_k[jm_1 - 1] = zqx_k[jm_1 - 1] + 0.5 * zpfplsx_km1[jm_1 - 1];" in body
+    assert body.index("zpfplsx_km1[0] + zpfplsx_km1[1];") < body.index(
+        "zpfplsx_km1[0] = zpfplsx_k[0];")
+    # the level the last iteration wrote, after the loop
+    assert src[end:].startswith("pplsl[jl_inner + 32 * jl_outer + kidia - 1 + klon * klev] "
+                                "= zpfplsx_k[0] + zpfplsx_k[1];")
+
+
+@needs_gfortran
+@pytest.mark.opencl
+@pytest.mark.parametrize("options", [["--transform", "auto", "--size", "ncldtop=3"],
+                                     ["--transform", "scc", "-D", "block=4",
+                                      "--size", "ncldtop=0"]])
+def test_fused_level_loop_checks_against_gfortran(tmp_path, options):
+    src = tmp_path / "kc_fused.f90"
+    src.write_text(FUSED)
+    res = CliRunner().invoke(main, ["translate", *options[:-2], "-o", str(tmp_path / "t"),
+                                    str(src)])
+    assert res.exit_code == 0, res.output
+    assert "double zpfplsx_km1[3];" in (tmp_path / "t" / "kc_fused.cl").read_text()
+    res = CliRunner().invoke(main, ["check", *options, "--size", "klon=13", "--size",
+                                    "kidia=2", "--size", "kfdia=12", "--size", "klev=9",
+                                    str(src)])
     assert res.exit_code == 0, res.output
     assert "FAIL" not in res.output and "ok: 3 output(s)" in res.output
