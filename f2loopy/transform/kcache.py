@@ -72,6 +72,7 @@ from dataclasses import dataclass
 import islpy as isl
 import numpy as np
 import pymbolic.primitives as p
+from pymbolic.mapper.substitutor import substitute
 
 from f2loopy.diagnostics import CodegenError
 from f2loopy.ir.domains import iname_to_domain_index
@@ -79,7 +80,8 @@ from f2loopy.ir.expressions import (
     Rewriter, accesses, index_tuple, make_subscript, variables_read)
 from f2loopy.ir.folding import normalize_integer
 from f2loopy.ir.frozen import FrozenMap
-from f2loopy.ir.isl_tools import NonAffineError, align_params, dim_type, pwaff_from_expr
+from f2loopy.ir.isl_tools import (
+    NonAffineError, align_params, dim_type, expr_from_pwaff, pwaff_from_expr)
 from f2loopy.ir.kernel import AddressSpace, Assignment, Kernel
 from f2loopy.ir.tags import fortran_axis_tags
 from f2loopy.transform.util import for_each_kernel, map_expressions, unique_name
@@ -265,11 +267,26 @@ def _fill(kernel: Kernel, insn, t, hardware, others: list) -> tuple[bool, str | 
     return True, None
 
 
-def _is_last_level(kernel: Kernel, loop: str, expr, shift: int) -> bool:
-    """Whether *expr* (parameters only) is the last value of *loop* plus
-    *shift* whenever the loop runs."""
-    values = _iname_domain(kernel, loop)
-    last = values.dim_max(0)
+def _single_values(kernel: Kernel, inames) -> dict | None:
+    """iname -> its one value (an expression of the parameters) for each of
+    *inames*, or None if one of them may take two values (a loop of one
+    iteration: the peeled last level of a loop)."""
+    out = {}
+    for x in sorted(inames):
+        values = _iname_domain(kernel, x)
+        low, high = values.dim_min(0), values.dim_max(0)
+        if not values.params().is_subset(low.eq_set(high)):
+            return None
+        out[x] = expr_from_pwaff(low)
+    return out
+
+
+def _is_last_level(kernel: Kernel, loop: str, expr, shift: int, values: dict) -> bool:
+    """Whether *expr* (of the parameters and of the indices *values* gives
+    the one value of) is the last value of *loop* plus *shift* whenever the
+    loop runs."""
+    last = _iname_domain(kernel, loop).dim_max(0)
+    expr = substitute(expr, {k: v for k, v in values.items()})
     try:
         level = pwaff_from_expr(p.Sum((expr, -shift)), last.get_domain_space())
     except (NonAffineError, KeyError):
@@ -301,10 +318,20 @@ def _verdict(kernel: Kernel, name: str, users: list, hardware,
             return no(why)
         if shaped:
             fills.append(insn)
-        elif insn.within_inames - hardware:
-            inside.append(insn)
+        elif not insn.within_inames - hardware and name in insn.write_dependency_names():
+            return no(f"{_line(insn)} writes it outside the loops")
+        elif name not in insn.write_dependency_names() \
+                and _single_values(kernel, insn.within_inames - hardware) is not None:
+            after.append(insn)      # perhaps a read after the loop
         else:
-            after.append(insn)
+            inside.append(insn)
+    # a statement in the loop of the others is not after it
+    common = frozenset.intersection(*(i.within_inames - hardware for i in inside)) \
+        if inside else frozenset()
+    inside += [i for i in after if i.within_inames & common]
+    after = [i for i in after if not i.within_inames & common]
+    rank = {id(i): j for j, i in enumerate(users)}
+    inside.sort(key=lambda i: rank[id(i)])
     if not inside:
         return no(f"{_line(users[0])} uses it outside the loops")
     if len(fills) > 1:
@@ -315,15 +342,12 @@ def _verdict(kernel: Kernel, name: str, users: list, hardware,
             return no(f"it is used in two loops ({_line(inside[0])} and {_line(insn)})")
         common &= insn.within_inames
     found = [(insn, idx, is_write) for insn in inside for idx, is_write in _access_list(insn, name)]
-    after_ids = {insn.id for insn in after}
     late = [(insn, idx, is_write) for insn in after for idx, is_write in _access_list(insn, name)]
     for insn, idx, is_write in found + late:
         if idx is None or len(idx) != t.ndim:
             return no(f"{_line(insn)} uses it as a whole")
         if any(isinstance(i, p.Slice) for i in idx):
             return no(f"{_line(insn)} uses a section of it")
-        if is_write and insn.id in after_ids:
-            return no(f"{_line(insn)} writes it outside the loops")
     levels = {x for _, idx, _ in found for i in idx for x in variables_read(i) & common}
     if not levels:
         return no("it has no level axis: no subscript reads a loop around all its uses")
@@ -381,8 +405,9 @@ def _verdict(kernel: Kernel, name: str, users: list, hardware,
         previous = previous or c == shift - 1
     assert axis is not None
     for insn, idx, _ in late:
+        values = _single_values(kernel, insn.within_inames - hardware) or {}
         if any(variables_read(i) & hardware for i in idx) \
-                or not _is_last_level(kernel, loop, idx[axis], shift):
+                or not _is_last_level(kernel, loop, idx[axis], shift, values):
             return no(f"{_line(insn)} reads it after loop '{loop}' at a level other than "
                       f"the one its last iteration writes")
     bounds = _other_ranges(t, axis)

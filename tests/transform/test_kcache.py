@@ -157,6 +157,11 @@ subroutine kc_fused(klon, klev, kidia, kfdia, ncldtop, pt, pq, pflux, pplsl, pte
   do jl = kidia, kfdia
     pplsl(jl, klev + 1) = zpfplsx(jl, klev + 1, 1) + zpfplsx(jl, klev + 1, 2)
   end do
+  do jk = klev + 1, klev + 1
+    do jl = kidia, kfdia
+      pplsl(jl, jk) = pplsl(jl, jk) + zpfplsx(jl, jk, 3)
+    end do
+  end do
 end subroutine kc_fused
 """
 
@@ -344,8 +349,9 @@ def test_fused_level_loop_verdicts(fused):
         # filled with zeros before the loop, written at jk under conditions
         "zqxn2d": LevelCache("zqxn2d", loop="jk", axis=0, fill="zqxn2d"),
         # written at jk + 1, read at jk, its last level read after the loop
+        # (also in a loop of one iteration)
         "zpfplsx": LevelCache("zpfplsx", loop="jk", axis=0, previous=True, shift=1,
-                              fill="zpfplsx", after=("pplsl_1",)),
+                              fill="zpfplsx", after=("pplsl_1", "pplsl_2")),
     }
     knl = scc(parse_fortran(FUSED_NO, "kc_fused_no.f90")["kc_fused_no"], block=32,
               specialize=True, kcache=False)
@@ -392,6 +398,9 @@ def test_fused_level_loop_in_the_ir_and_the_code(fused):
     # the level the last iteration wrote, after the loop
     assert src[end:].startswith("pplsl[jl_inner + 32 * jl_outer + kidia - 1 + klon * klev] "
                                 "= zpfplsx_k[0] + zpfplsx_k[1];")
+    assert ("for (int jk_1 = klev + 1; jk_1 <= klev + 1; ++jk_1)\n        {\n            pplsl[jl_inner "
+            "+ 32 * jl_outer + kidia - 1 + klon * (jk_1 - 1)] = pplsl[jl_inner + 32 * jl_outer "
+            "+ kidia - 1 + klon * (jk_1 - 1)] + zpfplsx_k[2];") in src[end:]
 
 
 @needs_gfortran
