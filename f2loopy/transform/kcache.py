@@ -577,10 +577,11 @@ def cache_levels(kernel: Kernel, *, names: tuple[str, ...] | list[str] | None = 
             reset_ids = {i.id for i in resets}
             for i in users:
                 extra.setdefault(i.id, set()).update(reset_ids)
+            user_ids = {i.id for i in users}
             for i in kernel.instructions:
                 if v.fill in i.depends_on:
                     extra.setdefault(i.id, set()).update(
-                        reset_ids if i in users else init_ids)
+                        reset_ids if i.id in user_ids else init_ids)
             mine |= init_ids | reset_ids
         if prev is None:
             continue
