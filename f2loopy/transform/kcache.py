@@ -267,17 +267,21 @@ def _fill(kernel: Kernel, insn, t, hardware, others: list) -> tuple[bool, str | 
     return True, None
 
 
-def _single_values(kernel: Kernel, inames) -> dict | None:
+def _single_values(kernel: Kernel, inames, memo: dict) -> dict | None:
     """iname -> its one value (an expression of the parameters) for each of
     *inames*, or None if one of them may take two values (a loop of one
-    iteration: the peeled last level of a loop)."""
+    iteration: the peeled last level of a loop); *memo* keeps each iname's
+    answer."""
     out = {}
     for x in sorted(inames):
-        values = _iname_domain(kernel, x)
-        low, high = values.dim_min(0), values.dim_max(0)
-        if not values.params().is_subset(low.eq_set(high)):
+        if x not in memo:
+            values = _iname_domain(kernel, x)
+            low, high = values.dim_min(0), values.dim_max(0)
+            memo[x] = expr_from_pwaff(low) \
+                if values.params().is_subset(low.eq_set(high)) else None
+        if memo[x] is None:
             return None
-        out[x] = expr_from_pwaff(low)
+        out[x] = memo[x]
     return out
 
 
@@ -296,11 +300,12 @@ def _is_last_level(kernel: Kernel, loop: str, expr, shift: int, values: dict) ->
 
 
 def _verdict(kernel: Kernel, name: str, users: list, hardware,
-             order: list | None, checked: bool = False) -> LevelCache:
+             order: list | None, memo: dict, checked: bool = False) -> LevelCache:
     """The verdict on temporary *name* used by the statements *users*; with
     *checked* False only the checks that need no schedule are made (a
     temporary that passes them is returned with ``loop`` None and no
-    reason), else *order* is the schedule's outermost nodes."""
+    reason), else *order* is the schedule's outermost nodes; *memo*: see
+    :func:`_single_values`."""
     t = kernel.temporaries[name]
 
     def no(reason: str) -> LevelCache:
@@ -321,7 +326,7 @@ def _verdict(kernel: Kernel, name: str, users: list, hardware,
         elif not insn.within_inames - hardware and name in insn.write_dependency_names():
             return no(f"{_line(insn)} writes it outside the loops")
         elif name not in insn.write_dependency_names() \
-                and _single_values(kernel, insn.within_inames - hardware) is not None:
+                and _single_values(kernel, insn.within_inames - hardware, memo) is not None:
             after.append(insn)      # perhaps a read after the loop
         else:
             inside.append(insn)
@@ -405,7 +410,7 @@ def _verdict(kernel: Kernel, name: str, users: list, hardware,
         previous = previous or c == shift - 1
     assert axis is not None
     for insn, idx, _ in late:
-        values = _single_values(kernel, insn.within_inames - hardware) or {}
+        values = _single_values(kernel, insn.within_inames - hardware, memo) or {}
         if any(variables_read(i) & hardware for i in idx) \
                 or not _is_last_level(kernel, loop, idx[axis], shift, values):
             return no(f"{_line(insn)} reads it after loop '{loop}' at a level other than "
@@ -436,12 +441,13 @@ def level_caches(kernel: Kernel) -> tuple[LevelCache, ...]:
         for n in insn.dependency_names() & candidates:
             users.setdefault(n, []).append(insn)
     hardware = kernel.hardware_inames()
-    first = {n: _verdict(kernel, n, users[n], hardware, None) for n in sorted(users)}
+    memo: dict = {}
+    first = {n: _verdict(kernel, n, users[n], hardware, None, memo) for n in sorted(users)}
     if all(v.reason is not None for v in first.values()):
         return tuple(first.values())
     order = _top_order(kernel)
     return tuple(v if v.reason is not None
-                 else _verdict(kernel, n, users[n], hardware, order, checked=True)
+                 else _verdict(kernel, n, users[n], hardware, order, memo, checked=True)
                  for n, v in first.items())
 
 
