@@ -353,8 +353,10 @@ def test_fused_level_loop_verdicts(fused):
         "zpfplsx": LevelCache("zpfplsx", loop="jk", axis=0, previous=True, shift=1,
                               fill="zpfplsx", after=("pplsl_1", "pplsl_2")),
     }
+    # the loops as written (level fusion would merge the partial fill and the
+    # fill after the loop into the level loop)
     knl = scc(parse_fortran(FUSED_NO, "kc_fused_no.f90")["kc_fused_no"], block=32,
-              specialize=True, kcache=False)
+              specialize=True, kcache=False, fuse=False)
     assert {v.name: v.reason for v in level_caches(knl)} == {
         "zcond": "line 11 fills it under a condition",
         "zpart": "line 12 does not fill all of it",
