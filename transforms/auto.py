@@ -262,7 +262,12 @@ def columns_plan(kernel, block, specialize=True, kcache=True, version=False, fus
     private = sorted(n for n, t in out.temporaries.items()
                      if n in kernel.temporaries and kernel.temporaries[n].shape
                      and len(t.shape) < len(kernel.temporaries[n].shape))
-    cached = sorted(n for n in kernel.temporaries if n not in out.temporaries)
+    # the level temporaries k-caching replaced by their current level (named
+    # n_k, or n_k_2... when taken), not those dead-store removal dropped
+    made = [m for m in out.temporaries if m not in kernel.temporaries]
+    cached = sorted(n for n in kernel.temporaries if n not in out.temporaries
+                    and any(m == f"{n}_k" or (m.startswith(f"{n}_k_") and m[len(n) + 3:].isdigit())
+                            for m in made))
     merged = [f"{x} into {t} ({how})" for x, t, how in fusion.merged]
     print(f"auto: kernel '{kernel.name}': plan scc, {len(loops)} horizontal loops "
           f"({', '.join(loops[:3])}{', ...' if len(loops) > 3 else ''}) -> "

@@ -422,3 +422,32 @@ def test_fused_level_loop_checks_against_gfortran(tmp_path, options):
                                     str(src)])
     assert res.exit_code == 0, res.output
     assert "FAIL" not in res.output and "ok: 3 output(s)" in res.output
+
+
+@pytest.mark.usefixtures("sandbox_process")
+def test_auto_lists_only_what_it_cached(tmp_path):
+    # zdead is never read: dead-store removal drops it, it is not "cached"
+    src = tmp_path / "kc_dead.f90"
+    src.write_text("""\
+subroutine kc_dead(klon, klev, kidia, kfdia, pt, pout)
+  implicit none
+  integer, intent(in) :: klon, klev, kidia, kfdia
+  double precision, intent(in) :: pt(klon, klev)
+  double precision, intent(out) :: pout(klon, klev)
+  double precision :: zt(klon, klev), zdead(klon, klev)
+  integer :: jk, jl
+  do jk = 1, klev
+    do jl = kidia, kfdia
+      zt(jl, jk) = 2.0d0 * pt(jl, jk)
+      zdead(jl, jk) = zt(jl, jk) + 1.0d0
+    end do
+    do jl = kidia, kfdia
+      pout(jl, jk) = zt(jl, jk)
+    end do
+  end do
+end subroutine kc_dead
+""")
+    res = CliRunner().invoke(main, ["translate", "--transform", "auto", "-o",
+                                    str(tmp_path / "a"), str(src)])
+    assert res.exit_code == 0, res.output
+    assert "; levels cached: zt; compiled per value of klev\n" in res.output
