@@ -469,29 +469,14 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
         low = sym.name.lower()
         name = self.renames.get(low)
         if name is None:
-            shape, lbs = (), ()
+            shape, lbs, space = (), (), None
             if sym.is_array:
-                shape, lbs = self.constant_dims(sym)
-            name = self.new_temporary(sym.name, sym.dtype, shape=shape, lower_bounds=lbs)
+                from f2loopy.frontend.work_arrays import local_array_dims
+                shape, lbs, space = local_array_dims(self, sym)
+            name = self.new_temporary(sym.name, sym.dtype, shape=shape, lower_bounds=lbs,
+                                      address_space=space)
             self.renames[low] = name
         return name
-
-    def constant_dims(self, sym: Symbol):
-        shape, lbs = [], []
-        for lo_node, hi_node in sym.array_dims:
-            try:
-                lo = 1 if lo_node is None else int(self.constant(lo_node))
-                if hi_node in ("*", ":"):
-                    raise NotConstant(hi_node)
-                hi = int(self.constant(hi_node))
-            except (FortranError, NotConstant):
-                raise self.error(f"local array '{sym.name}' has a size that is not constant: "
-                                 "automatic arrays are not supported in a called procedure "
-                                 "(pass the work array as an argument)", sym.name,
-                                 UnsupportedFeatureError) from None
-            shape.append(max(0, hi - lo + 1))
-            lbs.append(lo)
-        return tuple(shape), tuple(lbs)
 
     def function_call(self, name, arg_nodes, node):
         chars = self.char_function(name, arg_nodes, node)
