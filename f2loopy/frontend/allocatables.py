@@ -73,6 +73,11 @@ def allocatable_attribute(reader, entities) -> None:
     declaration read by *reader*: only module variables may have it."""
     for ent in entities.items:
         name = str(ent.items[0])
+        if not reader.in_module and not reader.in_program and \
+                name.lower() not in reader.dummy_names:
+            # a work array of the procedure (f2loopy.frontend.local_allocatables)
+            reader.declare(name).attributes.update(("allocatable", "local_allocatable"))
+            continue
         if not reader.in_module or reader.in_program:
             where = "dummy argument" if name.lower() in reader.dummy_names else \
                 "variable of a main program" if reader.in_program else \
@@ -229,6 +234,9 @@ def allocated_flag(lowering, arg_nodes, ir_name, intrinsic: str = "allocated"):
         from f2loopy.frontend.derived_types import leaves
         leaf = next(iter(leaves(sym)))
         return _flag(lowering, leaf, ir_name(lowering, leaf))
+    elif sym is not None and "local_allocatable" in sym.attributes:
+        from f2loopy.frontend.local_allocatables import work_array_allocated
+        return work_array_allocated(lowering, sym)
     elif sym is None or not is_allocatable(sym) or sym.storage is None:
         raise lowering.error("the argument of 'allocated' must be an allocatable module "
                              "array or array component (allocatable locals and dummies are "

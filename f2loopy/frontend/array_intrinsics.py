@@ -53,6 +53,8 @@ class ArrayIntrinsicsMixin(_Host):
     def array_intrinsic(self, name, arg_nodes, node):
         if name in ("size", "lbound", "ubound"):
             return self.array_inquiry(name, arg_nodes)
+        if name == "shape":
+            return self.shape_of(arg_nodes)
         if name == "present":
             from f2loopy.frontend.optionals import present_value
             return present_value(self, arg_nodes)
@@ -592,6 +594,32 @@ class ArrayIntrinsicsMixin(_Host):
     # }}}
 
     # {{{ inquiry
+
+    def shape_of(self, arg_nodes):
+        """``shape(a)`` of array *a* in an array expression: a rank-1 array
+        of its extents (``any(shape(t) /= (/nx, ny/))``)."""
+        conv = self.converter()
+        positional, kw = conv._split_args("shape", arg_nodes, {"source"})
+        args = list(positional) + ([kw["source"]] if "source" in kw else [])
+        arr = args[0] if len(args) == 1 else None
+        sym = self.symtab.get(str(arr)) if isinstance(arr, F.Name) else None
+        if sym is None or not self.is_array_symbol(sym):
+            raise self.error("the argument of 'shape' must be the name of an array here (one "
+                             "argument; 'kind' is not supported)", "shape",
+                             UnsupportedFeatureError)
+        view = self.view(sym, str(arr))
+        if any(u is None for u in view.ubounds):
+            raise self.error(f"'shape' of assumed-size array '{view.name}'", "shape")
+        result = self.result_temporary("shape", np.int32, [view.rank])
+        for k in range(view.rank):
+            ext = view.extent(k)
+            try:
+                ext = np.int32(max(0, int(evaluate_constant(ext))))
+            except NotConstant:
+                ext = p.Call(p.Variable("max"), (np.int32(0), ext))
+            self.add_assignment(result.element((k,)), np.dtype(np.int32), ext, "shape",
+                                base_id=result.ir_name)
+        return self.array_result(result, "shape")
 
     def array_inquiry(self, name, arg_nodes):
         conv = self.converter()

@@ -61,6 +61,9 @@ class ArraySyntaxMixin(_Host):
         b = self.bindings.get(low)
         if b is not None:
             v = array_binding(b).view
+        elif "local_allocatable" in sym.attributes:
+            from f2loopy.frontend.local_allocatables import work_array_view
+            v = work_array_view(self, sym)
         elif sym.is_parameter or sym.is_initialized:
             lbs, ubs = self.bounds_of(sym)
             v = ArrayView(sym.name, self.table_name(sym), np.dtype(sym.dtype), lbs, ubs,
@@ -83,6 +86,9 @@ class ArraySyntaxMixin(_Host):
         An assumed-shape dummy argument takes its extents from *extents* (a
         procedure being inlined: the actual argument's) or, in the kernel,
         from arguments the host glue fills in."""
+        if "local_allocatable" in sym.attributes:
+            from f2loopy.frontend.local_allocatables import work_array_bounds
+            return work_array_bounds(self, sym)
         if is_module_struct_array(sym) and "allocatable" in sym.attributes:
             # an allocatable module array of derived type: its components' axes
             from f2loopy.frontend.allocatables import allocatable_bounds

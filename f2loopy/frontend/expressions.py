@@ -751,7 +751,7 @@ _ARRAY_INTRINSICS = frozenset({"sum", "product", "maxval", "minval", "dot_produc
                                "count", "any", "all", "matmul", "transpose", "norm2",
                                "maxloc", "minloc", "cshift", "eoshift", "spread",
                                "size", "lbound", "ubound", "allocated", "associated",
-                               "present"})
+                               "present", "shape"})
 _ALL_INTRINSICS = frozenset(_INTRINSIC_HANDLERS) | _ARRAY_INTRINSICS
 
 

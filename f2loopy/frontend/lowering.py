@@ -59,6 +59,7 @@ from f2loopy.frontend.declarations import statement_lines
 from f2loopy.frontend.expressions import (
     ConversionContext, ExpressionConverter, is_intrinsic_name)
 from f2loopy.frontend.inline import InliningMixin, assigned_once
+from f2loopy.frontend.local_allocatables import WorkArraysMixin, prepare_work_arrays
 from f2loopy.frontend.loops import (
     LoopScope, LoopsMixin, Region, _children, _has_early_return)
 from f2loopy.frontend.symbols import StatementFunction, Symbol, SymbolTable
@@ -104,7 +105,7 @@ _UNSUPPORTED_STATEMENTS = {
 class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
                    WhereMixin, ArrayIntrinsicsMixin, ArraySyntaxMixin, InliningMixin,
                    CharacterMixin, StringsMixin, ErrorPathsMixin, ElementalMixin, AssociateMixin,
-                   GenericsMixin):
+                   GenericsMixin, WorkArraysMixin):
     """Build the instructions, domains and temporaries of one subroutine.
 
     Its fields are declared (with their types and kinds) in
@@ -514,6 +515,7 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
         """Lower the executable part of a procedure (opens its region for
         ``return``)."""
         nodes = [n for n in nodes if n is not None]
+        prepare_work_arrays(self, nodes)
         region = Region("procedure", self, None, len(self.loops), len(self.instructions))
         if nodes and isinstance(nodes[-1], F.Return_Stmt):
             region.trailing = nodes[-1]

@@ -196,3 +196,7 @@ class LoweringState:
         #: the label (:meth:`ControlFlowMixin.stmt_BackwardGotoLoop`)
         self.entry_guards: dict = {}
         self.dope_names: set = set()             # all those names (int32)
+        #: allocatable local arrays: (id of lowering, name) -> WorkArray, and
+        #: the saved ones to check (f2loopy.frontend.local_allocatables)
+        self.work_arrays: dict = {}
+        self.saved_work: list = []

@@ -201,6 +201,9 @@ def _declare_saved(reader, proc_name, sym, everything) -> None:
         raise FortranError(f"'{sym.name}' cannot be saved (it is a "
                            f"{'parameter' if sym.is_parameter else 'dummy argument'})",
                            sym.span)
+    if "local_allocatable" in sym.attributes:
+        sym.attributes.add("saved_work")    # (f2loopy.frontend.local_allocatables)
+        return
     if sym.derived is not None or sym.path is not None:
         raise UnsupportedFeatureError(f"saved derived-type variable '{sym.name}' is not "
                                       "supported", sym.span)

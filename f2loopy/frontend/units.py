@@ -706,6 +706,8 @@ def _lower(src, proc, registry, errors, bindings=()):
         bound_procedures=bound,
     )
     check_bounds_unchanged(kernel)
+    from f2loopy.frontend.local_allocatables import check_saved_work_arrays
+    check_saved_work_arrays(kernel, state.saved_work)
     return add_program_order_dependencies(kernel)
 
 
@@ -735,7 +737,7 @@ def _make_temporaries(src, lowering: UnitLowering, symtab, dummies) -> dict:
     dummy_set = {d.lower() for d in dummies}
     for sym in symtab.symbols():
         low = sym.name.lower()
-        if low in dummy_set or low not in lowering.used:
+        if low in dummy_set or low not in lowering.used or "local_allocatable" in sym.attributes:
             continue
         if (sym.is_parameter or sym.is_initialized) and not sym.is_array:
             continue
