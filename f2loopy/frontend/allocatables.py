@@ -99,8 +99,10 @@ def deferred_entity(reader, sym) -> None:
         sym.attributes.discard("allocatable")
         return
     if sym.dims is None:
-        raise reader.error(f"{what} scalar '{sym.name}' is not supported (only {what} arrays "
-                           "of a module are: use a plain module variable)", sym.name,
+        where, plain = ("", "variable") if "local_allocatable" in sym.attributes else \
+            (" of a module", "module variable")
+        raise reader.error(f"{what} scalar '{sym.name}' is not supported (only {what} arrays"
+                           f"{where} are: use a plain {plain})", sym.name,
                            UnsupportedFeatureError)
     if any(d[0] is not None or d[1] != ":" for d in sym.dims):
         raise reader.error(f"{what} array '{sym.name}' must have a deferred shape "
@@ -238,9 +240,10 @@ def allocated_flag(lowering, arg_nodes, ir_name, intrinsic: str = "allocated"):
         from f2loopy.frontend.local_allocatables import work_array_allocated
         return work_array_allocated(lowering, sym)
     elif sym is None or not is_allocatable(sym) or sym.storage is None:
-        raise lowering.error("the argument of 'allocated' must be an allocatable module "
-                             "array or array component (allocatable locals and dummies are "
-                             "not supported)", "allocated", UnsupportedFeatureError)
+        raise lowering.error("the argument of 'allocated' must be an allocatable array (of a "
+                             "module, a local array of the procedure, or an array component; "
+                             "allocatable dummies are not supported)", "allocated",
+                             UnsupportedFeatureError)
     return _flag(lowering, sym, ir_name(lowering, sym))
 
 

@@ -42,6 +42,18 @@ def check_bounds_unchanged(kernel) -> None:
                         f"the bounds of '{a.name}' depend on module variable '{n}', which the "
                         "subroutine or a procedure it calls assigns: not supported (give "
                         f"'{a.name}' bounds the subroutine leaves unchanged)", a.span)
+    # the same of local and work arrays of run-time size (Fortran sizes them
+    # on entry; the kernel would index them with the changed value)
+    for t in kernel.temporaries.values():
+        for e in (*t.shape, *t.lower_bounds):
+            for n in sorted(variables_read(e) if e is not None else ()):
+                if n in written and kernel.arg_dict.get(n) is not None and \
+                        isinstance(kernel.arg_dict[n].role, Stored):
+                    raise UnsupportedFeatureError(
+                        f"the bounds of local array '{t.name}' depend on module variable "
+                        f"'{n}', which the subroutine or a procedure it calls assigns: not "
+                        "supported (Fortran sizes the array on entry; size it with values the "
+                        "subroutine leaves unchanged)", t.span)
 
 
 def last_extent_one(sym) -> bool:

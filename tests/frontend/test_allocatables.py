@@ -84,10 +84,9 @@ def test_allocatable_module_arrays_in_the_generated_code():
 
 
 @pytest.mark.parametrize("source, message", [
-    ("subroutine s(n)\n  integer :: n\n  real, allocatable :: t(:)\n  n = 1\nend subroutine\n",
-     "f.f90:3:24: error: allocatable local variable 't' is not supported (only allocatable "
-     "arrays of a module are: declare it in a module, or pass an explicit-shape array t(n) "
-     "allocated by the caller)"),
+    ("subroutine s(n)\n  integer :: n\n  real, allocatable :: t(:)\n  t(n) = 1\nend subroutine\n",
+     "f.f90:4:3: error: allocatable local array 't' is used but never allocated in 's' (a "
+     "kernel cannot keep an allocation between calls): allocate it there"),
     ("subroutine s(t)\n  real, allocatable :: t(:)\n  t = 1\nend subroutine\n",
      "f.f90:2:24: error: allocatable dummy argument 't' is not supported (only allocatable "
      "arrays of a module are: declare it in a module, or pass an explicit-shape array t(n) "
@@ -106,8 +105,9 @@ def test_allocatable_module_arrays_in_the_generated_code():
      "before) and deallocate it after"),
     ("module m\n  real :: t(3)\ncontains\n  subroutine s(f)\n    logical :: f\n"
      "    f = allocated(t)\n  end subroutine\nend module\n",
-     "f.f90:6:9: error: the argument of 'allocated' must be an allocatable module array "
-     "or array component (allocatable locals and dummies are not supported)"),
+     "f.f90:6:9: error: the argument of 'allocated' must be an allocatable array (of a "
+     "module, a local array of the procedure, or an array component; allocatable dummies are "
+     "not supported)"),
 ])
 def test_what_cannot_be_allocatable_is_a_located_error(source, message):
     with pytest.raises(FortranError) as e:

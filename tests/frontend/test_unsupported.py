@@ -155,9 +155,8 @@ DECLARATIONS = [
      "u(:, k) where 'p => u(:, k)'), or pass that array as an argument", "^"),
     ("real, volatile, asynchronous :: p", "t.f90:5:19: error: attribute 'asynchronous' is "
      "not supported", "^~~~~~~~~~~~"),
-    ("real, allocatable :: b(:)", "t.f90:5:24: error: allocatable local variable 'b' is not "
-     "supported (only allocatable arrays of a module are: declare it in a module, or pass an "
-     "explicit-shape array b(n) allocated by the caller)", "^"),
+    ("real, allocatable :: b", "t.f90:5:24: error: allocatable scalar 'b' is not supported "
+     "(only allocatable arrays are: use a plain variable)", "^"),
     ("real :: b(:)", "t.f90:5:11: error: 'b' has an assumed shape ('(:)') but is neither a "
      "dummy argument nor allocatable (declare explicit extents)", "^"),
     ("common y", "t.f90:5:3: error: blank 'common' is not supported (name the block: "
@@ -212,7 +211,7 @@ end subroutine
 """, "t.f90:2:7: error: module 'nowhere' is not defined in this file and no search path was "
         "given (name the file that defines it on the command line, or its directory with -I "
         "DIR)", "^~~~~~~"),
-    ("automatic_array_in_called_procedure", """subroutine t(n, x)
+    ("automatic_array_in_called_procedure_unbounded", """subroutine t(n, x)
   implicit none
   integer n
   real x, w(n)
@@ -220,12 +219,16 @@ end subroutine
   x = w(1)
 end subroutine
 subroutine s(n, x)
-  integer n
+  integer n, k
   real x
-  call t(n, x)
+  k = int(x)
+  call t(k, x)
 end subroutine
-""", "t.f90:5:3: error: local array 'w' has a size that is not constant: automatic arrays are "
-        "not supported in a called procedure (pass the work array as an argument)", "^"),
+""", "t.f90:5:3: error: work array 'w' has an extent (axis 1) that depends on values the "
+        "kernel computes, and f2loopy finds no largest value for it in terms of the kernel's "
+        "arguments (a work array of run-time size is device memory the host allocates for "
+        "each launch): pass the work array as an argument, or size it with the kernel's "
+        "arguments", "^"),
     ("automatic_array_sized_by_assigned_argument", """subroutine s(n, a)
   implicit none
   integer n

@@ -326,3 +326,40 @@ def test_saved_scratch_arrays_match_gfortran_over_calls(tmp_path, cl_queue):
         np.testing.assert_allclose(got_out, want["out"], rtol=1e-13, atol=1e-14)
 
 # }}}
+
+
+# {{{ a sibling: local arrays sized by a module variable the kernel assigns
+
+GROWS = """module dims
+  implicit none
+  integer :: nz
+end module
+module m
+  use dims
+  implicit none
+contains
+  subroutine grow()
+    nz = nz + 1
+  end subroutine
+  subroutine top(a)
+    real(8) :: a(10)
+    real(8) :: loc(nz)
+    call grow()
+    loc = 1
+    a(1) = sum(loc)
+  end subroutine
+end module
+"""
+
+
+def test_local_arrays_sized_by_a_module_variable_the_kernel_assigns_are_refused():
+    # Fortran sizes loc on entry; the kernel would index it with the new nz
+    # (past the end of the buffer the glue allocated)
+    with pytest.raises(FortranError) as e:
+        parse_fortran(GROWS, "g.f90")
+    assert e.value.format().splitlines()[0] == (
+        "g.f90:14:16: error: the bounds of local array 'loc' depend on module variable 'nz', "
+        "which the subroutine or a procedure it calls assigns: not supported (Fortran sizes "
+        "the array on entry; size it with values the subroutine leaves unchanged)")
+
+# }}}
