@@ -277,6 +277,17 @@ def test_a_saved_scratch_array_gets_fresh_memory_each_call():
     assert "lap" not in {a.name for a in k.args}
 
 
+def test_check_does_not_require_the_deallocate_of_a_later_call():
+    # (it runs only on a call after the first, with other sizes: a check
+    # makes first calls; f2loopy.verify.coverage)
+    from f2loopy.verify.coverage import required_lines
+    k = parse_fortran(SAVED, "s.f90")["diffuse"]
+    counts = dict.fromkeys(range(1, SAVED.count("\n") + 1), 0)
+    need = set(required_lines(SAVED, k, 5, SAVED.count("\n"), counts, fixed_form=False).values())
+    assert "allocate(lap(nx + 2 * halo, ny + 2 * halo))" in need and "lap = 0" in need
+    assert "deallocate(lap)" not in need
+
+
 _SAVED_HEAD = SAVED.split("    do it = 1, steps")[0]
 
 
