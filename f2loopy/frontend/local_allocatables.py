@@ -19,13 +19,15 @@ each call were the first.  That keeps Fortran's meaning only when no value
 crosses calls, which :func:`check_saved_work_arrays` proves on the kernel IR
 once it is built (else a located error says why):
 
-* the instructions that depend on whether the array is allocated on entry
-  (they read its flag) assign only the array or its flag;
+* the instructions that depend on the state on entry (they read the
+  ``allocated`` flag of a saved array, or a scalar temporary assigned from
+  one) assign only saved arrays, their flags and scalar temporaries (one
+  array's flag may decide the allocation of several);
 * the array's elements that those instructions write (``tmp = 0`` after the
   first allocation) are written before any other access to the array, and in
-  loops of their own;
+  loops of their own (beyond those around the procedure's call);
 * every element any instruction reads is written earlier in the same call by
-  an instruction that does not depend on the flag: for each read, isl checks
+  an instruction that does not depend on the state on entry: for each read, isl checks
   that the elements it reads are among those written by the writes before it
   in program order, in the same iterations of the loops they share.
 """
@@ -270,8 +272,14 @@ def check_saved_work_arrays(kernel, saved) -> None:
     from f2loopy.analysis.accesses import AccessAnalysis
     analysis = AccessAnalysis(kernel)
     written = kernel.written_variables()
+    insns = list(kernel.instructions)
+    # what depends on the state on entry: the flags of all saved arrays (one
+    # array's flag often decides the allocation of several); what it decides
+    # may only be saved arrays, their flags and scalar temporaries
+    on_flag = _flag_dependent(kernel, insns, {w.flag for w in saved if w.flag is not None})
+    allowed = {w.temporary for w in saved} | {w.flag for w in saved}
     for w in saved:
-        _check_one(kernel, analysis, w, written)
+        _check_one(kernel, analysis, w, written, insns, on_flag, allowed)
 
 
 def _refuse(w, why: str, span=None):
@@ -282,16 +290,14 @@ def _refuse(w, why: str, span=None):
         "argument", span if span is not None else w.span)
 
 
-def _check_one(kernel, analysis, w, written) -> None:
-    insns = list(kernel.instructions)
-    on_flag = _flag_dependent(kernel, insns, w.flag)
+def _check_one(kernel, analysis, w, written, insns, on_flag, allowed) -> None:
     init_writes, accesses = [], []
     for n, insn in enumerate(insns):
         name = getattr(insn, "assignee_name", None)
         reads = [idx for nm, idx in insn.read_accesses() if nm == w.temporary]
         if on_flag[n]:
             t = kernel.temporaries.get(name)
-            if name != w.temporary and (t is None or t.shape):
+            if name not in allowed and (t is None or t.shape):
                 _refuse(w, f"whether it is allocated when the call starts decides a value "
                         f"that is not the array (at {_where(insn)})", insn.span)
             if reads:
@@ -317,10 +323,10 @@ def _check_one(kernel, analysis, w, written) -> None:
                         "earlier in the same call", insns[m].span)
 
 
-def _flag_dependent(kernel, insns, flag) -> list[bool]:
-    """Per instruction, whether what it does depends on *flag* (reads it,
-    or a scalar temporary assigned from it, in its value or conditions)."""
-    tainted = {flag} if flag is not None else set()
+def _flag_dependent(kernel, insns, flags) -> list[bool]:
+    """Per instruction, whether what it does depends on *flags* (reads one,
+    or a scalar temporary assigned from one, in its value or conditions)."""
+    tainted = set(flags)
     out = [False] * len(insns)
     changed = bool(tainted)
     while changed:

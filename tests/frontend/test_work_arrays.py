@@ -277,6 +277,45 @@ def test_a_saved_scratch_array_gets_fresh_memory_each_call():
     assert "lap" not in {a.name for a in k.args}
 
 
+TWO = """subroutine pair(n, a, b)
+  integer, intent(in) :: n
+  real(8), intent(in) :: a(n)
+  real(8), intent(out) :: b(n)
+  real(8), save, allocatable :: s1(:), s2(:)
+  integer :: i
+  if (allocated(s1) .and. any(shape(s1) /= (/n/))) deallocate(s1, s2)
+  if (.not. allocated(s1)) then
+    allocate(s1(n), s2(n))
+    s1 = 0
+    s2 = 0
+  end if
+  s1 = a
+  do i = 1, n
+    s2(i) = 2 * s1(i)
+  end do
+  b = s2 + USE
+end subroutine
+"""
+
+
+@pytest.mark.parametrize("use", ["1", "s2(1)", "s1(n)"])
+def test_one_flag_may_decide_the_allocation_of_several_saved_arrays(use):
+    k = parse_fortran(TWO.replace("USE", use), "p.f90")["pair"]
+    assert {n: str(t.address_space) for n, t in k.temporaries.items() if n in ("s1", "s2")} \
+        == {"s1": "global", "s2": "global"}
+
+
+def test_a_saved_array_zeroed_under_another_arrays_flag_is_not_written_by_it():
+    source = TWO.replace("  s1 = a\n", "  s1 = a\n  b(1) = s2(1)\n").replace("USE", "1")
+    with pytest.raises(FortranError) as e:
+        parse_fortran(source, "p.f90")
+    assert e.value.format().splitlines()[0] == (
+        "p.f90:14:3: error: saved allocatable array 's2' may carry values from one call to the "
+        "next, which a kernel cannot keep (f2loopy gives it fresh memory on every call): the "
+        "elements read at p.f90:14 are not all written earlier in the same call; write every "
+        "element in the call before reading it, or pass the array as an argument")
+
+
 def test_check_does_not_require_the_deallocate_of_a_later_call():
     # (it runs only on a call after the first, with other sizes: a check
     # makes first calls; f2loopy.verify.coverage)
