@@ -236,9 +236,6 @@ def allocated_flag(lowering, arg_nodes, ir_name, intrinsic: str = "allocated"):
         from f2loopy.frontend.derived_types import leaves
         leaf = next(iter(leaves(sym)))
         return _flag(lowering, leaf, ir_name(lowering, leaf))
-    elif sym is not None and "local_allocatable" in sym.attributes:
-        from f2loopy.frontend.local_allocatables import work_array_allocated
-        return work_array_allocated(lowering, sym)
     elif sym is None or not is_allocatable(sym) or sym.storage is None:
         raise lowering.error("the argument of 'allocated' must be an allocatable array (of a "
                              "module, a local array of the procedure, or an array component; "

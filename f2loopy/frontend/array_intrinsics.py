@@ -59,6 +59,10 @@ class ArrayIntrinsicsMixin(_Host):
             from f2loopy.frontend.optionals import present_value
             return present_value(self, arg_nodes)
         if name in ("allocated", "associated"):
+            from f2loopy.frontend.local_allocatables import work_array_allocated
+            flag = work_array_allocated(self, arg_nodes) if name == "allocated" else None
+            if flag is not None:
+                return flag
             from f2loopy.frontend.allocatables import allocated_flag
             from f2loopy.frontend.module_data import storage_name
             return allocated_flag(self, arg_nodes, storage_name, name)

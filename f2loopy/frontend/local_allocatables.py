@@ -209,8 +209,16 @@ def work_array_view(lowering, sym) -> ArrayView:
     return ArrayView(sym.name, rec.temporary, np.dtype(sym.dtype), lbs, ubs)
 
 
-def work_array_allocated(lowering, sym):
-    """The value of ``allocated(sym)``: its flag."""
+def work_array_allocated(lowering, arg_nodes):
+    """The value of ``allocated(a)`` (*arg_nodes*) of an allocatable local
+    array: its flag; None if the argument is something else."""
+    args = [a.items[1] if isinstance(a, F.Actual_Arg_Spec) and
+            str(a.items[0]).lower() == "array" else a for a in arg_nodes]
+    if len(args) != 1 or not isinstance(args[0], F.Name):
+        return None
+    sym = lowering.symtab.get(str(args[0]))
+    if sym is None or not is_work_allocatable(sym):
+        return None
     rec = _record(lowering, sym)
     assert rec.flag is not None        # prepare_work_arrays saw the call
     return p.Variable(rec.flag)
