@@ -413,3 +413,42 @@ def test_local_arrays_sized_by_a_module_variable_the_kernel_assigns_are_refused(
         "the array on entry; size it with values the subroutine leaves unchanged)")
 
 # }}}
+
+
+PREFIX = """module m
+  implicit none
+contains
+  subroutine prefix(k, a, s)
+    integer, intent(in) :: k
+    real(8), intent(in) :: a(*)
+    real(8), intent(out) :: s
+    real(8) :: w(2*k)
+    integer :: i
+    do i = 1, k
+      w(i) = a(i)
+      w(k + i) = a(i) * a(i)
+    end do
+    s = sum(w)
+  end subroutine
+  subroutine tri(n, a, s)
+    integer, intent(in) :: n
+    real(8), intent(in) :: a(n)
+    real(8), intent(out) :: s(n)
+    integer :: i
+    do i = 1, n
+      call prefix(i, a, s(i))
+    end do
+  end subroutine
+end module
+"""
+
+
+def test_an_extent_that_follows_the_loop_around_the_call_is_sized_by_its_largest_value():
+    t = parse_fortran(PREFIX, "p.f90")["tri"].temporaries["w"]
+    assert (tuple(map(str, t.shape)), str(t.address_space)) == (("2*n",), "global")
+
+
+@needs_gfortran
+def test_an_extent_that_follows_the_loop_matches_gfortran(tmp_path, cl_queue):
+    run_both(PREFIX, "tri", [7, farray(7, np.float64, seed=5), np.zeros(7)], tmp_path,
+             cl_queue, filename="p.f90")
