@@ -34,7 +34,7 @@ once it is built (else a located error says why):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import islpy as isl
@@ -72,18 +72,14 @@ class WorkArray:
     outer_inames: frozenset      # the loops around the procedure's call
     temporary: str | None = None
     bounds: tuple | None = None  # (lower, upper) Fortran bounds
-    stat_targets: list = field(default_factory=list)
 
+    @property
+    def name(self) -> str:
+        return self.sym.name      # type: ignore[attr-defined]
 
-@dataclass(frozen=True)
-class SavedWorkArray:
-    """What :func:`check_saved_work_arrays` checks of one saved array."""
-
-    name: str                   # Fortran name
-    temporary: str              # IR name
-    flag: str | None
-    outer_inames: frozenset
-    span: object
+    @property
+    def span(self):
+        return self.sym.span      # type: ignore[attr-defined]
 
 
 def prepare_work_arrays(lowering, nodes) -> None:
@@ -108,8 +104,12 @@ def prepare_work_arrays(lowering, nodes) -> None:
         if low in asked:
             flag = lowering.new_temporary(f"{sym.name}_allocated", BOOL)
             lowering.add_raw_assignment(flag, np.bool_(False), predicates=())
-        lowering.st.work_arrays[(id(lowering), low)] = WorkArray(
-            sym, allocations[low], flag, lowering.current_inames())
+        rec = WorkArray(sym, allocations[low], flag, lowering.current_inames())
+        lowering.st.work_arrays[(id(lowering), low)] = rec
+        if "saved_work" in sym.attributes:
+            # checked once the kernel is built, used or not (its flag may
+            # decide other values)
+            lowering.st.saved_work.append(rec)
 
 
 def _record(lowering, sym) -> WorkArray:
@@ -203,9 +203,6 @@ def work_array_view(lowering, sym) -> ArrayView:
             name = lowering.new_temporary(sym.name, sym.dtype, shape=tuple(shape),
                                           lower_bounds=lbs_c, address_space=space)
         rec.temporary = name
-        if "saved_work" in sym.attributes:
-            lowering.st.saved_work.append(SavedWorkArray(
-                sym.name, name, rec.flag, rec.outer_inames, sym.span))
     return ArrayView(sym.name, rec.temporary, np.dtype(sym.dtype), lbs, ubs)
 
 
@@ -273,7 +270,7 @@ class WorkArraysMixin(_Host):
 
 def check_saved_work_arrays(kernel, saved) -> None:
     """Raise a located error unless each ``save, allocatable`` work array of
-    *saved* (:class:`SavedWorkArray`) keeps no value between calls of
+    *saved* (:class:`WorkArray`) keeps no value between calls of
     *kernel* (the conditions of the module docstring)."""
     if not saved:
         return
@@ -285,7 +282,8 @@ def check_saved_work_arrays(kernel, saved) -> None:
     # array's flag often decides the allocation of several); what it decides
     # may only be saved arrays, their flags and scalar temporaries
     on_flag = _flag_dependent(kernel, insns, {w.flag for w in saved if w.flag is not None})
-    allowed = {w.temporary for w in saved} | {w.flag for w in saved}
+    allowed = {w.temporary for w in saved if w.temporary is not None} | \
+        {w.flag for w in saved if w.flag is not None}
     for w in saved:
         _check_one(kernel, analysis, w, written, insns, on_flag, allowed)
 
@@ -299,15 +297,19 @@ def _refuse(w, why: str, span=None):
 
 
 def _check_one(kernel, analysis, w, written, insns, on_flag, allowed) -> None:
+    for n, insn in enumerate(insns):
+        name = getattr(insn, "assignee_name", None)
+        t = kernel.temporaries.get(name)
+        if on_flag[n] and name not in allowed and (t is None or t.shape):
+            _refuse(w, "whether it is allocated when the call starts decides a value that "
+                    f"is not the array (at {_where(insn)})", insn.span)
+    if w.temporary is None:      # never used: only what its flag decides matters
+        return
     init_writes, accesses = [], []
     for n, insn in enumerate(insns):
         name = getattr(insn, "assignee_name", None)
         reads = [idx for nm, idx in insn.read_accesses() if nm == w.temporary]
         if on_flag[n]:
-            t = kernel.temporaries.get(name)
-            if name not in allowed and (t is None or t.shape):
-                _refuse(w, f"whether it is allocated when the call starts decides a value "
-                        f"that is not the array (at {_where(insn)})", insn.span)
             if reads:
                 _refuse(w, "it is read where whether it is allocated on entry decides "
                         f"(at {_where(insn)})", insn.span)
@@ -333,14 +335,17 @@ def _check_one(kernel, analysis, w, written, insns, on_flag, allowed) -> None:
 
 def _flag_dependent(kernel, insns, flags) -> list[bool]:
     """Per instruction, whether what it does depends on *flags* (reads one,
-    or a scalar temporary assigned from one, in its value or conditions)."""
+    or a scalar temporary assigned from one, in its value, its conditions or
+    the bounds of its loops)."""
+    from f2loopy.analysis.accesses import loop_bound_variables
     tainted = set(flags)
     out = [False] * len(insns)
     changed = bool(tainted)
     while changed:
         changed = False
         for n, insn in enumerate(insns):
-            if out[n] or not variables_read(*insn.read_expressions()) & tainted:
+            if out[n] or not (variables_read(*insn.read_expressions()) |
+                              loop_bound_variables(kernel, insn.within_inames)) & tainted:
                 continue
             out[n] = changed = True
             name = getattr(insn, "assignee_name", None)
@@ -452,6 +457,6 @@ def _accessed(kernel, analysis, insn, idx, elems, written, *, strict, also=()):
 # }}}
 
 
-__all__ = ["SavedWorkArray", "WorkArray", "WorkArraysMixin",
+__all__ = ["WorkArray", "WorkArraysMixin",
            "check_saved_work_arrays", "is_work_allocatable", "prepare_work_arrays",
            "work_array_allocated", "work_array_bounds", "work_array_view"]

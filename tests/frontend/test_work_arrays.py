@@ -452,3 +452,31 @@ def test_an_extent_that_follows_the_loop_around_the_call_is_sized_by_its_largest
 def test_an_extent_that_follows_the_loop_matches_gfortran(tmp_path, cl_queue):
     run_both(PREFIX, "tri", [7, farray(7, np.float64, seed=5), np.zeros(7)], tmp_path,
              cl_queue, filename="p.f90")
+
+
+def test_a_loop_bounded_by_what_the_first_allocation_decides_is_refused():
+    # m is n on the first call only: on later calls Fortran's loop runs no times
+    source = """subroutine once(n, out)
+  integer, intent(in) :: n
+  real(8), intent(out) :: out(n)
+  real(8), save, allocatable :: t(:)
+  integer :: i, m
+  m = 0
+  if (.not. allocated(t)) then
+    allocate(t(n))
+    m = n
+  end if
+  out = 0
+  do i = 1, m
+    out(i) = 1
+  end do
+end subroutine
+"""
+    with pytest.raises(FortranError) as e:
+        parse_fortran(source, "o.f90")
+    assert e.value.format().splitlines()[0] == (
+        "o.f90:13:5: error: saved allocatable array 't' may carry values from one call to the "
+        "next, which a kernel cannot keep (f2loopy gives it fresh memory on every call): whether "
+        "it is allocated when the call starts decides a value that is not the array (at "
+        "o.f90:13); write every element in the call before reading it, or pass the array as an "
+        "argument")
