@@ -176,7 +176,8 @@ def _start(seed: int, transforms: bool):
     transformations, which are not applied yet) or a FuzzOutcome if it
     cannot be parsed."""
     from f2loopy.frontend import parse_fortran
-    from f2loopy.fuzz.progen import choose_transformations, generate_program
+    from f2loopy.fuzz.progen import generate_program
+    from f2loopy.fuzz.scripts import choose_transformations
     program = generate_program(seed)
     rng = np.random.default_rng([seed, 7])
     source = program.render()
