@@ -521,26 +521,33 @@ def check_source(text: str, path, options: CheckOptions | None = None, *, result
         honesty.check_given_sizes(given, {n: v for n, v in (sizes or {}).items()
                                           if n.lower() in names},
                                   [originals[n] for n in group])
-        try:
-            # the assumptions may come from a script: bounded isl work only
-            with isl_operation_limit():
-                plan = honesty.plan_with_fallback(
-                    plan_inputs, [originals[n] for n in group],
-                    assumptions=[r[4].assumptions for r in members], given=given,
-                    ranges={n: r for n, r in (ranges or {}).items() if n.lower() in names},
-                    seed=seed, notes=report.notes if options.assumed_size_fallback else None)
-                generated = honesty.character_inputs([originals[n] for n in group],
-                                                     plan.generate(seed, style=options.value_style),
-                                                     char_choices,
-                                                     options.char_round, options.char_exclude,
-                                                     fixed=char_fixed)
-                # saved locals start where the original's first call does
-                generated = shared_data.with_saved_initial([originals[n] for n in group],
-                                                           generated)
-        except IslQuotaExceeded:
-            raise CheckError("the kernels' assumptions are too complex to draw inputs for "
-                             "(isl's operation limit was reached); give the sizes with "
-                             "--size NAME=VALUE") from None
+        from f2loopy.verify.module_extents import planners_for, too_complex
+        members_of, memo = [originals[n] for n in group], (str(path), tuple(group))
+        planners = planners_for(memo, members_of, plan_inputs)
+        for attempt, planner in enumerate(planners):
+            try:
+                # the assumptions may come from a script: bounded isl work only
+                with isl_operation_limit():
+                    plan = honesty.plan_with_fallback(
+                        planner, members_of,
+                        assumptions=[r[4].assumptions for r in members], given=given,
+                        ranges={n: r for n, r in (ranges or {}).items() if n.lower() in names},
+                        seed=seed,
+                        notes=report.notes if options.assumed_size_fallback else None)
+                    generated = honesty.character_inputs(
+                        members_of, plan.generate(seed, style=options.value_style),
+                        char_choices, options.char_round, options.char_exclude,
+                        fixed=char_fixed)
+                    # saved locals start where the original's first call does
+                    generated = shared_data.with_saved_initial(members_of, generated)
+                break
+            except IslQuotaExceeded:
+                if attempt + 1 < len(planners):
+                    too_complex(memo)
+                    continue
+                raise CheckError("the kernels' assumptions are too complex to draw inputs "
+                                 "for (isl's operation limit was reached); give the sizes "
+                                 "with --size NAME=VALUE") from None
         report.char_values.update({n: v for n, v in generated.items() if isinstance(v, str)})
         plans[group] = (plan, generated)
     described = [(group, plan.describe()) for group, (plan, _) in plans.items()]
