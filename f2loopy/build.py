@@ -14,6 +14,7 @@ import os
 import sys
 import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from f2loopy.escape import make_path, terminal
@@ -284,7 +285,7 @@ def unapplied_define_warnings(path: str, options: TranslateOptions) -> list[str]
         text = read_regular(path).decode("utf-8", "replace")
         if needs_preprocessing(text, path, options.cpp):
             return []
-        found = unapplied_macros_of(text, path, options)
+        found = unapplied_macros_of(text, Path(path), options)
     except (OSError, F2LoopyError):     # (the translation read it: it reported that)
         return []
     return [LocatedWarning(unapplied_macro_message(name, path), span).format()

@@ -108,7 +108,8 @@ class _Planner:
                           for k in self.kernels}
         #: extents decided later (the lower side of their subscripts bounds the sizes), values
         #: put into every access's instances (see :mod:`f2loopy.verify.module_extents`)
-        self.extents_later, self.fixed_params = set(), {}
+        self.extents_later: set[str] = set()
+        self.fixed_params: dict[str, int] = {}
 
     # {{{ helpers
 
