@@ -105,3 +105,32 @@ def test_check_passes_where_the_joint_plan_is_too_complex(tmp_path, monkeypatch)
     path, res = check_text(tmp_path, GRID, name="grid.f90")
     assert res.exit_code == 0, res.output
     assert "grid.flux(" in res.output and "ok" in res.output, res.output
+
+
+#: pyOM2's upwind advection: masks as statement functions of a module array
+UPWIND = """\
+subroutine upwind(n, a, var)
+  use grid
+  implicit none
+  integer, intent(in) :: n
+  real*8, intent(inout) :: a(n), var(n)
+  integer :: i, j, k
+  real*8 :: masktr
+  masktr(i, j, k) = masku(i + 1, j, k) * masku(i, j, k)
+  do i = 1, n - 1
+    a(i) = masktr(i, 1, 1) * var(i)
+  end do
+end subroutine upwind
+"""
+
+
+def test_statement_function_lines_are_not_statements_to_cover():
+    """gcov lists a statement function's line but never runs it (it is
+    expanded where it is used): the coverage check must not ask for it."""
+    from f2loopy.verify.coverage import required_lines
+    text = GRID.split("subroutine east_flux")[0] + UPWIND
+    k = parse_fortran(text, "up.f90")["upwind"]
+    first = text.splitlines().index("subroutine upwind(n, a, var)") + 1
+    counts = {first + 7: 0, first + 8: 5, first + 9: 0}
+    assert required_lines(text, k, first, first + 11, counts) == {
+        first + 8: "do i = 1, n - 1", first + 9: "a(i) = masktr(i, 1, 1) * var(i)"}
