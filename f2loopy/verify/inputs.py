@@ -315,9 +315,13 @@ class _Planner:
                 bad_parts.append((bad, acc))
         safe = universe
         done: list = []
+        seen_text: set = set()
         for bad, _ in bad_parts:
-            if any(bad == d for d in done):
+            # (a set subtracted twice changes nothing: the same text is skipped
+            # at once, isl's equality tests only while they are few)
+            if str(bad) in seen_text or (len(done) <= 32 and any(bad == d for d in done)):
                 continue
+            seen_text.add(str(bad))
             done.append(bad)
             b, s = align_params(bad, safe)
             safe = s - b
