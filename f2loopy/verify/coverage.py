@@ -33,7 +33,8 @@ from f2loopy.ir.roles import character_of
 #: extra rounds of inputs tried to reach the statements that have not run
 ROUNDS = 24
 
-_STATEMENT_FUNCTION = re.compile(r"\w+\s*\(\s*\w+(\s*,\s*\w+)*\s*\)\s*=[^=]")
+_STATEMENT_FUNCTION = re.compile(
+    r"[a-z]\w*\s*\(\s*[a-z]\w*(\s*,\s*[a-z]\w*)*\s*\)\s*=[^=]", re.IGNORECASE)
 _EXCUSED = re.compile(r"^\s*(\d+\s+)?(stop|error\s*stop|return|write|print|call\s+xerbla)\b",
                       re.IGNORECASE)
 _LITERAL = re.compile(r"""'([^'])'|"([^"])\"""")
@@ -116,10 +117,10 @@ def required_lines(text: str, kernel, first: int, last: int, counts: dict, *,
     error_lines = {s.span.line for s in kernel.error_sites if s.span is not None}
     # statement functions (f(i,j) = ..., before the first executable statement)
     # are expanded where they are used: gcov lists their lines but never runs them
-    executable = [i.span.line for i in kernel.instructions if i.span is not None
+    executable = [i.span.line for i in getattr(kernel, "instructions", ()) if i.span is not None
                   and i.span.filename == getattr(kernel.span, "filename", None)
                   and first < i.span.line <= last]
-    body_start = min(executable, default=last + 1)
+    body_start = min(executable, default=first)       # (not known: none skipped)
     fixed = kernel.span is not None and is_fixed_form_name(kernel.span.filename) \
         if fixed_form is None else fixed_form
     out = {}
