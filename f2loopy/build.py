@@ -14,6 +14,7 @@ import os
 import sys
 import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from f2loopy.escape import make_path, terminal
@@ -142,7 +143,8 @@ def _translate_one(path: str, options: TranslateOptions | None = None, *,
             outcome.inputs)
         outcome.inputs = _unique(outcome.inputs + tuning_record_inputs(
             path, declared=declared, create=for_depfile))
-    outcome.warnings = unused_define_warnings(path, defines, outcome.inputs)
+    outcome.warnings = unapplied_define_warnings(path, options) + \
+        unused_define_warnings(path, defines, outcome.inputs)
     if transform and defines:
         outcome.warnings += recipe_option_warnings(path, transform, defines)
     return outcome
@@ -267,6 +269,27 @@ def recipe_option_warnings(path: str, transform: str, defines: dict) -> list[str
         return []
     shown = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in str(path))
     return [f"{shown}: {w}" for w in option_warnings(recipe, defines, words)]
+
+
+def unapplied_define_warnings(path: str, options: TranslateOptions) -> list[str]:
+    """A located warning for each ``-D`` macro that appears in *path*'s
+    Fortran when the file is not preprocessed (``-D N=128`` on a ``.f90``
+    without ``-cpp``: gfortran leaves ``N`` alone, and so does the
+    translation)."""
+    if not options.defines:
+        return []
+    from f2loopy.diagnostics import F2LoopyError, LocatedWarning
+    from f2loopy.pipeline.stages import unapplied_macros_of
+    from f2loopy.preprocessor import needs_preprocessing, unapplied_macro_message
+    try:
+        text = read_regular(path).decode("utf-8", "replace")
+        if needs_preprocessing(text, path, options.cpp):
+            return []
+        found = unapplied_macros_of(text, Path(path), options)
+    except (OSError, F2LoopyError):     # (the translation read it: it reported that)
+        return []
+    return [LocatedWarning(unapplied_macro_message(name, path), span).format()
+            for name, span in found]
 
 
 def unused_define_warnings(path: str, defines: dict, inputs) -> list[str]:

@@ -87,8 +87,8 @@ def _int_values(ctx, param, values) -> dict:
 defines_option = click.option("-D", "--define", "defines", multiple=True, metavar="NAME[=VALUE]",
                               callback=_check_defines,
                               help="Value visible to the transformation script as NAME, and a "
-                                   "macro of the C preprocessor for .F90/.F files and files "
-                                   "with # lines (repeatable), e.g. -D Nq=8, -D tile=(8,4), "
+                                   "macro of the C preprocessor for .F90/.F files, files "
+                                   "with # lines and every file with -cpp (repeatable), e.g. -D Nq=8, -D tile=(8,4), "
                                    "-D USE_GPU.")
 undefines_option = click.option("-U", "--undefine", "undefines", multiple=True, metavar="NAME",
                                 callback=lambda ctx, param, values: check_macro_names(values),
@@ -123,6 +123,23 @@ def source_form_option(f):
     return click.option("-ffree-form", "source_form", flag_value="free",
                         help="Read the files as free form, whatever their names (a .F "
                              "file that the project compiles with -ffree-form).")(f)
+
+
+def cpp_option(f):
+    """``-cpp``/``-nocpp``, as gfortran spells them: preprocess every file of
+    the translation, or none (default: by each file's name, .F90 yes and
+    .f90 no, and a file with preprocessor lines); the last one given wins."""
+    f = click.option("-nocpp", "cpp", flag_value="off",
+                     help="Preprocess no file, whatever its name (.F90 included).")(f)
+    return click.option("-cpp", "cpp", flag_value="on",
+                        help="Preprocess every file with the C preprocessor, whatever its "
+                             "name (a .f90 that the project compiles with -cpp -DN=128), "
+                             "also the modules found through -I.")(f)
+
+
+def _cpp(cpp: str | None) -> bool | None:
+    """The pipeline's *cpp* for :func:`cpp_option`'s value."""
+    return None if cpp is None else cpp == "on"
 
 
 def _fixed_form(source_form: str | None) -> bool | None:
@@ -202,11 +219,12 @@ def main():
 @defines_option
 @undefines_option
 @source_form_option
+@cpp_option
 @transform_option
 @trust_option
 @debug_option
 def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include_dirs, no_tuning,
-              kernel_names, timings, bindings, defines, undefines, source_form, transform,
+              kernel_names, timings, bindings, defines, undefines, source_form, cpp, transform,
               debug):
     """Translate Fortran FILES: writes NAME.cl, NAME_cl.py (Python glue), NAME_cl.f90 and
     NAME_cl.c (Fortran glue) for each.
@@ -256,8 +274,8 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include
                                debug=debug, include_dirs=include_dirs,
                                search_files=tuple(files) if len(files) > 1 else (),
                                undefines=undefines, tuning=not no_tuning,
-                               fixed_form=_fixed_form(source_form), kernels=kernels,
-                               bindings=bindings)
+                               fixed_form=_fixed_form(source_form), cpp=_cpp(cpp),
+                               kernels=kernels, bindings=bindings)
     outcomes = translate_files(files, jobs=jobs, progress=Progress(len(files), progress),
                                options=options, touch_outputs=touch_outputs,
                                for_depfile=depfile is not None)
@@ -340,11 +358,12 @@ def _echo_timings(outcomes, startup: float | None, command_s: float) -> None:
 @defines_option
 @undefines_option
 @source_form_option
+@cpp_option
 @transform_option
 @trust_option
 @debug_option
 def show(file, kernel_name, ir, code, include_dirs, bindings, defines, undefines, source_form,
-         transform, debug):
+         cpp, transform, debug):
     """Print the IR and the generated OpenCL of FILE (writes nothing).
 
     For a file that cannot be translated, lists every statement that cannot be.
@@ -354,7 +373,8 @@ def show(file, kernel_name, ir, code, include_dirs, bindings, defines, undefines
         result = translate_file(file, defines=_parse_defines(defines), transform=transform,
                                 debug=debug, collect_errors=True, include_dirs=include_dirs,
                                 undefines=undefines, checkpoints=False,
-                                fixed_form=_fixed_form(source_form), bindings=bindings)
+                                fixed_form=_fixed_form(source_form), cpp=_cpp(cpp),
+                                bindings=bindings)
     except Exception as exc:  # noqa: BLE001
         _echo(getattr(exc, "script_output", ""), nl=False)
         _report(exc, debug)
@@ -406,11 +426,12 @@ def show(file, kernel_name, ir, code, include_dirs, bindings, defines, undefines
 @bind_option
 @defines_option
 @source_form_option
+@cpp_option
 @transform_option
 @trust_option
 @debug_option
 def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints, include_dirs,
-          fc, fflags, bindings, defines, source_form, transform, debug):
+          fc, fflags, bindings, defines, source_form, cpp, transform, debug):
     """Check that the kernels of FILE compute what the original Fortran computes.
 
     Builds the subroutines with gfortran, runs them and the generated OpenCL on the same
@@ -422,7 +443,8 @@ def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints,
                        ranges=ranges, kernel=kernel_name, seed=seed, rtol=rtol, atol=atol,
                        ulps=ulps, checkpoints=checkpoints, debug=debug, report_error=_report,
                        include_dirs=include_dirs, fc=fc, fflags=fflags,
-                       fixed_form=_fixed_form(source_form), bindings=bindings))
+                       fixed_form=_fixed_form(source_form), cpp=_cpp(cpp),
+                       bindings=bindings))
 
 
 @main.command()
@@ -449,10 +471,11 @@ def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints,
 @click.option("--kernel", "kernel_name", default=None, metavar="NAME",
               help="Time only this kernel of a file that holds several (its script runs as "
                    "always).")
+@cpp_option
 @trust_option
 @debug_option
 def bench(file, defines, sizes, min_time, as_csv, as_json, plot, no_fortran, bandwidth,
-          transform, include_dirs, kernel_name, debug):
+          transform, include_dirs, kernel_name, cpp, debug):
     """Build, check and time every checkpoint of FILE's transformation script and its
     result ("final", where it differs from the last checkpoint).
 
@@ -473,7 +496,7 @@ def bench(file, defines, sizes, min_time, as_csv, as_json, plot, no_fortran, ban
         report = run_bench(file, defines=_parse_defines(defines), sizes=sizes,
                            min_time=min_time, fortran=not no_fortran,
                            bandwidth_gbs=bandwidth, transform=transform,
-                           include_dirs=include_dirs, kernel=kernel_name,
+                           include_dirs=include_dirs, kernel=kernel_name, cpp=_cpp(cpp),
                            progress=lambda label: _echo(f"bench: {label}", err=True))
     except Exception as exc:  # noqa: BLE001
         _report(exc, debug)
@@ -512,9 +535,10 @@ def bench(file, defines, sizes, min_time, as_csv, as_json, plot, no_fortran, ban
 @click.option("-I", "include_dirs", multiple=True, metavar="DIR",
               type=click.Path(exists=True, file_okay=False),
               help="Look for used modules and called procedures under DIR (repeatable).")
+@cpp_option
 @debug_option
 def tune(file, defines, transform, sizes, verify_sizes, budget, seed, min_time, plot, dry_run,
-         include_dirs, debug):
+         include_dirs, cpp, debug):
     """Time the variants of FILE's tunable(...) choices on the OpenCL device, check each
     against the untransformed kernel, and record the fastest in FILE.tune.json, which
     'f2loopy translate' then uses."""
@@ -537,7 +561,7 @@ def tune(file, defines, transform, sizes, verify_sizes, budget, seed, min_time, 
                           sizes=int_sizes(sizes, "--size"),
                           verify_sizes=int_sizes(verify_sizes, "--verify-size"),
                           budget=budget, seed=seed, min_time=min_time, store=not dry_run,
-                          include_dirs=include_dirs,
+                          include_dirs=include_dirs, cpp=_cpp(cpp),
                           progress=lambda line: _echo(f"tune: {line}", err=True))
         _echo(report.to_text())
         if plot:

@@ -93,6 +93,13 @@ def _headline(span: SourceSpan | None, kind: str, message: str) -> str:
     return f"{terminal(span)}: {kind}: {terminal(message)}"
 
 
+class LocatedWarning(F2LoopyError):
+    """Not raised: a warning formatted as errors are (``file:line:col:
+    warning: ...`` and the caret lines)."""
+
+    kind = "warning"
+
+
 class FortranError(F2LoopyError):
     """The Fortran source cannot be read: a syntax or semantic error."""
 

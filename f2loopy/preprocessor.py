@@ -2,7 +2,8 @@
 
 A file is preprocessed when its suffix says so (``.F90``, ``.F``, ``.F95``,
 ``.F03``, ``.F08``, ``.FOR``) or when it has preprocessor lines (``#ifdef``,
-``#include``, ``#define``...).  ``-D NAME[=VALUE]`` and ``-U NAME`` go to the
+``#include``, ``#define``...); ``-cpp`` preprocesses every file and ``-nocpp``
+none, as for gfortran.  ``-D NAME[=VALUE]`` and ``-U NAME`` go to the
 preprocessor (the ``-D`` values stay visible to the transformation script), and
 ``-I DIR`` is searched for ``#include`` files after the file's own folder.  The
 preprocessor is ``gfortran -E -cpp`` (the one the file's users compile with), else
@@ -57,7 +58,14 @@ class PreprocessorError(F2LoopyError):
     """``#error``, an unterminated ``#if``, a missing ``#include`` file..."""
 
 
-def needs_preprocessing(text: str, path) -> bool:
+def needs_preprocessing(text: str, path, cpp: bool | None = None) -> bool:
+    """Whether *text* (the content of *path*) goes through the preprocessor:
+    *cpp* True (``-cpp``) or False (``-nocpp``) decides, as for gfortran;
+    None: when the suffix says so (``.F90``...) or the text has preprocessor
+    lines (which gfortran would warn about and skip in a ``.f90``: f2loopy
+    preprocesses such a file rather than read both branches of an ``#ifdef``)."""
+    if cpp is not None:
+        return cpp
     if str(path).endswith(PREPROCESSED_SUFFIXES):
         return True
     return any(_CPP_LINE_RE.match(line) for line in text.splitlines())
@@ -344,3 +352,62 @@ def _assemble(output: str, tmp_name: str, filename: str, lines, hidden,
 def names_in(text: str) -> set[str]:
     """Every identifier-like word of *text* (lower case)."""
     return {w.lower() for w in _NAME_RE.findall(text)}
+
+
+_QUOTED_RE = re.compile(r"'[^']*'|\"[^\"]*\"")
+
+
+def unapplied_macros(text: str, path, defines, *,
+                     fixed_form: bool = False) -> list[tuple[str, SourceSpan]]:
+    """Where a ``-D`` macro of *defines* appears as a word (cpp's spelling: case
+    matters) in the Fortran of *text*, a file that is not preprocessed: the
+    first place of each such macro, in the order of *defines*.  Comments,
+    character constants and the lines of a transformation script do not
+    count, and a name the script mentions is left out (``-D Nq=8`` is the
+    script's value of the argument ``Nq`` of the paper's file).  Pairs
+    (name, span)."""
+    wanted = [str(name) for name in defines or () if _NAME_RE.fullmatch(str(name))]
+    if not wanted:
+        return []
+    lines = text.splitlines()
+    hidden_lines, hidden = _hide_scripts(lines)
+    for line in hidden.values():
+        script_words = set(_NAME_RE.findall(line))
+        wanted = [name for name in wanted if name not in script_words]
+    first: dict[str, SourceSpan] = {}
+    for no, line in enumerate(hidden_lines, start=1):
+        if _PLACEHOLDER_RE.match(line) or (fixed_form and line[:1] in ("c", "C", "*")):
+            continue
+        # character constants blanked (same length), then the comment cut off
+        code = _QUOTED_RE.sub(lambda m: " " * len(m.group()), line).split("!", 1)[0]
+        for m in _NAME_RE.finditer(code):
+            word = m.group()
+            if word in wanted and word not in first:
+                first[word] = SourceSpan(str(path), no, m.start() + 1, len(word), lines[no - 1])
+    return [(name, first[name]) for name in wanted if name in first]
+
+
+def unapplied_macro_message(name: str, path) -> str:
+    """What :func:`unapplied_macros` reports for the macro *name* of *path*."""
+    return (f"-D {name} is not applied: {Path(str(path)).name} is not preprocessed (gfortran "
+            f"preprocesses a .f90 or .f file only with -cpp), so '{name}' stays a Fortran "
+            "name; give -cpp, as the project's build does, to have the file preprocessed")
+
+
+def nocpp_refusal(text: str, path) -> F2LoopyError | None:
+    """The error for the first preprocessor line of *text* (the content of
+    *path*) under ``-nocpp`` (gfortran warns 'Illegal preprocessor directive'
+    and skips the line, so both branches of an ``#ifdef`` would be compiled),
+    or None when it has none."""
+    for no, line in enumerate(text.splitlines(), start=1):
+        m = _CPP_LINE_RE.match(line)
+        if m is not None:
+            word = line.lstrip()
+            word = word[:len(word) - len(word[1:].lstrip()) + len(m.group(1))]
+            column = len(line) - len(line.lstrip()) + 1
+            return PreprocessorError(
+                f"'{word}' is a preprocessor line, but -nocpp turns the preprocessor off "
+                "(gfortran then skips the line with a warning and compiles every branch of "
+                "an #ifdef): drop -nocpp, or remove the line",
+                SourceSpan(str(path), no, column, len(word), line))
+    return None

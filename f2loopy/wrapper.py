@@ -264,49 +264,19 @@ def runtime_build(compiler: list[str]) -> Path:
     return target
 
 
-#: macros cpp defines itself (gfortran's -cpp mode)
-_PREDEFINED_MACROS = frozenset({"__FILE__", "__LINE__", "__DATE__", "__TIME__", "__GFORTRAN__",
-                                "__GNUC__", "__STDC__", "__VERSION__", "__TIMESTAMP__"})
-
-
-def _preprocessing_matters(text: str, macros) -> bool:
-    """Whether running cpp over *text* (with the ``-D`` *macros*) could change
-    it: it has preprocessor lines, or a macro name appears as a word (cpp is
-    case-sensitive).  A file with neither reads the same either way, so
-    ``-cpp`` on a plain ``.f90`` (as ``-MD`` needs) changes nothing."""
-    import re
-    from f2loopy.preprocessor import needs_preprocessing
-    if needs_preprocessing(text, "plain.f90"):
-        return True
-    words = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", text))
-    return bool(words & (set(macros) | _PREDEFINED_MACROS))
-
-
 def translate_for_compile(source: str, workdir: Path, options=(), for_depfile: bool = False):
     """Translate *source* into *workdir* as the compiler with *options* reads
     it (:mod:`f2loopy.wrapper_options`); the Fortran and C glue's paths and
     the files the translation read (*for_depfile*: see ``translate_one``)."""
     from f2loopy.build import translate_one
     from f2loopy.cli import _parse_defines
-    from f2loopy.preprocessor import macro_text, needs_preprocessing
+    from f2loopy.preprocessor import macro_text
     from f2loopy.wrapper_options import OptionError, script_values, translation_options
     try:
         compiler = translation_options(options)
         values = script_values(compiler.macros)
     except OptionError as exc:
         raise WrapperError(f"{source}: {exc}") from None
-    if compiler.cpp is not None:
-        from f2loopy.regular_files import read_regular
-        try:        # a regular file, bounded: not a FIFO or /dev/zero
-            text = read_regular(source).decode("utf-8", "replace")
-        except OSError as exc:
-            raise WrapperError(f"cannot read {source}: {exc.strerror}") from None
-        if needs_preprocessing(text, source) != compiler.cpp and _preprocessing_matters(
-                text, compiler.macros):
-            raise WrapperError(
-                f"{source}: {'-cpp' if compiler.cpp else '-nocpp'} changes whether the file is "
-                "preprocessed, which its translation cannot follow (name it .F90 to have it "
-                "preprocessed, or drop the option)")
     extra = shlex.split(os.environ.get("F2LOOPYFC_OPTIONS", ""))
     defines, transform, kernels, forms, bindings = [], None, [], [], []
     i = 0
@@ -383,7 +353,8 @@ def translate_for_compile(source: str, workdir: Path, options=(), for_depfile: b
                             bindings=tuple(bindings),
                             undefines=tuple(compiler.undefines),
                             include_dirs=tuple(compiler.include_dirs),
-                            fixed_form=fixed_form, kernels=tuple(kernels) or None,
+                            fixed_form=fixed_form, cpp=compiler.cpp,
+                            kernels=tuple(kernels) or None,
                             for_depfile=for_depfile)
     # everything printed comes from the file, its name or its script: shown, never acted on
     if outcome.script_output:

@@ -12,6 +12,8 @@
 #     [BINDINGS kernel:dummy=proc ...] # the procedures dummy procedures call (--bind)
 #     [SOURCE_FORM FREE|FIXED]         # -ffree-form/-ffixed-form; default: the target's
 #                                      # or the source's Fortran_FORMAT, else the file name
+#     [PREPROCESS ON|OFF]              # -cpp/-nocpp; default: the target's or the
+#                                      # source's Fortran_PREPROCESS, else the file name
 #     [OUTPUT_DIR dir])                # default: ${CMAKE_CURRENT_BINARY_DIR}/f2loopy_generated/<target>
 #
 # For each SOURCE NAME.f90 a custom command runs `f2loopy translate` at build time
@@ -78,7 +80,7 @@ function(_f2loopy_runtime_target)
 endfunction()
 
 function(f2loopy_add_kernels target)
-  cmake_parse_arguments(PARSE_ARGV 1 F2L "" "TRANSFORM;OUTPUT_DIR;SOURCE_FORM"
+  cmake_parse_arguments(PARSE_ARGV 1 F2L "" "TRANSFORM;OUTPUT_DIR;SOURCE_FORM;PREPROCESS"
                         "SOURCES;DEFINES;INCLUDE_DIRS;KERNELS;BINDINGS")
   if(F2L_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "f2loopy_add_kernels: unknown arguments ${F2L_UNPARSED_ARGUMENTS}")
@@ -111,6 +113,25 @@ function(f2loopy_add_kernels target)
   elseif(F2L_SOURCE_FORM)
     message(FATAL_ERROR "f2loopy_add_kernels(${target}): SOURCE_FORM must be FREE or FIXED, "
             "not '${F2L_SOURCE_FORM}'")
+  endif()
+  if(NOT DEFINED F2L_PREPROCESS)
+    # (a boolean property: unset, ON or OFF, or another spelling of them)
+    get_target_property(target_pp ${target} Fortran_PREPROCESS)
+    if(target_pp)
+      set(F2L_PREPROCESS ON)
+    elseif(NOT target_pp MATCHES "NOTFOUND$")
+      set(F2L_PREPROCESS OFF)
+    endif()
+  endif()
+  if(DEFINED F2L_PREPROCESS)
+    if(F2L_PREPROCESS STREQUAL "ON")
+      list(APPEND options -cpp)
+    elseif(F2L_PREPROCESS STREQUAL "OFF")
+      list(APPEND options -nocpp)
+    else()
+      message(FATAL_ERROR "f2loopy_add_kernels(${target}): PREPROCESS must be ON or OFF, "
+              "not '${F2L_PREPROCESS}'")
+    endif()
   endif()
   foreach(kernel IN LISTS F2L_KERNELS)
     list(APPEND options --kernel "${kernel}")
@@ -163,6 +184,15 @@ function(f2loopy_add_kernels target)
               "f2loopy_add_kernels call with its own OUTPUT_DIR")
     endif()
     set_property(GLOBAL PROPERTY "F2LOOPY_SOURCE_OF:${out}" "${abs}")
+    set(pp_option)
+    if(NOT DEFINED F2L_PREPROCESS)
+      get_source_file_property(pp "${abs}" Fortran_PREPROCESS)
+      if(pp)
+        set(pp_option -cpp)
+      elseif(NOT pp MATCHES "NOTFOUND$")
+        set(pp_option -nocpp)
+      endif()
+    endif()
     set(form_option)
     if(NOT F2L_SOURCE_FORM)
       get_source_file_property(form "${abs}" Fortran_FORMAT)
@@ -178,7 +208,7 @@ function(f2loopy_add_kernels target)
     add_custom_command(
       OUTPUT "${out}.cl" "${out}_cl.py" "${out}_cl.f90" "${out}_cl.c"
       COMMAND ${f2loopy} translate -o "${F2L_OUTPUT_DIR}" --depfile "${out}.d" ${options}
-              ${form_option} "${abs}"
+              ${form_option} ${pp_option} "${abs}"
       # f2loopy leaves unchanged outputs alone; touching them keeps make from
       # running the translation again at every build after a no-op edit
       COMMAND "${CMAKE_COMMAND}" -E touch_nocreate "${out}_cl.f90" "${out}_cl.c" "${out}.cl"

@@ -280,7 +280,7 @@ def device_args(gk, host_args, queue):
 def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
               queue=None, fortran=True, bandwidth_gbs=None, build_options=None,
               progress=None, transform=None, include_dirs=(),
-              kernel: str | None = None) -> BenchReport:
+              kernel: str | None = None, cpp: bool | None = None) -> BenchReport:
     import pyopencl as cl
 
     from f2loopy.bench.statistics import kernel_statistics
@@ -290,7 +290,7 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
     sizes = dict(sizes or {})
     t0 = time.perf_counter()
     result = translate_file(path, TranslateOptions(defines=defines, transform=transform,
-                                                   include_dirs=include_dirs))
+                                                   include_dirs=include_dirs, cpp=cpp))
     stages = list(result.checkpoints)
     if not stages or list(stages[-1][1]) != list(result.kernels):
         # the script's result, unless its last checkpoint is that kernel already
@@ -505,15 +505,22 @@ def _fortran_reference(result, kernel, host_args):
     if shutil.which("gfortran") is None:
         raise F2LoopyError("gfortran not found")
     from f2loopy.regular_files import read_regular_text
-    try:
-        text = read_regular_text(result.source_path)
-    except OSError as exc:
-        raise F2LoopyError(f"cannot read {result.source_path}: {exc.strerror or exc}") from None
+    name = Path(result.source_path).name.replace(".floopy", ".f90")
+    pp = result.parsed.preprocessed if result.parsed is not None else None
+    if pp is not None:
+        # as the translation read it (-cpp, -D): built as the preprocessed text
+        text = pp.text
+        name = Path(name).stem + Path(name).suffix.lower()
+    else:
+        try:
+            text = read_regular_text(result.source_path)
+        except OSError as exc:
+            raise F2LoopyError(f"cannot read {result.source_path}: {exc.strerror or exc}") \
+                from None
     tu = parse_fortran(text, str(result.source_path))
     names = _original_sequence(kernel.name, tu.keys())
     flags = ("-O3", "-march=native", "-fopenmp")
-    lib = FortranLibrary(text, tu.kernels, filename=Path(result.source_path).name.replace(
-        ".floopy", ".f90"), flags=flags)
+    lib = FortranLibrary(text, tu.kernels, filename=name, flags=flags)
     by_name = {a.name: v for a, v in zip(kernel.args, host_args, strict=True)}
 
     def call_all(values):

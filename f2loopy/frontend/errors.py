@@ -83,7 +83,7 @@ class ErrorPathsMixin(_Host):
     def _write(self, node, keyword, unit, fmt, items):
         parts: list[tuple[str, str | None]] = []
         values: list = []
-        from f2loopy.frontend.prints import known_text
+        from f2loopy.frontend.prints import known_text, lower_print
         for item in (items.items if items is not None else ()):
             text = known_text(self, item)
             if text is not None:
@@ -91,9 +91,16 @@ class ErrorPathsMixin(_Host):
                 continue
             value = self.expr(item)
             if not is_integer(self.checked_dtype(value)):
-                raise self.error(f"only constant text and integers can be printed before a "
-                                 f"'stop' in a kernel, not '{item}'", str(item),
-                                 UnsupportedFeatureError)
+                # a real (the Allen-Tildesley modules' 'r_cut/box too large', r):
+                # printed with printf where the kernel reaches it, then the stop
+                if self.st.pending_output:
+                    raise self.error(
+                        f"'{item}' is not an integer: output before a 'stop' that prints a "
+                        "real must be the only output there (it is printed with printf, "
+                        "the other output after the kernel); print the integers in the "
+                        "same statement or drop them", str(item), UnsupportedFeatureError)
+                lower_print(self, node, keyword, units=(6, 0))     # (0: error_unit)
+                return
             parts.append(("value", None))
             values.append(value)
         self.st.pending_output.append((unit, fmt, parts, values))

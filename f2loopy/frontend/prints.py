@@ -14,7 +14,8 @@ procedure bound to a constant prints as that constant (a serial stub's
 ``print *, string`` in ``call halt_stop('unknown tag')``).  Other output
 (files, other formats, ``iostat=``, arrays, character variables whose text is
 not known when translating) is a located error.  Output just before a ``stop`` stays part of
-the error site (:mod:`f2loopy.frontend.errors`).
+the error site (:mod:`f2loopy.frontend.errors`), except output of a real there, which is
+a print site (to the screen, also for ``error_unit``) before the stop.
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ _WHAT = ("a kernel prints only list-directed output to the screen (write(*,*), w
          "(a, i, f, e, es, g, l, x, /), of scalars and constant text, with OpenCL printf")
 
 
-def lower_print(lowering, node, keyword: str) -> None:
-    """Lower the ``write``/``print`` statement *node* into a print site."""
+def lower_print(lowering, node, keyword: str, *, units=(6,)) -> None:
+    """Lower the ``write``/``print`` statement *node* into a print site;
+    *units*: the unit numbers that stand for the screen (``*`` does)."""
     fmt_node = None
     if keyword == "write":
         control, items = node.items
@@ -45,7 +47,8 @@ def lower_print(lowering, node, keyword: str) -> None:
             key, value = spec.items
             key = str(key).lower() if key is not None else ("unit", "fmt")[min(k, 1)]
             text = str(value).strip()
-            if key == "unit" and (text in ("*", "6") or _unit_number(lowering, value) == 6):
+            number = int(text) if text.isdigit() else _unit_number(lowering, value)
+            if key == "unit" and (text == "*" or number in units):
                 continue                 # the screen (output_unit of iso_fortran_env)
             if key == "fmt" and text == "*":
                 continue

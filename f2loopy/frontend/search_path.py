@@ -131,10 +131,12 @@ class SearchPath:
         files on the path that need preprocessing.
     :arg fixed_form: True/False (``-ffixed-form``/``-ffree-form``) for
         every file on the path, or None: each file's name says.
+    :arg cpp: True/False (``-cpp``/``-nocpp``): every file on the path is
+        preprocessed, or none; None: each file's name (or its ``#`` lines) says.
     """
 
     def __init__(self, include_dirs=(), files=(), *, defines=None, undefines=(),
-                 fixed_form: bool | None = None):
+                 fixed_form: bool | None = None, cpp: bool | None = None):
         self.include_dirs = tuple(str(d) for d in include_dirs)
         self.files = tuple(str(f) for f in files)
         #: the C preprocessor's macros for the files on the path that need it
@@ -142,6 +144,8 @@ class SearchPath:
         self.defines = dict(defines or {})
         self.undefines = tuple(undefines)
         self.forced_fixed_form = fixed_form
+        #: ``-cpp`` (True), ``-nocpp`` (False) or neither (None)
+        self.cpp = cpp
         #: file name -> its :class:`~f2loopy.preprocessor.Preprocessed`, for
         #: the files on the path that were preprocessed (to remap spans)
         self.preprocessed: dict = {}
@@ -312,11 +316,11 @@ class SearchPath:
         lines = _source_lines(path) or []
         text = "\n".join(lines) + "\n"
         from f2loopy.preprocessor import needs_preprocessing, preprocess
-        if not needs_preprocessing(text, path):
+        if not needs_preprocessing(text, path, self.cpp):
             return lines
         try:
             pp = preprocess(text, path, defines=self.defines, undefines=self.undefines,
-                            include_dirs=self.include_dirs)
+                            include_dirs=self.include_dirs, fixed_form=self.forced_fixed_form)
         except F2LoopyError:
             return lines           # compiled as it is: gfortran reports what is wrong
         self.preprocessed[str(path)] = pp

@@ -218,7 +218,12 @@ class FileRegistry:
         from f2loopy.preprocessor import needs_preprocessing, preprocess
         search = self.search
         pp = None
-        if search is not None and needs_preprocessing(text, path):
+        if search is not None and search.cpp is False:
+            from f2loopy.preprocessor import nocpp_refusal
+            refusal = nocpp_refusal(text, path)
+            if refusal is not None:
+                raise refusal
+        if search is not None and needs_preprocessing(text, path, search.cpp):
             # a module in a .F90 file with #ifdef (Reference LAPACK's
             # la_xisnan.F90): preprocessed with the macros of the translation
             pp = preprocess(text, path, defines=search.defines, undefines=search.undefines,

@@ -145,7 +145,8 @@ def translate_file(path: str | os.PathLike, options: TranslateOptions | None = N
             extra=extra + [f"-U{u}" for u in options.undefines] +
             [f"-I{d}" for d in options.include_dirs] +
             [f"file:{f}" for f in options.search_files] + on_path +
-            ([] if options.fixed_form is None else [f"fixed:{options.fixed_form}"]))
+            ([] if options.fixed_form is None else [f"fixed:{options.fixed_form}"]) +
+            ([] if options.cpp is None else [f"cpp:{options.cpp}"]))
         # an entry holds texts by kind: the paths are always the ones computed here
         paths = output_paths(path, options.output_dir)
         # (an entry also lists the include paths that were looked at and did not

@@ -54,6 +54,10 @@ class TranslateOptions:
         generate their code).
     :attr fixed_form: True/False reads every file in fixed/free form
         whatever its name says (None: by the name).
+    :attr cpp: True (``-cpp``) preprocesses every file of the translation
+        (those found through *include_dirs* too), False (``-nocpp``) none;
+        None: as gfortran decides by the name (``.F90``, ``.F``...), and a
+        file with preprocessor lines.
     :attr kernels: the names of the only procedures to translate (``--kernel``).
     :attr bindings: ``--bind KERNEL:DUMMY=PROCEDURE`` values (strings or
         :class:`~f2loopy.frontend.procedure_dummies.Binding` s): the procedure
@@ -72,6 +76,7 @@ class TranslateOptions:
     tunables: Mapping[str, Any] | None = None
     checkpoints: bool = True
     fixed_form: bool | None = None
+    cpp: bool | None = None
     kernels: tuple | None = None
     bindings: tuple = ()
 
@@ -85,6 +90,8 @@ class TranslateOptions:
             fix(self, "tunables", MappingProxyType(dict(self.tunables)))
         if self.kernels is not None:
             fix(self, "kernels", _strings(self.kernels))
+        if self.cpp is not None and not isinstance(self.cpp, bool):
+            raise TypeError(f"cpp must be True, False or None, not {self.cpp!r}")
 
     @classmethod
     def with_keywords(cls, options: TranslateOptions | None, keywords: Mapping[str, Any],

@@ -143,23 +143,61 @@ def parse(text: str, path: Path, options: TranslateOptions,
     with times.stage("preprocess"):
         from f2loopy.frontend.includes import expand_includes
         from f2loopy.preprocessor import needs_preprocessing, preprocess
-        if not needs_preprocessing(text, path):
+        if options.cpp is False:
+            from f2loopy.preprocessor import nocpp_refusal
+            refusal = nocpp_refusal(text, path)
+            if refusal is not None:
+                raise refusal
+        if not needs_preprocessing(text, path, options.cpp):
             pp = expand_includes(text, str(path), options.include_dirs)
+            unapplied = unapplied_macros_of(text, path, options)
         else:
+            unapplied = []
             pp = preprocess(text, path, defines=options.define_values(),
                             undefines=options.undefines, include_dirs=options.include_dirs,
                             fixed_form=options.fixed_form)
             # Fortran include lines (after the C preprocessor, as gfortran does)
             pp = expand_includes(pp.text, pp.filename, options.include_dirs, base=pp) or pp
-    if pp is None:
-        return _frontend(text, path, options, times)
     try:
-        parsed = _frontend(pp.text, path, options, times)
+        if pp is None:
+            return _frontend(text, path, options, times)
+        try:
+            parsed = _frontend(pp.text, path, options, times)
+        except F2LoopyError as exc:
+            raise pp.remap(exc) from None
     except F2LoopyError as exc:
-        raise pp.remap(exc) from None
+        # '-D N=128' on a .f90 without -cpp: 'N' is then a Fortran name
+        from f2loopy.preprocessor import unapplied_macro_message
+        exc.notes = (*exc.notes, *((unapplied_macro_message(name, path), span)
+                                   for name, span in unapplied))
+        raise
     return Parsed(path, parsed.source, parsed.kernels,
                   (*parsed.inputs, *(Path(f) for f in pp.includes)),
                   (*parsed.absent, *pp.absent), pp, parsed.search)
+
+
+def unapplied_macros_of(text: str, path: Path, options: TranslateOptions) -> list:
+    """``(name, span)`` for the first place of each ``-D`` macro that appears
+    in *text*, a file that is not preprocessed (see
+    :func:`~f2loopy.preprocessor.unapplied_macros`); the options of the
+    ``--transform`` recipe are left out (all names, where the recipe does
+    not declare them)."""
+    if not options.defines:
+        return []
+    from f2loopy.frontend.source import fixed_form_of
+    from f2loopy.preprocessor import unapplied_macros
+    defines = list(options.defines)
+    if options.transform is not None:
+        from f2loopy.directives.recipes import declared_options, resolve_recipe
+        try:
+            known = declared_options(resolve_recipe(options.transform))
+        except Exception:  # noqa: BLE001 - the recipe's own errors come later
+            known = None
+        if not known:
+            return []
+        defines = [name for name in defines if name not in known]
+    return unapplied_macros(text, path, defines,
+                            fixed_form=fixed_form_of(str(path), options.fixed_form))
 
 
 def _frontend(text: str, path: Path, options: TranslateOptions, times: StageTimes) -> Parsed:
@@ -171,7 +209,7 @@ def _frontend(text: str, path: Path, options: TranslateOptions, times: StageTime
                                                                     options.fixed_form))
         search = SearchPath(options.include_dirs, options.search_files,
                             defines=options.define_values(), undefines=options.undefines,
-                            fixed_form=options.fixed_form)
+                            fixed_form=options.fixed_form, cpp=options.cpp)
         try:
             kernels = tuple(translate_source(
                 src, collect_errors=options.collect_errors, search=search,

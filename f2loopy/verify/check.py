@@ -383,12 +383,13 @@ def check_source(text: str, path, options: CheckOptions | None = None, *, result
                     from None
             raise
     from f2loopy.preprocessor import needs_preprocessing, preprocess
-    preprocessed = needs_preprocessing(text, path)
+    preprocessed = needs_preprocessing(text, path, translation.cpp)
     if preprocessed:
         # the original as the compiler sees it with the same macros (the
-        # translation preprocessed it the same way)
-        pp = preprocess(text, path, defines=defines, include_dirs=include_dirs,
-                        fixed_form=fixed_form)
+        # translation preprocessed it the same way: gfortran -cpp does it
+        # once, here, and builds the preprocessed text)
+        pp = preprocess(text, path, defines=defines, undefines=translation.undefines,
+                        include_dirs=include_dirs, fixed_form=fixed_form)
         text = pp.text
     # Fortran include lines expanded as the translation reads them: the
     # kernels' statements are numbered in that text, so the original is built
@@ -405,7 +406,8 @@ def check_source(text: str, path, options: CheckOptions | None = None, *, result
         originals = {k.name: k for k in result.parsed.kernels}
         search = result.parsed.search
     else:
-        search = SearchPath(include_dirs, defines=defines, fixed_form=fixed_form)
+        search = SearchPath(include_dirs, defines=defines, fixed_form=fixed_form,
+                            cpp=translation.cpp)
         originals = {k.name: k for k in _parse_original(text, path, search, include_dirs,
                                                         translation.bindings,
                                                         fixed, only)}
@@ -519,26 +521,33 @@ def check_source(text: str, path, options: CheckOptions | None = None, *, result
         honesty.check_given_sizes(given, {n: v for n, v in (sizes or {}).items()
                                           if n.lower() in names},
                                   [originals[n] for n in group])
-        try:
-            # the assumptions may come from a script: bounded isl work only
-            with isl_operation_limit():
-                plan = honesty.plan_with_fallback(
-                    plan_inputs, [originals[n] for n in group],
-                    assumptions=[r[4].assumptions for r in members], given=given,
-                    ranges={n: r for n, r in (ranges or {}).items() if n.lower() in names},
-                    seed=seed, notes=report.notes if options.assumed_size_fallback else None)
-                generated = honesty.character_inputs([originals[n] for n in group],
-                                                     plan.generate(seed, style=options.value_style),
-                                                     char_choices,
-                                                     options.char_round, options.char_exclude,
-                                                     fixed=char_fixed)
-                # saved locals start where the original's first call does
-                generated = shared_data.with_saved_initial([originals[n] for n in group],
-                                                           generated)
-        except IslQuotaExceeded:
-            raise CheckError("the kernels' assumptions are too complex to draw inputs for "
-                             "(isl's operation limit was reached); give the sizes with "
-                             "--size NAME=VALUE") from None
+        from f2loopy.verify.module_extents import planners_for, too_complex
+        members_of, memo = [originals[n] for n in group], (str(path), tuple(group))
+        planners = planners_for(memo, members_of, plan_inputs)
+        for attempt, planner in enumerate(planners):
+            try:
+                # the assumptions may come from a script: bounded isl work only
+                with isl_operation_limit():
+                    plan = honesty.plan_with_fallback(
+                        planner, members_of,
+                        assumptions=[r[4].assumptions for r in members], given=given,
+                        ranges={n: r for n, r in (ranges or {}).items() if n.lower() in names},
+                        seed=seed,
+                        notes=report.notes if options.assumed_size_fallback else None)
+                    generated = honesty.character_inputs(
+                        members_of, plan.generate(seed, style=options.value_style),
+                        char_choices, options.char_round, options.char_exclude,
+                        fixed=char_fixed)
+                    # saved locals start where the original's first call does
+                    generated = shared_data.with_saved_initial(members_of, generated)
+                break
+            except IslQuotaExceeded:
+                if attempt + 1 < len(planners):
+                    too_complex(memo)
+                    continue
+                raise CheckError("the kernels' assumptions are too complex to draw inputs "
+                                 "for (isl's operation limit was reached); give the sizes "
+                                 "with --size NAME=VALUE") from None
         report.char_values.update({n: v for n, v in generated.items() if isinstance(v, str)})
         plans[group] = (plan, generated)
     described = [(group, plan.describe()) for group, (plan, _) in plans.items()]
@@ -555,7 +564,9 @@ def check_source(text: str, path, options: CheckOptions | None = None, *, result
         suffix = ".f" if fixed else ".f90"
         if fixed_form is None and path.suffix in (".F90", ".F", ".f95", ".f03", ".f08",
                                                    ".for", ".f77"):
-            suffix = path.suffix.lower() if preprocessed else path.suffix
+            # (gfortran would preprocess a .F90 again, without the macros)
+            suffix = path.suffix.lower() if preprocessed or translation.cpp is False \
+                else path.suffix
         measure = options.coverage and isolate and not replay and cov.gcov_available()
         # (F77's 'real dx(1)' dummies, assumed size: not bounds-checked)
         from f2loopy.verify.legacy import assumed_size_copy
@@ -577,7 +588,8 @@ def check_source(text: str, path, options: CheckOptions | None = None, *, result
                                  [o for o in originals.values() if o.name.lower() not in hidden],
                                  filename=f"original{suffix}",
                                  flags=ref_flags, workdir=str(tmp), coverage=measure,
-                                 extra_sources=compiled_sources(search, tmp, fixed_form, text),
+                                 extra_sources=compiled_sources(search, tmp, fixed_form, text,
+                                                                  cpp=translation.cpp),
                                  builds=reference_builds)
         sequences = []
         for *_, seq in runnable:

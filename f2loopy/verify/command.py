@@ -11,7 +11,8 @@ from f2loopy.escape import terminal
 
 def run_check(file, *, defines: dict, transform, sizes, ranges, kernel, seed, rtol, atol,
               ulps, checkpoints: bool, debug: bool, report_error, include_dirs=(), fc=None,
-              fflags=None, fixed_form: bool | None = None, bindings=()) -> int:
+              fflags=None, fixed_form: bool | None = None, bindings=(),
+              cpp: bool | None = None) -> int:
     """Run the check of *file* and print its report; returns the exit status
     (0 every output matches, 1 a mismatch or an error).  Option syntax
     errors raise :class:`click.UsageError` (exit status 2)."""
@@ -42,7 +43,7 @@ def run_check(file, *, defines: dict, transform, sizes, ranges, kernel, seed, rt
     options = CheckOptions(
         translation=TranslateOptions(defines=defines, transform=transform,
                                      include_dirs=include_dirs, checkpoints=checkpoints,
-                                     fixed_form=fixed_form, bindings=bindings),
+                                     fixed_form=fixed_form, cpp=cpp, bindings=bindings),
         kernel=kernel, sizes=size_values, ranges=range_values, seed=seed,
         tolerances=tolerances, coverage=True, **flags)
     import numpy as np

@@ -37,6 +37,8 @@ from f2loopy.ir.roles import character_of
 #: extra rounds of inputs tried to reach the statements that have not run
 ROUNDS = 24
 
+_STATEMENT_FUNCTION = re.compile(
+    r"[a-z]\w*\s*\(\s*[a-z]\w*(\s*,\s*[a-z]\w*)*\s*\)\s*=[^=]", re.IGNORECASE)
 _EXCUSED = re.compile(r"^\s*(\d+\s+)?(stop|error\s*stop|return|write|print|call\s+xerbla|"
                       r"deallocate)\b", re.IGNORECASE)
 _LITERAL = re.compile(r"""'([^'])'|"([^"])\"""")
@@ -117,6 +119,12 @@ def required_lines(text: str, kernel, first: int, last: int, counts: dict, *,
                          "\n".join(lines[first - 1:last]), re.IGNORECASE):
         info_names.add(m.group(1).lower())
     error_lines = {s.span.line for s in kernel.error_sites if s.span is not None}
+    # statement functions (f(i,j) = ..., before the first executable statement)
+    # are expanded where they are used: gcov lists their lines but never runs them
+    executable = [i.span.line for i in getattr(kernel, "instructions", ()) if i.span is not None
+                  and i.span.filename == getattr(kernel.span, "filename", None)
+                  and first < i.span.line <= last]
+    body_start = min(executable, default=first)       # (not known: none skipped)
     fixed = kernel.span is not None and is_fixed_form_name(kernel.span.filename) \
         if fixed_form is None else fixed_form
     out = {}
@@ -131,6 +139,8 @@ def required_lines(text: str, kernel, first: int, last: int, counts: dict, *,
         if not body or _EXCUSED.match(src) or \
                 re.match(r"(end|select|case|else)\b", body, re.IGNORECASE):
             continue          # (gcov counts a 'select case' on its cases)
+        if number < body_start and _STATEMENT_FUNCTION.match(body):
+            continue
         target = re.match(r"(\w+)\s*=[^=]", body)
         if target and target.group(1).lower() in info_names:
             continue          # INFO = k: an argument check reporting to xerbla

@@ -91,6 +91,19 @@ class InputPlan:
         return out
 
 
+def nearest_first(pref, lo, hi):
+    """*pref*, then the integers of [*lo*, *hi*] nearest to it, alternately
+    above and below (the order sizes are tried in)."""
+    yield pref
+    for d in range(1, hi - lo + 1):
+        if pref + d <= hi:
+            yield pref + d
+        if pref - d >= lo:
+            yield pref - d
+        if pref + d > hi and pref - d < lo:
+            return
+
+
 def _show(v) -> str:
     if isinstance(v, (bool, np.bool_)):
         return ".true." if v else ".false."

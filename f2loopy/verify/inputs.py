@@ -33,7 +33,8 @@ from f2loopy.ir.isl_tools import (
     set_names)
 from f2loopy.ir.kernel import ArrayArg, Assignment, Kernel
 from f2loopy.ir.roles import Allocation
-from f2loopy.verify.input_plan import DEFAULT_INT_RANGE, ArgSpec, InputPlan, ValueRange
+from f2loopy.verify.input_plan import (
+    DEFAULT_INT_RANGE, ArgSpec, InputPlan, ValueRange, nearest_first)
 from f2loopy.verify.subscripts import _Access, _array_accesses, _where
 
 #: sizes are chosen in [1, MAX_SIZE]
@@ -105,6 +106,10 @@ class _Planner:
         self.copies = {k.name: self._scalar_copies(k) for k in self.kernels}
         self.dd_inames = {k.name: self._data_dependent_inames(k, self.copies[k.name])
                           for k in self.kernels}
+        #: extents decided later (the lower side of their subscripts bounds the sizes), values
+        #: put into every access's instances (see :mod:`f2loopy.verify.module_extents`)
+        self.extents_later: set[str] = set()
+        self.fixed_params: dict[str, int] = {}
 
     # {{{ helpers
 
@@ -173,6 +178,8 @@ class _Planner:
         order = [i for i in k.all_inames() if i in inames]
         dom = combined_domain(k, order, with_assumptions=False)
         dom, _ = align_params(dom, self._params_space(self.int_scalars))
+        for name, value in self.fixed_params.items():
+            dom = dom & _param_eq(dom.get_space(), name, value)
         for name, expr in self.copies.get(k.name, {}).items():
             pos = dom.find_dim_by_name(dim_type.param, name)
             if pos < 0:
@@ -191,15 +198,15 @@ class _Planner:
             dom = dom & cond
         return dom
 
-    def _oob(self, acc: _Access, dom: isl.Set, extent_value=None):
+    def _oob(self, acc: _Access, dom: isl.Set, extent_value=None, lower_only=False):
         """The instances of *dom* where the access is out of bounds (None if
-        the subscript is not affine)."""
+        the subscript is not affine); *lower_only*: below the lower bound."""
         space = dom.get_space()
         try:
             idx = pwaff_from_expr(acc.index, space)
             lb = pwaff_from_expr(acc.lb, space)
-            if acc.extent is None:
-                if extent_value is None:
+            if acc.extent is None or lower_only:
+                if extent_value is None or lower_only:
                     return idx.lt_set(lb) & dom
                 ub = lb + (extent_value - 1)
             else:
@@ -250,6 +257,7 @@ class _Planner:
         for a in self.assumptions:
             used.update(param_names(a))
         written = {n for n, s in self.args.items() if s.written}
+        written |= self.extents_later | set(self.fixed_params)     # (not sizes here)
         return [n for n in self.int_scalars if n in used and n not in written]
 
     def _safe_set(self, names):
@@ -282,7 +290,8 @@ class _Planner:
             extra = set(param_names(dom)) - set(names)
             if extra - set(self.int_scalars):
                 continue
-            oob = self._oob(acc, dom)
+            oob = self._oob(acc, dom, lower_only=acc.extent is not None and bool(
+                {n for n, _ in accesses(acc.extent)} & self.extents_later))
             if oob is None:
                 continue
             bad = oob.params()
@@ -306,9 +315,13 @@ class _Planner:
                 bad_parts.append((bad, acc))
         safe = universe
         done: list = []
+        seen_text: set = set()
         for bad, _ in bad_parts:
-            if any(bad == d for d in done):
+            # (a set subtracted twice changes nothing: the same text is skipped
+            # at once, isl's equality tests only while they are few)
+            if str(bad) in seen_text or (len(done) <= 32 and any(bad == d for d in done)):
                 continue
+            seen_text.add(str(bad))
             done.append(bad)
             b, s = align_params(bad, safe)
             safe = s - b
@@ -379,7 +392,7 @@ class _Planner:
                 pref = 1
             if n in self.user_ranges:
                 pref = int(self.rng.integers(lo, hi + 1))
-            for v in _nearest_first(pref, lo, hi):
+            for v in nearest_first(pref, lo, hi):
                 trial = s & _param_eq(s.get_space(), n, v)
                 if not trial.is_empty():
                     s = trial
@@ -739,17 +752,6 @@ def _param_box(space, name, lo, hi) -> isl.Set:
     return s.add_constraint(c1).add_constraint(c2)
 
 
-def _nearest_first(pref, lo, hi):
-    yield pref
-    for d in range(1, hi - lo + 1):
-        if pref + d <= hi:
-            yield pref + d
-        if pref - d >= lo:
-            yield pref - d
-        if pref + d > hi and pref - d < lo:
-            return
-
-
 def plan_inputs(originals, *, assumptions=(), given=None, ranges=None,
                 seed: int = 0) -> InputPlan:
     """Decide sizes, value ranges and shapes for running *originals* in sequence.
@@ -760,6 +762,13 @@ def plan_inputs(originals, *, assumptions=(), given=None, ranges=None,
         ``fix_parameters``.
     :arg ranges: name -> ``(lo, hi)`` value ranges given by the user.
     """
+    return make_planner(originals, assumptions=assumptions, given=given, ranges=ranges,
+                        seed=seed).plan()
+
+
+def make_planner(originals, *, assumptions=(), given=None, ranges=None,
+                 seed: int = 0) -> _Planner:
+    """The planner of :func:`plan_inputs` (its arguments), names checked."""
     given = dict(given or {})
     rng = {n: (r if isinstance(r, ValueRange) else ValueRange(float(r[0]), float(r[1]),
                                                               why="--range"))
@@ -785,4 +794,4 @@ def plan_inputs(originals, *, assumptions=(), given=None, ranges=None,
             raise InputError(f"--range {n}: no argument called '{n}'")
         rng[lower[n.lower()]] = rng.pop(n)
     planner.user_ranges = rng
-    return planner.plan()
+    return planner

@@ -28,7 +28,7 @@ class CheckOptions:
         original (:class:`~f2loopy.pipeline.options.TranslateOptions`): the
         check follows its *defines*, *transform*, *include_dirs*,
         *checkpoints* (each checkpoint's kernels are checked too),
-        *fixed_form*, *debug*, *collect_errors*, *tuning* (the file's tuning
+        *fixed_form*, *cpp*, *debug*, *collect_errors*, *tuning* (the file's tuning
         record gives the ``tunable(...)`` choices, as for ``f2loopy
         translate``) and *tunables* (used where no record entry is); a value
         of *output_dir*, *undefines*, *search_files* or *kernels* is refused

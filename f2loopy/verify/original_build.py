@@ -41,20 +41,23 @@ def include_flags(path: Path, include_dirs) -> list[str]:
 
 
 def compiled_sources(search, tmp: Path, fixed_form: bool | None = None,
-                      text: str = "") -> list[str]:
+                      text: str = "", *, cpp: bool | None = None) -> list[str]:
     """The files of the search path in build order (with those defining the
     modules the original *text* uses anywhere), each one that was
     preprocessed for the translation as the preprocessed text (the same
     macros as the translation, not gfortran's own preprocessing without
     them); with *fixed_form* (not None), a copy named for that form where the file's
-    own name says the other."""
+    own name says the other; with *cpp* False (``-nocpp``), a copy with a
+    lower-case suffix where the file's name would have gfortran preprocess it."""
     from f2loopy.frontend.search_path import modules_used_elsewhere
     from f2loopy.frontend.source import fixed_form_of
     out = []
     for k, p in enumerate(search.build_order(closure=True, uses=modules_used_elsewhere(text))):
         pp = search.preprocessed.get(str(p))
         fixed = fixed_form_of(str(p), fixed_form)
-        if pp is None and fixed == fixed_form_of(str(p)):
+        from f2loopy.preprocessor import PREPROCESSED_SUFFIXES
+        renamed = cpp is False and str(p).endswith(PREPROCESSED_SUFFIXES)
+        if pp is None and fixed == fixed_form_of(str(p)) and not renamed:
             out.append(str(p))
             continue
         copy = tmp / f"path{k}{'.f' if fixed else '.f90'}"

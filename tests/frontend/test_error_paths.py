@@ -99,8 +99,10 @@ def _error(body):
      "(write(*,*), write(6,*) or print *), or output with a "
      "constant format of simple edit descriptors (a, i, f, e, es, g, l, x, /), of scalars and constant text, with OpenCL printf "
      "(write the values to an argument and print them after the call)"),
-    ("  print *, 'x is', x(1)\n  stop\n", "t.f90:4:20: error: only constant text and integers "
-     "can be printed before a 'stop' in a kernel, not 'x(1)'"),
+    ("  print *, 'n is', n\n  print *, 'x is', x(1)\n  stop\n", "t.f90:5:20: error: 'x(1)' is "
+     "not an integer: output before a 'stop' that prints a real must be the only output "
+     "there (it is printed with printf, the other output after the kernel); print the "
+     "integers in the same statement or drop them"),
     ("  if (n < 0) print '(b5)', n\n", "t.f90:4:14: error: 'print '(b5)', n' "
      "cannot be translated: a kernel prints only list-directed output to the screen "
      "(write(*,*), write(6,*) or print *), or output with a "

@@ -198,19 +198,27 @@ end subroutine
 """
 
 
-@pytest.mark.usefixtures("sandbox_process")
-def test_cpp_on_a_plain_file_is_refused_only_where_cpp_would_change_it(tmp_path):
-    """``-cpp`` on a ``.f90`` the translation does not preprocess: harmless
-    unless a ``-D`` macro (or one cpp predefines) appears in it, since cpp
-    would then replace it in the original and not in the kernel."""
-    from f2loopy.wrapper import WrapperError, translate_for_compile
+@pytest.mark.usefixtures("sandbox_process", "preprocessor")
+def test_cpp_on_a_plain_file_preprocesses_it_as_the_compiler_does(tmp_path):
+    """``-cpp -DSCALE=2.0`` on a ``.f90``: the compiler replaces SCALE, and so
+    does the translation (issue 27: the option takes effect instead of being
+    refused); ``-nocpp`` on a ``.F90`` leaves a macro-free file alone and
+    refuses a preprocessor line, located."""
+    from f2loopy.wrapper import translate_for_compile
     src = tmp_path / "k.f90"
     src.write_text(PLAIN)
-    with pytest.raises(WrapperError, match="-cpp changes whether the file is preprocessed"):
-        translate_for_compile(str(src), tmp_path, ["-cpp", "-DSCALE=2.0", "-c"])
-    src.write_text(PLAIN.replace("SCALE", "__LINE__"))
-    with pytest.raises(WrapperError, match="-cpp changes whether the file is preprocessed"):
-        translate_for_compile(str(src), tmp_path, ["-cpp", "-c"])
-    src.write_text(PLAIN.replace("SCALE", "2.0"))
-    f_glue, c_glue, _ = translate_for_compile(str(src), tmp_path, ["-cpp", "-DSCALE=2.0", "-c"])
+    f_glue, c_glue, _ = translate_for_compile(str(src), tmp_path / "a",
+                                              ["-cpp", "-DSCALE=2.0", "-c"])
     assert f_glue.is_file() and c_glue.is_file()
+    code = (tmp_path / "a" / "k.cl").read_text()
+    assert "x[i - 1] * 2.0f" in code, code
+    assert "SCALE" not in code
+    plain = tmp_path / "p.F90"
+    plain.write_text(PLAIN.replace("SCALE", "3.0"))
+    translate_for_compile(str(plain), tmp_path / "b", ["-nocpp", "-c"])
+    assert "* 3.0f" in (tmp_path / "b" / "p.cl").read_text()
+    branches = tmp_path / "q.F90"
+    branches.write_text(BRANCHES)
+    with pytest.raises(SystemExit):
+        translate_for_compile(str(branches), tmp_path / "c", ["-nocpp", "-c"])
+    assert not (tmp_path / "c" / "q.cl").exists()
