@@ -126,11 +126,18 @@ def test_column_kernel_guards_are_computed_per_block(monkeypatch):
     from f2loopy.codegen.emit import KernelEmitter
     from f2loopy.transform.scc import scc
     guards = _counting(monkeypatch, KernelEmitter, "_domain_guard")
-    knl = scc(parse_fortran(_column_source(NESTS), "col.f90")["col"], block=32)
+    knl = scc(parse_fortran(_column_source(NESTS), "col.f90")["col"], block=32, fuse=False)
     src = generate_code(knl).source
     assert len(knl.instructions) > 4 * NESTS
     assert len(guards) <= 2 * NESTS + 4 < len(knl.instructions)
     assert src.count("if (KFDIA >= ") == 1      # tested once, around every nest
+    # with the level loops fused (scc's default) the nests are blocks of one
+    # loop; one guard more: the first level's loop, of another range
+    guards.clear()
+    knl = scc(parse_fortran(_column_source(NESTS), "col.f90")["col"], block=32)
+    src = generate_code(knl).source
+    assert len(guards) <= 2 * NESTS + 5 < len(knl.instructions)
+    assert src.count("if (KFDIA >= ") == 1
 
 
 def test_aliased_storage_is_not_taken_for_one_element_per_work_item():
