@@ -293,6 +293,11 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include
         elif o.error is not None:
             _echo(o.error, err=True)
             failed += 1
+    if kernels and outcomes and all(o.skipped for o in outcomes):
+        # (every file only modules: the units chosen are in none of them)
+        _echo(f"f2loopy: error: --kernel {kernels[0]}: none of the files given has a "
+              "subroutine or function of that name", err=True)
+        failed += 1
     if len(generated) == 1:
         _echo(f"f2loopy: note: skipping {generated[0].path}: {GENERATED_SKIP}", err=True)
     elif generated:
@@ -346,9 +351,20 @@ def _echo_timings(outcomes, startup: float | None, command_s: float) -> None:
     _echo(timings_table("f2loopy: timings of the command (seconds):", rows, total), err=True)
 
 
+def _single_kernel(ctx, param, value):
+    """``--kernel`` of a command that takes one: given twice is an error
+    (click would keep the last one silently)."""
+    if len(value) > 1:
+        raise click.BadParameter(f"given {len(value)} times ({', '.join(value)}); this "
+                                 "command takes one kernel: run it once per kernel",
+                                 ctx=ctx, param=param)
+    return value[0] if value else None
+
+
 @main.command()
 @click.argument("file", type=click.Path())
-@click.option("--kernel", "kernel_name", default=None, help="Only this subroutine.")
+@click.option("--kernel", "kernel_name", multiple=True, callback=_single_kernel,
+              metavar="NAME", help="Only this subroutine.")
 @click.option("--ir/--no-ir", default=True, help="Print the kernel IR.")
 @click.option("--code/--no-code", default=True, help="Print the generated OpenCL.")
 @click.option("-I", "include_dirs", multiple=True, metavar="DIR",
@@ -402,7 +418,7 @@ def show(file, kernel_name, ir, code, include_dirs, bindings, defines, undefines
                    "and the kernel's assumptions.")
 @click.option("--range", "ranges", multiple=True, metavar="NAME=LO:HI",
               help="Range of the random values of an argument (repeatable).")
-@click.option("--kernel", "kernel_name", default=None,
+@click.option("--kernel", "kernel_name", multiple=True, callback=_single_kernel, metavar="NAME",
               help="Only this kernel (or the kernels that compute this subroutine).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the inputs.")
 @click.option("--rtol", multiple=True, metavar="[TYPE=]VALUE",
@@ -468,7 +484,7 @@ def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints,
 @click.option("-I", "include_dirs", multiple=True, metavar="DIR",
               type=click.Path(exists=True, file_okay=False),
               help="Look for used modules and called procedures under DIR (repeatable).")
-@click.option("--kernel", "kernel_name", default=None, metavar="NAME",
+@click.option("--kernel", "kernel_name", multiple=True, callback=_single_kernel, metavar="NAME",
               help="Time only this kernel of a file that holds several (its script runs as "
                    "always).")
 @cpp_option

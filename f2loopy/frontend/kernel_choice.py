@@ -40,6 +40,11 @@ def chosen_procedures(src, registry, kernels: tuple[str, ...] | None) -> list:
     by_name: dict = {}
     for proc in registry.all_procedures:
         by_name.setdefault(proc.name.lower(), proc)
+    if not by_name:
+        # a file of modules only (named beside the files that use them):
+        # nothing of it is chosen, which the caller reports as for any file
+        # without a procedure to translate
+        return []
     missing = [n for n in kernels if n not in by_name]
     if missing:
         have = ", ".join(sorted(by_name)) or "none"

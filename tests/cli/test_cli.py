@@ -123,3 +123,67 @@ def test_outputs_do_not_depend_on_the_hash_seed(tmp_path):
         assert proc.returncode == 0, proc.stderr
         outs.append({p.name: p.read_bytes() for p in out.iterdir()})
     assert outs[0] == outs[1]
+
+
+#: a module of kinds and one of kernels that uses it (BabelStream's layout)
+_TYPES = """module stream_types
+  implicit none
+  integer, parameter :: rk = kind(1.0d0)
+end module
+"""
+_STREAMS = """module streams
+  use stream_types
+  implicit none
+contains
+  subroutine copy(n, a, c)
+    integer, intent(in) :: n
+    real(rk), intent(in) :: a(n)
+    real(rk), intent(out) :: c(n)
+    c = a
+  end subroutine
+  subroutine scale(n, q, b, c)
+    integer, intent(in) :: n
+    real(rk), intent(in) :: q, c(n)
+    real(rk), intent(out) :: b(n)
+    b = q*c
+  end subroutine
+end module
+"""
+
+
+def test_kernel_choice_with_a_file_of_modules_beside(tmp_path):
+    """``--kernel`` with the file of kinds named beside the kernels' file:
+    the modules' file is read where used and skipped, not an error."""
+    (tmp_path / "types.f90").write_text(_TYPES)
+    (tmp_path / "streams.f90").write_text(_STREAMS)
+    proc = f2loopy("translate", "--kernel", "copy", "streams.f90", "types.f90", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "only copy translated (--kernel)" in proc.stderr
+    assert "skipping types.f90: it has no subroutine or function to translate" in proc.stderr
+    code = (tmp_path / "streams.cl").read_text()
+    assert "c[c_i1 - 1] = a[c_i1 - 1];" in code and "scale" not in code
+    assert not (tmp_path / "types.cl").exists()
+    # a name that only files of modules were given for is an error
+    (tmp_path / "streams.cl").unlink()
+    proc = f2loopy("translate", "--kernel", "copy", "types.f90", cwd=tmp_path)
+    assert proc.returncode == 1 and "nothing to translate" in proc.stderr
+    (tmp_path / "more_types.f90").write_text(_TYPES.replace("stream_types", "more_types"))
+    proc = f2loopy("translate", "--kernel", "copy", "types.f90", "more_types.f90",
+                   cwd=tmp_path)
+    assert proc.returncode == 1
+    assert ("f2loopy: error: --kernel copy: none of the files given has a subroutine or "
+            "function of that name") in proc.stderr
+    assert not list(tmp_path.glob("*.cl"))
+
+
+@pytest.mark.parametrize("command", ["check", "show", "bench"])
+def test_commands_of_one_kernel_refuse_two(tmp_path, command):
+    """``--kernel`` twice for a command that takes one kernel: an error, not
+    the last one silently."""
+    (tmp_path / "types.f90").write_text(_TYPES)
+    (tmp_path / "streams.f90").write_text(_STREAMS)
+    proc = f2loopy(command, "--kernel", "copy", "--kernel", "scale", "-I", ".", "streams.f90",
+                   cwd=tmp_path)
+    assert proc.returncode == 2
+    assert ("given 2 times (copy, scale); this command takes one kernel: run it once per "
+            "kernel") in proc.stderr
