@@ -555,11 +555,7 @@ def selector_symbol(symtab, selector):
         names, index = data_ref_parts(selector)
         if names is None or index is not None:
             return None
-        sym = symtab.get(names[0])
-        for name in names[1:]:
-            if sym is None or not sym.components:
-                return None
-            sym = next_component(sym, name)
+        sym = _along(symtab, names)
         return sym if sym is not None and sym.derived is None else None
     return None
 
@@ -594,13 +590,20 @@ def _derived_type_of(symtab, node):
         names, index = data_ref_parts(node)
         if names is None or index is not None and not isinstance(node.items[0], F.Part_Ref):
             return None
-        sym = symtab.get(names[0])
-        for name in names[1:]:
-            if sym is None or not sym.components:
-                return None
-            sym = next_component(sym, name)
+        sym = _along(symtab, names)
         return sym.derived if sym is not None else None
     return None
+
+
+def _along(symtab, names):
+    """The symbol of the component path *names* (``a``, ``b``, ``c`` of
+    ``a%b%c``) from variable ``names[0]``, or None where a part is missing."""
+    sym = symtab.get(names[0])
+    for name in names[1:]:
+        if sym is None or not sym.components:
+            return None
+        sym = next_component(sym, name)
+    return sym
 
 
 def _component_paths(tdef, prefix=()):
