@@ -33,6 +33,10 @@ class Component:
     #: (``real(8), allocatable :: data(:,:)``): its rank is ``len(shape)``,
     #: its extents and lower bounds are known only at run time
     deferred: str | None = None
+    #: why a kernel cannot use the component (``type(c_ptr) :: device_ptr``
+    #: of a field type): raised where a kernel uses it, so that the type's
+    #: other components stay usable
+    error: FortranError | None = None
 
 
 @dataclass(eq=False)
@@ -68,16 +72,40 @@ def read_type_definition(reader, node) -> TypeDef:
             raise reader.error(f"'{str(part).split()[0].lower()}' in a type definition is not "
                                "supported", None, UnsupportedFeatureError)
         for comp_stmt in part.children:
-            if not isinstance(comp_stmt, F.Data_Component_Def_Stmt):
+            if isinstance(comp_stmt, F.Proc_Component_Def_Stmt):
+                comps = _procedure_components(reader, comp_stmt, name)
+            elif not isinstance(comp_stmt, F.Data_Component_Def_Stmt):
                 raise reader.error("only data components are supported in a type "
                                    "definition", None, UnsupportedFeatureError)
-            for comp in _components(reader, comp_stmt):
+            else:
+                try:
+                    comps = list(_components(reader, comp_stmt))
+                except UnsupportedFeatureError as exc:
+                    # an error where a kernel uses these components (a device
+                    # pointer of a field type must not block its data)
+                    comps = [Component(str(decl.items[0]), error=exc)
+                             for decl in comp_stmt.items[2].items]
+            for comp in comps:
                 if comp.name.lower() in seen:
                     raise reader.error(f"component '{comp.name}' of type '{name}' is declared "
                                        "twice", comp.name)
                 seen.add(comp.name.lower())
                 tdef.components.append(comp)
     return tdef
+
+
+def _procedure_components(reader, stmt, type_name: str) -> list:
+    """The procedure pointer components of *stmt* (``procedure(iface),
+    pointer, nopass :: read_c``), which a kernel cannot call: each an error
+    where a kernel uses it, the type's data components stay usable."""
+    from f2loopy.frontend.source import statement_lines
+    reader.lines = statement_lines(stmt)
+    names = [str(d) if isinstance(d, F.Name) else str(d.items[0])
+             for d in stmt.items[2].items]
+    exc = reader.error(f"procedure pointer component '{names[0]}' of type '{type_name}' cannot "
+                       "be used in a kernel (a kernel calls no procedure pointers: call the "
+                       "procedure itself)", names[0], UnsupportedFeatureError)
+    return [Component(n, error=exc) for n in names]
 
 
 def _check_bindings(reader, part, name) -> None:
@@ -267,7 +295,11 @@ def flatten(symtab, sym, *, fresh, outer=None) -> None:
         csym.struct_rank = len(outer)
         if "pointer_root" in sym.attributes or sym.path is None and "pointer" in sym.attributes:
             csym.attributes.add("pointer_root")      # (a module pointer to a derived value)
-        if comp.type is not None:
+        if comp.error is not None:
+            # (no data: not one of the leaves a kernel receives)
+            csym.attributes.update(("poisoned", "unusable"))
+            csym.value = comp.error
+        elif comp.type is not None:
             csym.derived = comp.type
             flatten(symtab, csym, fresh=fresh, outer=outer)
         elif comp.deferred is not None:
@@ -294,8 +326,11 @@ def _flattened(sym):
 
 
 def leaves(sym):
-    """The component symbols of derived-type *sym* that hold data, in order."""
+    """The component symbols of derived-type *sym* that hold data, in order
+    (not those a kernel cannot use: an error where used)."""
     for csym in sym.components.values():
+        if "unusable" in csym.attributes:
+            continue
         if csym.derived is not None:
             yield from leaves(csym)
         else:
@@ -603,6 +638,8 @@ def _along(symtab, names):
         if sym is None or not sym.components:
             return None
         sym = next_component(sym, name)
+        if sym is not None and "unusable" in sym.attributes:
+            raise sym.value             # (a component a kernel cannot hold)
     return sym
 
 

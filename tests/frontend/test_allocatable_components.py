@@ -154,11 +154,12 @@ def _type(components: str, body: str = "    x = 1", dummy: str = "type(t) :: v")
 
 
 @pytest.mark.parametrize("source, message", [
-    (_type("    real, allocatable :: a"),
+    # (raised where a kernel uses the component: the type's others stay usable)
+    (_type("    real, allocatable :: a", "    x = v%a"),
      "f.f90:3:26: error: allocatable scalar component 'a' is not supported (only allocatable "
      "arrays are: use a plain component)"),
     (_type("    real :: q\n  end type\n  type t2\n    type(t), allocatable :: inner(:)",
-           dummy="type(t2) :: v").replace("type t\n", "type t\n", 1),
+           "    x = size(v%inner)", dummy="type(t2) :: v").replace("type t\n", "type t\n", 1),
      "f.f90:6:29: error: allocatable component 'inner' of derived type is not supported "
      "(only allocatable arrays of intrinsic types are: make the inner type's components the "
      "arrays)"),
@@ -183,6 +184,12 @@ def test_what_cannot_be_supported_is_a_located_error(source, message):
     with pytest.raises(FortranError) as e:
         parse_fortran(source, "f.f90")
     assert e.value.format().splitlines()[0] == message
+
+
+def test_unsupported_components_a_kernel_does_not_use_do_not_matter():
+    k = parse_fortran(_type("    real :: q\n    real, allocatable :: a", "    x = v%q"),
+                      "f.f90")["s"]
+    assert [a.name for a in k.args] == ["v_q", "x"]
 
 
 PARTICLES = """module md

@@ -105,7 +105,11 @@ end module m
 """
     ok = mod + "subroutine s(x)\n  use m, only: wp\n  real(wp) x\n  x = 1\nend\n"
     assert parse_fortran(ok, "t.f90")["s"].arg_dict["x"].dtype == np.float64
-    bad = mod + "subroutine s(x)\n  use m, only: bad\n  type(bad) x\nend\n"
+    # (and a component that cannot be supported, where a kernel uses it)
+    unused = mod + "subroutine s(x, y)\n  use m, only: bad\n  type(bad) x\n  real y\n" \
+        "  y = 1\nend\n"
+    assert [a.name for a in parse_fortran(unused, "t.f90")["s"].args] == ["y"]
+    bad = mod + "subroutine s(x)\n  use m, only: bad\n  type(bad) x\n  x%p = 1\nend\n"
     with pytest.raises(FortranError) as e:
         parse_fortran(bad, "t.f90")
     assert e.value.format().splitlines()[0] == (
