@@ -355,7 +355,8 @@ def _single_kernel(ctx, param, value):
     """``--kernel`` of a command that takes one: given twice is an error
     (click would keep the last one silently)."""
     if len(value) > 1:
-        raise click.BadParameter(f"given {len(value)} times ({', '.join(value)}); this "
+        from f2loopy.escape import visible
+        raise click.BadParameter(f"given {len(value)} times ({', '.join(map(visible, value))}); this "
                                  "command takes one kernel: run it once per kernel",
                                  ctx=ctx, param=param)
     return value[0] if value else None

@@ -142,17 +142,14 @@ def work_array_bounds(lowering, sym) -> tuple:
     if len(specs) != len(sym.dims):
         raise lowering.error(f"'{sym.name}' has {len(sym.dims)} dimension(s) but its "
                              f"allocation gives {len(specs)}", sym.name)
-    for s in specs:
-        for node in s.items:
-            if node is None:
-                continue
-            for name in [node] if isinstance(node, F.Name) else walk(node, F.Name):
-                if str(name).lower() in lowering.written:
-                    raise lowering.error(
-                        f"the bounds of allocatable local array '{sym.name}' depend on "
-                        f"'{name}', which '{lowering.unit_name}' assigns (f2loopy sizes the "
-                        "array once per call): allocate it with values the procedure "
-                        "leaves unchanged", sym.name, UnsupportedFeatureError)
+    from f2loopy.frontend.work_arrays import assigned_name
+    name = assigned_name(lowering, (node for s in specs for node in s.items))
+    if name is not None:
+        raise lowering.error(
+            f"the bounds of allocatable local array '{sym.name}' depend on "
+            f"'{name}', which '{lowering.unit_name}' assigns (f2loopy sizes the "
+            "array once per call): allocate it with values the procedure "
+            "leaves unchanged", sym.name, UnsupportedFeatureError)
     lbs = tuple(1 if s.items[0] is None else
                 normalize_integer(lowering.int_expr(s.items[0], "an array bound"))
                 for s in specs)

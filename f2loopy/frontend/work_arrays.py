@@ -96,16 +96,27 @@ def _constant_dims(lowering, sym):
     return tuple(shape), tuple(lbs)
 
 
-def _check_bounds_not_assigned(lowering, sym) -> None:
-    for node in (n for dim in sym.array_dims for n in dim if isinstance(n, F.Base)):
-        names = [node] if isinstance(node, F.Name) else walk(node, F.Name)
-        for name in names:
+def assigned_name(lowering, nodes) -> str | None:
+    """The first name in the bound expressions *nodes* (fparser nodes, None
+    for an absent bound) that the procedure being lowered assigns, or None."""
+    for node in nodes:
+        if node is None:
+            continue
+        for name in [node] if isinstance(node, F.Name) else walk(node, F.Name):
             if str(name).lower() in lowering.written:
-                raise lowering.error(
-                    f"the bounds of work array '{sym.name}' depend on '{name}', which "
-                    f"'{lowering.unit_name}' assigns (Fortran sizes the array when the "
-                    "procedure starts): size it with a variable the procedure leaves "
-                    "unchanged", sym.name, UnsupportedFeatureError)
+                return str(name)
+    return None
+
+
+def _check_bounds_not_assigned(lowering, sym) -> None:
+    name = assigned_name(lowering, (n for dim in sym.array_dims for n in dim
+                                    if isinstance(n, F.Base)))
+    if name is not None:
+        raise lowering.error(
+            f"the bounds of work array '{sym.name}' depend on '{name}', which "
+            f"'{lowering.unit_name}' assigns (Fortran sizes the array when the "
+            "procedure starts): size it with a variable the procedure leaves "
+            "unchanged", sym.name, UnsupportedFeatureError)
 
 
 def _invariant(lowering, name: str) -> bool:
