@@ -36,6 +36,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from f2loopy.escape import terminal
@@ -264,53 +265,55 @@ def runtime_build(compiler: list[str]) -> Path:
     return target
 
 
-def translate_for_compile(source: str, workdir: Path, options=(), for_depfile: bool = False):
-    """Translate *source* into *workdir* as the compiler with *options* reads
-    it (:mod:`f2loopy.wrapper_options`); the Fortran and C glue's paths and
-    the files the translation read (*for_depfile*: see ``translate_one``)."""
-    from f2loopy.build import translate_one
-    from f2loopy.cli import _parse_defines
-    from f2loopy.preprocessor import macro_text
-    from f2loopy.wrapper_options import OptionError, script_values, translation_options
-    try:
-        compiler = translation_options(options)
-        values = script_values(compiler.macros)
-    except OptionError as exc:
-        raise WrapperError(f"{source}: {exc}") from None
-    extra = shlex.split(os.environ.get("F2LOOPYFC_OPTIONS", ""))
-    defines, transform, kernels, forms, bindings = [], None, [], [], []
+@dataclass
+class _ExtraOptions:
+    """What ``F2LOOPYFC_OPTIONS`` asks of the translation, as written there."""
+    defines: list = field(default_factory=list)
+    transform: str | None = None
+    kernels: list = field(default_factory=list)
+    forms: list = field(default_factory=list)     # True for -ffixed-form, in order
+    bindings: list = field(default_factory=list)
+
+
+_EXTRA_WITH_VALUE = {"--kernel": "kernels", "--bind": "bindings", "-D": "defines",
+                     "--define": "defines"}
+
+
+def _extra_options(extra) -> _ExtraOptions:
+    """Read the words of ``F2LOOPYFC_OPTIONS``; an unknown one is an error."""
+    out = _ExtraOptions()
     i = 0
     while i < len(extra):
         opt = extra[i]
-        if opt == "--kernel" and i + 1 < len(extra):
-            kernels.append(extra[i + 1])
+        joined = next((k for k in ("--kernel=", "--bind=") if opt.startswith(k)), None)
+        if opt in _EXTRA_WITH_VALUE and i + 1 < len(extra):
+            getattr(out, _EXTRA_WITH_VALUE[opt]).append(extra[i + 1])
             i += 2
-        elif opt.startswith("--kernel="):
-            kernels.append(opt[len("--kernel="):])
-            i += 1
-        elif opt == "--bind" and i + 1 < len(extra):
-            bindings.append(extra[i + 1])
-            i += 2
-        elif opt.startswith("--bind="):
-            bindings.append(opt[len("--bind="):])
+        elif joined is not None:
+            getattr(out, _EXTRA_WITH_VALUE[joined[:-1]]).append(opt[len(joined):])
             i += 1
         elif opt in ("-ffree-form", "-ffixed-form"):
-            forms.append(opt == "-ffixed-form")
+            out.forms.append(opt == "-ffixed-form")
             i += 1
-        elif opt in ("-D", "--define") and i + 1 < len(extra):
-            defines.append(extra[i + 1])
-            i += 2
         elif opt.startswith("-D") and len(opt) > 2:
-            defines.append(opt[2:])
+            out.defines.append(opt[2:])
             i += 1
         elif opt == "--transform" and i + 1 < len(extra):
-            transform = extra[i + 1]
+            out.transform = extra[i + 1]
             i += 2
         else:
             raise WrapperError(f"F2LOOPYFC_OPTIONS: unknown option {opt!r} (use -D NAME=VALUE, "
                                f"--transform RECIPE, --kernel NAME, "
                                f"--bind KERNEL:DUMMY=PROCEDURE, -ffree-form and "
                                f"-ffixed-form)")
+    return out
+
+
+def _add_extra_defines(values: dict, defines: list, compiler) -> None:
+    """Add ``F2LOOPYFC_OPTIONS``' ``-D`` values to the script's *values*; one
+    that differs from the compiler's own ``-D``/``-U`` is an error."""
+    from f2loopy.cli import _parse_defines
+    from f2loopy.preprocessor import macro_text
     try:
         extra_values = _parse_defines(defines)
     except Exception as exc:  # noqa: BLE001 - click's BadParameter
@@ -322,6 +325,11 @@ def translate_for_compile(source: str, workdir: Path, options=(), for_depfile: b
             raise WrapperError(f"F2LOOPYFC_OPTIONS: -D {name} differs from the compiler's "
                                f"-D/-U {name}: the kernels and the original would disagree")
         values[name] = value
+
+
+def _source_form(source: str, compiler, forms: list) -> bool | None:
+    """The form the translation reads *source* in: the compiler's, which a
+    form given in ``F2LOOPYFC_OPTIONS`` may only repeat."""
     fixed_form = compiler.fixed_form
     if forms:
         # the translation reads the file as the compiler does: a form of its own
@@ -335,26 +343,45 @@ def translate_for_compile(source: str, workdir: Path, options=(), for_depfile: b
                 f"({'fixed' if read else 'free'}): the kernels and the original would "
                 "disagree (give the compile the option)")
         fixed_form = forms[-1]
-    if kernels:
-        from f2loopy.diagnostics import F2LoopyError
-        from f2loopy.frontend.kernel_choice import check_kernel_names
-        try:
+    return fixed_form
+
+
+def _checked_choices(kernels: list, bindings: list) -> tuple[tuple, tuple]:
+    """``--kernel`` names and ``--bind`` values, validated as the CLI does."""
+    from f2loopy.diagnostics import F2LoopyError
+    try:
+        if kernels:
+            from f2loopy.frontend.kernel_choice import check_kernel_names
             kernels = list(check_kernel_names(kernels))
-        except F2LoopyError as exc:
-            raise WrapperError(f"F2LOOPYFC_OPTIONS: {exc.message}") from None
-    if bindings:
-        from f2loopy.diagnostics import F2LoopyError
-        from f2loopy.frontend.procedure_dummies import parse_bindings
-        try:
+        if bindings:
+            from f2loopy.frontend.procedure_dummies import parse_bindings
             bindings = [b.option().split(" ", 1)[1] for b in parse_bindings(bindings)]
-        except F2LoopyError as exc:
-            raise WrapperError(f"F2LOOPYFC_OPTIONS: {exc.message}") from None
-    outcome = translate_one(source, output_dir=workdir, defines=values, transform=transform,
-                            bindings=tuple(bindings),
+    except F2LoopyError as exc:
+        raise WrapperError(f"F2LOOPYFC_OPTIONS: {exc.message}") from None
+    return tuple(kernels), tuple(bindings)
+
+
+def translate_for_compile(source: str, workdir: Path, options=(), for_depfile: bool = False):
+    """Translate *source* into *workdir* as the compiler with *options* reads
+    it (:mod:`f2loopy.wrapper_options`); the Fortran and C glue's paths and
+    the files the translation read (*for_depfile*: see ``translate_one``)."""
+    from f2loopy.build import translate_one
+    from f2loopy.wrapper_options import OptionError, script_values, translation_options
+    try:
+        compiler = translation_options(options)
+        values = script_values(compiler.macros)
+    except OptionError as exc:
+        raise WrapperError(f"{source}: {exc}") from None
+    extra = _extra_options(shlex.split(os.environ.get("F2LOOPYFC_OPTIONS", "")))
+    _add_extra_defines(values, extra.defines, compiler)
+    fixed_form = _source_form(source, compiler, extra.forms)
+    kernels, bindings = _checked_choices(extra.kernels, extra.bindings)
+    outcome = translate_one(source, output_dir=workdir, defines=values, transform=extra.transform,
+                            bindings=bindings,
                             undefines=tuple(compiler.undefines),
                             include_dirs=tuple(compiler.include_dirs),
                             fixed_form=fixed_form, cpp=compiler.cpp,
-                            kernels=tuple(kernels) or None,
+                            kernels=kernels or None,
                             for_depfile=for_depfile)
     # everything printed comes from the file, its name or its script: shown, never acted on
     if outcome.script_output:
