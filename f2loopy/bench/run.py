@@ -281,29 +281,17 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
               queue=None, fortran=True, bandwidth_gbs=None, build_options=None,
               progress=None, transform=None, include_dirs=(),
               kernel: str | None = None, cpp: bool | None = None) -> BenchReport:
+    """Translate *path*, then build, check against the reference and time each
+    stage's kernel (the script's checkpoints and its result) on *queue*."""
     import pyopencl as cl
 
-    from f2loopy.bench.statistics import kernel_statistics
-    from f2loopy.codegen import join_program
     from f2loopy.pipeline import TranslateOptions, translate_file
     defines = dict(defines or {})
     sizes = dict(sizes or {})
     t0 = time.perf_counter()
     result = translate_file(path, TranslateOptions(defines=defines, transform=transform,
                                                    include_dirs=include_dirs, cpp=cpp))
-    stages = list(result.checkpoints)
-    if not stages or list(stages[-1][1]) != list(result.kernels):
-        # the script's result, unless its last checkpoint is that kernel already
-        stages.append(("final", list(result.kernels)))
-    if kernel is not None:
-        # one kernel of a file that holds several: the script still sees them all
-        names = sorted({k.name for _, ks in stages for k in ks})
-        stages = [(label, [k for k in ks if k.name.lower() == kernel.lower()])
-                  for label, ks in stages]
-        stages = [(label, ks) for label, ks in stages if ks]
-        if not stages:
-            raise F2LoopyError(f"--kernel {ascii(kernel)[1:-1]}: no kernel of that name in {path} "
-                               f"(its kernels: {', '.join(names)})")
+    stages = _bench_stages(result, kernel, path)
     # the translation's code of every stage (a script's: the sandbox child's)
     transformed = result.transformed
     if transformed is None:             # (translated here, never from the cache)
@@ -320,10 +308,52 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
     report = BenchReport(str(path), device, sizes, defines, "", translate_s=translate_s,
                          bandwidth_gbs=bandwidth_gbs, bandwidth_measured=measured)
 
-    # reference: gfortran on the original subroutines, else the first stage
-    ref_outputs = None
+    ref_outputs = _reference_outputs(report, result, stages[0][1][0], sizes, seed, fortran)
+    for label, gks in generated:
+        if len(gks) != 1:
+            raise F2LoopyError(f"checkpoint '{label}' has {len(gks)} kernels "
+                               f"({', '.join(g.kernel.name for g in gks)}); bench times one "
+                               "kernel per checkpoint: choose one with --kernel NAME")
+        if progress:
+            progress(label)
+        row, outputs = _bench_row(label, gks[0], queue, sizes, seed, build_options, ref_outputs,
+                                  min_time, warmup)
+        if ref_outputs is None:
+            ref_outputs = outputs
+        report.rows.append(row)
+    base = report.rows[0].time_ms if report.rows else None
+    for r in report.rows:
+        r.speedup = base / r.time_ms if base and r.time_ms else None
+    try:
+        report.compulsory_bytes = scale_compulsory(stages[-1][1][0], sizes)
+    except Exception:           # counting is informative only
+        report.compulsory_bytes = None
+    return report
+
+
+def _bench_stages(result, kernel: str | None, path) -> list:
+    """The (label, kernels) stages bench times: the script's checkpoints and
+    its result, only *kernel*'s where one is named."""
+    stages = list(result.checkpoints)
+    if not stages or list(stages[-1][1]) != list(result.kernels):
+        # the script's result, unless its last checkpoint is that kernel already
+        stages.append(("final", list(result.kernels)))
+    if kernel is not None:
+        # one kernel of a file that holds several: the script still sees them all
+        names = sorted({k.name for _, ks in stages for k in ks})
+        stages = [(label, [k for k in ks if k.name.lower() == kernel.lower()])
+                  for label, ks in stages]
+        stages = [(label, ks) for label, ks in stages if ks]
+        if not stages:
+            raise F2LoopyError(f"--kernel {ascii(kernel)[1:-1]}: no kernel of that name in {path} "
+                               f"(its kernels: {', '.join(names)})")
+    return stages
+
+
+def _reference_outputs(report: BenchReport, result, first_kernel, sizes, seed, fortran):
+    """The reference outputs: gfortran's run of the original subroutines
+    (recorded in *report*), else None (the first stage becomes the reference)."""
     original = None
-    first_kernel = stages[0][1][0]
     host_args = make_inputs(first_kernel, sizes, seed)
     if fortran:
         try:
@@ -335,53 +365,45 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
         report.fortran_threads, report.fortran_threads_why = openmp_threads(
             Path(result.source_path).read_text(encoding="utf-8", errors="replace"))
         report.reference = "the original Fortran built with gfortran"
-    elif not report.reference:
+        return ref_outputs
+    if not report.reference:
         report.reference = "the first checkpoint on this device"
+    return None
 
-    for label, gks in generated:
-        if len(gks) != 1:
-            raise F2LoopyError(f"checkpoint '{label}' has {len(gks)} kernels "
-                               f"({', '.join(g.kernel.name for g in gks)}); bench times one "
-                               "kernel per checkpoint: choose one with --kernel NAME")
-        gk = gks[0]
-        if progress:
-            progress(label)
-        options = list(build_options if build_options is not None else gk.build_options)
-        values = {**sizes, **{a.name: a.fixed_value for a in gk.kernel.args
-                              if a.fixed_value is not None}}
-        if gk.specialized:
-            # compiled per value of these arguments (runtime specialisation)
-            from f2loopy.codegen import specialization_options
-            missing = [n for n, _ in gk.specialized if n not in values]
-            if missing:
-                raise F2LoopyError(f"kernel '{gk.kernel.name}' is compiled per value of "
-                                   f"'{missing[0]}': give it with --size {missing[0]}=N")
-            options += list(specialization_options(gk.specialized, values))
-        prg = cl.Program(queue.context, join_program([gk])).build(options=options)
-        args = make_inputs(gk.kernel, sizes, seed)
-        from f2loopy.bench.launches import launcher, time_calls
-        # correctness: one run on fresh inputs through the glue's layout handling
-        bufs = device_args(gk, args, queue)
-        launcher(gk, prg, bufs, values, queue)(queue)
-        queue.finish()
-        outputs = read_outputs(gk, bufs, args, queue)
-        if ref_outputs is None:
-            ref_outputs = outputs
-        ok, err = _compare(outputs, ref_outputs)
-        # timing
-        bufs = device_args(gk, args, queue)
-        ms = time_calls(queue, launcher(gk, prg, bufs, values, queue), min_time, warmup)
-        st = kernel_statistics(gk.kernel, sizes, formulas=False)
-        report.rows.append(BenchRow(label, ms, None, st.flops / (ms * 1e-3) / 1e9,
-                                    st.bytes / (ms * 1e-3) / 1e9, st.flops, st.bytes, ok, err))
-    base = report.rows[0].time_ms if report.rows else None
-    for r in report.rows:
-        r.speedup = base / r.time_ms if base and r.time_ms else None
-    try:
-        report.compulsory_bytes = scale_compulsory(stages[-1][1][0], sizes)
-    except Exception:           # counting is informative only
-        report.compulsory_bytes = None
-    return report
+
+def _bench_row(label, gk, queue, sizes, seed, build_options, ref_outputs, min_time, warmup):
+    """Build one stage's kernel, check it once against *ref_outputs* (itself
+    when None) and time it: its row and its outputs."""
+    import pyopencl as cl
+
+    from f2loopy.bench.statistics import kernel_statistics
+    from f2loopy.codegen import join_program
+    options = list(build_options if build_options is not None else gk.build_options)
+    values = {**sizes, **{a.name: a.fixed_value for a in gk.kernel.args
+                          if a.fixed_value is not None}}
+    if gk.specialized:
+        # compiled per value of these arguments (runtime specialisation)
+        from f2loopy.codegen import specialization_options
+        missing = [n for n, _ in gk.specialized if n not in values]
+        if missing:
+            raise F2LoopyError(f"kernel '{gk.kernel.name}' is compiled per value of "
+                               f"'{missing[0]}': give it with --size {missing[0]}=N")
+        options += list(specialization_options(gk.specialized, values))
+    prg = cl.Program(queue.context, join_program([gk])).build(options=options)
+    args = make_inputs(gk.kernel, sizes, seed)
+    from f2loopy.bench.launches import launcher, time_calls
+    # correctness: one run on fresh inputs through the glue's layout handling
+    bufs = device_args(gk, args, queue)
+    launcher(gk, prg, bufs, values, queue)(queue)
+    queue.finish()
+    outputs = read_outputs(gk, bufs, args, queue)
+    ok, err = _compare(outputs, outputs if ref_outputs is None else ref_outputs)
+    # timing
+    bufs = device_args(gk, args, queue)
+    ms = time_calls(queue, launcher(gk, prg, bufs, values, queue), min_time, warmup)
+    st = kernel_statistics(gk.kernel, sizes, formulas=False)
+    return BenchRow(label, ms, None, st.flops / (ms * 1e-3) / 1e9, st.bytes / (ms * 1e-3) / 1e9,
+                    st.flops, st.bytes, ok, err), outputs
 
 
 def scale_compulsory(kernel, sizes):
