@@ -516,8 +516,20 @@ class KernelEmitter:
         if ex is not None and not self.kernel.iname_tag(iname).hardware:
             # the loop stops once a flag ending it is set (do while, exit...)
             until = "".join(f" && !{self.c_variable(f)}" for f in ex.flags)
-        self.emit_line(f"for (int {var} = {lo_text}; {var} <= {hi_text}{until}; {step})")
         inner_ctx = _intersect_params(ctx, range_constraint(iname, lower, upper, stride))
+        once = lo_text == self.printer(normalize_integer(expr_from_pwaff(upper, ctx)))
+        if once and not until and not self.kernel.iname_tag(iname).hardware:
+            # one iteration: a block with the index fixed, not a loop (a
+            # guarded level loop merged into another, the last level of a
+            # loop one level longer), which compilers need not unroll
+            self.emit_line("{")
+            self.indent += 1
+            self.emit_line(f"int const {var} = {lo_text};")
+            self.emit_nodes(node.body, inner_names, inner_ctx)
+            self.indent -= 1
+            self.emit_line("}")
+            return
+        self.emit_line(f"for (int {var} = {lo_text}; {var} <= {hi_text}{until}; {step})")
         self.emit_block(node.body, inner_names, inner_ctx)
 
     def emit_slabs(self, node, inner_names, ctx, lower, upper, slabs):

@@ -27,7 +27,18 @@ without it) in program order and merges each into the first loop before it
   runs inside the target as a loop of at most one iteration, its index
   equal to the target's within its own range: one test
   (``JK >= NCLDTOP``) guards its whole body, which reads the target's
-  index, at exactly its own levels;
+  index, at exactly its own levels (code generation prints a loop of one
+  iteration as a block that fixes its index);
+* a loop whose range may start before the target's (``NCLDTOP..KLEV``
+  without that assumption) is split first: its levels below the target's
+  range (``NCLDTOP..0``, copies of its statements in a loop of their own,
+  with copies of the loops inside it) run right before the merged loop,
+  its other levels merge as above.  Legal where running those levels
+  first keeps every dependence: checked as if the target ran over them
+  too, doing nothing there (the merge check below on the copy), and none
+  of the statements between the two loops that stay after the merged
+  loop may touch what they touch; else the loop stays apart, with the
+  statements that conflict named;
 * a loop over the target's range extended at the top (``1..KLEV+1``) is
   split first: its levels in the target's range merge, the others stay a
   loop after the merged one (the last level peeled).
@@ -64,7 +75,8 @@ from f2loopy.transform.util import rename_in_set, unique_name
 @dataclass(frozen=True)
 class LevelFusion:
     """What :func:`fuse_level_loops` did: *merged* ``(loop, into, how)``
-    (how: ``"same range"``, ``"interchanged"``, ``"guarded"``, ``"peeled"``),
+    (how: ``"same range"``, ``"interchanged"``, ``"guarded"``, ``"peeled"``,
+    ``"levels below peeled"``),
     *refused* ``(loop, into, reason)``."""
 
     merged: tuple[tuple[str, str, str], ...]
@@ -223,16 +235,18 @@ def _line(insn) -> str:
 
 
 def _reorder(kernel: Kernel, first: list[str], moved: list[str], between: list[str],
-             after: set[str]) -> Kernel:
+             after: set[str], *, ahead: list[str] | None = None) -> Kernel:
     """Statement order: up to the target, the statements of *between* not in
-    *after*, the target's (*first*), the merged loop's (*moved*), *after*."""
+    *after*, *ahead*, the target's (*first*), the merged loop's (*moved*),
+    *after*."""
+    ahead = ahead or []
     ids = [i.id for i in kernel.instructions]
     pos = {i: k for k, i in enumerate(ids)}
     start = pos[first[0]]
-    block = set(first) | set(moved) | set(between)
+    block = set(first) | set(moved) | set(between) | set(ahead)
     end = max(pos[i] for i in block)
     head = ids[:start]
-    middle = [i for i in between if i not in after] + first + moved + \
+    middle = [i for i in between if i not in after] + ahead + first + moved + \
         [i for i in between if i in after]
     if sorted(middle) != sorted(ids[start:end + 1]):
         raise _Refused("the two loops' statements are interleaved with others")
@@ -265,10 +279,14 @@ def _nest_guarded(kernel: Kernel, x: str, t: str, ids: list[str]) -> Kernel:
     return _finish(kernel.copy(instructions=insns, substitutions=rules))
 
 
-def _peel(kernel: Kernel, x: str, keep: isl.Set, rest: isl.Set, ids: list[str]) -> Kernel:
+def _peel(kernel: Kernel, x: str, keep: isl.Set, rest: isl.Set, ids: list[str], *,
+          before: bool = False) -> tuple[Kernel, str, list[str]]:
     """Split loop *x* (statements *ids*) into *x* over *keep* and a new loop
-    over *rest* (both sets over *x*) right after it, with copies of its
-    statements that depend on all of the originals."""
+    over *rest* (both sets over *x*) right after it (*before*: right before
+    it), with copies of its statements; the copies that run second depend
+    on the statements of the first loop they may touch the same elements
+    as.  Returns the kernel, the new loop's name and the copies' ids (in the
+    order of *ids*)."""
     from f2loopy.transform.iname import _finish, _rewrite_selected
     where = iname_to_domain_index(kernel)
     xp = unique_name(kernel, f"{x}_peel")
@@ -281,20 +299,52 @@ def _peel(kernel: Kernel, x: str, keep: isl.Set, rest: isl.Set, ids: list[str]) 
         copy_of[i] = unique_name(kernel, f"{i}_peel", extra_taken=taken)
         taken.append(copy_of[i])
     originals = frozenset(ids)
+    # the loops inside x (only its statements run in them) get copies of
+    # their own for the copied statements: each loop is entered once
+    inner = sorted({n for i in ids for n in kernel.id_to_insn[i].within_inames}
+                   - {x} - kernel.hardware_inames())
+    inner = [n for n in inner if all(i.id in originals for i in kernel.instructions
+                                     if n in i.within_inames)]
+    if set(inner) & set(kernel.loop_exits):
+        raise _Refused(f"a loop inside loop '{x}' is left by 'exit', so its levels cannot "
+                       "be split")
+    to: dict[str, str] = {}
+    for n in inner:
+        to[n] = unique_name(kernel, n, extra_taken=taken)
+        taken.append(to[n])
+    for d in kernel.domains:
+        names = set(d.get_var_names(dim_type.set))
+        if names & set(to):
+            if not names <= set(to):
+                raise _Refused(f"the bounds of a loop inside loop '{x}' are bound to loops "
+                               "outside it, so its levels cannot be split")
+            for n in names | (set(d.get_var_names(dim_type.param)) & set(to)):
+                d = rename_in_set(d, n, to[n])
+            domains.append(d)
     out = []
-    last = max(k for k, insn in enumerate(kernel.instructions) if insn.id in originals)
+    at = [k for k, insn in enumerate(kernel.instructions) if insn.id in originals]
+    where_copies = at[0] if before else at[-1]
     for k, insn in enumerate(kernel.instructions):
+        if k == where_copies and before:
+            for j in ids:
+                o = kernel.id_to_insn[j]
+                out.append(o.copy(id=copy_of[j], depends_on=frozenset(
+                    copy_of.get(d, d) for d in o.depends_on)))
         out.append(insn)
-        if k == last:
+        if k == where_copies and not before:
             for j in ids:
                 o = kernel.id_to_insn[j]
                 out.append(o.copy(id=copy_of[j], depends_on=o.depends_on | originals))
     kernel = kernel.copy(domains=tuple(domains), instructions=tuple(out))
-    insns, rules = _rewrite_selected(kernel, set(copy_of.values()), {x: p.Variable(xp)},
-                                     remove=[x], add=[xp])
+    copies_set = set(copy_of.values())
+    mapping = {x: p.Variable(xp)} | {n: p.Variable(m) for n, m in to.items()}
+    insns, rules = _rewrite_selected(kernel, copies_set, mapping, remove=[x], add=[xp])
+    insns = tuple(i.copy(within_inames=frozenset(to.get(n, n) for n in i.within_inames))
+                  if i.id in copies_set and set(to) & i.within_inames else i for i in insns)
     tags = dict(kernel.iname_tags)
-    if x in tags:
-        tags[xp] = tags[x]
+    for n, m in [(x, xp), *to.items()]:
+        if n in tags:
+            tags[m] = tags[n]
     from f2loopy.ir.frozen import FrozenMap
     kernel = _finish(kernel.copy(instructions=insns, substitutions=rules,
                                  iname_tags=FrozenMap(tags)))
@@ -310,7 +360,12 @@ def _peel(kernel: Kernel, x: str, keep: isl.Set, rest: isl.Set, ids: list[str]) 
     fixed = []
     copies = set(copy_of.values())
     for insn in kernel.instructions:
-        if insn.id in copies:
+        if before and insn.id in originals:
+            # the originals now run second: they wait for the copies they
+            # may touch the same elements as
+            extra = {copy_of[j] for j in ids if conflict(insn.id, copy_of[j])}
+            insn = insn.copy(depends_on=insn.depends_on | extra)
+        elif insn.id in copies and not before:
             o = kernel.id_to_insn[next(j for j in ids if copy_of[j] == insn.id)]
             deps = {copy_of.get(d, d) for d in o.depends_on} | \
                 {j for j in ids if conflict(insn.id, j)}
@@ -325,13 +380,17 @@ def _peel(kernel: Kernel, x: str, keep: isl.Set, rest: isl.Set, ids: list[str]) 
             if extra:
                 insn = insn.copy(depends_on=insn.depends_on | extra)
         fixed.append(insn)
-    return kernel.copy(instructions=tuple(fixed))
+    return kernel.copy(instructions=tuple(fixed)), xp, [copy_of[j] for j in ids]
 
 
 def _fuse_one(kernel: Kernel, column: str | None, x: str, t: str,
-              allow_peel: bool = True) -> tuple[Kernel, str] | None:
+              allow_peel: bool = True, ahead: tuple[str, ...] = ()
+              ) -> tuple[Kernel, str] | None:
     """Merge the loop of region *x* into target loop *t*: the kernel and
-    how, None if their ranges are unrelated; raises :class:`_Refused`."""
+    how, None if their ranges are unrelated; raises :class:`_Refused`.
+    *ahead*: statements between the two (the levels of *x* below the range
+    of *t*, peeled) that run right before the merged loop, checked
+    already against the target's statements."""
     from f2loopy.transform.iname import merge_checked_loop
     from f2loopy.transform.loop_fusion import check_loop_fusion
     f = _Fuser(kernel, column)
@@ -349,7 +408,7 @@ def _fuse_one(kernel: Kernel, column: str | None, x: str, t: str,
         if y in kernel.loop_exits:
             raise _Refused(f"loop '{y}' is left by 'exit', so its iterations cannot join "
                            "another loop's")
-    between = [i for _, ids in regs[it + 1:ix] for i in ids]
+    between = [i for _, ids in regs[it + 1:ix] for i in ids if i not in ahead]
     dt = _domain(kernel, t)
     if dt is None:
         return None
@@ -362,8 +421,10 @@ def _fuse_one(kernel: Kernel, column: str | None, x: str, t: str,
         rest = dxr - dt2
         if not (dxr & dt2).is_empty() and rest.lex_ge_set(dt2).is_empty() \
                 and not (dxr.params() - rest.params()).is_empty():
-            raise _Refused(f"its range may start before the range of '{t}' (the kernel's "
-                           "assumptions do not say that its lower bound is in it)")
+            if not allow_peel:
+                raise _Refused(f"its range may start before the range of '{t}' (the "
+                               "kernel's assumptions do not say that its lower bound is in it)")
+            return _peel_below(kernel, column, x, t, ids_x, dt2, rest)
         # a species loop around a level loop of the target's range
         common = frozenset.intersection(*(f.loops_of(kernel.id_to_insn[i]) for i in ids_x))
         found: list[str] = []
@@ -401,7 +462,7 @@ def _fuse_one(kernel: Kernel, column: str | None, x: str, t: str,
         rest_x = rest_x.coalesce()
         if rest_x.n_basic_set() != 1:
             return None
-        split = _peel(kernel, inner, keep.coalesce(), rest_x, ids_x)
+        split = _peel(kernel, inner, keep.coalesce(), rest_x, ids_x)[0]
         out = _fuse_one(split, column, x, t, allow_peel=False)
         if out is None:
             return None
@@ -412,6 +473,20 @@ def _fuse_one(kernel: Kernel, column: str | None, x: str, t: str,
     if both:
         raise _Refused(f"line {_line(kernel.id_to_insn[both[0]])}, between the two loops, "
                        f"uses what loop '{t}' computes and loop '{inner}' uses what it computes")
+    if ahead:
+        # the peeled levels run before the statements between that follow
+        # the target (they ran after them): none may touch their elements
+        clash = _first_conflict(kernel, list(ahead), [i for i in between if i in dep])
+        if clash is not None:
+            raise _Refused(f"its range may start before the range of '{t}', and line "
+                           f"{_line(kernel.id_to_insn[clash[1]])}, between the two loops, "
+                           f"uses what loop '{t}' computes and touches what its levels "
+                           f"below that range touch (line {_line(kernel.id_to_insn[clash[0]])})")
+        # ... and before the target's (checked): no order to keep with those
+        gone = set(ids_t) | dep
+        kernel = kernel.copy(instructions=tuple(
+            i.copy(depends_on=i.depends_on - gone) if i.id in ahead else i
+            for i in kernel.instructions))
     try:
         check_loop_fusion(kernel, inner, t, caller="fuse_level_loops")
     except TransformError as exc:
@@ -434,7 +509,58 @@ def _fuse_one(kernel: Kernel, column: str | None, x: str, t: str,
     insns = tuple(i.copy(depends_on=(i.depends_on - dep) | (sinks if i.id in sources else set()))
                   if i.id in moved else i for i in kernel.instructions)
     kernel = kernel.copy(instructions=insns)
-    return _reorder(kernel, ids_t, ids_x, between, dep), how
+    return _reorder(kernel, ids_t, ids_x, between, dep, ahead=list(ahead)), how
+
+
+def _first_conflict(kernel: Kernel, these: list[str], those: list[str]
+                    ) -> tuple[str, str] | None:
+    """The first pair (one of *these*, one of *those*) whose accesses may
+    touch the same element, one of them writing; None if none."""
+    if not these or not those:
+        return None
+    analysis = AccessAnalysis(kernel)
+    accs = {i: instruction_accesses(kernel, kernel.id_to_insn[i]) for i in these + those}
+    for a in these:
+        for b in those:
+            if any((u.is_write or v.is_write) and u.name == v.name
+                   and analysis.may_conflict(u, v) for u in accs[a] for v in accs[b]):
+                return a, b
+    return None
+
+
+def _peel_below(kernel: Kernel, column: str | None, x: str, t: str, ids_x: list[str],
+                dt: isl.Set, rest: isl.Set) -> tuple[Kernel, str]:
+    """Merge loop *x*, whose range may start before the range *dt* of the
+    target *t* (the levels *rest*, both sets over *t*), into *t*: its
+    levels in *dt* merge as a guarded loop, the others (a new loop of
+    copies of its statements) run right before the merged loop, which the
+    dependences must allow: as if *t* ran over those levels too, doing
+    nothing there (:func:`~f2loopy.transform.loop_fusion.check_loop_fusion`
+    of the new loop into *t*); the statements between the two loops that
+    stay after the merged loop must not touch what they touch."""
+    from f2loopy.transform.loop_fusion import check_loop_fusion
+    own = kernel.domains[iname_to_domain_index(kernel)[x]]
+    if own.dim(dim_type.set) != 1:
+        raise _Refused(f"its range may start before the range of '{t}' and its bounds "
+                       "depend on other loops")
+    keep_x, own_a = _as(dt, t, x, own)
+    rest_x = _as(rest, t, x, own)[0].coalesce()
+    if rest_x.n_basic_set() != 1:
+        raise _Refused(f"its range may start before the range of '{t}', and its levels "
+                       "below that range are not one range")
+    split, low, copies = _peel(kernel, x, (own_a & keep_x).coalesce(), rest_x & own_a,
+                               ids_x, before=True)
+    try:
+        check_loop_fusion(split, low, t, caller="fuse_level_loops")
+    except TransformError as exc:
+        why = str(getattr(exc, "message", None) or exc).splitlines()[0]
+        raise _Refused(f"its range may start before the range of '{t}', and its levels "
+                       f"below that range cannot run before it: {why}") from exc
+    out = _fuse_one(split, column, x, t, allow_peel=False, ahead=tuple(copies))
+    if out is None:
+        raise _Refused(f"its range may start before the range of '{t}', and its levels "
+                       "in that range do not merge into it")
+    return out[0], "levels below peeled"
 
 
 def level_fusion(kernel: Kernel, *, column: str | None = None) -> tuple[Kernel, LevelFusion]:

@@ -400,7 +400,7 @@ def test_fused_level_loop_in_the_ir_and_the_code(fused):
     # the level the last iteration wrote, after the loop
     assert src[end:].startswith("pplsl[jl_inner + 32 * jl_outer + kidia - 1 + klon * klev] "
                                 "= zpfplsx_k[0] + zpfplsx_k[1];")
-    assert ("for (int jk_1 = klev + 1; jk_1 <= klev + 1; ++jk_1)\n        {\n            pplsl[jl_inner "
+    assert ("{\n            int const jk_1 = klev + 1;\n            pplsl[jl_inner "
             "+ 32 * jl_outer + kidia - 1 + klon * (jk_1 - 1)] = pplsl[jl_inner + 32 * jl_outer "
             "+ kidia - 1 + klon * (jk_1 - 1)] + zpfplsx_k[2];") in src[end:]
 

@@ -149,12 +149,24 @@ def test_what_merges_and_how():
                        "it computes"),)
 
 
-def test_a_top_level_that_may_be_below_the_range_stays_apart():
-    _, report = scc_with_fusion(_column(COLUMN, "lf_col"), block=32)
-    assert ("jk_5", "jk", "loop 'jk_5' (lines 50-55) stays apart from loop 'jk': its range "
-                          "may start before the range of 'jk' (the kernel's assumptions do "
-                          "not say that its lower bound is in it)") in report.refused
-    assert [m[0] for m in report.merged] == ["jm", "jk_2", "jm_1", "jk_4"]
+def test_a_top_level_that_may_be_below_the_range_merges_with_its_low_levels_peeled():
+    # without ktop >= 1 the main loop's levels ktop..0 run first, as a loop of
+    # their own (they touch no level the set-up loops write), the others merge
+    out, report = scc_with_fusion(_column(COLUMN, "lf_col"), block=32)
+    assert report.merged == (
+        ("jm", "jk", "interchanged"), ("jk_2", "jk", "same range"),
+        ("jm_1", "jk", "interchanged"), ("jk_4", "jk", "peeled"),
+        ("jk_5", "jk", "levels below peeled"), ("jk_6", "jk", "peeled"))
+    assert [r[0] for r in report.refused] == ["jk_7"]
+    code = generate_code(out).device_code
+    loops = [line.strip() for line in code.splitlines() if line.strip().startswith("for (")]
+    assert loops == [
+        "for (int jk_5_peel = ktop; jk_5_peel <= (klev >= 1 ? 0 : klev); ++jk_5_peel)",
+        "for (int jk = 1; jk <= klev; ++jk)",
+        "for (int jm = 1; jm <= 3; ++jm)",
+        "for (int jm_1 = 1; jm_1 <= 3; ++jm_1)",
+        "for (int jk_7 = 1; jk_7 <= klev; ++jk_7)"]
+    assert code.count("if (jk >= ktop)") == 1
 
 
 def test_refusals_name_the_dependence():
@@ -185,12 +197,13 @@ def test_interchange_reason_exempts_per_iteration_scalars():
 def test_fuse_level_loops_alone_and_its_errors():
     k = _column(COLUMN, "lf_col", "ktop >= 1")
     out, report = level_fusion(k)
-    # before the column mapping the column loops are loops too: the nests
-    # over one more level are not split (their column loop runs as many
-    # statements as their level loop), the rest merges as under scc
+    # before the column mapping the column loops are loops too: the peeled
+    # last level of the nests over one more level gets a column loop of its
+    # own, and everything merges as under scc
     assert report.merged == (
         ("jm", "jk", "interchanged"), ("jk_2", "jk", "same range"),
-        ("jm_1", "jk", "interchanged"), ("jk_5", "jk", "guarded"))
+        ("jm_1", "jk", "interchanged"), ("jk_4", "jk", "peeled"),
+        ("jk_5", "jk", "guarded"), ("jk_6", "jk", "peeled"))
     assert [r[0] for r in report.refused] == ["jk_7"]
     assert fuse_level_loops(k).instructions == out.instructions
     with pytest.raises(TransformError, match="fuse_level_loops: no loop 'jx' in kernel "
@@ -211,15 +224,18 @@ def test_generated_code_has_one_level_loop():
     code = generate_code(scc(k, block=32)).device_code
     loops = [line.strip() for line in code.splitlines() if line.strip().startswith("for (")]
     assert loops == [
-        "for (int jk_4_peel = klev + 1; jk_4_peel <= klev + 1; ++jk_4_peel)",
         "for (int jk = 1; jk <= klev; ++jk)",
         "for (int jm = 1; jm <= 3; ++jm)",
         "for (int jm_1 = 1; jm_1 <= 3; ++jm_1)",
-        "for (int jk_5 = jk; jk_5 <= jk; ++jk_5)",
-        "for (int jk_6_peel = klev + 1; jk_6_peel <= klev + 1; ++jk_6_peel)",
         "for (int jk_7 = 1; jk_7 <= klev; ++jk_7)"]
-    # the main loop's body: one test, and it reads the fused loop's index
+    # the main loop's body: one test, and it reads the fused loop's index;
+    # its loop of one iteration, and the last level of the loops one level
+    # longer, are blocks that fix their index
     assert code.count("if (jk >= ktop)") == 1 and "klon * (jk - 2)]" in code
+    lines = [line.strip() for line in code.splitlines()]
+    assert lines.count("int const jk_5 = jk;") == 1
+    assert lines.count("int const jk_4_peel = klev + 1;") == 1
+    assert lines.count("int const jk_6_peel = klev + 1;") == 1
 
 
 @pytest.mark.usefixtures("sandbox_process")
@@ -281,3 +297,112 @@ def test_a_loop_left_by_exit_stays_apart():
     assert report.refused == (
         ("jk_1", "jk", "loop 'jk_1' (lines 17-18) stays apart from loop 'jk': loop 'jk_1' is "
                        "left by 'exit', so its iterations cannot join another loop's"),)
+
+
+#: set-up loops over 1..klev, a main loop from a run-time top level that may
+#: lie at or below 0 (its levels there touch only pw, dimensioned from -3)
+#: or above klev (no iteration), a per-column value carried down the levels,
+#: a loop inside the main loop (its peeled copy gets a loop of its own)
+TOP = """\
+subroutine lf_top(kidia, kfdia, klon, klev, ktop, pt, pq, pw, pout)
+  implicit none
+  integer, intent(in) :: kidia, kfdia, klon, klev, ktop
+  real(8), intent(in) :: pt(klon, klev), pq(klon, klev)
+  real(8), intent(inout) :: pw(klon, -3:klev)
+  real(8), intent(out) :: pout(klon, klev)
+  real(8) :: za(klon, klev), zb(klon, klev), zacc(klon), zsum
+  integer :: jl, jk, jm
+  do jk = 1, klev
+    do jl = kidia, kfdia
+      za(jl, jk) = pt(jl, jk) * 2.0d0
+      pout(jl, jk) = 0.0d0
+    end do
+  end do
+  do jk = 1, klev
+    do jl = kidia, kfdia
+      zb(jl, jk) = za(jl, jk) + pq(jl, jk)
+    end do
+  end do
+  do jl = kidia, kfdia
+    zacc(jl) = 1.0d0
+  end do
+  do jk = ktop, klev
+    do jl = kidia, kfdia
+      zsum = zacc(jl) + pw(jl, jk)
+      if (jk >= 1) then
+        zsum = zsum + zb(jl, jk)
+        pout(jl, jk) = pout(jl, jk) + zsum
+      end if
+      do jm = 1, 2
+        zsum = zsum + 0.125d0 * jm
+      end do
+      pw(jl, jk) = zsum * 0.5d0
+      zacc(jl) = zacc(jl) + zsum * 0.25d0
+    end do
+  end do
+end subroutine lf_top
+"""
+
+
+def test_top_level_below_the_range_peeled():
+    out, report = scc_with_fusion(_column(TOP, "lf_top"), block=32)
+    assert report.merged == (("jk_1", "jk", "same range"),
+                             ("jk_2", "jk", "levels below peeled"))
+    assert report.refused == ()
+    code = generate_code(out).device_code
+    # the levels below 1 first (before the set-up's), then one level loop
+    assert code.index("for (int jk_2_peel = ktop; jk_2_peel <= (klev >= 0 ? 0 : klev); "
+                      "++jk_2_peel)") < code.index("for (int jk = 1; jk <= klev; ++jk)")
+    assert code.count("if (jk >= ktop)") == 1
+    loops = [line.strip() for line in code.splitlines() if line.strip().startswith("for (")]
+    assert loops == [
+        "for (int jk_2_peel = ktop; jk_2_peel <= (klev >= 0 ? 0 : klev); ++jk_2_peel)",
+        "for (int jm_1 = 1; jm_1 <= 2; ++jm_1)",
+        "for (int jk = 1; jk <= klev; ++jk)",
+        "for (int jm = 1; jm <= 2; ++jm)"]
+    # with the fact, nothing is peeled
+    _, report = scc_with_fusion(_column(TOP, "lf_top", "ktop >= 1"), block=32)
+    assert report.merged[-1] == ("jk_2", "jk", "guarded")
+
+
+def test_top_level_below_the_range_refused_where_the_low_levels_need_the_set_up():
+    # level 0 reads level 1 of zb, which the set-up loop writes first
+    up = TOP.replace("zsum = zacc(jl) + pw(jl, jk)\n",
+                     "zsum = zacc(jl) + pw(jl, jk) + zb(jl, min(jk + 1, klev))\n")
+    _, report = scc_with_fusion(_column(up, "lf_top"), block=32)
+    assert report.merged == (("jk_1", "jk", "same range"),)
+    assert report.refused == ((
+        "jk_2", "jk",
+        "loop 'jk_2' (lines 25-34) stays apart from loop 'jk': its range may start before "
+        "the range of 'jk', and its levels below that range cannot run before it: "
+        "fuse_level_loops: merging loop 'jk_2_peel' (lines 25-34) into loop 'jk' (lines "
+        "11-17) would change results on 'zb': line 17 writes it and line 25 reads it in "
+        "iterations that the merged loop would run in the other order"),)
+    # a statement between the loops that uses the set-up's values (so it
+    # stays after the merged loop) and writes a level the low levels read
+    mid = TOP.replace("    zacc(jl) = 1.0d0\n",
+                      "    zacc(jl) = 1.0d0\n    pw(jl, 0) = za(jl, 1)\n")
+    _, report = scc_with_fusion(_column(mid, "lf_top"), block=32)
+    assert report.refused == ((
+        "jk_2", "jk",
+        "loop 'jk_2' (lines 26-35) stays apart from loop 'jk': its range may start before "
+        "the range of 'jk', and line 22, between the two loops, uses what loop 'jk' "
+        "computes and touches what its levels below that range touch (line 26)"),)
+
+
+@needs_gfortran
+@pytest.mark.opencl
+@pytest.mark.parametrize("ktop", [-3, 0, 1, 4, 9, 10])
+def test_top_level_below_the_range_checks_against_gfortran(tmp_path, ktop):
+    src = tmp_path / "lf_top.f90"
+    src.write_text(TOP)
+    res = CliRunner().invoke(main, ["check", "--transform", "auto", "--size", "klon=13",
+                                    "--size", "kidia=2", "--size", "kfdia=12", "--size",
+                                    "klev=9", "--size", f"ktop={ktop}", str(src)])
+    assert "FAIL" not in res.output
+    if ktop > 9:
+        # the main loop runs no level: every output still matches
+        assert "NOT COVERED" in res.output and "ktop=10): ok" in res.output
+    else:
+        assert res.exit_code == 0, res.output
+        assert "ok: " in res.output
