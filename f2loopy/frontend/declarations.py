@@ -375,9 +375,14 @@ class DeclarationReader:
                 word = str(attr).strip().upper()
                 if word == "PARAMETER":
                     is_param = True
-                elif word in ("INTRINSIC", "TARGET", "VOLATILE", "CONTIGUOUS", "PUBLIC",
+                elif word in ("INTRINSIC", "VOLATILE", "CONTIGUOUS", "PUBLIC",
                               "PRIVATE", "PROTECTED"):
                     pass
+                elif word == "TARGET":
+                    # (what a pointer component may point to: see
+                    # f2loopy.frontend.pointer_components)
+                    for ent in entities.items:
+                        self.declare(str(ent.items[0])).attributes.add("target")
                 elif word == "VALUE":
                     # a copy of the actual argument: one the procedure leaves
                     # unchanged is an intent(in) scalar (checked in prepare)

@@ -31,7 +31,9 @@ class Component:
     type: "TypeDef | None" = None      # a nested derived type
     #: "allocatable" or "pointer" for an array component of deferred shape
     #: (``real(8), allocatable :: data(:,:)``): its rank is ``len(shape)``,
-    #: its extents and lower bounds are known only at run time
+    #: its extents and lower bounds are known only at run time; "pointer"
+    #: with :attr:`type` for a scalar pointer of derived type (``type(grid_type),
+    #: pointer :: grid``: see :mod:`f2loopy.frontend.pointer_components`)
     deferred: str | None = None
     #: why a kernel cannot use the component (``type(c_ptr) :: device_ptr``
     #: of a field type): raised where a kernel uses it, so that the type's
@@ -208,15 +210,16 @@ def _deferred_component(reader, name, spec, what, dtype, nested, init) -> Compon
     """The :class:`Component` of allocatable or pointer (*what*) component
     *name*: an array of deferred shape *spec* of an intrinsic type, with no
     initial value but ``=> null()``."""
-    if nested is not None:
+    if nested is not None and not (what == "pointer" and spec is None):
         raise reader.error(f"{what} component '{name}' of derived type is not supported (only "
-                           f"{what} arrays of intrinsic types are: make the inner type's "
-                           "components the arrays)", name, UnsupportedFeatureError)
-    if spec is None:
+                           f"{what} arrays of intrinsic types and scalar pointers of derived "
+                           "type are: make the inner type's components the arrays)", name,
+                           UnsupportedFeatureError)
+    if spec is None and nested is None:
         raise reader.error(f"{what} scalar component '{name}' is not supported (only {what} "
                            "arrays are: use a plain component)", name,
                            UnsupportedFeatureError)
-    if not isinstance(spec, F.Deferred_Shape_Spec_List):
+    if spec is not None and not isinstance(spec, F.Deferred_Shape_Spec_List):
         raise reader.error(f"{what} component '{name}' must have a deferred shape "
                            f"({name}(:))", name)
     if init is not None and not (
@@ -224,6 +227,10 @@ def _deferred_component(reader, name, spec, what, dtype, nested, init) -> Compon
             str(init.items[1]).replace(" ", "").lower() == "null()"):
         raise reader.error(f"{what} component '{name}' may not have a default value (but "
                            "'=> null()' for a pointer)", name, UnsupportedFeatureError)
+    if nested is not None:
+        # (``type(grid_type), pointer :: grid``: the kernel reads through it,
+        # see f2loopy.frontend.pointer_components)
+        return Component(name, None, (), (), None, nested, what)
     rank = len(spec.items)
     return Component(name, dtype, (None,) * rank, (None,) * rank, None, None, what)
 
@@ -295,6 +302,8 @@ def flatten(symtab, sym, *, fresh, outer=None) -> None:
         csym.struct_rank = len(outer)
         if "pointer_root" in sym.attributes or sym.path is None and "pointer" in sym.attributes:
             csym.attributes.add("pointer_root")      # (a module pointer to a derived value)
+        if "through_pointer" in sym.attributes or comp.type is not None and comp.deferred:
+            csym.attributes.add("through_pointer")   # (at or below a pointer component)
         if comp.error is not None:
             # (no data: not one of the leaves a kernel receives)
             csym.attributes.update(("poisoned", "unusable"))
@@ -643,92 +652,6 @@ def _along(symtab, names):
     return sym
 
 
-def _component_paths(tdef, prefix=()):
-    for comp in tdef.components:
-        if comp.type is not None:
-            yield from _component_paths(comp.type, (*prefix, comp.name))
-        else:
-            yield (*prefix, comp.name), comp
-
-
-def _text_from_array(lowering, lhs, rhs, path) -> bool:
-    """Whether component *path* of the value assigned (``t = p(i)``) is a
-    character component of an element of an array of derived type or of an
-    element assigned so: a kernel holds no array of strings, so it is not
-    copied, and the target's component becomes a located error where it is
-    read afterwards (``t%elem``).  Scalars' character components (flags)
-    are copied."""
-    if not any(isinstance(x, F.Part_Ref) or isinstance(x, F.Data_Ref) and
-               isinstance(x.items[0], F.Part_Ref) for x in (lhs, rhs)):
-        return False
-    target = _designated(lowering.symtab, lhs, path)
-    if target is None or not _is_text(target):
-        return False
-    target.attributes.add("poisoned")
-    target.value = lowering.error(
-        f"component '{'%'.join(target.path)}' holds characters copied from an element of an "
-        f"array of derived type ('{rhs}' at line {lowering.lines[0]}), which a kernel cannot "
-        "hold (it keeps no arrays of strings): use the numeric components only",
-        path[-1], UnsupportedFeatureError)
-    return True
-
-
-def _designated(symtab, node, path):
-    """The leaf symbol of component *path* of the designator *node*."""
-    names, _ = data_ref_parts(node) if isinstance(node, F.Data_Ref) else (
-        [str(node.items[0]) if isinstance(node, F.Part_Ref) else str(node)], None)
-    if names is None:
-        return None
-    sym = symtab.get(names[0])
-    for name in [*names[1:], *path]:
-        if sym is None or not sym.components:
-            return None
-        sym = next_component(sym, name)
-    return sym
-
-
-def lower_derived_assignment(lowering, node) -> bool:
-    """Lower assignment *node* if it assigns a derived-type value (``t =
-    p(i)``: component by component, as Fortran's intrinsic assignment does)
-    or an array component (``p(i)%w = 0``, ``q%w = q%v + 1``: as the array
-    assignment of the flattened component); False for any other assignment."""
-    lhs, _, rhs = node.items
-    if isinstance(lhs, F.Data_Ref):
-        section = array_designator(lowering, lhs)
-        if section is not None:
-            lowering.array_assignment(section, rhs)
-            return True
-    if not isinstance(lhs, (F.Name, F.Part_Ref, F.Data_Ref)):
-        return False
-    ltype = _derived_type_of(lowering.symtab, lhs)
-    if ltype is None:
-        return False
-    rtype = _derived_type_of(lowering.symtab, rhs) if isinstance(
-        rhs, (F.Name, F.Part_Ref, F.Data_Ref)) else None
-    if rtype is None or rtype.name.lower() != ltype.name.lower():
-        spelled = str(lhs).replace(" % ", "%")
-        raise lowering.error(f"'{spelled}' is of type({ltype.name}): only a variable, element "
-                             f"or component of type({ltype.name}) can be assigned to it "
-                             "(assign the components one by one)", spelled,
-                             UnsupportedFeatureError)
-    for path, comp in _component_paths(ltype):
-        if comp.deferred is not None:
-            raise lowering.error(f"assigning a whole value of type({ltype.name}), which has "
-                                 f"{comp.deferred} component '{comp.name}', is not supported "
-                                 "(assign the components one by one)", str(lhs),
-                                 UnsupportedFeatureError)
-        spelled = "%".join(path)
-        if _text_from_array(lowering, lhs, rhs, path):
-            continue
-        try:
-            part = F.Assignment_Stmt(f"{lhs}%{spelled} = {rhs}%{spelled}")
-        except Exception:              # (fparser's errors)
-            raise lowering.error(f"cannot assign '{rhs}' to '{lhs}' component by component",
-                                 str(lhs), UnsupportedFeatureError) from None
-        lowering.stmt_Assignment_Stmt(part)
-    return True
-
-
 def type_bound_call_error(lowering, designator):
     """The located error of ``call x%move(...)`` (*designator*): a
     type-bound procedure is not called in a kernel."""
@@ -758,7 +681,7 @@ def default_initialize(lowering) -> None:
             continue
         for leaf in leaves(sym):
             init = leaf.component_init
-            if init is None:
+            if init is None or "through_pointer" in leaf.attributes:   # (not the object's)
                 continue
             own = np.asarray(init)
             if not leaf.dims:

@@ -249,6 +249,11 @@ class InliningMixin(_Host):
                 expr = self.array_ref(name, list(node.items[1].items), node)
                 self._check_type(proc, dummy, view.dtype, dsym.dtype)
                 return ScalarBinding(expr, writes, "an array element")
+        if writes and isinstance(node, F.Data_Ref):
+            # a component (p%x, pts(i)%w(k)): by reference like a variable
+            target, dt = self.lower_assignee(node)
+            self._check_type(proc, dummy, dt, dsym.dtype)
+            return ScalarBinding(target, True, "a component")
         value = self.expr(node)
         if writes:
             raise self.error(f"'{proc.name}' assigns argument '{dummy}', but the actual "

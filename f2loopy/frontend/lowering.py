@@ -42,8 +42,8 @@ from f2loopy.ir.types import (
     BOOL, INT32, FortranTypeError, infer_type, is_complex, is_integer, is_logical)
 from f2loopy.diagnostics import FortranError, SourceSpan, UnsupportedFeatureError
 from f2loopy.frontend.allocatables import ALLOCATE_MESSAGE
-from f2loopy.frontend.derived_types import (
-    default_initialize, lower_derived_assignment, type_bound_call_error)
+from f2loopy.frontend.derived_types import default_initialize, type_bound_call_error
+from f2loopy.frontend.derived_values import lower_derived_assignment
 from f2loopy.frontend.array_intrinsics import ArrayIntrinsicsMixin
 from f2loopy.frontend.arrays import ArraySyntaxMixin
 from f2loopy.frontend.characters import CharacterMixin, is_character

@@ -34,6 +34,7 @@ from f2loopy.frontend.module_data import (
 from f2loopy.frontend.argument_facts import bind_name, check_bounds_unchanged
 from f2loopy.frontend.kernel_arguments import array_dims, make_arg
 from f2loopy.frontend.optionals import presence_arguments
+from f2loopy.frontend.pointer_components import check_pointer_reads, pointer_positions
 from f2loopy.frontend.reader import parse_units, specification_and_body
 from f2loopy.frontend.source import SourceFile, preprocessor_lines, read_source
 from f2loopy.frontend.symbols import SymbolTable
@@ -647,6 +648,7 @@ def _lower(src, proc, registry, errors, bindings=()):
     state.taken_names.update(prep.names)
     lowering.lower_body(prep.body)
     lowering.prune_loop_scalars()
+    check_pointer_reads(lowering, symtab, lowering.instructions)
     if state.errors:
         errors.extend(state.errors)
 
@@ -664,7 +666,8 @@ def _lower(src, proc, registry, errors, bindings=()):
             if owner is not None:
                 tdef = owner.derived
                 role = Component(path=tuple(leaf.path), type_module=tdef.module or "",
-                                 type_name=tdef.name, type_rank=len(owner.dims or ()))
+                                 type_name=tdef.name, type_rank=len(owner.dims or ()),
+                                 pointers=pointer_positions(tdef, leaf.path))
             if allocatable and role is not None:
                 args.extend(component_arguments(lowering, leaf, role))
                 continue
