@@ -211,10 +211,10 @@ def _deferred_component(reader, name, spec, what, dtype, nested, init) -> Compon
     *name*: an array of deferred shape *spec* of an intrinsic type, with no
     initial value but ``=> null()``."""
     if nested is not None and not (what == "pointer" and spec is None):
+        also = " and scalar pointers of derived type" if what == "pointer" else ""
         raise reader.error(f"{what} component '{name}' of derived type is not supported (only "
-                           f"{what} arrays of intrinsic types and scalar pointers of derived "
-                           "type are: make the inner type's components the arrays)", name,
-                           UnsupportedFeatureError)
+                           f"{what} arrays of intrinsic types{also} are: make the inner "
+                           "type's components the arrays)", name, UnsupportedFeatureError)
     if spec is None and nested is None:
         raise reader.error(f"{what} scalar component '{name}' is not supported (only {what} "
                            "arrays are: use a plain component)", name,
