@@ -49,6 +49,9 @@ class TypeDef:
     error: FortranError | None = None  # why the definition cannot be used
     #: the types it extends, nearest first (lower case): ``x%parent%c`` is ``x%c``
     parents: tuple = ()
+    #: type-bound operators: ``"+"`` (lower case, ``.dot.`` for a defined one)
+    #: -> the names of the procedures bound (``generic :: operator(+) => add``)
+    operators: dict = field(default_factory=dict)
 
 
 def read_type_definition(reader, node) -> TypeDef:
@@ -63,12 +66,14 @@ def read_type_definition(reader, node) -> TypeDef:
         if parent is not None:            # extends(parent): its components come first
             tdef.components.extend(parent.components)
             tdef.parents = (parent.name.lower(), *parent.parents)
+            tdef.operators = {k: list(v) for k, v in parent.operators.items()}
             seen.update(c.name.lower() for c in parent.components)
     for part in node.children[1:]:
         if isinstance(part, (F.End_Type_Stmt, F.Sequence_Stmt)):
             continue
         if isinstance(part, F.Type_Bound_Procedure_Part):
             _check_bindings(reader, part, name)
+            tdef.operators = _bound_operators(part, tdef.operators)
             continue
         if not isinstance(part, F.Component_Part):
             raise reader.error(f"'{str(part).split()[0].lower()}' in a type definition is not "
@@ -124,6 +129,43 @@ def _check_bindings(reader, part, name) -> None:
             raise reader.error(f"type '{name}' has a final procedure, which a kernel would not "
                                "call (finalisation is not supported)", "final",
                                UnsupportedFeatureError)
+
+
+def operator_key(spec) -> str | None:
+    """``"+"``, ``".dot."``... of ``operator(+)`` *spec* (a ``Generic_Spec``;
+    ``.eq.`` is ``==`` and so on), or None for anything else."""
+    if not isinstance(spec, F.Generic_Spec) or str(spec.items[0]).upper() != "OPERATOR":
+        return None
+    return normal_operator(str(spec.items[1]))
+
+
+def normal_operator(op: str) -> str:
+    """Operator *op* as f2loopy keys it (``.EQ.`` is ``==``...)."""
+    op = op.strip().lower()
+    return _OPERATOR_SPELLINGS.get(op, op)
+
+
+_OPERATOR_SPELLINGS = {".eq.": "==", ".ne.": "/=", ".lt.": "<", ".le.": "<=", ".gt.": ">",
+                       ".ge.": ">="}
+
+
+def _bound_operators(part, inherited: dict) -> dict:
+    """The type-bound operators of ``contains`` part *part* (after the
+    *inherited* ones): each operator's procedures, the bindings' names
+    resolved (``procedure :: add => add_impl``)."""
+    procedure = {}
+    for binding in part.children:
+        if isinstance(binding, F.Specific_Binding):
+            bname, target = binding.items[3], binding.items[4]
+            procedure[str(bname).lower()] = str(target if target is not None else bname)
+    out = {k: list(v) for k, v in inherited.items()}
+    for binding in part.children:
+        if isinstance(binding, F.Generic_Binding):
+            key = operator_key(binding.items[1])
+            if key is not None:
+                out.setdefault(key, []).extend(procedure.get(str(n).lower(), str(n))
+                                               for n in binding.items[2].items)
+    return out
 
 
 def _type_attribute(reader, attr, name):
@@ -254,9 +296,12 @@ def _constant_shape(reader, spec, name):
     return tuple(shape), tuple(lbs)
 
 
-def lookup_type(reader, type_spec) -> TypeDef:
-    """The definition named by ``type(t)`` *type_spec*."""
+def lookup_type(reader, type_spec, *, allow_class: bool = False) -> TypeDef:
+    """The definition named by ``type(t)`` *type_spec* (or ``class(t)``
+    with *allow_class*: dummy arguments of a procedure that is inlined)."""
     word, tname = type_spec.items
+    if str(word).upper() == "CLASS" and allow_class and str(tname) != "*":
+        word = "TYPE"
     if str(word).upper() == "CLASS":
         raise reader.error(f"polymorphic 'class({tname})' declarations are not supported (a "
                            f"kernel needs the exact type: declare it type({tname}), or pass "
@@ -522,17 +567,26 @@ def flatten_all(symtab) -> None:
                     part.value = exc
 
 
-def expand_derived_arguments(lowering, proc, callee, actuals):
+def expand_derived_arguments(lowering, proc, callee, actuals, dummies=None):
     """``(dummies, actuals)`` of a call with every derived-type dummy argument
-    replaced by its components, each bound to the same component of the
-    actual argument (a variable of the same type, or a component of that type)."""
+    (of *dummies*, by default the callee's) replaced by its components, each
+    bound to the same component of the actual argument (a variable of the
+    same type, or a component of that type; a function result, structure
+    constructor or defined operation is evaluated into a temporary first)."""
+    from f2loopy.frontend.derived_values import derived_operand, is_derived_value
     dummies_out, actuals_out = [], []
-    for d, a in zip(callee.dummies, actuals, strict=True):
+    for d, a in zip(callee.dummies if dummies is None else dummies, actuals, strict=True):
         dsym = callee.symtab.get(d)
         if dsym.derived is None or a is None:       # (None: an absent optional)
             dummies_out.append(d)
             actuals_out.append(a)
             continue
+        if not isinstance(a, (F.Name, F.Part_Ref, F.Data_Ref)) or \
+                isinstance(a, F.Part_Ref) and is_derived_value(lowering, a) and \
+                _element_of_array(lowering.symtab, a) is None:
+            value = derived_operand(lowering, a)
+            if value is not None:
+                a = value[0]
         element = _element_of_array(lowering.symtab, a)
         if element is not None:          # p(i) of an array of derived type p
             if element.derived.name.lower() != dsym.derived.name.lower():

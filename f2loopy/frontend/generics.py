@@ -82,8 +82,14 @@ def module_generics(spec) -> list[tuple[str, tuple[str, ...], int]]:
             continue
         head = node.children[0]
         spec_name = head.items[0] if isinstance(head, F.Interface_Stmt) else None
-        if not isinstance(spec_name, F.Name):
-            continue                # plain 'interface', abstract, operator(...)
+        if isinstance(spec_name, F.Generic_Spec):
+            from f2loopy.frontend.derived_types import operator_key
+            key = operator_key(spec_name)
+            if key is None:
+                continue            # assignment(=)
+            spec_name = f"operator({key})"     # (resolved by f2loopy.frontend.derived_values)
+        elif not isinstance(spec_name, F.Name):
+            continue                # plain 'interface', abstract
         names: list[str] = []
         for body in node.children[1:-1]:
             if isinstance(body, F.Procedure_Stmt):
