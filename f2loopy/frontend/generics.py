@@ -188,6 +188,12 @@ class GenericsMixin(_Host):
         """(dtype or derived type name, rank) of an actual argument."""
         if isinstance(node, F.Actual_Arg_Spec):
             node = node.items[1]
+        if isinstance(node, (F.Part_Ref, F.Data_Ref)):
+            # an element or component of derived type (p(i), x%inner)
+            from f2loopy.frontend.derived_types import _derived_type_of
+            tdef = _derived_type_of(self.symtab, node)
+            if tdef is not None:
+                return tdef.name.lower(), 0
         if isinstance(node, (F.Name, F.Part_Ref)):
             name = str(node if isinstance(node, F.Name) else node.items[0])
             sym = self.symtab.get(name)
