@@ -273,6 +273,7 @@ def _deferred_component(reader, name, spec, what, dtype, nested, init) -> Compon
         # (``type(grid_type), pointer :: grid``: the kernel reads through it,
         # see f2loopy.frontend.pointer_components)
         return Component(name, None, (), (), None, nested, what)
+    assert spec is not None          # (refused above)
     rank = len(spec.items)
     return Component(name, dtype, (None,) * rank, (None,) * rank, None, None, what)
 

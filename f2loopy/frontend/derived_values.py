@@ -212,7 +212,8 @@ def derived_temporary(lowering, tdef):
                                  "kernel cannot hold in a temporary: assign the components "
                                  "one by one", None, UnsupportedFeatureError)
         leaf.attributes.add("associate_value")
-        shape, lbs = (), ()
+        shape: tuple = ()
+        lbs: tuple = ()
         if leaf.dims:
             lbs = tuple(int(str(lo)) for lo, _ in leaf.dims)
             shape = tuple(int(str(hi)) - lo + 1 for (_, hi), lo in zip(leaf.dims, lbs,

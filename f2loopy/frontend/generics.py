@@ -7,8 +7,9 @@ per real kind).  A reference to the generic name is resolved at each call,
 as a compiler resolves it: to the one specific procedure whose dummy
 arguments match the actual arguments in number, type, kind and rank (names
 of keyword arguments included); that procedure is then inlined like a call
-by its own name.  Operators and assignment (``interface operator(+)``) stay
-located errors.
+by its own name.  ``interface operator(+)`` blocks are kept as generics named
+``operator(+)``, which :mod:`f2loopy.frontend.derived_values` resolves for
+operands of derived type; ``interface assignment(=)`` is not read.
 """
 
 from __future__ import annotations

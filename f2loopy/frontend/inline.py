@@ -136,6 +136,7 @@ class InliningMixin(_Host):
             if array_result:
                 result = bind_array_result(self, child, proc, callee)
             elif proc.kind == "function" and result_into is None:
+                assert rsym is not None
                 if callee.result_name.lower() in callee.do_variables:
                     # the result is also a loop variable (LAPACK's iladlc runs
                     # 'do iladlc = n, 1, -1' and returns from inside): its
