@@ -568,62 +568,6 @@ def flatten_all(symtab) -> None:
                     part.value = exc
 
 
-def expand_derived_arguments(lowering, proc, callee, actuals, dummies=None):
-    """``(dummies, actuals)`` of a call with every derived-type dummy argument
-    (of *dummies*, by default the callee's) replaced by its components, each
-    bound to the same component of the actual argument (a variable of the
-    same type, or a component of that type; a function result, structure
-    constructor or defined operation is evaluated into a temporary first)."""
-    from f2loopy.frontend.derived_values import derived_operand, is_derived_value
-    dummies_out, actuals_out = [], []
-    for d, a in zip(callee.dummies if dummies is None else dummies, actuals, strict=True):
-        dsym = callee.symtab.get(d)
-        if dsym.derived is None or a is None:       # (None: an absent optional)
-            dummies_out.append(d)
-            actuals_out.append(a)
-            continue
-        if not isinstance(a, (F.Name, F.Part_Ref, F.Data_Ref)) or \
-                isinstance(a, F.Part_Ref) and is_derived_value(lowering, a) and \
-                _element_of_array(lowering.symtab, a) is None:
-            value = derived_operand(lowering, a)
-            if value is not None:
-                a = value[0]
-        element = _element_of_array(lowering.symtab, a)
-        if element is not None:          # p(i) of an array of derived type p
-            if element.derived.name.lower() != dsym.derived.name.lower():
-                raise lowering.error(f"argument '{d}' of '{proc.name}' is "
-                                     f"type({dsym.derived.name}), but the actual argument "
-                                     f"'{a}' is not", str(a))
-            subs = [str(x) for x in _subscripts(a)]
-            mentioned = getattr(callee, "names", None)
-            for dleaf, aleaf in zip(leaves(dsym), leaves(element), strict=True):
-                dummies_out.append(dleaf.name)
-                if mentioned is not None and dleaf.path[-1].lower() not in mentioned and \
-                        _is_text(aleaf):
-                    # a character component the callee never names (an array
-                    # of strings, which a kernel cannot hold): left out
-                    actuals_out.append(None)
-                    continue
-                own = len(aleaf.dims or ()) - aleaf.struct_rank
-                alias = _alias(lowering.symtab, aleaf)
-                actuals_out.append(F.Part_Ref(f"{alias}({', '.join([':'] * own + subs)})"))
-            continue
-        asym = selector_symbol(lowering.symtab, a) if isinstance(a, (F.Name, F.Data_Ref)) \
-            else None
-        if asym is None and isinstance(a, F.Data_Ref):
-            names, index = data_ref_parts(a)
-            if names is not None and index is None:
-                asym = component_symbol(lowering, lowering.symtab, names, names[-1])
-        if asym is None or asym.derived is None or \
-                asym.derived.name.lower() != dsym.derived.name.lower():
-            raise lowering.error(f"argument '{d}' of '{proc.name}' is type({dsym.derived.name}), "
-                                 f"but the actual argument '{a}' is not", str(a))
-        for dleaf, aleaf in zip(leaves(dsym), leaves(asym), strict=True):
-            dummies_out.append(dleaf.name)
-            actuals_out.append(F.Name(aleaf.name))
-    return dummies_out, actuals_out
-
-
 def _is_text(sym) -> bool:
     """Whether *sym* holds characters (the dtype's mark, see
     :func:`f2loopy.frontend.characters.character_dtype`)."""

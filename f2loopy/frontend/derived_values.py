@@ -10,8 +10,9 @@ from fparser.two import Fortran2003 as F
 
 from f2loopy.diagnostics import UnsupportedFeatureError
 from f2loopy.frontend.derived_types import (
-    TypeDef, _derived_type_of, _is_text, array_designator, data_ref_parts, next_component,
-    normal_operator)
+    TypeDef, _derived_type_of, _element_of_array, _is_text, _subscripts, array_designator,
+    _alias, component_symbol, data_ref_parts, leaves, next_component, normal_operator,
+    selector_symbol)
 
 
 def _component_paths(tdef, prefix=()):
@@ -244,12 +245,16 @@ def _returns_derived(proc) -> bool:
     value of derived type, read from its declarations (not prepared)."""
     from fparser.two.utils import walk
 
-    from f2loopy.frontend.generics import specifics_of
+    from f2loopy.diagnostics import FortranError
     known = _RETURNS_DERIVED.get(proc)
     if known is not None:
         return known
     out = False
-    for spec in specifics_of(proc):
+    try:        # (a generic's specifics, any of which may be the one called)
+        specifics = proc.specifics() if hasattr(proc, "specifics") else [proc]
+    except FortranError:
+        specifics = []
+    for spec in specifics:
         node = getattr(spec, "node", None)
         if getattr(spec, "kind", None) != "function" or node is None:
             continue
@@ -416,11 +421,8 @@ def defined_operation(lowering, node):
         raise lowering.error(f"operator '{op}' is not defined for {spelled} (no 'generic :: "
                              f"operator({op})' of the type nor 'interface operator({op})' of "
                              "its module)", op, UnsupportedFeatureError)
-    from f2loopy.frontend.generics import Generic
-    generic = Generic(f"operator({op})", modules[0], tuple(names), lowering.lines[0],
-                      src=lowering.src, registry=lowering.registry)
     args = [v[0] if v is not None else x for v, x in zip(values, operands, strict=True)]
-    proc = lowering.resolve_generic(generic, args, op)
+    proc = lowering.resolve_operator(f"operator({op})", modules[0], tuple(names), args, op)
     if proc.kind != "function":
         raise lowering.error(f"operator '{op}' is bound to subroutine '{proc.name}'", op)
     return call_function(lowering, proc, args, node)
@@ -448,3 +450,58 @@ def drop_scratch(lowering) -> None:
     if names and lowering.parent is not None:
         for name in names:
             lowering.symtab.aliases.pop(name, None)
+
+
+def expand_derived_arguments(lowering, proc, callee, actuals, dummies=None):
+    """``(dummies, actuals)`` of a call with every derived-type dummy argument
+    (of *dummies*, by default the callee's) replaced by its components, each
+    bound to the same component of the actual argument (a variable of the
+    same type, or a component of that type; a function result, structure
+    constructor or defined operation is evaluated into a temporary first)."""
+    dummies_out, actuals_out = [], []
+    for d, a in zip(callee.dummies if dummies is None else dummies, actuals, strict=True):
+        dsym = callee.symtab.get(d)
+        if dsym.derived is None or a is None:       # (None: an absent optional)
+            dummies_out.append(d)
+            actuals_out.append(a)
+            continue
+        if not isinstance(a, (F.Name, F.Part_Ref, F.Data_Ref)) or \
+                isinstance(a, F.Part_Ref) and is_derived_value(lowering, a) and \
+                _element_of_array(lowering.symtab, a) is None:
+            value = derived_operand(lowering, a)
+            if value is not None:
+                a = value[0]
+        element = _element_of_array(lowering.symtab, a)
+        if element is not None:          # p(i) of an array of derived type p
+            if element.derived.name.lower() != dsym.derived.name.lower():
+                raise lowering.error(f"argument '{d}' of '{proc.name}' is "
+                                     f"type({dsym.derived.name}), but the actual argument "
+                                     f"'{a}' is not", str(a))
+            subs = [str(x) for x in _subscripts(a)]
+            mentioned = getattr(callee, "names", None)
+            for dleaf, aleaf in zip(leaves(dsym), leaves(element), strict=True):
+                dummies_out.append(dleaf.name)
+                if mentioned is not None and dleaf.path[-1].lower() not in mentioned and \
+                        _is_text(aleaf):
+                    # a character component the callee never names (an array
+                    # of strings, which a kernel cannot hold): left out
+                    actuals_out.append(None)
+                    continue
+                own = len(aleaf.dims or ()) - aleaf.struct_rank
+                alias = _alias(lowering.symtab, aleaf)
+                actuals_out.append(F.Part_Ref(f"{alias}({', '.join([':'] * own + subs)})"))
+            continue
+        asym = selector_symbol(lowering.symtab, a) if isinstance(a, (F.Name, F.Data_Ref)) \
+            else None
+        if asym is None and isinstance(a, F.Data_Ref):
+            names, index = data_ref_parts(a)
+            if names is not None and index is None:
+                asym = component_symbol(lowering, lowering.symtab, names, names[-1])
+        if asym is None or asym.derived is None or \
+                asym.derived.name.lower() != dsym.derived.name.lower():
+            raise lowering.error(f"argument '{d}' of '{proc.name}' is type({dsym.derived.name}), "
+                                 f"but the actual argument '{a}' is not", str(a))
+        for dleaf, aleaf in zip(leaves(dsym), leaves(asym), strict=True):
+            dummies_out.append(dleaf.name)
+            actuals_out.append(F.Name(aleaf.name))
+    return dummies_out, actuals_out

@@ -172,6 +172,14 @@ class GenericsMixin(_Host):
         raise self.error(f"generic '{proc.name}' is ambiguous for ({given}): "
                          f"{', '.join(m.name for m in matches)} all match", name)
 
+    def resolve_operator(self, name: str, module, names: tuple, arg_nodes, op: str):
+        """The specific procedure among *names* (of *module*, or found from
+        it) that operator *name* (``operator(+)``, spelled *op*) with
+        operands *arg_nodes* calls, chosen as a generic's."""
+        generic = Generic(name, module, names, self.lines[0], src=self.src,
+                          registry=self.registry)
+        return self.resolve_generic(generic, arg_nodes, op)
+
     @staticmethod
     def _keyword_of(node):
         return str(node.items[0]).lower() if isinstance(node, F.Actual_Arg_Spec) else None

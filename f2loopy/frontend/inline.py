@@ -105,7 +105,7 @@ class InliningMixin(_Host):
             actuals = [None if d in callee.procedure_dummies else a
                        for d, a in zip(callee.dummies, actuals, strict=True)]
         # derived-type arguments are bound component by component
-        from f2loopy.frontend.derived_types import expand_derived_arguments
+        from f2loopy.frontend.derived_values import expand_derived_arguments
         rsym = callee.symtab.get(callee.result_name) if proc.kind == "function" else None
         formal = list(callee.dummies)
         if rsym is not None and rsym.derived is not None:
