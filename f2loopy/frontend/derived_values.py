@@ -351,7 +351,7 @@ def call_function(lowering, proc, args, node):
 def _construct(lowering, tdef, args, node):
     """``t(a, k=b)``: a temporary of type *tdef* given the components."""
     root = derived_temporary(lowering, tdef)
-    comps = [c for c in tdef.components if c.error is None]
+    comps = tdef.components      # (in order: a value for one a kernel cannot use is its error)
     given: dict = {}
     for k, a in enumerate(args):
         if isinstance(a, F.Actual_Arg_Spec):
