@@ -138,3 +138,25 @@ def test_the_kernel_matches_gfortran(tmp_path):
     assert res.exit_code == 0, res.output
     assert res.output.rstrip().endswith(
         "ok: 1 output(s) of 1 kernel(s) match the original Fortran")
+
+
+def test_python_glue_reads_through_one_grid_shared_by_two_fields(tmp_path, cl_queue):
+    # (tests/util.py: translate and import the Python glue)
+    import numpy as np
+    from types import SimpleNamespace
+
+    from util import translate_and_load
+    glue, _ = translate_and_load(GRIDS, tmp_path)
+    nx, ny = 5, 4
+    rng = np.random.default_rng(7)
+    mask = np.asfortranarray((rng.random((nx, ny)) > 0.3).astype(np.int32))
+    grid = SimpleNamespace(nx=nx, ny=ny, dx=0.5, dy=0.25, tmask=mask)
+    src_data = np.asfortranarray(rng.random((nx, ny)))
+    out = np.asfortranarray(np.full((nx, ny), -1.0))
+    fld = SimpleNamespace(grid=grid, data=out, xstart=2, xstop=nx)
+    src = SimpleNamespace(grid=grid, data=src_data, xstart=1, xstop=nx)
+    glue.scale_masked(fld, src, 3.0, queue=cl_queue)
+    ref = np.full((nx, ny), -1.0)
+    ref[1:, :] = np.where(mask[1:, :] > 0, 3.0 * src_data[1:, :] / (0.5 * 0.25), -1.0)
+    np.testing.assert_allclose(out, ref, rtol=1e-14)
+    assert grid.tmask is mask and grid.dx == 0.5          # read only
