@@ -326,8 +326,8 @@ def derived_operand(lowering, node):
             return _construct(lowering, callee, _arguments(node), node)
         args = _arguments(node)
         proc = lowering.resolve_generic(callee, args, name)
-        if proc is None or proc.kind != "function":
-            return None
+        if proc is None or proc.kind != "function" or not _returns_derived(proc):
+            return None             # (a specific of the generic that returns no type)
         value = call_function(lowering, proc, args, node)
         return value if isinstance(value, tuple) else None
     if isinstance(node, OPERATOR_NODES):
