@@ -358,9 +358,14 @@ class DeclarationReader:
     def decl_Type_Declaration_Stmt(self, stmt):
         type_spec, attrs, entities = stmt.items
         derived = None
+        polymorphic = False
         if isinstance(type_spec, F.Declaration_Type_Spec):
             from f2loopy.frontend.derived_types import lookup_type
-            derived = lookup_type(self, type_spec)
+            # class(t) dummies: the type itself where inlined (the actual
+            # argument's type must be t), refused for a kernel's arguments
+            polymorphic = str(type_spec.items[0]).upper() == "CLASS" and all(
+                str(e.items[0]).lower() in self.dummy_names for e in entities.items)
+            derived = lookup_type(self, type_spec, allow_class=polymorphic)
             dtype = None
         else:
             dtype = self.type_spec_dtype(type_spec)
@@ -375,9 +380,14 @@ class DeclarationReader:
                 word = str(attr).strip().upper()
                 if word == "PARAMETER":
                     is_param = True
-                elif word in ("INTRINSIC", "TARGET", "VOLATILE", "CONTIGUOUS", "PUBLIC",
+                elif word in ("INTRINSIC", "VOLATILE", "CONTIGUOUS", "PUBLIC",
                               "PRIVATE", "PROTECTED"):
                     pass
+                elif word == "TARGET":
+                    # (what a pointer component may point to: see
+                    # f2loopy.frontend.pointer_components)
+                    for ent in entities.items:
+                        self.declare(str(ent.items[0])).attributes.add("target")
                 elif word == "VALUE":
                     # a copy of the actual argument: one the procedure leaves
                     # unchanged is an intent(in) scalar (checked in prepare)
@@ -417,6 +427,8 @@ class DeclarationReader:
                 sym.dtype = character_dtype(length_from_selector(charlen))  # c2*2, name*(*)
             sym.logical_kind = lkind
             sym.derived = derived
+            if derived is not None and polymorphic:
+                sym.attributes.add("polymorphic")
             sym.type_span = sym.span
             if derived is not None and (is_param or init is not None):
                 raise self.error(f"initial values of derived-type variables ('{name}') are "

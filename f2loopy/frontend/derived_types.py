@@ -31,7 +31,9 @@ class Component:
     type: "TypeDef | None" = None      # a nested derived type
     #: "allocatable" or "pointer" for an array component of deferred shape
     #: (``real(8), allocatable :: data(:,:)``): its rank is ``len(shape)``,
-    #: its extents and lower bounds are known only at run time
+    #: its extents and lower bounds are known only at run time; "pointer"
+    #: with :attr:`type` for a scalar pointer of derived type (``type(grid_type),
+    #: pointer :: grid``: see :mod:`f2loopy.frontend.pointer_components`)
     deferred: str | None = None
     #: why a kernel cannot use the component (``type(c_ptr) :: device_ptr``
     #: of a field type): raised where a kernel uses it, so that the type's
@@ -47,6 +49,9 @@ class TypeDef:
     error: FortranError | None = None  # why the definition cannot be used
     #: the types it extends, nearest first (lower case): ``x%parent%c`` is ``x%c``
     parents: tuple = ()
+    #: type-bound operators: ``"+"`` (lower case, ``.dot.`` for a defined one)
+    #: -> the names of the procedures bound (``generic :: operator(+) => add``)
+    operators: dict = field(default_factory=dict)
 
 
 def read_type_definition(reader, node) -> TypeDef:
@@ -61,12 +66,14 @@ def read_type_definition(reader, node) -> TypeDef:
         if parent is not None:            # extends(parent): its components come first
             tdef.components.extend(parent.components)
             tdef.parents = (parent.name.lower(), *parent.parents)
+            tdef.operators = {k: list(v) for k, v in parent.operators.items()}
             seen.update(c.name.lower() for c in parent.components)
     for part in node.children[1:]:
         if isinstance(part, (F.End_Type_Stmt, F.Sequence_Stmt)):
             continue
         if isinstance(part, F.Type_Bound_Procedure_Part):
             _check_bindings(reader, part, name)
+            tdef.operators = _bound_operators(part, tdef.operators)
             continue
         if not isinstance(part, F.Component_Part):
             raise reader.error(f"'{str(part).split()[0].lower()}' in a type definition is not "
@@ -122,6 +129,43 @@ def _check_bindings(reader, part, name) -> None:
             raise reader.error(f"type '{name}' has a final procedure, which a kernel would not "
                                "call (finalisation is not supported)", "final",
                                UnsupportedFeatureError)
+
+
+def operator_key(spec) -> str | None:
+    """``"+"``, ``".dot."``... of ``operator(+)`` *spec* (a ``Generic_Spec``;
+    ``.eq.`` is ``==`` and so on), or None for anything else."""
+    if not isinstance(spec, F.Generic_Spec) or str(spec.items[0]).upper() != "OPERATOR":
+        return None
+    return normal_operator(str(spec.items[1]))
+
+
+def normal_operator(op: str) -> str:
+    """Operator *op* as f2loopy keys it (``.EQ.`` is ``==``...)."""
+    op = op.strip().lower()
+    return _OPERATOR_SPELLINGS.get(op, op)
+
+
+_OPERATOR_SPELLINGS = {".eq.": "==", ".ne.": "/=", ".lt.": "<", ".le.": "<=", ".gt.": ">",
+                       ".ge.": ">="}
+
+
+def _bound_operators(part, inherited: dict) -> dict:
+    """The type-bound operators of ``contains`` part *part* (after the
+    *inherited* ones): each operator's procedures, the bindings' names
+    resolved (``procedure :: add => add_impl``)."""
+    procedure = {}
+    for binding in part.children:
+        if isinstance(binding, F.Specific_Binding):
+            bname, target = binding.items[3], binding.items[4]
+            procedure[str(bname).lower()] = str(target if target is not None else bname)
+    out = {k: list(v) for k, v in inherited.items()}
+    for binding in part.children:
+        if isinstance(binding, F.Generic_Binding):
+            key = operator_key(binding.items[1])
+            if key is not None:
+                out.setdefault(key, []).extend(procedure.get(str(n).lower(), str(n))
+                                               for n in binding.items[2].items)
+    return out
 
 
 def _type_attribute(reader, attr, name):
@@ -208,15 +252,16 @@ def _deferred_component(reader, name, spec, what, dtype, nested, init) -> Compon
     """The :class:`Component` of allocatable or pointer (*what*) component
     *name*: an array of deferred shape *spec* of an intrinsic type, with no
     initial value but ``=> null()``."""
-    if nested is not None:
+    if nested is not None and not (what == "pointer" and spec is None):
+        also = " and scalar pointers of derived type" if what == "pointer" else ""
         raise reader.error(f"{what} component '{name}' of derived type is not supported (only "
-                           f"{what} arrays of intrinsic types are: make the inner type's "
-                           "components the arrays)", name, UnsupportedFeatureError)
-    if spec is None:
+                           f"{what} arrays of intrinsic types{also} are: make the inner "
+                           "type's components the arrays)", name, UnsupportedFeatureError)
+    if spec is None and nested is None:
         raise reader.error(f"{what} scalar component '{name}' is not supported (only {what} "
                            "arrays are: use a plain component)", name,
                            UnsupportedFeatureError)
-    if not isinstance(spec, F.Deferred_Shape_Spec_List):
+    if spec is not None and not isinstance(spec, F.Deferred_Shape_Spec_List):
         raise reader.error(f"{what} component '{name}' must have a deferred shape "
                            f"({name}(:))", name)
     if init is not None and not (
@@ -224,6 +269,11 @@ def _deferred_component(reader, name, spec, what, dtype, nested, init) -> Compon
             str(init.items[1]).replace(" ", "").lower() == "null()"):
         raise reader.error(f"{what} component '{name}' may not have a default value (but "
                            "'=> null()' for a pointer)", name, UnsupportedFeatureError)
+    if nested is not None:
+        # (``type(grid_type), pointer :: grid``: the kernel reads through it,
+        # see f2loopy.frontend.pointer_components)
+        return Component(name, None, (), (), None, nested, what)
+    assert spec is not None          # (refused above)
     rank = len(spec.items)
     return Component(name, dtype, (None,) * rank, (None,) * rank, None, None, what)
 
@@ -247,9 +297,12 @@ def _constant_shape(reader, spec, name):
     return tuple(shape), tuple(lbs)
 
 
-def lookup_type(reader, type_spec) -> TypeDef:
-    """The definition named by ``type(t)`` *type_spec*."""
+def lookup_type(reader, type_spec, *, allow_class: bool = False) -> TypeDef:
+    """The definition named by ``type(t)`` *type_spec* (or ``class(t)``
+    with *allow_class*: dummy arguments of a procedure that is inlined)."""
     word, tname = type_spec.items
+    if str(word).upper() == "CLASS" and allow_class and str(tname) != "*":
+        word = "TYPE"
     if str(word).upper() == "CLASS":
         raise reader.error(f"polymorphic 'class({tname})' declarations are not supported (a "
                            f"kernel needs the exact type: declare it type({tname}), or pass "
@@ -295,6 +348,8 @@ def flatten(symtab, sym, *, fresh, outer=None) -> None:
         csym.struct_rank = len(outer)
         if "pointer_root" in sym.attributes or sym.path is None and "pointer" in sym.attributes:
             csym.attributes.add("pointer_root")      # (a module pointer to a derived value)
+        if "through_pointer" in sym.attributes or comp.type is not None and comp.deferred:
+            csym.attributes.add("through_pointer")   # (at or below a pointer component)
         if comp.error is not None:
             # (no data: not one of the leaves a kernel receives)
             csym.attributes.update(("poisoned", "unusable"))
@@ -513,53 +568,6 @@ def flatten_all(symtab) -> None:
                     part.value = exc
 
 
-def expand_derived_arguments(lowering, proc, callee, actuals):
-    """``(dummies, actuals)`` of a call with every derived-type dummy argument
-    replaced by its components, each bound to the same component of the
-    actual argument (a variable of the same type, or a component of that type)."""
-    dummies_out, actuals_out = [], []
-    for d, a in zip(callee.dummies, actuals, strict=True):
-        dsym = callee.symtab.get(d)
-        if dsym.derived is None or a is None:       # (None: an absent optional)
-            dummies_out.append(d)
-            actuals_out.append(a)
-            continue
-        element = _element_of_array(lowering.symtab, a)
-        if element is not None:          # p(i) of an array of derived type p
-            if element.derived.name.lower() != dsym.derived.name.lower():
-                raise lowering.error(f"argument '{d}' of '{proc.name}' is "
-                                     f"type({dsym.derived.name}), but the actual argument "
-                                     f"'{a}' is not", str(a))
-            subs = [str(x) for x in _subscripts(a)]
-            mentioned = getattr(callee, "names", None)
-            for dleaf, aleaf in zip(leaves(dsym), leaves(element), strict=True):
-                dummies_out.append(dleaf.name)
-                if mentioned is not None and dleaf.path[-1].lower() not in mentioned and \
-                        _is_text(aleaf):
-                    # a character component the callee never names (an array
-                    # of strings, which a kernel cannot hold): left out
-                    actuals_out.append(None)
-                    continue
-                own = len(aleaf.dims or ()) - aleaf.struct_rank
-                alias = _alias(lowering.symtab, aleaf)
-                actuals_out.append(F.Part_Ref(f"{alias}({', '.join([':'] * own + subs)})"))
-            continue
-        asym = selector_symbol(lowering.symtab, a) if isinstance(a, (F.Name, F.Data_Ref)) \
-            else None
-        if asym is None and isinstance(a, F.Data_Ref):
-            names, index = data_ref_parts(a)
-            if names is not None and index is None:
-                asym = component_symbol(lowering, lowering.symtab, names, names[-1])
-        if asym is None or asym.derived is None or \
-                asym.derived.name.lower() != dsym.derived.name.lower():
-            raise lowering.error(f"argument '{d}' of '{proc.name}' is type({dsym.derived.name}), "
-                                 f"but the actual argument '{a}' is not", str(a))
-        for dleaf, aleaf in zip(leaves(dsym), leaves(asym), strict=True):
-            dummies_out.append(dleaf.name)
-            actuals_out.append(F.Name(aleaf.name))
-    return dummies_out, actuals_out
-
-
 def _is_text(sym) -> bool:
     """Whether *sym* holds characters (the dtype's mark, see
     :func:`f2loopy.frontend.characters.character_dtype`)."""
@@ -643,92 +651,6 @@ def _along(symtab, names):
     return sym
 
 
-def _component_paths(tdef, prefix=()):
-    for comp in tdef.components:
-        if comp.type is not None:
-            yield from _component_paths(comp.type, (*prefix, comp.name))
-        else:
-            yield (*prefix, comp.name), comp
-
-
-def _text_from_array(lowering, lhs, rhs, path) -> bool:
-    """Whether component *path* of the value assigned (``t = p(i)``) is a
-    character component of an element of an array of derived type or of an
-    element assigned so: a kernel holds no array of strings, so it is not
-    copied, and the target's component becomes a located error where it is
-    read afterwards (``t%elem``).  Scalars' character components (flags)
-    are copied."""
-    if not any(isinstance(x, F.Part_Ref) or isinstance(x, F.Data_Ref) and
-               isinstance(x.items[0], F.Part_Ref) for x in (lhs, rhs)):
-        return False
-    target = _designated(lowering.symtab, lhs, path)
-    if target is None or not _is_text(target):
-        return False
-    target.attributes.add("poisoned")
-    target.value = lowering.error(
-        f"component '{'%'.join(target.path)}' holds characters copied from an element of an "
-        f"array of derived type ('{rhs}' at line {lowering.lines[0]}), which a kernel cannot "
-        "hold (it keeps no arrays of strings): use the numeric components only",
-        path[-1], UnsupportedFeatureError)
-    return True
-
-
-def _designated(symtab, node, path):
-    """The leaf symbol of component *path* of the designator *node*."""
-    names, _ = data_ref_parts(node) if isinstance(node, F.Data_Ref) else (
-        [str(node.items[0]) if isinstance(node, F.Part_Ref) else str(node)], None)
-    if names is None:
-        return None
-    sym = symtab.get(names[0])
-    for name in [*names[1:], *path]:
-        if sym is None or not sym.components:
-            return None
-        sym = next_component(sym, name)
-    return sym
-
-
-def lower_derived_assignment(lowering, node) -> bool:
-    """Lower assignment *node* if it assigns a derived-type value (``t =
-    p(i)``: component by component, as Fortran's intrinsic assignment does)
-    or an array component (``p(i)%w = 0``, ``q%w = q%v + 1``: as the array
-    assignment of the flattened component); False for any other assignment."""
-    lhs, _, rhs = node.items
-    if isinstance(lhs, F.Data_Ref):
-        section = array_designator(lowering, lhs)
-        if section is not None:
-            lowering.array_assignment(section, rhs)
-            return True
-    if not isinstance(lhs, (F.Name, F.Part_Ref, F.Data_Ref)):
-        return False
-    ltype = _derived_type_of(lowering.symtab, lhs)
-    if ltype is None:
-        return False
-    rtype = _derived_type_of(lowering.symtab, rhs) if isinstance(
-        rhs, (F.Name, F.Part_Ref, F.Data_Ref)) else None
-    if rtype is None or rtype.name.lower() != ltype.name.lower():
-        spelled = str(lhs).replace(" % ", "%")
-        raise lowering.error(f"'{spelled}' is of type({ltype.name}): only a variable, element "
-                             f"or component of type({ltype.name}) can be assigned to it "
-                             "(assign the components one by one)", spelled,
-                             UnsupportedFeatureError)
-    for path, comp in _component_paths(ltype):
-        if comp.deferred is not None:
-            raise lowering.error(f"assigning a whole value of type({ltype.name}), which has "
-                                 f"{comp.deferred} component '{comp.name}', is not supported "
-                                 "(assign the components one by one)", str(lhs),
-                                 UnsupportedFeatureError)
-        spelled = "%".join(path)
-        if _text_from_array(lowering, lhs, rhs, path):
-            continue
-        try:
-            part = F.Assignment_Stmt(f"{lhs}%{spelled} = {rhs}%{spelled}")
-        except Exception:              # (fparser's errors)
-            raise lowering.error(f"cannot assign '{rhs}' to '{lhs}' component by component",
-                                 str(lhs), UnsupportedFeatureError) from None
-        lowering.stmt_Assignment_Stmt(part)
-    return True
-
-
 def type_bound_call_error(lowering, designator):
     """The located error of ``call x%move(...)`` (*designator*): a
     type-bound procedure is not called in a kernel."""
@@ -758,7 +680,7 @@ def default_initialize(lowering) -> None:
             continue
         for leaf in leaves(sym):
             init = leaf.component_init
-            if init is None:
+            if init is None or "through_pointer" in leaf.attributes:   # (not the object's)
                 continue
             own = np.asarray(init)
             if not leaf.dims:

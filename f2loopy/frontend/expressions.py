@@ -89,6 +89,15 @@ class ConversionContext:
         #: the inquiry intrinsics (``epsilon(x)`` of a dummy in a parameter
         #: needs its type, not its value); None where conversion does it
         self.type_of_name: Callable | None = None
+        #: ``node -> expr or None`` for an operator expression: the value of a
+        #: defined operator on derived types (None: an intrinsic operation)
+        self.defined_operation: Callable | None = None
+
+
+#: the expression nodes of operators (a defined operator may apply)
+_OPERATOR_NODES = frozenset((F.Level_2_Expr, F.Add_Operand, F.Mult_Operand, F.Level_3_Expr,
+                             F.Level_4_Expr, F.And_Operand, F.Or_Operand, F.Equiv_Operand,
+                             F.Level_5_Expr, F.Expr, F.Level_2_Unary_Expr, F.Level_1_Expr))
 
 
 class ExpressionConverter:
@@ -99,6 +108,10 @@ class ExpressionConverter:
         return self.convert(node)
 
     def convert(self, node):
+        if self.ctx.defined_operation is not None and type(node) in _OPERATOR_NODES:
+            value = self.ctx.defined_operation(node)
+            if value is not None:
+                return value
         method = getattr(self, "conv_" + type(node).__name__, None)
         if method is None:
             raise self.ctx.error(f"unsupported expression '{node}'", str(node),

@@ -7,8 +7,9 @@ per real kind).  A reference to the generic name is resolved at each call,
 as a compiler resolves it: to the one specific procedure whose dummy
 arguments match the actual arguments in number, type, kind and rank (names
 of keyword arguments included); that procedure is then inlined like a call
-by its own name.  Operators and assignment (``interface operator(+)``) stay
-located errors.
+by its own name.  ``interface operator(+)`` blocks are kept as generics named
+``operator(+)``, which :mod:`f2loopy.frontend.derived_values` resolves for
+operands of derived type; ``interface assignment(=)`` is not read.
 """
 
 from __future__ import annotations
@@ -82,8 +83,14 @@ def module_generics(spec) -> list[tuple[str, tuple[str, ...], int]]:
             continue
         head = node.children[0]
         spec_name = head.items[0] if isinstance(head, F.Interface_Stmt) else None
-        if not isinstance(spec_name, F.Name):
-            continue                # plain 'interface', abstract, operator(...)
+        if isinstance(spec_name, F.Generic_Spec):
+            from f2loopy.frontend.derived_types import operator_key
+            key = operator_key(spec_name)
+            if key is None:
+                continue            # assignment(=)
+            spec_name = f"operator({key})"     # (resolved by f2loopy.frontend.derived_values)
+        elif not isinstance(spec_name, F.Name):
+            continue                # plain 'interface', abstract
         names: list[str] = []
         for body in node.children[1:-1]:
             if isinstance(body, F.Procedure_Stmt):
@@ -165,6 +172,14 @@ class GenericsMixin(_Host):
         raise self.error(f"generic '{proc.name}' is ambiguous for ({given}): "
                          f"{', '.join(m.name for m in matches)} all match", name)
 
+    def resolve_operator(self, name: str, module, names: tuple, arg_nodes, op: str):
+        """The specific procedure among *names* (of *module*, or found from
+        it) that operator *name* (``operator(+)``, spelled *op*) with
+        operands *arg_nodes* calls, chosen as a generic's."""
+        generic = Generic(name, module, names, self.lines[0], src=self.src,
+                          registry=self.registry)
+        return self.resolve_generic(generic, arg_nodes, op)
+
     @staticmethod
     def _keyword_of(node):
         return str(node.items[0]).lower() if isinstance(node, F.Actual_Arg_Spec) else None
@@ -182,6 +197,12 @@ class GenericsMixin(_Host):
         """(dtype or derived type name, rank) of an actual argument."""
         if isinstance(node, F.Actual_Arg_Spec):
             node = node.items[1]
+        if isinstance(node, (F.Part_Ref, F.Data_Ref)):
+            # an element or component of derived type (p(i), x%inner)
+            from f2loopy.frontend.derived_types import _derived_type_of
+            tdef = _derived_type_of(self.symtab, node)
+            if tdef is not None:
+                return tdef.name.lower(), 0
         if isinstance(node, (F.Name, F.Part_Ref)):
             name = str(node if isinstance(node, F.Name) else node.items[0])
             sym = self.symtab.get(name)

@@ -77,9 +77,11 @@ class InliningMixin(_Host):
             body = self.converter()(sf.body)
         return self.convert_for_assignment(body, sf.dtype, sf.name)
 
-    def inline_call(self, proc, actual_nodes, node):
+    def inline_call(self, proc, actual_nodes, node, result_into=None):
         """Lower *proc* (a subroutine or function of the file) into this
-        kernel; return the result variable for a function."""
+        kernel; return the result variable for a function.  A result of
+        derived type goes to variable *result_into* (a name of that type:
+        see :func:`f2loopy.frontend.derived_values.call_function`)."""
         stack = self.st.call_stack
         if proc.name.lower() in [s.lower() for s in stack] or \
                 proc.name.lower() == self.root.unit_name.lower():
@@ -103,8 +105,18 @@ class InliningMixin(_Host):
             actuals = [None if d in callee.procedure_dummies else a
                        for d, a in zip(callee.dummies, actuals, strict=True)]
         # derived-type arguments are bound component by component
-        from f2loopy.frontend.derived_types import expand_derived_arguments
-        dummies, actuals = expand_derived_arguments(self, proc, callee, actuals)
+        from f2loopy.frontend.derived_values import expand_derived_arguments
+        rsym = callee.symtab.get(callee.result_name) if proc.kind == "function" else None
+        formal = list(callee.dummies)
+        if rsym is not None and rsym.derived is not None:
+            if result_into is None:
+                raise self.error(f"'{proc.name}' returns a value of type({rsym.derived.name}), "
+                                 "which cannot be used here: assign it to a variable of the "
+                                 "type, pass it as an argument or apply an operator to it",
+                                 proc.name, UnsupportedFeatureError)
+            formal.append(callee.result_name)       # (bound like an argument)
+            actuals = [*actuals, result_into]
+        dummies, actuals = expand_derived_arguments(self, proc, callee, actuals, formal)
         child = self.inlined_lowering(proc, callee, dummies, actuals)
         with self.array_expression(None):
             scalars = [(d, a) for d, a in zip(dummies, actuals, strict=True)
@@ -123,8 +135,8 @@ class InliningMixin(_Host):
             result = None
             if array_result:
                 result = bind_array_result(self, child, proc, callee)
-            elif proc.kind == "function":
-                rsym = callee.symtab.get(callee.result_name)
+            elif proc.kind == "function" and result_into is None:
+                assert rsym is not None
                 if callee.result_name.lower() in callee.do_variables:
                     # the result is also a loop variable (LAPACK's iladlc runs
                     # 'do iladlc = n, 1, -1' and returns from inside): its
@@ -249,6 +261,11 @@ class InliningMixin(_Host):
                 expr = self.array_ref(name, list(node.items[1].items), node)
                 self._check_type(proc, dummy, view.dtype, dsym.dtype)
                 return ScalarBinding(expr, writes, "an array element")
+        if writes and isinstance(node, F.Data_Ref):
+            # a component (p%x, pts(i)%w(k)): by reference like a variable
+            target, dt = self.lower_assignee(node)
+            self._check_type(proc, dummy, dt, dsym.dtype)
+            return ScalarBinding(target, True, "a component")
         value = self.expr(node)
         if writes:
             raise self.error(f"'{proc.name}' assigns argument '{dummy}', but the actual "

@@ -31,6 +31,8 @@ statement of a file can be listed at once.
 
 from __future__ import annotations
 
+import functools
+
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -42,8 +44,8 @@ from f2loopy.ir.types import (
     BOOL, INT32, FortranTypeError, infer_type, is_complex, is_integer, is_logical)
 from f2loopy.diagnostics import FortranError, SourceSpan, UnsupportedFeatureError
 from f2loopy.frontend.allocatables import ALLOCATE_MESSAGE
-from f2loopy.frontend.derived_types import (
-    default_initialize, lower_derived_assignment, type_bound_call_error)
+from f2loopy.frontend.derived_types import default_initialize, type_bound_call_error
+from f2loopy.frontend.derived_values import drop_scratch, lower_derived_assignment, operation_value
 from f2loopy.frontend.array_intrinsics import ArrayIntrinsicsMixin
 from f2loopy.frontend.arrays import ArraySyntaxMixin
 from f2loopy.frontend.characters import CharacterMixin, is_character
@@ -318,6 +320,7 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
             kind_value=self.kind_value, array_intrinsic=self.array_intrinsic,
             array_constructor=self.array_constructor, char_comparison=self.char_comparison,
             component_ref=self.component_ref)
+        ctx.defined_operation = functools.partial(operation_value, self)
         return ExpressionConverter(ctx)
 
     def component_ref(self, node):
@@ -574,6 +577,8 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
                     raise self.error("statement too deeply nested to translate") from None
             except FortranError as exc:
                 self.record(exc)
+            finally:
+                drop_scratch(self)
 
     def _lower_statement(self, node, is_last) -> None:
         name = type(node).__name__

@@ -23,6 +23,8 @@ from f2loopy.frontend.associate import associate_writes
 from f2loopy.frontend.data_statements import apply_data
 from f2loopy.frontend.declarations import DeclarationReader, UseCycleError, statement_lines
 from f2loopy.frontend.derived_types import flatten_all, leaves
+from f2loopy.frontend.derived_values import (
+    derived_result, kernel_derived_check, operator_procedures)
 from f2loopy.frontend.errors import file_may_stop
 from f2loopy.frontend.generics import Generic, module_generics, specifics_of
 from f2loopy.frontend.writes import scan_writes
@@ -34,6 +36,7 @@ from f2loopy.frontend.module_data import (
 from f2loopy.frontend.argument_facts import bind_name, check_bounds_unchanged
 from f2loopy.frontend.kernel_arguments import array_dims, make_arg
 from f2loopy.frontend.optionals import presence_arguments
+from f2loopy.frontend.pointer_components import check_pointer_reads, pointer_positions
 from f2loopy.frontend.reader import parse_units, specification_and_body
 from f2loopy.frontend.source import SourceFile, preprocessor_lines, read_source
 from f2loopy.frontend.symbols import SymbolTable
@@ -196,7 +199,7 @@ class FileRegistry:
         """The procedures that become kernels: every subroutine, and every
         function that no procedure of the file references (a file of BLAS
         style functions; a function the file calls is inlined there)."""
-        referenced: set[str] = set()
+        referenced: set[str] = operator_procedures(self.modules.values())
         for pr in self.all_procedures:
             referenced.update(str(n).lower() for n in walk(pr.node, F.Name)
                               if str(n).lower() != pr.name.lower())
@@ -471,13 +474,15 @@ def prepare_procedure(src: SourceFile, proc: Procedure, registry: FileRegistry,
         rsym = symtab.get(result_name)
         if rsym is None or not symtab.is_local(result_name):
             rsym = symtab.declare(result_name, src.span(first, proc.name))
-        if prefix_type is not None:
+        if derived_result(reader, symtab, rsym, prefix_type):
+            pass                # (a value of derived type: f2loopy.frontend.derived_values)
+        elif prefix_type is not None:
             reader.lines = (first, first)
             if rsym.dtype is not None and rsym.type_span is not None:
                 raise FortranError(f"the type of '{proc.name}' is declared twice",
                                    src.span(first, proc.name))
             rsym.dtype = reader.type_spec_dtype(prefix_type)
-        if rsym.dtype is None:
+        if rsym.dtype is None and rsym.derived is None:
             rsym.dtype = symtab.implicit_type(result_name)
             if rsym.dtype is None:
                 raise FortranError(f"function '{proc.name}' has no type (implicit none is "
@@ -619,6 +624,7 @@ def _lower(src, proc, registry, errors, bindings=()):
         if d in prep.procedure_dummies:
             continue            # bound: the kernel calls the procedure
         if sym.derived is not None:
+            kernel_derived_check(sym, proc.name)
             for leaf in leaves(sym):
                 dummies.append(leaf.name)
                 derived_of[leaf.name.lower()] = sym
@@ -627,6 +633,7 @@ def _lower(src, proc, registry, errors, bindings=()):
     if prep.result_name is not None:
         # a function as a kernel: its result is an argument the glue returns
         rsym = symtab.get(prep.result_name)
+        kernel_derived_check(rsym, proc.name)
         rsym.is_dummy = True
         rsym.intent = "out"
         dummies.append(prep.result_name)
@@ -647,6 +654,7 @@ def _lower(src, proc, registry, errors, bindings=()):
     state.taken_names.update(prep.names)
     lowering.lower_body(prep.body)
     lowering.prune_loop_scalars()
+    check_pointer_reads(lowering, symtab, lowering.instructions)
     if state.errors:
         errors.extend(state.errors)
 
@@ -664,7 +672,8 @@ def _lower(src, proc, registry, errors, bindings=()):
             if owner is not None:
                 tdef = owner.derived
                 role = Component(path=tuple(leaf.path), type_module=tdef.module or "",
-                                 type_name=tdef.name, type_rank=len(owner.dims or ()))
+                                 type_name=tdef.name, type_rank=len(owner.dims or ()),
+                                 pointers=pointer_positions(tdef, leaf.path))
             if allocatable and role is not None:
                 args.extend(component_arguments(lowering, leaf, role))
                 continue

@@ -100,6 +100,11 @@ class Component:
     #: a ``pointer`` array component (with :attr:`allocatable`): the kernel
     #: only reads and writes the elements of the array it is associated with
     pointer: bool = False
+    #: the places in :attr:`path` of scalar pointer components of derived
+    #: type (``(1,)`` for ``fld%grid%dx`` of ``type(grid_type), pointer ::
+    #: grid``): the kernel only reads through them; the host glue passes
+    #: what they point to (``f2loopy check`` gives each a target)
+    pointers: Annotated[tuple[Annotated[int, Bounded(1, 31)], ...], Bounded(0, 31)] = ()
 
     @property
     def root(self) -> str:

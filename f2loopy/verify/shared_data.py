@@ -434,6 +434,11 @@ class ShimData:
             var = self.roots[root]
             path = "%".join(a.role.path[1:])
             mine = self.names[a.name]
+            for place in a.role.pointers:
+                # a pointer component of derived type: given a target, once
+                target = f"{var}%{'%'.join(a.role.path[1:place + 1])}"
+                if f"  allocate({target})" not in self.copy_in:
+                    self.copy_in.append(f"  allocate({target})")
             if a.role.allocatable:
                 # allocated with the drawn lower bounds (a pointer component
                 # gets a new target)
