@@ -1,7 +1,9 @@
 """Diagnostic ``write``/``print`` statements in kernels, translated to OpenCL
 ``printf`` (:mod:`f2loopy.ir.prints`).
 
-``write(*,*) items``, ``write(6,*) items`` and ``print *, items`` whose items
+``write(*,*) items``, ``write(6,*) items`` (also ``output_unit`` and
+``error_unit`` of ``iso_fortran_env``: a kernel has no standard error, so
+text for unit 0 goes to standard output) and ``print *, items`` whose items
 are constant text and scalars (integers, reals, logicals) become a print
 site of the kernel: each work-item that reaches the statement prints the
 record as gfortran's list-directed output spells it (reals may differ in
@@ -9,7 +11,12 @@ their digits).  A constant format of simple edit descriptors (``'(a,i8)'``,
 ``'(2x,a,g14.6)'``: ``a``, ``i``, ``f``, ``e``, ``es``, ``g``, ``l``, ``x``,
 ``/``, quoted text, repeat counts) is printed with the matching printf
 conversions (integers and text as gfortran writes them, reals in the same
-widths with C's digits and exponents).  A character dummy of an inlined
+widths with C's digits and exponents; a value too wide for its field is
+written whole where gfortran writes asterisks).  Output stops at the first
+data edit descriptor without an item, ``x`` writes blanks only before
+something else of the record, and items left at the end of the format start a
+new record with the format again (reversion), as gfortran does; another
+descriptor is a located error that names it.  A character dummy of an inlined
 procedure bound to a constant prints as that constant (a serial stub's
 ``print *, string`` in ``call halt_stop('unknown tag')``).  Other output
 (files, other formats, ``iostat=``, arrays, character variables whose text is
@@ -36,9 +43,14 @@ _WHAT = ("a kernel prints only list-directed output to the screen (write(*,*), w
          "(a, i, f, e, es, g, l, x, /), of scalars and constant text, with OpenCL printf")
 
 
-def lower_print(lowering, node, keyword: str, *, units=(6,)) -> None:
+#: the units printed with printf: ``*``, 6 (``output_unit``) and 0 (``error_unit``: a
+#: kernel has no standard error, so its text goes to standard output)
+SCREEN_UNITS = (6, 0)
+
+
+def lower_print(lowering, node, keyword: str, *, units=SCREEN_UNITS) -> None:
     """Lower the ``write``/``print`` statement *node* into a print site;
-    *units*: the unit numbers that stand for the screen (``*`` does)."""
+    *units*: the unit numbers printed (``*`` is)."""
     fmt_node = None
     if keyword == "write":
         control, items = node.items
@@ -113,7 +125,7 @@ def _add_site(lowering, site: PrintSite, values: list) -> None:
                             None, base_id="f2l_print")
 
 
-def _refuse(lowering, node, keyword, item=None):
+def _refuse(lowering, node, keyword, item=None, *, what=None):
     """A located error naming statement *node* as written (its first line)."""
     first = lowering.lines[0]
     lines = lowering.src.lines
@@ -126,8 +138,8 @@ def _refuse(lowering, node, keyword, item=None):
     statement = " ".join(statement.split())
     if len(statement) > 60:
         statement = statement[:57] + "..."
-    what = f"'{item}' in " if item is not None else ""
-    raise lowering.error(f"{what}'{statement}' cannot be translated: {_WHAT} (write the values "
+    named = "" if item is None else f"{what} '{item}' in " if what else f"'{item}' in "
+    raise lowering.error(f"{named}'{statement}' cannot be translated: {_WHAT} (write the values "
                          "to an argument and print them after the call)", keyword,
                          UnsupportedFeatureError)
 
@@ -140,13 +152,15 @@ _DESCRIPTOR = re.compile(
     r"|(?P<x>x)|(?P<slash>/))", re.IGNORECASE)
 
 
-def _descriptors(fmt: str) -> list | None:
-    """The edit descriptors of format *fmt* (``(a,i8)``): ``("text", s)``,
-    ``("a", width)``, ``("i", spec)``, ``("real", spec)``, ``("logical",
-    spec)``; None where the format has anything else."""
+def _descriptors(fmt: str) -> list | str:
+    """The edit descriptors of format *fmt* (``(a,i8)``), in order:
+    ``("text", s)``, ``("x", blanks)``, ``("newline", count)``, ``("a",
+    width)``, ``("i", spec)``, ``("real", spec)``, ``("logical", spec)``;
+    where the format has anything else, the first descriptor that cannot be
+    translated, as written (``b8``, ``(``)."""
     body = fmt.strip()
     if not (body.startswith("(") and body.endswith(")")):
-        return None
+        return body
     body = body[1:-1]
     tokens: list[tuple[str, str] | tuple[str, re.Match[str]]] = []
     k = 0
@@ -165,30 +179,30 @@ def _descriptors(fmt: str) -> list | None:
                 text.append(body[end])
                 end += 1
             else:
-                return None
+                return body[k:]
             tokens.append(("text", "".join(text)))
             k = end + 1
         elif ch in ", ":
             k += 1
         elif ch == "/":
-            tokens.append(("text", "\n"))
+            tokens.append(("newline", "1"))
             k += 1
         else:
             m = _DESCRIPTOR.match(body, k)
-            if m is None or m.end() == k:
-                return None
+            if m is None or m.end() == k or (m.end() < len(body) and body[m.end()] not in ",/ )"):
+                return re.split(r"[,/ ]", body[k:], maxsplit=1)[0]
             tokens.append(("edit", m))
             k = m.end()
     out: list = []
     for kind, tok in tokens:
         if isinstance(tok, str):
-            out.append(("text", tok))
+            out.append((kind, tok if kind == "text" else int(tok)))
             continue
         count = int(tok.group("r") or 1)
         if tok.group("x"):
-            out.append(("text", " " * count))
+            out.append(("x", count))
         elif tok.group("slash"):
-            out.append(("text", "\n" * count))
+            out.append(("newline", count))
         elif tok.group("a"):
             out += [("a", int(tok.group("aw")) if tok.group("aw") else None)] * count
         elif tok.group("i"):
@@ -201,7 +215,6 @@ def _descriptors(fmt: str) -> list | None:
         else:
             out += [("logical", f"%{int(tok.group('lw'))}c")] * count
     return out
-
 
 
 def known_text(lowering, item) -> str | None:
@@ -236,46 +249,69 @@ def _scalar_item(lowering, node, keyword, item):
     return value, np.dtype(lowering.checked_dtype(value))
 
 def _formatted_print(lowering, node, keyword: str, fmt: str, item_nodes: list) -> None:
-    """Lower a ``write``/``print`` with constant format *fmt*."""
+    """Lower a ``write``/``print`` with constant format *fmt*, as gfortran
+    writes it: output stops at the first data edit descriptor without an item
+    (the text before it is written), blanks of ``x`` are written only where
+    something follows them in the record, and items left at the end of the
+    format start a new record with the format from its start (reversion)."""
     descriptors = _descriptors(fmt)
-    if descriptors is None:
-        _refuse(lowering, node, keyword)
+    if isinstance(descriptors, str):
+        _refuse(lowering, node, keyword, descriptors, what="edit descriptor")
         return
+    items = list(item_nodes)
+    if items and all(kind in ("text", "x", "newline") for kind, _ in descriptors):
+        _refuse(lowering, node, keyword)     # (gfortran stops: no data edit descriptor)
     parts: list[PrintItem] = []
     specs: list[str] = []
     values: list = []
-    items = list(item_nodes)
-    for kind, what in descriptors:
-        if kind == "text":
-            parts.append(("text", what))
-            continue
-        if not items:
-            break                      # output stops at the first edit without an item
-        item = items.pop(0)
-        if kind == "a":
-            text = known_text(lowering, item)
-            if text is None:
+    blanks = ""                        # of 'x', written when something follows
+    while True:
+        for kind, what in descriptors:
+            if kind == "x":
+                blanks += " " * what
+                continue
+            if kind == "newline":
+                parts.append(("text", "\n" * what))
+                blanks = ""
+                continue
+            if kind == "text":
+                parts.append(("text", blanks + what))
+                blanks = ""
+                continue
+            if not items:
+                break                  # output stops at the first edit without an item
+            item = items.pop(0)
+            if blanks:
+                parts.append(("text", blanks))
+                blanks = ""
+            if kind == "a":
+                text = known_text(lowering, item)
+                if text is None:
+                    _refuse(lowering, node, keyword, str(item))
+                    return
+                if what is not None:   # aW: the first W characters, or blanks first
+                    text = text[:what] if len(text) >= what else " " * (what - len(text)) + text
+                parts.append(("text", text))
+                continue
+            value, dtype = _scalar_item(lowering, node, keyword, item)
+            if kind == "i" and dtype.kind in "iu":
+                parts.append(("integer", dtype.itemsize))
+                specs.append(what + ("ld" if dtype.itemsize == 8 else "d"))
+            elif kind == "real" and dtype.kind == "f":
+                parts.append(("real", dtype.itemsize))
+                specs.append(what)
+            elif kind == "logical" and dtype.kind == "b":
+                parts.append(("logical", 4))
+                specs.append(what)
+            else:
                 _refuse(lowering, node, keyword, str(item))
-                return
-            if what is not None:       # aW: the last W characters, or blanks first
-                text = text[:what] if len(text) >= what else " " * (what - len(text)) + text
-            parts.append(("text", text))
-            continue
-        value, dtype = _scalar_item(lowering, node, keyword, item)
-        if kind == "i" and dtype.kind in "iu":
-            parts.append(("integer", dtype.itemsize))
-            specs.append(what + ("ld" if dtype.itemsize == 8 else "d"))
-        elif kind == "real" and dtype.kind == "f":
-            parts.append(("real", dtype.itemsize))
-            specs.append(what)
-        elif kind == "logical" and dtype.kind == "b":
-            parts.append(("logical", 4))
-            specs.append(what)
+            values.append(value)
         else:
-            _refuse(lowering, node, keyword, str(item))
-        values.append(value)
-    if items:                          # (format reversion: not translated)
-        _refuse(lowering, node, keyword)
+            if items:                  # reversion: a new record, the format again
+                parts.append(("text", "\n"))
+                blanks = ""
+                continue
+        break
     _add_site(lowering, PrintSite(tuple(parts), lowering.statement_span(), tuple(specs),
                                   formatted=True), values)
 

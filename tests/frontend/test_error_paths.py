@@ -103,7 +103,7 @@ def _error(body):
      "not an integer: output before a 'stop' that prints a real must be the only output "
      "there (it is printed with printf, the other output after the kernel); print the "
      "integers in the same statement or drop them"),
-    ("  if (n < 0) print '(b5)', n\n", "t.f90:4:14: error: 'print '(b5)', n' "
+    ("  if (n < 0) print '(b5)', n\n", "t.f90:4:14: error: edit descriptor 'b5' in 'print '(b5)', n' "
      "cannot be translated: a kernel prints only list-directed output to the screen "
      "(write(*,*), write(6,*) or print *), or output with a "
      "constant format of simple edit descriptors (a, i, f, e, es, g, l, x, /), of scalars and constant text, with OpenCL printf "

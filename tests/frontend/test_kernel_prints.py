@@ -73,8 +73,11 @@ WHAT = (
     ('write(10, *) n', "c.f90:4:3: error: " + "'write(10, *) n' cannot be translated: " + WHAT),
     ("write(*, '(i5)') x(1)", "c.f90:4:3: error: " + "'x(1)' in 'write(*, '(i5)') x(1)' cannot be translated: " + WHAT),
     ("print '(a)', n", "c.f90:4:3: error: " + "'n' in 'print '(a)', n' cannot be translated: " + WHAT),
-    ("write(*, '(i3)') n, n", "c.f90:4:3: error: " + "'write(*, '(i3)') n, n' cannot be translated: " + WHAT),
-    ("write(*, '(b8)') n", "c.f90:4:3: error: " + "'write(*, '(b8)') n' cannot be translated: " + WHAT),
+    ("write(*, '(3x)') n", "c.f90:4:3: error: " + "'write(*, '(3x)') n' cannot be translated: " + WHAT),
+    ("write(*, '(b8)') n", "c.f90:4:3: error: " + "edit descriptor 'b8' in 'write(*, '(b8)') n' cannot be translated: " + WHAT),
+    ("write(*, '(i3,1p,e12.4)') n", "c.f90:4:3: error: " + "edit descriptor '1p' in 'write(*, '(i3,1p,e12.4)') n' cannot be translated: " + WHAT),
+    ("write(*, '(i3,t10,i3)') n", "c.f90:4:3: error: " + "edit descriptor 't10' in 'write(*, '(i3,t10,i3)') n' cannot be translated: " + WHAT),
+    ("write(*, '(a,2(i3,1x))') n", "c.f90:4:3: error: " + "edit descriptor '2(i3' in 'write(*, '(a,2(i3,1x))') n' cannot be translated: " + WHAT),
     ('print *, x', "c.f90:4:3: error: " + "'x' in 'print *, x' cannot be translated: " + WHAT),
     ('write(*, *, iostat=n) n', "c.f90:4:3: error: " + "'write(*, *, iostat=n) n' cannot be translated: " + WHAT),
 ])
@@ -178,3 +181,73 @@ end program
             assert len(g) == len(e) and float(g.split("=")[1]) == float(e.split("=")[1])
         else:
             assert g == e
+
+
+#: the Allen-Tildesley style overlap test: a warning to error_unit with a format
+OVERLAP = """module hard_spheres
+  use, intrinsic :: iso_fortran_env, only : error_unit
+  implicit none
+contains
+  function overlap(n, r, box)
+    logical :: overlap
+    integer, intent(in) :: n
+    real, intent(in) :: r(3, n), box
+    integer :: i, j
+    real :: rij(3), rij_sq, rij_mag
+    overlap = .false.
+    do i = 1, n - 1
+      do j = i + 1, n
+        rij(:) = r(:, i) - r(:, j)
+        rij_sq = sum(rij**2) * box**2
+        if (rij_sq < 1.0) then
+          rij_mag = sqrt(rij_sq)
+          write ( unit=error_unit, fmt='(a,2i5,f15.8)' ) 'Warning: i,j,rij = ', i, j, rij_mag
+          write ( error_unit, '(i3,2x)' ) i, j, n
+          write ( error_unit, '(a,i2,3x,"pair",4x)' ) 'i=', i
+          write ( 0, '(a,l2,2x,a3/2x,a)' ) 'flag', .true., 'abcdef', 'next'
+          overlap = .true.
+        end if
+      end do
+    end do
+  end function
+end module
+"""
+
+
+def test_formatted_output_to_error_unit_stops_reverts_and_drops_trailing_blanks():
+    from f2loopy.ir.prints import printf_format
+    k = parse_fortran(OVERLAP, "o.f90")["overlap"]
+    assert [printf_format(site) for site in k.prints] == [
+        ("Warning: i,j,rij = %5d%5d%15.8f\n", ("int", "int", "double")),
+        ("%3d\n%3d\n%3d\n", ("int", "int", "int")),
+        ("i=%2d   pair\n", ("int",)),
+        ("flag%2c  abc\n  next\n", ("logical",))]
+
+
+@needs_gfortran
+def test_formatted_output_to_error_unit_is_gfortran_s(tmp_path, cl_queue, capfd):
+    """gfortran writes unit 0 to standard error; the kernel's printf writes the
+    same text to standard output (exact reals: digits agree too)."""
+    r = np.asfortranarray(np.array([[0.0, 0.0, 0.0], [0.5, 0.0, 0.0], [0.0, 3.0, 0.0],
+                                    [0.0, 3.0, 0.25]], dtype=np.float32).T)
+    main = tmp_path / "main.f90"
+    main.write_text(OVERLAP + """program main
+  use hard_spheres
+  implicit none
+  real :: r(3, 4)
+  r = reshape([0.0, 0.0, 0.0, 0.5, 0.0, 0.0, 0.0, 3.0, 0.0, 0.0, 3.0, 0.25], [3, 4])
+  print *, overlap(4, r, 1.0)
+end program
+""")
+    subprocess.run(["gfortran", "-o", str(tmp_path / "prog"), str(main)], check=True,
+                   cwd=tmp_path)
+    ran = subprocess.run([str(tmp_path / "prog")], capture_output=True, text=True, check=True)
+    assert ran.stdout == " T\n"
+    glue, _ = translate_and_load(OVERLAP, tmp_path)
+    capfd.readouterr()
+    assert glue.overlap(4, r, 1.0, queue=cl_queue)
+    cl_queue.finish()
+    got = capfd.readouterr().out
+    assert got == ran.stderr
+    assert got.splitlines()[:5] == ["Warning: i,j,rij =     1    2     0.50000000", "  1", "  2",
+                                    "  4", "i= 1   pair"]
