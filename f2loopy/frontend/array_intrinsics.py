@@ -602,6 +602,16 @@ class ArrayIntrinsicsMixin(_Host):
     def shape_of(self, arg_nodes):
         """``shape(a)`` of array *a* in an array expression: a rank-1 array
         of its extents (``any(shape(t) /= (/nx, ny/))``)."""
+        extents = self.shape_extents(arg_nodes)
+        result = self.result_temporary("shape", np.int32, [len(extents)])
+        for k, ext in enumerate(extents):
+            self.add_assignment(result.element((k,)), np.dtype(np.int32), ext, "shape",
+                                base_id=result.ir_name)
+        return self.array_result(result, "shape")
+
+    def shape_extents(self, arg_nodes) -> list:
+        """The elements of ``shape(a)`` (*arg_nodes*: its arguments): the
+        extents of array *a*, each at least 0."""
         conv = self.converter()
         positional, kw = conv._split_args("shape", arg_nodes, {"source"})
         args = list(positional) + ([kw["source"]] if "source" in kw else [])
@@ -614,16 +624,15 @@ class ArrayIntrinsicsMixin(_Host):
         view = self.view(sym, str(arr))
         if any(u is None for u in view.ubounds):
             raise self.error(f"'shape' of assumed-size array '{view.name}'", "shape")
-        result = self.result_temporary("shape", np.int32, [view.rank])
+        extents = []
         for k in range(view.rank):
             ext = view.extent(k)
             try:
                 ext = np.int32(max(0, int(evaluate_constant(ext))))
             except NotConstant:
                 ext = p.Call(p.Variable("max"), (np.int32(0), ext))
-            self.add_assignment(result.element((k,)), np.dtype(np.int32), ext, "shape",
-                                base_id=result.ir_name)
-        return self.array_result(result, "shape")
+            extents.append(ext)
+        return extents
 
     def array_inquiry(self, name, arg_nodes):
         conv = self.converter()

@@ -27,6 +27,7 @@ a print site (to the screen, also for ``error_unit``) before the stop.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import numpy as np
@@ -35,6 +36,7 @@ from fparser.two import Fortran2003 as F
 
 from f2loopy.diagnostics import UnsupportedFeatureError
 from f2loopy.frontend.characters import is_character, literal_text
+from f2loopy.ir.folding import NotConstant, evaluate_constant
 from f2loopy.ir.prints import PrintItem, PrintSite
 from f2loopy.ir.types import INT32
 
@@ -76,7 +78,7 @@ def lower_print(lowering, node, keyword: str, *, units=SCREEN_UNITS) -> None:
             fmt_node = fmt
         elif fmt is None or str(fmt).strip() != "*":
             _refuse(lowering, node, keyword)
-    item_nodes = list(items.items) if items is not None else []
+    item_nodes = _expand(lowering, list(items.items) if items is not None else [])
     if fmt_node is not None:
         _formatted_print(lowering, node, keyword, literal_text(fmt_node), item_nodes)
         return
@@ -95,7 +97,7 @@ def lower_print(lowering, node, keyword: str, *, units=SCREEN_UNITS) -> None:
         elif dtype.kind == "b":
             parts.append(("logical", 4))
         else:
-            _refuse(lowering, node, keyword, str(item))
+            _refuse(lowering, node, keyword, _spelled(item))
         values.append(value)
     _add_site(lowering, PrintSite(tuple(parts), lowering.statement_span()), values)
 
@@ -223,6 +225,8 @@ def known_text(lowering, item) -> str | None:
     character dummy of an inlined procedure bound to a constant, as in
     ``call halt_stop('unknown tag')`` whose body prints its argument); else
     None."""
+    if isinstance(item, tuple):                # (an element of an array item)
+        return None
     if isinstance(item, F.Char_Literal_Constant):
         return literal_text(item)
     if isinstance(item, F.Name):
@@ -238,13 +242,58 @@ def known_text(lowering, item) -> str | None:
     return "".join(chr(int(c)) for c in chars)
 
 
+#: the most elements a whole array printed as one output item may have
+_MAX_ELEMENTS = 64
+
+
+def _expand(lowering, item_nodes: list) -> list:
+    """*item_nodes* with each array item replaced by its elements in array
+    element order, as ``(value, dtype, item as written)``: ``shape(a)`` (its extents),
+    and an array of constant shape of at most :data:`_MAX_ELEMENTS` numbers
+    (not of characters); other items as they are."""
+    out: list = []
+    for item in item_nodes:
+        if isinstance(item, F.Intrinsic_Function_Reference) and \
+                str(item.items[0]).lower() == "shape":
+            args = list(item.items[1].items) if item.items[1] is not None else []
+            out += [(ext, np.dtype(np.int32), str(item))
+                    for ext in lowering.shape_extents(args)]
+            continue
+        sym = lowering.symtab.get(str(item)) if isinstance(item, F.Name) else None
+        if sym is not None and lowering.is_array_symbol(sym) and not is_character(sym.dtype):
+            view = lowering.view(sym, str(item))
+            try:
+                lows = [int(evaluate_constant(b)) for b in view.lbounds]
+                highs = [int(evaluate_constant(b)) for b in view.ubounds]
+            except (NotConstant, TypeError):
+                out.append(item)               # (refused as an array)
+                continue
+            ranges = [range(lo, hi + 1) for lo, hi in zip(lows, highs, strict=True)]
+            if 0 < np.prod([len(r) for r in ranges]) <= _MAX_ELEMENTS:
+                # Fortran order: the first subscript varies fastest
+                for index in itertools.product(*reversed(ranges)):
+                    out.append((view.element([np.int32(i) for i in reversed(index)]),
+                                np.dtype(view.dtype), str(item)))
+                continue
+        out.append(item)
+    return out
+
+
+def _spelled(item) -> str:
+    """Output item *item* as written (an element of an array item: the array)."""
+    return item[2] if isinstance(item, tuple) else str(item)
+
+
 def _scalar_item(lowering, node, keyword, item):
     """The value and dtype of output item *item*: a scalar expression (an
-    array or a character variable is refused at the statement)."""
+    array or a character variable is refused at the statement), or an
+    element of :func:`_expand`."""
+    if isinstance(item, tuple):
+        return item[0], item[1]
     if isinstance(item, F.Name):
         sym = lowering.symtab.get(str(item))
         if sym is not None and (lowering.is_array_symbol(sym) or is_character(sym.dtype)):
-            _refuse(lowering, node, keyword, str(item))
+            _refuse(lowering, node, keyword, _spelled(item))
     value = lowering.expr(item)
     return value, np.dtype(lowering.checked_dtype(value))
 
@@ -287,7 +336,7 @@ def _formatted_print(lowering, node, keyword: str, fmt: str, item_nodes: list) -
             if kind == "a":
                 text = known_text(lowering, item)
                 if text is None:
-                    _refuse(lowering, node, keyword, str(item))
+                    _refuse(lowering, node, keyword, _spelled(item))
                     return
                 if what is not None:   # aW: the first W characters, or blanks first
                     text = text[:what] if len(text) >= what else " " * (what - len(text)) + text
@@ -304,7 +353,7 @@ def _formatted_print(lowering, node, keyword: str, fmt: str, item_nodes: list) -
                 parts.append(("logical", 4))
                 specs.append(what)
             else:
-                _refuse(lowering, node, keyword, str(item))
+                _refuse(lowering, node, keyword, _spelled(item))
             values.append(value)
         else:
             if items:                  # reversion: a new record, the format again

@@ -251,3 +251,70 @@ end program
     assert got == ran.stderr
     assert got.splitlines()[:5] == ["Warning: i,j,rij =     1    2     0.50000000", "  1", "  2",
                                     "  4", "i= 1   pair"]
+
+
+#: the Allen-Tildesley mesh_function's guard: shape(r) and small arrays as output items
+SHAPES = """subroutine mesh_guard(r, q, bad)
+  implicit none
+  real, dimension(:,:), intent(in) :: r
+  real, dimension(:), intent(in) :: q
+  integer, intent(out) :: bad
+  integer :: n, nr(3)
+  real :: w(2, 0:1)
+  n = size(q)
+  nr = [4, -5, 6]
+  w(:, 0) = [1.5, 2.5]
+  w(:, 1) = [3.5, -4.25]
+  bad = 0
+  if (any(shape(r) /= [3, n])) then
+    write (*, '(a,4i15)') 'r shape error', shape(r), 3, n
+    write (*, '(3i3/4f6.2)') nr, w
+    print *, 'nr', nr, shape(w)
+    bad = 1
+  end if
+end subroutine
+"""
+
+
+def test_shape_and_small_arrays_print_element_by_element():
+    from f2loopy.ir.prints import printf_format
+    k = parse_fortran(SHAPES, "s.f90")["mesh_guard"]
+    assert [printf_format(site) for site in k.prints] == [
+        ("r shape error%15d%15d%15d%15d\n", ("int",) * 4),
+        ("%3d%3d%3d\n%6.2f%6.2f%6.2f%6.2f\n", ("int",) * 3 + ("double",) * 4),
+        (" nr%12d%12d%12d%12d%12d\n", ("int",) * 5)]
+    with pytest.raises(FortranError) as e:
+        parse_fortran(SHAPES.replace("'(3i3/4f6.2)'", "'(3i3/2f6.2)'"), "s.f90")
+    assert e.value.format().splitlines()[0] == (
+        "s.f90:15:5: error: 'w' in 'write (*, '(3i3/2f6.2)') nr, w' cannot be translated: " + WHAT)
+
+
+@needs_gfortran
+def test_shape_and_small_arrays_print_as_gfortran_does(tmp_path, cl_queue, capfd):
+    main = tmp_path / "main.f90"
+    main.write_text("module guards\ncontains\n" + SHAPES + """end module
+program main
+  use guards
+  implicit none
+  real :: r(3, 5), q(4)
+  integer :: bad
+  r = 0
+  q = 0
+  call mesh_guard(r, q, bad)
+  call mesh_guard(r(:, 1:4), q, bad)
+end program
+""")
+    subprocess.run(["gfortran", "-o", str(tmp_path / "prog"), str(main)], check=True,
+                   cwd=tmp_path)
+    expect = subprocess.run([str(tmp_path / "prog")], capture_output=True, text=True,
+                            check=True).stdout
+    glue, _ = translate_and_load(SHAPES, tmp_path)
+    capfd.readouterr()
+    assert glue.mesh_guard(np.zeros((3, 5), np.float32, order="F"), np.zeros(4, np.float32), 0,
+                           queue=cl_queue) == 1
+    assert glue.mesh_guard(np.zeros((3, 4), np.float32, order="F"), np.zeros(4, np.float32), 0,
+                           queue=cl_queue) == 0
+    cl_queue.finish()
+    got = capfd.readouterr().out
+    assert got == expect
+    assert got.splitlines()[0] == "r shape error" + "".join(f"{v:15d}" for v in (3, 5, 3, 4))
