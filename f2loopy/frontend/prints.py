@@ -33,6 +33,7 @@ import re
 import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
+from fparser.two.utils import walk
 
 from f2loopy.diagnostics import UnsupportedFeatureError
 from f2loopy.frontend.characters import is_character, literal_text
@@ -78,7 +79,7 @@ def lower_print(lowering, node, keyword: str, *, units=SCREEN_UNITS) -> None:
             fmt_node = fmt
         elif fmt is None or str(fmt).strip() != "*":
             _refuse(lowering, node, keyword)
-    item_nodes = _expand(lowering, list(items.items) if items is not None else [])
+    item_nodes = expand_items(lowering, list(items.items) if items is not None else [])
     if fmt_node is not None:
         _formatted_print(lowering, node, keyword, literal_text(fmt_node), item_nodes)
         return
@@ -246,7 +247,7 @@ def known_text(lowering, item) -> str | None:
 _MAX_ELEMENTS = 64
 
 
-def _expand(lowering, item_nodes: list) -> list:
+def expand_items(lowering, item_nodes: list) -> list:
     """*item_nodes* with each array item replaced by its elements in array
     element order, as ``(value, dtype, item as written)``: ``shape(a)`` (its extents),
     and an array of constant shape of at most :data:`_MAX_ELEMENTS` numbers
@@ -287,9 +288,12 @@ def _spelled(item) -> str:
 def _scalar_item(lowering, node, keyword, item):
     """The value and dtype of output item *item*: a scalar expression (an
     array or a character variable is refused at the statement), or an
-    element of :func:`_expand`."""
+    element of :func:`expand_items`."""
     if isinstance(item, tuple):
         return item[0], item[1]
+    if isinstance(item, F.Part_Ref) and any(
+            isinstance(sub, F.Subscript_Triplet) for sub in walk(item.items[1:])):
+        _refuse(lowering, node, keyword, str(item))      # an array section
     if isinstance(item, F.Name):
         sym = lowering.symtab.get(str(item))
         if sym is not None and (lowering.is_array_symbol(sym) or is_character(sym.dtype)):

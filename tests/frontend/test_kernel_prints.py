@@ -78,7 +78,8 @@ WHAT = (
     ("write(*, '(i3,1p,e12.4)') n", "c.f90:4:3: error: " + "edit descriptor '1p' in 'write(*, '(i3,1p,e12.4)') n' cannot be translated: " + WHAT),
     ("write(*, '(i3,t10,i3)') n", "c.f90:4:3: error: " + "edit descriptor 't10' in 'write(*, '(i3,t10,i3)') n' cannot be translated: " + WHAT),
     ("write(*, '(a,2(i3,1x))') n", "c.f90:4:3: error: " + "edit descriptor '2(i3' in 'write(*, '(a,2(i3,1x))') n' cannot be translated: " + WHAT),
-    ('print *, x', "c.f90:4:3: error: " + "'x' in 'print *, x' cannot be translated: " + WHAT),
+    ('print *, x(1:n)', "c.f90:4:3: error: " + "'x(1 : n)' in 'print *, x(1:n)' cannot be translated: " + WHAT),
+    ("print '(3f6.2)', x(2:3)", "c.f90:4:3: error: " + "'x(2 : 3)' in 'print '(3f6.2)', x(2:3)' cannot be translated: " + WHAT),
     ('write(*, *, iostat=n) n', "c.f90:4:3: error: " + "'write(*, *, iostat=n) n' cannot be translated: " + WHAT),
 ])
 def test_other_output_is_a_located_error(stmt, message):
@@ -318,3 +319,25 @@ end program
     got = capfd.readouterr().out
     assert got == expect
     assert got.splitlines()[0] == "r shape error" + "".join(f"{v:15d}" for v in (3, 5, 3, 4))
+
+
+def test_shape_in_the_output_before_a_stop(tmp_path, cl_queue):
+    """mesh_function's guard as written: the shape is part of the stop's message."""
+    source = ("module guard_stop\n  use, intrinsic :: iso_fortran_env, only: error_unit\n"
+              "contains\n" + SHAPES.replace(
+                  "    write (*, '(3i3/4f6.2)') nr, w\n    print *, 'nr', nr, shape(w)\n",
+                  "    stop 'Error in mesh_guard'\n").replace(
+                  "write (*, '(a,4i15)')", "write (unit=error_unit, fmt='(a,4i15)')") +
+              "end module\n")
+    k = parse_fortran(source, "g.f90")["mesh_guard"]
+    assert [s.actions for s in k.error_sites] == [
+        (("write", "0", "(a,4i15)", (("text", "r shape error"),) + tuple(("value", v) for v in range(4))),
+         ("stop", "Error in mesh_guard"))]
+    glue, _ = translate_and_load(source, tmp_path)
+    with pytest.raises(glue.KernelStopError) as info:
+        glue.mesh_guard(np.zeros((3, 5), np.float32, order="F"), np.zeros(4, np.float32), 0,
+                        queue=cl_queue)
+    assert str(info.value).endswith(": r shape error 3 5 3 4; STOP Error in mesh_guard")
+    assert list(info.value.values[:4]) == [3, 5, 3, 4]
+    assert glue.mesh_guard(np.zeros((3, 4), np.float32, order="F"), np.zeros(4, np.float32), 0,
+                           queue=cl_queue) == 0
