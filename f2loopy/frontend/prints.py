@@ -9,7 +9,8 @@ site of the kernel: each work-item that reaches the statement prints the
 record as gfortran's list-directed output spells it (reals may differ in
 their digits).  A constant format of simple edit descriptors (``'(a,i8)'``,
 ``'(2x,a,g14.6)'``: ``a``, ``i``, ``f``, ``e``, ``es``, ``g``, ``l``, ``x``,
-``/``, quoted text, repeat counts) is printed with the matching printf
+``/``, quoted text, repeat counts, groups: :mod:`f2loopy.frontend.formats`) is
+printed with the matching printf
 conversions (integers and text as gfortran writes them, reals in the same
 widths with C's digits and exponents; a value too wide for its field is
 written whole where gfortran writes asterisks).  Output stops at the first
@@ -28,7 +29,6 @@ a print site (to the screen, also for ``error_unit``) before the stop.
 from __future__ import annotations
 
 import itertools
-import re
 
 import numpy as np
 import pymbolic.primitives as p
@@ -37,6 +37,7 @@ from fparser.two.utils import walk
 
 from f2loopy.diagnostics import UnsupportedFeatureError
 from f2loopy.frontend.characters import is_character, literal_text
+from f2loopy.frontend.formats import parse_format
 from f2loopy.ir.folding import NotConstant, evaluate_constant
 from f2loopy.ir.prints import PrintItem, PrintSite
 from f2loopy.ir.types import INT32
@@ -149,77 +150,6 @@ def _refuse(lowering, node, keyword, item=None, *, what=None):
 
 # {{{ formatted output
 
-_DESCRIPTOR = re.compile(
-    r"(?P<r>[1-9]\d{0,2})?(?:(?P<a>a)(?P<aw>[1-9]\d{0,2})?|(?P<i>i)(?P<iw>\d{1,3})(?:\.(?P<im>\d{1,3}))?"
-    r"|(?P<rl>es|en|[feg])(?P<rw>[1-9]\d{0,2})\.(?P<rd>\d{1,3})|(?P<l>l)(?P<lw>[1-9]\d{0,2})"
-    r"|(?P<x>x)|(?P<slash>/))", re.IGNORECASE)
-
-
-def _descriptors(fmt: str) -> list | str:
-    """The edit descriptors of format *fmt* (``(a,i8)``), in order:
-    ``("text", s)``, ``("x", blanks)``, ``("newline", count)``, ``("a",
-    width)``, ``("i", spec)``, ``("real", spec)``, ``("logical", spec)``;
-    where the format has anything else, the first descriptor that cannot be
-    translated, as written (``b8``, ``(``)."""
-    body = fmt.strip()
-    if not (body.startswith("(") and body.endswith(")")):
-        return body
-    body = body[1:-1]
-    tokens: list[tuple[str, str] | tuple[str, re.Match[str]]] = []
-    k = 0
-    while k < len(body):                       # split at commas, keeping quoted text
-        ch = body[k]
-        if ch in "'\"":
-            end = k + 1
-            text = []
-            while end < len(body):
-                if body[end] == ch:
-                    if body[end + 1:end + 2] == ch:
-                        text.append(ch)
-                        end += 2
-                        continue
-                    break
-                text.append(body[end])
-                end += 1
-            else:
-                return body[k:]
-            tokens.append(("text", "".join(text)))
-            k = end + 1
-        elif ch in ", ":
-            k += 1
-        elif ch == "/":
-            tokens.append(("newline", "1"))
-            k += 1
-        else:
-            m = _DESCRIPTOR.match(body, k)
-            if m is None or m.end() == k or (m.end() < len(body) and body[m.end()] not in ",/ )"):
-                return re.split(r"[,/ ]", body[k:], maxsplit=1)[0]
-            tokens.append(("edit", m))
-            k = m.end()
-    out: list = []
-    for kind, tok in tokens:
-        if isinstance(tok, str):
-            out.append((kind, tok if kind == "text" else int(tok)))
-            continue
-        count = int(tok.group("r") or 1)
-        if tok.group("x"):
-            out.append(("x", count))
-        elif tok.group("slash"):
-            out.append(("newline", count))
-        elif tok.group("a"):
-            out += [("a", int(tok.group("aw")) if tok.group("aw") else None)] * count
-        elif tok.group("i"):
-            width = int(tok.group("iw"))
-            digits = f".{int(tok.group('im'))}" if tok.group("im") else ""
-            out += [("i", f"%{width or ''}{digits}")] * count
-        elif tok.group("rl"):
-            letter = {"f": "f", "e": "E", "es": "E", "en": "E", "g": "G"}[tok.group("rl").lower()]
-            out += [("real", f"%{int(tok.group('rw'))}.{int(tok.group('rd'))}{letter}")] * count
-        else:
-            out += [("logical", f"%{int(tok.group('lw'))}c")] * count
-    return out
-
-
 def known_text(lowering, item) -> str | None:
     """The text of output item *item* where it is known when translating: a
     character constant or parameter, or a string whose characters are all known (a
@@ -307,12 +237,13 @@ def _formatted_print(lowering, node, keyword: str, fmt: str, item_nodes: list) -
     (the text before it is written), blanks of ``x`` are written only where
     something follows them in the record, and items left at the end of the
     format start a new record with the format from its start (reversion)."""
-    descriptors = _descriptors(fmt)
-    if isinstance(descriptors, str):
-        _refuse(lowering, node, keyword, descriptors, what="edit descriptor")
+    parsed = parse_format(fmt)
+    if isinstance(parsed, str):
+        _refuse(lowering, node, keyword, parsed, what="edit descriptor")
         return
+    descriptors, revert = parsed
     items = list(item_nodes)
-    if items and all(kind in ("text", "x", "newline") for kind, _ in descriptors):
+    if items and all(kind in ("text", "x", "newline") for kind, _ in descriptors[revert:]):
         _refuse(lowering, node, keyword)     # (gfortran stops: no data edit descriptor)
     parts: list[PrintItem] = []
     specs: list[str] = []
@@ -363,6 +294,7 @@ def _formatted_print(lowering, node, keyword: str, fmt: str, item_nodes: list) -
             if items:                  # reversion: a new record, the format again
                 parts.append(("text", "\n"))
                 blanks = ""
+                descriptors = parsed[0][revert:]
                 continue
         break
     _add_site(lowering, PrintSite(tuple(parts), lowering.statement_span(), tuple(specs),

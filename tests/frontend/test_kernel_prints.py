@@ -77,7 +77,8 @@ WHAT = (
     ("write(*, '(b8)') n", "c.f90:4:3: error: " + "edit descriptor 'b8' in 'write(*, '(b8)') n' cannot be translated: " + WHAT),
     ("write(*, '(i3,1p,e12.4)') n", "c.f90:4:3: error: " + "edit descriptor '1p' in 'write(*, '(i3,1p,e12.4)') n' cannot be translated: " + WHAT),
     ("write(*, '(i3,t10,i3)') n", "c.f90:4:3: error: " + "edit descriptor 't10' in 'write(*, '(i3,t10,i3)') n' cannot be translated: " + WHAT),
-    ("write(*, '(a,2(i3,1x))') n", "c.f90:4:3: error: " + "edit descriptor '2(i3' in 'write(*, '(a,2(i3,1x))') n' cannot be translated: " + WHAT),
+    ("write(*, '(a,2(i3,1x))') n", "c.f90:4:3: error: " + "'n' in 'write(*, '(a,2(i3,1x))') n' cannot be translated: " + WHAT),
+    ("write(*, '(i3,2(1x,i2)') n", "c.f90:4:3: error: " + "edit descriptor '(i3,2(1x,i2)' in 'write(*, '(i3,2(1x,i2)') n' cannot be translated: " + WHAT),
     ('print *, x(1:n)', "c.f90:4:3: error: " + "'x(1 : n)' in 'print *, x(1:n)' cannot be translated: " + WHAT),
     ("print '(3f6.2)', x(2:3)", "c.f90:4:3: error: " + "'x(2 : 3)' in 'print '(3f6.2)', x(2:3)' cannot be translated: " + WHAT),
     ('write(*, *, iostat=n) n', "c.f90:4:3: error: " + "'write(*, *, iostat=n) n' cannot be translated: " + WHAT),
@@ -341,3 +342,49 @@ def test_shape_in_the_output_before_a_stop(tmp_path, cl_queue):
     assert list(info.value.values[:4]) == [3, 5, 3, 4]
     assert glue.mesh_guard(np.zeros((3, 4), np.float32, order="F"), np.zeros(4, np.float32), 0,
                            queue=cl_queue) == 0
+
+
+#: formats with groups: repeated, nested, and reversion to the last top-level group
+GROUPS = """subroutine groups(n, m, r, s)
+  implicit none
+  integer, intent(in) :: n, m
+  real, intent(in) :: r, s
+  write (*, '(a,2(1x,i3))') 'p', n, m
+  write (*, '(a,2(1x,i3))') 'p', n, m, n, m, n
+  write (*, '(a,3(1x,f6.2))') 'q', r, s
+  write (*, '(i2,(1x,a,i3))') n, 'a', m, 'b', n
+  write (*, '(2(i3,2(1x,f5.1)),a)') n, r, s, m, r, s, 'end'
+  write (*, '(a,2(1x,i3)/)') 'z', n
+end subroutine
+"""
+
+
+def test_format_groups_repeat_and_revert_to_the_last_group():
+    from f2loopy.ir.prints import printf_format
+    k = parse_fortran(GROUPS, "g.f90")["groups"]
+    assert [printf_format(site)[0] for site in k.prints] == [
+        "p %3d %3d\n", "p %3d %3d\n %3d %3d\n %3d\n", "q %6.2f %6.2f\n", "%2d a%3d\n b%3d\n",
+        "%3d %5.1f %5.1f%3d %5.1f %5.1fend\n", "z %3d\n"]
+    with pytest.raises(FortranError) as e:
+        parse_fortran(GROUPS.replace("'(a,3(1x,f6.2))'", "'(a,3(1x,2(1x,3(f6.2))))'"), "g.f90")
+    assert e.value.format().splitlines()[0] == (
+        "g.f90:7:3: error: edit descriptor '3(f6.2)' in 'write (*, '(a,3(1x,2(1x,3(f6.2))))') "
+        "'q', r, s' cannot be translated: " + WHAT)
+
+
+@needs_gfortran
+def test_format_groups_print_as_gfortran_does(tmp_path, cl_queue, capfd):
+    main = tmp_path / "main.f90"
+    main.write_text(GROUPS + """program main
+  call groups(42, -7, 1.5, -2.5)
+end program
+""")
+    subprocess.run(["gfortran", "-o", str(tmp_path / "prog"), str(main)], check=True,
+                   cwd=tmp_path)
+    expect = subprocess.run([str(tmp_path / "prog")], capture_output=True, text=True,
+                            check=True).stdout
+    glue, _ = translate_and_load(GROUPS, tmp_path)
+    capfd.readouterr()
+    glue.groups(42, -7, 1.5, -2.5, queue=cl_queue)
+    cl_queue.finish()
+    assert capfd.readouterr().out == expect
