@@ -626,6 +626,7 @@ class DeclarationReader:
         for body in node.children[1:-1]:
             if isinstance(body, (F.Subroutine_Body, F.Function_Body)):
                 self.externals.add(str(body.children[0].items[1]).lower())
+                self.symtab.interfaces.add(str(body.children[0].items[1]).lower())
             elif not isinstance(body, F.Comment):
                 raise self.error("only subroutine and function interfaces are supported in an "
                                  "interface block", "interface", UnsupportedFeatureError)

@@ -594,10 +594,12 @@ def _without_interface(lowering, proc) -> bool:
     that gfortran passes an array for a scalar dummy (the first element's
     address; serial stubs such as pyOM2's ``border_exchg_xy(is, ie, js, je,
     a)`` with ``real*8 :: a`` do so): an external procedure of another file.
-    A module or internal procedure, or one defined in the same file (which
-    gfortran checks), has one."""
+    A module or internal procedure, one defined in the same file (which
+    gfortran checks), or one an interface block of the caller describes, has
+    one."""
     return proc.module is None and proc.host is None and proc.src is not None and \
-        proc.src.filename != lowering.src.filename
+        proc.src.filename != lowering.src.filename and \
+        proc.name.lower() not in lowering.symtab.interfaces
 
 
 def _is_index_arithmetic(expr, lowering) -> bool:

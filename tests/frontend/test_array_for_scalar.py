@@ -60,15 +60,23 @@ def test_the_dummy_is_the_first_element(project):
     assert (str(last.assignee), str(last.expression)) == ("beta[1, 1]", "beta[1, 1] + 100.0")
 
 
-@pytest.mark.parametrize("where", ["same file", "module"])
+@pytest.mark.parametrize("where", ["same file", "module", "interface block"])
 def test_an_explicit_interface_keeps_the_error(project, where):
+    include = []
     if where == "same file":
         source = KERNEL + STUBS
+    elif where == "interface block":
+        include = [project / "serial"]
+        source = KERNEL.replace("  integer :: j\n", "  integer :: j\n  interface\n"
+                                "    subroutine exchg_xy(is_, ie_, a)\n"
+                                "      integer, intent(in) :: is_, ie_\n"
+                                "      real*8, intent(inout) :: a\n"
+                                "    end subroutine\n  end interface\n")
     else:
         source = ("module stubs\ncontains\n" + STUBS + "end module\n" +
                   KERNEL.replace("  implicit none\n", "  use stubs\n  implicit none\n", 1))
     with pytest.raises(FortranError) as e:
-        parse_fortran(source, str(project / "slope.f90"))
+        parse_fortran(source, str(project / "slope.f90"), include_dirs=include)
     assert e.value.format().splitlines()[0].endswith(
         "error: array 'beta' is passed for scalar argument 'a' of 'exchg_xy' (an array needs "
         "an array dummy: declare 'a' with dimensions there, e.g. a(*), or pass one element)")
