@@ -111,6 +111,8 @@ class ErrorPathsMixin(_Host):
             return "*"
         if isinstance(node, F.Char_Literal_Constant):
             return literal_text(node)
+        if isinstance(node, F.Label) and str(int(str(node))) in self.formats:
+            return self.formats[str(int(str(node)))]
         raise self.error("only '*' or a constant format can be used in a 'write' before a "
                          "'stop'", str(node), UnsupportedFeatureError)
 
@@ -140,6 +142,9 @@ class ErrorPathsMixin(_Host):
                 raise self.error(f"'{key}=' is not supported in a 'write' before a 'stop'",
                                  key, UnsupportedFeatureError)
         self._write(node, "write", unit, fmt, items)
+
+    def stmt_Format_Stmt(self, node):
+        """A ``format`` statement: read where a ``write``/``print`` names its label."""
 
     def stmt_Print_Stmt(self, node):
         if not self._before_stop(node):          # diagnostic output: printf

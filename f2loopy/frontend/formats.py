@@ -115,6 +115,9 @@ def _expand(m: re.Match[str]) -> list:
         digits = f".{int(m.group('im'))}" if m.group("im") else ""
         return [("i", f"%{width or ''}{digits}")] * count
     if m.group("rl"):
-        letter = {"f": "f", "e": "E", "es": "E", "en": "E", "g": "G"}[m.group("rl").lower()]
+        if m.group("rl").lower() == "en":     # (engineering: C has no such conversion)
+            raise _Untranslatable(m.group(0))
+        # (e: Fortran's 0.dddE+xx, built from a mantissa and an exponent by the codegen)
+        letter = {"f": "f", "e": "e", "es": "E", "g": "G"}[m.group("rl").lower()]
         return [("real", f"%{int(m.group('rw'))}.{int(m.group('rd'))}{letter}")] * count
     return [("logical", f"%{int(m.group('lw'))}c")] * count

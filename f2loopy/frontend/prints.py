@@ -9,11 +9,13 @@ site of the kernel: each work-item that reaches the statement prints the
 record as gfortran's list-directed output spells it (reals may differ in
 their digits).  A constant format of simple edit descriptors (``'(a,i8)'``,
 ``'(2x,a,g14.6)'``: ``a``, ``i``, ``f``, ``e``, ``es``, ``g``, ``l``, ``x``,
-``/``, quoted text, repeat counts, groups: :mod:`f2loopy.frontend.formats`) is
+``/``, quoted text, repeat counts, groups: :mod:`f2loopy.frontend.formats`;
+also in a ``format`` statement the procedure's body labels) is
 printed with the matching printf
 conversions (integers and text as gfortran writes them, reals in the same
-widths with C's digits and exponents; a value too wide for its field is
-written whole where gfortran writes asterisks).  Output stops at the first
+widths: ``f``, ``es`` and ``g`` with C's digits and layout, ``e`` with
+gfortran's ``0.dddE+xx`` layout; ``en`` is refused; a value too wide for its
+field is written whole where gfortran writes asterisks).  Output stops at the first
 data edit descriptor without an item, ``x`` writes blanks only before
 something else of the record, and items left at the end of the format start a
 new record with the format again (reversion), as gfortran does; another
@@ -68,7 +70,7 @@ def lower_print(lowering, node, keyword: str, *, units=SCREEN_UNITS) -> None:
                 continue                 # the screen (output_unit of iso_fortran_env)
             if key == "fmt" and text == "*":
                 continue
-            if key == "fmt" and isinstance(value, F.Char_Literal_Constant):
+            if key == "fmt" and isinstance(value, (F.Char_Literal_Constant, F.Label)):
                 fmt_node = value
                 continue
             _refuse(lowering, node, keyword)
@@ -76,13 +78,16 @@ def lower_print(lowering, node, keyword: str, *, units=SCREEN_UNITS) -> None:
             _refuse(lowering, node, keyword)
     else:
         fmt, items = node.items
-        if isinstance(fmt, F.Char_Literal_Constant):
+        if isinstance(fmt, (F.Char_Literal_Constant, F.Label)):
             fmt_node = fmt
         elif fmt is None or str(fmt).strip() != "*":
             _refuse(lowering, node, keyword)
     item_nodes = expand_items(lowering, list(items.items) if items is not None else [])
     if fmt_node is not None:
-        _formatted_print(lowering, node, keyword, literal_text(fmt_node), item_nodes)
+        fmt = format_text(lowering, fmt_node)
+        if fmt is None:
+            _refuse(lowering, node, keyword, str(fmt_node), what="format label")
+        _formatted_print(lowering, node, keyword, fmt, item_nodes)
         return
     parts: list[PrintItem] = []
     values: list = []
@@ -102,6 +107,26 @@ def lower_print(lowering, node, keyword: str, *, units=SCREEN_UNITS) -> None:
             _refuse(lowering, node, keyword, _spelled(item))
         values.append(value)
     _add_site(lowering, PrintSite(tuple(parts), lowering.statement_span()), values)
+
+
+def format_statements(nodes) -> dict[str, str]:
+    """Label -> format of the ``format`` statements among *nodes* (a
+    procedure's executable part: ``100 format(a, i3)`` gives ``"100": "(a,
+    i3)"``, as fparser writes it)."""
+    out = {}
+    for stmt in walk(nodes, F.Format_Stmt):
+        label = stmt.item.label if stmt.item is not None else None
+        if label is not None:
+            out[str(int(label))] = str(stmt.items[1])
+    return out
+
+
+def format_text(lowering, fmt_node) -> str | None:
+    """The format that *fmt_node* gives: a character constant's text, or the
+    ``format`` statement of a label of the procedure (None: no such one)."""
+    if isinstance(fmt_node, F.Label):
+        return lowering.formats.get(str(int(str(fmt_node))))
+    return literal_text(fmt_node)
 
 
 def unit_number(lowering, node) -> int | None:

@@ -76,6 +76,7 @@ WHAT = (
     ("write(*, '(3x)') n", "c.f90:4:3: error: " + "'write(*, '(3x)') n' cannot be translated: " + WHAT),
     ("write(*, '(b8)') n", "c.f90:4:3: error: " + "edit descriptor 'b8' in 'write(*, '(b8)') n' cannot be translated: " + WHAT),
     ("write(*, '(i3,1p,e12.4)') n", "c.f90:4:3: error: " + "edit descriptor '1p' in 'write(*, '(i3,1p,e12.4)') n' cannot be translated: " + WHAT),
+    ("write(*, '(i3,en12.3)') n, x(1)", "c.f90:4:3: error: " + "edit descriptor 'en12.3' in 'write(*, '(i3,en12.3)') n, x(1)' cannot be translated: " + WHAT),
     ("write(*, '(i3,t10,i3)') n", "c.f90:4:3: error: " + "edit descriptor 't10' in 'write(*, '(i3,t10,i3)') n' cannot be translated: " + WHAT),
     ("write(*, '(a,2(i3,1x))') n", "c.f90:4:3: error: " + "'n' in 'write(*, '(a,2(i3,1x))') n' cannot be translated: " + WHAT),
     ("write(*, '(i3,2(1x,i2)') n", "c.f90:4:3: error: " + "edit descriptor '(i3,2(1x,i2)' in 'write(*, '(i3,2(1x,i2)') n' cannot be translated: " + WHAT),
@@ -388,3 +389,97 @@ end program
     glue.groups(42, -7, 1.5, -2.5, queue=cl_queue)
     cl_queue.finish()
     assert capfd.readouterr().out == expect
+
+
+#: Fortran's Ew.d: a mantissa in [0.1, 1), as gfortran writes it (not C's %E)
+E_FORMAT = """subroutine e_format(x, y)
+  implicit none
+  real, intent(in) :: x
+  real(8), intent(in) :: y
+  write (*, '(a,e12.4,1x,e15.6,es12.3)') 'e:', x, y, x
+  write (*, '(e10.3)') x
+end subroutine
+"""
+
+
+def test_e_format_is_a_mantissa_and_an_exponent():
+    from f2loopy.codegen import generate_code
+    from f2loopy.ir.prints import printf_format
+    k = parse_fortran(E_FORMAT, "e.f90")["e_format"]
+    assert [printf_format(site) for site in k.prints] == [
+        ("e:%8.4f%c%c%02d %11.6f%c%c%02d%12.3E\n", ("fortran_e4.4", "fortran_e8.6", "double")),
+        ("%6.3f%c%c%02d\n", ("fortran_e4.3",))]
+    code = generate_code(k).source
+    assert ('printf("%6.3f%c%c%02d\\n", f2l_m0, (abs(f2l_e0) > 99) ? (f2l_e0 < 0 ? \'-\' : '
+            "'+') : 'E', (abs(f2l_e0) > 99) ? '0' + abs(f2l_e0) / 100 : (f2l_e0 < 0 ? '-' : '+'), "
+            "abs(f2l_e0) % 100); }") in code
+    assert "f2l_e0 = (int)floor(log10(fabs(f2l_m0))) + 1;" in code
+
+
+@needs_gfortran
+def test_e_format_prints_as_gfortran_does(tmp_path, cl_queue, capfd):
+    values = [(1.5, 6.02e23), (-0.00375, -1.0), (0.0, 0.0), (99999.0, 0.099999999),
+              (2.5e-30, 1e-300)]
+    main = tmp_path / "main.f90"
+    main.write_text(E_FORMAT + "program main\n" + "".join(
+        f"  call e_format({x!r}, {y!r}_8)\n" for x, y in values) + "end program\n")
+    subprocess.run(["gfortran", "-o", str(tmp_path / "prog"), str(main)], check=True,
+                   cwd=tmp_path)
+    expect = subprocess.run([str(tmp_path / "prog")], capture_output=True, text=True,
+                            check=True).stdout
+    glue, _ = translate_and_load(E_FORMAT, tmp_path)
+    capfd.readouterr()
+    for x, y in values:
+        glue.e_format(x, y, queue=cl_queue)
+    cl_queue.finish()
+    got = capfd.readouterr().out
+    assert got == expect, (got, expect)
+
+
+#: formats in 'format' statements (print 100, ...; write(*, 100); write(0, fmt=300))
+LABELLED = """subroutine labelled(i, x)
+  integer i
+  real x
+  print 100, 'i=', i, x
+  write(*, 100) 'i=', i, x
+  write(*, fmt=200) i
+  if (i > 3) then
+    write(0, 300) i
+300 format('big ', i0, 1x, 'done')
+  end if
+100 format(a, i3, f6.2)
+200 format(' ''q'' ', 2x, i4)
+end
+"""
+
+
+def test_format_statements_give_the_format():
+    from f2loopy.ir.prints import printf_format
+    k = parse_fortran(LABELLED, "l.f90")["labelled"]
+    assert [printf_format(site)[0] for site in k.prints] == [
+        "i=%3d%6.2f\n", "i=%3d%6.2f\n", " 'q'   %4d\n", "big %d done\n"]
+    with pytest.raises(FortranError) as e:
+        parse_fortran(LABELLED.replace("write(*, fmt=200)", "write(*, fmt=201)"), "l.f90")
+    assert e.value.format().splitlines()[0] == (
+        "l.f90:6:3: error: format label '201' in 'write(*, fmt=201) i' cannot be translated: "
+        + WHAT)
+
+
+@needs_gfortran
+def test_format_statements_print_as_gfortran_does(tmp_path, cl_queue, capfd):
+    main = tmp_path / "main.f90"
+    main.write_text(LABELLED + "program main\n  call labelled(5, 1.25)\n  call labelled(2, -3.5)\n"
+                    "end program\n")
+    subprocess.run(["gfortran", "-o", str(tmp_path / "prog"), str(main)], check=True,
+                   cwd=tmp_path)
+    ran = subprocess.run([str(tmp_path / "prog")], capture_output=True, text=True, check=True)
+    glue, _ = translate_and_load(LABELLED, tmp_path)
+    capfd.readouterr()
+    glue.labelled(5, 1.25, queue=cl_queue)
+    glue.labelled(2, -3.5, queue=cl_queue)
+    cl_queue.finish()
+    got = capfd.readouterr().out.splitlines()
+    expect = ran.stdout.splitlines()         # (unit 0: gfortran's stderr)
+    assert [line for line in got if not line.startswith("big")] == expect
+    assert [line for line in got if line.startswith("big")] == ran.stderr.splitlines() == [
+        "big 5 done"]
