@@ -87,6 +87,7 @@ def lower_print(lowering, node, keyword: str, *, units=SCREEN_UNITS) -> None:
         fmt = format_text(lowering, fmt_node)
         if fmt is None:
             _refuse(lowering, node, keyword, str(fmt_node), what="format label")
+            return
         _formatted_print(lowering, node, keyword, fmt, item_nodes)
         return
     parts: list[PrintItem] = []
