@@ -113,19 +113,23 @@ class ArrayIntrinsicsMixin(_Host):
         ctx.define([(0, normalize_integer(p.Sum((c, -1))), 1) for c in counts], name)
         return ctx
 
-    def result_temporary(self, name, dtype, counts) -> ArrayView:
+    def result_temporary(self, name, dtype, counts, limits=None) -> ArrayView:
         """A temporary array of shape *counts* (zero-based): private when the
         shape is constant, else device scratch sized by unchanged scalar
-        arguments."""
-        constant = all(isinstance(c, (int, np.integer)) for c in counts)
-        if not constant:
-            for c in counts:
-                for v in sorted(variables_read(c)):
-                    if not self.is_invariant_param(v):
-                        raise self.error(f"the result of '{name}' needs a temporary array "
-                                         f"whose size depends on '{v}', which the kernel "
-                                         "changes", name, UnsupportedFeatureError)
-        tmp = self.new_temporary(f"{name}_result", dtype, shape=tuple(counts),
+        arguments; a count with a variable the kernel changes (``sum(a(:,
+        1:k), dim=1)``) takes the first of its *limits* (extents of arrays
+        whose sections have that length, :attr:`ElementalContext.limits`)."""
+        sizes = list(counts)
+        for d, c in enumerate(counts):
+            changed = [v for v in sorted(variables_read(c)) if not self.is_invariant_param(v)]
+            if changed and limits is not None and limits[d]:
+                sizes[d] = limits[d][0]
+            elif changed:
+                raise self.error(f"the result of '{name}' needs a temporary array whose size "
+                                 f"depends on '{changed[0]}', which the kernel changes",
+                                 name, UnsupportedFeatureError)
+        constant = all(isinstance(c, (int, np.integer)) for c in sizes)
+        tmp = self.new_temporary(f"{name}_result", dtype, shape=tuple(sizes),
                                  lower_bounds=(0,) * len(counts),
                                  address_space=None if constant else AddressSpace.GLOBAL)
         ubs = tuple(normalize_integer(p.Sum((c, -1))) for c in counts)
@@ -204,7 +208,8 @@ class ArrayIntrinsicsMixin(_Host):
             return p.Variable(acc)
         counts = self.axis_counts(ctx.axes)
         kept = [d for d in range(ctx.rank) if d != dim - 1]
-        view = self.result_temporary(name, dtype, [counts[d] for d in kept])
+        view = self.result_temporary(name, dtype, [counts[d] for d in kept],
+                                     [ctx.limits[d] for d in kept])
         rctx = self.positions_context([counts[d] for d in kept], name)
         self.fill(view, rctx, lambda pos: _initial_value(name, dtype), name)
         target = view.element(tuple(ctx.positions[d] for d in kept))
@@ -303,8 +308,10 @@ class ArrayIntrinsicsMixin(_Host):
         else:
             kept = [d for d in range(ctx.rank) if d != dim - 1]
             if kept:
-                values = self.result_temporary(f"{name}_value", dtype, [counts[d] for d in kept])
-                where = self.result_temporary(name, INT32, [counts[d] for d in kept])
+                limits = [ctx.limits[d] for d in kept]
+                values = self.result_temporary(f"{name}_value", dtype, [counts[d] for d in kept],
+                                               limits)
+                where = self.result_temporary(name, INT32, [counts[d] for d in kept], limits)
                 self.fill(where, self.positions_context([counts[d] for d in kept], name),
                           lambda pos: np.int32(0), name)
                 kept_pos = tuple(ctx.positions[d] for d in kept)
@@ -602,6 +609,16 @@ class ArrayIntrinsicsMixin(_Host):
     def shape_of(self, arg_nodes):
         """``shape(a)`` of array *a* in an array expression: a rank-1 array
         of its extents (``any(shape(t) /= (/nx, ny/))``)."""
+        extents = self.shape_extents(arg_nodes)
+        result = self.result_temporary("shape", np.int32, [len(extents)])
+        for k, ext in enumerate(extents):
+            self.add_assignment(result.element((k,)), np.dtype(np.int32), ext, "shape",
+                                base_id=result.ir_name)
+        return self.array_result(result, "shape")
+
+    def shape_extents(self, arg_nodes) -> list:
+        """The elements of ``shape(a)`` (*arg_nodes*: its arguments): the
+        extents of array *a*, each at least 0."""
         conv = self.converter()
         positional, kw = conv._split_args("shape", arg_nodes, {"source"})
         args = list(positional) + ([kw["source"]] if "source" in kw else [])
@@ -614,16 +631,15 @@ class ArrayIntrinsicsMixin(_Host):
         view = self.view(sym, str(arr))
         if any(u is None for u in view.ubounds):
             raise self.error(f"'shape' of assumed-size array '{view.name}'", "shape")
-        result = self.result_temporary("shape", np.int32, [view.rank])
+        extents = []
         for k in range(view.rank):
             ext = view.extent(k)
             try:
                 ext = np.int32(max(0, int(evaluate_constant(ext))))
             except NotConstant:
                 ext = p.Call(p.Variable("max"), (np.int32(0), ext))
-            self.add_assignment(result.element((k,)), np.dtype(np.int32), ext, "shape",
-                                base_id=result.ir_name)
-        return self.array_result(result, "shape")
+            extents.append(ext)
+        return extents
 
     def array_inquiry(self, name, arg_nodes):
         conv = self.converter()

@@ -31,7 +31,7 @@ from f2loopy.frontend.bindings import ArrayView, array_binding
 from f2loopy.frontend.lowering_state import ElementalContext, triplet_extent
 from f2loopy.ir.types import is_integer
 from f2loopy.diagnostics import UnsupportedFeatureError
-from f2loopy.ir.expressions import accesses, index_tuple, make_subscript, substitute
+from f2loopy.ir.expressions import accesses, index_tuple, make_subscript, substitute, variables_read
 from f2loopy.ir.folding import NotConstant, evaluate_constant, normalize_integer
 from f2loopy.ir.isl_tools import NonAffineError, make_space, set_from_condition
 
@@ -215,8 +215,12 @@ class ArraySyntaxMixin(_Host):
     def conforming_element(self, view, axes, parts, name):
         ctx = self.conform(axes, name, view.name)
         indices = []
-        for kind, value in parts:
+        for axis, (kind, value) in enumerate(parts):
             if kind == "axis":
+                extent = view.extent(axis)
+                if extent is not None and len(ctx.limits) == ctx.rank and all(
+                        self.is_invariant_param(v) for v in variables_read(extent)):
+                    ctx.limits[value].append(extent)
                 lo, hi, st = axes[value]
                 indices.append(normalize_integer(
                     p.Sum((lo, p.Product((st, ctx.positions[value]))))))
@@ -268,7 +272,6 @@ class ArraySyntaxMixin(_Host):
         a, b = simpler(a), simpler(b)
         if a == b:
             return
-        from f2loopy.ir.expressions import variables_read
         if all(self.is_invariant_param(n) for n in variables_read(a) | variables_read(b)):
             self.st.conformance.append((a, b))
 

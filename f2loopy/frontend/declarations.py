@@ -9,6 +9,8 @@ Parameters are folded to constants as they are declared.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
@@ -104,6 +106,10 @@ class DeclarationReader:
         #: stands for while the expression is evaluated element by element
         #: (:mod:`f2loopy.frontend.constant_arrays`), by the constructor's id
         self.constructor_elements: dict[int, np.generic] = {}
+        #: ``(name, arg_nodes, node) -> expr`` for ``size``/``lbound``/``ubound``
+        #: in the bounds of a kernel's arrays (``real :: c(size(a), size(b))``),
+        #: set by the lowering while it reads them; None elsewhere
+        self.bound_inquiry: Callable | None = None
 
     # {{{ errors and constant evaluation
 
@@ -172,7 +178,8 @@ class DeclarationReader:
         ctx = ConversionContext(
             error=self.error, resolve_name=resolve_name, array_ref=array_ref,
             function_call=self._const_function, dtype_of=dtype_of,
-            kind_value=self.kind_value, array_constructor=constructor_element)
+            kind_value=self.kind_value, array_constructor=constructor_element,
+            array_intrinsic=self.bound_inquiry if allow_dummies else None)
 
         def type_of_name(name):
             sym = self.lookup(name)
@@ -631,6 +638,7 @@ class DeclarationReader:
         for body in node.children[1:-1]:
             if isinstance(body, (F.Subroutine_Body, F.Function_Body)):
                 self.externals.add(str(body.children[0].items[1]).lower())
+                self.symtab.interfaces.add(str(body.children[0].items[1]).lower())
             elif not isinstance(body, F.Comment):
                 raise self.error("only subroutine and function interfaces are supported in an "
                                  "interface block", "interface", UnsupportedFeatureError)

@@ -83,22 +83,23 @@ class ErrorPathsMixin(_Host):
     def _write(self, node, keyword, unit, fmt, items):
         parts: list[tuple[str, str | None]] = []
         values: list = []
-        from f2loopy.frontend.prints import known_text, lower_print
-        for item in (items.items if items is not None else ()):
+        from f2loopy.frontend.prints import expand_items, known_text, lower_print
+        for item in expand_items(self, list(items.items) if items is not None else []):
             text = known_text(self, item)
             if text is not None:
                 parts.append(("text", text))
                 continue
-            value = self.expr(item)
+            value = item[0] if isinstance(item, tuple) else self.expr(item)   # (an element)
+            spelled = item[2] if isinstance(item, tuple) else str(item)
             if not is_integer(self.checked_dtype(value)):
                 # a real (the Allen-Tildesley modules' 'r_cut/box too large', r):
                 # printed with printf where the kernel reaches it, then the stop
                 if self.st.pending_output:
                     raise self.error(
-                        f"'{item}' is not an integer: output before a 'stop' that prints a "
+                        f"'{spelled}' is not an integer: output before a 'stop' that prints a "
                         "real must be the only output there (it is printed with printf, "
                         "the other output after the kernel); print the integers in the "
-                        "same statement or drop them", str(item), UnsupportedFeatureError)
+                        "same statement or drop them", spelled, UnsupportedFeatureError)
                 lower_print(self, node, keyword, units=(6, 0))     # (0: error_unit)
                 return
             parts.append(("value", None))
@@ -110,6 +111,8 @@ class ErrorPathsMixin(_Host):
             return "*"
         if isinstance(node, F.Char_Literal_Constant):
             return literal_text(node)
+        if isinstance(node, F.Label) and str(int(str(node))) in self.formats:
+            return self.formats[str(int(str(node)))]
         raise self.error("only '*' or a constant format can be used in a 'write' before a "
                          "'stop'", str(node), UnsupportedFeatureError)
 
@@ -139,6 +142,9 @@ class ErrorPathsMixin(_Host):
                 raise self.error(f"'{key}=' is not supported in a 'write' before a 'stop'",
                                  key, UnsupportedFeatureError)
         self._write(node, "write", unit, fmt, items)
+
+    def stmt_Format_Stmt(self, node):
+        """A ``format`` statement: read where a ``write``/``print`` names its label."""
 
     def stmt_Print_Stmt(self, node):
         if not self._before_stop(node):          # diagnostic output: printf

@@ -232,6 +232,15 @@ class InliningMixin(_Host):
                 self._check_type(proc, dummy, np.dtype(np.int32), dsym.dtype)
                 return ScalarBinding(scope.value, False, "a loop variable")
             sym = self.symbol(name)
+            if self.is_array_symbol(sym) and _without_interface(self, proc):
+                # what compiled code does: the dummy is the array's first element
+                view = self.view(sym, name)
+                if writes and view.read_only:
+                    raise self.error(f"'{proc.name}' assigns argument '{dummy}', but the "
+                                     f"actual argument is {view.what}", name)
+                self._check_type(proc, dummy, view.dtype, dsym.dtype)
+                return ScalarBinding(view.element(view.lbounds), writes,
+                                     "an array's first element")
             if self.is_array_symbol(sym):
                 raise self.error(f"array '{name}' is passed for scalar argument '{dummy}' of "
                                  f"'{proc.name}' (an array needs an array dummy: declare "
@@ -595,6 +604,19 @@ def has_array_operand(lowering, node) -> bool:
                          F.Structure_Constructor)):
         items = items[1:]          # the name itself
     return any(has_array_operand(lowering, ch) for ch in items if hasattr(ch, "items"))
+
+
+def _without_interface(lowering, proc) -> bool:
+    """Whether a call of *proc* from *lowering* has no explicit interface, so
+    that gfortran passes an array for a scalar dummy (the first element's
+    address; serial stubs such as pyOM2's ``border_exchg_xy(is, ie, js, je,
+    a)`` with ``real*8 :: a`` do so): an external procedure of another file.
+    A module or internal procedure, one defined in the same file (which
+    gfortran checks), or one an interface block of the caller describes, has
+    one."""
+    return proc.module is None and proc.host is None and proc.src is not None and \
+        proc.src.filename != lowering.src.filename and \
+        proc.name.lower() not in lowering.symtab.interfaces
 
 
 def _is_index_arithmetic(expr, lowering) -> bool:

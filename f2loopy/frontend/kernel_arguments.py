@@ -6,6 +6,8 @@ or :class:`~f2loopy.ir.kernel.ScalarArg` of each (moved from
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pymbolic.primitives as p
 
@@ -21,7 +23,11 @@ from f2loopy.ir.roles import Character, Dummy, Result
 
 def _shape_expr(src, reader: DeclarationReader, lowering: UnitLowering, node, sym_name,
                 what):
-    expr = reader.convert(node, allow_dummies=True)
+    reader.bound_inquiry = functools.partial(_bound_inquiry, reader, lowering)
+    try:
+        expr = reader.convert(node, allow_dummies=True)
+    finally:
+        reader.bound_inquiry = None
     for n in variables_read(expr):
         if not lowering.is_invariant_param(n):
             raise FortranError(f"{what} of '{sym_name}' depends on '{n}', which is not a "
@@ -29,6 +35,16 @@ def _shape_expr(src, reader: DeclarationReader, lowering: UnitLowering, node, sy
                                sym_span(src, reader, sym_name))
         lowering.used.add(n.lower())
     return normalize_integer(expr)
+
+
+def _bound_inquiry(reader, lowering, name, arg_nodes, node):
+    """``size``, ``lbound`` or ``ubound`` of an array in a bound of another
+    (``real :: c(size(a), size(b))``): the extents of an assumed-shape dummy
+    are kernel arguments; other array intrinsics are refused."""
+    if name not in ("size", "lbound", "ubound"):
+        raise reader.error(f"intrinsic '{name}' is not supported here", name,
+                           UnsupportedFeatureError)
+    return lowering.array_inquiry(name, arg_nodes)
 
 
 def sym_span(src, reader, name):

@@ -259,7 +259,16 @@ class WorkArraysMixin(_Host):
     def _work_array(self, obj, stmt: str):
         sym = self.symtab.get(str(obj)) if isinstance(obj, F.Name) else None
         if sym is None or not is_work_allocatable(sym):
-            raise self.error(ALLOCATE_MESSAGE.format(stmt=stmt), stmt, UnsupportedFeatureError)
+            hint = ""
+            if sym is not None and "allocatable" in sym.attributes and \
+                    not self.symtab.is_local(sym.name):      # a module's (or the host's)
+                # (the Allen-Tildesley a_res_full: coefficient tables of the module,
+                # allocated, filled, used and deallocated in one function)
+                hint = (f"; if '{sym.name}' holds values only between its allocate and "
+                        f"deallocate in '{self.unit_name}', declare it there as an "
+                        "allocatable local, which a kernel makes a work array")
+            raise self.error(ALLOCATE_MESSAGE.format(stmt=stmt) + hint, stmt,
+                             UnsupportedFeatureError)
         return sym
 
 

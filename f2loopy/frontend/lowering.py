@@ -82,7 +82,6 @@ _UNSUPPORTED_STATEMENTS = {
     "Read_Stmt": "'read' statements are not supported (kernels cannot do I/O)",
     "Open_Stmt": "'open' statements are not supported (kernels cannot do I/O)",
     "Close_Stmt": "'close' statements are not supported (kernels cannot do I/O)",
-    "Format_Stmt": "'format' statements are not supported (kernels cannot do I/O)",
     "Allocate_Stmt": ALLOCATE_MESSAGE.format(stmt="allocate"),
     "Deallocate_Stmt": ALLOCATE_MESSAGE.format(stmt="deallocate"),
     "Pointer_Assignment_Stmt": "pointer assignment is not supported",
@@ -165,6 +164,8 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
         self.views = {}
         self.known_constants = {}
         self.labels_seen = set()
+        #: label -> text of the procedure's ``format`` statements (f2loopy.frontend.prints)
+        self.formats: dict[str, str] = {}
         self.block_rest = None
         # scoped (f2loopy.frontend.scopes)
         self.lines = (0, 0)
@@ -519,6 +520,8 @@ class UnitLowering(ScopesMixin, LoopsMixin, ControlFlowMixin, ConditionalsMixin,
         ``return``)."""
         nodes = [n for n in nodes if n is not None]
         prepare_work_arrays(self, nodes)
+        from f2loopy.frontend.prints import format_statements
+        self.formats = format_statements(nodes)
         region = Region("procedure", self, None, len(self.loops), len(self.instructions))
         if nodes and isinstance(nodes[-1], F.Return_Stmt):
             region.trailing = nodes[-1]

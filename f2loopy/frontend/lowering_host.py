@@ -148,6 +148,7 @@ class LoweringHost:
     views: dict[str, ArrayView]         # array (lower) -> its view
     known_constants: dict[str, Expr]    # see UnitLowering.note_constant
     labels_seen: set[int]               # labels of the statements so far
+    formats: dict[str, str]             # label -> format of the body's format statements
     #: the statement being lowered and those after it in its block
     block_rest: tuple[Node, list[Node]] | None
 

@@ -102,6 +102,9 @@ class ElementalContext:
     :attr positions: placeholder variables, one per axis: the zero-based
         position along that axis.
     :attr axes: ``(lower, upper, step)`` per axis of the defining operand.
+    :attr limits: per axis, extents of the arrays whose sections the operands
+        take along it, where no variable the kernel changes is in them: each
+        bounds the axis's length (a section lies within its array).
     """
 
     def __init__(self, lowering: _Lowering) -> None:
@@ -112,6 +115,7 @@ class ElementalContext:
         self.extents: list[int | None] = []
         self.names: list[str] = []
         self.operands = 0           # array operands met (see ArraySyntaxMixin.conform)
+        self.limits: list[list] = []
 
     def define(self, axes, name):
         self.rank = len(axes)
@@ -121,6 +125,7 @@ class ElementalContext:
                           for k in range(len(axes))]
         self.lowering.st.placeholders.update(v.name for v in self.positions)
         self.extents = [triplet_extent(*ax) for ax in axes]
+        self.limits = [[] for _ in axes]
 
 
 def triplet_extent(lo, hi, st):

@@ -1,15 +1,25 @@
 """Diagnostic ``write``/``print`` statements in kernels, translated to OpenCL
 ``printf`` (:mod:`f2loopy.ir.prints`).
 
-``write(*,*) items``, ``write(6,*) items`` and ``print *, items`` whose items
+``write(*,*) items``, ``write(6,*) items`` (also ``output_unit`` and
+``error_unit`` of ``iso_fortran_env``: a kernel has no standard error, so
+text for unit 0 goes to standard output) and ``print *, items`` whose items
 are constant text and scalars (integers, reals, logicals) become a print
 site of the kernel: each work-item that reaches the statement prints the
 record as gfortran's list-directed output spells it (reals may differ in
 their digits).  A constant format of simple edit descriptors (``'(a,i8)'``,
 ``'(2x,a,g14.6)'``: ``a``, ``i``, ``f``, ``e``, ``es``, ``g``, ``l``, ``x``,
-``/``, quoted text, repeat counts) is printed with the matching printf
+``/``, quoted text, repeat counts, groups: :mod:`f2loopy.frontend.formats`;
+also in a ``format`` statement the procedure's body labels) is
+printed with the matching printf
 conversions (integers and text as gfortran writes them, reals in the same
-widths with C's digits and exponents).  A character dummy of an inlined
+widths: ``f``, ``es`` and ``g`` with C's digits and layout, ``e`` with
+gfortran's ``0.dddE+xx`` layout; ``en`` is refused; a value too wide for its
+field is written whole where gfortran writes asterisks).  Output stops at the first
+data edit descriptor without an item, ``x`` writes blanks only before
+something else of the record, and items left at the end of the format start a
+new record with the format again (reversion), as gfortran does; another
+descriptor is a located error that names it.  A character dummy of an inlined
 procedure bound to a constant prints as that constant (a serial stub's
 ``print *, string`` in ``call halt_stop('unknown tag')``).  Other output
 (files, other formats, ``iostat=``, arrays, character variables whose text is
@@ -20,14 +30,17 @@ a print site (to the screen, also for ``error_unit``) before the stop.
 
 from __future__ import annotations
 
-import re
+import itertools
 
 import numpy as np
 import pymbolic.primitives as p
 from fparser.two import Fortran2003 as F
+from fparser.two.utils import walk
 
 from f2loopy.diagnostics import UnsupportedFeatureError
 from f2loopy.frontend.characters import is_character, literal_text
+from f2loopy.frontend.formats import parse_format
+from f2loopy.ir.folding import NotConstant, evaluate_constant
 from f2loopy.ir.prints import PrintItem, PrintSite
 from f2loopy.ir.types import INT32
 
@@ -36,9 +49,14 @@ _WHAT = ("a kernel prints only list-directed output to the screen (write(*,*), w
          "(a, i, f, e, es, g, l, x, /), of scalars and constant text, with OpenCL printf")
 
 
-def lower_print(lowering, node, keyword: str, *, units=(6,)) -> None:
+#: the units printed with printf: ``*``, 6 (``output_unit``) and 0 (``error_unit``: a
+#: kernel has no standard error, so its text goes to standard output)
+SCREEN_UNITS = (6, 0)
+
+
+def lower_print(lowering, node, keyword: str, *, units=SCREEN_UNITS) -> None:
     """Lower the ``write``/``print`` statement *node* into a print site;
-    *units*: the unit numbers that stand for the screen (``*`` does)."""
+    *units*: the unit numbers printed (``*`` is)."""
     fmt_node = None
     if keyword == "write":
         control, items = node.items
@@ -52,7 +70,7 @@ def lower_print(lowering, node, keyword: str, *, units=(6,)) -> None:
                 continue                 # the screen (output_unit of iso_fortran_env)
             if key == "fmt" and text == "*":
                 continue
-            if key == "fmt" and isinstance(value, F.Char_Literal_Constant):
+            if key == "fmt" and isinstance(value, (F.Char_Literal_Constant, F.Label)):
                 fmt_node = value
                 continue
             _refuse(lowering, node, keyword)
@@ -60,13 +78,17 @@ def lower_print(lowering, node, keyword: str, *, units=(6,)) -> None:
             _refuse(lowering, node, keyword)
     else:
         fmt, items = node.items
-        if isinstance(fmt, F.Char_Literal_Constant):
+        if isinstance(fmt, (F.Char_Literal_Constant, F.Label)):
             fmt_node = fmt
         elif fmt is None or str(fmt).strip() != "*":
             _refuse(lowering, node, keyword)
-    item_nodes = list(items.items) if items is not None else []
+    item_nodes = expand_items(lowering, list(items.items) if items is not None else [])
     if fmt_node is not None:
-        _formatted_print(lowering, node, keyword, literal_text(fmt_node), item_nodes)
+        fmt = format_text(lowering, fmt_node)
+        if fmt is None:
+            _refuse(lowering, node, keyword, str(fmt_node), what="format label")
+            return
+        _formatted_print(lowering, node, keyword, fmt, item_nodes)
         return
     parts: list[PrintItem] = []
     values: list = []
@@ -83,9 +105,29 @@ def lower_print(lowering, node, keyword: str, *, units=(6,)) -> None:
         elif dtype.kind == "b":
             parts.append(("logical", 4))
         else:
-            _refuse(lowering, node, keyword, str(item))
+            _refuse(lowering, node, keyword, _spelled(item))
         values.append(value)
     _add_site(lowering, PrintSite(tuple(parts), lowering.statement_span()), values)
+
+
+def format_statements(nodes) -> dict[str, str]:
+    """Label -> format of the ``format`` statements among *nodes* (a
+    procedure's executable part: ``100 format(a, i3)`` gives ``"100": "(a,
+    i3)"``, as fparser writes it)."""
+    out = {}
+    for stmt in walk(nodes, F.Format_Stmt):
+        label = stmt.item.label if stmt.item is not None else None
+        if label is not None:
+            out[str(int(label))] = str(stmt.items[1])
+    return out
+
+
+def format_text(lowering, fmt_node) -> str | None:
+    """The format that *fmt_node* gives: a character constant's text, or the
+    ``format`` statement of a label of the procedure (None: no such one)."""
+    if isinstance(fmt_node, F.Label):
+        return lowering.formats.get(str(int(str(fmt_node))))
+    return literal_text(fmt_node)
 
 
 def unit_number(lowering, node) -> int | None:
@@ -113,7 +155,7 @@ def _add_site(lowering, site: PrintSite, values: list) -> None:
                             None, base_id="f2l_print")
 
 
-def _refuse(lowering, node, keyword, item=None):
+def _refuse(lowering, node, keyword, item=None, *, what=None):
     """A located error naming statement *node* as written (its first line)."""
     first = lowering.lines[0]
     lines = lowering.src.lines
@@ -126,83 +168,13 @@ def _refuse(lowering, node, keyword, item=None):
     statement = " ".join(statement.split())
     if len(statement) > 60:
         statement = statement[:57] + "..."
-    what = f"'{item}' in " if item is not None else ""
-    raise lowering.error(f"{what}'{statement}' cannot be translated: {_WHAT} (write the values "
+    named = "" if item is None else f"{what} '{item}' in " if what else f"'{item}' in "
+    raise lowering.error(f"{named}'{statement}' cannot be translated: {_WHAT} (write the values "
                          "to an argument and print them after the call)", keyword,
                          UnsupportedFeatureError)
 
 
 # {{{ formatted output
-
-_DESCRIPTOR = re.compile(
-    r"(?P<r>[1-9]\d{0,2})?(?:(?P<a>a)(?P<aw>[1-9]\d{0,2})?|(?P<i>i)(?P<iw>\d{1,3})(?:\.(?P<im>\d{1,3}))?"
-    r"|(?P<rl>es|en|[feg])(?P<rw>[1-9]\d{0,2})\.(?P<rd>\d{1,3})|(?P<l>l)(?P<lw>[1-9]\d{0,2})"
-    r"|(?P<x>x)|(?P<slash>/))", re.IGNORECASE)
-
-
-def _descriptors(fmt: str) -> list | None:
-    """The edit descriptors of format *fmt* (``(a,i8)``): ``("text", s)``,
-    ``("a", width)``, ``("i", spec)``, ``("real", spec)``, ``("logical",
-    spec)``; None where the format has anything else."""
-    body = fmt.strip()
-    if not (body.startswith("(") and body.endswith(")")):
-        return None
-    body = body[1:-1]
-    tokens: list[tuple[str, str] | tuple[str, re.Match[str]]] = []
-    k = 0
-    while k < len(body):                       # split at commas, keeping quoted text
-        ch = body[k]
-        if ch in "'\"":
-            end = k + 1
-            text = []
-            while end < len(body):
-                if body[end] == ch:
-                    if body[end + 1:end + 2] == ch:
-                        text.append(ch)
-                        end += 2
-                        continue
-                    break
-                text.append(body[end])
-                end += 1
-            else:
-                return None
-            tokens.append(("text", "".join(text)))
-            k = end + 1
-        elif ch in ", ":
-            k += 1
-        elif ch == "/":
-            tokens.append(("text", "\n"))
-            k += 1
-        else:
-            m = _DESCRIPTOR.match(body, k)
-            if m is None or m.end() == k:
-                return None
-            tokens.append(("edit", m))
-            k = m.end()
-    out: list = []
-    for kind, tok in tokens:
-        if isinstance(tok, str):
-            out.append(("text", tok))
-            continue
-        count = int(tok.group("r") or 1)
-        if tok.group("x"):
-            out.append(("text", " " * count))
-        elif tok.group("slash"):
-            out.append(("text", "\n" * count))
-        elif tok.group("a"):
-            out += [("a", int(tok.group("aw")) if tok.group("aw") else None)] * count
-        elif tok.group("i"):
-            width = int(tok.group("iw"))
-            digits = f".{int(tok.group('im'))}" if tok.group("im") else ""
-            out += [("i", f"%{width or ''}{digits}")] * count
-        elif tok.group("rl"):
-            letter = {"f": "f", "e": "E", "es": "E", "en": "E", "g": "G"}[tok.group("rl").lower()]
-            out += [("real", f"%{int(tok.group('rw'))}.{int(tok.group('rd'))}{letter}")] * count
-        else:
-            out += [("logical", f"%{int(tok.group('lw'))}c")] * count
-    return out
-
-
 
 def known_text(lowering, item) -> str | None:
     """The text of output item *item* where it is known when translating: a
@@ -210,6 +182,8 @@ def known_text(lowering, item) -> str | None:
     character dummy of an inlined procedure bound to a constant, as in
     ``call halt_stop('unknown tag')`` whose body prints its argument); else
     None."""
+    if isinstance(item, tuple):                # (an element of an array item)
+        return None
     if isinstance(item, F.Char_Literal_Constant):
         return literal_text(item)
     if isinstance(item, F.Name):
@@ -225,57 +199,130 @@ def known_text(lowering, item) -> str | None:
     return "".join(chr(int(c)) for c in chars)
 
 
+#: the most elements a whole array printed as one output item may have
+_MAX_ELEMENTS = 64
+
+
+def expand_items(lowering, item_nodes: list) -> list:
+    """*item_nodes* with each array item replaced by its elements in array
+    element order, as ``(value, dtype, item as written)``: ``shape(a)`` (its extents),
+    and an array of constant shape of at most :data:`_MAX_ELEMENTS` numbers
+    (not of characters); other items as they are."""
+    out: list = []
+    for item in item_nodes:
+        if isinstance(item, F.Intrinsic_Function_Reference) and \
+                str(item.items[0]).lower() == "shape":
+            args = list(item.items[1].items) if item.items[1] is not None else []
+            out += [(ext, np.dtype(np.int32), str(item))
+                    for ext in lowering.shape_extents(args)]
+            continue
+        sym = lowering.symtab.get(str(item)) if isinstance(item, F.Name) else None
+        if sym is not None and lowering.is_array_symbol(sym) and not is_character(sym.dtype):
+            view = lowering.view(sym, str(item))
+            try:
+                lows = [int(evaluate_constant(b)) for b in view.lbounds]
+                highs = [int(evaluate_constant(b)) for b in view.ubounds]
+            except (NotConstant, TypeError):
+                out.append(item)               # (refused as an array)
+                continue
+            ranges = [range(lo, hi + 1) for lo, hi in zip(lows, highs, strict=True)]
+            if 0 < np.prod([len(r) for r in ranges]) <= _MAX_ELEMENTS:
+                # Fortran order: the first subscript varies fastest
+                for index in itertools.product(*reversed(ranges)):
+                    out.append((view.element([np.int32(i) for i in reversed(index)]),
+                                np.dtype(view.dtype), str(item)))
+                continue
+        out.append(item)
+    return out
+
+
+def _spelled(item) -> str:
+    """Output item *item* as written (an element of an array item: the array)."""
+    return item[2] if isinstance(item, tuple) else str(item)
+
+
 def _scalar_item(lowering, node, keyword, item):
     """The value and dtype of output item *item*: a scalar expression (an
-    array or a character variable is refused at the statement)."""
+    array or a character variable is refused at the statement), or an
+    element of :func:`expand_items`."""
+    if isinstance(item, tuple):
+        return item[0], item[1]
+    if isinstance(item, F.Part_Ref) and any(
+            isinstance(sub, F.Subscript_Triplet) for sub in walk(item.items[1:])):
+        _refuse(lowering, node, keyword, str(item))      # an array section
     if isinstance(item, F.Name):
         sym = lowering.symtab.get(str(item))
         if sym is not None and (lowering.is_array_symbol(sym) or is_character(sym.dtype)):
-            _refuse(lowering, node, keyword, str(item))
+            _refuse(lowering, node, keyword, _spelled(item))
     value = lowering.expr(item)
     return value, np.dtype(lowering.checked_dtype(value))
 
 def _formatted_print(lowering, node, keyword: str, fmt: str, item_nodes: list) -> None:
-    """Lower a ``write``/``print`` with constant format *fmt*."""
-    descriptors = _descriptors(fmt)
-    if descriptors is None:
-        _refuse(lowering, node, keyword)
+    """Lower a ``write``/``print`` with constant format *fmt*, as gfortran
+    writes it: output stops at the first data edit descriptor without an item
+    (the text before it is written), blanks of ``x`` are written only where
+    something follows them in the record, and items left at the end of the
+    format start a new record with the format from its start (reversion)."""
+    parsed = parse_format(fmt)
+    if isinstance(parsed, str):
+        _refuse(lowering, node, keyword, parsed, what="edit descriptor")
         return
+    descriptors, revert = parsed
+    items = list(item_nodes)
+    if items and all(kind in ("text", "x", "newline") for kind, _ in descriptors[revert:]):
+        _refuse(lowering, node, keyword)     # (gfortran stops: no data edit descriptor)
     parts: list[PrintItem] = []
     specs: list[str] = []
     values: list = []
-    items = list(item_nodes)
-    for kind, what in descriptors:
-        if kind == "text":
-            parts.append(("text", what))
-            continue
-        if not items:
-            break                      # output stops at the first edit without an item
-        item = items.pop(0)
-        if kind == "a":
-            text = known_text(lowering, item)
-            if text is None:
-                _refuse(lowering, node, keyword, str(item))
-                return
-            if what is not None:       # aW: the last W characters, or blanks first
-                text = text[:what] if len(text) >= what else " " * (what - len(text)) + text
-            parts.append(("text", text))
-            continue
-        value, dtype = _scalar_item(lowering, node, keyword, item)
-        if kind == "i" and dtype.kind in "iu":
-            parts.append(("integer", dtype.itemsize))
-            specs.append(what + ("ld" if dtype.itemsize == 8 else "d"))
-        elif kind == "real" and dtype.kind == "f":
-            parts.append(("real", dtype.itemsize))
-            specs.append(what)
-        elif kind == "logical" and dtype.kind == "b":
-            parts.append(("logical", 4))
-            specs.append(what)
+    blanks = ""                        # of 'x', written when something follows
+    while True:
+        for kind, what in descriptors:
+            if kind == "x":
+                blanks += " " * what
+                continue
+            if kind == "newline":
+                parts.append(("text", "\n" * what))
+                blanks = ""
+                continue
+            if kind == "text":
+                parts.append(("text", blanks + what))
+                blanks = ""
+                continue
+            if not items:
+                break                  # output stops at the first edit without an item
+            item = items.pop(0)
+            if blanks:
+                parts.append(("text", blanks))
+                blanks = ""
+            if kind == "a":
+                text = known_text(lowering, item)
+                if text is None:
+                    _refuse(lowering, node, keyword, _spelled(item))
+                    return
+                if what is not None:   # aW: the first W characters, or blanks first
+                    text = text[:what] if len(text) >= what else " " * (what - len(text)) + text
+                parts.append(("text", text))
+                continue
+            value, dtype = _scalar_item(lowering, node, keyword, item)
+            if kind == "i" and dtype.kind in "iu":
+                parts.append(("integer", dtype.itemsize))
+                specs.append(what + ("ld" if dtype.itemsize == 8 else "d"))
+            elif kind == "real" and dtype.kind == "f":
+                parts.append(("real", dtype.itemsize))
+                specs.append(what)
+            elif kind == "logical" and dtype.kind == "b":
+                parts.append(("logical", 4))
+                specs.append(what)
+            else:
+                _refuse(lowering, node, keyword, _spelled(item))
+            values.append(value)
         else:
-            _refuse(lowering, node, keyword, str(item))
-        values.append(value)
-    if items:                          # (format reversion: not translated)
-        _refuse(lowering, node, keyword)
+            if items:                  # reversion: a new record, the format again
+                parts.append(("text", "\n"))
+                blanks = ""
+                descriptors = parsed[0][revert:]
+                continue
+        break
     _add_site(lowering, PrintSite(tuple(parts), lowering.statement_span(), tuple(specs),
                                   formatted=True), values)
 

@@ -126,6 +126,9 @@ class SymbolTable:
         #: they are bound to (:mod:`f2loopy.frontend.procedure_dummies`)
         self.procedure_dummies: frozenset = frozenset()
         self.procedure_bindings: Mapping = {}
+        #: lower-case names of the procedures an interface block of this unit
+        #: describes (an explicit interface: gfortran checks calls of them)
+        self.interfaces: set[str] = set()
         self.implicit_none = False
         # letter -> dtype; Fortran's default implicit typing
         self.implicit: dict[str, np.dtype] = {

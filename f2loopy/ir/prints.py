@@ -32,7 +32,9 @@ PrintItem = Union[tuple[Literal["text"], Annotated[str, Text(10_000)]],
 
 
 #: a printf conversion of a formatted output's value (``%8d``, ``%14.6G``)
-_SPEC_RE = re.compile(r"%-?(?:[1-9]\d{0,2})?(?:\.\d{1,3})?(?:l?d|[EGf]|c)")
+_SPEC_RE = re.compile(r"%-?(?:[1-9]\d{0,2})?(?:\.\d{1,3})?(?:l?d|[EGfe]|c)")
+#: Fortran's ``Ew.d`` (``%12.4e``): the width and the digits
+_FORTRAN_E = re.compile(r"%([1-9]\d{0,2})\.(\d{1,3})e")
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,9 @@ class PrintSite:
 def printf_format(site: PrintSite) -> tuple[str, tuple]:
     """The printf format of *site* (a Python str, not yet a C literal: a
     ``%`` of the text is doubled) and, per value, how it is converted:
-    ``"long"``, ``"int"``, ``"double"`` or ``"logical"``."""
+    ``"long"``, ``"int"``, ``"double"``, ``"logical"``, or ``"fortran_eK.D"``
+    (Fortran's ``Ew.d`` of a real of kind K with D digits: four printf values, a
+    mantissa and the exponent as two characters and two digits)."""
     if site.formatted:
         return _formatted(site)
     out, conversions = [], []
@@ -96,6 +100,16 @@ def _formatted(site: PrintSite) -> tuple[str, tuple]:
             continue
         spec = next(specs, None)
         if spec is None or not _SPEC_RE.fullmatch(spec):
+            raise ValueError(f"invalid print conversion {spec!r}")
+        e_form = _FORTRAN_E.fullmatch(spec)
+        if e_form is not None and kind == "real":
+            # a mantissa in [0.1, 1) and a two-digit exponent, as gfortran writes Ew.d
+            width, digits = int(e_form.group(1)), int(e_form.group(2))
+            # (an exponent beyond 99 takes the place of the E: 0.100000-299)
+            out.append(f"%{width - 4 if width > 4 else ''}.{digits}f%c%c%02d")
+            conversions.append(f"fortran_e{int(what)}.{digits}")
+            continue
+        if spec.endswith("e"):
             raise ValueError(f"invalid print conversion {spec!r}")
         out.append(spec)
         conversions.append("logical" if kind == "logical" else

@@ -97,7 +97,7 @@ def test_wrapper_reports_translation_errors_like_a_compiler(tmp_path):
                                       + SCRIPT)
     proc = wrapper("gfortran", "-c", "bad.f90", "-o", "bad.o", cwd=tmp_path)
     assert proc.returncode == 1
-    assert "bad.f90:5:5: error: 'print '(b5)', i' cannot be translated" in proc.stderr
+    assert "bad.f90:5:5: error: edit descriptor 'b5' in 'print '(b5)', i' cannot be translated" in proc.stderr
     assert not (tmp_path / "bad.o").exists()
     usage = wrapper()
     assert usage.returncode == 2 and "usage: f2loopyfc COMPILER" in usage.stdout

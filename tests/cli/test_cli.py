@@ -67,7 +67,7 @@ def test_errors_in_one_file_do_not_stop_the_others(tmp_path):
     worse.write_text("subroutine w(x)\n  real x\n  rewind(10)\nend\n")
     proc = f2loopy("translate", str(bad), str(good), str(worse))
     assert proc.returncode == 1
-    assert "bad.f90:3:3: error: 'print '(z8.3)', x' cannot be translated" in proc.stderr
+    assert "bad.f90:3:3: error: edit descriptor 'z8.3' in 'print '(z8.3)', x' cannot be translated" in proc.stderr
     assert "worse.f90:3:3: error: 'rewind' is not supported" in proc.stderr
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == ["bad.f90", "good.cl", "good.f90", "good_cl.c", "good_cl.f90",

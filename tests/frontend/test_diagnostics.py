@@ -16,7 +16,7 @@ end subroutine
 
 # (statement, expected first line of the diagnostic, expected caret line)
 UNSUPPORTED = [
-    ("print '(z8.3)', x", "t.f90:5:3: error: 'print '(z8.3)', x' cannot be translated: a kernel "
+    ("print '(z8.3)', x", "t.f90:5:3: error: edit descriptor 'z8.3' in 'print '(z8.3)', x' cannot be translated: a kernel "
      "prints only list-directed output to the screen (write(*,*), write(6,*) or print *), or output with a "
      "constant format of simple edit descriptors (a, i, f, e, es, g, l, x, /), of "
      "scalars and constant text, with OpenCL printf (write the values to an argument and "

@@ -86,7 +86,7 @@ def test_errors_point_at_the_original_lines(tmp_path):
     (tmp_path / "decls.h").write_text("  real :: t\n  print '(z8.3)', t\n")
     with pytest.raises(FortranError) as err:
         translate_text(src, tmp_path / "s.F90", defines={"SCALE": 3})
-    assert f"{tmp_path / 'decls.h'}:2:3: error: 'print '(z8.3)', t' cannot be translated" in \
+    assert f"{tmp_path / 'decls.h'}:2:3: error: edit descriptor 'z8.3' in 'print '(z8.3)', t' cannot be translated" in \
         err.value.format()
 
 

@@ -651,11 +651,15 @@ def test_output_and_error_units_of_iso_fortran_env():
     assert [s.actions for s in k.error_sites] == [
         (("write", "0", "(a,i3)", (("text", "too many negatives: "), ("value", 0))),
          ("stop", "Error in guard"))]
-    # diagnostic output to error_unit (not before a stop) is not the screen: refused
+    # diagnostic output to error_unit (not before a stop): printf too (a kernel has no
+    # standard error); another unit is a file: refused
+    k = parse_fortran(GUARD.replace("write(output_unit, *)", "write(error_unit, *)"),
+                      "k.f90")["guard"]
+    assert [s.items for s in k.prints] == [(("text", "negative at"), ("integer", 4))]
     with pytest.raises(FortranError) as e:
-        parse_fortran(GUARD.replace("write(output_unit, *)", "write(error_unit, *)"), "k.f90")
+        parse_fortran(GUARD.replace("write(output_unit, *)", "write(10, *)"), "k.f90")
     assert e.value.format().splitlines()[0].startswith(
-        "k.f90:11:7: error: 'write(error_unit, *) 'negative at', i' cannot be translated")
+        "k.f90:11:7: error: 'write(10, *) 'negative at', i' cannot be translated")
 
 
 @needs_gfortran

@@ -27,7 +27,7 @@ end subroutine
 
 # (statement, expected diagnostic, caret line); the statement is on line 5
 STATEMENTS = [
-    ("print '(z8.3)', x", "t.f90:5:3: error: 'print '(z8.3)', x' cannot be translated: a kernel "
+    ("print '(z8.3)', x", "t.f90:5:3: error: edit descriptor 'z8.3' in 'print '(z8.3)', x' cannot be translated: a kernel "
      "prints only list-directed output to the screen (write(*,*), write(6,*) or print *), or output with a "
      "constant format of simple edit descriptors (a, i, f, e, es, g, l, x, /), of "
      "scalars and constant text, with OpenCL printf (write the values to an argument and "
@@ -580,7 +580,7 @@ def test_show_lists_every_unsupported_statement(tmp_path):
     heads = [line for line in result.stderr.splitlines() if ": error: " in line]
     where = str(path)
     assert heads == [
-        f"{where}:5:3: error: 'print '(z8.3)', x' " + _PRINTF,
+        f"{where}:5:3: error: edit descriptor 'z8.3' in 'print '(z8.3)', x' " + _PRINTF,
         f"{where}:8:5: error: 'write(10,*) a(i)' " + _PRINTF,
         f"{where}:16:3: error: 'goto 20' does not jump to a later statement of the same or an "
         "enclosing block (only such a forward goto is supported)",
@@ -610,5 +610,5 @@ def test_collecting_mode_lists_declaration_errors_too():
     assert heads == [
         "t.f90:5:3: error: blank 'common' is not supported (name the block: common /name/ ...)",
         "t.f90:6:17: error: saved array 'z' must have constant bounds",
-        "t.f90:8:3: error: 'print '(z8.3)', x' " + _PRINTF,
+        "t.f90:8:3: error: edit descriptor 'z8.3' in 'print '(z8.3)', x' " + _PRINTF,
     ]

@@ -480,3 +480,34 @@ end subroutine
         "it is allocated when the call starts decides a value that is not the array (at "
         "o.f90:13); write every element in the call before reading it, or pass the array as an "
         "argument")
+
+
+def test_allocating_a_module_array_says_a_local_would_do():
+    """The Allen-Tildesley a_res_full: module coefficient tables allocated, filled,
+    used and deallocated in one function: the error says how to keep it."""
+    source = """module coeffs
+  implicit none
+  real, allocatable :: w(:)
+contains
+  function a_res(tau) result(a)
+    real, intent(in) :: tau
+    real :: a
+    allocate ( w(2) )
+    w = [1.0, 2.0]
+    a = sum(w) * tau
+    deallocate ( w )
+  end function
+end module
+"""
+    with pytest.raises(FortranError) as e:
+        parse_fortran(source, "c.f90")
+    assert e.value.format().splitlines()[0] == (
+        "c.f90:8:5: error: 'allocate' is not supported in a kernel (kernels cannot allocate "
+        "memory): allocate the module array before the call (from Python assign a "
+        "Fortran-ordered numpy array to glue.<module>.<array>, from Fortran allocate it as "
+        "before) and deallocate it after; if 'w' holds values only between its allocate and "
+        "deallocate in 'a_res', declare it there as an allocatable local, which a kernel "
+        "makes a work array")
+    local = source.replace("  real, allocatable :: w(:)\n", "").replace(
+        "    real :: a\n", "    real :: a\n    real, allocatable :: w(:)\n")
+    assert parse_fortran(local, "c.f90")["a_res"].name == "a_res"
