@@ -25,6 +25,7 @@ import json
 import os
 import re
 import signal
+from typing import Any
 
 import islpy as isl
 import numpy as np
@@ -115,7 +116,7 @@ def lower_all(kernels, flows: str = "inline") -> list:
             try:
                 out.append({"code": encode_generated(generate_code(k))})
             except F2LoopyError as exc:
-                item = {"error": _encode_error(exc)}
+                item: dict[str, Any] = {"error": _encode_error(exc)}
                 if mode == "skip":
                     item["after_flows"] = flow_check_passed()
                 out.append(item)
