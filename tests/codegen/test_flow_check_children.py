@@ -113,6 +113,11 @@ def test_each_half_does_its_part_only(monkeypatch):
     assert item["after_flows"] is False         # the pairs' error comes before the check
     with pytest.raises(RaceError, match="would not arrive"):
         f2loopy.generate_code(_kernel("latest"))    # and inline, as always
+    # code made without the check is not remembered as the kernel's
+    k = _kernel("latest")
+    assert "code" in lower_all([k], flows="skip")[0]
+    with pytest.raises(RaceError, match="would not arrive"):
+        f2loopy.generate_code(k)
 
 
 def test_flow_check_mode_is_checked_and_restored():
