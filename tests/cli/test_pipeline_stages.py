@@ -186,6 +186,9 @@ def test_stage_times_add_up_and_survive_a_failure(tmp_path):
     r = translate_text(SAXPY + SCRIPT, tmp_path / "s.f90")
     names = [name for name, _ in r.timings.rows()]
     assert names == ["preprocess", "parse", "script", "child codegen", "glue"]
+    # the CPU seconds of each stage, the sandbox's children counted where they ran
+    cpu = dict(r.timings.cpu_rows())
+    assert list(cpu) == names and cpu["child codegen"] > 0 and cpu["script"] > 0
     r = translate_text(SAXPY, tmp_path / "s.f90")
     assert [name for name, _ in r.timings.rows()] == ["preprocess", "parse", "codegen", "glue"]
     assert all(s >= 0 for _, s in r.timings.rows())
@@ -203,6 +206,12 @@ def test_translate_timings_prints_a_table_on_stderr(tmp_path):
     for stage in ("read", "parse", "codegen", "glue", "write", "translate", "total"):
         assert stage in stages
     assert lines[-1].split()[0] == "total" and float(lines[-1].split()[1]) > 0
+    # CPU seconds beside the wall-clock seconds: every stage of the file, and the command's
+    for line in lines[1:]:
+        fields = line.split()
+        if line.startswith("  ") and fields[0] not in ("other", "total"):
+            assert fields[-1] == "cpu" and float(fields[-2]) >= 0, line
+    assert lines[-1].split()[-1] == "cpu" and float(lines[-1].split()[-2]) > 0
     # without the flag: nothing on stderr
     res = CliRunner().invoke(main, ["translate", str(path)])
     assert res.exit_code == 0 and res.stderr == ""
