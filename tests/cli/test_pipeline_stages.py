@@ -281,6 +281,8 @@ def test_a_recipe_file_of_the_user_gets_the_second_child(tmp_path, monkeypatch):
     from f2loopy.directives.recipes import RECIPE_DIR
     recipe = tmp_path / "auto.py"
     recipe.write_text((RECIPE_DIR / "auto.py").read_text())
+    from f2loopy.directives import child_codegen
+    monkeypatch.setattr(child_codegen, "side_by_side", lambda: True)
     counter = _shared_call_counter(monkeypatch)
     calls = []
     real = runner.lower_script_kernels
@@ -289,9 +291,7 @@ def test_a_recipe_file_of_the_user_gets_the_second_child(tmp_path, monkeypatch):
     r = translate_text(SAXPY, tmp_path / "s.f90", transform=str(recipe))
     # the recipe's check in the script's child, then the clean children's
     # (two side by side: the code, and the value-flow check up to its place)
-    from f2loopy.directives.child_codegen import side_by_side
-    assert len(calls) == 1 and struct.unpack_from("q", counter, 0)[0] == \
-        (3 if side_by_side() else 2)
+    assert len(calls) == 1 and struct.unpack_from("q", counter, 0)[0] == 3
     assert "get_group_id(0)" in r.outputs[tmp_path / "s.cl"]
     # and a script in the file with a built-in recipe: the same
     calls.clear()

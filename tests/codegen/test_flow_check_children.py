@@ -182,3 +182,14 @@ def test_children_run_at_the_same_time():
 
     answers = run_in_children([body(0, 1), body(1, 0)], Limits(wall_s=60.0))
     assert [a.text for a in answers] == ["saw", "saw"]
+
+
+def test_side_by_side_only_where_a_cpu_is_free(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.7, 0.5, 0.5))
+    assert child_codegen.side_by_side()
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.5, 2.0, 2.0))
+    assert not child_codegen.side_by_side()
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert not child_codegen.side_by_side()
