@@ -38,6 +38,7 @@ class FileOutcome:
     warnings: list = field(default_factory=list)  # formatted warnings (unused -D values)
     notes: list = field(default_factory=list)     # e.g. the tuned choices used
     timings: list = field(default_factory=list)   # (stage, seconds) as they ran
+    cpu: list = field(default_factory=list)       # (stage, CPU seconds) where known
     seconds: float = 0.0              # the whole of translate_one (timings and the rest)
 
 
@@ -117,7 +118,7 @@ def _translate_one(path: str, options: TranslateOptions | None = None, *,
             if touch_outputs:
                 touch_all(result.outputs)
     except NothingToTranslate as exc:
-        outcome.timings = times.rows()
+        outcome.timings, outcome.cpu = times.rows(), times.cpu_rows()
         if exc.has_modules and options.search_files:
             # named with the files that use its modules
             outcome.skipped = ("it has no subroutine or function to translate (its modules "
@@ -128,9 +129,9 @@ def _translate_one(path: str, options: TranslateOptions | None = None, *,
     except Exception as exc:  # noqa: BLE001 - every failure is reported, not raised
         outcome.error = _format_error(exc, debug)
         outcome.script_output = getattr(exc, "script_output", "")
-        outcome.timings = times.rows()
+        outcome.timings, outcome.cpu = times.rows(), times.cpu_rows()
         return outcome
-    outcome.timings = times.rows()
+    outcome.timings, outcome.cpu = times.rows(), times.cpu_rows()
     outcome.script_output = result.script_output
     outcome.notes = list(result.notes)
     outcome.outputs = [str(p) for p in result.outputs]

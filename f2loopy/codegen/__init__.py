@@ -189,6 +189,15 @@ def generate_code(kernel: Kernel | TranslationUnit) -> GeneratedKernel:
     return gk
 
 
+def forget_code(kernel: Kernel) -> None:
+    """Drop the code :func:`generate_code` remembers for *kernel* (code made
+    without the value-flow check, :func:`~f2loopy.codegen.barriers.flow_check`,
+    is never the kernel's code for a later call)."""
+    hit = _RECENT.get(id(kernel))
+    if hit is not None and hit[0] is kernel:
+        del _RECENT[id(kernel)]
+
+
 def _generate_code(kernel: Kernel, by_reference: frozenset = frozenset()) -> GeneratedKernel:
     """*by_reference*: scalar arguments passed as one-element buffers even
     where this kernel does not write them (other launches of the same

@@ -21,6 +21,8 @@ for the named instruction pairs.
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import islpy as isl
 from dataclasses import dataclass
@@ -57,6 +59,45 @@ class _Requirement:
         return any(lo <= gap <= (end if hi is None else hi) for lo, hi in self.allowed)
 
 
+class FlowsChecked(Exception):
+    """Raised by :func:`check_and_insert_barriers` in the ``"only"`` mode of
+    :func:`flow_check`: the value-flow check of the kernel passed (nothing
+    after it ran)."""
+
+
+#: how :func:`check_and_insert_barriers` runs the value-flow check of private
+#: and local storage (``_check_flows``, most of the analysis' time): see
+#: :func:`flow_check`; ``passed``: the last call got past the point where
+#: that check stands
+_FLOWS = {"mode": "inline", "passed": False}
+
+
+@contextmanager
+def flow_check(mode: str) -> Iterator[None]:
+    """Run the value-flow check in the block as *mode* says: ``"inline"``
+    (where it stands, the default), ``"skip"`` (another process checks it:
+    :mod:`f2loopy.directives.child_codegen` runs the two at once) or
+    ``"only"`` (the checks before it that place barriers are skipped, and
+    :class:`FlowsChecked` is raised where it passed: the rest of the code
+    generation is the other process's)."""
+    if mode not in ("inline", "skip", "only"):
+        raise ValueError(f"unknown flow-check mode {mode!r}")
+    saved = dict(_FLOWS)
+    _FLOWS.update(mode=mode, passed=False)
+    try:
+        yield
+    finally:
+        _FLOWS.clear()
+        _FLOWS.update(saved)
+
+
+def flow_check_passed() -> bool:
+    """Whether the last :func:`check_and_insert_barriers` of a ``"skip"``
+    block got past the place of the value-flow check (an error raised after
+    it would come after that check's own error in the inline order)."""
+    return bool(_FLOWS["passed"])
+
+
 def storage_class(kernel: Kernel, name: str, spaces: dict) -> str:
     """``"global"``, ``"local"`` or ``"private"``."""
     try:
@@ -87,7 +128,12 @@ def _nosync(kernel, a_id, b_id, scope) -> bool:
 def check_and_insert_barriers(kernel: Kernel, grid, schedule, spaces: dict | None = None):
     """Return *schedule* with the barriers parallel execution needs; raise
     :class:`RaceError` where no barrier can make it correct."""
+    mode = _FLOWS["mode"]
+    _FLOWS["passed"] = False
     if not grid.inames or not kernel.options.check_races:
+        _FLOWS["passed"] = True
+        if mode == "only":
+            raise FlowsChecked
         return schedule
     spaces = spaces if spaces is not None else address_spaces(kernel)
     ra = RaceAnalysis(kernel, grid)
@@ -110,6 +156,8 @@ def check_and_insert_barriers(kernel: Kernel, grid, schedule, spaces: dict | Non
             continue
         if cls == "local":
             local_vars.update(acc.name for acc in accs)
+        if mode == "only":
+            continue        # (the barriers are the other process's)
         if _one_work_item_per_element(kernel, ra, accs, injective):
             continue        # no element is shared: no race, no barrier
         pairs = [(a, b) for k, a in enumerate(accs) for b in accs[k:]
@@ -121,8 +169,11 @@ def check_and_insert_barriers(kernel: Kernel, grid, schedule, spaces: dict | Non
             found = _shared_pair(kernel, ra, paths, cls, a, b, known)
             known.add(found)
             requirements += found
-    if private_vars or local_vars:
+    if (private_vars or local_vars) and mode != "skip":
         _check_flows(kernel, ra, private_vars, local_vars, by_var, schedule)
+    _FLOWS["passed"] = True
+    if mode == "only":
+        raise FlowsChecked
     return _place(kernel, schedule, requirements)
 
 

@@ -48,6 +48,7 @@ class TransformOutcome:
         generated code yet).
     :attr times: wall-clock seconds of the script's run (``"script"``) and
         of the child's code generation (``"child codegen"``).
+    :attr cpu_times: their CPU seconds (this process's and its children's).
     """
 
     kernels: list
@@ -59,6 +60,15 @@ class TransformOutcome:
     tunables: dict = field(default_factory=dict)
     code: ChildCode | None = None
     times: dict = field(default_factory=dict)
+    cpu_times: dict = field(default_factory=dict)
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of its children that ended so far."""
+    import resource
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
@@ -168,7 +178,7 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
               code=lower_all if not blocks and pre_code is None and cli is not None
               and is_builtin(cli) else None)
     limits = limits or Limits.from_environment()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _cpu_seconds()
     answer = run_sandboxed(job, limits,
                            MAX_ANSWER + MAX_CODE if job.code is not None else MAX_ANSWER)
     script_s = time.perf_counter() - started
@@ -177,6 +187,7 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
         raise SandboxViolation(answer.problem or "the transformation sandbox gave no answer",
                                decoder.begin_span())
     outcome = decoder.read(answer.text)
+    script_cpu = _cpu_seconds() - cpu
     # the parent never lowers a script's kernels itself: a child does, under
     # what is left of the limits
     if not checkpoints:
@@ -192,13 +203,14 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
             exc.script_output = outcome.output
             raise
         outcome.times = {"script": script_s}
+        outcome.cpu_times = {"script": script_cpu}
         if cli is not None and cli.path not in outcome.inputs:
             outcome.inputs.insert(0, cli.path)
         return outcome
     unique: dict = {}
     for k in list(outcome.kernels) + [k for _, ks in outcome.checkpoints for k in ks]:
         unique.setdefault(id(k), k)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _cpu_seconds()
     try:
         outcome.code = lower_script_kernels(list(unique.values()),
                                             remaining(limits, answer.cpu_s, answer.elapsed_s),
@@ -207,6 +219,7 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
         exc.script_output = outcome.output      # what print(knl) showed helps here
         raise
     outcome.times = {"script": script_s, "child codegen": time.perf_counter() - started}
+    outcome.cpu_times = {"script": script_cpu, "child codegen": _cpu_seconds() - cpu}
     if cli is not None and cli.path not in outcome.inputs:
         outcome.inputs.insert(0, cli.path)
     return outcome

@@ -217,8 +217,46 @@ def run_in_child(body, limits: Limits, grace_s: float = KILL_GRACE_S,
     and ends the process (it must lock itself down first).  The parent reads
     the answer under *limits* (wall clock plus *grace_s*, size) and reaps the
     child."""
+    return run_in_children([body], limits, grace_s, max_answer)[0]
+
+
+def run_in_children(bodies: list, limits: Limits, grace_s: float = KILL_GRACE_S,
+                    max_answer: int = MAX_ANSWER) -> list[SandboxAnswer]:
+    """:func:`run_in_child` for each of *bodies*, all forked at once (from
+    this process, so each is as clean as it is) and running side by side:
+    their answers in the order of *bodies*, each under *limits* of its own
+    counted from the first fork."""
     preload()
     start = time.monotonic()
+    # (pid, read end) of each child not reaped yet; (-1, -1) once it is (a
+    # reaped child's pid may belong to another process by then)
+    started: list[tuple[int, int]] = []
+    try:
+        for body in bodies:
+            started.append(_fork(body))
+        answers = []
+        for k, (pid, r) in enumerate(started):
+            answers.append(_collect(pid, r, limits, start, grace_s, max_answer))
+            started[k] = (-1, -1)
+            os.close(r)
+        return answers
+    except BaseException:
+        for pid, _ in started:
+            if pid > 0:
+                _kill(pid)
+        for pid, _ in started:
+            if pid > 0:
+                _finish(pid, 5.0)
+        raise
+    finally:
+        for _, r in started:
+            if r >= 0:
+                os.close(r)
+
+
+def _fork(body) -> tuple[int, int]:
+    """Fork a child that runs ``body(w)`` (*w* the write end of a new pipe)
+    in a process group of its own; (its pid, the read end)."""
     r, w = os.pipe()
     with warnings.catch_warnings():
         # Python 3.12+ warns about forking a process with threads (OpenCL
@@ -244,14 +282,7 @@ def run_in_child(body, limits: Limits, grace_s: float = KILL_GRACE_S,
         os.setpgid(pid, pid)
     except OSError:
         pass
-    try:
-        return _collect(pid, r, limits, start, grace_s, max_answer)
-    except BaseException:
-        _kill(pid)
-        _finish(pid, 5.0)
-        raise
-    finally:
-        os.close(r)
+    return pid, r
 
 
 def _collect(pid: int, r: int, limits: Limits, start: float, grace_s: float,

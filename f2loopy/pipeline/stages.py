@@ -249,7 +249,7 @@ def transform(parsed: Parsed, options: TranslateOptions,
             tunables=None if options.tunables is None else dict(options.tunables),
             checkpoints=options.checkpoints)
         for name, seconds in outcome.times.items():
-            times.add(name, seconds)
+            times.add(name, seconds, outcome.cpu_times.get(name))
         kernels, code, output = tuple(outcome.kernels), outcome.code, outcome.output
         checkpoints = tuple((label, list(ks)) for label, ks in outcome.checkpoints)
         tunables, inputs = dict(outcome.tunables), tuple(outcome.inputs)

@@ -186,6 +186,9 @@ def test_stage_times_add_up_and_survive_a_failure(tmp_path):
     r = translate_text(SAXPY + SCRIPT, tmp_path / "s.f90")
     names = [name for name, _ in r.timings.rows()]
     assert names == ["preprocess", "parse", "script", "child codegen", "glue"]
+    # the CPU seconds of each stage, the sandbox's children counted where they ran
+    cpu = dict(r.timings.cpu_rows())
+    assert list(cpu) == names and cpu["child codegen"] > 0 and cpu["script"] > 0
     r = translate_text(SAXPY, tmp_path / "s.f90")
     assert [name for name, _ in r.timings.rows()] == ["preprocess", "parse", "codegen", "glue"]
     assert all(s >= 0 for _, s in r.timings.rows())
@@ -203,6 +206,12 @@ def test_translate_timings_prints_a_table_on_stderr(tmp_path):
     for stage in ("read", "parse", "codegen", "glue", "write", "translate", "total"):
         assert stage in stages
     assert lines[-1].split()[0] == "total" and float(lines[-1].split()[1]) > 0
+    # CPU seconds beside the wall-clock seconds: every stage of the file, and the command's
+    for line in lines[1:]:
+        fields = line.split()
+        if line.startswith("  ") and fields[0] not in ("other", "total"):
+            assert fields[-1] == "cpu" and float(fields[-2]) >= 0, line
+    assert lines[-1].split()[-1] == "cpu" and float(lines[-1].split()[-2]) > 0
     # without the flag: nothing on stderr
     res = CliRunner().invoke(main, ["translate", str(path)])
     assert res.exit_code == 0 and res.stderr == ""
@@ -272,13 +281,17 @@ def test_a_recipe_file_of_the_user_gets_the_second_child(tmp_path, monkeypatch):
     from f2loopy.directives.recipes import RECIPE_DIR
     recipe = tmp_path / "auto.py"
     recipe.write_text((RECIPE_DIR / "auto.py").read_text())
+    from f2loopy.directives import child_codegen
+    monkeypatch.setattr(child_codegen, "side_by_side", lambda: True)
     counter = _shared_call_counter(monkeypatch)
     calls = []
     real = runner.lower_script_kernels
     monkeypatch.setattr(runner, "lower_script_kernels",
                         lambda *a, **k: calls.append(a) or real(*a, **k))
     r = translate_text(SAXPY, tmp_path / "s.f90", transform=str(recipe))
-    assert len(calls) == 1 and struct.unpack_from("q", counter, 0)[0] == 2
+    # the recipe's check in the script's child, then the clean children's
+    # (two side by side: the code, and the value-flow check up to its place)
+    assert len(calls) == 1 and struct.unpack_from("q", counter, 0)[0] == 3
     assert "get_group_id(0)" in r.outputs[tmp_path / "s.cl"]
     # and a script in the file with a built-in recipe: the same
     calls.clear()
