@@ -459,3 +459,39 @@ def test_host_intrinsic_subroutines_are_a_precise_error():
         "clk.f90:4:8: error: intrinsic subroutine 'system_clock' runs on the host (clock, "
         "date, command line, random numbers): a kernel cannot call it; call it around the "
         "kernel instead")
+
+
+@pytest.mark.parametrize("call, message", [
+    # a heat-equation solver's swap of two fields' allocations
+    ("call move_alloc(w, x)",
+     "intrinsic subroutine 'move_alloc' moves an allocation: a kernel cannot allocate or "
+     "deallocate memory; move or swap the arrays in the caller, around the kernel"),
+    ("call MVBITS(n, 0, 3, i, 2)",
+     "intrinsic subroutine 'mvbits' is not supported in a kernel: write the copy of the bits "
+     "with iand, ior, not and ishft"),
+    ("call co_sum(x)",
+     "intrinsic subroutine 'co_sum' works on the images of a coarray program: a kernel runs "
+     "within one image; call it around the kernel instead"),
+    ("call atomic_add(i, 1)",
+     "intrinsic subroutine 'atomic_add' works on the images of a coarray program: a kernel "
+     "runs within one image; call it around the kernel instead"),
+    ("call c_f_pointer(i, x)",
+     "intrinsic subroutine 'c_f_pointer' associates a pointer: a kernel cannot; associate it "
+     "in the caller and pass the array it points to"),
+])
+def test_other_intrinsic_subroutines_are_a_precise_error(call, message):
+    from f2loopy.diagnostics import FortranError
+    src = ("subroutine t(n, x)\n  integer n, i\n  real x(n), w(n)\n  " + call + "\n"
+           "  do i = 1, n\n    x(i) = 0\n  end do\nend subroutine\n")
+    with pytest.raises(FortranError) as e:
+        parse_fortran(src, "intr.f90")
+    assert e.value.format().splitlines()[0] == f"intr.f90:4:8: error: {message}"
+
+
+def test_a_subroutine_of_the_file_named_like_an_intrinsic_is_called():
+    # the file's own 'mvbits' is no intrinsic: it is inlined as any other
+    src = ("subroutine t(n, x)\n  integer n\n  real x(n)\n  call mvbits(n, x)\nend subroutine\n"
+           "subroutine mvbits(n, x)\n  integer n, i\n  real x(n)\n  do i = 1, n\n"
+           "    x(i) = 2\n  end do\nend subroutine\n")
+    kernels = parse_fortran(src, "own.f90")
+    assert len(kernels["t"].instructions) == 1
