@@ -495,3 +495,83 @@ def test_a_subroutine_of_the_file_named_like_an_intrinsic_is_called():
            "    x(i) = 2\n  end do\nend subroutine\n")
     kernels = parse_fortran(src, "own.f90")
     assert len(kernels["t"].instructions) == 1
+
+
+# {{{ enumerations (issue 27: a particle-in-cell mini-app selects its
+# initialisation mode with enumerators; there, of its main program)
+
+ENUMS = """\
+module colours
+  use iso_c_binding, only: c_int
+  implicit none
+  enum, bind(c)
+    enumerator :: red, green = 5, blue
+    enumerator yellow
+  end enum
+end module colours
+
+module pal
+  use colours, only: red, green, blue, yellow
+  implicit none
+  enum, bind(c)
+    enumerator :: geometric, sinusoidal, linear
+  end enum
+contains
+  subroutine paint(n, mode, a)
+    integer, intent(in) :: n, mode
+    integer, intent(out) :: a(n)
+    integer :: i
+    do i = 1, n
+      select case (mode)
+      case (geometric)
+        a(i) = red + i
+      case (sinusoidal)
+        a(i) = green * i + blue
+      case default
+        a(i) = yellow - linear
+      end select
+    end do
+  end subroutine paint
+end module pal
+"""
+
+
+def test_enumerators_are_int32_constants():
+    from f2loopy.frontend.enumerations import ENUM_DTYPE
+    (knl,) = parse_fortran(ENUMS, "pal.f90")
+    # red = 0, green = 5, blue = 6, yellow = 7; geometric = 0, linear = 2
+    assert ENUM_DTYPE == np.int32
+    exprs = sorted(str(insn.expression) for insn in knl.instructions)
+    assert exprs == ["0 + i", "5", "5*i + 6"]
+
+
+@pytest.mark.parametrize("line, message", [
+    ("enumerator :: a = 3.0 * 2", "pal.f90:3:19: error: the value of enumerator 'a' must be an "
+                              "integer constant"),
+    ("enumerator :: a, b, a", "pal.f90:3:19: error: enumerator 'a' is declared twice"),
+    ("enumerator :: a = 2147483647, b",
+     "pal.f90:3:35: error: the value 2147483648 of enumerator 'b' does not fit in an "
+     "integer(c_int)"),
+])
+def test_bad_enumerators_are_located_errors(line, message):
+    from f2loopy.diagnostics import FortranError
+    src = ("subroutine t(n, x)\n  enum, bind(c)\n    " + line + "\n  end enum\n"
+           "  integer n\n  real x(n)\n  x = 0\nend subroutine\n")
+    with pytest.raises(FortranError) as e:
+        parse_fortran(src, "pal.f90")
+    assert e.value.format().splitlines()[0] == message
+
+
+def test_enumerators_of_a_main_program_reach_its_internal_procedures():
+    src = ENUMS.replace("module pal", "program pal").replace("end program pal", "end program")
+    (knl,) = parse_fortran(src, "pal.f90")
+    assert sorted(str(insn.expression) for insn in knl.instructions) == ["0 + i", "5", "5*i + 6"]
+
+
+@needs_gfortran
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_enumerators_match_gfortran(tmp_path, cl_queue, mode):
+    run_both(ENUMS, "paint", [6, mode, np.zeros(6, np.int32)], tmp_path, cl_queue,
+             filename="pal.f90")
+
+# }}}
