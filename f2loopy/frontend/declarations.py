@@ -54,7 +54,6 @@ _UNSUPPORTED_SPEC = {
     # (include lines are expanded before parsing: f2loopy.frontend.includes)
     "Include_Stmt": "'include' is not supported here",
     "Import_Stmt": "'import' is not supported",
-    "Enum_Def": "enumerations are not supported",
     "Volatile_Stmt": None,
     "Protected_Stmt": None,
     "Access_Stmt": None,
@@ -573,6 +572,10 @@ class DeclarationReader:
         intent = str(stmt.items[0]).strip().lower().replace(" ", "")
         for name_node in stmt.items[1].items:
             self.set_intent(self.declare(str(name_node)), intent, str(name_node))
+
+    def decl_Enum_Def(self, stmt):
+        from f2loopy.frontend.enumerations import read_enum
+        read_enum(self, stmt)
 
     def decl_Parameter_Stmt(self, stmt):
         for nc in stmt.items[1].items:

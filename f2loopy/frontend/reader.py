@@ -91,8 +91,8 @@ def _statement_classes():
 def _first_bad_statement(src: SourceFile):
     """Line number of the first statement that is no Fortran statement on its
     own (None if every one is), found statement by statement."""
-    from fparser.common.readfortran import FortranStringReader
-    reader = FortranStringReader(reader_text(src), ignore_comments=True)
+    from f2loopy.frontend.fixed_reader import FixedStringReader
+    reader = FixedStringReader(reader_text(src), ignore_comments=True)
     reader.set_format(_format(src))
     reader.exit_on_error = False
     classes = _statement_classes()
@@ -178,8 +178,9 @@ def _is_code(line: str, fixed_form: bool) -> bool:
 
 
 def _parse_tree(src: SourceFile):
-    from fparser.common.readfortran import FortranStringReader
     from fparser.two.utils import FortranSyntaxError as FparserSyntaxError
+
+    from f2loopy.frontend.fixed_reader import FixedStringReader
 
     # fparser would open an include line's file itself, from the current
     # folder: they are expanded before (f2loopy.frontend.includes)
@@ -195,7 +196,7 @@ def _parse_tree(src: SourceFile):
     from fparser.two.symbol_table import SYMBOL_TABLES
     SYMBOL_TABLES.clear()
     text, lead = _with_lead_unit(reader_text(src), src.fixed_form)
-    reader = FortranStringReader(text, ignore_comments=True)
+    reader = FixedStringReader(text, ignore_comments=True)
     reader.set_format(_format(src))
     reader.exit_on_error = False
     collector = _ErrorCollector()

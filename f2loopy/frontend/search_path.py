@@ -346,13 +346,37 @@ HOST_INTRINSICS = frozenset({
     "execute_command_line", "flush", "abort", "exit", "sleep"})
 
 
+#: what the other intrinsic subroutines of Fortran do that a kernel cannot,
+#: and what to write instead (the words after "intrinsic subroutine 'NAME' ")
+_COARRAY = ("works on the images of a coarray program: a kernel runs within one image; "
+            "call it around the kernel instead")
+OTHER_INTRINSICS = {
+    "move_alloc": ("moves an allocation: a kernel cannot allocate or deallocate memory; move "
+                   "or swap the arrays in the caller, around the kernel"),
+    "mvbits": ("is not supported in a kernel: write the copy of the bits with iand, ior, not "
+               "and ishft"),
+    "c_f_pointer": ("associates a pointer: a kernel cannot; associate it in the caller and "
+                    "pass the array it points to"),
+    "c_f_procpointer": ("associates a procedure pointer: a kernel cannot; call the procedure "
+                        "directly"),
+    **{name: _COARRAY for name in (
+        "co_broadcast", "co_max", "co_min", "co_reduce", "co_sum", "event_query",
+        "atomic_define", "atomic_ref", "atomic_add", "atomic_and", "atomic_or", "atomic_xor",
+        "atomic_cas", "atomic_fetch_add", "atomic_fetch_and", "atomic_fetch_or",
+        "atomic_fetch_xor")}}
+
+
 def not_found_message(kind: str, name: str, search: SearchPath | None) -> str:
     """The message for a module (*kind* ``"module"``), subroutine or function
-    *name* that neither the file nor the search path defines."""
+    *name* that neither the file nor the search path defines.  An intrinsic
+    subroutine of Fortran that kernels do not support (:data:`HOST_INTRINSICS`,
+    :data:`OTHER_INTRINSICS`) is named as such, with what to write instead."""
     if kind == "subroutine" and name.lower() in HOST_INTRINSICS:
         return (f"intrinsic subroutine '{name.lower()}' runs on the host (clock, date, "
                 "command line, random numbers): a kernel cannot call it; call it around "
                 "the kernel instead")
+    if kind == "subroutine" and name.lower() in OTHER_INTRINSICS:
+        return f"intrinsic subroutine '{name.lower()}' {OTHER_INTRINSICS[name.lower()]}"
     if kind == "module":
         what = f"module '{name}'"
     else:

@@ -129,3 +129,85 @@ def test_bang_in_column_six_continues_a_line():
 def test_bang_comments_match_gfortran(tmp_path, cl_queue, flag):
     run_both(BANG_COMMENTS, "bang", [5, farray(5, np.float64, seed=3), flag],
              tmp_path, cl_queue, filename="bang.f")
+
+
+# construct names in fixed form (issue 27: a column-physics scheme's '.f'
+# file with 'ruc_have_2m: if (...) then' gave a syntax error, gfortran reads it)
+NAMED_CONSTRUCTS = """\
+      module named_sfc
+      implicit none
+      contains
+      subroutine named_sfc_run(im, km, have_2m, flux, t, q, t2m)
+      integer, intent(in) :: im, km
+      logical, intent(in) :: have_2m
+      real(8), intent(in) :: flux(im), t(im, km)
+      real(8), intent(out) :: q(im), t2m(im)
+      integer :: i, k, m
+      columns: do i = 1, im
+         q(i) = 0.d0
+         have2m: if (.not.have_2m) then
+            t2m(i) = t(i, 1) - flux(i)
+         else have2m
+            t2m(i) = t(i, 1)
+         end if have2m
+         levels : do k = 1, km
+            if (t(i, k) < 0.d0) cycle levels
+            if (t(i, k) > 9.d0) exit levels
+            q(i) = q(i) + t(i, k)
+         end do levels
+         m = mod(i, 3)
+         pick: select case (m)
+         case (0) pick
+            q(i) = -q(i)
+         case default pick
+            q(i) = q(i) + 1.d0
+         end select pick
+      end do columns
+      end subroutine named_sfc_run
+      end module named_sfc
+"""
+
+
+def test_construct_names_in_fixed_form():
+    (knl,) = parse_fortran(NAMED_CONSTRUCTS, "named_sfc.f")
+    assert knl.name == "named_sfc_run"
+    assert {str(d) for d in knl.domains} >= {"[im] -> { [i] : 0 < i <= im }"}
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("lab1: if (c) then", ("lab1", "if (c) then")),
+    ("ruc_have_2m : if(.not.have_2m) then", ("ruc_have_2m", "if(.not.have_2m) then")),
+    ("outer:do k = 1, n", ("outer", "do k = 1, n")),
+    # no construct name: declarations, substrings, sections stay as they are
+    ("real :: x", (None, "real :: x")),
+    ("integer:: n", (None, "integer:: n")),
+    ("a(1:2) = b(3:4)", (None, "a(1:2) = b(3:4)")),
+    ("s = t(:n)", (None, "s = t(:n)")),
+    ("x = 1", (None, "x = 1")),
+])
+def test_split_construct_name(line, expected):
+    from f2loopy.frontend.fixed_reader import split_construct_name
+    assert split_construct_name(line) == expected
+
+
+def test_construct_name_without_statement_is_a_syntax_error():
+    from f2loopy import FortranError
+    src = ("      subroutine s(x)\n"
+           "      real x\n"
+           "      lab: \n"
+           "      x = 1\n"
+           "      end\n")
+    with pytest.raises(FortranError) as info:
+        parse_fortran(src, "s.f")
+    assert "syntax error" in str(info.value)
+
+
+@needs_gfortran
+@pytest.mark.parametrize("have_2m", [False, True])
+def test_construct_names_in_fixed_form_match_gfortran(tmp_path, cl_queue, have_2m):
+    im, km = 7, 5
+    t = farray((im, km), np.float64, seed=4) * 12 - 2
+    run_both(NAMED_CONSTRUCTS, "named_sfc_run",
+             [im, km, have_2m, farray(im, np.float64, seed=5), t,
+              np.zeros(im, order="F"), np.zeros(im, order="F")],
+             tmp_path, cl_queue, filename="named_sfc.f")

@@ -459,3 +459,119 @@ def test_host_intrinsic_subroutines_are_a_precise_error():
         "clk.f90:4:8: error: intrinsic subroutine 'system_clock' runs on the host (clock, "
         "date, command line, random numbers): a kernel cannot call it; call it around the "
         "kernel instead")
+
+
+@pytest.mark.parametrize("call, message", [
+    # a heat-equation solver's swap of two fields' allocations
+    ("call move_alloc(w, x)",
+     "intrinsic subroutine 'move_alloc' moves an allocation: a kernel cannot allocate or "
+     "deallocate memory; move or swap the arrays in the caller, around the kernel"),
+    ("call MVBITS(n, 0, 3, i, 2)",
+     "intrinsic subroutine 'mvbits' is not supported in a kernel: write the copy of the bits "
+     "with iand, ior, not and ishft"),
+    ("call co_sum(x)",
+     "intrinsic subroutine 'co_sum' works on the images of a coarray program: a kernel runs "
+     "within one image; call it around the kernel instead"),
+    ("call atomic_add(i, 1)",
+     "intrinsic subroutine 'atomic_add' works on the images of a coarray program: a kernel "
+     "runs within one image; call it around the kernel instead"),
+    ("call c_f_pointer(i, x)",
+     "intrinsic subroutine 'c_f_pointer' associates a pointer: a kernel cannot; associate it "
+     "in the caller and pass the array it points to"),
+])
+def test_other_intrinsic_subroutines_are_a_precise_error(call, message):
+    from f2loopy.diagnostics import FortranError
+    src = ("subroutine t(n, x)\n  integer n, i\n  real x(n), w(n)\n  " + call + "\n"
+           "  do i = 1, n\n    x(i) = 0\n  end do\nend subroutine\n")
+    with pytest.raises(FortranError) as e:
+        parse_fortran(src, "intr.f90")
+    assert e.value.format().splitlines()[0] == f"intr.f90:4:8: error: {message}"
+
+
+def test_a_subroutine_of_the_file_named_like_an_intrinsic_is_called():
+    # the file's own 'mvbits' is no intrinsic: it is inlined as any other
+    src = ("subroutine t(n, x)\n  integer n\n  real x(n)\n  call mvbits(n, x)\nend subroutine\n"
+           "subroutine mvbits(n, x)\n  integer n, i\n  real x(n)\n  do i = 1, n\n"
+           "    x(i) = 2\n  end do\nend subroutine\n")
+    kernels = parse_fortran(src, "own.f90")
+    assert len(kernels["t"].instructions) == 1
+
+
+# {{{ enumerations (issue 27: a particle-in-cell mini-app selects its
+# initialisation mode with enumerators; there, of its main program)
+
+ENUMS = """\
+module colours
+  use iso_c_binding, only: c_int
+  implicit none
+  enum, bind(c)
+    enumerator :: red, green = 5, blue
+    enumerator yellow
+  end enum
+end module colours
+
+module pal
+  use colours, only: red, green, blue, yellow
+  implicit none
+  enum, bind(c)
+    enumerator :: geometric, sinusoidal, linear
+  end enum
+contains
+  subroutine paint(n, mode, a)
+    integer, intent(in) :: n, mode
+    integer, intent(out) :: a(n)
+    integer :: i
+    do i = 1, n
+      select case (mode)
+      case (geometric)
+        a(i) = red + i
+      case (sinusoidal)
+        a(i) = green * i + blue
+      case default
+        a(i) = yellow - linear
+      end select
+    end do
+  end subroutine paint
+end module pal
+"""
+
+
+def test_enumerators_are_int32_constants():
+    from f2loopy.frontend.enumerations import ENUM_DTYPE
+    (knl,) = parse_fortran(ENUMS, "pal.f90")
+    # red = 0, green = 5, blue = 6, yellow = 7; geometric = 0, linear = 2
+    assert ENUM_DTYPE == np.int32
+    exprs = sorted(str(insn.expression) for insn in knl.instructions)
+    assert exprs == ["0 + i", "5", "5*i + 6"]
+
+
+@pytest.mark.parametrize("line, message", [
+    ("enumerator :: a = 3.0 * 2", "pal.f90:3:19: error: the value of enumerator 'a' must be an "
+                              "integer constant"),
+    ("enumerator :: a, b, a", "pal.f90:3:19: error: enumerator 'a' is declared twice"),
+    ("enumerator :: a = 2147483647, b",
+     "pal.f90:3:35: error: the value 2147483648 of enumerator 'b' does not fit in an "
+     "integer(c_int)"),
+])
+def test_bad_enumerators_are_located_errors(line, message):
+    from f2loopy.diagnostics import FortranError
+    src = ("subroutine t(n, x)\n  enum, bind(c)\n    " + line + "\n  end enum\n"
+           "  integer n\n  real x(n)\n  x = 0\nend subroutine\n")
+    with pytest.raises(FortranError) as e:
+        parse_fortran(src, "pal.f90")
+    assert e.value.format().splitlines()[0] == message
+
+
+def test_enumerators_of_a_main_program_reach_its_internal_procedures():
+    src = ENUMS.replace("module pal", "program pal").replace("end program pal", "end program")
+    (knl,) = parse_fortran(src, "pal.f90")
+    assert sorted(str(insn.expression) for insn in knl.instructions) == ["0 + i", "5", "5*i + 6"]
+
+
+@needs_gfortran
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_enumerators_match_gfortran(tmp_path, cl_queue, mode):
+    run_both(ENUMS, "paint", [6, mode, np.zeros(6, np.int32)], tmp_path, cl_queue,
+             filename="pal.f90")
+
+# }}}
