@@ -96,13 +96,17 @@ def test_allocatable_module_arrays_in_the_generated_code():
      "f.f90:6:5: error: 'allocate' is not supported in a kernel (kernels cannot allocate "
      "memory): allocate the module array before the call (from Python assign a "
      "Fortran-ordered numpy array to glue.<module>.<array>, from Fortran allocate it as "
-     "before) and deallocate it after"),
+     "before) and deallocate it after; if 't' holds values only between its allocate and "
+     "deallocate in 's', declare it there as an allocatable local, which a kernel makes a "
+     "work array"),
     ("module m\n  real, allocatable :: t(:)\ncontains\n  subroutine s()\n"
      "    deallocate(t)\n  end subroutine\nend module\n",
      "f.f90:5:5: error: 'deallocate' is not supported in a kernel (kernels cannot allocate "
      "memory): allocate the module array before the call (from Python assign a "
      "Fortran-ordered numpy array to glue.<module>.<array>, from Fortran allocate it as "
-     "before) and deallocate it after"),
+     "before) and deallocate it after; if 't' holds values only between its allocate and "
+     "deallocate in 's', declare it there as an allocatable local, which a kernel makes a "
+     "work array"),
     ("module m\n  real :: t(3)\ncontains\n  subroutine s(f)\n    logical :: f\n"
      "    f = allocated(t)\n  end subroutine\nend module\n",
      "f.f90:6:9: error: the argument of 'allocated' must be an allocatable array (of a "
