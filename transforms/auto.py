@@ -110,11 +110,14 @@ with the first choices are declared.
     one more level with its last level peeled; default True).  The summary
     line says what was fused; a line per loop that stays apart says why.
 ``version``
-    In the ``scc`` plan, version each statement that indexes a small private
-    array with a run-time value (``ZSOLQA(JO, JN)`` with ``JO = IORDER(JM)``)
-    into one copy per value, so that the array can stay in registers
-    (``f2loopy.transform.versioning``; default False: no measurable gain on
-    CLOUDSC, whose sort it versions).
+    In the ``scc`` plan, version code that indexes a small private array
+    with a run-time value (``ZSOLQA(JO, JN)`` with ``JO = IORDER(JM)``) so
+    that the array can stay in registers.  ``blocks``: the body of the loop
+    around such statements once per value of the key, each copy one block
+    under one test ``IORDER(JM) == value`` (``f2loopy.transform.
+    block_versioning``), then each remaining statement; ``statements`` (or
+    ``true``): each statement alone, one copy per value
+    (``f2loopy.transform.versioning``); default false.
 ``assume``
     Facts about the scalar arguments that the analysis may use (isl syntax,
     ``"NSSOPT >= 0 and NSSOPT <= 3"``): a branch no allowed value takes needs
@@ -154,7 +157,7 @@ OPTION_TYPES = {"tile": "positive integer", "tile1": "positive integer", "prefet
                 "group": ("positive integer", "none"), "launches": ("split", "one"),
                 "columns": ("scc", "off"), "block": "positive integer", "assume": "text",
                 "fix": "text", "specialize": "boolean", "kcache": "boolean",
-                "version": "boolean", "fuse": "boolean",
+                "version": ("boolean", "blocks", "statements"), "fuse": "boolean",
                 "reduction_groups": ("positive integer", "positive integers")}
 
 PLANS = ("grid+local", "grid", "grid-1d", "reduction", "one-group", "sequential")
