@@ -51,8 +51,8 @@ Options:
     loop around such statements once per value of the key, each copy one
     block under one test (``f2loopy.transform.block_versioning``), then each
     remaining statement; ``statements`` (or ``true``) copies each statement
-    alone under ``JO == value`` (``f2loopy.transform.versioning``); default
-    false.
+    alone under ``JO == value`` (``f2loopy.transform.versioning``); ``false``
+    versions nothing.  Default ``blocks``.
 ``specialize``
     Compile the kernel per value of the integer arguments that the other
     extents of column temporaries are made of (``ZTMP(KLON, KLEV)``; default
@@ -73,7 +73,7 @@ from loopy import (
 
 OPTIONS = {"index": None, "start": None, "end": None, "block": 128, "demote": True,
            "assume": None, "fix": None, "specialize": True,
-           "kcache": True, "version": False, "fuse": True}
+           "kcache": True, "version": "blocks", "fuse": True}
 OPTION_TYPES = {"index": "name", "start": "name", "end": "name",
                 "block": "positive integer", "demote": "boolean", "assume": "text",
                 "fix": "text", "specialize": "boolean", "kcache": "boolean",
@@ -81,7 +81,7 @@ OPTION_TYPES = {"index": "name", "start": "name", "end": "name",
 
 
 def transform(kernel, index=None, start=None, end=None, block=128, demote=True, assume=None,
-              fix=None, specialize=True, kcache=True, version=False, fuse=True):
+              fix=None, specialize=True, kcache=True, version="blocks", fuse=True):
     if (start is None) != (end is None):
         raise TransformError("scc: give both start and end, or neither")
     bounds = None if start is None else (start, end)

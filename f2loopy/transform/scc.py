@@ -259,9 +259,9 @@ def scc(kernel: Kernel, *, index: str | None = None, bounds: tuple[str, str] | N
         (:func:`~f2loopy.transform.versioning.version_indices`);
         ``"statements"`` (or True) versions each statement alone, one copy
         per value (:func:`~f2loopy.transform.versioning.version_indices`);
-        False versions nothing.  Off by default: on CLOUDSC's sort the
-        statements alone made no measurable difference
-        (samples/cloudsc_RESULTS.md).
+        False versions nothing.  Off by default in this function; the
+        ``scc`` and ``auto`` recipes pass ``"blocks"`` (CLOUDSC 4-5% faster
+        on an H200, samples/cloudsc_RESULTS.md).
     :arg dead: first remove the statements that write temporaries whose
         values nothing reads (:func:`~f2loopy.transform.dead_code.
         remove_dead_stores`; a dead loop then runs on no work-item).

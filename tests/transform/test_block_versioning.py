@@ -286,11 +286,29 @@ def test_generated_code_is_one_block_per_species(mapped):
                      r"\s*jo = 1;", src), src
     assert "zsolqa[2 + 5 * (jn_5_v3 - 1)] = zsolqa[2 + 5 * (jn_5_v3 - 1)] * zzratio;" in src
     assert "zsinksum[4] = zsinksum[4] - sum;" in src
+    # one chain of tests: the key is not written in the blocks
     assert src.count("if (jm_6_key == ") == 5
+    assert [int(c) for c in re.findall(r"else if \(jm_6_key == (\d)\)", src)] == [2, 3, 4, 5]
     for name in ("zsolqa", "llindex3", "zratio", "zsinksum"):
         assert f"{name}[jo" not in src and f"{name}[iorder" not in src
     # the sort's own loop keeps its dynamic index (version_indices' part)
     assert "llindex1[iorder[jm_4 - 1] - 1] = 0;" in src
+
+
+def test_chain_stops_where_a_block_writes_the_key(mapped):
+    import pymbolic.primitives as p
+
+    from f2loopy.ir.kernel import Assignment
+    knl = version_blocks(mapped)
+    insns = list(knl.instructions)
+    first = next(i for i in insns if "jm_6_v1" in i.within_inames)
+    insns.insert(insns.index(first) + 1, Assignment(
+        id="rekey", within_inames=first.within_inames, depends_on=frozenset({first.id}),
+        assignee=p.Variable("jm_6_key"), expression=2))
+    src = generate_code(knl.copy(instructions=tuple(insns))).source
+    # the test of 2 is reached after block 1 changed the key: not 'else'
+    assert re.findall(r"(else if|if) \(jm_6_key == (\d)\)", src) == [
+        ("if", "1"), ("if", "2"), ("else if", "3"), ("else if", "4"), ("else if", "5")]
 
 
 def test_options(mapped):
