@@ -432,7 +432,7 @@ def _version_loop(kernel: Kernel, v: BlockVersion, expr) -> Kernel:
         rename = {x: fresh(f"{x}_{suffix}") for x in inner}
         for d in inner_domains:
             dom = domains[d]
-            for x in dom.get_var_names(dim_type.set):
+            for x in inner:       # its own loops, and the inner loops its bounds read
                 dom = rename_in_set(dom, x, rename[x])
             domains.append(dom)
         for x in inner:

@@ -311,6 +311,23 @@ def test_chain_stops_where_a_block_writes_the_key(mapped):
         ("if", "1"), ("if", "2"), ("else if", "3"), ("else if", "4"), ("else if", "5")]
 
 
+def test_inner_loops_bounded_by_inner_loops_are_copied_together():
+    src = SORT.replace("        zzratio = zratio(jl, jo)\n", """\
+        zzratio = zratio(jl, jo)
+        do jn = 1, nclv
+          do jp = 1, jn
+            zzratio = zzratio + 0.0d0 * zsolqa(jl, jo, jp)
+          end do
+        end do
+""").replace("jl, jk, jm, jn, jo\n", "jl, jk, jm, jn, jo, jp\n")
+    knl = scc(parse_fortran(src, "bv_tri.f90")["bv_sort"], block=32)
+    out = generate_code(version_blocks(knl)).source
+    for c in range(1, 6):
+        assert f"for (int jp_v{c} = 1; jp_v{c} <= jn_5_v{c}; ++jp_v{c})" in out
+        assert f"zzratio = zzratio + 0.0 * zsolqa[{c - 1} + 5 * (jp_v{c} - 1)];" in out \
+            or f"zzratio = zzratio + 0.0 * zsolqa[5 * (jp_v{c} - 1)];" in out
+
+
 def test_options(mapped):
     assert version_blocks(mapped, loops=["jm_6"]) == version_blocks(mapped)
     for loops, message in [
