@@ -32,8 +32,12 @@ Definitions (``E`` is the key expression):
 
 ``L`` is the outermost sequential loop around a statement that indexes a
 small private array with the key in whose body ``E`` is invariant (and the
-scalar aliases it, if the key is a scalar).  The *values* of the key: the
-intersection of
+scalar aliases it, if the key is a scalar).  It is refused when its
+statements are not consecutive in program order, when it or a loop inside
+it stops early or is peeled, when it holds a statement other than an
+assignment or more than :data:`MAX_STATEMENTS` statements, or when a loop
+inside it shares its domain with a loop outside it.  The *values* of the
+key: the intersection of
 
 * the *range*: the values of ``E`` (plus offset) that keep in bounds every
   index with the key in a statement of the body that runs in every iteration
@@ -52,7 +56,8 @@ execution, about which nothing is owed); a value outside the written values
 cannot occur.  So in every conforming execution exactly one block runs per
 iteration of ``L``, and block ``c`` computes exactly what the body computes
 with ``E == c``.  The key's value is read once per iteration into a new
-private scalar (the blocks' test), before the blocks.
+private scalar (the blocks' test), before the blocks; no block writes it, so
+code generation prints the tests as one ``if`` / ``else if`` chain.
 
 :func:`block_versions` gives the verdict per key, :func:`version_blocks`
 rewrites the loops that pass.
@@ -309,6 +314,11 @@ def _verdict(kernel: Kernel, key, user, static) -> tuple[BlockVersion, Any]:
                 why = f"loop '{loop}' does not assign '{aliases[0]}'"
                 continue
             expr = cands[0]
+            if np.dtype(kernel.variable(expr.aggregate.name).dtype) != \
+                    np.dtype(kernel.temporaries[aliases[0]].dtype):
+                why = (f"'{aliases[0]}' and '{expr.aggregate.name}' are integers of different "
+                       "kinds")
+                continue
             r = _alias_reason(aliases[0], expr, body, level)
             if r is not None:
                 why = f"in loop '{loop}', {r}"
@@ -407,8 +417,7 @@ def _version_loop(kernel: Kernel, v: BlockVersion, expr) -> Kernel:
         return n
 
     kname = fresh(f"{loop}_key")
-    dtype = kernel.temporaries[v.aliases[0]].dtype if v.aliases else \
-        kernel.variable(expr.aggregate.name).dtype
+    dtype = kernel.variable(expr.aggregate.name).dtype
     temps = dict(kernel.temporaries)
     temps[kname] = Temporary(name=kname, dtype=np.dtype(dtype),
                              address_space=AddressSpace.PRIVATE)

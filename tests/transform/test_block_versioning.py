@@ -328,6 +328,15 @@ def test_inner_loops_bounded_by_inner_loops_are_copied_together():
             or f"zzratio = zzratio + 0.0 * zsolqa[5 * (jp_v{c} - 1)];" in out
 
 
+def test_a_key_read_through_a_conversion_is_refused():
+    src = SORT.replace("  integer :: iorder(klon, nclv), jl,",
+                       "  integer(8) :: iorder(klon, nclv)\n  integer :: jl,")
+    knl = scc(parse_fortran(src, "bv_kinds.f90")["bv_sort"], block=32)
+    # jo = int32(iorder(jm)): a conversion, not the element itself
+    assert block_versions(knl)[-1] == BlockVersion(
+        "jo", reason="no statement assigns 'jo' an array element")
+
+
 def test_options(mapped):
     assert version_blocks(mapped, loops=["jm_6"]) == version_blocks(mapped)
     for loops, message in [
