@@ -56,6 +56,12 @@ ASSUME = "assume=YDECLDP_NSSOPT >= 0 and YDECLDP_NSSOPT <= 3 and YDECLDP_NCLDTOP
 VARIANTS = {
     "auto": (["--transform", "auto", "-D", ASSUME],
              "f2loopy --transform auto -D assume=NSSOPT in 0..3 (no script; compiled per KLEV)"),
+    "auto-vblocks": (["--transform", "auto", "-D", "version=blocks", "-D", ASSUME],
+                     "f2loopy --transform auto -D version=blocks (the sort's body once per "
+                     "species value)"),
+    "auto-vblocks-nokc": (["--transform", "auto", "-D", "version=blocks", "-D", "kcache=false",
+                           "-D", ASSUME],
+                          "f2loopy --transform auto -D version=blocks -D kcache=false"),
     "auto-nospec": (["--transform", "auto", "-D", "specialize=false", "-D", ASSUME],
                     "f2loopy --transform auto -D specialize=false (level temporaries global)"),
     "auto-fixklev": (["--transform", "auto", "-D", "fix=KLEV=137", "-D", ASSUME],

@@ -110,11 +110,15 @@ with the first choices are declared.
     one more level with its last level peeled; default True).  The summary
     line says what was fused; a line per loop that stays apart says why.
 ``version``
-    In the ``scc`` plan, version each statement that indexes a small private
-    array with a run-time value (``ZSOLQA(JO, JN)`` with ``JO = IORDER(JM)``)
-    into one copy per value, so that the array can stay in registers
-    (``f2loopy.transform.versioning``; default False: no measurable gain on
-    CLOUDSC, whose sort it versions).
+    In the ``scc`` plan, version code that indexes a small private array
+    with a run-time value (``ZSOLQA(JO, JN)`` with ``JO = IORDER(JM)``) so
+    that the array can stay in registers.  ``blocks``: the body of the loop
+    around such statements once per value of the key, each copy one block
+    under one test ``IORDER(JM) == value`` (``f2loopy.transform.
+    block_versioning``), then each remaining statement; ``statements`` (or
+    ``true``): each statement alone, one copy per value
+    (``f2loopy.transform.versioning``); ``false``: nothing.  Default
+    ``blocks`` (CLOUDSC 4-5% faster on an H200: samples/cloudsc_RESULTS.md).
 ``assume``
     Facts about the scalar arguments that the analysis may use (isl syntax,
     ``"NSSOPT >= 0 and NSSOPT <= 3"``): a branch no allowed value takes needs
@@ -147,14 +151,14 @@ from loopy import (
 
 OPTIONS = {"tile": None, "tile1": None, "prefetch": None, "axis1": None, "style": None,
            "group": None, "launches": None, "columns": "scc", "block": 128, "assume": None, "fix": None,
-           "specialize": True, "kcache": True, "version": False, "reduction_groups": None,
+           "specialize": True, "kcache": True, "version": "blocks", "reduction_groups": None,
            "fuse": True}
 OPTION_TYPES = {"tile": "positive integer", "tile1": "positive integer", "prefetch": "boolean",
                 "axis1": ("inner", "outer"), "style": ("grid", "outer"),
                 "group": ("positive integer", "none"), "launches": ("split", "one"),
                 "columns": ("scc", "off"), "block": "positive integer", "assume": "text",
                 "fix": "text", "specialize": "boolean", "kcache": "boolean",
-                "version": "boolean", "fuse": "boolean",
+                "version": ("boolean", "blocks", "statements"), "fuse": "boolean",
                 "reduction_groups": ("positive integer", "positive integers")}
 
 PLANS = ("grid+local", "grid", "grid-1d", "reduction", "one-group", "sequential")
@@ -162,7 +166,7 @@ PLANS = ("grid+local", "grid", "grid-1d", "reduction", "one-group", "sequential"
 
 def transform(kernel, tile=None, tile1=None, prefetch=None, axis1=None, style=None,
               group=None, launches=None, columns="scc", block=128, assume=None, fix=None,
-              specialize=True, kcache=True, version=False, reduction_groups=None, fuse=True):
+              specialize=True, kcache=True, version="blocks", reduction_groups=None, fuse=True):
     if launches not in (None, "split", "one"):
         raise TransformError(f"auto: launches is 'split' or 'one', not {launches!r}")
     if columns not in ("scc", "off"):
@@ -245,7 +249,7 @@ def choose(kernel, tile, tile1, prefetch, axis1, style, group, reduction_groups=
     return outcome
 
 
-def columns_plan(kernel, block, specialize=True, kcache=True, version=False, fuse=True):
+def columns_plan(kernel, block, specialize=True, kcache=True, version="blocks", fuse=True):
     """The single-column mapping of *kernel* if it is a column-physics routine
     and the mapping passes the checks, else None (the reason printed)."""
     loops = horizontal_loops(kernel)

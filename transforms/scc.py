@@ -44,12 +44,15 @@ Options:
     Merge the level loops inside the columns into one where the dependences
     allow (``f2loopy.transform.level_fusion``; default True).
 ``version``
-    Version each statement that indexes a small private array with a
-    run-time value (``ZSOLQA(JO, JN)`` with ``JO = IORDER(JM)``, a species
-    chosen by a sort) into one copy per value, under ``JO == value``, so that
-    every subscript is a constant once constant loops are unrolled and the
-    array can stay in registers (``f2loopy.transform.versioning``; default
-    False: no measurable gain on CLOUDSC, whose sort it versions).
+    Version code that indexes a small private array with a run-time value
+    (``ZSOLQA(JO, JN)`` with ``JO = IORDER(JM)``, a species chosen by a sort)
+    so that every subscript is a constant once constant loops are unrolled
+    and the array can stay in registers: ``blocks`` copies the body of the
+    loop around such statements once per value of the key, each copy one
+    block under one test (``f2loopy.transform.block_versioning``), then each
+    remaining statement; ``statements`` (or ``true``) copies each statement
+    alone under ``JO == value`` (``f2loopy.transform.versioning``); ``false``
+    versions nothing.  Default ``blocks``.
 ``specialize``
     Compile the kernel per value of the integer arguments that the other
     extents of column temporaries are made of (``ZTMP(KLON, KLEV)``; default
@@ -70,15 +73,15 @@ from loopy import (
 
 OPTIONS = {"index": None, "start": None, "end": None, "block": 128, "demote": True,
            "assume": None, "fix": None, "specialize": True,
-           "kcache": True, "version": False, "fuse": True}
+           "kcache": True, "version": "blocks", "fuse": True}
 OPTION_TYPES = {"index": "name", "start": "name", "end": "name",
                 "block": "positive integer", "demote": "boolean", "assume": "text",
                 "fix": "text", "specialize": "boolean", "kcache": "boolean",
-                "version": "boolean", "fuse": "boolean"}
+                "version": ("boolean", "blocks", "statements"), "fuse": "boolean"}
 
 
 def transform(kernel, index=None, start=None, end=None, block=128, demote=True, assume=None,
-              fix=None, specialize=True, kcache=True, version=False, fuse=True):
+              fix=None, specialize=True, kcache=True, version="blocks", fuse=True):
     if (start is None) != (end is None):
         raise TransformError("scc: give both start and end, or neither")
     bounds = None if start is None else (start, end)

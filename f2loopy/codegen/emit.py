@@ -280,8 +280,11 @@ class KernelEmitter:
     def emit_plain_nodes(self, nodes, names, ctx):
         k = 0
         nodes = list(nodes)
+        chain = None
         while k < len(nodes):
             node = nodes[k]
+            if not isinstance(node, LoopNode):
+                chain = None
             if isinstance(node, InsnNode):
                 # group consecutive instructions under the same condition
                 group: list = []
@@ -301,7 +304,7 @@ class KernelEmitter:
                 self.emit_guarded(cond, group)
                 continue
             if isinstance(node, LoopNode):
-                self.emit_loop(node, names, ctx)
+                chain = self.emit_loop(node, names, ctx, chain=chain)
             elif isinstance(node, BarrierNode):
                 fence = "CLK_LOCAL_MEM_FENCE" if node.scope == "local" else \
                     "CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE"
@@ -403,7 +406,13 @@ class KernelEmitter:
         else:
             raise CodegenError(f"cannot generate code for instruction {insn.id}", insn.span)
 
-    def emit_loop(self, node: LoopNode, names, ctx):
+    def emit_loop(self, node: LoopNode, names, ctx, *, chain=None):
+        """*chain*: what the loop just before returned (None if something
+        else came between).  A test of a temporary's values (as
+        :func:`~f2loopy.transform.block_versioning.version_blocks` makes)
+        that shares no value with the chain's tests, whose variables the
+        chain's loops do not write, continues it as ``else if``.  Returns
+        ``(the chain's tests, what its loops write)`` after such a test."""
         iname = node.iname
         tag = self.kernel.iname_tag(iname)
         # only the loops this one's bounds depend on (or share a domain with)
@@ -426,9 +435,22 @@ class KernelEmitter:
         stride = _stride(dom, 0)
         inner_names = names + [iname]
         runs = self.loop_guard(dom, c, lower, upper)
+        after = None
         if runs is not None:
             cond = _normalize_condition(expr_from_set(runs, c))
-            self.emit_line(f"if ({self.printer.rec(cond, 0)})")
+            word = "if"
+            params = set(runs.get_var_names(dim_type.param))
+            if params & set(self.kernel.temporaries):
+                written = {n for i in self.body_insns(node) for n in i.assignee_names()}
+                if chain is not None:
+                    tests, earlier = chain
+                    tests, mine = align_params(tests, runs)
+                    if (tests & mine).is_empty() and not params & earlier:
+                        word = "else if"
+                        after = (tests | mine, earlier | written)
+                if after is None:
+                    after = (runs, written)
+            self.emit_line(f"{word} ({self.printer.rec(cond, 0)})")
             self.emit_line("{")
             self.indent += 1
             ctx = _intersect_params(ctx, runs)
@@ -444,6 +466,7 @@ class KernelEmitter:
         if runs is not None:
             self.indent -= 1
             self.emit_line("}")
+        return after
 
     def check_complexity(self, node, dom, ctx) -> None:
         """Refuse a loop whose domain or context has grown beyond what isl
@@ -471,16 +494,20 @@ class KernelEmitter:
         key = id(node)
         hit = self._body_inames.get(key)
         if hit is None:
-            hit = set()
-            stack = list(node.body)
-            while stack:
-                n = stack.pop()
-                if isinstance(n, InsnNode):
-                    hit |= set(self.kernel.insn(n.insn_id).within_inames)
-                elif isinstance(n, LoopNode):
-                    stack.extend(n.body)
+            hit = {x for i in self.body_insns(node) for x in i.within_inames}
             self._body_inames[key] = hit
         return hit
+
+    def body_insns(self, node) -> list:
+        """The instructions inside loop *node*."""
+        out, stack = [], list(node.body)
+        while stack:
+            n = stack.pop()
+            if isinstance(n, InsnNode):
+                out.append(self.kernel.insn(n.insn_id))
+            elif isinstance(n, LoopNode):
+                stack.extend(n.body)
+        return out
 
     def loop_guard(self, dom, ctx, lower, upper):
         """The outer values (a parameter set) for which a loop over *dom*

@@ -34,6 +34,7 @@ from f2loopy.transform.level_fusion import fuse_level_loops
 from f2loopy.transform.scc import demote_temporaries, scc
 from f2loopy.transform.subst import assignment_to_subst, expand_subst, extract_subst
 from f2loopy.transform.versioning import version_indices
+from f2loopy.transform.block_versioning import version_blocks
 
 __all__ = [
     "alias_temporaries", "buffer_array", "collect_common_factors_on_increment",
@@ -47,5 +48,5 @@ __all__ = [
     "temporary_to_subst", "split_arg_axis",
     "auto_parallelize",
     "add_global_barrier", "add_global_barriers_between_nests", "split_for_auto",
-    "demote_temporaries", "scc", "fuse_level_loops", "cache_levels", "version_indices", "remove_dead_stores",
+    "demote_temporaries", "scc", "fuse_level_loops", "cache_levels", "version_indices", "version_blocks", "remove_dead_stores",
 ]

@@ -227,7 +227,8 @@ def test_names_option(mapped):
                                  "indexes it with two run-time values")
     with pytest.raises(TransformError) as exc:
         scc(parse_fortran(SORT, "vs_sort.f90")["vs_sort"], version="no")
-    assert exc.value.message == "scc: version is True or False, not 'no'"
+    assert exc.value.message == ("scc: version is True, False, 'blocks' or 'statements', "
+                                 "not 'no'")
 
 
 @needs_gfortran
