@@ -51,11 +51,16 @@ MODULES = ("parkind1", "yomphyder", "yoecldp", "yoephli", "yomcst", "yoethf")
 #: level (>= 1: CLOUDSC indexes level arrays with it), so that the main loop's
 #: range lies inside the set-up loops' and the level loops fuse into one
 ASSUME = "assume=YDECLDP_NSSOPT >= 0 and YDECLDP_NSSOPT <= 3 and YDECLDP_NCLDTOP >= 1"
+#: only the fact the column mapping needs (NSSOPT selects a branch of an IF chain with no ELSE)
+ASSUME_NSSOPT = "assume=YDECLDP_NSSOPT >= 0 and YDECLDP_NSSOPT <= 3"
 
 #: variant -> (f2loopy translate options, description)
 VARIANTS = {
     "auto": (["--transform", "auto", "-D", ASSUME],
-             "f2loopy --transform auto -D assume=NSSOPT in 0..3 (no script; compiled per KLEV)"),
+             "f2loopy --transform auto -D assume=NSSOPT in 0..3, NCLDTOP >= 1 (no script; compiled per KLEV)"),
+    "auto-nsonly": (["--transform", "auto", "-D", ASSUME_NSSOPT],
+                    "f2loopy --transform auto -D assume=NSSOPT in 0..3 only (levels below "
+                    "NCLDTOP peeled)"),
     "auto-vblocks": (["--transform", "auto", "-D", "version=blocks", "-D", ASSUME],
                      "f2loopy --transform auto -D version=blocks (the sort's body once per "
                      "species value)"),
