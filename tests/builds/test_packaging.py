@@ -39,7 +39,7 @@ def test_recipes_lists_names_summaries_and_options():
     assert lines[1].strip() == ("options: tile=None, tile1=None, prefetch=None, axis1=None, "
                                 "style=None, group=None, launches=None, columns='scc', "
                                 "block=128, assume=None, fix=None, specialize=True, "
-                                "kcache=True, version=False, reduction_groups=None, fuse=True")
+                                "kcache=True, version='blocks', reduction_groups=None, fuse=True")
     assert lines[2].startswith("cpu_vectorize  CPU vectorizing:")
     assert "gpu_tiling     GPU tiling: spread loops over the OpenCL grid" in lines[4]
     assert lines[5].strip() == "options: inames=None, tile=None"

@@ -26,8 +26,10 @@ from f2loopy.frontend.symbols import SymbolTable
 #: the fields only ScopesMixin's context managers assign (besides __init__)
 SCOPED = {"lines", "elemental", "where_assigning"}
 #: fields assigned as the unit is lowered, and where: the statement a block is
-#: at; the lines of a body's first statement where the unit has none yet
-ACCUMULATED = {"block_rest": {"lower_block"}, "lines": {"lower_body"}}
+#: at; the lines of a body's first statement where the unit has none yet; the
+#: labelled format statements of the body, read before its statements
+ACCUMULATED = {"block_rest": {"lower_block"}, "lines": {"lower_body"},
+               "formats": {"lower_body"}}
 
 _CLASSES = [c for c in UnitLowering.__mro__ if c is not object]
 
