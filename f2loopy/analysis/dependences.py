@@ -22,7 +22,9 @@ The dependences are those of every conflicting pair, less the ones that
 others already imply: a write that covers an earlier access (a write of the
 whole variable, or of the same subscripts in the same loops) depends on it,
 and conflicts with every later access that the earlier one conflicts with,
-so later instructions depend on the write alone.  The order the dependences
+so later instructions depend on the write alone; and an earlier access whose
+instruction the current one already follows (through the dependences found
+so far, tested newest first) needs no test.  The order the dependences
 impose (their transitive closure) is the same; the work and the number of
 dependences stay near linear in the length of a subroutine (a 20,000-line
 subroutine that updates one scalar has 20,000 dependences, not 200 million).
