@@ -9,8 +9,9 @@ from typing import Any
 import islpy as isl
 
 from f2loopy.ir.domains import combined_domain
-from f2loopy.ir.expressions import index_tuple
-from f2loopy.ir.isl_tools import NonAffineError, align_params, dim_type, pwaff_from_expr
+from f2loopy.ir.expressions import index_tuple, variables_read
+from f2loopy.ir.isl_tools import (
+    NonAffineError, align_params, dim_type, lazy_affs, pwaff_from_expr)
 from f2loopy.ir.kernel import Assignment, Kernel
 
 
@@ -78,6 +79,16 @@ class AccessAnalysis:
         # function on them: many accesses share their loops and subscripts
         self._joint: dict[tuple, isl.Set] = {}
         self._affs: dict[tuple, Any] = {}
+        # (inames, subscripts, names taken from the other side) -> the
+        # elements the access touches (see :meth:`touched`)
+        self._touched: dict[tuple, Any] = {}
+        self._unhashed: list = []
+        # (inames, subscripts) -> the names they read that are neither those
+        # inames nor parameters of their domain; id of a domain -> its
+        # parameter names
+        self._foreign: dict[tuple, frozenset] = {}
+        self._param_names: dict[int, frozenset] = {}
+        self._meet: dict[tuple, bool] = {}     # (id, id) of two of those -> they meet
 
     def _joint_domain(self, ia, ib, suffix_a: str, suffix_b: str) -> tuple[tuple, isl.Set]:
         key = (ia.within_inames, ib.within_inames, suffix_a, suffix_b)
@@ -146,14 +157,104 @@ class AccessAnalysis:
         return joint
 
     def may_conflict(self, a: Access, b: Access) -> bool:
+        """Whether some instances of *a* and *b* may touch the same element:
+        whether :meth:`conflict_set` is None or not empty, decided on the
+        elements each access touches (:meth:`touched`): two accesses meet
+        exactly when those sets meet, and each is computed once per loops and
+        subscripts, where the pairs of instances are a set per pair of
+        accesses (a routine that inlines many BLAS calls on one work array
+        tests tens of thousands of pairs)."""
         if a.index is None or b.index is None:
             return True
         if a.index == b.index:
             return True
         if distinct_constants(a.index, b.index):
             return False
-        s = self.conflict_set(a, b)
-        return s is None or not s.is_empty()
+        if len(a.index) != len(b.index):
+            s = self.conflict_set(a, b)
+            return s is None or not s.is_empty()
+        ia, ib = self.id_to_insn[a.insn_id], self.id_to_insn[b.insn_id]
+        da = self.instance_domain(ia.within_inames)
+        db = self.instance_domain(ib.within_inames)
+        ta = self.touched(ia.within_inames, a.index, db)
+        tb = self.touched(ib.within_inames, b.index, da) if ta is not None else None
+        if ta is None or tb is None:
+            return True
+        # (the sets are the cached ones, alive as long as this analysis)
+        key = (id(ta), id(tb))
+        hit = self._meet.get(key)
+        if hit is None:
+            ta, tb = align_params(ta, tb)
+            hit = self._meet[key] = not (ta & tb).is_empty()
+        return hit
+
+    def touched(self, inames, index: tuple, other: isl.Set):
+        """The elements (tuples of subscript values, over the kernel's
+        parameters) that subscripts *index* take in the instances of loops
+        *inames*, or None where a subscript is not affine.  As in
+        :meth:`conflict_set`, a subscript may name the parameters of the
+        instances' domain and of *other*'s (the other access's domain), and
+        nothing else."""
+        domain = self.instance_domain(inames)
+        try:
+            names = self._foreign.get((inames, index))
+        except TypeError:               # an expression that cannot be hashed
+            names = None
+        if names is None:
+            own = set(domain.get_var_names(dim_type.param)) | set(inames)
+            names = frozenset(variables_read(*index) - own)
+            try:
+                self._foreign[(inames, index)] = names
+            except TypeError:
+                pass
+        if names and not names <= self._params(other):
+            return None                 # not a parameter of either side: not affine
+        borrowed = names
+        key = (frozenset(inames), index, borrowed)
+        try:
+            return self._touched[key]
+        except KeyError:
+            pass
+        except TypeError:               # an expression that cannot be hashed: kept
+            out = self._touch(domain, index, borrowed)   # alive for :attr:`_meet`
+            self._unhashed.append(out)
+            return out
+        out = self._touched[key] = self._touch(domain, index, borrowed)
+        return out
+
+    def _params(self, s: isl.Set) -> frozenset:
+        """The parameter names of *s* (one of the cached domains)."""
+        key = id(s)
+        hit = self._param_names.get(key)
+        if hit is None:
+            hit = self._param_names[key] = frozenset(s.get_var_names(dim_type.param))
+        return hit
+
+    @staticmethod
+    def _touch(domain: isl.Set, index: tuple, borrowed: frozenset):
+        n, rank = domain.dim(dim_type.set), len(index)
+        if borrowed:
+            extra = isl.Set.universe(isl.Space.create_from_names(
+                isl.DEFAULT_CONTEXT, set=[], params=sorted(borrowed)))
+            domain, _ = align_params(domain, extra)
+        # one new dimension per subscript, named apart from every name around
+        taken = set(domain.get_var_names(dim_type.param)) | \
+            set(domain.get_var_names(dim_type.set)) | variables_read(*index)
+        stem = "sub"
+        while any(t.startswith(stem) for t in taken):
+            stem = "_" + stem
+        ext = domain.add_dims(dim_type.set, rank)
+        for k in range(rank):
+            ext = ext.set_dim_name(dim_type.set, n + k, f"{stem}{k}")
+        space = ext.get_space()
+        affs = lazy_affs(space)
+        for k, e in enumerate(index):
+            try:
+                value = pwaff_from_expr(e, space)
+            except NonAffineError:
+                return None
+            ext = ext & affs[f"{stem}{k}"].eq_set(value)
+        return ext.project_out(dim_type.set, 0, n)
 
 
 def distinct_constants(ia, ib) -> bool:

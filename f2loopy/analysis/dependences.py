@@ -22,7 +22,9 @@ The dependences are those of every conflicting pair, less the ones that
 others already imply: a write that covers an earlier access (a write of the
 whole variable, or of the same subscripts in the same loops) depends on it,
 and conflicts with every later access that the earlier one conflicts with,
-so later instructions depend on the write alone.  The order the dependences
+so later instructions depend on the write alone; and an earlier access whose
+instruction the current one already follows (through the dependences found
+so far, tested newest first) needs no test.  The order the dependences
 impose (their transitive closure) is the same; the work and the number of
 dependences stay near linear in the length of a subroutine (a 20,000-line
 subroutine that updates one scalar has 20,000 dependences, not 200 million).
@@ -98,24 +100,34 @@ def add_program_order_dependencies(kernel: Kernel) -> Kernel:
     # dropped once a later write covers it
     live: dict = defaultdict(lambda: ([], []))
     deps: dict = defaultdict(set)
+    # the instructions each one follows through its dependences (transitively),
+    # as bits by position: an access of one of those needs no test
+    position = {insn.id: k for k, insn in enumerate(kernel.instructions)}
+    before: dict = {}
     tests = 0
     for insn in kernel.instructions:
         accs = instruction_accesses(kernel, insn)
         mine = deps[insn.id]
+        follows = 0
+        for d in insn.depends_on:
+            if d in position:
+                follows |= before.get(d, 0) | (1 << position[d])
         for b in accs:
             writes, reads = live[b.name]
             for cands in ((writes, reads) if b.is_write else (writes,)):
-                for a in cands:
-                    if a.insn_id in mine:
+                for a in reversed(cands):       # the latest first: they imply most
+                    if (follows >> position[a.insn_id]) & 1:
                         continue
                     tests += 1
                     if analysis.may_conflict(a, b):
                         mine.add(a.insn_id)
+                        follows |= before[a.insn_id] | (1 << position[a.insn_id])
             if tests > MAX_PAIR_TESTS:
                 raise FortranError(
                     f"too many possibly overlapping accesses to '{b.name}' to order the "
                     f"statements of '{kernel.name}' (more than {MAX_PAIR_TESTS} tests); "
                     "split the subroutine", insn.span)
+        before[insn.id] = follows
         for b in accs:
             if b.is_write:
                 _cover(live[b.name], b, insn, analysis)

@@ -261,7 +261,11 @@ class ArraySyntaxMixin(_Host):
         """Record that extents *a* and *b* must agree (Fortran requires
         conforming operands): a kernel assumption when both depend only on
         scalar arguments the kernel leaves unchanged."""
+        # the extents the host passes (of assumed-shape dummies and of
+        # allocatable module arrays and components): never negative
         extents = set(self.st.assumed_extents.values())
+        for names in self.st.allocatable_dope.values():
+            extents.update(names["extent"])
 
         def simpler(e):        # max(0, a_n1) is a_n1: an extent is not negative
             if isinstance(e, p.Call) and e.function == p.Variable("max") and \
