@@ -18,7 +18,8 @@ then other seeds with special values (0 and 1) for real scalars and each
 one-character constant the subroutine compares a character argument with,
 until every statement ran or the rounds are spent; then rounds whose free
 data (values neither a size, a subscript nor ``--range`` bounds) take
-either sign, also of mixed magnitudes (a note says what they covered); what
+either sign, also of mixed magnitudes, then with many elements exactly 0 or
+1 (masks, equal neighbours: a note says what they covered); what
 never ran is named in the report (which then fails).  Every round compares
 every output: a mismatch in any round fails the check.
 """
@@ -337,11 +338,14 @@ def _check_in_rounds(text: str, path, options, check, context: dict):
         missing = _covered_by(report, missing, again, "")
     # data of either sign and other magnitudes (the default rounds draw reals
     # from 0.5..1.5 only): a limiter's or an upwind scheme's branches
-    for k in range(SIGNED_ROUNDS if missing else 0):
+    # then data with many exact zeros and ones (a land mask's 0, equal
+    # neighbours): the branches of ``if (r == 0)`` and of masked differences
+    styles = ["signed"] * (SIGNED_ROUNDS // 2) + ["wide"] * (SIGNED_ROUNDS - SIGNED_ROUNDS // 2) \
+        + ["zeros"] * ZERO_ROUNDS
+    for k, style in enumerate(styles if missing else ()):
         if not missing:
             break
         attempts += 1
-        style = "signed" if k < SIGNED_ROUNDS // 2 else "wide"
         extra = special_ranges(report.kernels, attempts, ranges, seed) if k % 2 else {}
         if deciding and k % 2:
             extra.update({n: (1, 2, 3)[(k // 2) % 3] for n in deciding})
@@ -371,7 +375,11 @@ def _check_in_rounds(text: str, path, options, check, context: dict):
 #: (half ``signed``, half ``wide``: see
 #: :data:`~f2loopy.verify.input_plan.VALUE_STYLES`)
 SIGNED_ROUNDS = 12
-STYLE_WORDS = {"signed": "signed values", "wide": "signed values of mixed magnitudes"}
+#: extra rounds after those whose free real data are often exactly 0 or 1
+#: (``zeros``)
+ZERO_ROUNDS = 6
+STYLE_WORDS = {"signed": "signed values", "wide": "signed values of mixed magnitudes",
+               "zeros": "signed values, many exactly 0 or 1"}
 
 
 def compared_values(text: str, kernels, round_no: int, seed: int, given: set) -> dict:
