@@ -57,7 +57,7 @@ def combined_term(expr, arrays: set):
         elif isinstance(e, tuple):
             for x in e:
                 walk(x)
-        elif isinstance(e, p.Expression):
+        elif isinstance(e, p.ExpressionNode):
             for child in getattr(e, "children", ()) or ():
                 walk(child)
             for child in getattr(e, "parameters", ()) or ():

@@ -36,6 +36,7 @@ from f2loopy.ir.roles import Allocation
 from f2loopy.verify.input_plan import (
     DEFAULT_INT_RANGE, ArgSpec, InputPlan, ValueRange, nearest_first)
 from f2loopy.verify.index_values import _bound_role, _indirect, value_range
+from f2loopy.verify.reshaped import first_overrun
 from f2loopy.verify.subscripts import _Access, _array_accesses, _where
 
 #: sizes are chosen in [1, MAX_SIZE]
@@ -221,6 +222,18 @@ class _Planner:
     def plan(self) -> InputPlan:
         values = self._choose_sizes()
         shapes, lbs = self._shapes(values)
+        # (an array a procedure views with other extents: see verify/reshaped.py)
+        over = first_overrun(self, {n: v for n, v in values.items() if n in self.int_scalars},
+                             shapes)
+        if over is not None:
+            used = {n for e in (over.index, over.extent, over.lb) if e is not None
+                    for n, _ in accesses(e)}
+            shown = ", ".join(f"{n}={v}" for n, v in values.items() if n in used)
+            raise InputError(f"the original reaches past the end of '{over.array}' with the "
+                             f"sizes drawn ({shown}): a procedure views it with other "
+                             "extents (sequence association), for which the check cannot "
+                             "draw sizes; give sizes with --size for which it fits",
+                             over.insn.span)
         ranges = self._index_ranges(values, shapes, lbs)
         for name, r in self.user_ranges.items():
             ranges[name] = r
