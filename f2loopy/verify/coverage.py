@@ -352,6 +352,9 @@ def _check_in_rounds(text: str, path, options, check, context: dict):
         if k % 2 == 0:
             extra.update(compared_values(text, report.kernels, attempts, seed,
                                          {n.lower() for n in (*ranges, *user_sizes)}))
+        if style == "zeros":
+            extra.update(compared_arrays(text, report.kernels, attempts, seed,
+                                         {n.lower() for n in (*ranges, *user_sizes)}))
         values = {n: v for n, v in extra.items() if not isinstance(v, tuple)}
         extra = {n: v for n, v in extra.items() if isinstance(v, tuple)}
         what = f"seed {seed + attempts}, {STYLE_WORDS[style]}"
@@ -407,6 +410,30 @@ def compared_values(text: str, kernels, round_no: int, seed: int, given: set) ->
                 r"\s*([+-]?\s*\d{1,9})(?![\w.])", text, re.IGNORECASE)})
             if found and rng.random() < 0.5:
                 out[a.name] = int(rng.choice(found))
+    return out
+
+
+def compared_arrays(text: str, kernels, round_no: int, seed: int, given: set) -> dict:
+    """For round *round_no* of data with many zeros: each integer array
+    argument that is not written, not in *given*, and whose elements *text*
+    tests for equality with integer constants (``if (obstacle(i,j) == 0)``,
+    a land mask, a cell type), half the time (drawn from *seed*) the range
+    from the least of those constants to one above the largest: a value the
+    code singles out is then common instead of never drawn."""
+    import numpy as np
+    rng = np.random.default_rng([seed, round_no, 2])
+    out: dict[str, tuple[float, float]] = {}
+    for k in kernels:
+        written = k.written_variables()
+        for a in k.args:
+            if a.dtype.kind not in "iu" or not getattr(a, "shape", ()) or \
+                    a.name.lower() in given or a.name in written or a.name in out:
+                continue
+            found = sorted({int(m.group(1).replace(" ", "")) for m in re.finditer(
+                rf"(?<![\w%]){re.escape(a.name)}\s*\([^()]*\)\s*(?:==|/=|\.(?:eq|ne)\.)"
+                r"\s*([+-]?\s*\d{1,9})(?![\w.])", text, re.IGNORECASE)})
+            if found and rng.random() < 0.5:
+                out[a.name] = (float(found[0]), float(found[-1] + 1))
     return out
 
 
