@@ -389,7 +389,8 @@ def compared_values(text: str, kernels, round_no: int, seed: int, given: set) ->
     """For round *round_no* of signed data: each integer scalar argument
     that is no size (as for :func:`special_ranges`), not written and not
     in *given*, and that *text* compares with integer constants
-    (``south == -1``, ``mode .eq. 2``), one of those constants half the
+    (``south == -1``, ``mode .eq. 2``, the ``case`` values of a ``select
+    case`` on it: :func:`_case_values`), one of those constants half the
     time (drawn from *seed*); a flag such as a missing neighbour's -1 is
     rarely drawn at random."""
     import numpy as np
@@ -407,9 +408,48 @@ def compared_values(text: str, kernels, round_no: int, seed: int, given: set) ->
                 continue
             found = sorted({int(m.group(1).replace(" ", "")) for m in re.finditer(
                 rf"(?<![\w%]){re.escape(a.name)}\s*(?:==|/=|<=|>=|<|>|\.(?:eq|ne|lt|le|gt|ge)\.)"
-                r"\s*([+-]?\s*\d{1,9})(?![\w.])", text, re.IGNORECASE)})
+                r"\s*([+-]?\s*\d{1,9})(?![\w.])", text, re.IGNORECASE)}
+                | set(_case_values(text, a.name)))
             if found and rng.random() < 0.5:
                 out[a.name] = int(rng.choice(found))
+    return out
+
+
+_INT_PARAMETER = re.compile(r"^\s*integer\b[^!:]*\bparameter\b[^!:]*::([^!]*)",
+                            re.IGNORECASE | re.MULTILINE)
+_NAMED_VALUE = re.compile(r"(\w+)\s*=\s*([+-]?\s*\d{1,9})(?![\w.])")
+
+
+def _case_values(text: str, name: str) -> list[int]:
+    """The integer values of the ``case`` selectors of each ``select case
+    (name)`` of *text*: literals (``case (2)``, ``case (1:3)``: its ends)
+    and the integer named constants *text* defines (``integer, parameter ::
+    lt = -1``, then ``case (lt)``)."""
+    named = {m.group(1).lower(): int(m.group(2).replace(" ", ""))
+             for d in _INT_PARAMETER.finditer(text) for m in _NAMED_VALUE.finditer(d.group(1))}
+    out = []
+    lines = text.splitlines()
+    start = re.compile(rf"^\s*(\w+\s*:\s*)?select\s*case\s*\(\s*{re.escape(name)}\s*\)",
+                       re.IGNORECASE)
+    for no, line in enumerate(lines):
+        if not start.match(line):
+            continue
+        depth = 0
+        for later in lines[no + 1:]:
+            body = later.split("!", 1)[0].strip().lower()
+            if re.match(r"select\s*case\b", body):
+                depth += 1
+            elif re.match(r"end\s*select\b", body):
+                if depth == 0:
+                    break
+                depth -= 1
+            elif depth == 0 and (m := re.match(r"case\s*\((.*)\)", body)):
+                for item in re.split(r"[,:]", m.group(1)):
+                    item = item.strip().replace(" ", "")
+                    if re.fullmatch(r"[+-]?\d{1,9}", item):
+                        out.append(int(item))
+                    elif item in named:
+                        out.append(named[item])
     return out
 
 
