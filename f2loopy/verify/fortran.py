@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -105,7 +106,7 @@ def _shim(kernel: Kernel, access: dict | None = None, accessors: dict | None = N
         if result_bounds is not None and karg is result:
             continue          # (declared below, after the sizes it uses)
         lines.append(f"  {data.declared(karg) or _declaration(karg, names[karg.name], extents)}")
-    if result_bounds is not None:
+    if result_bounds is not None and result is not None:
         # an array-valued function's value: stored whole, with its declared bounds
         decl = _declaration(result, names[result.name], {}).split(" :: ")[0]
         lines.append(f"  {decl} :: {names[result.name]}({result_bounds})")
@@ -407,8 +408,8 @@ class FortranLibrary:
         if isinstance(result, ArrayArg):
             # an array-valued function's value (array_result_bounds): a new
             # array of its declared extents, which are constants or arguments
-            shape = tuple(int(given[e.name]) if hasattr(e, "name") else int(e)
-                          for e in result.shape)
+            shape = tuple(int(given[getattr(e, "name")]) if hasattr(e, "name")
+                          else int(cast(int, e)) for e in result.shape)
             given[result.name] = np.zeros(shape, dtype=_storage(np.dtype(result.dtype)),
                                           order="F")
         elif result is not None:

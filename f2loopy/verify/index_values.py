@@ -158,7 +158,7 @@ def _values(bad: isl.Set) -> isl.Set:
     return isl.Set.from_params(s).move_dims(dim_type.set, 0, dim_type.param, 0, 1)
 
 
-def _contains(s: isl.Set, value: int) -> bool:
+def _contains(s: isl.Set, value: float) -> bool:
     point = isl.Set.read_from_str(s.get_ctx(), f"{{ [{int(value)}] }}")
     return not (s & point).is_empty()
 
