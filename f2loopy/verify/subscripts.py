@@ -110,8 +110,11 @@ def _forward(expr, insn, pos: int, defs: dict, kernel: Kernel, depth: int = 0):
     out = substitute(expr, value)
     if failed:
         return expr
+    # (what the values brought in read must not change before *insn*: the
+    # loop counters of *insn*'s iteration and what no instruction writes)
     written = kernel.written_variables()
-    if any(n in written and n not in insn.within_inames for n, _ in accesses(out)):
+    if any(n in written and n not in insn.within_inames
+           for n in {m for m, _ in accesses(out)} - names):
         return expr
     return out
 
