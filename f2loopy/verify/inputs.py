@@ -230,9 +230,10 @@ class _Planner:
                     for n, _ in accesses(e)}
             shown = ", ".join(f"{n}={v}" for n, v in values.items() if n in used)
             raise InputError(f"the original reaches past the end of '{over.array}' with the "
-                             f"sizes drawn ({shown}): a procedure views it with other "
-                             "extents (sequence association), for which the check cannot "
-                             "draw sizes; give sizes with --size for which it fits",
+                             f"sizes drawn ({shown}): its subscript multiplies or divides "
+                             "sizes (as where a procedure views an array with other "
+                             "extents), which the check cannot choose sizes for; give sizes "
+                             "with --size or --range for which it stays in bounds",
                              over.insn.span)
         ranges = self._index_ranges(values, shapes, lbs)
         for name, r in self.user_ranges.items():

@@ -127,8 +127,9 @@ def test_an_array_viewed_longer_than_it_is_is_an_input_error():
     assert msg.startswith("s.f90:13:7: error: "), msg
     assert "the original reaches past the end of 'a' with the sizes drawn (is_=" in msg, msg
     assert msg.splitlines()[0].endswith(
-        "a procedure views it with other extents (sequence association), for which the check "
-        "cannot draw sizes; give sizes with --size for which it fits"), msg
+        "its subscript multiplies or divides sizes (as where a procedure views an array with "
+        "other extents), which the check cannot choose sizes for; give sizes with --size or "
+        "--range for which it stays in bounds"), msg
 
 
 FLAGS = """\
