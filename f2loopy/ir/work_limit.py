@@ -53,6 +53,20 @@ def _over_quota(ctx) -> bool:
         return True
 
 
+def next_step_budget(ctx=None) -> None:
+    """Inside :func:`isl_operation_limit`, start the budget again for the next
+    step of work made of bounded steps (the input planner's two, see
+    :func:`f2loopy.verify.module_extents.plan_extents_last`): raises
+    :class:`IslQuotaExceeded` if the step so far reached the limit (its
+    results may rest on failed operations); nothing outside a limit."""
+    ctx = ctx or isl.DEFAULT_CONTEXT
+    if not ctx.get_max_operations():
+        return
+    if _over_quota(ctx):
+        raise IslQuotaExceeded(f"isl stopped after {ctx.get_max_operations()} operations")
+    ctx.reset_operations()
+
+
 @contextmanager
 def isl_operation_limit(max_operations: int, ctx=None):
     """Run the block with at most *max_operations* isl operations in *ctx*

@@ -464,10 +464,13 @@ def check_source(text: str, path, options: CheckOptions | None = None, *, result
             report.checks.append(KernelCheck(k.name, label, tuple(seq), note=(
                 f"not checked: '{shut[0]}' is PRIVATE in its module, out of the reach of a "
                 "harness (it is checked where a public procedure of the file calls it)")))
-    # an array-valued function: the harness cannot store its value (allocatable
-    # module arrays it allocates: shared_data)
-    beyond = {n.lower(): "is an array-valued function, whose value the harness cannot store"
-              for n, o in originals.items() if o.result_arg is not None and o.result_arg.shape}
+    # an array-valued function: stored with its bounds (fortran.array_result_bounds)
+    from f2loopy.verify.fortran import array_result_bounds
+    beyond = {n.lower(): "is an array-valued function " + (
+        "outside a module, which the harness cannot call without an interface" if not o.module
+        else "whose bounds are not constants or integer arguments, which the harness cannot "
+        "declare") for n, o in originals.items()
+        if o.result_arg is not None and o.result_arg.shape and array_result_bounds(o) is None}
     for label, _, _, _, k, seq in selected:
         shut = [n for n in seq or () if n.lower() in beyond]
         if shut and not any(n.lower() in hidden for n in seq):

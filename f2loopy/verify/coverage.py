@@ -18,7 +18,8 @@ then other seeds with special values (0 and 1) for real scalars and each
 one-character constant the subroutine compares a character argument with,
 until every statement ran or the rounds are spent; then rounds whose free
 data (values neither a size, a subscript nor ``--range`` bounds) take
-either sign, also of mixed magnitudes (a note says what they covered); what
+either sign, also of mixed magnitudes, then with many elements exactly 0 or
+1 (masks, equal neighbours: a note says what they covered); what
 never ran is named in the report (which then fails).  Every round compares
 every output: a mismatch in any round fails the check.
 """
@@ -337,16 +338,22 @@ def _check_in_rounds(text: str, path, options, check, context: dict):
         missing = _covered_by(report, missing, again, "")
     # data of either sign and other magnitudes (the default rounds draw reals
     # from 0.5..1.5 only): a limiter's or an upwind scheme's branches
-    for k in range(SIGNED_ROUNDS if missing else 0):
+    # then data with many exact zeros and ones (a land mask's 0, equal
+    # neighbours): the branches of ``if (r == 0)`` and of masked differences
+    styles = ["signed"] * (SIGNED_ROUNDS // 2) + ["wide"] * (SIGNED_ROUNDS - SIGNED_ROUNDS // 2) \
+        + ["zeros"] * ZERO_ROUNDS
+    for k, style in enumerate(styles if missing else ()):
         if not missing:
             break
         attempts += 1
-        style = "signed" if k < SIGNED_ROUNDS // 2 else "wide"
         extra = special_ranges(report.kernels, attempts, ranges, seed) if k % 2 else {}
         if deciding and k % 2:
             extra.update({n: (1, 2, 3)[(k // 2) % 3] for n in deciding})
         if k % 2 == 0:
             extra.update(compared_values(text, report.kernels, attempts, seed,
+                                         {n.lower() for n in (*ranges, *user_sizes)}))
+        if style == "zeros":
+            extra.update(compared_arrays(text, report.kernels, attempts, seed,
                                          {n.lower() for n in (*ranges, *user_sizes)}))
         values = {n: v for n, v in extra.items() if not isinstance(v, tuple)}
         extra = {n: v for n, v in extra.items() if isinstance(v, tuple)}
@@ -371,14 +378,19 @@ def _check_in_rounds(text: str, path, options, check, context: dict):
 #: (half ``signed``, half ``wide``: see
 #: :data:`~f2loopy.verify.input_plan.VALUE_STYLES`)
 SIGNED_ROUNDS = 12
-STYLE_WORDS = {"signed": "signed values", "wide": "signed values of mixed magnitudes"}
+#: extra rounds after those whose free real data are often exactly 0 or 1
+#: (``zeros``)
+ZERO_ROUNDS = 6
+STYLE_WORDS = {"signed": "signed values", "wide": "signed values of mixed magnitudes",
+               "zeros": "signed values, many exactly 0 or 1"}
 
 
 def compared_values(text: str, kernels, round_no: int, seed: int, given: set) -> dict:
     """For round *round_no* of signed data: each integer scalar argument
     that is no size (as for :func:`special_ranges`), not written and not
     in *given*, and that *text* compares with integer constants
-    (``south == -1``, ``mode .eq. 2``), one of those constants half the
+    (``south == -1``, ``mode .eq. 2``, the ``case`` values of a ``select
+    case`` on it: :func:`_case_values`), one of those constants half the
     time (drawn from *seed*); a flag such as a missing neighbour's -1 is
     rarely drawn at random."""
     import numpy as np
@@ -396,9 +408,72 @@ def compared_values(text: str, kernels, round_no: int, seed: int, given: set) ->
                 continue
             found = sorted({int(m.group(1).replace(" ", "")) for m in re.finditer(
                 rf"(?<![\w%]){re.escape(a.name)}\s*(?:==|/=|<=|>=|<|>|\.(?:eq|ne|lt|le|gt|ge)\.)"
-                r"\s*([+-]?\s*\d{1,9})(?![\w.])", text, re.IGNORECASE)})
+                r"\s*([+-]?\s*\d{1,9})(?![\w.])", text, re.IGNORECASE)}
+                | set(_case_values(text, a.name)))
             if found and rng.random() < 0.5:
                 out[a.name] = int(rng.choice(found))
+    return out
+
+
+_INT_PARAMETER = re.compile(r"^\s*integer\b[^!:]*\bparameter\b[^!:]*::([^!]*)",
+                            re.IGNORECASE | re.MULTILINE)
+_NAMED_VALUE = re.compile(r"(\w+)\s*=\s*([+-]?\s*\d{1,9})(?![\w.])")
+
+
+def _case_values(text: str, name: str) -> list[int]:
+    """The integer values of the ``case`` selectors of each ``select case
+    (name)`` of *text*: literals (``case (2)``, ``case (1:3)``: its ends)
+    and the integer named constants *text* defines (``integer, parameter ::
+    lt = -1``, then ``case (lt)``)."""
+    named = {m.group(1).lower(): int(m.group(2).replace(" ", ""))
+             for d in _INT_PARAMETER.finditer(text) for m in _NAMED_VALUE.finditer(d.group(1))}
+    out = []
+    lines = text.splitlines()
+    start = re.compile(rf"^\s*(\w+\s*:\s*)?select\s*case\s*\(\s*{re.escape(name)}\s*\)",
+                       re.IGNORECASE)
+    for no, line in enumerate(lines):
+        if not start.match(line):
+            continue
+        depth = 0
+        for later in lines[no + 1:]:
+            body = later.split("!", 1)[0].strip().lower()
+            if re.match(r"select\s*case\b", body):
+                depth += 1
+            elif re.match(r"end\s*select\b", body):
+                if depth == 0:
+                    break
+                depth -= 1
+            elif depth == 0 and (m := re.match(r"case\s*\((.*)\)", body)):
+                for item in re.split(r"[,:]", m.group(1)):
+                    item = item.strip().replace(" ", "")
+                    if re.fullmatch(r"[+-]?\d{1,9}", item):
+                        out.append(int(item))
+                    elif item in named:
+                        out.append(named[item])
+    return out
+
+
+def compared_arrays(text: str, kernels, round_no: int, seed: int, given: set) -> dict:
+    """For round *round_no* of data with many zeros: each integer array
+    argument that is not written, not in *given*, and whose elements *text*
+    tests for equality with integer constants (``if (obstacle(i,j) == 0)``,
+    a land mask, a cell type), half the time (drawn from *seed*) the range
+    from the least of those constants to one above the largest: a value the
+    code singles out is then common instead of never drawn."""
+    import numpy as np
+    rng = np.random.default_rng([seed, round_no, 2])
+    out: dict[str, tuple[float, float]] = {}
+    for k in kernels:
+        written = k.written_variables()
+        for a in k.args:
+            if a.dtype.kind not in "iu" or not getattr(a, "shape", ()) or \
+                    a.name.lower() in given or a.name in written or a.name in out:
+                continue
+            found = sorted({int(m.group(1).replace(" ", "")) for m in re.finditer(
+                rf"(?<![\w%]){re.escape(a.name)}\s*\([^()]*\)\s*(?:==|/=|\.(?:eq|ne)\.)"
+                r"\s*([+-]?\s*\d{1,9})(?![\w.])", text, re.IGNORECASE)})
+            if found and rng.random() < 0.5:
+                out[a.name] = (float(found[0]), float(found[-1] + 1))
     return out
 
 

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -94,13 +95,21 @@ def _shim(kernel: Kernel, access: dict | None = None, accessors: dict | None = N
     for bp in kernel.bound_procedures:
         if bp.module is None and bp.procedure.lower() != kernel.name.lower():
             lines.append(f"  {_external(bp.result_dtype)} :: {bp.procedure}")
+    result = kernel.result_arg
+    result_bounds = array_result_bounds(kernel, names)
     for karg in kernel.args:
         if karg.name in lengths:
             lines.append(f"  character(kind=c_char) :: {names[karg.name]}({CHAR_MAX})")
             lines.append(f"  integer(c_int32_t) :: {lengths[karg.name]}")
             lines.append(f"  character(len={CHAR_MAX}) :: s{names[karg.name]}")
             continue
+        if result_bounds is not None and karg is result:
+            continue          # (declared below, after the sizes it uses)
         lines.append(f"  {data.declared(karg) or _declaration(karg, names[karg.name], extents)}")
+    if result_bounds is not None and result is not None:
+        # an array-valued function's value: stored whole, with its declared bounds
+        decl = _declaration(result, names[result.name], {}).split(" :: ")[0]
+        lines.append(f"  {decl} :: {names[result.name]}({result_bounds})")
     lines += data.declarations
     # a bind(c) procedure, 'value' dummies and logicals of other kinds need
     # the procedure's interface (its C name, arguments passed by value)
@@ -125,7 +134,6 @@ def _shim(kernel: Kernel, access: dict | None = None, accessors: dict | None = N
             lines.append(f"      {_external(bp.result_dtype)} :: p{k}")
         lines.append("    end subroutine")
         lines.append("  end interface")
-    result = kernel.result_arg
     if result is not None and not kernel.module:
         # a function translated as a kernel: the shim stores its value
         type_name, kind = _ISO_KIND[np.dtype(result.dtype).name]
@@ -152,6 +160,33 @@ def _shim(kernel: Kernel, access: dict | None = None, accessors: dict | None = N
     lines += data.copy_out
     lines.append(f"end subroutine {_shim_name(kernel)}")
     return data.alias_module + "\n".join(x for line in lines for x in wrap(line)) + "\n"
+
+
+def array_result_bounds(kernel: Kernel, names: dict | None = None) -> str | None:
+    """The bounds (``lo:hi, ...``) of the value of *kernel*, an array-valued
+    function of a module, as the harness's shim declares it, with the
+    arguments renamed by *names*; None for a scalar result, a function
+    outside a module (no interface to call it through) or bounds that are
+    not integers and scalar arguments (``y(n)``)."""
+    result = kernel.result_arg
+    if result is None or not isinstance(result, ArrayArg) or not kernel.module:
+        return None
+    scalars = {a.name for a in kernel.args if isinstance(a, ScalarArg)}
+
+    def text(e):
+        if isinstance(e, (int, np.integer)) and not isinstance(e, (bool, np.bool_)):
+            return str(int(e))
+        name = getattr(e, "name", None)
+        if type(e).__name__ == "Variable" and name in scalars:
+            return (names or {}).get(name, name)
+        return None
+    parts = []
+    for lb, ext in zip(result.lower_bounds, result.shape, strict=True):
+        lo, n = text(lb), text(ext) if ext is not None else None
+        if lo is None or n is None:
+            return None
+        parts.append(f"{lo}:{lo}+{n}-1" if lo != "1" else n)
+    return ", ".join(parts)
 
 
 def _external(result_dtype) -> str:
@@ -369,8 +404,16 @@ class FortranLibrary:
                 given[a.name] = np.asarray(given[a.role.array]).shape[a.role.axis] \
                     if a.role.what == "extent" else \
                     int(values.get(a.name, 1)) if a.role.what == "lbound" else 1
-        if kernel.result_arg is not None:
-            given[kernel.result_arg.name] = 0      # the function's value comes back last
+        result = kernel.result_arg
+        if isinstance(result, ArrayArg):
+            # an array-valued function's value (array_result_bounds): a new
+            # array of its declared extents, which are constants or arguments
+            shape = tuple(int(given[getattr(e, "name")]) if hasattr(e, "name")
+                          else int(cast(int, e)) for e in result.shape)
+            given[result.name] = np.zeros(shape, dtype=_storage(np.dtype(result.dtype)),
+                                          order="F")
+        elif result is not None:
+            given[result.name] = 0      # the function's value comes back last
         for a in kernel.args:
             if isinstance(a.role, Presence):       # the harness passes every optional
                 given.setdefault(a.name, 1)

@@ -17,8 +17,10 @@ DEFAULT_INT_RANGE = (1, 9)
 #: how the values without a range are drawn (:meth:`InputPlan.generate`):
 #: ``default`` (the ranges above), ``signed`` (reals from -1.5..1.5, free
 #: integers from -9..9 without 0), ``wide`` (reals of either sign and
-#: magnitudes 1e-3..1e3, free integers as for ``signed``)
-VALUE_STYLES = ("default", "signed", "wide")
+#: magnitudes 1e-3..1e3, free integers as for ``signed``), ``zeros`` (as
+#: ``signed``, but about a third of the real elements exactly 0 and a third
+#: exactly 1: a land mask's 0, equal neighbours, a difference that is 0)
+VALUE_STYLES = ("default", "signed", "wide", "zeros")
 #: the ``signed`` style's range of real and complex data
 SIGNED_REAL_RANGE = (-1.5, 1.5)
 
@@ -113,17 +115,23 @@ def _show(v) -> str:
 
 
 def _free_values(rng, dtype, shape, style: str):
-    """Values of an argument nothing bounds, drawn in *style* (``signed``
-    or ``wide``): logicals as always; integers from -9..9 without 0 (no
-    integer division by zero that the default range avoids); reals and
-    complex parts from :data:`SIGNED_REAL_RANGE` (``signed``) or with a
-    random sign and a magnitude 10**u, u in -3..3 (``wide``)."""
+    """Values of an argument nothing bounds, drawn in *style* (``signed``,
+    ``wide`` or ``zeros``): logicals as always; integers from -9..9 without
+    0 (no integer division by zero that the default range avoids); reals and
+    complex parts from :data:`SIGNED_REAL_RANGE` (``signed``), with a
+    random sign and a magnitude 10**u, u in -3..3 (``wide``), or from
+    :data:`SIGNED_REAL_RANGE` with each element 0 or 1 with probability 1/3
+    each (``zeros``)."""
     dt = np.dtype(dtype)
     size = int(np.prod(shape)) if shape is not None else 1
 
     def reals():
         if style == "signed":
             return rng.uniform(*SIGNED_REAL_RANGE, size)
+        if style == "zeros":
+            pick = rng.integers(0, 3, size)
+            return np.where(pick == 0, 0.0, np.where(pick == 1, 1.0,
+                                                     rng.uniform(*SIGNED_REAL_RANGE, size)))
         return rng.choice([-1.0, 1.0], size) * 10.0 ** rng.uniform(-3.0, 3.0, size)
     if dt.kind == "b":
         return _random_values(rng, dtype, shape, None)

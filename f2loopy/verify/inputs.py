@@ -35,6 +35,8 @@ from f2loopy.ir.kernel import ArrayArg, Assignment, Kernel
 from f2loopy.ir.roles import Allocation
 from f2loopy.verify.input_plan import (
     DEFAULT_INT_RANGE, ArgSpec, InputPlan, ValueRange, nearest_first)
+from f2loopy.verify.index_values import _bound_role, _indirect, value_range
+from f2loopy.verify.reshaped import first_overrun
 from f2loopy.verify.subscripts import _Access, _array_accesses, _where
 
 #: sizes are chosen in [1, MAX_SIZE]
@@ -220,6 +222,19 @@ class _Planner:
     def plan(self) -> InputPlan:
         values = self._choose_sizes()
         shapes, lbs = self._shapes(values)
+        # (an array a procedure views with other extents: see verify/reshaped.py)
+        over = first_overrun(self, {n: v for n, v in values.items() if n in self.int_scalars},
+                             shapes)
+        if over is not None:
+            used = {n for e in (over.index, over.extent, over.lb) if e is not None
+                    for n, _ in accesses(e)}
+            shown = ", ".join(f"{n}={v}" for n, v in values.items() if n in used)
+            raise InputError(f"the original reaches past the end of '{over.array}' with the "
+                             f"sizes drawn ({shown}): its subscript multiplies or divides "
+                             "sizes (as where a procedure views an array with other "
+                             "extents), which the check cannot choose sizes for; give sizes "
+                             "with --size or --range for which it stays in bounds",
+                             over.insn.span)
         ranges = self._index_ranges(values, shapes, lbs)
         for name, r in self.user_ranges.items():
             ranges[name] = r
@@ -589,6 +604,11 @@ class _Planner:
                 # (values(rowstart + j - 1) with rowstart = rowstarts(i) and j
                 # a loop over the row: bounded through the loop's bounds)
                 continue
+            got = value_range(self, acc, feeding, ints, None if acc.extent is not None
+                              else shapes[acc.array][acc.axis])
+            if got is not None and got[0] not in self.user_ranges:
+                add(*got)
+                continue
             for name in sorted(feeding):
                 if name in self.user_ranges:
                     continue
@@ -596,6 +616,11 @@ class _Planner:
                                  f"{_where(acc)} in bounds; give them with --range "
                                  f"{name}=LO:HI", acc.insn.span)
 
+        for name, r in ranges.items():     # (sides no access bounded)
+            if r.lo == -np.inf:
+                r.lo = min(DEFAULT_INT_RANGE[0], r.hi)
+            if r.hi == np.inf:
+                r.hi = max(DEFAULT_INT_RANGE[1], r.lo)
         # data-dependent loop bounds: do j = rowptr(i), rowptr(i+1) - 1
         roles: dict = {}
         for k in self.kernels:
@@ -694,44 +719,6 @@ class _Planner:
         return lo, hi
 
     # }}}
-
-
-def _bound_role(dom: isl.Set, j: str, t: str) -> str:
-    """'lower' if *t* bounds *j* from below in *dom*, 'upper' if from above."""
-    sp = dom.get_space()
-    try:
-        jv = pwaff_from_expr(p.Variable(j), sp)
-        tv = pwaff_from_expr(p.Variable(t), sp)
-    except NonAffineError:
-        return "both"
-    below = (dom & jv.lt_set(tv)).is_empty()
-    above = (dom & jv.gt_set(tv)).is_empty()
-    if below and not above:
-        return "lower"
-    if above and not below:
-        return "upper"
-    return "both"
-
-
-def _indirect(expr, ints):
-    """``(array, offset)`` if *expr* is ``array(...) + offset`` (offset an
-    integer expression of the known scalars), else ``(None, 0)``."""
-    e = expr
-    while isinstance(e, p.Call) and getattr(e.function, "name", "") in ("int32", "int64") \
-            and len(e.parameters) == 1:
-        e = e.parameters[0]
-    if isinstance(e, p.Subscript):
-        return e.aggregate.name, 0
-    if isinstance(e, p.Sum):
-        subs = [c for c in e.children if isinstance(c, p.Subscript)]
-        rest = [c for c in e.children if not isinstance(c, p.Subscript)]
-        if len(subs) == 1:
-            try:
-                offset = sum(_int_value(c, ints) for c in rest)
-            except InputError:
-                return None, 0
-            return subs[0].aggregate.name, offset
-    return None, 0
 
 
 def _param_eq(space, name, value) -> isl.Set:

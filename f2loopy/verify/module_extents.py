@@ -17,6 +17,7 @@ place, as before.
 from __future__ import annotations
 
 from f2loopy.ir.roles import Allocation, Component
+from f2loopy.ir.work_limit import next_step_budget
 from f2loopy.verify.input_plan import InputPlan
 from f2loopy.verify.inputs import make_planner
 
@@ -48,6 +49,9 @@ def plan_extents_last(originals, *, assumptions=(), given=None, ranges=None,
     first.extents_later, first.fixed_params = later, fixed
     first.assumptions = [_settled(a, fixed, later) for a in assumptions]
     sizes = first._choose_sizes()
+    # (two steps, each under the isl budget of the check: the second's sets
+    # are small, with the sizes of the first put in)
+    next_step_budget()
     # the second step: the same planner with those sizes given (and put into
     # every access's instances, where they make the sets small)
     fixed = {n: v for n, v in sizes.items() if n not in later}

@@ -285,13 +285,13 @@ def run_generated(module, gk, inputs, queue):
     hidden = hidden_outputs(k)
     outs = [ka for ka in gk.arguments if ka.kind == "scalar_ref" and ka.name not in hidden]
     result = k.result_arg
+    names = [ka.name for ka in outs]
     if result is not None:     # the function's value first (as the glue returns them)
-        outs = [ka for ka in outs if ka.name == result.name] + \
-            [ka for ka in outs if ka.name != result.name]
-    if len(outs) == 1:
+        names = [result.name] + [n for n in names if n != result.name]
+    if len(names) == 1:
         returned = (returned,)
-    for ka, v in zip(outs, returned or (), strict=True):
-        state[ka.name] = v
+    for name, v in zip(names, () if returned is None else returned, strict=True):
+        state[name] = v
     collect()
     return state
 

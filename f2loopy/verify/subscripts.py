@@ -37,63 +37,86 @@ class _Access:
 
 
 def _scalar_definitions(kernel: Kernel) -> dict:
-    """Scalar temporaries that hold a subscript computed first (``idx = off + j``,
-    ``c = col(j)``): name -> the one assignment that sets them, where the
-    value depends only on inames of that assignment and on what the kernel
-    never writes (arguments it only reads, other such temporaries)."""
-    written = kernel.written_variables()
+    """Integer scalar temporaries that hold a subscript computed first (``idx
+    = off + j``, ``c = col(j)``, ``k = ks`` before ``k = nz`` later): name ->
+    ``(positions, defs)``, the positions of every instruction that writes it
+    (in order) and, of those, position -> instruction of the plain
+    assignments ``name = expression``."""
     sets: dict = {}
     for pos, insn in enumerate(kernel.instructions):
         for name in insn.assignee_names():
             sets.setdefault(name, []).append((pos, insn))
     out: dict = {}
-    for name, defs in sets.items():
+    for name, writes in sets.items():
         t = kernel.temporaries.get(name)
-        if t is None or tuple(getattr(t, "shape", ()) or ()) or len(defs) != 1 \
-                or not _is_int_dtype(t.dtype):
+        if t is None or tuple(getattr(t, "shape", ()) or ()) or not _is_int_dtype(t.dtype):
             continue
-        pos, insn = defs[0]
-        if not isinstance(insn, Assignment) or not isinstance(insn.assignee, p.Variable):
-            continue
-        out[name] = (pos, insn)
-    # only values of loop counters, read-only data and other such temporaries
-    changed = True
-    while changed:
-        changed = False
-        for name, (pos, insn) in list(out.items()):
-            for used, _ in accesses(insn.expression):
-                ok = used in insn.within_inames or (
-                    used in out and used != name and out[used][0] < pos
-                    and out[used][1].within_inames <= insn.within_inames) or (
-                    used not in written and used not in kernel.temporaries)
-                if not ok:
-                    del out[name]
-                    changed = True
-                    break
+        defs = {pos: insn for pos, insn in writes
+                if isinstance(insn, Assignment) and isinstance(insn.assignee, p.Variable)}
+        if defs:
+            out[name] = ([pos for pos, _ in writes], defs)
     return out
 
 
-def _forward(expr, insn, pos: int, defs: dict, depth: int = 0):
+def _reaching(name: str, insn, pos: int, defs: dict, kernel: Kernel):
+    """The assignment of *name* whose value *insn* (the *pos*-th instruction)
+    reads, as ``(position, instruction)``, or None where that is not one
+    assignment for sure: the last write before *pos* must be a plain
+    assignment that runs in the same iteration whenever *insn* runs (its
+    loops among those of *insn*, its conditions among those of *insn*), and
+    no later write may reach *insn* around a loop that *insn* is in and the
+    assignment is not."""
+    d = defs.get(name)
+    if d is None:
+        return None
+    positions, assigns = d
+    before = [q for q in positions if q < pos]
+    if not before or before[-1] not in assigns:
+        return None
+    dpos = before[-1]
+    dinsn = assigns[dpos]
+    if not dinsn.within_inames <= insn.within_inames or \
+            not set(dinsn.predicates) <= set(insn.predicates):
+        return None
+    inner = insn.within_inames - dinsn.within_inames
+    if inner and any(q > pos and kernel.instructions[q].within_inames & inner
+                     for q in positions):
+        return None           # (a write later in a loop around the reading)
+    return dpos, dinsn
+
+
+def _forward(expr, insn, pos: int, defs: dict, kernel: Kernel, depth: int = 0):
     """*expr* (read by *insn*, the *pos*-th instruction) with the scalar
-    temporaries of *defs* that it reads replaced by their values, where the
-    one assignment of each runs before it in the same iteration and under
-    no condition that *insn* lacks."""
-    if depth > 8:
+    temporaries of *defs* that it reads replaced by their values
+    (:func:`_reaching`), where the result depends only on loop counters of
+    *insn* and on what the kernel never writes; else *expr* itself."""
+    names = {n for n, _ in accesses(expr)}
+    if depth > 8 or not names & set(defs):
         return expr
+    failed = []
 
     def value(name):
-        d = defs.get(name)
-        if d is None:
+        r = _reaching(name, insn, pos, defs, kernel)
+        if r is None:
+            if name in defs:
+                failed.append(name)
             return None
-        dpos, dinsn = d
-        if dpos >= pos or not dinsn.within_inames <= insn.within_inames or \
-                not set(dinsn.predicates) <= set(insn.predicates):
+        dpos, dinsn = r
+        got = _forward(dinsn.expression, dinsn, dpos, defs, kernel, depth + 1)
+        if got is dinsn.expression and {n for n, _ in accesses(got)} & set(defs):
+            failed.append(name)
             return None
-        return _forward(dinsn.expression, dinsn, dpos, defs, depth + 1)
-    names = {n for n, _ in accesses(expr)}
-    if not names & set(defs):
+        return got
+    out = substitute(expr, value)
+    if failed:
         return expr
-    return substitute(expr, value)
+    # (what the values brought in read must not change before *insn*: the
+    # loop counters of *insn*'s iteration and what no instruction writes)
+    written = kernel.written_variables()
+    if any(n in written and n not in insn.within_inames
+           for n in {m for m, _ in accesses(out)} - names):
+        return expr
+    return out
 
 
 def _array_accesses(kernel: Kernel):
@@ -103,8 +126,8 @@ def _array_accesses(kernel: Kernel):
     out = []
     defs = _scalar_definitions(kernel)
     for pos, insn in enumerate(kernel.instructions):
-        preds = tuple(_forward(c, insn, pos, defs) for c in insn.predicates) if defs else \
-            tuple(insn.predicates)
+        preds = tuple(_forward(c, insn, pos, defs, kernel) for c in insn.predicates) \
+            if defs else tuple(insn.predicates)
         if not isinstance(insn, Assignment):
             exprs = insn.read_expressions()
         else:
@@ -119,7 +142,7 @@ def _array_accesses(kernel: Kernel):
                     continue
                 text = f"{name}({', '.join(str(i) for i in idx)})"
                 for axis, (ix, ext) in enumerate(zip(idx, shape, strict=True)):
-                    seen = _forward(ix, insn, pos, defs) if defs else ix
+                    seen = _forward(ix, insn, pos, defs, kernel) if defs else ix
                     out.append(_Access(kernel, insn, name, axis, seen, var.lower_bounds[axis],
                                        ext, text, forwarded=seen is not ix,
                                        predicates=preds))

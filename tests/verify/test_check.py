@@ -437,9 +437,12 @@ subroutine s(n, idx, a)
   end do
 end
 """
+    # (2*idx(i) in 1..n: isl tells, idx in 1..n/2)
+    plan = _plan(src, given={"n": 9})
+    assert (plan.ranges["idx"].lo, plan.ranges["idx"].hi) == (1, 4)
     with pytest.raises(InputError, match="cannot tell which values of 'idx' keep the subscript "
                                          ".*give them with --range idx=LO:HI"):
-        _plan(src)
+        _plan(src.replace("2 * idx(i)", "idx(i) * idx(i)"))
     plan = _plan(src, ranges={"idx": (1, 2)}, given={"n": 4})
     v = plan.generate(0)["idx"]
     assert v.min() >= 1 and v.max() <= 2

@@ -10,7 +10,7 @@ from check_util import BIG, needs_check
 
 from f2loopy.verify.check import OutputCheck
 from f2loopy.verify.compare import Mismatch
-from f2loopy.verify.coverage import ROUNDS, SIGNED_ROUNDS
+from f2loopy.verify.coverage import ROUNDS, SIGNED_ROUNDS, ZERO_ROUNDS
 from f2loopy.verify.honesty import explain_mismatches
 
 pytestmark = needs_check
@@ -29,7 +29,8 @@ def test_statements_that_never_ran_fail_the_check(tmp_path):
         "NOT COVERED: 2 statement(s) never ran; give sizes or value ranges that reach them "
         "(--size, --range)"]
     # (tried harder first: the default rounds, then those of signed data)
-    assert sum(ln.startswith("inputs (seed ") for ln in lines) == ROUNDS + SIGNED_ROUNDS
+    assert sum(ln.startswith("inputs (seed ") for ln in lines) == \
+        ROUNDS + SIGNED_ROUNDS + ZERO_ROUNDS
     _, res = _check(tmp_path, BIG, "--size", "n=1001")
     assert res.exit_code == 0, res.output
     assert res.output.splitlines()[-1] == \
