@@ -82,6 +82,8 @@ VARIANTS = {
                      "f2loopy --transform scc, temporaries not demoted"),
     "auto-b64": (["--transform", "auto", "-D", "block=64", "-D", ASSUME],
                  "f2loopy --transform auto -D block=64"),
+    "auto-b256": (["--transform", "auto", "-D", "block=256", "-D", ASSUME],
+                  "f2loopy --transform auto -D block=256"),
 }
 
 OUTPUTS = ["PLUDE", "PCOVPTOT", "PRAINFRAC_TOPRFZ", "PFSQLF", "PFSQIF", "PFCQNNG", "PFCQLNG",
