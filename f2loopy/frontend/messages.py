@@ -93,4 +93,23 @@ def refuse_message_read(low: LoweringHost, name: str):
                      UnsupportedFeatureError)
 
 
-__all__ = ["assign_message", "is_message_dummy", "message_text", "refuse_message_read"]
+def refuse_internal_write(low: LoweringHost, node) -> None:
+    """A located error for ``write(errmsg, fmt) values`` (an internal write
+    into a character variable); nothing for any other ``write``."""
+    control = node.items[0]
+    for k, spec in enumerate(control.items if control is not None else ()):
+        key, value = spec.items
+        key = str(key).lower() if key is not None else ("unit", "fmt")[min(k, 1)]
+        if key != "unit" or not isinstance(value, F.Name):
+            continue
+        from f2loopy.frontend.characters import is_character
+        sym = low.symtab.get(str(value))
+        if sym is not None and is_character(sym.dtype):
+            raise low.error(f"'write' into character variable '{value}' (an internal write) "
+                            "is not supported: a kernel cannot build text at run time; assign "
+                            f"a constant message ({value} = 'text') and return the values in "
+                            "numeric arguments", str(value), UnsupportedFeatureError)
+
+
+__all__ = ["assign_message", "is_message_dummy", "message_text", "refuse_internal_write",
+           "refuse_message_read"]
