@@ -313,11 +313,27 @@ def max_error(got, want):
     return float(d.flat[flat]), (np.unravel_index(flat, w.shape) if w.shape else ())
 
 
+def _compare_text(name: str, got, want: str) -> OutputCheck:
+    """A message (a character argument the kernel assigns): the glue's text
+    as Fortran's assignment leaves it in the caller's string of *want*'s
+    length (blank-padded or cut) must equal the original's."""
+    n = len(want)
+    text = got[:n].ljust(n) if isinstance(got, str) else None
+    dt = np.dtype(f"U{max(1, n)}")
+    if text == want:
+        return OutputCheck(name, dt, (), 0.0, None)
+    return OutputCheck(name, dt, (), float("inf"), None,
+                       note=f"the text differs: got {got!r}, expected {want.rstrip()!r}")
+
+
 def compare_outputs(names, got_state, want_state, inputs, lower_bounds, tolerances):
     out = []
     for name in names:
         want = want_state[name]
         got = got_state.get(name, inputs[name])
+        if isinstance(want, str):
+            out.append(_compare_text(name, got, want))
+            continue
         w = np.asarray(want)
         if w.dtype == np.bool_ or (isinstance(inputs[name], (bool, np.bool_))):
             w = w.astype(bool)
