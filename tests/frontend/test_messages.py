@@ -1,0 +1,194 @@
+"""Message dummies (issue 27, CCPP physics): ``character(len=*),
+intent(out) :: errmsg`` assigned constant texts becomes an int32 code of the
+text assigned (0: none); the Python glue returns the text, ``f2loopy check``
+compares it.  Unit tests (IR facts, exact messages) and differential tests
+against gfortran on Fortran written in the style of the CCPP ``_run``
+subroutines."""
+
+import numpy as np
+import pytest
+
+from f2loopy.diagnostics import FortranError
+from f2loopy.frontend import parse_fortran
+from f2loopy.ir.roles import Character, Dummy
+from f2loopy.verify.honesty import MESSAGE_INPUT
+from f2loopy.verify.runs import _compare_text
+from util import fortran_reference, needs_gfortran, translate_and_load
+
+SCHEME = """module damp_scheme
+  implicit none
+  character(len=*), parameter :: myname = 'damp_run'
+contains
+  subroutine damp_run(im, km, dt, t, q, errmsg, errflg)
+    integer, intent(in) :: im, km
+    real(8), intent(in) :: dt
+    real(8), intent(inout) :: t(im, km)
+    real(8), intent(out) :: q(im, km)
+    character(len=*), intent(out) :: errmsg
+    integer, intent(out) :: errflg
+    integer :: i, k
+    errmsg = ''
+    errflg = 0
+    if (dt <= 0.0d0) then
+      errmsg = myname // ': time step must be positive'
+      errflg = 1
+      return
+    end if
+    do k = 1, km
+      do i = 1, im
+        if (t(i, k) < -0.5d0) then
+          errmsg = 'damp_run: temperature below -0.5 at some point'
+          errflg = 2
+        else if (t(i, k) > 0.5d0) then
+          errmsg = "damp_run: temperature above 0.5 (it's hot)"
+          errflg = 3
+        end if
+        q(i, k) = dt * t(i, k)
+        t(i, k) = t(i, k) - q(i, k)
+      end do
+    end do
+  end subroutine damp_run
+
+  subroutine keep_run(n, x, errmsg, errflg)
+    integer, intent(in) :: n
+    real(8), intent(inout) :: x(n)
+    character(len=*), intent(inout) :: errmsg
+    integer, intent(inout) :: errflg
+    integer :: i
+    do i = 1, n
+      if (x(i) < 0.0d0) then
+        errmsg = 'keep_run: negative'
+        errflg = 1
+      end if
+      x(i) = 2.0d0 * x(i)
+    end do
+  end subroutine keep_run
+end module damp_scheme
+"""
+
+TEXTS = ("", "damp_run: time step must be positive",
+         "damp_run: temperature below -0.5 at some point",
+         "damp_run: temperature above 0.5 (it's hot)")
+
+
+def test_message_dummy_in_the_ir():
+    tu = parse_fortran(SCHEME, "damp.f90")
+    arg = tu["damp_run"].arg_dict["errmsg"]
+    assert arg.dtype == np.int32 and arg.intent == "out"
+    assert arg.role == Dummy(character=Character(length=None, messages=TEXTS))
+    text = str(tu["damp_run"])
+    assert "errmsg = 1  {id=errmsg}" in text
+    assert "if (dt <= 0.0) errmsg = 2" in text
+    keep = tu["keep_run"].arg_dict["errmsg"]
+    assert keep.intent == "inout"
+    assert keep.role == Dummy(character=Character(messages=("keep_run: negative",)))
+
+
+def test_message_table_survives_the_cache_format():
+    from f2loopy.ir.serialize import roundtrip
+    k = parse_fortran(SCHEME, "damp.f90")["damp_run"]
+    assert roundtrip(k).arg_dict["errmsg"].role.character.messages == TEXTS
+
+
+def test_a_loop_assigning_messages_stays_sequential():
+    # two iterations may assign different texts: the last in the original
+    # order is the one left, so the loop must not run in parallel
+    from f2loopy.codegen import generate_code
+    code = generate_code(parse_fortran(SCHEME, "damp.f90")["damp_run"]).source
+    assert "reqd_work_group_size(1, 1, 1)" in code
+    assert "errmsg[0] = 3;" in code and "errmsg[0] = 4;" in code
+
+
+def _error(body, decls=""):
+    src = ("subroutine s(n, errmsg, errflg)\n  integer, intent(in) :: n\n"
+           "  character(len=*), intent(out) :: errmsg\n  integer, intent(out) :: errflg\n"
+           f"  character(len=8) :: name\n{decls}  errflg = 0\n{body}end subroutine\n")
+    with pytest.raises(FortranError) as info:
+        parse_fortran(src, "s.f90")
+    return info.value.format().splitlines()[0]
+
+
+@pytest.mark.parametrize("body, message", [
+    ("  name = 'x'\n  errmsg = 'bad n: ' // name\n", "s.f90:8:25: error: 'errmsg' is assigned "
+     "a text computed at run time (name): a kernel only returns which of its constant "
+     "messages it assigned; assign a character constant (or a concatenation of constants) "
+     "and return the value in an integer argument"),
+    ("  write(errmsg, '(a,i0)') 'bad n ', n\n", "s.f90:7:9: error: 'write' into character "
+     "variable 'errmsg' (an internal write) is not supported: a kernel cannot build text at "
+     "run time; assign a constant message (errmsg = 'text') and return the values in numeric "
+     "arguments"),
+    ("  errmsg = ''\n  if (errmsg == 'x') errflg = 1\n", "s.f90:8:7: error: 'errmsg' is a "
+     "character argument the kernel assigns (a message): a kernel only records which "
+     "constant text it assigned, so it can only assign 'errmsg', not read, compare or pass "
+     "it"),
+    ("  errmsg = trim('a')\n", "s.f90:7:12: error: 'errmsg' is assigned a text computed at "
+     "run time (TRIM('a')): a kernel only returns which of its constant messages it "
+     "assigned; assign a character constant (or a concatenation of constants) and return "
+     "the value in an integer argument"),
+])
+def test_run_time_texts_and_reads_are_located_errors(body, message):
+    assert _error(body) == message
+
+
+def test_a_callee_assigning_the_message_stays_refused():
+    src = ("subroutine s(n, errmsg)\n  integer n\n  character(len=*) errmsg\n"
+           "  call fail(errmsg)\ncontains\n  subroutine fail(m)\n    character(len=*) m\n"
+           "    m = 'failed'\n  end subroutine\nend subroutine\n")
+    with pytest.raises(FortranError) as info:
+        parse_fortran(src, "s.f90")
+    assert info.value.format().splitlines()[0] == (
+        "s.f90:4:8: error: character argument 'm' of 'fail' is assigned: only character "
+        "arguments used as flags are supported")
+
+
+def test_check_compares_the_text_as_fortran_assignment_leaves_it():
+    want = "damp_run: negative".ljust(24)
+    assert _compare_text("errmsg", "damp_run: negative", want).passed
+    assert _compare_text("errmsg", "damp_run: negative and more", want[:10]).passed
+    bad = _compare_text("errmsg", "damp_run: positive", want)
+    assert not bad.passed
+    assert bad.note == ("the text differs: got 'damp_run: positive', expected "
+                        "'damp_run: negative'")
+    assert not _compare_text("errmsg", 3, want).passed
+    assert len(MESSAGE_INPUT) == 64 and MESSAGE_INPUT not in TEXTS
+
+
+@needs_gfortran
+@pytest.mark.usefixtures("opencl_device")
+@pytest.mark.parametrize("dt, tmax, tmin", [(0.1, 0.4, -0.4), (0.0, 0.4, -0.4),
+                                            (0.1, 0.9, -0.4), (0.1, 0.4, -0.9),
+                                            (0.1, 0.9, -0.9)])
+def test_python_glue_returns_the_text_as_gfortran_assigns_it(dt, tmax, tmin, tmp_path, cl_queue):
+    module, _ = translate_and_load(SCHEME, tmp_path, filename="damp.f90")
+    ref = fortran_reference(SCHEME, "damp.f90")
+    im, km = 5, 4
+    t0 = np.linspace(tmin, tmax, im * km).reshape(im, km, order="F")
+    if tmin < -0.5 and tmax > 0.5:
+        t0 = t0[::-1, ::-1].copy(order="F")          # the last offender is the low one
+    for caller in ("x" * 60, "short"):
+        t_ref, q_ref = t0.copy(order="F"), np.zeros((im, km), order="F")
+        out = ref.call_named("damp_run", {"im": im, "km": km, "dt": dt, "t": t_ref, "q": q_ref,
+                                    "errmsg": caller, "errflg": 0})
+        t_cl, q_cl = t0.copy(order="F"), np.zeros((im, km), order="F")
+        text, flag = module.damp_run(im, km, dt, t_cl, q_cl, caller, 0, queue=cl_queue)
+        assert isinstance(text, str) and text in TEXTS
+        # Fortran's assignment pads the text to the caller's length or cuts it
+        assert text[:len(caller)].ljust(len(caller)) == out["errmsg"]
+        assert flag == out["errflg"]
+        assert np.array_equal(t_cl, t_ref) and np.array_equal(q_cl, q_ref)
+
+
+@needs_gfortran
+@pytest.mark.usefixtures("opencl_device")
+def test_inout_message_keeps_the_callers_text(tmp_path, cl_queue):
+    module, _ = translate_and_load(SCHEME, tmp_path, filename="damp.f90")
+    x = np.array([1.0, 2.0, 3.0])
+    assert module.keep_run(3, x, "earlier scheme's text", 7, queue=cl_queue) == \
+        ("earlier scheme's text", 7)
+    x = np.array([1.0, -2.0, 3.0])
+    assert module.keep_run(3, x, "earlier scheme's text", 0, queue=cl_queue) == \
+        ("keep_run: negative", 1)
+    with pytest.raises(module.KernelArgumentError) as info:
+        module.keep_run(3, x, None, 0, queue=cl_queue)
+    assert str(info.value) == "keep_run: argument 'errmsg' must be a character (str), got " \
+        "NoneType"
