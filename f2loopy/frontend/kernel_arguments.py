@@ -108,8 +108,8 @@ def make_arg(src, reader, lowering, symtab, dummy, first_line, is_result=False):
         if messages:
             # a message dummy (f2loopy.frontend.messages): the code of the
             # text assigned, which the kernel writes
-            intent = "out" if sym.intent == "out" else "inout"
-            return ScalarArg(name=sym.name, dtype=np.dtype(np.int32), intent=intent,
+            return ScalarArg(name=sym.name, dtype=np.dtype(np.int32),
+                             intent="out" if sym.intent == "out" else "inout",
                              span=sym.span, role=Dummy(character=Character(
                                  length=length if isinstance(length, int) else None,
                                  messages=tuple(messages))))

@@ -194,7 +194,7 @@ def _register_message(proc: Procedure, a: Scalar, v: str, tmp: str, nbytes: int)
     proc.locals.append(f"integer(c_int32_t), target :: {tmp}")
     proc.body.add(f"{tmp} = 0")
     proc.body.add(f"call f2l_c%scalar({proc.slot(a.name)}, c_loc({tmp}), {nbytes}_c_size_t)")
-    proc.after_run.append(f"if (f2l_c%status == F2L_OK) then")
+    proc.after_run.append("if (f2l_c%status == F2L_OK) then")
     proc.after_run.append(f"  select case ({tmp})")
     for i, text in enumerate(a.character.messages, start=1):
         proc.after_run.append(f"  case ({i})")

@@ -233,9 +233,8 @@ class CheckReport:
 
 
 def _decl(o: OutputCheck, labels=None) -> str:
-    if o.dtype.kind == "U":                 # a message (a character argument)
-        return f"{_subscripted(o.name, o.shape, labels)} character(len={o.dtype.itemsize // 4})"
-    return f"{_subscripted(o.name, o.shape, labels)} {o.dtype.name}"
+    kind = o.dtype.name if o.dtype.kind != "U" else f"character(len={o.dtype.itemsize // 4})"
+    return f"{_subscripted(o.name, o.shape, labels)} {kind}"
 
 
 def _subscripted(name: str, idx, labels=None) -> str:
@@ -269,9 +268,8 @@ def _output_line(o: OutputCheck, width: int, labels=None) -> str:
         where = " at " + _subscripted(o.name, tuple(o.where), labels)
     if o.note:
         return f"{_decl(o, labels).ljust(width)}  {o.note}  FAIL"
-    if o.dtype.kind == "U":                 # a message: the same text
-        return f"{_decl(o, labels).ljust(width)}  same text  ok"
     err = f"max |error| {o.max_error:.3g}" + (where if o.max_error else "")
+    err = "same text" if o.dtype.kind == "U" else err       # a message (a character)
     if o.mismatch is None:
         return f"{_decl(o, labels).ljust(width)}  {err}  ok"
     m = o.mismatch
