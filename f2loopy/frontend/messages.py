@@ -52,12 +52,12 @@ def message_text(low: LoweringHost, node, name: str) -> str:
     while isinstance(node, F.Parenthesis):
         node = node.items[1]
     if isinstance(node, F.Char_Literal_Constant):
-        from f2loopy.frontend.characters import literal_text
         if node.items[1] is not None:
             raise low.error(f"'{name}' is assigned a character constant of kind "
                             f"{node.items[1]}; only default character messages are "
                             "supported", str(node), UnsupportedFeatureError)
-        return literal_text(node)
+        quoted = str(node.items[0])         # (quotes removed, doubled quotes undone)
+        return quoted[1:-1].replace(quoted[0] * 2, quoted[0])
     if isinstance(node, F.Level_3_Expr) and str(node.items[1]).strip() == "//":
         return message_text(low, node.items[0], name) + message_text(low, node.items[2], name)
     if isinstance(node, F.Name):
@@ -102,9 +102,10 @@ def refuse_internal_write(low: LoweringHost, node) -> None:
         key = str(key).lower() if key is not None else ("unit", "fmt")[min(k, 1)]
         if key != "unit" or not isinstance(value, F.Name):
             continue
-        from f2loopy.frontend.characters import is_character
         sym = low.symtab.get(str(value))
-        if sym is not None and is_character(sym.dtype):
+        meta = np.dtype(sym.dtype).metadata if sym is not None and sym.dtype is not None \
+            else None
+        if meta and "character" in meta:    # (f2loopy.frontend.characters' dtype)
             raise low.error(f"'write' into character variable '{value}' (an internal write) "
                             "is not supported: a kernel cannot build text at run time; assign "
                             f"a constant message ({value} = 'text') and return the values in "
