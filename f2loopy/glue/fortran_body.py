@@ -196,9 +196,13 @@ def _register_message(proc: Procedure, a: Scalar, v: str, tmp: str, nbytes: int)
     proc.body.add(f"call f2l_c%scalar({proc.slot(a.name)}, c_loc({tmp}), {nbytes}_c_size_t)")
     proc.after_run.append("if (f2l_c%status == F2L_OK) then")
     proc.after_run.append(f"  select case ({tmp})")
+    seen = v
+    if a.character.length is not None:
+        # a declared length: the dummy is the first so many characters
+        seen = f"{v}(1:min({a.character.length}, len({v})))"
     for i, text in enumerate(a.character.messages, start=1):
         proc.after_run.append(f"  case ({i})")
-        proc.after_run.append(f"    {v} = {f_string(text)}")
+        proc.after_run.append(f"    {seen} = {f_string(text)}")
     proc.after_run.append("  end select")
     proc.after_run.append("end if")
 

@@ -320,7 +320,10 @@ def _message_out(s: Scalar) -> str:
     """The text of the code the kernel wrote (0: the caller's string)."""
     v = py_name(s.name)
     assert s.character is not None
-    table = "(" + "".join(py_literal(t) + ", " for t in s.character.messages) + ")"
+    length = s.character.length
+    # (a declared length holds so many characters of the text)
+    table = "(" + "".join(py_literal(t if length is None else t[:length]) + ", "
+                          for t in s.character.messages) + ")"
     return (f"(_{v}_text if _{v}_host[0] == 0 else {table}[int(_{v}_host[0]) - 1])")
 
 # }}}

@@ -79,7 +79,8 @@ def character_inputs(kernels, inputs: dict, choices: dict, round_no: int,
                     # a message the subroutine assigns: a long string that no
                     # message equals (Fortran's assignment pads or cuts the
                     # text to the caller's length, which check compares)
-                    out[a.name] = MESSAGE_INPUT
+                    out[a.name] = MESSAGE_INPUT if length is None else \
+                        MESSAGE_INPUT[:length].ljust(length)
                     continue
                 else:
                     options = choices.get(k.name) or ["N"]

@@ -192,3 +192,28 @@ def test_inout_message_keeps_the_callers_text(tmp_path, cl_queue):
         module.keep_run(3, x, None, 0, queue=cl_queue)
     assert str(info.value) == "keep_run: argument 'errmsg' must be a character (str), got " \
         "NoneType"
+
+
+DECLARED = """subroutine fixed_run(n, errmsg, errflg)
+  integer, intent(in) :: n
+  character(len=10), intent(out) :: errmsg
+  integer, intent(out) :: errflg
+  errmsg = ''
+  errflg = 0
+  if (n > 3) then
+    errmsg = 'fixed_run: n is too large'
+    errflg = 1
+  end if
+end subroutine
+"""
+
+
+@needs_gfortran
+@pytest.mark.usefixtures("opencl_device")
+def test_declared_length_message_holds_so_many_characters(tmp_path, cl_queue):
+    module, _ = translate_and_load(DECLARED, tmp_path, filename="fixed.f90")
+    ref = fortran_reference(DECLARED, "fixed.f90")
+    out = ref.call_named("fixed_run", {"n": 5, "errmsg": "y" * 10, "errflg": 0})
+    assert out["errmsg"] == "fixed_run:"
+    assert module.fixed_run(5, "y" * 10, 0, queue=cl_queue) == ("fixed_run:", 1)
+    assert module.fixed_run(1, "y" * 10, 0, queue=cl_queue) == ("", 0)

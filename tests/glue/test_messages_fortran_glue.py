@@ -51,6 +51,13 @@ contains
       if (t(1) > 1.0d0) errmsg = 'note_run: hot'
     end if
   end subroutine note_run
+
+  subroutine short_run(n, errmsg)
+    integer, intent(in) :: n
+    character(len=6), intent(out) :: errmsg
+    errmsg = 'short'
+    if (n > 3) errmsg = 'short_run: too large'
+  end subroutine short_run
 end module adjust_scheme
 """
 
@@ -60,6 +67,7 @@ program main
   use adjust_scheme
   use adjust_run_cl_mod
   use note_run_cl_mod
+  use short_run_cl_mod
   implicit none
   real(8) :: t1(4), t2(4)
   character(len=64) :: m1, m2
@@ -94,6 +102,11 @@ program main
   call note_run(1, t1, m1)
   call note_run_cl(1, t2, m2)
   call check(m1 == m2 .and. m2 == 'note_run: hot', "inout: assigned")
+  m1 = 'a caller''s longer text'
+  m2 = m1
+  call short_run(5, m1)
+  call short_run_cl(5, m2)
+  call check(m1 == m2 .and. m2 == 'short_er''s longer text', "declared length: so many")
   call done()
 end program
 """
@@ -105,4 +118,4 @@ def test_messages_through_the_fortran_glue(tmp_path, runtime):
     # the C glue gives the texts for C callers
     assert '    "adjust_run: negative \\"temperature\\"",' in c_text
     assert "_adjust_run_errmsg(int code)" in c_text
-    assert_all_ok(compile_and_run(tmp_path, runtime, sources, MAIN), 7)
+    assert_all_ok(compile_and_run(tmp_path, runtime, sources, MAIN), 8)
