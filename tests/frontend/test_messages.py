@@ -8,7 +8,7 @@ subroutines."""
 import numpy as np
 import pytest
 
-from f2loopy.diagnostics import FortranError
+from f2loopy.diagnostics import FortranError, RaceError
 from f2loopy.frontend import parse_fortran
 from f2loopy.ir.roles import Character, Dummy
 from f2loopy.verify.honesty import MESSAGE_INPUT
@@ -217,3 +217,33 @@ def test_declared_length_message_holds_so_many_characters(tmp_path, cl_queue):
     assert out["errmsg"] == "fixed_run:"
     assert module.fixed_run(5, "y" * 10, 0, queue=cl_queue) == ("fixed_run:", 1)
     assert module.fixed_run(1, "y" * 10, 0, queue=cl_queue) == ("", 0)
+
+
+@pytest.mark.usefixtures("sandbox_process")
+def test_a_transform_running_message_writes_in_parallel_is_refused(tmp_path):
+    # two work-groups could assign different texts: not the sequential result
+    from f2loopy.pipeline import translate_text
+    src = """subroutine race_run(im, t, q, errmsg)
+  integer, intent(in) :: im
+  real(8), intent(in) :: t(im)
+  real(8), intent(out) :: q(im)
+  character(len=*), intent(out) :: errmsg
+  integer :: i
+  do i = 1, im
+    if (t(i) < 0.0d0) errmsg = 'negative'
+    if (t(i) > 1.0d0) errmsg = 'too large'
+    q(i) = 0.5d0 * t(i)
+  end do
+end subroutine race_run
+!$loopy begin
+! (k,) = parse_fortran(SOURCE, FILENAME)
+! RESULT = [tag_inames(k, {"i": "g.0"})]
+!$loopy end
+"""
+    path = tmp_path / "race.f90"
+    path.write_text(src)
+    with pytest.raises(RaceError) as info:
+        translate_text(src, path)
+    assert info.value.format().splitlines()[0].endswith(
+        "race.f90:8:23: error: write race on 'errmsg': instruction 'errmsg' (line 8) writes "
+        "the same element from different work-groups along 'i' (g.0)")
