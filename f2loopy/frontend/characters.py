@@ -155,8 +155,8 @@ class CharacterMixin(_Host):
                                  UnsupportedFeatureError)
             if sym.text is not None:            # a character parameter
                 return sym.value, character_length(sym.dtype), True
-            from f2loopy.frontend.messages import is_message_dummy, refuse_message_read
-            if is_message_dummy(self, sym):
+            from f2loopy.frontend.messages import message_root, refuse_message_read
+            if message_root(self, sym) is not None:
                 raise refuse_message_read(self, name)
             if sym.is_parameter or character_length(sym.dtype) == "*" and not (
                     sym.is_dummy or self.bindings.get(name.lower())):
@@ -262,8 +262,8 @@ class CharacterMixin(_Host):
         sym = self.symtab.get(name)
         if sym is None or not is_character(sym.dtype) or sym.is_array:
             return False
-        from f2loopy.frontend.messages import assign_message, is_message_dummy
-        if is_message_dummy(self, sym):
+        from f2loopy.frontend.messages import assign_message, message_root
+        if message_root(self, sym) is not None:
             assign_message(self, lhs_node, sym, rhs_node)
             return True
         if sym.is_dummy or self.bindings.get(name.lower()) is not None:

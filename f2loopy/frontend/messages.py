@@ -20,7 +20,9 @@ sequential).
 Supported values: a character constant, a concatenation of constants, a
 named character constant (``''`` too).  A text computed at run time
 (concatenation with a variable, ``write(errmsg, fmt) value``) and any read
-of the dummy stay located errors.
+of the dummy stay located errors.  A procedure the kernel calls with the
+dummy may assign its own character dummy (bound to the kernel's,
+:func:`bind_message`): its texts join the kernel's table.
 """
 
 from __future__ import annotations
@@ -44,6 +46,41 @@ def is_message_dummy(low: LoweringHost, sym) -> bool:
     name = sym.name.lower()
     return bool(sym.is_dummy and low.parent is None and not sym.is_array
                 and low.bindings.get(name) is None and name in low.written)
+
+
+#: :attr:`~f2loopy.frontend.bindings.ScalarBinding.what` of a character
+#: dummy of a called procedure bound to the kernel's message dummy (the
+#: binding's expression, a variable, names it)
+MESSAGE = "a message argument"
+
+
+def message_root(low: LoweringHost, sym) -> str | None:
+    """The name of the kernel's message dummy that *sym* stands for: itself,
+    or the one a called procedure's character dummy is bound to; else None."""
+    binding = low.bindings.get(sym.name.lower())
+    if binding is not None:
+        if getattr(binding, "what", None) == MESSAGE and isinstance(binding.expr, p.Variable):
+            return binding.expr.name
+        return None
+    return sym.name if is_message_dummy(low, sym) else None
+
+
+def bind_message(low: LoweringHost, node):
+    """The binding of a called procedure's character dummy, which it assigns,
+    to the actual argument *node* when that is the kernel's message dummy (or
+    a dummy bound to it); None for any other actual argument."""
+    if isinstance(node, F.Actual_Arg_Spec):
+        node = node.items[1]
+    if not isinstance(node, F.Name):
+        return None
+    sym = low.symtab.get(str(node))
+    if sym is None:
+        return None
+    root = message_root(low, sym)
+    if root is None:
+        return None
+    from f2loopy.frontend.bindings import ScalarBinding
+    return ScalarBinding(p.Variable(root), True, MESSAGE)
 
 
 def message_text(low: LoweringHost, node, name: str) -> str:
@@ -72,10 +109,11 @@ def message_text(low: LoweringHost, node, name: str) -> str:
 
 def assign_message(low: LoweringHost, lhs_node, sym, rhs_node) -> None:
     """``errmsg = 'text'``: the code of the text assigned to the message
-    dummy *sym*."""
+    dummy *sym* (or to the kernel's message dummy it is bound to)."""
     name = sym.name
     text = message_text(low, rhs_node, name)
-    table = low.st.messages.setdefault(name.lower(), [])
+    root = message_root(low, sym) or name
+    table = low.st.messages.setdefault(root.lower(), [])
     if text not in table:
         table.append(text)
     code = np.int32(table.index(text) + 1)
@@ -112,5 +150,6 @@ def refuse_internal_write(low: LoweringHost, node) -> None:
                             "numeric arguments", str(value), UnsupportedFeatureError)
 
 
-__all__ = ["assign_message", "is_message_dummy", "message_text", "refuse_internal_write",
+__all__ = ["MESSAGE", "assign_message", "bind_message", "is_message_dummy", "message_root",
+           "message_text", "refuse_internal_write",
            "refuse_message_read"]

@@ -130,15 +130,73 @@ def test_run_time_texts_and_reads_are_located_errors(body, message):
     assert _error(body) == message
 
 
-def test_a_callee_assigning_the_message_stays_refused():
+CALLEE = """module step_scheme
+  implicit none
+contains
+  subroutine check_dt(dt, msg, flag)
+    real(8), intent(in) :: dt
+    character(len=*), intent(inout) :: msg
+    integer, intent(inout) :: flag
+    if (dt <= 0.0d0) then
+      msg = 'step_run: bad time step'
+      flag = 1
+    end if
+  end subroutine check_dt
+  subroutine step_run(n, dt, x, errmsg, errflg)
+    integer, intent(in) :: n
+    real(8), intent(in) :: dt
+    real(8), intent(inout) :: x(n)
+    character(len=*), intent(out) :: errmsg
+    integer, intent(out) :: errflg
+    integer :: i
+    errmsg = ''
+    errflg = 0
+    call check_dt(dt, errmsg, errflg)
+    if (errflg /= 0) return
+    do i = 1, n
+      x(i) = x(i) * dt
+    end do
+  end subroutine step_run
+end module step_scheme
+"""
+
+
+def test_a_called_procedure_may_assign_the_message():
+    # CCPP schemes pass errmsg on to helpers that set it: the helper's
+    # texts join the kernel's table
+    k = parse_fortran(CALLEE, "step.f90")["step_run"]
+    assert k.arg_dict["errmsg"].role == Dummy(character=Character(
+        messages=("", "step_run: bad time step")))
+    assert "if (dt <= 0.0) errmsg = 2" in str(k)
+
+
+def test_a_called_procedure_reading_the_message_is_refused():
     src = ("subroutine s(n, errmsg)\n  integer n\n  character(len=*) errmsg\n"
-           "  call fail(errmsg)\ncontains\n  subroutine fail(m)\n    character(len=*) m\n"
-           "    m = 'failed'\n  end subroutine\nend subroutine\n")
+           "  errmsg = 'a'\n  call look(errmsg, n)\ncontains\n  subroutine look(m, k)\n"
+           "    character(len=*) m\n    integer k\n    if (m == 'a') k = 1\n"
+           "  end subroutine\nend subroutine\n")
     with pytest.raises(FortranError) as info:
         parse_fortran(src, "s.f90")
     assert info.value.format().splitlines()[0] == (
-        "s.f90:4:8: error: character argument 'm' of 'fail' is assigned: only character "
-        "arguments used as flags are supported")
+        "s.f90:5:13: error: 'errmsg' is a character argument the kernel assigns (a message): "
+        "a kernel only records which constant text it assigned, so it can only assign "
+        "'errmsg', not read, compare or pass it")
+
+
+@needs_gfortran
+@pytest.mark.usefixtures("opencl_device")
+@pytest.mark.parametrize("dt", [0.5, 0.0])
+def test_message_set_by_a_called_procedure_against_gfortran(dt, tmp_path, cl_queue):
+    module, _ = translate_and_load(CALLEE, tmp_path, filename="step.f90")
+    ref = fortran_reference(CALLEE, "step.f90")
+    x0 = np.array([1.0, 2.0, 3.0])
+    x_ref, x_cl = x0.copy(), x0.copy()
+    out = ref.call_named("step_run", {"n": 3, "dt": dt, "x": x_ref, "errmsg": "z" * 30,
+                                      "errflg": 0})
+    text, flag = module.step_run(3, dt, x_cl, "z" * 30, 0, queue=cl_queue)
+    assert text.ljust(30) == out["errmsg"] and flag == out["errflg"]
+    assert text == ("" if dt > 0 else "step_run: bad time step")
+    assert np.array_equal(x_cl, x_ref)
 
 
 def test_check_compares_the_text_as_fortran_assignment_leaves_it():
