@@ -57,9 +57,11 @@ MESSAGE = "a message argument"
 def message_root(low: LoweringHost, sym) -> str | None:
     """The name of the kernel's message dummy that *sym* stands for: itself,
     or the one a called procedure's character dummy is bound to; else None."""
+    from f2loopy.frontend.bindings import ScalarBinding
     binding = low.bindings.get(sym.name.lower())
     if binding is not None:
-        if getattr(binding, "what", None) == MESSAGE and isinstance(binding.expr, p.Variable):
+        if isinstance(binding, ScalarBinding) and binding.what == MESSAGE and \
+                isinstance(binding.expr, p.Variable):
             return binding.expr.name
         return None
     return sym.name if is_message_dummy(low, sym) else None
