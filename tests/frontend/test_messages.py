@@ -305,3 +305,41 @@ end subroutine race_run
     assert info.value.format().splitlines()[0].endswith(
         "race.f90:8:23: error: write race on 'errmsg': instruction 'errmsg' (line 8) writes "
         "the same element from different work-groups along 'i' (g.0)")
+
+
+HOSTILE = ('*/ "\\n\\" ??/ %s {0} \'\' \\\\ end', "x'); import os; ('", '"""', "é")
+
+
+@pytest.mark.usefixtures("gcc", "gfortran", "opencl_headers")
+def test_hostile_message_texts_stay_text_in_every_glue(tmp_path):
+    # texts come from the file: each glue must hold them as data, exactly
+    import ast
+    import subprocess
+    from f2loopy.pipeline import translate_text, write_outputs
+    lines = "\n".join(f"  if (n == {k}) errmsg = {_fortran_literal(t)}"
+                      for k, t in enumerate(HOSTILE))
+    src = (f"subroutine hostile_run(n, errmsg)\n  integer, intent(in) :: n\n"
+           f"  character(len=*), intent(out) :: errmsg\n{lines}\nend subroutine\n")
+    path = tmp_path / "hostile.f90"
+    path.write_text(src, encoding="utf-8")
+    assert parse_fortran(src, "hostile.f90")["hostile_run"].arg_dict[
+        "errmsg"].role.character.messages == HOSTILE
+    write_outputs(translate_text(src, path).outputs)
+    glue = (tmp_path / "hostile_cl.py").read_text(encoding="utf-8")
+    tree = ast.parse(glue)
+    tables = [ast.literal_eval(n) for n in ast.walk(tree)
+              if isinstance(n, ast.Tuple) and n.elts and all(
+                  isinstance(e, ast.Constant) and isinstance(e.value, str) for e in n.elts)
+              and len(n.elts) == len(HOSTILE)]
+    assert HOSTILE in tables
+    subprocess.run(["gcc", "-std=c11", "-Wall", "-Werror", "-fsyntax-only",
+                    str(tmp_path / "hostile_cl.c")], check=True, capture_output=True)
+    from fortran_util import build_runtime
+    runtime = build_runtime(tmp_path)
+    subprocess.run(["gfortran", "-fsyntax-only", "-std=f2018", "-I", str(runtime),
+                    str(tmp_path / "hostile_cl.f90")], check=True, capture_output=True,
+                   cwd=tmp_path)
+
+
+def _fortran_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
