@@ -233,8 +233,7 @@ class CheckReport:
 
 
 def _decl(o: OutputCheck, labels=None) -> str:
-    kind = o.dtype.name if o.dtype.kind != "U" else f"character(len={o.dtype.itemsize // 4})"
-    return f"{_subscripted(o.name, o.shape, labels)} {kind}"
+    return f"{_subscripted(o.name, o.shape, labels)} {o.type_name}"
 
 
 def _subscripted(name: str, idx, labels=None) -> str:
@@ -268,8 +267,7 @@ def _output_line(o: OutputCheck, width: int, labels=None) -> str:
         where = " at " + _subscripted(o.name, tuple(o.where), labels)
     if o.note:
         return f"{_decl(o, labels).ljust(width)}  {o.note}  FAIL"
-    err = f"max |error| {o.max_error:.3g}" + (where if o.max_error else "")
-    err = "same text" if o.dtype.kind == "U" else err       # a message (a character)
+    err = o.error_text(where)
     if o.mismatch is None:
         return f"{_decl(o, labels).ljust(width)}  {err}  ok"
     m = o.mismatch

@@ -50,6 +50,20 @@ class OutputCheck:
     def passed(self) -> bool:
         return self.mismatch is None and not self.note
 
+    @property
+    def type_name(self) -> str:
+        """The output's type as the report names it (a message, a text
+        compared as such: ``character(len=n)``)."""
+        if self.dtype.kind == "U":
+            return f"character(len={self.dtype.itemsize // 4})"
+        return self.dtype.name
+
+    def error_text(self, where: str) -> str:
+        """How far the output is from the original's (*where*: at which element)."""
+        if self.dtype.kind == "U":
+            return "same text"
+        return f"max |error| {self.max_error:.3g}" + (where if self.max_error else "")
+
 
 #: numbers the working directories of one process's runs
 run_counter = itertools.count()
