@@ -155,6 +155,9 @@ class CharacterMixin(_Host):
                                  UnsupportedFeatureError)
             if sym.text is not None:            # a character parameter
                 return sym.value, character_length(sym.dtype), True
+            from f2loopy.frontend.messages import message_root, refuse_message_read
+            if message_root(self, sym) is not None:
+                raise refuse_message_read(self, name)
             if sym.is_parameter or character_length(sym.dtype) == "*" and not (
                     sym.is_dummy or self.bindings.get(name.lower())):
                 raise self.error(f"character variable '{name}' is not supported (only "
@@ -259,6 +262,10 @@ class CharacterMixin(_Host):
         sym = self.symtab.get(name)
         if sym is None or not is_character(sym.dtype) or sym.is_array:
             return False
+        from f2loopy.frontend.messages import assign_message, message_root
+        if message_root(self, sym) is not None:
+            assign_message(self, lhs_node, sym, rhs_node)
+            return True
         if sym.is_dummy or self.bindings.get(name.lower()) is not None:
             raise self.error(f"assigning character argument '{name}' is not supported (a "
                              "kernel cannot return characters; return an integer code)",

@@ -117,6 +117,8 @@ class ErrorPathsMixin(_Host):
                          "'stop'", str(node), UnsupportedFeatureError)
 
     def stmt_Write_Stmt(self, node):
+        from f2loopy.frontend.messages import refuse_internal_write
+        refuse_internal_write(self, node)
         if not self._before_stop(node):          # diagnostic output: printf
             from f2loopy.frontend.prints import lower_print
             return lower_print(self, node, "write")

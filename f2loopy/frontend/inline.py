@@ -220,6 +220,10 @@ class InliningMixin(_Host):
         from f2loopy.frontend.characters import is_character
         if is_character(dsym.dtype):
             if dummy.lower() in callee.written:
+                from f2loopy.frontend.messages import bind_message
+                message = bind_message(self, node)      # the kernel's message argument
+                if message is not None:
+                    return message
                 raise self.error(f"character argument '{dummy}' of '{proc.name}' is "
                                  "assigned: only character arguments used as flags are "
                                  "supported", proc.name, UnsupportedFeatureError)

@@ -104,6 +104,15 @@ def make_arg(src, reader, lowering, symtab, dummy, first_line, is_result=False):
     from f2loopy.frontend.characters import character_length, is_character
     if is_character(sym.dtype):
         length = character_length(sym.dtype)
+        messages = lowering.st.messages.get(sym.name.lower())
+        if messages:
+            # a message dummy (f2loopy.frontend.messages): the code of the
+            # text assigned, which the kernel writes
+            return ScalarArg(name=sym.name, dtype=np.dtype(np.int32),
+                             intent="out" if sym.intent == "out" else "inout",
+                             span=sym.span, role=Dummy(character=Character(
+                                 length=length if isinstance(length, int) else None,
+                                 messages=tuple(messages))))
         return ScalarArg(name=sym.name, dtype=np.dtype(np.int32), intent="in", span=sym.span,
                          role=Dummy(character=Character(
                              length=length if isinstance(length, int) else None)))

@@ -183,6 +183,9 @@ class LoweringState:
         self.pending_output: list = []
         #: the list-directed output printed with printf (f2loopy.frontend.prints)
         self.prints: list = []
+        #: message dummy (lower-case) -> the texts assigned to it, in order
+        #: (f2loopy.frontend.messages)
+        self.messages: dict[str, list[str]] = {}
         self.print_temporary: str | None = None
         self.stop_temporary: str | None = None
         #: module variables: origin -> IR name, and origin -> symbol of those

@@ -474,6 +474,9 @@ def _doc(gk: GeneratedKernel, glue: str, status: str, source_name: str) -> list[
                          "translated)")
         elif ka.kind == "scalar_ref" and isinstance(role, Result):
             lines.append(f"  !   returns the function's value ({a.name})")
+        elif ka.kind == "scalar_ref" and getattr(role, "character", None) is not None:
+            lines.append(f"  !   {a.name}: character, assigned the text the kernel assigns "
+                         "(kept if it assigns none)")
         elif ka.kind == "scalar_ref":
             lines.append(f"  !   {a.name}: scalar, returns the kernel's value")
     return lines

@@ -143,6 +143,9 @@ def _register_scalar(proc: Procedure, a: Scalar, nm: dict) -> None:
                           f"{nbytes}_c_size_t)")
         return
     tmp = f"{LOCAL_PREFIX}v_{a.name}"
+    if a.kind == "message":
+        _register_message(proc, a, v, tmp, nbytes)
+        return
     if a.character is not None and a.role == "value":
         # a character flag: the code of its first character, plus 256 if
         # more non-blank ones follow (f2loopy.frontend.characters)
@@ -178,6 +181,30 @@ def _register_scalar(proc: Procedure, a: Scalar, nm: dict) -> None:
         ptr = f"c_loc({v})"
     what = "value" if a.role == "value" else "scalar"
     proc.body.add(f"call f2l_c%{what}({proc.slot(a.name)}, {ptr}, {nbytes}_c_size_t)")
+
+
+def _register_message(proc: Procedure, a: Scalar, v: str, tmp: str, nbytes: int) -> None:
+    """A character dummy the kernel assigns (f2loopy.frontend.messages): the
+    kernel writes the code of the text assigned (0: none, the caller's
+    string is kept); the text is assigned to the caller's string, which
+    Fortran's assignment pads with blanks or truncates to its length."""
+    from f2loopy.glue.fexpr import f_string
+    assert a.character is not None
+    proc.decls.append((None, "character(len=*), intent(inout)", a.name))
+    proc.locals.append(f"integer(c_int32_t), target :: {tmp}")
+    proc.body.add(f"{tmp} = 0")
+    proc.body.add(f"call f2l_c%scalar({proc.slot(a.name)}, c_loc({tmp}), {nbytes}_c_size_t)")
+    proc.after_run.append("if (f2l_c%status == F2L_OK) then")
+    proc.after_run.append(f"  select case ({tmp})")
+    seen = v
+    if a.character.length is not None:
+        # a declared length: the dummy is the first so many characters
+        seen = f"{v}(1:min({a.character.length}, len({v})))"
+    for i, text in enumerate(a.character.messages, start=1):
+        proc.after_run.append(f"  case ({i})")
+        proc.after_run.append(f"    {seen} = {f_string(text)}")
+    proc.after_run.append("  end select")
+    proc.after_run.append("end if")
 
 
 def _register_array(proc: Procedure, a: Array, nm: dict, hidden: dict) -> None:

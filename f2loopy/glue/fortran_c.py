@@ -33,7 +33,35 @@ def c_source(program: str, symbol: str, source_name: str, stem: str, kernels=())
     lines[-1] += ";"
     lines += ["", f"const char *{symbol}(void);", "",
               f"const char *{symbol}(void)", "{", "    return program;", "}", ""]
+    lines += _c_messages(kernels, symbol)
     return "\n".join(lines)
+
+
+def _c_messages(kernels, symbol: str) -> list[str]:
+    """For each character dummy a kernel assigns (a message,
+    :mod:`f2loopy.frontend.messages`), a table of its texts and a function
+    turning the code the kernel writes into the text (NULL for 0: no text
+    assigned, the caller's string stands)."""
+    out: list[str] = []
+    for gk in kernels:
+        for s in host_plan(gk).scalars:
+            if s.kind != "message" or s.character is None:
+                continue
+            texts = s.character.messages
+            fn = f"{symbol}_{gk.c_name}_{s.name}"
+            out += [f"/* The texts kernel {c_comment(gk.c_name)} may assign to its argument "
+                    f"{c_comment(s.name)}: the kernel",
+                    f"   writes 0 into *{c_comment(s.name)} (pass 0: no text assigned, keep "
+                    "the caller's string) or the number",
+                    f"   of the text assigned, from 1; {c_comment(fn)}(code) is that text "
+                    "(NULL for any other code). */",
+                    f"static const char *const {fn}_texts[{len(texts)}] = {{"]
+            out += [f"    \"{c_string(t)}\"," for t in texts]
+            out += ["};", f"const char *{fn}(int code);", "",
+                    f"const char *{fn}(int code)", "{",
+                    f"    return code >= 1 && code <= {len(texts)} ? {fn}_texts[code - 1] : 0;",
+                    "}", ""]
+    return out
 
 
 def _c_argument_comment(kernels) -> list[str]:

@@ -83,7 +83,10 @@ class Scalar:
         time: checked, not passed).
     :attr kind: what the caller passes: ``"integer"``, ``"real"``,
         ``"complex"``, ``"logical"`` (kind 4) or ``"logicalK"``, and for a
-        character flag ``"character"`` (assumed length) or ``"characterL"``.
+        character flag ``"character"`` (assumed length) or ``"characterL"``,
+        ``"message"`` for a character dummy the kernel assigns
+        (:mod:`f2loopy.frontend.messages`: the kernel gets 0 and writes the
+        code of the text assigned, ``character.messages``).
     :attr hidden: an :class:`Extent` or a :class:`Dope` (the caller does
         not pass it).
     :attr optional: an optional dummy (absent: zero is passed, a written
@@ -335,7 +338,9 @@ def _argument(ka, hidden: set):
                      _relayout(a), a, is_optional(a.role), has_allocation(a.role))
     character = character_of(a.role)
     lkind = a.logical_kind
-    if character is not None:
+    if character is not None and character.messages:
+        kind = "message"        # the kernel writes which text it assigned
+    elif character is not None:
         kind = "character" if character.length is None else f"character{character.length}"
     else:
         kind = _kind(ka.dtype)

@@ -126,6 +126,9 @@ def _described(a, hidden: set) -> str:
                       "holding 0/1)"}.get(arg.logical_kind, "bool (or int32 holding 0/1)")
         what = f"{ftype} array ({shape}), numpy dtype {dtname}, order 'F'"
         return what + ("; updated in place" if a.written else "")
+    if a.character is not None and a.character.messages:
+        return "character (a Python str): the text the subroutine assigns is returned (the " \
+            "value passed if it assigns none)"
     if a.character is not None:
         return "character (a Python str)"
     return f"{ftype} scalar" + ("; new value returned" if a.role == "scalar_ref" else "")
@@ -155,6 +158,9 @@ def _arguments_in(plan: HostPlan, k, names: _Names) -> list[str]:
     fixed = {f.name: f for f in plan.fixed}
     for s in plan.scalars:
         v = py_name(s.name)
+        if s.kind == "message":
+            lines += _message_in(fn, s)
+            continue
         lines.append(f"    {v} = _scalar({fn!r}, {s.name!r}, {v}, np.{s.dtype.name}, "
                      f"{s.kind!r})")
         if s.role == "fixed":
@@ -279,6 +285,8 @@ def _results(plan: HostPlan, k, names: _Names) -> list[str]:
         # a logical comes back as a bool, whatever its kind's storage
         value = f"_{py_name(o.name)}_host[0]"
         value = f"bool({value})" if is_logical(o.dtype) else value
+        if o.kind == "message":
+            value = _message_out(o)
         flag = names.optional.get(o.name)
         if flag is not None:            # an absent optional's new value is None
             return f"(None if {py_name(flag)} == 0 else {value})"
@@ -291,5 +299,31 @@ def _results(plan: HostPlan, k, names: _Names) -> list[str]:
     elif rets:
         lines.append("    return (" + ", ".join(rets) + ")")
     return lines
+
+# }}}
+
+
+# {{{ message dummies (f2loopy.frontend.messages)
+
+def _message_in(fn: str, s: Scalar) -> list[str]:
+    """The caller's string kept (returned if the kernel assigns no text),
+    the kernel's code starting at 0."""
+    v = py_name(s.name)
+    message = f"{fn}: argument '{s.name}' must be a character (str), got "
+    return [f"    if not isinstance({v}, str):",
+            f"        raise KernelArgumentError({py_literal(message)} + type({v}).__name__)",
+            f"    _{v}_text = {v}",
+            f"    {v} = np.int32(0)"]
+
+
+def _message_out(s: Scalar) -> str:
+    """The text of the code the kernel wrote (0: the caller's string)."""
+    v = py_name(s.name)
+    assert s.character is not None
+    length = s.character.length
+    # (a declared length holds so many characters of the text)
+    table = "(" + "".join(py_literal(t if length is None else t[:length]) + ", "
+                          for t in s.character.messages) + ")"
+    return (f"(_{v}_text if _{v}_host[0] == 0 else {table}[int(_{v}_host[0]) - 1])")
 
 # }}}

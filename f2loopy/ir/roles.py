@@ -36,7 +36,7 @@ from typing import Annotated, ClassVar, Literal, Union
 
 import numpy as np
 
-from f2loopy.ir.fieldtypes import Bounded, Name, NameOrEmpty, Values
+from f2loopy.ir.fieldtypes import Bounded, Name, NameOrEmpty, Text, Values
 
 
 def _same_values(a: np.ndarray | None, b: np.ndarray | None) -> bool:
@@ -56,6 +56,13 @@ class Character:
     """
 
     length: Annotated[int, Bounded(1, 65535)] | None = None
+    #: a dummy the kernel assigns (an error message, as CCPP's ``errmsg``):
+    #: the texts it may be given, in the order of their first assignment in
+    #: the source.  The kernel's int32 argument then holds *which* text was
+    #: assigned last: 0 while none was (the glue passes 0 and keeps the
+    #: caller's value), ``i`` for ``messages[i - 1]``; the glues turn the code
+    #: back into the text.  Empty for a dummy the kernel only reads (a flag).
+    messages: Annotated[tuple[Annotated[str, Text(10_000)], ...], Bounded(0, 10_000)] = ()
 
 
 @dataclass(frozen=True)

@@ -233,7 +233,7 @@ class CheckReport:
 
 
 def _decl(o: OutputCheck, labels=None) -> str:
-    return f"{_subscripted(o.name, o.shape, labels)} {o.dtype.name}"
+    return f"{_subscripted(o.name, o.shape, labels)} {o.type_name}"
 
 
 def _subscripted(name: str, idx, labels=None) -> str:
@@ -267,7 +267,7 @@ def _output_line(o: OutputCheck, width: int, labels=None) -> str:
         where = " at " + _subscripted(o.name, tuple(o.where), labels)
     if o.note:
         return f"{_decl(o, labels).ljust(width)}  {o.note}  FAIL"
-    err = f"max |error| {o.max_error:.3g}" + (where if o.max_error else "")
+    err = o.error_text(where)
     if o.mismatch is None:
         return f"{_decl(o, labels).ljust(width)}  {err}  ok"
     m = o.mismatch

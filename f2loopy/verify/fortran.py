@@ -158,6 +158,12 @@ def _shim(kernel: Kernel, access: dict | None = None, accessors: dict | None = N
     else:
         lines.append(f"  call {kernel.name}({', '.join(actual)})")
     lines += data.copy_out
+    for karg in kernel.args:
+        if karg.name in lengths and _is_message(karg):
+            # a character dummy the kernel assigns (a message): its text back
+            lines.append(f"  do f2l_j = 1, {CHAR_MAX}")
+            lines.append(f"    {names[karg.name]}(f2l_j) = s{names[karg.name]}(f2l_j:f2l_j)")
+            lines.append("  end do")
     lines.append(f"end subroutine {_shim_name(kernel)}")
     return data.alias_module + "\n".join(x for line in lines for x in wrap(line)) + "\n"
 
@@ -203,6 +209,12 @@ CHAR_MAX = 64
 
 def _is_char(arg) -> bool:
     return isinstance(arg, ScalarArg) and character_of(arg.role) is not None
+
+
+def _is_message(arg) -> bool:
+    """A character dummy the kernel assigns (f2loopy.frontend.messages)."""
+    char = character_of(arg.role) if isinstance(arg, ScalarArg) else None
+    return char is not None and bool(char.messages)
 
 
 def _declaration(arg, name: str, extents: dict, interface: bool = False) -> str:
@@ -441,7 +453,7 @@ class FortranLibrary:
                 data = value.encode("latin-1").ljust(CHAR_MAX)
                 box = ctypes.create_string_buffer(data, CHAR_MAX)
                 c_args.append(ctypes.cast(box, ctypes.c_void_p))
-                holders.append(value)
+                holders.append(box if _is_message(arg) else value)
                 length = np.array([len(value)], dtype=np.int32)
                 char_lengths.append(length.ctypes.data_as(ctypes.c_void_p))
                 keep += [box, length]
@@ -474,7 +486,10 @@ class FortranLibrary:
             original[...] = store != 0
         out: dict[str, object] = {}
         for arg, h in zip(kernel.args, holders, strict=True):
-            if _is_char(arg):
+            if _is_message(arg):
+                # the string the original left (Fortran's assignment padded it)
+                out[arg.name] = h.raw[:len(given[arg.name])].decode("latin-1")
+            elif _is_char(arg):
                 out[arg.name] = h
             elif isinstance(arg, ScalarArg):
                 v = h[0]

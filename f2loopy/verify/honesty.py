@@ -51,6 +51,12 @@ def check_given_sizes(values: dict, given: dict, kernels) -> None:
                         "sizes for which every extent of the declarations is zero or more")
 
 
+#: what ``f2loopy check`` passes for a character argument the subroutine
+#: assigns (a message, f2loopy.frontend.messages): 64 characters (the most
+#: the reference's shim takes), kept where the subroutine assigns none
+MESSAGE_INPUT = "<" + "f2loopy check: no message assigned".center(62, "-") + ">"
+
+
 def character_inputs(kernels, inputs: dict, choices: dict, round_no: int,
                      exclude=None, fixed=None) -> dict:
     """*inputs* with a string for each character argument: the one *fixed*
@@ -69,6 +75,13 @@ def character_inputs(kernels, inputs: dict, choices: dict, round_no: int,
                 length = char.length if char is not None else None
                 if a.name in (fixed or {}):
                     value = fixed[a.name]
+                elif char is not None and char.messages:
+                    # a message the subroutine assigns: a long string that no
+                    # message equals (Fortran's assignment pads or cuts the
+                    # text to the caller's length, which check compares)
+                    out[a.name] = MESSAGE_INPUT if length is None else \
+                        MESSAGE_INPUT[:length].ljust(length)
+                    continue
                 else:
                     options = choices.get(k.name) or ["N"]
                     # (not the values the original's argument check refused)

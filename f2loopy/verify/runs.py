@@ -50,6 +50,20 @@ class OutputCheck:
     def passed(self) -> bool:
         return self.mismatch is None and not self.note
 
+    @property
+    def type_name(self) -> str:
+        """The output's type as the report names it (a message, a text
+        compared as such: ``character(len=n)``)."""
+        if self.dtype.kind == "U":
+            return f"character(len={self.dtype.itemsize // 4})"
+        return self.dtype.name
+
+    def error_text(self, where: str) -> str:
+        """How far the output is from the original's (*where*: at which element)."""
+        if self.dtype.kind == "U":
+            return "same text"
+        return f"max |error| {self.max_error:.3g}" + (where if self.max_error else "")
+
 
 #: numbers the working directories of one process's runs
 run_counter = itertools.count()
@@ -313,11 +327,27 @@ def max_error(got, want):
     return float(d.flat[flat]), (np.unravel_index(flat, w.shape) if w.shape else ())
 
 
+def _compare_text(name: str, got, want: str) -> OutputCheck:
+    """A message (a character argument the kernel assigns): the glue's text
+    as Fortran's assignment leaves it in the caller's string of *want*'s
+    length (blank-padded or cut) must equal the original's."""
+    n = len(want)
+    text = got[:n].ljust(n) if isinstance(got, str) else None
+    dt = np.dtype(f"U{max(1, n)}")
+    if text == want:
+        return OutputCheck(name, dt, (), 0.0, None)
+    return OutputCheck(name, dt, (), float("inf"), None,
+                       note=f"the text differs: got {got!r}, expected {want.rstrip()!r}")
+
+
 def compare_outputs(names, got_state, want_state, inputs, lower_bounds, tolerances):
     out = []
     for name in names:
         want = want_state[name]
         got = got_state.get(name, inputs[name])
+        if isinstance(want, str):
+            out.append(_compare_text(name, got, want))
+            continue
         w = np.asarray(want)
         if w.dtype == np.bool_ or (isinstance(inputs[name], (bool, np.bool_))):
             w = w.astype(bool)

@@ -185,9 +185,10 @@ def _error(body, decls="  character trans\n"):
      "only be compared with '==' and '/=' in a kernel, not '<'"),
     ("  if (trans == 1) n = 1\n", "  character trans\n", "t.f90:5:13: error: a character can "
      "only be compared with a character"),
-    ("  character c\n  c = 'a'\n  trans = c\n", "  character trans\n", "t.f90:7:3: error: "
-     "assigning character argument 'trans' is not supported (a kernel cannot return "
-     "characters; return an integer code)"),
+    ("  character c\n  c = 'a'\n  trans = c\n", "  character trans\n", "t.f90:7:11: error: "
+     "'trans' is assigned a text computed at run time (c): a kernel only returns which of "
+     "its constant messages it assigned; assign a character constant (or a concatenation of "
+     "constants) and return the value in an integer argument"),
     ("  character c\n  c = 1\n", "", "t.f90:5:3: error: 'c' is a character: only a character "
      "constant or another character variable can be assigned to it in a kernel"),
     ("  x(1) = 1\n", "  character trans(3)\n", "t.f90:4:13: error: character array 'trans' is "
