@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from f2loopy.kind_flags import kind_flags
 from f2loopy.diagnostics import F2LoopyError
 from f2loopy.directives.isl_quota import IslQuotaExceeded, isl_operation_limit
 from f2loopy.ir.roles import character_of
@@ -319,7 +320,7 @@ def original_sequence(name: str, originals: dict):
 
 
 def _parse_original(text: str, path: Path, search, include_dirs, bindings, fixed: bool,
-                    only) -> tuple:
+                    only, real_kind: int = 4) -> tuple:
     """The frontend's kernels of *text* (preprocessed already) for a
     translation that has no parse of its own (one from the cache), read the
     way the translation reads it."""
@@ -329,7 +330,8 @@ def _parse_original(text: str, path: Path, search, include_dirs, bindings, fixed
     expanded = expand_includes(text, str(path), include_dirs)
     return tuple(translate_source(
         read_source(expanded.text if expanded is not None else text, str(path),
-                    fixed_form=fixed), search=search, kernels=only, bindings=bindings))
+                    fixed_form=fixed), search=search, kernels=only, bindings=bindings,
+        default_real_kind=real_kind))  # (-fdefault-real-8: the reference is built with it too)
 
 
 def check_source(text: str, path, options: CheckOptions | None = None, *, result=None,
@@ -400,7 +402,8 @@ def check_source(text: str, path, options: CheckOptions | None = None, *, result
         text, pp, preprocessed = expanded.text, expanded, True
     from f2loopy.frontend.source import fixed_form_of
     fixed = fixed_form_of(str(path), fixed_form)
-    fortran_flags = (*options.fortran_flags, *include_flags(path, include_dirs),
+    fortran_flags = (*options.fortran_flags, *kind_flags(translation.default_real_kind),
+                     *include_flags(path, include_dirs),
                      *(() if replay else legacy_flags()))
     if result.parsed is not None:     # the translation's own parse
         originals = {k.name: k for k in result.parsed.kernels}
@@ -409,8 +412,8 @@ def check_source(text: str, path, options: CheckOptions | None = None, *, result
         search = SearchPath(include_dirs, defines=defines, fixed_form=fixed_form,
                             cpp=translation.cpp)
         originals = {k.name: k for k in _parse_original(text, path, search, include_dirs,
-                                                        translation.bindings,
-                                                        fixed, only)}
+                                                        translation.bindings, fixed, only,
+                                                        translation.default_real_kind)}
 
     units = [(None, list(result.kernels), result.generated)]
     if checkpoints:
