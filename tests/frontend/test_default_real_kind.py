@@ -6,7 +6,6 @@ changes.  The other kind options are refused with why (never ignored)."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from f2loopy.diagnostics import UnsupportedArgumentError
