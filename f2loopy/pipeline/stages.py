@@ -247,7 +247,7 @@ def transform(parsed: Parsed, options: TranslateOptions,
             src, list(parsed.kernels), options.define_values(), options.transform,
             debug=options.debug,
             tunables=None if options.tunables is None else dict(options.tunables),
-            checkpoints=options.checkpoints)
+            checkpoints=options.checkpoints, default_real_kind=options.default_real_kind)
         for name, seconds in outcome.times.items():
             times.add(name, seconds, outcome.cpu_times.get(name))
         kernels, code, output = tuple(outcome.kernels), outcome.code, outcome.output

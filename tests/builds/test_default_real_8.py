@@ -127,6 +127,25 @@ def test_the_flags_reach_bench_and_tune(monkeypatch, tmp_path):
         proc = f2loopy(command, "-fdefault-real-8", src)
         assert proc.returncode == 2 and not seen
 
+@pytest.mark.usefixtures("sandbox_process")
+def test_a_scripts_own_parse_reads_with_the_flags(tmp_path):
+    """``parse_fortran`` of other text in the file's script (the sandbox
+    child) reads it with the translation's kinds too."""
+    src = tmp_path / "scr.f90"
+    src.write_text(
+        "subroutine s(n, x)\n  integer n, i\n  real x(n)\n  do i = 1, n\n"
+        "    x(i) = x(i) * 0.95\n  end do\nend subroutine\n!$loopy begin\n"
+        "! k, = parse_fortran(SOURCE, FILENAME)\n"
+        "! other, = parse_fortran('subroutine t(y)\\n  real y\\n  y = 0.95\\n"
+        "end subroutine\\n', 't.f90')\n! RESULT = [k, other]\n!$loopy end\n")
+    assert f2loopy("translate", *BOTH, src).returncode == 0
+    cl = (tmp_path / "scr.cl").read_text()
+    assert ") s(int const n, __global double *x)" in cl
+    assert ") t(__global double *y)" in cl and "y[0] = 0.95;" in cl
+    assert f2loopy("translate", src).returncode == 0
+    cl = (tmp_path / "scr.cl").read_text()
+    assert ") t(__global float *y)" in cl and "y[0] = 0.95f;" in cl
+
 # }}}
 
 
