@@ -238,6 +238,48 @@ def test_the_wrapper_compiles_with_the_kind_options(tmp_path):
     assert not (tmp_path / "t.o").exists()
 
 
+MAIN = """program main
+  use sigma_update_cl_mod
+  implicit none
+  integer, parameter :: im = 5, km = 3
+  logical :: flag(im) = [.true., .false., .true., .false., .true.]
+  real :: qadv(im,km), dp(im,km), s(im,km), sb(im), so(im,km), sb2(im), so2(im,km)
+  integer :: i, k
+  do k = 1, km
+    do i = 1, im
+      qadv(i,k) = 0.1 * i + 0.01 * k
+      dp(i,k) = 1. + 0.3 * k
+      s(i,k) = 0.2 * i / k
+    end do
+  end do
+  so = -1.
+  so2 = -1.
+  call sigma_update(im, km, flag, 0.5, qadv, dp, s, sb, so)
+  call sigma_update_cl(im, km, flag, 0.5, qadv, dp, s, sb2, so2)
+  print '(i2, 2es10.2, l2)', kind(sb), maxval(abs(sb - sb2)), maxval(abs(so - so2)), &
+    sb2(2) == 1d0 / 3
+end program main
+"""
+
+
+@pytest.mark.usefixtures("gfortran", "gcc", "opencl_headers", "opencl_device")
+def test_a_program_built_with_the_wrapper_matches_the_original(tmp_path):
+    """The Fortran glue under the flags: a program compiled and linked with
+    ``f2loopyfc gfortran -fdefault-real-8 -fdefault-double-8`` calls the
+    original and the kernel on the same real arrays (kind 8)."""
+    src = _files(tmp_path, SIGMA + LOOPY)
+    (tmp_path / "main.f90").write_text(MAIN)
+    run = [sys.executable, "-m", "f2loopy.wrapper", "gfortran", *BOTH]
+    for args in (["-c", "lib/conv_consts.f90", "-o", "c.o"],
+                 ["-Ilib", "-c", src.name, "-o", "s.o"], ["-c", "main.f90", "-o", "m.o"],
+                 ["m.o", "s.o", "c.o", "-o", "prog"]):
+        proc = subprocess.run([*run, *args], cwd=tmp_path, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+    proc = subprocess.run([tmp_path / "prog"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["8", "0.00E+00", "0.00E+00", "T"], proc.stdout
+
+
 @pytest.mark.usefixtures("cmake", "gfortran")
 def test_cmake_passes_the_targets_kind_options(tmp_path):
     runtime = Path(__file__).resolve().parents[2] / "runtime" / "F2Loopy.cmake"
