@@ -177,3 +177,16 @@ def test_the_kind_options():
                  "-finteger-4-integer-8"):
         with pytest.raises(ValueError, match=f"^{flag}: "):
             check_kind_flags([flag])
+
+
+@pytest.mark.usefixtures("sandbox_process")
+def test_parse_transformed_fortran_and_the_scripts_parse_take_the_kind():
+    from f2loopy.directives import parse_transformed_fortran
+    src = ("subroutine t(y)\n  real y\n  y = 0.95\nend subroutine\n!$loopy begin\n"
+           "! k, = parse_fortran(SOURCE, FILENAME)\n"
+           "! o, = parse_fortran('subroutine u(z)\\n real z\\n z = 0.5\\nend subroutine\\n', "
+           "'u.f90')\n! RESULT = [k, o]\n!$loopy end\n")
+    for kind, want in ((4, "float32"), (8, "float64")):
+        tu = parse_transformed_fortran(src, filename="t.f90", default_real_kind=kind)
+        assert [(k.name, [str(a.dtype) for a in k.args]) for k in tu] == \
+            [("t", [want]), ("u", [want])]
