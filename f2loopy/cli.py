@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from f2loopy.cli_kinds import real_kind_option
 from f2loopy.cli_tools import check_macro_names, cmake_dir_option, recipes, samples
 from f2loopy.diagnostics import F2LoopyError
 from f2loopy.escape import (
@@ -220,10 +221,12 @@ def main():
 @undefines_option
 @source_form_option
 @cpp_option
+@real_kind_option
 @transform_option
 @trust_option
 @debug_option
 def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include_dirs, no_tuning,
+              default_real_kind,
               kernel_names, timings, bindings, defines, undefines, source_form, cpp, transform,
               debug):
     """Translate Fortran FILES: writes NAME.cl, NAME_cl.py (Python glue), NAME_cl.f90 and
@@ -276,7 +279,8 @@ def translate(files, output_dir, depfile, touch_outputs, jobs, progress, include
                                search_files=tuple(files) if len(files) > 1 else (),
                                undefines=undefines, tuning=not no_tuning,
                                fixed_form=_fixed_form(source_form), cpp=_cpp(cpp),
-                               kernels=kernels, bindings=bindings)
+                               kernels=kernels, bindings=bindings,
+                               default_real_kind=default_real_kind)
     outcomes = translate_files(files, jobs=jobs, progress=Progress(len(files), progress),
                                options=options, touch_outputs=touch_outputs,
                                for_depfile=depfile is not None)
@@ -383,11 +387,12 @@ def _single_kernel(ctx, param, value):
 @undefines_option
 @source_form_option
 @cpp_option
+@real_kind_option
 @transform_option
 @trust_option
 @debug_option
 def show(file, kernel_name, ir, code, include_dirs, bindings, defines, undefines, source_form,
-         cpp, transform, debug):
+         cpp, transform, debug, default_real_kind):
     """Print the IR and the generated OpenCL of FILE (writes nothing).
 
     For a file that cannot be translated, lists every statement that cannot be.
@@ -398,7 +403,7 @@ def show(file, kernel_name, ir, code, include_dirs, bindings, defines, undefines
                                 debug=debug, collect_errors=True, include_dirs=include_dirs,
                                 undefines=undefines, checkpoints=False,
                                 fixed_form=_fixed_form(source_form), cpp=_cpp(cpp),
-                                bindings=bindings)
+                                bindings=bindings, default_real_kind=default_real_kind)
     except Exception as exc:  # noqa: BLE001
         _echo(getattr(exc, "script_output", ""), nl=False)
         _report(exc, debug)
@@ -451,11 +456,12 @@ def show(file, kernel_name, ir, code, include_dirs, bindings, defines, undefines
 @defines_option
 @source_form_option
 @cpp_option
+@real_kind_option
 @transform_option
 @trust_option
 @debug_option
 def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints, include_dirs,
-          fc, fflags, bindings, defines, source_form, cpp, transform, debug):
+          fc, fflags, bindings, defines, source_form, cpp, transform, debug, default_real_kind):
     """Check that the kernels of FILE compute what the original Fortran computes.
 
     Builds the subroutines with gfortran, runs them and the generated OpenCL on the same
@@ -468,7 +474,7 @@ def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints,
                        ulps=ulps, checkpoints=checkpoints, debug=debug, report_error=_report,
                        include_dirs=include_dirs, fc=fc, fflags=fflags,
                        fixed_form=_fixed_form(source_form), cpp=_cpp(cpp),
-                       bindings=bindings))
+                       bindings=bindings, default_real_kind=default_real_kind))
 
 
 @main.command()
@@ -496,10 +502,11 @@ def check(file, sizes, ranges, kernel_name, seed, rtol, atol, ulps, checkpoints,
               help="Time only this kernel of a file that holds several (its script runs as "
                    "always).")
 @cpp_option
+@real_kind_option
 @trust_option
 @debug_option
 def bench(file, defines, sizes, min_time, as_csv, as_json, plot, no_fortran, bandwidth,
-          transform, include_dirs, kernel_name, cpp, debug):
+          transform, include_dirs, kernel_name, cpp, debug, default_real_kind):
     """Build, check and time every checkpoint of FILE's transformation script and its
     result ("final", where it differs from the last checkpoint).
 
@@ -521,7 +528,7 @@ def bench(file, defines, sizes, min_time, as_csv, as_json, plot, no_fortran, ban
                            min_time=min_time, fortran=not no_fortran,
                            bandwidth_gbs=bandwidth, transform=transform,
                            include_dirs=include_dirs, kernel=kernel_name, cpp=_cpp(cpp),
-                           progress=lambda label: _echo(f"bench: {label}", err=True))
+                           default_real_kind=default_real_kind, progress=lambda label: _echo(f"bench: {label}", err=True))
     except Exception as exc:  # noqa: BLE001
         _report(exc, debug)
         sys.exit(1)
@@ -560,9 +567,10 @@ def bench(file, defines, sizes, min_time, as_csv, as_json, plot, no_fortran, ban
               type=click.Path(exists=True, file_okay=False),
               help="Look for used modules and called procedures under DIR (repeatable).")
 @cpp_option
+@real_kind_option
 @debug_option
 def tune(file, defines, transform, sizes, verify_sizes, budget, seed, min_time, plot, dry_run,
-         include_dirs, cpp, debug):
+         include_dirs, cpp, debug, default_real_kind):
     """Time the variants of FILE's tunable(...) choices on the OpenCL device, check each
     against the untransformed kernel, and record the fastest in FILE.tune.json, which
     'f2loopy translate' then uses."""
@@ -586,7 +594,7 @@ def tune(file, defines, transform, sizes, verify_sizes, budget, seed, min_time, 
                           verify_sizes=int_sizes(verify_sizes, "--verify-size"),
                           budget=budget, seed=seed, min_time=min_time, store=not dry_run,
                           include_dirs=include_dirs, cpp=_cpp(cpp),
-                          progress=lambda line: _echo(f"tune: {line}", err=True))
+                          default_real_kind=default_real_kind, progress=lambda line: _echo(f"tune: {line}", err=True))
         _echo(report.to_text())
         if plot:
             plot_tune(report, plot)

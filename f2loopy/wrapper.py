@@ -20,7 +20,8 @@ exactly when its Fortran is.
 ``--transform RECIPE``, ``-ffree-form``, ``-ffixed-form``, ``--kernel NAME``,
 ``--bind KERNEL:DUMMY=PROCEDURE``); the
 compile's own
-``-ffree-form``/``-ffixed-form`` reach the translation too; ``F2LOOPYFC_CC`` (else ``CC``, else ``cc``) is the C
+``-ffree-form``/``-ffixed-form`` and ``-fdefault-real-8 -fdefault-double-8`` reach the
+translation too (other kind options are refused); ``F2LOOPYFC_CC`` (else ``CC``, else ``cc``) is the C
 compiler for the glue and the runtime.  Errors in a translation are printed as
 the compiler's are (file:line:col), and the compile fails with status 1.
 """
@@ -40,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from f2loopy.escape import terminal
+from f2loopy.kind_flags import KIND_FLAGS
 from f2loopy.pipeline import INPUT_SUFFIXES
 
 #: compiler options whose value is the next argument
@@ -301,6 +303,10 @@ def _extra_options(extra) -> _ExtraOptions:
         elif opt == "--transform" and i + 1 < len(extra):
             out.transform = extra[i + 1]
             i += 2
+        elif opt in KIND_FLAGS:
+            raise WrapperError(f"F2LOOPYFC_OPTIONS: {opt} belongs on the compile's own command "
+                               "line (FFLAGS), where the translation takes it from: the "
+                               "original and the kernels must read the kinds alike")
         else:
             raise WrapperError(f"F2LOOPYFC_OPTIONS: unknown option {opt!r} (use -D NAME=VALUE, "
                                f"--transform RECIPE, --kernel NAME, "
@@ -381,6 +387,7 @@ def translate_for_compile(source: str, workdir: Path, options=(), for_depfile: b
                             undefines=tuple(compiler.undefines),
                             include_dirs=tuple(compiler.include_dirs),
                             fixed_form=fixed_form, cpp=compiler.cpp,
+                            default_real_kind=compiler.default_real_kind,
                             kernels=kernels or None,
                             for_depfile=for_depfile)
     # everything printed comes from the file, its name or its script: shown, never acted on

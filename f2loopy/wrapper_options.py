@@ -13,6 +13,9 @@ the compiler does, or ``foo`` and ``foo_cl`` compute different things.
   script as that text);
 * ``-I DIR``: where ``#include`` looks, and where used modules are found;
 * ``-ffixed-form`` / ``-ffree-form``: the source form;
+* ``-fdefault-real-8`` with ``-fdefault-double-8``: default REAL is kind 8
+  (:mod:`f2loopy.kind_flags`; ``-fdefault-real-8`` alone is refused, as
+  gfortran then makes DOUBLE PRECISION REAL(16));
 
 and refuses, for a file with a ``!$loopy`` block, the options that change
 what the Fortran means in ways the translation cannot follow (default kinds,
@@ -64,15 +67,19 @@ class TranslationOptions:
     fixed_form: bool | None = None
     #: ``-cpp`` (True), ``-nocpp`` (False), neither (None): the last one given
     cpp: bool | None = None
+    #: 8 under ``-fdefault-real-8 -fdefault-double-8``, else 4
+    default_real_kind: int = 4
 
 
 def translation_options(options) -> TranslationOptions:
     """The :class:`TranslationOptions` of a compiler's *options* (the command
     line without its sources and ``-o``); :class:`OptionError` for an option
     the translation cannot follow."""
+    from f2loopy.kind_flags import check_kind_flags
     out = TranslationOptions()
     i = 0
     options = list(options)
+    kinds = []
     while i < len(options):
         a = options[i]
         i += 1
@@ -90,12 +97,18 @@ def translation_options(options) -> TranslationOptions:
             out.cpp = a == "-cpp"
         elif a == "-ffixed-line-length-72":
             pass                                      # the translator's own
+        elif a in ("-fdefault-real-8", "-fdefault-double-8"):
+            kinds.append(a)
         else:
             for prefix, what in REFUSED.items():
                 if a.startswith(prefix) and what is not None:
                     raise OptionError(f"{a} changes {what}, which the translation of a file "
                                       "with a !$loopy block cannot follow (the kernels would "
                                       "compute something else than the original)")
+    try:
+        out.default_real_kind = check_kind_flags(kinds)
+    except ValueError as exc:
+        raise OptionError(str(exc)) from None
     return out
 
 

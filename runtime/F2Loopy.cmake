@@ -14,6 +14,9 @@
 #                                      # or the source's Fortran_FORMAT, else the file name
 #     [PREPROCESS ON|OFF]              # -cpp/-nocpp; default: the target's or the
 #                                      # source's Fortran_PREPROCESS, else the file name
+#     [DEFAULT_REAL_KIND 4|8]          # 8: -fdefault-real-8 -fdefault-double-8; default:
+#                                      # the gfortran kind options (-fdefault-real-8 ...) of
+#                                      # the target's COMPILE_OPTIONS and CMAKE_Fortran_FLAGS
 #     [OUTPUT_DIR dir])                # default: ${CMAKE_CURRENT_BINARY_DIR}/f2loopy_generated/<target>
 #
 # For each SOURCE NAME.f90 a custom command runs `f2loopy translate` at build time
@@ -80,7 +83,7 @@ function(_f2loopy_runtime_target)
 endfunction()
 
 function(f2loopy_add_kernels target)
-  cmake_parse_arguments(PARSE_ARGV 1 F2L "" "TRANSFORM;OUTPUT_DIR;SOURCE_FORM;PREPROCESS"
+  cmake_parse_arguments(PARSE_ARGV 1 F2L "" "TRANSFORM;OUTPUT_DIR;SOURCE_FORM;PREPROCESS;DEFAULT_REAL_KIND"
                         "SOURCES;DEFINES;INCLUDE_DIRS;KERNELS;BINDINGS")
   if(F2L_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "f2loopy_add_kernels: unknown arguments ${F2L_UNPARSED_ARGUMENTS}")
@@ -132,6 +135,26 @@ function(f2loopy_add_kernels target)
       message(FATAL_ERROR "f2loopy_add_kernels(${target}): PREPROCESS must be ON or OFF, "
               "not '${F2L_PREPROCESS}'")
     endif()
+  endif()
+  # the kinds the compiler reads: the translation must read them alike (f2loopy
+  # refuses -fdefault-real-8 without -fdefault-double-8, -fdefault-integer-8 ...)
+  if(F2L_DEFAULT_REAL_KIND STREQUAL "8")
+    list(APPEND options -fdefault-real-8 -fdefault-double-8)
+  elseif(F2L_DEFAULT_REAL_KIND AND NOT F2L_DEFAULT_REAL_KIND STREQUAL "4")
+    message(FATAL_ERROR "f2loopy_add_kernels(${target}): DEFAULT_REAL_KIND must be 4 or 8, "
+            "not '${F2L_DEFAULT_REAL_KIND}'")
+  elseif(NOT F2L_DEFAULT_REAL_KIND)
+    get_target_property(target_options ${target} COMPILE_OPTIONS)
+    if(NOT target_options)
+      set(target_options)
+    endif()
+    separate_arguments(global_flags NATIVE_COMMAND "${CMAKE_Fortran_FLAGS}")
+    foreach(flag IN LISTS target_options global_flags)
+      if(flag MATCHES "^-f(default-(real|double|integer)-[0-9]+|real-[48]-real-[0-9]+|integer-4-integer-8)$"
+         AND NOT flag IN_LIST options)
+        list(APPEND options "${flag}")
+      endif()
+    endforeach()
   endif()
   foreach(kernel IN LISTS F2L_KERNELS)
     list(APPEND options --kernel "${kernel}")

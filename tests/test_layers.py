@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "f2loopy"
 #: module or package (dotted, below ``f2loopy``) -> layer; the longest prefix wins
 LAYERS = {
     "diagnostics": 0, "version": 0, "escape": 0, "resources": 0, "cpp_guard": 0, "reexec": 0,
-    "regular_files": 0, "kernel_runner": 0,
+    "regular_files": 0, "kernel_runner": 0, "kind_flags": 0,
     "ir": 1,
     "analysis": 2,
     "frontend": 3, "schedule": 3, "preprocessor": 3,
@@ -28,7 +28,7 @@ LAYERS = {
     "cache": 9, "pipeline": 9, "outputs": 9,
     "verify": 10, "loopy_compat": 10, "bench": 10, "fuzz": 10, "build": 10, "tune": 10,
     "tuning_record": 9,
-    "cli": 11, "cli_tools": 11, "wrapper": 11, "wrapper_options": 11, "__main__": 11,
+    "cli": 11, "cli_tools": 11, "cli_kinds": 11, "wrapper": 11, "wrapper_options": 11, "__main__": 11,
     "manpage": 11,
 }
 

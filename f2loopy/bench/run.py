@@ -280,9 +280,12 @@ def device_args(gk, host_args, queue):
 def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
               queue=None, fortran=True, bandwidth_gbs=None, build_options=None,
               progress=None, transform=None, include_dirs=(),
-              kernel: str | None = None, cpp: bool | None = None) -> BenchReport:
+              kernel: str | None = None, cpp: bool | None = None,
+              default_real_kind: int = 4) -> BenchReport:
     """Translate *path*, then build, check against the reference and time each
-    stage's kernel (the script's checkpoints and its result) on *queue*."""
+    stage's kernel (the script's checkpoints and its result) on *queue*.
+    *default_real_kind* 8: gfortran's ``-fdefault-real-8 -fdefault-double-8``,
+    for the translation and the gfortran reference."""
     import pyopencl as cl
 
     from f2loopy.pipeline import TranslateOptions, translate_file
@@ -290,7 +293,8 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
     sizes = dict(sizes or {})
     t0 = time.perf_counter()
     result = translate_file(path, TranslateOptions(defines=defines, transform=transform,
-                                                   include_dirs=include_dirs, cpp=cpp))
+                                                   include_dirs=include_dirs, cpp=cpp,
+                                                   default_real_kind=default_real_kind))
     stages = _bench_stages(result, kernel, path)
     # the translation's code of every stage (a script's: the sandbox child's)
     transformed = result.transformed
@@ -308,7 +312,8 @@ def run_bench(path, *, defines=None, sizes=None, min_time=0.3, warmup=3, seed=0,
     report = BenchReport(str(path), device, sizes, defines, "", translate_s=translate_s,
                          bandwidth_gbs=bandwidth_gbs, bandwidth_measured=measured)
 
-    ref_outputs = _reference_outputs(report, result, stages[0][1][0], sizes, seed, fortran)
+    ref_outputs = _reference_outputs(report, result, stages[0][1][0], sizes, seed, fortran,
+                                     default_real_kind)
     for label, gks in generated:
         if len(gks) != 1:
             raise F2LoopyError(f"checkpoint '{label}' has {len(gks)} kernels "
@@ -350,14 +355,15 @@ def _bench_stages(result, kernel: str | None, path) -> list:
     return stages
 
 
-def _reference_outputs(report: BenchReport, result, first_kernel, sizes, seed, fortran):
+def _reference_outputs(report: BenchReport, result, first_kernel, sizes, seed, fortran,
+                       real_kind: int = 4):
     """The reference outputs: gfortran's run of the original subroutines
     (recorded in *report*), else None (the first stage becomes the reference)."""
     original = None
     host_args = make_inputs(first_kernel, sizes, seed)
     if fortran:
         try:
-            original = _fortran_reference(result, first_kernel, host_args)
+            original = _fortran_reference(result, first_kernel, host_args, real_kind)
         except F2LoopyError as exc:
             report.reference = f"the first checkpoint on this device (gfortran: {exc.message})"
     if original is not None:
@@ -515,7 +521,7 @@ def openmp_threads(fortran_text: str, environ=None) -> tuple[int, str]:
     return cpus, "one per CPU (OMP_NUM_THREADS unset)"
 
 
-def _fortran_reference(result, kernel, host_args):
+def _fortran_reference(result, kernel, host_args, real_kind: int = 4):
     """Outputs and time of the original subroutines (gfortran -O3
     -march=native -fopenmp) on *host_args*, called in sequence for a fused
     kernel."""
@@ -539,9 +545,10 @@ def _fortran_reference(result, kernel, host_args):
         except OSError as exc:
             raise F2LoopyError(f"cannot read {result.source_path}: {exc.strerror or exc}") \
                 from None
-    tu = parse_fortran(text, str(result.source_path))
+    tu = parse_fortran(text, str(result.source_path), default_real_kind=real_kind)
     names = _original_sequence(kernel.name, tu.keys())
-    flags = ("-O3", "-march=native", "-fopenmp")
+    from f2loopy.kind_flags import kind_flags
+    flags = ("-O3", "-march=native", "-fopenmp", *kind_flags(real_kind))
     lib = FortranLibrary(text, tu.kernels, filename=name, flags=flags)
     by_name = {a.name: v for a, v in zip(kernel.args, host_args, strict=True)}
 

@@ -68,8 +68,8 @@ def parse_transformed_fortran(source: str, free_form: bool = True, strict: bool 
                               pre_transform_code: str | None = None,
                               transform_code_context: dict | None = None,
                               filename: str = "<floopy code>", *, defines: dict | None = None,
-                              transform: str | None = None, debug: bool = False
-                              ) -> TranslationUnit:
+                              transform: str | None = None, debug: bool = False,
+                              default_real_kind: int = 4) -> TranslationUnit:
     """Translate *source* and run its transformation script in the sandbox:
     loopy's function of the same name (and arguments).  Returns the kernels of
     ``RESULT`` as a :class:`~f2loopy.ir.kernel.TranslationUnit`.
@@ -86,6 +86,9 @@ def parse_transformed_fortran(source: str, free_form: bool = True, strict: bool 
     :arg transform: a recipe (name from ``transforms/`` or a file) applied
         after the script.
     :arg debug: add the script's Python traceback to its errors.
+    :arg default_real_kind: 8 reads default REAL as gfortran's
+        ``-fdefault-real-8 -fdefault-double-8`` do (the script's own
+        ``parse_fortran`` too); see :func:`~f2loopy.frontend.parse_fortran`.
     """
     from f2loopy.diagnostics import UnsupportedArgumentError
     from f2loopy.directives.runner import run_transformations
@@ -101,8 +104,9 @@ def parse_transformed_fortran(source: str, free_form: bool = True, strict: bool 
             "it must be Python source text")
     values = {**(transform_code_context or {}), **(defines or {})}
     src = read_source(source, filename, fixed_form=not free_form)
-    kernels = list(translate_source(src))
+    kernels = list(translate_source(src, default_real_kind=default_real_kind))
     if src.scripts or transform is not None or pre_transform_code:
         kernels = run_transformations(src, kernels, values, transform, debug=debug,
-                                      pre_code=pre_transform_code).kernels
+                                      pre_code=pre_transform_code,
+                                      default_real_kind=default_real_kind).kernels
     return TranslationUnit(kernels, filename, source)

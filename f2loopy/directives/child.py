@@ -102,6 +102,8 @@ class Job:
     pre_code: CodeUnit | None = None   # run before the blocks, in their namespace
     #: tunable name -> value for ``tunable(...)`` (checked by the parent)
     tunables: dict = field(default_factory=dict)
+    #: the default REAL kind of the translation (8: ``-fdefault-real-8``)
+    default_real_kind: int = 4
     #: send the ``checkpoint(...)`` kernels back (``translate`` drops them; the
     #: paper's eight were 8/9 of the answer, encoded, sent and decoded for nothing)
     checkpoints: bool = True
@@ -269,7 +271,8 @@ class _Runner:
         base = TranslationUnit(list(job.kernels), job.filename, job.source)
         ctx = ScriptContext(self.guard, source=job.source, filename=job.filename,
                             defines=job.defines, recipes=job.recipes, base_unit=base,
-                            run_code=self.run_code, tunables=job.tunables)
+                            run_code=self.run_code, tunables=job.tunables,
+                            default_real_kind=job.default_real_kind)
         return ctx
 
     def globals_for_blocks(self) -> dict:

@@ -167,16 +167,20 @@ class ScriptContext:
         every recipe a script may apply.
     :arg base_unit: the file's kernels as the frontend made them (returned by
         ``parse_fortran(SOURCE, FILENAME)`` without parsing again).
+    :arg default_real_kind: what they were read with (8: ``-fdefault-real-8``),
+        the default of the script's ``parse_fortran``.
     """
 
     def __init__(self, guard, *, source: str, filename: str, defines: dict, recipes: dict,
-                 base_unit: TranslationUnit, run_code, tunables: dict | None = None):
+                 base_unit: TranslationUnit, run_code, tunables: dict | None = None,
+                 default_real_kind: int = 4):
         self.guard = guard
         self.source = source
         self.filename = filename
         self.defines = dict(defines)
         self.recipes = recipes
         self.base_unit = base_unit
+        self.default_real_kind = default_real_kind
         self.run_code = run_code          # (compiled code, globals) -> None, in the child
         self.tracker = Tracker()
         self.checkpoints: list[tuple[str, list]] = []
@@ -230,6 +234,7 @@ class ScriptContext:
                 fixed_form is None
                 or fixed_form == read_source("", self.filename).fixed_form):
             return TranslationUnit(list(self.base_unit), self.filename, self.source)
+        kwargs.setdefault("default_real_kind", self.default_real_kind)
         return parse_fortran(source, filename, fixed_form=fixed_form, **kwargs)
 
     def _api(self) -> dict:

@@ -125,7 +125,8 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
                         pre_code: str | None = None,
                         trust: bool | None = None,
                         tunables: dict | None = None,
-                        checkpoints: bool = True) -> TransformOutcome:
+                        checkpoints: bool = True,
+                        default_real_kind: int = 4) -> TransformOutcome:
     """Run the ``!$loopy begin`` blocks of *src* (a
     :class:`~f2loopy.frontend.source.SourceFile`) on *kernels* in the sandbox,
     then the recipe *transform* (a name from ``transforms/`` or a file path)
@@ -146,6 +147,9 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
     :arg checkpoints: keep the script's ``checkpoint(...)`` kernels (and
         generate their code in the limited child, which costs as much as the
         result's for each); ``translate`` does not need them.
+    :arg default_real_kind: the kind *kernels* were read with (8:
+        ``-fdefault-real-8``); the script's ``parse_fortran`` of other text
+        reads it alike unless told otherwise.
     :raises ScriptError: the script failed (located at its ``.f90`` line).
     :raises SandboxViolation: the script tried something the sandbox forbids,
         or this machine has no seccomp filter and the scripts are not trusted.
@@ -175,6 +179,7 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
               kernels=tuple(kernels), cli_recipe=cli.name if cli else None, debug=debug,
               layers=job_layers, pre_code=pre_code_unit(pre_code) if pre_code else None,
               tunables=check_assignment(tunables or {}), checkpoints=checkpoints,
+              default_real_kind=default_real_kind,
               code=lower_all if not blocks and pre_code is None and cli is not None
               and is_builtin(cli) else None)
     limits = limits or Limits.from_environment()

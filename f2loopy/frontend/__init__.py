@@ -69,7 +69,8 @@ def parse_fortran(source: str, filename: str = "<string>", *,
                   collect_errors: bool = False,
                   include_dirs: Sequence[str | os.PathLike[str]] = (),
                   search_files: Sequence[str | os.PathLike[str]] = (),
-                  bindings: Sequence[str] = ()) -> TranslationUnit:
+                  bindings: Sequence[str] = (),
+                  default_real_kind: int = 4) -> TranslationUnit:
     """Translate the subroutines of Fortran *source* into kernels.
 
     Returns a :class:`~f2loopy.ir.kernel.TranslationUnit` that unpacks like a
@@ -97,6 +98,9 @@ def parse_fortran(source: str, filename: str = "<string>", *,
         :mod:`f2loopy.frontend.search_path`).
     :arg bindings: ``"KERNEL:DUMMY=PROCEDURE"`` strings (``f2loopy translate
         --bind``): the procedure a kernel's dummy procedure calls.
+    :arg default_real_kind: 8 reads default REAL, COMPLEX and real literals as
+        gfortran's ``-fdefault-real-8 -fdefault-double-8`` do
+        (:mod:`f2loopy.frontend.default_kinds`); 4 (the default) otherwise.
     :raises FortranError: with the location, for anything that cannot be
         translated.
     :raises UnsupportedArgumentError: for an option value f2loopy does not
@@ -129,7 +133,7 @@ def parse_fortran(source: str, filename: str = "<string>", *,
     search = SearchPath(include_dirs, search_files)
     try:
         return translate_source(src, collect_errors=collect_errors, search=search,
-                                bindings=tuple(bindings))
+                                bindings=tuple(bindings), default_real_kind=default_real_kind)
     except F2LoopyError as exc:
         if expanded is not None:
             raise expanded.remap(exc) from None
@@ -139,7 +143,7 @@ def parse_fortran(source: str, filename: str = "<string>", *,
 def translate_source(src: SourceFile, *, collect_errors: bool = False,
                      jobs: int | None = None, search=None,
                      kernels: tuple[str, ...] | None = None,
-                     bindings: tuple = ()) -> TranslationUnit:
+                     bindings: tuple = (), default_real_kind: int = 4) -> TranslationUnit:
     """Kernels of every subroutine of *src*.
 
     With *collect_errors*, lowering goes on after a statement fails and all
@@ -153,14 +157,32 @@ def translate_source(src: SourceFile, *, collect_errors: bool = False,
     *bindings*: ``--bind KERNEL:DUMMY=PROCEDURE`` values, the procedures that
     the kernels' dummy procedures call
     (:mod:`f2loopy.frontend.procedure_dummies`).
+    *default_real_kind*: 4, or 8 for gfortran's ``-fdefault-real-8
+    -fdefault-double-8`` (:mod:`f2loopy.frontend.default_kinds`); the files
+    *search* reads are read with it too.
     """
+    from f2loopy.frontend.default_kinds import checked_real_kind, default_real_kind as real_kind
+    try:
+        checked_real_kind(default_real_kind)
+    except ValueError as exc:
+        from f2loopy.diagnostics import UnsupportedArgumentError
+        raise UnsupportedArgumentError("translate_source", "default_real_kind",
+                                       default_real_kind, str(exc)) from None
+    with real_kind(default_real_kind):
+        return _translate_source(src, collect_errors=collect_errors, jobs=jobs, search=search,
+                                 kernels=kernels, bindings=bindings)
+
+
+def _translate_source(src: SourceFile, *, collect_errors: bool, jobs: int | None, search,
+                      kernels: tuple[str, ...] | None, bindings: tuple) -> TranslationUnit:
+    from f2loopy.frontend.default_kinds import current_real_kind
     if kernels is not None:
         from f2loopy.frontend.kernel_choice import check_kernel_names
         kernels = check_kernel_names(kernels)
     if bindings:
         from f2loopy.frontend.procedure_dummies import parse_bindings
         bindings = parse_bindings(bindings)
-    key = (src.filename, src.text, src.fixed_form, kernels, tuple(bindings))
+    key = (src.filename, src.text, src.fixed_form, kernels, tuple(bindings), current_real_kind())
     # with a search path the result may depend on other files: always translate
     if not collect_errors and not search and key in _RECENT_UNITS:
         # the same text again (a script's parse_fortran(SOURCE) after the
@@ -205,5 +227,6 @@ def translate_source(src: SourceFile, *, collect_errors: bool = False,
     return TranslationUnit(built, src.filename, src.text)
 
 
-#: the kernels of the last few sources translated, by (filename, text, form)
+#: the kernels of the last few sources translated, by (filename, text, form,
+#: kernels, bindings, default real kind)
 _RECENT_UNITS: dict = {}

@@ -18,6 +18,7 @@ from f2loopy.ir.types import (
     is_integer, is_logical, promote)
 from f2loopy.diagnostics import FortranError, UnsupportedFeatureError
 from f2loopy.frontend.boz import boz_integer, is_boz
+from f2loopy.frontend.default_kinds import default_complex, default_real
 from f2loopy.frontend.literals import int_literal, negate, real_literal
 
 _REL_OPS = {
@@ -158,7 +159,7 @@ class ExpressionConverter:
                 raise self.ctx.error("the parts of a complex constant must be integer or "
                                      "real constants (cmplx(x, y) builds one from variables)",
                                      str(node))
-        dt = promote(_const_dtype(re), _const_dtype(im), FLOAT32)
+        dt = promote(_const_dtype(re), _const_dtype(im), default_real())
         cdt = COMPLEX128 if dt == FLOAT64 or dt == COMPLEX128 else COMPLEX64
         return cdt.type(complex(float(re), float(im)))
 
@@ -512,7 +513,7 @@ class ExpressionConverter:
                                  "(convert them with real() or int())", name)
         result = p.Call(p.Variable(generic), tuple(args))
         if name in ("amax1", "amin1", "dmax1", "dmin1", "max0", "min0"):
-            target = {"a": FLOAT32, "d": FLOAT64, "m": INT32}[name[0]]
+            target = {"a": default_real(), "d": FLOAT64, "m": INT32}[name[0]]
             return _convert_call(target, result)
         return result
 
@@ -591,13 +592,13 @@ class ExpressionConverter:
         if name in ("dble", "dfloat", "dreal"):
             target = FLOAT64
         elif name in ("float", "sngl"):
-            target = FLOAT32
+            target = default_real()      # (kind 8 under -fdefault-real-8, as gfortran)
         else:
             kind = self._kind_arg(name, args[1] if len(args) > 1 else None)
             if kind is None and is_complex(dt):
                 target = FLOAT64 if dt == COMPLEX128 else FLOAT32
             else:
-                found = {None: FLOAT32, 4: FLOAT32, 8: FLOAT64}.get(kind)
+                found = {None: default_real(), 4: FLOAT32, 8: FLOAT64}.get(kind)
                 if found is None:
                     raise self.ctx.error(f"real kind {kind} is not supported", name)
                 target = found
@@ -617,7 +618,14 @@ class ExpressionConverter:
         x = self.convert(args[0])
         y = self.convert(args[1]) if len(args) > 1 and args[1] is not None else np.float32(0)
         kind = self._kind_arg(name, args[2] if len(args) > 2 else None)
-        target = COMPLEX128 if (name == "dcmplx" or kind == 8) else COMPLEX64
+        if name == "dcmplx" or kind == 8:
+            target = COMPLEX128
+        elif kind is None:
+            target = default_complex()
+        elif kind == 4:
+            target = COMPLEX64
+        else:
+            raise self.ctx.error(f"complex kind {kind} is not supported", name)
         return p.Call(p.Variable("cmplx"), (x, y, np.int32(8 if target == COMPLEX128 else 4)))
 
     def _inquiry_type(self, name, x):

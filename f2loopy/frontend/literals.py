@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pymbolic.primitives as p
 
+from f2loopy.frontend.default_kinds import default_real
+
 
 def real_literal(text: str, kind: int | None) -> np.generic:
     """Value of a Fortran real literal: ``1.5`` (default kind), ``1.5d0``
@@ -14,7 +16,7 @@ def real_literal(text: str, kind: int | None) -> np.generic:
     is_double = "d" in t
     value = t.replace("d", "e")
     if kind is None:
-        dtype = np.float64 if is_double else np.float32
+        dtype = np.float64 if is_double else default_real().type
     elif is_double:
         raise ValueError("a 'd' exponent cannot have a kind")
     elif kind in (4, 8):

@@ -16,6 +16,7 @@ import numpy as np
 from f2loopy.ir.types import (
     BOOL, COMPLEX64, COMPLEX128, FLOAT32, FLOAT64, INT32, INT64)
 from f2loopy.diagnostics import FortranError, SourceSpan, UnsupportedFeatureError
+from f2loopy.frontend.default_kinds import default_complex, default_real
 from f2loopy.frontend.library_modules import Library, library_name_error
 
 if TYPE_CHECKING:
@@ -132,7 +133,7 @@ class SymbolTable:
         self.implicit_none = False
         # letter -> dtype; Fortran's default implicit typing
         self.implicit: dict[str, np.dtype] = {
-            c: (INT32 if c in "ijklmn" else FLOAT32) for c in "abcdefghijklmnopqrstuvwxyz"}
+            c: (INT32 if c in "ijklmn" else default_real()) for c in "abcdefghijklmnopqrstuvwxyz"}
 
     def get(self, name: str) -> Symbol | None:
         low = name.lower()
@@ -227,10 +228,10 @@ def dtype_from_type_spec(type_name: str, kind, span: SourceSpan,
     if t == "INTEGER":
         table = {None: INT32, 1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: INT32, 8: INT64}
     elif t == "REAL":
-        table = {None: FLOAT32, 4: FLOAT32, 8: FLOAT64}
+        table = {None: default_real(), 4: FLOAT32, 8: FLOAT64}
     elif t == "COMPLEX":
-        table = ({None: COMPLEX64, 8: COMPLEX64, 16: COMPLEX128} if star
-                 else {None: COMPLEX64, 4: COMPLEX64, 8: COMPLEX128})
+        table = ({None: default_complex(), 8: COMPLEX64, 16: COMPLEX128} if star
+                 else {None: default_complex(), 4: COMPLEX64, 8: COMPLEX128})
     elif t == "LOGICAL":
         # every kind computes alike; a dummy's kind is its storage (Symbol.logical_kind)
         table = {None: BOOL, 1: BOOL, 2: BOOL, 4: BOOL, 8: BOOL}

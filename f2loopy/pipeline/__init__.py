@@ -146,7 +146,10 @@ def translate_file(path: str | os.PathLike, options: TranslateOptions | None = N
             [f"-I{d}" for d in options.include_dirs] +
             [f"file:{f}" for f in options.search_files] + on_path +
             ([] if options.fixed_form is None else [f"fixed:{options.fixed_form}"]) +
-            ([] if options.cpp is None else [f"cpp:{options.cpp}"]))
+            ([] if options.cpp is None else [f"cpp:{options.cpp}"]) +
+            # (-fdefault-real-8: other dtypes; none for kind 4, so keys stay as they were)
+            ([] if options.default_real_kind == 4 else
+             [f"default-real-kind:{options.default_real_kind}"]))
         # an entry holds texts by kind: the paths are always the ones computed here
         paths = output_paths(path, options.output_dir)
         # (an entry also lists the include paths that were looked at and did not

@@ -62,6 +62,10 @@ class TranslateOptions:
     :attr bindings: ``--bind KERNEL:DUMMY=PROCEDURE`` values (strings or
         :class:`~f2loopy.frontend.procedure_dummies.Binding` s): the procedure
         a kernel's dummy procedure calls.
+    :attr default_real_kind: 4, or 8 for gfortran's ``-fdefault-real-8
+        -fdefault-double-8``: default REAL, COMPLEX and real constants without
+        a kind are kind 8 in every file read
+        (:mod:`f2loopy.frontend.default_kinds`).
     """
 
     output_dir: str | os.PathLike | None = None
@@ -79,6 +83,7 @@ class TranslateOptions:
     cpp: bool | None = None
     kernels: tuple | None = None
     bindings: tuple = ()
+    default_real_kind: int = 4
 
     def __post_init__(self) -> None:
         # frozen all the way down: copies, as tuples and read-only mappings
@@ -92,6 +97,11 @@ class TranslateOptions:
             fix(self, "kernels", _strings(self.kernels))
         if self.cpp is not None and not isinstance(self.cpp, bool):
             raise TypeError(f"cpp must be True, False or None, not {self.cpp!r}")
+        from f2loopy.kind_flags import checked_real_kind
+        try:
+            checked_real_kind(self.default_real_kind)
+        except ValueError as exc:
+            raise TypeError(str(exc)) from None
 
     @classmethod
     def with_keywords(cls, options: TranslateOptions | None, keywords: Mapping[str, Any],

@@ -214,7 +214,7 @@ def _frontend(text: str, path: Path, options: TranslateOptions, times: StageTime
             kernels = tuple(translate_source(
                 src, collect_errors=options.collect_errors, search=search,
                 kernels=None if options.kernels is None else tuple(options.kernels),
-                bindings=options.bindings))
+                bindings=options.bindings, default_real_kind=options.default_real_kind))
         except F2LoopyError as exc:
             for pp in search.preprocessed.values():
                 pp.remap(exc)        # spans into a preprocessed file of the path
@@ -247,7 +247,7 @@ def transform(parsed: Parsed, options: TranslateOptions,
             src, list(parsed.kernels), options.define_values(), options.transform,
             debug=options.debug,
             tunables=None if options.tunables is None else dict(options.tunables),
-            checkpoints=options.checkpoints)
+            checkpoints=options.checkpoints, default_real_kind=options.default_real_kind)
         for name, seconds in outcome.times.items():
             times.add(name, seconds, outcome.cpu_times.get(name))
         kernels, code, output = tuple(outcome.kernels), outcome.code, outcome.output

@@ -93,11 +93,13 @@ def _one_line(text: str, limit: int = 300) -> str:
 def run_tune(path, *, defines=None, transform=None, sizes=None, verify_sizes=None,
              budget: int = 64, seed: int = 0, min_time: float = 0.3, warmup: int = 3,
              queue=None, progress=None, store: bool = True, tolerances=None,
-             include_dirs=(), cpp: bool | None = None) -> TuneReport:
+             include_dirs=(), cpp: bool | None = None,
+             default_real_kind: int = 4) -> TuneReport:
     """Tune *path* (see the module docstring); *progress* is called with a line
     of text per variant.  *include_dirs* (``-I``): where the modules and
     procedures the file uses are looked up; *cpp*: ``-cpp`` (True) or
-    ``-nocpp`` (False), as for ``f2loopy translate``."""
+    ``-nocpp`` (False), as for ``f2loopy translate``; *default_real_kind* 8:
+    ``-fdefault-real-8 -fdefault-double-8``."""
     from f2loopy.pipeline import TranslateOptions, translate_text
     from f2loopy.tune.measure import Reference, device_label
     from f2loopy.tuning_record import check_record_name, store_entry
@@ -111,7 +113,8 @@ def run_tune(path, *, defines=None, transform=None, sizes=None, verify_sizes=Non
     t_start = time.perf_counter()
     include_dirs = tuple(include_dirs)
     options = TranslateOptions(defines=defines, transform=transform, checkpoints=False,
-                               include_dirs=include_dirs, cpp=cpp)
+                               include_dirs=include_dirs, cpp=cpp,
+                               default_real_kind=default_real_kind)
     # parsed once: every variant is the script run again on these kernels
     first = translate_text(text, path, options)
     parsed = first.parsed

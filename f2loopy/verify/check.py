@@ -30,7 +30,8 @@ from f2loopy.ir.roles import character_of
 from f2loopy.verify.compare import Tolerance, tolerance_for  # noqa: F401 - re-exported
 from f2loopy.verify import shared_data
 from f2loopy.verify.inputs import InputError, plan_inputs
-from f2loopy.verify.original_build import compiled_sources, include_flags, legacy_flags
+from f2loopy.verify.original_build import (
+    compiled_sources, include_flags, legacy_flags, parse_original, reference_kind_flags)
 from f2loopy.verify.options import (  # the option values: part of this module's API too
     CheckOptions, parse_assignments, parse_number, parse_range, parse_tolerances)
 from f2loopy.verify.runs import (  # noqa: F401 - CheckError and run_isolated are re-exported
@@ -318,20 +319,6 @@ def original_sequence(name: str, originals: dict):
 # }}}
 
 
-def _parse_original(text: str, path: Path, search, include_dirs, bindings, fixed: bool,
-                    only) -> tuple:
-    """The frontend's kernels of *text* (preprocessed already) for a
-    translation that has no parse of its own (one from the cache), read the
-    way the translation reads it."""
-    from f2loopy.frontend import read_source, translate_source
-    from f2loopy.frontend.includes import expand_includes
-    # its Fortran include lines expanded, as the translation reads them
-    expanded = expand_includes(text, str(path), include_dirs)
-    return tuple(translate_source(
-        read_source(expanded.text if expanded is not None else text, str(path),
-                    fixed_form=fixed), search=search, kernels=only, bindings=bindings))
-
-
 def check_source(text: str, path, options: CheckOptions | None = None, *, result=None,
                  queue=None, recorded=None, reference_builds=None) -> CheckReport:
     """Check the translation of Fortran *text* (from file *path*) against
@@ -400,7 +387,8 @@ def check_source(text: str, path, options: CheckOptions | None = None, *, result
         text, pp, preprocessed = expanded.text, expanded, True
     from f2loopy.frontend.source import fixed_form_of
     fixed = fixed_form_of(str(path), fixed_form)
-    fortran_flags = (*options.fortran_flags, *include_flags(path, include_dirs),
+    fortran_flags = (*options.fortran_flags, *reference_kind_flags(translation),
+                     *include_flags(path, include_dirs),
                      *(() if replay else legacy_flags()))
     if result.parsed is not None:     # the translation's own parse
         originals = {k.name: k for k in result.parsed.kernels}
@@ -408,9 +396,8 @@ def check_source(text: str, path, options: CheckOptions | None = None, *, result
     else:
         search = SearchPath(include_dirs, defines=defines, fixed_form=fixed_form,
                             cpp=translation.cpp)
-        originals = {k.name: k for k in _parse_original(text, path, search, include_dirs,
-                                                        translation.bindings,
-                                                        fixed, only)}
+        originals = {k.name: k for k in parse_original(text, path, search, include_dirs,
+                                                       translation, fixed, only)}
 
     units = [(None, list(result.kernels), result.generated)]
     if checkpoints:

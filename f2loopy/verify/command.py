@@ -12,7 +12,7 @@ from f2loopy.escape import terminal
 def run_check(file, *, defines: dict, transform, sizes, ranges, kernel, seed, rtol, atol,
               ulps, checkpoints: bool, debug: bool, report_error, include_dirs=(), fc=None,
               fflags=None, fixed_form: bool | None = None, bindings=(),
-              cpp: bool | None = None) -> int:
+              cpp: bool | None = None, default_real_kind: int = 4) -> int:
     """Run the check of *file* and print its report; returns the exit status
     (0 every output matches, 1 a mismatch or an error).  Option syntax
     errors raise :class:`click.UsageError` (exit status 2)."""
@@ -29,6 +29,15 @@ def run_check(file, *, defines: dict, transform, sizes, ranges, kernel, seed, rt
             flags["fortran_flags"] = tuple(shlex.split(fflags))
         except ValueError as exc:
             raise click.UsageError(f"--fflags: {exc}") from None
+        # gfortran's kind options there change what the translation must read
+        from f2loopy.kind_flags import KIND_FLAGS, check_kind_flags
+        given = [f for f in flags["fortran_flags"] if f in KIND_FLAGS]
+        if given:
+            try:
+                if check_kind_flags(given) == 8:
+                    default_real_kind = 8       # the translation reads it the same way
+            except ValueError as exc:
+                raise click.UsageError(f"--fflags: {exc}") from None
     if fc is not None:
         import shutil
         if not shutil.which(fc):
@@ -43,7 +52,8 @@ def run_check(file, *, defines: dict, transform, sizes, ranges, kernel, seed, rt
     options = CheckOptions(
         translation=TranslateOptions(defines=defines, transform=transform,
                                      include_dirs=include_dirs, checkpoints=checkpoints,
-                                     fixed_form=fixed_form, cpp=cpp, bindings=bindings),
+                                     fixed_form=fixed_form, cpp=cpp, bindings=bindings,
+                                     default_real_kind=default_real_kind),
         kernel=kernel, sizes=size_values, ranges=range_values, seed=seed,
         tolerances=tolerances, coverage=True, **flags)
     import numpy as np

@@ -1,7 +1,8 @@
 """How ``f2loopy check`` builds the original Fortran: gfortran's flags for it
-(the include folders, the F77 argument-mismatch allowance) and the files of
-the search path it compiles with it (preprocessed as the translation read
-them)."""
+(the include folders, the F77 argument-mismatch allowance, the kind options
+the translation read the files with) and the files of the search path it
+compiles with it (preprocessed as the translation read them); the frontend's
+reading of the original where the translation has none of its own."""
 
 from __future__ import annotations
 
@@ -65,3 +66,26 @@ def compiled_sources(search, tmp: Path, fixed_form: bool | None = None,
                                                                     errors="replace"))
         out.append(str(copy))
     return out
+
+
+def reference_kind_flags(translation) -> list[str]:
+    """gfortran's kind options the translation read the files with
+    (``-fdefault-real-8 -fdefault-double-8``): the original is built with them."""
+    from f2loopy.kind_flags import kind_flags
+    return kind_flags(translation.default_real_kind)
+
+
+def parse_original(text: str, path: Path, search, include_dirs, translation, fixed: bool,
+                   only) -> tuple:
+    """The frontend's kernels of *text* (preprocessed already) for a
+    translation that has no parse of its own (one from the cache), read the
+    way the translation reads it (*translation*: its
+    :class:`~f2loopy.pipeline.options.TranslateOptions`)."""
+    from f2loopy.frontend import read_source, translate_source
+    from f2loopy.frontend.includes import expand_includes
+    # its Fortran include lines expanded, as the translation reads them
+    expanded = expand_includes(text, str(path), include_dirs)
+    return tuple(translate_source(
+        read_source(expanded.text if expanded is not None else text, str(path),
+                    fixed_form=fixed), search=search, kernels=only,
+        bindings=translation.bindings, default_real_kind=translation.default_real_kind))

@@ -69,7 +69,8 @@ def test_script_values_keep_the_preprocessors_text():
 
 
 @pytest.mark.parametrize("option", [
-    "-fdefault-real-8", "-fdefault-double-8", "-fdefault-integer-8", "-freal-4-real-8",
+    # (-fdefault-real-8 -fdefault-double-8 are taken: tests/builds/test_default_real_8.py)
+    "-fdefault-real-16", "-fdefault-double-16", "-fdefault-integer-8", "-freal-4-real-8",
     "-finteger-4-integer-8", "-fd-lines-as-code", "-ffixed-line-length-132",
     "-ffixed-line-length-none", "-include", "-iquote", "-isystem"])
 def test_options_the_translation_cannot_follow_are_refused(option):
@@ -176,10 +177,16 @@ def test_a_kind_option_is_refused_before_anything_is_written(tmp_path):
     (tmp_path / "inc" / "scale.h").write_text("      real, parameter :: s = 5.0\n")
     (tmp_path / "k.F90").write_text(BRANCHES)
     before = sorted(os.listdir(tmp_path))
+    proc = _wrapper("-fdefault-integer-8", "-Iinc", "-c", "k.F90", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("f2loopyfc: error: k.F90: -fdefault-integer-8 changes the "
+                                  "default integer kind"), proc.stderr
+    assert sorted(os.listdir(tmp_path)) == before
+    # -fdefault-real-8 is taken with -fdefault-double-8 only (else DOUBLE PRECISION is REAL(16))
     proc = _wrapper("-fdefault-real-8", "-Iinc", "-c", "k.F90", cwd=tmp_path)
     assert proc.returncode == 1
-    assert proc.stderr.startswith("f2loopyfc: error: k.F90: -fdefault-real-8 changes the "
-                                  "default real kind"), proc.stderr
+    assert proc.stderr.startswith("f2loopyfc: error: k.F90: -fdefault-real-8 without "
+                                  "-fdefault-double-8 makes DOUBLE PRECISION"), proc.stderr
     assert sorted(os.listdir(tmp_path)) == before
 
 
