@@ -15,8 +15,8 @@ import numpy as np
 
 from f2loopy.codegen.c_expressions import arg_c_type, c_type
 from f2loopy.codegen.elsewhere import remember_code, remembered, unwrap  # noqa: F401
-from f2loopy.codegen.emit import (
-    KernelEmitter, constant_table, declare_storage, declare_temporary)
+from f2loopy.codegen.declarations import constant_table, declare_storage, declare_temporary
+from f2loopy.codegen.emit import KernelEmitter
 from f2loopy.ir.build_options import BuildOptionError, check_build_options
 from f2loopy.ir.control import check_loop_exits
 from f2loopy.ir.layout import storage_size
