@@ -126,30 +126,7 @@ def translate_file(path: str | os.PathLike, options: TranslateOptions | None = N
         return translate()
     with times.stage("cache lookup"):
         from f2loopy import cache as tcache
-        on_path = []
-        if options.include_dirs or options.search_files:
-            # the files on the search path as they are now: one added since the
-            # entry was stored may define a module or procedure first
-            from f2loopy.frontend.search_path import SearchPath
-            on_path = ["path:" + SearchPath(options.include_dirs,
-                                            options.search_files).fingerprint()]
-        if options.kernels is not None:
-            on_path += [f"--kernel={k.lower()}" for k in options.kernels]
-        if options.bindings:
-            from f2loopy.frontend.procedure_dummies import parse_bindings
-            on_path += [b.option() for b in parse_bindings(options.bindings)]
-        # (#included files are inputs: an entry is re-checked against them)
-        key = tcache.translation_key(
-            path, text, output_dir=options.output_dir, defines=options.define_values(),
-            transform=options.transform,
-            extra=extra + [f"-U{u}" for u in options.undefines] +
-            [f"-I{d}" for d in options.include_dirs] +
-            [f"file:{f}" for f in options.search_files] + on_path +
-            ([] if options.fixed_form is None else [f"fixed:{options.fixed_form}"]) +
-            ([] if options.cpp is None else [f"cpp:{options.cpp}"]) +
-            # (-fdefault-real-8: other dtypes; none for kind 4, so keys stay as they were)
-            ([] if options.default_real_kind == 4 else
-             [f"default-real-kind:{options.default_real_kind}"]))
+        key = _cache_key(path, text, options, extra)
         # an entry holds texts by kind: the paths are always the ones computed here
         paths = output_paths(path, options.output_dir)
         # (an entry also lists the include paths that were looked at and did not
@@ -167,6 +144,36 @@ def translate_file(path: str | os.PathLike, options: TranslateOptions | None = N
             tcache.store(key, {kind: by_path[p] for kind, p in paths.items()}, result.inputs,
                          text, result.script_output, absent=result.absent)
     return result
+
+
+def _cache_key(path, text: str, options: TranslateOptions, extra: list) -> str:
+    """The translation cache's key of *text* at *path* with *options*: all
+    that can change the outputs (*extra*: the tuning record's values)."""
+    from f2loopy import cache as tcache
+    on_path = []
+    if options.include_dirs or options.search_files:
+        # the files on the search path as they are now: one added since the
+        # entry was stored may define a module or procedure first
+        from f2loopy.frontend.search_path import SearchPath
+        on_path = ["path:" + SearchPath(options.include_dirs,
+                                        options.search_files).fingerprint()]
+    if options.kernels is not None:
+        on_path += [f"--kernel={k.lower()}" for k in options.kernels]
+    if options.bindings:
+        from f2loopy.frontend.procedure_dummies import parse_bindings
+        on_path += [b.option() for b in parse_bindings(options.bindings)]
+    # (#included files are inputs: an entry is re-checked against them)
+    return tcache.translation_key(
+        path, text, output_dir=options.output_dir, defines=options.define_values(),
+        transform=options.transform,
+        extra=extra + [f"-U{u}" for u in options.undefines] +
+        [f"-I{d}" for d in options.include_dirs] +
+        [f"file:{f}" for f in options.search_files] + on_path +
+        ([] if options.fixed_form is None else [f"fixed:{options.fixed_form}"]) +
+        ([] if options.cpp is None else [f"cpp:{options.cpp}"]) +
+        # (-fdefault-real-8: other dtypes; none for kind 4, so keys stay as they were)
+        ([] if options.default_real_kind == 4 else
+         [f"default-real-kind:{options.default_real_kind}"]))
 
 
 def translate_text(text: str, path: str | os.PathLike, options: TranslateOptions | None = None,
