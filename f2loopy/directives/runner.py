@@ -163,17 +163,7 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
     cli = resolve_recipe(transform) if transform is not None else None
     recipes = available_recipes(cli)
     blocks = tuple(block_unit(src, i, b) for i, b in enumerate(src.scripts))
-    job_layers = {"checks": True, "builtins": True, "audit": True, "seccomp": True}
-    job_layers.update(TRUSTED_LAYERS if trust else (layers or {}))
-    if job_layers["seccomp"] and not seccomp.supported():
-        import platform
-        begin = src.span(src.scripts[0].begin_line, "$loopy") if src.scripts else None
-        raise SandboxViolation(
-            f"the transformation sandbox needs a seccomp filter, which f2loopy has for Linux "
-            f"on x86-64 and, with libseccomp (libseccomp.so.2), on other Linux architectures "
-            f"(this machine: {platform.system()} on {platform.machine()}); "
-            "pass --trust-scripts to run the script without the sandbox if you trust "
-            "whoever wrote it", begin)
+    job_layers = _sandbox_layers(src, trust, layers)
     job = Job(source=src.text, filename=src.filename, defines=dict(defines or {}),
               blocks=blocks, recipes={n: recipe_unit(r) for n, r in recipes.items()},
               kernels=tuple(kernels), cli_recipe=cli.name if cli else None, debug=debug,
@@ -212,22 +202,45 @@ def run_transformations(src, kernels, defines, transform, *, debug=False,
         if cli is not None and cli.path not in outcome.inputs:
             outcome.inputs.insert(0, cli.path)
         return outcome
-    unique: dict = {}
-    for k in list(outcome.kernels) + [k for _, ks in outcome.checkpoints for k in ks]:
-        unique.setdefault(id(k), k)
     started, cpu = time.perf_counter(), _cpu_seconds()
-    try:
-        outcome.code = lower_script_kernels(list(unique.values()),
-                                            remaining(limits, answer.cpu_s, answer.elapsed_s),
-                                            decoder.begin_span())
-    except F2LoopyError as exc:
-        exc.script_output = outcome.output      # what print(knl) showed helps here
-        raise
+    _lower_in_child(outcome, remaining(limits, answer.cpu_s, answer.elapsed_s),
+                    decoder.begin_span())
     outcome.times = {"script": script_s, "child codegen": time.perf_counter() - started}
     outcome.cpu_times = {"script": script_cpu, "child codegen": _cpu_seconds() - cpu}
     if cli is not None and cli.path not in outcome.inputs:
         outcome.inputs.insert(0, cli.path)
     return outcome
+
+
+def _sandbox_layers(src, trust: bool, layers: dict | None) -> dict:
+    """The sandbox's layers for a job (all on unless the scripts are trusted
+    or a test switches one off); without a seccomp filter on this machine an
+    untrusted script is refused, located at its first block."""
+    job_layers = {"checks": True, "builtins": True, "audit": True, "seccomp": True}
+    job_layers.update(TRUSTED_LAYERS if trust else (layers or {}))
+    if job_layers["seccomp"] and not seccomp.supported():
+        import platform
+        begin = src.span(src.scripts[0].begin_line, "$loopy") if src.scripts else None
+        raise SandboxViolation(
+            f"the transformation sandbox needs a seccomp filter, which f2loopy has for Linux "
+            f"on x86-64 and, with libseccomp (libseccomp.so.2), on other Linux architectures "
+            f"(this machine: {platform.system()} on {platform.machine()}); "
+            "pass --trust-scripts to run the script without the sandbox if you trust "
+            "whoever wrote it", begin)
+    return job_layers
+
+
+def _lower_in_child(outcome: TransformOutcome, limits: Limits, begin_span) -> None:
+    """Set *outcome*'s code: the script's kernels and checkpoints (each
+    distinct object once) lowered in limited children, never here."""
+    unique: dict = {}
+    for k in list(outcome.kernels) + [k for _, ks in outcome.checkpoints for k in ks]:
+        unique.setdefault(id(k), k)
+    try:
+        outcome.code = lower_script_kernels(list(unique.values()), limits, begin_span)
+    except F2LoopyError as exc:
+        exc.script_output = outcome.output      # what print(knl) showed helps here
+        raise
 
 
 class _AnswerReader:

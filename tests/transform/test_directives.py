@@ -441,7 +441,7 @@ def test_python_exception_message(tmp_path):
 def test_fortran_error_from_a_parse_in_the_script(tmp_path):
     exc = fail('k, = parse_fortran("subroutine z(x)\\n real x\\n print 1, x\\nend\\n", '
                '"z.f90")', tmp_path)
-    assert exc.message.startswith("'print 1, x' cannot be translated")
+    assert exc.message.startswith("format label '1' in 'print 1, x' cannot be translated")
     assert where(exc) == ("t.f90", FIRST, 8)
     assert exc.notes[0][0] == "the statement concerned"
     assert (exc.notes[0][1].filename, exc.notes[0][1].line) == ("z.f90", 3)
