@@ -22,6 +22,7 @@ TINY = {
     "auto_recipe.py": (["--only", "gesummv", "--tune", "", "--tiny", "--min-time", "0.001",
                         "--rounds", "1", "--no-fortran"], "| gesummv |", False),
     "frontend_speed.py": (["60"], "lines", False),
+    "dependence_scale.py": (["2"], "ratio", False),
     "loopy_paper_kernels.py": (["-D", "Nq=2", "--size", "Ne=2", "--levels", "level 1",
                                 "-o", "{tmp}/loopy.json"], None, False),
     "paper_cpu.py": (["-D", "Nq=2", "--size", "Ne=2", "--no-record", "--no-untransformed",
